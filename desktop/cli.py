@@ -1,0 +1,347 @@
+"""The headless front end: ``finetune-studio-cli init | train | validate | preview | runs``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from desktop.core.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
+from desktop.core.errors import ConfigError, InputError, StudioError
+from desktop.core.events import (
+    CheckpointEvent,
+    Event,
+    FailedEvent,
+    LogEvent,
+    PreparingEvent,
+    ProgressEvent,
+    StartedEvent,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_STOPPED = 0, 1, 2, 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")  # Chinese text on a legacy Windows console
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as exc:
+        _error(exc)
+        return EXIT_INPUT
+    except StudioError as exc:
+        _error(exc)
+        return EXIT_FAILED
+
+
+def _error(exc: StudioError) -> None:
+    print(f"error: {exc.message}", file=sys.stderr)
+    if exc.hint:
+        print(f"  {exc.hint}", file=sys.stderr)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="finetune-studio-cli", description="Fine-tune Hugging Face models from a run config."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("init", help="write a commented run config with the column mapping guessed")
+    p.add_argument("--task", required=True, choices=TASKS)
+    p.add_argument("--model", required=True, help="hub id, local model folder, or bundled:all-minilm-l6-v2")
+    p.add_argument("--data", required=True, nargs="+", help="local data file(s) or a hub dataset id")
+    p.add_argument("-o", "--output", default="run.toml", help="config file to write (default: run.toml)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing config file")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("train", help="train as the config says")
+    p.add_argument("config", type=Path)
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set training.epochs=1 (repeatable)")
+    p.add_argument("--runs-dir", type=Path, help="folder for run folders")
+    p.add_argument("--resume", action="store_true", help="continue the latest stopped run of this config")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("validate", help="check a config and its data without training")
+    p.add_argument("config", type=Path)
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("preview", help="show rows, column mapping and token-length statistics")
+    p.add_argument("config", type=Path)
+    p.add_argument("--rows", type=int, default=5)
+    p.add_argument("--no-tokens", action="store_true", help="skip token statistics (no model download)")
+    p.set_defaults(func=cmd_preview)
+
+    p = sub.add_parser("runs", help="list run folders")
+    p.add_argument("--runs-dir", type=Path)
+    p.set_defaults(func=cmd_runs)
+    return parser
+
+
+def _load(args: argparse.Namespace) -> RunConfig:
+    config = load_config(args.config)
+    if getattr(args, "overrides", None):
+        config = with_overrides(config, args.overrides)
+    if getattr(args, "runs_dir", None):
+        config.output.runs_dir = str(args.runs_dir.resolve())
+    problems = config.validate()
+    if problems:
+        raise ConfigError(problems)
+    return config
+
+
+# --------------------------------------------------------------------------- init
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Write a complete, commented config for a task, model and data."""
+    from desktop.core.columns import check_rows, describe, guess_columns
+    from desktop.core.data import read_files, read_hub
+
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise InputError(f"{out} exists already.", "Choose another name with -o, or add --force to overwrite it.")
+    config = RunConfig(task=args.task)
+    config.model.name = args.model
+    local = [d for d in args.data if Path(d).exists()]
+    if len(args.data) == 1 and not local and HUB_ID.match(args.data[0]):
+        config.data.hub_id = args.data[0]
+        table = read_hub(config.data.hub_id, "", config.data.split)
+    else:
+        missing = [d for d in args.data if d not in local]
+        if missing:
+            raise InputError(f"The data file {missing[0]} does not exist.", "Check the path.")
+        table = read_files(args.data)
+        base = out.resolve().parent
+        config.data.files = [_relative(Path(d).resolve(), base) for d in args.data]
+    if Path(args.model).is_dir():
+        config.model.name = _relative(Path(args.model).resolve(), out.resolve().parent)
+    guess = guess_columns(table, args.task, Columns())
+    config.columns = guess.columns
+    check_rows(table, args.task, guess.columns, drop_bad_rows=True)
+    problems = [p for p in config.validate() if not p.field.startswith("data")]
+    config.save(out, comments=True)
+    print(f"Wrote {out}. Column mapping:")
+    for line in describe(guess):
+        print(f"  {line}")
+    for p in problems:
+        print(f"  warning: {p}", file=sys.stderr)
+    print(f"Next: finetune-studio-cli preview {out}   then   finetune-studio-cli train {out}")
+    return EXIT_OK
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return Path(os.path.relpath(path, base)).as_posix()
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+# --------------------------------------------------------------------------- train
+
+
+class _Console:
+    """Shows run events as a progress bar and short lines."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.run_dir = ""
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, PreparingEvent):
+            self._line(f"{event.message}...")
+        elif isinstance(event, StartedEvent):
+            self.run_dir = event.run_dir
+            self._line(f"Run folder: {event.run_dir}")
+            resumed = f", resuming at step {event.resumed_from_step}" if event.resumed_from_step else ""
+            self._line(f"Training on {event.device}: {event.num_train_examples} examples, "
+                       f"{event.num_eval_examples} for evaluation, {event.total_steps} steps{resumed}.")
+            self._open_bar(event.total_steps, event.resumed_from_step)
+        elif isinstance(event, ProgressEvent) and self.bar is not None:
+            self.bar.n = event.step
+            extra = {}
+            if event.samples_per_second:
+                extra["samples/s"] = f"{event.samples_per_second:.1f}"
+            self.bar.set_postfix(extra, refresh=False)
+            self.bar.refresh()
+        elif isinstance(event, LogEvent):
+            self._line(_format_metrics(event))
+        elif isinstance(event, CheckpointEvent):
+            self._line(f"Checkpoint saved at step {event.step}.")
+
+    def _open_bar(self, total: int, initial: int) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True, file=sys.stderr)
+
+    def _line(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.write(text, file=sys.stderr)
+        else:
+            print(text, file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _format_metrics(event: LogEvent) -> str:
+    names = ("loss", "eval_loss", "eval_accuracy", "eval_macro_f1", "eval_perplexity", "learning_rate", "grad_norm")
+    shown = [f"{k} {event.metrics[k]:.4g}" for k in names if k in event.metrics]
+    if "train_loss" in event.metrics and not shown:
+        shown = [f"mean train loss {event.metrics['train_loss']:.4g}"]
+    return f"step {event.step:>5} | " + "  ".join(shown)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train, showing progress; Ctrl-C stops after the current step and keeps a checkpoint."""
+    from desktop.core.paths import default_runs_dir
+    from desktop.core.runs import RunDir, find_resumable
+    from desktop.core.training import run_training
+
+    config = _load(args)
+    resume = None
+    if args.resume:
+        runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
+        own = RunDir(args.config.resolve().parent)
+        resume = own if own.is_run() and own.resumable() else find_resumable(runs_dir, config)
+        if resume is None:
+            raise InputError(
+                f"No stopped or interrupted run of {args.config} with a checkpoint was found in {runs_dir}.",
+                "Start it without --resume, or pass the config.toml inside the run folder to resume.",
+            )
+        config = resume.config()
+    _quiet_libraries()
+    stop = threading.Event()
+    console = _Console()
+    previous = signal.signal(signal.SIGINT, _stop_handler(stop, console))
+    try:
+        result = run_training(config, console, stop, resume=resume)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        console.close()
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if result.status == "finished":
+        metrics = "  ".join(f"{k} {v:.4g}" for k, v in result.metrics.items())
+        print(f"Finished. Model saved in {result.model_dir}")
+        print(f"  {metrics}")
+    elif result.status == "stopped":
+        print(f"Stopped. The run folder is {result.run_dir or '(none: stopped before training)'}.")
+        if result.run_dir:
+            print(f"  Continue with: finetune-studio-cli train {Path(result.run_dir) / 'config.toml'} --resume")
+    else:
+        _print_failure(result.failure, result.run_dir)
+    return result.exit_code
+
+
+def _print_failure(failure: FailedEvent | None, run_dir: Path | None) -> None:
+    if failure is None:
+        return
+    print(f"error: {failure.reason}", file=sys.stderr)
+    if failure.remedy:
+        print(f"  {failure.remedy}", file=sys.stderr)
+    if run_dir:
+        print(f"  Details: {Path(run_dir) / 'train.log'}", file=sys.stderr)
+
+
+def _stop_handler(stop: threading.Event, console: _Console) -> Any:
+    def handle(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        console._line("Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...")
+
+    return handle
+
+
+def _quiet_libraries() -> None:
+    """Library warnings go to the run's train.log, not the terminal."""
+    import logging
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import transformers
+
+    transformers.logging.disable_default_handler()
+    # Without a handler, Python's last-resort handler would print warnings anyway.
+    logging.getLogger("transformers").addHandler(logging.NullHandler())
+    transformers.logging.disable_progress_bar()
+
+
+# --------------------------------------------------------------------------- validate, preview, runs
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check the config, read the data and check the column mapping."""
+    from desktop.core.preview import preview
+
+    config = _load(args)
+    result = preview(config, num_rows=0)
+    print(f"{args.config}: OK. {result.num_train} training rows, {result.num_eval} for evaluation.")
+    for note in result.notes:
+        print(f"note: {note}")
+    return EXIT_OK
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    """Show the first rows, the column mapping and token statistics."""
+    from desktop.core.columns import describe
+    from desktop.core.preview import preview
+
+    config = _load(args)
+    tokenizer = None
+    if not args.no_tokens:
+        _quiet_libraries()
+        from desktop.core.models import load_tokenizer
+
+        tokenizer = load_tokenizer(config.model)
+    result = preview(config, num_rows=args.rows, tokenizer=tokenizer)
+    print(f"{result.num_train} training rows, {result.num_eval} for evaluation. Columns: {', '.join(result.columns)}")
+    print("Column mapping:")
+    for line in describe(result.guess):
+        print(f"  {line}")
+    mapped = list(result.guess.columns.mapped().values())
+    print(f"First {len(result.rows)} rows:")
+    for i, row in enumerate(result.rows, 1):
+        cells = "  |  ".join(f"{c}: {_short(row.get(c))}" for c in mapped)
+        print(f"  {i}. {cells}")
+    for name, s in result.token_stats.items():
+        print(f"Tokens ({name}): min {s.min}, median {s.median}, p95 {s.p95}, max {s.max}; "
+              f"{s.over_limit} of {s.count} longer than max_length {config.training.max_length}")
+    for note in result.notes:
+        print(f"note: {note}")
+    return EXIT_OK
+
+
+def _short(value: Any, width: int = 60) -> str:
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """List run folders, newest first."""
+    from desktop.core.paths import default_runs_dir
+    from desktop.core.runs import list_runs
+
+    runs_dir = args.runs_dir or default_runs_dir()
+    runs = list_runs(runs_dir)
+    if not runs:
+        print(f"No runs in {runs_dir}.")
+        return EXIT_OK
+    for info in runs:
+        flag = "  (resumable)" if info.resumable else ""
+        print(f"{info.path.name:<50} {info.status:<12} {info.task:<15} {info.model}{flag}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

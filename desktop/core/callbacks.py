@@ -1,0 +1,109 @@
+"""The TrainerCallback that turns Trainer progress into run events and a stop flag into a stop."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from transformers import TrainerCallback
+
+from desktop.core.events import CheckpointEvent, Event, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+
+
+def memory_event(step: int) -> MemoryEvent:
+    """Memory now: torch's CUDA allocator figures (when on GPU) and the process's resident set."""
+    import psutil
+    import torch
+
+    rss = psutil.Process().memory_info().rss
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        return MemoryEvent(
+            step=step,
+            device=f"cuda:{torch.cuda.current_device()}",
+            allocated_bytes=torch.cuda.memory_allocated(),
+            reserved_bytes=torch.cuda.memory_reserved(),
+            peak_bytes=torch.cuda.max_memory_allocated(),
+            rss_bytes=rss,
+        )
+    return MemoryEvent(step, "cpu", None, None, None, rss)
+
+
+class EventCallback(TrainerCallback):
+    """Reports progress, logs, memory and checkpoints as events; stops when ``stop`` is set.
+
+    Args:
+        emit: Receives each event (only on the main process).
+        stop: When set, training stops after the current optimizer step and saves a checkpoint.
+        started: Fields of the :class:`StartedEvent` that the callback cannot know.
+        tokens_per_example: Mean non-padding tokens per example, for tokens per second.
+        perplexity: Whether to add ``eval_perplexity`` (exp of the eval loss) to eval logs.
+    """
+
+    def __init__(
+        self,
+        emit: Callable[[Event], None],
+        stop: threading.Event,
+        started: dict[str, Any],
+        tokens_per_example: float,
+        perplexity: bool = False,
+    ) -> None:
+        self._emit = emit
+        self._stop = stop
+        self._started = started
+        self._tokens_per_example = tokens_per_example
+        self._perplexity = perplexity
+        self._t0 = 0.0
+        self._first_step = 0
+        self._examples_per_step = 1
+        self.stopped_early = False
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._t0 = time.perf_counter()
+        self._first_step = state.global_step
+        self._examples_per_step = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
+        if state.is_world_process_zero:
+            self._emit(StartedEvent(total_steps=state.max_steps, resumed_from_step=state.global_step, **self._started))
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero:
+            self._report_step(args, state)
+        # Checked after reporting, so a stop asked for while handling this step's event applies now.
+        if self._stop.is_set() and state.global_step < state.max_steps:
+            control.should_training_stop = True
+            control.should_save = True
+            self.stopped_early = True
+
+    def _report_step(self, args: Any, state: Any) -> None:
+        elapsed = time.perf_counter() - self._t0
+        done = state.global_step - self._first_step
+        rate = done / elapsed if elapsed > 0 and done > 0 else None
+        samples = rate * self._examples_per_step if rate else None
+        self._emit(
+            ProgressEvent(
+                step=state.global_step,
+                total_steps=state.max_steps,
+                epoch=float(state.epoch or 0.0),
+                elapsed_s=elapsed,
+                eta_s=(state.max_steps - state.global_step) / rate if rate else None,
+                samples_per_second=samples,
+                tokens_per_second=samples * self._tokens_per_example if samples else None,
+            )
+        )
+        if state.global_step % args.logging_steps == 0 or state.global_step == 1:
+            self._emit(memory_event(state.global_step))
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        if not state.is_world_process_zero or not logs:
+            return
+        metrics = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        if self._perplexity and "eval_loss" in metrics:
+            metrics["eval_perplexity"] = math.exp(min(metrics["eval_loss"], 50.0))
+        self._emit(LogEvent(step=state.global_step, epoch=float(state.epoch or 0.0), metrics=metrics))
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.is_world_process_zero:
+            path = f"{args.output_dir}/checkpoint-{state.global_step}"
+            self._emit(CheckpointEvent(step=state.global_step, path=path))

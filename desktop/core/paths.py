@@ -1,0 +1,39 @@
+"""The app's folders and crash-safe file writes."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+APP_NAME = "FinetuneStudio"
+
+
+def data_dir() -> Path:
+    """The per-user data folder (``FINETUNE_STUDIO_HOME`` overrides it)."""
+    override = os.environ.get("FINETUNE_STUDIO_HOME")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_runs_dir() -> Path:
+    """Where run folders go unless the config says otherwise."""
+    return data_dir() / "runs"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

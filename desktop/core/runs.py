@@ -1,0 +1,186 @@
+"""Run folders on disk: config, append-only events, checkpoints, model and log."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from desktop.core.config import RunConfig, load_config
+from desktop.core.events import TERMINAL, Event, FailedEvent, FinishedEvent, StoppedEvent, event_from_dict
+from desktop.core.paths import atomic_write_text
+
+CONFIG_NAME = "config.toml"
+EVENTS_NAME = "events.jsonl"
+LOG_NAME = "train.log"
+LOCK_NAME = "run.lock"
+
+STATUS_BY_EVENT = {FinishedEvent: "finished", StoppedEvent: "stopped", FailedEvent: "failed"}
+
+
+class RunDir:
+    """One run's folder.
+
+    Layout: ``config.toml``, ``events.jsonl`` (one event a line, flushed as written),
+    ``checkpoints/``, ``model/`` (the final model) and ``train.log``.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._events: IO[str] | None = None
+
+    config_path = property(lambda self: self.path / CONFIG_NAME)
+    events_path = property(lambda self: self.path / EVENTS_NAME)
+    log_path = property(lambda self: self.path / LOG_NAME)
+    checkpoints_dir = property(lambda self: self.path / "checkpoints")
+    model_dir = property(lambda self: self.path / "model")
+
+    @classmethod
+    def create(cls, runs_dir: Path, config: RunConfig) -> RunDir:
+        """Make a new, uniquely named run folder holding the config."""
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        base = f"{stamp}-{_slug(config.output.name or _default_name(config))}"
+        for n in range(1000):
+            path = runs_dir / (base if n == 0 else f"{base}-{n}")
+            try:
+                path.mkdir()
+                break
+            except FileExistsError:
+                continue
+        run = cls(path)
+        config.save(run.config_path)
+        return run
+
+    def is_run(self) -> bool:
+        """Whether this folder looks like a run folder."""
+        return self.config_path.is_file()
+
+    def config(self) -> RunConfig:
+        """The run's config."""
+        return load_config(self.config_path)
+
+    def append(self, event: Event) -> None:
+        """Append one event and flush it, so a crash loses at most the event being written."""
+        if self._events is None:
+            self._events = open(self.events_path, "a", encoding="utf-8", newline="\n")  # noqa: SIM115
+        self._events.write(event.to_json() + "\n")
+        self._events.flush()
+
+    def close(self) -> None:
+        """Close the events file."""
+        if self._events is not None:
+            self._events.close()
+            self._events = None
+
+    def events(self) -> list[Event]:
+        """Every event recorded so far; a half-written last line is skipped."""
+        if not self.events_path.is_file():
+            return []
+        out = []
+        with open(self.events_path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    out.append(event_from_dict(json.loads(line)))
+                except (ValueError, TypeError):
+                    continue
+        return out
+
+    def lock(self) -> None:
+        """Mark the run as running in this process."""
+        atomic_write_text(self.path / LOCK_NAME, str(os.getpid()))
+
+    def unlock(self) -> None:
+        """Clear the running mark."""
+        (self.path / LOCK_NAME).unlink(missing_ok=True)
+
+    def status(self) -> str:
+        """``finished``, ``stopped``, ``failed``, ``running`` or ``interrupted`` (crashed or killed)."""
+        for event in reversed(self.events()):
+            if isinstance(event, TERMINAL):
+                return STATUS_BY_EVENT[type(event)]
+        return "running" if _lock_alive(self.path / LOCK_NAME) else "interrupted"
+
+    def checkpoints(self) -> list[Path]:
+        """Saved checkpoints, oldest first."""
+        if not self.checkpoints_dir.is_dir():
+            return []
+        found = [p for p in self.checkpoints_dir.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
+        return sorted(found, key=lambda p: int(p.name.split("-")[-1]))
+
+    def latest_checkpoint(self) -> Path | None:
+        """The newest complete checkpoint, if any."""
+        done = [p for p in self.checkpoints() if (p / "trainer_state.json").is_file()]
+        return done[-1] if done else None
+
+    def resumable(self) -> bool:
+        """Whether the run ended early and has a checkpoint to continue from."""
+        return self.status() in ("stopped", "interrupted", "failed") and self.latest_checkpoint() is not None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run folder as listed: name, status and what it trains."""
+
+    path: Path
+    status: str
+    task: str
+    model: str
+    resumable: bool
+
+
+def list_runs(runs_dir: Path) -> list[RunInfo]:
+    """Run folders below ``runs_dir``, newest first, read from disk."""
+    if not runs_dir.is_dir():
+        return []
+    infos = []
+    for path in sorted(runs_dir.iterdir(), reverse=True):
+        run = RunDir(path)
+        if not path.is_dir() or not run.is_run():
+            continue
+        try:
+            config = run.config()
+            task, model = config.task, config.model.name
+        except Exception:  # a damaged config still lists the run
+            task, model = "?", "?"
+        infos.append(RunInfo(path, run.status(), task, model, run.resumable()))
+    return infos
+
+
+def find_resumable(runs_dir: Path, config: RunConfig) -> RunDir | None:
+    """The newest run of the same config (ignoring where runs go) that can be resumed."""
+    wanted = _fingerprint(config)
+    for info in list_runs(runs_dir):
+        run = RunDir(info.path)
+        if info.resumable and _fingerprint(run.config()) == wanted:
+            return run
+    return None
+
+
+def _fingerprint(config: RunConfig) -> str:
+    from dataclasses import replace
+
+    return replace(config, output=type(config.output)()).to_toml()
+
+
+def _default_name(config: RunConfig) -> str:
+    return f"{config.task}-{Path(config.model.name.removeprefix('bundled:')).name}"
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^\w.-]+", "-", text, flags=re.UNICODE).strip("-.")
+    return slug[:60] or "run"
+
+
+def _lock_alive(lock: Path) -> bool:
+    try:
+        pid = int(lock.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    import psutil
+
+    return psutil.pid_exists(pid)

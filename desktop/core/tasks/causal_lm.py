@@ -1,0 +1,163 @@
+"""Causal-LM fine-tuning: plain text, or prompts and chats with loss on the responses only.
+
+Rows with messages, Alpaca-style instructions or prompt/completion pairs are rendered as text
+with known character spans for the parts the model should learn (the assistant's replies).
+Instructions and chats go through the tokenizer's chat template; a tokenizer without one gets
+:data:`FALLBACK_CHAT_TEMPLATE`, which is saved with the model so inference uses it too::
+
+    <|user|>
+    What is 2 + 2?<eos>
+    <|assistant|>
+    4<eos>
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop.core.columns import causal_format, parse_messages
+from desktop.core.config import Columns, RunConfig
+from desktop.core.data import Table
+from desktop.core.errors import DataError
+from desktop.core.models import load_model
+from desktop.core.tasks import Prepared
+
+FALLBACK_CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|' + message['role'] + '|>\n' + message['content'] + eos_token + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}"
+)
+IGNORE = -100
+
+
+def ensure_chat_template(tokenizer: Any) -> None:
+    """Give a tokenizer without a chat template the documented fallback one."""
+    if not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = FALLBACK_CHAT_TEMPLATE
+
+
+def _messages(row: dict[str, Any], columns: Columns, fmt: str) -> list[dict[str, str]]:
+    if fmt == "chat":
+        return parse_messages(row[columns.messages]) or []
+    user = str(row[columns.instruction]).strip()
+    extra = row.get(columns.input) if columns.input else None
+    if isinstance(extra, str) and extra.strip():
+        user = f"{user}\n\n{extra.strip()}"
+    return [{"role": "user", "content": user}, {"role": "assistant", "content": str(row[columns.output])}]
+
+
+def render_chat(tokenizer: Any, messages: list[dict[str, str]]) -> tuple[str, list[tuple[int, int]]]:
+    """The conversation as text, and the character spans of the assistant's replies."""
+    full = tokenizer.apply_chat_template(messages, tokenize=False)
+    spans, search_from = [], 0
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        prefix = tokenizer.apply_chat_template(messages[:i], tokenize=False, add_generation_prompt=True)
+        upto = tokenizer.apply_chat_template(messages[: i + 1], tokenize=False)
+        if full.startswith(upto) and upto.startswith(prefix):
+            spans.append((len(prefix), len(upto)))
+        else:  # templates that rewrite earlier turns: find the reply itself
+            start = full.find(message["content"], search_from)
+            if start < 0:
+                continue
+            spans.append((start, start + len(message["content"])))
+        search_from = spans[-1][1]
+    return full, spans
+
+
+def render(table: Table, columns: Columns, tokenizer: Any) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Each row as (text, trainable character spans)."""
+    fmt = causal_format(columns)
+    eos = tokenizer.eos_token or ""
+    out = []
+    for row in table.frame.to_dict("records"):
+        if fmt == "text":
+            text = str(row[columns.text])
+            out.append((text + eos, [(0, len(text) + len(eos))]))
+        elif fmt == "prompt":
+            prompt, completion = str(row[columns.prompt]), str(row[columns.completion])
+            out.append((prompt + completion + eos, [(len(prompt), len(prompt) + len(completion) + len(eos))]))
+        else:
+            out.append(render_chat(tokenizer, _messages(row, columns, fmt)))
+    return out
+
+
+def texts(table: Table, columns: Columns, tokenizer: Any) -> dict[str, list[str]]:
+    """The rendered texts the model reads, for token statistics."""
+    if causal_format(columns) in ("chat", "instruction"):
+        ensure_chat_template(tokenizer)
+    return {"text": [text for text, _ in render(table, columns, tokenizer)]}
+
+
+def _encode_spans(rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: Any, max_length: int) -> tuple[list[dict], int]:
+    enc = tokenizer(
+        [t for t, _ in rendered], truncation=True, max_length=max_length,
+        return_offsets_mapping=True, add_special_tokens=False,
+    )
+    examples, dropped = [], 0
+    for i, (_, spans) in enumerate(rendered):
+        ids, offsets = enc["input_ids"][i], enc["offset_mapping"][i]
+        labels = [
+            tok if end > start and any(s <= start < e for s, e in spans) else IGNORE
+            for tok, (start, end) in zip(ids, offsets)
+        ]
+        if all(label == IGNORE for label in labels):
+            dropped += 1
+            continue
+        examples.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels})
+    return examples, dropped
+
+
+def _encode_blocks(rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: Any, max_length: int) -> list[dict]:
+    # Plain text is joined and cut into blocks of max_length tokens, as transformers' run_clm does.
+    ids = [tok for row in tokenizer([t for t, _ in rendered], add_special_tokens=False)["input_ids"] for tok in row]
+    blocks = [ids[i : i + max_length] for i in range(0, len(ids), max_length)]
+    return [{"input_ids": b, "attention_mask": [1] * len(b), "labels": list(b)} for b in blocks if len(b) > 1]
+
+
+def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> tuple[list[dict], list[str]]:
+    """Tokenized examples with labels masked outside the trainable spans, and notes."""
+    fmt = causal_format(columns)
+    if fmt in ("chat", "instruction"):
+        ensure_chat_template(tokenizer)
+    rendered = render(table, columns, tokenizer)
+    if fmt == "text":
+        return _encode_blocks(rendered, tokenizer, max_length), []
+    examples, dropped = _encode_spans(rendered, tokenizer, max_length)
+    notes = []
+    if dropped:
+        notes.append(
+            f"{dropped} of {len(rendered)} rows of {table.source} were left out: their prompt alone fills "
+            f"{max_length} tokens, so no response is left to learn. Raise training.max_length to keep them."
+        )
+    if not examples:
+        raise DataError(
+            f"No row of {table.source} has a response within {max_length} tokens.",
+            "Raise training.max_length, or shorten the prompts.",
+        )
+    return examples, notes
+
+
+def prepare(config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns) -> Prepared:
+    """Load a causal LM and tokenize the rows."""
+    from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq
+
+    max_length = config.training.max_length
+    train_examples, notes = encode(train, columns, tokenizer, max_length)
+    eval_examples = None
+    if eval_ is not None:
+        eval_examples, eval_notes = encode(eval_, columns, tokenizer, max_length)
+        notes += eval_notes
+    model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning")
+    if model.config.pad_token_id is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    return Prepared(
+        model=model,
+        train=train_examples,
+        eval=eval_examples,
+        # Pads input ids with the pad token and labels with -100, which is what a causal LM needs.
+        collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE),
+        notes=notes,
+    )

@@ -1,0 +1,91 @@
+"""Text classification: string or integer labels, accuracy and macro-F1."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from desktop.core.config import Columns, RunConfig
+from desktop.core.data import Table
+from desktop.core.errors import DataError
+from desktop.core.models import load_model
+from desktop.core.tasks import Prepared
+
+
+def label_key(value: Any) -> str:
+    """A label as text: ``1``, ``1.0`` and ``"1"`` are all ``"1"``; text is stripped."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def label_maps(labels: list[Any]) -> tuple[dict[str, int], dict[int, str]]:
+    """``label2id`` and ``id2label`` for the labels seen; numbers sort as numbers."""
+    keys = {label_key(v) for v in labels}
+    numeric = all(k.lstrip("-").isdigit() for k in keys)
+    ordered = sorted(keys, key=int) if numeric else sorted(keys)
+    return {k: i for i, k in enumerate(ordered)}, dict(enumerate(ordered))
+
+
+def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, list[str]]:
+    """The texts the model reads, for token statistics."""
+    out = {"text": [str(v) for v in table.frame[columns.text]]}
+    if columns.text_pair:
+        out["text_pair"] = [str(v or "") for v in table.frame[columns.text_pair]]
+    return out
+
+
+def _encode(table: Table, columns: Columns, tokenizer: Any, max_length: int, label2id: dict[str, int]) -> list[dict]:
+    inputs = texts(table, columns)
+    enc = tokenizer(inputs["text"], inputs.get("text_pair"), truncation=True, max_length=max_length)
+    labels = [label2id[label_key(v)] for v in table.frame[columns.label]]
+    keys = list(enc.keys())
+    return [{**{k: enc[k][i] for k in keys}, "labels": labels[i]} for i in range(len(labels))]
+
+
+def prepare(config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns) -> Prepared:
+    """Load a sequence-classification model and tokenize the rows."""
+    from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
+
+    label2id, id2label = label_maps(train.frame[columns.label].tolist())
+    if eval_ is not None:
+        unseen = sorted({label_key(v) for v in eval_.frame[columns.label]} - set(label2id))
+        if unseen:
+            raise DataError(
+                f"The validation data has labels that never occur in training: {', '.join(unseen[:5])}.",
+                "Add training examples of those labels, or use a random hold-out (validation.fraction).",
+            )
+    model = load_model(
+        AutoModelForSequenceClassification,
+        config.model,
+        "text classification",
+        num_labels=len(label2id),
+        label2id=label2id,
+        id2label=id2label,
+    )
+    if model.config.pad_token_id is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    max_length = config.training.max_length
+    return Prepared(
+        model=model,
+        train=_encode(train, columns, tokenizer, max_length, label2id),
+        eval=_encode(eval_, columns, tokenizer, max_length, label2id) if eval_ is not None else None,
+        collator=DataCollatorWithPadding(tokenizer),
+        compute_metrics=compute_metrics,
+    )
+
+
+def compute_metrics(prediction: Any) -> dict[str, float]:
+    """Accuracy and macro-F1 from logits and label ids."""
+    import numpy as np
+
+    logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+    predicted = np.asarray(logits).argmax(-1)
+    labels = np.asarray(prediction.label_ids)
+    f1s = []
+    for c in np.union1d(labels, predicted):
+        tp = np.sum((predicted == c) & (labels == c))
+        fp = np.sum((predicted == c) & (labels != c))
+        fn = np.sum((predicted != c) & (labels == c))
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0)
+    return {"accuracy": float(np.mean(predicted == labels)), "macro_f1": float(np.mean(f1s))}

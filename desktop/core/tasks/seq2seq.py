@@ -1,0 +1,40 @@
+"""Sequence-to-sequence: source text in, target text out (translation, summarisation, rewriting)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop.core.config import Columns, RunConfig
+from desktop.core.data import Table
+from desktop.core.models import load_model
+from desktop.core.tasks import Prepared
+
+
+def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, list[str]]:
+    """Source and target texts, for token statistics."""
+    return {
+        "source": [str(v) for v in table.frame[columns.source]],
+        "target": [str(v) for v in table.frame[columns.target]],
+    }
+
+
+def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> list[dict]:
+    """Tokenized sources with tokenized targets as labels."""
+    pair = texts(table, columns)
+    enc = tokenizer(pair["source"], text_target=pair["target"], truncation=True, max_length=max_length)
+    return [{k: enc[k][i] for k in ("input_ids", "attention_mask", "labels")} for i in range(len(table))]
+
+
+def prepare(config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns) -> Prepared:
+    """Load an encoder-decoder model and tokenize the rows."""
+    from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq
+
+    model = load_model(AutoModelForSeq2SeqLM, config.model, "sequence-to-sequence")
+    max_length = config.training.max_length
+    return Prepared(
+        model=model,
+        train=encode(train, columns, tokenizer, max_length),
+        eval=encode(eval_, columns, tokenizer, max_length) if eval_ is not None else None,
+        collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+        seq2seq=True,
+    )

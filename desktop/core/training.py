@@ -1,0 +1,303 @@
+"""One entry point for a run: ``run_training(config, on_event, stop) -> RunResult``."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import shutil
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from desktop.core.config import RunConfig
+from desktop.core.errors import ConfigError, InputError, explain_failure
+from desktop.core.events import Event, FailedEvent, FinishedEvent, PreparingEvent, StoppedEvent
+from desktop.core.paths import default_runs_dir
+from desktop.core.runs import RunDir
+
+log = logging.getLogger(__name__)
+
+EXIT_CODES = {"finished": 0, "failed": 1, "invalid": 2, "stopped": 130}
+
+
+@dataclass
+class RunResult:
+    """How a run ended.
+
+    Attributes:
+        status: ``finished``, ``stopped``, ``failed`` or ``invalid`` (bad input, nothing started).
+        run_dir: The run folder (``None`` when the input was rejected before one was made).
+        model_dir: The saved model, when finished.
+        metrics: The last eval metrics and the training loss.
+        failure: The failure event, when failed or invalid.
+        notes: Things the user should know about the data (rows left out, truncation).
+    """
+
+    status: str
+    run_dir: Path | None = None
+    model_dir: Path | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    failure: FailedEvent | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI's exit code for this outcome."""
+        return EXIT_CODES[self.status]
+
+
+@dataclass
+class _Prepared:
+    config: RunConfig
+    tokenizer: Any
+    task: Any
+    num_train: int
+    num_eval: int
+
+
+def run_training(
+    config: RunConfig,
+    on_event: Callable[[Event], None],
+    stop: threading.Event | None = None,
+    *,
+    resume: RunDir | None = None,
+) -> RunResult:
+    """Fine-tune a model as ``config`` says, reporting every step as an event.
+
+    Never raises for bad input or a failed run: those end as a ``FailedEvent`` and a result with
+    status ``invalid`` or ``failed``.
+
+    Args:
+        config: The run config.
+        on_event: Receives every event (in the calling thread).
+        stop: Set it to stop after the current step; a checkpoint is saved so the run can resume.
+        resume: A stopped or interrupted run folder to continue from its latest checkpoint.
+    """
+    stop = stop or threading.Event()
+    try:
+        prepared = _prepare(config, on_event, stop)
+    except InputError as exc:
+        failure = FailedEvent(exc.message, exc.hint, traceback.format_exc())
+        on_event(failure)
+        return RunResult("invalid", failure=failure)
+    except Exception as exc:
+        reason, remedy = explain_failure(exc)
+        failure = FailedEvent(reason, remedy, traceback.format_exc())
+        on_event(failure)
+        return RunResult("failed", failure=failure)
+    if stop.is_set():
+        event = StoppedEvent(step=0, checkpoint="")
+        on_event(event)
+        return RunResult("stopped", notes=prepared.task.notes)
+
+    runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
+    run = resume or RunDir.create(runs_dir, prepared.config)
+
+    def emit(event: Event) -> None:
+        run.append(event)
+        on_event(event)
+
+    run.lock()
+    try:
+        with _log_to(run.log_path):
+            return _train(prepared, run, emit, stop, resume is not None)
+    finally:
+        run.unlock()
+        run.close()
+        _release_memory()
+
+
+def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> _Prepared:
+    from desktop.core.columns import check_rows, guess_columns
+    from desktop.core.data import load_train_eval
+    from desktop.core.models import load_tokenizer
+    from desktop.core.tasks import task_module
+
+    problems = config.validate()
+    if problems:
+        raise ConfigError(problems)
+    on_event(PreparingEvent("Reading the data"))
+    train, eval_ = load_train_eval(config)
+    columns = guess_columns(train, config.task, config.columns).columns
+    train, notes = check_rows(train, config.task, columns, config.data.drop_bad_rows)
+    if eval_ is not None:
+        eval_, eval_notes = check_rows(eval_, config.task, columns, config.data.drop_bad_rows)
+        notes += eval_notes
+    on_event(PreparingEvent("Loading PyTorch and Transformers"))
+    import torch  # noqa: F401  (the slow import, reported as its own phase)
+    import transformers  # noqa: F401
+
+    on_event(PreparingEvent("Loading the tokenizer and the model"))
+    tokenizer = load_tokenizer(config.model)
+    task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns)
+    task.notes = notes + task.notes
+    # The run folder records the mapping actually used, so the run can be repeated exactly.
+    resolved = replace(config, columns=columns)
+    return _Prepared(resolved, tokenizer, task, len(task.train), len(task.eval or []))
+
+
+def _training_args(config: RunConfig, output_dir: Path, has_eval: bool, seq2seq: bool) -> Any:
+    from transformers import Seq2SeqTrainingArguments, TrainingArguments
+
+    t = config.training
+    eval_strategy = ("steps" if t.eval_steps else "epoch") if has_eval else "no"
+    cls = Seq2SeqTrainingArguments if seq2seq else TrainingArguments
+    return cls(
+        output_dir=str(output_dir),
+        num_train_epochs=t.epochs,
+        max_steps=t.max_steps or -1,
+        learning_rate=t.learning_rate,
+        lr_scheduler_type=t.scheduler,
+        warmup_steps=t.warmup if t.warmup < 1 else int(t.warmup),
+        weight_decay=t.weight_decay,
+        per_device_train_batch_size=t.batch_size,
+        per_device_eval_batch_size=t.batch_size,
+        gradient_accumulation_steps=t.gradient_accumulation,
+        eval_strategy=eval_strategy,
+        eval_steps=t.eval_steps or None,
+        save_strategy="steps" if t.save_steps else "epoch",
+        save_steps=t.save_steps or 500,
+        save_total_limit=2,
+        logging_strategy="steps",
+        logging_steps=t.logging_steps,
+        seed=t.seed,
+        report_to="none",
+        disable_tqdm=True,
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        dataloader_pin_memory=_cuda_available(),
+    )
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _train(prepared: _Prepared, run: RunDir, emit: Callable[[Event], None], stop: threading.Event, resuming: bool) -> RunResult:
+    from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
+
+    from desktop.core.callbacks import EventCallback
+
+    config, task = prepared.config, prepared.task
+    checkpoint = run.latest_checkpoint() if resuming else None
+    try:
+        args = _training_args(config, run.checkpoints_dir, task.eval is not None, task.seq2seq)
+        callback = EventCallback(
+            emit,
+            stop,
+            started={
+                "run_dir": str(run.path),
+                "num_train_examples": prepared.num_train,
+                "num_eval_examples": prepared.num_eval,
+                "device": _device_name(args.device),
+            },
+            tokens_per_example=task.mean_tokens,
+            perplexity=config.task == "causal-lm",
+        )
+        trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
+        trainer = trainer_cls(
+            model=task.model,
+            args=args,
+            data_collator=task.collator,
+            train_dataset=task.train,
+            eval_dataset=task.eval,
+            processing_class=prepared.tokenizer,
+            compute_metrics=task.compute_metrics,
+            callbacks=[callback],
+        )
+        trainer.remove_callback(PrinterCallback)  # our events replace its prints
+        # A full collection at train start stalls every thread; do it now and freeze what is left.
+        gc.collect()
+        gc.freeze()
+        try:
+            output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        finally:
+            gc.unfreeze()
+        step = trainer.state.global_step
+        if callback.stopped_early:
+            saved = run.latest_checkpoint()
+            event = StoppedEvent(step=step, checkpoint=str(saved) if saved else "")
+            emit(event)
+            return RunResult("stopped", run.path, notes=task.notes)
+        metrics = {"train_loss": float(output.training_loss)}
+        if task.eval is not None:
+            metrics.update(_final_eval(trainer, config))
+        _save_model(trainer, run.model_dir)
+        emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics))
+        return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
+    except Exception as exc:
+        log.exception("training failed")
+        reason, remedy = explain_failure(exc)
+        failure = FailedEvent(reason, remedy, traceback.format_exc())
+        emit(failure)
+        return RunResult("failed", run.path, failure=failure, notes=task.notes)
+
+
+def _final_eval(trainer: Any, config: RunConfig) -> dict[str, float]:
+    history = [h for h in trainer.state.log_history if "eval_loss" in h]
+    if history and history[-1].get("step") == trainer.state.global_step:
+        latest = history[-1]
+    else:
+        latest = trainer.evaluate()
+    timing = ("_runtime", "_per_second")
+    metrics = {
+        k: float(v)
+        for k, v in latest.items()
+        if k.startswith("eval_") and not k.endswith(timing) and isinstance(v, (int, float))
+    }
+    if config.task == "causal-lm" and "eval_loss" in metrics:
+        import math
+
+        metrics["eval_perplexity"] = math.exp(min(metrics["eval_loss"], 50.0))
+    return metrics
+
+
+def _save_model(trainer: Any, model_dir: Path) -> None:
+    """Save model and tokenizer under a temporary name, then move it into place."""
+    partial = model_dir.with_name(model_dir.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    trainer.save_model(str(partial))
+    if model_dir.exists():
+        shutil.rmtree(model_dir)
+    os.replace(partial, model_dir)
+
+
+def _device_name(device: Any) -> str:
+    import torch
+
+    if device.type == "cuda":
+        return f"cuda:{device.index or 0} ({torch.cuda.get_device_name(device)})"
+    return str(device)
+
+
+@contextlib.contextmanager
+def _log_to(path: Path) -> Iterator[None]:
+    """Copy this package's and transformers' log records into the run's ``train.log``."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    loggers = [logging.getLogger("desktop"), logging.getLogger("transformers")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+        handler.close()
+
+
+def _release_memory() -> None:
+    """Give memory back after a run, GPU memory included."""
+    gc.collect()
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()

@@ -1,0 +1,187 @@
+"""End-to-end runs of each task on CPU with tiny models."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from desktop.core.events import (
+    CheckpointEvent,
+    FailedEvent,
+    FinishedEvent,
+    LogEvent,
+    MemoryEvent,
+    ProgressEvent,
+    StartedEvent,
+    StoppedEvent,
+    event_from_json,
+)
+from desktop.core.runs import RunDir, list_runs
+from desktop.core.training import run_training
+from tests.core.helpers import Recorder, make_config
+
+
+def _assert_learned(events: Recorder) -> None:
+    losses = events.losses()
+    assert len(losses) >= 4
+    assert sum(losses[-2:]) / 2 < sum(losses[:2]) / 2 * 0.9, losses
+
+
+def test_classification_trains_and_reloads(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=60)
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    assert result.status == "finished", result.failure
+    _assert_learned(events)
+    assert {"eval_accuracy", "eval_macro_f1", "eval_loss"} <= set(result.metrics)
+    model = AutoModelForSequenceClassification.from_pretrained(result.model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(result.model_dir)
+    assert model.config.id2label == {0: "negative", 1: "positive"}
+    inputs = tokenizer(["The battery is excellent.", "客服态度很差。"], return_tensors="pt", padding=True)
+    with torch.no_grad():
+        predicted = model(**inputs).logits.argmax(-1).tolist()
+    assert [model.config.id2label[i] for i in predicted] == ["positive", "negative"]
+
+
+def test_causal_lm_learns_responses_only_and_reloads(tiny_gpt2: Path, samples: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    config = make_config("causal-lm", tiny_gpt2, [samples / "instructions.jsonl"], tmp_path / "runs", max_steps=60)
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    assert result.status == "finished", result.failure
+    _assert_learned(events)
+    assert result.metrics["eval_perplexity"] == pytest.approx(2.718281828 ** result.metrics["eval_loss"], rel=1e-4)
+    tokenizer = AutoTokenizer.from_pretrained(result.model_dir)
+    assert tokenizer.chat_template  # the fallback template travels with the model
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "What is the capital of Japan?"}], tokenize=False, add_generation_prompt=True
+    )
+    model = AutoModelForCausalLM.from_pretrained(result.model_dir)
+    ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+    out = model.generate(**ids, max_new_tokens=5, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+    assert out.shape[1] > ids["input_ids"].shape[1]
+
+
+def test_seq2seq_trains_and_reloads(tiny_t5: Path, samples: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    config = make_config("seq2seq", tiny_t5, [samples / "translation.tsv"], tmp_path / "runs", max_steps=60)
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    assert result.status == "finished", result.failure
+    _assert_learned(events)
+    assert "eval_loss" in result.metrics
+    model = AutoModelForSeq2SeqLM.from_pretrained(result.model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(result.model_dir)
+    out = model.generate(**tokenizer(["I like tea."], return_tensors="pt"), max_new_tokens=6)
+    assert isinstance(tokenizer.decode(out[0], skip_special_tokens=True), str)
+
+
+def test_events_are_recorded_in_the_run_folder(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=10)
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    run = RunDir(result.run_dir)
+    started = events.of(StartedEvent)[0]
+    assert started.total_steps == 10 and started.device == "cpu"
+    assert started.num_train_examples + started.num_eval_examples == 300
+    progress = events.of(ProgressEvent)
+    assert [p.step for p in progress] == list(range(1, 11))
+    assert progress[-1].eta_s == 0 and progress[-1].samples_per_second > 0 and progress[-1].tokens_per_second > 0
+    memory = events.of(MemoryEvent)
+    assert memory and memory[0].rss_bytes > 0 and memory[0].allocated_bytes is None
+    assert any("learning_rate" in e.metrics and "grad_norm" in e.metrics for e in events.of(LogEvent))
+    assert isinstance(events[-1], FinishedEvent)
+    # events.jsonl holds the same events, one JSON line each, readable back
+    lines = run.events_path.read_text(encoding="utf-8").splitlines()
+    assert [event_from_json(line) for line in lines] == [e for e in events if e.kind != "preparing"]
+    assert run.log_path.is_file() and run.status() == "finished"
+    saved = run.config()
+    assert saved.columns.text == "text" and saved.columns.label == "label"  # the guessed mapping is kept
+    assert (run.model_dir / "config.json").is_file() and not (run.path / "model.partial").exists()
+
+
+def test_stop_keeps_a_checkpoint_and_resume_continues(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs",
+                         max_steps=12, save_steps=100, eval_steps=100)
+    stop = threading.Event()
+    events = Recorder()
+
+    def on_event(event: object) -> None:
+        events.append(event)
+        if isinstance(event, ProgressEvent) and event.step == 5:
+            stop.set()
+
+    result = run_training(config, on_event, stop)
+
+    assert result.status == "stopped" and result.exit_code == 130
+    stopped = events.of(StoppedEvent)[0]
+    assert stopped.step == 5 and Path(stopped.checkpoint).name == "checkpoint-5"
+    assert events.of(CheckpointEvent)[-1].step == 5
+    run = RunDir(result.run_dir)
+    assert run.status() == "stopped" and run.resumable() and not run.model_dir.exists()
+    assert list_runs(tmp_path / "runs")[0].resumable
+
+    resumed = Recorder()
+    result = run_training(run.config(), resumed.append, resume=run)
+
+    assert result.status == "finished", result.failure
+    assert resumed.of(StartedEvent)[0].resumed_from_step == 5
+    assert [p.step for p in resumed.of(ProgressEvent)] == list(range(6, 13))
+    assert run.status() == "finished" and (run.model_dir / "model.safetensors").is_file()
+
+
+def test_bad_data_fails_clearly_and_leaves_no_run(tiny_bert: Path, tmp_path: Path) -> None:
+    data = tmp_path / "one_class.csv"
+    data.write_text("text,label\ngood,pos\nfine,pos\ngreat,pos\n", encoding="utf-8")
+    config = make_config("classification", tiny_bert, [data], tmp_path / "runs")
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    assert result.status == "invalid" and result.exit_code == 2
+    failed = events.of(FailedEvent)[0]
+    assert "at least two classes" in failed.reason and failed.remedy
+    assert "Traceback" in failed.detail
+    assert not (tmp_path / "runs").exists()
+
+
+def test_wrong_model_kind_is_explained(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    config = make_config("seq2seq", tiny_bert, [samples / "translation.tsv"], tmp_path / "runs")
+    result = run_training(config, Recorder().append)
+
+    assert result.status == "invalid"
+    assert "cannot be used for sequence-to-sequence" in result.failure.reason
+    assert "T5" in result.failure.remedy
+
+
+def test_failure_during_training_is_reported_with_details(
+    tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from transformers import Trainer
+
+    def out_of_memory(self: object, *args: object, **kwargs: object) -> None:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(Trainer, "training_step", out_of_memory)
+    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs")
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    assert result.status == "failed" and result.exit_code == 1
+    assert result.failure.reason == "The GPU ran out of memory."
+    assert "batch_size" in result.failure.remedy and "OutOfMemoryError" in result.failure.detail
+    run = RunDir(result.run_dir)
+    assert run.status() == "failed"
+    last = json.loads(run.events_path.read_text(encoding="utf-8").splitlines()[-1])
+    assert last["event"] == "failed"
