@@ -219,7 +219,6 @@ def cmd_train(args: argparse.Namespace) -> int:
                 f"No stopped or interrupted run of {args.config} with a checkpoint was found in {runs_dir}.",
                 "Start it without --resume, or pass the config.toml inside the run folder to resume.",
             )
-        config = resume.config()
     _quiet_libraries()
     stop = threading.Event()
     console = _Console()

@@ -87,13 +87,16 @@ def guess_columns(table: Table, task: str, given: Columns | None = None) -> Gues
         options = options or list(CAUSAL_FORMATS)
     else:
         options = [task]
-    for option in options:
-        required, optional = CAUSAL_FORMATS[option] if task == "causal-lm" else TASK_ROLES[option]
-        trial, trial_found = dict(mapped), dict(found_by)
-        _by_name(table, required + optional, trial, trial_found)
-        _by_content(table, option, trial, trial_found)
-        if all(r in trial for r in required):
-            return Guess(Columns(**trial), trial_found)
+    # Names first for every format, so content never overrules a format the names spell out.
+    for use_content in (False, True):
+        for option in options:
+            required, optional = CAUSAL_FORMATS[option] if task == "causal-lm" else TASK_ROLES[option]
+            trial, trial_found = dict(mapped), dict(found_by)
+            _by_name(table, required + optional, trial, trial_found)
+            if use_content:
+                _by_content(table, option, trial, trial_found)
+            if all(r in trial for r in required):
+                return Guess(Columns(**trial), trial_found)
     return Guess(Columns(**mapped), found_by)
 
 
@@ -216,10 +219,10 @@ def check_rows(table: Table, task: str, columns: Columns, drop_bad_rows: bool = 
         values = table.frame[column].tolist()
         if role == "messages":
             rows = [i for i, v in enumerate(values) if not _usable_chat(v)]
-            problem, fix = "are not chat conversations with an assistant reply", 'lists of {"role", "content"}'
+            problem, fix = "no chat conversation with an assistant reply", 'lists of {"role", "content"}'
         else:
             rows = [i for i, v in enumerate(values) if is_blank(v)]
-            problem = "have no label" if role == "label" else "have an empty text"
+            problem = "no label" if role == "label" else "an empty text"
             fix = "a label" if role == "label" else "text"
         if len(rows) == len(values):
             raise DataError(
@@ -228,7 +231,7 @@ def check_rows(table: Table, task: str, columns: Columns, drop_bad_rows: bool = 
             )
         if rows and not drop_bad_rows:
             raise DataError(
-                f'{table.source}: {len(rows)} row{"s" if len(rows) > 1 else ""} {problem} in column "{column}" '
+                f'{table.source}: {_rows(len(rows))} {problem} in column "{column}" '
                 f"({table.locate_many(rows)}).",
                 f"Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.",
             )
@@ -247,6 +250,10 @@ def check_rows(table: Table, task: str, columns: Columns, drop_bad_rows: bool = 
                 "Add examples of the other classes, or check that columns.label is the right column.",
             )
     return table, notes
+
+
+def _rows(n: int) -> str:
+    return "1 row has" if n == 1 else f"{n} rows have"
 
 
 def _usable_chat(value: Any) -> bool:

@@ -317,9 +317,13 @@ def with_overrides(config: RunConfig, assignments: list[str]) -> RunConfig:
                 break
         else:
             table[leaf] = value
+    try:
+        config = from_dict(data)
+    except ConfigError as exc:
+        problems += exc.problems
     if problems:
         raise ConfigError(problems)
-    return from_dict(data)
+    return config
 
 
 # --------------------------------------------------------------------------- validation

@@ -152,19 +152,21 @@ def list_runs(runs_dir: Path) -> list[RunInfo]:
 
 
 def find_resumable(runs_dir: Path, config: RunConfig) -> RunDir | None:
-    """The newest run of the same config (ignoring where runs go) that can be resumed."""
-    wanted = _fingerprint(config)
+    """The newest resumable run of the same task, model, data and validation split.
+
+    The training schedule may differ (resuming with more steps is allowed), and columns the
+    config leaves to guessing match whatever the run guessed.
+    """
     for info in list_runs(runs_dir):
         run = RunDir(info.path)
-        if info.resumable and _fingerprint(run.config()) == wanted:
+        if info.resumable and _same_run(config, run.config()):
             return run
     return None
 
 
-def _fingerprint(config: RunConfig) -> str:
-    from dataclasses import replace
-
-    return replace(config, output=type(config.output)()).to_toml()
+def _same_run(config: RunConfig, saved: RunConfig) -> bool:
+    same = all(getattr(config, f) == getattr(saved, f) for f in ("task", "model", "data", "validation"))
+    return same and config.columns.mapped().items() <= saved.columns.mapped().items()
 
 
 def _default_name(config: RunConfig) -> str:

@@ -96,6 +96,9 @@ def run_training(
         return RunResult("stopped", notes=prepared.task.notes)
 
     runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
+    if resume is not None:
+        prepared.config.output = resume.config().output
+        prepared.config.save(resume.config_path)  # the schedule may have changed, e.g. more steps
     run = resume or RunDir.create(runs_dir, prepared.config)
 
     def emit(event: Event) -> None:

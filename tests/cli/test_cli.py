@@ -1,0 +1,177 @@
+"""The CLI as a user runs it: init, validate, preview, train, runs, Ctrl-C and resume, the worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from desktop.cli import main
+from desktop.core.config import load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+POSITIVE = ["非常好用", "物超所值", "质量很好", "值得推荐", "让人惊喜"]
+NEGATIVE = ["两天就坏了", "太让人失望了", "做工粗糙", "总是闪退", "态度很差"]
+THINGS = ["手机", "耳机", "电脑", "相机", "台灯", "水杯"]
+
+
+def _gbk_csv(path: Path) -> Path:
+    lines = ["用户留言,结果"]
+    for thing in THINGS:
+        lines += [f"这个{thing}{p}，我很喜欢。,好评" for p in POSITIVE]
+        lines += [f"这个{thing}{n}，不推荐。,差评" for n in NEGATIVE]
+    path.write_bytes(("\r\n".join(lines) + "\r\n").encode("gbk"))
+    return path
+
+
+def _fast(*extra: str) -> list[str]:
+    settings = ["training.max_steps=12", "training.batch_size=8", "training.learning_rate=1e-2",
+                "training.max_length=48", "training.logging_steps=4"]
+    return [arg for s in (*settings, *extra) for arg in ("--set", s)]
+
+
+def test_init_then_train_on_gbk_chinese_csv(tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from transformers import AutoModelForSequenceClassification
+
+    data = _gbk_csv(tmp_path / "评论.csv")
+    config_path = tmp_path / "run.toml"
+    assert main(["init", "--task", "classification", "--model", str(tiny_bert), "--data", str(data),
+                 "-o", str(config_path)]) == 0
+    out = capsys.readouterr().out
+    assert "text         <- 用户留言  (content)" in out and "label        <- 结果  (content)" in out
+    text = config_path.read_text(encoding="utf-8")
+    assert 'files = ["评论.csv"]' in text and "# Peak learning rate." in text
+
+    runs = tmp_path / "runs"
+    assert main(["train", str(config_path), "--runs-dir", str(runs), *_fast()]) == 0
+    out = capsys.readouterr().out
+    model_dir = next(runs.iterdir()) / "model"
+    assert f"Model saved in {model_dir}" in out
+    model = AutoModelForSequenceClassification.from_pretrained(model_dir)
+    assert set(model.config.label2id) == {"好评", "差评"}
+
+    assert main(["runs", "--runs-dir", str(runs)]) == 0
+    assert "finished" in capsys.readouterr().out
+
+
+def test_init_refuses_to_overwrite(tmp_path: Path, samples: Path, capsys: pytest.CaptureFixture) -> None:
+    config_path = tmp_path / "run.toml"
+    config_path.write_text("keep me", encoding="utf-8")
+    code = main(["init", "--task", "seq2seq", "--model", "t5-small", "--data", str(samples / "translation.tsv"),
+                 "-o", str(config_path)])
+    assert code == 2 and config_path.read_text(encoding="utf-8") == "keep me"
+    assert "--force" in capsys.readouterr().err
+
+
+def test_validate_reports_every_problem_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    config_path = tmp_path / "run.toml"
+    config_path.write_text(
+        'schema_version = "1.0"\ntask = "clasification"\n[training]\nbatch_size = 0\n', encoding="utf-8"
+    )
+    assert main(["validate", str(config_path)]) == 2
+    err = capsys.readouterr().err
+    for field in ("task:", "model.name:", "data:", "training.batch_size:"):
+        assert field in err
+
+
+def test_validate_and_preview_a_good_config(tiny_gpt2: Path, samples: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture) -> None:
+    config_path = tmp_path / "run.toml"
+    assert main(["init", "--task", "causal-lm", "--model", str(tiny_gpt2), "--data",
+                 str(samples / "instructions.jsonl"), "-o", str(config_path)]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(config_path)]) == 0
+    assert "OK. 180 training rows, 20 for evaluation" in capsys.readouterr().out
+    assert main(["preview", str(config_path), "--rows", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "instruction  <- instruction  (config)" in out  # init wrote the guess into the config
+    assert "1. instruction:" in out and "Tokens (text): min" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"text": "ok", "label": "a"}\n{"text": "bad", "label": \n', "line 2 is not valid JSON"),
+        ('{"text": "ok", "label": "a"}\n{"text": "", "label": "b"}\n{"text": "x", "label": "b"}\n',
+         "1 row has an empty text"),
+    ],
+)
+def test_bad_data_exits_2_without_a_run_folder(tiny_bert: Path, tmp_path: Path, content: str, message: str,
+                                               capsys: pytest.CaptureFixture) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_text(content, encoding="utf-8")
+    config_path = tmp_path / "run.toml"
+    config_path.write_text(
+        f'schema_version = "1.0"\n[model]\nname = "{tiny_bert.as_posix()}"\n[data]\nfiles = ["data.jsonl"]\n',
+        encoding="utf-8",
+    )
+    runs = tmp_path / "runs"
+    assert main(["train", str(config_path), "--runs-dir", str(runs)]) == 2
+    assert message in capsys.readouterr().err
+    assert not runs.exists()
+
+
+def _cli(*args: str, **kwargs: object) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, *args], cwd=ROOT, env=env, text=True, encoding="utf-8", **kwargs)
+
+
+def _write_config(path: Path, model: Path, data: Path) -> Path:
+    path.write_text(
+        f'schema_version = "1.0"\n[model]\nname = "{model.as_posix()}"\n[data]\nfiles = ["{data.as_posix()}"]\n'
+        "[training]\nmax_steps = 100000\nbatch_size = 4\nmax_length = 32\nlogging_steps = 1\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is a POSIX test")
+def test_ctrl_c_stops_with_checkpoint_and_resume_continues(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    config_path = _write_config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
+    runs = tmp_path / "runs"
+    proc = _cli("-m", "desktop.cli", "train", str(config_path), "--runs-dir", str(runs),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for line in proc.stderr:  # wait until training really runs
+        if line.startswith("step"):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Stopped." in out and "--resume" in out
+    run = next(runs.iterdir())
+    checkpoint = sorted((run / "checkpoints").glob("checkpoint-*"))[-1]
+    stopped_at = int(checkpoint.name.split("-")[1])
+
+    # The same command with --resume continues that run (here with a nearer end).
+    code = main(["train", str(config_path), "--runs-dir", str(runs), "--resume",
+                 "--set", f"training.max_steps={stopped_at + 3}"])
+    assert code == 0
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [e["resumed_from_step"] for e in events if e["event"] == "started"] == [0, stopped_at]
+    after = [e["step"] for e in events if e["event"] == "progress"][-3:]
+    assert after == [stopped_at + 1, stopped_at + 2, stopped_at + 3]
+    assert events[-1]["event"] == "finished" and (run / "model" / "config.json").is_file()
+    assert load_config(run / "config.toml").training.max_steps == stopped_at + 3
+
+
+def test_worker_prints_json_events_and_stops_on_request(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    config_path = _write_config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
+    text = config_path.read_text(encoding="utf-8") + f'[output]\nruns_dir = "{(tmp_path / "runs").as_posix()}"\n'
+    config_path.write_text(text, encoding="utf-8")
+    proc = _cli("-m", "desktop.worker", str(config_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL)
+    events = []
+    for line in proc.stdout:
+        events.append(json.loads(line))
+        if events[-1]["event"] == "progress" and events[-1]["step"] == 3:
+            proc.stdin.write("stop\n")
+            proc.stdin.flush()
+    assert proc.wait(timeout=60) == 130
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "preparing" and "started" in kinds and kinds[-1] == "stopped"
+    assert events[-1]["step"] >= 3 and events[-1]["checkpoint"].endswith(f"checkpoint-{events[-1]['step']}")

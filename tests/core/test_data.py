@@ -1,0 +1,157 @@
+"""Reading data files: every format, common encodings, and a clear error for each bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from desktop.core.columns import check_rows, guess_columns
+from desktop.core.config import Columns
+from desktop.core.data import read_file, split_fraction
+from desktop.core.errors import DataError
+
+ROWS = [{"text": "很好用", "label": "正面"}, {"text": "太差了", "label": "负面"}, {"text": "Great!", "label": "正面"}]
+
+
+def _write(path: Path, rows: list[dict] = ROWS) -> Path:
+    frame = pd.DataFrame(rows)
+    suffix = path.suffix
+    if suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif suffix == ".tsv":
+        frame.to_csv(path, index=False, sep="\t")
+    elif suffix == ".json":
+        path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    elif suffix == ".jsonl":
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    elif suffix == ".parquet":
+        frame.to_parquet(path)
+    elif suffix == ".xlsx":
+        frame.to_excel(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".jsonl", ".parquet", ".xlsx"])
+def test_reads_every_table_format(tmp_path: Path, suffix: str) -> None:
+    table = read_file(_write(tmp_path / f"data{suffix}"))
+    assert table.columns == ["text", "label"]
+    assert table.frame.to_dict("records") == ROWS
+
+
+def test_txt_is_one_example_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "book.txt"
+    path.write_text("第一行\n\nsecond line\n", encoding="utf-8")
+    table = read_file(path)
+    assert table.frame["text"].tolist() == ["第一行", "second line"]
+    assert table.locate(1) == "book.txt line 3"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "gbk", "gb18030", "big5", "utf-16"])
+def test_detects_text_encodings(tmp_path: Path, encoding: str) -> None:
+    text = "text,label\n這部電影很好看，值得推薦。,好評\n服務態度很差，再也不來了。,差評\n"
+    if encoding in ("gbk", "gb18030"):
+        text = "text,label\n这部电影很好看，值得推荐。,好评\n服务态度很差，再也不来了。,差评\n"
+    path = tmp_path / "data.csv"
+    path.write_bytes(text.encode(encoding))
+    table = read_file(path)
+    assert table.frame["text"].tolist() == [line.split(",")[0] for line in text.splitlines()[1:]]
+
+
+def test_unreadable_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "data.csv"
+    path.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(DataError, match="not readable text") as info:
+        read_file(path)
+    assert "UTF-8" in info.value.hint
+
+
+def test_missing_and_empty_files(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="does not exist"):
+        read_file(tmp_path / "nope.csv")
+    (tmp_path / "empty.csv").write_text("", encoding="utf-8")
+    with pytest.raises(DataError, match="is empty"):
+        read_file(tmp_path / "empty.csv")
+    (tmp_path / "header.csv").write_text("text,label\n", encoding="utf-8")
+    with pytest.raises(DataError, match="no data rows"):
+        read_file(tmp_path / "header.csv")
+
+
+def test_malformed_json_line_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"text": "a", "label": "x"}\n\n{"text": "b", "label": }\n', encoding="utf-8")
+    with pytest.raises(DataError, match="line 3 is not valid JSON"):
+        read_file(path)
+
+
+def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "data.json"
+    path.write_text('[\n {"text": "a"},\n {"text": "b",}\n]', encoding="utf-8")
+    with pytest.raises(DataError, match="line 3, column"):
+        read_file(path)
+
+
+def test_missing_mapped_column(tmp_path: Path) -> None:
+    table = read_file(_write(tmp_path / "data.csv"))
+    with pytest.raises(DataError, match='"review" \\(mapped as text\\) is not in the data') as info:
+        check_rows(table, "classification", Columns(text="review", label="label"))
+    assert "text, label" in info.value.hint
+
+
+def test_blank_texts_are_counted_with_row_numbers(tmp_path: Path) -> None:
+    rows = [{"text": t, "label": lab} for t, lab in
+            [("ok", "a"), ("  ", "b"), ("fine", "a"), ("", "b"), ("good", "b")]]
+    table = read_file(_write(tmp_path / "data.csv", rows))
+    with pytest.raises(DataError) as info:
+        check_rows(table, "classification", Columns(text="text", label="label"))
+    assert "2 rows have an empty text" in info.value.message
+    assert "data.csv row 3, data.csv row 5" in info.value.message  # header is row 1
+    assert "drop_bad_rows" in info.value.hint
+
+    kept, notes = check_rows(table, "classification", Columns(text="text", label="label"), drop_bad_rows=True)
+    assert kept.frame["text"].tolist() == ["ok", "fine", "good"] and "Left out 2 of 5" in notes[0]
+
+
+def test_all_blank_column(tmp_path: Path) -> None:
+    path = tmp_path / "data.csv"
+    path.write_text("text,comment,label\nhello,,a\nworld,,b\n", encoding="utf-8")
+    with pytest.raises(DataError, match='"comment" \\(text\\) is empty in every row'):
+        check_rows(read_file(path), "classification", Columns(text="comment", label="label"))
+
+
+def test_missing_labels(tmp_path: Path) -> None:
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"text": "a", "label": "x"}\n{"text": "b"}\n{"text": "c", "label": "y"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match="1 row has no label") as info:
+        check_rows(read_file(path), "classification", Columns(text="text", label="label"))
+    assert "data.jsonl line 2" in info.value.message
+
+
+def test_single_class(tmp_path: Path) -> None:
+    rows = [{"text": "a", "label": "x"}, {"text": "b", "label": "x"}]
+    with pytest.raises(DataError, match="at least two classes"):
+        check_rows(read_file(_write(tmp_path / "data.csv", rows)), "classification", Columns(text="text", label="label"))
+
+
+def test_validation_fraction_is_reproducible_and_keeps_locations(tmp_path: Path) -> None:
+    rows = [{"text": f"t{i}", "label": "ab"[i % 2]} for i in range(20)]
+    table = read_file(_write(tmp_path / "data.csv", rows))
+    train, eval_ = split_fraction(table, 0.25, seed=7)
+    again = split_fraction(table, 0.25, seed=7)[1]
+    assert len(train) == 15 and len(eval_) == 5
+    assert eval_.frame["text"].tolist() == again.frame["text"].tolist()
+    first = eval_.frame["text"][0]
+    assert eval_.locate(0) == f"data.csv row {int(first[1:]) + 2}"
+
+
+def test_chat_rows_without_assistant_reply_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    good = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+    bad = {"messages": [{"role": "user", "content": "hi"}]}
+    path.write_text("\n".join(json.dumps(r) for r in (good, bad, good)), encoding="utf-8")
+    table = read_file(path)
+    guess = guess_columns(table, "causal-lm")
+    with pytest.raises(DataError, match="1 row has no chat conversation with an assistant reply.*chat.jsonl line 2"):
+        check_rows(table, "causal-lm", guess.columns)
