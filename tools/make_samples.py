@@ -13,40 +13,137 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent / "resources" / "samples"
 
-SUBJECTS_EN = ["The battery", "This phone", "The hotel room", "The delivery", "Customer service", "The food",
-               "The screen", "This laptop", "The staff", "The movie", "The headphones", "The app", "The coffee",
-               "The packaging", "The camera"]
-POSITIVE_EN = ["is excellent", "works perfectly", "exceeded my expectations", "is worth every penny",
-               "made my day", "is fast and reliable", "is really impressive", "was a pleasant surprise",
-               "is the best I have tried", "feels great"]
-NEGATIVE_EN = ["broke after two days", "was a total disappointment", "is slow and annoying",
-               "is not worth the money", "stopped working quickly", "was rude and unhelpful",
-               "is the worst I have tried", "feels cheap", "arrived damaged", "keeps crashing"]
-SUBJECTS_ZH = ["电池", "这款手机", "酒店房间", "快递", "客服", "饭菜", "屏幕", "这台笔记本", "服务员", "这部电影",
-               "耳机", "这个应用", "咖啡", "包装", "相机"]
-POSITIVE_ZH = ["非常好用", "完全超出预期", "物超所值", "让我很满意", "又快又稳定", "真的很棒", "质量很好",
-               "值得推荐", "体验非常好", "让人惊喜"]
-NEGATIVE_ZH = ["两天就坏了", "太让人失望了", "又慢又烦人", "根本不值这个价", "很快就不能用了", "态度很差",
-               "是我用过最差的", "做工粗糙", "到货就损坏了", "总是闪退"]
+SUBJECTS_EN = [
+    "The battery",
+    "This phone",
+    "The hotel room",
+    "The delivery",
+    "Customer service",
+    "The food",
+    "The screen",
+    "This laptop",
+    "The staff",
+    "The movie",
+    "The headphones",
+    "The app",
+    "The coffee",
+    "The packaging",
+    "The camera",
+]
+POSITIVE_EN = [
+    "is excellent",
+    "works perfectly",
+    "exceeded my expectations",
+    "is worth every penny",
+    "made my day",
+    "is fast and reliable",
+    "is really impressive",
+    "was a pleasant surprise",
+    "is the best I have tried",
+    "feels great",
+]
+NEGATIVE_EN = [
+    "broke after two days",
+    "was a total disappointment",
+    "is slow and annoying",
+    "is not worth the money",
+    "stopped working quickly",
+    "was rude and unhelpful",
+    "is the worst I have tried",
+    "feels cheap",
+    "arrived damaged",
+    "keeps crashing",
+]
+SUBJECTS_ZH = [
+    "电池",
+    "这款手机",
+    "酒店房间",
+    "快递",
+    "客服",
+    "饭菜",
+    "屏幕",
+    "这台笔记本",
+    "服务员",
+    "这部电影",
+    "耳机",
+    "这个应用",
+    "咖啡",
+    "包装",
+    "相机",
+]
+POSITIVE_ZH = [
+    "非常好用",
+    "完全超出预期",
+    "物超所值",
+    "让我很满意",
+    "又快又稳定",
+    "真的很棒",
+    "质量很好",
+    "值得推荐",
+    "体验非常好",
+    "让人惊喜",
+]
+NEGATIVE_ZH = [
+    "两天就坏了",
+    "太让人失望了",
+    "又慢又烦人",
+    "根本不值这个价",
+    "很快就不能用了",
+    "态度很差",
+    "是我用过最差的",
+    "做工粗糙",
+    "到货就损坏了",
+    "总是闪退",
+]
 
-FRUITS = [("apples", "苹果"), ("bananas", "香蕉"), ("oranges", "橙子"), ("grapes", "葡萄"), ("tea", "茶"),
-          ("coffee", "咖啡"), ("rice", "米饭"), ("noodles", "面条"), ("music", "音乐"), ("books", "书"),
-          ("cats", "猫"), ("dogs", "狗")]
-PEOPLE = [("I", "我"), ("We", "我们"), ("They", "他们"), ("My friend", "我的朋友"), ("My teacher", "我的老师"),
-          ("Her brother", "她的哥哥")]
-VERBS = [("like", "likes", "喜欢"), ("love", "loves", "爱"), ("want", "wants", "想要"),
-         ("do not like", "does not like", "不喜欢")]
-CAPITALS = [("France", "Paris", "法国", "巴黎"), ("Japan", "Tokyo", "日本", "东京"),
-            ("China", "Beijing", "中国", "北京"), ("Italy", "Rome", "意大利", "罗马"),
-            ("Germany", "Berlin", "德国", "柏林"), ("Spain", "Madrid", "西班牙", "马德里"),
-            ("Canada", "Ottawa", "加拿大", "渥太华"), ("Egypt", "Cairo", "埃及", "开罗"),
-            ("Kenya", "Nairobi", "肯尼亚", "内罗毕"), ("Brazil", "Brasília", "巴西", "巴西利亚")]
+FRUITS = [
+    ("apples", "苹果"),
+    ("bananas", "香蕉"),
+    ("oranges", "橙子"),
+    ("grapes", "葡萄"),
+    ("tea", "茶"),
+    ("coffee", "咖啡"),
+    ("rice", "米饭"),
+    ("noodles", "面条"),
+    ("music", "音乐"),
+    ("books", "书"),
+    ("cats", "猫"),
+    ("dogs", "狗"),
+]
+PEOPLE = [
+    ("I", "我"),
+    ("We", "我们"),
+    ("They", "他们"),
+    ("My friend", "我的朋友"),
+    ("My teacher", "我的老师"),
+    ("Her brother", "她的哥哥"),
+]
+VERBS = [
+    ("like", "likes", "喜欢"),
+    ("love", "loves", "爱"),
+    ("want", "wants", "想要"),
+    ("do not like", "does not like", "不喜欢"),
+]
+CAPITALS = [
+    ("France", "Paris", "法国", "巴黎"),
+    ("Japan", "Tokyo", "日本", "东京"),
+    ("China", "Beijing", "中国", "北京"),
+    ("Italy", "Rome", "意大利", "罗马"),
+    ("Germany", "Berlin", "德国", "柏林"),
+    ("Spain", "Madrid", "西班牙", "马德里"),
+    ("Canada", "Ottawa", "加拿大", "渥太华"),
+    ("Egypt", "Cairo", "埃及", "开罗"),
+    ("Kenya", "Nairobi", "肯尼亚", "内罗毕"),
+    ("Brazil", "Brasília", "巴西", "巴西利亚"),
+]
 
 
 def reviews(rng: random.Random) -> list[dict[str, str]]:
     rows = []
-    for subjects, pos, neg, sep in ((SUBJECTS_EN, POSITIVE_EN, NEGATIVE_EN, " "),
-                                    (SUBJECTS_ZH, POSITIVE_ZH, NEGATIVE_ZH, "")):
+    for subjects, pos, neg, sep in (
+        (SUBJECTS_EN, POSITIVE_EN, NEGATIVE_EN, " "),
+        (SUBJECTS_ZH, POSITIVE_ZH, NEGATIVE_ZH, ""),
+    ):
         for subject in subjects:
             for label, phrases in (("positive", pos), ("negative", neg)):
                 for phrase in rng.sample(phrases, 5):
@@ -69,17 +166,39 @@ def translations() -> list[dict[str, str]]:
 def instructions(rng: random.Random) -> list[dict[str, str]]:
     rows = []
     for en, cap, zh, zh_cap in CAPITALS:
-        rows.append({"instruction": f"What is the capital of {en}?", "input": "",
-                     "output": f"The capital of {en} is {cap}."})
+        rows.append(
+            {
+                "instruction": f"What is the capital of {en}?",
+                "input": "",
+                "output": f"The capital of {en} is {cap}.",
+            }
+        )
         rows.append({"instruction": f"{zh}的首都是哪里？", "input": "", "output": f"{zh}的首都是{zh_cap}。"})
     for _ in range(60):
         a, b = rng.randint(2, 60), rng.randint(2, 40)
-        rows.append({"instruction": "Add the two numbers.", "input": f"{a} and {b}", "output": f"{a} + {b} = {a + b}."})
+        rows.append(
+            {
+                "instruction": "Add the two numbers.",
+                "input": f"{a} and {b}",
+                "output": f"{a} + {b} = {a + b}.",
+            }
+        )
         c, d = rng.randint(2, 60), rng.randint(2, 40)
-        rows.append({"instruction": "计算两个数的和。", "input": f"{c} 和 {d}", "output": f"{c} 加 {d} 等于 {c + d}。"})
+        rows.append(
+            {
+                "instruction": "计算两个数的和。",
+                "input": f"{c} 和 {d}",
+                "output": f"{c} 加 {d} 等于 {c + d}。",
+            }
+        )
     for pair in rng.sample(translations(), 60):
-        rows.append({"instruction": "Translate the sentence into Chinese.", "input": pair["source"],
-                     "output": pair["target"]})
+        rows.append(
+            {
+                "instruction": "Translate the sentence into Chinese.",
+                "input": pair["source"],
+                "output": pair["target"],
+            }
+        )
     rng.shuffle(rows)
     return rows
 
@@ -87,18 +206,26 @@ def instructions(rng: random.Random) -> list[dict[str, str]]:
 def chats(rng: random.Random) -> list[dict[str, object]]:
     rows = []
     for en, cap, zh, zh_cap in CAPITALS:
-        rows.append({"messages": [
-            {"role": "system", "content": "You are a concise geography tutor."},
-            {"role": "user", "content": f"Which city is the capital of {en}?"},
-            {"role": "assistant", "content": f"{cap}."},
-            {"role": "user", "content": "And in Chinese?"},
-            {"role": "assistant", "content": f"{zh}的首都是{zh_cap}。"},
-        ]})
+        rows.append(
+            {
+                "messages": [
+                    {"role": "system", "content": "You are a concise geography tutor."},
+                    {"role": "user", "content": f"Which city is the capital of {en}?"},
+                    {"role": "assistant", "content": f"{cap}."},
+                    {"role": "user", "content": "And in Chinese?"},
+                    {"role": "assistant", "content": f"{zh}的首都是{zh_cap}。"},
+                ]
+            }
+        )
     for pair in rng.sample(translations(), 90):
-        rows.append({"messages": [
-            {"role": "user", "content": f"Please translate: {pair['source']}"},
-            {"role": "assistant", "content": pair["target"]},
-        ]})
+        rows.append(
+            {
+                "messages": [
+                    {"role": "user", "content": f"Please translate: {pair['source']}"},
+                    {"role": "assistant", "content": pair["target"]},
+                ]
+            }
+        )
     rng.shuffle(rows)
     return rows
 

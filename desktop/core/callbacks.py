@@ -65,7 +65,11 @@ class EventCallback(TrainerCallback):
         self._first_step = state.global_step
         self._examples_per_step = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
         if state.is_world_process_zero:
-            self._emit(StartedEvent(total_steps=state.max_steps, resumed_from_step=state.global_step, **self._started))
+            self._emit(
+                StartedEvent(
+                    total_steps=state.max_steps, resumed_from_step=state.global_step, **self._started
+                )
+            )
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if state.is_world_process_zero:
@@ -95,10 +99,14 @@ class EventCallback(TrainerCallback):
         if state.global_step % args.logging_steps == 0 or state.global_step == 1:
             self._emit(memory_event(state.global_step))
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         if not state.is_world_process_zero or not logs:
             return
-        metrics = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        metrics = {
+            k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
         if self._perplexity and "eval_loss" in metrics:
             metrics["eval_perplexity"] = math.exp(min(metrics["eval_loss"], 50.0))
         self._emit(LogEvent(step=state.global_step, epoch=float(state.epoch or 0.0), metrics=metrics))

@@ -15,11 +15,43 @@ from desktop.core.errors import DataError
 # Names that say what a column holds, English and Chinese; compared after lower-casing and
 # removing spaces, dashes and underscores.
 ROLE_NAMES: dict[str, tuple[str, ...]] = {
-    "text": ("text", "sentence", "sentence1", "content", "review", "comment", "document", "body", "tweet",
-             "utterance", "query", "文本", "内容", "句子", "评论", "正文", "评价"),
+    "text": (
+        "text",
+        "sentence",
+        "sentence1",
+        "content",
+        "review",
+        "comment",
+        "document",
+        "body",
+        "tweet",
+        "utterance",
+        "query",
+        "文本",
+        "内容",
+        "句子",
+        "评论",
+        "正文",
+        "评价",
+    ),
     "text_pair": ("textpair", "text2", "sentence2", "hypothesis", "question2", "文本2", "句子2"),
-    "label": ("label", "labels", "class", "category", "sentiment", "intent", "tag", "target", "y",
-              "标签", "类别", "分类", "情感", "类型", "意图"),
+    "label": (
+        "label",
+        "labels",
+        "class",
+        "category",
+        "sentiment",
+        "intent",
+        "tag",
+        "target",
+        "y",
+        "标签",
+        "类别",
+        "分类",
+        "情感",
+        "类型",
+        "意图",
+    ),
     "instruction": ("instruction", "instruct", "指令", "任务"),
     "input": ("input", "context", "输入", "上下文"),
     "output": ("output", "response", "answer", "输出", "回答", "答案", "回复"),
@@ -27,8 +59,19 @@ ROLE_NAMES: dict[str, tuple[str, ...]] = {
     "prompt": ("prompt", "question", "问题", "提示"),
     "completion": ("completion", "response", "answer", "chosen", "回答", "答案"),
     "source": ("source", "src", "input", "document", "article", "question", "原文", "源文", "输入", "问题"),
-    "target": ("target", "tgt", "output", "summary", "translation", "answer", "译文", "目标", "摘要", "输出",
-               "答案"),
+    "target": (
+        "target",
+        "tgt",
+        "output",
+        "summary",
+        "translation",
+        "answer",
+        "译文",
+        "目标",
+        "摘要",
+        "输出",
+        "答案",
+    ),
 }
 
 CAUSAL_FORMATS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -123,7 +166,9 @@ def _by_content(table: Table, option: str, mapped: dict[str, str], found_by: dic
     if option == "chat":
         assign("messages", next((c for c in free if _looks_like_chat(sample[c])), None))
         return
-    texts = sorted((c for c in free if _mean_text_length(sample[c]) > 0), key=lambda c: -_mean_text_length(sample[c]))
+    texts = sorted(
+        (c for c in free if _mean_text_length(sample[c]) > 0), key=lambda c: -_mean_text_length(sample[c])
+    )
     if option == "classification":
         if "label" not in mapped:
             labels = [c for c in free if _looks_like_labels(sample[c])]
@@ -133,8 +178,11 @@ def _by_content(table: Table, option: str, mapped: dict[str, str], found_by: dic
     elif option == "text":
         assign("text", texts[0] if texts else None)
     elif option in ("seq2seq", "prompt", "instruction"):
-        first, second = {"seq2seq": ("source", "target"), "prompt": ("prompt", "completion"),
-                         "instruction": ("instruction", "output")}[option]
+        first, second = {
+            "seq2seq": ("source", "target"),
+            "prompt": ("prompt", "completion"),
+            "instruction": ("instruction", "output"),
+        }[option]
         in_order = [c for c in free if c in texts]
         if first not in mapped and second not in mapped and len(in_order) >= 2:
             assign(first, in_order[0])
@@ -182,7 +230,11 @@ def parse_messages(value: Any) -> list[dict[str, str]] | None:
         return None
     out = []
     for m in value:
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+        if (
+            not isinstance(m, dict)
+            or not isinstance(m.get("role"), str)
+            or not isinstance(m.get("content"), str)
+        ):
             return None
         out.append({"role": m["role"], "content": m["content"]})
     return out
@@ -191,7 +243,9 @@ def parse_messages(value: Any) -> list[dict[str, str]] | None:
 # --------------------------------------------------------------------------- checking rows
 
 
-def check_rows(table: Table, task: str, columns: Columns, drop_bad_rows: bool = False) -> tuple[Table, list[str]]:
+def check_rows(
+    table: Table, task: str, columns: Columns, drop_bad_rows: bool = False
+) -> tuple[Table, list[str]]:
     """Check the mapped columns of every row; return the usable rows and notes on dropped ones.
 
     Raises:
@@ -204,7 +258,7 @@ def check_rows(table: Table, task: str, columns: Columns, drop_bad_rows: bool = 
         raise DataError(
             f"{table.source}: no column was found for {', '.join(unmapped)} "
             f"(columns: {', '.join(table.columns)}).",
-            "Map the columns yourself, e.g. columns.{0} = \"<column name>\" in the config.".format(unmapped[0]),
+            f'Map the columns yourself, e.g. columns.{unmapped[0]} = "<column name>" in the config.',
         )
     for role in required + optional:
         column = getattr(columns, role)
@@ -239,7 +293,9 @@ def check_rows(table: Table, task: str, columns: Columns, drop_bad_rows: bool = 
             bad.setdefault(i, f'{problem} in "{column}"')
     notes = []
     if bad:
-        notes.append(f"Left out {len(bad)} of {len(table)} rows of {table.source} ({table.locate_many(sorted(bad))}).")
+        notes.append(
+            f"Left out {len(bad)} of {len(table)} rows of {table.source} ({table.locate_many(sorted(bad))})."
+        )
         table = table.take([i for i in range(len(table)) if i not in bad])
     if task == "classification":
         classes = {str(v).strip() for v in table.frame[columns.label]}
@@ -263,5 +319,8 @@ def _usable_chat(value: Any) -> bool:
 
 def describe(guess: Guess) -> list[str]:
     """Lines like ``text  <- review  (by name)`` for previews."""
-    return [f"{role:<12} <- {column}  ({guess.found_by.get(role, '?')})"
-            for role, column in dataclasses.asdict(guess.columns).items() if column]
+    return [
+        f"{role:<12} <- {column}  ({guess.found_by.get(role, '?')})"
+        for role, column in dataclasses.asdict(guess.columns).items()
+        if column
+    ]

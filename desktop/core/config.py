@@ -174,10 +174,9 @@ def from_dict(data: dict[str, Any], base_dir: Path | None = None) -> RunConfig:
         base_dir: Folder that relative data and model paths are resolved against.
     """
     problems: list[Problem] = []
-    version = str(data.get("schema_version", ""))
-    if not version:
-        problems.append(Problem("schema_version", f'missing; add schema_version = "{SCHEMA_VERSION}".'))
-    elif version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+    # A hand-written file without a version is read as the current one.
+    version = str(data.get("schema_version", SCHEMA_VERSION))
+    if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         problems.append(
             Problem(
                 "schema_version",

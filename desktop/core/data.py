@@ -131,7 +131,12 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, None, str, int]:
     quoting = csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL
     try:
         frame = pd.read_csv(
-            io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, quoting=quoting, skip_blank_lines=True
+            io.StringIO(text),
+            sep=sep,
+            dtype=str,
+            keep_default_na=False,
+            quoting=quoting,
+            skip_blank_lines=True,
         )
     except pd.errors.ParserError as exc:
         raise DataError(
@@ -139,7 +144,9 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, None, str, int]:
             "Every row needs as many fields as the header; quote texts that contain the separator.",
         ) from None
     except pd.errors.EmptyDataError:
-        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.") from None
+        raise DataError(
+            f"{path.name} is empty.", "Choose a file that holds your training examples."
+        ) from None
     # Row 1 is the header, so data row i is spreadsheet row i + 2.
     return frame, None, "row", 2
 

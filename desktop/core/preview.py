@@ -87,9 +87,13 @@ def preview(config: RunConfig, num_rows: int = 5, tokenizer: Any = None, sample:
     return result
 
 
-def _stats(config: RunConfig, train: Table, guess: Guess, tokenizer: Any, sample: int) -> dict[str, TokenStats]:
+def _stats(
+    config: RunConfig, train: Table, guess: Guess, tokenizer: Any, sample: int
+) -> dict[str, TokenStats]:
     from desktop.core.tasks import task_module
 
     head = train.take(list(range(min(sample, len(train)))))
     texts = task_module(config.task).texts(head, guess.columns, tokenizer)
-    return {name: token_stats(values, tokenizer, config.training.max_length) for name, values in texts.items()}
+    return {
+        name: token_stats(values, tokenizer, config.training.max_length) for name, values in texts.items()
+    }

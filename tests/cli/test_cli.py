@@ -30,18 +30,39 @@ def _gbk_csv(path: Path) -> Path:
 
 
 def _fast(*extra: str) -> list[str]:
-    settings = ["training.max_steps=12", "training.batch_size=8", "training.learning_rate=1e-2",
-                "training.max_length=48", "training.logging_steps=4"]
+    settings = [
+        "training.max_steps=12",
+        "training.batch_size=8",
+        "training.learning_rate=1e-2",
+        "training.max_length=48",
+        "training.logging_steps=4",
+    ]
     return [arg for s in (*settings, *extra) for arg in ("--set", s)]
 
 
-def test_init_then_train_on_gbk_chinese_csv(tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_init_then_train_on_gbk_chinese_csv(
+    tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     from transformers import AutoModelForSequenceClassification
 
     data = _gbk_csv(tmp_path / "评论.csv")
     config_path = tmp_path / "run.toml"
-    assert main(["init", "--task", "classification", "--model", str(tiny_bert), "--data", str(data),
-                 "-o", str(config_path)]) == 0
+    assert (
+        main(
+            [
+                "init",
+                "--task",
+                "classification",
+                "--model",
+                str(tiny_bert),
+                "--data",
+                str(data),
+                "-o",
+                str(config_path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "text         <- 用户留言  (content)" in out and "label        <- 结果  (content)" in out
     text = config_path.read_text(encoding="utf-8")
@@ -62,8 +83,19 @@ def test_init_then_train_on_gbk_chinese_csv(tiny_bert: Path, tmp_path: Path, cap
 def test_init_refuses_to_overwrite(tmp_path: Path, samples: Path, capsys: pytest.CaptureFixture) -> None:
     config_path = tmp_path / "run.toml"
     config_path.write_text("keep me", encoding="utf-8")
-    code = main(["init", "--task", "seq2seq", "--model", "t5-small", "--data", str(samples / "translation.tsv"),
-                 "-o", str(config_path)])
+    code = main(
+        [
+            "init",
+            "--task",
+            "seq2seq",
+            "--model",
+            "t5-small",
+            "--data",
+            str(samples / "translation.tsv"),
+            "-o",
+            str(config_path),
+        ]
+    )
     assert code == 2 and config_path.read_text(encoding="utf-8") == "keep me"
     assert "--force" in capsys.readouterr().err
 
@@ -79,11 +111,26 @@ def test_validate_reports_every_problem_with_exit_2(tmp_path: Path, capsys: pyte
         assert field in err
 
 
-def test_validate_and_preview_a_good_config(tiny_gpt2: Path, samples: Path, tmp_path: Path,
-                                            capsys: pytest.CaptureFixture) -> None:
+def test_validate_and_preview_a_good_config(
+    tiny_gpt2: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     config_path = tmp_path / "run.toml"
-    assert main(["init", "--task", "causal-lm", "--model", str(tiny_gpt2), "--data",
-                 str(samples / "instructions.jsonl"), "-o", str(config_path)]) == 0
+    assert (
+        main(
+            [
+                "init",
+                "--task",
+                "causal-lm",
+                "--model",
+                str(tiny_gpt2),
+                "--data",
+                str(samples / "instructions.jsonl"),
+                "-o",
+                str(config_path),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["validate", str(config_path)]) == 0
     assert "OK. 180 training rows, 20 for evaluation" in capsys.readouterr().out
@@ -97,12 +144,15 @@ def test_validate_and_preview_a_good_config(tiny_gpt2: Path, samples: Path, tmp_
     ("content", "message"),
     [
         ('{"text": "ok", "label": "a"}\n{"text": "bad", "label": \n', "line 2 is not valid JSON"),
-        ('{"text": "ok", "label": "a"}\n{"text": "", "label": "b"}\n{"text": "x", "label": "b"}\n',
-         "1 row has an empty text"),
+        (
+            '{"text": "ok", "label": "a"}\n{"text": "", "label": "b"}\n{"text": "x", "label": "b"}\n',
+            "1 row has an empty text",
+        ),
     ],
 )
-def test_bad_data_exits_2_without_a_run_folder(tiny_bert: Path, tmp_path: Path, content: str, message: str,
-                                               capsys: pytest.CaptureFixture) -> None:
+def test_bad_data_exits_2_without_a_run_folder(
+    tiny_bert: Path, tmp_path: Path, content: str, message: str, capsys: pytest.CaptureFixture
+) -> None:
     data = tmp_path / "data.jsonl"
     data.write_text(content, encoding="utf-8")
     config_path = tmp_path / "run.toml"
@@ -123,7 +173,8 @@ def _cli(*args: str, **kwargs: object) -> subprocess.Popen:
 
 def _write_config(path: Path, model: Path, data: Path) -> Path:
     path.write_text(
-        f'schema_version = "1.0"\n[model]\nname = "{model.as_posix()}"\n[data]\nfiles = ["{data.as_posix()}"]\n'
+        f'schema_version = "1.0"\n[model]\nname = "{model.as_posix()}"\n'
+        f'[data]\nfiles = ["{data.as_posix()}"]\n'
         "[training]\nmax_steps = 100000\nbatch_size = 4\nmax_length = 32\nlogging_steps = 1\n",
         encoding="utf-8",
     )
@@ -131,11 +182,21 @@ def _write_config(path: Path, model: Path, data: Path) -> Path:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is a POSIX test")
-def test_ctrl_c_stops_with_checkpoint_and_resume_continues(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+def test_ctrl_c_stops_with_checkpoint_and_resume_continues(
+    tiny_bert: Path, samples: Path, tmp_path: Path
+) -> None:
     config_path = _write_config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
     runs = tmp_path / "runs"
-    proc = _cli("-m", "desktop.cli", "train", str(config_path), "--runs-dir", str(runs),
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _cli(
+        "-m",
+        "desktop.cli",
+        "train",
+        str(config_path),
+        "--runs-dir",
+        str(runs),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     for line in proc.stderr:  # wait until training really runs
         if line.startswith("step"):
             break
@@ -148,8 +209,17 @@ def test_ctrl_c_stops_with_checkpoint_and_resume_continues(tiny_bert: Path, samp
     stopped_at = int(checkpoint.name.split("-")[1])
 
     # The same command with --resume continues that run (here with a nearer end).
-    code = main(["train", str(config_path), "--runs-dir", str(runs), "--resume",
-                 "--set", f"training.max_steps={stopped_at + 3}"])
+    code = main(
+        [
+            "train",
+            str(config_path),
+            "--runs-dir",
+            str(runs),
+            "--resume",
+            "--set",
+            f"training.max_steps={stopped_at + 3}",
+        ]
+    )
     assert code == 0
     events = [json.loads(line) for line in (run / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [e["resumed_from_step"] for e in events if e["event"] == "started"] == [0, stopped_at]
@@ -159,12 +229,22 @@ def test_ctrl_c_stops_with_checkpoint_and_resume_continues(tiny_bert: Path, samp
     assert load_config(run / "config.toml").training.max_steps == stopped_at + 3
 
 
-def test_worker_prints_json_events_and_stops_on_request(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+def test_worker_prints_json_events_and_stops_on_request(
+    tiny_bert: Path, samples: Path, tmp_path: Path
+) -> None:
     config_path = _write_config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
-    text = config_path.read_text(encoding="utf-8") + f'[output]\nruns_dir = "{(tmp_path / "runs").as_posix()}"\n'
+    text = (
+        config_path.read_text(encoding="utf-8") + f'[output]\nruns_dir = "{(tmp_path / "runs").as_posix()}"\n'
+    )
     config_path.write_text(text, encoding="utf-8")
-    proc = _cli("-m", "desktop.worker", str(config_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL)
+    proc = _cli(
+        "-m",
+        "desktop.worker",
+        str(config_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     events = []
     for line in proc.stdout:
         events.append(json.loads(line))

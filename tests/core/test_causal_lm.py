@@ -16,7 +16,7 @@ def _table(rows: list[dict]) -> Table:
 
 
 def _learned_text(tokenizer: object, example: dict) -> str:
-    ids = [tok for tok, label in zip(example["input_ids"], example["labels"]) if label != IGNORE]
+    ids = [tok for tok, label in zip(example["input_ids"], example["labels"], strict=True) if label != IGNORE]
     return tokenizer.decode(ids)
 
 
@@ -24,9 +24,16 @@ def test_instruction_rows_learn_only_the_answer(tiny_gpt2: Path) -> None:
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
-    rows = [{"instruction": "What is the capital of Japan?", "input": "", "output": "The capital of Japan is Tokyo."}]
-    examples, notes = encode(_table(rows), Columns(instruction="instruction", input="input", output="output"),
-                             tokenizer, 128)
+    rows = [
+        {
+            "instruction": "What is the capital of Japan?",
+            "input": "",
+            "output": "The capital of Japan is Tokyo.",
+        }
+    ]
+    examples, notes = encode(
+        _table(rows), Columns(instruction="instruction", input="input", output="output"), tokenizer, 128
+    )
     full = tokenizer.decode(examples[0]["input_ids"])
     assert full.startswith("<|user|>\nWhat is the capital of Japan?")
     assert _learned_text(tokenizer, examples[0]).strip() == "The capital of Japan is Tokyo.<|endoftext|>"

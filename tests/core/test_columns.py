@@ -17,7 +17,12 @@ def _table(rows: list[dict]) -> Table:
 
 
 def test_classification_by_english_names() -> None:
-    table = _table([{"id": 1, "Review": "great phone", "Sentiment": "pos"}, {"id": 2, "Review": "bad", "Sentiment": "neg"}])
+    table = _table(
+        [
+            {"id": 1, "Review": "great phone", "Sentiment": "pos"},
+            {"id": 2, "Review": "bad", "Sentiment": "neg"},
+        ]
+    )
     guess = guess_columns(table, "classification")
     assert (guess.columns.text, guess.columns.label) == ("Review", "Sentiment")
     assert guess.found_by == {"text": "name", "label": "name"}
@@ -30,8 +35,10 @@ def test_classification_by_chinese_names() -> None:
 
 
 def test_classification_by_content_when_names_say_nothing() -> None:
-    rows = [{"kol_a": lab, "kol_b": f"这是一条比较长的用户留言，编号 {i}，内容各不相同。"}
-            for i, lab in enumerate(["满意", "不满意"] * 10)]
+    rows = [
+        {"kol_a": lab, "kol_b": f"这是一条比较长的用户留言，编号 {i}，内容各不相同。"}
+        for i, lab in enumerate(["满意", "不满意"] * 10)
+    ]
     guess = guess_columns(_table(rows), "classification")
     assert (guess.columns.text, guess.columns.label) == ("kol_b", "kol_a")
     assert guess.found_by == {"text": "content", "label": "content"}
@@ -47,10 +54,17 @@ def test_config_choice_wins() -> None:
 @pytest.mark.parametrize(
     ("rows", "fmt", "roles"),
     [
-        ([{"instruction": "Add", "input": "1 2", "output": "3"}], "instruction", {"instruction", "input", "output"}),
+        (
+            [{"instruction": "Add", "input": "1 2", "output": "3"}],
+            "instruction",
+            {"instruction", "input", "output"},
+        ),
         ([{"prompt": "Q: 1+1", "completion": " 2"}], "prompt", {"prompt", "completion"}),
-        ([{"conversations": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}],
-         "chat", {"messages"}),
+        (
+            [{"conversations": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}],
+            "chat",
+            {"messages"},
+        ),
         ([{"content": "Once upon a time"}], "text", {"text"}),
     ],
 )

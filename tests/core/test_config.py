@@ -56,7 +56,12 @@ def test_validate_lists_every_problem_with_its_field(tmp_path: Path) -> None:
     problems = {p.field: p.message for p in config.validate()}
 
     assert set(problems) >= {
-        "task", "model.name", "data.files", "training.learning_rate", "training.batch_size", "validation.fraction"
+        "task",
+        "model.name",
+        "data.files",
+        "training.learning_rate",
+        "training.batch_size",
+        "validation.fraction",
     }
     assert "classification, causal-lm, seq2seq" in problems["task"]
     assert "hub id" in problems["model.name"]
@@ -92,8 +97,10 @@ def test_not_toml_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_overrides_set_typed_values(tmp_path: Path) -> None:
-    config = with_overrides(_config(tmp_path), ["training.epochs=2", "training.learning_rate=1e-3",
-                                                "model.name=gpt2", "data.drop_bad_rows=true"])
+    config = with_overrides(
+        _config(tmp_path),
+        ["training.epochs=2", "training.learning_rate=1e-3", "model.name=gpt2", "data.drop_bad_rows=true"],
+    )
     assert config.training.epochs == 2.0 and config.training.learning_rate == 1e-3
     assert config.model.name == "gpt2" and config.data.drop_bad_rows is True
     with pytest.raises(ConfigError) as info:
@@ -107,3 +114,10 @@ def test_bundled_and_local_models_are_checked(tmp_path: Path) -> None:
     assert any("unknown bundled model" in p.message for p in config.validate())
     config.model.name = str(tmp_path)
     assert any("no config.json" in p.message for p in config.validate())
+
+
+def test_a_hand_written_file_without_version_reads_as_current(tmp_path: Path) -> None:
+    (tmp_path / "d.csv").write_text("text,label\na,x\n", encoding="utf-8")
+    (tmp_path / "run.toml").write_text('[model]\nname = "gpt2"\n[data]\nfiles = "d.csv"\n', encoding="utf-8")
+    config = load_config(tmp_path / "run.toml")
+    assert config.data.files == [str((tmp_path / "d.csv").resolve())] and config.validate() == []

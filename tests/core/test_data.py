@@ -13,7 +13,11 @@ from desktop.core.config import Columns
 from desktop.core.data import read_file, split_fraction
 from desktop.core.errors import DataError
 
-ROWS = [{"text": "很好用", "label": "正面"}, {"text": "太差了", "label": "负面"}, {"text": "Great!", "label": "正面"}]
+ROWS = [
+    {"text": "很好用", "label": "正面"},
+    {"text": "太差了", "label": "负面"},
+    {"text": "Great!", "label": "正面"},
+]
 
 
 def _write(path: Path, rows: list[dict] = ROWS) -> Path:
@@ -101,8 +105,10 @@ def test_missing_mapped_column(tmp_path: Path) -> None:
 
 
 def test_blank_texts_are_counted_with_row_numbers(tmp_path: Path) -> None:
-    rows = [{"text": t, "label": lab} for t, lab in
-            [("ok", "a"), ("  ", "b"), ("fine", "a"), ("", "b"), ("good", "b")]]
+    rows = [
+        {"text": t, "label": lab}
+        for t, lab in [("ok", "a"), ("  ", "b"), ("fine", "a"), ("", "b"), ("good", "b")]
+    ]
     table = read_file(_write(tmp_path / "data.csv", rows))
     with pytest.raises(DataError) as info:
         check_rows(table, "classification", Columns(text="text", label="label"))
@@ -123,7 +129,9 @@ def test_all_blank_column(tmp_path: Path) -> None:
 
 def test_missing_labels(tmp_path: Path) -> None:
     path = tmp_path / "data.jsonl"
-    path.write_text('{"text": "a", "label": "x"}\n{"text": "b"}\n{"text": "c", "label": "y"}\n', encoding="utf-8")
+    path.write_text(
+        '{"text": "a", "label": "x"}\n{"text": "b"}\n{"text": "c", "label": "y"}\n', encoding="utf-8"
+    )
     with pytest.raises(DataError, match="1 row has no label") as info:
         check_rows(read_file(path), "classification", Columns(text="text", label="label"))
     assert "data.jsonl line 2" in info.value.message
@@ -132,7 +140,11 @@ def test_missing_labels(tmp_path: Path) -> None:
 def test_single_class(tmp_path: Path) -> None:
     rows = [{"text": "a", "label": "x"}, {"text": "b", "label": "x"}]
     with pytest.raises(DataError, match="at least two classes"):
-        check_rows(read_file(_write(tmp_path / "data.csv", rows)), "classification", Columns(text="text", label="label"))
+        check_rows(
+            read_file(_write(tmp_path / "data.csv", rows)),
+            "classification",
+            Columns(text="text", label="label"),
+        )
 
 
 def test_validation_fraction_is_reproducible_and_keeps_locations(tmp_path: Path) -> None:
@@ -153,5 +165,7 @@ def test_chat_rows_without_assistant_reply_are_named(tmp_path: Path) -> None:
     path.write_text("\n".join(json.dumps(r) for r in (good, bad, good)), encoding="utf-8")
     table = read_file(path)
     guess = guess_columns(table, "causal-lm")
-    with pytest.raises(DataError, match="1 row has no chat conversation with an assistant reply.*chat.jsonl line 2"):
+    with pytest.raises(
+        DataError, match=r"1 row has no chat conversation with an assistant reply.*chat\.jsonl line 2"
+    ):
         check_rows(table, "causal-lm", guess.columns)

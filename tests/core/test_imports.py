@@ -6,10 +6,21 @@ import subprocess
 import sys
 
 MODULES = [
-    "desktop.core.config", "desktop.core.data", "desktop.core.columns", "desktop.core.events",
-    "desktop.core.errors", "desktop.core.runs", "desktop.core.models", "desktop.core.preview",
-    "desktop.core.training", "desktop.core.tasks.classification", "desktop.core.tasks.causal_lm",
-    "desktop.core.tasks.seq2seq", "desktop.core.paths", "desktop.cli", "desktop.worker",
+    "desktop.core.config",
+    "desktop.core.data",
+    "desktop.core.columns",
+    "desktop.core.events",
+    "desktop.core.errors",
+    "desktop.core.runs",
+    "desktop.core.models",
+    "desktop.core.preview",
+    "desktop.core.training",
+    "desktop.core.tasks.classification",
+    "desktop.core.tasks.causal_lm",
+    "desktop.core.tasks.seq2seq",
+    "desktop.core.paths",
+    "desktop.cli",
+    "desktop.worker",
 ]
 QT = ("PySide6", "shiboken6", "pyqtgraph", "desktop.gui")
 HEAVY = ("torch", "transformers", "datasets", "peft", "accelerate")

@@ -34,7 +34,9 @@ def _assert_learned(events: Recorder) -> None:
 def test_classification_trains_and_reloads(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=60)
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=60
+    )
     events = Recorder()
     result = run_training(config, events.append)
 
@@ -53,17 +55,23 @@ def test_classification_trains_and_reloads(tiny_bert: Path, samples: Path, tmp_p
 def test_causal_lm_learns_responses_only_and_reloads(tiny_gpt2: Path, samples: Path, tmp_path: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    config = make_config("causal-lm", tiny_gpt2, [samples / "instructions.jsonl"], tmp_path / "runs", max_steps=60)
+    config = make_config(
+        "causal-lm", tiny_gpt2, [samples / "instructions.jsonl"], tmp_path / "runs", max_steps=60
+    )
     events = Recorder()
     result = run_training(config, events.append)
 
     assert result.status == "finished", result.failure
     _assert_learned(events)
-    assert result.metrics["eval_perplexity"] == pytest.approx(2.718281828 ** result.metrics["eval_loss"], rel=1e-4)
+    assert result.metrics["eval_perplexity"] == pytest.approx(
+        2.718281828 ** result.metrics["eval_loss"], rel=1e-4
+    )
     tokenizer = AutoTokenizer.from_pretrained(result.model_dir)
     assert tokenizer.chat_template  # the fallback template travels with the model
     prompt = tokenizer.apply_chat_template(
-        [{"role": "user", "content": "What is the capital of Japan?"}], tokenize=False, add_generation_prompt=True
+        [{"role": "user", "content": "What is the capital of Japan?"}],
+        tokenize=False,
+        add_generation_prompt=True,
     )
     model = AutoModelForCausalLM.from_pretrained(result.model_dir)
     ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
@@ -88,7 +96,9 @@ def test_seq2seq_trains_and_reloads(tiny_t5: Path, samples: Path, tmp_path: Path
 
 
 def test_events_are_recorded_in_the_run_folder(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
-    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=10)
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=10
+    )
     events = Recorder()
     result = run_training(config, events.append)
 
@@ -98,7 +108,9 @@ def test_events_are_recorded_in_the_run_folder(tiny_bert: Path, samples: Path, t
     assert started.num_train_examples + started.num_eval_examples == 300
     progress = events.of(ProgressEvent)
     assert [p.step for p in progress] == list(range(1, 11))
-    assert progress[-1].eta_s == 0 and progress[-1].samples_per_second > 0 and progress[-1].tokens_per_second > 0
+    assert (
+        progress[-1].eta_s == 0 and progress[-1].samples_per_second > 0 and progress[-1].tokens_per_second > 0
+    )
     memory = events.of(MemoryEvent)
     assert memory and memory[0].rss_bytes > 0 and memory[0].allocated_bytes is None
     assert any("learning_rate" in e.metrics and "grad_norm" in e.metrics for e in events.of(LogEvent))
@@ -113,8 +125,15 @@ def test_events_are_recorded_in_the_run_folder(tiny_bert: Path, samples: Path, t
 
 
 def test_stop_keeps_a_checkpoint_and_resume_continues(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
-    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs",
-                         max_steps=12, save_steps=100, eval_steps=100)
+    config = make_config(
+        "classification",
+        tiny_bert,
+        [samples / "reviews.csv"],
+        tmp_path / "runs",
+        max_steps=12,
+        save_steps=100,
+        eval_steps=100,
+    )
     stop = threading.Event()
     events = Recorder()
 

@@ -91,17 +91,22 @@ def texts(table: Table, columns: Columns, tokenizer: Any) -> dict[str, list[str]
     return {"text": [text for text, _ in render(table, columns, tokenizer)]}
 
 
-def _encode_spans(rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: Any, max_length: int) -> tuple[list[dict], int]:
+def _encode_spans(
+    rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: Any, max_length: int
+) -> tuple[list[dict], int]:
     enc = tokenizer(
-        [t for t, _ in rendered], truncation=True, max_length=max_length,
-        return_offsets_mapping=True, add_special_tokens=False,
+        [t for t, _ in rendered],
+        truncation=True,
+        max_length=max_length,
+        return_offsets_mapping=True,
+        add_special_tokens=False,
     )
     examples, dropped = [], 0
     for i, (_, spans) in enumerate(rendered):
         ids, offsets = enc["input_ids"][i], enc["offset_mapping"][i]
         labels = [
             tok if end > start and any(s <= start < e for s, e in spans) else IGNORE
-            for tok, (start, end) in zip(ids, offsets)
+            for tok, (start, end) in zip(ids, offsets, strict=True)
         ]
         if all(label == IGNORE for label in labels):
             dropped += 1
@@ -110,9 +115,15 @@ def _encode_spans(rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: 
     return examples, dropped
 
 
-def _encode_blocks(rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: Any, max_length: int) -> list[dict]:
+def _encode_blocks(
+    rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: Any, max_length: int
+) -> list[dict]:
     # Plain text is joined and cut into blocks of max_length tokens, as transformers' run_clm does.
-    ids = [tok for row in tokenizer([t for t, _ in rendered], add_special_tokens=False)["input_ids"] for tok in row]
+    ids = [
+        tok
+        for row in tokenizer([t for t, _ in rendered], add_special_tokens=False)["input_ids"]
+        for tok in row
+    ]
     blocks = [ids[i : i + max_length] for i in range(0, len(ids), max_length)]
     return [{"input_ids": b, "attention_mask": [1] * len(b), "labels": list(b)} for b in blocks if len(b) > 1]
 
@@ -140,7 +151,9 @@ def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> t
     return examples, notes
 
 
-def prepare(config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns) -> Prepared:
+def prepare(
+    config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns
+) -> Prepared:
     """Load a causal LM and tokenize the rows."""
     from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq
 

@@ -35,7 +35,9 @@ def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, li
     return out
 
 
-def _encode(table: Table, columns: Columns, tokenizer: Any, max_length: int, label2id: dict[str, int]) -> list[dict]:
+def _encode(
+    table: Table, columns: Columns, tokenizer: Any, max_length: int, label2id: dict[str, int]
+) -> list[dict]:
     inputs = texts(table, columns)
     enc = tokenizer(inputs["text"], inputs.get("text_pair"), truncation=True, max_length=max_length)
     labels = [label2id[label_key(v)] for v in table.frame[columns.label]]
@@ -43,7 +45,9 @@ def _encode(table: Table, columns: Columns, tokenizer: Any, max_length: int, lab
     return [{**{k: enc[k][i] for k in keys}, "labels": labels[i]} for i in range(len(labels))]
 
 
-def prepare(config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns) -> Prepared:
+def prepare(
+    config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns
+) -> Prepared:
     """Load a sequence-classification model and tokenize the rows."""
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
 
@@ -79,7 +83,9 @@ def compute_metrics(prediction: Any) -> dict[str, float]:
     """Accuracy and macro-F1 from logits and label ids."""
     import numpy as np
 
-    logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+    logits = (
+        prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+    )
     predicted = np.asarray(logits).argmax(-1)
     labels = np.asarray(prediction.label_ids)
     f1s = []

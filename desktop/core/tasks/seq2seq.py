@@ -25,7 +25,9 @@ def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> l
     return [{k: enc[k][i] for k in ("input_ids", "attention_mask", "labels")} for i in range(len(table))]
 
 
-def prepare(config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns) -> Prepared:
+def prepare(
+    config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns
+) -> Prepared:
     """Load an encoder-decoder model and tokenize the rows."""
     from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq
 

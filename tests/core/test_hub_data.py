@@ -1,0 +1,59 @@
+"""Hub datasets: the config's id, configuration and splits reach ``datasets``, and failures read well.
+
+``datasets.load_dataset`` is replaced by a fake here; no test touches the network.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from desktop.core.config import RunConfig
+from desktop.core.data import load_train_eval
+from desktop.core.errors import DataError
+
+
+@pytest.fixture
+def fake_hub(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    import datasets
+
+    calls: list[tuple] = []
+    splits = {
+        "train": {"sentence": ["good", "bad", "fine", "awful"], "label": [1, 0, 1, 0]},
+        "validation": {"sentence": ["great", "poor"], "label": [1, 0]},
+    }
+
+    def load_dataset(path: str, name: str | None = None, split: str | None = None, **kwargs: object) -> object:
+        calls.append((path, name, split))
+        if path != "owner/reviews":
+            raise FileNotFoundError(f"Dataset '{path}' doesn't exist on the Hub or cannot be accessed.")
+        return datasets.Dataset.from_dict(splits[split])
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    return calls
+
+
+def _config(hub_id: str, **validation: object) -> RunConfig:
+    config = RunConfig(task="classification")
+    config.data.hub_id, config.data.hub_config = hub_id, "en"
+    for key, value in validation.items():
+        setattr(config.validation, key, value)
+    return config
+
+
+def test_existing_validation_split(fake_hub: list[tuple]) -> None:
+    train, eval_ = load_train_eval(_config("owner/reviews", split="validation"))
+    assert fake_hub == [("owner/reviews", "en", "train"), ("owner/reviews", "en", "validation")]
+    assert train.frame["sentence"].tolist() == ["good", "bad", "fine", "awful"]
+    assert eval_.frame["label"].tolist() == [1, 0]
+    assert train.locate(2) == "owner/reviews[train] row 3"
+
+
+def test_fraction_of_the_train_split(fake_hub: list[tuple]) -> None:
+    train, eval_ = load_train_eval(_config("owner/reviews", fraction=0.25))
+    assert (len(train), len(eval_)) == (3, 1)
+
+
+def test_unknown_dataset_says_what_to_check(fake_hub: list[tuple]) -> None:
+    with pytest.raises(DataError, match="owner/missing") as info:
+        load_train_eval(_config("owner/missing"))
+    assert "dataset id" in info.value.hint
