@@ -122,7 +122,7 @@ def read_file(path: str | Path) -> Table:
     return Table(frame, path.name, [(0, f"{path.name} {word}", numbers, offset)])
 
 
-def _read_delimited(path: Path, sep: str) -> tuple[Any, None, str, int]:
+def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
     import pandas as pd
 
     text = decode_text(path.read_bytes(), path.name)
@@ -136,7 +136,7 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, None, str, int]:
             dtype=str,
             keep_default_na=False,
             quoting=quoting,
-            skip_blank_lines=True,
+            skip_blank_lines=False,
         )
     except pd.errors.ParserError as exc:
         raise DataError(
@@ -147,15 +147,20 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, None, str, int]:
         raise DataError(
             f"{path.name} is empty.", "Choose a file that holds your training examples."
         ) from None
-    # Row 1 is the header, so data row i is spreadsheet row i + 2.
-    return frame, None, "row", 2
+    return _drop_empty_rows(frame)
 
 
-def _read_csv(path: Path) -> tuple[Any, None, str, int]:
+def _drop_empty_rows(frame: Any) -> tuple[Any, list[int], str, int]:
+    # Numbers as a spreadsheet shows them: the header is row 1, and blank lines count as rows.
+    keep = [i for i, row in enumerate(frame.itertuples(index=False)) if not all(is_blank(v) for v in row)]
+    return frame.iloc[keep].reset_index(drop=True), [i + 2 for i in keep], "row", 2
+
+
+def _read_csv(path: Path) -> tuple[Any, list[int], str, int]:
     return _read_delimited(path, ",")
 
 
-def _read_tsv(path: Path) -> tuple[Any, None, str, int]:
+def _read_tsv(path: Path) -> tuple[Any, list[int], str, int]:
     return _read_delimited(path, "\t")
 
 
@@ -227,7 +232,7 @@ def _read_parquet(path: Path) -> tuple[Any, None, str, int]:
         raise DataError(f"{path.name} is not a readable Parquet file ({exc}).", "Export it again.") from None
 
 
-def _read_xlsx(path: Path) -> tuple[Any, None, str, int]:
+def _read_xlsx(path: Path) -> tuple[Any, list[int], str, int]:
     import pandas as pd
 
     try:
@@ -237,7 +242,7 @@ def _read_xlsx(path: Path) -> tuple[Any, None, str, int]:
             f"{path.name} is not a readable Excel workbook ({exc}).",
             "Save it from Excel as .xlsx (the first sheet is used, with a header row).",
         ) from None
-    return frame.dropna(how="all"), None, "row", 2
+    return _drop_empty_rows(frame)
 
 
 _READERS = {

@@ -169,3 +169,17 @@ def test_chat_rows_without_assistant_reply_are_named(tmp_path: Path) -> None:
         DataError, match=r"1 row has no chat conversation with an assistant reply.*chat\.jsonl line 2"
     ):
         check_rows(table, "causal-lm", guess.columns)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx"])
+def test_row_numbers_match_the_spreadsheet_with_blank_lines(tmp_path: Path, suffix: str) -> None:
+    rows = [{"text": "a", "label": "x"}, {"text": None, "label": None}, {"text": " ", "label": "y"}]
+    path = tmp_path / f"data{suffix}"
+    if suffix == ".csv":
+        path.write_text("text,label\na,x\n\n ,y\n", encoding="utf-8")
+    else:
+        _write(path, rows)
+    table = read_file(path)
+    assert len(table) == 2
+    with pytest.raises(DataError, match=rf"data{suffix} row 4\)"):
+        check_rows(table, "classification", Columns(text="text", label="label"))
