@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import json
+import math
+import struct
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +114,47 @@ def _load_error(source: ModelSource, what: str, exc: Exception) -> ModelError:
         f"The {what} {source.name} could not be loaded: {text.splitlines()[0] if text else exc!r}",
         "Check the model id and your network connection, or pick a local model folder.",
     )
+
+
+@dataclass(frozen=True)
+class LocalModelInfo:
+    """What a local model folder holds, read without loading the weights.
+
+    Attributes:
+        architecture: The model class, e.g. ``BertForMaskedLM``.
+        model_type: The family, e.g. ``bert``.
+        num_parameters: Parameters counted from the safetensors headers, or ``None``.
+    """
+
+    architecture: str
+    model_type: str
+    num_parameters: int | None
+
+
+def describe_local_model(folder: str | Path) -> LocalModelInfo:
+    """Read a model folder's config and weight headers (fast: no torch, no weights loaded).
+
+    Raises:
+        ModelError: The folder has no ``config.json`` or no weights.
+    """
+    folder = Path(folder)
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise ModelError(
+            f"{folder} has no readable config.json.", "Pick the folder that holds config.json and the weights."
+        ) from None
+    weights = sorted(folder.glob("*.safetensors"))
+    if not weights and not list(folder.glob("*.bin")):
+        raise ModelError(f"{folder} holds no model weights.", "Pick a folder with .safetensors or .bin files.")
+    count = sum(_safetensors_numel(p) for p in weights) if weights else None
+    architectures = config.get("architectures") or ["?"]
+    return LocalModelInfo(architectures[0], str(config.get("model_type", "?")), count)
+
+
+def _safetensors_numel(path: Path) -> int:
+    # A safetensors file starts with an 8-byte little-endian header length and a JSON header.
+    with open(path, "rb") as fh:
+        (size,) = struct.unpack("<Q", fh.read(8))
+        header = json.loads(fh.read(size))
+    return sum(math.prod(t["shape"]) for name, t in header.items() if name != "__metadata__")

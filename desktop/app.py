@@ -1,0 +1,85 @@
+"""Application start-up: Qt application, theme, settings and the main window."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+
+
+def dark_palette() -> QPalette:
+    """Fusion's palette in dark colours."""
+    p = QPalette()
+    colors = {
+        QPalette.ColorRole.Window: "#202124", QPalette.ColorRole.WindowText: "#e8eaed",
+        QPalette.ColorRole.Base: "#17181a", QPalette.ColorRole.AlternateBase: "#2a2b2e",
+        QPalette.ColorRole.Text: "#e8eaed", QPalette.ColorRole.Button: "#2d2e31",
+        QPalette.ColorRole.ButtonText: "#e8eaed", QPalette.ColorRole.Highlight: "#2f6fde",
+        QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#2d2e31",
+        QPalette.ColorRole.ToolTipText: "#e8eaed", QPalette.ColorRole.PlaceholderText: "#9aa0a6",
+        QPalette.ColorRole.Link: "#8ab4f8",
+    }
+    for role, color in colors.items():
+        p.setColor(role, QColor(color))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f7378"))
+    return p
+
+
+def apply_theme(app: QApplication, theme: str = "auto") -> None:
+    """Fusion style, light or dark as the OS says (or as ``theme`` forces), plots to match."""
+    import pyqtgraph as pg
+
+    app.setStyle("Fusion")
+    dark = theme == "dark" or (
+        theme == "auto" and QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    )
+    palette = dark_palette() if dark else app.style().standardPalette()
+    app.setPalette(palette)
+    pg.setConfigOptions(
+        antialias=True,
+        background=palette.color(QPalette.ColorRole.Base),
+        foreground=palette.color(QPalette.ColorRole.Text),
+    )
+    app.setStyleSheet((RESOURCES / "style.qss").read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start the desktop app."""
+    parser = argparse.ArgumentParser(prog="finetune-studio")
+    parser.add_argument("--screenshots", type=Path, metavar="DIR", help="save a PNG of every page and quit")
+    parser.add_argument("--theme", choices=("auto", "light", "dark"), default="auto")
+    parser.add_argument("--settings", type=Path, help=argparse.SUPPRESS)  # an INI file, for tests and benches
+    parser.add_argument("--quit-when-shown", action="store_true", help=argparse.SUPPRESS)  # start-up bench
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Finetune Studio")
+    app.setOrganizationName("FinetuneStudio")
+    apply_theme(app, args.theme)
+    if args.screenshots:
+        from desktop.gui.screenshots import save_screenshots
+
+        save_screenshots(args.screenshots, args.theme)
+        return 0
+
+    from desktop.gui.main_window import MainWindow
+    from desktop.gui.settings import Settings
+
+    window = MainWindow(Settings(args.settings))
+    window.show()
+    if args.quit_when_shown:
+        QTimer.singleShot(0, lambda: (print("shown", flush=True), window.close(), app.quit()))
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The Qt layer: main window, wizard pages, plots and the threads that run core work."""

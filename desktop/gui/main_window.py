@@ -1,0 +1,274 @@
+"""The main window: the five steps in a sidebar, the current page, Back / Next and a status bar."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.config import RunConfig, load_config
+from desktop.core.errors import StudioError
+from desktop.core.training import RunResult
+from desktop.gui.pages.base import WizardPage
+from desktop.gui.pages.data_page import DataPage
+from desktop.gui.pages.environment_page import EnvironmentPage
+from desktop.gui.pages.export_page import ExportPage
+from desktop.gui.pages.options_page import OptionsPage
+from desktop.gui.pages.train_page import TrainPage
+from desktop.gui.settings import Key, Settings
+from desktop.gui.training_controller import TrainingController
+
+SAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "resources" / "samples" / "classification.toml"
+
+
+class MainWindow(QMainWindow):
+    """The wizard.
+
+    Args:
+        settings: Where UI state is kept.
+        controller: Runs training; a fake with the same signals works for tests.
+    """
+
+    def __init__(self, settings: Settings, controller: object | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle(self.tr("Finetune Studio"))
+        self.setMinimumSize(QSize(980, 660))
+        self.settings = settings
+        self.controller = controller or TrainingController(self)
+        self.config = RunConfig()
+        self._closing = False
+
+        self.environment_page = EnvironmentPage()
+        self.data_page = DataPage()
+        self.options_page = OptionsPage()
+        self.train_page = TrainPage(self.controller, self.current_config)
+        self.export_page = ExportPage()
+        self.pages: list[WizardPage] = [
+            self.environment_page, self.data_page, self.options_page, self.train_page, self.export_page
+        ]
+
+        self.steps = QListWidget()
+        self.steps.setObjectName("steps")
+        self.steps.setFixedWidth(200)
+        for i, page in enumerate(self.pages, 1):
+            item = QListWidgetItem(f"{i}   {page.title}")
+            item.setSizeHint(QSize(180, 40))
+            self.steps.addItem(item)
+        self.steps.currentRowChanged.connect(self._on_steps_current_row_changed)
+        self.stack = QStackedWidget()
+        for page in self.pages:
+            self.stack.addWidget(page)
+            page.validity_changed.connect(self._update_navigation)
+        self.page_title = QLabel()
+        self.page_title.setObjectName("pageTitle")
+        self.page_subtitle = QLabel()
+        self.page_subtitle.setObjectName("hint")
+        self.reason = QLabel()
+        self.reason.setObjectName("reason")
+        self.reason.setWordWrap(True)
+        self.back_button = QPushButton(self.tr("Back"))
+        self.back_button.clicked.connect(lambda: self.go_to(self.stack.currentIndex() - 1))
+        self.next_button = QPushButton(self.tr("Next"))
+        self.next_button.setObjectName("primary")
+        self.next_button.setDefault(True)
+        self.next_button.clicked.connect(lambda: self.go_to(self.stack.currentIndex() + 1))
+
+        nav = QHBoxLayout()
+        nav.addWidget(self.reason, 1)
+        nav.addWidget(self.back_button)
+        nav.addWidget(self.next_button)
+        content = QVBoxLayout()
+        content.setContentsMargins(20, 16, 20, 12)
+        content.addWidget(self.page_title)
+        content.addWidget(self.page_subtitle)
+        content.addSpacing(6)
+        content.addWidget(self.stack, 1)
+        content.addLayout(nav)
+        body = QHBoxLayout()
+        body.setContentsMargins(0, 0, 0, 0)
+        body.setSpacing(0)
+        body.addWidget(self.steps)
+        body.addLayout(content, 1)
+        central = QWidget()
+        central.setLayout(body)
+        self.setCentralWidget(central)
+        self._build_menu()
+
+        self.data_page.sample_requested.connect(self.load_sample)
+        self.controller.training_finished.connect(self._on_controller_training_finished)
+        self.controller.running_changed.connect(self._on_controller_running_changed)
+        self.controller.training_failed.connect(
+            lambda result: self.statusBar().showMessage(self.tr("Training did not finish."))
+        )
+        self._restore()
+
+    # ------------------------------------------------------------------ menu and actions
+
+    def _build_menu(self) -> None:
+        file_menu = self.menuBar().addMenu(self.tr("&File"))
+        sample = QAction(self.tr("Try the &sample"), self)
+        sample.triggered.connect(self.load_sample)
+        open_action = QAction(self.tr("&Open run config…"), self, shortcut=QKeySequence.StandardKey.Open)
+        open_action.triggered.connect(self._open_config)
+        save_action = QAction(self.tr("&Save run config…"), self, shortcut=QKeySequence.StandardKey.Save)
+        save_action.triggered.connect(self._save_config)
+        quit_action = QAction(self.tr("&Quit"), self, shortcut=QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        for action in (sample, open_action, save_action):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(quit_action)
+
+    def load_sample(self) -> None:
+        """Preload the sample reviews and the bundled model, then show the data page."""
+        self.set_config(load_config(SAMPLE_CONFIG))
+        self.go_to(1)
+        self.statusBar().showMessage(self.tr("Sample loaded: English and Chinese reviews with all-MiniLM-L6-v2."))
+
+    def set_config(self, config: RunConfig) -> None:
+        """Show ``config`` on every page."""
+        self.config = copy.deepcopy(config)
+        for page in self.pages:
+            page.load_config(self.config)
+        self._update_navigation()
+
+    def current_config(self) -> RunConfig:
+        """The run config as the pages now say."""
+        config = copy.deepcopy(self.config)
+        for page in self.pages:
+            page.apply_to(config)
+        return config
+
+    def _open_config(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open run config"), "", self.tr("Run configs (*.toml)"))
+        if not path:
+            return
+        try:
+            self.set_config(load_config(path))
+        except StudioError as exc:
+            QMessageBox.warning(self, self.tr("Cannot open this config"), str(exc))
+
+    def _save_config(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save run config"), "run.toml", self.tr("Run configs (*.toml)"))
+        if path:
+            self.current_config().save(path, comments=True)
+            self.statusBar().showMessage(self.tr("Saved {path}").format(path=path))
+
+    # ------------------------------------------------------------------ navigation
+
+    def go_to(self, index: int) -> None:
+        """Show step ``index`` if every step before it is complete."""
+        if 0 <= index < len(self.pages) and index <= self._furthest_allowed():
+            self.steps.setCurrentRow(index)
+
+    def _furthest_allowed(self) -> int:
+        for i, page in enumerate(self.pages):
+            if page.problem():
+                return i
+        return len(self.pages) - 1
+
+    def _on_steps_current_row_changed(self, row: int) -> None:
+        if row > self._furthest_allowed():
+            self.steps.setCurrentRow(self.stack.currentIndex())
+            return
+        self.stack.setCurrentIndex(row)
+        page = self.pages[row]
+        self.page_title.setText(page.title)
+        self.page_subtitle.setText(page.subtitle)
+        if page is self.environment_page and page.info is None:
+            page.check()
+        self._update_navigation()
+
+    def _update_navigation(self) -> None:
+        index = self.stack.currentIndex()
+        problem = self.pages[index].problem()
+        last = index == len(self.pages) - 1
+        self.back_button.setEnabled(index > 0)
+        self.next_button.setVisible(not last)
+        running = self.controller.is_running()
+        self.next_button.setEnabled(not problem and not (running and index == 3))
+        self.reason.setText(problem.splitlines()[0] if problem else "")
+        allowed = self._furthest_allowed()
+        for i in range(self.steps.count()):
+            item = self.steps.item(i)
+            enabled = i <= allowed
+            flags = item.flags()
+            item.setFlags(flags | Qt.ItemFlag.ItemIsEnabled if enabled else flags & ~Qt.ItemFlag.ItemIsEnabled)
+
+    # ------------------------------------------------------------------ training
+
+    def _on_controller_running_changed(self, running: bool) -> None:
+        for page in (self.data_page, self.options_page):
+            page.setEnabled(not running)
+        self.statusBar().showMessage(self.tr("Training…") if running else "")
+        self._update_navigation()
+        if not running and self._closing:
+            self.close()
+
+    def _on_controller_training_finished(self, result: RunResult) -> None:
+        self.export_page.show_result(result)
+        self.statusBar().showMessage(self.tr("Training finished. The model is in {folder}").format(folder=result.model_dir))
+
+    # ------------------------------------------------------------------ state
+
+    def _restore(self) -> None:
+        geometry = self.settings.bytes(Key.GEOMETRY)
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1180, 780)
+        text = self.settings.text(Key.LAST_CONFIG)
+        config = RunConfig()
+        if text:
+            try:
+                from desktop.core.config import from_dict
+
+                import tomlkit
+
+                config = from_dict(tomlkit.parse(text).unwrap())
+            except Exception:  # a damaged setting must not stop the app from starting
+                config = RunConfig()
+        self.set_config(config)
+        self.steps.setCurrentRow(0)
+
+    def save_state(self) -> None:
+        """Remember geometry and the run config for the next start."""
+        self.settings.set_bytes(Key.GEOMETRY, self.saveGeometry())
+        self.settings.set_text(Key.LAST_CONFIG, self.current_config().to_toml())
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802  (Qt's name)
+        if self.controller.is_running():
+            if not self._closing:
+                answer = QMessageBox.question(
+                    self,
+                    self.tr("Training is running"),
+                    self.tr("Stop training and quit? A checkpoint is saved so you can resume later."),
+                )
+                if answer != QMessageBox.StandardButton.Yes:
+                    event.ignore()
+                    return
+                self._closing = True
+                self.controller.stop()
+                self.statusBar().showMessage(self.tr("Stopping training and saving a checkpoint…"))
+            event.ignore()  # closes itself when the run has ended
+            return
+        self.save_state()
+        self.data_page.shutdown()
+        self.environment_page.shutdown()
+        event.accept()

@@ -1,0 +1,46 @@
+"""What every wizard page offers the main window."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QWidget
+
+from desktop.core.config import RunConfig
+
+
+class WizardPage(QWidget):
+    """A step of the wizard: edits part of the run config and says whether it is complete."""
+
+    validity_changed = Signal()
+    """The page became valid or invalid; read :meth:`problem`."""
+
+    title = ""
+    subtitle = ""
+
+    def load_config(self, config: RunConfig) -> None:
+        """Show the values of ``config``."""
+
+    def apply_to(self, config: RunConfig) -> None:
+        """Write the page's values into ``config``."""
+
+    def problem(self) -> str:
+        """Why the user cannot go on yet; empty when the page is complete."""
+        return ""
+
+    def shutdown(self) -> None:
+        """Wait for the page's background work to end (before the app quits)."""
+
+
+def error_label() -> QLabel:
+    """A label for a field's error, shown under the field, hidden while empty."""
+    label = QLabel()
+    label.setObjectName("fieldError")
+    label.setWordWrap(True)
+    label.setVisible(False)
+    return label
+
+
+def show_error(label: QLabel, text: str) -> None:
+    """Show ``text`` in an error label, or hide it when empty."""
+    label.setText(text)
+    label.setVisible(bool(text))

@@ -1,0 +1,449 @@
+"""Step 2: task, model and dataset, with a preview, the column mapping and token statistics."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
+from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
+from desktop.core.errors import StudioError
+from desktop.core.models import describe_local_model
+from desktop.core.preview import Preview, preview
+from desktop.gui.pages.base import WizardPage, error_label, show_error
+from desktop.gui.widgets.histogram_widget import HistogramWidget
+from desktop.gui.workers import BackgroundTask
+
+PREVIEW_ROWS = 50
+
+
+class DataPage(WizardPage):
+    """Chooses the task, the model and the data, and maps the data's columns."""
+
+    preview_loaded = Signal()
+    """A preview of the data arrived (or its error)."""
+    token_stats_loaded = Signal()
+    """Token statistics arrived (or their error)."""
+    sample_requested = Signal()
+    """The user asked to load the bundled sample."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.title = self.tr("Model & data")
+        self.subtitle = self.tr("What to train, and on which examples.")
+        self._config = RunConfig()
+        self._preview: Preview | None = None
+        self._data_problem = self.tr("Choose a data file or a hub dataset.")
+        self._generation = 0
+        self._tasks: set[BackgroundTask] = set()
+        self._debounce = QTimer(self, singleShot=True, interval=300)
+        self._debounce.timeout.connect(self._load_preview)
+
+        self.task_combo = QComboBox()
+        names = {
+            "classification": self.tr("Text classification"),
+            "causal-lm": self.tr("Causal-LM / chat fine-tuning"),
+            "seq2seq": self.tr("Sequence-to-sequence"),
+        }
+        for task in TASKS:
+            self.task_combo.addItem(names[task], task)
+        self.task_combo.currentIndexChanged.connect(self._on_task_changed)
+
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText(self.tr("Hub id such as bert-base-chinese, or a local folder"))
+        self.model_edit.editingFinished.connect(self._on_model_changed)
+        self.model_browse = QPushButton(self.tr("Folder…"))
+        self.model_browse.clicked.connect(self._browse_model)
+        self.model_info = QLabel()
+        self.model_info.setObjectName("hint")
+        self.model_error = error_label()
+
+        self.data_edit = QLineEdit()
+        self.data_edit.setPlaceholderText(self.tr("A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id"))
+        self.data_edit.editingFinished.connect(self._on_data_changed)
+        self.data_browse = QPushButton(self.tr("File…"))
+        self.data_browse.clicked.connect(self._browse_data)
+        self.data_error = error_label()
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumHeight(6)
+        self.busy.setTextVisible(False)
+        self.busy.setVisible(False)
+        self.sample_button = QPushButton(self.tr("Try the sample"))
+        self.sample_button.setToolTip(self.tr("Load short English and Chinese reviews and a small offline model"))
+        self.sample_button.clicked.connect(self.sample_requested)
+
+        self.fraction_spin = QDoubleSpinBox(suffix=" %", decimals=0, minimum=0, maximum=50, singleStep=5)
+        self.fraction_spin.setToolTip(self.tr("Share of the rows held out to measure the model; 0 = no evaluation"))
+        self.fraction_spin.valueChanged.connect(self._schedule_preview)
+        self.seed_spin = QSpinBox(minimum=0, maximum=2**31 - 1)
+        self.seed_spin.valueChanged.connect(self._schedule_preview)
+        self.split_info = QLabel()
+        self.split_info.setObjectName("hint")
+
+        self.format_combo = QComboBox()
+        formats = {
+            "chat": self.tr("Chat messages"),
+            "instruction": self.tr("Instruction / input / output"),
+            "prompt": self.tr("Prompt / completion"),
+            "text": self.tr("Plain text"),
+        }
+        for fmt in CAUSAL_FORMATS:
+            self.format_combo.addItem(formats[fmt], fmt)
+        self.format_combo.activated.connect(self._on_format_changed)
+        self.mapping_form = QFormLayout()
+        self.mapping_combos: dict[str, QComboBox] = {}
+        self.mapping_error = error_label()
+
+        self.table = QTableWidget()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.stats_label = QLabel(self.tr("Token lengths appear once the model and data are loaded."))
+        self.stats_label.setObjectName("hint")
+        self.stats_label.setWordWrap(True)
+        self.histogram = HistogramWidget()
+        self._build_layout()
+
+    def _build_layout(self) -> None:
+        source = QGroupBox(self.tr("Task and model"))
+        form = QFormLayout(source)
+        form.addRow(self.tr("Task:"), self.task_combo)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_edit)
+        model_row.addWidget(self.model_browse)
+        form.addRow(self.tr("Model:"), model_row)
+        form.addRow("", self.model_info)
+        form.addRow("", self.model_error)
+
+        data = QGroupBox(self.tr("Data"))
+        data_form = QFormLayout(data)
+        data_row = QHBoxLayout()
+        data_row.addWidget(self.data_edit)
+        data_row.addWidget(self.data_browse)
+        data_row.addWidget(self.sample_button)
+        data_form.addRow(self.tr("Dataset:"), data_row)
+        data_form.addRow("", self.busy)
+        data_form.addRow("", self.data_error)
+        split_row = QHBoxLayout()
+        split_row.addWidget(self.fraction_spin)
+        split_row.addWidget(QLabel(self.tr("seed")))
+        split_row.addWidget(self.seed_spin)
+        split_row.addWidget(self.split_info, 1)
+        data_form.addRow(self.tr("Evaluation:"), split_row)
+
+        mapping = QGroupBox(self.tr("Columns"))
+        mapping_layout = QVBoxLayout(mapping)
+        self.format_row = QFormLayout()
+        self.format_row.addRow(self.tr("Format:"), self.format_combo)
+        mapping_layout.addLayout(self.format_row)
+        mapping_layout.addLayout(self.mapping_form)
+        mapping_layout.addWidget(self.mapping_error)
+        mapping_layout.addStretch()
+
+        stats = QGroupBox(self.tr("Token lengths"))
+        stats_layout = QVBoxLayout(stats)
+        stats_layout.addWidget(self.stats_label)
+        stats_layout.addWidget(self.histogram, 1)
+
+        self.table.setMinimumHeight(160)
+        mapping.setMaximumHeight(230)
+        stats.setMaximumHeight(230)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(source, 0, 0)
+        grid.addWidget(data, 0, 1)
+        grid.addWidget(self.table, 1, 0, 1, 2)
+        grid.addWidget(mapping, 2, 0)
+        grid.addWidget(stats, 2, 1)
+        grid.setRowStretch(1, 1)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+
+    # ------------------------------------------------------------------ config in and out
+
+    def load_config(self, config: RunConfig) -> None:
+        self._config = copy.deepcopy(config)
+        self.task_combo.blockSignals(True)
+        self.task_combo.setCurrentIndex(max(0, TASKS.index(config.task) if config.task in TASKS else 0))
+        self.task_combo.blockSignals(False)
+        self.model_edit.setText(config.model.name)
+        data = config.data.hub_id or "; ".join(config.data.files)
+        self.data_edit.setText(data)
+        for spin, value in ((self.fraction_spin, config.validation.fraction * 100), (self.seed_spin, config.validation.seed)):
+            spin.blockSignals(True)
+            spin.setValue(value)
+            spin.blockSignals(False)
+        self._check_model()
+        self._load_preview()
+
+    def apply_to(self, config: RunConfig) -> None:
+        config.task = self._config.task
+        config.model = copy.deepcopy(self._config.model)
+        config.data = copy.deepcopy(self._config.data)
+        config.columns = copy.deepcopy(self._config.columns)
+        config.validation = copy.deepcopy(self._config.validation)
+
+    def problem(self) -> str:
+        return self.model_error.text() or self._data_problem or self.mapping_error.text()
+
+    def shutdown(self) -> None:
+        """Wait for background loading to end (before the app quits)."""
+        for task in list(self._tasks):
+            task.wait()
+
+    # ------------------------------------------------------------------ user changes
+
+    def _on_task_changed(self) -> None:
+        self._config.task = self.task_combo.currentData()
+        self._config.columns = Columns()
+        self._schedule_preview()
+
+    def _on_model_changed(self) -> None:
+        name = self.model_edit.text().strip()
+        if name != self._config.model.name:
+            self._config.model.name = name
+            self._check_model()
+            self._load_token_stats()
+
+    def _on_data_changed(self) -> None:
+        text = self.data_edit.text().strip()
+        parts = [p.strip() for p in text.split(";") if p.strip()]
+        self._config.data.files, self._config.data.hub_id = [], ""
+        if parts and all(Path(p).exists() for p in parts):
+            self._config.data.files = [str(Path(p).resolve()) for p in parts]
+        elif len(parts) == 1 and HUB_ID.match(parts[0]) and not Path(parts[0]).suffix:
+            self._config.data.hub_id = parts[0]
+        else:
+            self._config.data.files = parts
+        self._config.columns = Columns()
+        self._schedule_preview()
+
+    def _browse_model(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Choose a model folder"), self.model_edit.text())
+        if folder:
+            self.model_edit.setText(folder)
+            self._on_model_changed()
+
+    def _browse_data(self) -> None:
+        patterns = " ".join(f"*{s}" for s in DATA_SUFFIXES)
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Choose a data file"), "", self.tr("Data files ({patterns})").format(patterns=patterns)
+        )
+        if path:
+            self.data_edit.setText(path)
+            self._on_data_changed()
+
+    def _on_format_changed(self) -> None:
+        fmt = self.format_combo.currentData()
+        required, optional = CAUSAL_FORMATS[fmt]
+        self._config.columns = Columns()
+        self._build_mapping(required, optional, {})
+        self._set_problem_for_mapping()
+
+    def _on_mapping_changed(self) -> None:
+        values = {role: combo.currentData() or "" for role, combo in self.mapping_combos.items()}
+        self._config.columns = Columns(**values)
+        self._schedule_preview()
+
+    # ------------------------------------------------------------------ model
+
+    def _check_model(self) -> None:
+        problems = [p.message for p in self._config.validate() if p.field == "model.name"]
+        show_error(self.model_error, problems[0] if problems else "")
+        self.model_info.setText("")
+        name = self._config.model.name
+        if not problems and Path(name).expanduser().is_dir():
+            try:
+                info = describe_local_model(name)
+            except StudioError as exc:
+                show_error(self.model_error, exc.message)
+            else:
+                params = f"{info.num_parameters / 1e6:.1f} M" if info.num_parameters else "?"
+                self.model_info.setText(
+                    self.tr("{arch} ({type}), {params} parameters").format(
+                        arch=info.architecture, type=info.model_type, params=params
+                    )
+                )
+        elif not problems and name.startswith("bundled:"):
+            self.model_info.setText(self.tr("A small pretrained model that ships with the app (works offline)."))
+        elif not problems:
+            self.model_info.setText(self.tr("Downloaded from the Hugging Face hub when training starts."))
+        self.validity_changed.emit()
+
+    # ------------------------------------------------------------------ preview
+
+    def _schedule_preview(self) -> None:
+        self._config.validation.fraction = self.fraction_spin.value() / 100
+        self._config.validation.seed = self.seed_spin.value()
+        self._debounce.start()
+
+    def _run(self, function: Any, on_done: Any, on_failed: Any) -> None:
+        task = BackgroundTask(function, self)
+        self._tasks.add(task)
+        task.finished.connect(lambda result, t=task: (self._tasks.discard(t), on_done(result)))
+        task.failed.connect(lambda exc, detail, t=task: (self._tasks.discard(t), on_failed(exc)))
+        task.start()
+
+    def _load_preview(self) -> None:
+        self._generation += 1
+        generation, config = self._generation, copy.deepcopy(self._config)
+        problems = [p.message for p in config.validate() if p.field.startswith(("data", "validation"))]
+        if not config.data.files and not config.data.hub_id:
+            self._show_data_problem(self.tr("Choose a data file or a hub dataset."), shown=False)
+            return
+        if problems:
+            self._show_data_problem(problems[0])
+            return
+        self.busy.setVisible(True)
+        self._run(
+            lambda: preview(config, num_rows=PREVIEW_ROWS),
+            lambda result: self._on_preview(generation, result),
+            lambda exc: self._on_preview_failed(generation, exc),
+        )
+
+    def _on_preview(self, generation: int, result: Preview) -> None:
+        if generation != self._generation:
+            return
+        self.busy.setVisible(False)
+        self._preview = result
+        self._config.columns = result.guess.columns
+        self._fill_table(result)
+        required, optional = roles_for(self._config.task, result.guess.columns)
+        self._build_mapping(required, optional, result.guess.found_by)
+        self.split_info.setText(
+            self.tr("{train} rows for training, {eval} for evaluation").format(
+                train=result.num_train, eval=result.num_eval
+            )
+        )
+        self._show_data_problem("", shown=True)
+        self._set_problem_for_mapping()
+        self.preview_loaded.emit()
+        self._load_token_stats()
+
+    def _on_preview_failed(self, generation: int, exc: object) -> None:
+        if generation != self._generation:
+            return
+        self.busy.setVisible(False)
+        message = exc.message if isinstance(exc, StudioError) else str(exc)
+        hint = exc.hint if isinstance(exc, StudioError) else ""
+        # A mapping problem leaves the data loaded: keep the table and let the user fix the combos.
+        self._show_data_problem(f"{message}\n{hint}".strip())
+        self.preview_loaded.emit()
+
+    def _show_data_problem(self, text: str, shown: bool = True) -> None:
+        self._data_problem = text
+        show_error(self.data_error, text if shown else "")
+        if text:
+            self.split_info.setText("")
+        self.validity_changed.emit()
+
+    def _fill_table(self, result: Preview) -> None:
+        self.table.clear()
+        self.table.setColumnCount(len(result.columns))
+        self.table.setRowCount(len(result.rows))
+        self.table.setHorizontalHeaderLabels(result.columns)
+        for r, row in enumerate(result.rows):
+            for c, column in enumerate(result.columns):
+                text = str(row.get(column, "") if row.get(column) is not None else "")
+                item = QTableWidgetItem(text if len(text) < 300 else text[:299] + "…")
+                item.setToolTip(text[:2000])
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        for c in range(len(result.columns)):
+            self.table.setColumnWidth(c, min(420, max(120, self.table.columnWidth(c))))
+
+    def _build_mapping(self, required: tuple[str, ...], optional: tuple[str, ...], found_by: dict[str, str]) -> None:
+        while self.mapping_form.rowCount():
+            self.mapping_form.removeRow(0)
+        self.mapping_combos = {}
+        is_causal = self._config.task == "causal-lm"
+        self.format_combo.setVisible(is_causal)
+        self.format_row.labelForField(self.format_combo).setVisible(is_causal)
+        if is_causal:
+            fmt = causal_format(self._config.columns) or "text"
+            self.format_combo.setCurrentIndex(list(CAUSAL_FORMATS).index(fmt))
+        columns = self._preview.columns if self._preview else []
+        for role in required + optional:
+            combo = QComboBox()
+            combo.addItem(self.tr("(none)") if role in optional else self.tr("(choose a column)"), "")
+            for column in columns:
+                combo.addItem(column, column)
+            current = getattr(self._config.columns, role)
+            combo.setCurrentIndex(max(0, combo.findData(current)) if current else 0)
+            how = {"name": self.tr("guessed from its name"), "content": self.tr("guessed from the content")}
+            combo.setToolTip(how.get(found_by.get(role, ""), ""))
+            combo.activated.connect(self._on_mapping_changed)
+            self.mapping_combos[role] = combo
+            label = role.replace("_", " ").capitalize() + ("" if role in required else self.tr(" (optional)"))
+            self.mapping_form.addRow(label + ":", combo)
+
+    def _set_problem_for_mapping(self) -> None:
+        missing = [role for role, combo in self.mapping_combos.items() if not combo.currentData()]
+        required = roles_for(self._config.task, self._config.columns)[0]
+        missing = [r for r in missing if r in required]
+        show_error(self.mapping_error, self.tr("Choose a column for: {roles}.").format(roles=", ".join(missing))
+                   if missing else "")
+        self.validity_changed.emit()
+
+    # ------------------------------------------------------------------ token statistics
+
+    def _load_token_stats(self) -> None:
+        if self._preview is None or self._data_problem or self.model_error.text() or not self._config.model.name:
+            return
+        generation, config = self._generation, copy.deepcopy(self._config)
+        self.stats_label.setText(self.tr("Loading the tokenizer…"))
+
+        def measure() -> Preview:
+            from desktop.core.models import load_tokenizer
+
+            return preview(config, num_rows=0, tokenizer=load_tokenizer(config.model))
+
+        self._run(measure, lambda r: self._on_stats(generation, r), lambda e: self._on_stats_failed(generation, e))
+
+    def _on_stats(self, generation: int, result: Preview) -> None:
+        if generation != self._generation:
+            return
+        lines = []
+        for name, s in result.token_stats.items():
+            lines.append(
+                self.tr("{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer "
+                        "than the limit ({limit}) and cut").format(
+                    name=name, min=s.min, median=s.median, p95=s.p95, max=s.max, over=s.over_limit,
+                    count=s.count, limit=self._config.training.max_length,
+                )
+            )
+        self.stats_label.setText("\n".join(lines))
+        first = next(iter(result.token_stats.values()), None)
+        if first is not None:
+            self.histogram.show_lengths(first.lengths, self._config.training.max_length)
+        self.token_stats_loaded.emit()
+
+    def _on_stats_failed(self, generation: int, exc: object) -> None:
+        if generation != self._generation:
+            return
+        message = exc.message if isinstance(exc, StudioError) else str(exc)
+        self.stats_label.setText(self.tr("Token lengths unavailable: {error}").format(error=message))
+        self.token_stats_loaded.emit()

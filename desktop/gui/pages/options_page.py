@@ -1,0 +1,170 @@
+"""Step 3: the training options of the run config (memory and speed levers come with their issue)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.config import SCHEDULERS, RunConfig
+from desktop.core.paths import default_runs_dir
+from desktop.gui.pages.base import WizardPage, error_label, show_error
+
+
+class OptionsPage(WizardPage):
+    """Batch size, schedule, sequence length and where the run folder goes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.title = self.tr("Memory & speed")
+        self.subtitle = self.tr("How long and how hard to train.")
+        self._config = RunConfig()
+
+        self.epochs = QDoubleSpinBox(decimals=1, minimum=0.1, maximum=1000, singleStep=1)
+        self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("use epochs"))
+        self.learning_rate = QDoubleSpinBox(decimals=6, minimum=0.000001, maximum=0.5, singleStep=0.00001)
+        self.scheduler = QComboBox()
+        self.scheduler.addItems(SCHEDULERS)
+        self.warmup = QDoubleSpinBox(decimals=2, minimum=0, maximum=100_000, singleStep=0.05)
+        self.warmup.setToolTip(self.tr("Below 1: a fraction of all steps. From 1: a number of steps."))
+        self.batch_size = QSpinBox(minimum=1, maximum=4096)
+        self.accumulation = QSpinBox(minimum=1, maximum=4096)
+        self.effective = QLabel()
+        self.effective.setObjectName("hint")
+        self.max_length = QSpinBox(minimum=8, maximum=1_048_576, singleStep=64)
+        self.eval_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("each epoch"))
+        self.save_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("each epoch"))
+        self.logging_steps = QSpinBox(minimum=1, maximum=100_000)
+        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1)
+        self.runs_dir = QLineEdit()
+        self.runs_dir.setPlaceholderText(str(default_runs_dir()))
+        self.runs_browse = QPushButton(self.tr("Folder…"))
+        self.runs_browse.clicked.connect(self._browse_runs_dir)
+        self.run_name = QLineEdit()
+        self.run_name.setPlaceholderText(self.tr("task and model"))
+        self.error = error_label()
+
+        for spin in (self.batch_size, self.accumulation):
+            spin.valueChanged.connect(self._update_effective)
+        for widget in self._editors():
+            signal = getattr(widget, "valueChanged", None) or getattr(widget, "textChanged", None)
+            (signal or widget.currentIndexChanged).connect(self._on_changed)
+
+        schedule = QGroupBox(self.tr("Schedule"))
+        form = QFormLayout(schedule)
+        form.addRow(self.tr("Epochs:"), self.epochs)
+        form.addRow(self.tr("Max steps:"), self.max_steps)
+        form.addRow(self.tr("Learning rate:"), self.learning_rate)
+        form.addRow(self.tr("Scheduler:"), self.scheduler)
+        form.addRow(self.tr("Warm-up:"), self.warmup)
+        form.addRow(self.tr("Seed:"), self.seed)
+
+        memory = QGroupBox(self.tr("Batches and sequences"))
+        form = QFormLayout(memory)
+        form.addRow(self.tr("Batch size per device:"), self.batch_size)
+        form.addRow(self.tr("Gradient accumulation:"), self.accumulation)
+        form.addRow("", self.effective)
+        form.addRow(self.tr("Max sequence length:"), self.max_length)
+
+        cadence = QGroupBox(self.tr("Evaluation, checkpoints and output"))
+        form = QFormLayout(cadence)
+        form.addRow(self.tr("Evaluate every (steps):"), self.eval_steps)
+        form.addRow(self.tr("Checkpoint every (steps):"), self.save_steps)
+        form.addRow(self.tr("Log every (steps):"), self.logging_steps)
+        row = QHBoxLayout()
+        row.addWidget(self.runs_dir)
+        row.addWidget(self.runs_browse)
+        form.addRow(self.tr("Runs folder:"), row)
+        form.addRow(self.tr("Run name:"), self.run_name)
+
+        columns = QHBoxLayout()
+        left = QVBoxLayout()
+        left.addWidget(schedule)
+        left.addWidget(memory)
+        left.addStretch()
+        columns.addLayout(left, 1)
+        right = QVBoxLayout()
+        right.addWidget(cadence)
+        right.addStretch()
+        columns.addLayout(right, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(columns)
+        layout.addWidget(self.error)
+
+    def _editors(self) -> list[QWidget]:
+        return [self.epochs, self.max_steps, self.learning_rate, self.scheduler, self.warmup, self.batch_size,
+                self.accumulation, self.max_length, self.eval_steps, self.save_steps, self.logging_steps, self.seed,
+                self.runs_dir, self.run_name]
+
+    def load_config(self, config: RunConfig) -> None:
+        t = config.training
+        for widget in self._editors():
+            widget.blockSignals(True)
+        self.epochs.setValue(t.epochs)
+        self.max_steps.setValue(t.max_steps)
+        self.learning_rate.setValue(t.learning_rate)
+        self.scheduler.setCurrentText(t.scheduler)
+        self.warmup.setValue(t.warmup)
+        self.batch_size.setValue(t.batch_size)
+        self.accumulation.setValue(t.gradient_accumulation)
+        self.max_length.setValue(t.max_length)
+        self.eval_steps.setValue(t.eval_steps)
+        self.save_steps.setValue(t.save_steps)
+        self.logging_steps.setValue(t.logging_steps)
+        self.seed.setValue(t.seed)
+        self.runs_dir.setText(config.output.runs_dir)
+        self.run_name.setText(config.output.name)
+        for widget in self._editors():
+            widget.blockSignals(False)
+        self._update_effective()
+        self._on_changed()
+
+    def apply_to(self, config: RunConfig) -> None:
+        t = config.training
+        t.epochs = self.epochs.value()
+        t.max_steps = self.max_steps.value()
+        t.learning_rate = self.learning_rate.value()
+        t.scheduler = self.scheduler.currentText()
+        t.warmup = self.warmup.value()
+        t.batch_size = self.batch_size.value()
+        t.gradient_accumulation = self.accumulation.value()
+        t.max_length = self.max_length.value()
+        t.eval_steps = self.eval_steps.value()
+        t.save_steps = self.save_steps.value()
+        t.logging_steps = self.logging_steps.value()
+        t.seed = self.seed.value()
+        config.output.runs_dir = self.runs_dir.text().strip()
+        config.output.name = self.run_name.text().strip()
+
+    def problem(self) -> str:
+        return self.error.text()
+
+    def _on_changed(self) -> None:
+        config = RunConfig()
+        self.apply_to(config)
+        problems = [str(p) for p in config.validate() if p.field.startswith("training")]
+        show_error(self.error, "\n".join(problems))
+        self.validity_changed.emit()
+
+    def _update_effective(self) -> None:
+        self.effective.setText(
+            self.tr("Effective batch: {n} examples per update").format(
+                n=self.batch_size.value() * self.accumulation.value()
+            )
+        )
+
+    def _browse_runs_dir(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Folder for run folders"), self.runs_dir.text())
+        if folder:
+            self.runs_dir.setText(folder)

@@ -1,0 +1,272 @@
+"""Step 4: start and stop the run; progress, live plots, log and failures."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+)
+
+from desktop.core.config import RunConfig
+from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.runs import RunDir
+from desktop.core.training import RunResult
+from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.live_plot_widget import LivePlotWidget, ThroughputPlotWidget
+
+REPAINT_MS = 66  # plots repaint at most ~15 times a second, whatever the step rate
+SMOOTHING = 0.8
+GB = 1024**3
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None or math.isinf(seconds):
+        return "–"
+    seconds = int(seconds)
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class TrainPage(WizardPage):
+    """Runs the config through a training controller and shows what happens.
+
+    Args:
+        controller: A :class:`~desktop.gui.training_controller.TrainingController` (or a fake
+            with the same signals and ``start`` / ``stop`` / ``is_running``).
+        config_provider: Returns the run config to train.
+    """
+
+    def __init__(self, controller: object, config_provider: Callable[[], RunConfig]) -> None:
+        super().__init__()
+        self.title = self.tr("Train")
+        self.subtitle = self.tr("Watch the loss fall. Stop keeps a checkpoint you can resume from.")
+        self.controller = controller
+        self._config_provider = config_provider
+        self._resumable: RunDir | None = None
+        self._smoothed: float | None = None
+        self._started_at = 0.0
+
+        self.start_button = QPushButton(self.tr("Start training"))
+        self.start_button.setObjectName("primary")
+        self.start_button.clicked.connect(self._on_start_clicked)
+        self.resume_button = QPushButton(self.tr("Resume"))
+        self.resume_button.setVisible(False)
+        self.resume_button.clicked.connect(self._on_resume_clicked)
+        self.stop_button = QPushButton(self.tr("Stop"))
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self._on_stop_clicked)
+        self.status = QLabel(self.tr("Ready. Press Start to train."))
+        self.status.setObjectName("status")
+        self.progress = QProgressBar()
+        self.progress.setFormat(self.tr("step %v of %m"))
+        self.progress.setValue(0)
+        self.timing = QLabel()
+        self.timing.setObjectName("hint")
+
+        self.failure = QFrame()
+        self.failure.setObjectName("failure")
+        self.failure_reason = QLabel()
+        self.failure_reason.setObjectName("failureReason")
+        self.failure_reason.setWordWrap(True)
+        self.failure_remedy = QLabel()
+        self.failure_remedy.setWordWrap(True)
+        self.details_button = QToolButton(text=self.tr("Details"), checkable=True)
+        self.details = QPlainTextEdit(readOnly=True)
+        self.details.setVisible(False)
+        self.details_button.toggled.connect(self.details.setVisible)
+        box = QVBoxLayout(self.failure)
+        box.addWidget(self.failure_reason)
+        box.addWidget(self.failure_remedy)
+        box.addWidget(self.details_button)
+        box.addWidget(self.details)
+        self.failure.setVisible(False)
+
+        self.loss_plot = LivePlotWidget(self.tr("Loss"))
+        self.loss_plot.add_curve("train", self.tr("train"), "#9bb7e8", width=1)
+        self.loss_plot.add_curve("smoothed", self.tr("train (smoothed)"), "#2f6fde", width=2.5)
+        self.loss_plot.add_curve("eval", self.tr("eval"), "#e8793a", width=2, symbol="o")
+        self.lr_plot = LivePlotWidget(self.tr("Learning rate"), scientific=True)
+        self.lr_plot.add_curve("lr", self.tr("learning rate"), "#3aa55d", width=2)
+        self.memory_plot = LivePlotWidget(self.tr("Memory"), "GB")
+        self.memory_plot.add_curve("allocated", self.tr("VRAM allocated"), "#8e5bd9", width=2)
+        self.memory_plot.add_curve("reserved", self.tr("VRAM reserved"), "#8e5bd9", dashed=True)
+        self.memory_plot.add_curve("rss", self.tr("process RAM"), "#d9a21b", width=2)
+        self.speed_plot = ThroughputPlotWidget(self.tr("Throughput"))
+        self.speed_plot.add_curve("samples", self.tr("samples/s"), "#2aa1b3", width=2)
+        self.speed_plot.add_curve("tokens", self.tr("tokens/s"), "#c2497a", dashed=True, view=self.speed_plot.right_view)
+        self.plots = [self.loss_plot, self.lr_plot, self.memory_plot, self.speed_plot]
+
+        self.log = QPlainTextEdit(readOnly=True)
+        self.log.setMaximumBlockCount(5000)
+        self.log.setMaximumHeight(120)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.resume_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addSpacing(12)
+        buttons.addWidget(self.status, 1)
+        grid = QGridLayout()
+        for i, plot in enumerate(self.plots):
+            grid.addWidget(plot, i // 2, i % 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.timing)
+        layout.addWidget(self.failure)
+        layout.addLayout(grid, 1)
+        layout.addWidget(self.log)
+
+        self._repaint = QTimer(self, interval=REPAINT_MS)
+        self._repaint.timeout.connect(self._flush)
+        controller.preparing.connect(self._on_controller_preparing)
+        controller.training_started.connect(self._on_controller_training_started)
+        controller.progress_changed.connect(self._on_controller_progress_changed)
+        controller.metrics_logged.connect(self._on_controller_metrics_logged)
+        controller.memory_sampled.connect(self._on_controller_memory_sampled)
+        controller.checkpoint_saved.connect(self._on_controller_checkpoint_saved)
+        controller.training_finished.connect(self._on_controller_training_finished)
+        controller.training_stopped.connect(self._on_controller_training_stopped)
+        controller.training_failed.connect(self._on_controller_training_failed)
+        controller.running_changed.connect(self._on_controller_running_changed)
+
+    # ------------------------------------------------------------------ buttons
+
+    def _on_start_clicked(self) -> None:
+        self._begin()
+        self.controller.start(self._config_provider())
+
+    def _on_resume_clicked(self) -> None:
+        run = self._resumable
+        if run is None:
+            return
+        self._begin(keep_plots=True)
+        self.controller.start(run.config(), resume=run)
+
+    def _on_stop_clicked(self) -> None:
+        self.controller.stop()
+        self.stop_button.setEnabled(False)
+        self.status.setText(self.tr("Stopping after this step and saving a checkpoint…"))
+
+    def _begin(self, keep_plots: bool = False) -> None:
+        self.failure.setVisible(False)
+        self.details_button.setChecked(False)
+        self.resume_button.setVisible(False)
+        if not keep_plots:
+            for plot in self.plots:
+                plot.clear_points()
+            self.log.clear()
+            self.progress.setValue(0)
+        self._smoothed = None
+        self._started_at = time.monotonic()
+        self.status.setText(self.tr("Preparing…"))
+
+    # ------------------------------------------------------------------ controller signals
+
+    def _on_controller_running_changed(self, running: bool) -> None:
+        self.start_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        if running:
+            self._repaint.start()
+        else:
+            self._repaint.stop()
+            self._flush()
+
+    def _on_controller_preparing(self, message: str) -> None:
+        self.status.setText(self.tr("Preparing: {what}…").format(what=message))
+        self._log(message)
+
+    def _on_controller_training_started(self, event: StartedEvent) -> None:
+        self.progress.setMaximum(max(1, event.total_steps))
+        self.progress.setValue(event.resumed_from_step)
+        self.status.setText(self.tr("Training on {device}").format(device=event.device))
+        self._log(
+            self.tr("Run folder: {folder}. {train} training and {eval} evaluation examples, {steps} steps.").format(
+                folder=event.run_dir, train=event.num_train_examples, eval=event.num_eval_examples,
+                steps=event.total_steps,
+            )
+        )
+
+    def _on_controller_progress_changed(self, event: ProgressEvent) -> None:
+        self.progress.setValue(event.step)
+        if event.samples_per_second:
+            self.speed_plot.append("samples", event.step, event.samples_per_second)
+        if event.tokens_per_second:
+            self.speed_plot.append("tokens", event.step, event.tokens_per_second)
+        speed = f"{event.samples_per_second:.1f}" if event.samples_per_second else "–"
+        self.timing.setText(
+            self.tr("Elapsed {elapsed}   ·   remaining about {eta}   ·   {speed} samples/s   ·   epoch {epoch:.2f}").format(
+                elapsed=_duration(event.elapsed_s), eta=_duration(event.eta_s), speed=speed, epoch=event.epoch
+            )
+        )
+
+    def _on_controller_metrics_logged(self, event: LogEvent) -> None:
+        m = event.metrics
+        if "loss" in m:
+            self.loss_plot.append("train", event.step, m["loss"])
+            self._smoothed = m["loss"] if self._smoothed is None else SMOOTHING * self._smoothed + (1 - SMOOTHING) * m["loss"]
+            self.loss_plot.append("smoothed", event.step, self._smoothed)
+        if "eval_loss" in m:
+            self.loss_plot.append("eval", event.step, m["eval_loss"])
+        if "learning_rate" in m:
+            self.lr_plot.append("lr", event.step, m["learning_rate"])
+        shown = "  ".join(f"{k} {v:.4g}" for k, v in m.items() if not k.endswith(("_runtime", "_per_second")))
+        self._log(self.tr("step {step}: {metrics}").format(step=event.step, metrics=shown))
+
+    def _on_controller_memory_sampled(self, event: MemoryEvent) -> None:
+        if event.allocated_bytes is not None:
+            self.memory_plot.append("allocated", event.step, event.allocated_bytes / GB)
+            self.memory_plot.append("reserved", event.step, (event.reserved_bytes or 0) / GB)
+        self.memory_plot.append("rss", event.step, event.rss_bytes / GB)
+
+    def _on_controller_checkpoint_saved(self, event: object) -> None:
+        self._log(self.tr("Checkpoint saved at step {step}.").format(step=event.step))
+
+    def _on_controller_training_finished(self, result: RunResult) -> None:
+        self.status.setText(self.tr("Finished. The model is in {folder}").format(folder=result.model_dir))
+        metrics = "  ".join(f"{k} {v:.4g}" for k, v in result.metrics.items())
+        self._log(self.tr("Finished: {metrics}").format(metrics=metrics))
+        for note in result.notes:
+            self._log(note)
+
+    def _on_controller_training_stopped(self, result: RunResult) -> None:
+        if result.run_dir is not None and RunDir(result.run_dir).latest_checkpoint() is not None:
+            self._resumable = RunDir(result.run_dir)
+            self.resume_button.setVisible(True)
+            self.status.setText(self.tr("Stopped. The checkpoint is kept: press Resume to continue."))
+        else:
+            self.status.setText(self.tr("Stopped before training began."))
+
+    def _on_controller_training_failed(self, result: RunResult) -> None:
+        failure = result.failure
+        self.status.setText(self.tr("Training did not finish."))
+        self.failure_reason.setText(failure.reason if failure else self.tr("Training failed."))
+        self.failure_remedy.setText(failure.remedy if failure else "")
+        self.details.setPlainText(failure.detail if failure else "")
+        self.details_button.setVisible(bool(failure and failure.detail))
+        self.failure.setVisible(True)
+        if result.run_dir is not None and RunDir(result.run_dir).resumable():
+            self._resumable = RunDir(result.run_dir)
+            self.resume_button.setVisible(True)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _flush(self) -> None:
+        for plot in self.plots:
+            plot.flush()
+
+    def _log(self, text: str) -> None:
+        self.log.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")

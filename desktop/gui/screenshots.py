@@ -1,0 +1,86 @@
+"""Render every page with sample content and save PNGs: ``python -m desktop --screenshots DIR``.
+
+The data page shows the real bundled sample; the train and export pages are filled with a
+synthetic run (made-up but realistic curves), so no training is needed to take the pictures.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+
+from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.training import RunResult
+from desktop.gui.main_window import MainWindow
+from desktop.gui.settings import Settings
+
+NAMES = ["environment", "model-and-data", "memory-and-speed", "train", "export"]
+
+
+def _wait(signal: object, timeout_ms: int = 60_000) -> None:
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+
+
+def _synthetic_run(window: MainWindow, folder: Path) -> None:
+    page, rng, total = window.train_page, random.Random(7), 120
+    page._on_controller_training_started(StartedEvent(str(folder), total, 255, 45, "cuda:0 (NVIDIA GeForce RTX 4070)"))
+    for step in range(1, total + 1):
+        page._on_controller_progress_changed(
+            ProgressEvent(step, total, step / 16, step * 0.35, (total - step) * 0.35, 45 + rng.gauss(0, 0.6),
+                          1150 + rng.gauss(0, 15))
+        )
+        if step % 5 == 0:
+            loss = 0.08 + 0.62 * math.exp(-step / 35) + rng.gauss(0, 0.03)
+            lr = 2e-4 * (1 - step / total)
+            page._on_controller_metrics_logged(LogEvent(step, step / 16, {"loss": loss, "learning_rate": lr}))
+            page._on_controller_memory_sampled(
+                MemoryEvent(step, "cuda:0", int(1.9e9 + rng.gauss(0, 2e7)), int(2.6e9), int(2.1e9), int(3.4e9))
+            )
+        if step % 40 == 0:
+            eval_loss = 0.12 + 0.5 * math.exp(-step / 40)
+            page._on_controller_metrics_logged(LogEvent(step, step / 16, {"eval_loss": eval_loss, "eval_accuracy": 0.9}))
+        page.status.setText(page.tr("Training on cuda:0 (NVIDIA GeForce RTX 4070)"))
+    page._flush()
+    model = folder / "model"
+    model.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+        (model / name).touch()
+    metrics = {"train_loss": 0.2412, "eval_loss": 0.1569, "eval_accuracy": 0.9333, "eval_macro_f1": 0.9321}
+    window.export_page.show_result(RunResult("finished", folder, model, metrics))
+
+
+def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
+    """Save one PNG per page into ``out``; returns the files."""
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="fs-shots-"))
+    window = MainWindow(Settings(tmp / "settings.ini"))
+    window.resize(1280, 820)
+    window.show()
+    window.environment_page.check()
+    _wait(window.environment_page._task.finished)
+    window.load_sample()
+    _wait(window.data_page.preview_loaded)
+    _wait(window.data_page.token_stats_loaded)
+    _synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
+    files = []
+    for index, name in enumerate(NAMES):
+        window.stack.setCurrentIndex(index)
+        window.steps.blockSignals(True)
+        window.steps.setCurrentRow(index)
+        window.steps.blockSignals(False)
+        window.page_title.setText(window.pages[index].title)
+        window.page_subtitle.setText(window.pages[index].subtitle)
+        QApplication.processEvents()
+        path = out / f"{index + 1}-{name}{'' if theme == 'auto' else '-' + theme}.png"
+        window.grab().save(str(path))
+        files.append(path)
+    window.close()
+    return files
