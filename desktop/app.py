@@ -18,12 +18,18 @@ def dark_palette() -> QPalette:
     """Fusion's palette in dark colours."""
     p = QPalette()
     colors = {
-        QPalette.ColorRole.Window: "#202124", QPalette.ColorRole.WindowText: "#e8eaed",
-        QPalette.ColorRole.Base: "#17181a", QPalette.ColorRole.AlternateBase: "#2a2b2e",
-        QPalette.ColorRole.Text: "#e8eaed", QPalette.ColorRole.Button: "#2d2e31",
-        QPalette.ColorRole.ButtonText: "#e8eaed", QPalette.ColorRole.Highlight: "#2f6fde",
-        QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#2d2e31",
-        QPalette.ColorRole.ToolTipText: "#e8eaed", QPalette.ColorRole.PlaceholderText: "#9aa0a6",
+        QPalette.ColorRole.Window: "#202124",
+        QPalette.ColorRole.WindowText: "#e8eaed",
+        QPalette.ColorRole.Base: "#17181a",
+        QPalette.ColorRole.AlternateBase: "#2a2b2e",
+        QPalette.ColorRole.Text: "#e8eaed",
+        QPalette.ColorRole.Button: "#2d2e31",
+        QPalette.ColorRole.ButtonText: "#e8eaed",
+        QPalette.ColorRole.Highlight: "#2f6fde",
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.ToolTipBase: "#2d2e31",
+        QPalette.ColorRole.ToolTipText: "#e8eaed",
+        QPalette.ColorRole.PlaceholderText: "#9aa0a6",
         QPalette.ColorRole.Link: "#8ab4f8",
     }
     for role, color in colors.items():
@@ -34,20 +40,13 @@ def dark_palette() -> QPalette:
 
 
 def apply_theme(app: QApplication, theme: str = "auto") -> None:
-    """Fusion style, light or dark as the OS says (or as ``theme`` forces), plots to match."""
-    import pyqtgraph as pg
-
+    """Fusion style, light or dark as the OS says (or as ``theme`` forces); plots follow the palette."""
     app.setStyle("Fusion")
     dark = theme == "dark" or (
         theme == "auto" and QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
     )
     palette = dark_palette() if dark else app.style().standardPalette()
     app.setPalette(palette)
-    pg.setConfigOptions(
-        antialias=True,
-        background=palette.color(QPalette.ColorRole.Base),
-        foreground=palette.color(QPalette.ColorRole.Text),
-    )
     app.setStyleSheet((RESOURCES / "style.qss").read_text(encoding="utf-8"))
 
 

@@ -142,11 +142,14 @@ def describe_local_model(folder: str | Path) -> LocalModelInfo:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise ModelError(
-            f"{folder} has no readable config.json.", "Pick the folder that holds config.json and the weights."
+            f"{folder} has no readable config.json.",
+            "Pick the folder that holds config.json and the weights.",
         ) from None
     weights = sorted(folder.glob("*.safetensors"))
     if not weights and not list(folder.glob("*.bin")):
-        raise ModelError(f"{folder} holds no model weights.", "Pick a folder with .safetensors or .bin files.")
+        raise ModelError(
+            f"{folder} holds no model weights.", "Pick a folder with .safetensors or .bin files."
+        )
     count = sum(_safetensors_numel(p) for p in weights) if weights else None
     architectures = config.get("architectures") or ["?"]
     return LocalModelInfo(architectures[0], str(config.get("model_type", "?")), count)

@@ -54,13 +54,17 @@ class TorchInfo:
             return f"Training runs on the GPU: {', '.join(self.devices)} (PyTorch {self.version})."
         if self.cuda_build is None:
             return f"Training runs on the CPU: PyTorch {self.version} is a CPU-only build."
-        return f"Training runs on the CPU: PyTorch {self.version} (CUDA {self.cuda_build}) finds no usable GPU."
+        return (
+            f"Training runs on the CPU: PyTorch {self.version} (CUDA {self.cuda_build}) finds no usable GPU."
+        )
 
 
 def probe_torch(python: str = sys.executable, timeout: float = 120.0) -> TorchInfo:
     """Probe torch in a child process of ``python``; a hang or crash becomes an ``error``."""
     try:
-        done = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            [python, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired:
         return TorchInfo(error=f"importing PyTorch took longer than {timeout:.0f} s")
     except OSError as exc:

@@ -59,7 +59,11 @@ class MainWindow(QMainWindow):
         self.train_page = TrainPage(self.controller, self.current_config)
         self.export_page = ExportPage()
         self.pages: list[WizardPage] = [
-            self.environment_page, self.data_page, self.options_page, self.train_page, self.export_page
+            self.environment_page,
+            self.data_page,
+            self.options_page,
+            self.train_page,
+            self.export_page,
         ]
 
         self.steps = QListWidget()
@@ -138,7 +142,9 @@ class MainWindow(QMainWindow):
         """Preload the sample reviews and the bundled model, then show the data page."""
         self.set_config(load_config(SAMPLE_CONFIG))
         self.go_to(1)
-        self.statusBar().showMessage(self.tr("Sample loaded: English and Chinese reviews with all-MiniLM-L6-v2."))
+        self.statusBar().showMessage(
+            self.tr("Sample loaded: English and Chinese reviews with all-MiniLM-L6-v2.")
+        )
 
     def set_config(self, config: RunConfig) -> None:
         """Show ``config`` on every page."""
@@ -155,7 +161,9 @@ class MainWindow(QMainWindow):
         return config
 
     def _open_config(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open run config"), "", self.tr("Run configs (*.toml)"))
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Open run config"), "", self.tr("Run configs (*.toml)")
+        )
         if not path:
             return
         try:
@@ -164,7 +172,9 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, self.tr("Cannot open this config"), str(exc))
 
     def _save_config(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save run config"), "run.toml", self.tr("Run configs (*.toml)"))
+        path, _ = QFileDialog.getSaveFileName(
+            self, self.tr("Save run config"), "run.toml", self.tr("Run configs (*.toml)")
+        )
         if path:
             self.current_config().save(path, comments=True)
             self.statusBar().showMessage(self.tr("Saved {path}").format(path=path))
@@ -208,7 +218,9 @@ class MainWindow(QMainWindow):
             item = self.steps.item(i)
             enabled = i <= allowed
             flags = item.flags()
-            item.setFlags(flags | Qt.ItemFlag.ItemIsEnabled if enabled else flags & ~Qt.ItemFlag.ItemIsEnabled)
+            item.setFlags(
+                flags | Qt.ItemFlag.ItemIsEnabled if enabled else flags & ~Qt.ItemFlag.ItemIsEnabled
+            )
 
     # ------------------------------------------------------------------ training
 
@@ -222,7 +234,9 @@ class MainWindow(QMainWindow):
 
     def _on_controller_training_finished(self, result: RunResult) -> None:
         self.export_page.show_result(result)
-        self.statusBar().showMessage(self.tr("Training finished. The model is in {folder}").format(folder=result.model_dir))
+        self.statusBar().showMessage(
+            self.tr("Training finished. The model is in {folder}").format(folder=result.model_dir)
+        )
 
     # ------------------------------------------------------------------ state
 
@@ -236,9 +250,9 @@ class MainWindow(QMainWindow):
         config = RunConfig()
         if text:
             try:
-                from desktop.core.config import from_dict
-
                 import tomlkit
+
+                from desktop.core.config import from_dict
 
                 config = from_dict(tomlkit.parse(text).unwrap())
             except Exception:  # a damaged setting must not stop the app from starting
@@ -252,7 +266,7 @@ class MainWindow(QMainWindow):
         self.settings.set_text(Key.LAST_CONFIG, self.current_config().to_toml())
         self.settings.sync()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802  (Qt's name)
+    def closeEvent(self, event: QCloseEvent) -> None:
         if self.controller.is_running():
             if not self._closing:
                 answer = QMessageBox.question(

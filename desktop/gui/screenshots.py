@@ -31,22 +31,35 @@ def _wait(signal: object, timeout_ms: int = 60_000) -> None:
 
 def _synthetic_run(window: MainWindow, folder: Path) -> None:
     page, rng, total = window.train_page, random.Random(7), 120
-    page._on_controller_training_started(StartedEvent(str(folder), total, 255, 45, "cuda:0 (NVIDIA GeForce RTX 4070)"))
+    page._on_controller_training_started(
+        StartedEvent(str(folder), total, 255, 45, "cuda:0 (NVIDIA GeForce RTX 4070)")
+    )
     for step in range(1, total + 1):
         page._on_controller_progress_changed(
-            ProgressEvent(step, total, step / 16, step * 0.35, (total - step) * 0.35, 45 + rng.gauss(0, 0.6),
-                          1150 + rng.gauss(0, 15))
+            ProgressEvent(
+                step,
+                total,
+                step / 16,
+                step * 0.35,
+                (total - step) * 0.35,
+                45 + rng.gauss(0, 0.6),
+                1150 + rng.gauss(0, 15),
+            )
         )
         if step % 5 == 0:
             loss = 0.08 + 0.62 * math.exp(-step / 35) + rng.gauss(0, 0.03)
             lr = 2e-4 * (1 - step / total)
             page._on_controller_metrics_logged(LogEvent(step, step / 16, {"loss": loss, "learning_rate": lr}))
             page._on_controller_memory_sampled(
-                MemoryEvent(step, "cuda:0", int(1.9e9 + rng.gauss(0, 2e7)), int(2.6e9), int(2.1e9), int(3.4e9))
+                MemoryEvent(
+                    step, "cuda:0", int(1.9e9 + rng.gauss(0, 2e7)), int(2.6e9), int(2.1e9), int(3.4e9)
+                )
             )
         if step % 40 == 0:
             eval_loss = 0.12 + 0.5 * math.exp(-step / 40)
-            page._on_controller_metrics_logged(LogEvent(step, step / 16, {"eval_loss": eval_loss, "eval_accuracy": 0.9}))
+            page._on_controller_metrics_logged(
+                LogEvent(step, step / 16, {"eval_loss": eval_loss, "eval_accuracy": 0.9})
+            )
         page.status.setText(page.tr("Training on cuda:0 (NVIDIA GeForce RTX 4070)"))
     page._flush()
     model = folder / "model"

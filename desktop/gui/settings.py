@@ -29,7 +29,9 @@ class Settings:
         if path is not None:
             self._qs = QSettings(str(path), QSettings.Format.IniFormat)
         else:
-            self._qs = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "FinetuneStudio", "FinetuneStudio")
+            self._qs = QSettings(
+                QSettings.Format.IniFormat, QSettings.Scope.UserScope, "FinetuneStudio", "FinetuneStudio"
+            )
 
     def text(self, key: Key, default: str = "") -> str:
         """A text value."""

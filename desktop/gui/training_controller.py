@@ -46,8 +46,10 @@ class TrainingWorker(QObject):
 
         try:
             result = run_training(self._config, self.event_emitted.emit, self._stop, resume=self._resume)
-        except BaseException as exc:  # noqa: BLE001  (Qt must never see an exception)
-            failure = FailedEvent(f"Training stopped with an unexpected error: {exc}", "", traceback.format_exc())
+        except BaseException as exc:
+            failure = FailedEvent(
+                f"Training stopped with an unexpected error: {exc}", "", traceback.format_exc()
+            )
             self.event_emitted.emit(failure)
             result = RunResult("failed", failure=failure)
         self.run_ended.emit(result)

@@ -24,7 +24,7 @@ class _FunctionWorker(QObject):
         # Every exception is reported; none may escape into Qt's event loop.
         try:
             result = self._function()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             self.raised.emit(exc, traceback.format_exc())
         else:
             self.succeeded.emit(result)

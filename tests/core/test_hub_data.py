@@ -22,7 +22,9 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
         "validation": {"sentence": ["great", "poor"], "label": [1, 0]},
     }
 
-    def load_dataset(path: str, name: str | None = None, split: str | None = None, **kwargs: object) -> object:
+    def load_dataset(
+        path: str, name: str | None = None, split: str | None = None, **kwargs: object
+    ) -> object:
         calls.append((path, name, split))
         if path != "owner/reviews":
             raise FileNotFoundError(f"Dataset '{path}' doesn't exist on the Hub or cannot be accessed.")

@@ -32,7 +32,6 @@ from desktop.core.errors import StudioError
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview
 from desktop.gui.pages.base import WizardPage, error_label, show_error
-from desktop.gui.widgets.histogram_widget import HistogramWidget
 from desktop.gui.workers import BackgroundTask
 
 PREVIEW_ROWS = 50
@@ -80,7 +79,9 @@ class DataPage(WizardPage):
         self.model_error = error_label()
 
         self.data_edit = QLineEdit()
-        self.data_edit.setPlaceholderText(self.tr("A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id"))
+        self.data_edit.setPlaceholderText(
+            self.tr("A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id")
+        )
         self.data_edit.editingFinished.connect(self._on_data_changed)
         self.data_browse = QPushButton(self.tr("File…"))
         self.data_browse.clicked.connect(self._browse_data)
@@ -91,11 +92,15 @@ class DataPage(WizardPage):
         self.busy.setTextVisible(False)
         self.busy.setVisible(False)
         self.sample_button = QPushButton(self.tr("Try the sample"))
-        self.sample_button.setToolTip(self.tr("Load short English and Chinese reviews and a small offline model"))
+        self.sample_button.setToolTip(
+            self.tr("Load short English and Chinese reviews and a small offline model")
+        )
         self.sample_button.clicked.connect(self.sample_requested)
 
         self.fraction_spin = QDoubleSpinBox(suffix=" %", decimals=0, minimum=0, maximum=50, singleStep=5)
-        self.fraction_spin.setToolTip(self.tr("Share of the rows held out to measure the model; 0 = no evaluation"))
+        self.fraction_spin.setToolTip(
+            self.tr("Share of the rows held out to measure the model; 0 = no evaluation")
+        )
         self.fraction_spin.valueChanged.connect(self._schedule_preview)
         self.seed_spin = QSpinBox(minimum=0, maximum=2**31 - 1)
         self.seed_spin.valueChanged.connect(self._schedule_preview)
@@ -124,7 +129,7 @@ class DataPage(WizardPage):
         self.stats_label = QLabel(self.tr("Token lengths appear once the model and data are loaded."))
         self.stats_label.setObjectName("hint")
         self.stats_label.setWordWrap(True)
-        self.histogram = HistogramWidget()
+        self.histogram = None  # made with the first statistics: pyqtgraph is slow to import
         self._build_layout()
 
     def _build_layout(self) -> None:
@@ -166,7 +171,8 @@ class DataPage(WizardPage):
         stats = QGroupBox(self.tr("Token lengths"))
         stats_layout = QVBoxLayout(stats)
         stats_layout.addWidget(self.stats_label)
-        stats_layout.addWidget(self.histogram, 1)
+        stats_layout.addStretch()
+        self.stats_layout = stats_layout
 
         self.table.setMinimumHeight(160)
         mapping.setMaximumHeight(230)
@@ -192,7 +198,10 @@ class DataPage(WizardPage):
         self.model_edit.setText(config.model.name)
         data = config.data.hub_id or "; ".join(config.data.files)
         self.data_edit.setText(data)
-        for spin, value in ((self.fraction_spin, config.validation.fraction * 100), (self.seed_spin, config.validation.seed)):
+        for spin, value in (
+            (self.fraction_spin, config.validation.fraction * 100),
+            (self.seed_spin, config.validation.seed),
+        ):
             spin.blockSignals(True)
             spin.setValue(value)
             spin.blockSignals(False)
@@ -242,7 +251,9 @@ class DataPage(WizardPage):
         self._schedule_preview()
 
     def _browse_model(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, self.tr("Choose a model folder"), self.model_edit.text())
+        folder = QFileDialog.getExistingDirectory(
+            self, self.tr("Choose a model folder"), self.model_edit.text()
+        )
         if folder:
             self.model_edit.setText(folder)
             self._on_model_changed()
@@ -250,7 +261,10 @@ class DataPage(WizardPage):
     def _browse_data(self) -> None:
         patterns = " ".join(f"*{s}" for s in DATA_SUFFIXES)
         path, _ = QFileDialog.getOpenFileName(
-            self, self.tr("Choose a data file"), "", self.tr("Data files ({patterns})").format(patterns=patterns)
+            self,
+            self.tr("Choose a data file"),
+            "",
+            self.tr("Data files ({patterns})").format(patterns=patterns),
         )
         if path:
             self.data_edit.setText(path)
@@ -288,7 +302,9 @@ class DataPage(WizardPage):
                     )
                 )
         elif not problems and name.startswith("bundled:"):
-            self.model_info.setText(self.tr("A small pretrained model that ships with the app (works offline)."))
+            self.model_info.setText(
+                self.tr("A small pretrained model that ships with the app (works offline).")
+            )
         elif not problems:
             self.model_info.setText(self.tr("Downloaded from the Hugging Face hub when training starts."))
         self.validity_changed.emit()
@@ -375,7 +391,9 @@ class DataPage(WizardPage):
         for c in range(len(result.columns)):
             self.table.setColumnWidth(c, min(420, max(120, self.table.columnWidth(c))))
 
-    def _build_mapping(self, required: tuple[str, ...], optional: tuple[str, ...], found_by: dict[str, str]) -> None:
+    def _build_mapping(
+        self, required: tuple[str, ...], optional: tuple[str, ...], found_by: dict[str, str]
+    ) -> None:
         while self.mapping_form.rowCount():
             self.mapping_form.removeRow(0)
         self.mapping_combos = {}
@@ -404,14 +422,21 @@ class DataPage(WizardPage):
         missing = [role for role, combo in self.mapping_combos.items() if not combo.currentData()]
         required = roles_for(self._config.task, self._config.columns)[0]
         missing = [r for r in missing if r in required]
-        show_error(self.mapping_error, self.tr("Choose a column for: {roles}.").format(roles=", ".join(missing))
-                   if missing else "")
+        show_error(
+            self.mapping_error,
+            self.tr("Choose a column for: {roles}.").format(roles=", ".join(missing)) if missing else "",
+        )
         self.validity_changed.emit()
 
     # ------------------------------------------------------------------ token statistics
 
     def _load_token_stats(self) -> None:
-        if self._preview is None or self._data_problem or self.model_error.text() or not self._config.model.name:
+        if (
+            self._preview is None
+            or self._data_problem
+            or self.model_error.text()
+            or not self._config.model.name
+        ):
             return
         generation, config = self._generation, copy.deepcopy(self._config)
         self.stats_label.setText(self.tr("Loading the tokenizer…"))
@@ -421,7 +446,9 @@ class DataPage(WizardPage):
 
             return preview(config, num_rows=0, tokenizer=load_tokenizer(config.model))
 
-        self._run(measure, lambda r: self._on_stats(generation, r), lambda e: self._on_stats_failed(generation, e))
+        self._run(
+            measure, lambda r: self._on_stats(generation, r), lambda e: self._on_stats_failed(generation, e)
+        )
 
     def _on_stats(self, generation: int, result: Preview) -> None:
         if generation != self._generation:
@@ -429,15 +456,27 @@ class DataPage(WizardPage):
         lines = []
         for name, s in result.token_stats.items():
             lines.append(
-                self.tr("{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer "
-                        "than the limit ({limit}) and cut").format(
-                    name=name, min=s.min, median=s.median, p95=s.p95, max=s.max, over=s.over_limit,
-                    count=s.count, limit=self._config.training.max_length,
+                self.tr(
+                    "{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut"  # noqa: E501
+                ).format(
+                    name=name,
+                    min=s.min,
+                    median=s.median,
+                    p95=s.p95,
+                    max=s.max,
+                    over=s.over_limit,
+                    count=s.count,
+                    limit=self._config.training.max_length,
                 )
             )
         self.stats_label.setText("\n".join(lines))
         first = next(iter(result.token_stats.values()), None)
         if first is not None:
+            if self.histogram is None:
+                from desktop.gui.widgets.histogram_widget import HistogramWidget
+
+                self.histogram = HistogramWidget()
+                self.stats_layout.insertWidget(1, self.histogram, 1)
             self.histogram.show_lengths(first.lengths, self._config.training.max_length)
         self.token_stats_loaded.emit()
 

@@ -75,11 +75,15 @@ class EnvironmentPage(WizardPage):
         self.info = info
         self.verdict.setText(info.summary())
         self.torch_label.setText(
-            self.tr("{version}, CUDA {cuda}").format(version=info.version, cuda=info.cuda_build or self.tr("none"))
+            self.tr("{version}, CUDA {cuda}").format(
+                version=info.version, cuda=info.cuda_build or self.tr("none")
+            )
             if info.installed
             else self.tr("not installed")
         )
-        self.devices_label.setText(", ".join(info.devices) if info.devices else self.tr("none usable by PyTorch"))
+        self.devices_label.setText(
+            ", ".join(info.devices) if info.devices else self.tr("none usable by PyTorch")
+        )
 
     def _done(self) -> None:
         self._task = None

@@ -103,9 +103,22 @@ class OptionsPage(WizardPage):
         layout.addWidget(self.error)
 
     def _editors(self) -> list[QWidget]:
-        return [self.epochs, self.max_steps, self.learning_rate, self.scheduler, self.warmup, self.batch_size,
-                self.accumulation, self.max_length, self.eval_steps, self.save_steps, self.logging_steps, self.seed,
-                self.runs_dir, self.run_name]
+        return [
+            self.epochs,
+            self.max_steps,
+            self.learning_rate,
+            self.scheduler,
+            self.warmup,
+            self.batch_size,
+            self.accumulation,
+            self.max_length,
+            self.eval_steps,
+            self.save_steps,
+            self.logging_steps,
+            self.seed,
+            self.runs_dir,
+            self.run_name,
+        ]
 
     def load_config(self, config: RunConfig) -> None:
         t = config.training
@@ -165,6 +178,8 @@ class OptionsPage(WizardPage):
         )
 
     def _browse_runs_dir(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, self.tr("Folder for run folders"), self.runs_dir.text())
+        folder = QFileDialog.getExistingDirectory(
+            self, self.tr("Folder for run folders"), self.runs_dir.text()
+        )
         if folder:
             self.runs_dir.setText(folder)

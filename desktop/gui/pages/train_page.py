@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QToolButton,
     QVBoxLayout,
+    QWidget,
 )
 
 from desktop.core.config import RunConfig
@@ -24,7 +26,6 @@ from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEve
 from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
 from desktop.gui.pages.base import WizardPage
-from desktop.gui.widgets.live_plot_widget import LivePlotWidget, ThroughputPlotWidget
 
 REPAINT_MS = 66  # plots repaint at most ~15 times a second, whatever the step rate
 SMOOTHING = 0.8
@@ -94,20 +95,11 @@ class TrainPage(WizardPage):
         box.addWidget(self.details)
         self.failure.setVisible(False)
 
-        self.loss_plot = LivePlotWidget(self.tr("Loss"))
-        self.loss_plot.add_curve("train", self.tr("train"), "#9bb7e8", width=1)
-        self.loss_plot.add_curve("smoothed", self.tr("train (smoothed)"), "#2f6fde", width=2.5)
-        self.loss_plot.add_curve("eval", self.tr("eval"), "#e8793a", width=2, symbol="o")
-        self.lr_plot = LivePlotWidget(self.tr("Learning rate"), scientific=True)
-        self.lr_plot.add_curve("lr", self.tr("learning rate"), "#3aa55d", width=2)
-        self.memory_plot = LivePlotWidget(self.tr("Memory"), "GB")
-        self.memory_plot.add_curve("allocated", self.tr("VRAM allocated"), "#8e5bd9", width=2)
-        self.memory_plot.add_curve("reserved", self.tr("VRAM reserved"), "#8e5bd9", dashed=True)
-        self.memory_plot.add_curve("rss", self.tr("process RAM"), "#d9a21b", width=2)
-        self.speed_plot = ThroughputPlotWidget(self.tr("Throughput"))
-        self.speed_plot.add_curve("samples", self.tr("samples/s"), "#2aa1b3", width=2)
-        self.speed_plot.add_curve("tokens", self.tr("tokens/s"), "#c2497a", dashed=True, view=self.speed_plot.right_view)
-        self.plots = [self.loss_plot, self.lr_plot, self.memory_plot, self.speed_plot]
+        # Plots are made on first use: pyqtgraph takes ~0.4 s to import, too long for start-up.
+        self.plots: list = []
+        self.plot_area = QWidget()
+        self.plot_grid = QGridLayout(self.plot_area)
+        self.plot_grid.setContentsMargins(0, 0, 0, 0)
 
         self.log = QPlainTextEdit(readOnly=True)
         self.log.setMaximumBlockCount(5000)
@@ -119,15 +111,12 @@ class TrainPage(WizardPage):
         buttons.addWidget(self.stop_button)
         buttons.addSpacing(12)
         buttons.addWidget(self.status, 1)
-        grid = QGridLayout()
-        for i, plot in enumerate(self.plots):
-            grid.addWidget(plot, i // 2, i % 2)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
         layout.addWidget(self.timing)
         layout.addWidget(self.failure)
-        layout.addLayout(grid, 1)
+        layout.addWidget(self.plot_area, 1)
         layout.addWidget(self.log)
 
         self._repaint = QTimer(self, interval=REPAINT_MS)
@@ -142,6 +131,35 @@ class TrainPage(WizardPage):
         controller.training_stopped.connect(self._on_controller_training_stopped)
         controller.training_failed.connect(self._on_controller_training_failed)
         controller.running_changed.connect(self._on_controller_running_changed)
+
+    def ensure_plots(self) -> None:
+        """Make the four plots (once)."""
+        if self.plots:
+            return
+        from desktop.gui.widgets.live_plot_widget import LivePlotWidget, ThroughputPlotWidget
+
+        self.loss_plot = LivePlotWidget(self.tr("Loss"))
+        self.loss_plot.add_curve("train", self.tr("train"), "#9bb7e8", width=1)
+        self.loss_plot.add_curve("smoothed", self.tr("train (smoothed)"), "#2f6fde", width=2.5)
+        self.loss_plot.add_curve("eval", self.tr("eval"), "#e8793a", width=2, symbol="o")
+        self.lr_plot = LivePlotWidget(self.tr("Learning rate"), scientific=True)
+        self.lr_plot.add_curve("lr", self.tr("learning rate"), "#3aa55d", width=2)
+        self.memory_plot = LivePlotWidget(self.tr("Memory"), "GB")
+        self.memory_plot.add_curve("allocated", self.tr("VRAM allocated"), "#8e5bd9", width=2)
+        self.memory_plot.add_curve("reserved", self.tr("VRAM reserved"), "#8e5bd9", dashed=True)
+        self.memory_plot.add_curve("rss", self.tr("process RAM"), "#d9a21b", width=2)
+        self.speed_plot = ThroughputPlotWidget(self.tr("Throughput"))
+        self.speed_plot.add_curve("samples", self.tr("samples/s"), "#2aa1b3", width=2)
+        self.speed_plot.add_curve(
+            "tokens", self.tr("tokens/s"), "#c2497a", dashed=True, view=self.speed_plot.right_view
+        )
+        self.plots = [self.loss_plot, self.lr_plot, self.memory_plot, self.speed_plot]
+        for i, plot in enumerate(self.plots):
+            self.plot_grid.addWidget(plot, i // 2, i % 2)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self.ensure_plots()
+        super().showEvent(event)
 
     # ------------------------------------------------------------------ buttons
 
@@ -162,6 +180,7 @@ class TrainPage(WizardPage):
         self.status.setText(self.tr("Stopping after this step and saving a checkpoint…"))
 
     def _begin(self, keep_plots: bool = False) -> None:
+        self.ensure_plots()
         self.failure.setVisible(False)
         self.details_button.setChecked(False)
         self.resume_button.setVisible(False)
@@ -190,17 +209,23 @@ class TrainPage(WizardPage):
         self._log(message)
 
     def _on_controller_training_started(self, event: StartedEvent) -> None:
+        self.ensure_plots()
         self.progress.setMaximum(max(1, event.total_steps))
         self.progress.setValue(event.resumed_from_step)
         self.status.setText(self.tr("Training on {device}").format(device=event.device))
         self._log(
-            self.tr("Run folder: {folder}. {train} training and {eval} evaluation examples, {steps} steps.").format(
-                folder=event.run_dir, train=event.num_train_examples, eval=event.num_eval_examples,
+            self.tr(
+                "Run folder: {folder}. {train} training and {eval} evaluation examples, {steps} steps."
+            ).format(
+                folder=event.run_dir,
+                train=event.num_train_examples,
+                eval=event.num_eval_examples,
                 steps=event.total_steps,
             )
         )
 
     def _on_controller_progress_changed(self, event: ProgressEvent) -> None:
+        self.ensure_plots()
         self.progress.setValue(event.step)
         if event.samples_per_second:
             self.speed_plot.append("samples", event.step, event.samples_per_second)
@@ -208,16 +233,23 @@ class TrainPage(WizardPage):
             self.speed_plot.append("tokens", event.step, event.tokens_per_second)
         speed = f"{event.samples_per_second:.1f}" if event.samples_per_second else "–"
         self.timing.setText(
-            self.tr("Elapsed {elapsed}   ·   remaining about {eta}   ·   {speed} samples/s   ·   epoch {epoch:.2f}").format(
+            self.tr(
+                "Elapsed {elapsed}   ·   remaining about {eta}   ·   {speed} samples/s   ·   epoch {epoch:.2f}"  # noqa: E501
+            ).format(
                 elapsed=_duration(event.elapsed_s), eta=_duration(event.eta_s), speed=speed, epoch=event.epoch
             )
         )
 
     def _on_controller_metrics_logged(self, event: LogEvent) -> None:
+        self.ensure_plots()
         m = event.metrics
         if "loss" in m:
             self.loss_plot.append("train", event.step, m["loss"])
-            self._smoothed = m["loss"] if self._smoothed is None else SMOOTHING * self._smoothed + (1 - SMOOTHING) * m["loss"]
+            self._smoothed = (
+                m["loss"]
+                if self._smoothed is None
+                else SMOOTHING * self._smoothed + (1 - SMOOTHING) * m["loss"]
+            )
             self.loss_plot.append("smoothed", event.step, self._smoothed)
         if "eval_loss" in m:
             self.loss_plot.append("eval", event.step, m["eval_loss"])
@@ -227,6 +259,7 @@ class TrainPage(WizardPage):
         self._log(self.tr("step {step}: {metrics}").format(step=event.step, metrics=shown))
 
     def _on_controller_memory_sampled(self, event: MemoryEvent) -> None:
+        self.ensure_plots()
         if event.allocated_bytes is not None:
             self.memory_plot.append("allocated", event.step, event.allocated_bytes / GB)
             self.memory_plot.append("reserved", event.step, (event.reserved_bytes or 0) / GB)
@@ -265,6 +298,7 @@ class TrainPage(WizardPage):
     # ------------------------------------------------------------------ helpers
 
     def _flush(self) -> None:
+        self.ensure_plots()
         for plot in self.plots:
             plot.flush()
 

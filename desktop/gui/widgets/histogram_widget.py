@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
+
+from desktop.gui.widgets.plotting import pg
 
 
 class HistogramWidget(pg.PlotWidget):
@@ -17,7 +18,9 @@ class HistogramWidget(pg.PlotWidget):
         self.hideButtons()
         self.setLabel("bottom", self.tr("tokens"))
         self._bars: pg.BarGraphItem | None = None
-        self._limit = pg.InfiniteLine(angle=90, pen=pg.mkPen("#d9534f", width=1, style=pg.QtCore.Qt.PenStyle.DashLine))
+        self._limit = pg.InfiniteLine(
+            angle=90, pen=pg.mkPen("#d9534f", width=1, style=pg.QtCore.Qt.PenStyle.DashLine)
+        )
         self.addItem(self._limit)
         self._limit.setVisible(False)
 
@@ -27,7 +30,9 @@ class HistogramWidget(pg.PlotWidget):
             self.removeItem(self._bars)
         counts, edges = np.histogram(lengths, bins=min(40, max(5, len(set(lengths)))))
         width = float(edges[1] - edges[0])
-        self._bars = pg.BarGraphItem(x=edges[:-1] + width / 2, height=counts, width=width * 0.9, brush="#4c8bf5")
+        self._bars = pg.BarGraphItem(
+            x=edges[:-1] + width / 2, height=counts, width=width * 0.9, brush="#4c8bf5"
+        )
         self.addItem(self._bars)
         self._limit.setPos(limit)
         self._limit.setVisible(limit <= max(lengths) * 1.5)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
+
+from desktop.gui.widgets.plotting import pg
 
 
 class _ScientificAxis(pg.AxisItem):
     """Tick labels like 2e-04, for values far below 1 (learning rates)."""
 
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return [f"{v:.0e}" if v else "0" for v in values]
 
 
@@ -34,12 +35,21 @@ class LivePlotWidget(pg.PlotWidget):
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._dirty: set[str] = set()
 
-    def add_curve(self, name: str, label: str, color: str, width: float = 1.5, dashed: bool = False,
-                  symbol: str | None = None, view: pg.ViewBox | None = None) -> None:
+    def add_curve(
+        self,
+        name: str,
+        label: str,
+        color: str,
+        width: float = 1.5,
+        dashed: bool = False,
+        symbol: str | None = None,
+        view: pg.ViewBox | None = None,
+    ) -> None:
         """Create a curve once; points are added with :meth:`append`."""
         pen = pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
-        item = pg.PlotDataItem(name=label, pen=pen, symbol=symbol, symbolSize=6, symbolBrush=color,
-                               symbolPen=None)
+        item = pg.PlotDataItem(
+            name=label, pen=pen, symbol=symbol, symbolSize=6, symbolBrush=color, symbolPen=None
+        )
         item.setDownsampling(auto=True, method="peak")
         item.setClipToView(True)
         if view is None:

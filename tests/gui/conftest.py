@@ -1,0 +1,82 @@
+"""GUI fixtures: settings in a temp INI file, a fake training controller, the main window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QObject, Signal
+
+from desktop.core.torch_probe import TorchInfo
+from desktop.gui.main_window import MainWindow
+from desktop.gui.settings import Settings
+
+
+class FakeController(QObject):
+    """The TrainingController's signals and methods, driven by the test."""
+
+    preparing = Signal(str)
+    training_started = Signal(object)
+    progress_changed = Signal(object)
+    metrics_logged = Signal(object)
+    memory_sampled = Signal(object)
+    checkpoint_saved = Signal(object)
+    training_finished = Signal(object)
+    training_stopped = Signal(object)
+    training_failed = Signal(object)
+    running_changed = Signal(bool)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[tuple] = []
+        self.stop_requests = 0
+        self.running = False
+
+    def is_running(self) -> bool:
+        return self.running
+
+    def start(self, config: object, resume: object = None) -> None:
+        self.started.append((config, resume))
+        self.running = True
+        self.running_changed.emit(True)
+
+    def stop(self) -> None:
+        self.stop_requests += 1
+
+    def end(self) -> None:
+        self.running = False
+        self.running_changed.emit(False)
+
+    def wait(self) -> None:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def quick_torch_probe(monkeypatch: pytest.MonkeyPatch) -> TorchInfo:
+    """The Environment page's probe answers at once (the real one imports torch in a child process)."""
+    info = TorchInfo(installed=True, version="2.13.0+cpu")
+    monkeypatch.setattr("desktop.gui.pages.environment_page.probe_torch", lambda: info)
+    return info
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(tmp_path / "settings.ini")
+
+
+@pytest.fixture
+def fake_controller() -> FakeController:
+    return FakeController()
+
+
+@pytest.fixture
+def window(qtbot: object, settings: Settings, fake_controller: FakeController) -> MainWindow:
+    win = MainWindow(settings, fake_controller)
+    win.show()
+    yield win
+    # Closed here rather than by qtbot, after any fake run has ended: closing during a run would
+    # open the modal "training is running" question and block the test.
+    if fake_controller.running:
+        fake_controller.end()
+    win.close()
+    win.deleteLater()

@@ -1,0 +1,71 @@
+"""The Model & data page: guesses, errors next to their fields, token statistics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop.gui.main_window import MainWindow
+
+
+def _set_data(window: MainWindow, qtbot, path: Path) -> None:
+    page = window.data_page
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        page.data_edit.setText(str(path))
+        page.data_edit.editingFinished.emit()
+
+
+def test_mapping_is_guessed_from_chinese_columns_and_stats_follow(
+    window: MainWindow, qtbot, tiny_bert: Path, tmp_path: Path
+) -> None:
+    page = window.data_page
+    page.model_edit.setText(str(tiny_bert))
+    page.model_edit.editingFinished.emit()
+    assert "BertModel" in page.model_info.text()
+    data = tmp_path / "评论.csv"
+    data.write_text(
+        "编号,评论,类别\n1,这个很好用,好评\n2,太差了,差评\n3,还不错,好评\n4,坏了,差评\n", encoding="utf-8"
+    )
+    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
+        _set_data(window, qtbot, data)
+    assert page.mapping_combos["text"].currentText() == "评论"
+    assert page.mapping_combos["label"].currentText() == "类别"
+    assert page.table.rowCount() == 3 and page.table.columnCount() == 3  # one of 4 rows held out
+    assert "median" in page.stats_label.text()
+    assert page.problem() == ""
+
+
+def test_malformed_file_shows_its_line_next_to_the_data_field(
+    window: MainWindow, qtbot, tmp_path: Path
+) -> None:
+    data = tmp_path / "bad.jsonl"
+    data.write_text('{"text": "a", "label": "x"}\n{"text": oops}\n', encoding="utf-8")
+    page = window.data_page
+    page.model_edit.setText("bert-base-uncased")
+    page.model_edit.editingFinished.emit()
+    _set_data(window, qtbot, data)
+    assert not page.data_error.isHidden() and "line 2 is not valid JSON" in page.data_error.text()
+    assert "line 2" in page.problem()
+
+
+def test_unknown_model_folder_is_reported(window: MainWindow, tmp_path: Path) -> None:
+    page = window.data_page
+    page.model_edit.setText(str(tmp_path / "no-such-model"))
+    page.model_edit.editingFinished.emit()
+    assert not page.model_error.isHidden() and "does not exist" in page.model_error.text()
+    assert page.problem() == page.model_error.text()
+
+
+def test_choosing_another_column_rechecks_the_data(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    page = window.data_page
+    page.model_edit.setText("bert-base-uncased")
+    page.model_edit.editingFinished.emit()
+    data = tmp_path / "d.csv"
+    data.write_text("text,note,label\nhello,,a\nworld,,b\nagain,,a\n", encoding="utf-8")
+    _set_data(window, qtbot, data)
+    assert page.problem() == ""
+    combo = page.mapping_combos["text"]
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        combo.setCurrentIndex(combo.findData("note"))
+        combo.activated.emit(combo.currentIndex())
+    assert 'column "note" (text) is empty in every row' in page.data_error.text()
+    assert window.current_config().columns.text == "note"

@@ -1,0 +1,93 @@
+"""The wizard's navigation, the sample, saved state and closing during a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import QMessageBox
+
+from desktop.core.config import RunConfig
+from desktop.gui.main_window import MainWindow
+from desktop.gui.settings import Key, Settings
+from tests.gui.conftest import FakeController
+
+
+def _step_enabled(win: MainWindow, index: int) -> bool:
+    return bool(win.steps.item(index).flags() & Qt.ItemFlag.ItemIsEnabled)
+
+
+def test_next_is_disabled_with_the_reason_until_the_data_page_is_complete(window: MainWindow, qtbot) -> None:
+    assert window.stack.currentIndex() == 0 and window.next_button.isEnabled()
+    qtbot.mouseClick(window.next_button, Qt.MouseButton.LeftButton)
+    assert window.stack.currentIndex() == 1
+    assert not window.next_button.isEnabled()
+    assert "model" in window.reason.text().lower()
+    assert not _step_enabled(window, 3) and not _step_enabled(window, 4)
+    window.go_to(3)  # jumping ahead is refused
+    assert window.stack.currentIndex() == 1
+
+
+def test_try_the_sample_makes_every_step_reachable(window: MainWindow, qtbot) -> None:
+    with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
+        qtbot.mouseClick(window.data_page.sample_button, Qt.MouseButton.LeftButton)
+    assert window.stack.currentIndex() == 1
+    assert window.data_page.mapping_combos["text"].currentText() == "text"
+    assert window.data_page.mapping_combos["label"].currentText() == "label"
+    assert window.next_button.isEnabled() and window.reason.text() == ""
+    window.go_to(3)
+    assert window.stack.currentIndex() == 3 and _step_enabled(window, 4)
+    config = window.current_config()
+    assert config.model.name == "bundled:all-minilm-l6-v2" and config.data.files[0].endswith("reviews.csv")
+    # free navigation back to a finished step
+    window.steps.setCurrentRow(1)
+    assert window.stack.currentIndex() == 1
+
+
+def test_window_state_and_last_config_are_restored(qtbot, tmp_path: Path) -> None:
+    settings = Settings(tmp_path / "settings.ini")
+    first = MainWindow(settings, FakeController())
+    qtbot.addWidget(first)
+    first.show()
+    config = RunConfig(task="seq2seq")
+    config.model.name = "google-t5/t5-small"
+    config.training.learning_rate = 3e-4
+    first.set_config(config)
+    first.resize(1111, 777)
+    first.close()
+    assert settings.bytes(Key.GEOMETRY) == first.saveGeometry()
+
+    second = MainWindow(Settings(tmp_path / "settings.ini"), FakeController())
+    qtbot.addWidget(second)
+    second.show()
+    restored = second.current_config()
+    assert restored.task == "seq2seq" and restored.model.name == "google-t5/t5-small"
+    assert restored.training.learning_rate == pytest.approx(3e-4)
+    # Qt fits restored geometry to the (small, offscreen) screen, so compare with the default size.
+    assert second.size() != QSize(1180, 780)
+
+
+def test_closing_during_a_run_asks_stops_and_waits(
+    window: MainWindow, fake_controller: FakeController, monkeypatch: pytest.MonkeyPatch, qtbot
+) -> None:
+    asked = []
+    monkeypatch.setattr(
+        QMessageBox, "question", lambda *a, **k: asked.append(a) or QMessageBox.StandardButton.Yes
+    )
+    fake_controller.start(RunConfig())
+    window.close()
+    assert asked and fake_controller.stop_requests == 1
+    assert window.isVisible()  # still open until the run has ended
+    fake_controller.end()
+    qtbot.waitUntil(lambda: not window.isVisible())
+
+
+def test_declining_to_close_keeps_training(
+    window: MainWindow, fake_controller: FakeController, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)
+    fake_controller.start(RunConfig())
+    window.close()
+    assert window.isVisible() and fake_controller.stop_requests == 0
+    fake_controller.end()

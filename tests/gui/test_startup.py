@@ -1,0 +1,36 @@
+"""Start-up stays light: opening the window imports no heavy library."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+CODE = """
+import sys
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from desktop.app import apply_theme
+from desktop.gui.main_window import MainWindow
+from desktop.gui.settings import Settings
+apply_theme(app, "light")
+window = MainWindow(Settings(sys.argv[1]))
+window.show()
+app.processEvents()
+print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] in
+      ("torch", "transformers", "datasets", "peft", "accelerate", "pandas"))))
+window.close()  # waits for the Environment page's probe thread
+"""
+
+
+def test_opening_the_window_imports_no_heavy_library(tmp_path) -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", CODE, str(tmp_path / "s.ini")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    assert out.stdout.strip() == ""

@@ -1,0 +1,85 @@
+"""The Train and Export pages with a fake controller: progress, plots, failures, results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from desktop.core.events import FailedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.training import RunResult
+from desktop.gui.main_window import MainWindow
+from tests.gui.conftest import FakeController
+
+
+def test_progress_and_plots_follow_the_events(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    page = window.train_page
+    qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    assert (
+        len(fake_controller.started) == 1
+        and not page.start_button.isEnabled()
+        and page.stop_button.isEnabled()
+    )
+    fake_controller.preparing.emit("Loading the tokenizer and the model")
+    assert "Loading the tokenizer" in page.status.text()
+    fake_controller.training_started.emit(StartedEvent("/runs/x", 100, 90, 10, "cpu"))
+    for step in range(1, 21):
+        fake_controller.progress_changed.emit(
+            ProgressEvent(step, 100, step / 10, step * 0.5, (100 - step) * 0.5, 32.0, 640.0)
+        )
+        if step % 5 == 0:
+            fake_controller.metrics_logged.emit(
+                LogEvent(step, step / 10, {"loss": 1 / step, "learning_rate": 1e-4})
+            )
+            fake_controller.memory_sampled.emit(MemoryEvent(step, "cpu", None, None, None, 2**30))
+    fake_controller.metrics_logged.emit(LogEvent(20, 2.0, {"eval_loss": 0.3, "eval_accuracy": 0.8}))
+    qtbot.waitUntil(lambda: page.loss_plot._curves["train"].xData is not None, timeout=2000)  # repaint timer
+
+    assert page.progress.value() == 20 and page.progress.maximum() == 100
+    assert "remaining about 0:40" in page.timing.text()
+    assert page.loss_plot.count("train") == 4 and page.loss_plot.count("eval") == 1
+    assert page.lr_plot.count("lr") == 4 and page.memory_plot.count("rss") == 4
+    assert page.memory_plot.count("allocated") == 0  # no GPU figures on CPU
+    assert page.speed_plot.count("samples") == 20 and page.speed_plot.count("tokens") == 20
+    assert "eval_accuracy 0.8" in page.log.toPlainText()
+
+    qtbot.mouseClick(page.stop_button, Qt.MouseButton.LeftButton)
+    assert fake_controller.stop_requests == 1 and "Stopping" in page.status.text()
+
+
+def test_failure_shows_reason_and_remedy_with_details_behind_a_toggle(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    page = window.train_page
+    fake_controller.start(window.current_config())
+    failure = FailedEvent(
+        "The GPU ran out of memory.", "Lower training.batch_size.", "Traceback (most recent call last): ..."
+    )
+    fake_controller.end()
+    fake_controller.training_failed.emit(RunResult("failed", failure=failure))
+
+    assert not page.failure.isHidden()
+    assert page.failure_reason.text() == "The GPU ran out of memory."
+    assert page.failure_remedy.text() == "Lower training.batch_size."
+    assert page.details.isHidden()
+    qtbot.mouseClick(page.details_button, Qt.MouseButton.LeftButton)
+    assert not page.details.isHidden() and "Traceback" in page.details.toPlainText()
+    assert page.start_button.isEnabled()  # ready for another try
+
+
+def test_export_page_shows_the_finished_model(
+    window: MainWindow, fake_controller: FakeController, tmp_path: Path
+) -> None:
+    model = tmp_path / "run" / "model"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    assert window.export_page.open_button.isHidden()  # nothing to open yet
+    fake_controller.training_finished.emit(
+        RunResult("finished", tmp_path / "run", model, {"eval_accuracy": 0.91})
+    )
+
+    page = window.export_page
+    assert page.model_label.text() == str(model) and "eval_accuracy 0.91" in page.metrics_label.text()
+    assert "config.json" in page.files_label.text() and not page.open_button.isHidden()
