@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="finetune-studio")
     parser.add_argument("--screenshots", type=Path, metavar="DIR", help="save a PNG of every page and quit")
     parser.add_argument("--theme", choices=("auto", "light", "dark"), default="auto")
+    parser.add_argument("--sample", action="store_true", help="open with the bundled sample loaded")
     parser.add_argument("--settings", type=Path, help=argparse.SUPPRESS)  # an INI file, for tests and benches
     parser.add_argument("--quit-when-shown", action="store_true", help=argparse.SUPPRESS)  # start-up bench
     args = parser.parse_args(argv)
@@ -75,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
 
     window = MainWindow(Settings(args.settings))
     window.show()
+    if args.sample:
+        window.load_sample()
+    if args.theme == "auto":  # follow the OS when the user switches between light and dark
+        QGuiApplication.styleHints().colorSchemeChanged.connect(lambda _: apply_theme(app, "auto"))
     if args.quit_when_shown:
         QTimer.singleShot(0, lambda: (print("shown", flush=True), window.close(), app.quit()))
     return app.exec()

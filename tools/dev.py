@@ -57,7 +57,7 @@ def test(python: Path) -> None:
 def main() -> None:
     commands = {"demo": demo, "test": test}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
-        sys.exit("usage: python tools/dev.py demo | test [pytest arguments]")
+        sys.exit("usage: python tools/dev.py demo [--cli] | test [pytest arguments]")
     commands[sys.argv[1]](venv_python())
 
 

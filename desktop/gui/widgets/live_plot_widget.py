@@ -11,7 +11,7 @@ class _ScientificAxis(pg.AxisItem):
     """Tick labels like 2e-04, for values far below 1 (learning rates)."""
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        return [f"{v:.0e}" if v else "0" for v in values]
+        return [f"{v:.1e}" if v else "0" for v in values]
 
 
 class LivePlotWidget(pg.PlotWidget):
@@ -24,6 +24,8 @@ class LivePlotWidget(pg.PlotWidget):
 
     def __init__(self, title: str, y_label: str = "", scientific: bool = False) -> None:
         super().__init__(axisItems={"left": _ScientificAxis("left")} if scientific else None)
+        if scientific:
+            self.getAxis("left").setWidth(62)  # room for "2.0e-04" before the first paint
         self.setTitle(title, size="10pt")
         self.setLabel("left", y_label)
         self.setLabel("bottom", self.tr("step"))
