@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
@@ -13,20 +14,46 @@ from transformers import TrainerCallback
 from desktop.core.events import CheckpointEvent, Event, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 
 
+def nvml_memory(index: int) -> tuple[int, int] | None:
+    """(used, total) bytes of GPU ``index`` as the driver sees them (all processes), or ``None``.
+
+    Needs nvidia-ml-py and an NVIDIA driver; any failure means "not available". The index is
+    torch's, which matches NVML's unless CUDA_VISIBLE_DEVICES reorders devices.
+    """
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:
+        return None
+    try:
+        info = pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(index))
+        return int(info.used), int(info.total)
+    except Exception:
+        return None
+    finally:
+        with contextlib.suppress(Exception):
+            pynvml.nvmlShutdown()
+
+
 def memory_event(step: int) -> MemoryEvent:
-    """Memory now: torch's CUDA allocator figures (when on GPU) and the process's resident set."""
+    """Memory now: torch's allocator and NVML's device figures (on GPU) and the process's RSS."""
     import psutil
     import torch
 
     rss = psutil.Process().memory_info().rss
     if torch.cuda.is_available() and torch.cuda.is_initialized():
+        index = torch.cuda.current_device()
+        used, total = nvml_memory(index) or (None, None)
         return MemoryEvent(
             step=step,
-            device=f"cuda:{torch.cuda.current_device()}",
+            device=f"cuda:{index}",
             allocated_bytes=torch.cuda.memory_allocated(),
             reserved_bytes=torch.cuda.memory_reserved(),
             peak_bytes=torch.cuda.max_memory_allocated(),
             rss_bytes=rss,
+            device_used_bytes=used,
+            device_total_bytes=total,
         )
     return MemoryEvent(step, "cpu", None, None, None, rss)
 

@@ -113,7 +113,7 @@ def read_file(path: str | Path) -> Table:
             "Use CSV, TSV, JSON, JSONL, Parquet, TXT or Excel (.xlsx).",
         )
     if path.stat().st_size == 0:
-        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+        raise _empty(path)
     frame, numbers, word, offset = reader(path)
     if len(frame) == 0:
         raise DataError(f"{path.name} has no data rows.", "Add examples below the header row.")
@@ -127,7 +127,7 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
 
     text = decode_text(path.read_bytes(), path.name)
     if not text.strip():
-        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+        raise _empty(path)
     quoting = csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL
     try:
         frame = pd.read_csv(
@@ -144,10 +144,12 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
             "Every row needs as many fields as the header; quote texts that contain the separator.",
         ) from None
     except pd.errors.EmptyDataError:
-        raise DataError(
-            f"{path.name} is empty.", "Choose a file that holds your training examples."
-        ) from None
+        raise _empty(path) from None
     return _drop_empty_rows(frame)
+
+
+def _empty(path: Path) -> DataError:
+    return DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
 
 
 def _drop_empty_rows(frame: Any) -> tuple[Any, list[int], str, int]:
@@ -170,7 +172,7 @@ def _read_txt(path: Path) -> tuple[Any, list[int], str, int]:
     text = decode_text(path.read_bytes(), path.name)
     lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not lines:
-        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+        raise _empty(path)
     return pd.DataFrame({"text": [t for _, t in lines]}), [n for n, _ in lines], "line", 1
 
 
@@ -197,7 +199,7 @@ def _read_jsonl(path: Path) -> tuple[Any, list[int], str, int]:
         records.append(record)
         numbers.append(n)
     if not records:
-        raise DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+        raise _empty(path)
     return pd.DataFrame.from_records(records), numbers, "line", 1
 
 

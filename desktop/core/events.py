@@ -75,7 +75,7 @@ class LogEvent(Event):
 
 @dataclass(frozen=True)
 class MemoryEvent(Event):
-    """Memory in use: torch's CUDA allocator figures on GPU, and the process's RSS."""
+    """Memory in use: torch's CUDA allocator figures and NVML's device totals on GPU; process RSS."""
 
     kind: ClassVar[str] = "memory"
     step: int
@@ -84,6 +84,8 @@ class MemoryEvent(Event):
     reserved_bytes: int | None
     peak_bytes: int | None
     rss_bytes: int
+    device_used_bytes: int | None = None
+    device_total_bytes: int | None = None
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class MainWindow(QMainWindow):
         self._closing = False
 
         self.environment_page = EnvironmentPage()
-        self.data_page = DataPage()
+        self.data_page = DataPage(settings)
         self.options_page = OptionsPage()
         self.train_page = TrainPage(self.controller, self.current_config)
         self.export_page = ExportPage()

@@ -114,17 +114,17 @@ class TrainingController(QObject):
 
     @Slot(object)
     def _on_worker_event_emitted(self, event: Event) -> None:
+        if isinstance(event, PreparingEvent):
+            self.preparing.emit(event.message)
+            return
         signal = {
-            PreparingEvent: None,
             StartedEvent: self.training_started,
             ProgressEvent: self.progress_changed,
             LogEvent: self.metrics_logged,
             MemoryEvent: self.memory_sampled,
             CheckpointEvent: self.checkpoint_saved,
         }.get(type(event))
-        if isinstance(event, PreparingEvent):
-            self.preparing.emit(event.message)
-        elif signal is not None:
+        if signal is not None:  # terminal events arrive as the RunResult in run_ended
             signal.emit(event)
 
     @Slot(object)

@@ -204,3 +204,44 @@ def test_failure_during_training_is_reported_with_details(
     assert run.status() == "failed"
     last = json.loads(run.events_path.read_text(encoding="utf-8").splitlines()[-1])
     assert last["event"] == "failed"
+
+
+def test_memory_event_on_gpu_reads_torch_and_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GPU figures come from torch's allocator and NVML; both are faked here (no GPU in CI)."""
+    import sys
+    import types
+
+    from desktop.core.callbacks import memory_event
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 3 * 2**30)
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda: 4 * 2**30)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 5 * 2**30)
+    handles = []
+    fake = types.SimpleNamespace(
+        nvmlInit=lambda: None,
+        nvmlShutdown=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: handles.append(i) or f"gpu{i}",
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(
+            used=6 * 2**30, total=12 * 2**30, free=6 * 2**30
+        ),
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+
+    event = memory_event(7)
+    assert (event.device, event.allocated_bytes, event.reserved_bytes, event.peak_bytes) == (
+        "cuda:1",
+        3 * 2**30,
+        4 * 2**30,
+        5 * 2**30,
+    )
+    assert (event.device_used_bytes, event.device_total_bytes) == (6 * 2**30, 12 * 2**30) and handles == [1]
+
+    def no_driver() -> None:
+        raise OSError("NVML Shared Library Not Found")
+
+    fake.nvmlInit = no_driver
+    event = memory_event(8)
+    assert event.allocated_bytes == 3 * 2**30 and event.device_used_bytes is None

@@ -69,3 +69,26 @@ def test_choosing_another_column_rechecks_the_data(window: MainWindow, qtbot, tm
         combo.activated.emit(combo.currentIndex())
     assert 'column "note" (text) is empty in every row' in page.data_error.text()
     assert window.current_config().columns.text == "note"
+
+
+def test_file_pickers_start_in_the_last_folder(
+    window: MainWindow, qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from desktop.gui.settings import Key
+
+    data = tmp_path / "sub" / "d.csv"
+    data.parent.mkdir()
+    data.write_text("text,label\na,x\nb,y\n", encoding="utf-8")
+    starts = []
+
+    def pick(parent, caption, start, filters):
+        starts.append(start)
+        return str(data), filters
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", pick)
+    with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
+        window.data_page.data_browse.click()
+    window.data_page.data_browse.click()
+    assert starts[1] == str(data.parent) and window.settings.text(Key.LAST_DATA_FOLDER) == str(data.parent)

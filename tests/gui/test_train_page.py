@@ -83,3 +83,19 @@ def test_export_page_shows_the_finished_model(
     page = window.export_page
     assert page.model_label.text() == str(model) and "eval_accuracy 0.91" in page.metrics_label.text()
     assert "config.json" in page.files_label.text() and not page.open_button.isHidden()
+
+
+def test_gpu_memory_from_torch_and_nvml_is_plotted(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    page = window.train_page
+    fake_controller.start(window.current_config())
+    gib = 2**30
+    for step in (1, 2):
+        fake_controller.memory_sampled.emit(
+            MemoryEvent(step, "cuda:0", 3 * gib, 4 * gib, 5 * gib, gib, 6 * gib, 12 * gib)
+        )
+    assert page.memory_plot.count("allocated") == 2 and page.memory_plot.count("reserved") == 2
+    assert page.memory_plot.count("device") == 2 and page.memory_plot.count("total") == 2
+    qtbot.waitUntil(lambda: page.memory_plot._curves["device"].yData is not None, timeout=2000)
+    assert list(page.memory_plot._curves["device"].yData) == [6.0, 6.0]

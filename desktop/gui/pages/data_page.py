@@ -32,6 +32,7 @@ from desktop.core.errors import StudioError
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview
 from desktop.gui.pages.base import WizardPage, error_label, show_error
+from desktop.gui.settings import Key, Settings
 from desktop.gui.workers import BackgroundTask
 
 PREVIEW_ROWS = 50
@@ -47,8 +48,9 @@ class DataPage(WizardPage):
     sample_requested = Signal()
     """The user asked to load the bundled sample."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         super().__init__()
+        self._settings = settings
         self.title = self.tr("Model & data")
         self.subtitle = self.tr("What to train, and on which examples.")
         self._config = RunConfig()
@@ -250,11 +252,19 @@ class DataPage(WizardPage):
         self._config.columns = Columns()
         self._schedule_preview()
 
+    def _last_folder(self, key: Key) -> str:
+        return self._settings.text(key) if self._settings else ""
+
+    def _remember_folder(self, key: Key, path: Path) -> None:
+        if self._settings:
+            self._settings.set_text(key, str(path))
+
     def _browse_model(self) -> None:
-        folder = QFileDialog.getExistingDirectory(
-            self, self.tr("Choose a model folder"), self.model_edit.text()
-        )
+        current = Path(self.model_edit.text())
+        start = str(current) if current.is_dir() else self._last_folder(Key.LAST_MODEL_FOLDER)
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Choose a model folder"), start)
         if folder:
+            self._remember_folder(Key.LAST_MODEL_FOLDER, Path(folder).parent)
             self.model_edit.setText(folder)
             self._on_model_changed()
 
@@ -263,10 +273,11 @@ class DataPage(WizardPage):
         path, _ = QFileDialog.getOpenFileName(
             self,
             self.tr("Choose a data file"),
-            "",
+            self._last_folder(Key.LAST_DATA_FOLDER),
             self.tr("Data files ({patterns})").format(patterns=patterns),
         )
         if path:
+            self._remember_folder(Key.LAST_DATA_FOLDER, Path(path).parent)
             self.data_edit.setText(path)
             self._on_data_changed()
 

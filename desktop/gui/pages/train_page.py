@@ -148,6 +148,8 @@ class TrainPage(WizardPage):
         self.memory_plot.add_curve("allocated", self.tr("VRAM allocated"), "#8e5bd9", width=2)
         self.memory_plot.add_curve("reserved", self.tr("VRAM reserved"), "#8e5bd9", dashed=True)
         self.memory_plot.add_curve("rss", self.tr("process RAM"), "#d9a21b", width=2)
+        self.memory_plot.add_curve("device", self.tr("GPU used, all processes (NVML)"), "#d9534f", width=1.5)
+        self.memory_plot.add_curve("total", self.tr("GPU total"), "#d9534f", dashed=True)
         self.speed_plot = ThroughputPlotWidget(self.tr("Throughput"))
         self.speed_plot.add_curve("samples", self.tr("samples/s"), "#2aa1b3", width=2)
         self.speed_plot.add_curve(
@@ -264,6 +266,9 @@ class TrainPage(WizardPage):
             self.memory_plot.append("allocated", event.step, event.allocated_bytes / GB)
             self.memory_plot.append("reserved", event.step, (event.reserved_bytes or 0) / GB)
         self.memory_plot.append("rss", event.step, event.rss_bytes / GB)
+        if event.device_used_bytes is not None and event.device_total_bytes:
+            self.memory_plot.append("device", event.step, event.device_used_bytes / GB)
+            self.memory_plot.append("total", event.step, event.device_total_bytes / GB)
 
     def _on_controller_checkpoint_saved(self, event: object) -> None:
         self._log(self.tr("Checkpoint saved at step {step}.").format(step=event.step))
