@@ -89,6 +89,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tokens", action="store_true", help="skip token statistics (no model download)")
     p.set_defaults(func=cmd_preview)
 
+    p = sub.add_parser("doctor", help="check the GPUs, the driver and the installed PyTorch")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.set_defaults(func=cmd_doctor)
+
     p = sub.add_parser("runs", help="list run folders")
     p.add_argument("--runs-dir", type=Path)
     p.set_defaults(func=cmd_runs)
@@ -352,6 +356,45 @@ def cmd_preview(args: argparse.Namespace) -> int:
 def _short(value: Any, width: int = 60) -> str:
     text = str(value).replace("\n", " ")
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Report GPUs, driver, the installed PyTorch and whether they fit; exit 0 when nothing needs fixing."""
+    import dataclasses
+    import json
+
+    from desktop.core.gpu import detect_gpus
+    from desktop.core.torch_probe import probe_torch
+    from desktop.core.wheels import verdict
+
+    report, probe = detect_gpus(), probe_torch()
+    system = "windows" if sys.platform == "win32" else "linux"
+    result = verdict(report, probe, system)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "gpus": dataclasses.asdict(report),
+                    "torch": dataclasses.asdict(probe),
+                    "verdict": {
+                        **dataclasses.asdict(result),
+                        "ok": result.ok,
+                        "requirement": result.target.requirement if result.target else None,
+                    },
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        print(report.summary())
+        print(probe.summary())
+        print(f"{'OK' if result.ok else 'Needs attention'}: {result.headline}")
+        print(f"  {result.explanation}")
+        if result.target:
+            target = result.target
+            print(f"  Fix: pip install --force-reinstall {target.requirement} --index-url {target.index_url}")
+    return EXIT_OK if result.ok else EXIT_FAILED
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

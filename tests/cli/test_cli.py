@@ -255,3 +255,15 @@ def test_worker_prints_json_events_and_stops_on_request(
     kinds = [e["event"] for e in events]
     assert kinds[0] == "preparing" and "started" in kinds and kinds[-1] == "stopped"
     assert events[-1]["step"] >= 3 and events[-1]["checkpoint"].endswith(f"checkpoint-{events[-1]['step']}")
+
+
+def test_doctor_reports_this_cpu_machine_as_json(capsys: pytest.CaptureFixture) -> None:
+    import desktop.core.gpu as gpu
+
+    if gpu.detect_gpus().nvidia:
+        pytest.skip("this machine has an NVIDIA GPU; the verdict differs")
+    assert main(["doctor", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["gpus"]["gpus"] == [] and report["torch"]["installed"] is True
+    assert report["verdict"]["kind"] == "no_gpu" and report["verdict"]["ok"] is True
+    assert "the CPU build is right" in report["verdict"]["headline"]

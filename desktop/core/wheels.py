@@ -1,0 +1,270 @@
+"""Which PyTorch build fits this machine: the wheel table (data in resources/) and the verdict."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.torch_probe import TorchInfo
+
+TABLE_PATH = Path(__file__).resolve().parents[2] / "resources" / "torch_wheels.json"
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split("+")[0].split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+def cuda_of(tag: str) -> tuple[int, int]:
+    """The CUDA version of a tag: ``cu126`` -> (12, 6), ``cu130`` -> (13, 0)."""
+    digits = tag.removeprefix("cu")
+    return int(digits[:-1]), int(digits[-1])
+
+
+@dataclass(frozen=True)
+class WheelTable:
+    """The facts of resources/torch_wheels.json."""
+
+    data: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: Path = TABLE_PATH) -> WheelTable:
+        """Read the table."""
+        return cls(json.loads(path.read_text(encoding="utf-8")))
+
+    def release(self, key: str) -> dict[str, Any] | None:
+        """A release row (``"2.14"``), or ``None`` if the table does not know it."""
+        return self.data["releases"].get(key)
+
+    def newest(self) -> str:
+        """The newest release in the table."""
+        return self.data["newest_release"]
+
+    def index_url(self, tag: str) -> str:
+        """The PyTorch index for a tag."""
+        return self.data["index_url"].format(tag=tag)
+
+    def covers(self, release: str, tag: str, capability: tuple[int, int]) -> bool:
+        """Whether the ``tag`` build of ``release`` has code for a GPU of ``capability``.
+
+        A GPU runs code built for the same major and an equal or lower minor (8.9 runs sm_86).
+        """
+        for row in self.data["coverage"]:
+            if row["tag"] != tag:
+                continue
+            if "from" in row and _version_tuple(release) < _version_tuple(row["from"]):
+                continue
+            if "to" in row and _version_tuple(release) > _version_tuple(row["to"]):
+                continue
+            caps = [tuple(int(x) for x in c.split(".")) for c in row["capabilities"]]
+            return any(major == capability[0] and minor <= capability[1] for major, minor in caps)
+        return False
+
+    def driver_floor(self, tag: str, system: str) -> str:
+        """The oldest driver that runs a tag's CUDA family on ``system`` (``linux``/``windows``)."""
+        return self.data["driver_floors"][str(cuda_of(tag)[0])][system]
+
+
+@dataclass(frozen=True)
+class WheelTarget:
+    """The build to install, and why it was chosen."""
+
+    version: str
+    tag: str
+    index_url: str
+    reason: str
+    warning: str = ""
+
+    @property
+    def requirement(self) -> str:
+        """The pinned requirement, e.g. ``torch==2.14.1+cu130``."""
+        return f"torch=={self.version}+{self.tag}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether the installed PyTorch fits this machine, in plain words.
+
+    Attributes:
+        kind: ``ok``, ``no_gpu``, ``no_torch``, ``import_broken``, ``cpu_build_with_gpu``,
+            ``needs_newer_driver``, ``arch_not_in_build``, ``gpu_unusable``, ``driver_too_old`` or
+            ``no_build_for_gpus``.
+        headline: One sentence.
+        explanation: Why, and what the fix does.
+        target: The build that fixes it, when one exists.
+    """
+
+    kind: str
+    headline: str
+    explanation: str
+    target: WheelTarget | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing needs fixing."""
+        return self.kind in ("ok", "no_gpu")
+
+
+def choose_target(
+    table: WheelTable,
+    release: str,
+    gpus: list[GpuInfo],
+    driver: str,
+    cuda_driver: tuple[int, int] | None,
+    system: str,
+) -> WheelTarget | None:
+    """The newest CUDA build of ``release`` that this driver runs and that covers every GPU.
+
+    Prefers the conservative rule (tag CUDA <= the driver's CUDA); falls back to the family's
+    minimum driver with a warning. ``None`` when the driver is too old for every build.
+    """
+    row = table.release(release) or table.release(table.newest())
+    release = release if table.release(release) else table.newest()
+    candidates = [
+        t
+        for t in reversed(row["cuda"])
+        if all(g.capability and table.covers(release, t, g.capability) for g in gpus)
+    ]
+    names = ", ".join(g.name for g in gpus)
+    for tag in candidates:
+        if cuda_driver is not None and cuda_of(tag) <= cuda_driver:
+            return WheelTarget(
+                row["latest"],
+                tag,
+                table.index_url(tag),
+                f"the newest build for {names} that driver {driver} fully supports",
+            )
+    for tag in candidates:
+        if driver and _version_tuple(driver) >= _version_tuple(table.driver_floor(tag, system)):
+            return WheelTarget(
+                row["latest"],
+                tag,
+                table.index_url(tag),
+                f"a build that driver {driver} can run",
+                warning=f"driver {driver} runs {tag} with a limited feature set; a newer driver is better",
+            )
+    return None
+
+
+def _installed_tag(probe: TorchInfo) -> str:
+    local = probe.version.partition("+")[2]
+    if local:
+        return local
+    if probe.cuda_build:
+        major, minor = probe.cuda_build.split(".")[:2]
+        return f"cu{major}{minor}"
+    return "cpu"
+
+
+def verdict(report: GpuReport, probe: TorchInfo, system: str, table: WheelTable | None = None) -> Verdict:
+    """Judge the installed PyTorch against the GPUs and the driver (a pure function).
+
+    Args:
+        report: The GPUs and driver, from :func:`desktop.core.gpu.detect_gpus`.
+        probe: The installed torch, from :func:`desktop.core.torch_probe.probe_torch`.
+        system: ``linux`` or ``windows``.
+        table: The wheel table (the bundled one by default).
+    """
+    table = table or WheelTable.load()
+    gpus = report.nvidia
+    release = ".".join(probe.version.split(".")[:2]) if probe.installed and probe.version else table.newest()
+    if not gpus:
+        amd = [g for g in report.gpus if g.vendor == "amd"]
+        if amd and system == "linux":
+            return Verdict(
+                "no_gpu",
+                "An AMD GPU was found; this app trains on NVIDIA GPUs or the CPU.",
+                "ROCm builds of PyTorch exist for Linux but are not managed here yet.",
+            )
+        if probe.installed and probe.error:
+            return Verdict(
+                "import_broken",
+                f"PyTorch is installed but does not load: {probe.error}",
+                "Reinstalling the CPU build fixes a damaged installation.",
+            )
+        if not probe.installed:
+            return Verdict("no_torch", "PyTorch is not installed.", "Install the CPU build of PyTorch.")
+        return Verdict(
+            "no_gpu",
+            "No NVIDIA GPU: training runs on the CPU, and the CPU build is right.",
+            "Nothing to fix. Training on the CPU is fine for small models and data.",
+        )
+
+    names = ", ".join(g.name for g in gpus)
+    target = choose_target(table, release, gpus, report.driver_version, report.cuda_driver, system)
+    covering = [
+        t
+        for t in table.release(table.newest())["cuda"]
+        if all(g.capability and table.covers(table.newest(), t, g.capability) for g in gpus)
+    ]
+    if target is None and not covering:
+        return Verdict(
+            "no_build_for_gpus",
+            f"No single PyTorch build supports all of {names}.",
+            "Older GPUs (Maxwell to Volta) need cu126 builds, the newest (Blackwell) cu128 or newer. "
+            "Train on one kind of GPU: set CUDA_VISIBLE_DEVICES to hide the others.",
+        )
+    if target is None:
+        oldest = table.release(table.newest())["cuda"][0]
+        floor = table.driver_floor(oldest, system)
+        return Verdict(
+            "driver_too_old",
+            f"The NVIDIA driver {report.driver_version or '(unknown)'} is too old for any current "
+            "PyTorch build.",
+            f"Install NVIDIA driver {floor} or newer (580 or newer for the newest builds), then check again.",
+        )
+    if not probe.installed:
+        return Verdict(
+            "no_torch", "PyTorch is not installed.", f"Install {target.requirement}: {target.reason}.", target
+        )
+    if probe.error:
+        return Verdict(
+            "import_broken",
+            f"PyTorch is installed but does not load: {probe.error}",
+            f"Reinstalling {target.requirement} replaces the damaged installation.",
+            target,
+        )
+    tag = _installed_tag(probe)
+    if tag == "cpu" or not tag.startswith("cu"):
+        return Verdict(
+            "cpu_build_with_gpu",
+            f"CPU-only PyTorch on a machine with {names}: training would run on the CPU.",
+            f"Installing {target.requirement} lets PyTorch use the GPU ({target.reason}).",
+            target,
+        )
+    if (
+        report.cuda_driver is not None
+        and cuda_of(tag) > report.cuda_driver
+        and (_version_tuple(report.driver_version) < _version_tuple(table.driver_floor(tag, system)))
+    ):
+        return Verdict(
+            "needs_newer_driver",
+            f"PyTorch {probe.version} needs a newer NVIDIA driver than {report.driver_version}.",
+            f"Update the driver to {table.driver_floor(tag, system)} or newer, "
+            f"or install {target.requirement} ({target.reason}).",
+            target,
+        )
+    uncovered = [g for g in gpus if g.capability and not table.covers(release, tag, g.capability)]
+    if uncovered:
+        g = uncovered[0]
+        return Verdict(
+            "arch_not_in_build",
+            f"PyTorch {probe.version} has no code for {g.name} "
+            f"(compute capability {g.capability[0]}.{g.capability[1]}).",
+            f"Installing {target.requirement} adds it ({target.reason}).",
+            target,
+        )
+    if not probe.cuda_available:
+        return Verdict(
+            "gpu_unusable",
+            f"PyTorch {probe.version} is a CUDA build but cannot use {names}.",
+            f"Reinstalling {target.requirement} usually fixes this; if not, reinstall the NVIDIA driver.",
+            target,
+        )
+    return Verdict("ok", f"PyTorch {probe.version} uses {names}.", "Nothing to fix.")
