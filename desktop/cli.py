@@ -91,6 +91,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", help="check the GPUs, the driver and the installed PyTorch")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.add_argument("--fix", action="store_true", help="install the PyTorch build that fits")
+    p.add_argument("--dry-run", action="store_true", help="with --fix: show the install command, run nothing")
+    p.add_argument("--index-url", default="", help="a mirror or custom index instead of download.pytorch.org")
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("runs", help="list run folders")
@@ -359,7 +362,7 @@ def _short(value: Any, width: int = 60) -> str:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    """Report GPUs, driver, the installed PyTorch and whether they fit; exit 0 when nothing needs fixing."""
+    """Report GPUs, driver and the installed PyTorch; with --fix, install the build that fits."""
     import dataclasses
     import json
 
@@ -370,31 +373,65 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     report, probe = detect_gpus(), probe_torch()
     system = "windows" if sys.platform == "win32" else "linux"
     result = verdict(report, probe, system)
+    plan = None
+    if result.target is not None:
+        from desktop.core.repair import plan_repair
+
+        plan = plan_repair(result.target, index_url=args.index_url, previous=probe.version)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "gpus": dataclasses.asdict(report),
-                    "torch": dataclasses.asdict(probe),
-                    "verdict": {
-                        **dataclasses.asdict(result),
-                        "ok": result.ok,
-                        "requirement": result.target.requirement if result.target else None,
-                    },
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        findings = {
+            "gpus": dataclasses.asdict(report),
+            "torch": dataclasses.asdict(probe),
+            "verdict": {**dataclasses.asdict(result), "ok": result.ok},
+            "fix": {"requirements": plan.requirements, "command": plan.command} if plan else None,
+        }
+        print(json.dumps(findings, indent=2, ensure_ascii=False))
     else:
         print(report.summary())
         print(probe.summary())
         print(f"{'OK' if result.ok else 'Needs attention'}: {result.headline}")
         print(f"  {result.explanation}")
-        if result.target:
-            target = result.target
-            print(f"  Fix: pip install --force-reinstall {target.requirement} --index-url {target.index_url}")
-    return EXIT_OK if result.ok else EXIT_FAILED
+        if plan is not None and not args.fix:
+            print(f"  Fix it with: finetune-studio-cli doctor --fix   (runs: {' '.join(plan.command)})")
+    if not args.fix or result.ok:
+        return EXIT_OK if result.ok else EXIT_FAILED
+    if plan is None:
+        raise StudioError(result.headline, result.explanation)
+    if args.dry_run:
+        print(" ".join(plan.command))
+        return EXIT_OK
+    return _run_fix(plan)
+
+
+def _run_fix(plan: Any) -> int:
+    from tqdm import tqdm
+
+    from desktop.core.repair import run_repair
+    from desktop.core.torch_probe import prove_gpu
+
+    bar = tqdm(total=100, unit="%", file=sys.stderr, dynamic_ncols=True, desc="Installing PyTorch")
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        result = run_repair(
+            plan,
+            lambda line: bar.write(line, file=sys.stderr),
+            lambda share: bar.update(int(share * 100) - bar.n),
+            stop,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        bar.close()
+    print(result.message)
+    if not result.ok:
+        return EXIT_STOPPED if result.cancelled else EXIT_FAILED
+    proof = prove_gpu(plan.python)
+    if proof.ok:
+        print(f"Proved: a matrix multiplication ran on {proof.device} in {proof.seconds:.2f} s.")
+        return EXIT_OK
+    version = result.probe.version if result.probe else ""
+    print(f"error: PyTorch {version} is installed, but the GPU test failed: {proof.error}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
