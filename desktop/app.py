@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshots", type=Path, metavar="DIR", help="save a PNG of every page and quit")
     parser.add_argument("--theme", choices=("auto", "light", "dark"), default="auto")
     parser.add_argument("--sample", action="store_true", help="open with the bundled sample loaded")
+    parser.add_argument("--repair", action="store_true", help="install the matching PyTorch first thing")
     parser.add_argument("--settings", type=Path, help=argparse.SUPPRESS)  # an INI file, for tests and benches
     parser.add_argument("--quit-when-shown", action="store_true", help=argparse.SUPPRESS)  # start-up bench
     args = parser.parse_args(argv)
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     from desktop.gui.main_window import MainWindow
     from desktop.gui.settings import Settings
 
-    window = MainWindow(Settings(args.settings))
+    window = MainWindow(Settings(args.settings), repair_on_start=args.repair)
     window.show()
     if args.sample:
         window.load_sample()

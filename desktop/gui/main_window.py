@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QProcess, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -44,7 +45,9 @@ class MainWindow(QMainWindow):
         controller: Runs training; a fake with the same signals works for tests.
     """
 
-    def __init__(self, settings: Settings, controller: object | None = None) -> None:
+    def __init__(
+        self, settings: Settings, controller: object | None = None, repair_on_start: bool = False
+    ) -> None:
         super().__init__()
         self.setWindowTitle(self.tr("Finetune Studio"))
         self.setMinimumSize(QSize(980, 660))
@@ -53,7 +56,7 @@ class MainWindow(QMainWindow):
         self.config = RunConfig()
         self._closing = False
 
-        self.environment_page = EnvironmentPage()
+        self.environment_page = EnvironmentPage(settings)
         self.data_page = DataPage(settings)
         self.options_page = OptionsPage()
         self.train_page = TrainPage(self.controller, self.current_config)
@@ -82,6 +85,10 @@ class MainWindow(QMainWindow):
         self.page_title.setObjectName("pageTitle")
         self.page_subtitle = QLabel()
         self.page_subtitle.setObjectName("hint")
+        self.banner = QLabel()
+        self.banner.setObjectName("banner")
+        self.banner.setWordWrap(True)
+        self.banner.setVisible(False)
         self.reason = QLabel()
         self.reason.setObjectName("reason")
         self.reason.setWordWrap(True)
@@ -101,6 +108,7 @@ class MainWindow(QMainWindow):
         content.addWidget(self.page_title)
         content.addWidget(self.page_subtitle)
         content.addSpacing(6)
+        content.addWidget(self.banner)
         content.addWidget(self.stack, 1)
         content.addLayout(nav)
         body = QHBoxLayout()
@@ -114,6 +122,11 @@ class MainWindow(QMainWindow):
         self._build_menu()
 
         self.data_page.sample_requested.connect(self.load_sample)
+        self.environment_page.checked.connect(self._update_banner)
+        self.environment_page.restart_requested.connect(self.restart_for_repair)
+        self._repair_on_start = repair_on_start
+        if repair_on_start:
+            self.environment_page.checked.connect(self._on_environment_page_checked)
         self.controller.training_finished.connect(self._on_controller_training_finished)
         self.controller.running_changed.connect(self._on_controller_running_changed)
         self.controller.training_failed.connect(
@@ -203,6 +216,43 @@ class MainWindow(QMainWindow):
         if page is self.environment_page and page.info is None:
             page.check()
         self._update_navigation()
+        self._update_banner()
+
+    def _update_banner(self) -> None:
+        result = self.environment_page.verdict_now
+        show = result is not None and not result.ok and self.stack.currentIndex() != 0
+        if result is not None:
+            self.banner.setText(
+                self.tr("{headline} See the Environment step to fix it.").format(headline=result.headline)
+            )
+        self.banner.setVisible(show)
+
+    def _on_environment_page_checked(self) -> None:
+        if self._repair_on_start:
+            self._repair_on_start = False
+            self.environment_page.start_repair()
+
+    def restart_for_repair(self) -> None:
+        """Start a fresh copy of the app that repairs PyTorch before anything imports it, then quit."""
+        answer = QMessageBox.question(
+            self,
+            self.tr("Restart to install PyTorch"),
+            self.tr(
+                "PyTorch is in use by this window, so it cannot be replaced now. Restart the app and "
+                "install the matching PyTorch first thing?"
+            ),
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        started = QProcess.startDetached(sys.executable, ["-m", "desktop", "--repair"])
+        if started[0] if isinstance(started, tuple) else started:
+            self.close()
+        else:
+            QMessageBox.warning(
+                self,
+                self.tr("Could not restart"),
+                self.tr("Close the app, then run: python -m desktop --repair"),
+            )
 
     def _update_navigation(self) -> None:
         index = self.stack.currentIndex()
@@ -246,7 +296,9 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1180, 780)
-        text = self.settings.text(Key.LAST_CONFIG)
+        text = (
+            "" if self._repair_on_start else self.settings.text(Key.LAST_CONFIG)
+        )  # nothing may import torch
         config = RunConfig()
         if text:
             try:

@@ -1,7 +1,9 @@
 """Render every page with sample content and save PNGs: ``python -m desktop --screenshots DIR``.
 
-The data page shows the real bundled sample; the train and export pages are filled with a
-synthetic run (made-up but realistic curves), so no training is needed to take the pictures.
+The environment page is shown twice: as this machine really is, and with a simulated RTX 4070
+beside a CPU-only PyTorch (the case the repair exists for). The data page shows the real bundled
+sample; the train and export pages a synthetic run (made-up but realistic curves), so no
+training is needed to take the pictures.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.torch_probe import TorchInfo
 from desktop.core.training import RunResult
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Settings
@@ -78,22 +82,38 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     window.resize(1280, 820)
     window.show()
     window.environment_page.check()
-    _wait(window.environment_page._task.finished)
+    _wait(window.environment_page.checked)
     window.load_sample()
     _wait(window.data_page.preview_loaded)
     _wait(window.data_page.token_stats_loaded)
     _synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
     files = []
+    real = (window.environment_page.report, window.environment_page.info)
+    simulated = GpuReport(
+        [GpuInfo("NVIDIA GeForce RTX 4070 (simulated)", "nvidia", (8, 9), 12 * 2**30, 11 * 2**30, 2)],
+        "581.57",
+        (13, 0),
+        "nvml",
+    )
+    window.environment_page.show_findings(simulated, TorchInfo(installed=True, version="2.13.0+cpu"))
+    files.append(_grab(window, 0, out / f"1b-environment-repair{'' if theme == 'auto' else '-' + theme}.png"))
+    window.environment_page.show_findings(*real)
     for index, name in enumerate(NAMES):
-        window.stack.setCurrentIndex(index)
-        window.steps.blockSignals(True)
-        window.steps.setCurrentRow(index)
-        window.steps.blockSignals(False)
-        window.page_title.setText(window.pages[index].title)
-        window.page_subtitle.setText(window.pages[index].subtitle)
-        QApplication.processEvents()
-        path = out / f"{index + 1}-{name}{'' if theme == 'auto' else '-' + theme}.png"
-        window.grab().save(str(path))
-        files.append(path)
+        files.append(
+            _grab(window, index, out / f"{index + 1}-{name}{'' if theme == 'auto' else '-' + theme}.png")
+        )
     window.close()
     return files
+
+
+def _grab(window: MainWindow, index: int, path: Path) -> Path:
+    window.stack.setCurrentIndex(index)
+    window.steps.blockSignals(True)
+    window.steps.setCurrentRow(index)
+    window.steps.blockSignals(False)
+    window.page_title.setText(window.pages[index].title)
+    window.page_subtitle.setText(window.pages[index].subtitle)
+    window.banner.setVisible(False)
+    QApplication.processEvents()
+    window.grab().save(str(path))
+    return path

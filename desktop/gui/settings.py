@@ -16,6 +16,7 @@ class Key(str, Enum):
     LAST_DATA_FOLDER = "folders/data"
     LAST_MODEL_FOLDER = "folders/model"
     LAST_CONFIG = "run/last_config"
+    INDEX_URL = "environment/index_url"
 
 
 class Settings:

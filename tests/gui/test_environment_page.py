@@ -1,19 +1,114 @@
-"""The Environment page with the real PyTorch probe (a child process; this one never imports torch)."""
+"""The Environment page: real probe here, faked GPUs for the verdict and the repair."""
 
 from __future__ import annotations
 
-from desktop.core.torch_probe import probe_torch
-from desktop.gui.pages.environment_page import EnvironmentPage
+import sys
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.repair import RepairResult
+from desktop.core.torch_probe import GpuProof, TorchInfo, probe_torch
+from desktop.gui.pages.environment_page import EnvironmentPage, check_environment
+
+RTX_4070 = GpuReport(
+    [GpuInfo("NVIDIA GeForce RTX 4070", "nvidia", (8, 9), 12 * 2**30, 10 * 2**30, 3)],
+    "581.57",
+    (13, 0),
+    "nvml",
+)
+CPU_TORCH = TorchInfo(installed=True, version="2.13.0+cpu")
+CUDA_TORCH = TorchInfo(
+    installed=True,
+    version="2.13.0+cu130",
+    cuda_build="13.0",
+    cuda_available=True,
+    devices=["NVIDIA GeForce RTX 4070"],
+)
 
 
-def test_shows_where_training_runs(qtbot, monkeypatch) -> None:
-    monkeypatch.setattr("desktop.gui.pages.environment_page.probe_torch", probe_torch)
-    page = EnvironmentPage()
+def _page(qtbot, check) -> EnvironmentPage:
+    page = EnvironmentPage(check=check)
     qtbot.addWidget(page)
-    page.check()
-    assert not page.check_button.isEnabled()
-    qtbot.waitUntil(lambda: page.info is not None, timeout=60_000)
-    assert page.info.installed and page.info.version
-    assert page.verdict.text().startswith("Training runs on the")
+    with qtbot.waitSignal(page.checked, timeout=60_000):
+        page.check()
+    return page
+
+
+def test_this_machine_is_cpu_only_and_that_is_right(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("desktop.gui.pages.environment_page.probe_torch", probe_torch)  # the real probe
+    page = _page(qtbot, check_environment)
+    if page.report.nvidia:
+        pytest.skip("this machine has an NVIDIA GPU")
+    assert page.verdict.text() == "No NVIDIA GPU: training runs on the CPU, and the CPU build is right."
+    assert page.install_button.isHidden() and page.verdict_now.ok
     assert page.info.version.split("+")[0] in page.torch_label.text()
-    assert page.check_button.isEnabled()
+
+
+def test_cpu_build_on_a_gpu_machine_offers_the_repair(qtbot) -> None:
+    page = _page(qtbot, lambda: (RTX_4070, CPU_TORCH))
+    assert page.verdict.text().startswith("CPU-only PyTorch on a machine with NVIDIA GeForce RTX 4070")
+    assert not page.install_button.isHidden()
+    assert (
+        "torch==2.13.0+cu130" in page.plan_label.text()
+        and "download.pytorch.org/whl/cu130" in page.plan_label.text()
+    )
+    cards = [page.gpu_grid.itemAt(i).widget() for i in range(page.gpu_grid.count())]
+    assert len(cards) == 1 and "RTX 4070" in cards[0].findChild(type(page.verdict), "cardTitle").text()
+
+
+def test_mirror_setting_changes_the_plan(qtbot) -> None:
+    page = _page(qtbot, lambda: (RTX_4070, CPU_TORCH))
+    page.index_edit.setText("https://mirrors.example.cn/pytorch/cu130")
+    page.index_edit.editingFinished.emit()
+    assert page.plan.index_url == "https://mirrors.example.cn/pytorch/cu130"
+    assert "mirrors.example.cn" in page.plan_label.text()
+
+
+def test_repair_streams_progress_and_proves_the_gpu(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = _page(qtbot, lambda: (RTX_4070, CPU_TORCH))
+
+    def fake_run_repair(plan, on_line, on_progress, cancel):
+        for share, line in (
+            (0.15, "Resolved 1 package"),
+            (0.7, "Prepared 1 package"),
+            (1.0, "Installed 1 package"),
+        ):
+            on_line(line)
+            on_progress(share)
+        return RepairResult(True, 0, probe=CUDA_TORCH, message="Installed torch==2.13.0+cu130.")
+
+    monkeypatch.setattr("desktop.gui.repair_controller.run_repair", fake_run_repair)
+    monkeypatch.setattr(
+        "desktop.core.torch_probe.prove_gpu", lambda python: GpuProof(True, "NVIDIA GeForce RTX 4070", 0.12)
+    )
+    monkeypatch.delitem(sys.modules, "torch")  # as in the app, which never imports torch itself
+    with qtbot.waitSignal(page.repair.repair_finished, timeout=30_000):
+        qtbot.mouseClick(page.install_button, Qt.MouseButton.LeftButton)
+    assert page.progress.value() == 100
+    assert page.log.toPlainText().splitlines() == [
+        "Resolved 1 package",
+        "Prepared 1 package",
+        "Installed 1 package",
+    ]
+    assert "Proved: a matrix multiplication ran on NVIDIA GeForce RTX 4070" in page.result_label.text()
+    assert page.verdict_now.kind == "ok" and page.install_button.isHidden()
+
+
+def test_repair_with_torch_loaded_asks_for_a_restart(qtbot) -> None:
+    import torch  # noqa: F401  (loaded, as after a training run)
+
+    page = _page(qtbot, lambda: (RTX_4070, CPU_TORCH))
+    with qtbot.waitSignal(page.restart_requested, timeout=1000):
+        page.start_repair()
+    assert not page.repair.is_running()
+
+
+def test_copy_diagnostics(qtbot) -> None:
+    page = _page(qtbot, lambda: (RTX_4070, CPU_TORCH))
+    qtbot.mouseClick(page.copy_button, Qt.MouseButton.LeftButton)
+    text = QGuiApplication.clipboard().text()
+    assert "Finetune Studio diagnostics" in text and "NVIDIA GeForce RTX 4070" in text and "581.57" in text
+    assert "Verdict: cpu_build_with_gpu" in text and "torch 2.13.0" in text
