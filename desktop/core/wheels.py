@@ -162,7 +162,9 @@ def _installed_tag(probe: TorchInfo) -> str:
     return "cpu"
 
 
-def verdict(report: GpuReport, probe: TorchInfo, system: str, table: WheelTable | None = None) -> Verdict:
+def verdict(
+    report: GpuReport, probe: TorchInfo, system: str, table: WheelTable | None = None, release: str = ""
+) -> Verdict:
     """Judge the installed PyTorch against the GPUs and the driver (a pure function).
 
     Args:
@@ -170,10 +172,15 @@ def verdict(report: GpuReport, probe: TorchInfo, system: str, table: WheelTable 
         probe: The installed torch, from :func:`desktop.core.torch_probe.probe_torch`.
         system: ``linux`` or ``windows``.
         table: The wheel table (the bundled one by default).
+        release: The torch release to pin (``"2.14"``); by default the installed one, so the
+            packages resolved against it stay valid, or the newest when none is installed.
     """
     table = table or WheelTable.load()
     gpus = report.nvidia
-    release = ".".join(probe.version.split(".")[:2]) if probe.installed and probe.version else table.newest()
+    if not release:
+        release = (
+            ".".join(probe.version.split(".")[:2]) if probe.installed and probe.version else table.newest()
+        )
     if not gpus:
         amd = [g for g in report.gpus if g.vendor == "amd"]
         if amd and system == "linux":

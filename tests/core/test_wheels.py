@@ -171,3 +171,16 @@ def test_table_coverage_rule() -> None:
     assert not TABLE.covers("2.14", "cu126", (12, 0))
     assert TABLE.covers("2.9", "cu128", (7, 0)) and not TABLE.covers("2.11", "cu128", (7, 0))
     assert TABLE.driver_floor("cu130", "windows") == "580"
+
+
+def test_a_pinned_release_is_honoured() -> None:
+    report = _nvidia("NVIDIA GeForce RTX 3060", (8, 6), "581.57", (13, 0))
+    assert (
+        verdict(report, CPU_213, "windows", TABLE, release="2.14").target.requirement == "torch==2.14.1+cu130"
+    )
+    assert (
+        verdict(report, CPU_213, "windows", TABLE, release="2.9").target.requirement == "torch==2.9.1+cu130"
+    )
+    assert (
+        verdict(report, CPU_213, "windows", TABLE, release="2.8").target.requirement == "torch==2.8.0+cu129"
+    )
