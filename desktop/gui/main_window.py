@@ -6,7 +6,7 @@ import copy
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QSize, Qt
+from PySide6.QtCore import QProcess, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -214,7 +214,8 @@ class MainWindow(QMainWindow):
         self.page_title.setText(page.title)
         self.page_subtitle.setText(page.subtitle)
         if page is self.environment_page and page.info is None:
-            page.check()
+            # After the first paint: the check spawns a child process and loads NVML.
+            QTimer.singleShot(100, page.check)
         self._update_navigation()
         self._update_banner()
 

@@ -98,6 +98,7 @@ class EnvironmentPage(WizardPage):
         self._settings = settings
         self._check = check
         self._task: BackgroundTask | None = None
+        self._shut_down = False
         self.report: GpuReport | None = None
         self.info: TorchInfo | None = None
         self.verdict_now: Verdict | None = None
@@ -184,7 +185,7 @@ class EnvironmentPage(WizardPage):
 
     def check(self) -> None:
         """Read GPUs and probe torch off the GUI thread (the probe takes a few seconds)."""
-        if self._task is not None or self.repair.is_running():
+        if self._task is not None or self.repair.is_running() or self._shut_down:
             return
         self.verdict.setText(self.tr("Checking your GPU and PyTorch…"))
         self.busy.setVisible(True)
@@ -195,6 +196,7 @@ class EnvironmentPage(WizardPage):
         self._task.start()
 
     def shutdown(self) -> None:
+        self._shut_down = True  # a check scheduled for later must not start a thread now
         if self._task is not None:
             self._task.wait()
         self.repair.wait()
