@@ -8,6 +8,7 @@ import traceback
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from desktop.core.repair import RepairPlan, RepairResult, run_repair
+from desktop.gui.workers import end_thread
 
 
 class _RepairWorker(QObject):
@@ -82,9 +83,6 @@ class RepairController(QObject):
     @Slot(object, object)
     def _on_worker_repair_ended(self, result: RepairResult, proof: object) -> None:
         assert self._thread is not None and self._worker is not None
-        self._thread.quit()
-        self._thread.wait()
-        self._worker.deleteLater()
-        self._thread.deleteLater()
+        end_thread(self._thread, self._worker)
         self._thread = self._worker = None
         self.repair_finished.emit(result, proof)

@@ -20,6 +20,7 @@ from desktop.core.events import (
 )
 from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
+from desktop.gui.workers import end_thread
 
 
 class TrainingWorker(QObject):
@@ -130,10 +131,7 @@ class TrainingController(QObject):
     @Slot(object)
     def _on_worker_run_ended(self, result: RunResult) -> None:
         assert self._thread is not None and self._worker is not None
-        self._thread.quit()
-        self._thread.wait()
-        self._worker.deleteLater()
-        self._thread.deleteLater()
+        end_thread(self._thread, self._worker)
         self._thread = self._worker = None
         self.last_result = result
         self.running_changed.emit(False)

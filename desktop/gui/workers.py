@@ -9,6 +9,14 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 
+def end_thread(thread: QThread, worker: QObject) -> None:
+    """Stop a worker's thread once its work has returned, and let Qt delete both."""
+    thread.quit()
+    thread.wait()
+    worker.deleteLater()
+    thread.deleteLater()
+
+
 class _FunctionWorker(QObject):
     succeeded = Signal(object)
     """The function's return value."""
@@ -43,6 +51,7 @@ class BackgroundTask(QObject):
 
     def __init__(self, function: Callable[[], Any], parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._ended = False
         self._thread = QThread()
         self._worker = _FunctionWorker(function)
         self._worker.moveToThread(self._thread)
@@ -56,12 +65,13 @@ class BackgroundTask(QObject):
 
     def is_running(self) -> bool:
         """Whether the callable has not returned yet."""
-        return self._thread.isRunning()
+        return not self._ended and self._thread.isRunning()
 
     def wait(self) -> None:
         """Block until the thread has ended (for shutdown)."""
-        self._thread.quit()
-        self._thread.wait()
+        if not self._ended:
+            self._thread.quit()
+            self._thread.wait()
 
     @Slot(object)
     def _on_worker_succeeded(self, result: object) -> None:
@@ -74,6 +84,5 @@ class BackgroundTask(QObject):
         self.failed.emit(exc, detail)
 
     def _teardown(self) -> None:
-        self._thread.quit()
-        self._thread.wait()
-        self._worker.deleteLater()
+        self._ended = True
+        end_thread(self._thread, self._worker)
