@@ -13,9 +13,13 @@ import tomlkit
 
 from desktop.core.errors import ConfigError, Problem
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: [performance] and [lora]
 TASKS = ("classification", "causal-lm", "seq2seq")
 SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
+PRECISIONS = ("auto", "fp32", "fp16", "bf16")
+OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "adafactor", "adamw_bnb_8bit", "paged_adamw_8bit")
+COMPILE_BACKENDS = ("inductor", "aot_eager", "eager")
+ATTENTIONS = ("auto", "sdpa", "eager", "flash_attention_2")
 DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".txt", ".xlsx")
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
@@ -107,6 +111,47 @@ class Training:
 
 
 @dataclass
+class Performance:
+    """Memory and speed levers (the Transformers GPU-training guide)."""
+
+    precision: str = _help(
+        "auto (bf16 where the GPU has it, fp16 on older GPUs, fp32 on CPU), fp32, fp16 or bf16.",
+        default="auto",
+    )
+    optimizer: str = _help("Optimizer: " + ", ".join(OPTIMIZERS) + ".", default="adamw_torch")
+    gradient_checkpointing: bool = _help(
+        "Recompute activations in the backward pass: much less memory, about 20% slower.", default=False
+    )
+    pin_memory: bool = _help("Pin batches in page-locked RAM for faster copies to the GPU.", default=True)
+    dataloader_workers: int = _help(
+        "Processes preparing batches; 0 = in the training process (safest, and right on Windows).", default=0
+    )
+    empty_cache_steps: int = _help(
+        "Return cached GPU memory every N steps (lower peak, slower); 0 = never.", default=0
+    )
+    torch_compile: bool = _help(
+        "Compile the model with torch.compile (faster steps after a slow start).", default=False
+    )
+    compile_backend: str = _help(
+        "torch.compile backend: " + ", ".join(COMPILE_BACKENDS) + ".", default="inductor"
+    )
+    attention: str = _help("Attention kernel: auto, sdpa, eager or flash_attention_2.", default="auto")
+
+
+@dataclass
+class Lora:
+    """Low-rank adapters (peft): train a few million parameters instead of all of them."""
+
+    enabled: bool = _help("Train LoRA adapters instead of every weight.", default=False)
+    rank: int = _help("Adapter rank r: more is more capacity and memory.", default=8)
+    alpha: int = _help("Adapter scaling alpha (often 2 x rank).", default=16)
+    dropout: float = _help("Dropout on the adapters.", default=0.05)
+    target_modules: list[str] = _help(
+        "Linear layers to adapt; empty = all linear layers.", default_factory=list
+    )
+
+
+@dataclass
 class Output:
     """Where run folders go."""
 
@@ -125,6 +170,8 @@ class RunConfig:
     columns: Columns = field(default_factory=Columns)
     validation: Validation = field(default_factory=Validation)
     training: Training = field(default_factory=Training)
+    performance: Performance = field(default_factory=Performance)
+    lora: Lora = field(default_factory=Lora)
     output: Output = field(default_factory=Output)
 
     def validate(self) -> list[Problem]:
@@ -356,7 +403,30 @@ def _validate(config: RunConfig) -> list[Problem]:
             add(f"training.{name}", "must be 0 (once per epoch) or a positive number of steps.")
     if not 8 <= t.max_length <= 1_048_576:
         add("training.max_length", "must be between 8 and 1048576 tokens.")
+    _validate_performance(config, add)
     return problems
+
+
+def _validate_performance(config: RunConfig, add: Any) -> None:
+    p, lora = config.performance, config.lora
+    for name, allowed in (
+        ("precision", PRECISIONS),
+        ("optimizer", OPTIMIZERS),
+        ("compile_backend", COMPILE_BACKENDS),
+        ("attention", ATTENTIONS),
+    ):
+        if getattr(p, name) not in allowed:
+            add(f"performance.{name}", f"must be one of {', '.join(allowed)}.")
+    if p.dataloader_workers < 0:
+        add("performance.dataloader_workers", "must be 0 or more.")
+    if p.empty_cache_steps < 0:
+        add("performance.empty_cache_steps", "must be 0 (never) or a number of steps.")
+    if lora.rank < 1:
+        add("lora.rank", "must be 1 or more; 8 or 16 is usual.")
+    if lora.alpha < 1:
+        add("lora.alpha", "must be 1 or more; often twice the rank.")
+    if not 0 <= lora.dropout < 1:
+        add("lora.dropout", "must be at least 0 and below 1.")
 
 
 def _validate_model(model: ModelSource, add: Any) -> None:

@@ -58,6 +58,7 @@ class _Prepared:
     task: Any
     num_train: int
     num_eval: int
+    trainer_options: dict[str, Any]
 
 
 def run_training(
@@ -135,21 +136,41 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
     import torch  # noqa: F401  (the slow import, reported as its own phase)
     import transformers  # noqa: F401
 
+    from desktop.core.options import Capabilities, apply_lora, resolve
+
+    options = resolve(config, Capabilities.detect())  # refuses what this machine cannot run
     on_event(PreparingEvent("Loading the tokenizer and the model"))
     tokenizer = load_tokenizer(config.model)
-    task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns)
-    task.notes = notes + task.notes
+    task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns, options.model_kwargs)
+    if config.lora.enabled:
+        task.model = apply_lora(task.model, config)
+    task.notes = notes + options.notes + task.notes
     # The run folder records the mapping actually used, so the run can be repeated exactly.
     resolved = replace(config, columns=columns)
-    return _Prepared(resolved, tokenizer, task, len(task.train), len(task.eval or []))
+    return _Prepared(resolved, tokenizer, task, len(task.train), len(task.eval or []), options.training_args)
 
 
-def _training_args(config: RunConfig, output_dir: Path, has_eval: bool, seq2seq: bool) -> Any:
+def _current_names(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """Use transformers' newer argument names where this version has them (5.x renamed some)."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(cls)}
+    renamed = {
+        "gradient_checkpointing": "activation_checkpointing",
+        "gradient_checkpointing_kwargs": "activation_checkpointing_kwargs",
+    }
+    return {renamed[k] if k in renamed and renamed[k] in names else k: v for k, v in options.items()}
+
+
+def _training_args(
+    config: RunConfig, output_dir: Path, has_eval: bool, seq2seq: bool, options: dict[str, Any]
+) -> Any:
     from transformers import Seq2SeqTrainingArguments, TrainingArguments
 
     t = config.training
     eval_strategy = ("steps" if t.eval_steps else "epoch") if has_eval else "no"
     cls = Seq2SeqTrainingArguments if seq2seq else TrainingArguments
+    options = _current_names(cls, options)
     return cls(
         output_dir=str(output_dir),
         num_train_epochs=t.epochs,
@@ -172,15 +193,8 @@ def _training_args(config: RunConfig, output_dir: Path, has_eval: bool, seq2seq:
         report_to="none",
         disable_tqdm=True,
         remove_unused_columns=False,
-        dataloader_num_workers=0,
-        dataloader_pin_memory=_cuda_available(),
+        **options,
     )
-
-
-def _cuda_available() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
 
 
 def _train(
@@ -193,7 +207,9 @@ def _train(
     config, task = prepared.config, prepared.task
     checkpoint = run.latest_checkpoint() if resuming else None
     try:
-        args = _training_args(config, run.checkpoints_dir, task.eval is not None, task.seq2seq)
+        args = _training_args(
+            config, run.checkpoints_dir, task.eval is not None, task.seq2seq, prepared.trainer_options
+        )
         callback = EventCallback(
             emit,
             stop,
@@ -237,7 +253,7 @@ def _train(
         metrics = {"train_loss": float(output.training_loss)}
         if task.eval is not None:
             metrics.update(_final_eval(trainer, config))
-        _save_model(trainer, run.model_dir)
+        _save_model(trainer, run, prepared.tokenizer, config.lora.enabled)
         emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics))
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
     except Exception as exc:
@@ -267,11 +283,21 @@ def _final_eval(trainer: Any, config: RunConfig) -> dict[str, float]:
     return metrics
 
 
-def _save_model(trainer: Any, model_dir: Path) -> None:
-    """Save model and tokenizer under a temporary name, then move it into place."""
+def _save_model(trainer: Any, run: RunDir, tokenizer: Any, lora: bool) -> None:
+    """Save model and tokenizer under a temporary name, then move it into place.
+
+    With LoRA the adapters are kept in ``adapter/`` and ``model/`` gets them merged into the base
+    weights, so ``model/`` always loads with ``from_pretrained``.
+    """
+    model_dir = run.model_dir
     partial = model_dir.with_name(model_dir.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    trainer.save_model(str(partial))
+    if lora:
+        trainer.save_model(str(run.path / "adapter"))
+        trainer.model.merge_and_unload().save_pretrained(str(partial))
+        tokenizer.save_pretrained(str(partial))
+    else:
+        trainer.save_model(str(partial))
     if model_dir.exists():
         shutil.rmtree(model_dir)
     os.replace(partial, model_dir)

@@ -152,7 +152,12 @@ def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> t
 
 
 def prepare(
-    config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns
+    config: RunConfig,
+    tokenizer: Any,
+    train: Table,
+    eval_: Table | None,
+    columns: Columns,
+    model_kwargs: dict[str, Any] | None = None,
 ) -> Prepared:
     """Load a causal LM and tokenize the rows."""
     from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq
@@ -163,7 +168,7 @@ def prepare(
     if eval_ is not None:
         eval_examples, eval_notes = encode(eval_, columns, tokenizer, max_length)
         notes += eval_notes
-    model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning")
+    model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **(model_kwargs or {}))
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
     return Prepared(

@@ -46,7 +46,12 @@ def _encode(
 
 
 def prepare(
-    config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns
+    config: RunConfig,
+    tokenizer: Any,
+    train: Table,
+    eval_: Table | None,
+    columns: Columns,
+    model_kwargs: dict[str, Any] | None = None,
 ) -> Prepared:
     """Load a sequence-classification model and tokenize the rows."""
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
@@ -66,6 +71,7 @@ def prepare(
         num_labels=len(label2id),
         label2id=label2id,
         id2label=id2label,
+        **(model_kwargs or {}),
     )
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id

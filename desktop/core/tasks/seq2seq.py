@@ -26,12 +26,17 @@ def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> l
 
 
 def prepare(
-    config: RunConfig, tokenizer: Any, train: Table, eval_: Table | None, columns: Columns
+    config: RunConfig,
+    tokenizer: Any,
+    train: Table,
+    eval_: Table | None,
+    columns: Columns,
+    model_kwargs: dict[str, Any] | None = None,
 ) -> Prepared:
     """Load an encoder-decoder model and tokenize the rows."""
     from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq
 
-    model = load_model(AutoModelForSeq2SeqLM, config.model, "sequence-to-sequence")
+    model = load_model(AutoModelForSeq2SeqLM, config.model, "sequence-to-sequence", **(model_kwargs or {}))
     max_length = config.training.max_length
     return Prepared(
         model=model,

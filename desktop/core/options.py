@@ -1,0 +1,198 @@
+"""Memory and speed options: checked against what this machine can do, then turned into Trainer arguments."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.core.config import RunConfig
+from desktop.core.errors import ConfigError, Problem
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the installed stack can do here.
+
+    Attributes:
+        cuda: A CUDA GPU is usable.
+        bf16: The GPU computes in bfloat16.
+        bitsandbytes: bitsandbytes imports (8-bit optimizers, 4-bit QLoRA).
+        triton: Triton is installed (torch.compile's inductor backend on GPU).
+        flash_attn: flash-attn is installed.
+        windows: Running on Windows.
+    """
+
+    cuda: bool = False
+    bf16: bool = False
+    bitsandbytes: bool = False
+    triton: bool = False
+    flash_attn: bool = False
+    windows: bool = sys.platform == "win32"
+
+    @classmethod
+    def detect(cls) -> Capabilities:
+        """Ask torch and look for the optional packages (imports torch)."""
+        import torch
+
+        cuda = torch.cuda.is_available()
+        return cls(
+            cuda=cuda,
+            bf16=cuda and torch.cuda.is_bf16_supported(),
+            bitsandbytes=_works("bitsandbytes"),
+            triton=importlib.util.find_spec("triton") is not None,
+            flash_attn=importlib.util.find_spec("flash_attn") is not None,
+        )
+
+
+def _works(module: str) -> bool:
+    if importlib.util.find_spec(module) is None:
+        return False
+    try:
+        importlib.import_module(module)
+    except Exception:  # bitsandbytes fails at import on some Windows set-ups
+        return False
+    return True
+
+
+@dataclass
+class Resolved:
+    """The options as the Trainer and ``from_pretrained`` take them.
+
+    Attributes:
+        training_args: Keyword arguments for ``TrainingArguments``.
+        model_kwargs: Keyword arguments for the model's ``from_pretrained``.
+        notes: What "auto" chose, in words.
+    """
+
+    training_args: dict[str, Any] = field(default_factory=dict)
+    model_kwargs: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
+    """Check the options against ``caps`` and map them to transformers' names.
+
+    Raises:
+        ConfigError: Options this machine cannot run (fp16 on CPU, bf16 on a GPU without it,
+            8-bit optimizers without bitsandbytes, inductor without Triton on GPU, ...).
+    """
+    p = config.performance
+    problems: list[Problem] = []
+    out = Resolved()
+    precision = p.precision
+    if precision == "auto":
+        precision = "bf16" if caps.bf16 else ("fp16" if caps.cuda else "fp32")
+        out.notes.append(f"precision auto -> {precision}")
+    if precision in ("fp16", "bf16") and not caps.cuda:
+        problems.append(
+            Problem(
+                "performance.precision",
+                f"{precision} needs a CUDA GPU, and PyTorch sees none here; use auto or fp32 "
+                "(or fix PyTorch on the Environment page).",
+            )
+        )
+    elif precision == "bf16" and not caps.bf16:
+        problems.append(
+            Problem("performance.precision", "this GPU cannot compute in bf16; use fp16 or auto.")
+        )
+    if p.optimizer in ("adamw_bnb_8bit", "paged_adamw_8bit") and not caps.bitsandbytes:
+        problems.append(
+            Problem(
+                "performance.optimizer",
+                "8-bit optimizers need bitsandbytes, which is missing or broken here; "
+                "use adamw_torch or adafactor.",
+            )
+        )
+    if p.optimizer == "paged_adamw_8bit" and not caps.cuda:
+        problems.append(Problem("performance.optimizer", "paged optimizers need a CUDA GPU."))
+    if p.torch_compile and p.compile_backend == "inductor" and caps.cuda and not caps.triton:
+        problems.append(
+            Problem(
+                "performance.compile_backend",
+                "inductor needs Triton on the GPU, which is not installed"
+                + (" (it has no Windows builds)" if caps.windows else "")
+                + "; use aot_eager or eager, or turn torch_compile off.",
+            )
+        )
+    if p.attention == "flash_attention_2" and not (caps.flash_attn and caps.cuda):
+        problems.append(
+            Problem(
+                "performance.attention",
+                "flash_attention_2 needs the flash-attn package and a CUDA GPU; use sdpa.",
+            )
+        )
+    if problems:
+        raise ConfigError(problems)
+    out.training_args = {
+        "bf16": precision == "bf16",
+        "fp16": precision == "fp16",
+        "optim": p.optimizer,
+        "gradient_checkpointing": p.gradient_checkpointing,
+        "gradient_checkpointing_kwargs": {"use_reentrant": False} if p.gradient_checkpointing else None,
+        "dataloader_pin_memory": p.pin_memory and caps.cuda,
+        "dataloader_num_workers": p.dataloader_workers,
+        "torch_empty_cache_steps": p.empty_cache_steps or None,
+        "torch_compile": p.torch_compile,
+        "torch_compile_backend": p.compile_backend if p.torch_compile else None,
+    }
+    if p.attention != "auto":
+        out.model_kwargs["attn_implementation"] = p.attention
+    return out
+
+
+LORA_TASK_TYPES = {"classification": "SEQ_CLS", "causal-lm": "CAUSAL_LM", "seq2seq": "SEQ_2_SEQ_LM"}
+
+
+def apply_lora(model: Any, config: RunConfig) -> Any:
+    """Wrap ``model`` in LoRA adapters as ``config.lora`` says (peft)."""
+    from peft import LoraConfig, get_peft_model
+
+    lora = config.lora
+    targets = list(lora.target_modules) or find_target_modules(model)
+    if not targets:
+        raise ConfigError(
+            [
+                Problem(
+                    "lora.target_modules",
+                    "no linear layers were found to adapt in this model; "
+                    'name them, e.g. target_modules = ["q_proj", "v_proj"].',
+                )
+            ]
+        )
+    from transformers.pytorch_utils import Conv1D
+
+    # GPT-2-style Conv1D layers store their weight transposed; peft must be told.
+    conv1d = any(
+        isinstance(m, Conv1D) and name.split(".")[-1] in targets for name, m in model.named_modules()
+    )
+    peft_config = LoraConfig(
+        fan_in_fan_out=conv1d,
+        task_type=LORA_TASK_TYPES[config.task],
+        r=lora.rank,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=targets,
+    )
+    return get_peft_model(model, peft_config)
+
+
+HEADS = {"lm_head", "classifier", "score", "qa_outputs", "pooler", "dense_head"}
+
+
+def find_target_modules(model: Any) -> list[str]:
+    """Names of the layers LoRA can adapt: every Linear (and GPT-2's Conv1D) except output heads.
+
+    peft's "all-linear" misses GPT-2-style Conv1D layers, which would leave nothing to train.
+    """
+    import torch
+    from transformers.pytorch_utils import Conv1D
+
+    names = set()
+    for full_name, module in model.named_modules():
+        if isinstance(module, (torch.nn.Linear, Conv1D)):
+            parts = full_name.split(".")
+            if not HEADS.intersection(parts):
+                names.add(parts[-1])
+    return sorted(names)
