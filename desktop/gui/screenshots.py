@@ -113,6 +113,7 @@ def _grab(window: MainWindow, index: int, path: Path) -> Path:
     window.steps.blockSignals(False)
     window.page_title.setText(window.pages[index].title)
     window.page_subtitle.setText(window.pages[index].subtitle)
+    window._update_navigation()
     window.banner.setVisible(False)
     QApplication.processEvents()
     window.grab().save(str(path))

@@ -1,25 +1,37 @@
-"""Step 3: the training options of the run config (memory and speed levers come with their issue)."""
+"""Step 3: the training schedule, batches, memory and speed levers, and LoRA."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop.core.config import SCHEDULERS, RunConfig
+from desktop.core.config import ATTENTIONS, COMPILE_BACKENDS, OPTIMIZERS, PRECISIONS, SCHEDULERS, RunConfig
 from desktop.core.paths import default_runs_dir
 from desktop.gui.pages.base import WizardPage, error_label, show_error
+
+PERFORMANCE_CHOICES = {
+    "precision": PRECISIONS,
+    "optimizer": OPTIMIZERS,
+    "compile_backend": COMPILE_BACKENDS,
+    "attention": ATTENTIONS,
+}
 
 
 class OptionsPage(WizardPage):
@@ -30,6 +42,7 @@ class OptionsPage(WizardPage):
         self.title = self.tr("Memory & speed")
         self.subtitle = self.tr("How long and how hard to train.")
         self._config = RunConfig()
+        self.bound: dict[tuple[str, str], QWidget] = {}
 
         self.epochs = QDoubleSpinBox(decimals=1, minimum=0.1, maximum=1000, singleStep=1)
         self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("use epochs"))
@@ -96,11 +109,77 @@ class OptionsPage(WizardPage):
         columns.addLayout(left, 1)
         right = QVBoxLayout()
         right.addWidget(cadence)
+        right.addWidget(self._bound_group(self.tr("Speed and memory"), "performance", PERFORMANCE_CHOICES))
+        right.addWidget(self._bound_group(self.tr("LoRA adapters"), "lora", {}))
         right.addStretch()
         columns.addLayout(right, 1)
+        content = QWidget()
+        inner = QVBoxLayout(content)
+        inner.setContentsMargins(0, 0, 6, 0)
+        inner.addLayout(columns)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(content)
         layout = QVBoxLayout(self)
-        layout.addLayout(columns)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(scroll, 1)
         layout.addWidget(self.error)
+
+    def _bound_group(self, title: str, section: str, choices: dict[str, tuple[str, ...]]) -> QGroupBox:
+        """A form with one editor per field of a config section, its help text as the tooltip."""
+        group = QGroupBox(title)
+        form = QFormLayout(group)
+        cls = type(getattr(RunConfig(), section))
+        for f in dataclasses.fields(cls):
+            default = getattr(cls(), f.name)
+            if f.name in choices:
+                editor: QWidget = QComboBox()
+                editor.addItems(choices[f.name])
+                editor.currentIndexChanged.connect(self._on_changed)
+            elif isinstance(default, bool):
+                editor = QCheckBox()
+                editor.toggled.connect(self._on_changed)
+            elif isinstance(default, int):
+                editor = QSpinBox(minimum=0, maximum=1_000_000)
+                editor.valueChanged.connect(self._on_changed)
+            elif isinstance(default, float):
+                editor = QDoubleSpinBox(decimals=2, minimum=0, maximum=0.99, singleStep=0.05)
+                editor.valueChanged.connect(self._on_changed)
+            else:
+                editor = QLineEdit()
+                editor.setPlaceholderText(self.tr("all linear layers"))
+                editor.textChanged.connect(self._on_changed)
+            editor.setToolTip(f.metadata.get("help", ""))
+            self.bound[(section, f.name)] = editor
+            form.addRow(f.name.replace("_", " ").capitalize() + ":", editor)
+        return group
+
+    def _load_bound(self, config: RunConfig) -> None:
+        for (section, name), editor in self.bound.items():
+            value = getattr(getattr(config, section), name)
+            editor.blockSignals(True)
+            if isinstance(editor, QComboBox):
+                editor.setCurrentText(value)
+            elif isinstance(editor, QCheckBox):
+                editor.setChecked(value)
+            elif isinstance(editor, QLineEdit):
+                editor.setText(", ".join(value))
+            else:
+                editor.setValue(value)
+            editor.blockSignals(False)
+
+    def _apply_bound(self, config: RunConfig) -> None:
+        for (section, name), editor in self.bound.items():
+            if isinstance(editor, QComboBox):
+                value: object = editor.currentText()
+            elif isinstance(editor, QCheckBox):
+                value = editor.isChecked()
+            elif isinstance(editor, QLineEdit):
+                value = [part.strip() for part in editor.text().split(",") if part.strip()]
+            else:
+                value = editor.value()
+            setattr(getattr(config, section), name, value)
 
     def _editors(self) -> list[QWidget]:
         return [
@@ -140,6 +219,7 @@ class OptionsPage(WizardPage):
         self.run_name.setText(config.output.name)
         for widget in self._editors():
             widget.blockSignals(False)
+        self._load_bound(config)
         self._update_effective()
         self._on_changed()
 
@@ -159,6 +239,7 @@ class OptionsPage(WizardPage):
         t.seed = self.seed.value()
         config.output.runs_dir = self.runs_dir.text().strip()
         config.output.name = self.run_name.text().strip()
+        self._apply_bound(config)
 
     def problem(self) -> str:
         return self.error.text()
@@ -166,7 +247,9 @@ class OptionsPage(WizardPage):
     def _on_changed(self) -> None:
         config = RunConfig()
         self.apply_to(config)
-        problems = [str(p) for p in config.validate() if p.field.startswith("training")]
+        problems = [
+            str(p) for p in config.validate() if p.field.startswith(("training", "performance", "lora"))
+        ]
         show_error(self.error, "\n".join(problems))
         self.validity_changed.emit()
 

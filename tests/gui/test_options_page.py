@@ -1,0 +1,53 @@
+"""The Memory & speed page: every option reaches the run config; bad values are shown, not accepted."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
+
+from desktop.core.config import RunConfig
+from desktop.gui.main_window import MainWindow
+
+
+def test_options_reach_the_run_config(window: MainWindow) -> None:
+    page = window.options_page
+    page.batch_size.setValue(4)
+    page.accumulation.setValue(8)
+    assert page.effective.text() == "Effective batch: 32 examples per update"
+    bound = page.bound
+    bound[("performance", "precision")].setCurrentText("bf16")
+    bound[("performance", "optimizer")].setCurrentText("adafactor")
+    bound[("performance", "gradient_checkpointing")].setChecked(True)
+    bound[("performance", "empty_cache_steps")].setValue(25)
+    bound[("lora", "enabled")].setChecked(True)
+    bound[("lora", "rank")].setValue(16)
+    bound[("lora", "target_modules")].setText("q_proj, v_proj")
+
+    config = window.current_config()
+    assert (config.training.batch_size, config.training.gradient_accumulation) == (4, 8)
+    p = config.performance
+    assert (p.precision, p.optimizer, p.gradient_checkpointing, p.empty_cache_steps) == (
+        "bf16",
+        "adafactor",
+        True,
+        25,
+    )
+    assert (
+        config.lora.enabled and config.lora.rank == 16 and config.lora.target_modules == ["q_proj", "v_proj"]
+    )
+    assert isinstance(bound[("performance", "pin_memory")], QCheckBox)
+    assert isinstance(bound[("performance", "attention")], QComboBox)
+    assert isinstance(bound[("performance", "dataloader_workers")], QSpinBox)
+    assert isinstance(bound[("lora", "target_modules")], QLineEdit)
+    assert "20% slower" in bound[("performance", "gradient_checkpointing")].toolTip()
+
+
+def test_loaded_config_shows_its_options_and_bad_values_block_next(window: MainWindow) -> None:
+    config = RunConfig()
+    config.performance.optimizer = "adamw_torch_fused"
+    config.lora.alpha = 32
+    window.set_config(config)
+    page = window.options_page
+    assert page.bound[("performance", "optimizer")].currentText() == "adamw_torch_fused"
+    assert page.bound[("lora", "alpha")].value() == 32
+    page.bound[("lora", "rank")].setValue(0)
+    assert "lora.rank" in page.problem() and not page.error.isHidden()
