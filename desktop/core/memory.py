@@ -1,0 +1,209 @@
+"""How much GPU memory a run needs: a documented sum of terms, exact where it can be.
+
+The terms follow shared/reference/memory.md (Transformers' model-memory anatomy, the Ultra-Scale
+Playbook, Korthikanti et al. 2022). With P_all all parameters and P the trainable ones:
+
+- weights:     4 * P_all bytes (fp32 master weights; AMP casts per op). LoRA: P = adapter params.
+- gradients:   4 * P (fp32, like their parameters).
+- optimizer:   AdamW: 8 * P (momentum + variance) + 4 bytes of ``step`` per trainable tensor.
+               8-bit AdamW: 2 * P + 4 bytes per tensor. Adafactor (no momentum, factored second
+               moment): a matrix of shape (..., r, c) keeps r + c values per leading index, a vector
+               keeps all its values, and every tensor one RMS scalar; 4 bytes each.
+- activations: per layer s*b*h*34 bytes with 2-byte AMP activations and SDPA (no s^2 scores
+               stored), doubled in fp32; with gradient checkpointing 2*s*b*h per layer plus one
+               layer's full activations during its recomputation.
+- logits:      language-model heads keep b*s*V logits in fp32 plus their gradient: 8*b*s*V bytes.
+- overhead:    the CUDA context (~500 MB) plus 10% for the allocator's fragmentation.
+
+The first three are exact (tested against real parameter counts and optimizer state); the
+activation and overhead terms are estimates to calibrate on a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.core.config import RunConfig
+
+CUDA_CONTEXT = 500 * 2**20
+FRAGMENTATION = 0.10
+TIGHT = 0.85  # above this share of free memory a run "fits" only tightly
+
+
+@dataclass(frozen=True)
+class ParamShapes:
+    """The shapes of a model's parameters, split into all and trainable.
+
+    Attributes:
+        all_shapes: Every parameter's shape.
+        trainable_shapes: Shapes of the parameters the optimizer updates.
+        hidden_size, num_layers, vocab_size: For the activation and logits terms.
+        lm_head: Whether the model ends in a vocabulary-sized head (causal LM, seq2seq).
+    """
+
+    all_shapes: tuple[tuple[int, ...], ...]
+    trainable_shapes: tuple[tuple[int, ...], ...]
+    hidden_size: int
+    num_layers: int
+    vocab_size: int
+    lm_head: bool
+
+    @property
+    def num_parameters(self) -> int:
+        """All parameters."""
+        return sum(math.prod(s) for s in self.all_shapes)
+
+    @property
+    def num_trainable(self) -> int:
+        """Trainable parameters."""
+        return sum(math.prod(s) for s in self.trainable_shapes)
+
+
+def shapes_of(model: Any, lm_head: bool) -> ParamShapes:
+    """Read parameter shapes (and the sizes the activation terms need) from a model.
+
+    Works on a model built on the ``meta`` device, which costs no memory.
+    """
+    cfg = model.config
+    text = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+    hidden = _first(text, "hidden_size", "n_embd", "d_model")
+    layers = _first(text, "num_hidden_layers", "n_layer", "num_layers") + (
+        getattr(text, "num_decoder_layers", 0) or 0
+    )
+    params = list(model.named_parameters())
+    return ParamShapes(
+        all_shapes=tuple(tuple(p.shape) for _, p in params),
+        trainable_shapes=tuple(tuple(p.shape) for _, p in params if p.requires_grad),
+        hidden_size=hidden,
+        num_layers=layers,
+        vocab_size=int(getattr(text, "vocab_size", 0) or 0),
+        lm_head=lm_head,
+    )
+
+
+def _first(config: Any, *names: str) -> int:
+    for name in names:
+        value = getattr(config, name, None)
+        if value:
+            return int(value)
+    return 0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A memory estimate in bytes, term by term."""
+
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int
+    logits: int
+    overhead: int
+
+    @property
+    def total(self) -> int:
+        """All terms."""
+        return self.weights + self.gradients + self.optimizer + self.activations + self.logits + self.overhead
+
+    def verdict(self, free_bytes: int) -> str:
+        """``fits``, ``tight`` or ``will not fit`` against a GPU's free memory."""
+        if self.total <= free_bytes * TIGHT:
+            return "fits"
+        return "tight" if self.total <= free_bytes else "will not fit"
+
+    def breakdown(self) -> dict[str, int]:
+        """The terms by name, for display."""
+        return {
+            "weights": self.weights,
+            "gradients": self.gradients,
+            "optimizer states": self.optimizer,
+            "activations": self.activations,
+            "logits": self.logits,
+            "CUDA context and overhead": self.overhead,
+        }
+
+
+def optimizer_bytes(optimizer: str, trainable_shapes: tuple[tuple[int, ...], ...]) -> int:
+    """Bytes of optimizer state for these trainable parameters (exact)."""
+    count = len(trainable_shapes)
+    numel = sum(math.prod(s) for s in trainable_shapes)
+    if optimizer == "adafactor":
+        total = 0
+        for shape in trainable_shapes:
+            if len(shape) >= 2:
+                total += (shape[-2] + shape[-1]) * math.prod(shape[:-2])
+            else:
+                total += math.prod(shape)
+        return 4 * (total + count)  # + the RMS scalar transformers' Adafactor keeps per tensor
+    if optimizer in ("adamw_bnb_8bit", "paged_adamw_8bit"):
+        return 2 * numel + 4 * count
+    return 8 * numel + 4 * count
+
+
+def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = True) -> Estimate:
+    """The memory one training step needs on the GPU for ``config``'s batch, length and options.
+
+    Args:
+        shapes: From :func:`shapes_of` (for the model as it will be trained, LoRA included).
+        config: Batch size, max length, gradient checkpointing and optimizer come from here.
+        mixed_precision: Whether activations are 2-byte (fp16/bf16 AMP) or 4-byte (fp32).
+    """
+    p = config.performance
+    b, s, h = config.training.batch_size, config.training.max_length, shapes.hidden_size
+    weights = 4 * shapes.num_parameters
+    gradients = 4 * shapes.num_trainable
+    optimizer = optimizer_bytes(p.optimizer, shapes.trainable_shapes)
+    per_layer = 34 * s * b * h
+    if p.gradient_checkpointing:
+        activations = 2 * s * b * h * shapes.num_layers + per_layer
+    else:
+        activations = per_layer * shapes.num_layers
+    if not mixed_precision:
+        activations *= 2
+    logits = 8 * b * s * shapes.vocab_size if shapes.lm_head else 0
+    overhead = CUDA_CONTEXT + int(FRAGMENTATION * (weights + gradients + optimizer + activations + logits))
+    return Estimate(weights, gradients, optimizer, activations, logits, overhead)
+
+
+def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShapes:
+    """Parameter shapes of the configured model, built on the ``meta`` device (no memory, no weights).
+
+    Args:
+        config: Model source, task and LoRA settings.
+        lora: Override ``config.lora.enabled`` (to compare with and without adapters).
+    """
+    import torch
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoModelForSeq2SeqLM,
+        AutoModelForSequenceClassification,
+    )
+
+    from desktop.core.models import pretrained_kwargs, resolve
+
+    auto = {
+        "classification": AutoModelForSequenceClassification,
+        "causal-lm": AutoModelForCausalLM,
+        "seq2seq": AutoModelForSeq2SeqLM,
+    }[config.task]
+    model_config = AutoConfig.from_pretrained(resolve(config.model), **pretrained_kwargs(config.model))
+    with torch.device("meta"):
+        model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
+        if config.lora.enabled if lora is None else lora:
+            from desktop.core.options import apply_lora
+
+            model = apply_lora(model, config)
+    return shapes_of(model, lm_head=config.task != "classification")
+
+
+def _auto_class(task: str) -> Any:
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
+
+    return {
+        "classification": AutoModelForSequenceClassification,
+        "causal-lm": AutoModelForCausalLM,
+        "seq2seq": AutoModelForSeq2SeqLM,
+    }[task]

@@ -1,0 +1,157 @@
+"""Presets for the memory and speed options, and "Fit my GPU": the fastest setting the estimate says fits."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from desktop.core.config import RunConfig
+from desktop.core.memory import TIGHT, Estimate, ParamShapes, estimate
+from desktop.core.options import Capabilities
+
+GB = 1024**3
+BATCH_SIZES = (64, 48, 32, 24, 16, 8, 4, 2, 1)  # multiples of 8 first: tensor cores like them
+
+
+@dataclass
+class FitResult:
+    """A suggested config, what changed and why, and its estimate."""
+
+    config: RunConfig
+    changes: list[str] = field(default_factory=list)
+    estimate: Estimate | None = None
+    fits: bool = True
+
+
+def apply_preset(config: RunConfig, name: str, caps: Capabilities) -> FitResult:
+    """``fastest``, ``balanced`` or ``lowest_memory``: a copy of ``config`` with the preset's options."""
+    new = copy.deepcopy(config)
+    p, t = new.performance, new.training
+    effective = t.batch_size * t.gradient_accumulation
+    if name == "fastest":
+        p.precision, p.gradient_checkpointing, p.empty_cache_steps = "auto", False, 0
+        p.optimizer = "adamw_torch_fused" if caps.cuda else "adamw_torch"
+        p.pin_memory, p.attention = True, "auto"
+    elif name == "balanced":
+        p.precision, p.gradient_checkpointing, p.optimizer, p.empty_cache_steps = (
+            "auto",
+            False,
+            "adamw_torch",
+            0,
+        )
+    elif name == "lowest_memory":
+        p.precision, p.gradient_checkpointing = "auto", True
+        p.optimizer = "adamw_bnb_8bit" if caps.bitsandbytes and caps.cuda else "adafactor"
+        t.batch_size, t.gradient_accumulation = 1, effective
+        new.lora.enabled = True
+    else:
+        raise ValueError(f"unknown preset {name!r}")
+    return FitResult(new, describe_changes(config, new))
+
+
+def fit_gpu(
+    config: RunConfig, full: ParamShapes, with_lora: ParamShapes | None, free_bytes: int, caps: Capabilities
+) -> FitResult:
+    """Search batch size (keeping the effective batch), checkpointing, optimizer and LoRA for the
+    fastest setting whose estimate fits in ``free_bytes``; nothing is applied without the user.
+
+    Args:
+        config: The current config.
+        full: Shapes of the model trained in full.
+        with_lora: Shapes with LoRA adapters (``None`` to never suggest LoRA).
+        free_bytes: Free memory of the GPU to fit.
+        caps: What this machine can run (8-bit optimizers need bitsandbytes).
+    """
+    effective = config.training.batch_size * config.training.gradient_accumulation
+    batches = [b for b in BATCH_SIZES if b <= effective and effective % b == 0] or [1]
+    optimizers = (
+        ["adamw_torch"] + (["adamw_bnb_8bit"] if caps.bitsandbytes and caps.cuda else []) + ["adafactor"]
+    )
+    if config.performance.optimizer not in optimizers:
+        optimizers.insert(0, config.performance.optimizer)
+    loras = [False] + ([True] if with_lora is not None else [])
+    current = config.performance.optimizer
+    # Changing the optimizer or training LoRA adapters changes what is learned, so they are
+    # tiers of last resort, in that order. Within a tier the fastest fitting setting wins, by a
+    # rough speed model: small batches leave the GPU idle, checkpointing recomputes (~20%).
+    tiers = [(lora, opts) for lora in loras for opts in ([current], [o for o in optimizers if o != current])]
+    for lora, tier_optimizers in tiers:
+        best: tuple[float, RunConfig, Estimate] | None = None
+        for checkpointing in (False, True):
+            for optimizer in tier_optimizers:
+                for batch in batches:
+                    candidate = copy.deepcopy(config)
+                    candidate.training.batch_size = batch
+                    candidate.training.gradient_accumulation = effective // batch
+                    candidate.performance.gradient_checkpointing = checkpointing
+                    candidate.performance.optimizer = optimizer
+                    candidate.lora.enabled = lora
+                    result = estimate(with_lora if lora else full, candidate, mixed_precision=caps.cuda)
+                    if result.total > free_bytes * TIGHT:
+                        continue
+                    speed = _speed(batch, checkpointing, optimizer)
+                    if best is None or speed > best[0]:
+                        best = (speed, candidate, result)
+        if best is not None:
+            return FitResult(best[1], describe_changes(config, best[1]), best[2], True)
+    smallest = copy.deepcopy(config)
+    smallest.training.batch_size, smallest.training.gradient_accumulation = 1, effective
+    smallest.performance.gradient_checkpointing, smallest.performance.optimizer = True, optimizers[-1]
+    smallest.lora.enabled = with_lora is not None
+    result = estimate(with_lora if with_lora is not None else full, smallest, mixed_precision=caps.cuda)
+    changes = [
+        f"Even the smallest setting needs {result.total / GB:.1f} GB of the {free_bytes / GB:.1f} GB free: "
+        "choose a smaller model, a shorter max length, or a GPU with more memory."
+    ]
+    return FitResult(config, changes, result, False)
+
+
+def _speed(batch: int, checkpointing: bool, optimizer: str) -> float:
+    """Relative throughput of a setting (only its order matters)."""
+    occupancy = batch / (batch + 4)
+    return (
+        occupancy
+        * (0.8 if checkpointing else 1.0)
+        * {"adafactor": 0.95, "adamw_bnb_8bit": 0.97}.get(optimizer, 1.0)
+    )
+
+
+def describe_changes(old: RunConfig, new: RunConfig) -> list[str]:
+    """What differs between two configs' memory and speed settings, with the reason for each."""
+    changes = []
+    ot, nt = old.training, new.training
+    if (ot.batch_size, ot.gradient_accumulation) != (nt.batch_size, nt.gradient_accumulation):
+        changes.append(
+            f"batch size {ot.batch_size} -> {nt.batch_size}, gradient accumulation "
+            f"{ot.gradient_accumulation} -> {nt.gradient_accumulation} (the same "
+            f"{nt.batch_size * nt.gradient_accumulation} examples per update)"
+        )
+    op, np_ = old.performance, new.performance
+    if op.gradient_checkpointing != np_.gradient_checkpointing:
+        changes.append(
+            "gradient checkpointing "
+            + (
+                "on: far less activation memory, about 20% slower"
+                if np_.gradient_checkpointing
+                else "off: faster steps"
+            )
+        )
+    if op.optimizer != np_.optimizer:
+        why = {
+            "adafactor": "factored states, a fraction of AdamW's memory",
+            "adamw_bnb_8bit": "8-bit states, a quarter of AdamW's memory",
+            "adamw_torch_fused": "one fused kernel, faster on GPU",
+        }.get(np_.optimizer, "the standard optimizer")
+        changes.append(f"optimizer {op.optimizer} -> {np_.optimizer} ({why})")
+    if op.precision != np_.precision:
+        changes.append(f"precision {op.precision} -> {np_.precision}")
+    if old.lora.enabled != new.lora.enabled:
+        changes.append(
+            "LoRA "
+            + (
+                f"on (rank {new.lora.rank}): only small adapters are trained"
+                if new.lora.enabled
+                else "off: every weight is trained"
+            )
+        )
+    return changes
