@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
+from typing import Any
 
 
 class StudioError(Exception):
@@ -67,39 +69,176 @@ class ConfigError(InputError):
         )
 
 
-def explain_failure(exc: BaseException) -> tuple[str, str]:
-    """A plain-language reason and a concrete remedy for an exception raised during training."""
+@dataclass(frozen=True)
+class Remedy:
+    """A concrete change the user can apply and retry with.
+
+    Attributes:
+        label: What it does, in words.
+        changes: Config overrides, ``{"training.batch_size": 4, ...}``.
+    """
+
+    label: str
+    changes: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What went wrong (``reason``), what to do (``remedy``), and changes to apply (``remedies``)."""
+
+    kind: str
+    reason: str
+    remedy: str
+    remedies: tuple[Remedy, ...] = ()
+
+
+STAGES = (  # (function names in the traceback, stage), innermost match wins
+    (("from_pretrained", "_load_pretrained_model"), "while loading the model"),
+    (("evaluate", "evaluation_loop", "prediction_step"), "during evaluation"),
+    (("backward",), "in the backward pass"),
+    (
+        ("optimizer_step", "_optimizer_step", "_single_tensor_adamw", "_multi_tensor_adamw", "_fused_adamw"),
+        "in the optimizer step",
+    ),
+)
+
+
+def failure_stage(exc: BaseException) -> str:
+    """Where in a run an exception happened, from its traceback's function names."""
+    names = [frame.name for frame in traceback.extract_tb(exc.__traceback__)]
+    for name in reversed(names):
+        for functions, stage in STAGES:
+            if name in functions:
+                return stage
+    return "in the forward pass"
+
+
+def _oom_remedies(config: Any) -> tuple[Remedy, ...]:
+    if config is None:
+        return ()
+    t, p, out = config.training, config.performance, []
+    if t.batch_size > 1:
+        half = t.batch_size // 2
+        accumulation = t.gradient_accumulation * t.batch_size // half
+        out.append(
+            Remedy(
+                f"Halve the batch ({t.batch_size} -> {half}) and raise accumulation to {accumulation} "
+                "(same effective batch)",
+                {"training.batch_size": half, "training.gradient_accumulation": accumulation},
+            )
+        )
+    if not p.gradient_checkpointing:
+        out.append(
+            Remedy(
+                "Turn on gradient checkpointing (far less activation memory, ~20% slower)",
+                {"performance.gradient_checkpointing": True},
+            )
+        )
+    if p.optimizer in ("adamw_torch", "adamw_torch_fused"):
+        out.append(
+            Remedy(
+                "Use the Adafactor optimizer (a fraction of AdamW's state memory)",
+                {"performance.optimizer": "adafactor"},
+            )
+        )
+    if not config.lora.enabled:
+        out.append(Remedy("Train LoRA adapters instead of every weight", {"lora.enabled": True}))
+    if t.max_length > 64:
+        out.append(
+            Remedy(
+                f"Shorten sequences ({t.max_length} -> {t.max_length // 2} tokens)",
+                {"training.max_length": t.max_length // 2},
+            )
+        )
+    return tuple(out)
+
+
+def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
+    """Turn an exception from a run into a diagnosis with remedies (nothing is changed by itself).
+
+    Args:
+        exc: The exception.
+        config: The run's config, to make remedies concrete (halve *this* batch size).
+    """
     if isinstance(exc, StudioError):
-        return exc.message, exc.hint
+        return Diagnosis("input", exc.message, exc.hint)
     text = str(exc)
+    low = text.lower()
     name = type(exc).__name__
-    if name == "OutOfMemoryError" or "out of memory" in text.lower():
-        return (
-            "The GPU ran out of memory.",
-            "Lower training.batch_size and raise training.gradient_accumulation by the same factor "
-            "(the effective batch stays the same), or lower training.max_length; then resume.",
+    first = text.splitlines()[0] if text else name
+    if name == "OutOfMemoryError" or "out of memory" in low:
+        return Diagnosis(
+            "out_of_memory",
+            f"The GPU ran out of memory {failure_stage(exc)}.",
+            "Apply one of the changes below and retry; each keeps what the run learns comparable. "
+            "Training resumes from the last checkpoint when there is one.",
+            _oom_remedies(config),
         )
-    if "not compiled with CUDA" in text:
-        return (
-            "This PyTorch build has no GPU support.",
-            "Install a CUDA build of PyTorch (the Environment page can do it), then start again.",
+    if "not compiled with cuda" in low or ("can only be used on cuda" in low):
+        return Diagnosis(
+            "cpu_torch",
+            "This PyTorch build has no GPU support, so GPU-only settings (fp16, bf16) cannot run.",
+            "Open the Environment step and install the matching PyTorch, or train in fp32 on the CPU.",
+            (Remedy("Train in fp32 (CPU)", {"performance.precision": "fp32"}),),
         )
-    if "CUDA error" in text or "CUBLAS" in text or "cuDNN" in text:
-        return (
-            f"A CUDA error stopped training: {text.splitlines()[0]}",
+    if "bf16" in low and ("support" in low or "requires" in low):
+        return Diagnosis(
+            "precision",
+            "This GPU cannot train in bf16.",
+            "Use fp16 or let the app choose.",
+            (Remedy("Let the app choose the precision", {"performance.precision": "auto"}),),
+        )
+    if "bitsandbytes" in low:
+        return Diagnosis(
+            "bitsandbytes",
+            f"bitsandbytes, needed by 8-bit optimizers, is missing or broken: {first}",
+            "Use a standard optimizer, or reinstall bitsandbytes for this GPU.",
+            (Remedy("Use AdamW", {"performance.optimizer": "adamw_torch"}),),
+        )
+    if "device-side assert" in low:
+        return Diagnosis(
+            "device_assert",
+            "A CUDA kernel rejected its input (device-side assert). Most often a label is out of range.",
+            "Check the label column (classification) and that the model fits the tokenizer. For the exact "
+            "spot, set the environment variable CUDA_LAUNCH_BLOCKING=1 and restart the app; the GPU needs "
+            "a restart of the app after this error anyway.",
+        )
+    if "pickle" in low or "dataloader worker" in low:
+        return Diagnosis(
+            "dataloader_workers",
+            f"The data loader's worker processes failed: {first}",
+            "Load batches in the training process (0 workers), which always works on Windows.",
+            (Remedy("Use 0 data loader workers", {"performance.dataloader_workers": 0}),),
+        )
+    if (isinstance(exc, OSError) and getattr(exc, "errno", None) == 28) or "no space left" in low:
+        return Diagnosis(
+            "disk_full",
+            "The disk is full.",
+            "Free disk space (old checkpoints in the runs folder), then resume.",
+        )
+    if "not compiled with" in low or "cuda error" in low or "cublas" in low or "cudnn" in low:
+        return Diagnosis(
+            "cuda_error",
+            f"A CUDA error stopped training: {first}",
             "Restart the app and resume from the last checkpoint. If it happens again, update the NVIDIA "
-            "driver or reinstall PyTorch from the Environment page.",
+            "driver or reinstall PyTorch from the Environment step.",
         )
     if isinstance(exc, MemoryError):
-        return (
+        return Diagnosis(
+            "ram",
             "The computer ran out of memory (RAM).",
-            "Close other programs, lower training.batch_size or training.max_length, then resume.",
+            "Close other programs, lower the batch size or max length, then resume.",
+            _oom_remedies(config)[:1],
         )
-    if isinstance(exc, OSError) and getattr(exc, "errno", None) == 28:
-        return ("The disk is full.", "Free disk space (old checkpoints in the runs folder), then resume.")
-    first = text.splitlines()[0] if text else name
-    return (
+    return Diagnosis(
+        "unexpected",
         f"Training stopped with an unexpected error: {name}: {first}",
         "Open the details for the full traceback. Resume from the last checkpoint, or report the problem "
         "with the details attached.",
     )
+
+
+def explain_failure(exc: BaseException, config: Any = None) -> tuple[str, str]:
+    """A plain-language reason and what to do, for an exception raised during training."""
+    found = diagnose(exc, config)
+    return found.reason, found.remedy

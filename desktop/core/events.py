@@ -124,6 +124,7 @@ class FailedEvent(Event):
     reason: str
     remedy: str
     detail: str = ""
+    remedies: list[dict[str, Any]] = field(default_factory=list)  # [{"label", "changes"}], to apply and retry
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

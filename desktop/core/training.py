@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import ConfigError, InputError, explain_failure
+from desktop.core.errors import ConfigError, InputError, diagnose
 from desktop.core.events import Event, FailedEvent, FinishedEvent, PreparingEvent, StoppedEvent
 from desktop.core.paths import default_runs_dir
 from desktop.core.runs import RunDir
@@ -87,8 +87,7 @@ def run_training(
         on_event(failure)
         return RunResult("invalid", failure=failure)
     except Exception as exc:
-        reason, remedy = explain_failure(exc)
-        failure = FailedEvent(reason, remedy, traceback.format_exc())
+        failure = _failure(exc, config)
         on_event(failure)
         return RunResult("failed", failure=failure)
     if stop.is_set():
@@ -258,10 +257,15 @@ def _train(
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
     except Exception as exc:
         log.exception("training failed")
-        reason, remedy = explain_failure(exc)
-        failure = FailedEvent(reason, remedy, traceback.format_exc())
+        failure = _failure(exc, config)
         emit(failure)
         return RunResult("failed", run.path, failure=failure, notes=task.notes)
+
+
+def _failure(exc: BaseException, config: RunConfig) -> FailedEvent:
+    found = diagnose(exc, config)
+    remedies = [{"label": r.label, "changes": r.changes} for r in found.remedies]
+    return FailedEvent(found.reason, found.remedy, traceback.format_exc(), remedies)
 
 
 def _final_eval(trainer: Any, config: RunConfig) -> dict[str, float]:

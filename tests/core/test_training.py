@@ -184,64 +184,36 @@ def test_wrong_model_kind_is_explained(tiny_bert: Path, samples: Path, tmp_path:
     assert "T5" in result.failure.remedy
 
 
-def test_failure_during_training_is_reported_with_details(
+def test_out_of_memory_offers_remedies_and_apply_and_retry_works(
     tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from transformers import Trainer
+
+    from desktop.core.config import with_overrides
 
     def out_of_memory(self: object, *args: object, **kwargs: object) -> None:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
     monkeypatch.setattr(Trainer, "training_step", out_of_memory)
-    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs")
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=4
+    )
     events = Recorder()
     result = run_training(config, events.append)
 
     assert result.status == "failed" and result.exit_code == 1
-    assert result.failure.reason == "The GPU ran out of memory."
-    assert "batch_size" in result.failure.remedy and "OutOfMemoryError" in result.failure.detail
+    assert result.failure.reason == "The GPU ran out of memory in the forward pass."
+    assert "OutOfMemoryError" in result.failure.detail
+    remedies = result.failure.remedies
+    assert remedies[0]["changes"] == {"training.batch_size": 8, "training.gradient_accumulation": 2}
+    assert {"performance.gradient_checkpointing": True} in [r["changes"] for r in remedies]
     run = RunDir(result.run_dir)
     assert run.status() == "failed"
     last = json.loads(run.events_path.read_text(encoding="utf-8").splitlines()[-1])
-    assert last["event"] == "failed"
+    assert last["event"] == "failed" and last["remedies"] == remedies
 
-
-def test_memory_event_on_gpu_reads_torch_and_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
-    """GPU figures come from torch's allocator and NVML; both are faked here (no GPU in CI)."""
-    import sys
-    import types
-
-    from desktop.core.callbacks import memory_event
-
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
-    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 3 * 2**30)
-    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda: 4 * 2**30)
-    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 5 * 2**30)
-    handles = []
-    fake = types.SimpleNamespace(
-        nvmlInit=lambda: None,
-        nvmlShutdown=lambda: None,
-        nvmlDeviceGetHandleByIndex=lambda i: handles.append(i) or f"gpu{i}",
-        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(
-            used=6 * 2**30, total=12 * 2**30, free=6 * 2**30
-        ),
-    )
-    monkeypatch.setitem(sys.modules, "pynvml", fake)
-
-    event = memory_event(7)
-    assert (event.device, event.allocated_bytes, event.reserved_bytes, event.peak_bytes) == (
-        "cuda:1",
-        3 * 2**30,
-        4 * 2**30,
-        5 * 2**30,
-    )
-    assert (event.device_used_bytes, event.device_total_bytes) == (6 * 2**30, 12 * 2**30) and handles == [1]
-
-    def no_driver() -> None:
-        raise OSError("NVML Shared Library Not Found")
-
-    fake.nvmlInit = no_driver
-    event = memory_event(8)
-    assert event.allocated_bytes == 3 * 2**30 and event.device_used_bytes is None
+    monkeypatch.undo()  # "Apply and retry" with the first remedy
+    retry = with_overrides(config, [f"{k}={v}" for k, v in remedies[0]["changes"].items()])
+    result = run_training(retry, Recorder().append)
+    assert result.status == "finished", result.failure
+    assert RunDir(result.run_dir).config().training.batch_size == 8

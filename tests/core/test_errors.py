@@ -1,0 +1,98 @@
+"""The failure catalogue: each known failure gets a diagnosis and, where one exists, a remedy to apply."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from desktop.core.config import RunConfig
+from desktop.core.errors import diagnose, failure_stage
+
+
+def _raised_in(function_name: str, exc: BaseException) -> BaseException:
+    namespace: dict = {}
+    exec(f"def {function_name}(e):\n    raise e\n", namespace)  # a frame with that name in the traceback
+    try:
+        namespace[function_name](exc)
+    except BaseException as caught:
+        return caught
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize(
+    ("function", "stage"),
+    [
+        ("from_pretrained", "while loading the model"),
+        ("backward", "in the backward pass"),
+        ("optimizer_step", "in the optimizer step"),
+        ("evaluation_loop", "during evaluation"),
+        ("forward", "in the forward pass"),
+    ],
+)
+def test_out_of_memory_names_the_stage(function: str, stage: str) -> None:
+    exc = _raised_in(function, RuntimeError("CUDA out of memory. Tried to allocate 20.00 MiB"))
+    assert failure_stage(exc) == stage
+    assert diagnose(exc, RunConfig()).reason == f"The GPU ran out of memory {stage}."
+
+
+def test_out_of_memory_remedies_fit_the_config() -> None:
+    config = RunConfig()
+    config.training.batch_size, config.training.gradient_accumulation = 1, 4
+    config.performance.gradient_checkpointing = True
+    config.lora.enabled = True
+    labels = [r.label for r in diagnose(RuntimeError("CUDA out of memory"), config).remedies]
+    assert labels == [
+        "Use the Adafactor optimizer (a fraction of AdamW's state memory)",
+        "Shorten sequences (256 -> 128 tokens)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind", "words", "changes"),
+    [
+        (
+            AssertionError("Torch not compiled with CUDA enabled"),
+            "cpu_torch",
+            "Environment",
+            {"performance.precision": "fp32"},
+        ),
+        (
+            ValueError(
+                "FP16 Mixed precision training with AMP or APEX (`--fp16`) ... can only be used on CUDA"
+            ),
+            "cpu_torch",
+            "Environment",
+            {"performance.precision": "fp32"},
+        ),
+        (
+            ValueError("Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU"),
+            "unexpected",
+            "",
+            None,
+        ),
+        (
+            ImportError("No module named 'bitsandbytes'"),
+            "bitsandbytes",
+            "standard optimizer",
+            {"performance.optimizer": "adamw_torch"},
+        ),
+        (
+            RuntimeError("CUDA error: device-side assert triggered"),
+            "device_assert",
+            "CUDA_LAUNCH_BLOCKING=1",
+            None,
+        ),
+        (
+            AttributeError("Can't pickle local object 'main.<locals>.collate'"),
+            "dataloader_workers",
+            "0 workers",
+            {"performance.dataloader_workers": 0},
+        ),
+        (OSError(errno.ENOSPC, "No space left on device"), "disk_full", "Free disk space", None),
+    ],
+)
+def test_known_failures(exc: BaseException, kind: str, words: str, changes: dict | None) -> None:
+    found = diagnose(exc, RunConfig())
+    assert found.kind == kind and words in found.remedy
+    assert (found.remedies[0].changes if found.remedies else None) == changes
