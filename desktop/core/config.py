@@ -372,6 +372,13 @@ def with_overrides(config: RunConfig, assignments: list[str]) -> RunConfig:
     return config
 
 
+def with_changes(config: RunConfig, changes: dict[str, Any]) -> RunConfig:
+    """A copy of ``config`` with ``{"section.field": value}`` changes applied (typed like ``--set``)."""
+    import json
+
+    return with_overrides(config, [f"{key}={json.dumps(value)}" for key, value in changes.items()])
+
+
 # --------------------------------------------------------------------------- validation
 
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.config import RunConfig, load_config
+from desktop.core.config import RunConfig, load_config, with_changes
 from desktop.core.errors import StudioError
 from desktop.core.training import RunResult
 from desktop.gui.pages.base import WizardPage
@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
         self._build_menu()
 
         self.data_page.sample_requested.connect(self.load_sample)
+        self.train_page.retry_requested.connect(self._on_train_page_retry_requested)
         self.environment_page.checked.connect(self._update_banner)
         self.environment_page.restart_requested.connect(self.restart_for_repair)
         self._repair_on_start = repair_on_start
@@ -282,6 +283,19 @@ class MainWindow(QMainWindow):
         self._update_navigation()
         if not running and self._closing:
             self.close()
+
+    def _on_train_page_retry_requested(self, changes: dict) -> None:
+        """Apply a remedy's changes to the config the pages show, then train again."""
+        try:
+            config = with_changes(self.current_config(), changes)
+        except StudioError as exc:
+            QMessageBox.warning(self, self.tr("Cannot apply this change"), str(exc))
+            return
+        self.set_config(config)
+        self.statusBar().showMessage(
+            self.tr("Changed {fields}; training again.").format(fields=", ".join(changes))
+        )
+        self.train_page.start_button.click()
 
     def _on_controller_training_finished(self, result: RunResult) -> None:
         self.export_page.show_result(result)

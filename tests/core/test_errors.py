@@ -67,9 +67,9 @@ def test_out_of_memory_remedies_fit_the_config() -> None:
         ),
         (
             ValueError("Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU"),
-            "unexpected",
-            "",
-            None,
+            "precision",
+            "fp16",
+            {"performance.precision": "auto"},
         ),
         (
             ImportError("No module named 'bitsandbytes'"),

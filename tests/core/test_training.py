@@ -189,7 +189,7 @@ def test_out_of_memory_offers_remedies_and_apply_and_retry_works(
 ) -> None:
     from transformers import Trainer
 
-    from desktop.core.config import with_overrides
+    from desktop.core.config import with_changes
 
     def out_of_memory(self: object, *args: object, **kwargs: object) -> None:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -213,7 +213,7 @@ def test_out_of_memory_offers_remedies_and_apply_and_retry_works(
     assert last["event"] == "failed" and last["remedies"] == remedies
 
     monkeypatch.undo()  # "Apply and retry" with the first remedy
-    retry = with_overrides(config, [f"{k}={v}" for k, v in remedies[0]["changes"].items()])
+    retry = with_changes(config, remedies[0]["changes"])
     result = run_training(retry, Recorder().append)
     assert result.status == "finished", result.failure
     assert RunDir(result.run_dir).config().training.batch_size == 8

@@ -99,3 +99,31 @@ def test_gpu_memory_from_torch_and_nvml_is_plotted(
     assert page.memory_plot.count("device") == 2 and page.memory_plot.count("total") == 2
     qtbot.waitUntil(lambda: page.memory_plot._curves["device"].yData is not None, timeout=2000)
     assert list(page.memory_plot._curves["device"].yData) == [6.0, 6.0]
+
+
+def test_apply_and_retry_changes_the_config_and_starts_again(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    fake_controller.start(window.current_config())
+    fake_controller.end()
+    remedies = [
+        {
+            "label": "Halve the batch (8 -> 4)",
+            "changes": {"training.batch_size": 4, "training.gradient_accumulation": 2},
+        },
+        {"label": "Turn on gradient checkpointing", "changes": {"performance.gradient_checkpointing": True}},
+    ]
+    failure = FailedEvent(
+        "The GPU ran out of memory in the backward pass.", "Apply a change.", "Traceback", remedies
+    )
+    fake_controller.training_failed.emit(RunResult("failed", failure=failure))
+
+    page = window.train_page
+    assert [b.text() for b in page.remedy_buttons] == [
+        "Apply and retry: Halve the batch (8 -> 4)",
+        "Apply and retry: Turn on gradient checkpointing",
+    ]
+    qtbot.mouseClick(page.remedy_buttons[0], Qt.MouseButton.LeftButton)
+    retried = fake_controller.started[-1][0]
+    assert (retried.training.batch_size, retried.training.gradient_accumulation) == (4, 2)
+    assert window.options_page.batch_size.value() == 4  # the pages show what will run

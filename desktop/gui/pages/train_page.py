@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -50,6 +50,9 @@ class TrainPage(WizardPage):
         config_provider: Returns the run config to train.
     """
 
+    retry_requested = Signal(dict)
+    """The user chose a remedy: its config changes, ``{"section.field": value}``, to apply and retry."""
+
     def __init__(self, controller: object, config_provider: Callable[[], RunConfig]) -> None:
         super().__init__()
         self.title = self.tr("Train")
@@ -91,6 +94,9 @@ class TrainPage(WizardPage):
         box = QVBoxLayout(self.failure)
         box.addWidget(self.failure_reason)
         box.addWidget(self.failure_remedy)
+        self.remedy_box = QVBoxLayout()
+        box.addLayout(self.remedy_box)
+        self.remedy_buttons: list[QPushButton] = []
         box.addWidget(self.details_button)
         box.addWidget(self.details)
         self.failure.setVisible(False)
@@ -295,6 +301,17 @@ class TrainPage(WizardPage):
         self.failure_remedy.setText(failure.remedy if failure else "")
         self.details.setPlainText(failure.detail if failure else "")
         self.details_button.setVisible(bool(failure and failure.detail))
+        for button in self.remedy_buttons:
+            button.deleteLater()
+        self.remedy_buttons = []
+        for remedy in failure.remedies if failure else []:
+            button = QPushButton(self.tr("Apply and retry: {change}").format(change=remedy["label"]))
+            button.setToolTip(", ".join(f"{k} = {v}" for k, v in remedy["changes"].items()))
+            button.clicked.connect(
+                lambda _=False, changes=remedy["changes"]: self.retry_requested.emit(changes)
+            )
+            self.remedy_box.addWidget(button)
+            self.remedy_buttons.append(button)
         self.failure.setVisible(True)
         if result.run_dir is not None and RunDir(result.run_dir).resumable():
             self._resumable = RunDir(result.run_dir)
