@@ -217,8 +217,31 @@ class MainWindow(QMainWindow):
         if page is self.environment_page and page.info is None:
             # After the first paint: the check spawns a child process and loads NVML.
             QTimer.singleShot(100, page.check)
+        if page is self.options_page:
+            self._give_options_their_context()
         self._update_navigation()
         self._update_banner()
+
+    def _give_options_their_context(self) -> None:
+        """Tell the Memory & speed page which model and GPU its estimate is for."""
+        import importlib.util
+
+        from desktop.core.options import Capabilities
+
+        env = self.environment_page
+        gpus = env.report.nvidia if env.report else []
+        info = env.info
+        found = lambda name: importlib.util.find_spec(name) is not None  # noqa: E731
+        caps = Capabilities(
+            cuda=bool(info and info.cuda_available),
+            bf16=bool(info and info.bf16),
+            bitsandbytes=found("bitsandbytes"),
+            triton=found("triton"),
+            flash_attn=found("flash_attn"),
+        )
+        gpu = gpus[0] if gpus else None
+        free = gpu.memory_free if gpu and gpu.memory_free else None
+        self.options_page.set_context(self.current_config(), gpu.name if gpu else "", free, caps)
 
     def _update_banner(self) -> None:
         result = self.environment_page.verdict_now
@@ -350,6 +373,6 @@ class MainWindow(QMainWindow):
             event.ignore()  # closes itself when the run has ended
             return
         self.save_state()
-        self.data_page.shutdown()
-        self.environment_page.shutdown()
+        for page in self.pages:
+            page.shutdown()
         event.accept()

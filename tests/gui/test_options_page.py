@@ -51,3 +51,36 @@ def test_loaded_config_shows_its_options_and_bad_values_block_next(window: MainW
     assert page.bound[("lora", "alpha")].value() == 32
     page.bound[("lora", "rank")].setValue(0)
     assert "lora.rank" in page.problem() and not page.error.isHidden()
+
+
+def test_estimate_presets_and_fit_my_gpu(window: MainWindow, qtbot, tiny_gpt2) -> None:
+    from desktop.core.options import Capabilities
+
+    config = RunConfig(task="causal-lm")
+    config.model.name = str(tiny_gpt2)
+    config.training.batch_size, config.training.gradient_accumulation, config.training.max_length = (
+        64,
+        1,
+        2048,
+    )
+    window.set_config(config)
+    page = window.options_page
+    gpu_free = 2**30  # a tiny fake GPU: the CUDA context alone takes 500 MB
+    with qtbot.waitSignal(page.estimate_updated, timeout=60_000):
+        page.set_context(window.current_config(), "Fake GPU", gpu_free, Capabilities(cuda=True, bf16=True))
+    assert "will not fit in the 1.0 GB free on Fake GPU" in page.fit_label.text()
+    assert "weights:" in page.breakdown.text() and "logits:" in page.breakdown.text()
+
+    page.preset_buttons["fit"].click()
+    tuned = window.current_config()
+    assert tuned.training.batch_size < 64
+    assert tuned.training.batch_size * tuned.training.gradient_accumulation == 64
+    assert "batch size 64 ->" in page.changes_label.text() and not page.undo_button.isHidden()
+    assert "will not fit" not in page.fit_label.text()
+
+    page.undo_button.click()
+    assert window.current_config().training.batch_size == 64 and page.undo_button.isHidden()
+
+    page.preset_buttons["lowest_memory"].click()
+    low = window.current_config()
+    assert low.performance.gradient_checkpointing and low.lora.enabled and low.training.batch_size == 1

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,8 +25,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.config import ATTENTIONS, COMPILE_BACKENDS, OPTIMIZERS, PRECISIONS, SCHEDULERS, RunConfig
+from desktop.core.errors import StudioError
+from desktop.core.memory import Estimate
+from desktop.core.options import Capabilities
 from desktop.core.paths import default_runs_dir
 from desktop.gui.pages.base import WizardPage, error_label, show_error
+from desktop.gui.workers import BackgroundTask
+
+GB = 1024**3
 
 PERFORMANCE_CHOICES = {
     "precision": PRECISIONS,
@@ -35,7 +43,10 @@ PERFORMANCE_CHOICES = {
 
 
 class OptionsPage(WizardPage):
-    """Batch size, schedule, sequence length and where the run folder goes."""
+    """Batch size, schedule, sequence length, memory and speed levers, LoRA, the estimate, presets."""
+
+    estimate_updated = Signal()
+    """The model's size was read (or could not be): the estimate is up to date."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -43,6 +54,12 @@ class OptionsPage(WizardPage):
         self.subtitle = self.tr("How long and how hard to train.")
         self._config = RunConfig()
         self.bound: dict[tuple[str, str], QWidget] = {}
+        self._context_config = RunConfig()
+        self._gpu_name, self._gpu_free, self._caps = "", None, Capabilities()
+        self._shapes_key: tuple | None = None
+        self._shapes: tuple | None = None
+        self._undo: RunConfig | None = None
+        self._tasks: set[BackgroundTask] = set()
 
         self.epochs = QDoubleSpinBox(decimals=1, minimum=0.1, maximum=1000, singleStep=1)
         self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("use epochs"))
@@ -112,6 +129,7 @@ class OptionsPage(WizardPage):
         right.addWidget(self._bound_group(self.tr("Speed and memory"), "performance", PERFORMANCE_CHOICES))
         right.addWidget(self._bound_group(self.tr("LoRA adapters"), "lora", {}))
         right.addStretch()
+        left.insertWidget(0, self._estimate_group())
         columns.addLayout(right, 1)
         content = QWidget()
         inner = QVBoxLayout(content)
@@ -125,6 +143,158 @@ class OptionsPage(WizardPage):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.error)
+
+    # ------------------------------------------------------------------ estimate and presets
+
+    def _estimate_group(self) -> QGroupBox:
+        group = QGroupBox(self.tr("Memory estimate and presets"))
+        self.fit_label = QLabel(self.tr("Choose a model first."))
+        self.fit_label.setObjectName("verdict")
+        self.fit_label.setWordWrap(True)
+        self.breakdown = QLabel()
+        self.breakdown.setObjectName("hint")
+        self.breakdown.setWordWrap(True)
+        self.preset_buttons: dict[str, QPushButton] = {}
+        row = QHBoxLayout()
+        names = {
+            "fastest": self.tr("Fastest"),
+            "balanced": self.tr("Balanced"),
+            "lowest_memory": self.tr("Lowest memory"),
+            "fit": self.tr("Fit my GPU"),
+        }
+        for key, label in names.items():
+            button = QPushButton(label)
+            button.clicked.connect(lambda _=False, k=key: self.apply_preset(k))
+            self.preset_buttons[key] = button
+            row.addWidget(button)
+        self.changes_label = QLabel()
+        self.changes_label.setWordWrap(True)
+        self.undo_button = QPushButton(self.tr("Undo"))
+        self.undo_button.setVisible(False)
+        self.undo_button.clicked.connect(self._undo_preset)
+        box = QVBoxLayout(group)
+        box.addWidget(self.fit_label)
+        box.addWidget(self.breakdown)
+        box.addLayout(row)
+        box.addWidget(self.changes_label)
+        box.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignLeft)
+        return group
+
+    def set_context(self, config: RunConfig, gpu_name: str, gpu_free: int | None, caps: Capabilities) -> None:
+        """The model, task and GPU the estimate is for; model shapes are read off the GUI thread."""
+        self._context_config = copy.deepcopy(config)
+        self._gpu_name, self._gpu_free, self._caps = gpu_name, gpu_free, caps
+        self.preset_buttons["fit"].setEnabled(gpu_free is not None)
+        self.preset_buttons["fit"].setToolTip(
+            "" if gpu_free is not None else self.tr("No NVIDIA GPU was found to fit the settings to.")
+        )
+        lora = config.lora
+        key = (config.model.name, config.task, config.model.revision, lora.rank, tuple(lora.target_modules))
+        if not config.model.name or key == self._shapes_key:
+            self._update_estimate()
+            return
+        self._shapes_key, self._shapes = key, None
+        self.fit_label.setText(self.tr("Reading the model's size…"))
+
+        def read() -> tuple:
+            from desktop.core.memory import shapes_for_config
+
+            full = shapes_for_config(config, lora=False)
+            try:
+                with_lora = shapes_for_config(config, lora=True)
+            except Exception:  # a model LoRA cannot adapt: no LoRA suggestions
+                with_lora = None
+            return full, with_lora
+
+        task = BackgroundTask(read, self)
+        self._tasks.add(task)
+        task.finished.connect(lambda shapes, t=task, k=key: self._on_shapes(t, k, shapes))
+        task.failed.connect(lambda exc, detail, t=task, k=key: self._on_shapes_failed(t, k, exc))
+        task.start()
+
+    def _on_shapes(self, task: BackgroundTask, key: tuple, shapes: tuple) -> None:
+        self._tasks.discard(task)
+        if key == self._shapes_key:
+            self._shapes = shapes
+            self._update_estimate()
+            self.estimate_updated.emit()
+
+    def _on_shapes_failed(self, task: BackgroundTask, key: tuple, exc: object) -> None:
+        self._tasks.discard(task)
+        if key == self._shapes_key:
+            message = exc.message if isinstance(exc, StudioError) else str(exc)
+            self.fit_label.setText(
+                self.tr("The model's size could not be read: {error}").format(error=message)
+            )
+            self.estimate_updated.emit()
+
+    def current_estimate(self) -> Estimate | None:
+        """The estimate for the options as they are now (``None`` until the model's size is known)."""
+        if self._shapes is None:
+            return None
+        from desktop.core.memory import estimate
+
+        config = copy.deepcopy(self._context_config)
+        self.apply_to(config)
+        shapes = self._shapes[1] if config.lora.enabled and self._shapes[1] is not None else self._shapes[0]
+        mixed = config.performance.precision != "fp32" and self._caps.cuda
+        return estimate(shapes, config, mixed_precision=mixed or self._gpu_free is None)
+
+    def _update_estimate(self) -> None:
+        result = self.current_estimate()
+        if result is None:
+            return
+        lines = [f"{name}: {value / GB:.2f} GB" for name, value in result.breakdown().items() if value]
+        self.breakdown.setText("   ·   ".join(lines))
+        if self._gpu_free is None:
+            self.fit_label.setText(
+                self.tr("Needs about {total:.1f} GB of GPU memory (no NVIDIA GPU found here).").format(
+                    total=result.total / GB
+                )
+            )
+            return
+        words = {
+            "fits": self.tr("fits"),
+            "tight": self.tr("fits, but tightly"),
+            "will not fit": self.tr("will not fit"),
+        }
+        self.fit_label.setText(
+            self.tr("Needs about {total:.1f} GB: {verdict} in the {free:.1f} GB free on {gpu}.").format(
+                total=result.total / GB,
+                verdict=words[result.verdict(self._gpu_free)],
+                free=self._gpu_free / GB,
+                gpu=self._gpu_name,
+            )
+        )
+
+    def apply_preset(self, name: str) -> None:
+        """Apply a preset (or Fit my GPU) and say what changed; Undo puts the old values back."""
+        from desktop.core.presets import apply_preset, fit_gpu
+
+        before = copy.deepcopy(self._context_config)
+        self.apply_to(before)
+        if name == "fit":
+            if self._shapes is None or self._gpu_free is None:
+                return
+            result = fit_gpu(before, self._shapes[0], self._shapes[1], self._gpu_free, self._caps)
+        else:
+            result = apply_preset(before, name, self._caps)
+        self._undo = before
+        self.load_config(result.config)
+        changes = result.changes or [self.tr("nothing: the current settings already match")]
+        self.changes_label.setText(self.tr("Changed: {changes}").format(changes="; ".join(changes)))
+        self.undo_button.setVisible(True)
+
+    def _undo_preset(self) -> None:
+        if self._undo is not None:
+            self.load_config(self._undo)
+            self._undo = None
+        self.changes_label.setText("")
+        self.undo_button.setVisible(False)
+
+    def shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.wait()
 
     def _bound_group(self, title: str, section: str, choices: dict[str, tuple[str, ...]]) -> QGroupBox:
         """A form with one editor per field of a config section, its help text as the tooltip."""
@@ -251,6 +421,8 @@ class OptionsPage(WizardPage):
             str(p) for p in config.validate() if p.field.startswith(("training", "performance", "lora"))
         ]
         show_error(self.error, "\n".join(problems))
+        if not problems:
+            self._update_estimate()
         self.validity_changed.emit()
 
     def _update_effective(self) -> None:
