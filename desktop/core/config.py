@@ -149,6 +149,10 @@ class Lora:
     target_modules: list[str] = _help(
         "Linear layers to adapt; empty = all linear layers.", default_factory=list
     )
+    qlora: bool = _help(
+        "QLoRA: keep the frozen base model in 4 bits (bitsandbytes, CUDA GPU): about 1/8 of its memory.",
+        default=False,
+    )
 
 
 @dataclass

@@ -4,6 +4,8 @@ The terms follow shared/reference/memory.md (Transformers' model-memory anatomy,
 Playbook, Korthikanti et al. 2022). With P_all all parameters and P the trainable ones:
 
 - weights:     4 * P_all bytes (fp32 master weights; AMP casts per op). LoRA: P = adapter params.
+               QLoRA: the frozen base in 4-bit NF4, 0.5 byte per weight + ~3% quantisation
+               constants; the adapters stay 4 bytes each.
 - gradients:   4 * P (fp32, like their parameters).
 - optimizer:   AdamW: 8 * P (momentum + variance) + 4 bytes of ``step`` per trainable tensor.
                8-bit AdamW: 2 * P + 4 bytes per tensor. Adafactor (no momentum, factored second
@@ -146,13 +148,17 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     """The memory one training step needs on the GPU for ``config``'s batch, length and options.
 
     Args:
-        shapes: From :func:`shapes_of` (for the model as it will be trained, LoRA included).
+        shapes: From :func:`shapes_of` (for the model as it will be trained, LoRA included; with
+            QLoRA the frozen weights count half a byte each).
         config: Batch size, max length, gradient checkpointing and optimizer come from here.
         mixed_precision: Whether activations are 2-byte (fp16/bf16 AMP) or 4-byte (fp32).
     """
     p = config.performance
     b, s, h = config.training.batch_size, config.training.max_length, shapes.hidden_size
-    weights = 4 * shapes.num_parameters
+    if config.lora.qlora:
+        weights = int(0.5 * 1.03 * (shapes.num_parameters - shapes.num_trainable)) + 4 * shapes.num_trainable
+    else:
+        weights = 4 * shapes.num_parameters
     gradients = 4 * shapes.num_trainable
     optimizer = optimizer_bytes(p.optimizer, shapes.trainable_shapes)
     per_layer = 34 * s * b * h
@@ -192,7 +198,7 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
     model_config = AutoConfig.from_pretrained(resolve(config.model), **pretrained_kwargs(config.model))
     with torch.device("meta"):
         model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
-        if config.lora.enabled if lora is None else lora:
+        if (config.lora.enabled or config.lora.qlora) if lora is None else lora:
             from desktop.core.options import apply_lora
 
             model = apply_lora(model, config)

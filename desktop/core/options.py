@@ -62,13 +62,14 @@ class Resolved:
 
     Attributes:
         training_args: Keyword arguments for ``TrainingArguments``.
-        model_kwargs: Keyword arguments for the model's ``from_pretrained``.
+        model_kwargs: Keyword arguments for the model's ``from_pretrained`` (see :func:`model_kwargs`).
         notes: What "auto" chose, in words.
     """
 
     training_args: dict[str, Any] = field(default_factory=dict)
     model_kwargs: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    four_bit_compute: str = ""  # QLoRA: the precision the 4-bit base computes in
 
 
 def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
@@ -123,6 +124,13 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
                 "flash_attention_2 needs the flash-attn package and a CUDA GPU; use sdpa.",
             )
         )
+    if config.lora.qlora and not (caps.cuda and caps.bitsandbytes):
+        problems.append(
+            Problem(
+                "lora.qlora",
+                "QLoRA needs a CUDA GPU and a working bitsandbytes; use plain LoRA (lora.enabled) instead.",
+            )
+        )
     if problems:
         raise ConfigError(problems)
     out.training_args = {
@@ -139,7 +147,31 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
     }
     if p.attention != "auto":
         out.model_kwargs["attn_implementation"] = p.attention
+    if config.lora.qlora:
+        out.four_bit_compute = precision
+        out.notes.append("QLoRA: the base model is loaded in 4 bits (NF4)")
     return out
+
+
+def model_kwargs(resolved: Resolved) -> dict[str, Any]:
+    """``from_pretrained`` keyword arguments, the 4-bit config included (imports transformers)."""
+    kwargs = dict(resolved.model_kwargs)
+    if resolved.four_bit_compute:
+        kwargs["quantization_config"] = four_bit_config(resolved.four_bit_compute)
+    return kwargs
+
+
+def four_bit_config(precision: str) -> Any:
+    """The bitsandbytes 4-bit NF4 configuration QLoRA loads the frozen base model with."""
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    return BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=torch.bfloat16 if precision == "bf16" else torch.float16,
+    )
 
 
 LORA_TASK_TYPES = {"classification": "SEQ_CLS", "causal-lm": "CAUSAL_LM", "seq2seq": "SEQ_2_SEQ_LM"}
@@ -147,9 +179,13 @@ LORA_TASK_TYPES = {"classification": "SEQ_CLS", "causal-lm": "CAUSAL_LM", "seq2s
 
 def apply_lora(model: Any, config: RunConfig) -> Any:
     """Wrap ``model`` in LoRA adapters as ``config.lora`` says (peft)."""
-    from peft import LoraConfig, get_peft_model
+    from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
 
     lora = config.lora
+    if lora.qlora:
+        model = prepare_model_for_kbit_training(
+            model, use_gradient_checkpointing=config.performance.gradient_checkpointing
+        )
     targets = list(lora.target_modules) or find_target_modules(model)
     if not targets:
         raise ConfigError(

@@ -135,13 +135,13 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
     import torch  # noqa: F401  (the slow import, reported as its own phase)
     import transformers  # noqa: F401
 
-    from desktop.core.options import Capabilities, apply_lora, resolve
+    from desktop.core.options import Capabilities, apply_lora, model_kwargs, resolve
 
     options = resolve(config, Capabilities.detect())  # refuses what this machine cannot run
     on_event(PreparingEvent("Loading the tokenizer and the model"))
     tokenizer = load_tokenizer(config.model)
-    task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns, options.model_kwargs)
-    if config.lora.enabled:
+    task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns, model_kwargs(options))
+    if config.lora.enabled or config.lora.qlora:
         task.model = apply_lora(task.model, config)
     task.notes = notes + options.notes + task.notes
     # The run folder records the mapping actually used, so the run can be repeated exactly.
@@ -252,7 +252,7 @@ def _train(
         metrics = {"train_loss": float(output.training_loss)}
         if task.eval is not None:
             metrics.update(_final_eval(trainer, config))
-        _save_model(trainer, run, prepared.tokenizer, config.lora.enabled)
+        _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora)
         emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics))
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
     except Exception as exc:

@@ -181,3 +181,30 @@ def test_lora_targets_are_found_in_each_model_family(tiny_gpt2: Path, tiny_bert:
     assert {"query", "key", "value"} <= set(bert) and "pooler" not in bert
     t5 = find_target_modules(AutoModelForSeq2SeqLM.from_pretrained(tiny_t5))
     assert {"q", "k", "v", "o", "wi", "wo"} <= set(t5) and "lm_head" not in t5
+
+
+def test_qlora_needs_a_gpu_and_bitsandbytes_and_loads_the_base_in_4_bits() -> None:
+    config = _config()
+    config.lora.qlora = True
+    with pytest.raises(ConfigError, match="QLoRA needs a CUDA GPU"):
+        resolve(config, CPU)
+    from desktop.core.options import model_kwargs
+
+    resolved = resolve(config, GPU)
+    quant = model_kwargs(resolved)["quantization_config"]
+    assert quant.load_in_4bit and quant.bnb_4bit_quant_type == "nf4"
+    assert str(quant.bnb_4bit_compute_dtype) == "torch.bfloat16"
+
+
+def test_qlora_estimate_counts_half_a_byte_per_frozen_weight(tiny_gpt2: Path) -> None:
+    from desktop.core.memory import estimate, shapes_for_config
+
+    config = make_config("causal-lm", tiny_gpt2, [], Path("."))
+    config.lora.enabled = True
+    shapes = shapes_for_config(config)
+    lora_weights = estimate(shapes, config).weights
+    config.lora.qlora = True
+    frozen = shapes.num_parameters - shapes.num_trainable
+    assert (
+        estimate(shapes, config).weights == int(0.5 * 1.03 * frozen) + 4 * shapes.num_trainable < lora_weights
+    )

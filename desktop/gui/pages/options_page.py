@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.config import ATTENTIONS, COMPILE_BACKENDS, OPTIMIZERS, PRECISIONS, SCHEDULERS, RunConfig
-from desktop.core.errors import StudioError
+from desktop.core.errors import ConfigError, StudioError
 from desktop.core.memory import Estimate
-from desktop.core.options import Capabilities
+from desktop.core.options import Capabilities, resolve
 from desktop.core.paths import default_runs_dir
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.workers import BackgroundTask
@@ -420,6 +420,11 @@ class OptionsPage(WizardPage):
         problems = [
             str(p) for p in config.validate() if p.field.startswith(("training", "performance", "lora"))
         ]
+        if not problems:  # what this machine cannot run, said now rather than at Start
+            try:
+                resolve(config, self._caps)
+            except ConfigError as exc:
+                problems = [str(p) for p in exc.problems]
         show_error(self.error, "\n".join(problems))
         if not problems:
             self._update_estimate()
