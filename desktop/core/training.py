@@ -139,6 +139,9 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
 
     options = resolve(config, Capabilities.detect())  # refuses what this machine cannot run
     on_event(PreparingEvent("Loading the tokenizer and the model"))
+    from transformers import set_seed
+
+    set_seed(config.training.seed)  # new heads (a classifier, LoRA) start the same way every run
     tokenizer = load_tokenizer(config.model)
     task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns, model_kwargs(options))
     if config.lora.enabled or config.lora.qlora:
