@@ -89,6 +89,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tokens", action="store_true", help="skip token statistics (no model download)")
     p.set_defaults(func=cmd_preview)
 
+    p = sub.add_parser("export", help="write a finished run's model as a complete, verified folder")
+    p.add_argument("run", help="a run folder, or a run's name in the runs folder")
+    p.add_argument("dest", type=Path, help="the folder to create")
+    p.add_argument("--dtype", choices=("fp32", "fp16", "bf16"), default="fp32")
+    p.add_argument("--adapter", action="store_true", help="LoRA runs: export the adapters alone, not merged")
+    p.add_argument("--zip", action="store_true", help="also write DEST.zip")
+    p.add_argument("--force", action="store_true", help="replace DEST if it is not empty")
+    p.add_argument("--no-verify", action="store_true", help="skip reloading the folder to compare outputs")
+    p.add_argument("--runs-dir", type=Path)
+    p.set_defaults(func=cmd_export)
+
     p = sub.add_parser("doctor", help="check the GPUs, the driver and the installed PyTorch")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.add_argument("--fix", action="store_true", help="install the PyTorch build that fits")
@@ -359,6 +370,45 @@ def cmd_preview(args: argparse.Namespace) -> int:
 def _short(value: Any, width: int = 60) -> str:
     text = str(value).replace("\n", " ")
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export a finished run; verify it by reloading it in a fresh process."""
+    from desktop.core.export import export_run
+    from desktop.core.paths import default_runs_dir
+    from desktop.core.runs import RunDir
+
+    run = RunDir(args.run)
+    if not run.is_run():
+        run = RunDir((args.runs_dir or default_runs_dir()) / args.run)
+    if not run.is_run():
+        raise InputError(f"No run folder {args.run} was found.", "List runs with: finetune-studio-cli runs")
+    _quiet_libraries()
+    result = export_run(
+        run,
+        args.dest,
+        dtype=args.dtype,
+        lora="adapter" if args.adapter else "merged",
+        overwrite=args.force,
+        archive=args.zip,
+        verify=not args.no_verify,
+    )
+    print(f"Exported to {result.folder}" + (f" and {result.archive}" if result.archive else ""))
+    check = result.verification
+    if check is None:
+        return EXIT_OK
+    if check.ok:
+        print(
+            f"Verified: reloaded in a fresh process, outputs on {check.examples} examples differ by at most "
+            f"{check.max_abs_diff:.2g}."
+        )
+        return EXIT_OK
+    print(
+        f"error: the exported folder does not reproduce the run's outputs "
+        f"(max difference {check.max_abs_diff:.3g}) {check.error}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

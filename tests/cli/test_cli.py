@@ -289,3 +289,24 @@ def test_doctor_fix_dry_run_with_a_faked_gpu(
     assert main(["doctor", "--fix", "--dry-run", "--index-url", "https://mirror.example/cu130"]) == 0
     command = capsys.readouterr().out.strip().splitlines()[-1]
     assert command.endswith("torch==2.13.0+cu130") and "--index-url https://mirror.example/cu130" in command
+
+
+def test_export_command(
+    tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    config_path = tmp_path / "run.toml"
+    config_path.write_text(
+        f'[model]\nname = "{tiny_bert.as_posix()}"\n'
+        f'[data]\nfiles = ["{(samples / "reviews.csv").as_posix()}"]\n'
+        "[training]\nmax_steps = 4\nbatch_size = 8\nmax_length = 32\n",
+        encoding="utf-8",
+    )
+    runs = tmp_path / "runs"
+    assert main(["train", str(config_path), "--runs-dir", str(runs)]) == 0
+    name = next(runs.iterdir()).name
+    capsys.readouterr()
+    assert main(["export", name, str(tmp_path / "out"), "--runs-dir", str(runs)]) == 0
+    assert "Verified: reloaded in a fresh process" in capsys.readouterr().out
+    assert main(["export", name, str(tmp_path / "out"), "--runs-dir", str(runs)]) == 2  # not empty
+    assert "is not empty" in capsys.readouterr().err
+    assert main(["export", "no-such-run", str(tmp_path / "x"), "--runs-dir", str(runs)]) == 2

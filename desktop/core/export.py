@@ -1,0 +1,295 @@
+"""Export a finished run as a complete model folder: weights, tokenizer, model card, config; verified.
+
+The folder is written beside its destination under a temporary name and renamed into place, so a
+failure or a cancel leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.core.errors import InputError
+from desktop.core.events import FinishedEvent, LogEvent
+from desktop.core.runs import RunDir
+
+DTYPES = ("fp32", "fp16", "bf16")
+
+
+@dataclass(frozen=True)
+class Verification:
+    """How the exported folder compares with the run's model on a few examples."""
+
+    ok: bool
+    max_abs_diff: float
+    examples: int
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """Where the model went and how its verification went."""
+
+    folder: Path
+    verification: Verification | None
+    archive: Path | None = None
+
+
+def _folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def export_run(
+    run: RunDir,
+    dest: Path,
+    dtype: str = "fp32",
+    lora: str = "merged",
+    overwrite: bool = False,
+    archive: bool = False,
+    verify: bool = True,
+) -> ExportResult:
+    """Write ``run``'s model to ``dest`` with a model card, its config and the command that reproduces it.
+
+    Args:
+        run: A finished run folder.
+        dest: The folder to create.
+        dtype: ``fp32``, ``fp16`` or ``bf16`` weights.
+        lora: For LoRA runs, ``merged`` (a plain model) or ``adapter`` (the adapters alone).
+        overwrite: Replace a non-empty ``dest``.
+        archive: Also write ``dest.zip``.
+        verify: Reload the folder in a child process and compare outputs with the run's model.
+
+    Raises:
+        InputError: The run has no model, ``dest`` is not empty, the disk is too full, or the
+            options are wrong. Nothing is written then.
+    """
+    config = run.config()
+    source = run.path / "adapter" if lora == "adapter" else run.model_dir
+    if dtype not in DTYPES:
+        raise InputError(f"Unknown weight type {dtype}.", f"Use one of {', '.join(DTYPES)}.")
+    if not (run.model_dir / "config.json").is_file():
+        raise InputError(
+            f"{run.path.name} has no finished model to export.", "Finish (or resume) the run first."
+        )
+    if lora == "adapter" and not source.is_dir():
+        raise InputError("This run trained no LoRA adapters.", "Export the merged model instead.")
+    dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()) and not overwrite:
+        raise InputError(f"{dest} is not empty.", "Choose an empty or new folder, or confirm overwriting it.")
+    needed = int(_folder_size(source) * (1.0 if dtype == "fp32" else 0.5) * 1.1) + (
+        _folder_size(source) if archive else 0
+    )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(dest.parent).free
+    if free < needed:
+        raise InputError(
+            f"Not enough disk space: the export needs about {needed / 2**20:.0f} MB, "
+            f"{free / 2**20:.0f} MB are free on that drive.",
+            "Free some space or choose another folder.",
+        )
+    partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+    try:
+        _write(run, config, source, partial, dtype, lora)
+        if dest.exists():
+            shutil.rmtree(dest)
+        partial.rename(dest)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    zipped = Path(shutil.make_archive(str(dest), "zip", dest)) if archive else None
+    check = verify_export(run, dest, config.task) if verify and lora == "merged" else None
+    return ExportResult(dest, check, zipped)
+
+
+def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str) -> None:
+    if lora == "adapter":
+        shutil.copytree(source, out, dirs_exist_ok=True)
+    else:
+        import torch
+
+        from desktop.core.memory import _auto_class
+
+        model = _auto_class(config.task).from_pretrained(source)
+        model = model.to({"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype])
+        model.save_pretrained(out)  # safetensors, config (label maps), generation config
+        for name in (
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "special_tokens_map.json",
+            "vocab.txt",
+            "merges.txt",
+            "vocab.json",
+            "spiece.model",
+            "chat_template.jinja",
+            "added_tokens.json",
+        ):
+            if (source / name).is_file():
+                shutil.copy2(source / name, out / name)
+    shutil.copy2(run.config_path, out / "finetune-studio-config.toml")
+    _model_card(run, config, out, dtype, lora)
+
+
+def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str) -> None:
+    from desktop.core.plot_png import line_chart
+
+    events = run.events()
+    train = [(e.step, e.metrics["loss"]) for e in events if isinstance(e, LogEvent) and "loss" in e.metrics]
+    evals = [
+        (e.step, e.metrics["eval_loss"])
+        for e in events
+        if isinstance(e, LogEvent) and "eval_loss" in e.metrics
+    ]
+    finished = [e for e in events if isinstance(e, FinishedEvent)]
+    metrics = finished[-1].metrics if finished else {}
+    if train:
+        line_chart({"train loss": train, "eval loss": evals}, out / "loss.png")
+    data = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
+    auto = {
+        "classification": "AutoModelForSequenceClassification",
+        "causal-lm": "AutoModelForCausalLM",
+        "seq2seq": "AutoModelForSeq2SeqLM",
+    }[config.task]
+    load = (
+        'from peft import AutoPeftModel\nmodel = AutoPeftModel.from_pretrained("path/to/this/folder")'
+        if lora == "adapter"
+        else f"from transformers import {auto}, AutoTokenizer\n"
+        f'model = {auto}.from_pretrained("path/to/this/folder")\n'
+        'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")'
+    )
+    rows = "\n".join(f"| {k} | {v:.4g} |" for k, v in metrics.items())
+    options = json.dumps(
+        {
+            "training": vars(config.training),
+            "performance": vars(config.performance),
+            "lora": vars(config.lora),
+        },
+        indent=2,
+        default=str,
+    )
+    card = f"""---
+library_name: transformers
+base_model: {config.model.name}
+tags: [finetune-studio, {config.task}]
+---
+
+# {run.path.name}
+
+Fine-tuned with Finetune Studio from **{config.model.name}** for **{config.task}** on **{data}**.
+Weights: {dtype}{", LoRA adapters only" if lora == "adapter" else ""}.
+
+## Results
+
+| metric | value |
+|---|---|
+{rows or "| (none recorded) | |"}
+
+{"![Loss curve (blue: training, orange: evaluation)](loss.png)" if train else ""}
+
+## How to load
+
+```python
+{load}
+```
+
+## Reproduce
+
+`finetune-studio-config.toml` is the run's config. With Finetune Studio installed:
+
+```
+finetune-studio-cli train finetune-studio-config.toml
+```
+
+## Options used
+
+```json
+{options}
+```
+"""
+    (out / "README.md").write_text(card, encoding="utf-8")
+
+
+_VERIFY = r"""
+import json, sys, torch
+import transformers as t
+AutoTokenizer = t.AutoTokenizer
+auto = {"classification": t.AutoModelForSequenceClassification, "causal-lm": t.AutoModelForCausalLM,
+        "seq2seq": t.AutoModelForSeq2SeqLM}[sys.argv[2]]
+texts = json.loads(sys.argv[3])
+model = auto.from_pretrained(sys.argv[1]).float().eval()
+tokenizer = AutoTokenizer.from_pretrained(sys.argv[1])
+out = []
+with torch.no_grad():
+    for text in texts:
+        inputs = tokenizer(text, return_tensors="pt")
+        if sys.argv[2] == "seq2seq":
+            inputs["decoder_input_ids"] = torch.full((1, 1), model.config.decoder_start_token_id)
+        logits = model(**inputs).logits[0]
+        out.append((logits[-1] if logits.dim() == 2 else logits).tolist())
+print(json.dumps(out))
+"""
+
+
+def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None = None) -> Verification:
+    """Run the run's model and the exported folder (in a fresh process) on a few texts and compare logits."""
+    texts = texts or _examples(run)
+    try:
+        reference = _logits(run.model_dir, task, texts)
+        done = subprocess.run(
+            [sys.executable, "-c", _VERIFY, str(folder), task, json.dumps(texts)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        exported = json.loads(done.stdout.strip().splitlines()[-1])
+    except Exception as exc:  # the verification reports; it never breaks an export
+        return Verification(False, float("nan"), 0, str(exc))
+    diff = max(
+        abs(a - b)
+        for ref, exp in zip(reference, exported, strict=True)
+        for a, b in zip(ref, exp, strict=True)
+    )
+    return Verification(diff < 1e-2, diff, len(texts))
+
+
+def _logits(folder: Path, task: str, texts: list[str]) -> list[list[float]]:
+    import torch
+    from transformers import AutoTokenizer
+
+    from desktop.core.memory import _auto_class
+
+    model = _auto_class(task).from_pretrained(folder).float().eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    out = []
+    with torch.no_grad():
+        for text in texts:
+            inputs = tokenizer(text, return_tensors="pt")
+            if task == "seq2seq":
+                inputs["decoder_input_ids"] = torch.full((1, 1), model.config.decoder_start_token_id)
+            logits = model(**inputs).logits[0]
+            out.append((logits[-1] if logits.dim() == 2 else logits).tolist())
+    return out
+
+
+def _examples(run: RunDir, count: int = 4) -> list[str]:
+    """A few texts from the run's data (the first rows), to compare outputs on."""
+    from desktop.core.data import load_train_eval
+
+    config = run.config()
+    try:
+        train, eval_ = load_train_eval(config)
+    except Exception:
+        return ["Hello, world.", "你好，世界。"]
+    table = eval_ if eval_ is not None else train
+    column = (
+        config.columns.text or config.columns.source or config.columns.instruction or config.columns.prompt
+    )
+    if not column:
+        return ["Hello, world.", "你好，世界。"]
+    return [str(v) for v in table.frame[column].head(count)]
