@@ -59,6 +59,14 @@ def test_train_from_the_gui_to_a_model_folder(app_window: MainWindow, qtbot, tmp
     app_window.go_to(4)
     assert app_window.stack.currentIndex() == 4
 
+    export = app_window.export_page
+    export.dest_edit.setText(str(tmp_path / "exported"))
+    with qtbot.waitSignal(export.exported, timeout=RUN_TIMEOUT_MS) as done:
+        qtbot.mouseClick(export.export_button, Qt.MouseButton.LeftButton)
+    folder = done.args[0].folder
+    assert (folder / "model.safetensors").is_file() and (folder / "README.md").is_file()
+    assert "Verified: reloaded in a fresh process" in export.export_status.text()
+
 
 def test_stop_mid_run_keeps_a_checkpoint_and_offers_resume(app_window: MainWindow, qtbot) -> None:
     app_window.options_page.max_steps.setValue(100_000)
