@@ -161,6 +161,9 @@ class Output:
 
     runs_dir: str = _help("Folder for run folders; empty = the app's data folder.", default="")
     name: str = _help("Name for this run's folder; empty = task and model.", default="")
+    report_to: list[str] = _help(
+        'Also log to "tensorboard" and/or "mlflow" (when that package is installed).', default_factory=list
+    )
 
 
 @dataclass

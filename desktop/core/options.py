@@ -131,9 +131,22 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
                 "QLoRA needs a CUDA GPU and a working bitsandbytes; use plain LoRA (lora.enabled) instead.",
             )
         )
+    for tracker in config.output.report_to:
+        if tracker not in TRACKERS:
+            problems.append(
+                Problem("output.report_to", f"{tracker!r} is not supported; use {' or '.join(TRACKERS)}.")
+            )
+        elif importlib.util.find_spec(TRACKERS[tracker]) is None:
+            problems.append(
+                Problem(
+                    "output.report_to",
+                    f"{tracker} is not installed: pip install {tracker}, or remove it from output.report_to.",
+                )
+            )
     if problems:
         raise ConfigError(problems)
     out.training_args = {
+        "report_to": list(config.output.report_to) or "none",
         "bf16": precision == "bf16",
         "fp16": precision == "fp16",
         "optim": p.optimizer,
@@ -174,6 +187,7 @@ def four_bit_config(precision: str) -> Any:
     )
 
 
+TRACKERS = {"tensorboard": "tensorboard", "mlflow": "mlflow"}  # name -> module that must be installed
 LORA_TASK_TYPES = {"classification": "SEQ_CLS", "causal-lm": "CAUSAL_LM", "seq2seq": "SEQ_2_SEQ_LM"}
 
 

@@ -192,7 +192,6 @@ def _training_args(
         logging_strategy="steps",
         logging_steps=t.logging_steps,
         seed=t.seed,
-        report_to="none",
         disable_tqdm=True,
         remove_unused_columns=False,
         **options,

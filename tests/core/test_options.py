@@ -54,6 +54,7 @@ def test_options_map_to_transformers_names() -> None:
         "torch_empty_cache_steps": 50,
         "torch_compile": True,
         "torch_compile_backend": "inductor",
+        "report_to": "none",
     }
     assert resolved.model_kwargs == {"attn_implementation": "sdpa"}
     assert (
@@ -208,3 +209,23 @@ def test_qlora_estimate_counts_half_a_byte_per_frozen_weight(tiny_gpt2: Path) ->
     assert (
         estimate(shapes, config).weights == int(0.5 * 1.03 * frozen) + 4 * shapes.num_trainable < lora_weights
     )
+
+
+def test_experiment_trackers_only_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    config = _config()
+    config.output.report_to = ["tensorboard"]
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else real(name, *a)
+    )
+    with pytest.raises(ConfigError, match="tensorboard is not installed"):
+        resolve(config, CPU)
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: object() if name == "tensorboard" else real(name, *a)
+    )
+    assert resolve(config, CPU).training_args["report_to"] == ["tensorboard"]
+    config.output.report_to = ["wandb"]
+    with pytest.raises(ConfigError, match="not supported"):
+        resolve(config, CPU)

@@ -81,6 +81,9 @@ class OptionsPage(WizardPage):
         self.runs_dir.setPlaceholderText(str(default_runs_dir()))
         self.runs_browse = QPushButton(self.tr("Folder…"))
         self.runs_browse.clicked.connect(self._browse_runs_dir)
+        self.report_to = QLineEdit()
+        self.report_to.setPlaceholderText(self.tr("tensorboard, mlflow (optional)"))
+        self.report_to.setToolTip(self.tr("Also log the run to these trackers; each must be installed"))
         self.run_name = QLineEdit()
         self.run_name.setPlaceholderText(self.tr("task and model"))
         self.error = error_label()
@@ -117,6 +120,7 @@ class OptionsPage(WizardPage):
         row.addWidget(self.runs_browse)
         form.addRow(self.tr("Runs folder:"), row)
         form.addRow(self.tr("Run name:"), self.run_name)
+        form.addRow(self.tr("Also log to:"), self.report_to)
 
         columns = QHBoxLayout()
         left = QVBoxLayout()
@@ -367,6 +371,7 @@ class OptionsPage(WizardPage):
             self.seed,
             self.runs_dir,
             self.run_name,
+            self.report_to,
         ]
 
     def load_config(self, config: RunConfig) -> None:
@@ -387,6 +392,7 @@ class OptionsPage(WizardPage):
         self.seed.setValue(t.seed)
         self.runs_dir.setText(config.output.runs_dir)
         self.run_name.setText(config.output.name)
+        self.report_to.setText(", ".join(config.output.report_to))
         for widget in self._editors():
             widget.blockSignals(False)
         self._load_bound(config)
@@ -409,6 +415,7 @@ class OptionsPage(WizardPage):
         t.seed = self.seed.value()
         config.output.runs_dir = self.runs_dir.text().strip()
         config.output.name = self.run_name.text().strip()
+        config.output.report_to = [part.strip() for part in self.report_to.text().split(",") if part.strip()]
         self._apply_bound(config)
 
     def problem(self) -> str:
@@ -418,7 +425,9 @@ class OptionsPage(WizardPage):
         config = RunConfig()
         self.apply_to(config)
         problems = [
-            str(p) for p in config.validate() if p.field.startswith(("training", "performance", "lora"))
+            str(p)
+            for p in config.validate()
+            if p.field.startswith(("training", "performance", "lora", "output"))
         ]
         if not problems:  # what this machine cannot run, said now rather than at Start
             try:
