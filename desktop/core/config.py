@@ -118,7 +118,7 @@ class Performance:
         "auto (bf16 where the GPU has it, fp16 on older GPUs, fp32 on CPU), fp32, fp16 or bf16.",
         default="auto",
     )
-    optimizer: str = _help("Optimizer: " + ", ".join(OPTIMIZERS) + ".", default="adamw_torch")
+    optimizer: str = _help("Optimizer: " + ", ".join(OPTIMIZERS) + ".", default="adamw_torch_fused")
     gradient_checkpointing: bool = _help(
         "Recompute activations in the backward pass: much less memory, about 20% slower.", default=False
     )

@@ -193,7 +193,7 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
             "bitsandbytes",
             f"bitsandbytes, needed by 8-bit optimizers, is missing or broken: {first}",
             "Use a standard optimizer, or reinstall bitsandbytes for this GPU.",
-            (Remedy("Use AdamW", {"performance.optimizer": "adamw_torch"}),),
+            (Remedy("Use AdamW", {"performance.optimizer": "adamw_torch_fused"}),),
         )
     if "device-side assert" in low:
         return Diagnosis(

@@ -30,13 +30,13 @@ def apply_preset(config: RunConfig, name: str, caps: Capabilities) -> FitResult:
     effective = t.batch_size * t.gradient_accumulation
     if name == "fastest":
         p.precision, p.gradient_checkpointing, p.empty_cache_steps = "auto", False, 0
-        p.optimizer = "adamw_torch_fused" if caps.cuda else "adamw_torch"
+        p.optimizer = "adamw_torch_fused"
         p.pin_memory, p.attention = True, "auto"
     elif name == "balanced":
         p.precision, p.gradient_checkpointing, p.optimizer, p.empty_cache_steps = (
             "auto",
             False,
-            "adamw_torch",
+            "adamw_torch_fused",
             0,
         )
     elif name == "lowest_memory":
@@ -64,9 +64,8 @@ def fit_gpu(
     """
     effective = config.training.batch_size * config.training.gradient_accumulation
     batches = [b for b in BATCH_SIZES if b <= effective and effective % b == 0] or [1]
-    optimizers = (
-        ["adamw_torch"] + (["adamw_bnb_8bit"] if caps.bitsandbytes and caps.cuda else []) + ["adafactor"]
-    )
+    eight_bit = ["adamw_bnb_8bit"] if caps.bitsandbytes and caps.cuda else []
+    optimizers = ["adamw_torch_fused", *eight_bit, "adafactor"]
     if config.performance.optimizer not in optimizers:
         optimizers.insert(0, config.performance.optimizer)
     loras = [False] + ([True] if with_lora is not None else [])

@@ -75,7 +75,7 @@ def test_out_of_memory_remedies_fit_the_config() -> None:
             ImportError("No module named 'bitsandbytes'"),
             "bitsandbytes",
             "standard optimizer",
-            {"performance.optimizer": "adamw_torch"},
+            {"performance.optimizer": "adamw_torch_fused"},
         ),
         (
             RuntimeError("CUDA error: device-side assert triggered"),

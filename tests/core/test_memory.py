@@ -131,7 +131,10 @@ def test_fit_my_gpu_on_fake_gpus(qwen_like: Path, gpu_gb: int, expect: str) -> N
     assert tuned.lora.enabled is (expect == "lora")
     assert result.changes  # every change is explained
     if gpu_gb == 80:  # room enough for AdamW without recomputation, only a smaller micro-batch
-        assert tuned.performance.optimizer == "adamw_torch" and not tuned.performance.gradient_checkpointing
+        assert (
+            tuned.performance.optimizer == "adamw_torch_fused"
+            and not tuned.performance.gradient_checkpointing
+        )
 
 
 def test_bigger_gpus_never_get_more_memory_saving(qwen_like: Path) -> None:
