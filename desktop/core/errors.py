@@ -236,9 +236,3 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
         "Open the details for the full traceback. Resume from the last checkpoint, or report the problem "
         "with the details attached.",
     )
-
-
-def explain_failure(exc: BaseException, config: Any = None) -> tuple[str, str]:
-    """A plain-language reason and what to do, for an exception raised during training."""
-    found = diagnose(exc, config)
-    return found.reason, found.remedy

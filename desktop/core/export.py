@@ -113,9 +113,9 @@ def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: 
     else:
         import torch
 
-        from desktop.core.memory import _auto_class
+        from desktop.core.tasks import auto_class
 
-        model = _auto_class(config.task).from_pretrained(source)
+        model = auto_class(config.task).from_pretrained(source)
         model = model.to({"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype])
         model.save_pretrained(out)  # safetensors, config (label maps), generation config
         for name in (
@@ -150,11 +150,9 @@ def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str) -> N
     if train:
         line_chart({"train loss": train, "eval loss": evals}, out / "loss.png")
     data = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
-    auto = {
-        "classification": "AutoModelForSequenceClassification",
-        "causal-lm": "AutoModelForCausalLM",
-        "seq2seq": "AutoModelForSeq2SeqLM",
-    }[config.task]
+    from desktop.core.tasks import auto_class
+
+    auto = auto_class(config.task).__name__
     load = (
         'from peft import AutoPeftModel\nmodel = AutoPeftModel.from_pretrained("path/to/this/folder")'
         if lora == "adapter"
@@ -214,32 +212,18 @@ finetune-studio-cli train finetune-studio-config.toml
     (out / "README.md").write_text(card, encoding="utf-8")
 
 
-_VERIFY = r"""
-import json, sys, torch
-import transformers as t
-AutoTokenizer = t.AutoTokenizer
-auto = {"classification": t.AutoModelForSequenceClassification, "causal-lm": t.AutoModelForCausalLM,
-        "seq2seq": t.AutoModelForSeq2SeqLM}[sys.argv[2]]
-texts = json.loads(sys.argv[3])
-model = auto.from_pretrained(sys.argv[1]).float().eval()
-tokenizer = AutoTokenizer.from_pretrained(sys.argv[1])
-out = []
-with torch.no_grad():
-    for text in texts:
-        inputs = tokenizer(text, return_tensors="pt")
-        if sys.argv[2] == "seq2seq":
-            inputs["decoder_input_ids"] = torch.full((1, 1), model.config.decoder_start_token_id)
-        logits = model(**inputs).logits[0]
-        out.append((logits[-1] if logits.dim() == 2 else logits).tolist())
-print(json.dumps(out))
-"""
+# The exported folder is loaded in a fresh interpreter, so nothing of this process's model leaks in.
+_VERIFY = (
+    "import json, sys; from desktop.core.export import output_logits; "
+    "print(json.dumps(output_logits(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))))"
+)
 
 
 def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None = None) -> Verification:
     """Run the run's model and the exported folder (in a fresh process) on a few texts and compare logits."""
     texts = texts or _examples(run)
     try:
-        reference = _logits(run.model_dir, task, texts)
+        reference = output_logits(run.model_dir, task, texts)
         done = subprocess.run(
             [sys.executable, "-c", _VERIFY, str(folder), task, json.dumps(texts)],
             capture_output=True,
@@ -258,13 +242,14 @@ def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None 
     return Verification(diff < 1e-2, diff, len(texts))
 
 
-def _logits(folder: Path, task: str, texts: list[str]) -> list[list[float]]:
+def output_logits(folder: str | Path, task: str, texts: list[str]) -> list[list[float]]:
+    """The model's output logits (last position) for each text, computed in fp32."""
     import torch
     from transformers import AutoTokenizer
 
-    from desktop.core.memory import _auto_class
+    from desktop.core.tasks import auto_class
 
-    model = _auto_class(task).from_pretrained(folder).float().eval()
+    model = auto_class(task).from_pretrained(folder).float().eval()
     tokenizer = AutoTokenizer.from_pretrained(folder)
     out = []
     with torch.no_grad():

@@ -203,13 +203,3 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
 
             model = apply_lora(model, config)
     return shapes_of(model, lm_head=config.task != "classification")
-
-
-def _auto_class(task: str) -> Any:
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
-
-    return {
-        "classification": AutoModelForSequenceClassification,
-        "causal-lm": AutoModelForCausalLM,
-        "seq2seq": AutoModelForSeq2SeqLM,
-    }[task]

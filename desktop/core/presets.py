@@ -66,8 +66,6 @@ def fit_gpu(
     batches = [b for b in BATCH_SIZES if b <= effective and effective % b == 0] or [1]
     eight_bit = ["adamw_bnb_8bit"] if caps.bitsandbytes and caps.cuda else []
     optimizers = ["adamw_torch_fused", *eight_bit, "adafactor"]
-    if config.performance.optimizer not in optimizers:
-        optimizers.insert(0, config.performance.optimizer)
     loras = [False] + ([True] if with_lora is not None else [])
     current = config.performance.optimizer
     # Changing the optimizer or training LoRA adapters changes what is learned, so they are

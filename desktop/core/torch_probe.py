@@ -51,7 +51,7 @@ class TorchInfo:
         hip_build: The ROCm (HIP) version of a ROCm build, else ``None``.
         cuda_available: Whether it sees a usable GPU.
         arch_list: The GPU architectures the build carries code for (``sm_86``, ...).
-        torch_devices: The devices torch sees, with their compute capability.
+        torch_devices: The devices torch sees, with their compute capability (``devices``: names).
         bf16: Whether the GPU supports bfloat16.
         cudnn: The cuDNN version, e.g. ``91002``.
         error: Why the probe or the import failed, if it did.
@@ -61,13 +61,17 @@ class TorchInfo:
     version: str = ""
     cuda_build: str | None = None
     cuda_available: bool = False
-    devices: list[str] = field(default_factory=list)
     error: str = ""
     hip_build: str | None = None
     arch_list: list[str] = field(default_factory=list)
     torch_devices: list[TorchDevice] = field(default_factory=list)
     bf16: bool = False
     cudnn: int | None = None
+
+    @property
+    def devices(self) -> list[str]:
+        """The names of the devices torch sees."""
+        return [d.name for d in self.torch_devices]
 
     def summary(self) -> str:
         """One plain sentence: where training will run."""
@@ -110,7 +114,6 @@ def probe_torch(python: str = sys.executable, timeout: float = 120.0) -> TorchIn
         version=data.get("version", ""),
         cuda_build=data.get("cuda_build"),
         cuda_available=bool(data.get("cuda_available")),
-        devices=[d.name for d in devices],
         error=data.get("import_error", ""),
         hip_build=data.get("hip_build"),
         arch_list=list(data.get("arch_list", [])),

@@ -47,12 +47,12 @@ MODELS = [("causal-lm", "tiny_gpt2"), ("classification", "tiny_bert"), ("seq2seq
 def test_exact_terms_match_the_real_model(task: str, fixture: str, request: pytest.FixtureRequest) -> None:
     from transformers import Adafactor
 
-    from desktop.core.memory import _auto_class
+    from desktop.core.tasks import auto_class
 
     folder = request.getfixturevalue(fixture)
     config = _config(task, folder)
     shapes = shapes_for_config(config)  # built on the meta device
-    model = _auto_class(task).from_pretrained(
+    model = auto_class(task).from_pretrained(
         folder, **({"num_labels": 2} if task == "classification" else {})
     )
     real = sum(p.numel() for p in model.parameters())

@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication
 
 from desktop.core.gpu import GpuInfo, GpuReport
 from desktop.core.repair import RepairResult
-from desktop.core.torch_probe import GpuProof, TorchInfo, probe_torch
+from desktop.core.torch_probe import GpuProof, TorchDevice, TorchInfo, probe_torch
 from desktop.gui.pages.environment_page import EnvironmentPage, check_environment
 
 RTX_4070 = GpuReport(
@@ -25,7 +25,7 @@ CUDA_TORCH = TorchInfo(
     version="2.13.0+cu130",
     cuda_build="13.0",
     cuda_available=True,
-    devices=["NVIDIA GeForce RTX 4070"],
+    torch_devices=[TorchDevice("NVIDIA GeForce RTX 4070", (8, 9))],
 )
 
 

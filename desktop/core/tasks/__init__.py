@@ -46,6 +46,18 @@ class Prepared:
         return sum(len(x["input_ids"]) for x in self.train) / max(1, len(self.train))
 
 
+def auto_class(task: str) -> Any:
+    """The transformers Auto class that loads a model with the task's head."""
+    import transformers
+
+    names = {
+        "classification": "AutoModelForSequenceClassification",
+        "causal-lm": "AutoModelForCausalLM",
+        "seq2seq": "AutoModelForSeq2SeqLM",
+    }
+    return getattr(transformers, names[task])
+
+
 def task_module(task: str) -> Any:
     """The module that implements ``task``."""
     return importlib.import_module(TASK_MODULES[task])
