@@ -97,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--zip", action="store_true", help="also write DEST.zip")
     p.add_argument("--force", action="store_true", help="replace DEST if it is not empty")
     p.add_argument("--no-verify", action="store_true", help="skip reloading the folder to compare outputs")
+    p.add_argument(
+        "--mlflow", action="store_true", help="also log the model to MLflow (needs MLFLOW_TRACKING_URI)"
+    )
     p.add_argument("--runs-dir", type=Path)
     p.set_defaults(func=cmd_export)
 
@@ -392,8 +395,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         overwrite=args.force,
         archive=args.zip,
         verify=not args.no_verify,
+        on_progress=lambda message, fraction: print(f"[{fraction:4.0%}] {message}", file=sys.stderr),
+        mlflow=args.mlflow,
     )
     print(f"Exported to {result.folder}" + (f" and {result.archive}" if result.archive else ""))
+    if result.mlflow_uri:
+        print(f"Logged to MLflow as {result.mlflow_uri}")
     check = result.verification
     if check is None:
         return EXIT_OK
@@ -494,9 +501,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if not runs:
         print(f"No runs in {runs_dir}.")
         return EXIT_OK
+    from desktop.core.runs import STATUS_WORDS
+
     for info in runs:
+        best = f"{info.best[0]} {info.best[1]:.4g}" if info.best else "-"
         flag = "  (resumable)" if info.resumable else ""
-        print(f"{info.path.name:<50} {info.status:<12} {info.task:<15} {info.model}{flag}")
+        print(
+            f"{info.name:<45} {STATUS_WORDS[info.status]:<9} {info.task:<15} {best:<18} "
+            f"{_short(info.model, 30):<30} {_short(info.dataset, 30)}{flag}"
+        )
     return EXIT_OK
 
 

@@ -6,20 +6,33 @@ failure or a cancel leaves nothing half-written.
 
 from __future__ import annotations
 
+import importlib.util
+import inspect
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.errors import InputError
+from desktop.core.errors import InputError, StudioError
 from desktop.core.events import FinishedEvent, LogEvent
 from desktop.core.runs import RunDir
 
 DTYPES = ("fp32", "fp16", "bf16")
+PIPELINE_TASKS = {"classification": "text-classification", "causal-lm": "text-generation", "seq2seq": "text2text-generation"}
+
+Progress = Callable[[str, float], None]
+"""Told what the export is doing and how far along it is (0..1)."""
+
+
+class ExportCancelled(StudioError):
+    """The user cancelled the export; nothing was left behind."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +52,7 @@ class ExportResult:
     folder: Path
     verification: Verification | None
     archive: Path | None = None
+    mlflow_uri: str = ""
 
 
 def _folder_size(path: Path) -> int:
@@ -53,6 +67,9 @@ def export_run(
     overwrite: bool = False,
     archive: bool = False,
     verify: bool = True,
+    on_progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    mlflow: bool = False,
 ) -> ExportResult:
     """Write ``run``'s model to ``dest`` with a model card, its config and the command that reproduces it.
 
@@ -64,11 +81,23 @@ def export_run(
         overwrite: Replace a non-empty ``dest``.
         archive: Also write ``dest.zip``.
         verify: Reload the folder in a child process and compare outputs with the run's model.
+        on_progress: Told each stage and the fraction done.
+        cancel: Set it to give up; until the folder is in place, nothing is left behind.
+        mlflow: Also log the folder to MLflow (``mlflow.transformers.log_model``); needs mlflow
+            installed and ``MLFLOW_TRACKING_URI`` set.
 
     Raises:
         InputError: The run has no model, ``dest`` is not empty, the disk is too full, or the
             options are wrong. Nothing is written then.
+        ExportCancelled: ``cancel`` was set before the folder was complete. Nothing is written.
     """
+
+    def stage(message: str, fraction: float, cancellable: bool = True) -> None:
+        if cancellable and cancel is not None and cancel.is_set():
+            raise ExportCancelled("Export cancelled; nothing was written.")
+        if on_progress is not None:
+            on_progress(message, fraction)
+
     config = run.config()
     source = run.path / "adapter" if lora == "adapter" else run.model_dir
     if dtype not in DTYPES:
@@ -79,6 +108,8 @@ def export_run(
         )
     if lora == "adapter" and not source.is_dir():
         raise InputError("This run trained no LoRA adapters.", "Export the merged model instead.")
+    if mlflow:
+        mlflow_problem()
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()) and not overwrite:
         raise InputError(f"{dest} is not empty.", "Choose an empty or new folder, or confirm overwriting it.")
@@ -95,29 +126,46 @@ def export_run(
         )
     partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
     try:
-        _write(run, config, source, partial, dtype, lora)
+        _write(run, config, source, partial, dtype, lora, stage)
+        stage("Putting the folder in place", 0.75)
         if dest.exists():
             shutil.rmtree(dest)
         partial.rename(dest)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    zipped = Path(shutil.make_archive(str(dest), "zip", dest)) if archive else None
-    check = verify_export(run, dest, config.task) if verify and lora == "merged" else None
-    return ExportResult(dest, check, zipped)
+    zipped = None
+    if archive:
+        stage("Making the zip archive", 0.8, cancellable=False)
+        zipped = Path(shutil.make_archive(str(dest), "zip", dest))
+    check = None
+    if verify and lora == "merged":
+        stage("Verifying: reloading the folder in a fresh process", 0.85, cancellable=False)
+        check = verify_export(run, dest, config.task)
+    uri = ""
+    if mlflow:
+        stage("Logging the model to MLflow", 0.95, cancellable=False)
+        uri = log_to_mlflow(dest, config.task, run.path.name)
+    stage("Done", 1.0, cancellable=False)
+    return ExportResult(dest, check, zipped, uri)
 
 
-def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str) -> None:
+def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str, stage: Progress) -> None:
     if lora == "adapter":
+        stage("Copying the adapters", 0.1)
         shutil.copytree(source, out, dirs_exist_ok=True)
     else:
         import torch
 
         from desktop.core.tasks import auto_class
 
+        stage("Loading the model", 0.05)
         model = auto_class(config.task).from_pretrained(source)
         model = model.to({"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype])
+        stage(f"Writing the weights ({dtype}, safetensors)", 0.3)
         model.save_pretrained(out)  # safetensors, config (label maps), generation config
+        del model
+        stage("Copying the tokenizer", 0.6)
         for name in (
             "tokenizer.json",
             "tokenizer_config.json",
@@ -131,6 +179,7 @@ def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: 
         ):
             if (source / name).is_file():
                 shutil.copy2(source / name, out / name)
+    stage("Writing the model card", 0.65)
     shutil.copy2(run.config_path, out / "finetune-studio-config.toml")
     _model_card(run, config, out, dtype, lora)
 
@@ -278,3 +327,26 @@ def _examples(run: RunDir, count: int = 4) -> list[str]:
     if not column:
         return ["Hello, world.", "你好，世界。"]
     return [str(v) for v in table.frame[column].head(count)]
+
+
+def mlflow_problem() -> None:
+    """Raise :class:`InputError` unless the model can be logged to MLflow now."""
+    if importlib.util.find_spec("mlflow") is None:
+        raise InputError("MLflow is not installed.", "Install it (pip install mlflow) or export without it.")
+    if not os.environ.get("MLFLOW_TRACKING_URI"):
+        raise InputError(
+            "No MLflow tracking server is set.",
+            "Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again.",
+        )
+
+
+def log_to_mlflow(folder: Path, task: str, run_name: str) -> str:
+    """Log the exported folder as an MLflow transformers model (read from disk, not loaded); its URI."""
+    import mlflow
+
+    log_model = mlflow.transformers.log_model
+    # MLflow 3 names the model ``name``; MLflow 2 called it ``artifact_path``.
+    key = "name" if "name" in inspect.signature(log_model).parameters else "artifact_path"
+    with mlflow.start_run(run_name=run_name):
+        info = log_model(transformers_model=str(folder), task=PIPELINE_TASKS[task], **{key: "model"})
+    return str(getattr(info, "model_uri", "") or "")

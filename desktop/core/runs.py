@@ -5,14 +5,29 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from desktop.core.config import RunConfig, load_config
-from desktop.core.events import TERMINAL, Event, FailedEvent, FinishedEvent, StoppedEvent, event_from_dict
+from desktop.core.errors import InputError
+from desktop.core.events import (
+    TERMINAL,
+    Event,
+    FailedEvent,
+    FinishedEvent,
+    LogEvent,
+    ProgressEvent,
+    StartedEvent,
+    StoppedEvent,
+    event_from_dict,
+)
 from desktop.core.paths import atomic_write_text
+
+if TYPE_CHECKING:
+    from desktop.core.training import RunResult
 
 CONFIG_NAME = "config.toml"
 EVENTS_NAME = "events.jsonl"
@@ -100,10 +115,7 @@ class RunDir:
 
     def status(self) -> str:
         """``finished``, ``stopped``, ``failed``, ``running`` or ``interrupted`` (crashed or killed)."""
-        for event in reversed(self.events()):
-            if isinstance(event, TERMINAL):
-                return STATUS_BY_EVENT[type(event)]
-        return "running" if _lock_alive(self.path / LOCK_NAME) else "interrupted"
+        return _status_of(self.events(), self)
 
     def checkpoints(self) -> list[Path]:
         """Saved checkpoints, oldest first."""
@@ -122,33 +134,121 @@ class RunDir:
         return self.status() in ("stopped", "interrupted", "failed") and self.latest_checkpoint() is not None
 
 
+STATUS_WORDS = {
+    "finished": "finished",
+    "stopped": "stopped",
+    "failed": "failed",
+    "running": "running",
+    "interrupted": "crashed",
+}
+"""How each status is named to the user: an interrupted run is one the app or the computer lost."""
+
+
 @dataclass(frozen=True)
 class RunInfo:
-    """A run folder as listed: name, status and what it trains."""
+    """A run folder as listed: what it trains, how it ended, its best score and its loss curve.
+
+    Attributes:
+        status: ``finished``, ``stopped``, ``failed``, ``running`` or ``interrupted`` (crashed).
+        best: The best evaluation score as (metric, value): highest accuracy for classification,
+            else lowest eval loss, else the last training loss; ``None`` before any was logged.
+        created: When the run folder was made (seconds since the epoch).
+        step: The last step reached; ``total_steps`` the planned number (0 before training began).
+        losses: The training loss curve as (step, loss) pairs.
+    """
 
     path: Path
     status: str
     task: str
     model: str
     resumable: bool
+    dataset: str = ""
+    best: tuple[str, float] | None = None
+    created: float = 0.0
+    step: int = 0
+    total_steps: int = 0
+    losses: tuple[tuple[int, float], ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The run folder's name."""
+        return self.path.name
+
+
+def describe(run: RunDir) -> RunInfo:
+    """Read one run folder into a :class:`RunInfo` (a damaged config still gives a row)."""
+    try:
+        config = run.config()
+        task, model = config.task, config.model.name.removeprefix("bundled:")
+        dataset = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
+    except Exception:
+        task = model = dataset = "?"
+    events = run.events()
+    step = total = 0
+    losses: list[tuple[int, float]] = []
+    scores: dict[str, list[float]] = {}
+    for event in events:
+        if isinstance(event, StartedEvent):
+            total = event.total_steps
+        elif isinstance(event, ProgressEvent):
+            step, total = event.step, event.total_steps
+        elif isinstance(event, LogEvent):
+            if "loss" in event.metrics:
+                losses.append((event.step, float(event.metrics["loss"])))
+            for key in ("eval_accuracy", "eval_loss"):
+                if key in event.metrics:
+                    scores.setdefault(key, []).append(float(event.metrics[key]))
+    if "eval_accuracy" in scores:
+        best: tuple[str, float] | None = ("accuracy", max(scores["eval_accuracy"]))
+    elif "eval_loss" in scores:
+        best = ("eval loss", min(scores["eval_loss"]))
+    else:
+        best = ("loss", losses[-1][1]) if losses else None
+    try:
+        created = run.config_path.stat().st_mtime
+    except OSError:
+        created = 0.0
+    status = _status_of(events, run)
+    resumable = status in ("stopped", "interrupted", "failed") and run.latest_checkpoint() is not None
+    return RunInfo(
+        run.path, status, task, model, resumable, dataset, best, created, step, total, tuple(losses)
+    )
+
+
+def _status_of(events: list[Event], run: RunDir) -> str:
+    for event in reversed(events):
+        if isinstance(event, TERMINAL):
+            return STATUS_BY_EVENT[type(event)]
+    return "running" if _lock_alive(run.path / LOCK_NAME) else "interrupted"
 
 
 def list_runs(runs_dir: Path) -> list[RunInfo]:
     """Run folders below ``runs_dir``, newest first, read from disk."""
     if not runs_dir.is_dir():
         return []
-    infos = []
-    for path in sorted(runs_dir.iterdir(), reverse=True):
-        run = RunDir(path)
-        if not path.is_dir() or not run.is_run():
-            continue
-        try:
-            config = run.config()
-            task, model = config.task, config.model.name
-        except Exception:  # a damaged config still lists the run
-            task, model = "?", "?"
-        infos.append(RunInfo(path, run.status(), task, model, run.resumable()))
-    return infos
+    runs = [RunDir(p) for p in sorted(runs_dir.iterdir(), reverse=True) if p.is_dir()]
+    return [describe(run) for run in runs if run.is_run()]
+
+
+def run_result(run: RunDir) -> RunResult:
+    """A finished run as the training returned it: its model folder and final metrics."""
+    from desktop.core.training import RunResult
+
+    finished = next((e for e in reversed(run.events()) if isinstance(e, FinishedEvent)), None)
+    model = run.model_dir if (run.model_dir / "config.json").is_file() else None
+    metrics = dict(finished.metrics) if finished else {}
+    return RunResult("finished" if finished and model else run.status(), run.path, model, metrics)
+
+
+def delete_run(run: RunDir) -> None:
+    """Delete a run folder for good.
+
+    Raises:
+        InputError: The run is still running.
+    """
+    if run.status() == "running":
+        raise InputError(f"{run.path.name} is still running.", "Stop it first, then delete it.")
+    shutil.rmtree(run.path)
 
 
 def find_resumable(runs_dir: Path, config: RunConfig) -> RunDir | None:

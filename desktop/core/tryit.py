@@ -1,0 +1,222 @@
+"""Try a trained model: the predicted label with its probabilities, or generated text as it is made.
+
+Works on a run's ``model/`` folder and on any exported folder, merged or adapters only: the task is
+read from the folder itself. Heavy imports stay inside the functions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.core.errors import ModelError
+
+STUDIO_CONFIG = "finetune-studio-config.toml"
+
+
+@dataclass(frozen=True)
+class FolderInfo:
+    """What a model folder holds, read from its files without loading weights.
+
+    Attributes:
+        task: ``classification``, ``causal-lm`` or ``seq2seq``.
+        adapter: The folder holds LoRA adapters only; the base model is loaded from ``base_model``.
+        base_model: The adapters' base model (folder or hub id).
+        chat: Prompts should go through the chat template (the run trained on instructions or chats).
+    """
+
+    folder: Path
+    task: str
+    adapter: bool = False
+    base_model: str = ""
+    chat: bool = False
+
+
+def inspect_folder(folder: str | Path, run_config: Path | None = None) -> FolderInfo:
+    """Tell which task a model folder is for, and how prompts should be given to it.
+
+    Args:
+        folder: A run's ``model/`` folder or an exported folder.
+        run_config: The run's ``config.toml`` when known (an export carries its own copy).
+
+    Raises:
+        ModelError: The folder holds no model this app can run.
+    """
+    folder = Path(folder)
+    adapter_file, config_file = folder / "adapter_config.json", folder / "config.json"
+    saved = run_config if run_config and run_config.is_file() else folder / STUDIO_CONFIG
+    task = chat = None
+    if saved.is_file():
+        from desktop.core.config import load_config
+
+        config = load_config(saved)
+        task = config.task
+        chat = config.task == "causal-lm" and not config.columns.text
+    base = ""
+    if adapter_file.is_file():
+        adapter = _read_json(adapter_file)
+        base = adapter.get("base_model_name_or_path") or ""
+        task = task or {"SEQ_CLS": "classification", "SEQ_2_SEQ_LM": "seq2seq"}.get(
+            adapter.get("task_type", ""), "causal-lm"
+        )
+    elif config_file.is_file():
+        task = task or _task_from_model_config(_read_json(config_file))
+    else:
+        raise ModelError(
+            f"{folder} holds no model (no config.json or adapter_config.json).",
+            "Open the folder that an export or a finished run wrote.",
+        )
+    if task is None:
+        raise ModelError(
+            f"The model in {folder} is not one of the three tasks this app trains.",
+            "Open a text-classification, causal language model or sequence-to-sequence model.",
+        )
+    if chat is None:
+        chat = task == "causal-lm" and (folder / "chat_template.jinja").is_file()
+    return FolderInfo(folder, task, adapter_file.is_file(), base, bool(chat))
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{path} cannot be read: {exc}", "Export the model again.") from exc
+
+
+def _task_from_model_config(config: dict[str, Any]) -> str | None:
+    names = " ".join(config.get("architectures") or [])
+    if "ForSequenceClassification" in names:
+        return "classification"
+    if config.get("is_encoder_decoder") or "ForConditionalGeneration" in names:
+        return "seq2seq"
+    if "CausalLM" in names or "LMHeadModel" in names:
+        return "causal-lm"
+    return None
+
+
+class Playground:
+    """A loaded model that answers one prompt at a time.
+
+    Load it off the GUI thread (:meth:`load` reads the weights). ``generate`` reports text through
+    ``on_text`` as it is produced and stops early when ``stop`` is set.
+    """
+
+    def __init__(self, info: FolderInfo) -> None:
+        self.info = info
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.device = "cpu"
+
+    def load(self) -> None:
+        """Read the model and tokenizer (to the GPU when PyTorch can use one)."""
+        import torch
+        from transformers import AutoTokenizer
+
+        from desktop.core.tasks import auto_class
+
+        info = self.info
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        try:
+            if info.adapter:
+                from peft import PeftModel
+
+                base = auto_class(info.task).from_pretrained(info.base_model)
+                model = PeftModel.from_pretrained(base, str(info.folder))
+                has_tokenizer = (info.folder / "tokenizer_config.json").is_file()
+                tokenizer_from = str(info.folder) if has_tokenizer else info.base_model
+            else:
+                model = auto_class(info.task).from_pretrained(str(info.folder))
+                tokenizer_from = str(info.folder)
+            self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_from)
+        except (OSError, ValueError) as exc:
+            raise ModelError(
+                f"The model in {info.folder} could not be loaded: {exc}",
+                "Check that the folder is complete (export it again), and that an adapter's base "
+                "model is still where it was.",
+            ) from exc
+        self.model = model.to(self.device).eval()
+
+    def classify(self, text: str) -> list[tuple[str, float]]:
+        """Every label with its probability, most likely first."""
+        import torch
+
+        inputs = self.tokenizer(text, return_tensors="pt", truncation=True).to(self.device)
+        with torch.no_grad():
+            probs = torch.softmax(self.model(**inputs).logits[0].float(), dim=-1).tolist()
+        names = self.model.config.id2label or {}
+        ranked = [(str(names.get(i, i)), p) for i, p in enumerate(probs)]
+        return sorted(ranked, key=lambda pair: -pair[1])
+
+    def generate(
+        self,
+        prompt: str,
+        max_new_tokens: int = 128,
+        temperature: float = 0.7,
+        use_chat: bool | None = None,
+        on_text: Callable[[str], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> str:
+        """Generate a reply to ``prompt``; ``temperature`` 0 means greedy (always the same answer).
+
+        Args:
+            use_chat: Wrap the prompt in the chat template as one user turn (default: as trained).
+            on_text: Called with each new piece of text (from the thread that generates).
+            stop: Set it to end generation after the current token.
+        """
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
+
+        pieces: list[str] = []
+
+        class Streamer(TextStreamer):
+            def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
+                if text:
+                    pieces.append(text)
+                    if on_text is not None:
+                        on_text(text)
+
+        class StopFlag(StoppingCriteria):
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                done = stop is not None and stop.is_set()
+                return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
+
+        text = prompt
+        chat = self.info.chat if use_chat is None else use_chat
+        if chat and self.info.task == "causal-lm":
+            from desktop.core.tasks.causal_lm import ensure_chat_template
+
+            ensure_chat_template(self.tokenizer)
+            text = self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
+        add_special = self.info.task == "seq2seq" or not chat
+        inputs = self.tokenizer(text, return_tensors="pt", add_special_tokens=add_special).to(self.device)
+        sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+        pad = self.tokenizer.pad_token_id
+        if pad is None:
+            pad = self.tokenizer.eos_token_id
+        with torch.no_grad():
+            self.model.generate(
+                **inputs,
+                max_new_tokens=max_new_tokens,
+                streamer=Streamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True),
+                stopping_criteria=StoppingCriteriaList([StopFlag()]),
+                pad_token_id=pad,
+                **sampling,
+            )
+        return "".join(pieces)
+
+    def release(self) -> None:
+        """Drop the model so its memory (and VRAM) is returned."""
+        self.model = self.tokenizer = None
+        if self.device == "cuda":
+            import gc
+
+            import torch
+
+            gc.collect()
+            torch.cuda.empty_cache()

@@ -1,0 +1,101 @@
+"""Run history: every run folder is listed with the status a user would expect, read from disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from desktop.core.config import RunConfig
+from desktop.core.errors import InputError
+from desktop.core.events import (
+    FailedEvent,
+    FinishedEvent,
+    LogEvent,
+    ProgressEvent,
+    StartedEvent,
+    StoppedEvent,
+)
+from desktop.core.runs import RunDir, delete_run, list_runs, run_result
+
+
+def _run(runs: Path, name: str, *events: object, checkpoint: int | None = None) -> RunDir:
+    config = RunConfig(task="classification")
+    config.model.name = "bundled:all-MiniLM-L6-v2"
+    config.data.files = ["reviews.csv"]
+    config.output.name = name
+    run = RunDir.create(runs, config)
+    run.append(StartedEvent(str(run.path), 100, 90, 10, "cpu"))
+    for step in (10, 20):
+        run.append(ProgressEvent(step, 100, step / 50, step * 1.0, 60.0, 8.0, None))
+        run.append(LogEvent(step, step / 50, {"loss": 1.0 / step}))
+    for event in events:
+        run.append(event)
+    run.close()
+    if checkpoint is not None:
+        folder = run.checkpoints_dir / f"checkpoint-{checkpoint}"
+        folder.mkdir(parents=True)
+        (folder / "trainer_state.json").write_text(json.dumps({"global_step": checkpoint}), encoding="utf-8")
+    return run
+
+
+def test_runs_are_listed_with_status_score_and_curve(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    finished = _run(
+        runs,
+        "done",
+        LogEvent(20, 0.4, {"eval_loss": 0.5, "eval_accuracy": 0.8}),
+        LogEvent(30, 0.6, {"eval_loss": 0.6, "eval_accuracy": 0.9}),
+        FinishedEvent(30, "model", {"eval_accuracy": 0.9}),
+    )
+    (finished.model_dir).mkdir()
+    (finished.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    _run(runs, "stopped", StoppedEvent(20, "checkpoint-20"), checkpoint=20)
+    _run(runs, "failed", FailedEvent("Out of GPU memory", "Lower the batch size"))
+    crashed = _run(runs, "crashed", checkpoint=20)
+    crashed.lock()
+    (crashed.path / "run.lock").write_text("999999999", encoding="utf-8")  # a process that is gone
+    running = _run(runs, "running")
+    running.lock()  # this very process
+
+    by_name = {info.name.split("-", 2)[-1]: info for info in list_runs(runs)}
+
+    assert {k: v.status for k, v in by_name.items()} == {
+        "done": "finished",
+        "stopped": "stopped",
+        "failed": "failed",
+        "crashed": "interrupted",
+        "running": "running",
+    }
+    assert {k for k, v in by_name.items() if v.resumable} == {"stopped", "crashed"}  # they have a checkpoint
+    done = by_name["done"]
+    assert done.best == ("accuracy", 0.9) and done.dataset == "reviews.csv"
+    assert done.model == "all-MiniLM-L6-v2" and (done.step, done.total_steps) == (20, 100)
+    assert done.losses == ((10, 0.1), (20, 0.05)) and done.created > 0
+    assert by_name["failed"].best == ("loss", 0.05)  # no evaluation yet: the last training loss
+    assert run_result(finished).model_dir == finished.model_dir
+    assert run_result(finished).metrics == {"eval_accuracy": 0.9}
+
+
+def test_a_damaged_run_still_lists_and_a_half_written_event_is_skipped(tmp_path: Path) -> None:
+    run = _run(tmp_path / "runs", "broken")
+    with open(run.events_path, "a", encoding="utf-8") as fh:
+        fh.write('{"event": "progress", "step": 3')  # the app died mid-line
+    run.config_path.write_text("[[[ not toml", encoding="utf-8")
+
+    (info,) = list_runs(tmp_path / "runs")
+
+    assert (info.task, info.status, info.step) == ("?", "interrupted", 20)
+
+
+def test_delete_removes_the_folder_but_never_a_running_run(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    old, live = _run(runs, "old", StoppedEvent(20, "")), _run(runs, "live")
+    live.lock()
+
+    delete_run(old)
+    with pytest.raises(InputError, match="still running"):
+        delete_run(live)
+
+    assert not old.path.exists() and live.path.exists()

@@ -1,0 +1,72 @@
+"""Try-it: each task's trained model answers a prompt, from the run folder and from an export."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from desktop.core.errors import ModelError
+from desktop.core.export import export_run
+from desktop.core.tryit import Playground, inspect_folder
+from tests.core.test_export import _finished_run
+
+
+def test_classification_gives_every_label_with_probabilities(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
+    info = inspect_folder(run.model_dir, run.config_path)
+    assert info.task == "classification"
+    playground = Playground(info)
+    playground.load()
+
+    ranked = playground.classify("Great phone, the battery lasts all day.")
+
+    assert {label for label, _ in ranked} == {"positive", "negative"}
+    assert sum(p for _, p in ranked) == pytest.approx(1.0, abs=1e-5)
+    assert ranked[0][1] >= ranked[1][1]
+
+
+def test_causal_lm_streams_its_reply_through_the_chat_template(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
+    exported = export_run(run, tmp_path / "export", verify=False).folder
+    info = inspect_folder(exported)  # an export knows its task and format from its own copy of the config
+    assert (info.task, info.chat) == ("causal-lm", True)
+    playground = Playground(info)
+    playground.load()
+    pieces: list[str] = []
+
+    text = playground.generate("Name a colour.", max_new_tokens=12, temperature=0, on_text=pieces.append)
+
+    assert pieces and "".join(pieces) == text
+    assert text == playground.generate("Name a colour.", max_new_tokens=12, temperature=0)  # greedy repeats
+
+
+def test_generation_stops_when_asked(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
+    playground = Playground(inspect_folder(run.model_dir, run.config_path))
+    playground.load()
+    stop, pieces = threading.Event(), []
+
+    def on_text(piece: str) -> None:
+        pieces.append(piece)
+        stop.set()
+
+    playground.generate("Tell a long story.", max_new_tokens=200, temperature=0, on_text=on_text, stop=stop)
+
+    assert 1 <= len(pieces) <= 2  # the piece that set the flag, and at most what was already decoded
+
+
+def test_seq2seq_generates_text(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "seq2seq", "tiny_t5", "translation.tsv", tmp_path)
+    info = inspect_folder(run.model_dir)  # no run config: the task comes from config.json
+    assert info.task == "seq2seq"
+    playground = Playground(info)
+    playground.load()
+
+    assert isinstance(playground.generate("The weather is nice today.", max_new_tokens=8, temperature=0), str)
+
+
+def test_a_folder_without_a_model_is_refused_with_advice(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="holds no model"):
+        inspect_folder(tmp_path)
