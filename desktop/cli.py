@@ -377,7 +377,7 @@ def _short(value: Any, width: int = 60) -> str:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export a finished run; verify it by reloading it in a fresh process."""
-    from desktop.core.export import export_run
+    from desktop.core.export import STAGES, export_run
     from desktop.core.paths import default_runs_dir
     from desktop.core.runs import RunDir
 
@@ -395,7 +395,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         overwrite=args.force,
         archive=args.zip,
         verify=not args.no_verify,
-        on_progress=lambda message, fraction: print(f"[{fraction:4.0%}] {message}", file=sys.stderr),
+        on_progress=lambda stage, fraction: print(f"[{fraction:4.0%}] {STAGES[stage]}", file=sys.stderr),
         mlflow=args.mlflow,
     )
     print(f"Exported to {result.folder}" + (f" and {result.archive}" if result.archive else ""))

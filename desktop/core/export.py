@@ -25,10 +25,28 @@ from desktop.core.events import FinishedEvent, LogEvent
 from desktop.core.runs import RunDir
 
 DTYPES = ("fp32", "fp16", "bf16")
-PIPELINE_TASKS = {"classification": "text-classification", "causal-lm": "text-generation", "seq2seq": "text2text-generation"}
+PIPELINE_TASKS = {
+    "classification": "text-classification",
+    "causal-lm": "text-generation",
+    "seq2seq": "text2text-generation",
+}
+
+STAGES = {
+    "load": "Loading the model",
+    "adapters": "Copying the adapters",
+    "weights": "Writing the weights (safetensors)",
+    "tokenizer": "Copying the tokenizer",
+    "card": "Writing the model card",
+    "place": "Putting the folder in place",
+    "zip": "Making the zip archive",
+    "verify": "Verifying: reloading the folder in a fresh process",
+    "mlflow": "Logging the model to MLflow",
+    "done": "Done",
+}
+"""The export's stages, as reported to ``on_progress``; a GUI shows its own translated words."""
 
 Progress = Callable[[str, float], None]
-"""Told what the export is doing and how far along it is (0..1)."""
+"""Told the stage (a key of :data:`STAGES`) and how far along the export is (0..1)."""
 
 
 class ExportCancelled(StudioError):
@@ -127,7 +145,7 @@ def export_run(
     partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
     try:
         _write(run, config, source, partial, dtype, lora, stage)
-        stage("Putting the folder in place", 0.75)
+        stage("place", 0.75)
         if dest.exists():
             shutil.rmtree(dest)
         partial.rename(dest)
@@ -136,36 +154,36 @@ def export_run(
         raise
     zipped = None
     if archive:
-        stage("Making the zip archive", 0.8, cancellable=False)
+        stage("zip", 0.8, cancellable=False)
         zipped = Path(shutil.make_archive(str(dest), "zip", dest))
     check = None
     if verify and lora == "merged":
-        stage("Verifying: reloading the folder in a fresh process", 0.85, cancellable=False)
+        stage("verify", 0.85, cancellable=False)
         check = verify_export(run, dest, config.task)
     uri = ""
     if mlflow:
-        stage("Logging the model to MLflow", 0.95, cancellable=False)
+        stage("mlflow", 0.95, cancellable=False)
         uri = log_to_mlflow(dest, config.task, run.path.name)
-    stage("Done", 1.0, cancellable=False)
+    stage("done", 1.0, cancellable=False)
     return ExportResult(dest, check, zipped, uri)
 
 
 def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str, stage: Progress) -> None:
     if lora == "adapter":
-        stage("Copying the adapters", 0.1)
+        stage("adapters", 0.1)
         shutil.copytree(source, out, dirs_exist_ok=True)
     else:
         import torch
 
         from desktop.core.tasks import auto_class
 
-        stage("Loading the model", 0.05)
+        stage("load", 0.05)
         model = auto_class(config.task).from_pretrained(source)
         model = model.to({"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype])
-        stage(f"Writing the weights ({dtype}, safetensors)", 0.3)
+        stage("weights", 0.3)
         model.save_pretrained(out)  # safetensors, config (label maps), generation config
         del model
-        stage("Copying the tokenizer", 0.6)
+        stage("tokenizer", 0.6)
         for name in (
             "tokenizer.json",
             "tokenizer_config.json",
@@ -179,7 +197,7 @@ def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: 
         ):
             if (source / name).is_file():
                 shutil.copy2(source / name, out / name)
-    stage("Writing the model card", 0.65)
+    stage("card", 0.65)
     shutil.copy2(run.config_path, out / "finetune-studio-config.toml")
     _model_card(run, config, out, dtype, lora)
 

@@ -195,7 +195,9 @@ class Playground:
             )
         add_special = self.info.task == "seq2seq" or not chat
         inputs = self.tokenizer(text, return_tensors="pt", add_special_tokens=add_special).to(self.device)
-        sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+        sampling = (
+            {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+        )
         pad = self.tokenizer.pad_token_id
         if pad is None:
             pad = self.tokenizer.eos_token_id

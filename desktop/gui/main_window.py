@@ -10,6 +10,7 @@ from PySide6.QtCore import QProcess, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.config import RunConfig, load_config, with_changes
 from desktop.core.errors import StudioError
+from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.data_page import DataPage
@@ -89,6 +91,21 @@ class MainWindow(QMainWindow):
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setVisible(False)
+        self.resume_bar = QFrame()
+        self.resume_bar.setObjectName("banner")
+        self.resume_text = QLabel()
+        self.resume_text.setWordWrap(True)
+        self.resume_yes = QPushButton(self.tr("Resume"))
+        self.resume_yes.clicked.connect(self._on_resume_yes_clicked)
+        self.resume_no = QPushButton(self.tr("Not now"))
+        self.resume_no.clicked.connect(self._on_resume_no_clicked)
+        bar = QHBoxLayout(self.resume_bar)
+        bar.addWidget(self.resume_text, 1)
+        bar.addWidget(self.resume_yes)
+        bar.addWidget(self.resume_no)
+        self.resume_bar.setVisible(False)
+        self._crashed: RunDir | None = None
+        self.runs_dialog = None
         self.reason = QLabel()
         self.reason.setObjectName("reason")
         self.reason.setWordWrap(True)
@@ -109,6 +126,7 @@ class MainWindow(QMainWindow):
         content.addWidget(self.page_subtitle)
         content.addSpacing(6)
         content.addWidget(self.banner)
+        content.addWidget(self.resume_bar)
         content.addWidget(self.stack, 1)
         content.addLayout(nav)
         body = QHBoxLayout()
@@ -151,6 +169,13 @@ class MainWindow(QMainWindow):
             file_menu.addAction(action)
         file_menu.addSeparator()
         file_menu.addAction(quit_action)
+        runs_menu = self.menuBar().addMenu(self.tr("&Runs"))
+        history = QAction(self.tr("&Run history…"), self, shortcut=QKeySequence("Ctrl+R"))
+        history.triggered.connect(self.show_runs)
+        try_folder = QAction(self.tr("&Try a model folder…"), self)
+        try_folder.triggered.connect(self._try_folder)
+        runs_menu.addAction(history)
+        runs_menu.addAction(try_folder)
 
     def load_sample(self) -> None:
         """Preload the sample reviews and the bundled model, then show the data page."""
@@ -197,7 +222,7 @@ class MainWindow(QMainWindow):
 
     def go_to(self, index: int) -> None:
         """Show step ``index`` if every step before it is complete."""
-        if 0 <= index < len(self.pages) and index <= self._furthest_allowed():
+        if 0 <= index < len(self.pages) and self._reachable(index):
             self.steps.setCurrentRow(index)
 
     def _furthest_allowed(self) -> int:
@@ -206,8 +231,17 @@ class MainWindow(QMainWindow):
                 return i
         return len(self.pages) - 1
 
+    def _reachable(self, index: int) -> bool:
+        """Steps open in order; a running run's Train step and a model's Export step are always open."""
+        page = self.pages[index]
+        return (
+            index <= self._furthest_allowed()
+            or (page is self.train_page and self.controller.is_running())
+            or (page is self.export_page and self.export_page.has_content())
+        )
+
     def _on_steps_current_row_changed(self, row: int) -> None:
-        if row > self._furthest_allowed():
+        if not self._reachable(row):
             self.steps.setCurrentRow(self.stack.currentIndex())
             return
         self.stack.setCurrentIndex(row)
@@ -288,10 +322,9 @@ class MainWindow(QMainWindow):
         running = self.controller.is_running()
         self.next_button.setEnabled(not problem and not (running and index == 3))
         self.reason.setText(problem.splitlines()[0] if problem else "")
-        allowed = self._furthest_allowed()
         for i in range(self.steps.count()):
             item = self.steps.item(i)
-            enabled = i <= allowed
+            enabled = self._reachable(i)
             flags = item.flags()
             item.setFlags(
                 flags | Qt.ItemFlag.ItemIsEnabled if enabled else flags & ~Qt.ItemFlag.ItemIsEnabled
@@ -304,6 +337,8 @@ class MainWindow(QMainWindow):
             page.setEnabled(not running)
         self.statusBar().showMessage(self.tr("Training…") if running else "")
         self._update_navigation()
+        if not running and self.runs_dialog is not None and self.runs_dialog.isVisible():
+            self.runs_dialog.refresh()
         if not running and self._closing:
             self.close()
 
@@ -325,6 +360,100 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(
             self.tr("Training finished. The model is in {folder}").format(folder=result.model_dir)
         )
+
+    # ------------------------------------------------------------------ run history
+
+    def runs_dir(self) -> Path:
+        """The folder the runs go to (the config's, else the app's data folder)."""
+        from desktop.core.paths import default_runs_dir
+
+        folder = self.current_config().output.runs_dir
+        return Path(folder) if folder else default_runs_dir()
+
+    def show_runs(self) -> None:
+        """Open (or bring forward) the run history."""
+        from desktop.gui.runs_dialog import RunsDialog
+
+        if self.runs_dialog is None or self.runs_dialog.runs_dir != self.runs_dir():
+            if self.runs_dialog is not None:
+                self.runs_dialog.close()
+            self.runs_dialog = RunsDialog(self.runs_dir(), self)
+            self.runs_dialog.resume_requested.connect(self.resume_run)
+            self.runs_dialog.export_requested.connect(self.show_finished_run)
+        else:
+            self.runs_dialog.refresh()
+        self.runs_dialog.show()
+        self.runs_dialog.raise_()
+
+    def resume_run(self, run: RunDir) -> None:
+        """Continue ``run`` from its last checkpoint and show the Train step."""
+        if self.controller.is_running():
+            QMessageBox.information(
+                self,
+                self.tr("A run is in progress"),
+                self.tr("Stop the current run before resuming another."),
+            )
+            return
+        try:
+            config = run.config()
+        except StudioError as exc:
+            QMessageBox.warning(self, self.tr("Cannot resume this run"), str(exc))
+            return
+        self.resume_bar.setVisible(False)
+        self.set_config(config)
+        self.train_page.resume_run(run)
+        self.go_to(self.pages.index(self.train_page))
+        self.statusBar().showMessage(self.tr("Resuming {run}").format(run=run.path.name))
+
+    def show_finished_run(self, run: RunDir) -> None:
+        """Show a finished run on the Export step, to export it or try it."""
+        from desktop.core.runs import run_result
+
+        result = run_result(run)
+        if result.model_dir is None:
+            QMessageBox.information(
+                self, self.tr("No model in this run"), self.tr("This run has no finished model to export.")
+            )
+            return
+        self.export_page.show_result(result)
+        self._update_navigation()
+        self.go_to(self.pages.index(self.export_page))
+
+    def _try_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Open a model folder"))
+        if folder and self.export_page.try_folder(folder):
+            self._update_navigation()
+            self.go_to(self.pages.index(self.export_page))
+
+    def offer_resume(self) -> None:
+        """If the newest crashed run can be resumed and the user has not declined it, offer it."""
+        from desktop.core.runs import list_runs
+
+        dismissed = set(self.settings.text(Key.DISMISSED_RESUME).splitlines())
+        for info in list_runs(self.runs_dir()):
+            if info.status == "interrupted" and info.resumable and str(info.path) not in dismissed:
+                self._crashed = RunDir(info.path)
+                self.resume_text.setText(
+                    self.tr(
+                        "The run {run} was interrupted at step {step} of {total} (the app or the computer "
+                        "stopped). Resume it from its last checkpoint?"
+                    ).format(run=info.name, step=info.step, total=info.total_steps)
+                )
+                self.resume_bar.setVisible(True)
+                return
+
+    def _on_resume_yes_clicked(self) -> None:
+        if self._crashed is not None:
+            self.resume_run(self._crashed)
+
+    def _on_resume_no_clicked(self) -> None:
+        if self._crashed is not None:
+            dismissed = self.settings.text(Key.DISMISSED_RESUME).splitlines()
+            self.settings.set_text(
+                Key.DISMISSED_RESUME, "\n".join([*dismissed[-50:], str(self._crashed.path)])
+            )
+        self._crashed = None
+        self.resume_bar.setVisible(False)
 
     # ------------------------------------------------------------------ state
 
@@ -349,6 +478,8 @@ class MainWindow(QMainWindow):
                 config = RunConfig()
         self.set_config(config)
         self.steps.setCurrentRow(0)
+        if not self._repair_on_start:
+            QTimer.singleShot(200, self.offer_resume)  # after the first paint: it reads the runs folder
 
     def save_state(self) -> None:
         """Remember geometry and the run config for the next start."""

@@ -17,6 +17,7 @@ class Key(str, Enum):
     LAST_MODEL_FOLDER = "folders/model"
     LAST_CONFIG = "run/last_config"
     INDEX_URL = "environment/index_url"
+    DISMISSED_RESUME = "runs/dismissed_resume"
 
 
 class Settings:

@@ -67,6 +67,12 @@ def test_train_from_the_gui_to_a_model_folder(app_window: MainWindow, qtbot, tmp
     assert (folder / "model.safetensors").is_file() and (folder / "README.md").is_file()
     assert "Verified: reloaded in a fresh process" in export.export_status.text()
 
+    panel = export.try_it  # the finished run's model answers in the try-it tab
+    panel.prompt.setPlainText("Terrible, it broke after a day.")
+    with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS):
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    assert panel.status.text().startswith("Predicted: ")
+
 
 def test_stop_mid_run_keeps_a_checkpoint_and_offers_resume(app_window: MainWindow, qtbot) -> None:
     app_window.options_page.max_steps.setValue(100_000)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import threading
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -18,13 +21,21 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
 )
 
 from desktop.core.errors import StudioError
 from desktop.core.training import RunResult
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.gui.workers import BackgroundTask
+
+
+class _ProgressRelay(QObject):
+    """Carries the export's progress from its thread to the page (a queued signal)."""
+
+    progressed = Signal(str, float)
 
 
 class ExportPage(WizardPage):
@@ -59,15 +70,31 @@ class ExportPage(WizardPage):
         self.dtype_combo.setToolTip(self.tr("fp16 and bf16 halve the size; fp32 keeps every bit"))
         self.adapter_check = QCheckBox(self.tr("LoRA adapters only (not merged)"))
         self.zip_check = QCheckBox(self.tr("Also make a .zip"))
+        self.mlflow_check = QCheckBox(self.tr("Also log the model to MLflow"))
+        self.mlflow_check.setVisible(importlib.util.find_spec("mlflow") is not None)
+        tracking = os.environ.get("MLFLOW_TRACKING_URI", "")
+        self.mlflow_check.setEnabled(bool(tracking))
+        self.mlflow_check.setToolTip(
+            self.tr("Logs to {uri}").format(uri=tracking)
+            if tracking
+            else self.tr("Set MLFLOW_TRACKING_URI before starting the app to use this.")
+        )
         self.export_button = QPushButton(self.tr("Export"))
         self.export_button.setObjectName("primary")
         self.export_button.clicked.connect(self.start_export)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self._cancel_export)
         self.export_busy = QProgressBar()
-        self.export_busy.setRange(0, 0)
+        self.export_busy.setRange(0, 100)
         self.export_busy.setVisible(False)
         self.export_status = QLabel()
         self.export_status.setWordWrap(True)
         self._task: BackgroundTask | None = None
+        self._cancel = threading.Event()
+        self._relay = _ProgressRelay(self)
+        self._relay.progressed.connect(self._on_export_progressed)
+        self.try_it = TryItPanel()
         self.usage = QLabel()
         self.usage.setObjectName("code")
         self.usage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -90,18 +117,27 @@ class ExportPage(WizardPage):
         export_form.addRow(self.tr("Weights:"), self.dtype_combo)
         export_form.addRow("", self.adapter_check)
         export_form.addRow("", self.zip_check)
+        export_form.addRow("", self.mlflow_check)
         run_row = QHBoxLayout()
         run_row.addWidget(self.export_button)
+        run_row.addWidget(self.cancel_button)
         run_row.addWidget(self.export_busy, 1)
         export_form.addRow("", run_row)
         export_form.addRow("", self.export_status)
+        export_tab = QGroupBox()
+        export_tab.setFlat(True)
+        export_layout = QVBoxLayout(export_tab)
+        export_layout.addWidget(self.export_box)
+        export_layout.addStretch()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.try_it, self.tr("Try it"))
+        self.tabs.addTab(export_tab, self.tr("Export a copy"))
         layout = QVBoxLayout(self)
         layout.addWidget(self.empty)
         layout.addLayout(self.form)
         layout.addLayout(buttons)
         layout.addWidget(self.usage)
-        layout.addWidget(self.export_box)
-        layout.addStretch()
+        layout.addWidget(self.tabs, 1)
         self._set_visible(False)
 
     def show_result(self, result: RunResult) -> None:
@@ -117,6 +153,22 @@ class ExportPage(WizardPage):
         self.dest_edit.setText(str(Path(result.run_dir or ".") / "export"))
         self.adapter_check.setVisible(bool(result.run_dir and (Path(result.run_dir) / "adapter").is_dir()))
         self._set_visible(True)
+        if result.model_dir is not None:
+            config = Path(result.run_dir) / "config.toml" if result.run_dir else None
+            self.try_it.set_folder(result.model_dir, config)
+
+    def try_folder(self, folder: str | Path) -> bool:
+        """Open any model folder (an export, a run's model) in the try-it panel."""
+        if not self.try_it.set_folder(folder):
+            return False
+        self.tabs.setCurrentWidget(self.try_it)
+        self.tabs.setVisible(True)
+        self.empty.setVisible(False)
+        return True
+
+    def has_content(self) -> bool:
+        """Whether there is a model to show: a finished run or an opened folder."""
+        return self.result is not None or self.try_it.info is not None
 
     def start_export(self) -> None:
         """Export the finished run in the background; the result and its verification are shown."""
@@ -145,10 +197,29 @@ class ExportPage(WizardPage):
             "adapter" if self.adapter_check.isChecked() else "merged",
             self.zip_check.isChecked(),
         )
+        mlflow = self.mlflow_check.isVisible() and self.mlflow_check.isChecked()
         self.export_button.setEnabled(False)
+        self.cancel_button.setVisible(True)
+        self.cancel_button.setEnabled(True)
+        self.export_busy.setValue(0)
         self.export_busy.setVisible(True)
         self.export_status.setText(self.tr("Exporting and verifying…"))
-        self._task = BackgroundTask(lambda: export_run(run, path, dtype, lora, overwrite, archive), self)
+        self._cancel.clear()
+        cancel, report = self._cancel, self._relay.progressed.emit
+        self._task = BackgroundTask(
+            lambda: export_run(
+                run,
+                path,
+                dtype,
+                lora,
+                overwrite,
+                archive,
+                on_progress=report,
+                cancel=cancel,
+                mlflow=mlflow,
+            ),
+            self,
+        )
         self._task.finished.connect(self._on_task_finished)
         self._task.failed.connect(self._on_task_failed)
         self._task.start()
@@ -165,17 +236,50 @@ class ExportPage(WizardPage):
             text += " " + self.tr(
                 "Warning: the reloaded folder gives different outputs ({diff:.3g}). {error}"
             ).format(diff=check.max_abs_diff, error=check.error)
+        if result.mlflow_uri:
+            text += " " + self.tr("Logged to MLflow as {uri}.").format(uri=result.mlflow_uri)
         self.export_status.setText(text)
         self.exported.emit(result)
 
     def _on_task_failed(self, exc: object, detail: str) -> None:
         self._export_done()
+        from desktop.core.export import ExportCancelled
+
+        if isinstance(exc, ExportCancelled):
+            self.export_status.setText(self.tr("Export cancelled; nothing was written."))
+            return
         message = f"{exc.message} {exc.hint}" if isinstance(exc, StudioError) else str(exc)
         self.export_status.setText(self.tr("Export failed: {error}").format(error=message))
+
+    def _on_export_progressed(self, stage: str, fraction: float) -> None:
+        if self._task is None:
+            return
+        words = {
+            "load": self.tr("Loading the model…"),
+            "adapters": self.tr("Copying the adapters…"),
+            "weights": self.tr("Writing the weights…"),
+            "tokenizer": self.tr("Copying the tokenizer…"),
+            "card": self.tr("Writing the model card…"),
+            "place": self.tr("Putting the folder in place…"),
+            "zip": self.tr("Making the zip archive…"),
+            "verify": self.tr("Verifying: reloading the folder in a fresh process…"),
+            "mlflow": self.tr("Logging the model to MLflow…"),
+            "done": self.tr("Done."),
+        }
+        self.export_busy.setValue(round(fraction * 100))
+        self.export_status.setText(words.get(stage, stage))
+        if fraction >= 0.75:  # the folder is in place: from here on, a cancel could not undo it
+            self.cancel_button.setEnabled(False)
+
+    def _cancel_export(self) -> None:
+        self._cancel.set()
+        self.cancel_button.setEnabled(False)
+        self.export_status.setText(self.tr("Cancelling…"))
 
     def _export_done(self) -> None:
         self._task = None
         self.export_button.setEnabled(True)
+        self.cancel_button.setVisible(False)
         self.export_busy.setVisible(False)
 
     def _browse_dest(self) -> None:
@@ -185,11 +289,13 @@ class ExportPage(WizardPage):
 
     def shutdown(self) -> None:
         if self._task is not None:
+            self._cancel.set()
             self._task.wait()
+        self.try_it.shutdown()
 
     def _set_visible(self, visible: bool) -> None:
         self.empty.setVisible(not visible)
-        self.export_box.setVisible(visible)
+        self.tabs.setVisible(visible)
         for widget in (self.open_button, self.copy_button, self.usage):
             widget.setVisible(visible)
         for row in range(self.form.rowCount()):

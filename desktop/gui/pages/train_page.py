@@ -182,6 +182,19 @@ class TrainPage(WizardPage):
         self._begin(keep_plots=True)
         self.controller.start(run.config(), resume=run)
 
+    def resume_run(self, run: RunDir) -> None:
+        """Continue ``run`` (from the run history) from its last checkpoint; its curves so far are shown."""
+        from desktop.core.events import LogEvent
+
+        self._resumable = run
+        self._begin()
+        for event in run.events():
+            if isinstance(event, LogEvent):
+                self._on_controller_metrics_logged(event)
+        self._log(self.tr("Resuming {run}.").format(run=run.path.name))
+        self._begin(keep_plots=True)
+        self.controller.start(run.config(), resume=run)
+
     def _on_stop_clicked(self) -> None:
         self.controller.stop()
         self.stop_button.setEnabled(False)

@@ -81,6 +81,19 @@ class LivePlotWidget(pg.PlotWidget):
             self._curves[name].setData([], [])
         self._dirty.clear()
 
+    def clear_curves(self) -> None:
+        """Remove every curve and its legend entry (the comparison shows other runs)."""
+        for item in self._curves.values():
+            self.legend.removeItem(item)
+            self.removeItem(item)
+        self._curves.clear()
+        self._points.clear()
+        self._dirty.clear()
+
+    def curve_names(self) -> list[str]:
+        """The curves shown, in the order they were added."""
+        return list(self._curves)
+
     def flush(self) -> None:
         """Draw the curves that changed."""
         for name in self._dirty:

@@ -1,0 +1,129 @@
+"""Run history in the window: listing, comparison, delete, resume, and the crashed-run offer."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from desktop.core.events import FinishedEvent, LogEvent, ProgressEvent, StoppedEvent
+from desktop.core.runs import RunDir
+from desktop.core.training import run_training
+from desktop.gui.main_window import MainWindow
+from desktop.gui.runs_dialog import RunsDialog
+from desktop.gui.settings import Settings
+from desktop.gui.training_controller import TrainingController
+from tests.core.helpers import make_config
+from tests.core.test_runs import _run
+
+SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
+
+
+@pytest.fixture
+def runs(app_home: Path) -> Path:
+    """A runs folder with a finished, a stopped and a crashed run (the app's default runs folder)."""
+    folder = app_home / "runs"
+    done = _run(folder, "done", LogEvent(20, 0.4, {"eval_accuracy": 0.75}), FinishedEvent(20, "model", {}))
+    done.model_dir.mkdir()
+    (done.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    _run(folder, "stopped", StoppedEvent(20, ""), checkpoint=20)
+    _run(folder, "crashed", checkpoint=20)
+    return folder
+
+
+def _row(dialog: RunsDialog, suffix: str) -> int:
+    return next(i for i, info in enumerate(dialog.infos) if info.name.endswith(suffix))
+
+
+def test_runs_dialog_lists_compares_and_deletes(
+    window: MainWindow, runs: Path, qtbot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window.show_runs()
+    dialog = window.runs_dialog
+    assert dialog.table.rowCount() == 3
+    status = {
+        dialog.table.item(r, 0).text().split("-", 2)[-1]: dialog.table.item(r, 1).text() for r in range(3)
+    }
+    assert status == {"done": "Finished", "stopped": "Stopped (20/100)", "crashed": "Crashed (20/100)"}
+    assert dialog.table.item(_row(dialog, "done"), 5).text() == "accuracy 0.75"
+
+    names = [info.name for info in dialog.infos]
+    dialog.select(*names[:2])
+    assert dialog.plot.curve_names() == names[:2]  # two loss curves side by side
+    assert not dialog.resume_button.isEnabled() and dialog.delete_button.isEnabled()
+
+    dialog.select(dialog.infos[_row(dialog, "stopped")].name)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)
+    dialog.delete_button.click()
+    assert dialog.table.rowCount() == 3  # the user said no
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    dialog.delete_button.click()
+    assert dialog.table.rowCount() == 2 and len(list(runs.iterdir())) == 2
+
+
+def test_resume_and_export_from_the_runs_dialog(window: MainWindow, runs: Path, fake_controller) -> None:
+    window.show_runs()
+    dialog = window.runs_dialog
+    crashed = dialog.infos[_row(dialog, "crashed")]
+    dialog.select(crashed.name)
+    assert dialog.resume_button.isEnabled() and not dialog.export_button.isEnabled()
+    dialog.resume_button.click()
+    (config, resume) = fake_controller.started[-1]
+    assert resume.path == crashed.path and config.output.name == "crashed"
+    assert window.stack.currentWidget() is window.train_page  # reachable although the data step is empty
+    fake_controller.end()
+
+    dialog.select(dialog.infos[_row(dialog, "done")].name)
+    dialog.export_button.click()
+    assert window.stack.currentWidget() is window.export_page
+    assert window.export_page.model_label.text().endswith("model")
+
+
+def test_a_crashed_run_is_offered_for_resume_on_start(
+    qtbot, tmp_path: Path, runs: Path, fake_controller
+) -> None:
+    settings = Settings(tmp_path / "s.ini")
+    win = MainWindow(settings, fake_controller)
+    qtbot.addWidget(win)
+    qtbot.waitUntil(lambda: not win.resume_bar.isHidden())
+    assert "crashed" in win.resume_text.text() and "step 20 of 100" in win.resume_text.text()
+    win.resume_no.click()
+    assert win.resume_bar.isHidden()
+    win.close()
+
+    again = MainWindow(settings, fake_controller)  # declined once: not asked again
+    qtbot.addWidget(again)
+    qtbot.wait(400)
+    assert again.resume_bar.isHidden()
+    again.close()
+
+
+def test_an_interrupted_run_resumes_to_the_end(
+    qtbot, tmp_path: Path, tiny_bert: Path, app_home: Path
+) -> None:
+    config = make_config(
+        "classification", tiny_bert, [SAMPLES / "reviews.csv"], app_home / "runs", max_steps=12
+    )
+    config.training.save_steps = 4
+    stop = threading.Event()
+    stopped = run_training(
+        config, lambda e: isinstance(e, ProgressEvent) and e.step >= 5 and stop.set(), stop
+    )
+    run = RunDir(stopped.run_dir)
+    lines = run.events_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    run.events_path.write_text("".join(lines[:-1]), encoding="utf-8")  # as if killed before the end
+    assert run.status() == "interrupted"
+
+    win = MainWindow(Settings(tmp_path / "s.ini"), TrainingController())
+    qtbot.addWidget(win)
+    qtbot.waitUntil(lambda: not win.resume_bar.isHidden())
+    with qtbot.waitSignal(win.controller.training_finished, timeout=180_000) as finished:
+        win.resume_yes.click()
+    result = finished.args[0]
+    assert Path(result.run_dir) == run.path and RunDir(run.path).status() == "finished"
+    assert win.train_page.progress.value() == 12
+    started = [e for e in RunDir(run.path).events() if e.kind == "started"]
+    assert started[-1].resumed_from_step == 5
+    win.close()

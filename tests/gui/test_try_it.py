@@ -1,0 +1,85 @@
+"""The try-it panel answers with each task's model without blocking the window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.core.export import export_run
+from desktop.gui.widgets.try_it_panel import TryItPanel
+from tests.core.test_export import _finished_run
+
+ANSWER_MS = 60_000
+
+
+@pytest.fixture
+def panel(qtbot) -> TryItPanel:
+    widget = TryItPanel()
+    qtbot.addWidget(widget)
+    yield widget
+    widget.shutdown()
+
+
+def test_classification_shows_the_label_and_probabilities(
+    request, panel: TryItPanel, qtbot, tmp_path
+) -> None:
+    run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
+    assert panel.set_folder(run.model_dir, run.config_path)
+    assert panel.options.isHidden() and not panel.labels_area.isHidden()
+    panel.prompt.setPlainText("质量很好，非常满意")
+    with qtbot.waitSignal(panel.answered, timeout=ANSWER_MS):
+        panel.run_button.click()
+        assert not panel.run_button.isEnabled()  # busy while the model loads on its thread
+    assert panel.status.text().startswith("Predicted: ")
+    shown = [panel.labels_grid.itemAtPosition(r, 0).widget().text() for r in range(2)]
+    assert {s.replace("<b>", "").replace("</b>", "") for s in shown} == {"positive", "negative"}
+    assert panel.run_button.isEnabled()
+
+
+def test_causal_lm_reply_streams_into_the_panel(request, panel: TryItPanel, qtbot, tmp_path) -> None:
+    run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
+    folder = export_run(run, tmp_path / "export", verify=False).folder  # an exported folder, opened
+    assert panel.set_folder(folder)
+    assert panel.chat_check.isChecked() and not panel.options.isHidden()
+    panel.temperature.setValue(0.0)
+    panel.max_tokens.setValue(16)
+    panel.prompt.setPlainText("Give me three tips for staying healthy.")
+    pieces: list[str] = []
+    panel._worker.text_generated.connect(pieces.append)
+
+    with qtbot.waitSignal(panel.answered, timeout=ANSWER_MS):
+        panel.run_button.click()
+
+    assert len(pieces) >= 1 and panel.output.toPlainText() == "".join(pieces)
+    assert panel.status.text() == "Done."
+
+
+def test_seq2seq_generates_and_a_bad_folder_is_explained(request, panel: TryItPanel, qtbot, tmp_path) -> None:
+    assert not panel.set_folder(tmp_path)
+    assert "holds no model" in panel.status.text() and not panel.run_button.isEnabled()
+
+    run = _finished_run(request, "seq2seq", "tiny_t5", "translation.tsv", tmp_path)
+    assert panel.set_folder(run.model_dir, run.config_path)
+    assert panel.chat_check.isHidden()
+    panel.temperature.setValue(0.0)
+    panel.max_tokens.setValue(8)
+    panel.prompt.setPlainText("The weather is nice today.")
+    with qtbot.waitSignal(panel.answered, timeout=ANSWER_MS):
+        panel.run_button.click()
+    assert panel.status.text() in ("Done.", "The model ended its reply at once (it produced no text).")
+    assert panel.details_button.isHidden()
+
+
+def test_a_model_that_fails_to_load_says_so_with_details(panel: TryItPanel, qtbot, tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "config.json").write_text(
+        '{"architectures": ["BertForSequenceClassification"]}', encoding="utf-8"
+    )
+    assert panel.set_folder(folder)
+    panel.prompt.setPlainText("hello")
+    with qtbot.waitSignal(panel.answered, timeout=ANSWER_MS):
+        panel.run_button.click()
+    assert panel.status.text().startswith("Could not run the model:")
+    assert not panel.details_button.isHidden() and "Traceback" in panel.details.toPlainText()
