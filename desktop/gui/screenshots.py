@@ -68,10 +68,50 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
     page._flush()
     model = folder / "model"
     model.mkdir(parents=True, exist_ok=True)
-    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+    for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json"):
         (model / name).touch()
+    (model / "config.json").write_text('{"architectures": ["BertForSequenceClassification"]}')
     metrics = {"train_loss": 0.2412, "eval_loss": 0.1569, "eval_accuracy": 0.9333, "eval_macro_f1": 0.9321}
     window.export_page.show_result(RunResult("finished", folder, model, metrics))
+    panel = window.export_page.try_it
+    panel.prompt.setPlainText("质量很好，电池很耐用，推荐购买。")
+    panel._on_worker_classified([("positive", 0.962), ("negative", 0.038)])
+
+
+def _synthetic_history(runs: Path) -> None:
+    """Four past runs: two finished with different learning rates, one stopped, one crashed."""
+    from desktop.core.config import RunConfig
+    from desktop.core.events import FinishedEvent, StoppedEvent
+    from desktop.core.runs import RunDir
+
+    rng = random.Random(3)
+    plans = [
+        ("lr-2e-5", 300, 60, 0.914, "finished"),
+        ("lr-5e-5", 300, 35, 0.933, "finished"),
+        ("qwen-chat-lora", 800, 80, None, "stopped"),
+        ("lr-1e-4", 300, 25, None, "crashed"),
+    ]
+    for name, total, decay, accuracy, status in plans:
+        config = RunConfig(task="causal-lm" if "chat" in name else "classification")
+        config.model.name = "Qwen/Qwen2.5-0.5B-Instruct" if "chat" in name else "bundled:all-MiniLM-L6-v2"
+        config.data.files = ["chat.jsonl" if "chat" in name else "reviews.csv"]
+        config.output.name = name
+        run = RunDir.create(runs, config)
+        run.append(StartedEvent(str(run.path), total, 255, 45, "cuda:0"))
+        end = total if status == "finished" else total // 3
+        for step in range(10, end + 1, 10):
+            loss = 0.1 + 0.7 * math.exp(-step / decay) + rng.gauss(0, 0.02)
+            run.append(ProgressEvent(step, total, step / 16, step * 0.3, None, 45.0, None))
+            run.append(LogEvent(step, step / 16, {"loss": loss}))
+        if accuracy:
+            run.append(LogEvent(total, 3.0, {"eval_accuracy": accuracy}))
+            run.append(FinishedEvent(total, "model", {}))
+        elif status == "stopped":
+            run.append(StoppedEvent(end, "checkpoint"))
+        checkpoint = run.checkpoints_dir / f"checkpoint-{end}"
+        checkpoint.mkdir(parents=True)
+        (checkpoint / "trainer_state.json").write_text("{}")
+        run.close()
 
 
 def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
@@ -98,10 +138,21 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     window.environment_page.show_findings(simulated, TorchInfo(installed=True, version="2.13.0+cpu"))
     files.append(_grab(window, 0, out / f"1b-environment-repair{'' if theme == 'auto' else '-' + theme}.png"))
     window.environment_page.show_findings(*real)
+    suffix = "" if theme == "auto" else "-" + theme
     for index, name in enumerate(NAMES):
-        files.append(
-            _grab(window, index, out / f"{index + 1}-{name}{'' if theme == 'auto' else '-' + theme}.png")
-        )
+        files.append(_grab(window, index, out / f"{index + 1}-{name}{suffix}.png"))
+    from desktop.gui.runs_dialog import RunsDialog
+
+    _synthetic_history(tmp / "history")
+    dialog = RunsDialog(tmp / "history", window)
+    dialog.resize(1100, 640)
+    dialog.show()
+    dialog.select(*[info.name for info in dialog.infos if "lr-" in info.name])
+    QApplication.processEvents()
+    path = out / f"6-runs{suffix}.png"
+    dialog.grab().save(str(path))
+    files.append(path)
+    dialog.close()
     window.close()
     return files
 

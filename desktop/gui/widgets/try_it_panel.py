@@ -149,7 +149,8 @@ class TryItPanel(QWidget):
         layout.addLayout(actions)
         layout.addWidget(self.details)
         layout.addWidget(self.labels_area)
-        layout.addWidget(self.output, 1)
+        layout.addWidget(self.output, 100)
+        layout.addStretch(1)  # takes the room when the output is hidden (classification)
 
         self._thread = QThread()
         self._worker = TryItWorker()
