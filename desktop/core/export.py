@@ -142,7 +142,8 @@ def export_run(
             f"{free / 2**20:.0f} MB are free on that drive.",
             "Free some space or choose another folder.",
         )
-    partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+    _remove_stale_partials(dest)
+    partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-{os.getpid()}-", dir=dest.parent))
     try:
         _write(run, config, source, partial, dtype, lora, stage)
         stage("place", 0.75)
@@ -166,6 +167,16 @@ def export_run(
         uri = log_to_mlflow(dest, config.task, run.path.name)
     stage("done", 1.0, cancellable=False)
     return ExportResult(dest, check, zipped, uri)
+
+
+def _remove_stale_partials(dest: Path) -> None:
+    """Delete what an export that was killed (power cut, task manager) left beside ``dest``."""
+    import psutil
+
+    for folder in dest.parent.glob(f".{dest.name}.partial-*"):
+        pid = folder.name.removeprefix(f".{dest.name}.partial-").split("-")[0]
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str, stage: Progress) -> None:
@@ -279,25 +290,29 @@ finetune-studio-cli train finetune-studio-config.toml
     (out / "README.md").write_text(card, encoding="utf-8")
 
 
-# The exported folder is loaded in a fresh interpreter, so nothing of this process's model leaks in.
-_VERIFY = (
-    "import json, sys; from desktop.core.export import output_logits; "
-    "print(json.dumps(output_logits(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))))"
-)
-
-
 def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None = None) -> Verification:
-    """Run the run's model and the exported folder (in a fresh process) on a few texts and compare logits."""
+    """Run the run's model and the exported folder on a few texts and compare logits.
+
+    The folder is loaded in a fresh, isolated interpreter by a script that imports only torch and
+    transformers, so nothing of this process (or of this app) helps it load.
+    """
+    from desktop.core import reload_check
+
     texts = texts or _examples(run)
     try:
-        reference = output_logits(run.model_dir, task, texts)
+        reference = reload_check.output_logits(run.model_dir, task, texts)
         done = subprocess.run(
-            [sys.executable, "-c", _VERIFY, str(folder), task, json.dumps(texts)],
+            [sys.executable, "-I", reload_check.__file__, str(folder), task, json.dumps(texts)],
             capture_output=True,
             text=True,
             timeout=600,
             check=False,
         )
+        if done.returncode != 0:
+            lines = done.stderr.strip().splitlines()
+            return Verification(
+                False, float("nan"), 0, lines[-1] if lines else f"exit code {done.returncode}"
+            )
         exported = json.loads(done.stdout.strip().splitlines()[-1])
     except Exception as exc:  # the verification reports; it never breaks an export
         return Verification(False, float("nan"), 0, str(exc))
@@ -307,26 +322,6 @@ def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None 
         for a, b in zip(ref, exp, strict=True)
     )
     return Verification(diff < 1e-2, diff, len(texts))
-
-
-def output_logits(folder: str | Path, task: str, texts: list[str]) -> list[list[float]]:
-    """The model's output logits (last position) for each text, computed in fp32."""
-    import torch
-    from transformers import AutoTokenizer
-
-    from desktop.core.tasks import auto_class
-
-    model = auto_class(task).from_pretrained(folder).float().eval()
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    out = []
-    with torch.no_grad():
-        for text in texts:
-            inputs = tokenizer(text, return_tensors="pt")
-            if task == "seq2seq":
-                inputs["decoder_input_ids"] = torch.full((1, 1), model.config.decoder_start_token_id)
-            logits = model(**inputs).logits[0]
-            out.append((logits[-1] if logits.dim() == 2 else logits).tolist())
-    return out
 
 
 def _examples(run: RunDir, count: int = 4) -> list[str]:

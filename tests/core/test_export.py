@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib.machinery
+import json
 import shutil
+import subprocess
 import sys
 import threading
 import types
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.core import reload_check
 from desktop.core.errors import InputError
 from desktop.core.export import ExportCancelled, export_run, verify_export
 from desktop.core.runs import RunDir
@@ -58,6 +61,25 @@ def test_export_reloads_with_the_same_outputs(
     if task != "classification":
         assert (folder / "generation_config.json").is_file()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".export.partial")]
+
+    # A fresh, isolated Python that never imports this app loads the folder and agrees with the run.
+    script = Path(reload_check.__file__)
+    code = (
+        "import json, runpy, sys; sys.argv = sys.argv[1:]; "
+        "runpy.run_path(sys.argv[0], run_name='__main__'); "
+        "assert not [m for m in sys.modules if m.split('.')[0] == 'desktop'], 'imported the app'"
+    )
+    texts = ["Great value, works well.", "不好用"]
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code, str(script), str(folder), task, json.dumps(texts)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    fresh = json.loads(done.stdout.strip().splitlines()[-1])
+    here = reload_check.output_logits(run.model_dir, task, texts)
+    assert max(abs(a - b) for x, y in zip(fresh, here, strict=True) for a, b in zip(x, y, strict=True)) < 1e-4
 
 
 def test_fp16_export_halves_the_weights(request, tmp_path: Path) -> None:
@@ -171,3 +193,28 @@ def test_mlflow_logging_needs_a_tracking_uri_and_logs_the_folder(
     result = export_run(run, tmp_path / "b", mlflow=True, verify=False)
     assert result.mlflow_uri == "models:/m-123"
     assert logged == [{"model": str(tmp_path / "b"), "name": "model", "task": "text-generation"}]
+
+
+def test_a_killed_export_leaves_no_model_and_the_next_one_cleans_up(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
+    dest = tmp_path / "out"
+    code = (
+        "import sys, time; from pathlib import Path; from desktop.core.export import export_run; "
+        "from desktop.core.runs import RunDir\n"
+        "def hang(stage, fraction):\n"
+        "    if stage == 'card':\n"
+        "        print('writing', flush=True); time.sleep(120)\n"
+        "export_run(RunDir(sys.argv[1]), Path(sys.argv[2]), on_progress=hang)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, str(run.path), str(dest)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout.readline().strip() == "writing"  # the weights are on disk, the card is next
+    child.kill()  # as the task manager or a power cut would
+    child.wait()
+    assert not dest.exists()
+    assert [p for p in tmp_path.iterdir() if ".partial" in p.name]  # the half-written copy, hidden
+
+    export_run(run, dest, verify=False)
+    assert (dest / "README.md").is_file()
+    assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]

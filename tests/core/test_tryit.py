@@ -70,3 +70,16 @@ def test_seq2seq_generates_text(request, tmp_path: Path) -> None:
 def test_a_folder_without_a_model_is_refused_with_advice(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="holds no model"):
         inspect_folder(tmp_path)
+
+
+def test_an_adapter_only_export_runs_on_its_base_model(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path, lora__enabled=True)
+    merged = Playground(inspect_folder(export_run(run, tmp_path / "merged", verify=False).folder))
+    info = inspect_folder(export_run(run, tmp_path / "adapter", lora="adapter").folder)
+    assert info.adapter and info.task == "causal-lm" and Path(info.base_model).is_dir()
+    adapter = Playground(info)
+    merged.load()
+    adapter.load()
+
+    prompt = "What is the capital of Japan?"
+    assert adapter.generate(prompt, 10, temperature=0) == merged.generate(prompt, 10, temperature=0)
