@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QApplication
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+from desktop.core.paths import resources_dir
+
+RESOURCES = resources_dir()
 
 
 def dark_palette() -> QPalette:
@@ -65,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Finetune Studio")
     app.setOrganizationName("FinetuneStudio")
+    app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     apply_theme(app, args.theme)
     if args.screenshots:
         from desktop.gui.screenshots import save_screenshots

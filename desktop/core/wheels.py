@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.paths import resources_dir
 from desktop.core.torch_probe import TorchInfo
 
-TABLE_PATH = Path(__file__).resolve().parents[2] / "resources" / "torch_wheels.json"
+TABLE_PATH = resources_dir() / "torch_wheels.json"
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:

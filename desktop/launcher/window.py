@@ -1,0 +1,245 @@
+"""The launcher's setup window: progress while the runtime is set up, and a clear way out when it fails."""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtGui import QCloseEvent, QGuiApplication
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.launcher.runtime import Bundle, Cancelled, Options, Runtime, SetupError, setup
+
+
+class _SetupWorker(QObject):
+    line = Signal(str)
+    progressed = Signal(float, str)
+    succeeded = Signal()
+    failed = Signal(str, str, str, bool)
+    """Message, hint, log tail, and whether the user cancelled."""
+
+    def __init__(
+        self, runtime: Runtime, bundle: Bundle, options: Options, data_dir: Path, fresh: bool
+    ) -> None:
+        super().__init__()
+        self.cancel = threading.Event()
+        self._args = (runtime, bundle, options, data_dir, fresh)
+
+    @Slot()
+    def run(self) -> None:
+        # Every failure becomes a signal; none may escape into Qt's event loop.
+        try:
+            setup(
+                *self._args,
+                on_line=self.line.emit,
+                on_progress=self.progressed.emit,
+                cancel=self.cancel,
+            )
+        except SetupError as exc:
+            self.failed.emit(exc.message, exc.hint, exc.log, isinstance(exc, Cancelled))
+        except Exception as exc:
+            self.failed.emit(
+                f"Setup failed: {exc}", "Try again, or start with --repair.", traceback.format_exc(), False
+            )
+        else:
+            self.succeeded.emit()
+
+
+class SetupWindow(QWidget):
+    """Sets up the runtime with visible progress; ``finished_setup`` says it ended, ``ok`` how.
+
+    Args:
+        interactive: On failure, wait for the user (Try again / Close). ``False`` (smoke tests) ends
+            at once with ``ok = False``.
+    """
+
+    finished_setup = Signal()
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        bundle: Bundle,
+        options: Options,
+        data_dir: Path,
+        fresh: bool,
+        interactive: bool = True,
+        on_mirror_changed: object = None,
+    ) -> None:
+        super().__init__()
+        self.setWindowTitle(self.tr("Finetune Studio: setting up"))
+        self.setMinimumWidth(620)
+        self._args = (runtime, bundle, options, data_dir)
+        self._fresh = fresh
+        self._interactive = interactive
+        self._on_mirror_changed = on_mirror_changed
+        self._thread: QThread | None = None
+        self._worker: _SetupWorker | None = None
+        self.ok = False
+        self._reported = False
+
+        first = not runtime.root.exists()
+        self.headline = QLabel(
+            self.tr("Setting up Finetune Studio. This happens once and takes a few minutes.")
+            if first
+            else self.tr("Repairing Finetune Studio's runtime.")
+            if fresh
+            else self.tr("Updating Finetune Studio to version {version}.").format(version=bundle.version)
+        )
+        self.headline.setWordWrap(True)
+        font = self.headline.font()
+        font.setPointSizeF(font.pointSizeF() * 1.2)
+        font.setBold(True)
+        self.headline.setFont(font)
+        self.step = QLabel()
+        self.step.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.problem = QLabel()
+        self.problem.setWordWrap(True)
+        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.problem.setVisible(False)
+        self.details_button = QToolButton(text=self.tr("Details"), checkable=True)
+        self.log = QPlainTextEdit(readOnly=True)
+        self.log.setMaximumBlockCount(3000)
+        self.log.setMinimumHeight(160)
+        self.log.setVisible(False)
+        self.details_button.toggled.connect(self.log.setVisible)
+        self.mirror = QLineEdit(options.index_url)
+        self.mirror.setPlaceholderText(self.tr("https://pypi.tuna.tsinghua.edu.cn/simple (optional)"))
+        self.torch_mirror = QLineEdit(options.torch_index_url)
+        self.torch_mirror.setPlaceholderText(self.tr("a mirror of download.pytorch.org/whl/… (optional)"))
+        self.mirrors = QWidget()
+        mirrors = QFormLayout(self.mirrors)
+        mirrors.setContentsMargins(0, 0, 0, 0)
+        mirrors.addRow(self.tr("Package mirror:"), self.mirror)
+        mirrors.addRow(self.tr("PyTorch mirror:"), self.torch_mirror)
+        self.mirrors.setVisible(False)
+        self.cancel_button = QPushButton(self.tr("Cancel"))
+        self.cancel_button.clicked.connect(self._cancel)
+        self.retry_button = QPushButton(self.tr("Try again"))
+        self.retry_button.clicked.connect(self.start)
+        self.retry_button.setVisible(False)
+        self.copy_button = QPushButton(self.tr("Copy log"))
+        self.copy_button.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.log.toPlainText()))
+        self.close_button = QPushButton(self.tr("Close"))
+        self.close_button.clicked.connect(self.close)
+        self.close_button.setVisible(False)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.details_button)
+        buttons.addStretch()
+        for button in (self.copy_button, self.retry_button, self.cancel_button, self.close_button):
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.headline)
+        layout.addWidget(self.step)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.problem)
+        layout.addWidget(self.mirrors)
+        layout.addWidget(self.log, 1)
+        layout.addLayout(buttons)
+
+    def start(self) -> None:
+        """Run the setup on a worker thread."""
+        runtime, bundle, options, data_dir = self._args
+        options.index_url, options.torch_index_url = (
+            self.mirror.text().strip(),
+            self.torch_mirror.text().strip(),
+        )
+        if callable(self._on_mirror_changed):
+            self._on_mirror_changed(options.index_url, options.torch_index_url)
+        self._reported = False
+        self.problem.setVisible(False)
+        self.mirrors.setVisible(False)
+        self.retry_button.setVisible(False)
+        self.close_button.setVisible(False)
+        self.cancel_button.setVisible(True)
+        self.cancel_button.setEnabled(True)
+        self.progress.setValue(0)
+        self._thread = QThread()
+        # A failed setup is repaired from scratch: a half-made venv is never patched up.
+        fresh = self._fresh or runtime.marker() is None
+        self._worker = _SetupWorker(runtime, bundle, options, data_dir, fresh)
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker.run)
+        self._worker.line.connect(self.log.appendPlainText)
+        self._worker.progressed.connect(self._on_worker_progressed)
+        self._worker.succeeded.connect(self._on_worker_succeeded)
+        self._worker.failed.connect(self._on_worker_failed)
+        self._thread.start()
+
+    def _end_thread(self) -> None:
+        if self._thread is not None:
+            self._thread.quit()
+            self._thread.wait()
+            # Python owns both: dropping the references deletes them (a deleteLater as well would be a
+            # second delete when the event loop has already ended).
+            self._thread = self._worker = None
+
+    @Slot(float, str)
+    def _on_worker_progressed(self, fraction: float, key: str) -> None:
+        self.progress.setValue(round(fraction * 1000))
+        titles = {
+            "python": self.tr("Setting up Python…"),
+            "torch": self.tr("Installing PyTorch (the largest part)…"),
+            "app": self.tr("Installing Finetune Studio and its libraries…"),
+            "sample": self.tr("Installing the sample model…"),
+            "check": self.tr("Checking the installation…"),
+            "ready": self.tr("Ready. Starting Finetune Studio…"),
+        }
+        self.step.setText(titles.get(key, key))
+
+    @Slot()
+    def _on_worker_succeeded(self) -> None:
+        self._end_thread()
+        self._report(True)
+        self.close()
+
+    def _report(self, ok: bool) -> None:
+        if self._reported:
+            return
+        self._reported, self.ok = True, ok
+        self.finished_setup.emit()
+
+    @Slot(str, str, str, bool)
+    def _on_worker_failed(self, message: str, hint: str, log: str, cancelled: bool) -> None:
+        self._end_thread()
+        self.problem.setText(f"<b>{message}</b><br>{hint}")
+        self.problem.setVisible(True)
+        self.step.setText(
+            self.tr("Setup did not finish. Nothing half-made will be used: the next start repairs it.")
+        )
+        self.cancel_button.setVisible(False)
+        self.retry_button.setVisible(True)
+        self.close_button.setVisible(True)
+        self.mirrors.setVisible(not cancelled)
+        if not self._interactive:
+            self.log.appendPlainText(f"{message}\n{hint}")
+            self._report(False)
+            self.close()
+
+    def _cancel(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel.set()
+            self.cancel_button.setEnabled(False)
+            self.step.setText(self.tr("Cancelling…"))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self._worker is not None:
+            self._worker.cancel.set()
+            self._end_thread()
+        self._report(self.ok)
+        super().closeEvent(event)
