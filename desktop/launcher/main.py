@@ -212,6 +212,8 @@ def _setup_in_window(
             with _open_log(data) as log:
                 log.write(window.log.toPlainText() + "\n")
             ok = window.ok
+            if not ok and window.failure:
+                print(f"error: {window.failure}", file=sys.stderr, flush=True)
             # Delete the window now, while the application exists: left to the interpreter's exit,
             # PySide6 tears it down after the application and crashes.
             shiboken6.delete(window)

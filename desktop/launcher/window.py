@@ -88,6 +88,8 @@ class SetupWindow(QWidget):
         self._thread: QThread | None = None
         self._worker: _SetupWorker | None = None
         self.ok = False
+        self.failure = ""
+        """The last failure's message and hint (empty when none)."""
         self._reported = False
 
         first = not runtime.root.exists()
@@ -217,6 +219,7 @@ class SetupWindow(QWidget):
     @Slot(str, str, str, bool)
     def _on_worker_failed(self, message: str, hint: str, log: str, cancelled: bool) -> None:
         self._end_thread()
+        self.failure = f"{message}\n{hint}"
         self.problem.setText(f"<b>{message}</b><br>{hint}")
         self.problem.setVisible(True)
         self.step.setText(

@@ -1,0 +1,141 @@
+; Finetune Studio's Windows installer: per user, no administrator rights, 64-bit.
+;
+; Build (installer/build.py does this after PyInstaller; makensis works in this file's folder, so pass
+; absolute paths):
+;   makensis -DVERSION=0.1.0 -DBUNDLE_DIR=$PWD/build/bundle/FinetuneStudio -DOUT_FILE=$PWD/dist/FinetuneStudio-0.1.0-setup.exe installer/finetune-studio.nsi
+;
+; Installs the frozen launcher into %LOCALAPPDATA%\Programs\Finetune Studio, adds a Start-menu
+; shortcut (and, if the user keeps the box ticked, a desktop one) and registers the uninstaller in
+; Apps & Features. The launcher sets up the runtime in %LOCALAPPDATA%\FinetuneStudio on first start;
+; the uninstaller asks whether to remove that too.
+
+Unicode true
+ManifestDPIAware true
+!ifdef QUICK
+  SetCompress off  ; -DQUICK: a fast, uncompressed build that checks the script (CI), not one to ship
+!else
+  SetCompressor /SOLID lzma
+!endif
+
+!include "MUI2.nsh"
+!include "x64.nsh"
+!include "FileFunc.nsh"
+!include "LogicLib.nsh"
+
+!ifndef VERSION
+  !error "Pass the app version: -DVERSION=x.y.z"
+!endif
+!ifndef BUNDLE_DIR
+  !error "Pass the PyInstaller folder: -DBUNDLE_DIR=build/bundle/FinetuneStudio"
+!endif
+!ifndef OUT_FILE
+  !define OUT_FILE "FinetuneStudio-${VERSION}-setup.exe"
+!endif
+
+!define APP_NAME "Finetune Studio"
+!define APP_ID "FinetuneStudio"
+!define EXE "FinetuneStudio.exe"
+!define DATA_DIR "$LOCALAPPDATA\FinetuneStudio"
+!define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${APP_ID}"
+
+Name "${APP_NAME}"
+OutFile "${OUT_FILE}"
+RequestExecutionLevel user
+InstallDir "$LOCALAPPDATA\Programs\${APP_NAME}"
+InstallDirRegKey HKCU "Software\${APP_ID}" "InstallDir"
+BrandingText "${APP_NAME} ${VERSION}"
+VIProductVersion "${VERSION}.0"
+VIAddVersionKey /LANG=1033 "ProductName" "${APP_NAME}"
+VIAddVersionKey /LANG=1033 "FileDescription" "${APP_NAME} installer"
+VIAddVersionKey /LANG=1033 "FileVersion" "${VERSION}"
+VIAddVersionKey /LANG=1033 "ProductVersion" "${VERSION}"
+VIAddVersionKey /LANG=1033 "LegalCopyright" "Apache-2.0"
+
+!define MUI_ICON "../resources/icon.ico"
+!define MUI_UNICON "../resources/icon.ico"
+!define MUI_ABORTWARNING
+!define MUI_LANGDLL_ALLLANGUAGES
+!define MUI_FINISHPAGE_RUN "$INSTDIR\${EXE}"
+!define MUI_FINISHPAGE_RUN_TEXT "$(StartNow)"
+; The finish page's second box makes the desktop shortcut (ticked by default).
+!define MUI_FINISHPAGE_SHOWREADME ""
+!define MUI_FINISHPAGE_SHOWREADME_TEXT "$(DesktopShortcut)"
+!define MUI_FINISHPAGE_SHOWREADME_FUNCTION CreateDesktopShortcut
+
+!insertmacro MUI_PAGE_WELCOME
+!insertmacro MUI_PAGE_DIRECTORY
+!insertmacro MUI_PAGE_INSTFILES
+!insertmacro MUI_PAGE_FINISH
+!insertmacro MUI_UNPAGE_CONFIRM
+!insertmacro MUI_UNPAGE_INSTFILES
+
+!insertmacro MUI_LANGUAGE "English"
+!insertmacro MUI_LANGUAGE "SimpChinese"
+!insertmacro MUI_LANGUAGE "TradChinese"
+
+LangString StartNow ${LANG_ENGLISH} "Start ${APP_NAME} (the first start sets it up: a few minutes)"
+LangString StartNow ${LANG_SIMPCHINESE} "启动 ${APP_NAME}（首次启动需要几分钟完成设置）"
+LangString StartNow ${LANG_TRADCHINESE} "啟動 ${APP_NAME}（首次啟動需要幾分鐘完成設定）"
+LangString DesktopShortcut ${LANG_ENGLISH} "Create a desktop shortcut"
+LangString DesktopShortcut ${LANG_SIMPCHINESE} "创建桌面快捷方式"
+LangString DesktopShortcut ${LANG_TRADCHINESE} "建立桌面捷徑"
+LangString Needs64Bit ${LANG_ENGLISH} "${APP_NAME} needs 64-bit Windows."
+LangString Needs64Bit ${LANG_SIMPCHINESE} "${APP_NAME} 需要 64 位 Windows。"
+LangString Needs64Bit ${LANG_TRADCHINESE} "${APP_NAME} 需要 64 位元 Windows。"
+LangString RemoveData ${LANG_ENGLISH} "Also remove the runtime (Python, PyTorch), your runs with their trained models, and the app's settings?$\r$\n$\r$\n${DATA_DIR}$\r$\n$\r$\nChoose No to keep them for a later installation. Models downloaded from the Hugging Face hub are in its shared cache (%USERPROFILE%\.cache\huggingface), which other programs use too; it is left alone."
+LangString RemoveData ${LANG_SIMPCHINESE} "同时删除运行环境（Python、PyTorch）、训练记录及其训练好的模型和应用设置吗？$\r$\n$\r$\n${DATA_DIR}$\r$\n$\r$\n选择“否”可保留，以便以后重新安装时使用。从 Hugging Face 下载的模型位于共享缓存（%USERPROFILE%\.cache\huggingface），其他程序也会使用，不会被删除。"
+LangString RemoveData ${LANG_TRADCHINESE} "同時刪除執行環境（Python、PyTorch）、訓練記錄及其訓練好的模型和應用程式設定嗎？$\r$\n$\r$\n${DATA_DIR}$\r$\n$\r$\n選擇「否」可保留，以便日後重新安裝時使用。從 Hugging Face 下載的模型位於共用快取（%USERPROFILE%\.cache\huggingface），其他程式也會使用，不會被刪除。"
+
+Function .onInit
+  ${IfNot} ${RunningX64}
+    MessageBox MB_ICONSTOP "$(Needs64Bit)" /SD IDOK
+    Abort
+  ${EndIf}
+  SetShellVarContext current
+  !insertmacro MUI_LANGDLL_DISPLAY
+FunctionEnd
+
+Function CreateDesktopShortcut
+  CreateShortcut "$DESKTOP\${APP_NAME}.lnk" "$INSTDIR\${EXE}"
+FunctionEnd
+
+Section "Install"
+  SetOutPath "$INSTDIR"
+  ; An update replaces the program files; the runtime in ${DATA_DIR} is updated by the launcher.
+  RMDir /r "$INSTDIR\_internal"
+  File /r "${BUNDLE_DIR}/*"
+  WriteUninstaller "$INSTDIR\Uninstall.exe"
+  CreateShortcut "$SMPROGRAMS\${APP_NAME}.lnk" "$INSTDIR\${EXE}"
+
+  WriteRegStr HKCU "Software\${APP_ID}" "InstallDir" "$INSTDIR"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayName" "${APP_NAME}"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayVersion" "${VERSION}"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "Publisher" "${APP_NAME}"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayIcon" "$INSTDIR\${EXE}"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "InstallLocation" "$INSTDIR"
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "UninstallString" '"$INSTDIR\Uninstall.exe"'
+  WriteRegStr HKCU "${UNINSTALL_KEY}" "QuietUninstallString" '"$INSTDIR\Uninstall.exe" /S'
+  WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoModify" 1
+  WriteRegDWORD HKCU "${UNINSTALL_KEY}" "NoRepair" 1
+  ${GetSize} "$INSTDIR" "/S=0K" $0 $1 $2
+  IntFmt $0 "0x%08X" $0
+  WriteRegDWORD HKCU "${UNINSTALL_KEY}" "EstimatedSize" "$0"
+SectionEnd
+
+Section "Uninstall"
+  SetShellVarContext current
+  Delete "$SMPROGRAMS\${APP_NAME}.lnk"
+  Delete "$DESKTOP\${APP_NAME}.lnk"
+  ; Only what the installer put there: never a recursive delete of a folder the user chose.
+  RMDir /r "$INSTDIR\_internal"
+  RMDir /r "$INSTDIR\wheelhouse"
+  Delete "$INSTDIR\${EXE}"
+  Delete "$INSTDIR\Uninstall.exe"
+  RMDir "$INSTDIR"
+  ; Silent uninstalls (/S) keep the user's data.
+  MessageBox MB_YESNO|MB_ICONQUESTION "$(RemoveData)" /SD IDNO IDNO keep_data
+    RMDir /r "${DATA_DIR}"
+  keep_data:
+  DeleteRegKey HKCU "${UNINSTALL_KEY}"
+  DeleteRegKey HKCU "Software\${APP_ID}"
+SectionEnd

