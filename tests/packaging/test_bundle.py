@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,11 @@ def wheelhouse(built: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
             capture_output=True,
         )
     return house
+
+
+def wheel_name() -> str:
+    (wheel,) = (ROOT / "dist").glob(f"finetune_studio-{__version__}-*.whl")
+    return wheel.name
 
 
 def _launch(home: Path, *args: str) -> subprocess.CompletedProcess:
@@ -107,6 +113,20 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     assert third.returncode == 0 and "Runtime ready" in third.stdout and "shown" in third.stdout
     after = (data / "runtime-setup.log").read_text(encoding="utf-8")
     assert "[python]" not in after[len(setup_log) :]  # nothing was installed again
+
+    # 4. A newer app wheel (here: the same code, rebuilt) updates the app in the runtime, nothing else.
+    newer = tmp_path / "newer" / wheel_name()
+    newer.parent.mkdir()
+    with zipfile.ZipFile(ROOT / "dist" / wheel_name()) as old, zipfile.ZipFile(newer, "w") as new:
+        for item in old.infolist():
+            new.writestr(item, old.read(item.filename))
+        new.comment = b"rebuilt"
+    fourth = _launch(home, "--wheelhouse", str(wheelhouse), "--app-wheel", str(newer))
+    assert fourth.returncode == 0 and "shown" in fourth.stdout, fourth.stderr[-2000:]
+    update = (data / "runtime-setup.log").read_text(encoding="utf-8")[len(after) :]
+    assert "[app]" in update and "[torch]" not in update and "[python]" not in update
+    updated = json.loads((runtime / "finetune-studio-runtime.json").read_text(encoding="utf-8"))
+    assert updated["wheel_sha256"] != marker["wheel_sha256"]
 
 
 def test_bundle_holds_the_launcher_and_never_the_training_stack(built: dict) -> None:
