@@ -90,6 +90,7 @@ class SetupWindow(QWidget):
         self.ok = False
         self.failure = ""
         """The last failure's message and hint (empty when none)."""
+        self._headline_before_failure = ""
         self._reported = False
 
         first = not runtime.root.exists()
@@ -164,6 +165,9 @@ class SetupWindow(QWidget):
         if callable(self._on_mirror_changed):
             self._on_mirror_changed(options.index_url, options.torch_index_url)
         self._reported = False
+        if self._headline_before_failure:
+            self.headline.setText(self._headline_before_failure)
+        self.progress.setVisible(True)
         self.problem.setVisible(False)
         self.mirrors.setVisible(False)
         self.retry_button.setVisible(False)
@@ -222,8 +226,11 @@ class SetupWindow(QWidget):
         self.failure = f"{message}\n{hint}"
         self.problem.setText(f"<b>{message}</b><br>{hint}")
         self.problem.setVisible(True)
+        self.progress.setVisible(False)
+        self._headline_before_failure = self._headline_before_failure or self.headline.text()
+        self.headline.setText(self.tr("Setup did not finish"))
         self.step.setText(
-            self.tr("Setup did not finish. Nothing half-made will be used: the next start repairs it.")
+            self.tr("Nothing half-made will be used: the next start repairs it, or try again now.")
         )
         self.cancel_button.setVisible(False)
         self.retry_button.setVisible(True)
