@@ -113,9 +113,31 @@ class RunDir:
         """Clear the running mark."""
         (self.path / LOCK_NAME).unlink(missing_ok=True)
 
+    def last_events(self, tail_bytes: int = 65536) -> list[Event]:
+        """The events at the end of the log (its last ``tail_bytes``): cheap for runs of any length."""
+        if not self.events_path.is_file():
+            return []
+        with open(self.events_path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - tail_bytes))
+            lines = fh.read().decode("utf-8", errors="replace").splitlines()
+        if size > tail_bytes:
+            lines = lines[1:]  # the first line is cut
+        out = []
+        for line in lines:
+            try:
+                out.append(event_from_dict(json.loads(line)))
+            except (ValueError, TypeError):
+                continue
+        return out
+
     def status(self) -> str:
-        """``finished``, ``stopped``, ``failed``, ``running`` or ``interrupted`` (crashed or killed)."""
-        return _status_of(self.events(), self)
+        """``finished``, ``stopped``, ``failed``, ``running`` or ``interrupted`` (crashed or killed).
+
+        Only the last event counts: a run resumed after a stop that then crashed is interrupted.
+        """
+        return _status_of(self.last_events(), self)
 
     def checkpoints(self) -> list[Path]:
         """Saved checkpoints, oldest first."""
@@ -216,9 +238,8 @@ def describe(run: RunDir) -> RunInfo:
 
 
 def _status_of(events: list[Event], run: RunDir) -> str:
-    for event in reversed(events):
-        if isinstance(event, TERMINAL):
-            return STATUS_BY_EVENT[type(event)]
+    if events and isinstance(events[-1], TERMINAL):
+        return STATUS_BY_EVENT[type(events[-1])]
     return "running" if _lock_alive(run.path / LOCK_NAME) else "interrupted"
 
 

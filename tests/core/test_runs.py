@@ -99,3 +99,24 @@ def test_delete_removes_the_folder_but_never_a_running_run(tmp_path: Path) -> No
         delete_run(live)
 
     assert not old.path.exists() and live.path.exists()
+
+
+def test_a_resumed_run_that_crashed_is_crashed_not_stopped(tmp_path: Path) -> None:
+    run = _run(tmp_path / "runs", "again", StoppedEvent(20, "checkpoint-20"), checkpoint=20)
+    run.append(StartedEvent(str(run.path), 100, 90, 10, "cpu", resumed_from_step=20))
+    for step in range(21, 40):
+        run.append(ProgressEvent(step, 100, step / 50, step * 1.0, 60.0, 8.0, None))
+    run.close()
+    assert run.status() == "interrupted" and run.resumable()
+
+
+def test_status_reads_only_the_end_of_a_long_log(tmp_path: Path) -> None:
+    run = _run(tmp_path / "runs", "long")
+    with open(run.events_path, "a", encoding="utf-8") as fh:
+        for step in range(21, 60_000):
+            fh.write(ProgressEvent(step, 60_000, 1.0, 1.0, 1.0, 8.0, None).to_json() + "\n")
+        fh.write(FinishedEvent(60_000, "model", {}).to_json() + "\n")
+
+    tail = run.last_events()
+
+    assert run.status() == "finished" and 0 < len(tail) < 1000 and tail[-1].kind == "finished"
