@@ -3,7 +3,8 @@
 Usage (the installed program is ``FinetuneStudio``; in a checkout ``python -m desktop.launcher``)::
 
     FinetuneStudio [--repair] [--offline] [--wheelhouse DIR] [--index-url URL]
-                   [--torch-index-url URL] [--python VERSION_OR_PATH] [--headless] [--smoke]
+                   [--torch-index-url URL] [--python-mirror URL] [--python VERSION_OR_PATH]
+                   [--headless] [--smoke]
                    [-- APP ARGUMENTS]
 
 Later starts do no more than read the runtime's marker and start the app, so the app's window
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from desktop.launcher.runtime import (
+    MIRRORS,
     PYTHON,
     WINDOWS,
     Bundle,
@@ -87,8 +89,9 @@ class LauncherSettings:
         value = self.values.get(key, "")
         return value if isinstance(value, str) else ""
 
-    def save_mirrors(self, index_url: str, torch_index_url: str) -> None:
-        self.values.update(index_url=index_url, torch_index_url=torch_index_url)
+    def save_mirrors(self, mirrors: dict[str, str]) -> None:
+        """Remember the mirrors (keys of :data:`MIRRORS`)."""
+        self.values.update({key: mirrors[key] for key in MIRRORS if key in mirrors})
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(self.values, indent=2), encoding="utf-8")
 
@@ -103,6 +106,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--wheelhouse", help="a folder of wheels to install from")
     parser.add_argument("--index-url", help="a PyPI mirror for the app's libraries (remembered)")
     parser.add_argument("--torch-index-url", help="a mirror of the PyTorch index (remembered)")
+    parser.add_argument("--python-mirror", help="a mirror of uv's Python downloads (remembered)")
     parser.add_argument("--python", help=f"the runtime's Python: a version (default {PYTHON}) or a path")
     parser.add_argument("--headless", action="store_true", help="show setup progress here, not in a window")
     parser.add_argument(
@@ -128,16 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         print(bundle.version)
         return EXIT_OK
     settings = LauncherSettings(data / "launcher.json")
-    if args.index_url is not None or args.torch_index_url is not None:
-        settings.save_mirrors(
-            args.index_url if args.index_url is not None else settings.get("index_url"),
-            args.torch_index_url if args.torch_index_url is not None else settings.get("torch_index_url"),
-        )
+    given = {key: getattr(args, key) for key in MIRRORS if getattr(args, key) is not None}
+    if given:
+        settings.save_mirrors(given)
     options = Options(
-        offline=args.offline,
-        index_url=settings.get("index_url"),
-        torch_index_url=settings.get("torch_index_url"),
-        python=args.python or PYTHON,
+        offline=args.offline, python=args.python or PYTHON, **{k: settings.get(k) for k in MIRRORS}
     )
     state = "repair" if args.repair else runtime.state(bundle)
     _log(data, f"launcher {bundle.version}: runtime {state}")
@@ -270,7 +269,7 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
         with open(stderr_path, "w", encoding="utf-8") as err:
             proc = subprocess.Popen(
                 command,
-                env=child_env(data),
+                env=child_env(data),  # the app needs no mirror: it runs from the finished runtime
                 stdin=subprocess.DEVNULL,
                 stdout=None if args.smoke else subprocess.DEVNULL,
                 stderr=err,

@@ -81,12 +81,15 @@ class Options:
         offline: Install only from the wheelhouse; never touch the network.
         index_url: A mirror of PyPI (for the app's dependencies).
         torch_index_url: A mirror of the PyTorch index (replaces download.pytorch.org).
+        python_mirror: A mirror of the Python builds uv downloads (``UV_PYTHON_INSTALL_MIRROR``;
+            they come from GitHub, which is slow or blocked on some networks).
         python: The Python for the runtime: a version (uv-managed) or an interpreter's path.
     """
 
     offline: bool = False
     index_url: str = ""
     torch_index_url: str = ""
+    python_mirror: str = ""
     python: str = PYTHON
 
 
@@ -279,7 +282,11 @@ def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice,
     return steps
 
 
-def child_env(data_dir: Path) -> dict[str, str]:
+MIRRORS = ("index_url", "torch_index_url", "python_mirror")
+"""The :class:`Options` fields a user sets once and the launcher remembers."""
+
+
+def child_env(data_dir: Path, options: Options | None = None) -> dict[str, str]:
     """The environment for uv and the runtime: without what the frozen launcher set for itself.
 
     PyInstaller points ``LD_LIBRARY_PATH`` (Linux) and ``PATH`` (Windows) at the bundle's own Qt,
@@ -301,6 +308,8 @@ def child_env(data_dir: Path) -> dict[str, str]:
                 env.pop(name)
     env.setdefault("UV_CACHE_DIR", str(data_dir / "uv-cache"))
     env.setdefault("UV_PYTHON_INSTALL_DIR", str(data_dir / "python"))
+    if options is not None and options.python_mirror:
+        env["UV_PYTHON_INSTALL_MIRROR"] = options.python_mirror
     env["PYTHONNOUSERSITE"] = "1"
     return env
 
@@ -345,7 +354,7 @@ def setup(
     runtime.root.parent.mkdir(parents=True, exist_ok=True)
     if runtime.root.exists():
         runtime.clear_marker()  # from here until the end, the runtime counts as incomplete
-    env = child_env(data_dir)
+    env = child_env(data_dir, options)
     steps = plan(runtime, bundle, options, torch, fresh)
     total = sum(STEP_WEIGHTS[s.key] for s in steps)
     done = 0.0

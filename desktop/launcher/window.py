@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.launcher.runtime import Bundle, Cancelled, Options, Runtime, SetupError, setup
+from desktop.launcher.runtime import MIRRORS, Bundle, Cancelled, Options, Runtime, SetupError, setup
 
 
 class _SetupWorker(QObject):
@@ -124,11 +124,14 @@ class SetupWindow(QWidget):
         self.mirror.setPlaceholderText(self.tr("https://pypi.tuna.tsinghua.edu.cn/simple (optional)"))
         self.torch_mirror = QLineEdit(options.torch_index_url)
         self.torch_mirror.setPlaceholderText(self.tr("a mirror of download.pytorch.org/whl/… (optional)"))
+        self.python_mirror = QLineEdit(options.python_mirror)
+        self.python_mirror.setPlaceholderText(self.tr("a mirror of uv's Python downloads (optional)"))
         self.mirrors = QWidget()
         mirrors = QFormLayout(self.mirrors)
         mirrors.setContentsMargins(0, 0, 0, 0)
         mirrors.addRow(self.tr("Package mirror:"), self.mirror)
         mirrors.addRow(self.tr("PyTorch mirror:"), self.torch_mirror)
+        mirrors.addRow(self.tr("Python mirror:"), self.python_mirror)
         self.mirrors.setVisible(False)
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.clicked.connect(self._cancel)
@@ -158,12 +161,11 @@ class SetupWindow(QWidget):
     def start(self) -> None:
         """Run the setup on a worker thread."""
         runtime, bundle, options, data_dir = self._args
-        options.index_url, options.torch_index_url = (
-            self.mirror.text().strip(),
-            self.torch_mirror.text().strip(),
-        )
+        options.index_url = self.mirror.text().strip()
+        options.torch_index_url = self.torch_mirror.text().strip()
+        options.python_mirror = self.python_mirror.text().strip()
         if callable(self._on_mirror_changed):
-            self._on_mirror_changed(options.index_url, options.torch_index_url)
+            self._on_mirror_changed({key: getattr(options, key) for key in MIRRORS})
         self._reported = False
         if self._headline_before_failure:
             self.headline.setText(self._headline_before_failure)

@@ -121,3 +121,9 @@ def test_too_little_disk_space_refuses_before_anything_is_written(
     with pytest.raises(SetupError, match="Not enough disk space") as info:
         rt.check_disk(runtime, TorchChoice("torch==2.14.1+cu130", "", "", cuda=True))
     assert "Free some space" in info.value.hint and not runtime.root.exists()
+
+
+def test_a_python_mirror_reaches_uv(tmp_path: Path) -> None:
+    env = rt.child_env(tmp_path, Options(python_mirror="https://mirror.example/python-build-standalone"))
+    assert env["UV_PYTHON_INSTALL_MIRROR"] == "https://mirror.example/python-build-standalone"
+    assert env["UV_PYTHON_INSTALL_DIR"] == str(tmp_path / "python")  # removed with the app's data

@@ -15,6 +15,7 @@ from desktop.launcher.window import SetupWindow
 def make_window(qtbot, tmp_path: Path):
     wheel = tmp_path / "finetune_studio-0.3.0-py3-none-any.whl"
     wheel.write_bytes(b"app")
+    saved: list[dict] = []  # what the window asks the launcher to remember
 
     def make(interactive: bool = True) -> SetupWindow:
         win = SetupWindow(
@@ -24,10 +25,12 @@ def make_window(qtbot, tmp_path: Path):
             tmp_path,
             True,
             interactive,
+            saved.append,
         )
         qtbot.addWidget(win)
         return win
 
+    make.saved = saved
     return make
 
 
@@ -68,6 +71,7 @@ def test_a_failure_is_explained_and_try_again_works(
     with qtbot.waitSignal(win.finished_setup, timeout=10_000):
         win.retry_button.click()
     assert win.ok and attempts == ["", "https://pypi.tuna.tsinghua.edu.cn/simple"]
+    assert make_window.saved[-1]["index_url"] == "https://pypi.tuna.tsinghua.edu.cn/simple"  # remembered
 
 
 def test_without_a_user_a_failure_ends_at_once(make_window, qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
