@@ -106,6 +106,15 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     assert "shown" in second.stdout
     marker = json.loads((runtime / "finetune-studio-runtime.json").read_text(encoding="utf-8"))
     assert marker["app_version"] == __version__ and marker["torch"] == "torch==2.13.0+cpu"
+    # The app installed from its wheel finds its resources (samples, wheel table) in the runtime.
+    sample = runtime / "share" / "finetune-studio" / "resources" / "samples" / "classification.toml"
+    checked = subprocess.run(
+        [str(runtime / "bin" / "python"), "-m", "desktop.cli", "validate", str(sample)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "FINETUNE_STUDIO_HOME": str(data)},
+    )
+    assert checked.returncode == 0 and "255 training rows" in checked.stdout, checked.stderr[-2000:]
 
     # 3. Later starts skip the setup and go straight to the app.
     setup_log = (data / "runtime-setup.log").read_text(encoding="utf-8")
