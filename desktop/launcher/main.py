@@ -135,9 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     given = {key: getattr(args, key) for key in MIRRORS if getattr(args, key) is not None}
     if given:
         settings.save_mirrors(given)
-    options = Options(
-        offline=args.offline, python=args.python or PYTHON, **{k: settings.get(k) for k in MIRRORS}
-    )
+    # An offline installer ships its wheelhouse beside the launcher: it installs from there alone.
+    offline = args.offline or (bundle.wheelhouse is not None and not args.wheelhouse)
+    options = Options(offline=offline, python=args.python or PYTHON, **{k: settings.get(k) for k in MIRRORS})
     state = "repair" if args.repair else runtime.state(bundle)
     _log(data, f"launcher {bundle.version}: runtime {state}")
     if state != "ready":
