@@ -59,7 +59,7 @@ def wheel_name() -> str:
     return wheel.name
 
 
-def _launch(home: Path, *args: str) -> subprocess.CompletedProcess:
+def _launch(home: Path, *args: str, launcher: Path = LAUNCHER) -> subprocess.CompletedProcess:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -74,7 +74,7 @@ def _launch(home: Path, *args: str) -> subprocess.CompletedProcess:
     )
     base_python = getattr(sys, "_base_executable", sys.executable)  # the wheelhouse's Python
     return subprocess.run(
-        [str(LAUNCHER), "--offline", "--python", base_python, "--smoke", *args],
+        [str(launcher), "--python", base_python, "--smoke", *args],
         env=env,
         capture_output=True,
         text=True,
@@ -93,17 +93,24 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     shutil.copytree(wheelhouse, broken)
     for wheel in broken.glob("tomlkit-*.whl"):
         wheel.unlink()
-    first = _launch(home, "--wheelhouse", str(broken))
+    first = _launch(home, "--offline", "--wheelhouse", str(broken))
     assert first.returncode == 1
     assert "A package is missing from the offline package" in first.stderr
     assert "tomlkit" in (data / "runtime-setup.log").read_text(encoding="utf-8")  # the details, for support
     assert (runtime / "lib").is_dir() and not (runtime / "finetune-studio-runtime.json").exists()
     assert list((runtime / "lib").glob("python3*/site-packages/torch"))  # PyTorch went in before it failed
 
-    # 2. The next start repairs it from scratch and opens the app (offscreen), which exits 0.
-    second = _launch(home, "--wheelhouse", str(wheelhouse))
+    # 2. The next start repairs it from scratch and opens the app (offscreen), which exits 0. This
+    # launcher is an offline installer's: its wheelhouse lies beside it, so it never needs the network.
+    offline_installer = tmp_path / "offline" / "FinetuneStudio"
+    shutil.copytree(BUNDLE, offline_installer, copy_function=os.link, symlinks=True)
+    shutil.copytree(wheelhouse, offline_installer / "wheelhouse", copy_function=os.link)
+    log_before = (data / "runtime-setup.log").read_text(encoding="utf-8")
+    second = _launch(home, launcher=offline_installer / LAUNCHER.name)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "shown" in second.stdout
+    repair_log = (data / "runtime-setup.log").read_text(encoding="utf-8")[len(log_before) :]
+    assert f"--offline --no-index --find-links {offline_installer / 'wheelhouse'}" in repair_log
     marker = json.loads((runtime / "finetune-studio-runtime.json").read_text(encoding="utf-8"))
     assert marker["app_version"] == __version__ and marker["torch"] == "torch==2.13.0+cpu"
     # The app installed from its wheel finds its resources (samples, wheel table) in the runtime.
@@ -118,7 +125,7 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
 
     # 3. Later starts skip the setup and go straight to the app.
     setup_log = (data / "runtime-setup.log").read_text(encoding="utf-8")
-    third = _launch(home, "--wheelhouse", str(wheelhouse))
+    third = _launch(home, "--offline", "--wheelhouse", str(wheelhouse))
     assert third.returncode == 0 and "Runtime ready" in third.stdout and "shown" in third.stdout
     after = (data / "runtime-setup.log").read_text(encoding="utf-8")
     assert "[python]" not in after[len(setup_log) :]  # nothing was installed again
@@ -130,7 +137,7 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
         for item in old.infolist():
             new.writestr(item, old.read(item.filename))
         new.comment = b"rebuilt"
-    fourth = _launch(home, "--wheelhouse", str(wheelhouse), "--app-wheel", str(newer))
+    fourth = _launch(home, "--offline", "--wheelhouse", str(wheelhouse), "--app-wheel", str(newer))
     assert fourth.returncode == 0 and "shown" in fourth.stdout, fourth.stderr[-2000:]
     update = (data / "runtime-setup.log").read_text(encoding="utf-8")[len(after) :]
     assert "[app]" in update and "[torch]" not in update and "[python]" not in update
