@@ -507,7 +507,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         best = f"{info.best[0]} {info.best[1]:.4g}" if info.best else "-"
         flag = "  (resumable)" if info.resumable else ""
         print(
-            f"{info.name:<45} {STATUS_WORDS[info.status]:<9} {info.task:<15} {best:<18} "
+            f"{info.name:<45} {STATUS_WORDS.get(info.status, info.status):<9} {info.task:<15} {best:<18} "
             f"{_short(info.model, 30):<30} {_short(info.dataset, 30)}{flag}"
         )
     return EXIT_OK

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -96,14 +97,8 @@ class RunDir:
         """Every event recorded so far; a half-written last line is skipped."""
         if not self.events_path.is_file():
             return []
-        out = []
         with open(self.events_path, encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    out.append(event_from_dict(json.loads(line)))
-                except (ValueError, TypeError):
-                    continue
-        return out
+            return _parse_events(fh)
 
     def lock(self) -> None:
         """Mark the run as running in this process."""
@@ -124,13 +119,7 @@ class RunDir:
             lines = fh.read().decode("utf-8", errors="replace").splitlines()
         if size > tail_bytes:
             lines = lines[1:]  # the first line is cut
-        out = []
-        for line in lines:
-            try:
-                out.append(event_from_dict(json.loads(line)))
-            except (ValueError, TypeError):
-                continue
-        return out
+        return _parse_events(lines)
 
     def status(self) -> str:
         """``finished``, ``stopped``, ``failed``, ``running`` or ``interrupted`` (crashed or killed).
@@ -153,17 +142,26 @@ class RunDir:
 
     def resumable(self) -> bool:
         """Whether the run ended early and has a checkpoint to continue from."""
-        return self.status() in ("stopped", "interrupted", "failed") and self.latest_checkpoint() is not None
+        return _resumable(self.status(), self)
 
 
-STATUS_WORDS = {
-    "finished": "finished",
-    "stopped": "stopped",
-    "failed": "failed",
-    "running": "running",
-    "interrupted": "crashed",
-}
-"""How each status is named to the user: an interrupted run is one the app or the computer lost."""
+def _parse_events(lines: Iterable[str]) -> list[Event]:
+    """Events from JSON lines; a half-written or foreign line is skipped."""
+    out = []
+    for line in lines:
+        try:
+            out.append(event_from_dict(json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+    return out
+
+
+def _resumable(status: str, run: RunDir) -> bool:
+    return status in ("stopped", "interrupted", "failed") and run.latest_checkpoint() is not None
+
+
+STATUS_WORDS = {"interrupted": "crashed"}
+"""Statuses named otherwise to the user (an interrupted run is one the app or the computer lost)."""
 
 
 @dataclass(frozen=True)
@@ -231,7 +229,7 @@ def describe(run: RunDir) -> RunInfo:
     except OSError:
         created = 0.0
     status = _status_of(events, run)
-    resumable = status in ("stopped", "interrupted", "failed") and run.latest_checkpoint() is not None
+    resumable = _resumable(status, run)
     return RunInfo(
         run.path, status, task, model, resumable, dataset, best, created, step, total, tuple(losses)
     )
@@ -243,12 +241,33 @@ def _status_of(events: list[Event], run: RunDir) -> str:
     return "running" if _lock_alive(run.path / LOCK_NAME) else "interrupted"
 
 
-def list_runs(runs_dir: Path) -> list[RunInfo]:
-    """Run folders below ``runs_dir``, newest first, read from disk."""
+def run_dirs(runs_dir: Path) -> list[RunDir]:
+    """The run folders below ``runs_dir``, newest first."""
     if not runs_dir.is_dir():
         return []
     runs = [RunDir(p) for p in sorted(runs_dir.iterdir(), reverse=True) if p.is_dir()]
-    return [describe(run) for run in runs if run.is_run()]
+    return [run for run in runs if run.is_run()]
+
+
+def list_runs(runs_dir: Path) -> list[RunInfo]:
+    """Run folders below ``runs_dir``, newest first, read from disk."""
+    return [describe(run) for run in run_dirs(runs_dir)]
+
+
+def newest_crashed(runs_dir: Path, skip: Container[str] = ()) -> tuple[RunDir, int, int] | None:
+    """The newest crashed run that can resume (not in ``skip``), with its last step and planned steps.
+
+    Reads only the end of each event log, so it stays quick at start-up however long the runs are.
+    """
+    for run in run_dirs(runs_dir):
+        if str(run.path) in skip or run.latest_checkpoint() is None:
+            continue
+        tail = run.last_events()
+        if _status_of(tail, run) != "interrupted":
+            continue
+        progress = [e for e in tail if isinstance(e, ProgressEvent)]
+        return (run, progress[-1].step, progress[-1].total_steps) if progress else (run, 0, 0)
+    return None
 
 
 def run_result(run: RunDir) -> RunResult:
@@ -278,9 +297,8 @@ def find_resumable(runs_dir: Path, config: RunConfig) -> RunDir | None:
     The training schedule may differ (resuming with more steps is allowed), and columns the
     config leaves to guessing match whatever the run guessed.
     """
-    for info in list_runs(runs_dir):
-        run = RunDir(info.path)
-        if info.resumable and _same_run(config, run.config()):
+    for run in run_dirs(runs_dir):
+        if run.resumable() and _same_run(config, run.config()):
             return run
     return None
 

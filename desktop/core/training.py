@@ -112,7 +112,7 @@ def run_training(
     finally:
         run.unlock()
         run.close()
-        _release_memory()
+        release_memory()
 
 
 def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> _Prepared:
@@ -333,7 +333,7 @@ def _log_to(path: Path) -> Iterator[None]:
         handler.close()
 
 
-def _release_memory() -> None:
+def release_memory() -> None:
     """Give GPU memory back after a run.
 
     The trainer and model hold reference cycles, so their CUDA tensors are freed only by a full

@@ -214,11 +214,7 @@ class Playground:
 
     def release(self) -> None:
         """Drop the model so its memory (and VRAM) is returned."""
+        from desktop.core.training import release_memory
+
         self.model = self.tokenizer = None
-        if self.device == "cuda":
-            import gc
-
-            import torch
-
-            gc.collect()
-            torch.cuda.empty_cache()
+        release_memory()

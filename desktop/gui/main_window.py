@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from desktop.core.config import RunConfig, load_config, with_changes
 from desktop.core.errors import StudioError
 from desktop.core.paths import resources_dir
-from desktop.core.runs import RunDir
+from desktop.core.runs import RunDir, newest_crashed
 from desktop.core.training import RunResult
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.data_page import DataPage
@@ -428,28 +428,18 @@ class MainWindow(QMainWindow):
 
     def offer_resume(self) -> None:
         """If the newest crashed run can be resumed and the user has not declined it, offer it."""
-        from desktop.core.events import ProgressEvent
-
         dismissed = set(self.settings.text(Key.DISMISSED_RESUME).splitlines())
-        folder = self.runs_dir()
-        # Newest first, reading only the end of each event log: quick however many long runs there are.
-        for path in sorted(folder.iterdir(), reverse=True) if folder.is_dir() else []:
-            run = RunDir(path)
-            if str(path) in dismissed or not run.is_run() or run.latest_checkpoint() is None:
-                continue
-            if run.status() != "interrupted":
-                continue
-            progress = [e for e in run.last_events() if isinstance(e, ProgressEvent)]
-            step, total = (progress[-1].step, progress[-1].total_steps) if progress else (0, 0)
-            self._crashed = run
-            self.resume_text.setText(
-                self.tr(
-                    "The run {run} was interrupted at step {step} of {total} (the app or the computer "
-                    "stopped). Resume it from its last checkpoint?"
-                ).format(run=path.name, step=step, total=total)
-            )
-            self.resume_bar.setVisible(True)
+        found = newest_crashed(self.runs_dir(), dismissed)
+        if found is None:
             return
+        self._crashed, step, total = found
+        self.resume_text.setText(
+            self.tr(
+                "The run {run} was interrupted at step {step} of {total} (the app or the computer "
+                "stopped). Resume it from its last checkpoint?"
+            ).format(run=self._crashed.path.name, step=step, total=total)
+        )
+        self.resume_bar.setVisible(True)
 
     def _on_resume_yes_clicked(self) -> None:
         if self._crashed is not None:

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from desktop.core.paths import data_dir, resources_dir
 from desktop.launcher.runtime import (
     MIRRORS,
     PYTHON,
@@ -38,13 +39,6 @@ from desktop.launcher.runtime import (
 EXIT_OK, EXIT_FAILED = 0, 1
 EARLY_EXIT_S = 3.0
 """How long the launcher watches the app start: a crash in this time is reported, with a repair."""
-
-
-def data_dir() -> Path:
-    """The app's data folder (``FINETUNE_STUDIO_HOME`` overrides it), where the runtime lives."""
-    from desktop.core.paths import data_dir as app_data_dir
-
-    return app_data_dir()
 
 
 def find_bundle(args: argparse.Namespace) -> Bundle:
@@ -233,8 +227,7 @@ def _qt_app() -> Any:
 
     if _APP is None:
         _APP = QApplication.instance() or QApplication(sys.argv[:1])
-        base = getattr(sys, "_MEIPASS", None) or Path(__file__).resolve().parents[2] / "resources"
-        _APP.setWindowIcon(QIcon(str(Path(base) / "icon.png")))
+        _APP.setWindowIcon(QIcon(str(resources_dir() / "icon.png")))
     return _APP
 
 

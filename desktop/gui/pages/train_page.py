@@ -188,11 +188,10 @@ class TrainPage(WizardPage):
 
         self._resumable = run
         self._begin()
-        for event in run.events():
+        for event in run.events():  # the curves so far; the smoothed loss carries on from them
             if isinstance(event, LogEvent):
                 self._on_controller_metrics_logged(event)
         self._log(self.tr("Resuming {run}.").format(run=run.path.name))
-        self._begin(keep_plots=True)
         self.controller.start(run.config(), resume=run)
 
     def _on_stop_clicked(self) -> None:
