@@ -7,11 +7,12 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from pathlib import Path
 from typing import Any
 
 from desktop.core.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
-from desktop.core.errors import ConfigError, InputError, StudioError
+from desktop.core.errors import ConfigError, InputError, StudioError, disk_error
 from desktop.core.events import (
     CheckpointEvent,
     Event,
@@ -21,6 +22,7 @@ from desktop.core.events import (
     ProgressEvent,
     StartedEvent,
 )
+from desktop.core.secrets import redact, shell_join
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_STOPPED = 0, 1, 2, 130
 
@@ -42,12 +44,50 @@ def main(argv: list[str] | None = None) -> int:
     except StudioError as exc:
         _error(exc)
         return EXIT_FAILED
+    except OSError as exc:
+        found = disk_error(exc)
+        if found is None:
+            found = StudioError(
+                f"A file could not be read or written: {exc.strerror or exc}"
+                + (f" ({exc.filename})" if exc.filename else "."),
+                "Check that the path exists and that you may write there, then try again.",
+            )
+        _error(found)
+        return EXIT_INPUT
+    except Exception as exc:  # never a raw traceback: one sentence, details in a file
+        log = _save_traceback()
+        _error(
+            StudioError(
+                f"Finetune Studio stopped with an unexpected error: {type(exc).__name__}: {redact(str(exc))}",
+                f"The details are in {log}; please attach that file when you report the problem.",
+            )
+        )
+        return EXIT_FAILED
 
 
 def _error(exc: StudioError) -> None:
-    print(f"error: {exc.message}", file=sys.stderr)
+    print(f"error: {redact(exc.message)}", file=sys.stderr)
     if exc.hint:
-        print(f"  {exc.hint}", file=sys.stderr)
+        print(f"  {redact(exc.hint)}", file=sys.stderr)
+
+
+def _save_traceback() -> Path | str:
+    """Write the current exception's traceback to the app's log folder; where it went."""
+    from desktop.core.paths import data_dir
+
+    text = redact(traceback.format_exc())
+    try:
+        folder = data_dir() / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "cli-error.log"
+        path.write_text(text, encoding="utf-8")
+        return path
+    except OSError:
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False, encoding="utf-8") as fh:
+            fh.write(text)
+        return fh.name
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -119,7 +159,8 @@ def _parser() -> argparse.ArgumentParser:
 def _load(args: argparse.Namespace) -> RunConfig:
     config = load_config(args.config)
     if getattr(args, "overrides", None):
-        config = with_overrides(config, args.overrides)
+        # Relative paths in --set mean what they would mean in the file: from the file's folder.
+        config = with_overrides(config, args.overrides, base_dir=args.config.resolve().parent)
     if getattr(args, "runs_dir", None):
         config.output.runs_dir = str(args.runs_dir.resolve())
     problems = config.validate()
@@ -251,24 +292,38 @@ def cmd_train(args: argparse.Namespace) -> int:
     from desktop.core.training import run_training
 
     config = _load(args)
+    origin = args.config.resolve()
     resume = None
     if args.resume:
         runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
-        own = RunDir(args.config.resolve().parent)
-        resume = own if own.is_run() and own.resumable() else find_resumable(runs_dir, config)
+        own = RunDir(origin.parent)
+        if own.is_run() and origin.name == own.config_path.name:
+            if not own.resumable():
+                raise InputError(
+                    f"The run {own.path.name} cannot be resumed: it is {own.status()} and "
+                    + ("has no checkpoint." if own.latest_checkpoint() is None else "not stopped."),
+                    "Start a new run from this config without --resume.",
+                )
+            resume = own
+        else:
+            resume = find_resumable(runs_dir, config, origin)
         if resume is None:
             raise InputError(
                 f"No stopped or interrupted run of {args.config} with a checkpoint was found in {runs_dir}.",
                 "Start it without --resume, or pass the config.toml inside the run folder to resume.",
             )
     _quiet_libraries()
+    from desktop.core.stopping import GracefulStop
+
     stop = threading.Event()
     console = _Console()
-    previous = signal.signal(signal.SIGINT, _stop_handler(stop, console))
+    graceful = GracefulStop(
+        stop, lambda reason: console._line(_STOP_LINES.get(reason, _STOP_LINES["SIGINT"]))
+    )
     try:
-        result = run_training(config, console, stop, resume=resume)
+        with graceful:
+            result = run_training(config, console, stop, resume=resume, origin=origin)
     finally:
-        signal.signal(signal.SIGINT, previous)
         console.close()
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -279,9 +334,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     elif result.status == "stopped":
         print(f"Stopped. The run folder is {result.run_dir or '(none: stopped before training)'}.")
         if result.run_dir:
-            print(
-                f"  Continue with: finetune-studio-cli train {Path(result.run_dir) / 'config.toml'} --resume"
+            command = shell_join(
+                ["finetune-studio-cli", "train", str(Path(result.run_dir) / "config.toml"), "--resume"]
             )
+            print(f"  Continue with: {command}")
+        return graceful.exit_code
     else:
         _print_failure(result.failure, result.run_dir)
     return result.exit_code
@@ -297,14 +354,12 @@ def _print_failure(failure: FailedEvent | None, run_dir: Path | None) -> None:
         print(f"  Details: {Path(run_dir) / 'train.log'}", file=sys.stderr)
 
 
-def _stop_handler(stop: threading.Event, console: _Console) -> Any:
-    def handle(signum: int, frame: Any) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        console._line("Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...")
-
-    return handle
+_STOP_LINES = {
+    "SIGINT": "Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...",
+    "SIGTERM": "Asked to end (SIGTERM): stopping after this step and saving a checkpoint...",
+    "SIGBREAK": "Ctrl-Break: stopping after this step and saving a checkpoint...",
+    "CONSOLE_CLOSE": "The console is closing: stopping after this step and saving a checkpoint...",
+}
 
 
 def _quiet_libraries() -> None:
@@ -442,20 +497,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             "verdict": {**dataclasses.asdict(result), "ok": result.ok},
             "fix": {"requirements": plan.requirements, "command": plan.command} if plan else None,
         }
-        print(json.dumps(findings, indent=2, ensure_ascii=False))
+        print(redact(json.dumps(findings, indent=2, ensure_ascii=False)))
     else:
         print(report.summary())
         print(probe.summary())
         print(f"{'OK' if result.ok else 'Needs attention'}: {result.headline}")
         print(f"  {result.explanation}")
         if plan is not None and not args.fix:
-            print(f"  Fix it with: finetune-studio-cli doctor --fix   (runs: {' '.join(plan.command)})")
+            print(
+                "  Fix it with: finetune-studio-cli doctor --fix   "
+                f"(runs: {redact(shell_join(plan.command))})"
+            )
     if not args.fix or result.ok:
         return EXIT_OK if result.ok else EXIT_FAILED
     if plan is None:
         raise StudioError(result.headline, result.explanation)
     if args.dry_run:
-        print(" ".join(plan.command))
+        print(redact(shell_join(plan.command)))
         return EXIT_OK
     return _run_fix(plan)
 
@@ -472,7 +530,7 @@ def _run_fix(plan: Any) -> int:
     try:
         result = run_repair(
             plan,
-            lambda line: bar.write(line, file=sys.stderr),
+            lambda line: bar.write(redact(line), file=sys.stderr),
             lambda share: bar.update(int(share * 100) - bar.n),
             stop,
         )

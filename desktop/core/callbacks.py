@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shutil
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
 
+from desktop.core.errors import DiskError
 from desktop.core.events import CheckpointEvent, Event, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+
+
+def free_bytes(folder: str) -> int:
+    """Free space on the drive of ``folder`` (a seam for tests that fake a full disk)."""
+    return shutil.disk_usage(folder).free
+
+
+def checkpoint_bytes(model: Any) -> int:
+    """About what one checkpoint of ``model`` takes: weights plus AdamW's two states per trained weight."""
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return int((weights + trained * 4 * 2) * 1.1)
 
 
 def nvml_memory(index: int) -> tuple[int, int] | None:
@@ -106,6 +121,28 @@ class EventCallback(TrainerCallback):
             control.should_training_stop = True
             control.should_save = True
             self.stopped_early = True
+        if control.should_save:
+            self._check_space(args, state, kwargs.get("model"))
+
+    def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if control.should_save:
+            self._check_space(args, state, kwargs.get("model"))
+
+    def _check_space(self, args: Any, state: Any, model: Any) -> None:
+        """Refuse to start a checkpoint the disk cannot hold: a torn one is worse than none."""
+        if model is None:
+            return
+        folder = args.output_dir
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        needed, free = checkpoint_bytes(model), free_bytes(folder)
+        if free >= needed:
+            return
+        raise DiskError(
+            f"Not enough disk space for the checkpoint at step {state.global_step}: it needs about "
+            f"{needed / 2**20:.0f} MB in {folder}, and {free / 2**20:.0f} MB are free.",
+            "Free some space (older runs in the runs folder are often large), then resume the run: it "
+            "continues from its last checkpoint.",
+        )
 
     def _report_step(self, args: Any, state: Any) -> None:
         elapsed = time.perf_counter() - self._t0

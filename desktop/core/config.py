@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import typing
 from dataclasses import dataclass, field
@@ -343,8 +344,14 @@ def load_config(path: str | Path) -> RunConfig:
     return from_dict(data, base_dir=path.resolve().parent)
 
 
-def with_overrides(config: RunConfig, assignments: list[str]) -> RunConfig:
+def with_overrides(config: RunConfig, assignments: list[str], base_dir: Path | None = None) -> RunConfig:
     """Apply ``key=value`` overrides (dotted keys, TOML values; bare words are text).
+
+    Args:
+        config: The config to change (it is not modified).
+        assignments: ``key=value`` texts.
+        base_dir: Folder that relative paths in the overrides are taken from (the config file's
+            folder, so ``--set`` means what the same line in the file would mean).
 
     Raises:
         ConfigError: A key is unknown, a value has the wrong type, or an assignment has no ``=``.
@@ -371,7 +378,7 @@ def with_overrides(config: RunConfig, assignments: list[str]) -> RunConfig:
         else:
             table[leaf] = value
     try:
-        config = from_dict(data)
+        config = from_dict(data, base_dir=base_dir)
     except ConfigError as exc:
         problems += exc.problems
     if problems:
@@ -397,11 +404,18 @@ def _validate(config: RunConfig) -> list[Problem]:
     _validate_model(config.model, add)
     _validate_data(config, add)
     t = config.training
-    if t.epochs <= 0 and t.max_steps <= 0:
+    # inf and nan pass every comparison below the wrong way (nan < 0 is false): name them first.
+    infinite = set()
+    for section, values in (("training", t), ("validation", config.validation), ("lora", config.lora)):
+        for name, value in vars(values).items():
+            if isinstance(value, float) and not math.isfinite(value):
+                add(f"{section}.{name}", f"must be a finite number, not {value}.")
+                infinite.add(f"{section}.{name}")
+    if "training.epochs" not in infinite and t.epochs <= 0 and t.max_steps <= 0:
         add("training.epochs", "must be above 0 (or set training.max_steps).")
     if t.max_steps < 0:
         add("training.max_steps", "must be 0 (use epochs) or a positive number of steps.")
-    if not 0 < t.learning_rate < 1:
+    if "training.learning_rate" not in infinite and not 0 < t.learning_rate < 1:
         add("training.learning_rate", "must be between 0 and 1; 2e-5 to 5e-4 is usual.")
     if t.scheduler not in SCHEDULERS:
         add("training.scheduler", f"must be one of {', '.join(SCHEDULERS)}.")
@@ -439,7 +453,7 @@ def _validate_performance(config: RunConfig, add: Any) -> None:
         add("lora.rank", "must be 1 or more; 8 or 16 is usual.")
     if lora.alpha < 1:
         add("lora.alpha", "must be 1 or more; often twice the rank.")
-    if not 0 <= lora.dropout < 1:
+    if math.isfinite(lora.dropout) and not 0 <= lora.dropout < 1:
         add("lora.dropout", "must be at least 0 and below 1.")
 
 
@@ -474,7 +488,7 @@ def _validate_data(config: RunConfig, add: Any) -> None:
                 add(section, f"{path.name}: unsupported type; use one of {' '.join(DATA_SUFFIXES)}.")
             elif not path.is_file():
                 add(section, f"{f} does not exist.")
-    if not 0 <= val.fraction < 1:
+    if math.isfinite(val.fraction) and not 0 <= val.fraction < 1:
         add("validation.fraction", "must be at least 0 and below 1; 0.1 is usual.")
     if val.split and not data.hub_id:
         add("validation.split", "only applies to hub datasets; use validation.files for local data.")

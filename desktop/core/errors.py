@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import shutil
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -38,6 +42,84 @@ class DataError(InputError):
 
 class ModelError(InputError):
     """The model cannot be found or loaded."""
+
+
+class DiskError(StudioError):
+    """A folder is full (``kind`` ``disk_full``) or not writable (``not_writable``).
+
+    The message names the folder and, where known, the space needed and free.
+    """
+
+    def __init__(self, message: str, hint: str = "", kind: str = "disk_full") -> None:
+        super().__init__(message, hint)
+        self.kind = kind
+
+
+class DiskInputError(DiskError, InputError):
+    """A :class:`DiskError` found before anything was started (exit code 2)."""
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it was raised from or while handling, outermost first."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+DISK_FULL_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+NOT_WRITABLE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS}
+DISK_FULL_TEXTS = ("no space left", "disk full", "file write failed", "there is not enough space")
+
+
+def free_mb(folder: Path) -> float | None:
+    """Free space in MB on the drive of ``folder`` (or of its nearest existing parent)."""
+    folder = Path(folder)
+    for candidate in (folder, *folder.parents):
+        try:
+            return shutil.disk_usage(candidate).free / 2**20
+        except OSError:
+            continue
+    return None
+
+
+def disk_error(
+    exc: BaseException, folder: Path | str | None = None, needed_bytes: int = 0
+) -> DiskError | None:
+    """A one-sentence :class:`DiskError` when ``exc`` (or any exception in its chain) is a full disk or an
+    unwritable folder; ``None`` otherwise.
+
+    Args:
+        exc: The exception.
+        folder: The folder being written, when the caller knows it better than the exception does.
+        needed_bytes: The space the write needed, when known.
+    """
+    for link in exception_chain(exc):
+        code = getattr(link, "errno", None)
+        low = str(link).lower()
+        path = getattr(link, "filename", None)
+        where = Path(folder) if folder else (Path(path).parent if path else None)
+        place = f" in {where}" if where else ""
+        if code in DISK_FULL_ERRNOS or any(t in low for t in DISK_FULL_TEXTS):
+            free = free_mb(where) if where else None
+            need = f" It needs about {needed_bytes / 2**20:.0f} MB" if needed_bytes else ""
+            have = f"{'; ' if need else ' '}{free:.0f} MB are free there." if free is not None else ""
+            return DiskError(
+                f"The disk is full: a file could not be written{place}.{need}{have}".replace("..", "."),
+                "Free some space (old runs and checkpoints in the runs folder are often large) or choose "
+                "a folder on another drive, then try again.",
+                "disk_full",
+            )
+        if code in NOT_WRITABLE_ERRNOS or (isinstance(link, PermissionError)):
+            return DiskError(
+                f"Finetune Studio may not write{place or ' there'}: the folder is read-only or belongs to "
+                "another user.",
+                "Choose a folder you can write to (for example in your home folder) and try again.",
+                "not_writable",
+            )
+    return None
 
 
 @dataclass(frozen=True)
@@ -160,8 +242,17 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
         exc: The exception.
         config: The run's config, to make remedies concrete (halve *this* batch size).
     """
+    if isinstance(exc, DiskError):
+        return Diagnosis(exc.kind, exc.message, exc.hint)
     if isinstance(exc, StudioError):
         return Diagnosis("input", exc.message, exc.hint)
+    disk = disk_error(exc)
+    if disk is not None:
+        return Diagnosis(disk.kind, disk.message, disk.hint)
+    chain = list(exception_chain(exc))
+    exc = next(
+        (e for e in chain if "out of memory" in str(e).lower() or type(e).__name__ == "OutOfMemoryError"), exc
+    )
     text = str(exc)
     low = text.lower()
     name = type(exc).__name__
@@ -209,12 +300,6 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
             f"The data loader's worker processes failed: {first}",
             "Load batches in the training process (0 workers), which always works on Windows.",
             (Remedy("Use 0 data loader workers", {"performance.dataloader_workers": 0}),),
-        )
-    if (isinstance(exc, OSError) and getattr(exc, "errno", None) == 28) or "no space left" in low:
-        return Diagnosis(
-            "disk_full",
-            "The disk is full.",
-            "Free disk space (old checkpoints in the runs folder), then resume.",
         )
     if "not compiled with" in low or "cuda error" in low or "cublas" in low or "cudnn" in low:
         return Diagnosis(

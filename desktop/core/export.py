@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.errors import InputError, StudioError
+from desktop.core.errors import DiskInputError, InputError, StudioError, disk_error
 from desktop.core.events import FinishedEvent, LogEvent
 from desktop.core.runs import RunDir
 
@@ -128,31 +128,51 @@ def export_run(
         raise InputError("This run trained no LoRA adapters.", "Export the merged model instead.")
     if mlflow:
         mlflow_problem()
-    dest = Path(dest)
-    if dest.exists() and any(dest.iterdir()) and not overwrite:
-        raise InputError(f"{dest} is not empty.", "Choose an empty or new folder, or confirm overwriting it.")
+    dest = Path(dest).expanduser().absolute()
+    check_destination(dest, run, config)
     needed = int(_folder_size(source) * (1.0 if dtype == "fp32" else 0.5) * 1.1) + (
         _folder_size(source) if archive else 0
     )
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(dest.parent).free
-    if free < needed:
-        raise InputError(
-            f"Not enough disk space: the export needs about {needed / 2**20:.0f} MB, "
-            f"{free / 2**20:.0f} MB are free on that drive.",
-            "Free some space or choose another folder.",
-        )
-    _remove_stale_partials(dest)
-    partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-{os.getpid()}-", dir=dest.parent))
     try:
-        _write(run, config, source, partial, dtype, lora, stage)
-        stage("place", 0.75)
-        if dest.exists():
-            shutil.rmtree(dest)
-        partial.rename(dest)
-    except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        lock = _lock_destination(dest)
+    except OSError as exc:
+        raise _disk_input_error(exc, dest.parent, needed) from None
+    with lock:
+        if dest.exists() and any(dest.iterdir()) and not overwrite:
+            raise InputError(
+                f"{dest} is not empty.", "Choose an empty or new folder, or confirm replacing it."
+            )
+        free = shutil.disk_usage(dest.parent).free
+        if free < needed:
+            raise DiskInputError(
+                f"Not enough disk space: the export needs about {needed / 2**20:.0f} MB in {dest.parent}, "
+                f"{free / 2**20:.0f} MB are free on that drive.",
+                "Free some space or choose another folder.",
+            )
+        _remove_stale_partials(dest)
+        try:
+            partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-{os.getpid()}-", dir=dest.parent))
+        except OSError as exc:
+            raise _disk_input_error(exc, dest.parent, needed) from None
+        try:
+            _write(run, config, source, partial, dtype, lora, stage)
+            _write_marker(partial, run)
+            stage("place", 0.75)
+            _replace(partial, dest)
+        except BaseException as exc:
+            shutil.rmtree(partial, ignore_errors=True)
+            found = disk_error(exc, dest.parent, needed) if isinstance(exc, Exception) else None
+            if found is not None:
+                raise found from None
+            raise
+        return _finish(run, dest, config.task, lora, archive, verify, mlflow, stage)
+
+
+def _finish(
+    run: RunDir, dest: Path, task: str, lora: str, archive: bool, verify: bool, mlflow: bool, stage: Any
+) -> ExportResult:
+    """The steps after the folder is in place (the destination's lock is still held)."""
     zipped = None
     if archive:
         stage("zip", 0.8, cancellable=False)
@@ -160,23 +180,158 @@ def export_run(
     check = None
     if verify and lora == "merged":
         stage("verify", 0.85, cancellable=False)
-        check = verify_export(run, dest, config.task)
+        check = verify_export(run, dest, task)
     uri = ""
     if mlflow:
         stage("mlflow", 0.95, cancellable=False)
-        uri = log_to_mlflow(dest, config.task, run.path.name)
+        uri = log_to_mlflow(dest, task, run.path.name)
     stage("done", 1.0, cancellable=False)
     return ExportResult(dest, check, zipped, uri)
+
+
+MARKER_NAME = ".finetune-studio-export"
+"""Written into every exported folder: only such a folder (or an empty one) is ever replaced."""
+
+
+def check_destination(dest: Path, run: RunDir, config: Any) -> None:
+    """Refuse a destination whose replacement would destroy something the user did not ask to.
+
+    Raises:
+        InputError: ``dest`` is a file; is, holds or lies inside a run folder, the runs folder, the
+            source model or the app's data folder; or is a non-empty folder no export wrote.
+    """
+    from desktop.core.paths import data_dir, default_runs_dir
+
+    if dest.exists() and not dest.is_dir():
+        raise InputError(
+            f"{dest} is a file, not a folder.", "Give the name of a new or empty folder to export to."
+        )
+    protected = [
+        (run.path, "the run folder"),
+        (run.path.parent, "the runs folder"),
+        (default_runs_dir(), "the runs folder"),
+        (data_dir(), "Finetune Studio's data folder"),
+    ]
+    model = Path(config.model.name).expanduser()
+    if config.model.name and model.is_dir():
+        protected.append((model, "the model this run started from"))
+    real = dest.resolve()
+    for path, what in protected:
+        other = Path(path).resolve()
+        if real == other or other in real.parents or real in other.parents:
+            relation = "is" if real == other else ("lies inside" if other in real.parents else "holds")
+            raise InputError(
+                f"{dest} {relation} {what} ({other}); exporting there could overwrite it.",
+                "Export to a new folder elsewhere, for example in your Documents folder.",
+            )
+    if real.is_dir() and any(real.iterdir()):
+        if next(real.glob(f"*/{_RUN_MARK}"), None) is not None or (real / _RUN_MARK).is_file():
+            raise InputError(
+                f"{dest} holds run folders; exporting there could overwrite them.",
+                "Export to a new folder elsewhere.",
+            )
+        if not (real / MARKER_NAME).is_file():
+            raise InputError(
+                f"{dest} is not empty and was not written by an export, so it will not be replaced.",
+                "Choose a new or empty folder, or a folder an earlier export wrote.",
+            )
+
+
+_RUN_MARK = "events.jsonl"
+
+
+def _write_marker(folder: Path, run: RunDir) -> None:
+    import time
+
+    record = {"run": str(run.path), "written": time.strftime("%Y-%m-%dT%H:%M:%S"), "pid": os.getpid()}
+    (folder / MARKER_NAME).write_text(json.dumps(record), encoding="utf-8")
+
+
+def _lock_destination(dest: Path) -> Any:
+    """An OS-level lock on exporting to ``dest``: a second export there is refused at once."""
+    import hashlib
+
+    import filelock
+
+    from desktop.core.paths import data_dir
+
+    # In the app's folder, not beside the export: nothing is left in the user's folder.
+    key = hashlib.sha256(str(dest.resolve()).encode("utf-8")).hexdigest()[:20]
+    folder = data_dir() / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(folder / f"export-{key}.lock", timeout=0, thread_local=False)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise InputError(
+            f"Another export to {dest} is running right now.",
+            "Wait for it to finish, or export to another folder.",
+        ) from None
+    return _Held(lock)
+
+
+class _Held:
+    """A held lock as a context manager that releases it."""
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def _replace(new: Path, dest: Path) -> None:
+    """Put ``new`` at ``dest``; an old folder is renamed aside first and deleted only after.
+
+    A file held open in the old folder (a viewer, antivirus, the try-it panel on Windows) then
+    costs at most a leftover hidden folder, never the old export half-deleted with the new one lost.
+    """
+    if not dest.exists():
+        new.rename(dest)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-{os.getpid()}-", dir=dest.parent))
+    aside.rmdir()
+    dest.rename(aside)
+    try:
+        new.rename(dest)
+    except BaseException:
+        aside.rename(dest)
+        raise
+    _remove_tree(aside)
+
+
+def _remove_tree(folder: Path, tries: int = 5) -> None:
+    import time
+
+    for attempt in range(tries):
+        try:
+            shutil.rmtree(folder)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.2 * (attempt + 1))  # a scanner or preview lets go of its file soon
+
+
+def _disk_input_error(exc: OSError, folder: Path, needed: int) -> InputError:
+    found = disk_error(exc, folder, needed)
+    if found is None:
+        return InputError(f"Cannot write in {folder}: {exc.strerror or exc}.", "Choose another folder.")
+    return DiskInputError(found.message, found.hint, found.kind)
 
 
 def _remove_stale_partials(dest: Path) -> None:
     """Delete what an export that was killed (power cut, task manager) left beside ``dest``."""
     import psutil
 
-    for folder in dest.parent.glob(f".{dest.name}.partial-*"):
-        pid = folder.name.removeprefix(f".{dest.name}.partial-").split("-")[0]
-        if pid.isdigit() and not psutil.pid_exists(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
+    for kind in ("partial", "old"):
+        for folder in dest.parent.glob(f".{dest.name}.{kind}-*"):
+            pid = folder.name.removeprefix(f".{dest.name}.{kind}-").split("-")[0]
+            if pid.isdigit() and not psutil.pid_exists(int(pid)):
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str, stage: Progress) -> None:

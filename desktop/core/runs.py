@@ -10,8 +10,9 @@ import time
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
+from desktop.core.checkpoints import checkpoint_problem, is_complete
 from desktop.core.config import RunConfig, load_config
 from desktop.core.errors import InputError
 from desktop.core.events import (
@@ -34,6 +35,8 @@ CONFIG_NAME = "config.toml"
 EVENTS_NAME = "events.jsonl"
 LOG_NAME = "train.log"
 LOCK_NAME = "run.lock"
+ORIGIN_NAME = "origin.json"
+DAMAGED_PREFIX = "damaged-"
 
 STATUS_BY_EVENT = {FinishedEvent: "finished", StoppedEvent: "stopped", FailedEvent: "failed"}
 
@@ -48,6 +51,7 @@ class RunDir:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._events: IO[str] | None = None
+        self._lock: Any = None
 
     config_path = property(lambda self: self.path / CONFIG_NAME)
     events_path = property(lambda self: self.path / EVENTS_NAME)
@@ -56,8 +60,14 @@ class RunDir:
     model_dir = property(lambda self: self.path / "model")
 
     @classmethod
-    def create(cls, runs_dir: Path, config: RunConfig) -> RunDir:
-        """Make a new, uniquely named run folder holding the config."""
+    def create(cls, runs_dir: Path, config: RunConfig, origin: Path | None = None) -> RunDir:
+        """Make a new, uniquely named run folder, locked to this process, holding the config.
+
+        Args:
+            runs_dir: The runs folder.
+            config: The run's config, saved as ``config.toml``.
+            origin: The config file the run was started from, so ``--resume`` finds this run again.
+        """
         runs_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         base = f"{stamp}-{_slug(config.output.name or _default_name(config))}"
@@ -69,8 +79,18 @@ class RunDir:
             except FileExistsError:
                 continue
         run = cls(path)
+        run.lock()
+        if origin is not None:
+            atomic_write_text(run.path / ORIGIN_NAME, json.dumps({"config_file": str(origin)}))
         config.save(run.config_path)
         return run
+
+    def origin(self) -> str:
+        """The config file this run was started from, or ``""`` (the app, or an older version)."""
+        try:
+            return str(json.loads((self.path / ORIGIN_NAME).read_text(encoding="utf-8"))["config_file"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return ""
 
     def is_run(self) -> bool:
         """Whether this folder looks like a run folder."""
@@ -83,7 +103,10 @@ class RunDir:
     def append(self, event: Event) -> None:
         """Append one event and flush it, so a crash loses at most the event being written."""
         if self._events is None:
+            torn = _ends_without_newline(self.events_path)  # a crash cut the last line short
             self._events = open(self.events_path, "a", encoding="utf-8", newline="\n")  # noqa: SIM115
+            if torn:
+                self._events.write("\n")
         self._events.write(event.to_json() + "\n")
         self._events.flush()
 
@@ -94,19 +117,57 @@ class RunDir:
             self._events = None
 
     def events(self) -> list[Event]:
-        """Every event recorded so far; a half-written last line is skipped."""
-        if not self.events_path.is_file():
+        """Every event recorded so far; torn or damaged lines are skipped."""
+        try:
+            raw = self.events_path.read_bytes()
+        except OSError:
             return []
-        with open(self.events_path, encoding="utf-8") as fh:
-            return _parse_events(fh)
+        return _parse_events(raw.decode("utf-8", errors="replace").splitlines())
 
     def lock(self) -> None:
-        """Mark the run as running in this process."""
-        atomic_write_text(self.path / LOCK_NAME, str(os.getpid()))
+        """Hold the run's OS-level lock until :meth:`unlock`: one process per run folder.
+
+        The operating system drops the lock when the process dies, however it dies, so a crashed
+        run never blocks the next one (and a reused process id cannot fake a live one).
+
+        Raises:
+            RunBusyError: Another process (or another run in this one) holds the run.
+        """
+        import filelock
+
+        lock = filelock.FileLock(self.path / LOCK_NAME, timeout=0, thread_local=False)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise RunBusyError(
+                f"The run {self.path.name} is being trained right now by another process.",
+                "Wait for it to finish or stop it there; a run folder takes one training at a time.",
+            ) from None
+        self._lock = lock
 
     def unlock(self) -> None:
-        """Clear the running mark."""
-        (self.path / LOCK_NAME).unlink(missing_ok=True)
+        """Release the run's lock."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def is_locked(self) -> bool:
+        """Whether some process (this one included) is training this run now."""
+        if self._lock is not None:
+            return True
+        if not (self.path / LOCK_NAME).is_file():
+            return False
+        import filelock
+
+        probe = filelock.FileLock(self.path / LOCK_NAME, timeout=0, thread_local=False)
+        try:
+            probe.acquire()
+        except filelock.Timeout:
+            return True
+        except OSError:  # a read-only folder: nobody can be writing to it
+            return False
+        probe.release()
+        return False
 
     def last_events(self, tail_bytes: int = 65536) -> list[Event]:
         """The events at the end of the log (its last ``tail_bytes``): cheap for runs of any length."""
@@ -129,16 +190,37 @@ class RunDir:
         return _status_of(self.last_events(), self)
 
     def checkpoints(self) -> list[Path]:
-        """Saved checkpoints, oldest first."""
+        """Saved checkpoint folders, whole or not, oldest first."""
         if not self.checkpoints_dir.is_dir():
             return []
-        found = [p for p in self.checkpoints_dir.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
+        found = [
+            p
+            for p in self.checkpoints_dir.glob("checkpoint-*")
+            if p.name.split("-")[-1].isdigit() and p.is_dir()
+        ]
         return sorted(found, key=lambda p: int(p.name.split("-")[-1]))
 
     def latest_checkpoint(self) -> Path | None:
-        """The newest complete checkpoint, if any."""
-        done = [p for p in self.checkpoints() if (p / "trainer_state.json").is_file()]
-        return done[-1] if done else None
+        """The newest checkpoint that would load (a damaged newer one is passed over)."""
+        return next((p for p in reversed(self.checkpoints()) if is_complete(p)), None)
+
+    def set_aside_damaged(self) -> list[tuple[str, str]]:
+        """Rename checkpoints newer than the newest good one to ``damaged-checkpoint-N``.
+
+        They are kept for a look, but out of the way of the Trainer, which would otherwise resume
+        from or rotate them. Returns ``(name, problem)`` for each one moved.
+        """
+        moved = []
+        for path in reversed(self.checkpoints()):
+            problem = checkpoint_problem(path)
+            if not problem:
+                break
+            target = path.with_name(DAMAGED_PREFIX + path.name)
+            while target.exists():
+                target = target.with_name(target.name + "-1")
+            path.rename(target)
+            moved.append((path.name, problem))
+        return moved
 
     def resumable(self) -> bool:
         """Whether the run ended early and has a checkpoint to continue from."""
@@ -146,14 +228,30 @@ class RunDir:
 
 
 def _parse_events(lines: Iterable[str]) -> list[Event]:
-    """Events from JSON lines; a half-written or foreign line is skipped."""
+    """Events from JSON lines; a half-written, damaged or foreign line is skipped."""
     out = []
     for line in lines:
         try:
             out.append(event_from_dict(json.loads(line)))
-        except (ValueError, TypeError):
+        except Exception:  # any damage (random bytes, wrong types) costs that line only
             continue
     return out
+
+
+def _ends_without_newline(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except OSError:
+        return False
+
+
+class RunBusyError(InputError):
+    """Another process is training this run folder."""
 
 
 def _resumable(status: str, run: RunDir) -> bool:
@@ -161,6 +259,7 @@ def _resumable(status: str, run: RunDir) -> bool:
 
 
 STATUS_WORDS = {"interrupted": "crashed"}
+# "damaged": the run's config.toml or event log cannot be read; the run is listed, never resumed.
 """Statuses named otherwise to the user (an interrupted run is one the app or the computer lost)."""
 
 
@@ -169,7 +268,8 @@ class RunInfo:
     """A run folder as listed: what it trains, how it ended, its best score and its loss curve.
 
     Attributes:
-        status: ``finished``, ``stopped``, ``failed``, ``running`` or ``interrupted`` (crashed).
+        status: ``finished``, ``stopped``, ``failed``, ``running``, ``interrupted`` (crashed) or
+            ``damaged`` (its config or event log cannot be read).
         best: The best evaluation score as (metric, value): highest accuracy for classification,
             else lowest eval loss, else the last training loss; ``None`` before any was logged.
         created: When the run folder was made (seconds since the epoch).
@@ -196,14 +296,25 @@ class RunInfo:
 
 
 def describe(run: RunDir) -> RunInfo:
-    """Read one run folder into a :class:`RunInfo` (a damaged config still gives a row)."""
+    """Read one run folder into a :class:`RunInfo`; a damaged one gives a row with status ``damaged``."""
+    try:
+        return _describe(run)
+    except Exception:  # whatever is wrong with one folder, the others are still listed
+        return RunInfo(run.path, "damaged", "?", "?", False)
+
+
+def _describe(run: RunDir) -> RunInfo:
+    damaged = False
     try:
         config = run.config()
         task, model = config.task, config.model.name.removeprefix("bundled:")
         dataset = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
     except Exception:
         task = model = dataset = "?"
+        damaged = True
     events = run.events()
+    if not events and _has_content(run.events_path):
+        damaged = True
     step = total = 0
     losses: list[tuple[int, float]] = []
     scores: dict[str, list[float]] = {}
@@ -228,7 +339,7 @@ def describe(run: RunDir) -> RunInfo:
         created = run.config_path.stat().st_mtime
     except OSError:
         created = 0.0
-    status = _status_of(events, run)
+    status = "damaged" if damaged and not run.is_locked() else _status_of(events, run)
     resumable = _resumable(status, run)
     return RunInfo(
         run.path, status, task, model, resumable, dataset, best, created, step, total, tuple(losses)
@@ -236,9 +347,18 @@ def describe(run: RunDir) -> RunInfo:
 
 
 def _status_of(events: list[Event], run: RunDir) -> str:
+    if run.is_locked():
+        return "running"
     if events and isinstance(events[-1], TERMINAL):
         return STATUS_BY_EVENT[type(events[-1])]
-    return "running" if _lock_alive(run.path / LOCK_NAME) else "interrupted"
+    return "interrupted"
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def run_dirs(runs_dir: Path) -> list[RunDir]:
@@ -291,21 +411,51 @@ def delete_run(run: RunDir) -> None:
     shutil.rmtree(run.path)
 
 
-def find_resumable(runs_dir: Path, config: RunConfig) -> RunDir | None:
-    """The newest resumable run of the same task, model, data and validation split.
+def find_resumable(runs_dir: Path, config: RunConfig, origin: Path) -> RunDir | None:
+    """The newest resumable run that was started from the config file ``origin``.
 
-    The training schedule may differ (resuming with more steps is allowed), and columns the
-    config leaves to guessing match whatever the run guessed.
+    Runs of other config files are never picked, however alike. A run whose folder cannot be read
+    is passed over.
+
+    Raises:
+        InputError: The newest resumable run of ``origin`` was trained with other settings than
+            ``config`` has now (only a longer or shorter schedule may change on resume).
     """
+    origin = Path(origin).resolve()
     for run in run_dirs(runs_dir):
-        if run.resumable() and _same_run(config, run.config()):
-            return run
+        if run.origin() != str(origin) or not run.resumable():
+            continue
+        try:
+            saved = run.config()
+        except Exception:
+            continue
+        changed = _changed_settings(config, saved)
+        if changed:
+            raise InputError(
+                f"The last run of {origin.name} ({run.path.name}) was trained with other settings "
+                f"({', '.join(changed)}), so it cannot continue with this config.",
+                f"Resume it as it was with: finetune-studio-cli train {run.config_path} --resume, "
+                "or start a new run without --resume.",
+            )
+        return run
     return None
 
 
-def _same_run(config: RunConfig, saved: RunConfig) -> bool:
-    same = all(getattr(config, f) == getattr(saved, f) for f in ("task", "model", "data", "validation"))
-    return same and config.columns.mapped().items() <= saved.columns.mapped().items()
+RESUME_MAY_CHANGE = {"epochs", "max_steps", "eval_steps", "save_steps", "logging_steps"}
+"""Training fields a resumed run may change: how long it goes on and how often it reports."""
+
+
+def _changed_settings(config: RunConfig, saved: RunConfig) -> list[str]:
+    """The fields that differ between a config and a run's saved one, bar schedule and output."""
+    changed = [
+        f for f in ("task", "model", "data", "validation", "lora") if getattr(config, f) != getattr(saved, f)
+    ]
+    if not config.columns.mapped().items() <= saved.columns.mapped().items():
+        changed.append("columns")
+    for name, value in vars(config.training).items():
+        if name not in RESUME_MAY_CHANGE and getattr(saved.training, name) != value:
+            changed.append(f"training.{name}")
+    return changed
 
 
 def _default_name(config: RunConfig) -> str:
@@ -315,13 +465,3 @@ def _default_name(config: RunConfig) -> str:
 def _slug(text: str) -> str:
     slug = re.sub(r"[^\w.-]+", "-", text, flags=re.UNICODE).strip("-.")
     return slug[:60] or "run"
-
-
-def _lock_alive(lock: Path) -> bool:
-    try:
-        pid = int(lock.read_text().strip())
-    except (OSError, ValueError):
-        return False
-    import psutil
-
-    return psutil.pid_exists(pid)

@@ -7,6 +7,7 @@ import gc
 import logging
 import os
 import shutil
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -14,8 +15,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from desktop.core.checkpoints import checkpoint_problem
 from desktop.core.config import RunConfig
-from desktop.core.errors import ConfigError, InputError, diagnose
+from desktop.core.errors import (
+    ConfigError,
+    DiskError,
+    DiskInputError,
+    InputError,
+    diagnose,
+    disk_error,
+)
 from desktop.core.events import Event, FailedEvent, FinishedEvent, PreparingEvent, StoppedEvent
 from desktop.core.paths import default_runs_dir
 from desktop.core.runs import RunDir
@@ -67,6 +76,7 @@ def run_training(
     stop: threading.Event | None = None,
     *,
     resume: RunDir | None = None,
+    origin: Path | None = None,
 ) -> RunResult:
     """Fine-tune a model as ``config`` says, reporting every step as an event.
 
@@ -77,35 +87,51 @@ def run_training(
         config: The run config.
         on_event: Receives every event (in the calling thread).
         stop: Set it to stop after the current step; a checkpoint is saved so the run can resume.
-        resume: A stopped or interrupted run folder to continue from its latest checkpoint.
+        resume: A stopped or interrupted run folder to continue from its newest good checkpoint.
+        origin: The config file the run comes from, recorded so ``--resume`` finds this run.
     """
     stop = stop or threading.Event()
+    runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
     try:
+        if resume is not None:
+            resume.lock()  # before anything is written: one process per run folder
+        else:
+            check_writable(runs_dir)  # before the model loads, not after
         prepared = _prepare(config, on_event, stop)
     except InputError as exc:
+        if resume is not None:
+            resume.unlock()
         failure = FailedEvent(exc.message, exc.hint, traceback.format_exc())
         on_event(failure)
         return RunResult("invalid", failure=failure)
-    except Exception as exc:
+    except BaseException as exc:
+        if resume is not None:
+            resume.unlock()
+        if not isinstance(exc, Exception):
+            raise
         failure = _failure(exc, config)
         on_event(failure)
         return RunResult("failed", failure=failure)
-    if stop.is_set():
-        event = StoppedEvent(step=0, checkpoint="")
-        on_event(event)
-        return RunResult("stopped", notes=prepared.task.notes)
-
-    runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
-    if resume is not None:
-        prepared.config.output = resume.config().output
-        prepared.config.save(resume.config_path)  # the schedule may have changed, e.g. more steps
-    run = resume or RunDir.create(runs_dir, prepared.config)
+    try:
+        if stop.is_set():
+            event = StoppedEvent(step=0, checkpoint="")
+            on_event(event)
+            return RunResult("stopped", notes=prepared.task.notes)
+        run = resume or RunDir.create(runs_dir, prepared.config, origin)
+        if resume is not None:
+            prepared.config.output = resume.config().output
+            prepared.config.save(resume.config_path)  # the schedule may have changed, e.g. more steps
+    except OSError as exc:
+        if resume is not None:
+            resume.unlock()
+        failure = _failure(disk_error(exc, runs_dir) or exc, config)
+        on_event(failure)
+        return RunResult("invalid", failure=failure)
 
     def emit(event: Event) -> None:
         run.append(event)
         on_event(event)
 
-    run.lock()
     try:
         with _log_to(run.log_path):
             return _train(prepared, run, emit, stop, resume is not None)
@@ -113,6 +139,24 @@ def run_training(
         run.unlock()
         run.close()
         release_memory()
+
+
+def check_writable(folder: Path) -> None:
+    """Make sure run folders can be written in ``folder``, before anything slow starts.
+
+    Raises:
+        DiskInputError: The folder cannot be made or written (read-only, another user's, full).
+    """
+    existing = next((p for p in (folder, *folder.parents) if p.is_dir()), folder)
+    try:
+        with tempfile.TemporaryFile(dir=existing):  # nothing is left behind, not even the folder
+            pass
+    except OSError as exc:
+        found = disk_error(exc, folder) or DiskError(
+            f"The runs folder {folder} cannot be used: {exc.strerror or exc}.",
+            "Choose another runs folder (output.runs_dir) and try again.",
+        )
+        raise DiskInputError(found.message, found.hint, found.kind) from None
 
 
 def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> _Prepared:
@@ -206,7 +250,9 @@ def _train(
     from desktop.core.callbacks import EventCallback
 
     config, task = prepared.config, prepared.task
-    checkpoint = run.latest_checkpoint() if resuming else None
+    checkpoint = _resume_point(run, emit) if resuming else None
+    before = {p.name for p in run.checkpoints()}
+    trainer = None
     try:
         args = _training_args(
             config, run.checkpoints_dir, task.eval is not None, task.seq2seq, prepared.trainer_options
@@ -257,11 +303,41 @@ def _train(
         _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora)
         emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics))
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
+    except KeyboardInterrupt:
+        # A second Ctrl-C: stop at once, but leave the folder as clean as a graceful stop would.
+        _remove_partial_checkpoints(run, before)
+        saved = run.latest_checkpoint()
+        step = trainer.state.global_step if trainer is not None else 0
+        emit(StoppedEvent(step=step, checkpoint=str(saved) if saved else ""))
+        raise
     except Exception as exc:
         log.exception("training failed")
-        failure = _failure(exc, config)
+        _remove_partial_checkpoints(run, before)
+        failure = _failure(disk_error(exc, run.path) or exc, config)
         emit(failure)
         return RunResult("failed", run.path, failure=failure, notes=task.notes)
+
+
+def _resume_point(run: RunDir, emit: Callable[[Event], None]) -> Path | None:
+    """The newest checkpoint that loads; damaged newer ones are set aside and named in the log."""
+    moved = run.set_aside_damaged()
+    checkpoint = run.latest_checkpoint()
+    for name, problem in moved:
+        log.warning("checkpoint %s is damaged (%s); renamed to damaged-%s", name, problem, name)
+    if moved:
+        names = ", ".join(f"{name} ({problem})" for name, problem in moved)
+        where = f"from {checkpoint.name}" if checkpoint else "from the start"
+        emit(PreparingEvent(f"Resuming {where}: the newer {names} is damaged and was set aside"))
+    elif checkpoint is not None:
+        emit(PreparingEvent(f"Resuming from {checkpoint.name}"))
+    return checkpoint
+
+
+def _remove_partial_checkpoints(run: RunDir, before: set[str]) -> None:
+    """Delete checkpoint folders this run started but did not finish writing (the app wrote them)."""
+    for path in run.checkpoints():
+        if path.name not in before and checkpoint_problem(path):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _failure(exc: BaseException, config: RunConfig) -> FailedEvent:
@@ -298,12 +374,16 @@ def _save_model(trainer: Any, run: RunDir, tokenizer: Any, lora: bool) -> None:
     model_dir = run.model_dir
     partial = model_dir.with_name(model_dir.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    if lora:
-        trainer.save_model(str(run.path / "adapter"))
-        trainer.model.merge_and_unload().save_pretrained(str(partial))
-        tokenizer.save_pretrained(str(partial))
-    else:
-        trainer.save_model(str(partial))
+    try:
+        if lora:
+            trainer.save_model(str(run.path / "adapter"))
+            trainer.model.merge_and_unload().save_pretrained(str(partial))
+            tokenizer.save_pretrained(str(partial))
+        else:
+            trainer.save_model(str(partial))
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     if model_dir.exists():
         shutil.rmtree(model_dir)
     os.replace(partial, model_dir)

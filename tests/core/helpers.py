@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from desktop.core.config import RunConfig
-from desktop.core.events import Event, LogEvent, ProgressEvent
+from desktop.core.events import Event, LogEvent, ProgressEvent, StartedEvent
+from desktop.core.runs import RunDir
 
 
 def make_config(task: str, model: Path, files: list[Path], runs_dir: Path, **training: object) -> RunConfig:
@@ -34,3 +36,34 @@ class Recorder(list):
 
     def last_step(self) -> int:
         return self.of(ProgressEvent)[-1].step
+
+
+def fake_checkpoint(folder: Path, step: int) -> Path:
+    """A checkpoint folder as the Trainer writes one: its state and a (tiny) weights file."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    folder.mkdir(parents=True)
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": step}), encoding="utf-8")
+    save_file({"w": np.zeros((4, 4), dtype=np.float32)}, str(folder / "model.safetensors"))
+    return folder
+
+
+def fake_run(runs: Path, name: str, *events: object, checkpoint: int | None = None) -> RunDir:
+    """A run folder as a run that ended (its lock released) leaves it: two logged steps, then ``events``."""
+    config = RunConfig(task="classification")
+    config.model.name = "bundled:all-MiniLM-L6-v2"
+    config.data.files = ["reviews.csv"]
+    config.output.name = name
+    run = RunDir.create(runs, config)
+    run.append(StartedEvent(str(run.path), 100, 90, 10, "cpu"))
+    for step in (10, 20):
+        run.append(ProgressEvent(step, 100, step / 50, step * 1.0, 60.0, 8.0, None))
+        run.append(LogEvent(step, step / 50, {"loss": 1.0 / step}))
+    for event in events:
+        run.append(event)  # type: ignore[arg-type]
+    run.close()
+    run.unlock()
+    if checkpoint is not None:
+        fake_checkpoint(run.checkpoints_dir / f"checkpoint-{checkpoint}", checkpoint)
+    return run

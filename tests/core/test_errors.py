@@ -89,7 +89,7 @@ def test_out_of_memory_remedies_fit_the_config() -> None:
             "0 workers",
             {"performance.dataloader_workers": 0},
         ),
-        (OSError(errno.ENOSPC, "No space left on device"), "disk_full", "Free disk space", None),
+        (OSError(errno.ENOSPC, "No space left on device"), "disk_full", "Free some space", None),
     ],
 )
 def test_known_failures(exc: BaseException, kind: str, words: str, changes: dict | None) -> None:

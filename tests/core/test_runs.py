@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 
 import pytest
 
-from desktop.core.config import RunConfig
 from desktop.core.errors import InputError
 from desktop.core.events import (
     FailedEvent,
@@ -17,27 +16,8 @@ from desktop.core.events import (
     StartedEvent,
     StoppedEvent,
 )
-from desktop.core.runs import RunDir, delete_run, list_runs, run_result
-
-
-def _run(runs: Path, name: str, *events: object, checkpoint: int | None = None) -> RunDir:
-    config = RunConfig(task="classification")
-    config.model.name = "bundled:all-MiniLM-L6-v2"
-    config.data.files = ["reviews.csv"]
-    config.output.name = name
-    run = RunDir.create(runs, config)
-    run.append(StartedEvent(str(run.path), 100, 90, 10, "cpu"))
-    for step in (10, 20):
-        run.append(ProgressEvent(step, 100, step / 50, step * 1.0, 60.0, 8.0, None))
-        run.append(LogEvent(step, step / 50, {"loss": 1.0 / step}))
-    for event in events:
-        run.append(event)
-    run.close()
-    if checkpoint is not None:
-        folder = run.checkpoints_dir / f"checkpoint-{checkpoint}"
-        folder.mkdir(parents=True)
-        (folder / "trainer_state.json").write_text(json.dumps({"global_step": checkpoint}), encoding="utf-8")
-    return run
+from desktop.core.runs import delete_run, list_runs, run_result
+from tests.core.helpers import fake_run as _run
 
 
 def test_runs_are_listed_with_status_score_and_curve(tmp_path: Path) -> None:
@@ -54,8 +34,7 @@ def test_runs_are_listed_with_status_score_and_curve(tmp_path: Path) -> None:
     _run(runs, "stopped", StoppedEvent(20, "checkpoint-20"), checkpoint=20)
     _run(runs, "failed", FailedEvent("Out of GPU memory", "Lower the batch size"))
     crashed = _run(runs, "crashed", checkpoint=20)
-    crashed.lock()
-    (crashed.path / "run.lock").write_text("999999999", encoding="utf-8")  # a process that is gone
+    (crashed.path / "run.lock").write_text(str(os.getpid()), encoding="utf-8")  # a lock file, held by nobody
     running = _run(runs, "running")
     running.lock()  # this very process
 
@@ -86,7 +65,7 @@ def test_a_damaged_run_still_lists_and_a_half_written_event_is_skipped(tmp_path:
 
     (info,) = list_runs(tmp_path / "runs")
 
-    assert (info.task, info.status, info.step) == ("?", "interrupted", 20)
+    assert (info.task, info.status, info.resumable) == ("?", "damaged", False)
 
 
 def test_delete_removes_the_folder_but_never_a_running_run(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ from desktop.gui.main_window import MainWindow
 from desktop.gui.runs_dialog import RunsDialog
 from desktop.gui.settings import Settings
 from desktop.gui.training_controller import TrainingController
+from tests.core.helpers import fake_run as _run
 from tests.core.helpers import make_config
-from tests.core.test_runs import _run
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
