@@ -230,7 +230,7 @@ class _Console:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, PreparingEvent):
-            self._line(f"{event.message}...")
+            self._line(event.message if event.message.endswith(".") else f"{event.message}...")
         elif isinstance(event, StartedEvent):
             self.run_dir = event.run_dir
             self._line(f"Run folder: {event.run_dir}")
@@ -379,11 +379,18 @@ def _quiet_libraries() -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Check the config, read the data and check the column mapping."""
+    """Check the config, the model folder and the data as training would; OK means training accepts them."""
+    from desktop.core.checks import model_folder
     from desktop.core.preview import preview
 
     config = _load(args)
-    result = preview(config, num_rows=0)
+    tokenizer = None
+    if model_folder(config) is not None:  # on this computer: check the tokenizer too, offline
+        _quiet_libraries()
+        from desktop.core.models import load_tokenizer
+
+        tokenizer = load_tokenizer(config.model)
+    result = preview(config, num_rows=0, tokenizer=tokenizer)
     print(f"{args.config}: OK. {result.num_train} training rows, {result.num_eval} for evaluation.")
     for note in result.notes:
         print(f"note: {note}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -243,6 +244,21 @@ def parse_messages(value: Any) -> list[dict[str, str]] | None:
 # --------------------------------------------------------------------------- checking rows
 
 
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def label_key(value: Any) -> str:
+    """A label as one class: ``1``, ``1.0``, ``" 1"`` and ``"1.0"`` are all ``"1"``; text is trimmed."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not _NUMBER.match(text):
+            return text
+        value = float(text)
+    if isinstance(value, float) and math.isfinite(value):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value).strip()
+
+
 def check_rows(
     table: Table, task: str, columns: Columns, drop_bad_rows: bool = False
 ) -> tuple[Table, list[str]]:
@@ -298,7 +314,7 @@ def check_rows(
         )
         table = table.take([i for i in range(len(table)) if i not in bad])
     if task == "classification":
-        classes = {str(v).strip() for v in table.frame[columns.label]}
+        classes = {label_key(v) for v in table.frame[columns.label]}
         if len(classes) < 2:
             raise DataError(
                 f'{table.source}: every row has the label "{next(iter(classes))}"; a classifier needs '

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.core.columns import Guess, check_rows, guess_columns
+from desktop.core.checks import check_tokenizer, load_and_check
+from desktop.core.columns import Guess
 from desktop.core.config import RunConfig
-from desktop.core.data import Table, load_train_eval
+from desktop.core.data import Table
 
 
 @dataclass(frozen=True)
@@ -60,40 +61,47 @@ def token_stats(texts: list[str], tokenizer: Any, limit: int) -> TokenStats:
 
 
 def preview(config: RunConfig, num_rows: int = 5, tokenizer: Any = None, sample: int = 5000) -> Preview:
-    """Read the data as a run would, guess the mapping, and measure token lengths.
+    """Read and check the data exactly as a run would, and measure token lengths.
+
+    It accepts what training accepts and refuses what training refuses (both go through
+    :func:`~desktop.core.checks.load_and_check`).
 
     Args:
         config: The run config.
         num_rows: Rows to show.
-        tokenizer: When given, token statistics are computed (on up to ``sample`` rows).
+        tokenizer: When given, token statistics and the share of unknown tokens are measured (on
+            up to ``sample`` rows), against the config's max length.
         sample: The most rows measured.
 
     Raises:
-        DataError: The data cannot be read or does not fit the task.
+        ConfigError, ModelError, DataError: What training would refuse, with the same message.
     """
-    train, eval_ = load_train_eval(config)
-    guess = guess_columns(train, config.task, config.columns)
-    train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)
+    checked = load_and_check(config)
+    train = checked.train
     result = Preview(
         columns=train.columns,
         rows=train.frame.head(num_rows).to_dict("records"),
-        guess=guess,
+        guess=checked.guess,
         num_train=len(train),
-        num_eval=len(eval_) if eval_ is not None else 0,
-        notes=notes,
+        num_eval=len(checked.eval) if checked.eval is not None else 0,
+        notes=checked.notes,
     )
     if tokenizer is not None:
-        result.token_stats = _stats(config, train, guess, tokenizer, sample)
+        texts = sample_texts(config, train, checked.guess, tokenizer, sample)
+        result.notes = result.notes + check_tokenizer(
+            config, tokenizer, [t for v in texts.values() for t in v]
+        )
+        result.token_stats = {
+            name: token_stats(values, tokenizer, config.training.max_length) for name, values in texts.items()
+        }
     return result
 
 
-def _stats(
+def sample_texts(
     config: RunConfig, train: Table, guess: Guess, tokenizer: Any, sample: int
-) -> dict[str, TokenStats]:
+) -> dict[str, list[str]]:
+    """The texts the model will read, by kind, from the first ``sample`` training rows."""
     from desktop.core.tasks import task_module
 
     head = train.take(list(range(min(sample, len(train)))))
-    texts = task_module(config.task).texts(head, guess.columns, tokenizer)
-    return {
-        name: token_stats(values, tokenizer, config.training.max_length) for name, values in texts.items()
-    }
+    return task_module(config.task).texts(head, guess.columns, tokenizer)

@@ -18,7 +18,6 @@ from typing import Any
 from desktop.core.checkpoints import checkpoint_problem
 from desktop.core.config import RunConfig
 from desktop.core.errors import (
-    ConfigError,
     DiskError,
     DiskInputError,
     InputError,
@@ -160,21 +159,14 @@ def check_writable(folder: Path) -> None:
 
 
 def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> _Prepared:
-    from desktop.core.columns import check_rows, guess_columns
-    from desktop.core.data import load_train_eval
+    from desktop.core.checks import check_tokenizer, load_and_check
     from desktop.core.models import load_tokenizer
+    from desktop.core.preview import sample_texts
     from desktop.core.tasks import task_module
 
-    problems = config.validate()
-    if problems:
-        raise ConfigError(problems)
     on_event(PreparingEvent("Reading the data"))
-    train, eval_ = load_train_eval(config)
-    columns = guess_columns(train, config.task, config.columns).columns
-    train, notes = check_rows(train, config.task, columns, config.data.drop_bad_rows)
-    if eval_ is not None:
-        eval_, eval_notes = check_rows(eval_, config.task, columns, config.data.drop_bad_rows)
-        notes += eval_notes
+    checked = load_and_check(config)  # the same checks as preview and validate
+    train, eval_, columns, notes = checked.train, checked.eval, checked.guess.columns, checked.notes
     on_event(PreparingEvent("Loading PyTorch and Transformers"))
     import torch  # noqa: F401  (the slow import, reported as its own phase)
     import transformers  # noqa: F401
@@ -187,6 +179,10 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
 
     set_seed(config.training.seed)  # new heads (a classifier, LoRA) start the same way every run
     tokenizer = load_tokenizer(config.model)
+    texts = sample_texts(config, train, checked.guess, tokenizer, 500)
+    for warning in check_tokenizer(config, tokenizer, [t for values in texts.values() for t in values]):
+        notes.append(warning)
+        on_event(PreparingEvent(f"Warning: {warning}"))
     task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns, model_kwargs(options))
     if config.lora.enabled or config.lora.qlora:
         task.model = apply_lora(task.model, config)

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from desktop.core.columns import label_key
 from desktop.core.config import Columns, RunConfig
 from desktop.core.data import Table
-from desktop.core.errors import DataError
 from desktop.core.models import load_model
 from desktop.core.tasks import Prepared
-
-
-def label_key(value: Any) -> str:
-    """A label as text: ``1``, ``1.0`` and ``"1"`` are all ``"1"``; text is stripped."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    return str(value).strip()
 
 
 def label_maps(labels: list[Any]) -> tuple[dict[str, int], dict[int, str]]:
@@ -56,14 +48,7 @@ def prepare(
     """Load a sequence-classification model and tokenize the rows."""
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
 
-    label2id, id2label = label_maps(train.frame[columns.label].tolist())
-    if eval_ is not None:
-        unseen = sorted({label_key(v) for v in eval_.frame[columns.label]} - set(label2id))
-        if unseen:
-            raise DataError(
-                f"The validation data has labels that never occur in training: {', '.join(unseen[:5])}.",
-                "Add training examples of those labels, or use a random hold-out (validation.fraction).",
-            )
+    label2id, id2label = label_maps(train.frame[columns.label].tolist())  # checked by load_and_check
     model = load_model(
         AutoModelForSequenceClassification,
         config.model,

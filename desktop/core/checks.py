@@ -1,0 +1,312 @@
+"""The one load-and-check path that preview, ``validate`` and training share.
+
+Whatever would train a useless model (a model folder without a tokenizer, a model that does not
+fit the task, label spellings that split one class, a schedule shorter than one accumulation, text
+the tokenizer cannot read) is refused or warned here, so the data page, ``validate`` and ``train``
+always agree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.core.columns import Guess, check_rows, guess_columns, label_key
+from desktop.core.config import RunConfig
+from desktop.core.data import Table, load_train_eval
+from desktop.core.errors import ConfigError, DataError, ModelError, Problem
+
+TOKENIZER_FILES = ("tokenizer.json", "vocab.*", "*.model", "*.spm", "merges.txt", "*.tiktoken", "tekken.json")
+"""What a folder needs so that a tokenizer with a real vocabulary can be built from it."""
+
+ENCODER_ONLY = frozenset(
+    [
+        "albert",
+        "bert",
+        "big_bird",
+        "camembert",
+        "convbert",
+        "data2vec-text",
+        "deberta",
+        "deberta-v2",
+        "distilbert",
+        "electra",
+        "ernie",
+        "esm",
+        "flaubert",
+        "funnel",
+        "ibert",
+        "layoutlm",
+        "longformer",
+        "megatron-bert",
+        "mobilebert",
+        "modernbert",
+        "mpnet",
+        "nezha",
+        "rembert",
+        "roberta",
+        "roberta-prelayernorm",
+        "roc_bert",
+        "roformer",
+        "squeezebert",
+        "xlm-roberta",
+        "xlm-roberta-xl",
+        "xmod",
+    ]
+)
+"""Model families that read text but cannot write it: no causal-LM fine-tuning."""
+
+ENCODER_DECODER = frozenset(
+    [
+        "bart",
+        "bigbird_pegasus",
+        "blenderbot",
+        "blenderbot-small",
+        "encoder-decoder",
+        "fsmt",
+        "led",
+        "longt5",
+        "m2m_100",
+        "marian",
+        "mbart",
+        "mt5",
+        "mvp",
+        "nllb-moe",
+        "pegasus",
+        "pegasus_x",
+        "plbart",
+        "prophetnet",
+        "switch_transformers",
+        "t5",
+        "t5gemma",
+        "umt5",
+    ]
+)
+"""Model families with an encoder and a decoder: the ones sequence-to-sequence training needs."""
+
+UNKNOWN_WARN_SHARE = 0.05
+MIN_VOCABULARY = 100
+MAX_CLASS_SHARE = 0.5  # more classes than half the rows: the label column is probably a text column
+
+TASK_NEEDS = {
+    "causal-lm": (
+        "causal-LM fine-tuning needs a decoder model that writes text",
+        "Pick a decoder model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), GPT-2 (gpt2) or Llama.",
+    ),
+    "seq2seq": (
+        "sequence-to-sequence training needs an encoder-decoder model",
+        "Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or BART (facebook/bart-base).",
+    ),
+}
+
+
+@dataclass
+class CheckedData:
+    """Data that training would accept, as training would use it.
+
+    Attributes:
+        train: The training rows (bad rows left out when the config allows it).
+        eval: The evaluation rows, or ``None``.
+        guess: The column mapping and how each role was found.
+        notes: Warnings and things the user should know, in plain words.
+    """
+
+    train: Table
+    eval: Table | None
+    guess: Guess
+    notes: list[str] = field(default_factory=list)
+
+
+def load_and_check(config: RunConfig) -> CheckedData:
+    """Validate the config, check the model folder, read the data and check it for the task.
+
+    Raises:
+        ConfigError: The config has problems.
+        ModelError: The model folder lacks tokenizer files, or the model does not fit the task.
+        DataError: The data cannot be used for the task as mapped.
+    """
+    problems = config.validate()
+    if problems:
+        raise ConfigError(problems)
+    check_model_folder(config)
+    train, eval_ = load_train_eval(config)
+    guess = guess_columns(train, config.task, config.columns)
+    train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)
+    if eval_ is not None:
+        eval_, eval_notes = check_rows(eval_, config.task, guess.columns, config.data.drop_bad_rows)
+        notes += eval_notes
+    if config.task == "classification":
+        notes += _check_labels(train, eval_, guess.columns.label, config)
+    _check_schedule(config, len(train))
+    return CheckedData(train, eval_, guess, notes)
+
+
+# --------------------------------------------------------------------------- the model folder
+
+
+def model_folder(config: RunConfig) -> Path | None:
+    """The folder the model loads from, when it is on this computer (local, bundled or cached)."""
+    from desktop.core.models import resolve
+
+    try:
+        path = Path(resolve(config.model))
+    except ModelError:
+        return None
+    if path.is_dir():
+        return path
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(
+            config.model.name, "config.json", revision=config.model.revision or None
+        )
+    except Exception:  # not a valid repo id, no cache: the download step checks it later
+        return None
+    return Path(cached).parent if isinstance(cached, str) else None
+
+
+def check_model_folder(config: RunConfig) -> None:
+    """Refuse a model folder without tokenizer files, and a model that does not fit the task.
+
+    Reads ``config.json`` and file names only. Models not on this computer yet are checked when
+    they are downloaded.
+
+    Raises:
+        ModelError: What is missing or why the model does not fit, with what to pick instead.
+    """
+    folder = model_folder(config)
+    if folder is None:
+        return
+    if not any(next(folder.glob(pattern), None) for pattern in TOKENIZER_FILES):
+        raise ModelError(
+            f"The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json "
+            "with merges.txt, or a SentencePiece .model file); without them the texts cannot be read "
+            "the way the model was trained to read them.",
+            "Copy the tokenizer files from where the model came from into the folder, or pick the "
+            "model's complete folder.",
+        )
+    try:
+        model_config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # the config's own validation names a missing config.json
+    problem = task_mismatch(config.task, model_config)
+    if problem:
+        from desktop.core.tasks import TASK_NAMES
+
+        need, example = TASK_NEEDS[config.task]
+        raise ModelError(
+            f"{config.model.name} cannot be used for {TASK_NAMES[config.task]}: it {problem}, and {need}.",
+            example,
+        )
+
+
+def task_mismatch(task: str, model_config: dict[str, Any]) -> str:
+    """Why a model with this ``config.json`` cannot be trained for ``task``, or ``""``."""
+    kind = str(model_config.get("model_type", ""))
+    encoder_decoder = bool(model_config.get("is_encoder_decoder")) or kind in ENCODER_DECODER
+    if task == "causal-lm":
+        if encoder_decoder:
+            return f"is an encoder-decoder model ({kind})"
+        if kind in ENCODER_ONLY and not model_config.get("is_decoder"):
+            return f"is an encoder-only model ({kind}) that cannot generate text"
+    if task == "seq2seq" and not encoder_decoder:
+        return f"is not an encoder-decoder model ({kind or 'unknown type'})"
+    return ""
+
+
+# --------------------------------------------------------------------------- the tokenizer
+
+
+def check_tokenizer(config: RunConfig, tokenizer: Any, texts: list[str]) -> list[str]:
+    """Refuse a tokenizer with an empty vocabulary; warn when it turns much of the text into unknowns.
+
+    Args:
+        config: The run config (for names in messages).
+        tokenizer: The loaded tokenizer.
+        texts: A sample of the texts the model will read.
+
+    Raises:
+        ModelError: The tokenizer has (almost) no vocabulary.
+    """
+    size = len(tokenizer)
+    if size < MIN_VOCABULARY:
+        raise ModelError(
+            f"The tokenizer of {config.model.name} knows only {size} tokens: its vocabulary files are "
+            "missing or empty, and every text would read as the same few tokens.",
+            "Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt).",
+        )
+    share = unknown_share(tokenizer, texts)
+    if share <= UNKNOWN_WARN_SHARE:
+        return []
+    return [
+        f"This model does not know most of the characters in your texts: {share:.0%} of their tokens "
+        f"become the unknown token {tokenizer.unk_token}, so it cannot tell those texts apart. Pick a "
+        "model made for your texts' language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for "
+        "Chinese, or a multilingual one such as xlm-roberta-base."
+    ]
+
+
+def unknown_share(tokenizer: Any, texts: list[str], sample: int = 500) -> float:
+    """The share of tokens in ``texts`` (up to ``sample`` of them) that the tokenizer does not know."""
+    unk = getattr(tokenizer, "unk_token_id", None)
+    texts = [t for t in texts[:sample] if t]
+    if unk is None or not texts:
+        return 0.0
+    ids = tokenizer(texts, add_special_tokens=False)["input_ids"]
+    total = sum(len(row) for row in ids)
+    return sum(row.count(unk) for row in ids) / total if total else 0.0
+
+
+# --------------------------------------------------------------------------- labels and schedule
+
+
+def _check_labels(train: Table, eval_: Table | None, column: str, config: RunConfig) -> list[str]:
+    spellings: dict[str, set[str]] = defaultdict(set)
+    for value in train.frame[column]:
+        spellings[label_key(value)].add(str(value))
+    classes = len(spellings)
+    if classes > 50 and classes > MAX_CLASS_SHARE * len(train):
+        raise DataError(
+            f'{train.source}: the label column "{column}" has {classes} different values in {len(train)} '
+            "rows; a classifier learns from many examples of each class.",
+            f'Check that columns.label names the column with the classes (now "{column}").',
+        )
+    if eval_ is not None:
+        unseen = sorted({label_key(v) for v in eval_.frame[column]} - set(spellings))
+        if unseen:
+            hint = (
+                "Add training examples of those labels, or leave their rows out."
+                if not config.validation.files
+                else "Add training examples of those labels, or use a random hold-out (validation.fraction)."
+            )
+            raise DataError(
+                f"The evaluation rows have labels that never occur in training: {', '.join(unseen[:5])}"
+                + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
+                + ".",
+                hint,
+            )
+    merged = {key: sorted(raw) for key, raw in spellings.items() if len(raw) > 1}
+    if not merged:
+        return []
+    shown = "; ".join(" ".join(f'"{r}"' for r in raw) + f" -> {key}" for key, raw in list(merged.items())[:5])
+    return [f"Labels written differently but with the same value were merged into one class each: {shown}."]
+
+
+def _check_schedule(config: RunConfig, num_train: int) -> None:
+    t = config.training
+    batches = math.ceil(num_train / t.batch_size)
+    if t.gradient_accumulation > batches:
+        raise ConfigError(
+            [
+                Problem(
+                    "training.gradient_accumulation",
+                    f"is {t.gradient_accumulation}, but one pass over the {num_train} training rows is only "
+                    f"{batches} batches of {t.batch_size}; lower it to at most {batches} (or lower the "
+                    "batch size).",
+                )
+            ]
+        )
