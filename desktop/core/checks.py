@@ -99,7 +99,8 @@ TASK_NEEDS = {
     ),
     "seq2seq": (
         "sequence-to-sequence training needs an encoder-decoder model",
-        "Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or BART (facebook/bart-base).",
+        "Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or "
+        "BART (facebook/bart-base).",
     ),
 }
 
