@@ -288,7 +288,7 @@ def _format_metrics(event: LogEvent) -> str:
 def cmd_train(args: argparse.Namespace) -> int:
     """Train, showing progress; Ctrl-C stops after the current step and keeps a checkpoint."""
     from desktop.core.paths import default_runs_dir
-    from desktop.core.runs import RunDir, find_resumable
+    from desktop.core.runs import RunBusyError, RunDir, find_resumable
     from desktop.core.training import run_training
 
     config = _load(args)
@@ -298,6 +298,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
         own = RunDir(origin.parent)
         if own.is_run() and origin.name == own.config_path.name:
+            if own.is_locked():
+                raise RunBusyError.of(own)
             if not own.resumable():
                 raise InputError(
                     f"The run {own.path.name} cannot be resumed: it is {own.status()} and "

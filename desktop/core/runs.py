@@ -139,10 +139,7 @@ class RunDir:
         try:
             lock.acquire()
         except filelock.Timeout:
-            raise RunBusyError(
-                f"The run {self.path.name} is being trained right now by another process.",
-                "Wait for it to finish or stop it there; a run folder takes one training at a time.",
-            ) from None
+            raise RunBusyError.of(self) from None
         self._lock = lock
 
     def unlock(self) -> None:
@@ -252,6 +249,14 @@ def _ends_without_newline(path: Path) -> bool:
 
 class RunBusyError(InputError):
     """Another process is training this run folder."""
+
+    @classmethod
+    def of(cls, run: RunDir) -> RunBusyError:
+        """The error for ``run``."""
+        return cls(
+            f"The run {run.path.name} is being trained right now by another process.",
+            "Wait for it to finish or stop it there; a run folder takes one training at a time.",
+        )
 
 
 def _resumable(status: str, run: RunDir) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +97,20 @@ def test_known_failures(exc: BaseException, kind: str, words: str, changes: dict
     found = diagnose(exc, RunConfig())
     assert found.kind == kind and words in found.remedy
     assert (found.remedies[0].changes if found.remedies else None) == changes
+
+
+def test_a_full_disk_is_found_anywhere_in_the_exception_chain(tmp_path: Path) -> None:
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "optimizer.pt"))
+        except OSError as inner:
+            raise RuntimeError(
+                "[enforce fail at inline_container.cc:659] . unexpected pos 64 vs 0"
+            ) from inner
+    except RuntimeError as exc:
+        found = diagnose(exc, RunConfig())
+    assert found.kind == "disk_full" and str(tmp_path) in found.reason and "MB are free" in found.reason
+    writer = RuntimeError("PytorchStreamWriter failed writing file data/3: file write failed")
+    assert diagnose(writer, RunConfig()).kind == "disk_full"
+    denied = diagnose(PermissionError(errno.EACCES, "Permission denied", "/srv/runs/x"), RunConfig())
+    assert denied.kind == "not_writable" and "/srv/runs" in denied.reason

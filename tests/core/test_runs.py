@@ -16,7 +16,7 @@ from desktop.core.events import (
     StartedEvent,
     StoppedEvent,
 )
-from desktop.core.runs import delete_run, list_runs, run_result
+from desktop.core.runs import RunDir, delete_run, list_runs, run_result
 from tests.core.helpers import fake_run as _run
 
 
@@ -99,3 +99,31 @@ def test_status_reads_only_the_end_of_a_long_log(tmp_path: Path) -> None:
     tail = run.last_events()
 
     assert run.status() == "finished" and 0 < len(tail) < 1000 and tail[-1].kind == "finished"
+
+
+def test_only_whole_checkpoints_are_resume_points(tmp_path: Path) -> None:
+    from tests.core.helpers import fake_checkpoint
+
+    run = _run(tmp_path / "runs", "torn", checkpoint=10)
+    state = fake_checkpoint(run.checkpoints_dir / "checkpoint-20", 20)
+    (state / "trainer_state.json").write_text('{"global_step": 2', encoding="utf-8")
+    optimizer = fake_checkpoint(run.checkpoints_dir / "checkpoint-30", 30)
+    (optimizer / "optimizer.pt").write_bytes(b"PK\x03\x04 torn by a full disk")
+    (run.checkpoints_dir / "checkpoint-40").mkdir()  # a second Ctrl-C mid-save
+
+    assert run.latest_checkpoint().name == "checkpoint-10"
+    moved = dict(run.set_aside_damaged())
+    assert set(moved) == {"checkpoint-20", "checkpoint-30", "checkpoint-40"}
+    assert moved["checkpoint-30"] == "optimizer.pt is damaged"
+    assert [p.name for p in run.checkpoints()] == ["checkpoint-10"]
+    assert (run.checkpoints_dir / "damaged-checkpoint-30" / "optimizer.pt").is_file()  # kept, not deleted
+
+
+def test_a_torn_last_line_does_not_swallow_the_next_event(tmp_path: Path) -> None:
+    run = _run(tmp_path / "runs", "torn-line")
+    with open(run.events_path, "ab") as fh:
+        fh.write('{"event": "log", "step": 21, "metrics": {"loss": "好'.encode()[:-1])  # cut mid-character
+    again = RunDir(run.path)
+    again.append(StoppedEvent(21, ""))
+    again.close()
+    assert again.events()[-1] == StoppedEvent(21, "") and again.status() == "stopped"

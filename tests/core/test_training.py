@@ -216,3 +216,27 @@ def test_out_of_memory_offers_remedies_and_apply_and_retry_works(
     result = run_training(retry, Recorder().append)
     assert result.status == "finished", result.failure
     assert RunDir(result.run_dir).config().training.batch_size == 8
+
+
+def test_a_second_ctrl_c_while_saving_leaves_no_partial_checkpoint(
+    tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from transformers import Trainer
+
+    def interrupted_save(self: Trainer, *args: object, **kwargs: object) -> None:
+        folder = Path(self.args.output_dir) / f"checkpoint-{self.state.global_step}"
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_bytes(b"half")
+        raise KeyboardInterrupt  # the user pressed Ctrl-C again while it was written
+
+    monkeypatch.setattr(Trainer, "_save_checkpoint", interrupted_save)
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=20
+    )
+    events = Recorder()
+    with pytest.raises(KeyboardInterrupt):
+        run_training(config, events.append)
+
+    run = RunDir(next((tmp_path / "runs").iterdir()))
+    assert run.checkpoints() == [] and run.status() == "stopped"
+    assert events.of(StoppedEvent)[-1].step == 15 and not run.is_locked()
