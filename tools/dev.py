@@ -35,7 +35,51 @@ def run(*args: str | Path) -> None:
         sys.exit(code)
 
 
+def torch_plan(python: Path) -> tuple[str, str] | None:
+    """The PyTorch build the Environment doctor picks for this machine, as (requirement, index URL).
+
+    ``None`` when the environment's PyTorch already fits (the doctor's verdict is OK). Without an
+    NVIDIA GPU that is the CPU build of the wheel table's newest release, from PyTorch's CPU index:
+    plain ``pip install torch`` would take a CUDA build of several GB on Linux.
+    """
+    sys.path.insert(0, str(ROOT))  # the doctor's modules import only the standard library
+    from desktop.core.gpu import detect_gpus
+    from desktop.core.torch_probe import TorchInfo, probe_torch
+    from desktop.core.wheels import WheelTable, verdict
+
+    system = "windows" if os.name == "nt" else "linux"
+    report, table = detect_gpus(), WheelTable.load()
+    if verdict(report, probe_torch(str(python)), system, table).ok:
+        return None
+    # What a fresh setup gets, as the installed app's launcher chooses it.
+    found = verdict(report, TorchInfo(installed=False), system, table)
+    if found.target is not None:
+        return f"torch=={found.target.version}+{found.target.tag}", found.target.index_url
+    return f"torch=={table.release(table.newest())['latest']}", table.index_url("cpu")
+
+
+def install_torch(python: Path) -> None:
+    """Install the doctor's PyTorch first, so that the project's ``torch>=`` is already met."""
+    plan = torch_plan(python)
+    if plan is None:
+        return
+    requirement, index = plan
+    print(f"Installing PyTorch ({requirement} from {index}) ...", flush=True)
+    code = subprocess.call(
+        [str(python), "-m", "pip", "install", "--quiet", "--retries", "1", "--timeout", "20", requirement,
+         "--index-url", index],
+        cwd=ROOT,
+    )  # fmt: skip
+    if code:  # that index is not reachable here (a mirror-only network): the same release from PyPI
+        public = requirement.split("+")[0]
+        print(
+            f"PyTorch's index could not be used; installing {public} from the package index ...", flush=True
+        )
+        run(python, "-m", "pip", "install", "--quiet", public)
+
+
 def install(python: Path, extra: str = "") -> None:
+    install_torch(python)
     print("Installing Finetune Studio and its dependencies (the first time takes a while) ...", flush=True)
     run(python, "-m", "pip", "install", "--quiet", "--editable", f"{ROOT}{extra}")
 

@@ -138,7 +138,9 @@ def load_and_check(config: RunConfig) -> CheckedData:
     guess = guess_columns(train, config.task, config.columns)
     train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)
     if eval_ is not None:
-        eval_, eval_notes = check_rows(eval_, config.task, guess.columns, config.data.drop_bad_rows)
+        eval_, eval_notes = check_rows(
+            eval_, config.task, guess.columns, config.data.drop_bad_rows, training=False
+        )
         notes += eval_notes
     if config.task == "classification":
         notes += _check_labels(train, eval_, guess.columns.label, config)

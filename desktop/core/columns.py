@@ -260,9 +260,11 @@ def label_key(value: Any) -> str:
 
 
 def check_rows(
-    table: Table, task: str, columns: Columns, drop_bad_rows: bool = False
+    table: Table, task: str, columns: Columns, drop_bad_rows: bool = False, training: bool = True
 ) -> tuple[Table, list[str]]:
     """Check the mapped columns of every row; return the usable rows and notes on dropped ones.
+
+    ``training`` is false for evaluation rows, which may hold a single class.
 
     Raises:
         DataError: A mapped column is missing, a required role is unmapped, texts are blank or
@@ -313,7 +315,7 @@ def check_rows(
             f"Left out {len(bad)} of {len(table)} rows of {table.source} ({table.locate_many(sorted(bad))})."
         )
         table = table.take([i for i in range(len(table)) if i not in bad])
-    if task == "classification":
+    if task == "classification" and training:
         classes = {label_key(v) for v in table.frame[columns.label]}
         if len(classes) < 2:
             raise DataError(

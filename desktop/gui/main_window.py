@@ -6,7 +6,7 @@ import copy
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QSize, Qt, QTimer
+from PySide6.QtCore import QProcess, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -47,6 +47,9 @@ class MainWindow(QMainWindow):
         settings: Where UI state is kept.
         controller: Runs training; a fake with the same signals works for tests.
     """
+
+    resume_offer_checked = Signal()
+    """The runs folder was looked at for a crashed run to offer (whether or not one was offered)."""
 
     def __init__(
         self, settings: Settings, controller: object | None = None, repair_on_start: bool = False
@@ -430,6 +433,7 @@ class MainWindow(QMainWindow):
         """If the newest crashed run can be resumed and the user has not declined it, offer it."""
         dismissed = set(self.settings.text(Key.DISMISSED_RESUME).splitlines())
         found = newest_crashed(self.runs_dir(), dismissed)
+        self.resume_offer_checked.emit()
         if found is None:
             return
         self._crashed, step, total = found

@@ -91,4 +91,6 @@ def test_no_driver_is_a_plain_cpu_result(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 def test_real_machine_never_raises() -> None:
     report = gpu.detect_gpus()
-    assert isinstance(report.summary(), str)
+    summary = report.summary()
+    assert summary.endswith(".") and (report.gpus or "training runs on the CPU" in summary)
+    assert all(gpu.name in summary for gpu in report.gpus)

@@ -91,7 +91,7 @@ def test_seq2seq_trains_and_reloads(tiny_t5: Path, samples: Path, tmp_path: Path
     model = AutoModelForSeq2SeqLM.from_pretrained(result.model_dir)
     tokenizer = AutoTokenizer.from_pretrained(result.model_dir)
     out = model.generate(**tokenizer(["I like tea."], return_tensors="pt"), max_new_tokens=6)
-    assert isinstance(tokenizer.decode(out[0], skip_special_tokens=True), str)
+    assert tokenizer.decode(out[0], skip_special_tokens=True).strip()  # it writes something back
 
 
 def test_events_are_recorded_in_the_run_folder(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:

@@ -64,7 +64,14 @@ def test_seq2seq_generates_text(request, tmp_path: Path) -> None:
     playground = Playground(info)
     playground.load()
 
-    assert isinstance(playground.generate("The weather is nice today.", max_new_tokens=8, temperature=0), str)
+    pieces: list[str] = []
+    reply = playground.generate(
+        "The weather is nice today.", max_new_tokens=8, temperature=0, on_text=pieces.append
+    )
+    assert reply.strip() and reply == "".join(pieces)  # text came back, and was streamed as it came
+    assert (
+        playground.generate("The weather is nice today.", max_new_tokens=8, temperature=0) == reply
+    )  # greedy
 
 
 def test_a_folder_without_a_model_is_refused_with_advice(tmp_path: Path) -> None:

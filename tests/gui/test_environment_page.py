@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 
 import pytest
@@ -111,4 +112,5 @@ def test_copy_diagnostics(qtbot) -> None:
     qtbot.mouseClick(page.copy_button, Qt.MouseButton.LeftButton)
     text = QGuiApplication.clipboard().text()
     assert "Finetune Studio diagnostics" in text and "NVIDIA GeForce RTX 4070" in text and "581.57" in text
-    assert "Verdict: cpu_build_with_gpu" in text and "torch 2.13.0" in text
+    assert "Verdict: cpu_build_with_gpu" in text and "'version': '2.13.0+cpu'" in text  # the probe's
+    assert f"  torch {importlib.metadata.version('torch')}\n" in text  # and what this environment has

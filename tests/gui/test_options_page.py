@@ -86,13 +86,17 @@ def test_estimate_presets_and_fit_my_gpu(window: MainWindow, qtbot, tiny_gpt2) -
     assert low.performance.gradient_checkpointing and low.lora.enabled and low.training.batch_size == 1
 
 
-def test_options_this_machine_cannot_run_are_refused_on_the_page(window: MainWindow) -> None:
+def test_options_this_machine_cannot_run_are_refused_on_the_page(window: MainWindow, qtbot) -> None:
     from desktop.core.options import Capabilities
 
     page = window.options_page
+    with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
+        window.load_sample()
+    window.go_to(window.pages.index(page))
     page.set_context(window.current_config(), "", None, Capabilities())  # CPU only: no model, no GPU
     page.bound[("performance", "precision")].setCurrentText("fp16")
     assert "fp16 needs a CUDA GPU" in page.problem()
-    assert not window.next_button.isEnabled() or window.stack.currentIndex() != 2
+    assert window.stack.currentWidget() is page and not window.next_button.isEnabled()
+    assert "fp16 needs a CUDA GPU" in window.reason.text()
     page.bound[("performance", "precision")].setCurrentText("auto")
-    assert page.problem() == ""
+    assert page.problem() == "" and window.next_button.isEnabled()

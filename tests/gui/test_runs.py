@@ -95,7 +95,8 @@ def test_a_crashed_run_is_offered_for_resume_on_start(
 
     again = MainWindow(settings, fake_controller)  # declined once: not asked again
     qtbot.addWidget(again)
-    qtbot.wait(400)
+    with qtbot.waitSignal(again.resume_offer_checked, timeout=5000):
+        pass  # the check runs once the window has painted
     assert again.resume_bar.isHidden()
     again.close()
 
