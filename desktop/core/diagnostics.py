@@ -8,6 +8,7 @@ import platform
 import sys
 
 from desktop.core.gpu import GpuReport
+from desktop.core.secrets import redact
 from desktop.core.torch_probe import TorchInfo
 from desktop.core.wheels import Verdict
 
@@ -56,4 +57,4 @@ def diagnostics(report: GpuReport, probe: TorchInfo, verdict: Verdict | None = N
         if verdict.target:
             target = verdict.target
             lines.append(f"  target: {target.requirement} from {target.index_url} ({target.reason})")
-    return "\n".join(lines)
+    return redact("\n".join(lines))

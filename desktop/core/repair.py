@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from desktop.core.secrets import redact
 from desktop.core.torch_probe import TorchInfo, probe_torch
 from desktop.core.wheels import WheelTarget
 
@@ -182,7 +183,7 @@ def run_repair(
     on_progress(done)
     assert proc.stdout is not None
     for raw in proc.stdout:
-        line = raw.rstrip()
+        line = redact(raw.rstrip())  # an index URL with a token may be echoed
         lines.append(line)
         on_line(line)
         done = progress_of(line, done)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from desktop.core.paths import data_dir, resources_dir
+from desktop.core.secrets import recall_url, remember_url
 from desktop.launcher.runtime import (
     MIRRORS,
     PYTHON,
@@ -81,11 +82,13 @@ class LauncherSettings:
 
     def get(self, key: str) -> str:
         value = self.values.get(key, "")
-        return value if isinstance(value, str) else ""
+        return recall_url(f"launcher/{key}", value) if isinstance(value, str) else ""
 
     def save_mirrors(self, mirrors: dict[str, str]) -> None:
-        """Remember the mirrors (keys of :data:`MIRRORS`)."""
-        self.values.update({key: mirrors[key] for key in MIRRORS if key in mirrors})
+        """Remember the mirrors (keys of :data:`MIRRORS`); credentials in a URL go to the keyring."""
+        self.values.update(
+            {key: remember_url(f"launcher/{key}", mirrors[key]) for key in MIRRORS if key in mirrors}
+        )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(self.values, indent=2), encoding="utf-8")
 

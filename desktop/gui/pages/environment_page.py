@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from desktop.core.diagnostics import diagnostics
 from desktop.core.gpu import GpuInfo, GpuReport, detect_gpus
 from desktop.core.repair import RepairPlan, plan_repair
+from desktop.core.secrets import recall_url, redact, remember_url
 from desktop.core.torch_probe import TorchInfo, probe_torch
 from desktop.core.wheels import Verdict, verdict
 from desktop.gui.pages.base import WizardPage
@@ -134,7 +135,8 @@ class EnvironmentPage(WizardPage):
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(160)
 
-        self.index_edit = QLineEdit(settings.text(Key.INDEX_URL) if settings else "")
+        saved = recall_url(Key.INDEX_URL.value, settings.text(Key.INDEX_URL)) if settings else ""
+        self.index_edit = QLineEdit(saved)
         self.index_edit.setPlaceholderText(self.tr("https://download.pytorch.org/whl (default)"))
         self.index_edit.setToolTip(
             self.tr("A mirror or private index with PyTorch wheels, for slow or blocked networks")
@@ -213,7 +215,9 @@ class EnvironmentPage(WizardPage):
         if result.target is not None:
             self.plan = plan_repair(result.target, index_url=self.index_edit.text(), previous=info.version)
             text = self.tr("Installs {requirements} from {index} with {tool}.").format(
-                requirements=", ".join(self.plan.requirements), index=self.plan.index_url, tool=self.plan.tool
+                requirements=", ".join(self.plan.requirements),
+                index=redact(self.plan.index_url),
+                tool=self.plan.tool,
             )
             if result.target.warning:
                 text += " " + result.target.warning.capitalize() + "."
@@ -307,7 +311,8 @@ class EnvironmentPage(WizardPage):
 
     def _on_index_changed(self) -> None:
         if self._settings:
-            self._settings.set_text(Key.INDEX_URL, self.index_edit.text().strip())
+            url = self.index_edit.text().strip()
+            self._settings.set_text(Key.INDEX_URL, remember_url(Key.INDEX_URL.value, url))
         if self.report is not None and self.info is not None:
             self.show_findings(self.report, self.info)
 
