@@ -85,7 +85,7 @@ def test_repair_streams_progress_and_proves_the_gpu(qtbot, monkeypatch: pytest.M
     monkeypatch.setattr(
         "desktop.core.torch_probe.prove_gpu", lambda python: GpuProof(True, "NVIDIA GeForce RTX 4070", 0.12)
     )
-    monkeypatch.delitem(sys.modules, "torch", raising=False)  # as in the app, which never imports torch itself
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # as in the app, which never imports torch
     with qtbot.waitSignal(page.repair.repair_finished, timeout=30_000):
         qtbot.mouseClick(page.install_button, Qt.MouseButton.LeftButton)
     assert page.progress.value() == 100
