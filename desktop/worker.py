@@ -7,7 +7,6 @@ SIGINT / SIGTERM); it keeps a checkpoint. Exit codes are the CLI's.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 from desktop.core.config import load_config
 from desktop.core.errors import InputError
 from desktop.core.events import Event, FailedEvent
+from desktop.core.stopping import GracefulStop
 
 
 def _print(event: Event) -> None:
@@ -45,12 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         _print(FailedEvent(exc.message, exc.hint))
         return exc.exit_code
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     if sys.stdin is not None and not sys.stdin.isatty():
         threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
     resume = RunDir(args.resume) if args.resume else None
-    return run_training(config, _print, stop, resume=resume).exit_code
+    # A supervisor's signals stop gracefully; a second one is not a hard stop (it kills instead).
+    with GracefulStop(stop, hard_second=False) as graceful:
+        result = run_training(config, _print, stop, resume=resume, origin=args.config.resolve())
+    return graceful.exit_code if result.status == "stopped" and graceful.reason else result.exit_code
 
 
 if __name__ == "__main__":
