@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -86,7 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         QGuiApplication.styleHints().colorSchemeChanged.connect(lambda _: apply_theme(app, "auto"))
     if args.quit_when_shown:
         QTimer.singleShot(0, lambda: (print("shown", flush=True), window.close(), app.quit()))
-    return app.exec()
+    code = app.exec()
+    from desktop.gui.workers import detached
+
+    if detached():  # a model still loading, a probe still running: leave without waiting for it
+        logging.shutdown()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

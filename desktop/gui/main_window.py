@@ -36,6 +36,7 @@ from desktop.gui.pages.options_page import OptionsPage
 from desktop.gui.pages.train_page import TrainPage
 from desktop.gui.settings import Key, Settings
 from desktop.gui.training_controller import TrainingController
+from desktop.gui.workers import shutdown_all
 
 SAMPLE_CONFIG = resources_dir() / "samples" / "classification.toml"
 
@@ -509,4 +510,5 @@ class MainWindow(QMainWindow):
         self.save_state()
         for page in self.pages:
             page.shutdown()
+        shutdown_all()  # at most about 2 s; what has not ended by then is left behind
         event.accept()

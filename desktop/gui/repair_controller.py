@@ -1,46 +1,40 @@
-"""Runs a PyTorch repair on a QThread and re-emits its output on the GUI thread."""
+"""Runs a PyTorch repair in the background and re-emits its output on the GUI thread."""
 
 from __future__ import annotations
 
 import threading
 import traceback
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop.core.repair import RepairPlan, RepairResult, run_repair
-from desktop.gui.workers import end_thread
+from desktop.gui.workers import BackgroundTask
 
 
-class _RepairWorker(QObject):
-    line_emitted = Signal(str)
-    progress_changed = Signal(float)
-    repair_ended = Signal(object, object)
+def _repair(plan: RepairPlan, task: BackgroundTask, cancel: threading.Event) -> tuple[RepairResult, object]:
+    from desktop.core.torch_probe import prove_gpu
 
-    def __init__(self, plan: RepairPlan) -> None:
-        super().__init__()
-        self._plan = plan
-        self.cancel = threading.Event()
-
-    @Slot()
-    def run(self) -> None:
-        from desktop.core.torch_probe import prove_gpu
-
-        try:
-            result = run_repair(self._plan, self.line_emitted.emit, self.progress_changed.emit, self.cancel)
-            proof = prove_gpu(self._plan.python) if result.ok else None
-        except Exception as exc:
-            result = RepairResult(
-                False,
-                -1,
-                message=f"The repair stopped with an error: {exc}",
-                lines=traceback.format_exc().splitlines(),
-            )
-            proof = None
-        self.repair_ended.emit(result, proof)
+    try:
+        result = run_repair(
+            plan,
+            lambda line: task.report(("line", line)),
+            lambda share: task.report(("progress", share)),
+            cancel,
+        )
+        proof = prove_gpu(plan.python) if result.ok else None
+    except Exception as exc:
+        result = RepairResult(
+            False,
+            -1,
+            message=f"The repair stopped with an error: {exc}",
+            lines=traceback.format_exc().splitlines(),
+        )
+        proof = None
+    return result, proof
 
 
 class RepairController(QObject):
-    """Owns the repair thread; the Environment page connects only to these signals."""
+    """Runs one repair at a time; the Environment page connects only to these signals."""
 
     line_emitted = Signal(str)
     """One line of the installer's output."""
@@ -51,38 +45,40 @@ class RepairController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._thread: QThread | None = None
-        self._worker: _RepairWorker | None = None
+        self._task: BackgroundTask | None = None
 
     def is_running(self) -> bool:
         """Whether a repair is under way."""
-        return self._thread is not None
+        return self._task is not None
 
     def start(self, plan: RepairPlan) -> None:
-        """Run ``plan`` on a new thread."""
-        self._thread = QThread()
-        self._worker = _RepairWorker(plan)
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker.run)
-        self._worker.line_emitted.connect(self.line_emitted)
-        self._worker.progress_changed.connect(self.progress_changed)
-        self._worker.repair_ended.connect(self._on_worker_repair_ended)
-        self._thread.start()
+        """Run ``plan`` in the background."""
+        cancel = threading.Event()
+        task = BackgroundTask(lambda: _repair(plan, task, cancel), self, cancel)
+        task.progressed.connect(self._on_task_progressed)
+        task.finished.connect(self._on_task_finished)
+        self._task = task
+        task.start()
 
     def cancel(self) -> None:
         """Stop the installer (a direct call: thread-safe)."""
-        if self._worker is not None:
-            self._worker.cancel.set()
+        if self._task is not None:
+            self._task.cancel()
 
     def wait(self) -> None:
-        """Block until the thread ends (when the app quits)."""
-        if self._thread is not None:
-            self.cancel()
-            self._thread.wait()
+        """Block until the repair has ended."""
+        if self._task is not None:
+            self._task.wait()
 
-    @Slot(object, object)
-    def _on_worker_repair_ended(self, result: RepairResult, proof: object) -> None:
-        assert self._thread is not None and self._worker is not None
-        end_thread(self._thread, self._worker)
-        self._thread = self._worker = None
-        self.repair_finished.emit(result, proof)
+    @Slot(object)
+    def _on_task_progressed(self, item: tuple[str, object]) -> None:
+        kind, value = item
+        if kind == "line":
+            self.line_emitted.emit(value)
+        else:
+            self.progress_changed.emit(value)
+
+    @Slot(object)
+    def _on_task_finished(self, outcome: tuple[RepairResult, object]) -> None:
+        self._task = None
+        self.repair_finished.emit(*outcome)

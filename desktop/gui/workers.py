@@ -1,12 +1,29 @@
-"""Run a core function on a QThread and get its result back on the GUI thread."""
+"""The one helper for background work: a core function on a QThread, results on the GUI thread.
+
+Every background job of the app (reading data, token statistics, the estimate, the environment
+probe, the PyTorch repair, export, try-it) is a :class:`BackgroundTask`. Results, failures and
+progress arrive as queued signals on the GUI thread, so no widget is ever touched from a worker.
+Finished tasks delete their thread and worker. Closing the app cancels what still runs and waits at
+most :data:`SHUTDOWN_GRACE_S` (:func:`shutdown_all`); what has not ended by then is detached, and
+the app leaves without waiting for it (:func:`detached`).
+"""
 
 from __future__ import annotations
 
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+SHUTDOWN_GRACE_S = 2.0
+
+_live: set[BackgroundTask] = set()
+"""Tasks whose callable has not returned (touched on the GUI thread only)."""
+_detached: list[BackgroundTask] = []
+"""Tasks still running when the app closed: kept referenced so Qt never destroys a running thread."""
 
 
 def end_thread(thread: QThread, worker: QObject) -> None:
@@ -41,16 +58,29 @@ class _FunctionWorker(QObject):
 class BackgroundTask(QObject):
     """Runs one callable off the GUI thread; lives on the GUI thread and tears its thread down.
 
-    Connect to ``finished`` / ``failed``; both arrive on the GUI thread.
+    Connect to ``finished`` / ``failed`` / ``progressed``; all arrive on the GUI thread.
+
+    Args:
+        function: The work (a core function: no Qt, no widgets).
+        parent: The owner (a page).
+        cancel: Set by :meth:`cancel` and at shutdown; ``function`` should watch it when it is slow.
     """
 
     finished = Signal(object)
     """The callable's return value."""
     failed = Signal(object, str)
     """The exception and its traceback text."""
+    progressed = Signal(object)
+    """Whatever the callable passed to :meth:`report` (a fraction, a line, a piece of text)."""
 
-    def __init__(self, function: Callable[[], Any], parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        function: Callable[[], Any],
+        parent: QObject | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
         super().__init__(parent)
+        self.cancel_event = cancel or threading.Event()
         self._ended = False
         self._thread = QThread()
         self._worker = _FunctionWorker(function)
@@ -61,17 +91,29 @@ class BackgroundTask(QObject):
 
     def start(self) -> None:
         """Start the callable on its thread."""
+        _live.add(self)
         self._thread.start()
+
+    def report(self, value: object) -> None:
+        """Send ``value`` to the GUI thread as ``progressed`` (call it from the callable: thread-safe)."""
+        self.progressed.emit(value)
+
+    def cancel(self) -> None:
+        """Ask the callable to give up (it must watch :attr:`cancel_event`)."""
+        self.cancel_event.set()
 
     def is_running(self) -> bool:
         """Whether the callable has not returned yet."""
         return not self._ended and self._thread.isRunning()
 
-    def wait(self) -> None:
-        """Block until the thread has ended (for shutdown)."""
-        if not self._ended:
-            self._thread.quit()
-            self._thread.wait()
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Block until the thread has ended, at most ``timeout_s``; whether it has ended."""
+        if self._ended:
+            return True
+        self._thread.quit()
+        if timeout_s is None:
+            return self._thread.wait()
+        return self._thread.wait(max(0, int(timeout_s * 1000)))
 
     @Slot(object)
     def _on_worker_succeeded(self, result: object) -> None:
@@ -85,4 +127,47 @@ class BackgroundTask(QObject):
 
     def _teardown(self) -> None:
         self._ended = True
+        _live.discard(self)
         end_thread(self._thread, self._worker)
+
+
+def run_in_background(
+    function: Callable[[], Any],
+    parent: QObject,
+    on_done: Callable[[Any], None],
+    on_failed: Callable[[object, str], None],
+    on_progress: Callable[[Any], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> BackgroundTask:
+    """Start ``function`` on a :class:`BackgroundTask` with GUI-thread callbacks; the task is returned.
+
+    The callbacks should be bound methods of GUI-thread objects (or lambdas that call them): they
+    run on the GUI thread because the task's signals are queued there.
+    """
+    task = BackgroundTask(function, parent, cancel)
+    task.finished.connect(on_done)
+    task.failed.connect(on_failed)
+    if on_progress is not None:
+        task.progressed.connect(on_progress)
+    task.start()
+    return task
+
+
+def shutdown_all(grace_s: float = SHUTDOWN_GRACE_S) -> bool:
+    """Cancel every running task and wait for them, ``grace_s`` in all; whether all have ended.
+
+    Tasks still running then are detached: kept alive until the process exits (see :func:`detached`).
+    """
+    deadline = time.monotonic() + grace_s
+    tasks = list(_live)
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        if not task.wait(max(0.0, deadline - time.monotonic())):
+            _detached.append(task)
+    return not _detached
+
+
+def detached() -> bool:
+    """Whether background work is still running after :func:`shutdown_all` (the app exits without it)."""
+    return any(task.is_running() for task in _detached)

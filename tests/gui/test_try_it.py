@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QThread
+from PySide6.QtWidgets import QApplication
 
 from desktop.core.export import export_run
 from desktop.gui.widgets.try_it_panel import TryItPanel
@@ -46,12 +48,15 @@ def test_causal_lm_reply_streams_into_the_panel(request, panel: TryItPanel, qtbo
     panel.max_tokens.setValue(16)
     panel.prompt.setPlainText("Give me three tips for staying healthy.")
     pieces: list[str] = []
-    panel._worker.text_generated.connect(pieces.append)
+    threads: set[object] = set()
+    panel.text_streamed.connect(pieces.append)
+    panel.text_streamed.connect(lambda _piece: threads.add(QThread.currentThread()))
 
     with qtbot.waitSignal(panel.answered, timeout=ANSWER_MS):
         panel.run_button.click()
 
     assert len(pieces) >= 1 and panel.output.toPlainText() == "".join(pieces)
+    assert threads == {QApplication.instance().thread()}  # the widgets were updated on the GUI thread only
     assert panel.status.text() == "Done."
 
 

@@ -28,7 +28,8 @@ class WizardPage(QWidget):
         return ""
 
     def shutdown(self) -> None:
-        """Wait for the page's background work to end (before the app quits)."""
+        """Cancel the page's background work before the app quits; never blocks (the window waits
+        for all background work at most :data:`~desktop.gui.workers.SHUTDOWN_GRACE_S`)."""
 
 
 def error_label() -> QLabel:

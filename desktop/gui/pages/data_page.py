@@ -221,9 +221,9 @@ class DataPage(WizardPage):
         return self.model_error.text() or self._data_problem or self.mapping_error.text()
 
     def shutdown(self) -> None:
-        """Wait for background loading to end (before the app quits)."""
+        """Cancel background loading (the app waits for it at most briefly)."""
         for task in list(self._tasks):
-            task.wait()
+            task.cancel()
 
     # ------------------------------------------------------------------ user changes
 

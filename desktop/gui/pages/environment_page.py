@@ -200,8 +200,8 @@ class EnvironmentPage(WizardPage):
     def shutdown(self) -> None:
         self._shut_down = True  # a check scheduled for later must not start a thread now
         if self._task is not None:
-            self._task.wait()
-        self.repair.wait()
+            self._task.cancel()
+        # A running install is left to finish on its own: stopping uv halfway leaves PyTorch half-replaced.
 
     def show_findings(self, report: GpuReport, info: TorchInfo) -> None:
         """Show a check's result and its verdict."""

@@ -178,10 +178,17 @@ class ExportPage(WizardPage):
         if not dest:
             self.export_status.setText(self.tr("Choose a folder to export to."))
             return
-        from desktop.core.export import export_run
+        from desktop.core.export import check_destination, export_run
         from desktop.core.runs import RunDir
 
-        run, path = RunDir(self.result.run_dir), Path(dest)
+        run, path = RunDir(self.result.run_dir), Path(dest).expanduser().absolute()
+        try:  # refused before asking anything: never "Replace?" for a folder that must not be replaced
+            check_destination(path, run, run.config())
+        except StudioError as exc:
+            self.export_status.setText(f"{exc.message} {exc.hint}".strip())
+            return
+        if self.try_it.info is not None and Path(self.try_it.info.folder).resolve() == path.resolve():
+            self.try_it.release_model()  # its files would be held open while the folder is replaced
         overwrite = False
         if path.exists() and any(path.iterdir()):
             answer = QMessageBox.question(
@@ -289,8 +296,7 @@ class ExportPage(WizardPage):
 
     def shutdown(self) -> None:
         if self._task is not None:
-            self._cancel.set()
-            self._task.wait()
+            self._cancel.set()  # until the folder is in place, nothing is left behind
         self.try_it.shutdown()
 
     def _set_visible(self, visible: bool) -> None:

@@ -298,7 +298,7 @@ class OptionsPage(WizardPage):
 
     def shutdown(self) -> None:
         for task in list(self._tasks):
-            task.wait()
+            task.cancel()
 
     def _bound_group(self, title: str, section: str, choices: dict[str, tuple[str, ...]]) -> QGroupBox:
         """A form with one editor per field of a config section, its help text as the tooltip."""

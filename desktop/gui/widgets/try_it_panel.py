@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-import traceback
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -26,64 +26,41 @@ from PySide6.QtWidgets import (
 
 from desktop.core.errors import StudioError
 from desktop.core.tryit import FolderInfo, Playground, inspect_folder
+from desktop.gui.workers import BackgroundTask
 
 MAX_LABELS = 8
 """Labels shown for a prediction (the most likely ones)."""
 
 
-class TryItWorker(QObject):
-    """Loads a model and answers prompts on its own thread; results come back as queued signals."""
-
-    loaded = Signal()
-    text_generated = Signal(str)
-    """A new piece of generated text."""
-    classified = Signal(object)
-    """Labels with probabilities, most likely first: ``[(label, probability)]``."""
-    generated = Signal(str)
-    """Generation ended: the whole text."""
-    failed = Signal(str, str)
-    """What went wrong, and the traceback."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stop = threading.Event()
-        self._playground: Playground | None = None
-
-    @Slot(object, str, int, float, bool)
-    def ask(self, info: FolderInfo, prompt: str, max_new_tokens: int, temperature: float, chat: bool) -> None:
-        # Every exception is reported as a signal; none may escape into Qt's event loop.
-        try:
-            if self._playground is None or self._playground.info != info:
-                self.release()
-                playground = Playground(info)
-                playground.load()
-                self._playground = playground
-                self.loaded.emit()
-            self.stop.clear()
-            if info.task == "classification":
-                self.classified.emit(self._playground.classify(prompt))
-            else:
-                text = self._playground.generate(
-                    prompt, max_new_tokens, temperature, chat, self.text_generated.emit, self.stop
-                )
-                self.generated.emit(text)
-        except StudioError as exc:
-            self.failed.emit(f"{exc.message} {exc.hint}".strip(), traceback.format_exc())
-        except Exception as exc:
-            self.failed.emit(str(exc) or type(exc).__name__, traceback.format_exc())
-
-    @Slot()
-    def release(self) -> None:
-        if self._playground is not None:
-            self._playground.release()
-            self._playground = None
+def _answer(
+    playground: Playground | None,
+    info: FolderInfo,
+    prompt: str,
+    options: tuple[int, float, bool],
+    stop: threading.Event,
+    report: Callable[[object], None],
+) -> tuple[Playground, object]:
+    """Load the model if needed, then classify or generate (on a worker thread: no widgets here)."""
+    if playground is None or playground.info != info:
+        if playground is not None:
+            playground.release()
+        playground = Playground(info)
+        playground.load()
+        report(("loaded", None))
+    if info.task == "classification":
+        return playground, playground.classify(prompt)
+    max_new_tokens, temperature, chat = options
+    text = playground.generate(
+        prompt, max_new_tokens, temperature, chat, lambda piece: report(("text", piece)), stop
+    )
+    return playground, text
 
 
 class TryItPanel(QWidget):
     """Prompt in, answer out; the model loads on first use and stays loaded on a worker thread."""
 
-    ask_requested = Signal(object, str, int, float, bool)
-    """To the worker: folder info, prompt, max new tokens, temperature, use the chat template."""
+    text_streamed = Signal(str)
+    """A new piece of the reply was shown (on the GUI thread)."""
     answered = Signal()
     """An answer is complete (for tests and the status bar)."""
 
@@ -108,7 +85,7 @@ class TryItPanel(QWidget):
         self.run_button.clicked.connect(self.run_prompt)
         self.stop_button = QPushButton(self.tr("Stop"))
         self.stop_button.setEnabled(False)
-        self.stop_button.clicked.connect(self._stop)
+        self.stop_button.clicked.connect(self._on_stop_clicked)
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(120)
@@ -152,16 +129,9 @@ class TryItPanel(QWidget):
         layout.addWidget(self.output, 100)
         layout.addStretch(1)  # takes the room when the output is hidden (classification)
 
-        self._thread = QThread()
-        self._worker = TryItWorker()
-        self._worker.moveToThread(self._thread)
-        self.ask_requested.connect(self._worker.ask)
-        self._worker.loaded.connect(lambda: self.status.setText(self.tr("Model loaded. Working…")))
-        self._worker.text_generated.connect(self._on_worker_text_generated)
-        self._worker.classified.connect(self._on_worker_classified)
-        self._worker.generated.connect(self._on_worker_generated)
-        self._worker.failed.connect(self._on_worker_failed)
-        self._thread.start()
+        self._playground: Playground | None = None
+        self._stop = threading.Event()
+        self._task: BackgroundTask | None = None
         self._show_task()
 
     # ------------------------------------------------------------------ model
@@ -228,16 +198,19 @@ class TryItPanel(QWidget):
         self.details.setVisible(False)
         self._busy(True)
         self.status.setText(self.tr("Loading the model and working…"))
-        self.ask_requested.emit(
-            self.info,
-            text,
-            self.max_tokens.value(),
-            self.temperature.value(),
-            self.chat_check.isChecked(),
-        )
+        self._stop.clear()
+        info, playground, stop = self.info, self._playground, self._stop
+        options = (self.max_tokens.value(), self.temperature.value(), self.chat_check.isChecked())
+        self._playground = None  # the task owns it until it returns
+        task = BackgroundTask(lambda: _answer(playground, info, text, options, stop, task.report), self, stop)
+        task.progressed.connect(self._on_task_progressed)
+        task.finished.connect(self._on_task_finished)
+        task.failed.connect(self._on_task_failed)
+        self._task = task
+        task.start()
 
-    def _stop(self) -> None:
-        self._worker.stop.set()
+    def _on_stop_clicked(self) -> None:
+        self._stop.set()
         self.stop_button.setEnabled(False)
 
     def _busy(self, busy: bool) -> None:
@@ -246,14 +219,35 @@ class TryItPanel(QWidget):
         self.stop_button.setEnabled(busy)
         self.busy.setVisible(busy)
 
-    @Slot(str)
-    def _on_worker_text_generated(self, piece: str) -> None:
+    @Slot(object)
+    def _on_task_progressed(self, item: tuple[str, object]) -> None:
+        kind, value = item
+        if kind == "loaded":
+            self.status.setText(self.tr("Model loaded. Working…"))
+            return
         self.output.moveCursor(QTextCursor.MoveOperation.End)
-        self.output.insertPlainText(piece)
+        self.output.insertPlainText(str(value))
         self.status.setText(self.tr("Generating…"))
+        self.text_streamed.emit(str(value))
 
     @Slot(object)
-    def _on_worker_classified(self, ranked: list[tuple[str, float]]) -> None:
+    def _on_task_finished(self, outcome: tuple[Playground, object]) -> None:
+        self._task = None
+        self._playground, answer = outcome
+        if self._playground.info != self.info:  # the folder changed meanwhile: let go of the old model
+            self.release_model()
+        if isinstance(answer, str):
+            self._show_generated(answer)
+        else:
+            self._show_labels(answer)
+
+    @Slot(object, str)
+    def _on_task_failed(self, exc: object, detail: str) -> None:
+        self._task = None
+        message = f"{exc.message} {exc.hint}".strip() if isinstance(exc, StudioError) else str(exc)
+        self._show_failure(message or type(exc).__name__, detail)
+
+    def _show_labels(self, ranked: list[tuple[str, float]]) -> None:
         while self.labels_grid.count():
             self.labels_grid.takeAt(0).widget().deleteLater()
         for row, (label, probability) in enumerate(ranked[:MAX_LABELS]):
@@ -271,28 +265,31 @@ class TryItPanel(QWidget):
         self._busy(False)
         self.answered.emit()
 
-    @Slot(str)
-    def _on_worker_generated(self, text: str) -> None:
+    def _show_generated(self, text: str) -> None:
         self._busy(False)
-        stopped = self._worker.stop.is_set()
+        stopped = self._stop.is_set()
         if not text:
             self.status.setText(self.tr("The model ended its reply at once (it produced no text)."))
         else:
             self.status.setText(self.tr("Stopped.") if stopped else self.tr("Done."))
         self.answered.emit()
 
-    @Slot(str, str)
-    def _on_worker_failed(self, message: str, detail: str) -> None:
+    def _show_failure(self, message: str, detail: str) -> None:
         self._busy(False)
         self.status.setText(self.tr("Could not run the model: {error}").format(error=message))
         self.details.setPlainText(detail)
         self.details_button.setVisible(True)
         self.answered.emit()
 
+    def release_model(self) -> None:
+        """Free the loaded model (its files are no longer held open), e.g. before its folder is replaced."""
+        if self._playground is not None:
+            self._playground.release()
+            self._playground = None
+
     def shutdown(self) -> None:
-        """Stop any generation, free the model and end the worker thread."""
-        self._worker.stop.set()
-        self._thread.quit()
-        self._thread.wait()
-        self._worker.release()
-        self._worker.deleteLater()
+        """Stop any generation and free the model; a model still loading is left to the app's exit."""
+        self._stop.set()
+        if self._task is not None:
+            self._task.cancel()
+        self.release_model()

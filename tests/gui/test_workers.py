@@ -1,0 +1,60 @@
+"""The one background helper: results on the GUI thread, cancel, and a close that never hangs."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import QThread
+from PySide6.QtWidgets import QApplication
+
+from desktop.gui import workers
+from desktop.gui.workers import BackgroundTask, run_in_background, shutdown_all
+
+
+def test_results_and_progress_arrive_on_the_gui_thread(qtbot) -> None:
+    seen: list[tuple[str, object, bool]] = []
+    gui = QApplication.instance().thread()
+
+    def work() -> int:
+        for share in (0.5, 1.0):
+            task.report(share)
+        return 42
+
+    def note(kind: str, value: object) -> None:
+        seen.append((kind, value, QThread.currentThread() is gui))
+
+    task = BackgroundTask(work)
+    task.progressed.connect(lambda value: note("progress", value))
+    with qtbot.waitSignal(task.finished, timeout=5000):
+        task.finished.connect(lambda value: note("done", value))
+        task.start()
+    assert seen == [("progress", 0.5, True), ("progress", 1.0, True), ("done", 42, True)]
+    assert not task.is_running()
+
+
+def test_closing_waits_at_most_the_grace_then_leaves_stuck_work_behind(qtbot) -> None:
+    release = threading.Event()
+    cancelled = threading.Event()
+
+    def polite() -> str:
+        cancelled.wait(5)
+        return "stopped when asked"
+
+    def stuck() -> str:  # a model loading: it cannot be interrupted
+        release.wait(10)
+        return "done at last"
+
+    failures: list[object] = []
+    polite_task = run_in_background(
+        polite, None, lambda _: None, lambda e, d: failures.append(e), cancel=cancelled
+    )
+    stuck_task = run_in_background(stuck, None, lambda _: None, lambda e, d: failures.append(e))
+    started = time.monotonic()
+    assert shutdown_all(0.5) is False
+    assert time.monotonic() - started < 1.5
+    assert cancelled.is_set() and polite_task.wait(2) and workers.detached()
+    release.set()  # let the stuck one end, so the test leaves no thread behind
+    assert stuck_task.wait(5)
+    workers._detached.clear()
+    assert not failures
