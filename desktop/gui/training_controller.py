@@ -1,11 +1,11 @@
-"""The Trainer in a QThread: a worker runs ``run_training``; a GUI-thread controller re-emits."""
+"""The Trainer on a background thread: ``run_training`` runs there; this GUI-thread controller re-emits."""
 
 from __future__ import annotations
 
 import threading
 import traceback
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop.core.config import RunConfig
 from desktop.core.events import (
@@ -20,40 +20,21 @@ from desktop.core.events import (
 )
 from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
-from desktop.gui.workers import end_thread
+from desktop.gui.workers import BackgroundTask
 
 
-class TrainingWorker(QObject):
-    """Runs one training run on its thread and reports events as queued signals."""
+def _train(
+    config: RunConfig, resume: RunDir | None, stop: threading.Event, task: BackgroundTask
+) -> RunResult:
+    """One run on the task's thread; every event goes to the GUI thread through the task."""
+    from desktop.core.training import run_training
 
-    event_emitted = Signal(object)
-    """A core event (any :class:`~desktop.core.events.Event`)."""
-    run_ended = Signal(object)
-    """The :class:`~desktop.core.training.RunResult`."""
-
-    def __init__(self, config: RunConfig, resume: RunDir | None = None) -> None:
-        super().__init__()
-        self._config = config
-        self._resume = resume
-        self._stop = threading.Event()
-
-    def request_stop(self) -> None:
-        """Ask the run to stop after the current step (a direct call: thread-safe)."""
-        self._stop.set()
-
-    @Slot()
-    def run(self) -> None:
-        from desktop.core.training import run_training
-
-        try:
-            result = run_training(self._config, self.event_emitted.emit, self._stop, resume=self._resume)
-        except BaseException as exc:
-            failure = FailedEvent(
-                f"Training stopped with an unexpected error: {exc}", "", traceback.format_exc()
-            )
-            self.event_emitted.emit(failure)
-            result = RunResult("failed", failure=failure)
-        self.run_ended.emit(result)
+    try:
+        return run_training(config, task.report, stop, resume=resume)
+    except BaseException as exc:  # run_training reports failures itself; this is a last resort
+        failure = FailedEvent(f"Training stopped with an unexpected error: {exc}", "", traceback.format_exc())
+        task.report(failure)
+        return RunResult("failed", failure=failure)
 
 
 class TrainingController(QObject):
@@ -82,39 +63,38 @@ class TrainingController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._thread: QThread | None = None
-        self._worker: TrainingWorker | None = None
+        self._task: BackgroundTask | None = None
+        self._stop = threading.Event()
         self.last_result: RunResult | None = None
 
     def is_running(self) -> bool:
         """Whether a run is in progress."""
-        return self._thread is not None
+        return self._task is not None
 
     def start(self, config: RunConfig, resume: RunDir | None = None) -> None:
-        """Start a run of ``config`` (or resume ``resume``) on a new thread."""
+        """Start a run of ``config`` (or resume ``resume``) in the background."""
         if self.is_running():
             raise RuntimeError("a run is already in progress")
-        self._thread = QThread()
-        self._worker = TrainingWorker(config, resume)
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker.run)
-        self._worker.event_emitted.connect(self._on_worker_event_emitted)
-        self._worker.run_ended.connect(self._on_worker_run_ended)
-        self._thread.start()
+        # Stop is a direct call that sets this event: a queued request would wait for the run to end.
+        stop = self._stop = threading.Event()
+        task = BackgroundTask(lambda: _train(config, resume, stop, task), self, stop)
+        task.progressed.connect(self._on_task_progressed)
+        task.finished.connect(self._on_task_finished)
+        self._task = task
+        task.start()
         self.running_changed.emit(True)
 
     def stop(self) -> None:
         """Ask the run to stop after the current step; a checkpoint is kept."""
-        if self._worker is not None:
-            self._worker.request_stop()
+        self._stop.set()
 
     def wait(self) -> None:
-        """Block until the run's thread ends (used when the app quits)."""
-        if self._thread is not None:
-            self._thread.wait()
+        """Block until the run has ended."""
+        if self._task is not None:
+            self._task.wait()
 
     @Slot(object)
-    def _on_worker_event_emitted(self, event: Event) -> None:
+    def _on_task_progressed(self, event: Event) -> None:
         if isinstance(event, PreparingEvent):
             self.preparing.emit(event.message)
             return
@@ -129,10 +109,8 @@ class TrainingController(QObject):
             signal.emit(event)
 
     @Slot(object)
-    def _on_worker_run_ended(self, result: RunResult) -> None:
-        assert self._thread is not None and self._worker is not None
-        end_thread(self._thread, self._worker)
-        self._thread = self._worker = None
+    def _on_task_finished(self, result: RunResult) -> None:
+        self._task = None
         self.last_result = result
         self.running_changed.emit(False)
         if result.status == "finished":
