@@ -50,7 +50,11 @@ def test_loaded_config_shows_its_options_and_bad_values_block_next(window: MainW
     assert page.bound[("performance", "optimizer")].currentText() == "adamw_torch_fused"
     assert page.bound[("lora", "alpha")].value() == 32
     page.bound[("lora", "rank")].setValue(0)
-    assert "lora.rank" in page.problem() and not page.error.isHidden()
+    words, under_rank = page.field_errors["lora.rank"]
+    assert page.problem() == "Rank: must be 1 or more; 8 or 16 is usual." and words == "Rank"
+    assert not under_rank.isHidden() and under_rank.text() == "must be 1 or more; 8 or 16 is usual."
+    assert page.error.isHidden()  # said once, under its field, and in words
+    assert "lora." not in page.problem()
 
 
 def test_estimate_presets_and_fit_my_gpu(window: MainWindow, qtbot, tiny_gpt2) -> None:

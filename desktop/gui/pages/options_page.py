@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.config import ATTENTIONS, COMPILE_BACKENDS, OPTIMIZERS, PRECISIONS, SCHEDULERS, RunConfig
-from desktop.core.errors import ConfigError, StudioError
+from desktop.core.errors import ConfigError, Problem, StudioError
 from desktop.core.memory import Estimate
 from desktop.core.options import Capabilities, resolve
 from desktop.core.paths import default_runs_dir
@@ -54,12 +54,15 @@ class OptionsPage(WizardPage):
         self.subtitle = self.tr("How long and how hard to train.")
         self._config = RunConfig()
         self.bound: dict[tuple[str, str], QWidget] = {}
+        self.field_errors: dict[str, tuple[str, QLabel]] = {}
+        """Each config field on the page: its name in words and the error label under it."""
         self._context_config = RunConfig()
         self._gpu_name, self._gpu_free, self._caps = "", None, Capabilities()
         self._shapes_key: tuple | None = None
         self._shapes: tuple | None = None
         self._undo: RunConfig | None = None
         self._tasks: set[BackgroundTask] = set()
+        self._problem = ""
 
         self.epochs = QDoubleSpinBox(decimals=1, minimum=0.1, maximum=1000, singleStep=1)
         self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("use epochs"))
@@ -96,31 +99,33 @@ class OptionsPage(WizardPage):
 
         schedule = QGroupBox(self.tr("Schedule"))
         form = QFormLayout(schedule)
-        form.addRow(self.tr("Epochs:"), self.epochs)
-        form.addRow(self.tr("Max steps:"), self.max_steps)
-        form.addRow(self.tr("Learning rate:"), self.learning_rate)
-        form.addRow(self.tr("Scheduler:"), self.scheduler)
-        form.addRow(self.tr("Warm-up:"), self.warmup)
-        form.addRow(self.tr("Seed:"), self.seed)
+        self._add_field(form, "training.epochs", self.tr("Epochs"), self.epochs)
+        self._add_field(form, "training.max_steps", self.tr("Max steps"), self.max_steps)
+        self._add_field(form, "training.learning_rate", self.tr("Learning rate"), self.learning_rate)
+        self._add_field(form, "training.scheduler", self.tr("Scheduler"), self.scheduler)
+        self._add_field(form, "training.warmup", self.tr("Warm-up"), self.warmup)
+        self._add_field(form, "training.seed", self.tr("Seed"), self.seed)
 
         memory = QGroupBox(self.tr("Batches and sequences"))
         form = QFormLayout(memory)
-        form.addRow(self.tr("Batch size per device:"), self.batch_size)
-        form.addRow(self.tr("Gradient accumulation:"), self.accumulation)
+        self._add_field(form, "training.batch_size", self.tr("Batch size per device"), self.batch_size)
+        self._add_field(
+            form, "training.gradient_accumulation", self.tr("Gradient accumulation"), self.accumulation
+        )
         form.addRow("", self.effective)
-        form.addRow(self.tr("Max sequence length:"), self.max_length)
+        self._add_field(form, "training.max_length", self.tr("Max sequence length"), self.max_length)
 
         cadence = QGroupBox(self.tr("Evaluation, checkpoints and output"))
         form = QFormLayout(cadence)
-        form.addRow(self.tr("Evaluate every (steps):"), self.eval_steps)
-        form.addRow(self.tr("Checkpoint every (steps):"), self.save_steps)
-        form.addRow(self.tr("Log every (steps):"), self.logging_steps)
+        self._add_field(form, "training.eval_steps", self.tr("Evaluate every (steps)"), self.eval_steps)
+        self._add_field(form, "training.save_steps", self.tr("Checkpoint every (steps)"), self.save_steps)
+        self._add_field(form, "training.logging_steps", self.tr("Log every (steps)"), self.logging_steps)
         row = QHBoxLayout()
         row.addWidget(self.runs_dir)
         row.addWidget(self.runs_browse)
-        form.addRow(self.tr("Runs folder:"), row)
-        form.addRow(self.tr("Run name:"), self.run_name)
-        form.addRow(self.tr("Also log to:"), self.report_to)
+        self._add_field(form, "output.runs_dir", self.tr("Runs folder"), row)
+        self._add_field(form, "output.name", self.tr("Run name"), self.run_name)
+        self._add_field(form, "output.report_to", self.tr("Also log to"), self.report_to)
 
         columns = QHBoxLayout()
         left = QVBoxLayout()
@@ -326,8 +331,36 @@ class OptionsPage(WizardPage):
                 editor.textChanged.connect(self._on_changed)
             editor.setToolTip(f.metadata.get("help", ""))
             self.bound[(section, f.name)] = editor
-            form.addRow(f.name.replace("_", " ").capitalize() + ":", editor)
+            words = self._field_words().get(f.name, f.name.replace("_", " ").capitalize())
+            self._add_field(form, f"{section}.{f.name}", words, editor)
         return group
+
+    def _field_words(self) -> dict[str, str]:
+        """The speed and LoRA fields as the page names them."""
+        return {
+            "precision": self.tr("Precision"),
+            "optimizer": self.tr("Optimizer"),
+            "gradient_checkpointing": self.tr("Gradient checkpointing"),
+            "pin_memory": self.tr("Pin memory"),
+            "dataloader_workers": self.tr("Data loader workers"),
+            "empty_cache_steps": self.tr("Empty the GPU cache every (steps)"),
+            "torch_compile": self.tr("Compile the model (torch.compile)"),
+            "compile_backend": self.tr("Compile backend"),
+            "attention": self.tr("Attention"),
+            "enabled": self.tr("Train LoRA adapters"),
+            "rank": self.tr("Rank"),
+            "alpha": self.tr("Alpha"),
+            "dropout": self.tr("Dropout"),
+            "target_modules": self.tr("Target modules"),
+            "qlora": self.tr("QLoRA (4-bit base model)"),
+        }
+
+    def _add_field(self, form: QFormLayout, key: str, words: str, editor: QWidget | QHBoxLayout) -> None:
+        """A form row for the config field ``key``, with its error shown under it (hidden while none)."""
+        form.addRow(words + ":", editor)
+        label = error_label()
+        form.addRow("", label)
+        self.field_errors[key] = (words, label)
 
     def _load_bound(self, config: RunConfig) -> None:
         for (section, name), editor in self.bound.items():
@@ -419,25 +452,39 @@ class OptionsPage(WizardPage):
         self._apply_bound(config)
 
     def problem(self) -> str:
-        return self.error.text()
+        return self._problem
 
     def _on_changed(self) -> None:
         config = RunConfig()
         self.apply_to(config)
         problems = [
-            str(p)
-            for p in config.validate()
-            if p.field.startswith(("training", "performance", "lora", "output"))
+            p for p in config.validate() if p.field.startswith(("training", "performance", "lora", "output"))
         ]
         if not problems:  # what this machine cannot run, said now rather than at Start
             try:
                 resolve(config, self._caps)
             except ConfigError as exc:
-                problems = [str(p) for p in exc.problems]
-        show_error(self.error, "\n".join(problems))
+                problems = list(exc.problems)
+        self._show_problems(problems)
         if not problems:
             self._update_estimate()
         self.validity_changed.emit()
+
+    def _show_problems(self, problems: list[Problem]) -> None:
+        """Each problem once, under its field, the field named in words; others at the bottom."""
+        by_field: dict[str, list[str]] = {}
+        for p in problems:
+            by_field.setdefault(p.field, []).append(p.message)
+        unplaced, first = [], ""
+        for key, (_words, label) in self.field_errors.items():
+            show_error(label, " ".join(dict.fromkeys(by_field.pop(key, []))))
+        for key, messages in by_field.items():
+            unplaced.append(f"{key}: {' '.join(messages)}")
+        show_error(self.error, "\n".join(unplaced))
+        if problems:
+            words = self.field_errors.get(problems[0].field, (problems[0].field, None))[0]
+            first = f"{words}: {problems[0].message}"
+        self._problem = first
 
     def _update_effective(self) -> None:
         self.effective.setText(
