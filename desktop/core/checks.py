@@ -130,12 +130,31 @@ def load_and_check(config: RunConfig) -> CheckedData:
         ModelError: The model folder lacks tokenizer files, or the model does not fit the task.
         DataError: The data cannot be used for the task as mapped.
     """
+    train, eval_, guess = read_data(config)
+    return check_data(config, train, eval_, guess)
+
+
+def read_data(config: RunConfig) -> tuple[Table, Table | None, Guess]:
+    """Validate the config and the model folder, read the data and guess the column mapping.
+
+    Raises:
+        ConfigError, ModelError: As :func:`load_and_check`.
+        DataError: The data cannot be read.
+    """
     problems = config.validate()
     if problems:
         raise ConfigError(problems)
     check_model_folder(config)
     train, eval_ = load_train_eval(config)
-    guess = guess_columns(train, config.task, config.columns)
+    return train, eval_, guess_columns(train, config.task, config.columns)
+
+
+def check_data(config: RunConfig, train: Table, eval_: Table | None, guess: Guess) -> CheckedData:
+    """Check data that was read for the task, as mapped (the second half of :func:`load_and_check`).
+
+    Raises:
+        DataError, ConfigError: The data does not fit the task or the schedule.
+    """
     train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)
     if eval_ is not None:
         eval_, eval_notes = check_rows(

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.core.checks import check_tokenizer, load_and_check
+from desktop.core.checks import check_data, check_tokenizer, read_data
 from desktop.core.columns import Guess
 from desktop.core.config import RunConfig
 from desktop.core.data import Table
+from desktop.core.errors import StudioError
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,16 @@ def preview(config: RunConfig, num_rows: int = 5, tokenizer: Any = None, sample:
         sample: The most rows measured.
 
     Raises:
-        ConfigError, ModelError, DataError: What training would refuse, with the same message.
+        ConfigError, ModelError, DataError: What training would refuse, with the same message. When
+            the data was read but does not fit, the error's ``partial`` is a :class:`Preview` of it.
     """
-    checked = load_and_check(config)
+    train, eval_, guess = read_data(config)
+    read = Preview(train.columns, train.frame.head(num_rows).to_dict("records"), guess, len(train), 0, [])
+    try:
+        checked = check_data(config, train, eval_, guess)
+    except StudioError as exc:
+        exc.partial = read  # type: ignore[attr-defined]  # the data was read: the page can show it
+        raise
     train = checked.train
     result = Preview(
         columns=train.columns,

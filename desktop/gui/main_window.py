@@ -187,7 +187,7 @@ class MainWindow(QMainWindow):
         self.set_config(load_config(SAMPLE_CONFIG))
         self.go_to(1)
         self.statusBar().showMessage(
-            self.tr("Sample loaded: English and Chinese reviews with all-MiniLM-L6-v2.")
+            self.tr("Sample loaded: English reviews with the English all-MiniLM-L6-v2 model.")
         )
 
     def set_config(self, config: RunConfig) -> None:
@@ -258,6 +258,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(100, page.check)
         if page is self.options_page:
             self._give_options_their_context()
+        if page is self.data_page:  # token statistics count what the max length set now would cut
+            self.data_page.set_max_length(self.options_page.max_length.value())
         self._update_navigation()
         self._update_banner()
 

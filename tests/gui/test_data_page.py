@@ -92,3 +92,71 @@ def test_file_pickers_start_in_the_last_folder(
         window.data_page.data_browse.click()
     window.data_page.data_browse.click()
     assert starts[1] == str(data.parent) and window.settings.text(Key.LAST_DATA_FOLDER) == str(data.parent)
+
+
+def test_no_error_before_the_user_touches_a_field(window: MainWindow) -> None:
+    page = window.data_page
+    assert page.model_error.isHidden() and page.data_error.isHidden()
+    assert page.problem()  # Next still waits for a model and data
+
+
+def test_a_failed_load_clears_the_last_file_and_a_new_load_clears_the_error(
+    window: MainWindow, qtbot, tiny_bert: Path, samples: Path, tmp_path: Path
+) -> None:
+    page = window.data_page
+    page.model_edit.setText(str(tiny_bert))
+    page.model_edit.editingFinished.emit()
+    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
+        _set_data(window, qtbot, samples / "reviews.csv")
+    assert page.table.rowCount() > 0 and page.mapping_combos and "median" in page.stats_label.text()
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n", encoding="utf-8")
+    _set_data(window, qtbot, broken)
+    assert "not valid JSON" in page.data_error.text()
+    assert page.table.rowCount() == 0 and page.table.columnCount() == 0 and not page.mapping_combos
+    assert "median" not in page.stats_label.text() and page.split_info.text() == ""
+
+    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
+        _set_data(window, qtbot, samples / "reviews.csv")
+    assert page.data_error.isHidden() and page.table.rowCount() > 0
+
+
+def test_token_statistics_follow_the_max_length_set_now(
+    window: MainWindow, qtbot, tiny_bert: Path, samples: Path
+) -> None:
+    page = window.data_page
+    page.model_edit.setText(str(tiny_bert))
+    page.model_edit.editingFinished.emit()
+    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
+        _set_data(window, qtbot, samples / "reviews.csv")
+    assert "0 of 135 longer than the limit (256)" in page.stats_label.text()
+    window.go_to(2)
+    window.options_page.max_length.setValue(8)
+    window.go_to(1)
+    assert "74 of 135 longer than the limit (8)" in page.stats_label.text()  # median 9 tokens
+
+
+def test_switching_the_task_rechecks_the_model_and_the_columns(
+    window: MainWindow, qtbot, tiny_bert: Path, samples: Path
+) -> None:
+    page = window.data_page
+    page.model_edit.setText(str(tiny_bert))
+    page.model_edit.editingFinished.emit()
+    _set_data(window, qtbot, samples / "reviews.csv")
+    assert page.model_error.isHidden()
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        page.task_combo.setCurrentIndex(page.task_combo.findData("causal-lm"))
+    assert "encoder-only model (bert)" in page.model_error.text() and not page.model_error.isHidden()
+    assert "guessed again for Causal-LM" in page.mapping_note.text()
+    assert page.problem().startswith(page.model_error.text().splitlines()[0])
+
+
+def test_text_the_model_cannot_read_is_warned_on_the_page(window: MainWindow, qtbot, samples: Path) -> None:
+    page = window.data_page
+    page.model_edit.setText("bundled:all-minilm-l6-v2")
+    page.model_edit.editingFinished.emit()
+    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
+        _set_data(window, qtbot, samples / "reviews-zh.csv")
+    assert not page.notes_label.isHidden()
+    assert "does not know most of the characters in your texts" in page.notes_label.text()

@@ -56,6 +56,9 @@ class DataPage(WizardPage):
         self._config = RunConfig()
         self._preview: Preview | None = None
         self._data_problem = self.tr("Choose a data file or a hub dataset.")
+        self._model_problem = ""
+        self._model_touched = False  # no error before the user has touched the field
+        self._stats: Preview | None = None
         self._generation = 0
         self._tasks: set[BackgroundTask] = set()
         self._debounce = QTimer(self, singleShot=True, interval=300)
@@ -94,9 +97,7 @@ class DataPage(WizardPage):
         self.busy.setTextVisible(False)
         self.busy.setVisible(False)
         self.sample_button = QPushButton(self.tr("Try the sample"))
-        self.sample_button.setToolTip(
-            self.tr("Load short English and Chinese reviews and a small offline model")
-        )
+        self.sample_button.setToolTip(self.tr("Load short English reviews and a small offline English model"))
         self.sample_button.clicked.connect(self.sample_requested)
 
         self.fraction_spin = QDoubleSpinBox(suffix=" %", decimals=0, minimum=0, maximum=50, singleStep=5)
@@ -122,6 +123,13 @@ class DataPage(WizardPage):
         self.mapping_form = QFormLayout()
         self.mapping_combos: dict[str, QComboBox] = {}
         self.mapping_error = error_label()
+        self.mapping_note = QLabel()
+        self.mapping_note.setObjectName("hint")
+        self.mapping_note.setWordWrap(True)
+        self.notes_label = QLabel()  # warnings about the data: unknown tokens, merged labels, rows left out
+        self.notes_label.setObjectName("warning")
+        self.notes_label.setWordWrap(True)
+        self.notes_label.setVisible(False)
 
         self.table = QTableWidget()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -160,6 +168,7 @@ class DataPage(WizardPage):
         split_row.addWidget(self.seed_spin)
         split_row.addWidget(self.split_info, 1)
         data_form.addRow(self.tr("Evaluation:"), split_row)
+        data_form.addRow("", self.notes_label)
 
         mapping = QGroupBox(self.tr("Columns"))
         mapping_layout = QVBoxLayout(mapping)
@@ -168,6 +177,7 @@ class DataPage(WizardPage):
         mapping_layout.addLayout(self.format_row)
         mapping_layout.addLayout(self.mapping_form)
         mapping_layout.addWidget(self.mapping_error)
+        mapping_layout.addWidget(self.mapping_note)
         mapping_layout.addStretch()
 
         stats = QGroupBox(self.tr("Token lengths"))
@@ -218,7 +228,14 @@ class DataPage(WizardPage):
         config.validation = copy.deepcopy(self._config.validation)
 
     def problem(self) -> str:
-        return self.model_error.text() or self._data_problem or self.mapping_error.text()
+        return self._model_problem or self._data_problem or self.mapping_error.text()
+
+    def set_max_length(self, limit: int) -> None:
+        """Count the texts cut at ``limit`` tokens (the max length now set on Memory & speed)."""
+        if limit != self._config.training.max_length:
+            self._config.training.max_length = limit
+            if self._stats is not None:
+                self._show_stats(self._stats)
 
     def shutdown(self) -> None:
         """Cancel background loading (the app waits for it at most briefly)."""
@@ -230,10 +247,17 @@ class DataPage(WizardPage):
     def _on_task_changed(self) -> None:
         self._config.task = self.task_combo.currentData()
         self._config.columns = Columns()
+        self._check_model()  # a model that fits one task may not fit another
+        self.mapping_note.setText(
+            self.tr("The columns are guessed again for {task}; check them below.").format(
+                task=self.task_combo.currentText()
+            )
+        )
         self._schedule_preview()
 
     def _on_model_changed(self) -> None:
         name = self.model_edit.text().strip()
+        self._model_touched = True
         if name != self._config.model.name:
             self._config.model.name = name
             self._check_model()
@@ -296,14 +320,23 @@ class DataPage(WizardPage):
     # ------------------------------------------------------------------ model
 
     def _check_model(self) -> None:
+        from desktop.core.checks import check_model_folder
+
         problems = [p.message for p in self._config.validate() if p.field == "model.name"]
-        show_error(self.model_error, problems[0] if problems else "")
-        self.model_info.setText("")
+        if not problems:
+            try:  # tokenizer files and the fit to the task, from the folder's files (quick)
+                check_model_folder(self._config)
+            except StudioError as exc:
+                problems = [f"{exc.message}\n{exc.hint}".strip()]
+        self._model_problem = problems[0] if problems else ""
         name = self._config.model.name
+        show_error(self.model_error, self._model_problem if name or self._model_touched else "")
+        self.model_info.setText("")
         if not problems and Path(name).expanduser().is_dir():
             try:
                 info = describe_local_model(name)
             except StudioError as exc:
+                self._model_problem = exc.message
                 show_error(self.model_error, exc.message)
             else:
                 params = f"{info.num_parameters / 1e6:.1f} M" if info.num_parameters else "?"
@@ -339,11 +372,15 @@ class DataPage(WizardPage):
         generation, config = self._generation, copy.deepcopy(self._config)
         problems = [p.message for p in config.validate() if p.field.startswith(("data", "validation"))]
         if not config.data.files and not config.data.hub_id:
+            self._clear_data()
             self._show_data_problem(self.tr("Choose a data file or a hub dataset."), shown=False)
             return
         if problems:
+            self._clear_data()
             self._show_data_problem(problems[0])
             return
+        # A new load clears the last one's error (Next waits for the result).
+        self._show_data_problem(self.tr("Reading the data…"), shown=False)
         self.busy.setVisible(True)
         self._run(
             lambda: preview(config, num_rows=PREVIEW_ROWS),
@@ -357,6 +394,7 @@ class DataPage(WizardPage):
         self.busy.setVisible(False)
         self._preview = result
         self._config.columns = result.guess.columns
+        self._show_notes(result.notes)
         self._fill_table(result)
         required, optional = roles_for(self._config.task, result.guess.columns)
         self._build_mapping(required, optional, result.guess.found_by)
@@ -376,9 +414,33 @@ class DataPage(WizardPage):
         self.busy.setVisible(False)
         message = exc.message if isinstance(exc, StudioError) else str(exc)
         hint = exc.hint if isinstance(exc, StudioError) else ""
-        # A mapping problem leaves the data loaded: keep the table and let the user fix the combos.
+        partial = getattr(exc, "partial", None)
+        self._clear_data()
+        if partial is not None:  # read, but it does not fit as mapped: show it so the mapping can be fixed
+            self._preview = partial
+            self._config.columns = partial.guess.columns
+            self._fill_table(partial)
+            required, optional = roles_for(self._config.task, partial.guess.columns)
+            self._build_mapping(required, optional, partial.guess.found_by)
         self._show_data_problem(f"{message}\n{hint}".strip())
         self.preview_loaded.emit()
+
+    def _clear_data(self) -> None:
+        """Forget the last file's table, mapping, notes and token statistics."""
+        self._preview = self._stats = None
+        self.table.clear()
+        self.table.setRowCount(0)
+        self.table.setColumnCount(0)
+        self._build_mapping((), (), {})
+        self.split_info.setText("")
+        self._show_notes([])
+        self.stats_label.setText(self.tr("Token lengths appear once the model and data are loaded."))
+        if self.histogram is not None:
+            self.histogram.setVisible(False)
+
+    def _show_notes(self, notes: list[str]) -> None:
+        self.notes_label.setText("\n".join(notes))
+        self.notes_label.setVisible(bool(notes))
 
     def _show_data_problem(self, text: str, shown: bool = True) -> None:
         self._data_problem = text
@@ -464,6 +526,13 @@ class DataPage(WizardPage):
     def _on_stats(self, generation: int, result: Preview) -> None:
         if generation != self._generation:
             return
+        self._stats = result
+        self._show_notes(result.notes)
+        self._show_stats(result)
+        self.token_stats_loaded.emit()
+
+    def _show_stats(self, result: Preview) -> None:
+        limit = self._config.training.max_length
         lines = []
         for name, s in result.token_stats.items():
             lines.append(
@@ -475,9 +544,9 @@ class DataPage(WizardPage):
                     median=s.median,
                     p95=s.p95,
                     max=s.max,
-                    over=s.over_limit,
+                    over=sum(length > limit for length in s.lengths),
                     count=s.count,
-                    limit=self._config.training.max_length,
+                    limit=limit,
                 )
             )
         self.stats_label.setText("\n".join(lines))
@@ -488,8 +557,8 @@ class DataPage(WizardPage):
 
                 self.histogram = HistogramWidget()
                 self.stats_layout.insertWidget(1, self.histogram, 1)
-            self.histogram.show_lengths(first.lengths, self._config.training.max_length)
-        self.token_stats_loaded.emit()
+            self.histogram.show_lengths(first.lengths, limit)
+            self.histogram.setVisible(True)
 
     def _on_stats_failed(self, generation: int, exc: object) -> None:
         if generation != self._generation:
