@@ -115,15 +115,15 @@ class Estimate:
             return "fits"
         return "tight" if self.total <= free_bytes else "will not fit"
 
-    def breakdown(self) -> dict[str, int]:
-        """The terms by name, for display."""
+    def breakdown(self, gpu: bool = True) -> dict[str, int]:
+        """The terms by name, for display (``gpu`` false: a run on the CPU, in RAM)."""
         return {
             "weights": self.weights,
             "gradients": self.gradients,
             "optimizer states": self.optimizer,
             "activations": self.activations,
             "logits": self.logits,
-            "CUDA context and overhead": self.overhead,
+            "CUDA context and overhead" if gpu else "libraries and overhead": self.overhead,
         }
 
 

@@ -23,30 +23,51 @@ class FitResult:
     fits: bool = True
 
 
+def presets_for(caps: Capabilities) -> tuple[str, ...]:
+    """The presets that make a difference on this machine.
+
+    ``fastest`` adds ``torch.compile`` to ``balanced``; where it cannot run (no CUDA GPU with
+    Triton) the two would be the same, so only ``balanced`` is offered.
+    """
+    return ("fastest", "balanced", "lowest_memory") if compile_works(caps) else ("balanced", "lowest_memory")
+
+
+def compile_works(caps: Capabilities) -> bool:
+    """Whether torch.compile's inductor backend runs here (a CUDA GPU with Triton)."""
+    return caps.cuda and caps.triton
+
+
 def apply_preset(config: RunConfig, name: str, caps: Capabilities) -> FitResult:
-    """``fastest``, ``balanced`` or ``lowest_memory``: a copy of ``config`` with the preset's options."""
+    """``fastest``, ``balanced`` or ``lowest_memory``: a copy of ``config`` with the preset's options.
+
+    ``balanced``: mixed precision where the GPU has it, fused AdamW, no recomputation, no compile.
+    ``fastest``: the same plus ``torch.compile`` (a slow first step, then faster ones).
+    ``lowest_memory``: batch size 1 with the same effective batch, gradient checkpointing, a small
+    optimizer and LoRA; on the CPU it saves RAM but makes training slower, and says so.
+    """
     new = copy.deepcopy(config)
     p, t = new.performance, new.training
     effective = t.batch_size * t.gradient_accumulation
-    if name == "fastest":
+    if name in ("fastest", "balanced"):
         p.precision, p.gradient_checkpointing, p.empty_cache_steps = "auto", False, 0
-        p.optimizer = "adamw_torch_fused"
-        p.pin_memory, p.attention = True, "auto"
-    elif name == "balanced":
-        p.precision, p.gradient_checkpointing, p.optimizer, p.empty_cache_steps = (
-            "auto",
-            False,
-            "adamw_torch_fused",
-            0,
-        )
+        p.optimizer, p.pin_memory, p.attention = "adamw_torch_fused", True, "auto"
+        p.torch_compile = name == "fastest" and compile_works(caps)
+        if p.torch_compile:
+            p.compile_backend = "inductor"
     elif name == "lowest_memory":
-        p.precision, p.gradient_checkpointing = "auto", True
+        p.precision, p.gradient_checkpointing, p.torch_compile = "auto", True, False
         p.optimizer = "adamw_bnb_8bit" if caps.bitsandbytes and caps.cuda else "adafactor"
         t.batch_size, t.gradient_accumulation = 1, effective
         new.lora.enabled = True
     else:
         raise ValueError(f"unknown preset {name!r}")
-    return FitResult(new, describe_changes(config, new))
+    changes = describe_changes(config, new)
+    if name == "lowest_memory" and not caps.cuda:
+        changes.append(
+            "on this computer's CPU this saves RAM but makes every step slower (one example at a time, "
+            "activations computed twice); use it only when RAM runs out"
+        )
+    return FitResult(new, changes)
 
 
 def fit_gpu(
@@ -142,6 +163,11 @@ def describe_changes(old: RunConfig, new: RunConfig) -> list[str]:
         changes.append(f"optimizer {op.optimizer} -> {np_.optimizer} ({why})")
     if op.precision != np_.precision:
         changes.append(f"precision {op.precision} -> {np_.precision}")
+    if op.torch_compile != np_.torch_compile:
+        changes.append(
+            "torch.compile "
+            + ("on: a slow first step, then faster ones" if np_.torch_compile else "off: no compile wait")
+        )
     if old.lora.enabled != new.lora.enabled:
         changes.append(
             "LoRA "

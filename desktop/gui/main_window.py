@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -57,7 +58,7 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         self.setWindowTitle(self.tr("Finetune Studio"))
-        self.setMinimumSize(QSize(980, 660))
+        self.setMinimumSize(QSize(800, 520))  # a 1366 x 768 laptop at 125% has about 1024 x 576
         self.settings = settings
         self.controller = controller or TrainingController(self)
         self.config = RunConfig()
@@ -86,7 +87,12 @@ class MainWindow(QMainWindow):
         self.steps.currentRowChanged.connect(self._on_steps_current_row_changed)
         self.stack = QStackedWidget()
         for page in self.pages:
-            self.stack.addWidget(page)
+            # On a small screen (1024 x 576) a page scrolls instead of squeezing its fields.
+            scroll = QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setWidget(page)
+            self.stack.addWidget(scroll)
             page.validity_changed.connect(self._update_navigation)
         self.page_title = QLabel()
         self.page_title.setObjectName("pageTitle")
@@ -196,6 +202,10 @@ class MainWindow(QMainWindow):
         for page in self.pages:
             page.load_config(self.config)
         self._update_navigation()
+
+    def current_page(self) -> WizardPage:
+        """The page shown now."""
+        return self.pages[self.stack.currentIndex()]
 
     def current_config(self) -> RunConfig:
         """The run config as the pages now say."""

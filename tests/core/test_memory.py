@@ -152,12 +152,26 @@ def test_presets_explain_what_they_change(tiny_gpt2: Path) -> None:
     low = apply_preset(config, "lowest_memory", Capabilities())
     assert low.config.training.batch_size == 1 and low.config.training.gradient_accumulation == 16
     assert low.config.performance.gradient_checkpointing and low.config.performance.optimizer == "adafactor"
-    assert low.config.lora.enabled and len(low.changes) == 4
+    assert low.config.lora.enabled and len(low.changes) == 5
+    assert "on this computer's CPU this saves RAM but makes every step slower" in low.changes[-1]
+    on_gpu = apply_preset(config, "lowest_memory", Capabilities(cuda=True))
+    assert not any("CPU" in change for change in on_gpu.changes)
     fast = apply_preset(low.config, "fastest", Capabilities(cuda=True, bf16=True))
     assert (
         fast.config.performance.optimizer == "adamw_torch_fused"
         and not fast.config.performance.gradient_checkpointing
     )
+
+
+def test_fastest_and_balanced_differ_or_are_one_button() -> None:
+    from desktop.core.presets import presets_for
+
+    config = RunConfig(task="causal-lm")
+    gpu = Capabilities(cuda=True, bf16=True, triton=True)
+    fast, balanced = (apply_preset(config, name, gpu).config for name in ("fastest", "balanced"))
+    assert fast.performance.torch_compile and not balanced.performance.torch_compile
+    assert presets_for(gpu) == ("fastest", "balanced", "lowest_memory")
+    assert presets_for(Capabilities()) == ("balanced", "lowest_memory")  # the CPU: no compile to add
 
 
 def test_checkpointing_and_precision_move_the_activation_term(qwen_like: Path) -> None:

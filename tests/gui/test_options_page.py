@@ -100,7 +100,35 @@ def test_options_this_machine_cannot_run_are_refused_on_the_page(window: MainWin
     page.set_context(window.current_config(), "", None, Capabilities())  # CPU only: no model, no GPU
     page.bound[("performance", "precision")].setCurrentText("fp16")
     assert "fp16 needs a CUDA GPU" in page.problem()
-    assert window.stack.currentWidget() is page and not window.next_button.isEnabled()
+    assert window.current_page() is page and not window.next_button.isEnabled()
     assert "fp16 needs a CUDA GPU" in window.reason.text()
     page.bound[("performance", "precision")].setCurrentText("auto")
     assert page.problem() == "" and window.next_button.isEnabled()
+
+
+def test_without_an_nvidia_gpu_the_page_talks_about_ram_and_time(
+    window: MainWindow, qtbot, tiny_gpt2
+) -> None:
+    from desktop.core.options import Capabilities
+
+    config = RunConfig(task="causal-lm")
+    config.model.name = str(tiny_gpt2)
+    window.set_config(config)
+    page = window.options_page
+    with qtbot.waitSignal(page.estimate_updated, timeout=30_000):
+        page.set_context(config, "", None, Capabilities())
+    text = page.fit_label.text() + page.breakdown.text()
+    assert "GB of RAM" in text and "slower than on a GPU" in text
+    assert "GPU memory" not in text and "CUDA" not in text
+    assert page.preset_buttons["fastest"].isHidden() and not page.preset_buttons["balanced"].isHidden()
+    assert page.preset_buttons["fit"].isHidden()
+    page.preset_buttons["lowest_memory"].click()
+    assert "makes every step slower" in page.changes_label.text()
+
+
+def test_every_page_is_usable_on_a_1024_by_576_screen(window: MainWindow) -> None:
+    window.resize(1024, 576)
+    hint = window.minimumSizeHint().expandedTo(window.minimumSize())
+    assert hint.width() <= 1024 and hint.height() <= 576
+    for page in window.pages:  # each scrolls rather than squeezing its fields
+        assert page.parentWidget().parentWidget().inherits("QScrollArea")

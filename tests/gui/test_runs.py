@@ -72,12 +72,12 @@ def test_resume_and_export_from_the_runs_dialog(window: MainWindow, runs: Path, 
     dialog.resume_button.click()
     (config, resume) = fake_controller.started[-1]
     assert resume.path == crashed.path and config.output.name == "crashed"
-    assert window.stack.currentWidget() is window.train_page  # reachable although the data step is empty
+    assert window.current_page() is window.train_page  # reachable although the data step is empty
     fake_controller.end()
 
     dialog.select(dialog.infos[_row(dialog, "done")].name)
     dialog.export_button.click()
-    assert window.stack.currentWidget() is window.export_page
+    assert window.current_page() is window.export_page
     assert window.export_page.model_label.text().endswith("model")
 
 

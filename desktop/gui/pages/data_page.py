@@ -81,6 +81,7 @@ class DataPage(WizardPage):
         self.model_browse.clicked.connect(self._browse_model)
         self.model_info = QLabel()
         self.model_info.setObjectName("hint")
+        self.model_info.setWordWrap(True)
         self.model_error = error_label()
 
         self.data_edit = QLineEdit()
@@ -109,6 +110,7 @@ class DataPage(WizardPage):
         self.seed_spin.valueChanged.connect(self._schedule_preview)
         self.split_info = QLabel()
         self.split_info.setObjectName("hint")
+        self.split_info.setWordWrap(True)
 
         self.format_combo = QComboBox()
         formats = {
@@ -166,8 +168,9 @@ class DataPage(WizardPage):
         split_row.addWidget(self.fraction_spin)
         split_row.addWidget(QLabel(self.tr("seed")))
         split_row.addWidget(self.seed_spin)
-        split_row.addWidget(self.split_info, 1)
+        split_row.addStretch(1)
         data_form.addRow(self.tr("Evaluation:"), split_row)
+        data_form.addRow("", self.split_info)
         data_form.addRow("", self.notes_label)
 
         mapping = QGroupBox(self.tr("Columns"))
@@ -186,7 +189,7 @@ class DataPage(WizardPage):
         stats_layout.addStretch()
         self.stats_layout = stats_layout
 
-        self.table.setMinimumHeight(160)
+        self.table.setMinimumHeight(110)
         mapping.setMaximumHeight(230)
         stats.setMaximumHeight(230)
         grid = QGridLayout(self)

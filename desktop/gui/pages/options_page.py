@@ -6,7 +6,9 @@ import copy
 import dataclasses
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -29,10 +31,18 @@ from desktop.core.errors import ConfigError, Problem, StudioError
 from desktop.core.memory import Estimate
 from desktop.core.options import Capabilities, resolve
 from desktop.core.paths import default_runs_dir
+from desktop.core.presets import presets_for
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.workers import BackgroundTask
 
 GB = 1024**3
+
+
+def _free_ram() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
 
 PERFORMANCE_CHOICES = {
     "precision": PRECISIONS,
@@ -127,7 +137,7 @@ class OptionsPage(WizardPage):
         self._add_field(form, "output.name", self.tr("Run name"), self.run_name)
         self._add_field(form, "output.report_to", self.tr("Also log to"), self.report_to)
 
-        columns = QHBoxLayout()
+        columns = self._columns = QBoxLayout(QBoxLayout.Direction.LeftToRight)
         left = QVBoxLayout()
         left.addWidget(schedule)
         left.addWidget(memory)
@@ -148,10 +158,19 @@ class OptionsPage(WizardPage):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(content)
+        self._two_columns_width = content.minimumSizeHint().width() + 24
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.error)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # Side by side where they fit; one above the other on a small screen, never cut off.
+        wide = event.size().width() >= self._two_columns_width
+        self._columns.setDirection(
+            QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        )
+        super().resizeEvent(event)
 
     # ------------------------------------------------------------------ estimate and presets
 
@@ -193,6 +212,10 @@ class OptionsPage(WizardPage):
         """The model, task and GPU the estimate is for; model shapes are read off the GUI thread."""
         self._context_config = copy.deepcopy(config)
         self._gpu_name, self._gpu_free, self._caps = gpu_name, gpu_free, caps
+        offered = presets_for(caps)
+        for key in ("fastest", "balanced", "lowest_memory"):
+            self.preset_buttons[key].setVisible(key in offered)  # no two buttons that do the same
+        self.preset_buttons["fit"].setVisible(gpu_free is not None)
         self.preset_buttons["fit"].setEnabled(gpu_free is not None)
         self.preset_buttons["fit"].setToolTip(
             "" if gpu_free is not None else self.tr("No NVIDIA GPU was found to fit the settings to.")
@@ -253,13 +276,19 @@ class OptionsPage(WizardPage):
         result = self.current_estimate()
         if result is None:
             return
-        lines = [f"{name}: {value / GB:.2f} GB" for name, value in result.breakdown().items() if value]
+        gpu = self._gpu_free is not None
+        lines = [f"{name}: {value / GB:.2f} GB" for name, value in result.breakdown(gpu).items() if value]
         self.breakdown.setText("   ·   ".join(lines))
-        if self._gpu_free is None:
+        if self._gpu_free is None:  # training runs on the CPU: RAM and time are what matter
+            self.breakdown.setText(
+                self.tr("On this computer the run uses RAM: {parts}").format(parts=self.breakdown.text())
+            )
             self.fit_label.setText(
-                self.tr("Needs about {total:.1f} GB of GPU memory (no NVIDIA GPU found here).").format(
-                    total=result.total / GB
-                )
+                self.tr(
+                    "No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM "
+                    "({free:.1f} GB free). It is much slower than on a GPU: small models and short texts "
+                    "suit it best."
+                ).format(total=result.total / GB, free=_free_ram() / GB)
             )
             return
         words = {
