@@ -79,10 +79,15 @@ class RunDir:
             except FileExistsError:
                 continue
         run = cls(path)
-        run.lock()
-        if origin is not None:
-            atomic_write_text(run.path / ORIGIN_NAME, json.dumps({"config_file": str(origin)}))
-        config.save(run.config_path)
+        try:
+            run.lock()
+            if origin is not None:
+                atomic_write_text(run.path / ORIGIN_NAME, json.dumps({"config_file": str(origin)}))
+            config.save(run.config_path)
+        except BaseException:  # a full disk: no half-made run folder is left to confuse the list
+            run.unlock()
+            shutil.rmtree(path, ignore_errors=True)
+            raise
         return run
 
     def origin(self) -> str:

@@ -269,21 +269,8 @@ def test_doctor_reports_this_cpu_machine_as_json(capsys: pytest.CaptureFixture) 
     assert "the CPU build is right" in report["verdict"]["headline"]
 
 
-def test_doctor_fix_dry_run_with_a_faked_gpu(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
-) -> None:
-    import desktop.core.gpu as gpu
-    import desktop.core.torch_probe as torch_probe
-
-    report = gpu.GpuReport(
-        [gpu.GpuInfo("NVIDIA GeForce RTX 4070", "nvidia", (8, 9))], "581.57", (13, 0), "nvml"
-    )
-    monkeypatch.setattr(gpu, "detect_gpus", lambda: report)
-    monkeypatch.setattr(
-        torch_probe,
-        "probe_torch",
-        lambda *a, **k: torch_probe.TorchInfo(installed=True, version="2.13.0+cpu"),
-    )
+@pytest.mark.usefixtures("cpu_torch_beside_rtx_4070")
+def test_doctor_fix_dry_run_with_a_faked_gpu(capsys: pytest.CaptureFixture) -> None:
     assert main(["doctor"]) == 1  # needs attention
     assert "CPU-only PyTorch on a machine with NVIDIA GeForce RTX 4070" in capsys.readouterr().out
     assert main(["doctor", "--fix", "--dry-run", "--index-url", "https://mirror.example/cu130"]) == 0

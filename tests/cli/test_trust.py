@@ -358,18 +358,8 @@ def test_set_paths_are_relative_to_the_config_file(
     assert main(["validate", str(saved)]) == 0  # the saved config works from anywhere
 
 
-def test_credentials_in_urls_are_never_printed(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
-) -> None:
-    import desktop.core.gpu as gpu
-    import desktop.core.torch_probe as torch_probe
-
-    report = gpu.GpuReport(
-        [gpu.GpuInfo("NVIDIA GeForce RTX 4070", "nvidia", (8, 9))], "581.57", (13, 0), "nvml"
-    )
-    monkeypatch.setattr(gpu, "detect_gpus", lambda: report)
-    info = torch_probe.TorchInfo(installed=True, version="2.13.0+cpu")
-    monkeypatch.setattr(torch_probe, "probe_torch", lambda *a, **k: info)
+@pytest.mark.usefixtures("cpu_torch_beside_rtx_4070")
+def test_credentials_in_urls_are_never_printed(capsys: pytest.CaptureFixture) -> None:
     mirror = "https://alice:s3cret-token@mirror.example/whl/cu130"
     for args in (["--fix", "--dry-run"], ["--json"], []):
         main(["doctor", *args, "--index-url", mirror])

@@ -14,6 +14,16 @@ def _set_data(window: MainWindow, qtbot, path: Path) -> None:
         page.data_edit.editingFinished.emit()
 
 
+def _load_with_stats(window: MainWindow, qtbot, model: str, data: Path) -> object:
+    """Type a model, choose a data file, and wait for the token statistics."""
+    page = window.data_page
+    page.model_edit.setText(model)
+    page.model_edit.editingFinished.emit()
+    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
+        _set_data(window, qtbot, data)
+    return page
+
+
 def test_mapping_is_guessed_from_chinese_columns_and_stats_follow(
     window: MainWindow, qtbot, tiny_bert: Path, tmp_path: Path
 ) -> None:
@@ -103,11 +113,7 @@ def test_no_error_before_the_user_touches_a_field(window: MainWindow) -> None:
 def test_a_failed_load_clears_the_last_file_and_a_new_load_clears_the_error(
     window: MainWindow, qtbot, tiny_bert: Path, samples: Path, tmp_path: Path
 ) -> None:
-    page = window.data_page
-    page.model_edit.setText(str(tiny_bert))
-    page.model_edit.editingFinished.emit()
-    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
-        _set_data(window, qtbot, samples / "reviews.csv")
+    page = _load_with_stats(window, qtbot, str(tiny_bert), samples / "reviews.csv")
     assert page.table.rowCount() > 0 and page.mapping_combos and "median" in page.stats_label.text()
 
     broken = tmp_path / "broken.jsonl"
@@ -125,11 +131,7 @@ def test_a_failed_load_clears_the_last_file_and_a_new_load_clears_the_error(
 def test_token_statistics_follow_the_max_length_set_now(
     window: MainWindow, qtbot, tiny_bert: Path, samples: Path
 ) -> None:
-    page = window.data_page
-    page.model_edit.setText(str(tiny_bert))
-    page.model_edit.editingFinished.emit()
-    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
-        _set_data(window, qtbot, samples / "reviews.csv")
+    page = _load_with_stats(window, qtbot, str(tiny_bert), samples / "reviews.csv")
     assert "0 of 135 longer than the limit (256)" in page.stats_label.text()
     window.go_to(2)
     window.options_page.max_length.setValue(8)
@@ -153,10 +155,6 @@ def test_switching_the_task_rechecks_the_model_and_the_columns(
 
 
 def test_text_the_model_cannot_read_is_warned_on_the_page(window: MainWindow, qtbot, samples: Path) -> None:
-    page = window.data_page
-    page.model_edit.setText("bundled:all-minilm-l6-v2")
-    page.model_edit.editingFinished.emit()
-    with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
-        _set_data(window, qtbot, samples / "reviews-zh.csv")
+    page = _load_with_stats(window, qtbot, "bundled:all-minilm-l6-v2", samples / "reviews-zh.csv")
     assert not page.notes_label.isHidden()
     assert "does not know most of the characters in your texts" in page.notes_label.text()

