@@ -364,6 +364,14 @@ def _status_of(events: list[Event], run: RunDir) -> str:
     return "interrupted"
 
 
+def _config_readable(run: RunDir) -> bool:
+    try:
+        run.config()
+    except Exception:
+        return False
+    return True
+
+
 def _has_content(path: Path) -> bool:
     try:
         return path.stat().st_size > 0
@@ -393,7 +401,7 @@ def newest_crashed(runs_dir: Path, skip: Container[str] = ()) -> tuple[RunDir, i
         if str(run.path) in skip or run.latest_checkpoint() is None:
             continue
         tail = run.last_events()
-        if _status_of(tail, run) != "interrupted":
+        if _status_of(tail, run) != "interrupted" or not _config_readable(run):
             continue
         progress = [e for e in tail if isinstance(e, ProgressEvent)]
         return (run, progress[-1].step, progress[-1].total_steps) if progress else (run, 0, 0)

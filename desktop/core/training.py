@@ -26,7 +26,7 @@ from desktop.core.errors import (
 )
 from desktop.core.events import Event, FailedEvent, FinishedEvent, PreparingEvent, StoppedEvent
 from desktop.core.paths import default_runs_dir
-from desktop.core.runs import RunDir
+from desktop.core.runs import DAMAGED_PREFIX, RunDir
 
 log = logging.getLogger(__name__)
 
@@ -284,7 +284,7 @@ def _train(
         gc.collect(1)
         gc.freeze()
         try:
-            output = trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+            output = _train_from(trainer, run, checkpoint, emit)
         finally:
             gc.unfreeze()
         step = trainer.state.global_step
@@ -312,6 +312,50 @@ def _train(
         failure = _failure(disk_error(exc, run.path) or exc, config)
         emit(failure)
         return RunResult("failed", run.path, failure=failure, notes=task.notes)
+
+
+CHECKPOINT_LOADERS = frozenset(
+    {
+        "_load_from_checkpoint",
+        "_load_rng_state",
+        "_load_optimizer_and_scheduler",
+        "_load_scaler",
+        "load_from_json",
+    }
+)
+"""The Trainer's functions that read a checkpoint: a failure inside them means the checkpoint is bad."""
+
+
+def _train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callable[[Event], None]) -> Any:
+    """``trainer.train()`` from ``checkpoint``; one that fails to load is set aside for the next older.
+
+    The file checks in :mod:`desktop.core.checkpoints` catch torn files; this catches the rest (a
+    whole-looking file with damaged contents) the moment PyTorch reads it.
+
+    Raises:
+        InputError: No checkpoint of the run loads.
+    """
+    while True:
+        try:
+            return trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        except Exception as exc:
+            names = {frame.name for frame in traceback.extract_tb(exc.__traceback__)}
+            if checkpoint is None or not names & CHECKPOINT_LOADERS:
+                raise
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            log.warning("checkpoint %s could not be loaded: %s", checkpoint.name, reason)
+            checkpoint.rename(checkpoint.with_name(DAMAGED_PREFIX + checkpoint.name))
+            failed, checkpoint = checkpoint, run.latest_checkpoint()
+            if checkpoint is None:
+                raise InputError(
+                    f"No checkpoint of {run.path.name} can be loaded (the last, {failed.name}: {reason}).",
+                    "Start the run again without resuming.",
+                ) from exc
+            emit(
+                PreparingEvent(
+                    f"Resuming from {checkpoint.name}: {failed.name} could not be loaded ({reason})"
+                )
+            )
 
 
 def _resume_point(run: RunDir, emit: Callable[[Event], None]) -> Path | None:

@@ -378,3 +378,28 @@ def test_commands_to_copy_are_quoted_for_the_shell() -> None:
         == "finetune-studio-cli train '/home/a b/run'\"'\"'s/config.toml' --resume"
     )
     assert shell_join(["x", r"C:\My Runs\config.toml"], windows=True) == r'x "C:\My Runs\config.toml"'
+
+
+def test_a_checkpoint_that_looks_whole_but_does_not_load_falls_back_to_the_older_one(
+    tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import zipfile
+
+    config = _config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
+    runs = tmp_path / "runs"
+    assert main(["train", str(config), "--runs-dir", str(runs), "--set", "training.max_steps=6"]) == 0
+    run = RunDir(next(runs.iterdir()))
+    older, newest = run.checkpoints()[-2:]
+    with zipfile.ZipFile(newest / "optimizer.pt", "w") as archive:  # a whole zip, but not PyTorch's
+        archive.writestr("optimizer/data.pkl", os.urandom(256))
+    lines = run.events_path.read_text(encoding="utf-8").splitlines()
+    run.events_path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # crashed before the end
+    capsys.readouterr()
+
+    assert (
+        main(["train", str(config), "--runs-dir", str(runs), "--resume", "--set", "training.max_steps=8"])
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert f"Resuming from {older.name}: {newest.name} could not be loaded" in err and "Traceback" not in err
+    assert (run.checkpoints_dir / f"damaged-{newest.name}").is_dir() and run.status() == "finished"
