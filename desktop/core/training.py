@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from desktop.core.checkpoints import checkpoint_problem
 from desktop.core.config import RunConfig
 from desktop.core.errors import (
     DiskError,
@@ -26,7 +25,8 @@ from desktop.core.errors import (
 )
 from desktop.core.events import Event, FailedEvent, FinishedEvent, PreparingEvent, StoppedEvent
 from desktop.core.paths import default_runs_dir
-from desktop.core.runs import DAMAGED_PREFIX, RunDir
+from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
+from desktop.core.runs import RunDir
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +246,7 @@ def _train(
     from desktop.core.callbacks import EventCallback
 
     config, task = prepared.config, prepared.task
-    checkpoint = _resume_point(run, emit) if resuming else None
+    checkpoint = resume_point(run, emit) if resuming else None
     before = {p.name for p in run.checkpoints()}
     trainer = None
     try:
@@ -284,7 +284,7 @@ def _train(
         gc.collect(1)
         gc.freeze()
         try:
-            output = _train_from(trainer, run, checkpoint, emit)
+            output = train_from(trainer, run, checkpoint, emit)
         finally:
             gc.unfreeze()
         step = trainer.state.global_step
@@ -301,83 +301,17 @@ def _train(
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
     except KeyboardInterrupt:
         # A second Ctrl-C: stop at once, but leave the folder as clean as a graceful stop would.
-        _remove_partial_checkpoints(run, before)
+        remove_partial_checkpoints(run, before)
         saved = run.latest_checkpoint()
         step = trainer.state.global_step if trainer is not None else 0
         emit(StoppedEvent(step=step, checkpoint=str(saved) if saved else ""))
         raise
     except Exception as exc:
         log.exception("training failed")
-        _remove_partial_checkpoints(run, before)
+        remove_partial_checkpoints(run, before)
         failure = _failure(disk_error(exc, run.path) or exc, config)
         emit(failure)
         return RunResult("failed", run.path, failure=failure, notes=task.notes)
-
-
-CHECKPOINT_LOADERS = frozenset(
-    {
-        "_load_from_checkpoint",
-        "_load_rng_state",
-        "_load_optimizer_and_scheduler",
-        "_load_scaler",
-        "load_from_json",
-    }
-)
-"""The Trainer's functions that read a checkpoint: a failure inside them means the checkpoint is bad."""
-
-
-def _train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callable[[Event], None]) -> Any:
-    """``trainer.train()`` from ``checkpoint``; one that fails to load is set aside for the next older.
-
-    The file checks in :mod:`desktop.core.checkpoints` catch torn files; this catches the rest (a
-    whole-looking file with damaged contents) the moment PyTorch reads it.
-
-    Raises:
-        InputError: No checkpoint of the run loads.
-    """
-    while True:
-        try:
-            return trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-        except Exception as exc:
-            names = {frame.name for frame in traceback.extract_tb(exc.__traceback__)}
-            if checkpoint is None or not names & CHECKPOINT_LOADERS:
-                raise
-            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
-            log.warning("checkpoint %s could not be loaded: %s", checkpoint.name, reason)
-            checkpoint.rename(checkpoint.with_name(DAMAGED_PREFIX + checkpoint.name))
-            failed, checkpoint = checkpoint, run.latest_checkpoint()
-            if checkpoint is None:
-                raise InputError(
-                    f"No checkpoint of {run.path.name} can be loaded (the last, {failed.name}: {reason}).",
-                    "Start the run again without resuming.",
-                ) from exc
-            emit(
-                PreparingEvent(
-                    f"Resuming from {checkpoint.name}: {failed.name} could not be loaded ({reason})"
-                )
-            )
-
-
-def _resume_point(run: RunDir, emit: Callable[[Event], None]) -> Path | None:
-    """The newest checkpoint that loads; damaged newer ones are set aside and named in the log."""
-    moved = run.set_aside_damaged()
-    checkpoint = run.latest_checkpoint()
-    for name, problem in moved:
-        log.warning("checkpoint %s is damaged (%s); renamed to damaged-%s", name, problem, name)
-    if moved:
-        names = ", ".join(f"{name} ({problem})" for name, problem in moved)
-        where = f"from {checkpoint.name}" if checkpoint else "from the start"
-        emit(PreparingEvent(f"Resuming {where}: the newer {names} is damaged and was set aside"))
-    elif checkpoint is not None:
-        emit(PreparingEvent(f"Resuming from {checkpoint.name}"))
-    return checkpoint
-
-
-def _remove_partial_checkpoints(run: RunDir, before: set[str]) -> None:
-    """Delete checkpoint folders this run started but did not finish writing (the app wrote them)."""
-    for path in run.checkpoints():
-        if path.name not in before and checkpoint_problem(path):
-            shutil.rmtree(path, ignore_errors=True)
 
 
 def _failure(exc: BaseException, config: RunConfig) -> FailedEvent:

@@ -1,0 +1,83 @@
+"""Resuming a run: the newest checkpoint that loads, and no half-written checkpoint left behind."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from desktop.core.checkpoints import checkpoint_problem
+from desktop.core.errors import InputError
+from desktop.core.events import Event, PreparingEvent
+from desktop.core.runs import DAMAGED_PREFIX, RunDir
+
+log = logging.getLogger(__name__)
+
+
+CHECKPOINT_LOADERS = frozenset(
+    {
+        "_load_from_checkpoint",
+        "_load_rng_state",
+        "_load_optimizer_and_scheduler",
+        "_load_scaler",
+        "load_from_json",
+    }
+)
+"""The Trainer's functions that read a checkpoint: a failure inside them means the checkpoint is bad."""
+
+
+def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callable[[Event], None]) -> Any:
+    """``trainer.train()`` from ``checkpoint``; one that fails to load is set aside for the next older.
+
+    The file checks in :mod:`desktop.core.checkpoints` catch torn files; this catches the rest (a
+    whole-looking file with damaged contents) the moment PyTorch reads it.
+
+    Raises:
+        InputError: No checkpoint of the run loads.
+    """
+    while True:
+        try:
+            return trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        except Exception as exc:
+            names = {frame.name for frame in traceback.extract_tb(exc.__traceback__)}
+            if checkpoint is None or not names & CHECKPOINT_LOADERS:
+                raise
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            log.warning("checkpoint %s could not be loaded: %s", checkpoint.name, reason)
+            checkpoint.rename(checkpoint.with_name(DAMAGED_PREFIX + checkpoint.name))
+            failed, checkpoint = checkpoint, run.latest_checkpoint()
+            if checkpoint is None:
+                raise InputError(
+                    f"No checkpoint of {run.path.name} can be loaded (the last, {failed.name}: {reason}).",
+                    "Start the run again without resuming.",
+                ) from exc
+            emit(
+                PreparingEvent(
+                    f"Resuming from {checkpoint.name}: {failed.name} could not be loaded ({reason})"
+                )
+            )
+
+
+def resume_point(run: RunDir, emit: Callable[[Event], None]) -> Path | None:
+    """The newest checkpoint that loads; damaged newer ones are set aside and named in the log."""
+    moved = run.set_aside_damaged()
+    checkpoint = run.latest_checkpoint()
+    for name, problem in moved:
+        log.warning("checkpoint %s is damaged (%s); renamed to damaged-%s", name, problem, name)
+    if moved:
+        names = ", ".join(f"{name} ({problem})" for name, problem in moved)
+        where = f"from {checkpoint.name}" if checkpoint else "from the start"
+        emit(PreparingEvent(f"Resuming {where}: the newer {names} is damaged and was set aside"))
+    elif checkpoint is not None:
+        emit(PreparingEvent(f"Resuming from {checkpoint.name}"))
+    return checkpoint
+
+
+def remove_partial_checkpoints(run: RunDir, before: set[str]) -> None:
+    """Delete checkpoint folders this run started but did not finish writing (the app wrote them)."""
+    for path in run.checkpoints():
+        if path.name not in before and checkpoint_problem(path):
+            shutil.rmtree(path, ignore_errors=True)
