@@ -13,7 +13,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from desktop.core.errors import DiskError
+from desktop.core.errors import DiskError, human_size
 from desktop.core.events import CheckpointEvent, Event, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 
 
@@ -139,7 +139,7 @@ class EventCallback(TrainerCallback):
             return
         raise DiskError(
             f"Not enough disk space for the checkpoint at step {state.global_step}: it needs about "
-            f"{needed / 2**20:.0f} MB in {folder}, and {free / 2**20:.0f} MB are free.",
+            f"{human_size(needed)} in {folder}, and {human_size(free)} are free.",
             "Free some space (older runs in the runs folder are often large), then resume the run: it "
             "continues from its last checkpoint.",
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import shutil
+import tempfile
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -104,8 +105,12 @@ def disk_error(
         place = f" in {where}" if where else ""
         if code in DISK_FULL_ERRNOS or any(t in low for t in DISK_FULL_TEXTS):
             free = free_mb(where) if where else None
-            need = f" It needs about {needed_bytes / 2**20:.0f} MB" if needed_bytes else ""
-            have = f"{'; ' if need else ' '}{free:.0f} MB are free there." if free is not None else ""
+            need = f" It needs about {human_size(needed_bytes)}" if needed_bytes else ""
+            have = (
+                f"{'; ' if need else ' '}{human_size(free * 2**20)} are free there."
+                if free is not None
+                else ""
+            )
             return DiskError(
                 f"The disk is full: a file could not be written{place}.{need}{have}".replace("..", "."),
                 "Free some space (old runs and checkpoints in the runs folder are often large) or choose "
@@ -120,6 +125,32 @@ def disk_error(
                 "not_writable",
             )
     return None
+
+
+def check_writable(folder: Path, what: str = "folder") -> None:
+    """Make sure files can be written in ``folder`` (or where it would be made), before anything slow starts.
+
+    Raises:
+        DiskInputError: The folder cannot be made or written (read-only, another user's, full).
+    """
+    existing = next((p for p in (folder, *folder.parents) if p.is_dir()), folder)
+    try:
+        with tempfile.TemporaryFile(dir=existing):  # nothing is left behind, not even the folder
+            pass
+    except OSError as exc:
+        found = disk_error(exc, folder) or DiskError(
+            f"The {what} {folder} cannot be used: {exc.strerror or exc}.",
+            "Choose another folder and try again.",
+        )
+        raise DiskInputError(found.message, found.hint, found.kind) from None
+
+
+def human_size(size: float) -> str:
+    """``size`` bytes in words a user reads at a glance: 380 KB, 12 MB, 1.4 GB."""
+    for unit, scale in (("GB", 2**30), ("MB", 2**20)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}" if size < 10 * scale else f"{size / scale:.0f} {unit}"
+    return f"{max(1, round(size / 1024))} KB"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.errors import DiskInputError, InputError, StudioError, disk_error
+from desktop.core.errors import (
+    DiskInputError,
+    InputError,
+    StudioError,
+    check_writable,
+    disk_error,
+    human_size,
+)
 from desktop.core.events import FinishedEvent, LogEvent
 from desktop.core.runs import RunDir
 
@@ -139,6 +146,7 @@ def export_run(
     except OSError as exc:
         raise _disk_input_error(exc, dest.parent, needed) from None
     with lock:
+        check_writable(dest.parent, "export folder")
         if dest.exists() and any(dest.iterdir()) and not overwrite:
             raise InputError(
                 f"{dest} is not empty.", "Choose an empty or new folder, or confirm replacing it."
@@ -146,8 +154,8 @@ def export_run(
         free = shutil.disk_usage(dest.parent).free
         if free < needed:
             raise DiskInputError(
-                f"Not enough disk space: the export needs about {needed / 2**20:.0f} MB in {dest.parent}, "
-                f"{free / 2**20:.0f} MB are free on that drive.",
+                f"Not enough disk space: the export needs about {human_size(needed)} in {dest.parent}, "
+                f"{human_size(free)} are free on that drive.",
                 "Free some space or choose another folder.",
             )
         _remove_stale_partials(dest)

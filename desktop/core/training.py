@@ -7,7 +7,6 @@ import gc
 import logging
 import os
 import shutil
-import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -16,13 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import (
-    DiskError,
-    DiskInputError,
-    InputError,
-    diagnose,
-    disk_error,
-)
+from desktop.core.errors import InputError, check_writable, diagnose, disk_error
 from desktop.core.events import Event, FailedEvent, FinishedEvent, PreparingEvent, StoppedEvent
 from desktop.core.paths import default_runs_dir
 from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
@@ -95,7 +88,7 @@ def run_training(
         if resume is not None:
             resume.lock()  # before anything is written: one process per run folder
         else:
-            check_writable(runs_dir)  # before the model loads, not after
+            check_writable(runs_dir, "runs folder")  # before the model loads, not after
         prepared = _prepare(config, on_event, stop)
     except InputError as exc:
         if resume is not None:
@@ -128,7 +121,10 @@ def run_training(
         return RunResult("invalid", failure=failure)
 
     def emit(event: Event) -> None:
-        run.append(event)
+        try:
+            run.append(event)
+        except OSError:  # a full disk: the run goes on (the checkpoint check stops it cleanly)
+            log.warning("could not record an event in %s", run.events_path, exc_info=True)
         on_event(event)
 
     try:
@@ -138,24 +134,6 @@ def run_training(
         run.unlock()
         run.close()
         release_memory()
-
-
-def check_writable(folder: Path) -> None:
-    """Make sure run folders can be written in ``folder``, before anything slow starts.
-
-    Raises:
-        DiskInputError: The folder cannot be made or written (read-only, another user's, full).
-    """
-    existing = next((p for p in (folder, *folder.parents) if p.is_dir()), folder)
-    try:
-        with tempfile.TemporaryFile(dir=existing):  # nothing is left behind, not even the folder
-            pass
-    except OSError as exc:
-        found = disk_error(exc, folder) or DiskError(
-            f"The runs folder {folder} cannot be used: {exc.strerror or exc}.",
-            "Choose another runs folder (output.runs_dir) and try again.",
-        )
-        raise DiskInputError(found.message, found.hint, found.kind) from None
 
 
 def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> _Prepared:

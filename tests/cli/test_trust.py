@@ -327,12 +327,12 @@ def test_an_unwritable_runs_folder_is_found_before_the_model_loads(
     capsys: pytest.CaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import desktop.core.training as training
+    import desktop.core.errors as errors
 
     def denied(*args: object, dir: str = "", **kwargs: object) -> object:
         raise PermissionError(13, "Permission denied", dir)
 
-    monkeypatch.setattr(training.tempfile, "TemporaryFile", denied)
+    monkeypatch.setattr(errors.tempfile, "TemporaryFile", denied)
     config = _config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
     assert main(["train", str(config), "--runs-dir", str(tmp_path / "locked")]) == 2
     err = capsys.readouterr().err

@@ -109,8 +109,19 @@ def test_a_full_disk_is_found_anywhere_in_the_exception_chain(tmp_path: Path) ->
             ) from inner
     except RuntimeError as exc:
         found = diagnose(exc, RunConfig())
-    assert found.kind == "disk_full" and str(tmp_path) in found.reason and "MB are free" in found.reason
+    assert found.kind == "disk_full" and str(tmp_path) in found.reason and " are free there." in found.reason
     writer = RuntimeError("PytorchStreamWriter failed writing file data/3: file write failed")
     assert diagnose(writer, RunConfig()).kind == "disk_full"
     denied = diagnose(PermissionError(errno.EACCES, "Permission denied", "/srv/runs/x"), RunConfig())
     assert denied.kind == "not_writable" and "/srv/runs" in denied.reason
+
+
+def test_sizes_read_at_a_glance() -> None:
+    from desktop.core.errors import human_size
+
+    assert [human_size(n) for n in (380 * 1024, 12 * 2**20, 1.44 * 2**30, 80 * 2**30)] == [
+        "380 KB",
+        "12 MB",
+        "1.4 GB",
+        "80 GB",
+    ]
