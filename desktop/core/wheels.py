@@ -47,6 +47,10 @@ class WheelTable:
         """The newest release in the table."""
         return self.data["newest_release"]
 
+    def releases(self) -> list[str]:
+        """Every release in the table, newest first."""
+        return sorted(self.data["releases"], key=_version_tuple, reverse=True)
+
     def index_url(self, tag: str) -> str:
         """The PyTorch index for a tag."""
         return self.data["index_url"].format(tag=tag)
@@ -153,6 +157,56 @@ def choose_target(
     return None
 
 
+def best_target(
+    table: WheelTable,
+    release: str,
+    gpus: list[GpuInfo],
+    driver: str,
+    cuda_driver: tuple[int, int] | None,
+    system: str,
+) -> WheelTarget | None:
+    """:func:`choose_target` for ``release``; when no build of it fits, the newest release that has one.
+
+    An RTX 50 (Blackwell) needs cu128 or newer; on a 570-579 driver the cu130/cu132 builds of the
+    newest releases do not run, but the cu128 builds of 2.7 to 2.11 do.
+    """
+    target = choose_target(table, release, gpus, driver, cuda_driver, system)
+    if target is not None:
+        return target
+    for other in table.releases():
+        found = choose_target(table, other, gpus, driver, cuda_driver, system)
+        if found is not None:
+            return WheelTarget(
+                found.version,
+                found.tag,
+                found.index_url,
+                f"the newest PyTorch ({found.version}) with a build for "
+                f"{', '.join(g.name for g in gpus)} that driver {driver} runs",
+                found.warning,
+            )
+    return None
+
+
+def _any_build_covers(table: WheelTable, gpus: list[GpuInfo]) -> bool:
+    return any(
+        all(g.capability and table.covers(release, tag, g.capability) for g in gpus)
+        for release in table.releases()
+        for tag in table.release(release)["cuda"]
+    )
+
+
+def lowest_driver(table: WheelTable, gpus: list[GpuInfo], system: str) -> tuple[str, str]:
+    """The oldest driver that runs some build for ``gpus``, and the one the newest builds need."""
+    floors = []
+    for release in table.releases():
+        for tag in table.release(release)["cuda"]:
+            if all(g.capability and table.covers(release, tag, g.capability) for g in gpus):
+                floors.append((release == table.newest(), table.driver_floor(tag, system)))
+    oldest = min((f for _, f in floors), key=_version_tuple)
+    newest = min((f for is_newest, f in floors if is_newest), key=_version_tuple, default=oldest)
+    return oldest, newest
+
+
 def _installed_tag(probe: TorchInfo) -> str:
     local = probe.version.partition("+")[2]
     if local:
@@ -205,13 +259,8 @@ def verdict(
         )
 
     names = ", ".join(g.name for g in gpus)
-    target = choose_target(table, release, gpus, report.driver_version, report.cuda_driver, system)
-    covering = [
-        t
-        for t in table.release(table.newest())["cuda"]
-        if all(g.capability and table.covers(table.newest(), t, g.capability) for g in gpus)
-    ]
-    if target is None and not covering:
+    target = best_target(table, release, gpus, report.driver_version, report.cuda_driver, system)
+    if target is None and not _any_build_covers(table, gpus):
         return Verdict(
             "no_build_for_gpus",
             f"No single PyTorch build supports all of {names}.",
@@ -219,13 +268,13 @@ def verdict(
             "Train on one kind of GPU: set CUDA_VISIBLE_DEVICES to hide the others.",
         )
     if target is None:
-        oldest = table.release(table.newest())["cuda"][0]
-        floor = table.driver_floor(oldest, system)
+        floor, newest_floor = lowest_driver(table, gpus, system)
+        also = f" ({newest_floor} or newer for the newest builds)" if newest_floor != floor else ""
         return Verdict(
             "driver_too_old",
-            f"The NVIDIA driver {report.driver_version or '(unknown)'} is too old for any current "
-            "PyTorch build.",
-            f"Install NVIDIA driver {floor} or newer (580 or newer for the newest builds), then check again.",
+            f"The NVIDIA driver {report.driver_version or '(unknown)'} is too old for any PyTorch build "
+            f"for {names}.",
+            f"Install NVIDIA driver {floor} or newer{also}, then check again.",
         )
     if not probe.installed:
         return Verdict(

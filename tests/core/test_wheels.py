@@ -81,8 +81,16 @@ CASES = [
     ("no-driver", GpuReport(), CPU_213, "windows", "no_gpu", None),
     ("amd-linux", GpuReport([GpuInfo("AMD GPU", "amd")], source="sysfs"), CPU_213, "linux", "no_gpu", None),
     (
-        "driver-470",
+        "driver-470-runs-the-newest-cu118-build",
         _nvidia("NVIDIA GeForce RTX 3060", (8, 6), "470.256.02", (11, 4)),
+        CPU_213,
+        "linux",
+        "cpu_build_with_gpu",
+        "torch==2.7.1+cu118",
+    ),
+    (
+        "driver-440-too-old",
+        _nvidia("NVIDIA GeForce RTX 3060", (8, 6), "440.33.01", (10, 2)),
         CPU_213,
         "linux",
         "driver_too_old",
@@ -113,9 +121,25 @@ CASES = [
         "torch==2.13.0+cu130",
     ),
     (
-        "mixed-gpus-need-common-build",
+        "volta-and-blackwell-share-the-cu128-builds-of-2.8-to-2.10",
         GpuReport(
             [GpuInfo("Tesla V100", "nvidia", (7, 0)), GpuInfo("NVIDIA GeForce RTX 5090", "nvidia", (12, 0))],
+            "580.95.05",
+            (13, 0),
+            "nvml",
+        ),
+        CPU_213,
+        "linux",
+        "cpu_build_with_gpu",
+        "torch==2.10.0+cu128",
+    ),
+    (
+        "maxwell-and-blackwell-have-no-common-build",
+        GpuReport(
+            [
+                GpuInfo("NVIDIA GeForce GTX 980", "nvidia", (5, 2)),
+                GpuInfo("NVIDIA GeForce RTX 5090", "nvidia", (12, 0)),
+            ],
             "580.95.05",
             (13, 0),
             "nvml",
@@ -153,9 +177,49 @@ def test_the_classic_windows_case_reads_plainly() -> None:
 
 def test_driver_too_old_says_which_driver_to_install() -> None:
     result = verdict(
-        _nvidia("NVIDIA GeForce RTX 3060", (8, 6), "470.256.02", (11, 4)), CPU_213, "linux", TABLE
+        _nvidia("NVIDIA GeForce RTX 3060", (8, 6), "440.33.01", (10, 2)), CPU_213, "linux", TABLE
     )
-    assert "525.60.13" in result.explanation
+    assert result.explanation == (
+        "Install NVIDIA driver 450.80.02 or newer (525.60.13 or newer for the newest builds), "
+        "then check again."
+    )
+    blackwell = verdict(
+        _nvidia("NVIDIA GeForce RTX 5090", (12, 0), "512.15", (11, 6)), CPU_213, "windows", TABLE
+    )
+    assert blackwell.kind == "driver_too_old" and "528.33 or newer (580 or newer" in blackwell.explanation
+
+
+# Typical Windows gaming PCs: (GPU, compute capability, driver, CUDA the driver reports) -> the build.
+WINDOWS_GAMING_PCS = [
+    ("NVIDIA GeForce RTX 5090", (12, 0), "572.16", (12, 8), "torch==2.11.0+cu128"),
+    ("NVIDIA GeForce RTX 5070 Ti", (12, 0), "576.88", (12, 9), "torch==2.11.0+cu128"),
+    ("NVIDIA GeForce RTX 5080", (12, 0), "581.57", (13, 0), "torch==2.13.0+cu130"),
+    ("NVIDIA GeForce RTX 4090", (8, 9), "566.36", (12, 7), "torch==2.13.0+cu126"),
+    ("NVIDIA GeForce RTX 4060 Laptop GPU", (8, 9), "581.57", (13, 0), "torch==2.13.0+cu130"),
+    ("NVIDIA GeForce RTX 3060", (8, 6), "537.58", (12, 2), "torch==2.13.0+cu126"),
+    ("NVIDIA GeForce RTX 2070 SUPER", (7, 5), "560.94", (12, 6), "torch==2.13.0+cu126"),
+    ("NVIDIA GeForce GTX 1660 Ti", (7, 5), "546.33", (12, 3), "torch==2.13.0+cu126"),
+    ("NVIDIA GeForce GTX 1060 6GB", (6, 1), "581.57", (13, 0), "torch==2.13.0+cu126"),
+    ("NVIDIA GeForce GTX 1050 Ti", (6, 1), "472.12", (11, 4), "torch==2.7.1+cu118"),
+]
+
+
+@pytest.mark.parametrize(("gpu", "capability", "driver", "cuda", "requirement"), WINDOWS_GAMING_PCS)
+def test_windows_gaming_pcs_get_a_build_their_driver_runs(
+    gpu: str, capability: tuple[int, int], driver: str, cuda: tuple[int, int], requirement: str
+) -> None:
+    result = verdict(_nvidia(gpu, capability, driver, cuda), CPU_213, "windows", TABLE)
+    assert result.kind == "cpu_build_with_gpu" and result.target.requirement == requirement
+    assert gpu in result.headline and "too old" not in result.explanation
+
+
+def test_an_rtx_5090_on_driver_572_gets_cuda_12_8_not_the_cpu_build() -> None:
+    report = _nvidia("NVIDIA GeForce RTX 5090", (12, 0), "572.16", (12, 8))
+    fresh = verdict(report, TorchInfo(installed=False), "windows", TABLE)  # what the launcher installs
+    assert fresh.target.requirement == "torch==2.11.0+cu128"
+    assert "the newest PyTorch (2.11.0) with a build for NVIDIA GeForce RTX 5090 that driver 572.16 runs" in (
+        fresh.explanation
+    )
 
 
 def test_old_driver_within_family_gets_a_build_with_a_warning() -> None:
