@@ -36,7 +36,7 @@ WINDOWS = sys.platform == "win32"
 NEEDED_BYTES = {"cpu": 3 * 2**30, "cuda": 10 * 2**30}
 
 # Share of the whole setup that each step takes, for the progress bar.
-STEP_WEIGHTS = {"python": 0.08, "torch": 0.5, "app": 0.3, "sample": 0.07, "check": 0.05}
+STEP_WEIGHTS = {"python": 0.08, "torch": 0.5, "app": 0.3, "sample": 0.07, "torch_check": 0.02, "check": 0.03}
 
 
 class SetupError(Exception):
@@ -270,18 +270,24 @@ def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice,
                 ],
             )
         )
+    steps.append(Step("torch_check", "Checking PyTorch", [py, "-c", TORCH_CHECK]))
     steps.append(
         Step(
-            "check",
-            "Checking the installation",
-            [
-                py,
-                "-c",
-                "import desktop.core.config, PySide6.QtWidgets, torch; print('torch', torch.__version__)",
-            ],
+            "check", "Checking the installation", [py, "-c", "import desktop.core.config, PySide6.QtWidgets"]
         )
     )
     return steps
+
+
+TORCH_CHECK = (
+    "import sys, torch; "
+    "assert 'PySide6' not in sys.modules; "
+    "torch.ones(2) @ torch.ones(2); "
+    "print('torch', torch.__version__)"
+)
+"""PyTorch imported in a process without Qt: PySide6 ships its own copy of the Microsoft C++ runtime,
+which would hide a missing one from a check that imports both. The probe, export verification, data
+loader workers and the command line import torch without Qt too."""
 
 
 MIRRORS = ("index_url", "torch_index_url", "python_mirror")
@@ -452,6 +458,12 @@ def explain(output: str) -> tuple[str, str]:
         return (
             f"Python {PYTHON} could not be set up.",
             "Check the internet connection, then try again; uv downloads Python the first time.",
+        )
+    if "dll load failed" in text or "winerror 126" in text or "msvcp140" in text or "vcruntime140" in text:
+        return (
+            "PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC.",
+            "Install the Microsoft Visual C++ 2015-2022 Redistributable (x64) from "
+            "https://aka.ms/vs/17/release/vc_redist.x64.exe, then start Finetune Studio again.",
         )
     if "permission denied" in text or "access is denied" in text or "os error 5" in text:
         return (

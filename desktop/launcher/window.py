@@ -205,6 +205,7 @@ class SetupWindow(QWidget):
             "torch": self.tr("Installing PyTorch (the largest part)…"),
             "app": self.tr("Installing Finetune Studio and its libraries…"),
             "sample": self.tr("Installing the sample model…"),
+            "torch_check": self.tr("Checking PyTorch…"),
             "check": self.tr("Checking the installation…"),
             "ready": self.tr("Ready. Starting Finetune Studio…"),
         }

@@ -41,7 +41,7 @@ def test_a_fresh_setup_installs_pytorch_first_then_the_app(tmp_path: Path, bundl
 
     steps = rt.plan(runtime, bundle, Options(index_url="https://mirror.example/simple"), torch, fresh=True)
 
-    assert [s.key for s in steps] == ["python", "torch", "app", "sample", "check"]
+    assert [s.key for s in steps] == ["python", "torch", "app", "sample", "torch_check", "check"]
     venv, install_torch, app = steps[0].command, steps[1].command, steps[2].command
     assert venv[1:3] == ["venv", "--clear"] and "--managed-python" in venv and "3.12" in venv
     assert install_torch[-1] == "torch==2.14.1+cu130"
@@ -67,7 +67,7 @@ def test_offline_uses_only_the_wheelhouse_and_an_update_reinstalls_only_the_app(
     assert "--managed-python" not in fresh[0].command  # an interpreter's path is used as it is
 
     update = rt.plan(runtime, bundle, options, torch, fresh=False)
-    assert [s.key for s in update] == ["app", "check"]
+    assert [s.key for s in update] == ["app", "torch_check", "check"]
     assert "--reinstall-package" in update[0].command and "torch" not in " ".join(update[0].command)
 
 
@@ -104,6 +104,11 @@ def test_pytorch_choice_follows_the_doctor(monkeypatch: pytest.MonkeyPatch, tmp_
             "missing from the offline package",
         ),
         ("error: Access is denied. (os error 5)", "access was denied"),
+        (
+            "OSError: [WinError 126] The specified module could not be found. Error loading "
+            '"C:\\rt\\Lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.',
+            "Visual C++ runtime is missing",
+        ),
         ("something nobody foresaw", "Setting up the runtime failed"),
     ],
 )
@@ -127,3 +132,13 @@ def test_a_python_mirror_reaches_uv(tmp_path: Path) -> None:
     env = rt.child_env(tmp_path, Options(python_mirror="https://mirror.example/python-build-standalone"))
     assert env["UV_PYTHON_INSTALL_MIRROR"] == "https://mirror.example/python-build-standalone"
     assert env["UV_PYTHON_INSTALL_DIR"] == str(tmp_path / "python")  # removed with the app's data
+
+
+def test_the_setup_check_imports_torch_without_qt(tmp_path: Path, bundle: Bundle) -> None:
+    # PySide6 brings its own copy of the C++ runtime; with it loaded, a missing one goes unnoticed.
+    torch = TorchChoice("torch==2.13.0+cpu", "", "offline")
+    steps = {
+        s.key: s.command for s in rt.plan(Runtime(tmp_path / "rt"), bundle, Options(), torch, fresh=True)
+    }
+    assert "PySide6" not in steps["torch_check"][-1].replace("'PySide6' not in sys.modules", "")
+    assert "import sys, torch" in steps["torch_check"][-1]

@@ -1,0 +1,89 @@
+"""Which of PySide6's files the frozen launcher keeps, per platform (``build.spec`` applies it).
+
+The launcher shows one QtWidgets window. It needs its platform's windowing plugin (without it Qt
+aborts with "no Qt platform plugin" before any window, so the user sees nothing), offscreen and
+minimal (tests and ``--smoke``), the native style, the input methods on Linux (ibus, for Chinese
+input), and Qt's base translations; every other plugin, and on Linux the libraries that only those
+plugins pull in, are dropped.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+KEEP_PLUGINS = {
+    "linux": (
+        "platforms/libqxcb",
+        "platforms/libqoffscreen",
+        "platforms/libqminimal.",
+        "platformthemes/libqxdgdesktopportal",
+        "platforminputcontexts/",
+    ),
+    "windows": (
+        "platforms/qwindows.",
+        "platforms/qoffscreen.",
+        "platforms/qminimal.",
+        "styles/qmodernwindowsstyle.",  # Qt 6.7+: the Windows 10/11 look
+        "styles/qwindowsvistastyle.",  # before 6.7
+        "imageformats/qico.",  # the window and taskbar icon
+    ),
+}
+REQUIRED_PLUGINS = {"linux": "platforms/libqxcb", "windows": "platforms/qwindows."}
+"""The plugin without which the launcher cannot show anything at all."""
+
+# fmt: off
+DROP_LIBS = {
+    "linux": (
+        "libQt6Network",
+        "libQt6Svg",
+        "libQt6WaylandClient",
+        "libQt6EglFS",
+        "libQt6EglFs",
+        "libQt6OpenGL",
+        "libQt6WlShell",
+        "libgssapi_krb5",
+        "libkrb5",
+        "libk5crypto",
+        "libcom_err",
+        "libkeyutils",
+        "libcairo",
+        "libpango",
+        "libgdk_pixbuf",
+        "libatk",
+        "libharfbuzz",
+        "libthai",
+        "libdatrie",
+        "libfribidi",
+        "libgraphite2",
+        "libpixman",
+        "libjpeg",
+        "libtiff",
+        "libwebp",
+        "libgmodule",
+        "libgobject",
+        "libgio",
+        "libmount",
+        "libblkid",
+        "libselinux",
+        "libXrender",
+        "libXext",
+        "libdeflate",
+        "libjbig",
+        "libLerc",
+        "libsharpyuv",
+    ),
+    "windows": (),  # the Windows wheel bundles no system libraries; its Qt DLLs are all needed or unused
+}
+# fmt: on
+TRANSLATIONS = ("zh_CN", "zh_TW", "ja", "ko", "de", "fr", "es", "ru", "pt_BR")
+
+
+def keep(dest: str, system: str) -> bool:
+    """Whether the bundle keeps the file that PyInstaller would put at ``dest`` (``linux``/``windows``)."""
+    dest = dest.replace("\\", "/")
+    name = PurePosixPath(dest).name
+    if "/plugins/" in dest:
+        return any(part in dest for part in KEEP_PLUGINS[system])
+    if "/translations/" in dest:
+        return name.startswith("qtbase_") and name.removeprefix("qtbase_").removesuffix(".qm") in TRANSLATIONS
+    return not (DROP_LIBS[system] and name.startswith(DROP_LIBS[system]))
