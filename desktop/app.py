@@ -60,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--theme", choices=("auto", "light", "dark"), default="auto")
     parser.add_argument("--sample", action="store_true", help="open with the bundled sample loaded")
     parser.add_argument("--repair", action="store_true", help="install the matching PyTorch first thing")
+    parser.add_argument(
+        "--wait-pid", type=int, help=argparse.SUPPRESS
+    )  # the window that restarted for --repair
     parser.add_argument("--settings", type=Path, help=argparse.SUPPRESS)  # an INI file, for tests and benches
     parser.add_argument("--quit-when-shown", action="store_true", help=argparse.SUPPRESS)  # start-up bench
     args = parser.parse_args(argv)
@@ -76,8 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         save_screenshots(args.screenshots, args.theme)
         return 0
 
+    from desktop.core.instance import InstanceMark, wait_for_exit
     from desktop.gui.main_window import MainWindow
     from desktop.gui.settings import Settings
+
+    if args.wait_pid and not wait_for_exit(args.wait_pid):
+        logging.warning("the window that asked for the repair (process %s) is still open", args.wait_pid)
+    mark = InstanceMark("app").acquire()  # the launcher, the repair and the uninstaller see this window
 
     window = MainWindow(Settings(args.settings), repair_on_start=args.repair)
     window.show()
@@ -88,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quit_when_shown:
         QTimer.singleShot(0, lambda: (print("shown", flush=True), window.close(), app.quit()))
     code = app.exec()
+    mark.release()
     from desktop.gui.workers import detached
 
     if detached():  # a model still loading, a probe still running: leave without waiting for it

@@ -33,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")  # Chinese text on a legacy Windows console
     args = _parser().parse_args(argv)
+    from desktop.core.instance import InstanceMark
+
+    # A run or an export uses the runtime's PyTorch: the repair and the launcher wait for it.
+    uses_torch = args.command in ("train", "export", "preview", "validate")
+    mark = InstanceMark("cli").acquire() if uses_torch else None
     try:
         return args.func(args)
     except KeyboardInterrupt:
@@ -63,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         return EXIT_FAILED
+    finally:
+        if mark is not None:
+            mark.release()
 
 
 def _error(exc: StudioError) -> None:
@@ -524,6 +532,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(redact(shell_join(plan.command)))
         return EXIT_OK
+    from desktop.core.instance import others_running
+
+    others = others_running()
+    if others:
+        raise InputError(
+            f"Finetune Studio is running ({', '.join(others)}), and PyTorch cannot be replaced while it "
+            "is in use.",
+            "Close the app and stop command-line runs, then run doctor --fix again.",
+        )
     return _run_fix(plan)
 
 

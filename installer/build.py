@@ -20,6 +20,7 @@ Prints the sizes at the end. Standard library plus PyInstaller; commands are arg
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 import shutil
@@ -119,8 +120,13 @@ def build_installer(bundle: Path, quick: bool) -> Path | None:
         quick = True  # a Linux payload is never shipped: check the script, skip the compression
     out.parent.mkdir(parents=True, exist_ok=True)
     flags = ["-DQUICK"] if quick else []
+    vcredist = os.environ.get("VCREDIST", "")  # the release workflow downloads Microsoft's installer
+    if vcredist:
+        flags.append(f"-DVCREDIST={vcredist}")
     run(
         makensis,
+        "-INPUTCHARSET",
+        "UTF8",  # the script's Chinese texts: makensis on Windows would read the ANSI code page
         "-V2",
         "-WX",  # warnings are errors
         *flags,

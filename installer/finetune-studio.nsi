@@ -1,4 +1,4 @@
-; Finetune Studio's Windows installer: per user, no administrator rights, 64-bit.
+﻿; Finetune Studio's Windows installer: per user, no administrator rights, 64-bit.
 ;
 ; Build (installer/build.py does this after PyInstaller; makensis works in this file's folder, so pass
 ; absolute paths):
@@ -7,7 +7,12 @@
 ; Installs the frozen launcher into %LOCALAPPDATA%\Programs\Finetune Studio, adds a Start-menu
 ; shortcut (and, if the user keeps the box ticked, a desktop one) and registers the uninstaller in
 ; Apps & Features. The launcher sets up the runtime in %LOCALAPPDATA%\FinetuneStudio on first start;
-; the uninstaller asks whether to remove that too.
+; the uninstaller asks whether to remove that too, and the settings in %APPDATA%\FinetuneStudio.
+; -DVCREDIST=path\vc_redist.x64.exe ships Microsoft's C++ runtime, installed when it is missing
+; (PyTorch's DLLs need MSVCP140.dll, which neither Windows nor uv's Python brings).
+;
+; This file is UTF-8 with a byte-order mark (the Chinese texts): makensis on Windows reads a file
+; without one in the ANSI code page. installer/build.py also passes -INPUTCHARSET UTF8.
 
 Unicode true
 ManifestDPIAware true
@@ -36,6 +41,9 @@ ManifestDPIAware true
 !define APP_ID "FinetuneStudio"
 !define EXE "FinetuneStudio.exe"
 !define DATA_DIR "$LOCALAPPDATA\FinetuneStudio"
+!define SETTINGS_DIR "$APPDATA\FinetuneStudio"
+; The app and the command line hold this named mutex while they run (desktop/core/instance.py).
+!define RUNNING_MUTEX "FinetuneStudio.Running"
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${APP_ID}"
 
 Name "${APP_NAME}"
@@ -82,11 +90,37 @@ LangString DesktopShortcut ${LANG_TRADCHINESE} "建立桌面捷徑"
 LangString Needs64Bit ${LANG_ENGLISH} "${APP_NAME} needs 64-bit Windows."
 LangString Needs64Bit ${LANG_SIMPCHINESE} "${APP_NAME} 需要 64 位 Windows。"
 LangString Needs64Bit ${LANG_TRADCHINESE} "${APP_NAME} 需要 64 位元 Windows。"
-LangString RemoveData ${LANG_ENGLISH} "Also remove the runtime (Python, PyTorch), your runs with their trained models, and the app's settings?$\r$\n$\r$\n${DATA_DIR}$\r$\n$\r$\nChoose No to keep them for a later installation. Models downloaded from the Hugging Face hub are in its shared cache (%USERPROFILE%\.cache\huggingface), which other programs use too; it is left alone."
-LangString RemoveData ${LANG_SIMPCHINESE} "同时删除运行环境（Python、PyTorch）、训练记录及其训练好的模型和应用设置吗？$\r$\n$\r$\n${DATA_DIR}$\r$\n$\r$\n选择“否”可保留，以便以后重新安装时使用。从 Hugging Face 下载的模型位于共享缓存（%USERPROFILE%\.cache\huggingface），其他程序也会使用，不会被删除。"
-LangString RemoveData ${LANG_TRADCHINESE} "同時刪除執行環境（Python、PyTorch）、訓練記錄及其訓練好的模型和應用程式設定嗎？$\r$\n$\r$\n${DATA_DIR}$\r$\n$\r$\n選擇「否」可保留，以便日後重新安裝時使用。從 Hugging Face 下載的模型位於共用快取（%USERPROFILE%\.cache\huggingface），其他程式也會使用，不會被刪除。"
+LangString RemoveData ${LANG_ENGLISH} "Also remove the runtime (Python, PyTorch), your runs with their trained models, and the app's settings?$\r$\n$\r$\n${DATA_DIR}$\r$\n${SETTINGS_DIR}$\r$\n$\r$\nChoose No to keep them for a later installation. Models downloaded from the Hugging Face hub are in its shared cache (%USERPROFILE%\.cache\huggingface), which other programs use too; it is left alone."
+LangString RemoveData ${LANG_SIMPCHINESE} "同时删除运行环境（Python、PyTorch）、训练记录及其训练好的模型和应用设置吗？$\r$\n$\r$\n${DATA_DIR}$\r$\n${SETTINGS_DIR}$\r$\n$\r$\n选择“否”可保留，以便以后重新安装时使用。从 Hugging Face 下载的模型位于共享缓存（%USERPROFILE%\.cache\huggingface），其他程序也会使用，不会被删除。"
+LangString RemoveData ${LANG_TRADCHINESE} "同時刪除執行環境（Python、PyTorch）、訓練記錄及其訓練好的模型和應用程式設定嗎？$\r$\n$\r$\n${DATA_DIR}$\r$\n${SETTINGS_DIR}$\r$\n$\r$\n選擇「否」可保留，以便日後重新安裝時使用。從 Hugging Face 下載的模型位於共用快取（%USERPROFILE%\.cache\huggingface），其他程式也會使用，不會被刪除。"
+
+LangString StillRunning ${LANG_ENGLISH} "${APP_NAME} is running. Close it (and any training in a command window), then press Retry."
+LangString StillRunning ${LANG_SIMPCHINESE} "${APP_NAME} 正在运行。请先关闭它（以及命令行窗口中的训练），然后点“重试”。"
+LangString StillRunning ${LANG_TRADCHINESE} "${APP_NAME} 正在執行。請先關閉它（以及命令列視窗中的訓練），然後按「重試」。"
+
+; Waits until no Finetune Studio process holds the mutex, or the user cancels (then the (un)installer stops).
+!macro WAIT_UNTIL_CLOSED
+  ${Do}
+    System::Call 'kernel32::OpenMutexW(i 0x00100000, i 0, w "${RUNNING_MUTEX}") p .r0'
+    ${If} $0 P= 0
+      ${Break}
+    ${EndIf}
+    System::Call 'kernel32::CloseHandle(p r0)'
+    MessageBox MB_RETRYCANCEL|MB_ICONEXCLAMATION "$(StillRunning)" /SD IDCANCEL IDRETRY +2
+    Abort
+  ${Loop}
+!macroend
+
+; RMDir /r stops at paths over 260 characters (uv's cache has them for longer user names);
+; cmd's rd with the \\?\ prefix removes them, and RMDir /r cleans up whatever is left.
+!macro REMOVE_TREE DIR
+  nsExec::Exec '"$SYSDIR\cmd.exe" /c rd /s /q "\\?\${DIR}"'
+  Pop $0
+  RMDir /r "${DIR}"
+!macroend
 
 Function .onInit
+  InitPluginsDir
   ${IfNot} ${RunningX64}
     MessageBox MB_ICONSTOP "$(Needs64Bit)" /SD IDOK
     Abort
@@ -100,6 +134,17 @@ Function CreateDesktopShortcut
 FunctionEnd
 
 Section "Install"
+  !insertmacro WAIT_UNTIL_CLOSED
+!ifdef VCREDIST
+  ; PyTorch's DLLs need the Visual C++ 2015-2022 runtime; install it once, when it is missing.
+  SetRegView 64
+  ReadRegDWORD $0 HKLM "SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes\x64" "Installed"
+  SetRegView lastused
+  ${If} $0 != 1
+    File "/oname=$PLUGINSDIR\vc_redist.x64.exe" "${VCREDIST}"
+    ExecWait '"$PLUGINSDIR\vc_redist.x64.exe" /install /quiet /norestart' $1
+  ${EndIf}
+!endif
   SetOutPath "$INSTDIR"
   ; An update replaces the program files; the runtime in ${DATA_DIR} is updated by the launcher.
   RMDir /r "$INSTDIR\_internal"
@@ -124,6 +169,7 @@ SectionEnd
 
 Section "Uninstall"
   SetShellVarContext current
+  !insertmacro WAIT_UNTIL_CLOSED
   Delete "$SMPROGRAMS\${APP_NAME}.lnk"
   Delete "$DESKTOP\${APP_NAME}.lnk"
   ; Only what the installer put there: never a recursive delete of a folder the user chose.
@@ -134,7 +180,8 @@ Section "Uninstall"
   RMDir "$INSTDIR"
   ; Silent uninstalls (/S) keep the user's data.
   MessageBox MB_YESNO|MB_ICONQUESTION "$(RemoveData)" /SD IDNO IDNO keep_data
-    RMDir /r "${DATA_DIR}"
+    !insertmacro REMOVE_TREE "${DATA_DIR}"
+    !insertmacro REMOVE_TREE "${SETTINGS_DIR}"
   keep_data:
   DeleteRegKey HKCU "${UNINSTALL_KEY}"
   DeleteRegKey HKCU "Software\${APP_ID}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from pathlib import Path
 
@@ -154,6 +155,9 @@ class MainWindow(QMainWindow):
         self.train_page.retry_requested.connect(self._on_train_page_retry_requested)
         self.environment_page.checked.connect(self._update_banner)
         self.environment_page.restart_requested.connect(self.restart_for_repair)
+        # PyTorch is not swapped while a run or an export uses it.
+        self.controller.running_changed.connect(self._update_install_block)
+        self.export_page.busy_changed.connect(self._update_install_block)
         self._repair_on_start = repair_on_start
         if repair_on_start:
             self.environment_page.checked.connect(self._on_environment_page_checked)
@@ -308,6 +312,14 @@ class MainWindow(QMainWindow):
             self._repair_on_start = False
             self.environment_page.start_repair()
 
+    def _update_install_block(self) -> None:
+        reason = ""
+        if self.controller.is_running():
+            reason = self.tr("A training run is in progress: stop it first, then install PyTorch.")
+        elif self.export_page.is_busy():
+            reason = self.tr("An export is in progress: wait for it, then install PyTorch.")
+        self.environment_page.set_blocked(reason)
+
     def restart_for_repair(self) -> None:
         """Start a fresh copy of the app that repairs PyTorch before anything imports it, then quit."""
         answer = QMessageBox.question(
@@ -320,7 +332,10 @@ class MainWindow(QMainWindow):
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
-        started = QProcess.startDetached(sys.executable, ["-m", "desktop", "--repair"])
+        # The new process waits for this one to end: its PyTorch DLLs stay locked until then.
+        started = QProcess.startDetached(
+            sys.executable, ["-m", "desktop", "--repair", "--wait-pid", str(os.getpid())]
+        )
         if started[0] if isinstance(started, tuple) else started:
             self.close()
         else:

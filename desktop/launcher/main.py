@@ -137,6 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(offline=offline, python=args.python or PYTHON, **{k: settings.get(k) for k in MIRRORS})
     state = "repair" if args.repair else runtime.state(bundle)
     _log(data, f"launcher {bundle.version}: runtime {state}")
+    if state != "ready" and runtime.root.exists():
+        from desktop.core.instance import others_running
+
+        if others_running():  # its PyTorch and app files are in use: never clear or update it now
+            return _fail(
+                args,
+                SetupError(
+                    "Finetune Studio is running, so its runtime cannot be set up again or updated now.",
+                    "Close every Finetune Studio window (and stop command-line runs), then start it again.",
+                ),
+            )
     if state != "ready":
         fresh = state != "outdated"
         ok = _setup_headless(runtime, bundle, options, data, fresh) if _headless(args) else None

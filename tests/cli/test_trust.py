@@ -403,3 +403,16 @@ def test_a_checkpoint_that_looks_whole_but_does_not_load_falls_back_to_the_older
     err = capsys.readouterr().err
     assert f"Resuming from {older.name}: {newest.name} could not be loaded" in err and "Traceback" not in err
     assert (run.checkpoints_dir / f"damaged-{newest.name}").is_dir() and run.status() == "finished"
+
+
+@pytest.mark.usefixtures("cpu_torch_beside_rtx_4070")
+def test_doctor_fix_refuses_while_the_app_runs(capsys: pytest.CaptureFixture) -> None:
+    from tests.core.test_instance import _holder
+
+    app = _holder("app")
+    try:
+        assert main(["doctor", "--fix"]) == 2
+    finally:
+        app.kill()
+        app.wait()
+    assert "cannot be replaced while it is in use" in capsys.readouterr().err

@@ -114,3 +114,26 @@ def test_copy_diagnostics(qtbot) -> None:
     assert "Finetune Studio diagnostics" in text and "NVIDIA GeForce RTX 4070" in text and "581.57" in text
     assert "Verdict: cpu_build_with_gpu" in text and "'version': '2.13.0+cpu'" in text  # the probe's
     assert f"  torch {importlib.metadata.version('torch')}\n" in text  # and what this environment has
+
+
+def test_install_waits_for_runs_exports_and_other_windows(qtbot, window, fake_controller) -> None:
+    from tests.core.test_instance import _holder
+
+    page = window.environment_page
+    page.show_findings(RTX_4070, CPU_TORCH)
+    fake_controller.running = True
+    fake_controller.running_changed.emit(True)
+    assert (
+        not page.install_button.isEnabled() and "training run is in progress" in page.install_button.toolTip()
+    )
+    fake_controller.running = False
+    fake_controller.running_changed.emit(False)
+    assert page.install_button.isEnabled()
+
+    other = _holder("app")  # another Finetune Studio window
+    try:
+        page.start_repair()
+    finally:
+        other.kill()
+        other.wait()
+    assert "still running elsewhere" in page.result_label.text() and not page.repair.is_running()

@@ -117,6 +117,7 @@ class EnvironmentPage(WizardPage):
         self.plan_label = QLabel()
         self.plan_label.setObjectName("hint")
         self.plan_label.setWordWrap(True)
+        self._blocked = ""
         self.install_button = QPushButton(self.tr("Install the matching PyTorch"))
         self.install_button.setObjectName("primary")
         self.install_button.clicked.connect(self.start_repair)
@@ -269,6 +270,20 @@ class EnvironmentPage(WizardPage):
         """Install the planned build; if torch is loaded here, ask for a restart first."""
         if self.plan is None:
             return
+        if self._blocked:
+            self.result_label.setText(self._blocked)
+            return
+        from desktop.core.instance import others_running
+
+        others = others_running()
+        if others:  # their PyTorch DLLs are in use: uv would stop halfway through the swap
+            self.result_label.setText(
+                self.tr(
+                    "Finetune Studio is still running elsewhere ({others}). Close those windows and "
+                    "command-line runs, then press Install again."
+                ).format(others=", ".join(others))
+            )
+            return
         if "torch" in sys.modules:
             # Windows keeps torch's DLLs locked while this process runs; repair in a fresh start.
             self.restart_requested.emit()
@@ -281,6 +296,12 @@ class EnvironmentPage(WizardPage):
         self.repair.start(self.plan)
         self._show_repair_controls(True)
 
+    def set_blocked(self, reason: str) -> None:
+        """Keep Install disabled while ``reason`` (a run or an export in progress) holds; "" lifts it."""
+        self._blocked = reason
+        self.install_button.setEnabled(not reason and not self.repair.is_running())
+        self.install_button.setToolTip(reason)
+
     def _on_repair_line_emitted(self, line: str) -> None:
         self.log.appendPlainText(line)
 
@@ -288,7 +309,7 @@ class EnvironmentPage(WizardPage):
         self.progress.setValue(int(share * 100))
 
     def _on_repair_repair_finished(self, result: Any, proof: Any) -> None:
-        self.install_button.setEnabled(True)
+        self.install_button.setEnabled(not self._blocked)
         self.check_button.setEnabled(True)
         if result.ok and proof is not None and proof.ok:
             text = self.tr(

@@ -43,6 +43,8 @@ class ExportPage(WizardPage):
 
     exported = Signal(object)
     """An export finished: the :class:`~desktop.core.export.ExportResult`."""
+    busy_changed = Signal(bool)
+    """An export started (``True``) or ended."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -230,6 +232,7 @@ class ExportPage(WizardPage):
         self._task.finished.connect(self._on_task_finished)
         self._task.failed.connect(self._on_task_failed)
         self._task.start()
+        self.busy_changed.emit(True)
 
     def _on_task_finished(self, result: object) -> None:
         self._export_done()
@@ -283,8 +286,13 @@ class ExportPage(WizardPage):
         self.cancel_button.setEnabled(False)
         self.export_status.setText(self.tr("Cancelling…"))
 
+    def is_busy(self) -> bool:
+        """Whether an export is being written or verified."""
+        return self._task is not None
+
     def _export_done(self) -> None:
         self._task = None
+        self.busy_changed.emit(False)
         self.export_button.setEnabled(True)
         self.cancel_button.setVisible(False)
         self.export_busy.setVisible(False)
