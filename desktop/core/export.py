@@ -11,7 +11,6 @@ import inspect
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.core import processes
 from desktop.core.errors import (
     DiskInputError,
     InputError,
@@ -464,10 +464,13 @@ def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None 
     texts = texts or _examples(run)
     try:
         reference = reload_check.output_logits(run.model_dir, task, texts)
-        done = subprocess.run(
-            [sys.executable, "-I", reload_check.__file__, str(folder), task, json.dumps(texts)],
+        # The texts go through stdin: a command line is limited to 32,767 characters on Windows.
+        done = processes.run(
+            [sys.executable, "-I", reload_check.__file__, str(folder), task, "-"],
+            input=json.dumps(texts),
             capture_output=True,
             text=True,
+            encoding="utf-8",
             timeout=600,
             check=False,
         )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from desktop.core import processes
 
 VENDORS = {"0x10de": "nvidia", "0x1002": "amd", "0x8086": "intel"}
 
@@ -121,7 +122,7 @@ def _read_nvidia_smi() -> GpuReport | None:
     if exe is None:
         return None
     query = "name,driver_version,memory.total,memory.free,compute_cap"
-    done = subprocess.run(
+    done = processes.run(
         [exe, f"--query-gpu={query}", "--format=csv,noheader,nounits"],
         capture_output=True,
         text=True,
@@ -141,7 +142,7 @@ def _read_nvidia_smi() -> GpuReport | None:
 def _cuda_from_smi(exe: str) -> tuple[int, int] | None:
     # The plain nvidia-smi header says "CUDA Version: 12.8".
     with contextlib.suppress(Exception):
-        out = subprocess.run([exe], capture_output=True, text=True, timeout=15).stdout
+        out = processes.run([exe], capture_output=True, text=True, timeout=15, check=False).stdout
         version = out.split("CUDA Version:")[1].split()[0]
         major, minor = version.split(".")[:2]
         return int(major), int(minor)

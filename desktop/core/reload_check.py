@@ -3,7 +3,7 @@
 It imports only torch and transformers (never this app), so it shows that the folder works in a
 plain Python environment::
 
-    python -I reload_check.py FOLDER TASK '["text", ...]'
+    python -I reload_check.py FOLDER TASK - < texts.json     (or the JSON list as the third argument)
 
 prints one JSON list: for each text, the logits at the last position, computed in fp32.
 """
@@ -31,7 +31,8 @@ def output_logits(folder: str | Path, task: str, texts: list[str]) -> list[list[
     out = []
     with torch.no_grad():
         for text in texts:
-            inputs = tokenizer(text, return_tensors="pt")
+            # Long texts are cut where the model's positions end (training cut them too).
+            inputs = tokenizer(text, return_tensors="pt", truncation=True, max_length=_max_positions(model))
             if task == "seq2seq":
                 inputs["decoder_input_ids"] = torch.full((1, 1), model.config.decoder_start_token_id)
             logits = model(**inputs).logits[0]
@@ -39,5 +40,16 @@ def output_logits(folder: str | Path, task: str, texts: list[str]) -> list[list[
     return out
 
 
+def _max_positions(model: object) -> int:
+    config = model.config  # type: ignore[attr-defined]
+    for name in ("max_position_embeddings", "n_positions", "max_length"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value > 0:
+            return min(value, 4096)
+    return 512
+
+
 if __name__ == "__main__":
-    print(json.dumps(output_logits(sys.argv[1], sys.argv[2], json.loads(sys.argv[3]))))
+    # The texts come as JSON on stdin ("-"), or as the third argument.
+    texts = json.loads(sys.stdin.read() if sys.argv[3] == "-" else sys.argv[3])
+    print(json.dumps(output_logits(sys.argv[1], sys.argv[2], texts)))

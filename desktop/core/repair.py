@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from desktop.core import processes
 from desktop.core.secrets import redact
 from desktop.core.torch_probe import TorchInfo, probe_torch
 from desktop.core.wheels import WheelTarget
@@ -66,9 +67,7 @@ def installed_companions(python: str = sys.executable) -> list[str]:
     if python != sys.executable:
         code = f"import importlib.util as u; print(' '.join(n for n in {COMPANIONS!r} if u.find_spec(n)))"
         try:
-            out = subprocess.run(
-                [python, "-c", code], capture_output=True, text=True, timeout=60, check=False
-            )
+            out = processes.run([python, "-c", code], capture_output=True, text=True, timeout=60, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return []
         return out.stdout.split()
@@ -166,7 +165,7 @@ def run_repair(
     cancel = cancel or threading.Event()
     lines: list[str] = []
     try:
-        proc = subprocess.Popen(
+        proc = processes.popen(
             plan.command,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -203,7 +202,7 @@ def run_repair(
 def _stop_on_cancel(proc: subprocess.Popen, cancel: threading.Event) -> None:
     cancel.wait()
     if proc.poll() is None:
-        proc.terminate()
+        processes.kill_tree(proc.pid)  # uv and the processes it started
 
 
 def _recovery(plan: RepairPlan, probe: TorchInfo, cancelled: bool) -> str:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
+from desktop.core import processes
+
 _PROBE = r"""
 import importlib.metadata, importlib.util, json
 info = {"installed": importlib.util.find_spec("torch") is not None}
@@ -95,7 +97,7 @@ def probe_torch(python: str = sys.executable, timeout: float = 120.0) -> TorchIn
         timeout: Seconds before a hanging import is given up.
     """
     try:
-        done = subprocess.run(
+        done = processes.run(
             [python, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
@@ -147,7 +149,7 @@ class GpuProof:
 def prove_gpu(python: str = sys.executable, timeout: float = 180.0) -> GpuProof:
     """Multiply two matrices on the GPU with ``python``'s torch: the proof that a build works."""
     try:
-        done = subprocess.run(
+        done = processes.run(
             [python, "-c", _PROOF], capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:

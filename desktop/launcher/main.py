@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from desktop.core.paths import data_dir, resources_dir
+from desktop.core.processes import creation_flags
 from desktop.core.secrets import recall_url, remember_url
 from desktop.launcher.runtime import (
     MIRRORS,
@@ -269,9 +270,7 @@ class _single_setup:
 def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse.Namespace) -> int:
     command = app_command(runtime, app_args, windowed=not args.smoke)
     stderr_path = data / "app-start.log"
-    flags = 0
-    if WINDOWS:
-        flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+    flags = creation_flags(detached=True)
     try:
         with open(stderr_path, "w", encoding="utf-8") as err:
             proc = subprocess.Popen(

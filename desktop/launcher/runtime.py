@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from desktop.core import processes
 from desktop.core.secrets import redact, shell_join
 
 MARKER = "finetune-studio-runtime.json"
@@ -301,7 +302,7 @@ def child_env(data_dir: Path, options: Options | None = None) -> dict[str, str]:
     which would make the runtime's PySide6 load the wrong libraries. uv keeps its cache and its
     managed Pythons in the app's data folder, so uninstalling can remove them.
     """
-    env = dict(os.environ)
+    env = processes.child_env()  # PYTHONUTF8=1: the children's output decodes, Chinese paths too
     bundle_dir = getattr(sys, "_MEIPASS", None)
     if bundle_dir:
         original = env.pop("LD_LIBRARY_PATH_ORIG", None)
@@ -389,7 +390,7 @@ def _run(
 ) -> None:
     tail: list[str] = []
     try:
-        proc = subprocess.Popen(
+        proc = processes.popen(
             command,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -398,7 +399,6 @@ def _run(
             text=True,
             encoding="utf-8",
             errors="replace",
-            creationflags=subprocess.CREATE_NO_WINDOW if WINDOWS else 0,
         )
     except OSError as exc:
         raise SetupError(
@@ -425,7 +425,7 @@ def _run(
 def _stop_on_cancel(proc: subprocess.Popen, cancel: threading.Event) -> None:
     while proc.poll() is None:
         if cancel.wait(0.2):
-            proc.terminate()
+            processes.kill_tree(proc.pid)  # uv and what it started
             return
 
 

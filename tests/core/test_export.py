@@ -218,3 +218,14 @@ def test_a_killed_export_leaves_no_model_and_the_next_one_cleans_up(request, tmp
     export_run(run, dest, verify=False)
     assert (dest / "README.md").is_file()
     assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
+
+
+def test_verification_takes_texts_longer_than_a_windows_command_line(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
+    long_texts = [
+        "这个耳机非常好用。 " * 4000,
+        "The battery died after two days. " * 1500,
+    ]  # ~80,000 characters
+    assert sum(len(t) for t in long_texts) > 32_767
+    check = verify_export(run, run.model_dir, "classification", long_texts)
+    assert check.ok and check.examples == 2, check.error

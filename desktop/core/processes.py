@@ -1,0 +1,75 @@
+"""Child processes the way every part of the app starts and stops them.
+
+On Windows a console program (uv, nvidia-smi, python.exe) started from a windowed app opens a console
+window of its own, for as long as it runs; closing that window kills the program, uv in the middle of
+a PyTorch swap included. Every child therefore gets ``CREATE_NO_WINDOW``, ``PYTHONUTF8=1`` (so the
+output of a Python child with Chinese paths decodes as UTF-8 whatever the code page), and is stopped
+with its whole process tree (uv starts its own children).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+WINDOWS = sys.platform == "win32"
+
+
+def creation_flags(detached: bool = False) -> int:
+    """``creationflags`` for a child: no console window on Windows (0 elsewhere).
+
+    Args:
+        detached: The child outlives this process (the app started by the launcher).
+    """
+    if not WINDOWS:
+        return 0
+    if detached:
+        return subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
+    return subprocess.CREATE_NO_WINDOW
+
+
+def child_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
+    """The environment for a child: ``base`` (this process's by default) with ``PYTHONUTF8=1``."""
+    env = dict(os.environ if base is None else base)
+    env.setdefault("PYTHONUTF8", "1")
+    env.update(extra)
+    return env
+
+
+def run(args: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess:
+    """:func:`subprocess.run` with an argument list, no console window and a UTF-8 environment."""
+    kwargs.setdefault("creationflags", creation_flags())
+    kwargs.setdefault("env", child_env())
+    return subprocess.run(list(args), **kwargs)
+
+
+def popen(args: Sequence[str], **kwargs: Any) -> subprocess.Popen:
+    """:class:`subprocess.Popen` with an argument list, no console window and a UTF-8 environment."""
+    kwargs.setdefault("creationflags", creation_flags())
+    kwargs.setdefault("env", child_env())
+    return subprocess.Popen(list(args), **kwargs)
+
+
+def kill_tree(pid: int, grace_s: float = 5.0) -> None:
+    """Stop process ``pid`` and every process it started: ask first, then kill what is left."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        family = [*root.children(recursive=True), root]
+    except psutil.NoSuchProcess:
+        return
+    for proc in family:
+        try:
+            proc.terminate()
+        except psutil.NoSuchProcess:
+            continue
+    _, alive = psutil.wait_procs(family, timeout=grace_s)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            continue
