@@ -53,8 +53,35 @@ def apply_theme(app: QApplication, theme: str = "auto") -> None:
     app.setStyleSheet((RESOURCES / "style.qss").read_text(encoding="utf-8"))
 
 
+def windowed_streams() -> None:
+    """Give a windowed app (``pythonw``) somewhere to write: its ``sys.stdout`` and ``sys.stderr`` are
+    ``None`` there, and libraries that print (tqdm, warnings) would raise. They go to the app's log."""
+    if sys.stdout is not None and sys.stderr is not None:
+        return
+    from desktop.core.paths import data_dir
+
+    try:
+        folder = data_dir() / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        log = open(folder / "app-output.log", "a", encoding="utf-8", buffering=1)  # noqa: SIM115
+    except OSError:
+        log = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+    sys.stdout = sys.stdout or log
+    sys.stderr = sys.stderr or log
+
+
+def windows_identity() -> None:
+    """On Windows, show the taskbar button as Finetune Studio (with its icon), not pythonw.exe."""
+    if sys.platform == "win32":
+        import ctypes
+
+        ctypes.windll.shell32.SetCurrentProcessExplicitAppUserModelID("FinetuneStudio.App")  # type: ignore[attr-defined]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start the desktop app."""
+    windowed_streams()
+    windows_identity()
     parser = argparse.ArgumentParser(prog="finetune-studio")
     parser.add_argument("--screenshots", type=Path, metavar="DIR", help="save a PNG of every page and quit")
     parser.add_argument("--theme", choices=("auto", "light", "dark"), default="auto")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,8 @@ class Capabilities:
         triton: Triton is installed (torch.compile's inductor backend on GPU).
         flash_attn: flash-attn is installed.
         windows: Running on Windows.
+        cpp_compiler: A C++ compiler is on PATH (inductor compiles CPU kernels with it; on
+            Windows that is MSVC's cl.exe, which few machines have).
     """
 
     cuda: bool = False
@@ -30,6 +33,7 @@ class Capabilities:
     triton: bool = False
     flash_attn: bool = False
     windows: bool = sys.platform == "win32"
+    cpp_compiler: bool = True
 
     @classmethod
     def detect(cls) -> Capabilities:
@@ -43,6 +47,8 @@ class Capabilities:
             bitsandbytes=_works("bitsandbytes"),
             triton=importlib.util.find_spec("triton") is not None,
             flash_attn=importlib.util.find_spec("flash_attn") is not None,
+            cpp_compiler=shutil.which("cl" if sys.platform == "win32" else "c++") is not None
+            or shutil.which("g++") is not None,
         )
 
 
@@ -115,6 +121,15 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
                 "inductor needs Triton on the GPU, which is not installed"
                 + (" (it has no Windows builds)" if caps.windows else "")
                 + "; use aot_eager or eager, or turn torch_compile off.",
+            )
+        )
+    if p.torch_compile and p.compile_backend == "inductor" and not caps.cuda and not caps.cpp_compiler:
+        problems.append(
+            Problem(
+                "performance.compile_backend",
+                "inductor compiles CPU training with a C++ compiler, and none was found"
+                + (" (on Windows: Visual Studio's cl.exe)" if caps.windows else "")
+                + "; use aot_eager, or turn torch_compile off.",
             )
         )
     if p.attention == "flash_attention_2" and not (caps.flash_attn and caps.cuda):

@@ -39,8 +39,21 @@ def child_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, 
     return env
 
 
+def reset_frozen_dll_directory() -> None:
+    """In the frozen Windows launcher, undo PyInstaller's ``SetDllDirectoryW(bundle)``.
+
+    Children inherit the DLL search path: the runtime's Python (and PyTorch) would load the bundle's
+    Qt and C++ runtime DLLs instead of their own.
+    """
+    if WINDOWS and getattr(sys, "frozen", False):
+        import ctypes
+
+        ctypes.windll.kernel32.SetDllDirectoryW(None)  # type: ignore[attr-defined]
+
+
 def run(args: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess:
     """:func:`subprocess.run` with an argument list, no console window and a UTF-8 environment."""
+    reset_frozen_dll_directory()
     kwargs.setdefault("creationflags", creation_flags())
     kwargs.setdefault("env", child_env())
     return subprocess.run(list(args), **kwargs)
@@ -48,6 +61,7 @@ def run(args: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess:
 
 def popen(args: Sequence[str], **kwargs: Any) -> subprocess.Popen:
     """:class:`subprocess.Popen` with an argument list, no console window and a UTF-8 environment."""
+    reset_frozen_dll_directory()
     kwargs.setdefault("creationflags", creation_flags())
     kwargs.setdefault("env", child_env())
     return subprocess.Popen(list(args), **kwargs)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from desktop.core.paths import data_dir, resources_dir
-from desktop.core.processes import creation_flags
+from desktop.core.processes import creation_flags, reset_frozen_dll_directory
 from desktop.core.secrets import recall_url, remember_url
 from desktop.launcher.runtime import (
     MIRRORS,
@@ -271,6 +271,7 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
     command = app_command(runtime, app_args, windowed=not args.smoke)
     stderr_path = data / "app-start.log"
     flags = creation_flags(detached=True)
+    reset_frozen_dll_directory()
     try:
         with open(stderr_path, "w", encoding="utf-8") as err:
             proc = subprocess.Popen(

@@ -229,3 +229,32 @@ def test_experiment_trackers_only_when_installed(monkeypatch: pytest.MonkeyPatch
     config.output.report_to = ["wandb"]
     with pytest.raises(ConfigError, match="not supported"):
         resolve(config, CPU)
+
+
+def test_inductor_on_a_windows_cpu_without_a_compiler_is_refused() -> None:
+    config = RunConfig(task="causal-lm")
+    config.performance.torch_compile, config.performance.compile_backend = True, "inductor"
+    with pytest.raises(ConfigError, match=r"cl\.exe"):
+        resolve(config, Capabilities(windows=True, cpp_compiler=False))
+    config.performance.compile_backend = "aot_eager"
+    resolve(config, Capabilities(windows=True, cpp_compiler=False))  # this one needs no compiler
+
+
+def test_the_seq2seq_collator_can_go_to_data_loader_workers(
+    tiny_t5: Path, samples: Path, tmp_path: Path
+) -> None:
+    import pickle
+
+    from desktop.core.checks import load_and_check
+    from desktop.core.models import load_tokenizer
+    from desktop.core.tasks import seq2seq
+
+    config = make_config("seq2seq", tiny_t5, [samples / "translation.tsv"], tmp_path / "runs")
+    checked = load_and_check(config)
+    tokenizer = load_tokenizer(config.model)
+    task = seq2seq.prepare(config, tokenizer, checked.train, checked.eval, checked.guess.columns)
+    collator = pickle.loads(pickle.dumps(task.collator))  # Windows spawns workers: everything is pickled
+    batch = collator(task.train[:2])
+    assert "decoder_input_ids" not in batch  # the model makes them from the labels
+    loss = task.model(**batch).loss
+    assert loss.isfinite() and loss.item() > 0

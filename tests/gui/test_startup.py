@@ -34,3 +34,16 @@ def test_opening_the_window_imports_no_heavy_library(tmp_path) -> None:
         timeout=120,
     )
     assert out.stdout.strip() == ""
+
+
+def test_a_windowed_app_without_stdout_writes_to_its_log(app_home, monkeypatch) -> None:
+    import sys
+
+    from desktop.app import windowed_streams
+
+    monkeypatch.setattr(sys, "stdout", None)  # pythonw on Windows
+    monkeypatch.setattr(sys, "stderr", None)
+    windowed_streams()
+    print("progress bar text")  # tqdm and warnings would raise without a stream
+    sys.stdout.flush()
+    assert "progress bar text" in (app_home / "logs" / "app-output.log").read_text(encoding="utf-8")

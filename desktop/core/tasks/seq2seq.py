@@ -42,6 +42,8 @@ def prepare(
         model=model,
         train=encode(train, columns, tokenizer, max_length),
         eval=encode(eval_, columns, tokenizer, max_length) if eval_ is not None else None,
-        collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+        # Without model=: the model makes its decoder inputs from the labels itself, and a collator
+        # that holds the model cannot be sent to data loader workers (Windows spawns them).
+        collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),
         seq2seq=True,
     )
