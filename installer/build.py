@@ -107,6 +107,23 @@ def build_tarball(bundle: Path) -> Path:
     return out
 
 
+def sign_command() -> list[str]:
+    """The code-signing command from ``SIGN_COMMAND`` (set by the release workflow when a certificate
+    is configured), e.g. ``signtool sign /f cert.pfx /p PASSWORD /fd sha256 /tr URL /td sha256``;
+    the file to sign is appended. Empty: the build is unsigned (SmartScreen warns on first start)."""
+    import shlex
+
+    text = os.environ.get("SIGN_COMMAND", "").strip()
+    return shlex.split(text, posix=not WINDOWS) if text else []
+
+
+def sign(path: Path) -> None:
+    """Sign ``path`` when a signing command is configured (Windows programs only)."""
+    command = sign_command()
+    if command and WINDOWS:
+        run(*command, path)
+
+
 def build_installer(bundle: Path, quick: bool) -> Path | None:
     """The NSIS installer; on Linux a compile check of the script with the Linux bundle as payload."""
     makensis = shutil.which("makensis")
@@ -123,6 +140,8 @@ def build_installer(bundle: Path, quick: bool) -> Path | None:
     vcredist = os.environ.get("VCREDIST", "")  # the release workflow downloads Microsoft's installer
     if vcredist:
         flags.append(f"-DVCREDIST={vcredist}")
+    if sign_command() and WINDOWS:  # makensis signs the uninstaller and the installer as it writes them
+        flags.append(f"-DSIGN_COMMAND={os.environ['SIGN_COMMAND'].strip()}")
     run(
         makensis,
         "-INPUTCHARSET",
@@ -149,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     wheel = build_wheel()
     house = build_wheelhouse(wheel, args.torch) if args.wheelhouse else None
     bundle = build_bundle()
+    sign(bundle / ("FinetuneStudio.exe" if WINDOWS else "FinetuneStudio"))
     if house is not None:
         shutil.copytree(house, bundle / "wheelhouse")
     made = {"app wheel": wheel, "launcher bundle": bundle}

@@ -46,6 +46,12 @@ ManifestDPIAware true
 !define RUNNING_MUTEX "FinetuneStudio.Running"
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${APP_ID}"
 
+!ifdef SIGN_COMMAND
+  ; -DSIGN_COMMAND="signtool sign ...": the uninstaller and the installer are signed as they are written.
+  !uninstfinalize '${SIGN_COMMAND} "%1"'
+  !finalize '${SIGN_COMMAND} "%1"'
+!endif
+
 Name "${APP_NAME}"
 OutFile "${OUT_FILE}"
 RequestExecutionLevel user

@@ -49,3 +49,24 @@ def test_linux_keeps_xcb_and_the_input_methods_but_not_wayland() -> None:
     assert keep("PySide6/Qt/plugins/platforminputcontexts/libibusplatforminputcontextplugin.so", "linux")
     assert not keep("PySide6/Qt/plugins/platforms/libqwayland-egl.so", "linux")
     assert not keep("libQt6Network.so.6", "linux") and keep("libQt6Widgets.so.6", "linux")
+
+
+def _pe(subsystem_value: int) -> bytes:
+    header = bytearray(0x200)
+    header[:2] = b"MZ"
+    header[0x3C:0x40] = (0x80).to_bytes(4, "little")
+    header[0x80:0x84] = b"PE\0\0"
+    optional = 0x80 + 4 + 20
+    header[optional : optional + 2] = (0x20B).to_bytes(2, "little")  # PE32+
+    header[optional + 68 : optional + 70] = subsystem_value.to_bytes(2, "little")
+    return bytes(header)
+
+
+def test_the_workflow_can_tell_a_windowed_pythonw_from_a_console_one(tmp_path: Path) -> None:
+    from pe_subsystem import main, subsystem
+
+    gui, console = tmp_path / "pythonw.exe", tmp_path / "python.exe"
+    gui.write_bytes(_pe(2))
+    console.write_bytes(_pe(3))
+    assert (subsystem(gui), subsystem(console)) == ("gui", "console")
+    assert main([str(gui), "--expect", "gui"]) == 0 and main([str(console), "--expect", "gui"]) == 1

@@ -60,3 +60,18 @@ def test_the_script_compiles_with_the_cpp_runtime(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "studio-installer.exe").stat().st_size > 10_000
+
+
+def test_the_release_workflow_proves_the_windows_build() -> None:
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    job = workflow["jobs"]["windows"]
+    assert job["runs-on"].startswith("windows")
+    script = "\n".join(step.get("run", "") for step in job["steps"])
+    assert "pip install -r installer/build-requirements.txt" in script  # pinned PyInstaller, uv, PySide6
+    assert "tools/dev.py test" in script
+    assert '"--smoke","--headless"' in script and "platforms\\qwindows.dll" in script
+    assert "pe_subsystem.py" in script and "--expect gui" in script  # uv's pythonw opens no console
+    assert '"/S","/D=$target"' in script and "Uninstall.exe" in script
+    assert "SIGN_COMMAND" in script and "Get-AuthenticodeSignature" in script
