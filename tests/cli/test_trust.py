@@ -218,20 +218,26 @@ def test_one_damaged_run_does_not_break_the_list(tmp_path: Path, capsys: pytest.
     assert " damaged " in lines["broken"] and " crashed " in lines["noisy"]
 
 
-def test_resume_skips_a_damaged_checkpoint_and_says_which_it_used(
-    tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
-) -> None:
+def _crashed_with_two_checkpoints(
+    tiny_bert: Path, samples: Path, tmp_path: Path
+) -> tuple[Path, Path, RunDir, Path, Path]:
+    """A run with checkpoints at steps 4 and 6 that crashed before its last event was written."""
     config = _config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
     runs = tmp_path / "runs"
     assert main(["train", str(config), "--runs-dir", str(runs), "--set", "training.max_steps=6"]) == 0
     run = RunDir(next(runs.iterdir()))
-    newest = run.checkpoints()[-1]
+    lines = run.events_path.read_text(encoding="utf-8").splitlines()
+    run.events_path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+    older, newest = run.checkpoints()[-2:]
+    return config, runs, run, older, newest
+
+
+def test_resume_skips_a_damaged_checkpoint_and_says_which_it_used(
+    tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    config, runs, run, older, newest = _crashed_with_two_checkpoints(tiny_bert, samples, tmp_path)
     weights = newest / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:-100])  # a full disk cut it short
-    older = run.checkpoints()[-2]
-    run.events_path.write_text(  # make it look stopped at the newest one
-        run.events_path.read_text(encoding="utf-8").rsplit("\n", 2)[0] + "\n", encoding="utf-8"
-    )
     capsys.readouterr()
     assert (
         main(["train", str(config), "--runs-dir", str(runs), "--resume", "--set", "training.max_steps=8"])
@@ -385,15 +391,9 @@ def test_a_checkpoint_that_looks_whole_but_does_not_load_falls_back_to_the_older
 ) -> None:
     import zipfile
 
-    config = _config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
-    runs = tmp_path / "runs"
-    assert main(["train", str(config), "--runs-dir", str(runs), "--set", "training.max_steps=6"]) == 0
-    run = RunDir(next(runs.iterdir()))
-    older, newest = run.checkpoints()[-2:]
+    config, runs, run, older, newest = _crashed_with_two_checkpoints(tiny_bert, samples, tmp_path)
     with zipfile.ZipFile(newest / "optimizer.pt", "w") as archive:  # a whole zip, but not PyTorch's
         archive.writestr("optimizer/data.pkl", os.urandom(256))
-    lines = run.events_path.read_text(encoding="utf-8").splitlines()
-    run.events_path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # crashed before the end
     capsys.readouterr()
 
     assert (
