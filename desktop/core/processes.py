@@ -9,6 +9,7 @@ with its whole process tree (uv starts its own children).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -68,8 +69,22 @@ def popen(args: Sequence[str], **kwargs: Any) -> subprocess.Popen:
 
 
 def kill_tree(pid: int, grace_s: float = 5.0) -> None:
-    """Stop process ``pid`` and every process it started: ask first, then kill what is left."""
-    import psutil
+    """Stop process ``pid`` and every process it started: ask first, then kill what is left.
+
+    Windows has ``taskkill /T`` for the tree; elsewhere psutil finds the children (the frozen
+    launcher has no psutil: there only ``pid`` itself is stopped, and uv's children end with it).
+    """
+    if WINDOWS:
+        run(["taskkill", "/T", "/F", "/PID", str(pid)], capture_output=True, check=False)
+        return
+    try:
+        import psutil
+    except ImportError:
+        import signal
+
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        return
 
     try:
         root = psutil.Process(pid)
