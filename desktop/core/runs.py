@@ -436,12 +436,17 @@ def find_resumable(runs_dir: Path, config: RunConfig, origin: Path) -> RunDir | 
     is passed over.
 
     Raises:
+        RunBusyError: A run of ``origin`` is training in another process now.
         InputError: The newest resumable run of ``origin`` was trained with other settings than
             ``config`` has now (only a longer or shorter schedule may change on resume).
     """
     origin = Path(origin).resolve()
     for run in run_dirs(runs_dir):
-        if run.origin() != str(origin) or not run.resumable():
+        if run.origin() != str(origin):
+            continue
+        if run.is_locked():  # the same run, resumed in another process right now
+            raise RunBusyError.of(run)
+        if not run.resumable():
             continue
         try:
             saved = run.config()

@@ -278,12 +278,20 @@ def test_a_run_already_training_elsewhere_cannot_be_resumed_twice(
 ) -> None:
     run = fake_run(tmp_path / "runs", "busy", checkpoint=2)
     _config(run.config_path, tiny_bert, samples / "reviews.csv")
+    (run.path / "origin.json").write_text(
+        json.dumps({"config_file": str(tmp_path / "run.toml")}), encoding="utf-8"
+    )
+    _config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")
     run.lock()  # another process's training holds the run
     try:
-        assert main(["train", str(run.config_path), "--resume"]) == 2
+        assert main(["train", str(run.config_path), "--resume"]) == 2  # by its own config.toml
+        assert "is being trained right now by another process" in capsys.readouterr().err
+        assert (
+            main(["train", str(tmp_path / "run.toml"), "--resume", "--runs-dir", str(run.path.parent)]) == 2
+        )
+        assert "is being trained right now by another process" in capsys.readouterr().err  # by its origin
     finally:
         run.unlock()
-    assert "is being trained right now by another process" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- stops, disks, paths, secrets
