@@ -149,7 +149,9 @@ def read_data(config: RunConfig) -> tuple[Table, Table | None, Guess]:
     return train, eval_, guess_columns(train, config.task, config.columns)
 
 
-def check_data(config: RunConfig, train: Table, eval_: Table | None, guess: Guess) -> CheckedData:
+def check_data(
+    config: RunConfig, train: Table, eval_: Table | None, guess: Guess, schedule: bool = True
+) -> CheckedData:
     """Check data that was read for the task, as mapped (the second half of :func:`load_and_check`).
 
     Raises:
@@ -163,7 +165,10 @@ def check_data(config: RunConfig, train: Table, eval_: Table | None, guess: Gues
         notes += eval_notes
     if config.task == "classification":
         notes += _check_labels(train, eval_, guess.columns.label, config)
-    _check_schedule(config, len(train))
+    if schedule:  # the data page leaves the schedule to Memory & speed, which shows it by its field
+        problems = schedule_problems(config, len(train))
+        if problems:
+            raise ConfigError(problems)
     return CheckedData(train, eval_, guess, notes)
 
 
@@ -318,17 +323,16 @@ def _check_labels(train: Table, eval_: Table | None, column: str, config: RunCon
     return [f"Labels written differently but with the same value were merged into one class each: {shown}."]
 
 
-def _check_schedule(config: RunConfig, num_train: int) -> None:
+def schedule_problems(config: RunConfig, num_train: int) -> list[Problem]:
+    """What in the training schedule cannot work with ``num_train`` training rows."""
     t = config.training
-    batches = math.ceil(num_train / t.batch_size)
-    if t.gradient_accumulation > batches:
-        raise ConfigError(
-            [
-                Problem(
-                    "training.gradient_accumulation",
-                    f"is {t.gradient_accumulation}, but one pass over the {num_train} training rows is only "
-                    f"{batches} batches of {t.batch_size}; lower it to at most {batches} (or lower the "
-                    "batch size).",
-                )
-            ]
+    batches = math.ceil(num_train / max(1, t.batch_size))
+    if t.gradient_accumulation <= batches:
+        return []
+    return [
+        Problem(
+            "training.gradient_accumulation",
+            f"is {t.gradient_accumulation}, but one pass over the {num_train} training rows is only "
+            f"{batches} batches of {t.batch_size}; lower it to at most {batches} (or lower the batch size).",
         )
+    ]

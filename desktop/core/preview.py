@@ -61,7 +61,9 @@ def token_stats(texts: list[str], tokenizer: Any, limit: int) -> TokenStats:
     )
 
 
-def preview(config: RunConfig, num_rows: int = 5, tokenizer: Any = None, sample: int = 5000) -> Preview:
+def preview(
+    config: RunConfig, num_rows: int = 5, tokenizer: Any = None, sample: int = 5000, schedule: bool = True
+) -> Preview:
     """Read and check the data exactly as a run would, and measure token lengths.
 
     It accepts what training accepts and refuses what training refuses (both go through
@@ -73,6 +75,8 @@ def preview(config: RunConfig, num_rows: int = 5, tokenizer: Any = None, sample:
         tokenizer: When given, token statistics and the share of unknown tokens are measured (on
             up to ``sample`` rows), against the config's max length.
         sample: The most rows measured.
+        schedule: Also check the training schedule against the number of rows (the data page
+            leaves that to Memory & speed).
 
     Raises:
         ConfigError, ModelError, DataError: What training would refuse, with the same message. When
@@ -81,7 +85,7 @@ def preview(config: RunConfig, num_rows: int = 5, tokenizer: Any = None, sample:
     train, eval_, guess = read_data(config)
     read = Preview(train.columns, train.frame.head(num_rows).to_dict("records"), guess, len(train), 0, [])
     try:
-        checked = check_data(config, train, eval_, guess)
+        checked = check_data(config, train, eval_, guess, schedule)
     except StudioError as exc:
         exc.partial = read  # type: ignore[attr-defined]  # the data was read: the page can show it
         raise

@@ -272,6 +272,7 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(100, page.check)
         if page is self.options_page:
             self._give_options_their_context()
+            self.options_page.set_train_rows(self.data_page.train_rows())
         if page is self.data_page:  # token statistics count what the max length set now would cut
             self.data_page.set_max_length(self.options_page.max_length.value())
         self._update_navigation()

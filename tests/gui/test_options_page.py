@@ -132,3 +132,17 @@ def test_every_page_is_usable_on_a_1024_by_576_screen(window: MainWindow) -> Non
     assert hint.width() <= 1024 and hint.height() <= 576
     for page in window.pages:  # each scrolls rather than squeezing its fields
         assert page.parentWidget().parentWidget().inherits("QScrollArea")
+
+
+def test_an_accumulation_longer_than_an_epoch_is_shown_under_its_field(window: MainWindow, qtbot) -> None:
+    with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
+        window.load_sample()
+    assert window.data_page.problem() == ""  # the data page leaves the schedule to this page
+    window.go_to(2)
+    page = window.options_page
+    page.accumulation.setValue(50)  # the sample: 127 rows, batches of 16
+    _, label = page.field_errors["training.gradient_accumulation"]
+    assert "one pass over the 127 training rows is only 8 batches of 16" in label.text()
+    assert not label.isHidden() and not window.next_button.isEnabled()
+    page.accumulation.setValue(4)
+    assert label.isHidden() and window.next_button.isEnabled()

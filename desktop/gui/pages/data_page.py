@@ -233,6 +233,10 @@ class DataPage(WizardPage):
     def problem(self) -> str:
         return self._model_problem or self._data_problem or self.mapping_error.text()
 
+    def train_rows(self) -> int:
+        """Training rows in the data as loaded (0 before a preview)."""
+        return self._preview.num_train if self._preview is not None else 0
+
     def set_max_length(self, limit: int) -> None:
         """Count the texts cut at ``limit`` tokens (the max length now set on Memory & speed)."""
         if limit != self._config.training.max_length:
@@ -386,7 +390,7 @@ class DataPage(WizardPage):
         self._show_data_problem(self.tr("Reading the data…"), shown=False)
         self.busy.setVisible(True)
         self._run(
-            lambda: preview(config, num_rows=PREVIEW_ROWS),
+            lambda: preview(config, num_rows=PREVIEW_ROWS, schedule=False),
             lambda result: self._on_preview(generation, result),
             lambda exc: self._on_preview_failed(generation, exc),
         )
@@ -520,7 +524,7 @@ class DataPage(WizardPage):
         def measure() -> Preview:
             from desktop.core.models import load_tokenizer
 
-            return preview(config, num_rows=0, tokenizer=load_tokenizer(config.model))
+            return preview(config, num_rows=0, tokenizer=load_tokenizer(config.model), schedule=False)
 
         self._run(
             measure, lambda r: self._on_stats(generation, r), lambda e: self._on_stats_failed(generation, e)

@@ -73,6 +73,7 @@ class OptionsPage(WizardPage):
         self._undo: RunConfig | None = None
         self._tasks: set[BackgroundTask] = set()
         self._problem = ""
+        self._train_rows = 0
 
         self.epochs = QDoubleSpinBox(decimals=1, minimum=0.1, maximum=1000, singleStep=1)
         self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("use epochs"))
@@ -207,6 +208,11 @@ class OptionsPage(WizardPage):
         box.addWidget(self.changes_label)
         box.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignLeft)
         return group
+
+    def set_train_rows(self, rows: int) -> None:
+        """The number of training rows the data has (0: unknown), for the schedule check."""
+        self._train_rows = rows
+        self._on_changed()
 
     def set_context(self, config: RunConfig, gpu_name: str, gpu_free: int | None, caps: Capabilities) -> None:
         """The model, task and GPU the estimate is for; model shapes are read off the GUI thread."""
@@ -489,6 +495,10 @@ class OptionsPage(WizardPage):
         problems = [
             p for p in config.validate() if p.field.startswith(("training", "performance", "lora", "output"))
         ]
+        if not problems and self._train_rows:  # an accumulation longer than an epoch, by its field
+            from desktop.core.checks import schedule_problems
+
+            problems = schedule_problems(config, self._train_rows)
         if not problems:  # what this machine cannot run, said now rather than at Start
             try:
                 resolve(config, self._caps)
