@@ -74,8 +74,8 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
     metrics = {"train_loss": 0.2412, "eval_loss": 0.1569, "eval_accuracy": 0.9333, "eval_macro_f1": 0.9321}
     window.export_page.show_result(RunResult("finished", folder, model, metrics))
     panel = window.export_page.try_it
-    panel.prompt.setPlainText("质量很好，电池很耐用，推荐购买。")
-    panel._on_worker_classified([("positive", 0.962), ("negative", 0.038)])
+    panel.prompt.setPlainText("Great quality, and the battery lasts all day.")
+    panel._show_labels([("positive", 0.962), ("negative", 0.038)])
 
 
 def _synthetic_history(runs: Path) -> None:

@@ -47,3 +47,11 @@ def test_a_windowed_app_without_stdout_writes_to_its_log(app_home, monkeypatch) 
     print("progress bar text")  # tqdm and warnings would raise without a stream
     sys.stdout.flush()
     assert "progress bar text" in (app_home / "logs" / "app-output.log").read_text(encoding="utf-8")
+
+
+def test_the_readme_screenshots_render(tmp_path, qtbot) -> None:
+    from desktop.gui.screenshots import save_screenshots
+
+    files = save_screenshots(tmp_path / "shots", "light")
+    assert {f.name for f in files} >= {"2-model-and-data-light.png", "5-export-light.png", "6-runs-light.png"}
+    assert all(f.stat().st_size > 10_000 for f in files)
