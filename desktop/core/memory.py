@@ -195,7 +195,9 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
         "causal-lm": AutoModelForCausalLM,
         "seq2seq": AutoModelForSeq2SeqLM,
     }[config.task]
-    model_config = AutoConfig.from_pretrained(resolve(config.model), **pretrained_kwargs(config.model))
+    model_config = AutoConfig.from_pretrained(
+        resolve(config.model), **pretrained_kwargs(config.model, need="config")
+    )
     with torch.device("meta"):
         model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
         if (config.lora.enabled or config.lora.qlora) if lora is None else lora:

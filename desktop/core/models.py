@@ -40,11 +40,23 @@ def resolve(source: ModelSource) -> str:
         ) from None
 
 
-def pretrained_kwargs(source: ModelSource) -> dict[str, Any]:
-    """Keyword arguments for every ``from_pretrained`` call of this source."""
+def pretrained_kwargs(source: ModelSource, need: str = "model") -> dict[str, Any]:
+    """Keyword arguments for every ``from_pretrained`` call of this source.
+
+    A hub model complete in the local cache loads from there alone; one that is not fails in seconds
+    when the hub cannot be reached (:mod:`desktop.core.hub`).
+
+    Raises:
+        ModelError: The model must be downloaded and the hub does not answer (or is switched off).
+    """
     kwargs: dict[str, Any] = {"trust_remote_code": source.trust_remote_code}
     if source.revision:
         kwargs["revision"] = source.revision
+    name = source.name.strip()
+    if name and not name.startswith("bundled:") and not Path(name).expanduser().is_dir():
+        from desktop.core.hub import access_kwargs
+
+        kwargs.update(access_kwargs(name, source.revision, need))
     return kwargs
 
 
@@ -54,11 +66,11 @@ def load_tokenizer(source: ModelSource) -> Any:
     Raises:
         ModelError: The tokenizer cannot be loaded.
     """
+    path, kwargs = resolve(source), pretrained_kwargs(source)  # before the slow import: fail fast
     from transformers import AutoTokenizer
 
-    path = resolve(source)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, **pretrained_kwargs(source))
+        tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     except Exception as exc:
         raise _load_error(source, "tokenizer", exc) from None
     if tokenizer.pad_token is None:
@@ -77,8 +89,9 @@ def load_model(auto_class: Any, source: ModelSource, task_name: str, **kwargs: A
     Raises:
         ModelError: The model cannot be found, or has no head for this task.
     """
+    access = pretrained_kwargs(source)
     try:
-        return auto_class.from_pretrained(resolve(source), **pretrained_kwargs(source), **kwargs)
+        return auto_class.from_pretrained(resolve(source), **access, **kwargs)
     except ValueError as exc:
         if "Unrecognized configuration class" in str(exc):
             raise ModelError(

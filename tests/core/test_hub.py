@@ -1,0 +1,64 @@
+"""An unreachable hub fails in seconds with one clear sentence; offline means offline."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from desktop.core import hub
+from desktop.core.config import ModelSource
+from desktop.core.errors import ModelError
+from desktop.core.models import load_tokenizer
+
+
+@pytest.fixture
+def silent_endpoint(monkeypatch: pytest.MonkeyPatch):
+    """An endpoint on 127.0.0.1 that accepts connections and never answers (a blocked network)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.getsockname()[1]}")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(hub, "_answers", {})
+    yield
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_an_endpoint_that_never_answers_fails_within_seconds(silent_endpoint: None) -> None:
+    started = time.monotonic()
+    with pytest.raises(ModelError) as caught:
+        load_tokenizer(ModelSource("someone/not-downloaded-model"))
+    assert time.monotonic() - started < 5
+    message = caught.value.message
+    assert "is not on this computer" in message and "did not answer within 3 s" in message
+    assert "HF_ENDPOINT" in caught.value.hint and "local model folder" in caught.value.hint
+    started = time.monotonic()  # asked again at once: the answer is remembered, not probed again
+    with pytest.raises(ModelError):
+        load_tokenizer(ModelSource("someone/another-model"))
+    assert time.monotonic() - started < 1
+
+
+def test_offline_says_so_instead_of_retrying(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelError, match="switched off"):
+        load_tokenizer(ModelSource("someone/not-downloaded-model"))
