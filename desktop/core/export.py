@@ -146,6 +146,7 @@ def export_run(
     except OSError as exc:
         raise _disk_input_error(exc, dest.parent, needed) from None
     with lock:
+        check_destination(dest, run, config)  # again under the lock: the folder may have changed meanwhile
         check_writable(dest.parent, "export folder")
         if dest.exists() and any(dest.iterdir()) and not overwrite:
             raise InputError(
@@ -338,8 +339,12 @@ def _remove_stale_partials(dest: Path) -> None:
     for kind in ("partial", "old"):
         for folder in dest.parent.glob(f".{dest.name}.{kind}-*"):
             pid = folder.name.removeprefix(f".{dest.name}.{kind}-").split("-")[0]
-            if pid.isdigit() and not psutil.pid_exists(int(pid)):
-                shutil.rmtree(folder, ignore_errors=True)
+            if not pid.isdigit() or psutil.pid_exists(int(pid)):
+                continue
+            # A set-aside old export still carries the export marker; anything else is left alone.
+            if kind == "old" and not (folder / MARKER_NAME).is_file():
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str, stage: Progress) -> None:

@@ -229,3 +229,22 @@ def test_verification_takes_texts_longer_than_a_windows_command_line(request, tm
     assert sum(len(t) for t in long_texts) > 32_767
     check = verify_export(run, run.model_dir, "classification", long_texts)
     assert check.ok and check.examples == 2, check.error
+
+
+def test_a_leftover_folder_is_removed_only_when_an_export_made_it(tmp_path: Path) -> None:
+    from desktop.core.export import MARKER_NAME, _remove_stale_partials
+
+    dest = tmp_path / "model"
+    dead = 999_999_999  # no such process
+    partial = tmp_path / f".model.partial-{dead}-abc"
+    old_export = tmp_path / f".model.old-{dead}-def"
+    look_alike = tmp_path / f".model.old-{dead}-ghi"
+    for folder in (partial, old_export, look_alike):
+        folder.mkdir()
+    (old_export / MARKER_NAME).write_text("{}", encoding="utf-8")
+    (look_alike / "notes.txt").write_text("not ours", encoding="utf-8")
+
+    _remove_stale_partials(dest)
+
+    assert not partial.exists() and not old_export.exists()
+    assert (look_alike / "notes.txt").read_text(encoding="utf-8") == "not ours"
