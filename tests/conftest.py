@@ -48,3 +48,56 @@ def tiny_t5(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests import tiny_models
 
     return tiny_models.t5(tmp_path_factory.mktemp("t5"))
+
+
+@pytest.fixture
+def keyring_backend(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """A real ``keyring`` backend that keeps secrets in a dict (what the OS keyring would hold)."""
+    import keyring
+    from keyring.backend import KeyringBackend
+
+    store: dict = {}
+
+    class Memory(KeyringBackend):
+        priority = 1
+
+        def get_password(self, service: str, username: str) -> str | None:
+            return store.get((service, username))
+
+        def set_password(self, service: str, username: str, password: str) -> None:
+            store[(service, username)] = password
+
+        def delete_password(self, service: str, username: str) -> None:
+            store.pop((service, username), None)
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(Memory())
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("MODELSCOPE_API_TOKEN", raising=False)
+    yield store
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gpt2: Path, keyring_backend: dict):
+    """A fake Hugging Face + ModelScope hub on 127.0.0.1 serving the tiny GPT-2 (with an ONNX copy and a
+    ``.bin`` beside the safetensors, which a download must skip), as ``HF_ENDPOINT`` and
+    ``MODELSCOPE_ENDPOINT``, with empty caches in the test's folder."""
+    import huggingface_hub.constants as constants
+
+    from desktop.core import hub as hub_module
+    from tests.fakehub import FakeHub
+
+    fake = FakeHub().start()
+    repo = fake.add_folder("tiny/gpt2", tiny_gpt2, meta={"downloads": 500, "likes": 7, "parameters": 100_000})
+    repo.files["onnx/model.onnx"] = b"o" * 5000
+    repo.files["pytorch_model.bin"] = b"b" * 5000
+    monkeypatch.setenv("HF_ENDPOINT", fake.url)
+    monkeypatch.setenv("MODELSCOPE_ENDPOINT", fake.url)
+    monkeypatch.setenv("MODELSCOPE_CACHE", str(tmp_path / "modelscope"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setattr(hub_module, "_answers", {})
+    yield fake
+    fake.stop()

@@ -185,15 +185,9 @@ def model_folder(config: RunConfig) -> Path | None:
         return None
     if path.is_dir():
         return path
-    try:
-        from huggingface_hub import try_to_load_from_cache
+    from desktop.core.hub import cached_snapshot
 
-        cached = try_to_load_from_cache(
-            config.model.name, "config.json", revision=config.model.revision or None
-        )
-    except Exception:  # not a valid repo id, no cache: the download step checks it later
-        return None
-    return Path(cached).parent if isinstance(cached, str) else None
+    return cached_snapshot(config.model.name, config.model.revision)
 
 
 def check_model_folder(config: RunConfig) -> None:

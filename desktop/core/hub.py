@@ -1,24 +1,27 @@
-"""Reaching the Hugging Face hub: offline first, and fail in seconds when it cannot be reached.
+"""Reaching a hub: offline first, fail in seconds, and one clear sentence for every failure.
 
-A model on the hub is used from the local cache when it is complete there, without the network.
-Otherwise the endpoint (``HF_ENDPOINT``, e.g. a mirror) is probed with a short timeout first, so an
-unreachable or blocked hub becomes one clear sentence within seconds instead of a minute of silent
-retries inside the libraries.
+A model on a hub is used from a local cache (Hugging Face's or ModelScope's) when it is there, without
+the network. Otherwise the source is probed with a short timeout first, so an unreachable or blocked
+hub becomes one sentence within seconds instead of a minute of silent retries inside the libraries.
 """
 
 from __future__ import annotations
 
-import os
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 from desktop.core.errors import ModelError
+from desktop.core.sources import (
+    MODELSCOPE,
+    PROBE_TIMEOUT_S,
+    Source,
+    offline,
+    probe,
+    resolve,
+    split_ref,
+)
 
-DEFAULT_ENDPOINT = "https://huggingface.co"
-PROBE_TIMEOUT_S = 3.0
 _answers: dict[str, tuple[float, str]] = {}  # endpoint -> (when, problem or "")
 _REMEMBER_S = 60.0
 
@@ -26,32 +29,10 @@ WEIGHT_PATTERNS = ("*.safetensors", "*.bin")
 TOKENIZER_PATTERNS = ("tokenizer.json", "tokenizer_config.json", "vocab.*", "*.model", "merges.txt")
 
 
-def endpoint() -> str:
-    """The hub endpoint in use: ``HF_ENDPOINT`` (a mirror) or Hugging Face itself."""
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-
-def offline() -> bool:
-    """Whether the user asked for no network at all (``HF_HUB_OFFLINE``)."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def cached_snapshot(repo_id: str, revision: str = "") -> Path | None:
-    """The local snapshot folder of a hub model, when its ``config.json`` is in the cache."""
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(repo_id, "config.json", revision=revision or None)
-    except Exception:  # not a repo id the client accepts
-        return None
-    return Path(found).parent if isinstance(found, str) else None
-
-
-def complete_in_cache(repo_id: str, revision: str = "", need: str = "model") -> bool:
-    """Whether the cache holds what loading needs: the config (``need="config"``), or also weights
+def complete(folder: Path | None, need: str = "model") -> bool:
+    """Whether ``folder`` holds what loading needs: the config (``need="config"``), or also weights
     and tokenizer files (``need="model"``)."""
-    folder = cached_snapshot(repo_id, revision)
-    if folder is None:
+    if folder is None or not (folder / "config.json").is_file():
         return False
     if need == "config":
         return True
@@ -59,48 +40,113 @@ def complete_in_cache(repo_id: str, revision: str = "", need: str = "model") -> 
     return has(WEIGHT_PATTERNS) and has(TOKENIZER_PATTERNS)
 
 
-def unreachable(repo_id: str = "") -> str:
-    """Why the endpoint cannot be reached (``""`` when it answers); asked at most once a minute.
+def cached_snapshot(ref: str, revision: str = "") -> Path | None:
+    """The local folder of a hub model (either cache) when its ``config.json`` is there."""
+    from desktop.core.downloads import local_copy
 
-    Any HTTP answer, even 401 or 404, means the endpoint is reachable.
-    """
-    url = endpoint()
-    when, problem = _answers.get(url, (0.0, ""))
+    return local_copy(ref, revision)
+
+
+def complete_in_cache(ref: str, revision: str = "", need: str = "model") -> bool:
+    return complete(cached_snapshot(ref, revision), need)
+
+
+def unreachable(source: Source | None = None) -> str:
+    """Why ``source`` cannot be reached (``""`` when it answers); asked at most once a minute."""
+    source = source or resolve()
+    when, problem = _answers.get(source.endpoint, (0.0, ""))
     if time.monotonic() - when < _REMEMBER_S:
         return problem
-    request = urllib.request.Request(f"{url}/api/models/{repo_id or 'gpt2'}", method="HEAD")
-    try:
-        with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_S):
-            problem = ""
-    except urllib.error.HTTPError:
-        problem = ""
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        problem = str(reason) or type(exc).__name__
-    _answers[url] = (time.monotonic(), problem)
+    problem = probe(source, PROBE_TIMEOUT_S).problem
+    _answers[source.endpoint] = (time.monotonic(), problem)
     return problem
 
 
-def access_kwargs(repo_id: str, revision: str = "", need: str = "model") -> dict[str, Any]:
-    """Extra ``from_pretrained`` arguments for a hub model: the cache alone when it is complete there.
+def unreachable_error(what: str, source: Source, problem: str) -> ModelError:
+    return ModelError(
+        f"{what} is not on this computer, and {source.label} ({source.endpoint}) did not answer within "
+        f"{PROBE_TIMEOUT_S:.0f} s ({problem}).",
+        "Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) "
+        "in Settings > Model sources or with --source / HF_ENDPOINT, or pick a local model folder.",
+    )
+
+
+def fail_fast(source: Source, repo_id: str) -> None:
+    """Raise at once when ``source`` does not answer.
 
     Raises:
-        ModelError: The model is not in the cache and the hub is off (``HF_HUB_OFFLINE``) or does
-            not answer within :data:`PROBE_TIMEOUT_S`.
+        ModelError: The source did not answer within :data:`PROBE_TIMEOUT_S`.
     """
-    if complete_in_cache(repo_id, revision, need):
+    problem = unreachable(source)
+    if problem:
+        raise unreachable_error(repo_id, source, problem)
+
+
+def access_kwargs(ref: str, revision: str = "", need: str = "model") -> dict[str, Any]:
+    """Extra ``from_pretrained`` arguments for a hub model in Hugging Face's cache: the cache alone.
+
+    A model is downloaded as its own step (:mod:`desktop.core.downloads`), never inside loading.
+
+    Raises:
+        ModelError: The model is not on this computer (with what to do; ``HF_HUB_OFFLINE`` named).
+    """
+    forced, repo_id = split_ref(ref)
+    if forced != MODELSCOPE and complete(_hf_only(repo_id, revision), need):
         return {"local_files_only": True}
     if offline():
         raise ModelError(
             f"{repo_id} is not on this computer, and the hub is switched off (HF_HUB_OFFLINE).",
             "Unset HF_HUB_OFFLINE to download it, or pick a local model folder.",
         )
-    problem = unreachable(repo_id)
-    if problem:
-        raise ModelError(
-            f"{repo_id} is not on this computer, and {endpoint()} did not answer within "
-            f"{PROBE_TIMEOUT_S:.0f} s ({problem}).",
-            "Check the network, or use a mirror (set HF_ENDPOINT, e.g. https://hf-mirror.com), or pick a "
-            "local model folder.",
+    raise not_downloaded(ref)
+
+
+def not_downloaded(ref: str) -> ModelError:
+    _, repo_id = split_ref(ref)
+    return ModelError(
+        f"{repo_id} is not on this computer yet.",
+        f"Download it first: Browse > Download on the Model & data step, or "
+        f"finetune-studio-cli models download {ref}",
+    )
+
+
+def _hf_only(repo_id: str, revision: str) -> Path | None:
+    from desktop.core.hub_clients import hf_local
+
+    try:
+        return hf_local(repo_id, revision)
+    except Exception:  # not a repo id the client accepts
+        return None
+
+
+def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = False) -> ModelError:
+    """One sentence and what to do, for whatever the hub clients raised."""
+    from desktop.core.errors import exception_chain
+
+    what = "dataset" if dataset else "model"
+    names = {type(e).__name__ for e in exception_chain(exc)}
+    statuses = {getattr(getattr(e, "response", None), "status_code", None) for e in exception_chain(exc)}
+    statuses |= {getattr(e, "status_code", None) for e in exception_chain(exc)}
+    page = source.model_page(repo_id, dataset)
+    if names & {"GatedRepoError", "AuthenticationError", "PermissionDeniedError"} or statuses & {401, 403}:
+        return ModelError(
+            f"{repo_id} is gated: its authors ask you to accept their license before downloading it.",
+            f"Accept the license at {page} while signed in, then enter an access token in "
+            f"Settings > Model sources ({source.label}).",
         )
-    return {}
+    if names & {"RevisionNotFoundError"}:
+        return ModelError(f"{repo_id} has no revision by that name on {source.label}.", "Check the revision, or leave it empty for the newest.")
+    if names & {"RepositoryNotFoundError", "NotExistError"} or 404 in statuses:
+        return ModelError(
+            f"There is no {what} named {repo_id} on {source.label}.",
+            "Check the id (owner/name, as on the model's page), or find it with Browse; on ModelScope some "
+            "models have other ids than on Hugging Face.",
+        )
+    if names & {"ConnectError", "ConnectTimeout", "ReadTimeout", "TimeoutException", "NetworkError",
+                "RequestTimeoutError", "ConnectionError", "RemoteProtocolError", "ReadError"}:
+        return ModelError(
+            f"The download of {repo_id} from {source.label} was interrupted: the connection failed.",
+            "Try again: the download resumes where it stopped. If it keeps failing, switch the source.",
+        )
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return ModelError(f"{repo_id} could not be downloaded from {source.label}: {first}", "Try again, or switch the source.")

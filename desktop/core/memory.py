@@ -180,24 +180,29 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
         config: Model source, task and LoRA settings.
         lora: Override ``config.lora.enabled`` (to compare with and without adapters).
     """
-    import torch
-    from transformers import (
-        AutoConfig,
-        AutoModelForCausalLM,
-        AutoModelForSeq2SeqLM,
-        AutoModelForSequenceClassification,
-    )
+    from transformers import AutoConfig
 
     from desktop.core.models import pretrained_kwargs, resolve
+
+    model_config = AutoConfig.from_pretrained(
+        resolve(config.model), **pretrained_kwargs(config.model, need="config")
+    )
+    return shapes_for_model_config(model_config, config, lora)
+
+
+def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | None = None) -> ParamShapes:
+    """Parameter shapes for a model's ``config.json`` (a transformers config), on the ``meta`` device.
+
+    This is all the fit badge needs of a model on the hub: its config, never its weights.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
 
     auto = {
         "classification": AutoModelForSequenceClassification,
         "causal-lm": AutoModelForCausalLM,
         "seq2seq": AutoModelForSeq2SeqLM,
     }[config.task]
-    model_config = AutoConfig.from_pretrained(
-        resolve(config.model), **pretrained_kwargs(config.model, need="config")
-    )
     with torch.device("meta"):
         model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
         if (config.lora.enabled or config.lora.qlora) if lora is None else lora:

@@ -23,12 +23,17 @@ BUNDLED_MODELS: dict[str, tuple[str, str, str]] = {
 def resolve(source: ModelSource) -> str:
     """The path or hub id that ``from_pretrained`` gets for this model source.
 
+    A hub model downloaded from ModelScope (``modelscope:owner/name``, or a plain id found only in
+    ModelScope's cache) is its folder there.
+
     Raises:
         ModelError: A bundled model's package is not installed.
     """
     name = source.name.strip()
     if not name.startswith("bundled:"):
-        return str(Path(name).expanduser()) if Path(name).expanduser().is_dir() else name
+        if Path(name).expanduser().is_dir():
+            return str(Path(name).expanduser())
+        return str(_modelscope_copy(name, source.revision) or name)
     key = name.removeprefix("bundled:")
     module, function, package = BUNDLED_MODELS[key]
     try:
@@ -40,23 +45,41 @@ def resolve(source: ModelSource) -> str:
         ) from None
 
 
+def _modelscope_copy(name: str, revision: str) -> Path | None:
+    from desktop.core.sources import MODELSCOPE, split_ref
+
+    forced, repo_id = split_ref(name)
+    if "/" not in repo_id or (forced != MODELSCOPE and _in_hf_cache(repo_id, revision)):
+        return None
+    from desktop.core.hub_clients import ms_local
+
+    return ms_local(repo_id, revision=revision if forced == MODELSCOPE else "")
+
+
+def _in_hf_cache(repo_id: str, revision: str) -> bool:
+    from desktop.core.hub import _hf_only
+
+    return _hf_only(repo_id, revision) is not None
+
+
 def pretrained_kwargs(source: ModelSource, need: str = "model") -> dict[str, Any]:
     """Keyword arguments for every ``from_pretrained`` call of this source.
 
-    A hub model complete in the local cache loads from there alone; one that is not fails in seconds
-    when the hub cannot be reached (:mod:`desktop.core.hub`).
+    A hub model loads from the local cache alone; one that is not there yet is an error that says
+    to download it first (:mod:`desktop.core.downloads`), so loading never downloads silently.
 
     Raises:
-        ModelError: The model must be downloaded and the hub does not answer (or is switched off).
+        ModelError: The model has not been downloaded (or the hub is switched off).
     """
     kwargs: dict[str, Any] = {"trust_remote_code": source.trust_remote_code}
+    name = source.name.strip()
+    if not name or name.startswith("bundled:") or Path(resolve(source)).is_dir():
+        return kwargs  # a folder (local, bundled, or a ModelScope download): no revision applies
     if source.revision:
         kwargs["revision"] = source.revision
-    name = source.name.strip()
-    if name and not name.startswith("bundled:") and not Path(name).expanduser().is_dir():
-        from desktop.core.hub import access_kwargs
+    from desktop.core.hub import access_kwargs
 
-        kwargs.update(access_kwargs(name, source.revision, need))
+    kwargs.update(access_kwargs(name, source.revision, need))
     return kwargs
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from desktop.core import hub
+from desktop.core import downloads, hub, hub_search, sources
 from desktop.core.config import ModelSource
 from desktop.core.errors import ModelError
 from desktop.core.models import load_tokenizer
@@ -45,17 +45,26 @@ def silent_endpoint(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_an_endpoint_that_never_answers_fails_within_seconds(silent_endpoint: None) -> None:
+    source = sources.resolve()
     started = time.monotonic()
     with pytest.raises(ModelError) as caught:
-        load_tokenizer(ModelSource("someone/not-downloaded-model"))
+        downloads.download("someone/not-downloaded-model", source)
     assert time.monotonic() - started < 5
     message = caught.value.message
     assert "is not on this computer" in message and "did not answer within 3 s" in message
-    assert "HF_ENDPOINT" in caught.value.hint and "local model folder" in caught.value.hint
+    assert "hf-mirror.com" in caught.value.hint and "ModelScope" in caught.value.hint
     started = time.monotonic()  # asked again at once: the answer is remembered, not probed again
     with pytest.raises(ModelError):
-        load_tokenizer(ModelSource("someone/another-model"))
+        hub_search.search(source, "bert")
     assert time.monotonic() - started < 1
+
+
+def test_loading_never_downloads_it_says_to_download_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with pytest.raises(ModelError) as caught:
+        load_tokenizer(ModelSource("someone/not-downloaded-model"))
+    assert caught.value.message == "someone/not-downloaded-model is not on this computer yet."
+    assert "models download someone/not-downloaded-model" in caught.value.hint
 
 
 def test_offline_says_so_instead_of_retrying(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,202 @@
+"""Downloading a model or dataset as its own step: only the files needed, progress, cancel, resume.
+
+Files go through the official clients (``huggingface_hub`` for Hugging Face and its mirrors,
+``modelscope_hub`` for ModelScope) into their standard caches, where other tools find them too. The
+clients check integrity (sizes and ETags / SHA-256) and resume a partial file (``.incomplete``) with an
+HTTP ``Range`` request, so a cancel, a crash or a dropped connection costs only what was not yet
+written. Progress comes back through the clients' own progress hooks; Cancel is raised from inside
+them, between two chunks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from desktop.core.errors import DiskInputError, ModelError, free_mb, human_size
+from desktop.core.sources import MODELSCOPE, Source, offline, split_ref, token
+
+SPACE_MARGIN = 1.05  # ask for 5 % more free space than the files take
+_MODEL_FILES = (
+    "config.json", "generation_config.json", "tokenizer*.json", "special_tokens_map.json",
+    "added_tokens.json", "vocab.*", "merges.txt", "*.model", "chat_template.*", "preprocessor_config.json",
+    "README.md", "LICENSE*", "*.tiktoken", "spiece.model", "sentencepiece.bpe.model",
+)
+_DATA_FILES = ("*.csv", "*.tsv", "*.json", "*.jsonl", "*.parquet", "*.txt", "*.arrow", "*.xlsx", "README.md")
+
+
+class DownloadCancelled(Exception):
+    """The user pressed Cancel; what was downloaded stays in the cache and the next try resumes."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a download stands."""
+
+    done: int
+    total: int
+    speed: float  # bytes per second over the last seconds
+    file: str = ""
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the current speed (``None`` while unknown)."""
+        if self.speed <= 0 or not self.total:
+            return None
+        return max(0.0, (self.total - self.done) / self.speed)
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    name: str
+    size: int
+
+
+def needed_files(files: list[RemoteFile], dataset: bool = False) -> list[RemoteFile]:
+    """The files a fine-tune needs: config, tokenizer and ``*.safetensors`` weights (``.bin`` only when
+    there are no safetensors); never ONNX, GGUF, TensorFlow, Flax or files in sub-folders of a model."""
+    if dataset:
+        keep = [f for f in files if _matches(f.name.rsplit("/", 1)[-1], _DATA_FILES)]
+        return keep or files
+    top = [f for f in files if "/" not in f.name]
+    safetensors = [f for f in top if f.name.endswith(".safetensors") or f.name == "model.safetensors.index.json"]
+    weights = safetensors or [f for f in top if fnmatch.fnmatch(f.name, "pytorch_model*.bin") or f.name == "pytorch_model.bin.index.json"]
+    others = [f for f in top if _matches(f.name, _MODEL_FILES) and f not in weights and "onnx" not in f.name]
+    return sorted(others + weights, key=lambda f: f.size)
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(name, p) for p in patterns)
+
+
+class _Meter:
+    """Bytes done across all files of one download, the speed, and the cancel check."""
+
+    def __init__(self, total: int, on_progress: Callable[[Progress], None] | None, cancel: threading.Event | None):
+        self.total, self.done, self.on_progress, self.cancel = total, 0, on_progress, cancel
+        self._lock = threading.Lock()
+        self._window: list[tuple[float, int]] = [(time.monotonic(), 0)]
+        self._last_report = 0.0
+        self.file = ""
+
+    def add(self, n: int, file: str = "") -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise DownloadCancelled()
+        with self._lock:
+            self.done += n
+            self.file = file or self.file
+            now = time.monotonic()
+            if now - self._last_report < 0.1 and self.done < self.total:
+                return
+            self._last_report = now
+            self._window.append((now, self.done))
+            self._window = [w for w in self._window if now - w[0] <= 5.0] or [(now, self.done)]
+            first = self._window[0]
+            speed = (self.done - first[1]) / (now - first[0]) if now > first[0] else 0.0
+            progress = Progress(min(self.done, self.total), self.total, speed, self.file)
+        if self.on_progress is not None:
+            self.on_progress(progress)
+
+    def finish(self) -> None:
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.total, self.total, 0.0, ""))
+
+
+def download(
+    ref: str,
+    source: Source,
+    *,
+    revision: str = "",
+    dataset: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+    cache_dir: Path | None = None,
+) -> Path:
+    """Download what a fine-tune needs of ``ref`` and return its local folder.
+
+    ``ref`` is a repository id, or ``modelscope:owner/name`` (always from ModelScope).
+
+    Raises:
+        DownloadCancelled: ``cancel`` was set; call again to resume.
+        ModelError: Not found, gated (the message names the page where the license is accepted), the
+            source does not answer, or the network is switched off.
+        DiskInputError: Not enough free space in the cache for the files still missing.
+    """
+    forced, repo_id = split_ref(ref)
+    if forced == MODELSCOPE and source.kind != MODELSCOPE:
+        from desktop.core.sources import candidates
+
+        source = candidates()[MODELSCOPE]
+    if offline():
+        raise ModelError(
+            f"{repo_id} cannot be downloaded: the network is switched off (HF_HUB_OFFLINE).",
+            "Unset HF_HUB_OFFLINE, or pick a model that is already on this computer.",
+        )
+    from desktop.core.hub import fail_fast, translate
+
+    fail_fast(source, repo_id)
+    from desktop.core import hub_clients as clients
+
+    try:
+        files, commit = clients.list_files(source, repo_id, revision, dataset, token(source.kind))
+        chosen = needed_files(files, dataset)
+        missing = clients.missing(source, repo_id, commit, chosen, dataset, cache_dir)
+        _check_space(clients.cache_root(source, cache_dir), sum(f.size for f in missing))
+        meter = _Meter(sum(f.size for f in chosen), on_progress, cancel)
+        meter.add(sum(f.size for f in chosen) - sum(f.size for f in missing))
+        folder = clients.fetch(source, repo_id, commit, chosen, dataset, meter, token(source.kind), cache_dir)
+    except (DownloadCancelled, DiskInputError, ModelError):
+        raise
+    except Exception as exc:
+        cancelled = next((e for e in _chain(exc) if isinstance(e, DownloadCancelled)), None)
+        if cancelled is not None:
+            raise cancelled from None
+        raise translate(exc, source, repo_id, dataset) from exc
+    meter.finish()
+    return folder
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _check_space(folder: Path, needed: int) -> None:
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    free = free_mb(probe)
+    if free is None or needed == 0:
+        return
+    if free * 2**20 < needed * SPACE_MARGIN:
+        raise DiskInputError(
+            f"The download needs {human_size(needed)} and {probe} has {human_size(free * 2**20)} free.",
+            "Free some space there, delete models you no longer need (Browse > On this computer), or set "
+            "HF_HOME / MODELSCOPE_CACHE to a bigger disk.",
+        )
+
+
+def local_copy(ref: str, revision: str = "", dataset: bool = False) -> Path | None:
+    """The folder of ``ref`` on this computer (Hugging Face or ModelScope cache) when it is complete."""
+    from desktop.core import hub_clients as clients
+
+    forced, repo_id = split_ref(ref)
+    with contextlib.suppress(Exception):
+        if forced != MODELSCOPE:
+            found = clients.hf_local(repo_id, revision, dataset)
+            if found is not None:
+                return found
+        return clients.ms_local(repo_id, dataset)
+    return None

@@ -1,0 +1,129 @@
+"""The fit badge: will this model train on this computer with the current Memory & speed options?
+
+Computed by :mod:`desktop.core.memory` from the model's ``config.json`` alone (fetched from the hub,
+a few kB; the model is built on the ``meta`` device, so no weights and no memory). On a machine without
+an NVIDIA GPU the answer is the RAM needed and a rough time per epoch instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.core.config import RunConfig
+from desktop.core.sources import MODELSCOPE, Source, split_ref, token
+
+# A rough CPU training speed (FLOP/s per core, fp32, forward + backward) for the time per epoch.
+CPU_FLOPS_PER_CORE = 15e9
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How a model fits: ``verdict`` is ``fits``, ``tight`` or ``will not fit``.
+
+    Attributes:
+        needed: Bytes one training step needs with the current options.
+        available: Free GPU memory (``on_gpu``), or available RAM.
+        with_lora / with_qlora: The verdict with LoRA / QLoRA, when that changes the answer.
+        epoch_s: Without a GPU: a rough time per epoch for ``rows`` rows (``None`` when unknown).
+    """
+
+    verdict: str
+    needed: int
+    available: int
+    on_gpu: bool
+    parameters: int
+    with_lora: str = ""
+    with_qlora: str = ""
+    epoch_s: float | None = None
+
+    @property
+    def badge(self) -> str:
+        """The short text on the badge: ``fits``, ``tight``, ``fits with LoRA``, ``fits with QLoRA`` or
+        ``does not fit``."""
+        if self.verdict in ("fits", "tight"):
+            return self.verdict
+        if self.with_lora in ("fits", "tight"):
+            return "fits with LoRA"
+        if self.with_qlora in ("fits", "tight"):
+            return "fits with QLoRA"
+        return "does not fit"
+
+
+def fetch_config(ref: str, source: Source | None = None) -> dict[str, Any]:
+    """A model's ``config.json``: from its folder, the cache, or (a few kB) from the hub.
+
+    Raises:
+        ModelError: It cannot be had (with why and what to do).
+    """
+    folder = Path(ref).expanduser()
+    if folder.is_dir():
+        return json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    from desktop.core.downloads import local_copy
+
+    cached = local_copy(ref)
+    if cached is not None and (cached / "config.json").is_file():
+        return json.loads((cached / "config.json").read_text(encoding="utf-8"))
+    from desktop.core.hub import fail_fast, translate
+    from desktop.core.sources import candidates, resolve
+
+    forced, repo_id = split_ref(ref)
+    source = candidates()[MODELSCOPE] if forced == MODELSCOPE else (source or resolve())
+    fail_fast(source, repo_id)
+    try:
+        if source.kind == MODELSCOPE:
+            from modelscope_hub import HubApi
+
+            path = HubApi(endpoint=source.endpoint, token=token(MODELSCOPE) or None).download_file(
+                repo_id, "model", "config.json")
+        else:
+            from huggingface_hub import hf_hub_download
+
+            path = hf_hub_download(repo_id, "config.json", endpoint=source.endpoint, token=token(source.kind) or False)
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except Exception as exc:
+        raise translate(exc, source, repo_id) from exc
+
+
+def fit(model_config: dict[str, Any], config: RunConfig, gpu_free: int | None, ram_available: int,
+        rows: int | None = None) -> Fit:
+    """The fit of a model (its ``config.json`` as a dict) for ``config``'s options on this computer.
+
+    Args:
+        gpu_free: Free memory of the NVIDIA GPU, or ``None`` without one (then RAM is what counts).
+        ram_available: Available RAM in bytes.
+        rows: Training rows, for the rough time per epoch without a GPU.
+    """
+    from transformers import AutoConfig
+
+    from desktop.core.memory import estimate, shapes_for_model_config
+
+    values = dict(model_config)
+    model_type = values.pop("model_type", "")
+    transformers_config = AutoConfig.for_model(model_type, **values)
+    on_gpu = gpu_free is not None
+    available = gpu_free if on_gpu else ram_available
+    mixed = on_gpu
+
+    def verdict_for(run: RunConfig, lora: bool | None = None) -> tuple[str, int, int]:
+        shapes = shapes_for_model_config(transformers_config, run, lora)
+        result = estimate(shapes, run, mixed_precision=mixed)
+        return result.verdict(available), result.total, shapes.num_parameters
+
+    verdict, needed, parameters = verdict_for(config)
+    with_lora = with_qlora = ""
+    using_adapters = config.lora.enabled or config.lora.qlora
+    if verdict == "will not fit" and not using_adapters:
+        with_lora = verdict_for(config, lora=True)[0]
+    if verdict == "will not fit" and on_gpu and not config.lora.qlora and with_lora not in ("fits", "tight"):
+        qlora = dataclasses.replace(config, lora=dataclasses.replace(config.lora, enabled=True, qlora=True))
+        with_qlora = verdict_for(qlora)[0]
+    epoch_s = None
+    if not on_gpu and rows:
+        tokens = rows * config.training.max_length
+        epoch_s = 6 * parameters * tokens / (CPU_FLOPS_PER_CORE * (os.cpu_count() or 1))
+    return Fit(verdict, needed, available, on_gpu, parameters, with_lora, with_qlora, epoch_s)

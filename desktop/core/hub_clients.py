@@ -1,0 +1,243 @@
+"""The two official hub clients behind one small interface: list, what is missing, fetch, local copy.
+
+``huggingface_hub`` serves Hugging Face and any mirror of its API (the endpoint is passed to every
+call); ``modelscope_hub`` serves ModelScope. Both are imported here only, when first needed.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from pathlib import Path
+from typing import Any
+
+from desktop.core.sources import MODELSCOPE, Source
+
+
+class _Abort(BaseException):
+    """Raised inside a client's progress hook on Cancel.
+
+    A ``BaseException`` on purpose: the clients retry on ``Exception`` (ModelScope with a backoff of
+    seconds), and Cancel must not be retried.
+    """
+
+
+def list_files(source: Source, repo_id: str, revision: str, dataset: bool, token: str | None):
+    """The repository's files with their sizes, and the commit (or revision) they belong to."""
+    from desktop.core.downloads import RemoteFile
+
+    if source.kind == MODELSCOPE:
+        api = _ms_api(source, token)
+        revision = revision or "master"
+        infos = api.list_repo_files(repo_id, "dataset" if dataset else "model", revision=revision)
+        return [RemoteFile(i.path, int(i.size or 0)) for i in infos if i.type != "tree"], revision
+    from huggingface_hub import HfApi
+
+    api = HfApi(endpoint=source.endpoint, token=token or False)
+    getter = api.dataset_info if dataset else api.model_info
+    info = getter(repo_id, revision=revision or None, files_metadata=True)
+    files = [RemoteFile(s.rfilename, int(s.size or 0)) for s in info.siblings or []]
+    return files, info.sha or revision or "main"
+
+
+def cache_root(source: Source, cache_dir: Path | None) -> Path:
+    """The cache folder the files go to (for the free-space check)."""
+    if cache_dir is not None:
+        return cache_dir
+    if source.kind == MODELSCOPE:
+        return _ms_cache()
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def _ms_cache() -> Path:
+    return Path(os.environ.get("MODELSCOPE_CACHE") or Path.home() / ".cache" / "modelscope").expanduser()
+
+
+def missing(source: Source, repo_id: str, commit: str, files: list, dataset: bool, cache_dir: Path | None) -> list:
+    """The files of ``files`` that are not complete in the cache yet."""
+    if source.kind == MODELSCOPE:
+        folder = _ms_snapshot(repo_id, commit, dataset, cache_dir)
+        return [f for f in files if not (folder / f.name).is_file() or (folder / f.name).stat().st_size != f.size]
+    from huggingface_hub import try_to_load_from_cache
+
+    kind = "dataset" if dataset else None
+    return [
+        f for f in files
+        if not isinstance(try_to_load_from_cache(repo_id, f.name, cache_dir=cache_dir, revision=commit, repo_type=kind), str)
+    ]
+
+
+def _ms_snapshot(repo_id: str, revision: str, dataset: bool, cache_dir: Path | None) -> Path:
+    owner, name = repo_id.split("/", 1)
+    return (cache_dir or _ms_cache()) / ("datasets" if dataset else "models") / f"{owner}--{name}" / "snapshots" / revision
+
+
+def fetch(source: Source, repo_id: str, commit: str, files: list, dataset: bool, meter: Any,
+          token: str | None, cache_dir: Path | None) -> Path:
+    """Download ``files`` (resuming partial ones) and return the snapshot folder."""
+    try:
+        if source.kind == MODELSCOPE:
+            return _ms_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir)
+        return _hf_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir)
+    except _Abort:
+        from desktop.core.downloads import DownloadCancelled
+
+        raise DownloadCancelled() from None
+
+
+def _hf_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) -> Path:
+    from tqdm.auto import tqdm
+
+    class Bar(tqdm):  # the client's per-file progress bar, reporting to the meter
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["disable"] = True
+            super().__init__(*args, **kwargs)
+            self._report(int(kwargs.get("initial") or 0))
+
+        def update(self, n: float | None = 1) -> bool | None:
+            self._report(int(n or 0))
+            return None
+
+        @staticmethod
+        def _report(n: int) -> None:
+            try:
+                meter.add(n)
+            except Exception as exc:  # DownloadCancelled
+                raise _Abort() from exc
+
+    kind = "dataset" if dataset else "model"
+    paths = _parallel(lambda name: _hf_one(source, repo_id, kind, commit, name, token, cache_dir, Bar),
+                      [f.name for f in files])
+    if not files:
+        raise FileNotFoundError(f"{repo_id} has no files to download")
+    snapshot = Path(paths[files[0].name])
+    for _ in Path(files[0].name).parts:
+        snapshot = snapshot.parent
+    _hf_write_ref(snapshot, commit)
+    return snapshot
+
+
+def _hf_one(source: Source, repo_id: str, kind: str, commit: str, name: str, token: str | None,
+            cache_dir: Path | None, bar: type) -> str:
+    """One file into Hugging Face's cache, resumable across cancels and crashes.
+
+    ``huggingface_hub`` resumes a dropped connection within one call but starts a file over on the
+    next call. So a plain-HTTP file is first fetched with the client's own ``http_get`` into
+    ``blobs/<etag>.incomplete`` (the name the client's cache has always used for partial files),
+    continuing from what is there; when complete and checked (size, and the SHA-256 that is the ETag of
+    large files), it becomes the blob, and ``hf_hub_download`` links it into the snapshot as usual.
+    Files stored with Xet go straight to ``hf_hub_download`` (Xet keeps its own chunk cache).
+    """
+    import hashlib
+
+    from filelock import FileLock
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
+    from huggingface_hub.file_download import http_get, repo_folder_name
+    from huggingface_hub.utils import build_hf_headers
+
+    url = hf_hub_url(repo_id, name, repo_type=kind, revision=commit, endpoint=source.endpoint)
+    meta = get_hf_file_metadata(url, token=token or False, endpoint=source.endpoint)
+    storage = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type=kind)
+    etag = (meta.etag or "").strip('"').removeprefix("W/").strip('"')
+    blob = storage / "blobs" / etag
+    if etag and meta.xet_file_data is None and not blob.exists() and meta.size:
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        partial = blob.with_name(etag + ".incomplete")
+        with FileLock(str(blob) + ".resume.lock"):
+            with open(partial, "ab") as fh:
+                done = fh.tell()
+                if done < meta.size:
+                    http_get(meta.location, fh, resume_size=done, headers=build_hf_headers(token=token or False),
+                             expected_size=meta.size, displayed_filename=name, tqdm_class=bar)
+                elif done:
+                    bar(total=meta.size, initial=done)  # complete already: count it
+            if partial.stat().st_size != meta.size:
+                partial.unlink()
+                raise OSError(f"{name}: size mismatch, the partial file was discarded")
+            if len(etag) == 64:  # large files: the ETag is their SHA-256
+                digest = hashlib.sha256()
+                with open(partial, "rb") as fh:
+                    for chunk in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(chunk)
+                if digest.hexdigest() != etag:
+                    partial.unlink()
+                    raise OSError(f"{name}: checksum mismatch, the partial file was discarded")
+            partial.replace(blob)
+    return hf_hub_download(repo_id, name, repo_type=kind if kind == "dataset" else None, revision=commit,
+                           endpoint=source.endpoint, token=token or False, cache_dir=cache_dir, tqdm_class=bar)
+
+
+def _hf_write_ref(snapshot: Path, commit: str) -> None:
+    """Point ``refs/main`` at the downloaded commit (the files were fetched by commit id), so that
+    loading by name finds them in the cache without the network."""
+    refs = snapshot.parent.parent / "refs"
+    main = refs / "main"
+    if snapshot.name == commit and (not main.is_file() or main.read_text().strip() != commit):
+        from desktop.core.paths import atomic_write_text
+
+        atomic_write_text(main, commit)
+
+
+def _ms_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) -> Path:
+    from modelscope_hub._download import ProgressCallback
+
+    class Callback(ProgressCallback):
+        def update(self, size: int) -> None:
+            try:
+                meter.add(int(size), self.filename)
+            except Exception as exc:  # DownloadCancelled
+                raise _Abort() from exc
+
+    api = _ms_api(source, token)
+    folder = api.download_repo(
+        repo_id, "dataset" if dataset else "model", revision=commit, cache_dir=cache_dir,
+        allow_patterns=[f.name for f in files], progress_callbacks=[Callback], max_workers=4,
+    )
+    return Path(folder)
+
+
+def _parallel(function, names: list[str]) -> dict[str, str]:
+    results: dict[str, str] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, max(1, len(names)))) as pool:
+        futures = {pool.submit(function, n): n for n in reversed(names)}  # the biggest first
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                results[futures[future]] = future.result()
+        except BaseException:
+            for other in futures:
+                other.cancel()
+            raise
+    return results
+
+
+def _ms_api(source: Source, token: str | None) -> Any:
+    from modelscope_hub import HubApi
+
+    return HubApi(endpoint=source.endpoint, token=token or None)
+
+
+def hf_local(repo_id: str, revision: str = "", dataset: bool = False) -> Path | None:
+    """The cached Hugging Face snapshot of ``repo_id`` when it holds a config (or, for a dataset, any file)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    if dataset:
+        from huggingface_hub import scan_cache_dir
+
+        for repo in scan_cache_dir().repos:
+            if repo.repo_type == "dataset" and repo.repo_id == repo_id and repo.revisions:
+                return max(repo.revisions, key=lambda r: r.last_modified).snapshot_path
+        return None
+    found = try_to_load_from_cache(repo_id, "config.json", revision=revision or None)
+    return Path(found).parent if isinstance(found, str) else None
+
+
+def ms_local(repo_id: str, dataset: bool = False, revision: str = "") -> Path | None:
+    """The ModelScope cache's copy of ``repo_id`` (a model with a config, or a dataset with any file)."""
+    if "/" not in repo_id:
+        return None
+    folder = _ms_snapshot(repo_id, revision or "master", dataset, None)
+    if dataset:
+        return folder if folder.is_dir() and any(folder.iterdir()) else None
+    return folder if (folder / "config.json").is_file() else None

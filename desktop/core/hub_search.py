@@ -1,0 +1,185 @@
+"""Finding models: hub search (Hugging Face or a mirror, ModelScope), and what is on this computer.
+
+Every figure comes from the hub's metadata (downloads, likes, date, license, gated, the safetensors
+parameter counts); nothing is downloaded to describe a model.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.core.sources import MODELSCOPE, MODELSCOPE_PREFIX, Source, token
+
+# Our tasks -> the hub's pipeline tags worth searching (base encoders are "fill-mask").
+HF_TASKS = {
+    "classification": ("text-classification", "fill-mask"),
+    "causal-lm": ("text-generation",),
+    "seq2seq": ("text2text-generation", "translation", "summarization"),
+}
+DTYPE_BYTES = {"F64": 8, "F32": 4, "BF16": 2, "F16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
+               "F8_E4M3": 1, "F8_E5M2": 1, "BOOL": 1}
+SORTS = ("downloads", "likes")
+
+
+@dataclass(frozen=True)
+class ModelHit:
+    """One model as the browser lists it; ``None`` where the hub does not say."""
+
+    ref: str  # what goes into the config: an id, or modelscope:id
+    repo_id: str
+    source: str  # huggingface / mirror / modelscope / local
+    downloads: int | None = None
+    likes: int | None = None
+    updated: str = ""  # YYYY-MM-DD
+    parameters: int | None = None
+    size_bytes: int | None = None
+    license: str = ""
+    gated: bool = False
+    task: str = ""
+    path: str = ""  # on this computer
+
+
+def search(source: Source, query: str, task: str = "", sort: str = "downloads", limit: int = 30) -> list[ModelHit]:
+    """Models on ``source`` whose id matches ``query``, for ``task`` (one of ours, or all), most
+    downloaded (or liked) first.
+
+    Raises:
+        ModelError: The source does not answer (within seconds), or answered with an error.
+    """
+    from desktop.core.hub import fail_fast, translate
+
+    fail_fast(source, query or "search")
+    try:
+        hits = _ms_search(source, query, task, limit) if source.kind == MODELSCOPE else _hf_search(source, query, task, sort, limit)
+    except Exception as exc:
+        raise translate(exc, source, query) from exc
+    key = (lambda h: h.likes or 0) if sort == "likes" else (lambda h: h.downloads or 0)
+    return sorted(hits, key=key, reverse=True)[:limit]
+
+
+def _hf_search(source: Source, query: str, task: str, sort: str, limit: int) -> list[ModelHit]:
+    from huggingface_hub import HfApi
+
+    api = HfApi(endpoint=source.endpoint, token=token(source.kind) or False)
+    expand = ["downloads", "likes", "lastModified", "safetensors", "gated", "cardData", "pipeline_tag", "tags"]
+    seen: dict[str, ModelHit] = {}
+    for tag in HF_TASKS.get(task, (None,)):
+        for info in api.list_models(search=query or None, pipeline_tag=tag, filter="transformers",
+                                    sort=sort if sort in SORTS else "downloads", limit=limit, expand=expand):
+            if info.id not in seen:
+                seen[info.id] = _hf_hit(info, source)
+    return list(seen.values())
+
+
+def _hf_hit(info: Any, source: Source) -> ModelHit:
+    params = size = None
+    safetensors = getattr(info, "safetensors", None)
+    if safetensors is not None:
+        params = int(getattr(safetensors, "total", 0) or 0) or None
+        by_dtype = getattr(safetensors, "parameters", None) or {}
+        size = sum(int(n) * DTYPE_BYTES.get(str(d).upper(), 4) for d, n in by_dtype.items()) or None
+    card = getattr(info, "card_data", None) or getattr(info, "cardData", None) or {}
+    license_ = (card.get("license") if isinstance(card, dict) else getattr(card, "license", None)) or ""
+    if not license_:
+        license_ = next((t.removeprefix("license:") for t in info.tags or [] if t.startswith("license:")), "")
+    updated = getattr(info, "last_modified", None) or getattr(info, "lastModified", None)
+    return ModelHit(
+        ref=info.id, repo_id=info.id, source=source.name, downloads=info.downloads, likes=info.likes,
+        updated=str(updated)[:10] if updated else "", parameters=params, size_bytes=size,
+        license=str(license_), gated=bool(info.gated), task=info.pipeline_tag or "",
+    )
+
+
+def _ms_search(source: Source, query: str, task: str, limit: int) -> list[ModelHit]:
+    from modelscope_hub import HubApi
+
+    api = HubApi(endpoint=source.endpoint, token=token(MODELSCOPE) or None)
+    hits: dict[str, ModelHit] = {}
+    for tag in HF_TASKS.get(task, (None,)):
+        page = api.list_repos("model", search=query or None, page_size=min(limit, 50), task=tag)
+        for repo in page.items:
+            if repo.id in hits:
+                continue
+            updated = repo.last_modified.date().isoformat() if repo.last_modified else ""
+            hits[repo.id] = ModelHit(
+                ref=MODELSCOPE_PREFIX + repo.id, repo_id=repo.id, source=MODELSCOPE, downloads=repo.downloads,
+                likes=repo.likes, updated=updated, size_bytes=repo.file_size or None, license=repo.license or "",
+                gated=bool(repo.gated), task=(repo.tasks or [""])[0] if isinstance(repo.tasks, list) else "",
+            )
+    return list(hits.values())
+
+
+# -- on this computer ------------------------------------------------------------------------------
+
+
+def on_this_computer() -> list[ModelHit]:
+    """Models in the Hugging Face and ModelScope caches and local folders used before, with sizes."""
+    hits: list[ModelHit] = []
+    try:
+        from huggingface_hub import scan_cache_dir
+
+        for repo in scan_cache_dir().repos:
+            if repo.repo_type == "model":
+                hits.append(ModelHit(ref=repo.repo_id, repo_id=repo.repo_id, source="huggingface",
+                                     size_bytes=repo.size_on_disk, path=str(repo.repo_path)))
+    except Exception:  # no cache yet
+        pass
+    from desktop.core.hub_clients import _ms_cache
+
+    models = _ms_cache() / "models"
+    for folder in sorted(models.glob("*--*")) if models.is_dir() else []:
+        repo_id = folder.name.replace("--", "/", 1)
+        hits.append(ModelHit(ref=MODELSCOPE_PREFIX + repo_id, repo_id=repo_id, source=MODELSCOPE,
+                             size_bytes=_size(folder), path=str(folder)))
+    for path in recent_folders():
+        hits.append(ModelHit(ref=str(path), repo_id=path.name, source="local", size_bytes=_size(path), path=str(path)))
+    return hits
+
+
+def delete_from_cache(hit: ModelHit) -> int:
+    """Delete a cached model (never a local folder of the user's); returns the bytes freed."""
+    if hit.source == "local" or not hit.path:
+        raise ValueError("Only models in a hub cache can be deleted here.")
+    if hit.source == MODELSCOPE:
+        size = _size(Path(hit.path))
+        shutil.rmtree(hit.path)
+        return size
+    from huggingface_hub import scan_cache_dir
+
+    cache = scan_cache_dir()
+    hashes = [r.commit_hash for repo in cache.repos if str(repo.repo_path) == hit.path for r in repo.revisions]
+    strategy = cache.delete_revisions(*hashes)
+    strategy.execute()
+    return strategy.expected_freed_size
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _recent_path() -> Path:
+    from desktop.core.paths import data_dir
+
+    return data_dir() / "recent_models.json"
+
+
+def recent_folders() -> list[Path]:
+    """Local model folders used before that still exist, newest first."""
+    try:
+        names = json.loads(_recent_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [Path(n) for n in names if isinstance(n, str) and (Path(n) / "config.json").is_file()]
+
+
+def remember_folder(folder: str | Path) -> None:
+    """Put a local model folder at the top of the recent list (at most 20)."""
+    from desktop.core.paths import atomic_write_text
+
+    folder = str(Path(folder).expanduser().resolve())
+    names = [folder] + [str(p) for p in recent_folders() if str(p) != folder]
+    atomic_write_text(_recent_path(), json.dumps(names[:20], ensure_ascii=False, indent=1))

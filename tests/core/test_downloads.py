@@ -1,0 +1,116 @@
+"""Downloads from a fake hub on 127.0.0.1: the files needed, progress, cancel and resume, failures."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from desktop.core import downloads, sources
+from desktop.core.config import ModelSource
+from desktop.core.downloads import DownloadCancelled, Progress
+from desktop.core.errors import DiskInputError, ModelError
+from desktop.core.models import load_tokenizer
+from tests.fakehub import TOKEN, FakeHub
+
+
+def test_a_download_fetches_only_what_training_needs_and_reports_up_to_100_percent(fake_hub: FakeHub) -> None:
+    seen: list[Progress] = []
+    folder = downloads.download("tiny/gpt2", sources.resolve(), on_progress=seen.append)
+    names = sorted(p.name for p in folder.iterdir())
+    assert "model.safetensors" in names and "config.json" in names and "tokenizer.json" in names
+    assert "pytorch_model.bin" not in names and "onnx" not in names  # safetensors exist; no ONNX
+    assert seen[-1].done == seen[-1].total > 0 and seen[-1].fraction == 1.0
+    assert all(a.done <= b.done for a, b in zip(seen, seen[1:]))  # never goes backwards
+    fake_hub.stop()  # the network is gone: the model loads from the cache
+    assert load_tokenizer(ModelSource("tiny/gpt2")).vocab_size > 0
+    assert downloads.local_copy("tiny/gpt2") == folder
+
+
+def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
+    fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "DOWNLOAD_CHUNK_SIZE", 16 * 1024)  # 10 MB for real
+    release = fake_hub.stall["model.safetensors"] = threading.Event()
+    cancel = threading.Event()
+    errors: list[BaseException] = []
+
+    def first_try() -> None:
+        try:
+            downloads.download("tiny/gpt2", sources.resolve(), cancel=cancel)
+        except BaseException as exc:
+            errors.append(exc)
+
+    worker = threading.Thread(target=first_try)
+    worker.start()
+    assert fake_hub.stalled.wait(20)  # half of the weights are on the way
+    cancel.set()
+    release.set()  # the server sends the rest; the client stops at its next chunk
+    worker.join(20)
+    assert len(errors) == 1 and isinstance(errors[0], DownloadCancelled)
+    size = len(fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"])
+    del fake_hub.stall["model.safetensors"]
+    folder = downloads.download("tiny/gpt2", sources.resolve())
+    assert (folder / "model.safetensors").stat().st_size == size
+    resumed = [start for name, start in fake_hub.served if name == "model.safetensors"][-1]
+    assert resumed > 0  # the second request asked for the rest only (Range)
+
+
+def test_a_connection_dropped_in_the_middle_of_a_file_is_resumed(fake_hub: FakeHub) -> None:
+    fake_hub.drop_once.add("model.safetensors")
+    folder = downloads.download("tiny/gpt2", sources.resolve())
+    expected = fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"]
+    assert (folder / "model.safetensors").read_bytes() == expected
+
+
+def test_a_gated_model_names_the_license_page_and_works_with_a_token_from_the_keyring(
+    fake_hub: FakeHub, keyring_backend: dict
+) -> None:
+    fake_hub.repos[("model", "tiny/gpt2")].gated = True
+    with pytest.raises(ModelError) as caught:
+        downloads.download("tiny/gpt2", sources.resolve())
+    assert "gated" in caught.value.message
+    assert f"{fake_hub.url}/tiny/gpt2" in caught.value.hint and "token" in caught.value.hint
+    assert sources.set_token(sources.HUGGING_FACE, TOKEN)
+    assert list(keyring_backend.values()) == [TOKEN]  # in the keyring, nowhere else
+    assert TOKEN not in sources.settings_path().read_text() if sources.settings_path().exists() else True
+    assert (downloads.download("tiny/gpt2", sources.resolve()) / "config.json").is_file()
+
+
+def test_an_unknown_model_is_one_sentence(fake_hub: FakeHub) -> None:
+    with pytest.raises(ModelError) as caught:
+        downloads.download("nobody/nothing", sources.resolve())
+    assert caught.value.message == f"There is no model named nobody/nothing on {sources.resolve().label}."
+
+
+def test_too_little_free_space_stops_before_anything_is_written(
+    fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(downloads, "free_mb", lambda folder: 0.01)
+    with pytest.raises(DiskInputError, match="The download needs"):
+        downloads.download("tiny/gpt2", sources.resolve())
+    assert not [r for r in fake_hub.served]
+
+
+def test_modelscope_downloads_into_its_own_cache_and_trains_from_there(fake_hub: FakeHub) -> None:
+    seen: list[Progress] = []
+    folder = downloads.download("modelscope:tiny/gpt2", sources.resolve(), on_progress=seen.append)
+    assert "modelscope" in str(folder) and (folder / "model.safetensors").is_file()
+    assert not (folder / "pytorch_model.bin").exists()
+    assert seen[-1].done == seen[-1].total
+    fake_hub.stop()
+    assert load_tokenizer(ModelSource("modelscope:tiny/gpt2")).vocab_size > 0
+
+
+def test_auto_picks_the_source_that_answers(fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("MODELSCOPE_ENDPOINT", "http://127.0.0.1:9")
+    settings = sources.HubSettings(mirror_url=fake_hub.url)
+    chosen, probes = sources.pick(settings, timeout=1.0)
+    assert chosen is not None and chosen.name == sources.MIRROR and chosen.endpoint == fake_hub.url
+    assert {p.name: p.ok for p in probes} == {"huggingface": False, "mirror": True, "modelscope": False}
+    monkeypatch.delenv("HF_ENDPOINT")
+    assert sources.resolve(sources.AUTO) == chosen  # remembered
