@@ -34,8 +34,17 @@ def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
     import huggingface_hub.constants
 
     monkeypatch.setattr(huggingface_hub.constants, "DOWNLOAD_CHUNK_SIZE", 16 * 1024)  # 10 MB for real
+    size = len(fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"])
     release = fake_hub.stall["model.safetensors"] = threading.Event()
-    cancel = threading.Event()
+    cancel, written = threading.Event(), threading.Event()
+    count = downloads._Meter.add
+
+    def add(meter: downloads._Meter, n: int, file: str = "") -> None:
+        count(meter, n, file)
+        if meter.done > size // 2:  # some of the weights are written to the partial file
+            written.set()
+
+    monkeypatch.setattr(downloads._Meter, "add", add)
     errors: list[BaseException] = []
 
     def first_try() -> None:
@@ -46,12 +55,11 @@ def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
 
     worker = threading.Thread(target=first_try)
     worker.start()
-    assert fake_hub.stalled.wait(20)  # half of the weights are on the way
+    assert written.wait(20)  # half of the weights are written, the rest is held back by the server
     cancel.set()
     release.set()  # the server sends the rest; the client stops at its next chunk
     worker.join(20)
     assert len(errors) == 1 and isinstance(errors[0], DownloadCancelled)
-    size = len(fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"])
     del fake_hub.stall["model.safetensors"]
     folder = downloads.download("tiny/gpt2", sources.resolve())
     assert (folder / "model.safetensors").stat().st_size == size
