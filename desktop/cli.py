@@ -1,4 +1,4 @@
-"""The headless front end: ``finetune-studio-cli init | train | validate | preview | runs``."""
+"""The headless front end: ``finetune-studio-cli init | train | validate | preview | runs | models | datasets``."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")  # Chinese text on a legacy Windows console
     args = _parser().parse_args(argv)
+    from desktop.cli_hub import apply_hub_options
+
+    apply_hub_options(args)
     from desktop.core.instance import InstanceMark
 
     # A run or an export uses the runtime's PyTorch: the repair and the launcher wait for it.
@@ -103,8 +106,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="finetune-studio-cli", description="Fine-tune Hugging Face models from a run config."
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    from desktop.cli_hub import add_parsers, hub_options
 
-    p = sub.add_parser("init", help="write a commented run config with the column mapping guessed")
+    hub = hub_options()
+
+    p = sub.add_parser("init", parents=[hub], help="write a commented run config with the column mapping guessed")
     p.add_argument("--task", required=True, choices=TASKS)
     p.add_argument("--model", required=True, help="hub id, local model folder, or bundled:all-minilm-l6-v2")
     p.add_argument("--data", required=True, nargs="+", help="local data file(s) or a hub dataset id")
@@ -112,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite an existing config file")
     p.set_defaults(func=cmd_init)
 
-    p = sub.add_parser("train", help="train as the config says")
+    p = sub.add_parser("train", parents=[hub], help="train as the config says")
     p.add_argument("config", type=Path)
     p.add_argument(
         "--set",
@@ -126,12 +132,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the latest stopped run of this config")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("validate", help="check a config and its data without training")
+    p = sub.add_parser("validate", parents=[hub], help="check a config and its data without training")
     p.add_argument("config", type=Path)
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("preview", help="show rows, column mapping and token-length statistics")
+    p = sub.add_parser("preview", parents=[hub], help="show rows, column mapping and token-length statistics")
     p.add_argument("config", type=Path)
     p.add_argument("--rows", type=int, default=5)
     p.add_argument("--no-tokens", action="store_true", help="skip token statistics (no model download)")
@@ -161,6 +167,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("runs", help="list run folders")
     p.add_argument("--runs-dir", type=Path)
     p.set_defaults(func=cmd_runs)
+
+    add_parsers(sub)
     return parser
 
 
@@ -322,6 +330,9 @@ def cmd_train(args: argparse.Namespace) -> int:
                 f"No stopped or interrupted run of {args.config} with a checkpoint was found in {runs_dir}.",
                 "Start it without --resume, or pass the config.toml inside the run folder to resume.",
             )
+    from desktop.cli_hub import ensure_downloaded
+
+    ensure_downloaded(config)  # its own step, with a progress bar
     _quiet_libraries()
     from desktop.core.stopping import GracefulStop
 

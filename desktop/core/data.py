@@ -283,19 +283,30 @@ def read_files(paths: list[str]) -> Table:
 
 
 def read_hub(hub_id: str, config_name: str, split: str) -> Table:
-    """Load one split of a hub dataset (downloaded and cached by ``datasets``).
+    """Load one split of a hub dataset from its downloaded copy (Hugging Face's or ModelScope's cache).
+
+    A dataset is downloaded as its own step (:mod:`desktop.core.downloads`), never inside loading.
 
     Raises:
-        DataError: The dataset, configuration or split cannot be loaded.
+        DataError: The dataset is not on this computer yet, or the configuration or split cannot be loaded.
     """
     import datasets
 
+    from desktop.core.downloads import local_copy
+
+    folder = local_copy(hub_id, dataset=True)
+    if folder is None:
+        raise DataError(
+            f"The hub dataset {hub_id} is not on this computer yet.",
+            f"Download it first: Download on the Model & data step, or "
+            f"finetune-studio-cli datasets download {hub_id}",
+        )
     try:
-        ds = datasets.load_dataset(hub_id, config_name or None, split=split)
+        ds = datasets.load_dataset(str(folder), config_name or None, split=split)
     except Exception as exc:
         raise DataError(
             f"The hub dataset {hub_id} ({split}) could not be loaded: {exc}",
-            "Check the dataset id, configuration and split name, and your network connection.",
+            "Check the configuration and split names (the dataset's page lists them).",
         ) from None
     frame = _nulls_to_none(ds.to_pandas())
     if len(frame) == 0:

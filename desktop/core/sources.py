@@ -132,7 +132,7 @@ def resolve(choice: str = "", endpoint: str = "", settings: HubSettings | None =
         settings: The saved settings (read when not given).
     """
     settings = settings or load_settings()
-    choice = choice or settings.source
+    choice = choice or os.environ.get("FINETUNE_STUDIO_SOURCE", "") or settings.source
     if endpoint:
         kind = MODELSCOPE if choice == MODELSCOPE else HUGGING_FACE
         name = kind if kind == MODELSCOPE else (HUGGING_FACE if endpoint.rstrip("/") == HF_URL else MIRROR)

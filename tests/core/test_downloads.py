@@ -12,7 +12,7 @@ from desktop.core.config import ModelSource
 from desktop.core.downloads import DownloadCancelled, Progress
 from desktop.core.errors import DiskInputError, ModelError
 from desktop.core.models import load_tokenizer
-from tests.fakehub import TOKEN, FakeHub
+from tests.fakehub import TOKEN, FakeHub, Repo
 
 
 def test_a_download_fetches_only_what_training_needs_and_reports_up_to_100_percent(fake_hub: FakeHub) -> None:
@@ -122,3 +122,19 @@ def test_auto_picks_the_source_that_answers(fake_hub: FakeHub, monkeypatch: pyte
     assert {p.name: p.ok for p in probes} == {"huggingface": False, "mirror": True, "modelscope": False}
     monkeypatch.delenv("HF_ENDPOINT")
     assert sources.resolve(sources.AUTO) == chosen  # remembered
+
+
+def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(fake_hub: FakeHub, samples: Path) -> None:
+    from desktop.core.config import RunConfig
+    from desktop.core.data import load_train_eval
+
+    csv = (samples / "reviews.csv").read_bytes()
+    fake_hub.add(Repo("someone/reviews", {"data/train.csv": csv, "README.md": b"# reviews", "logo.png": b"png"},
+                      kind="dataset"))
+    folder = downloads.download("someone/reviews", sources.resolve(), dataset=True)
+    assert (folder / "data" / "train.csv").read_bytes() == csv and not (folder / "logo.png").exists()
+    fake_hub.stop()
+    config = RunConfig(task="classification")
+    config.data.hub_id = "someone/reviews"
+    train, held_out = load_train_eval(config)
+    assert len(train) + len(held_out) == csv.decode("utf-8").count("\n") - 1

@@ -1,6 +1,6 @@
 """Hub datasets: the config's id, configuration and splits reach ``datasets``, and failures read well.
 
-``datasets.load_dataset`` is replaced by a fake here; no test touches the network.
+``datasets.load_dataset`` and the local copy are replaced by fakes here; downloads are in test_downloads.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from desktop.core.errors import DataError
 
 
 @pytest.fixture
-def fake_hub(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+def fake_datasets(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
     import datasets
 
     calls: list[tuple] = []
@@ -22,9 +22,17 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
         "validation": {"sentence": ["great", "poor"], "label": [1, 0]},
     }
 
+    from desktop.core import downloads
+
+    def local_copy(ref: str, revision: str = "", dataset: bool = False) -> object:
+        return f"/cache/datasets--{ref.replace('/', '--')}" if ref == "owner/reviews" and dataset else None
+
+    monkeypatch.setattr(downloads, "local_copy", local_copy)
+
     def load_dataset(
         path: str, name: str | None = None, split: str | None = None, **kwargs: object
     ) -> object:
+        path = path.removeprefix("/cache/datasets--").replace("--", "/")
         calls.append((path, name, split))
         if path != "owner/reviews":
             raise FileNotFoundError(f"Dataset '{path}' doesn't exist on the Hub or cannot be accessed.")
@@ -42,20 +50,21 @@ def _config(hub_id: str, **validation: object) -> RunConfig:
     return config
 
 
-def test_existing_validation_split(fake_hub: list[tuple]) -> None:
+def test_existing_validation_split(fake_datasets: list[tuple]) -> None:
     train, eval_ = load_train_eval(_config("owner/reviews", split="validation"))
-    assert fake_hub == [("owner/reviews", "en", "train"), ("owner/reviews", "en", "validation")]
+    assert fake_datasets == [("owner/reviews", "en", "train"), ("owner/reviews", "en", "validation")]
     assert train.frame["sentence"].tolist() == ["good", "bad", "fine", "awful"]
     assert eval_.frame["label"].tolist() == [1, 0]
     assert train.locate(2) == "owner/reviews[train] row 3"
 
 
-def test_fraction_of_the_train_split(fake_hub: list[tuple]) -> None:
+def test_fraction_of_the_train_split(fake_datasets: list[tuple]) -> None:
     train, eval_ = load_train_eval(_config("owner/reviews", fraction=0.25))
     assert (len(train), len(eval_)) == (3, 1)
 
 
-def test_unknown_dataset_says_what_to_check(fake_hub: list[tuple]) -> None:
-    with pytest.raises(DataError, match="owner/missing") as info:
+def test_a_dataset_not_downloaded_says_how_to_get_it(fake_datasets: list[tuple]) -> None:
+    with pytest.raises(DataError, match="owner/missing is not on this computer yet") as info:
         load_train_eval(_config("owner/missing"))
-    assert "dataset id" in info.value.hint
+    assert "datasets download owner/missing" in info.value.hint
+    assert fake_datasets == []  # nothing was loaded (or downloaded) behind the user's back

@@ -1,0 +1,186 @@
+"""The CLI's hub commands: ``models search | download | list | sources`` and ``datasets download``.
+
+They share the core with the app (:mod:`desktop.core.sources`, :mod:`desktop.core.downloads`,
+:mod:`desktop.core.hub_search`), so a source, a mirror or a token set in one is used by the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from desktop.core.config import TASKS, RunConfig
+from desktop.core.errors import human_size
+
+
+def hub_options() -> argparse.ArgumentParser:
+    """``--source`` and ``--endpoint``, for every command that may reach a hub."""
+    from desktop.core.sources import CHOICES
+
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--source", choices=CHOICES, help="where to download from (default: the app's setting)")
+    options.add_argument("--endpoint", metavar="URL", help="a mirror or private hub (Hugging Face API; with "
+                         "--source modelscope, ModelScope's)")
+    return options
+
+
+def apply_hub_options(args: argparse.Namespace) -> None:
+    """Make ``--source`` / ``--endpoint`` the choice of every core call in this process (and its children)."""
+    source, endpoint = getattr(args, "source", None), getattr(args, "endpoint", None)
+    if source:
+        os.environ["FINETUNE_STUDIO_SOURCE"] = source
+    if endpoint:
+        os.environ["MODELSCOPE_ENDPOINT" if source == "modelscope" else "HF_ENDPOINT"] = endpoint
+        if source != "modelscope":
+            os.environ["FINETUNE_STUDIO_SOURCE"] = "huggingface"
+
+
+def add_parsers(sub: Any) -> None:
+    options = hub_options()
+    models = sub.add_parser("models", help="find, download and list models (Hugging Face, a mirror, ModelScope)")
+    msub = models.add_subparsers(dest="models_command", required=True)
+    p = msub.add_parser("search", parents=[options], help="search the hub")
+    p.add_argument("query", nargs="?", default="")
+    p.add_argument("--task", choices=TASKS)
+    p.add_argument("--sort", choices=("downloads", "likes"), default="downloads")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(func=cmd_search)
+    p = msub.add_parser("download", parents=[options], help="download a model (only the files training needs)")
+    p.add_argument("id", help="owner/name, or modelscope:owner/name")
+    p.add_argument("--revision", default="", help="branch, tag or commit")
+    p.set_defaults(func=cmd_download, dataset=False)
+    p = msub.add_parser("list", help="models on this computer (hub caches and folders used before)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+    p = msub.add_parser("sources", parents=[options], help="which source answers, and how fast")
+    p.set_defaults(func=cmd_sources)
+    data = sub.add_parser("datasets", help="download hub datasets")
+    dsub = data.add_subparsers(dest="datasets_command", required=True)
+    p = dsub.add_parser("download", parents=[options], help="download a dataset's data files")
+    p.add_argument("id", help="owner/name, or modelscope:owner/name")
+    p.add_argument("--revision", default="")
+    p.set_defaults(func=cmd_download, dataset=True)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from desktop.core import hub_search, sources
+
+    source = sources.resolve()
+    hits = hub_search.search(source, args.query, args.task or "", args.sort, args.limit)
+    if args.json:
+        print(json.dumps([asdict(h) for h in hits], ensure_ascii=False, indent=1))
+        return 0
+    if not hits:
+        print(f"No models match {args.query!r} on {source.label}.", file=sys.stderr)
+        return 0
+    print(f"{'model':48} {'downloads':>10} {'likes':>6} {'params':>8} {'size':>9}  license  updated", file=sys.stdout)
+    for h in hits:
+        params = f"{h.parameters / 1e6:.0f}M" if h.parameters else "?"
+        size = human_size(h.size_bytes) if h.size_bytes else "?"
+        gated = "  gated" if h.gated else ""
+        print(f"{h.ref:48} {h.downloads or 0:>10} {h.likes or 0:>6} {params:>8} {size:>9}  "
+              f"{h.license or '?'}  {h.updated}{gated}")
+    return 0
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    from desktop.core import sources
+    from desktop.core.downloads import DownloadCancelled
+
+    source = sources.resolve()
+    what = "dataset" if args.dataset else "model"
+    print(f"Downloading the {what} {args.id} from {source.label} ({source.endpoint})...", file=sys.stderr)
+    try:
+        folder = download_with_bar(args.id, source, args.revision, args.dataset)
+    except (KeyboardInterrupt, DownloadCancelled):
+        print("\nDownload stopped. Run the same command again to resume where it stopped.", file=sys.stderr)
+        return 130
+    print(str(folder))
+    return 0
+
+
+def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool = False) -> Path:
+    """Download with a progress bar on stderr (bytes, speed, time left); Ctrl-C cancels, resumably."""
+    from tqdm import tqdm
+
+    from desktop.core.downloads import download
+
+    cancel = threading.Event()
+    bar = tqdm(total=0, unit="B", unit_scale=True, unit_divisor=1024, dynamic_ncols=True, file=sys.stderr)
+    done: list[Path] = []
+    failed: list[BaseException] = []
+
+    def report(progress: Any) -> None:
+        bar.total = progress.total
+        bar.update(progress.done - bar.n)
+
+    def work() -> None:
+        try:
+            done.append(download(ref, source, revision=revision, dataset=dataset, on_progress=report, cancel=cancel))
+        except BaseException as exc:  # handed to the main thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.2)  # the main thread stays free for Ctrl-C
+    except KeyboardInterrupt:
+        cancel.set()
+        worker.join()
+        bar.close()
+        raise
+    bar.close()
+    if failed:
+        raise failed[0]
+    return done[0]
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from desktop.core.hub_search import on_this_computer
+
+    hits = on_this_computer()
+    if args.json:
+        print(json.dumps([asdict(h) for h in hits], ensure_ascii=False, indent=1))
+        return 0
+    if not hits:
+        print("No models on this computer yet. Find one with: finetune-studio-cli models search QUERY", file=sys.stderr)
+    for h in hits:
+        print(f"{h.ref:48} {human_size(h.size_bytes or 0):>9}  {h.source:11}  {h.path}")
+    return 0
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    from desktop.core import sources
+
+    chosen, probes = sources.pick()
+    for p in probes:
+        answer = f"answered in {p.seconds * 1000:.0f} ms" if p.ok else f"no answer ({p.problem})"
+        print(f"{p.name:12} {p.endpoint:36} {answer}")
+    print(f"in use: {sources.resolve().label}" + (f"; Auto would pick {chosen.label}" if chosen else "; none answers"))
+    return 0 if chosen else 1
+
+
+def ensure_downloaded(config: RunConfig) -> None:
+    """Before a run: download the model and a hub dataset that are not on this computer yet, each as its
+    own step with a progress bar (never inside "Preparing")."""
+    from desktop.core import sources
+    from desktop.core.downloads import local_copy
+    from desktop.core.hub import complete_in_cache
+
+    name = config.model.name.strip()
+    local = Path(name).expanduser().is_dir() or name.startswith("bundled:")
+    if name and not local and not complete_in_cache(name, config.model.revision):
+        print(f"{name} is not on this computer yet: downloading it first.", file=sys.stderr)
+        download_with_bar(name, sources.resolve(), config.model.revision)
+    hub_id = config.data.hub_id
+    if hub_id and local_copy(hub_id, dataset=True) is None:
+        print(f"The dataset {hub_id} is not on this computer yet: downloading it first.", file=sys.stderr)
+        download_with_bar(hub_id, sources.resolve(), dataset=True)
