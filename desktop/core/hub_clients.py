@@ -145,7 +145,9 @@ def _hf_one(source: Source, repo_id: str, kind: str, commit: str, name: str, tok
     if etag and meta.xet_file_data is None and not blob.exists() and meta.size:
         blob.parent.mkdir(parents=True, exist_ok=True)
         partial = blob.with_name(etag + ".incomplete")
-        with FileLock(str(blob) + ".resume.lock"):
+        locks = Path(cache_dir or constants.HF_HUB_CACHE) / ".locks" / storage.name
+        locks.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(locks / f"{etag}.resume.lock")):
             with open(partial, "ab") as fh:
                 done = fh.tell()
                 if done < meta.size:
@@ -223,9 +225,9 @@ def hf_local(repo_id: str, revision: str = "", dataset: bool = False) -> Path | 
     from huggingface_hub import try_to_load_from_cache
 
     if dataset:
-        from huggingface_hub import scan_cache_dir
+        from huggingface_hub import constants, scan_cache_dir
 
-        for repo in scan_cache_dir().repos:
+        for repo in scan_cache_dir(constants.HF_HUB_CACHE).repos:
             if repo.repo_type == "dataset" and repo.repo_id == repo_id and repo.revisions:
                 return max(repo.revisions, key=lambda r: r.last_modified).snapshot_path
         return None

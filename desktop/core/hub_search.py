@@ -120,13 +120,13 @@ def on_this_computer() -> list[ModelHit]:
     """Models in the Hugging Face and ModelScope caches and local folders used before, with sizes."""
     hits: list[ModelHit] = []
     try:
-        from huggingface_hub import scan_cache_dir
+        from huggingface_hub import constants, scan_cache_dir
 
-        for repo in scan_cache_dir().repos:
+        for repo in scan_cache_dir(constants.HF_HUB_CACHE).repos:
             if repo.repo_type == "model":
                 hits.append(ModelHit(ref=repo.repo_id, repo_id=repo.repo_id, source="huggingface",
                                      size_bytes=repo.size_on_disk, path=str(repo.repo_path)))
-    except Exception:  # no cache yet
+    except Exception:  # no cache yet, or one the client cannot read: nothing to list from it
         pass
     from desktop.core.hub_clients import _ms_cache
 
@@ -148,9 +148,9 @@ def delete_from_cache(hit: ModelHit) -> int:
         size = _size(Path(hit.path))
         shutil.rmtree(hit.path)
         return size
-    from huggingface_hub import scan_cache_dir
+    from huggingface_hub import constants, scan_cache_dir
 
-    cache = scan_cache_dir()
+    cache = scan_cache_dir(constants.HF_HUB_CACHE)
     hashes = [r.commit_hash for repo in cache.repos if str(repo.repo_path) == hit.path for r in repo.revisions]
     strategy = cache.delete_revisions(*hashes)
     strategy.execute()

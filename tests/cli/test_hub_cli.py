@@ -1,0 +1,56 @@
+"""The hub from the CLI, against a fake hub on 127.0.0.1: search, download, list, train with the network off."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from desktop.cli import main
+from tests.fakehub import FakeHub
+
+
+def _fast() -> list[str]:
+    settings = ["training.max_steps=4", "training.batch_size=8", "training.max_length=32", "training.logging_steps=2"]
+    return [arg for s in settings for arg in ("--set", s)]
+
+
+def test_search_lists_models_with_their_figures(fake_hub: FakeHub, capsys: pytest.CaptureFixture) -> None:
+    assert main(["models", "search", "tiny", "--task", "causal-lm", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert [(h["ref"], h["downloads"], h["likes"], h["parameters"], h["license"]) for h in hits] == [
+        ("tiny/gpt2", 500, 7, 100_000, "apache-2.0")
+    ]
+    assert main(["models", "search", "tiny", "--task", "classification"]) == 0  # a GPT-2 is not one
+    assert "No models match" in capsys.readouterr().err
+    assert main(["models", "search", "tiny", "--source", "modelscope", "--json"]) == 0
+    assert [h["ref"] for h in json.loads(capsys.readouterr().out)] == ["modelscope:tiny/gpt2"]
+
+
+def test_download_then_train_with_the_network_off(
+    fake_hub: FakeHub, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["models", "download", "tiny/gpt2"]) == 0
+    out, err = capsys.readouterr()
+    folder = Path(out.strip())
+    assert (folder / "model.safetensors").is_file() and "100%" in err
+    assert main(["models", "list"]) == 0
+    assert "tiny/gpt2" in capsys.readouterr().out
+    fake_hub.stop()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    config = tmp_path / "run.toml"
+    chat = samples / "chat.jsonl"
+    assert main(["init", "--task", "causal-lm", "--model", "tiny/gpt2", "--data", str(chat), "-o", str(config)]) == 0
+    assert main(["train", str(config), "--runs-dir", str(tmp_path / "runs"), *_fast()]) == 0
+    assert "not on this computer" not in capsys.readouterr().err
+
+
+def test_an_unreachable_endpoint_fails_within_seconds(capsys: pytest.CaptureFixture, monkeypatch) -> None:
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    started = time.monotonic()
+    assert main(["models", "download", "someone/model", "--endpoint", "http://127.0.0.1:9"]) == 2
+    assert time.monotonic() - started < 5
+    err = capsys.readouterr().err
+    assert "did not answer" in err and "Traceback" not in err and len(err.strip().splitlines()) == 2
