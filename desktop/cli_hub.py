@@ -113,13 +113,19 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
     from desktop.core.downloads import download
 
     cancel = threading.Event()
-    bar = tqdm(total=0, unit="B", unit_scale=True, unit_divisor=1024, dynamic_ncols=True, file=sys.stderr)
+    bars: list[Any] = []  # opened at the first progress, once the files and their sizes are known
     done: list[Path] = []
     failed: list[BaseException] = []
 
     def report(progress: Any) -> None:
-        bar.total = progress.total
-        bar.update(progress.done - bar.n)
+        if not bars:
+            bars.append(tqdm(total=progress.total, unit="B", unit_scale=True, unit_divisor=1024,
+                             dynamic_ncols=True, file=sys.stderr))
+        bars[0].update(progress.done - bars[0].n)
+
+    def close() -> None:
+        for bar in bars:
+            bar.close()
 
     def work() -> None:
         try:
@@ -135,9 +141,9 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
     except KeyboardInterrupt:
         cancel.set()
         worker.join()
-        bar.close()
+        close()
         raise
-    bar.close()
+    close()
     if failed:
         raise failed[0]
     return done[0]

@@ -20,6 +20,8 @@ def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own app data folder, so runs never land in the user's."""
     home = tmp_path / "home"
     monkeypatch.setenv("FINETUNE_STUDIO_HOME", str(home))
+    for name in ("FINETUNE_STUDIO_SOURCE", "HF_ENDPOINT", "MODELSCOPE_ENDPOINT"):  # the CLI's --source sets them
+        monkeypatch.setenv(name, "")
     return home
 
 

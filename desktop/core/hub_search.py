@@ -127,7 +127,7 @@ def on_this_computer() -> list[ModelHit]:
                 hits.append(ModelHit(ref=repo.repo_id, repo_id=repo.repo_id, source="huggingface",
                                      size_bytes=repo.size_on_disk, path=str(repo.repo_path)))
     except Exception:  # no cache yet, or one the client cannot read: nothing to list from it
-        pass
+        import traceback; traceback.print_exc()
     from desktop.core.hub_clients import _ms_cache
 
     models = _ms_cache() / "models"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import downloads, sources
+from desktop.core import downloads, hub_search, sources
 from desktop.core.config import ModelSource
 from desktop.core.downloads import DownloadCancelled, Progress
 from desktop.core.errors import DiskInputError, ModelError
@@ -111,6 +111,10 @@ def test_modelscope_downloads_into_its_own_cache_and_trains_from_there(fake_hub:
     assert seen[-1].done == seen[-1].total
     fake_hub.stop()
     assert load_tokenizer(ModelSource("modelscope:tiny/gpt2")).vocab_size > 0
+    listed = {h.ref: h for h in hub_search.on_this_computer()}
+    assert listed["modelscope:tiny/gpt2"].size_bytes > 200_000
+    assert hub_search.delete_from_cache(listed["modelscope:tiny/gpt2"]) > 200_000
+    assert downloads.local_copy("modelscope:tiny/gpt2") is None
 
 
 def test_auto_picks_the_source_that_answers(fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
