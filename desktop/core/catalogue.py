@@ -1,0 +1,44 @@
+"""The recommended models: a catalogue kept as data in ``resources/catalogue.json``.
+
+Each entry names the page it was checked against; ``tools/check_catalogue.py`` re-checks the ids,
+licenses and sizes against the live hubs.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from desktop.core.hub_search import ModelHit
+from desktop.core.paths import resources_dir
+
+
+@lru_cache(maxsize=1)
+def _entries() -> tuple[dict, ...]:
+    data = json.loads((resources_dir() / "catalogue.json").read_text(encoding="utf-8"))
+    return tuple(data["models"])
+
+
+def recommended(task: str = "", source_kind: str = "huggingface") -> list[ModelHit]:
+    """The catalogue's models for ``task`` (all when empty), small to large, as browser rows.
+
+    With ModelScope as the source, entries that have a ModelScope id are offered by that id.
+    """
+    hits = []
+    for e in _entries():
+        if task and e["task"] != task:
+            continue
+        ref = e["id"]
+        if source_kind == "modelscope" and e.get("modelscope_id"):
+            ref = f"modelscope:{e['modelscope_id']}"
+        hits.append(ModelHit(
+            ref=ref, repo_id=e["id"], source="catalogue", parameters=e.get("parameters"),
+            size_bytes=e.get("size_bytes"), license=e.get("license") or "", gated=bool(e.get("gated")),
+            task=e["task"], path=", ".join(e.get("languages", [])),
+        ))
+    return sorted(hits, key=lambda h: h.parameters or 0)
+
+
+def note(repo_id: str) -> str:
+    """The catalogue's one-line note on a model ("" when it is not in the catalogue)."""
+    return next((e.get("note", "") for e in _entries() if e["id"] == repo_id), "")
