@@ -298,6 +298,7 @@ class MainWindow(QMainWindow):
         gpu = gpus[0] if gpus else None
         free = gpu.memory_free if gpu and gpu.memory_free else None
         self.options_page.set_context(self.current_config(), gpu.name if gpu else "", free, caps)
+        self.data_page.set_gpu_free(free)
 
     def _update_banner(self) -> None:
         result = self.environment_page.verdict_now

@@ -72,7 +72,9 @@ def test_choosing_another_column_rechecks_the_data(window: MainWindow, qtbot, tm
     data = tmp_path / "d.csv"
     data.write_text("text,note,label\nhello,,a\nworld,,b\nagain,,a\n", encoding="utf-8")
     _set_data(window, qtbot, data)
-    assert page.problem() == ""
+    assert page.data_error.isHidden()  # the data is fine; the hub model only needs its download
+    assert page.problem() == "Download the model before training: it is not on this computer yet."
+    assert page.model_download.isVisibleTo(page)
     combo = page.mapping_combos["text"]
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         combo.setCurrentIndex(combo.findData("note"))

@@ -57,6 +57,7 @@ class DataPage(WizardPage):
         self._preview: Preview | None = None
         self._data_problem = self.tr("Choose a data file or a hub dataset.")
         self._model_problem = ""
+        self._download_problem = ""  # a hub model not downloaded yet
         self._model_touched = False  # no error before the user has touched the field
         self._stats: Preview | None = None
         self._generation = 0
@@ -79,6 +80,13 @@ class DataPage(WizardPage):
         self.model_edit.editingFinished.connect(self._on_model_changed)
         self.model_browse = QPushButton(self.tr("Folder…"))
         self.model_browse.clicked.connect(self._browse_model)
+        self.model_hub = QPushButton(self.tr("Browse models…"))
+        self.model_hub.clicked.connect(self.open_browser)
+        self.model_download = QPushButton(self.tr("Download"))
+        self.model_download.setVisible(False)
+        self.model_download.clicked.connect(self.download_model)
+        self.browser = None  # the model browser, made when first opened
+        self._gpu_free: int | None = None
         self.model_info = QLabel()
         self.model_info.setObjectName("hint")
         self.model_info.setWordWrap(True)
@@ -150,9 +158,13 @@ class DataPage(WizardPage):
         form.addRow(self.tr("Task:"), self.task_combo)
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_edit)
+        model_row.addWidget(self.model_hub)
         model_row.addWidget(self.model_browse)
         form.addRow(self.tr("Model:"), model_row)
-        form.addRow("", self.model_info)
+        info_row = QHBoxLayout()
+        info_row.addWidget(self.model_info, 1)
+        info_row.addWidget(self.model_download)
+        form.addRow("", info_row)
         form.addRow("", self.model_error)
 
         data = QGroupBox(self.tr("Data"))
@@ -231,7 +243,7 @@ class DataPage(WizardPage):
         config.validation = copy.deepcopy(self._config.validation)
 
     def problem(self) -> str:
-        return self._model_problem or self._data_problem or self.mapping_error.text()
+        return self._model_problem or self._data_problem or self.mapping_error.text() or self._download_problem
 
     def train_rows(self) -> int:
         """Training rows in the data as loaded (0 before a preview)."""
@@ -289,6 +301,39 @@ class DataPage(WizardPage):
     def _remember_folder(self, key: Key, path: Path) -> None:
         if self._settings:
             self._settings.set_text(key, str(path))
+
+    def set_gpu_free(self, free: int | None) -> None:
+        """Free memory of the NVIDIA GPU (``None`` without one), for the browser's fit badges."""
+        self._gpu_free = free
+
+    def open_browser(self) -> None:
+        """The model browser: recommended, search, on this computer; a choice fills the model box."""
+        from desktop.gui.model_browser import ModelBrowser
+        from desktop.gui.pages.options_page import _free_ram
+
+        self.browser = ModelBrowser(copy.deepcopy(self._config), self._gpu_free, _free_ram(), self,
+                                    rows=self.train_rows() or None)
+        self.browser.chosen.connect(self._on_browser_choice)
+        self.browser.downloaded.connect(lambda folder: self._check_model())
+        self.browser.open()
+
+    def _on_browser_choice(self, ref: str) -> None:
+        self.model_edit.setText(ref)
+        self._on_model_changed()
+
+    def needs_download(self) -> bool:
+        """Whether the model is a hub id that is not complete on this computer yet."""
+        name = self._config.model.name.strip()
+        if not name or name.startswith("bundled:") or Path(name).expanduser().is_dir():
+            return False
+        from desktop.core.hub import complete_in_cache
+
+        return not complete_in_cache(name, self._config.model.revision)
+
+    def download_model(self) -> None:
+        """Download the chosen hub model as its own step (in the browser, with progress and Cancel)."""
+        self.open_browser()
+        self.browser.download(self._config.model.name.strip())
 
     def _browse_model(self) -> None:
         current = Path(self.model_edit.text())
@@ -356,8 +401,16 @@ class DataPage(WizardPage):
             self.model_info.setText(
                 self.tr("A small pretrained model that ships with the app (works offline).")
             )
-        elif not problems:
-            self.model_info.setText(self.tr("Downloaded from the Hugging Face hub when training starts."))
+        missing = not problems and self.needs_download()
+        self._download_problem = ""
+        self.model_download.setVisible(missing)
+        if missing:
+            self._download_problem = self.tr("Download the model before training: it is not on this computer yet.")
+            self.model_info.setText(self.tr(
+                "Not on this computer yet. Download it here (with progress and Cancel); training starts from the "
+                "downloaded copy, without the network."))
+        elif not problems and not name.startswith("bundled:") and not Path(name).expanduser().is_dir() and name:
+            self.model_info.setText(self.tr("On this computer (downloaded): training needs no network."))
         self.validity_changed.emit()
 
     # ------------------------------------------------------------------ preview

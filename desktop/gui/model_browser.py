@@ -1,0 +1,346 @@
+"""The model browser: recommended models, hub search, what is on this computer, fit badges, downloads.
+
+Everything slow (search, config fetches for the fit badge, downloads, cache scans) runs in a
+:class:`~desktop.gui.workers.BackgroundTask`; the dialog never waits on the network.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core.config import RunConfig
+from desktop.core.errors import human_size
+from desktop.core.hub_search import ModelHit
+from desktop.gui.workers import BackgroundTask, run_in_background
+
+FIT_COLUMN = 7
+MAX_FIT_ROWS = 12  # config fetches per table: the first rows, one after another
+
+
+class ModelBrowser(QDialog):
+    """Pick a model; ``chosen`` carries what goes into the config (an id, ``modelscope:id`` or a folder)."""
+
+    chosen = Signal(str)
+    downloaded = Signal(str)
+
+    def __init__(self, config: RunConfig, gpu_free: int | None, ram: int, parent: QWidget | None = None,
+                 rows: int | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(self.tr("Choose a model"))
+        self.resize(920, 560)
+        self._config, self._gpu_free, self._ram, self._rows = config, gpu_free, ram, rows
+        self._tasks: list[BackgroundTask] = []
+        self._download: BackgroundTask | None = None
+        self._fit_queue: list[tuple[QTableWidget, int, str]] = []
+        self._fitting = False
+        from desktop.core import sources
+
+        self._source = sources.resolve()
+
+        self.tabs = QTabWidget()
+        self.recommended = self._table()
+        self.results = self._table()
+        self.local = self._table()
+        self.query = QLineEdit()
+        self.query.setPlaceholderText(self.tr("Search models, e.g. qwen, chinese, bert"))
+        self.query.returnPressed.connect(self.search)
+        self.sort = QComboBox()
+        self.sort.addItem(self.tr("Most downloaded"), "downloads")
+        self.sort.addItem(self.tr("Most liked"), "likes")
+        self.search_button = QPushButton(self.tr("Search"))
+        self.search_button.clicked.connect(self.search)
+        self.source_label = QLabel(self.tr("Source: {source}").format(source=self._source.label))
+        self.source_label.setObjectName("hint")
+        self.delete_button = QPushButton(self.tr("Delete from this computer…"))
+        self.delete_button.clicked.connect(self._delete)
+
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.download_button = QPushButton(self.tr("Download"))
+        self.download_button.clicked.connect(self.download_selected)
+        self.cancel_button = QPushButton(self.tr("Cancel download"))
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self.cancel_download)
+        self.use_button = QPushButton(self.tr("Use this model"))
+        self.use_button.setDefault(True)
+        self.use_button.clicked.connect(self._use)
+        self.close_button = QPushButton(self.tr("Close"))
+        self.close_button.clicked.connect(self.reject)
+        self._build()
+        self._fill(self.recommended, self._recommended_hits())
+        self.refresh_local()
+
+    # -- layout ----------------------------------------------------------------------------------
+    def _table(self) -> QTableWidget:
+        table = QTableWidget(0, 8)
+        table.setHorizontalHeaderLabels([
+            self.tr("Model"), self.tr("Parameters"), self.tr("Size"), self.tr("License"),
+            self.tr("Downloads"), self.tr("Likes"), self.tr("Updated"), self.tr("Fit on this computer"),
+        ])
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.verticalHeader().setVisible(False)
+        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        table.doubleClicked.connect(self._use)
+        return table
+
+    def _build(self) -> None:
+        search_tab = QWidget()
+        box = QVBoxLayout(search_tab)
+        row = QHBoxLayout()
+        row.addWidget(self.query, 1)
+        row.addWidget(self.sort)
+        row.addWidget(self.search_button)
+        box.addLayout(row)
+        box.addWidget(self.source_label)
+        box.addWidget(self.results)
+        local_tab = QWidget()
+        local_box = QVBoxLayout(local_tab)
+        local_box.addWidget(self.local)
+        local_row = QHBoxLayout()
+        local_row.addStretch(1)
+        local_row.addWidget(self.delete_button)
+        local_box.addLayout(local_row)
+        self.tabs.addTab(self.recommended, self.tr("Recommended"))
+        self.tabs.addTab(search_tab, self.tr("Search"))
+        self.tabs.addTab(local_tab, self.tr("On this computer"))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.progress, 1)
+        buttons.addWidget(self.cancel_button)
+        buttons.addStretch(0)
+        buttons.addWidget(self.download_button)
+        buttons.addWidget(self.use_button)
+        buttons.addWidget(self.close_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+
+    # -- rows ------------------------------------------------------------------------------------
+    def _recommended_hits(self) -> list[ModelHit]:
+        from desktop.core.catalogue import recommended
+
+        return recommended(self._config.task, self._source.kind)
+
+    def _fill(self, table: QTableWidget, hits: list[ModelHit]) -> None:
+        table.setRowCount(len(hits))
+        for row, hit in enumerate(hits):
+            cells = [
+                hit.ref, _count(hit.parameters), human_size(hit.size_bytes) if hit.size_bytes else "?",
+                hit.license or "?", _count(hit.downloads, plain=True), "" if hit.likes is None else str(hit.likes),
+                hit.updated, "…",
+            ]
+            if hit.gated:
+                cells[3] = self.tr("{license} (gated: accept on the hub)").format(license=cells[3])
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 0:
+                    item.setData(Qt.ItemDataRole.UserRole, hit)
+                    item.setToolTip(hit.path or hit.ref)
+                table.setItem(row, column, item)
+            if row < MAX_FIT_ROWS:
+                self._fit_queue.append((table, row, hit.ref))
+            else:
+                table.item(row, FIT_COLUMN).setText("")
+        self._next_fit()
+
+    def _next_fit(self) -> None:
+        if self._fitting or not self._fit_queue:
+            return
+        table, row, ref = self._fit_queue.pop(0)
+        self._fitting = True
+        config, gpu_free, ram, rows = self._config, self._gpu_free, self._ram, self._rows
+
+        def work() -> Any:
+            from desktop.core.fit import fetch_config, fit
+
+            return fit(fetch_config(ref), config, gpu_free, ram, rows)
+
+        def done(result: Any) -> None:
+            self._fitting = False
+            self._show_fit(table, row, ref, result)
+            self._next_fit()
+
+        def failed(exc: object, detail: str) -> None:
+            self._fitting = False
+            item = table.item(row, FIT_COLUMN)
+            if item is not None and table.item(row, 0) and table.item(row, 0).text() == ref:
+                item.setText(self.tr("unknown"))
+                item.setToolTip(getattr(exc, "message", str(exc)))
+            self._next_fit()
+
+        self._tasks.append(run_in_background(work, self, done, failed))
+
+    def _show_fit(self, table: QTableWidget, row: int, ref: str, result: Any) -> None:
+        item = table.item(row, FIT_COLUMN)
+        if item is None or table.item(row, 0).text() != ref:
+            return  # the table was filled again meanwhile
+        words = {
+            "fits": self.tr("fits"), "tight": self.tr("tight"), "fits with LoRA": self.tr("fits with LoRA"),
+            "fits with QLoRA": self.tr("fits with QLoRA"), "does not fit": self.tr("does not fit"),
+        }
+        text = words[result.badge]
+        if not result.on_gpu:
+            text = self.tr("{verdict} · {need} of RAM").format(verdict=text, need=human_size(result.needed))
+            if result.epoch_s:
+                text += self.tr(" · ~{minutes:.0f} min/epoch").format(minutes=result.epoch_s / 60)
+        item.setText(text)
+        item.setData(Qt.ItemDataRole.UserRole, result.badge)
+        item.setToolTip(self.tr("Needs about {need} with the current Memory & speed options; {have} available.").format(
+            need=human_size(result.needed), have=human_size(result.available)))
+
+    # -- actions ---------------------------------------------------------------------------------
+    def search(self) -> None:
+        from desktop.core.hub_search import search
+
+        query, task, sort, source = self.query.text().strip(), self._config.task, self.sort.currentData(), self._source
+        self.status.setText(self.tr("Searching {source}…").format(source=source.label))
+        self.search_button.setEnabled(False)
+        self.results.setRowCount(0)
+
+        def done(hits: Any) -> None:
+            self.search_button.setEnabled(True)
+            self.status.setText(self.tr("%n model(s) found.", "", len(hits)))
+            self._fill(self.results, hits)
+
+        self._tasks.append(run_in_background(lambda: search(source, query, task, sort), self, done, self._search_failed))
+
+    def _search_failed(self, exc: object, detail: str) -> None:
+        self.search_button.setEnabled(True)
+        self._show_error(exc)
+
+    def _show_error(self, exc: object) -> None:
+        message, hint = getattr(exc, "message", str(exc)), getattr(exc, "hint", "")
+        self.status.setText(f"{message}\n{hint}" if hint else message)
+
+    def refresh_local(self) -> None:
+        from desktop.core.hub_search import on_this_computer
+
+        self._tasks.append(run_in_background(on_this_computer, self, lambda hits: self._fill(self.local, hits),
+                                             lambda exc, detail: self._show_error(exc)))
+
+    def selected(self) -> ModelHit | None:
+        table = self.tabs.currentWidget()
+        table = table if isinstance(table, QTableWidget) else table.findChild(QTableWidget)
+        row = table.currentRow() if table is not None else -1
+        item = table.item(row, 0) if row >= 0 else None
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+
+    def _use(self) -> None:
+        hit = self.selected()
+        if hit is not None:
+            self.chosen.emit(hit.ref)
+            self.accept()
+
+    def download_selected(self) -> None:
+        hit = self.selected()
+        if hit is None:
+            self.status.setText(self.tr("Select a model first."))
+            return
+        self.download(hit.ref)
+
+    def download(self, ref: str, then: Callable[[str], None] | None = None) -> None:
+        """Download ``ref`` with a progress bar and Cancel; ``downloaded`` carries the folder."""
+        from desktop.core.downloads import download
+
+        cancel = threading.Event()
+        source = self._source
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.cancel_button.setVisible(True)
+        self.download_button.setEnabled(False)
+        self.status.setText(self.tr("Preparing the download of {model} from {source}…").format(
+            model=ref, source=source.label))
+        task = BackgroundTask(lambda: download(ref, source, on_progress=task.report, cancel=cancel), self, cancel)
+        task.progressed.connect(self._on_progress)
+        task.finished.connect(lambda folder: self._on_downloaded(ref, folder, then))
+        task.failed.connect(self._on_download_failed)
+        self._download = task
+        task.start()
+
+    def _on_progress(self, progress: Any) -> None:
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(int(progress.fraction * 1000))
+        eta = progress.eta_s
+        left = self.tr("{minutes}:{seconds:02d} left").format(minutes=int(eta // 60), seconds=int(eta % 60)) if eta is not None else ""
+        self.status.setText(self.tr("{done} of {total} · {speed}/s · {left}").format(
+            done=human_size(progress.done), total=human_size(progress.total), speed=human_size(progress.speed), left=left))
+
+    def _end_download(self) -> None:
+        self.progress.setVisible(False)
+        self.cancel_button.setVisible(False)
+        self.download_button.setEnabled(True)
+        self._download = None
+
+    def _on_downloaded(self, ref: str, folder: Any, then: Callable[[str], None] | None) -> None:
+        self._end_download()
+        self.status.setText(self.tr("{model} is on this computer: {folder}").format(model=ref, folder=folder))
+        self.refresh_local()
+        self.downloaded.emit(str(folder))
+        if then is not None:
+            then(str(folder))
+
+    def _on_download_failed(self, exc: object, detail: str) -> None:
+        from desktop.core.downloads import DownloadCancelled
+
+        self._end_download()
+        if isinstance(exc, DownloadCancelled):
+            self.status.setText(self.tr("Download cancelled. What was downloaded is kept: Download again resumes it."))
+        else:
+            self._show_error(exc)
+
+    def cancel_download(self) -> None:
+        if self._download is not None:
+            self._download.cancel()
+
+    def _delete(self) -> None:
+        hit = self.selected()
+        if hit is None or hit.source == "local":
+            self.status.setText(self.tr("Select a downloaded model (your own folders are never deleted here)."))
+            return
+        answer = QMessageBox.question(self, self.tr("Delete from this computer?"), self.tr(
+            "Delete {model} ({size}) from the download cache? It can be downloaded again later.").format(
+            model=hit.ref, size=human_size(hit.size_bytes or 0)))
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        from desktop.core.hub_search import delete_from_cache
+
+        freed = delete_from_cache(hit)
+        self.status.setText(self.tr("Deleted {model}: {size} freed.").format(model=hit.ref, size=human_size(freed)))
+        self.refresh_local()
+
+    def reject(self) -> None:
+        self.cancel_download()
+        super().reject()
+
+
+def _count(value: int | None, plain: bool = False) -> str:
+    if value is None:
+        return "?" if not plain else ""
+    if plain:
+        return f"{value:,}"
+    return f"{value / 1e9:.1f}B" if value >= 1e9 else f"{value / 1e6:.0f}M"
