@@ -191,6 +191,10 @@ class MainWindow(QMainWindow):
         try_folder.triggered.connect(self._try_folder)
         runs_menu.addAction(history)
         runs_menu.addAction(try_folder)
+        settings_menu = self.menuBar().addMenu(self.tr("&Settings"))
+        sources_action = QAction(self.tr("Model &sources and tokens…"), self)
+        sources_action.triggered.connect(self.open_hub_settings)
+        settings_menu.addAction(sources_action)
 
     def load_sample(self) -> None:
         """Preload the sample reviews and the bundled model, then show the data page."""
@@ -299,6 +303,13 @@ class MainWindow(QMainWindow):
         free = gpu.memory_free if gpu and gpu.memory_free else None
         self.options_page.set_context(self.current_config(), gpu.name if gpu else "", free, caps)
         self.data_page.set_gpu_free(free)
+
+    def open_hub_settings(self) -> None:
+        """Settings > Model sources: where models come from, and tokens (kept in the keyring)."""
+        from desktop.gui.hub_settings import HubSettingsDialog
+
+        self.hub_settings = HubSettingsDialog(self)
+        self.hub_settings.open()
 
     def _update_banner(self) -> None:
         result = self.environment_page.verdict_now

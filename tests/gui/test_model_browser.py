@@ -1,0 +1,74 @@
+"""The model browser against a fake hub on 127.0.0.1: search with fit badges, download, use."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from desktop.core.config import RunConfig
+from desktop.gui.model_browser import FIT_COLUMN, ModelBrowser
+from tests.fakehub import FakeHub
+
+GB = 2**30
+
+
+def _rows(table) -> list[str]:
+    return [table.item(r, 0).text() for r in range(table.rowCount())]
+
+
+def test_recommended_search_badge_download_and_use(qtbot, fake_hub: FakeHub) -> None:
+    config = RunConfig(task="causal-lm")
+    browser = ModelBrowser(config, gpu_free=8 * GB, ram=16 * GB)
+    qtbot.addWidget(browser)
+    assert "Qwen/Qwen2.5-0.5B-Instruct" in _rows(browser.recommended)  # the catalogue, for this task
+    assert all("bert" not in r.lower() for r in _rows(browser.recommended))
+    browser.tabs.setCurrentIndex(1)
+    browser.query.setText("tiny")
+    browser.search()
+    qtbot.waitUntil(lambda: browser.results.rowCount() == 1, timeout=20_000)
+    assert browser.results.item(0, 4).text() == "500"  # downloads, from the hub's metadata
+    qtbot.waitUntil(lambda: browser.results.item(0, FIT_COLUMN).data(Qt.ItemDataRole.UserRole) == "fits",
+                    timeout=30_000)  # from config.json alone
+    browser.results.selectRow(0)
+    with qtbot.waitSignal(browser.downloaded, timeout=30_000):
+        browser.download_selected()
+    assert browser.progress.isHidden() and "is on this computer" in browser.status.text()
+    browser.tabs.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: "tiny/gpt2" in _rows(browser.local), timeout=10_000)
+    browser.local.selectRow(_rows(browser.local).index("tiny/gpt2"))
+    with qtbot.waitSignal(browser.chosen) as chosen:
+        browser.use_button.click()
+    assert chosen.args == ["tiny/gpt2"]
+
+
+def test_a_hub_that_does_not_answer_is_one_sentence_in_the_dialog(qtbot, monkeypatch) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    from desktop.core import hub
+
+    monkeypatch.setattr(hub, "_answers", {})
+    browser = ModelBrowser(RunConfig(task="classification"), gpu_free=None, ram=16 * GB)
+    qtbot.addWidget(browser)
+    browser.query.setText("bert")
+    browser.search()
+    qtbot.waitUntil(lambda: browser.search_button.isEnabled(), timeout=10_000)
+    assert "did not answer within 3 s" in browser.status.text() and "Traceback" not in browser.status.text()
+
+
+def test_source_settings_save_the_choice_and_keep_the_token_in_the_keyring(
+    qtbot, fake_hub: FakeHub, keyring_backend: dict
+) -> None:
+    from desktop.core import sources
+    from desktop.gui.hub_settings import HubSettingsDialog
+
+    dialog = HubSettingsDialog()
+    qtbot.addWidget(dialog)
+    dialog.mirror.setText(fake_hub.url)
+    dialog.check()
+    qtbot.waitUntil(lambda: dialog.check_button.isEnabled(), timeout=10_000)
+    assert f"{fake_hub.url}: answered in" in dialog.answers.text()
+    dialog.source.setCurrentIndex(dialog.source.findData(sources.MODELSCOPE))
+    dialog.hf_token.setText("hf_secret_value")
+    dialog.save()
+    assert sources.load_settings().source == sources.MODELSCOPE
+    assert "hf_secret_value" in keyring_backend.values()
+    assert "hf_secret_value" not in sources.settings_path().read_text(encoding="utf-8")
