@@ -126,12 +126,10 @@ def _hf_one(source: Source, repo_id: str, kind: str, commit: str, name: str, tok
     ``huggingface_hub`` resumes a dropped connection within one call but starts a file over on the
     next call. So a plain-HTTP file is first fetched with the client's own ``http_get`` into
     ``blobs/<etag>.incomplete`` (the name the client's cache has always used for partial files),
-    continuing from what is there; when complete and checked (size, and the SHA-256 that is the ETag of
-    large files), it becomes the blob, and ``hf_hub_download`` links it into the snapshot as usual.
+    continuing from what is there; when complete and checked as the client checks it (the size the hub
+    announced), it becomes the blob, and ``hf_hub_download`` links it into the snapshot as usual.
     Files stored with Xet go straight to ``hf_hub_download`` (Xet keeps its own chunk cache).
     """
-    import hashlib
-
     from filelock import FileLock
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
     from huggingface_hub.file_download import http_get, repo_folder_name
@@ -158,14 +156,6 @@ def _hf_one(source: Source, repo_id: str, kind: str, commit: str, name: str, tok
             if partial.stat().st_size != meta.size:
                 partial.unlink()
                 raise OSError(f"{name}: size mismatch, the partial file was discarded")
-            if len(etag) == 64:  # large files: the ETag is their SHA-256
-                digest = hashlib.sha256()
-                with open(partial, "rb") as fh:
-                    for chunk in iter(lambda: fh.read(1 << 20), b""):
-                        digest.update(chunk)
-                if digest.hexdigest() != etag:
-                    partial.unlink()
-                    raise OSError(f"{name}: checksum mismatch, the partial file was discarded")
             partial.replace(blob)
     return hf_hub_download(repo_id, name, repo_type=kind if kind == "dataset" else None, revision=commit,
                            endpoint=source.endpoint, token=token or False, cache_dir=cache_dir, tqdm_class=bar)

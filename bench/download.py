@@ -1,0 +1,71 @@
+"""Download throughput against a plain ``huggingface_hub.snapshot_download`` of the same repository from
+the same local server, and the time to fail on an endpoint that never answers.
+
+Usage: python bench/download.py [--mb 256]
+Prints: both throughputs, the ratio (target >= 0.95), and the seconds to fail (target < 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=int, default=256, help="size of the weights file")
+    args = parser.parse_args()
+    os.environ.pop("HF_HUB_OFFLINE", None)
+    from tests.fakehub import FakeHub, Repo
+
+    hub = FakeHub().start()
+    weights = os.urandom(args.mb * 2**20)
+    hub.add(Repo("bench/model", {"config.json": b'{"model_type": "gpt2"}', "tokenizer.json": b"{}",
+                                 "model.safetensors": weights}))
+    os.environ["HF_ENDPOINT"] = hub.url
+    import huggingface_hub.constants as constants
+    from huggingface_hub import snapshot_download
+
+    from desktop.core import downloads, sources
+
+    constants.HF_HUB_OFFLINE = False
+    size = len(weights) / 2**20
+    plain_runs, our_runs = [], []
+    for _ in range(3):  # alternating, so neither gets a warmer machine
+        with tempfile.TemporaryDirectory() as plain_dir, tempfile.TemporaryDirectory() as ours_dir:
+            started = time.perf_counter()
+            snapshot_download("bench/model", endpoint=hub.url, cache_dir=plain_dir)
+            plain_runs.append(size / (time.perf_counter() - started))
+            started = time.perf_counter()
+            downloads.download("bench/model", sources.resolve(endpoint=hub.url), cache_dir=Path(ours_dir))
+            our_runs.append(size / (time.perf_counter() - started))
+    plain, ours = sorted(plain_runs)[1], sorted(our_runs)[1]  # medians
+    hub.stop()
+    print(f"{size:.0f} MB, median of 3: snapshot_download {plain:.0f} MB/s, Finetune Studio {ours:.0f} MB/s, "
+          f"ratio {ours / plain:.2f}")
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts connections, never answers: a blocked network
+    from desktop.core import hub as hub_module
+    from desktop.core.errors import ModelError
+
+    hub_module._answers.clear()
+    started = time.perf_counter()
+    try:
+        downloads.download("someone/model", sources.resolve(endpoint=f"http://127.0.0.1:{silent.getsockname()[1]}"))
+    except ModelError:
+        pass
+    print(f"time to fail on an endpoint that never answers: {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
