@@ -98,7 +98,7 @@ class ModelBrowser(QDialog):
         table = QTableWidget(0, 8)
         table.setHorizontalHeaderLabels([
             self.tr("Model"), self.tr("Parameters"), self.tr("Size"), self.tr("License"),
-            self.tr("Downloads"), self.tr("Likes"), self.tr("Updated"), self.tr("Fit on this computer"),
+            self.tr("Downloads"), self.tr("Likes"), self.tr("Updated"), self.tr("Fit here"),
         ])
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -343,4 +343,6 @@ def _count(value: int | None, plain: bool = False) -> str:
         return "?" if not plain else ""
     if plain:
         return f"{value:,}"
-    return f"{value / 1e9:.1f}B" if value >= 1e9 else f"{value / 1e6:.0f}M"
+    if value >= 1e9:
+        return f"{value / 1e9:.1f}B"
+    return f"{value / 1e6:.0f}M" if value >= 1e6 else f"{value / 1e3:.0f}K"
