@@ -8,6 +8,7 @@ Prints: both throughputs, the ratio (target >= 0.95), and the seconds to fail (t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import sys
@@ -27,8 +28,12 @@ def main() -> int:
 
     hub = FakeHub().start()
     weights = os.urandom(args.mb * 2**20)
-    hub.add(Repo("bench/model", {"config.json": b'{"model_type": "gpt2"}', "tokenizer.json": b"{}",
-                                 "model.safetensors": weights}))
+    hub.add(
+        Repo(
+            "bench/model",
+            {"config.json": b'{"model_type": "gpt2"}', "tokenizer.json": b"{}", "model.safetensors": weights},
+        )
+    )
     os.environ["HF_ENDPOINT"] = hub.url
     import huggingface_hub.constants as constants
     from huggingface_hub import snapshot_download
@@ -48,8 +53,10 @@ def main() -> int:
             our_runs.append(size / (time.perf_counter() - started))
     plain, ours = sorted(plain_runs)[1], sorted(our_runs)[1]  # medians
     hub.stop()
-    print(f"{size:.0f} MB, median of 3: snapshot_download {plain:.0f} MB/s, Finetune Studio {ours:.0f} MB/s, "
-          f"ratio {ours / plain:.2f}")
+    print(
+        f"{size:.0f} MB, median of 3: snapshot_download {plain:.0f} MB/s, Finetune Studio {ours:.0f} MB/s, "
+        f"ratio {ours / plain:.2f}"
+    )
 
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
@@ -59,10 +66,10 @@ def main() -> int:
 
     hub_module._answers.clear()
     started = time.perf_counter()
-    try:
-        downloads.download("someone/model", sources.resolve(endpoint=f"http://127.0.0.1:{silent.getsockname()[1]}"))
-    except ModelError:
-        pass
+    with contextlib.suppress(ModelError):
+        downloads.download(
+            "someone/model", sources.resolve(endpoint=f"http://127.0.0.1:{silent.getsockname()[1]}")
+        )
     print(f"time to fail on an endpoint that never answers: {time.perf_counter() - started:.1f} s")
     return 0
 

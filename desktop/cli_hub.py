@@ -24,9 +24,14 @@ def hub_options() -> argparse.ArgumentParser:
     from desktop.core.sources import CHOICES
 
     options = argparse.ArgumentParser(add_help=False)
-    options.add_argument("--source", choices=CHOICES, help="where to download from (default: the app's setting)")
-    options.add_argument("--endpoint", metavar="URL", help="a mirror or private hub (Hugging Face API; with "
-                         "--source modelscope, ModelScope's)")
+    options.add_argument(
+        "--source", choices=CHOICES, help="where to download from (default: the app's setting)"
+    )
+    options.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope's)",
+    )
     return options
 
 
@@ -43,7 +48,9 @@ def apply_hub_options(args: argparse.Namespace) -> None:
 
 def add_parsers(sub: Any) -> None:
     options = hub_options()
-    models = sub.add_parser("models", help="find, download and list models (Hugging Face, a mirror, ModelScope)")
+    models = sub.add_parser(
+        "models", help="find, download and list models (Hugging Face, a mirror, ModelScope)"
+    )
     msub = models.add_subparsers(dest="models_command", required=True)
     p = msub.add_parser("search", parents=[options], help="search the hub")
     p.add_argument("query", nargs="?", default="")
@@ -52,7 +59,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=cmd_search)
-    p = msub.add_parser("download", parents=[options], help="download a model (only the files training needs)")
+    p = msub.add_parser(
+        "download", parents=[options], help="download a model (only the files training needs)"
+    )
     p.add_argument("id", help="owner/name, or modelscope:owner/name")
     p.add_argument("--revision", default="", help="branch, tag or commit")
     p.set_defaults(func=cmd_download, dataset=False)
@@ -80,13 +89,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not hits:
         print(f"No models match {args.query!r} on {source.label}.", file=sys.stderr)
         return 0
-    print(f"{'model':48} {'downloads':>10} {'likes':>6} {'params':>8} {'size':>9}  license  updated", file=sys.stdout)
+    print(
+        f"{'model':48} {'downloads':>10} {'likes':>6} {'params':>8} {'size':>9}  license  updated",
+        file=sys.stdout,
+    )
     for h in hits:
         params = f"{h.parameters / 1e6:.0f}M" if h.parameters else "?"
         size = human_size(h.size_bytes) if h.size_bytes else "?"
         gated = "  gated" if h.gated else ""
-        print(f"{h.ref:48} {h.downloads or 0:>10} {h.likes or 0:>6} {params:>8} {size:>9}  "
-              f"{h.license or '?'}  {h.updated}{gated}")
+        print(
+            f"{h.ref:48} {h.downloads or 0:>10} {h.likes or 0:>6} {params:>8} {size:>9}  "
+            f"{h.license or '?'}  {h.updated}{gated}"
+        )
     return 0
 
 
@@ -119,8 +133,16 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
 
     def report(progress: Any) -> None:
         if not bars:
-            bars.append(tqdm(total=progress.total, unit="B", unit_scale=True, unit_divisor=1024,
-                             dynamic_ncols=True, file=sys.stderr))
+            bars.append(
+                tqdm(
+                    total=progress.total,
+                    unit="B",
+                    unit_scale=True,
+                    unit_divisor=1024,
+                    dynamic_ncols=True,
+                    file=sys.stderr,
+                )
+            )
         bars[0].update(progress.done - bars[0].n)
 
     def close() -> None:
@@ -129,7 +151,9 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
 
     def work() -> None:
         try:
-            done.append(download(ref, source, revision=revision, dataset=dataset, on_progress=report, cancel=cancel))
+            done.append(
+                download(ref, source, revision=revision, dataset=dataset, on_progress=report, cancel=cancel)
+            )
         except BaseException as exc:  # handed to the main thread
             failed.append(exc)
 
@@ -157,7 +181,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(json.dumps([asdict(h) for h in hits], ensure_ascii=False, indent=1))
         return 0
     if not hits:
-        print("No models on this computer yet. Find one with: finetune-studio-cli models search QUERY", file=sys.stderr)
+        print(
+            "No models on this computer yet. Find one with: finetune-studio-cli models search QUERY",
+            file=sys.stderr,
+        )
     for h in hits:
         print(f"{h.ref:48} {human_size(h.size_bytes or 0):>9}  {h.source:11}  {h.path}")
     return 0
@@ -170,7 +197,10 @@ def cmd_sources(args: argparse.Namespace) -> int:
     for p in probes:
         answer = f"answered in {p.seconds * 1000:.0f} ms" if p.ok else f"no answer ({p.problem})"
         print(f"{p.name:12} {p.endpoint:36} {answer}")
-    print(f"in use: {sources.resolve().label}" + (f"; Auto would pick {chosen.label}" if chosen else "; none answers"))
+    print(
+        f"in use: {sources.resolve().label}"
+        + (f"; Auto would pick {chosen.label}" if chosen else "; none answers")
+    )
     return 0 if chosen else 1
 
 

@@ -9,6 +9,7 @@ It serves the Hugging Face API (``/api/models``, ``/api/models/{id}``, ``/api/mo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -57,7 +58,9 @@ class FakeHub:
         return repo
 
     def add_folder(self, repo_id: str, folder: Path, **kwargs: Any) -> Repo:
-        files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        files = {
+            p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+        }
         return self.add(Repo(repo_id, files, **kwargs))
 
     @property
@@ -115,10 +118,8 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def handle(self) -> None:
-        try:
+        with contextlib.suppress(ConnectionError, OSError):  # the client went away (a cancel)
             super().handle()
-        except (ConnectionError, OSError):  # the client went away (a cancel): nothing to serve
-            pass
 
     # -- plumbing -------------------------------------------------------------------------------
     def _send_json(self, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
@@ -133,7 +134,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _error(self, status: int, code: str, message: str) -> None:
-        self._send_json({"error": message, "Code": status, "Message": message}, status, {"X-Error-Code": code, "X-Error-Message": message})
+        self._send_json(
+            {"error": message, "Code": status, "Message": message},
+            status,
+            {"X-Error-Code": code, "X-Error-Message": message},
+        )
 
     def _authorised(self, repo: Repo) -> bool:
         if not repo.gated:
@@ -164,7 +169,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, "RepoNotFound", f"Repository {repo_id} not found")
             return None
         if not self._authorised(repo):
-            self._error(401, "GatedRepo", f"Access to model {repo_id} is restricted. You must have access to it.")
+            self._error(
+                401, "GatedRepo", f"Access to model {repo_id} is restricted. You must have access to it."
+            )
             return None
         return repo
 
@@ -173,8 +180,10 @@ class _Handler(BaseHTTPRequestHandler):
         text = (query.get("search") or [""])[0].lower()
         task = (query.get("pipeline_tag") or [""])[0]
         found = [
-            r for (k, _), r in self.fake.repos.items()
-            if k == kind.rstrip("s") and text in r.repo_id.lower()
+            r
+            for (k, _), r in self.fake.repos.items()
+            if k == kind.rstrip("s")
+            and text in r.repo_id.lower()
             and (not task or r.meta.get("pipeline_tag", "text-generation") == task)
         ]
         sort = (query.get("sort") or ["downloads"])[0]
@@ -200,7 +209,9 @@ class _Handler(BaseHTTPRequestHandler):
         ]
         self._send_json(entries)
 
-    def hf_resolve(self, query: dict[str, list[str]], repo_id: str, rev: str, name: str, kind: str = "model") -> None:
+    def hf_resolve(
+        self, query: dict[str, list[str]], repo_id: str, rev: str, name: str, kind: str = "model"
+    ) -> None:
         repo = self._repo(kind, repo_id)
         if repo is None:
             return
@@ -264,14 +275,26 @@ class _Handler(BaseHTTPRequestHandler):
             }
             for r in found
         ]
-        self._send_json({"success": True, "data": {"models": items, "total_count": len(items), "page_number": 1, "page_size": 10}})
+        self._send_json(
+            {
+                "success": True,
+                "data": {"models": items, "total_count": len(items), "page_number": 1, "page_size": 10},
+            }
+        )
 
     def ms_files(self, query: dict[str, list[str]], kind: str, repo_id: str) -> None:
         repo = self._repo(kind.rstrip("s"), repo_id)
         if repo is None:
             return
         files = [
-            {"Name": n.split("/")[-1], "Path": n, "Size": len(b), "Sha256": hashlib.sha256(b).hexdigest(), "Type": "blob", "Revision": repo.sha}
+            {
+                "Name": n.split("/")[-1],
+                "Path": n,
+                "Size": len(b),
+                "Sha256": hashlib.sha256(b).hexdigest(),
+                "Type": "blob",
+                "Revision": repo.sha,
+            }
             for n, b in sorted(repo.files.items())
         ]
         self._send_json({"Code": 200, "Success": True, "Data": {"Files": files}})
@@ -289,7 +312,13 @@ class _Handler(BaseHTTPRequestHandler):
         repo = self._repo(kind.rstrip("s"), repo_id)
         if repo is None:
             return
-        self._send_json({"Code": 200, "Success": True, "Data": {"RevisionMap": {"Branches": [{"Revision": "master"}], "Tags": []}}})
+        self._send_json(
+            {
+                "Code": 200,
+                "Success": True,
+                "Data": {"RevisionMap": {"Branches": [{"Revision": "master"}], "Tags": []}},
+            }
+        )
 
 
 _ID = r"(?P<repo_id>[^/]+/[^/]+)"
@@ -298,7 +327,10 @@ _ROUTES: list[tuple[str, Any]] = [
     (rf"/api/(?P<kind>models|datasets)/{_ID}/tree/(?P<rev>[^/]+)(?P<sub>/.*)?", _Handler.hf_tree),
     (rf"/api/(?P<kind>models|datasets)/{_ID}/revision/(?P<rev>[^/]+)", _Handler.hf_info),
     (rf"/api/(?P<kind>models|datasets)/{_ID}", _Handler.hf_info),
-    (rf"/datasets/{_ID}/resolve/(?P<rev>[^/]+)/(?P<name>.+)", lambda h, q, **kw: _Handler.hf_resolve(h, q, kind="dataset", **kw)),
+    (
+        rf"/datasets/{_ID}/resolve/(?P<rev>[^/]+)/(?P<name>.+)",
+        lambda h, q, **kw: _Handler.hf_resolve(h, q, kind="dataset", **kw),
+    ),
     (rf"/{_ID}/resolve/(?P<rev>[^/]+)/(?P<name>.+)", _Handler.hf_resolve),
     (r"/openapi/v1/models", _Handler.ms_search),
     (rf"/api/v1/(?P<kind>models|datasets)/{_ID}/repo/(files|tree)", _Handler.ms_files),

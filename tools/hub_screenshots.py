@@ -17,8 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def main(out: Path) -> int:
     home = Path(tempfile.mkdtemp())
-    os.environ.update({"FINETUNE_STUDIO_HOME": str(home / "app"), "MODELSCOPE_CACHE": str(home / "ms"),
-                       "HF_HUB_CACHE": str(home / "hf")})
+    os.environ.update(
+        {
+            "FINETUNE_STUDIO_HOME": str(home / "app"),
+            "MODELSCOPE_CACHE": str(home / "ms"),
+            "HF_HUB_CACHE": str(home / "hf"),
+        }
+    )
     os.environ.pop("HF_HUB_OFFLINE", None)
     from PySide6.QtWidgets import QApplication
 
@@ -27,7 +32,11 @@ def main(out: Path) -> int:
 
     hub = FakeHub().start()
     gpt2 = tiny_models.gpt2(home / "gpt2")
-    for name, downloads, likes in (("tiny/gpt2-chat", 1200, 31), ("tiny/gpt2-base", 5400, 88), ("tiny/gpt2-zh", 310, 9)):
+    for name, downloads, likes in (
+        ("tiny/gpt2-chat", 1200, 31),
+        ("tiny/gpt2-base", 5400, 88),
+        ("tiny/gpt2-zh", 310, 9),
+    ):
         repo = hub.add_folder(name, gpt2, meta={"downloads": downloads, "likes": likes, "parameters": 61_000})
         repo.files["model.safetensors"] = repo.files["model.safetensors"] * 40  # a download worth watching
     os.environ["HF_ENDPOINT"] = hub.url
@@ -57,8 +66,12 @@ def main(out: Path) -> int:
     browser.tabs.setCurrentIndex(1)
     browser.query.setText("tiny")
     browser.search()
-    until(lambda: browser.results.rowCount() == 3 and all(
-        browser.results.item(r, FIT_COLUMN).text() not in ("…", "") for r in range(3)))
+    until(
+        lambda: (
+            browser.results.rowCount() == 3
+            and all(browser.results.item(r, FIT_COLUMN).text() not in ("…", "") for r in range(3))
+        )
+    )
     browser.results.selectRow(0)
     browser.grab().save(str(out / "7-browser-search.png"))
     hub.stall["model.safetensors"] = threading.Event()

@@ -31,11 +31,19 @@ def recommended(task: str = "", source_kind: str = "huggingface") -> list[ModelH
         ref = e["id"]
         if source_kind == "modelscope" and e.get("modelscope_id"):
             ref = f"modelscope:{e['modelscope_id']}"
-        hits.append(ModelHit(
-            ref=ref, repo_id=e["id"], source="catalogue", parameters=e.get("parameters"),
-            size_bytes=e.get("size_bytes"), license=e.get("license") or "", gated=bool(e.get("gated")),
-            task=e["task"], path=", ".join(e.get("languages", [])),
-        ))
+        hits.append(
+            ModelHit(
+                ref=ref,
+                repo_id=e["id"],
+                source="catalogue",
+                parameters=e.get("parameters"),
+                size_bytes=e.get("size_bytes"),
+                license=e.get("license") or "",
+                gated=bool(e.get("gated")),
+                task=e["task"],
+                path=", ".join(e.get("languages", [])),
+            )
+        )
     return sorted(hits, key=lambda h: h.parameters or 0)
 
 

@@ -23,9 +23,21 @@ from desktop.core.sources import MODELSCOPE, Source, offline, split_ref, token
 
 SPACE_MARGIN = 1.05  # ask for 5 % more free space than the files take
 _MODEL_FILES = (
-    "config.json", "generation_config.json", "tokenizer*.json", "special_tokens_map.json",
-    "added_tokens.json", "vocab.*", "merges.txt", "*.model", "chat_template.*", "preprocessor_config.json",
-    "README.md", "LICENSE*", "*.tiktoken", "spiece.model", "sentencepiece.bpe.model",
+    "config.json",
+    "generation_config.json",
+    "tokenizer*.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.*",
+    "merges.txt",
+    "*.model",
+    "chat_template.*",
+    "preprocessor_config.json",
+    "README.md",
+    "LICENSE*",
+    "*.tiktoken",
+    "spiece.model",
+    "sentencepiece.bpe.model",
 )
 _DATA_FILES = ("*.csv", "*.tsv", "*.json", "*.jsonl", "*.parquet", "*.txt", "*.arrow", "*.xlsx", "README.md")
 
@@ -68,8 +80,14 @@ def needed_files(files: list[RemoteFile], dataset: bool = False) -> list[RemoteF
         keep = [f for f in files if _matches(f.name.rsplit("/", 1)[-1], _DATA_FILES)]
         return keep or files
     top = [f for f in files if "/" not in f.name]
-    safetensors = [f for f in top if f.name.endswith(".safetensors") or f.name == "model.safetensors.index.json"]
-    weights = safetensors or [f for f in top if fnmatch.fnmatch(f.name, "pytorch_model*.bin") or f.name == "pytorch_model.bin.index.json"]
+    safetensors = [
+        f for f in top if f.name.endswith(".safetensors") or f.name == "model.safetensors.index.json"
+    ]
+    weights = safetensors or [
+        f
+        for f in top
+        if fnmatch.fnmatch(f.name, "pytorch_model*.bin") or f.name == "pytorch_model.bin.index.json"
+    ]
     others = [f for f in top if _matches(f.name, _MODEL_FILES) and f not in weights and "onnx" not in f.name]
     return sorted(others + weights, key=lambda f: f.size)
 
@@ -81,7 +99,9 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
 class _Meter:
     """Bytes done across all files of one download, the speed, and the cancel check."""
 
-    def __init__(self, total: int, on_progress: Callable[[Progress], None] | None, cancel: threading.Event | None):
+    def __init__(
+        self, total: int, on_progress: Callable[[Progress], None] | None, cancel: threading.Event | None
+    ):
         self.total, self.done, self.on_progress, self.cancel = total, 0, on_progress, cancel
         self._lock = threading.Lock()
         self._window: list[tuple[float, int]] = [(time.monotonic(), 0)]

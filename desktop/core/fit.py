@@ -79,18 +79,26 @@ def fetch_config(ref: str, source: Source | None = None) -> dict[str, Any]:
             from modelscope_hub import HubApi
 
             path = HubApi(endpoint=source.endpoint, token=token(MODELSCOPE) or None).download_file(
-                repo_id, "model", "config.json")
+                repo_id, "model", "config.json"
+            )
         else:
             from huggingface_hub import hf_hub_download
 
-            path = hf_hub_download(repo_id, "config.json", endpoint=source.endpoint, token=token(source.kind) or False)
+            path = hf_hub_download(
+                repo_id, "config.json", endpoint=source.endpoint, token=token(source.kind) or False
+            )
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except Exception as exc:
         raise translate(exc, source, repo_id) from exc
 
 
-def fit(model_config: dict[str, Any], config: RunConfig, gpu_free: int | None, ram_available: int,
-        rows: int | None = None) -> Fit:
+def fit(
+    model_config: dict[str, Any],
+    config: RunConfig,
+    gpu_free: int | None,
+    ram_available: int,
+    rows: int | None = None,
+) -> Fit:
     """The fit of a model (its ``config.json`` as a dict) for ``config``'s options on this computer.
 
     Args:

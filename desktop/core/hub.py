@@ -135,18 +135,32 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
             f"Settings > Model sources ({source.label}).",
         )
     if names & {"RevisionNotFoundError"}:
-        return ModelError(f"{repo_id} has no revision by that name on {source.label}.", "Check the revision, or leave it empty for the newest.")
+        return ModelError(
+            f"{repo_id} has no revision by that name on {source.label}.",
+            "Check the revision, or leave it empty for the newest.",
+        )
     if names & {"RepositoryNotFoundError", "NotExistError"} or 404 in statuses:
         return ModelError(
             f"There is no {what} named {repo_id} on {source.label}.",
             "Check the id (owner/name, as on the model's page), or find it with Browse; on ModelScope some "
             "models have other ids than on Hugging Face.",
         )
-    if names & {"ConnectError", "ConnectTimeout", "ReadTimeout", "TimeoutException", "NetworkError",
-                "RequestTimeoutError", "ConnectionError", "RemoteProtocolError", "ReadError"}:
+    if names & {
+        "ConnectError",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "TimeoutException",
+        "NetworkError",
+        "RequestTimeoutError",
+        "ConnectionError",
+        "RemoteProtocolError",
+        "ReadError",
+    }:
         return ModelError(
             f"The download of {repo_id} from {source.label} was interrupted: the connection failed.",
             "Try again: the download resumes where it stopped. If it keeps failing, switch the source.",
         )
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return ModelError(f"{repo_id} could not be downloaded from {source.label}: {first}", "Try again, or switch the source.")
+    return ModelError(
+        f"{repo_id} could not be downloaded from {source.label}: {first}", "Try again, or switch the source."
+    )

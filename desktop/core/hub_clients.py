@@ -55,27 +55,48 @@ def _ms_cache() -> Path:
     return Path(os.environ.get("MODELSCOPE_CACHE") or Path.home() / ".cache" / "modelscope").expanduser()
 
 
-def missing(source: Source, repo_id: str, commit: str, files: list, dataset: bool, cache_dir: Path | None) -> list:
+def missing(
+    source: Source, repo_id: str, commit: str, files: list, dataset: bool, cache_dir: Path | None
+) -> list:
     """The files of ``files`` that are not complete in the cache yet."""
     if source.kind == MODELSCOPE:
         folder = _ms_snapshot(repo_id, commit, dataset, cache_dir)
-        return [f for f in files if not (folder / f.name).is_file() or (folder / f.name).stat().st_size != f.size]
+        return [
+            f for f in files if not (folder / f.name).is_file() or (folder / f.name).stat().st_size != f.size
+        ]
     from huggingface_hub import try_to_load_from_cache
 
     kind = "dataset" if dataset else None
     return [
-        f for f in files
-        if not isinstance(try_to_load_from_cache(repo_id, f.name, cache_dir=cache_dir, revision=commit, repo_type=kind), str)
+        f
+        for f in files
+        if not isinstance(
+            try_to_load_from_cache(repo_id, f.name, cache_dir=cache_dir, revision=commit, repo_type=kind), str
+        )
     ]
 
 
 def _ms_snapshot(repo_id: str, revision: str, dataset: bool, cache_dir: Path | None) -> Path:
     owner, name = repo_id.split("/", 1)
-    return (cache_dir or _ms_cache()) / ("datasets" if dataset else "models") / f"{owner}--{name}" / "snapshots" / revision
+    return (
+        (cache_dir or _ms_cache())
+        / ("datasets" if dataset else "models")
+        / f"{owner}--{name}"
+        / "snapshots"
+        / revision
+    )
 
 
-def fetch(source: Source, repo_id: str, commit: str, files: list, dataset: bool, meter: Any,
-          token: str | None, cache_dir: Path | None) -> Path:
+def fetch(
+    source: Source,
+    repo_id: str,
+    commit: str,
+    files: list,
+    dataset: bool,
+    meter: Any,
+    token: str | None,
+    cache_dir: Path | None,
+) -> Path:
     """Download ``files`` (resuming partial ones) and return the snapshot folder."""
     try:
         if source.kind == MODELSCOPE:
@@ -108,8 +129,10 @@ def _hf_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) 
                 raise _Abort() from exc
 
     kind = "dataset" if dataset else "model"
-    paths = _parallel(lambda name: _hf_one(source, repo_id, kind, commit, name, token, cache_dir, Bar),
-                      [f.name for f in files])
+    paths = _parallel(
+        lambda name: _hf_one(source, repo_id, kind, commit, name, token, cache_dir, Bar),
+        [f.name for f in files],
+    )
     if not files:
         raise FileNotFoundError(f"{repo_id} has no files to download")
     snapshot = Path(paths[files[0].name])
@@ -119,8 +142,16 @@ def _hf_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) 
     return snapshot
 
 
-def _hf_one(source: Source, repo_id: str, kind: str, commit: str, name: str, token: str | None,
-            cache_dir: Path | None, bar: type) -> str:
+def _hf_one(
+    source: Source,
+    repo_id: str,
+    kind: str,
+    commit: str,
+    name: str,
+    token: str | None,
+    cache_dir: Path | None,
+    bar: type,
+) -> str:
     """One file into Hugging Face's cache, resumable across cancels and crashes.
 
     ``huggingface_hub`` resumes a dropped connection within one call but starts a file over on the
@@ -149,16 +180,31 @@ def _hf_one(source: Source, repo_id: str, kind: str, commit: str, name: str, tok
             with open(partial, "ab") as fh:
                 done = fh.tell()
                 if done < meta.size:
-                    http_get(meta.location, fh, resume_size=done, headers=build_hf_headers(token=token or False),
-                             expected_size=meta.size, displayed_filename=name, tqdm_class=bar)
+                    http_get(
+                        meta.location,
+                        fh,
+                        resume_size=done,
+                        headers=build_hf_headers(token=token or False),
+                        expected_size=meta.size,
+                        displayed_filename=name,
+                        tqdm_class=bar,
+                    )
                 elif done:
                     bar(total=meta.size, initial=done)  # complete already: count it
             if partial.stat().st_size != meta.size:
                 partial.unlink()
                 raise OSError(f"{name}: size mismatch, the partial file was discarded")
             partial.replace(blob)
-    return hf_hub_download(repo_id, name, repo_type=kind if kind == "dataset" else None, revision=commit,
-                           endpoint=source.endpoint, token=token or False, cache_dir=cache_dir, tqdm_class=bar)
+    return hf_hub_download(
+        repo_id,
+        name,
+        repo_type=kind if kind == "dataset" else None,
+        revision=commit,
+        endpoint=source.endpoint,
+        token=token or False,
+        cache_dir=cache_dir,
+        tqdm_class=bar,
+    )
 
 
 def _hf_write_ref(snapshot: Path, commit: str) -> None:
@@ -184,8 +230,13 @@ def _ms_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) 
 
     api = _ms_api(source, token)
     folder = api.download_repo(
-        repo_id, "dataset" if dataset else "model", revision=commit, cache_dir=cache_dir,
-        allow_patterns=[f.name for f in files], progress_callbacks=[Callback], max_workers=4,
+        repo_id,
+        "dataset" if dataset else "model",
+        revision=commit,
+        cache_dir=cache_dir,
+        allow_patterns=[f.name for f in files],
+        progress_callbacks=[Callback],
+        max_workers=4,
     )
     return Path(folder)
 
@@ -211,7 +262,7 @@ def _ms_api(source: Source, token: str | None) -> Any:
 
 
 def hf_local(repo_id: str, revision: str = "", dataset: bool = False) -> Path | None:
-    """The cached Hugging Face snapshot of ``repo_id`` when it holds a config (or, for a dataset, any file)."""
+    """The cached Hugging Face snapshot of ``repo_id`` with a config (a dataset: with any file)."""
     from huggingface_hub import try_to_load_from_cache
 
     if dataset:

@@ -20,8 +20,20 @@ HF_TASKS = {
     "causal-lm": ("text-generation",),
     "seq2seq": ("text2text-generation", "translation", "summarization"),
 }
-DTYPE_BYTES = {"F64": 8, "F32": 4, "BF16": 2, "F16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
-               "F8_E4M3": 1, "F8_E5M2": 1, "BOOL": 1}
+DTYPE_BYTES = {
+    "F64": 8,
+    "F32": 4,
+    "BF16": 2,
+    "F16": 2,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U8": 1,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "BOOL": 1,
+}
 SORTS = ("downloads", "likes")
 
 
@@ -43,7 +55,9 @@ class ModelHit:
     path: str = ""  # on this computer
 
 
-def search(source: Source, query: str, task: str = "", sort: str = "downloads", limit: int = 30) -> list[ModelHit]:
+def search(
+    source: Source, query: str, task: str = "", sort: str = "downloads", limit: int = 30
+) -> list[ModelHit]:
     """Models on ``source`` whose id matches ``query``, for ``task`` (one of ours, or all), most
     downloaded (or liked) first.
 
@@ -54,7 +68,11 @@ def search(source: Source, query: str, task: str = "", sort: str = "downloads", 
 
     fail_fast(source, query or "search")
     try:
-        hits = _ms_search(source, query, task, limit) if source.kind == MODELSCOPE else _hf_search(source, query, task, sort, limit)
+        hits = (
+            _ms_search(source, query, task, limit)
+            if source.kind == MODELSCOPE
+            else _hf_search(source, query, task, sort, limit)
+        )
     except Exception as exc:
         raise translate(exc, source, query) from exc
     key = (lambda h: h.likes or 0) if sort == "likes" else (lambda h: h.downloads or 0)
@@ -65,11 +83,26 @@ def _hf_search(source: Source, query: str, task: str, sort: str, limit: int) -> 
     from huggingface_hub import HfApi
 
     api = HfApi(endpoint=source.endpoint, token=token(source.kind) or False)
-    expand = ["downloads", "likes", "lastModified", "safetensors", "gated", "cardData", "pipeline_tag", "tags"]
+    expand = [
+        "downloads",
+        "likes",
+        "lastModified",
+        "safetensors",
+        "gated",
+        "cardData",
+        "pipeline_tag",
+        "tags",
+    ]
     seen: dict[str, ModelHit] = {}
     for tag in HF_TASKS.get(task, (None,)):
-        for info in api.list_models(search=query or None, pipeline_tag=tag, filter="transformers",
-                                    sort=sort if sort in SORTS else "downloads", limit=limit, expand=expand):
+        for info in api.list_models(
+            search=query or None,
+            pipeline_tag=tag,
+            filter="transformers",
+            sort=sort if sort in SORTS else "downloads",
+            limit=limit,
+            expand=expand,
+        ):
             if info.id not in seen:
                 seen[info.id] = _hf_hit(info, source)
     return list(seen.values())
@@ -88,9 +121,17 @@ def _hf_hit(info: Any, source: Source) -> ModelHit:
         license_ = next((t.removeprefix("license:") for t in info.tags or [] if t.startswith("license:")), "")
     updated = getattr(info, "last_modified", None) or getattr(info, "lastModified", None)
     return ModelHit(
-        ref=info.id, repo_id=info.id, source=source.name, downloads=info.downloads, likes=info.likes,
-        updated=str(updated)[:10] if updated else "", parameters=params, size_bytes=size,
-        license=str(license_), gated=bool(info.gated), task=info.pipeline_tag or "",
+        ref=info.id,
+        repo_id=info.id,
+        source=source.name,
+        downloads=info.downloads,
+        likes=info.likes,
+        updated=str(updated)[:10] if updated else "",
+        parameters=params,
+        size_bytes=size,
+        license=str(license_),
+        gated=bool(info.gated),
+        task=info.pipeline_tag or "",
     )
 
 
@@ -106,9 +147,16 @@ def _ms_search(source: Source, query: str, task: str, limit: int) -> list[ModelH
                 continue
             updated = repo.last_modified.date().isoformat() if repo.last_modified else ""
             hits[repo.id] = ModelHit(
-                ref=MODELSCOPE_PREFIX + repo.id, repo_id=repo.id, source=MODELSCOPE, downloads=repo.downloads,
-                likes=repo.likes, updated=updated, size_bytes=repo.file_size or None, license=repo.license or "",
-                gated=bool(repo.gated), task=(repo.tasks or [""])[0] if isinstance(repo.tasks, list) else "",
+                ref=MODELSCOPE_PREFIX + repo.id,
+                repo_id=repo.id,
+                source=MODELSCOPE,
+                downloads=repo.downloads,
+                likes=repo.likes,
+                updated=updated,
+                size_bytes=repo.file_size or None,
+                license=repo.license or "",
+                gated=bool(repo.gated),
+                task=(repo.tasks or [""])[0] if isinstance(repo.tasks, list) else "",
             )
     return list(hits.values())
 
@@ -124,19 +172,37 @@ def on_this_computer() -> list[ModelHit]:
 
         for repo in scan_cache_dir(constants.HF_HUB_CACHE).repos:
             if repo.repo_type == "model":
-                hits.append(ModelHit(ref=repo.repo_id, repo_id=repo.repo_id, source="huggingface",
-                                     size_bytes=repo.size_on_disk, path=str(repo.repo_path)))
+                hits.append(
+                    ModelHit(
+                        ref=repo.repo_id,
+                        repo_id=repo.repo_id,
+                        source="huggingface",
+                        size_bytes=repo.size_on_disk,
+                        path=str(repo.repo_path),
+                    )
+                )
     except Exception:  # no cache yet, or one the client cannot read: nothing to list from it
-        import traceback; traceback.print_exc()
+        import traceback
+
+        traceback.print_exc()
     from desktop.core.hub_clients import _ms_cache
 
     models = _ms_cache() / "models"
     for folder in sorted(models.glob("*--*")) if models.is_dir() else []:
         repo_id = folder.name.replace("--", "/", 1)
-        hits.append(ModelHit(ref=MODELSCOPE_PREFIX + repo_id, repo_id=repo_id, source=MODELSCOPE,
-                             size_bytes=_size(folder), path=str(folder)))
+        hits.append(
+            ModelHit(
+                ref=MODELSCOPE_PREFIX + repo_id,
+                repo_id=repo_id,
+                source=MODELSCOPE,
+                size_bytes=_size(folder),
+                path=str(folder),
+            )
+        )
     for path in recent_folders():
-        hits.append(ModelHit(ref=str(path), repo_id=path.name, source="local", size_bytes=_size(path), path=str(path)))
+        hits.append(
+            ModelHit(ref=str(path), repo_id=path.name, source="local", size_bytes=_size(path), path=str(path))
+        )
     return hits
 
 
@@ -151,7 +217,9 @@ def delete_from_cache(hit: ModelHit) -> int:
     from huggingface_hub import constants, scan_cache_dir
 
     cache = scan_cache_dir(constants.HF_HUB_CACHE)
-    hashes = [r.commit_hash for repo in cache.repos if str(repo.repo_path) == hit.path for r in repo.revisions]
+    hashes = [
+        r.commit_hash for repo in cache.repos if str(repo.repo_path) == hit.path for r in repo.revisions
+    ]
     strategy = cache.delete_revisions(*hashes)
     strategy.execute()
     return strategy.expected_freed_size

@@ -164,7 +164,11 @@ class Probe:
 
 def probe(source: Source, timeout: float = PROBE_TIMEOUT_S) -> Probe:
     """Ask ``source`` one cheap question; any HTTP answer (even 401 or 404) means it is reachable."""
-    path = "/api/v1/models/Qwen/Qwen2.5-0.5B-Instruct/revisions" if source.kind == MODELSCOPE else "/api/models/gpt2"
+    path = (
+        "/api/v1/models/Qwen/Qwen2.5-0.5B-Instruct/revisions"
+        if source.kind == MODELSCOPE
+        else "/api/models/gpt2"
+    )
     request = urllib.request.Request(source.endpoint + path, method="HEAD")
     started = time.monotonic()
     try:
@@ -178,7 +182,9 @@ def probe(source: Source, timeout: float = PROBE_TIMEOUT_S) -> Probe:
     return Probe(source.name, source.endpoint, time.monotonic() - started)
 
 
-def pick(settings: HubSettings | None = None, timeout: float = PROBE_TIMEOUT_S) -> tuple[Source | None, list[Probe]]:
+def pick(
+    settings: HubSettings | None = None, timeout: float = PROBE_TIMEOUT_S
+) -> tuple[Source | None, list[Probe]]:
     """Probe every source in parallel and remember the fastest that answers (Auto).
 
     Returns:

@@ -42,8 +42,11 @@ class HubSettingsDialog(QDialog):
         self.ms_token = QLineEdit()
         for field, kind in ((self.hf_token, sources.HUGGING_FACE), (self.ms_token, sources.MODELSCOPE)):
             field.setEchoMode(QLineEdit.EchoMode.Password)
-            field.setPlaceholderText(self.tr("saved in the system keyring") if sources.token(kind)
-                                     else self.tr("for gated models; kept in the system keyring"))
+            field.setPlaceholderText(
+                self.tr("saved in the system keyring")
+                if sources.token(kind)
+                else self.tr("for gated models; kept in the system keyring")
+            )
         self.check_button = QPushButton(self.tr("Check which sources answer"))
         self.check_button.clicked.connect(self.check)
         self.answers = QLabel()
@@ -56,7 +59,9 @@ class HubSettingsDialog(QDialog):
         form.addRow(self.tr("Mirror address:"), self.mirror)
         form.addRow(self.tr("Hugging Face token:"), self.hf_token)
         form.addRow(self.tr("ModelScope token:"), self.ms_token)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -70,23 +75,30 @@ class HubSettingsDialog(QDialog):
         """Probe every source in the background and say how each answered (Auto remembers the fastest)."""
         self.check_button.setEnabled(False)
         self.answers.setText(self.tr("Asking each source (at most 3 s)…"))
-        settings = sources.HubSettings(source=self.source.currentData(), mirror_url=self.mirror.text().strip())
+        settings = sources.HubSettings(
+            source=self.source.currentData(), mirror_url=self.mirror.text().strip()
+        )
 
         def done(result: object) -> None:
             chosen, probes = result
             lines = [
-                self.tr("{name}: answered in {ms} ms").format(name=p.endpoint, ms=round(p.seconds * 1000)) if p.ok
+                self.tr("{name}: answered in {ms} ms").format(name=p.endpoint, ms=round(p.seconds * 1000))
+                if p.ok
                 else self.tr("{name}: no answer ({why})").format(name=p.endpoint, why=p.problem)
                 for p in probes
             ]
             if chosen is not None:
                 lines.append(self.tr("Auto uses {source}.").format(source=chosen.label))
-            self.settings.auto_picked, self.settings.auto_picked_at = settings.auto_picked, settings.auto_picked_at
+            self.settings.auto_picked, self.settings.auto_picked_at = (
+                settings.auto_picked,
+                settings.auto_picked_at,
+            )
             self.answers.setText("\n".join(lines))
             self.check_button.setEnabled(True)
 
-        run_in_background(lambda: sources.pick(settings), self, done,
-                          lambda exc, detail: self.answers.setText(str(exc)))
+        run_in_background(
+            lambda: sources.pick(settings), self, done, lambda exc, detail: self.answers.setText(str(exc))
+        )
 
     def save(self) -> None:
         self.settings.source = self.source.currentData()
@@ -94,7 +106,11 @@ class HubSettingsDialog(QDialog):
         sources.save_settings(self.settings)
         for field, kind in ((self.hf_token, sources.HUGGING_FACE), (self.ms_token, sources.MODELSCOPE)):
             if field.text().strip() and not sources.set_token(kind, field.text()):
-                self.status.setText(self.tr("There is no usable system keyring, so the token was not saved. "
-                                            "Set HF_TOKEN / MODELSCOPE_API_TOKEN in the environment instead."))
+                self.status.setText(
+                    self.tr(
+                        "There is no usable system keyring, so the token was not saved. "
+                        "Set HF_TOKEN / MODELSCOPE_API_TOKEN in the environment instead."
+                    )
+                )
                 return
         self.accept()

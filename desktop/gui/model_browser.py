@@ -44,8 +44,14 @@ class ModelBrowser(QDialog):
     chosen = Signal(str)
     downloaded = Signal(str)
 
-    def __init__(self, config: RunConfig, gpu_free: int | None, ram: int, parent: QWidget | None = None,
-                 rows: int | None = None) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        gpu_free: int | None,
+        ram: int,
+        parent: QWidget | None = None,
+        rows: int | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Choose a model"))
         self.resize(920, 560)
@@ -96,10 +102,18 @@ class ModelBrowser(QDialog):
     # -- layout ----------------------------------------------------------------------------------
     def _table(self) -> QTableWidget:
         table = QTableWidget(0, 8)
-        table.setHorizontalHeaderLabels([
-            self.tr("Model"), self.tr("Parameters"), self.tr("Size"), self.tr("License"),
-            self.tr("Downloads"), self.tr("Likes"), self.tr("Updated"), self.tr("Fit here"),
-        ])
+        table.setHorizontalHeaderLabels(
+            [
+                self.tr("Model"),
+                self.tr("Parameters"),
+                self.tr("Size"),
+                self.tr("License"),
+                self.tr("Downloads"),
+                self.tr("Likes"),
+                self.tr("Updated"),
+                self.tr("Fit here"),
+            ]
+        )
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -150,9 +164,14 @@ class ModelBrowser(QDialog):
         table.setRowCount(len(hits))
         for row, hit in enumerate(hits):
             cells = [
-                hit.ref, _count(hit.parameters), human_size(hit.size_bytes) if hit.size_bytes else "?",
-                hit.license or "?", _count(hit.downloads, plain=True), "" if hit.likes is None else str(hit.likes),
-                hit.updated, "…",
+                hit.ref,
+                _count(hit.parameters),
+                human_size(hit.size_bytes) if hit.size_bytes else "?",
+                hit.license or "?",
+                _count(hit.downloads, plain=True),
+                "" if hit.likes is None else str(hit.likes),
+                hit.updated,
+                "…",
             ]
             if hit.gated:
                 cells[3] = self.tr("{license} (gated: accept on the hub)").format(license=cells[3])
@@ -200,8 +219,11 @@ class ModelBrowser(QDialog):
         if item is None or table.item(row, 0).text() != ref:
             return  # the table was filled again meanwhile
         words = {
-            "fits": self.tr("fits"), "tight": self.tr("tight"), "fits with LoRA": self.tr("fits with LoRA"),
-            "fits with QLoRA": self.tr("fits with QLoRA"), "does not fit": self.tr("does not fit"),
+            "fits": self.tr("fits"),
+            "tight": self.tr("tight"),
+            "fits with LoRA": self.tr("fits with LoRA"),
+            "fits with QLoRA": self.tr("fits with QLoRA"),
+            "does not fit": self.tr("does not fit"),
         }
         text = words[result.badge]
         if not result.on_gpu:
@@ -210,14 +232,22 @@ class ModelBrowser(QDialog):
                 text += self.tr(" · ~{minutes:.0f} min/epoch").format(minutes=result.epoch_s / 60)
         item.setText(text)
         item.setData(Qt.ItemDataRole.UserRole, result.badge)
-        item.setToolTip(self.tr("Needs about {need} with the current Memory & speed options; {have} available.").format(
-            need=human_size(result.needed), have=human_size(result.available)))
+        item.setToolTip(
+            self.tr("Needs about {need} with the current Memory & speed options; {have} available.").format(
+                need=human_size(result.needed), have=human_size(result.available)
+            )
+        )
 
     # -- actions ---------------------------------------------------------------------------------
     def search(self) -> None:
         from desktop.core.hub_search import search
 
-        query, task, sort, source = self.query.text().strip(), self._config.task, self.sort.currentData(), self._source
+        query, task, sort, source = (
+            self.query.text().strip(),
+            self._config.task,
+            self.sort.currentData(),
+            self._source,
+        )
         self.status.setText(self.tr("Searching {source}…").format(source=source.label))
         self.search_button.setEnabled(False)
         self.results.setRowCount(0)
@@ -227,7 +257,9 @@ class ModelBrowser(QDialog):
             self.status.setText(self.tr("%n model(s) found.", "", len(hits)))
             self._fill(self.results, hits)
 
-        self._tasks.append(run_in_background(lambda: search(source, query, task, sort), self, done, self._search_failed))
+        self._tasks.append(
+            run_in_background(lambda: search(source, query, task, sort), self, done, self._search_failed)
+        )
 
     def _search_failed(self, exc: object, detail: str) -> None:
         self.search_button.setEnabled(True)
@@ -240,8 +272,14 @@ class ModelBrowser(QDialog):
     def refresh_local(self) -> None:
         from desktop.core.hub_search import on_this_computer
 
-        self._tasks.append(run_in_background(on_this_computer, self, lambda hits: self._fill(self.local, hits),
-                                             lambda exc, detail: self._show_error(exc)))
+        self._tasks.append(
+            run_in_background(
+                on_this_computer,
+                self,
+                lambda hits: self._fill(self.local, hits),
+                lambda exc, detail: self._show_error(exc),
+            )
+        )
 
     def selected(self) -> ModelHit | None:
         table = self.tabs.currentWidget()
@@ -273,9 +311,12 @@ class ModelBrowser(QDialog):
         self.progress.setRange(0, 0)
         self.cancel_button.setVisible(True)
         self.download_button.setEnabled(False)
-        self.status.setText(self.tr("Preparing the download of {model} from {source}…").format(
-            model=ref, source=source.label))
-        task = BackgroundTask(lambda: download(ref, source, on_progress=task.report, cancel=cancel), self, cancel)
+        self.status.setText(
+            self.tr("Preparing the download of {model} from {source}…").format(model=ref, source=source.label)
+        )
+        task = BackgroundTask(
+            lambda: download(ref, source, on_progress=task.report, cancel=cancel), self, cancel
+        )
         task.progressed.connect(self._on_progress)
         task.finished.connect(lambda folder: self._on_downloaded(ref, folder, then))
         task.failed.connect(self._on_download_failed)
@@ -286,9 +327,19 @@ class ModelBrowser(QDialog):
         self.progress.setRange(0, 1000)
         self.progress.setValue(int(progress.fraction * 1000))
         eta = progress.eta_s
-        left = self.tr("{minutes}:{seconds:02d} left").format(minutes=int(eta // 60), seconds=int(eta % 60)) if eta is not None else ""
-        self.status.setText(self.tr("{done} of {total} · {speed}/s · {left}").format(
-            done=human_size(progress.done), total=human_size(progress.total), speed=human_size(progress.speed), left=left))
+        left = (
+            self.tr("{minutes}:{seconds:02d} left").format(minutes=int(eta // 60), seconds=int(eta % 60))
+            if eta is not None
+            else ""
+        )
+        self.status.setText(
+            self.tr("{done} of {total} · {speed}/s · {left}").format(
+                done=human_size(progress.done),
+                total=human_size(progress.total),
+                speed=human_size(progress.speed),
+                left=left,
+            )
+        )
 
     def _end_download(self) -> None:
         self.progress.setVisible(False)
@@ -309,7 +360,9 @@ class ModelBrowser(QDialog):
 
         self._end_download()
         if isinstance(exc, DownloadCancelled):
-            self.status.setText(self.tr("Download cancelled. What was downloaded is kept: Download again resumes it."))
+            self.status.setText(
+                self.tr("Download cancelled. What was downloaded is kept: Download again resumes it.")
+            )
         else:
             self._show_error(exc)
 
@@ -320,17 +373,25 @@ class ModelBrowser(QDialog):
     def _delete(self) -> None:
         hit = self.selected()
         if hit is None or hit.source == "local":
-            self.status.setText(self.tr("Select a downloaded model (your own folders are never deleted here)."))
+            self.status.setText(
+                self.tr("Select a downloaded model (your own folders are never deleted here).")
+            )
             return
-        answer = QMessageBox.question(self, self.tr("Delete from this computer?"), self.tr(
-            "Delete {model} ({size}) from the download cache? It can be downloaded again later.").format(
-            model=hit.ref, size=human_size(hit.size_bytes or 0)))
+        answer = QMessageBox.question(
+            self,
+            self.tr("Delete from this computer?"),
+            self.tr(
+                "Delete {model} ({size}) from the download cache? It can be downloaded again later."
+            ).format(model=hit.ref, size=human_size(hit.size_bytes or 0)),
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return
         from desktop.core.hub_search import delete_from_cache
 
         freed = delete_from_cache(hit)
-        self.status.setText(self.tr("Deleted {model}: {size} freed.").format(model=hit.ref, size=human_size(freed)))
+        self.status.setText(
+            self.tr("Deleted {model}: {size} freed.").format(model=hit.ref, size=human_size(freed))
+        )
         self.refresh_local()
 
     def reject(self) -> None:

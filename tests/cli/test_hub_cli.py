@@ -1,4 +1,4 @@
-"""The hub from the CLI, against a fake hub on 127.0.0.1: search, download, list, train with the network off."""
+"""The hub from the CLI against a fake hub on 127.0.0.1: search, download, list, train offline."""
 
 from __future__ import annotations
 
@@ -13,7 +13,12 @@ from tests.fakehub import FakeHub
 
 
 def _fast() -> list[str]:
-    settings = ["training.max_steps=4", "training.batch_size=8", "training.max_length=32", "training.logging_steps=2"]
+    settings = [
+        "training.max_steps=4",
+        "training.batch_size=8",
+        "training.max_length=32",
+        "training.logging_steps=2",
+    ]
     return [arg for s in settings for arg in ("--set", s)]
 
 
@@ -30,7 +35,11 @@ def test_search_lists_models_with_their_figures(fake_hub: FakeHub, capsys: pytes
 
 
 def test_download_then_train_with_the_network_off(
-    fake_hub: FakeHub, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    fake_hub: FakeHub,
+    samples: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
 ) -> None:
     assert main(["models", "download", "tiny/gpt2"]) == 0
     out, err = capsys.readouterr()
@@ -42,7 +51,10 @@ def test_download_then_train_with_the_network_off(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     config = tmp_path / "run.toml"
     chat = samples / "chat.jsonl"
-    assert main(["init", "--task", "causal-lm", "--model", "tiny/gpt2", "--data", str(chat), "-o", str(config)]) == 0
+    assert (
+        main(["init", "--task", "causal-lm", "--model", "tiny/gpt2", "--data", str(chat), "-o", str(config)])
+        == 0
+    )
     assert main(["train", str(config), "--runs-dir", str(tmp_path / "runs"), *_fast()]) == 0
     assert "not on this computer" not in capsys.readouterr().err
 

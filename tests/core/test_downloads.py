@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def test_a_download_fetches_only_what_training_needs_and_reports_up_to_100_perce
     assert "model.safetensors" in names and "config.json" in names and "tokenizer.json" in names
     assert "pytorch_model.bin" not in names and "onnx" not in names  # safetensors exist; no ONNX
     assert seen[-1].done == seen[-1].total > 0 and seen[-1].fraction == 1.0
-    assert all(a.done <= b.done for a, b in zip(seen, seen[1:]))  # never goes backwards
+    assert all(a.done <= b.done for a, b in itertools.pairwise(seen))  # never goes backwards
     fake_hub.stop()  # the network is gone: the model loads from the cache
     assert load_tokenizer(ModelSource("tiny/gpt2")).vocab_size > 0
     assert downloads.local_copy("tiny/gpt2") == folder
@@ -128,13 +129,20 @@ def test_auto_picks_the_source_that_answers(fake_hub: FakeHub, monkeypatch: pyte
     assert sources.resolve(sources.AUTO) == chosen  # remembered
 
 
-def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(fake_hub: FakeHub, samples: Path) -> None:
+def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
+    fake_hub: FakeHub, samples: Path
+) -> None:
     from desktop.core.config import RunConfig
     from desktop.core.data import load_train_eval
 
     csv = (samples / "reviews.csv").read_bytes()
-    fake_hub.add(Repo("someone/reviews", {"data/train.csv": csv, "README.md": b"# reviews", "logo.png": b"png"},
-                      kind="dataset"))
+    fake_hub.add(
+        Repo(
+            "someone/reviews",
+            {"data/train.csv": csv, "README.md": b"# reviews", "logo.png": b"png"},
+            kind="dataset",
+        )
+    )
     folder = downloads.download("someone/reviews", sources.resolve(), dataset=True)
     assert (folder / "data" / "train.csv").read_bytes() == csv and not (folder / "logo.png").exists()
     fake_hub.stop()

@@ -11,8 +11,15 @@ GB = 2**30
 
 
 def _llama(hidden: int, layers: int, intermediate: int) -> dict:
-    return {"model_type": "llama", "hidden_size": hidden, "num_hidden_layers": layers, "intermediate_size": intermediate,
-            "num_attention_heads": hidden // 128, "num_key_value_heads": hidden // 128, "vocab_size": 32000}
+    return {
+        "model_type": "llama",
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "intermediate_size": intermediate,
+        "num_attention_heads": hidden // 128,
+        "num_key_value_heads": hidden // 128,
+        "vocab_size": 32000,
+    }
 
 
 def _config() -> RunConfig:
@@ -35,10 +42,17 @@ def test_a_1b_model_on_a_12_gb_gpu_fits_with_lora() -> None:
 
 
 def test_without_an_nvidia_gpu_it_is_ram_and_a_rough_time_per_epoch() -> None:
-    small = {"model_type": "bert", "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4,
-             "intermediate_size": 1024, "vocab_size": 21128}
+    small = {
+        "model_type": "bert",
+        "hidden_size": 256,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "intermediate_size": 1024,
+        "vocab_size": 21128,
+    }
     config = RunConfig(task="classification")
     result = fit(small, config, gpu_free=None, ram_available=8 * GB, rows=10_000)
     assert not result.on_gpu and result.available == 8 * GB and result.badge == "fits"
-    assert result.epoch_s == pytest.approx(6 * result.parameters * 10_000 * config.training.max_length
-                                           / (15e9 * __import__("os").cpu_count()))
+    assert result.epoch_s == pytest.approx(
+        6 * result.parameters * 10_000 * config.training.max_length / (15e9 * __import__("os").cpu_count())
+    )

@@ -26,8 +26,9 @@ def test_recommended_search_badge_download_and_use(qtbot, fake_hub: FakeHub) -> 
     browser.search()
     qtbot.waitUntil(lambda: browser.results.rowCount() == 1, timeout=20_000)
     assert browser.results.item(0, 4).text() == "500"  # downloads, from the hub's metadata
-    qtbot.waitUntil(lambda: browser.results.item(0, FIT_COLUMN).data(Qt.ItemDataRole.UserRole) == "fits",
-                    timeout=30_000)  # from config.json alone
+    qtbot.waitUntil(
+        lambda: browser.results.item(0, FIT_COLUMN).data(Qt.ItemDataRole.UserRole) == "fits", timeout=30_000
+    )  # from config.json alone
     browser.results.selectRow(0)
     with qtbot.waitSignal(browser.downloaded, timeout=30_000):
         browser.download_selected()
