@@ -21,7 +21,8 @@ def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("FINETUNE_STUDIO_HOME", str(home))
     for name in ("FINETUNE_STUDIO_SOURCE", "HF_ENDPOINT", "MODELSCOPE_ENDPOINT"):  # the CLI's --source sets them
-        monkeypatch.setenv(name, "")
+        monkeypatch.setenv(name, "recorded")  # so that the undo removes what a test sets
+        monkeypatch.delenv(name)
     return home
 
 

@@ -78,8 +78,10 @@ def fetch_config(ref: str, source: Source | None = None) -> dict[str, Any]:
         if source.kind == MODELSCOPE:
             from modelscope_hub import HubApi
 
+            from desktop.core.hub_clients import _ms_cache
+
             path = HubApi(endpoint=source.endpoint, token=token(MODELSCOPE) or None).download_file(
-                repo_id, "model", "config.json"
+                repo_id, "model", "config.json", cache_dir=_ms_cache()
             )
         else:
             from huggingface_hub import hf_hub_download

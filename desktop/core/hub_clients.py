@@ -233,7 +233,7 @@ def _ms_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) 
         repo_id,
         "dataset" if dataset else "model",
         revision=commit,
-        cache_dir=cache_dir,
+        cache_dir=cache_dir or _ms_cache(),  # the client remembers the first cache it saw
         allow_patterns=[f.name for f in files],
         progress_callbacks=[Callback],
         max_workers=4,
