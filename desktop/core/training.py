@@ -90,6 +90,11 @@ def run_training(
         else:
             check_writable(runs_dir, "runs folder")  # before the model loads, not after
         prepared = _prepare(config, on_event, stop)
+    except _StoppedWhilePreparing:
+        if resume is not None:
+            resume.unlock()
+        on_event(StoppedEvent(step=0, checkpoint=""))
+        return RunResult("stopped")
     except InputError as exc:
         if resume is not None:
             resume.unlock()
@@ -136,23 +141,32 @@ def run_training(
         release_memory()
 
 
+class _StoppedWhilePreparing(Exception):
+    """Stop was pressed before training began: nothing was written, nothing to resume."""
+
+
 def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> _Prepared:
     from desktop.core.checks import check_tokenizer, load_and_check
     from desktop.core.models import load_tokenizer
     from desktop.core.preview import sample_texts
     from desktop.core.tasks import task_module
 
-    on_event(PreparingEvent("Reading the data"))
+    def phase(message: str) -> None:  # Stop works between any two phases of the preparation
+        if stop.is_set():
+            raise _StoppedWhilePreparing()
+        on_event(PreparingEvent(message))
+
+    phase("Reading the data")
     checked = load_and_check(config)  # the same checks as preview and validate
     train, eval_, columns, notes = checked.train, checked.eval, checked.guess.columns, checked.notes
-    on_event(PreparingEvent("Loading PyTorch and Transformers"))
+    phase("Loading PyTorch and Transformers")
     import torch  # noqa: F401  (the slow import, reported as its own phase)
     import transformers  # noqa: F401
 
     from desktop.core.options import Capabilities, apply_lora, model_kwargs, resolve
 
     options = resolve(config, Capabilities.detect())  # refuses what this machine cannot run
-    on_event(PreparingEvent("Loading the tokenizer and the model"))
+    phase("Loading the tokenizer and the model")
     from transformers import set_seed
 
     set_seed(config.training.seed)  # new heads (a classifier, LoRA) start the same way every run
@@ -161,7 +175,11 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
     for warning in check_tokenizer(config, tokenizer, [t for values in texts.values() for t in values]):
         notes.append(warning)
         on_event(PreparingEvent(f"Warning: {warning}"))
+    if stop.is_set():
+        raise _StoppedWhilePreparing()
     task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns, model_kwargs(options))
+    if stop.is_set():
+        raise _StoppedWhilePreparing()
     if config.lora.enabled or config.lora.qlora:
         task.model = apply_lora(task.model, config)
     task.notes = notes + options.notes + task.notes

@@ -240,3 +240,27 @@ def test_a_second_ctrl_c_while_saving_leaves_no_partial_checkpoint(
     run = RunDir(next((tmp_path / "runs").iterdir()))
     assert run.checkpoints() == [] and run.status() == "stopped"
     assert events.of(StoppedEvent)[-1].step == 15 and not run.is_locked()
+
+
+@pytest.mark.parametrize(
+    "phase", ["Reading the data", "Loading PyTorch and Transformers", "Loading the tokenizer and the model"]
+)
+def test_stop_works_during_preparation_and_leaves_nothing_behind(
+    phase: str, tiny_bert: Path, samples: Path, tmp_path: Path
+) -> None:
+    import threading
+
+    from desktop.core.events import PreparingEvent, StartedEvent, StoppedEvent
+
+    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs")
+    stop, events = threading.Event(), Recorder()
+
+    def on_event(event: object) -> None:
+        events.append(event)
+        if isinstance(event, PreparingEvent) and event.message == phase:
+            stop.set()  # the user presses Stop while this phase runs
+
+    result = run_training(config, on_event, stop)
+    assert result.status == "stopped" and result.run_dir is None
+    assert isinstance(events[-1], StoppedEvent) and not events.of(StartedEvent)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
