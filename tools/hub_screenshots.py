@@ -80,7 +80,7 @@ def main(out: Path) -> int:
     browser.grab().save(str(out / "7-browser-download.png"))
     browser.cancel_download()
     hub.stall["model.safetensors"].set()
-    until(lambda: browser._download is None)
+    until(lambda: not browser.panel.is_running())
     hub.stop()
     print("\n".join(str(p) for p in sorted(out.glob("7-browser-*.png"))))
     return 0

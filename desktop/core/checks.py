@@ -202,7 +202,13 @@ def check_model_folder(config: RunConfig) -> None:
     folder = model_folder(config)
     if folder is None:
         return
-    if not any(next(folder.glob(pattern), None) for pattern in TOKENIZER_FILES):
+    from desktop.core.hub import complete
+
+    name = config.model.name.strip()
+    from_hub = not Path(name).expanduser().is_dir() and not name.startswith("bundled:")
+    # A hub model whose config alone is cached (the fit badge fetched it): the download brings the rest.
+    partial_download = from_hub and not complete(folder, "model")
+    if not partial_download and not any(next(folder.glob(pattern), None) for pattern in TOKENIZER_FILES):
         raise ModelError(
             f"The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json "
             "with merges.txt, or a SentencePiece .model file); without them the texts cannot be read "

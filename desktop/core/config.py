@@ -22,7 +22,8 @@ OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "adafactor", "adamw_bnb_8bit",
 COMPILE_BACKENDS = ("inductor", "aot_eager", "eager")
 ATTENTIONS = ("auto", "sdpa", "eager", "flash_attention_2")
 DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".txt", ".xlsx")
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+HUB_ID = re.compile(r"^(modelscope:)?[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
+"""A hub id (``owner/name``), optionally ``modelscope:owner/name`` for one from ModelScope."""
 
 
 def _help(text: str, **kwargs: Any) -> Any:
@@ -472,7 +473,8 @@ def _validate_model(model: ModelSource, add: Any) -> None:
     elif Path(name).is_absolute() or name.startswith((".", "~")) or "\\" in name:
         add("model.name", f"the folder {name} does not exist.")
     elif not HUB_ID.match(name):
-        add("model.name", f'"{name}" is neither a local folder nor a hub id like "owner/model".')
+        add("model.name", f'"{name}" is neither a local folder nor a hub id like "owner/model" '
+            '(or "modelscope:owner/model").')
 
 
 def _validate_data(config: RunConfig, add: Any) -> None:

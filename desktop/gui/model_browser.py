@@ -6,8 +6,6 @@ Everything slow (search, config fetches for the fit badge, downloads, cache scan
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -20,7 +18,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
-    QProgressBar,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -32,6 +29,8 @@ from PySide6.QtWidgets import (
 from desktop.core.config import RunConfig
 from desktop.core.errors import human_size
 from desktop.core.hub_search import ModelHit
+from desktop.gui.download_panel import DownloadPanel
+from desktop.gui.fit_text import badge_text
 from desktop.gui.workers import BackgroundTask, run_in_background
 
 FIT_COLUMN = 7
@@ -57,7 +56,6 @@ class ModelBrowser(QDialog):
         self.resize(920, 560)
         self._config, self._gpu_free, self._ram, self._rows = config, gpu_free, ram, rows
         self._tasks: list[BackgroundTask] = []
-        self._download: BackgroundTask | None = None
         self._fit_queue: list[tuple[QTableWidget, int, str]] = []
         self._fitting = False
         from desktop.core import sources
@@ -81,15 +79,13 @@ class ModelBrowser(QDialog):
         self.delete_button = QPushButton(self.tr("Delete from this computer…"))
         self.delete_button.clicked.connect(self._delete)
 
-        self.status = QLabel()
-        self.status.setWordWrap(True)
-        self.progress = QProgressBar()
-        self.progress.setVisible(False)
+        self.panel = DownloadPanel(self)
+        self.panel.downloaded.connect(self._on_downloaded)
+        self.panel.ended.connect(lambda: self.download_button.setEnabled(True))
+        self.status = self.panel.status
+        self.progress = self.panel.progress
         self.download_button = QPushButton(self.tr("Download"))
         self.download_button.clicked.connect(self.download_selected)
-        self.cancel_button = QPushButton(self.tr("Cancel download"))
-        self.cancel_button.setVisible(False)
-        self.cancel_button.clicked.connect(self.cancel_download)
         self.use_button = QPushButton(self.tr("Use this model"))
         self.use_button.setDefault(True)
         self.use_button.clicked.connect(self._use)
@@ -143,15 +139,13 @@ class ModelBrowser(QDialog):
         self.tabs.addTab(search_tab, self.tr("Search"))
         self.tabs.addTab(local_tab, self.tr("On this computer"))
         buttons = QHBoxLayout()
-        buttons.addWidget(self.progress, 1)
-        buttons.addWidget(self.cancel_button)
-        buttons.addStretch(0)
+        buttons.addStretch(1)
         buttons.addWidget(self.download_button)
         buttons.addWidget(self.use_button)
         buttons.addWidget(self.close_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
-        layout.addWidget(self.status)
+        layout.addWidget(self.panel)
         layout.addLayout(buttons)
 
     # -- rows ------------------------------------------------------------------------------------
@@ -218,14 +212,7 @@ class ModelBrowser(QDialog):
         item = table.item(row, FIT_COLUMN)
         if item is None or table.item(row, 0).text() != ref:
             return  # the table was filled again meanwhile
-        words = {
-            "fits": self.tr("fits"),
-            "tight": self.tr("tight"),
-            "fits with LoRA": self.tr("fits with LoRA"),
-            "fits with QLoRA": self.tr("fits with QLoRA"),
-            "does not fit": self.tr("does not fit"),
-        }
-        text = words[result.badge]
+        text = badge_text(result.badge)
         if not result.on_gpu:
             text = self.tr("{verdict} · {need} of RAM").format(verdict=text, need=human_size(result.needed))
             if result.epoch_s:
@@ -301,74 +288,17 @@ class ModelBrowser(QDialog):
             return
         self.download(hit.ref)
 
-    def download(self, ref: str, then: Callable[[str], None] | None = None) -> None:
-        """Download ``ref`` with a progress bar and Cancel; ``downloaded`` carries the folder."""
-        from desktop.core.downloads import download
-
-        cancel = threading.Event()
-        source = self._source
-        self.progress.setVisible(True)
-        self.progress.setRange(0, 0)
-        self.cancel_button.setVisible(True)
+    def download(self, ref: str) -> None:
+        """Download ``ref`` as its own step (progress, Cancel); ``downloaded`` carries the folder."""
         self.download_button.setEnabled(False)
-        self.status.setText(
-            self.tr("Preparing the download of {model} from {source}…").format(model=ref, source=source.label)
-        )
-        task = BackgroundTask(
-            lambda: download(ref, source, on_progress=task.report, cancel=cancel), self, cancel
-        )
-        task.progressed.connect(self._on_progress)
-        task.finished.connect(lambda folder: self._on_downloaded(ref, folder, then))
-        task.failed.connect(self._on_download_failed)
-        self._download = task
-        task.start()
+        self.panel.start(ref, self._source)
 
-    def _on_progress(self, progress: Any) -> None:
-        self.progress.setRange(0, 1000)
-        self.progress.setValue(int(progress.fraction * 1000))
-        eta = progress.eta_s
-        left = (
-            self.tr("{minutes}:{seconds:02d} left").format(minutes=int(eta // 60), seconds=int(eta % 60))
-            if eta is not None
-            else ""
-        )
-        self.status.setText(
-            self.tr("{done} of {total} · {speed}/s · {left}").format(
-                done=human_size(progress.done),
-                total=human_size(progress.total),
-                speed=human_size(progress.speed),
-                left=left,
-            )
-        )
-
-    def _end_download(self) -> None:
-        self.progress.setVisible(False)
-        self.cancel_button.setVisible(False)
-        self.download_button.setEnabled(True)
-        self._download = None
-
-    def _on_downloaded(self, ref: str, folder: Any, then: Callable[[str], None] | None) -> None:
-        self._end_download()
-        self.status.setText(self.tr("{model} is on this computer: {folder}").format(model=ref, folder=folder))
+    def _on_downloaded(self, folder: str) -> None:
         self.refresh_local()
-        self.downloaded.emit(str(folder))
-        if then is not None:
-            then(str(folder))
-
-    def _on_download_failed(self, exc: object, detail: str) -> None:
-        from desktop.core.downloads import DownloadCancelled
-
-        self._end_download()
-        if isinstance(exc, DownloadCancelled):
-            self.status.setText(
-                self.tr("Download cancelled. What was downloaded is kept: Download again resumes it.")
-            )
-        else:
-            self._show_error(exc)
+        self.downloaded.emit(folder)
 
     def cancel_download(self) -> None:
-        if self._download is not None:
-            self._download.cancel()
+        self.panel.cancel()
 
     def _delete(self) -> None:
         hit = self.selected()

@@ -150,3 +150,21 @@ def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
     config.data.hub_id = "someone/reviews"
     train, held_out = load_train_eval(config)
     assert len(train) + len(held_out) == csv.decode("utf-8").count("\n") - 1
+
+
+def test_a_config_fetched_for_the_fit_badge_is_not_taken_for_a_download(fake_hub: FakeHub) -> None:
+    from desktop.core import hub
+    from desktop.core.checks import check_model_folder
+    from desktop.core.config import RunConfig
+    from desktop.core.fit import fetch_config
+
+    assert fetch_config("tiny/gpt2")["model_type"] == "gpt2"
+    served = {name for name, _ in fake_hub.served}
+    assert served == {"config.json"}  # a few kB, never the weights
+    config = RunConfig(task="causal-lm")
+    config.model.name = "tiny/gpt2"
+    check_model_folder(config)  # not "the folder has no tokenizer files": the download brings them
+    assert not hub.complete_in_cache("tiny/gpt2")  # still to be downloaded before training
+    config.task = "seq2seq"
+    with pytest.raises(ModelError, match="cannot be used for"):
+        check_model_folder(config)  # the task check works from the config alone

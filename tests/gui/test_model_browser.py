@@ -73,3 +73,28 @@ def test_source_settings_save_the_choice_and_keep_the_token_in_the_keyring(
     assert sources.load_settings().source == sources.MODELSCOPE
     assert "hf_secret_value" in keyring_backend.values()
     assert "hf_secret_value" not in sources.settings_path().read_text(encoding="utf-8")
+
+
+def test_the_data_page_downloads_a_hub_model_and_dataset_before_training(
+    qtbot, window, fake_hub: FakeHub, samples
+) -> None:
+    from tests.fakehub import Repo
+
+    fake_hub.add(Repo("someone/reviews", {"train.csv": (samples / "reviews.csv").read_bytes()}, kind="dataset"))
+    page = window.data_page
+    page.model_edit.setText("tiny/gpt2")
+    page.model_edit.editingFinished.emit()
+    assert page.model_download.isVisibleTo(page) and "Not on this computer yet" in page.model_info.text()
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        page.data_edit.setText("someone/reviews")
+        page.data_edit.editingFinished.emit()
+    assert "not on this computer yet" in page.data_error.text() and page.data_download.isVisibleTo(page)
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        page.download_dataset()  # its own window, progress and Cancel; the preview follows
+    assert page.data_error.isHidden() and not page.data_download.isVisibleTo(page)
+    page.download_model()
+    with qtbot.waitSignal(page.browser.downloaded, timeout=30_000):
+        pass
+    qtbot.waitUntil(lambda: not page.model_download.isVisibleTo(page), timeout=10_000)
+    assert "training needs no network" in page.model_info.text()
+    assert "Download the model" not in page.problem()

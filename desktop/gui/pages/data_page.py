@@ -28,9 +28,10 @@ from PySide6.QtWidgets import (
 
 from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
 from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
-from desktop.core.errors import StudioError
+from desktop.core.errors import StudioError, human_size
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview
+from desktop.gui.fit_text import badge_text
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.settings import Key, Settings
 from desktop.gui.workers import BackgroundTask
@@ -91,6 +92,9 @@ class DataPage(WizardPage):
         self.model_info.setObjectName("hint")
         self.model_info.setWordWrap(True)
         self.model_error = error_label()
+        self.fit_label = QLabel()  # the fit badge of the chosen model, computed in the background
+        self.fit_label.setObjectName("hint")
+        self.fit_label.setWordWrap(True)
 
         self.data_edit = QLineEdit()
         self.data_edit.setPlaceholderText(
@@ -99,6 +103,10 @@ class DataPage(WizardPage):
         self.data_edit.editingFinished.connect(self._on_data_changed)
         self.data_browse = QPushButton(self.tr("File…"))
         self.data_browse.clicked.connect(self._browse_data)
+        self.data_download = QPushButton(self.tr("Download"))
+        self.data_download.setVisible(False)
+        self.data_download.clicked.connect(self.download_dataset)
+        self.download_dialog = None
         self.data_error = error_label()
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
@@ -165,12 +173,14 @@ class DataPage(WizardPage):
         info_row.addWidget(self.model_info, 1)
         info_row.addWidget(self.model_download)
         form.addRow("", info_row)
+        form.addRow("", self.fit_label)
         form.addRow("", self.model_error)
 
         data = QGroupBox(self.tr("Data"))
         data_form = QFormLayout(data)
         data_row = QHBoxLayout()
         data_row.addWidget(self.data_edit)
+        data_row.addWidget(self.data_download)
         data_row.addWidget(self.data_browse)
         data_row.addWidget(self.sample_button)
         data_form.addRow(self.tr("Dataset:"), data_row)
@@ -243,7 +253,8 @@ class DataPage(WizardPage):
         config.validation = copy.deepcopy(self._config.validation)
 
     def problem(self) -> str:
-        return self._model_problem or self._data_problem or self.mapping_error.text() or self._download_problem
+        first = self._model_problem or self._data_problem or self.mapping_error.text()
+        return first or self._download_problem
 
     def train_rows(self) -> int:
         """Training rows in the data as loaded (0 before a preview)."""
@@ -292,6 +303,30 @@ class DataPage(WizardPage):
             self._config.data.hub_id = parts[0]
         else:
             self._config.data.files = parts
+        self._config.columns = Columns()
+        self.data_download.setVisible(self._dataset_missing())
+        self._schedule_preview()
+
+    def _dataset_missing(self) -> bool:
+        if not self._config.data.hub_id:
+            return False
+        from desktop.core.downloads import local_copy
+
+        return local_copy(self._config.data.hub_id, dataset=True) is None
+
+    def download_dataset(self) -> None:
+        """Download the hub dataset as its own step (a small window with progress and Cancel)."""
+        from desktop.core import sources
+        from desktop.gui.download_panel import DownloadDialog
+
+        hub_id = self._config.data.hub_id
+        self.download_dialog = DownloadDialog(self.tr("Download {dataset}").format(dataset=hub_id), self)
+        self.download_dialog.panel.downloaded.connect(lambda _folder: self._on_dataset_downloaded())
+        self.download_dialog.open()
+        self.download_dialog.panel.start(hub_id, sources.resolve(), dataset=True)
+
+    def _on_dataset_downloaded(self) -> None:
+        self.data_download.setVisible(self._dataset_missing())
         self._config.columns = Columns()
         self._schedule_preview()
 
@@ -405,13 +440,59 @@ class DataPage(WizardPage):
         self._download_problem = ""
         self.model_download.setVisible(missing)
         if missing:
-            self._download_problem = self.tr("Download the model before training: it is not on this computer yet.")
-            self.model_info.setText(self.tr(
-                "Not on this computer yet. Download it here (with progress and Cancel); training starts from the "
-                "downloaded copy, without the network."))
-        elif not problems and not name.startswith("bundled:") and not Path(name).expanduser().is_dir() and name:
+            self._download_problem = self.tr(
+                "Download the model before training: it is not on this computer yet."
+            )
+            self.model_info.setText(
+                self.tr(
+                    "Not on this computer yet. Download it here (with progress and Cancel); training starts "
+                    "from the downloaded copy, without the network."
+                )
+            )
+        elif not problems and name and not name.startswith("bundled:") and not self._is_folder(name):
             self.model_info.setText(self.tr("On this computer (downloaded): training needs no network."))
+        self._update_fit(problems)
         self.validity_changed.emit()
+
+    @staticmethod
+    def _is_folder(name: str) -> bool:
+        return Path(name).expanduser().is_dir()
+
+    def _update_fit(self, problems: list[str]) -> None:
+        """The fit badge of the chosen model for this computer, from its config.json (background)."""
+        self.fit_label.setText("")
+        name = self._config.model.name.strip()
+        if problems or not name:
+            return
+        from desktop.core.models import resolve
+        from desktop.gui.pages.options_page import _free_ram
+
+        config, gpu_free, ram = copy.deepcopy(self._config), self._gpu_free, _free_ram()
+        rows = self.train_rows()
+
+        def work() -> Any:
+            from desktop.core.fit import fetch_config, fit
+
+            return fit(fetch_config(resolve(config.model)), config, gpu_free, ram, rows or None)
+
+        def done(result: Any) -> None:
+            if self._config.model.name.strip() != name:
+                return  # another model was chosen meanwhile
+            where = self.tr("this GPU") if result.on_gpu else self.tr("RAM (no NVIDIA GPU)")
+            text = self.tr(
+                "Fit here: {badge}. Needs about {need} with the current Memory & speed options; "
+                "{have} free in {where}."
+            )
+            self.fit_label.setText(
+                text.format(
+                    badge=badge_text(result.badge),
+                    need=human_size(result.needed),
+                    have=human_size(result.available),
+                    where=where,
+                )
+            )
+
+        self._run(work, done, lambda exc: None)  # no badge when the config cannot be had: not an error
 
     # ------------------------------------------------------------------ preview
 

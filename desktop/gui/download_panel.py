@@ -1,0 +1,135 @@
+"""A download as its own step: a progress bar (bytes, speed, time left), Cancel, and one clear line.
+
+Used by the model browser (models) and the data page (hub datasets). The download runs in a
+:class:`~desktop.gui.workers.BackgroundTask`; Cancel keeps what was downloaded, so the next try resumes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+from desktop.core.errors import human_size
+from desktop.gui.workers import BackgroundTask
+
+
+class DownloadPanel(QWidget):
+    """Progress bar, status line and Cancel for one download at a time."""
+
+    downloaded = Signal(str)
+    """The local folder of what was downloaded."""
+    ended = Signal()
+    """The download finished, failed or was cancelled."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._task: BackgroundTask | None = None
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.cancel_button = QPushButton(self.tr("Cancel download"))
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.status)
+        layout.addLayout(row)
+
+    def is_running(self) -> bool:
+        return self._task is not None
+
+    def start(self, ref: str, source: Any, dataset: bool = False) -> None:
+        """Download ``ref`` (a model, or a dataset) from ``source``."""
+        from desktop.core.downloads import download
+
+        cancel = threading.Event()
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)  # busy until the files and their sizes are known
+        self.cancel_button.setVisible(True)
+        self.status.setText(
+            self.tr("Preparing the download of {name} from {source}…").format(name=ref, source=source.label)
+        )
+        def work() -> Any:
+            return download(ref, source, dataset=dataset, on_progress=task.report, cancel=cancel)
+
+        task = BackgroundTask(work, self, cancel)
+        task.progressed.connect(self._on_progress)
+        task.finished.connect(lambda folder: self._on_done(ref, folder))
+        task.failed.connect(self._on_failed)
+        self._task = task
+        task.start()
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    def show_message(self, text: str) -> None:
+        self.status.setText(text)
+
+    def _on_progress(self, progress: Any) -> None:
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(int(progress.fraction * 1000))
+        eta = progress.eta_s
+        left = ""
+        if eta is not None:
+            minutes, seconds = int(eta // 60), int(eta % 60)
+            left = self.tr("{minutes}:{seconds:02d} left").format(minutes=minutes, seconds=seconds)
+        self.status.setText(
+            self.tr("{done} of {total} · {speed}/s · {left}").format(
+                done=human_size(progress.done),
+                total=human_size(progress.total),
+                speed=human_size(progress.speed),
+                left=left,
+            )
+        )
+
+    def _end(self) -> None:
+        self.progress.setVisible(False)
+        self.cancel_button.setVisible(False)
+        self._task = None
+        self.ended.emit()
+
+    def _on_done(self, ref: str, folder: Any) -> None:
+        self._end()
+        self.status.setText(self.tr("{name} is on this computer: {folder}").format(name=ref, folder=folder))
+        self.downloaded.emit(str(folder))
+
+    def _on_failed(self, exc: object, detail: str) -> None:
+        from desktop.core.downloads import DownloadCancelled
+
+        self._end()
+        if isinstance(exc, DownloadCancelled):
+            self.status.setText(
+                self.tr("Download cancelled. What was downloaded is kept: Download again resumes it.")
+            )
+            return
+        message, hint = getattr(exc, "message", str(exc)), getattr(exc, "hint", "")
+        self.status.setText(f"{message}\n{hint}" if hint else message)
+
+
+class DownloadDialog(QDialog):
+    """A download in a small window of its own (a hub dataset from the data page)."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.resize(520, 140)
+        self.panel = DownloadPanel(self)
+        self.close_button = QPushButton(self.tr("Close"))
+        self.close_button.clicked.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.panel)
+        layout.addWidget(self.close_button)
+        self.panel.downloaded.connect(lambda _folder: self.accept())
+
+    def reject(self) -> None:
+        self.panel.cancel()
+        super().reject()
