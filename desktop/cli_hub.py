@@ -83,6 +83,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     source = sources.resolve()
     hits = hub_search.search(source, args.query, args.task or "", args.sort, args.limit)
+    hits = hub_search.with_weights_info(hits, source)  # ModelScope's search gives no parameter counts
     if args.json:
         print(json.dumps([asdict(h) for h in hits], ensure_ascii=False, indent=1))
         return 0

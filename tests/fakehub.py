@@ -51,6 +51,7 @@ class FakeHub:
         self.stalled = threading.Event()  # set when a download reached a stall point
         self.drop_once: set[str] = set()  # file names whose first download is cut in the middle
         self.served: list[tuple[str, int]] = []  # (file name, first byte sent) for every GET of a file
+        self.sent: dict[str, int] = {}  # file name -> bytes of it sent in all
         self._server: ThreadingHTTPServer | None = None
 
     def add(self, repo: Repo) -> Repo:
@@ -222,23 +223,25 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_file(self, repo: Repo, name: str, extra: dict[str, str]) -> None:
         data = repo.files[name]
         etag = '"' + hashlib.sha256(data).hexdigest() + '"'
-        start = 0
-        ranged = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
+        start, end = 0, len(data) - 1
+        ranged = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
         if ranged:
             start = int(ranged.group(1))
+            end = min(end, int(ranged.group(2))) if ranged.group(2) else end
         self.send_response(206 if ranged else 200)
-        self.send_header("Content-Length", str(len(data) - start))
+        self.send_header("Content-Length", str(end + 1 - start))
         self.send_header("ETag", etag)
         self.send_header("Accept-Ranges", "bytes")
         if ranged:
-            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+            self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
         for key, value in extra.items():
             self.send_header(key, value)
         self.end_headers()
         if self.command == "HEAD":
             return
-        body = data[start:]
+        body = data[start : end + 1]
         self.fake.served.append((name, start))
+        self.fake.sent[name] = self.fake.sent.get(name, 0) + len(body)
         half = len(body) // 2
         if name in self.fake.drop_once and half:
             self.fake.drop_once.discard(name)

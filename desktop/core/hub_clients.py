@@ -32,12 +32,23 @@ def list_files(source: Source, repo_id: str, revision: str, dataset: bool, token
         infos = api.list_repo_files(repo_id, "dataset" if dataset else "model", revision=revision)
         return [RemoteFile(i.path, int(i.size or 0)) for i in infos if i.type != "tree"], revision
     from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+    from huggingface_hub.hf_api import RepoFile
 
+    # The same two requests snapshot_download makes: the revision's commit, then its file tree.
     api = HfApi(endpoint=source.endpoint, token=token or False)
-    getter = api.dataset_info if dataset else api.model_info
-    info = getter(repo_id, revision=revision or None, files_metadata=True)
-    files = [RemoteFile(s.rfilename, int(s.size or 0)) for s in info.siblings or []]
-    return files, info.sha or revision or "main"
+    kind = "dataset" if dataset else "model"
+    info = api.repo_info(repo_id, revision=revision or None, repo_type=kind)
+    commit = info.sha or revision or "main"
+    try:
+        tree = api.list_repo_tree(repo_id, recursive=True, revision=commit, repo_type=kind)
+        files = [RemoteFile(e.path, int(e.size or 0)) for e in tree if isinstance(e, RepoFile)]
+    except HfHubHTTPError as exc:  # a hub without the tree API: the listing in the repository's info
+        status = getattr(exc.response, "status_code", None)
+        if status not in (404, 405, 501) or not info.siblings:
+            raise
+        files = [RemoteFile(s.rfilename, int(s.size or 0)) for s in info.siblings]
+    return files, commit
 
 
 def cache_root(source: Source, cache_dir: Path | None) -> Path:

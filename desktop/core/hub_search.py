@@ -161,6 +161,73 @@ def _ms_search(source: Source, query: str, task: str, limit: int) -> list[ModelH
     return list(hits.values())
 
 
+def weights_info(ref: str, source: Source) -> tuple[int | None, int | None]:
+    """Parameters and bytes of a hub model's ``*.safetensors`` weights, read from their headers (a few kB
+    by HTTP Range requests), never by downloading the weights. ``(None, None)`` when it has none."""
+    from desktop.core.sources import candidates, split_ref
+
+    forced, repo_id = split_ref(ref)
+    if forced == MODELSCOPE:
+        source = candidates()[MODELSCOPE]
+    if source.kind != MODELSCOPE:
+        from huggingface_hub import HfApi
+
+        api = HfApi(endpoint=source.endpoint, token=token(source.kind) or False)
+        meta = api.get_safetensors_metadata(repo_id)
+        params = sum(meta.parameter_count.values())
+        size = sum(n * DTYPE_BYTES.get(d.upper(), 4) for d, n in meta.parameter_count.items())
+        return params or None, size or None
+    from desktop.core.hub_clients import list_files
+
+    files, revision = list_files(source, repo_id, "", False, token(MODELSCOPE))
+    weights = [f for f in files if f.name.endswith(".safetensors") and "/" not in f.name]
+    if not weights:
+        return None, None
+    url = f"{source.endpoint}/api/v1/models/{repo_id}/repo?Revision={revision}&FilePath="
+    params = sum(_header_numel(url + f.name, token(MODELSCOPE)) for f in weights)
+    return params or None, sum(f.size for f in weights) or None
+
+
+def with_weights_info(hits: list[ModelHit], source: Source, limit: int = 20) -> list[ModelHit]:
+    """``hits`` with the parameters and size that the search left out read from the safetensors headers
+    (for the first ``limit``, in parallel; a model whose headers cannot be read keeps its blanks)."""
+    import concurrent.futures
+    import dataclasses
+
+    todo = [i for i, h in enumerate(hits[:limit]) if h.parameters is None]
+
+    def one(index: int) -> tuple[int, tuple[int | None, int | None]]:
+        try:
+            return index, weights_info(hits[index].ref, source)
+        except Exception:  # no safetensors, gated, or the hub went quiet: the figure stays unknown
+            return index, (None, None)
+
+    found = list(hits)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        for index, (params, size) in pool.map(one, todo):
+            old = found[index]
+            found[index] = dataclasses.replace(old, parameters=params, size_bytes=old.size_bytes or size)
+    return found
+
+
+def _header_numel(url: str, secret: str | None) -> int:
+    """Parameters in one safetensors file: its 8-byte header length, then its JSON header (Range)."""
+    import math
+    import struct
+    import urllib.request
+
+    def read(start: int, end: int) -> bytes:
+        request = urllib.request.Request(url, headers={"Range": f"bytes={start}-{end}"})
+        if secret:
+            request.add_header("Authorization", f"Bearer {secret}")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.read(end - start + 1)
+
+    (length,) = struct.unpack("<Q", read(0, 7))
+    header = json.loads(read(8, 8 + length - 1))
+    return sum(math.prod(t["shape"]) for name, t in header.items() if name != "__metadata__")
+
+
 # -- on this computer ------------------------------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ Everything slow (search, config fetches for the fit badge, downloads, cache scan
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -188,14 +189,28 @@ class ModelBrowser(QDialog):
         self._fitting = True
         config, gpu_free, ram, rows = self._config, self._gpu_free, self._ram, self._rows
 
+        source = self._source
+        hit = table.item(row, 0).data(Qt.ItemDataRole.UserRole)
+
         def work() -> Any:
             from desktop.core.fit import fetch_config, fit
+            from desktop.core.hub_search import weights_info
 
-            return fit(fetch_config(ref), config, gpu_free, ram, rows)
+            figures = (hit.parameters, hit.size_bytes)
+            if hit.parameters is None and hit.source not in ("local", "catalogue"):
+                with contextlib.suppress(Exception):  # ModelScope's search gives no parameter counts
+                    figures = weights_info(ref, source)
+            return fit(fetch_config(ref), config, gpu_free, ram, rows), figures
 
         def done(result: Any) -> None:
             self._fitting = False
-            self._show_fit(table, row, ref, result)
+            badge, (params, size) = result
+            if table.item(row, 0) is not None and table.item(row, 0).text() == ref:
+                if params:
+                    table.item(row, 1).setText(_count(params))
+                if size and table.item(row, 2).text() == "?":
+                    table.item(row, 2).setText(human_size(size))
+            self._show_fit(table, row, ref, badge)
             self._next_fit()
 
         def failed(exc: object, detail: str) -> None:

@@ -168,3 +168,15 @@ def test_a_config_fetched_for_the_fit_badge_is_not_taken_for_a_download(fake_hub
     config.task = "seq2seq"
     with pytest.raises(ModelError, match="cannot be used for"):
         check_model_folder(config)  # the task check works from the config alone
+
+
+def test_parameters_and_size_come_from_the_safetensors_headers(fake_hub: FakeHub, tiny_gpt2: Path) -> None:
+    from desktop.core.models import describe_local_model
+
+    expected = describe_local_model(tiny_gpt2).num_parameters
+    weights = len(fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"])
+    params, size = hub_search.weights_info("tiny/gpt2", sources.resolve())
+    assert params == expected and 0 < size <= weights
+    params, size = hub_search.weights_info("modelscope:tiny/gpt2", sources.resolve())
+    assert (params, size) == (expected, weights)
+    assert fake_hub.sent["model.safetensors"] < weights / 2  # headers only, both times: never the weights
