@@ -35,9 +35,10 @@ class Repo:
 
     @property
     def sha(self) -> str:
+        """The commit id: from the file names and sizes (cheap on every request, like a real hub's)."""
         digest = hashlib.sha1()
         for name in sorted(self.files):
-            digest.update(name.encode() + hashlib.sha1(self.files[name]).digest())
+            digest.update(f"{name}:{len(self.files[name])};".encode())
         return digest.hexdigest()
 
 
@@ -53,6 +54,14 @@ class FakeHub:
         self.served: list[tuple[str, int]] = []  # (file name, first byte sent) for every GET of a file
         self.sent: dict[str, int] = {}  # file name -> bytes of it sent in all
         self._server: ThreadingHTTPServer | None = None
+        self._digests: dict[int, tuple[bytes, str]] = {}
+
+    def digest(self, data: bytes) -> str:
+        """SHA-256 of a file's bytes, computed once (bytes never change; a new version is a new object)."""
+        key = id(data)
+        if key not in self._digests or self._digests[key][0] is not data:
+            self._digests[key] = (data, hashlib.sha256(data).hexdigest())
+        return self._digests[key][1]
 
     def add(self, repo: Repo) -> Repo:
         self.repos[(repo.kind, repo.repo_id)] = repo
@@ -222,7 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_file(self, repo: Repo, name: str, extra: dict[str, str]) -> None:
         data = repo.files[name]
-        etag = '"' + hashlib.sha256(data).hexdigest() + '"'
+        etag = '"' + self.fake.digest(data) + '"'
         start, end = 0, len(data) - 1
         ranged = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
         if ranged:
@@ -294,7 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "Name": n.split("/")[-1],
                 "Path": n,
                 "Size": len(b),
-                "Sha256": hashlib.sha256(b).hexdigest(),
+                "Sha256": self.fake.digest(b),
                 "Type": "blob",
                 "Revision": repo.sha,
             }
@@ -340,3 +349,24 @@ _ROUTES: list[tuple[str, Any]] = [
     (rf"/api/v1/(?P<kind>models|datasets)/{_ID}/revisions", _Handler.ms_revisions),
     (rf"/api/v1/(?P<kind>models|datasets)/{_ID}/repo", _Handler.ms_file),
 ]
+
+
+def main() -> None:
+    """Serve folders as repositories from a process of its own: ``python -m tests.fakehub ID=FOLDER ...``.
+
+    Prints the endpoint's URL on the first line, then serves until killed (used by bench/download.py,
+    so that the server does not share the client's interpreter).
+    """
+    import sys
+
+    hub = FakeHub()
+    for spec in sys.argv[1:]:
+        repo_id, folder = spec.split("=", 1)
+        hub.add_folder(repo_id, Path(folder))
+    hub.start()
+    print(hub.url, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

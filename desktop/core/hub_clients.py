@@ -13,6 +13,8 @@ from typing import Any
 
 from desktop.core.sources import MODELSCOPE, Source
 
+RESUME_FROM = 8 * 2**20  # files from this size on resume across cancels and crashes
+
 
 class _Abort(BaseException):
     """Raised inside a client's progress hook on Cancel.
@@ -140,8 +142,9 @@ def _hf_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) 
                 raise _Abort() from exc
 
     kind = "dataset" if dataset else "model"
+    sizes = {f.name: f.size for f in files}
     paths = _parallel(
-        lambda name: _hf_one(source, repo_id, kind, commit, name, token, cache_dir, Bar),
+        lambda name: _hf_one(source, repo_id, kind, commit, name, token, cache_dir, Bar, sizes[name]),
         [f.name for f in files],
     )
     if not files:
@@ -162,6 +165,7 @@ def _hf_one(
     token: str | None,
     cache_dir: Path | None,
     bar: type,
+    size: int = 0,
 ) -> str:
     """One file into Hugging Face's cache, resumable across cancels and crashes.
 
@@ -170,13 +174,28 @@ def _hf_one(
     ``blobs/<etag>.incomplete`` (the name the client's cache has always used for partial files),
     continuing from what is there; when complete and checked as the client checks it (the size the hub
     announced), it becomes the blob, and ``hf_hub_download`` links it into the snapshot as usual.
-    Files stored with Xet go straight to ``hf_hub_download`` (Xet keeps its own chunk cache).
+    Files stored with Xet go straight to ``hf_hub_download`` (Xet keeps its own chunk cache), and so do
+    small files (under :data:`RESUME_FROM`): starting them over costs less than a request more.
     """
     from filelock import FileLock
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
     from huggingface_hub.file_download import http_get, repo_folder_name
     from huggingface_hub.utils import build_hf_headers
 
+    def place() -> str:
+        return hf_hub_download(
+            repo_id,
+            name,
+            repo_type=kind if kind == "dataset" else None,
+            revision=commit,
+            endpoint=source.endpoint,
+            token=token or False,
+            cache_dir=cache_dir,
+            tqdm_class=bar,
+        )
+
+    if 0 < size < RESUME_FROM:
+        return place()
     url = hf_hub_url(repo_id, name, repo_type=kind, revision=commit, endpoint=source.endpoint)
     meta = get_hf_file_metadata(url, token=token or False, endpoint=source.endpoint)
     storage = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type=kind)
@@ -206,16 +225,7 @@ def _hf_one(
                 partial.unlink()
                 raise OSError(f"{name}: size mismatch, the partial file was discarded")
             partial.replace(blob)
-    return hf_hub_download(
-        repo_id,
-        name,
-        repo_type=kind if kind == "dataset" else None,
-        revision=commit,
-        endpoint=source.endpoint,
-        token=token or False,
-        cache_dir=cache_dir,
-        tqdm_class=bar,
-    )
+    return place()
 
 
 def _hf_write_ref(snapshot: Path, commit: str) -> None:

@@ -34,7 +34,10 @@ def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
 ) -> None:
     import huggingface_hub.constants
 
+    from desktop.core import hub_clients
+
     monkeypatch.setattr(huggingface_hub.constants, "DOWNLOAD_CHUNK_SIZE", 16 * 1024)  # 10 MB for real
+    monkeypatch.setattr(hub_clients, "RESUME_FROM", 0)  # 8 MB for real: the tiny model's weights resume
     size = len(fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"])
     release = fake_hub.stall["model.safetensors"] = threading.Event()
     cancel, written = threading.Event(), threading.Event()
