@@ -13,14 +13,18 @@ from typing import Any
 # scheme://user:password@host or scheme://token@host: everything between "//" and "@".
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@\"']+@")
 REDACTED = "***"
+# Hugging Face access tokens (hf_...) and bearer headers, wherever they appear in a message or log.
+_TOKENS = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}")
 
 
 def redact(text: str) -> str:
-    """``text`` with the credentials of every URL in it replaced by ``***``.
+    """``text`` with the credentials of every URL in it, and access tokens, replaced by ``***``.
 
-    ``https://user:token@mirror.example/simple`` becomes ``https://***@mirror.example/simple``.
+    ``https://user:token@mirror.example/simple`` becomes ``https://***@mirror.example/simple``;
+    ``hf_AbCd...`` and what follows ``Bearer`` become ``***``.
     """
-    return _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    text = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    return _TOKENS.sub(REDACTED, text)
 
 
 def has_credentials(url: str) -> bool:

@@ -367,12 +367,21 @@ def _device_name(device: Any) -> str:
     return str(device)
 
 
+class _RedactingFormatter(logging.Formatter):
+    """Log lines without credentials: tokens and passwords in URLs become ``***``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from desktop.core.secrets import redact
+
+        return redact(super().format(record))
+
+
 @contextlib.contextmanager
 def _log_to(path: Path) -> Iterator[None]:
     """Copy this package's and transformers' log records into the run's ``train.log``."""
     handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    loggers = [logging.getLogger("desktop"), logging.getLogger("transformers")]
+    handler.setFormatter(_RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    loggers = [logging.getLogger(name) for name in ("desktop", "transformers", "huggingface_hub")]
     for logger in loggers:
         logger.addHandler(handler)
     try:

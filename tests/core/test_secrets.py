@@ -55,3 +55,10 @@ def test_the_launcher_never_writes_a_token_to_its_settings(tmp_path, fake_keyrin
     settings.save_mirrors({"index_url": URL})
     assert "s3cret" not in (tmp_path / "launcher.json").read_text(encoding="utf-8")
     assert LauncherSettings(tmp_path / "launcher.json").get("index_url") == URL
+
+
+def test_access_tokens_are_redacted_in_messages_and_logs() -> None:
+    line = "401 for https://hf.example/api with Authorization: Bearer hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345"
+    assert redact(line) == "401 for https://hf.example/api with Authorization: Bearer ***"
+    assert redact("token hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345 rejected") == "token *** rejected"
+    assert redact("hf_short and hf_hub_download") == "hf_short and hf_hub_download"  # not tokens
