@@ -1,0 +1,30 @@
+"""The recommended models: complete entries, every task and language the browser promises."""
+
+from __future__ import annotations
+
+import json
+
+from desktop.core.catalogue import recommended
+from desktop.core.config import HUB_ID
+from desktop.core.paths import resources_dir
+
+
+def test_every_entry_is_complete_and_names_where_it_was_checked() -> None:
+    entries = json.loads((resources_dir() / "catalogue.json").read_text(encoding="utf-8"))["models"]
+    for e in entries:
+        assert e["id"].startswith("bundled:") or HUB_ID.match(e["id"]), e["id"]
+        assert e["checked"].startswith("https://"), e["id"]
+        assert e["task"] in ("classification", "causal-lm", "seq2seq") and e["languages"], e["id"]
+        assert isinstance(e["gated"], bool) and "license" in e and e["note"], e["id"]
+    assert len({e["id"] for e in entries}) == len(entries)
+
+
+def test_each_task_has_chinese_models_from_small_to_large() -> None:
+    for task in ("classification", "causal-lm", "seq2seq"):
+        hits = recommended(task)
+        assert any("zh" in h.path for h in hits), task  # the languages column
+        sizes = [h.parameters or 0 for h in hits]
+        assert sizes == sorted(sizes)  # small to large
+    chat = [h.parameters for h in recommended("causal-lm")]
+    assert min(chat) < 1e9 and max(chat) > 7e9  # ~0.5B to ~8B
+    assert any(h.gated for h in recommended("causal-lm"))  # a gated one says so
