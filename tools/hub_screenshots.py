@@ -62,6 +62,7 @@ def main(out: Path) -> int:
 
     out.mkdir(parents=True, exist_ok=True)
     app.processEvents()
+    browser.recommended.setColumnWidth(0, 250)
     browser.grab().save(str(out / "7-browser-recommended.png"))
     browser.tabs.setCurrentIndex(1)
     browser.query.setText("tiny")

@@ -41,7 +41,8 @@ def recommended(task: str = "", source_kind: str = "huggingface") -> list[ModelH
                 license=e.get("license") or "",
                 gated=bool(e.get("gated")),
                 task=e["task"],
-                path=", ".join(e.get("languages", [])),
+                languages=", ".join(e.get("languages", [])),
+                note=e.get("note", ""),
             )
         )
     return sorted(hits, key=lambda h: h.parameters or 0)

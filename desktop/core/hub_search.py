@@ -53,6 +53,8 @@ class ModelHit:
     gated: bool = False
     task: str = ""
     path: str = ""  # on this computer
+    languages: str = ""  # the catalogue's, e.g. "zh, en"
+    note: str = ""  # the catalogue's one line about the model
 
 
 def search(

@@ -65,6 +65,10 @@ class ModelBrowser(QDialog):
 
         self.tabs = QTabWidget()
         self.recommended = self._table()
+        for column, label in ((4, self.tr("Languages")), (5, self.tr("About"))):
+            self.recommended.setHorizontalHeaderItem(column, QTableWidgetItem(label))
+        self.recommended.setColumnHidden(6, True)  # the catalogue has no hub figures: languages and a note
+        self.recommended.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
         self.results = self._table()
         self.local = self._table()
         self.query = QLineEdit()
@@ -168,13 +172,24 @@ class ModelBrowser(QDialog):
                 hit.updated,
                 "…",
             ]
+            if hit.source == "catalogue":
+                cells[4], cells[5] = hit.languages, hit.note
             if hit.gated:
-                cells[3] = self.tr("{license} (gated: accept on the hub)").format(license=cells[3])
+                cells[3] = self.tr("{license} · gated").format(license=cells[3])
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 0:
                     item.setData(Qt.ItemDataRole.UserRole, hit)
                     item.setToolTip(hit.path or hit.ref)
+                elif column == 3 and hit.gated:
+                    item.setToolTip(
+                        self.tr(
+                            "Gated: accept the license on the model's page, then add a token in "
+                            "Settings > Model sources."
+                        )
+                    )
+                elif column == 5 and hit.note:
+                    item.setToolTip(hit.note)
                 table.setItem(row, column, item)
             if row < MAX_FIT_ROWS:
                 self._fit_queue.append((table, row, hit.ref))
