@@ -81,7 +81,7 @@ def add_parsers(sub: Any) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from desktop.core import hub_search, sources
 
-    source = sources.resolve()
+    source = sources.resolve(probe_if_stale=True)
     hits = hub_search.search(source, args.query, args.task or "", args.sort, args.limit)
     hits = hub_search.with_weights_info(hits, source)  # ModelScope's search gives no parameter counts
     if args.json:
@@ -109,7 +109,7 @@ def cmd_download(args: argparse.Namespace) -> int:
     from desktop.core import sources
     from desktop.core.downloads import DownloadCancelled
 
-    source = sources.resolve()
+    source = sources.resolve(probe_if_stale=True)
     what = "dataset" if args.dataset else "model"
     print(f"Downloading the {what} {args.id} from {source.label} ({source.endpoint})...", file=sys.stderr)
     try:
@@ -216,8 +216,8 @@ def ensure_downloaded(config: RunConfig) -> None:
     local = Path(name).expanduser().is_dir() or name.startswith("bundled:")
     if name and not local and not complete_in_cache(name, config.model.revision):
         print(f"{name} is not on this computer yet: downloading it first.", file=sys.stderr)
-        download_with_bar(name, sources.resolve(), config.model.revision)
+        download_with_bar(name, sources.resolve(probe_if_stale=True), config.model.revision)
     hub_id = config.data.hub_id
     if hub_id and local_copy(hub_id, dataset=True) is None:
         print(f"The dataset {hub_id} is not on this computer yet: downloading it first.", file=sys.stderr)
-        download_with_bar(hub_id, sources.resolve(), dataset=True)
+        download_with_bar(hub_id, sources.resolve(probe_if_stale=True), dataset=True)

@@ -119,6 +119,10 @@ def _hf_only(repo_id: str, revision: str) -> Path | None:
         return None
 
 
+class GatedError(ModelError):
+    """The model's authors ask users to accept their license (and to sign in with a token) first."""
+
+
 def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = False) -> ModelError:
     """One sentence and what to do, for whatever the hub clients raised."""
     from desktop.core.errors import exception_chain
@@ -129,7 +133,7 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
     statuses |= {getattr(e, "status_code", None) for e in exception_chain(exc)}
     page = source.model_page(repo_id, dataset)
     if names & {"GatedRepoError", "AuthenticationError", "PermissionDeniedError"} or statuses & {401, 403}:
-        return ModelError(
+        return GatedError(
             f"{repo_id} is gated: its authors ask you to accept their license before downloading it.",
             f"Accept the license at {page} while signed in, then enter an access token in "
             f"Settings > Model sources ({source.label}).",

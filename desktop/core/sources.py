@@ -122,7 +122,9 @@ def candidates(settings: HubSettings | None = None) -> dict[str, Source]:
     }
 
 
-def resolve(choice: str = "", endpoint: str = "", settings: HubSettings | None = None) -> Source:
+def resolve(
+    choice: str = "", endpoint: str = "", settings: HubSettings | None = None, probe_if_stale: bool = False
+) -> Source:
     """The source to use now.
 
     Args:
@@ -130,6 +132,8 @@ def resolve(choice: str = "", endpoint: str = "", settings: HubSettings | None =
         endpoint: An explicit endpoint (the CLI's ``--endpoint``): Hugging Face's API at that URL,
             or ModelScope's when ``choice`` is ``modelscope``.
         settings: The saved settings (read when not given).
+        probe_if_stale: With Auto and no pick from the last day, probe the sources now (at most
+            :data:`PROBE_TIMEOUT_S`) instead of assuming Hugging Face.
     """
     settings = settings or load_settings()
     choice = choice or os.environ.get("FINETUNE_STUDIO_SOURCE", "") or settings.source
@@ -145,7 +149,19 @@ def resolve(choice: str = "", endpoint: str = "", settings: HubSettings | None =
     fresh = time.time() - settings.auto_picked_at < AUTO_REMEMBER_S
     if fresh and settings.auto_picked in everything:
         return everything[settings.auto_picked]
+    if probe_if_stale and not offline():
+        chosen, _ = pick(settings)
+        if chosen is not None:
+            return chosen
     return everything[HUGGING_FACE]
+
+
+def auto_is_stale(settings: HubSettings | None = None) -> bool:
+    """Whether the source is Auto and its pick is missing or older than a day (the app probes then)."""
+    settings = settings or load_settings()
+    if (os.environ.get("FINETUNE_STUDIO_SOURCE") or settings.source) != AUTO or os.environ.get("HF_ENDPOINT"):
+        return False
+    return time.time() - settings.auto_picked_at >= AUTO_REMEMBER_S and not offline()
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,15 @@ class DownloadPanel(QWidget):
         self.cancel_button = QPushButton(self.tr("Cancel download"))
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel)
+        self.token_button = QPushButton(self.tr("Enter an access token…"))
+        self.token_button.setVisible(False)  # shown when a gated model asks for one
+        self.token_button.clicked.connect(self.open_token_settings)
+        self.token_dialog = None
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.progress, 1)
         row.addWidget(self.cancel_button)
+        row.addWidget(self.token_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.status)
@@ -51,6 +56,7 @@ class DownloadPanel(QWidget):
         from desktop.core.downloads import download
 
         cancel = threading.Event()
+        self.token_button.setVisible(False)
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)  # busy until the files and their sizes are known
         self.cancel_button.setVisible(True)
@@ -111,8 +117,18 @@ class DownloadPanel(QWidget):
                 self.tr("Download cancelled. What was downloaded is kept: Download again resumes it.")
             )
             return
+        from desktop.core.hub import GatedError
+
         message, hint = getattr(exc, "message", str(exc)), getattr(exc, "hint", "")
         self.status.setText(f"{message}\n{hint}" if hint else message)
+        self.token_button.setVisible(isinstance(exc, GatedError))
+
+    def open_token_settings(self) -> None:
+        """Settings > Model sources, to enter the token a gated model asks for (kept in the keyring)."""
+        from desktop.gui.hub_settings import HubSettingsDialog
+
+        self.token_dialog = HubSettingsDialog(self)
+        self.token_dialog.open()
 
 
 class DownloadDialog(QDialog):

@@ -524,6 +524,17 @@ class MainWindow(QMainWindow):
         self.steps.setCurrentRow(0)
         if not self._repair_on_start:
             QTimer.singleShot(200, self.offer_resume)  # after the first paint: it reads the runs folder
+        QTimer.singleShot(500, self.probe_sources)
+
+    def probe_sources(self) -> None:
+        """With the source on Auto and no pick from the last day, find in the background which source
+        answers fastest (at most 3 s; remembered for the next day)."""
+        from desktop.core import sources
+
+        if sources.auto_is_stale():
+            from desktop.gui.workers import run_in_background
+
+            run_in_background(sources.pick, self, lambda result: None, lambda exc, detail: None)
 
     def save_state(self) -> None:
         """Remember geometry and the run config for the next start."""

@@ -71,3 +71,18 @@ def test_offline_says_so_instead_of_retrying(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelError, match="switched off"):
         load_tokenizer(ModelSource("someone/not-downloaded-model"))
+
+
+def test_auto_probes_when_its_pick_is_stale_and_not_when_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(sources, "pick", lambda settings=None, timeout=3.0: calls.append(settings) or (None, []))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert not sources.auto_is_stale()  # offline: nothing to probe
+    assert sources.resolve(sources.AUTO, probe_if_stale=True).name == sources.HUGGING_FACE and not calls
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert sources.auto_is_stale()  # never picked
+    sources.resolve(sources.AUTO, probe_if_stale=True)
+    assert len(calls) == 1
+    fresh = sources.HubSettings(auto_picked=sources.MODELSCOPE, auto_picked_at=time.time())
+    assert sources.resolve(sources.AUTO, settings=fresh, probe_if_stale=True).name == sources.MODELSCOPE
+    assert len(calls) == 1  # a pick from today is used as it is

@@ -98,3 +98,16 @@ def test_the_data_page_downloads_a_hub_model_and_dataset_before_training(
     qtbot.waitUntil(lambda: not page.model_download.isVisibleTo(page), timeout=10_000)
     assert "training needs no network" in page.model_info.text()
     assert "Download the model" not in page.problem()
+
+
+def test_a_gated_model_offers_to_enter_a_token(qtbot, fake_hub: FakeHub) -> None:
+    fake_hub.repos[("model", "tiny/gpt2")].gated = True
+    browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=None, ram=16 * GB)
+    qtbot.addWidget(browser)
+    with qtbot.waitSignal(browser.panel.ended, timeout=20_000):
+        browser.download("tiny/gpt2")
+    assert "is gated" in browser.status.text() and f"{fake_hub.url}/tiny/gpt2" in browser.status.text()
+    assert browser.panel.token_button.isVisibleTo(browser)
+    browser.panel.token_button.click()
+    assert browser.panel.token_dialog is not None and browser.panel.token_dialog.isVisible()
+    browser.panel.token_dialog.reject()

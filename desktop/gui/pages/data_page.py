@@ -483,14 +483,17 @@ class DataPage(WizardPage):
                 "Fit here: {badge}. Needs about {need} with the current Memory & speed options; "
                 "{have} free in {where}."
             )
-            self.fit_label.setText(
-                text.format(
-                    badge=badge_text(result.badge),
-                    need=human_size(result.needed),
-                    have=human_size(result.available),
-                    where=where,
-                )
+            text = text.format(
+                badge=badge_text(result.badge),
+                need=human_size(result.needed),
+                have=human_size(result.available),
+                where=where,
             )
+            if result.epoch_s:  # no NVIDIA GPU: the time is what the user needs to know
+                text += " " + self.tr("Roughly {minutes:.0f} min per epoch on this CPU.").format(
+                    minutes=max(1.0, result.epoch_s / 60)
+                )
+            self.fit_label.setText(text)
 
         self._run(work, done, lambda exc: None)  # no badge when the config cannot be had: not an error
 
