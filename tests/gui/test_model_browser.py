@@ -98,6 +98,8 @@ def test_the_data_page_downloads_a_hub_model_and_dataset_before_training(
     qtbot.waitUntil(lambda: not page.model_download.isVisibleTo(page), timeout=10_000)
     assert "training needs no network" in page.model_info.text()
     assert "Download the model" not in page.problem()
+    qtbot.waitUntil(lambda: "Fit here: fits" in page.fit_label.text(), timeout=20_000)  # the chosen model's badge
+    assert "RAM (no NVIDIA GPU)" in page.fit_label.text() and "min per epoch" in page.fit_label.text()
 
 
 def test_a_gated_model_offers_to_enter_a_token(qtbot, fake_hub: FakeHub) -> None:
