@@ -164,29 +164,25 @@ def _ms_search(source: Source, query: str, task: str, limit: int) -> list[ModelH
 
 
 def weights_info(ref: str, source: Source) -> tuple[int | None, int | None]:
-    """Parameters and bytes of a hub model's ``*.safetensors`` weights, read from their headers (a few kB
-    by HTTP Range requests), never by downloading the weights. ``(None, None)`` when it has none."""
+    """Parameters and bytes of a hub model's ``*.safetensors`` weights: the sizes from the file listing,
+    the parameters from each file's header (its first bytes, read with HTTP Range requests and never
+    more, even from a server that ignores Range). ``(None, None)`` when it has no safetensors."""
+    from desktop.core.hub_clients import list_files
     from desktop.core.sources import candidates, split_ref
 
     forced, repo_id = split_ref(ref)
     if forced == MODELSCOPE:
         source = candidates()[MODELSCOPE]
-    if source.kind != MODELSCOPE:
-        from huggingface_hub import HfApi
-
-        api = HfApi(endpoint=source.endpoint, token=token(source.kind) or False)
-        meta = api.get_safetensors_metadata(repo_id)
-        params = sum(meta.parameter_count.values())
-        size = sum(n * DTYPE_BYTES.get(d.upper(), 4) for d, n in meta.parameter_count.items())
-        return params or None, size or None
-    from desktop.core.hub_clients import list_files
-
-    files, revision = list_files(source, repo_id, "", False, token(MODELSCOPE))
+    secret = token(source.kind)
+    files, revision = list_files(source, repo_id, "", False, secret)
     weights = [f for f in files if f.name.endswith(".safetensors") and "/" not in f.name]
     if not weights:
         return None, None
-    url = f"{source.endpoint}/api/v1/models/{repo_id}/repo?Revision={revision}&FilePath="
-    params = sum(_header_numel(url + f.name, token(MODELSCOPE)) for f in weights)
+    if source.kind == MODELSCOPE:
+        url = f"{source.endpoint}/api/v1/models/{repo_id}/repo?Revision={revision}&FilePath={{name}}"
+    else:
+        url = f"{source.endpoint}/{repo_id}/resolve/{revision}/{{name}}"
+    params = sum(_header_numel(url.format(name=f.name), secret) for f in weights)
     return params or None, sum(f.size for f in weights) or None
 
 
@@ -222,8 +218,10 @@ def _header_numel(url: str, secret: str | None) -> int:
         request = urllib.request.Request(url, headers={"Range": f"bytes={start}-{end}"})
         if secret:
             request.add_header("Authorization", f"Bearer {secret}")
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.read(end - start + 1)
+        with urllib.request.urlopen(request, timeout=10) as response:  # follows the hub's redirects
+            if response.status == 200 and start:  # the server ignored Range: skip to the bytes wanted
+                response.read(start)
+            return response.read(end - start + 1)  # never more, whatever the server sends
 
     (length,) = struct.unpack("<Q", read(0, 7))
     header = json.loads(read(8, 8 + length - 1))
