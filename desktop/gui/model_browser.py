@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
@@ -74,13 +73,19 @@ class ModelBrowser(QDialog):
         self.query = QLineEdit()
         self.query.setPlaceholderText(self.tr("Search models, e.g. qwen, chinese, bert"))
         self.query.returnPressed.connect(self.search)
+        self.where = QComboBox()  # where to search: the Hugging Face source in use, or ModelScope
+        from desktop.core.sources import MODELSCOPE, candidates
+
+        others = candidates()
+        hf_like = self._source if self._source.kind != MODELSCOPE else others["huggingface"]
+        for option in (hf_like, others[MODELSCOPE]):
+            self.where.addItem(option.label, option)
+        self.where.setCurrentIndex(1 if self._source.kind == MODELSCOPE else 0)
         self.sort = QComboBox()
         self.sort.addItem(self.tr("Most downloaded"), "downloads")
         self.sort.addItem(self.tr("Most liked"), "likes")
         self.search_button = QPushButton(self.tr("Search"))
         self.search_button.clicked.connect(self.search)
-        self.source_label = QLabel(self.tr("Source: {source}").format(source=self._source.label))
-        self.source_label.setObjectName("hint")
         self.delete_button = QPushButton(self.tr("Delete from this computer…"))
         self.delete_button.clicked.connect(self._delete)
 
@@ -128,10 +133,10 @@ class ModelBrowser(QDialog):
         box = QVBoxLayout(search_tab)
         row = QHBoxLayout()
         row.addWidget(self.query, 1)
+        row.addWidget(self.where)
         row.addWidget(self.sort)
         row.addWidget(self.search_button)
         box.addLayout(row)
-        box.addWidget(self.source_label)
         box.addWidget(self.results)
         local_tab = QWidget()
         local_box = QVBoxLayout(local_tab)
@@ -204,8 +209,8 @@ class ModelBrowser(QDialog):
         self._fitting = True
         config, gpu_free, ram, rows = self._config, self._gpu_free, self._ram, self._rows
 
-        source = self._source
         hit = table.item(row, 0).data(Qt.ItemDataRole.UserRole)
+        source = self._source_for(hit)
 
         def work() -> Any:
             from desktop.core.fit import fetch_config, fit
@@ -215,7 +220,7 @@ class ModelBrowser(QDialog):
             if hit.parameters is None and hit.source not in ("local", "catalogue"):
                 with contextlib.suppress(Exception):  # ModelScope's search gives no parameter counts
                     figures = weights_info(ref, source)
-            return fit(fetch_config(ref), config, gpu_free, ram, rows), figures
+            return fit(fetch_config(ref, source), config, gpu_free, ram, rows), figures
 
         def done(result: Any) -> None:
             self._fitting = False
@@ -263,7 +268,7 @@ class ModelBrowser(QDialog):
             self.query.text().strip(),
             self._config.task,
             self.sort.currentData(),
-            self._source,
+            self.where.currentData(),
         )
         self.status.setText(self.tr("Searching {source}…").format(source=source.label))
         self.search_button.setEnabled(False)
@@ -318,10 +323,18 @@ class ModelBrowser(QDialog):
             return
         self.download(hit.ref)
 
+    def _source_for(self, hit: ModelHit | None) -> Any:
+        """Where a row's model comes from: the Hugging Face source searched (a search result), else the
+        source in use (``modelscope:`` ids always come from ModelScope)."""
+        if hit is not None and hit.source in ("huggingface", "mirror") and not hit.path:
+            return self.where.itemData(0)
+        return self._source
+
     def download(self, ref: str) -> None:
         """Download ``ref`` as its own step (progress, Cancel); ``downloaded`` carries the folder."""
         self.download_button.setEnabled(False)
-        self.panel.start(ref, self._source)
+        hit = self.selected()
+        self.panel.start(ref, self._source_for(hit if hit is not None and hit.ref == ref else None))
 
     def _on_downloaded(self, folder: str) -> None:
         self.refresh_local()

@@ -113,3 +113,21 @@ def test_a_gated_model_offers_to_enter_a_token(qtbot, fake_hub: FakeHub) -> None
     browser.panel.token_button.click()
     assert browser.panel.token_dialog is not None and browser.panel.token_dialog.isVisible()
     browser.panel.token_dialog.reject()
+
+
+def test_search_can_ask_modelscope_and_local_folders_used_before_are_listed(
+    qtbot, fake_hub: FakeHub, tiny_gpt2
+) -> None:
+    from desktop.core.hub_search import remember_folder
+
+    remember_folder(tiny_gpt2)
+    browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=None, ram=16 * GB)
+    qtbot.addWidget(browser)
+    qtbot.waitUntil(lambda: str(tiny_gpt2) in _rows(browser.local), timeout=10_000)
+    browser.tabs.setCurrentIndex(1)
+    browser.where.setCurrentIndex(browser.where.findText("ModelScope"))
+    browser.query.setText("tiny")
+    browser.search()
+    qtbot.waitUntil(lambda: browser.results.rowCount() == 1, timeout=20_000)
+    assert browser.results.item(0, 0).text() == "modelscope:tiny/gpt2"
+    qtbot.waitUntil(lambda: browser.results.item(0, 1).text() not in ("?", ""), timeout=20_000)  # headers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from pathlib import Path
 from typing import Any
@@ -292,6 +293,11 @@ class DataPage(WizardPage):
             self._config.model.name = name
             self._check_model()
             self._load_token_stats()
+            if name and self._is_folder(name) and not self._model_problem:
+                from desktop.core.hub_search import remember_folder
+
+                with contextlib.suppress(OSError):  # the browser's "On this computer" lists it
+                    remember_folder(name)
 
     def _on_data_changed(self) -> None:
         text = self.data_edit.text().strip()
