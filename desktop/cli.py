@@ -1,8 +1,9 @@
-"""The headless front end: ``finetune-studio-cli init | train | validate | preview | runs | models | datasets``."""
+"""The headless front end, ``finetune-studio-cli``: init, train, validate, preview, runs, models, datasets."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -110,7 +111,9 @@ def _parser() -> argparse.ArgumentParser:
 
     hub = hub_options()
 
-    p = sub.add_parser("init", parents=[hub], help="write a commented run config with the column mapping guessed")
+    p = sub.add_parser(
+        "init", parents=[hub], help="write a commented run config with the column mapping guessed"
+    )
     p.add_argument("--task", required=True, choices=TASKS)
     p.add_argument("--model", required=True, help="hub id, local model folder, or bundled:all-minilm-l6-v2")
     p.add_argument("--data", required=True, nargs="+", help="local data file(s) or a hub dataset id")
@@ -203,6 +206,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     local = [d for d in args.data if Path(d).exists()]
     if len(args.data) == 1 and not local and HUB_ID.match(args.data[0]):
         config.data.hub_id = args.data[0]
+        from desktop.cli_hub import ensure_downloaded
+
+        ensure_downloaded(config, model=False)  # the dataset, as its own step; a cached copy is used as is
         table = read_hub(config.data.hub_id, "", config.data.split)
     else:
         missing = [d for d in args.data if d not in local]
@@ -213,6 +219,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         config.data.files = [_relative(Path(d).resolve(), base) for d in args.data]
     if Path(args.model).is_dir():
         config.model.name = _relative(Path(args.model).resolve(), out.resolve().parent)
+        from desktop.core.hub_search import remember_folder
+
+        with contextlib.suppress(OSError):  # the app's model browser lists folders used before
+            remember_folder(args.model)
     guess = guess_columns(table, args.task, Columns())
     config.columns = guess.columns
     check_rows(table, args.task, guess.columns, drop_bad_rows=True)

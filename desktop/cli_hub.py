@@ -205,16 +205,16 @@ def cmd_sources(args: argparse.Namespace) -> int:
     return 0 if chosen else 1
 
 
-def ensure_downloaded(config: RunConfig) -> None:
-    """Before a run: download the model and a hub dataset that are not on this computer yet, each as its
-    own step with a progress bar (never inside "Preparing")."""
+def ensure_downloaded(config: RunConfig, model: bool = True) -> None:
+    """Before a run: download the model (unless ``model`` is false: ``init``) and a hub dataset that are not
+    on this computer yet, each as its own step with a progress bar (never inside "Preparing")."""
     from desktop.core import sources
     from desktop.core.downloads import local_copy
     from desktop.core.hub import complete_in_cache
 
     name = config.model.name.strip()
     local = Path(name).expanduser().is_dir() or name.startswith("bundled:")
-    if name and not local and not complete_in_cache(name, config.model.revision):
+    if model and name and not local and not complete_in_cache(name, config.model.revision):
         print(f"{name} is not on this computer yet: downloading it first.", file=sys.stderr)
         download_with_bar(name, sources.resolve(probe_if_stale=True), config.model.revision)
     hub_id = config.data.hub_id

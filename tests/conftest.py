@@ -20,7 +20,11 @@ def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own app data folder, so runs never land in the user's."""
     home = tmp_path / "home"
     monkeypatch.setenv("FINETUNE_STUDIO_HOME", str(home))
-    for name in ("FINETUNE_STUDIO_SOURCE", "HF_ENDPOINT", "MODELSCOPE_ENDPOINT"):  # the CLI's --source sets them
+    for name in (
+        "FINETUNE_STUDIO_SOURCE",
+        "HF_ENDPOINT",
+        "MODELSCOPE_ENDPOINT",
+    ):  # the CLI's --source sets them
         monkeypatch.setenv(name, "recorded")  # so that the undo removes what a test sets
         monkeypatch.delenv(name)
     return home

@@ -69,3 +69,33 @@ def test_an_unreachable_endpoint_fails_within_seconds(capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert "error: someone/model is not on this computer, and mirror (127.0.0.1:9)" in err
     assert "did not answer" in err and "Traceback" not in err
+
+
+def test_init_with_a_hub_dataset_downloads_it_first(
+    fake_hub: FakeHub, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from tests.fakehub import Repo
+
+    fake_hub.add(
+        Repo("someone/reviews", {"train.csv": (samples / "reviews.csv").read_bytes()}, kind="dataset")
+    )
+    config = tmp_path / "run.toml"
+    assert (
+        main(
+            [
+                "init",
+                "--task",
+                "classification",
+                "--model",
+                "tiny/bert",
+                "--data",
+                "someone/reviews",
+                "-o",
+                str(config),
+            ]
+        )
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert "The dataset someone/reviews is not on this computer yet: downloading it first." in err
+    assert 'hub_id = "someone/reviews"' in config.read_text(encoding="utf-8")

@@ -75,7 +75,9 @@ def test_offline_says_so_instead_of_retrying(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_auto_probes_when_its_pick_is_stale_and_not_when_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[object] = []
-    monkeypatch.setattr(sources, "pick", lambda settings=None, timeout=3.0: calls.append(settings) or (None, []))
+    monkeypatch.setattr(
+        sources, "pick", lambda settings=None, timeout=3.0: calls.append(settings) or (None, [])
+    )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert not sources.auto_is_stale()  # offline: nothing to probe
     assert sources.resolve(sources.AUTO, probe_if_stale=True).name == sources.HUGGING_FACE and not calls

@@ -80,7 +80,9 @@ def test_the_data_page_downloads_a_hub_model_and_dataset_before_training(
 ) -> None:
     from tests.fakehub import Repo
 
-    fake_hub.add(Repo("someone/reviews", {"train.csv": (samples / "reviews.csv").read_bytes()}, kind="dataset"))
+    fake_hub.add(
+        Repo("someone/reviews", {"train.csv": (samples / "reviews.csv").read_bytes()}, kind="dataset")
+    )
     page = window.data_page
     page.model_edit.setText("tiny/gpt2")
     page.model_edit.editingFinished.emit()
@@ -98,7 +100,9 @@ def test_the_data_page_downloads_a_hub_model_and_dataset_before_training(
     qtbot.waitUntil(lambda: not page.model_download.isVisibleTo(page), timeout=10_000)
     assert "training needs no network" in page.model_info.text()
     assert "Download the model" not in page.problem()
-    qtbot.waitUntil(lambda: "Fit here: fits" in page.fit_label.text(), timeout=20_000)  # the chosen model's badge
+    qtbot.waitUntil(
+        lambda: "Fit here: fits" in page.fit_label.text(), timeout=20_000
+    )  # the chosen model's badge
     assert "RAM (no NVIDIA GPU)" in page.fit_label.text() and "min per epoch" in page.fit_label.text()
 
 
