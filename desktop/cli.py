@@ -414,9 +414,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from desktop.core.checks import model_folder
     from desktop.core.preview import preview
 
+    from desktop.core.hub import complete
+
     config = _load(args)
     tokenizer = None
-    if model_folder(config) is not None:  # on this computer: check the tokenizer too, offline
+    if complete(model_folder(config)):  # on this computer (not just its config): check the tokenizer too
         _quiet_libraries()
         from desktop.core.models import load_tokenizer
 

@@ -180,10 +180,19 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
         config: Model source, task and LoRA settings.
         lora: Override ``config.lora.enabled`` (to compare with and without adapters).
     """
+    from pathlib import Path
+
     from transformers import AutoConfig
 
+    from desktop.core.hub import complete_in_cache
     from desktop.core.models import pretrained_kwargs, resolve
 
+    name, revision = config.model.name.strip(), config.model.revision
+    on_hub = name and not name.startswith("bundled:") and not Path(name).expanduser().is_dir()
+    if on_hub and not complete_in_cache(name, revision, "config"):
+        from desktop.core.fit import fetch_config
+
+        fetch_config(name)  # config.json alone (a few kB) into the hub's cache; never the weights
     model_config = AutoConfig.from_pretrained(
         resolve(config.model), **pretrained_kwargs(config.model, need="config")
     )

@@ -183,3 +183,14 @@ def test_parameters_and_size_come_from_the_safetensors_headers(fake_hub: FakeHub
     params, size = hub_search.weights_info("modelscope:tiny/gpt2", sources.resolve())
     assert (params, size) == (expected, weights)
     assert fake_hub.sent["model.safetensors"] < weights / 2  # headers only, both times: never the weights
+
+
+def test_the_memory_estimate_of_a_hub_model_needs_only_its_config(fake_hub: FakeHub) -> None:
+    from desktop.core.config import RunConfig
+    from desktop.core.memory import estimate, shapes_for_config
+
+    config = RunConfig(task="causal-lm")
+    config.model.name = "tiny/gpt2"
+    shapes = shapes_for_config(config)
+    assert shapes.num_parameters > 0 and estimate(shapes, config).total > 0
+    assert {name for name, _ in fake_hub.served} == {"config.json"}  # not the weights, not the tokenizer
