@@ -61,8 +61,8 @@ def main() -> int:
     plain, ours = sorted(plain_runs)[middle], sorted(our_runs)[middle]
     ratios = sorted(o / p for o, p in zip(our_runs, plain_runs, strict=True))
     print(
-        f"{size:.0f} MB, medians of {args.rounds} rounds: snapshot_download {plain:.0f} MB/s, Finetune Studio "
-        f"{ours:.0f} MB/s; ratio {ratios[middle]:.2f} (the median of the rounds' ratios: "
+        f"{size:.0f} MB, medians of {args.rounds} rounds: snapshot_download {plain:.0f} MB/s, "
+        f"Finetune Studio {ours:.0f} MB/s; ratio {ratios[middle]:.2f} (the median of the rounds' ratios: "
         f"{', '.join(f'{r:.2f}' for r in ratios)})"
     )
     server.kill()
