@@ -25,7 +25,9 @@ def hub_options() -> argparse.ArgumentParser:
 
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument(
-        "--source", choices=CHOICES, help="where to download from (default: the app's setting)"
+        "--source",
+        choices=(*CHOICES, "hf"),
+        help="where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)",
     )
     options.add_argument(
         "--endpoint",
@@ -38,6 +40,8 @@ def hub_options() -> argparse.ArgumentParser:
 def apply_hub_options(args: argparse.Namespace) -> None:
     """Make ``--source`` / ``--endpoint`` the choice of every core call in this process (and its children)."""
     source, endpoint = getattr(args, "source", None), getattr(args, "endpoint", None)
+    if source == "hf":
+        source = args.source = "huggingface"
     if source:
         os.environ["FINETUNE_STUDIO_SOURCE"] = source
     if endpoint:

@@ -23,7 +23,7 @@ def _fast() -> list[str]:
 
 
 def test_search_lists_models_with_their_figures(fake_hub: FakeHub, capsys: pytest.CaptureFixture) -> None:
-    assert main(["models", "search", "tiny", "--task", "causal-lm", "--json"]) == 0
+    assert main(["models", "search", "tiny", "--task", "causal-lm", "--source", "hf", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert [(h["ref"], h["downloads"], h["likes"], h["parameters"], h["license"]) for h in hits] == [
         ("tiny/gpt2", 500, 7, 100_000, "apache-2.0")
