@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.config import TASKS, RunConfig
-from desktop.core.errors import human_size
+from desktop.core.errors import human_count, human_size
 
 
 def hub_options() -> argparse.ArgumentParser:
@@ -99,7 +99,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         file=sys.stdout,
     )
     for h in hits:
-        params = f"{h.parameters / 1e6:.0f}M" if h.parameters else "?"
+        params = human_count(h.parameters) if h.parameters else "?"
         size = human_size(h.size_bytes) if h.size_bytes else "?"
         gated = "  gated" if h.gated else ""
         print(

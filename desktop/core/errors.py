@@ -153,6 +153,13 @@ def human_size(size: float) -> str:
     return f"{max(1, round(size / 1024))} KB"
 
 
+def human_count(count: float) -> str:
+    """A parameter count at a glance: 61K, 494M, 7.6B."""
+    if count >= 1e9:
+        return f"{count / 1e9:.1f}B"
+    return f"{count / 1e6:.0f}M" if count >= 1e6 else f"{count / 1e3:.0f}K"
+
+
 @dataclass(frozen=True)
 class Problem:
     """One problem found in a config.

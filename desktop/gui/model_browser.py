@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import human_size
+from desktop.core.errors import human_count, human_size
 from desktop.core.hub_search import ModelHit
 from desktop.gui.download_panel import DownloadPanel
 from desktop.gui.fit_text import badge_text
@@ -374,9 +374,5 @@ class ModelBrowser(QDialog):
 
 def _count(value: int | None, plain: bool = False) -> str:
     if value is None:
-        return "?" if not plain else ""
-    if plain:
-        return f"{value:,}"
-    if value >= 1e9:
-        return f"{value / 1e9:.1f}B"
-    return f"{value / 1e6:.0f}M" if value >= 1e6 else f"{value / 1e3:.0f}K"
+        return "" if plain else "?"
+    return f"{value:,}" if plain else human_count(value)
