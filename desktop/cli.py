@@ -412,9 +412,8 @@ def _quiet_libraries() -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check the config, the model folder and the data as training would; OK means training accepts them."""
     from desktop.core.checks import model_folder
-    from desktop.core.preview import preview
-
     from desktop.core.hub import complete
+    from desktop.core.preview import preview
 
     config = _load(args)
     tokenizer = None

@@ -367,9 +367,11 @@ class ModelBrowser(QDialog):
         )
         self.refresh_local()
 
-    def reject(self) -> None:
+    def done(self, result: int) -> None:
+        """Closing stops what the browser would still start (fit badges) and cancels a download."""
+        self._fit_queue.clear()
         self.cancel_download()
-        super().reject()
+        super().done(result)
 
 
 def _count(value: int | None, plain: bool = False) -> str:

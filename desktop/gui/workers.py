@@ -53,6 +53,10 @@ class _FunctionWorker(QObject):
             self.raised.emit(exc, traceback.format_exc())
         else:
             self.succeeded.emit(result)
+        finally:
+            # The thread ends with its work, even when the task that owns it is gone (its dialog
+            # closed and collected): a thread still running at exit would abort the process.
+            QThread.currentThread().quit()
 
 
 class BackgroundTask(QObject):

@@ -52,6 +52,16 @@ class FakeController(QObject):
 
 
 @pytest.fixture(autouse=True)
+def background_work_ends(qtbot: object) -> None:
+    """Every test waits for the background tasks it started (a fit badge, a search): a thread still
+    running when the process ends would abort it."""
+    yield
+    from desktop.gui import workers
+
+    qtbot.waitUntil(lambda: not any(task.is_running() for task in workers._live), timeout=30_000)
+
+
+@pytest.fixture(autouse=True)
 def quick_torch_probe(monkeypatch: pytest.MonkeyPatch) -> TorchInfo:
     """The Environment page's probe answers at once (the real one imports torch in a child process)."""
     info = TorchInfo(installed=True, version="2.13.0+cpu")

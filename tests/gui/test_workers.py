@@ -58,3 +58,20 @@ def test_closing_waits_at_most_the_grace_then_leaves_stuck_work_behind(qtbot) ->
     assert stuck_task.wait(5)
     workers._detached.clear()
     assert not failures
+
+
+def test_a_task_whose_owner_is_gone_still_ends_its_thread(qtbot) -> None:
+    import threading
+
+    from PySide6.QtCore import QObject
+
+    from desktop.gui.workers import BackgroundTask
+
+    owner, gate = QObject(), threading.Event()
+    task = BackgroundTask(lambda: gate.wait(10), owner)
+    task.start()
+    thread = task._thread
+    with qtbot.waitSignal(owner.destroyed):
+        owner.deleteLater()  # a dialog closed and collected while its work runs
+    gate.set()
+    qtbot.waitUntil(lambda: not thread.isRunning(), timeout=10_000)  # no running thread left behind
