@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="finetune-studio")
     parser.add_argument("--screenshots", type=Path, metavar="DIR", help="save a PNG of every page and quit")
     parser.add_argument("--theme", choices=("auto", "light", "dark"), default="auto")
+    parser.add_argument(
+        "--lang",
+        choices=("en", "zh_CN", "zh_TW"),
+        help="the language (default: as chosen, else the system's)",
+    )
     parser.add_argument("--sample", action="store_true", help="open with the bundled sample loaded")
     parser.add_argument("--repair", action="store_true", help="install the matching PyTorch first thing")
     parser.add_argument(
@@ -100,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("FinetuneStudio")
     app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     apply_theme(app, args.theme)
+    from desktop.core.language import choose
+    from desktop.gui.settings import Key, Settings
+    from desktop.gui.translations import install
+
+    settings = Settings(args.settings)
+    install(app, choose(args.lang or "", settings.text(Key.LANGUAGE)))
     if args.screenshots:
         from desktop.gui.screenshots import save_screenshots
 
@@ -108,13 +119,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from desktop.core.instance import InstanceMark, wait_for_exit
     from desktop.gui.main_window import MainWindow
-    from desktop.gui.settings import Settings
 
     if args.wait_pid and not wait_for_exit(args.wait_pid):
         logging.warning("the window that asked for the repair (process %s) is still open", args.wait_pid)
     mark = InstanceMark("app").acquire()  # the launcher, the repair and the uninstaller see this window
 
-    window = MainWindow(Settings(args.settings), repair_on_start=args.repair)
+    window = MainWindow(settings, repair_on_start=args.repair)
     window.show()
     if args.sample:
         window.load_sample()

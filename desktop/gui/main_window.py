@@ -191,6 +191,9 @@ class MainWindow(QMainWindow):
         try_folder.triggered.connect(self._try_folder)
         runs_menu.addAction(history)
         runs_menu.addAction(try_folder)
+        view_menu = self.menuBar().addMenu(self.tr("&View"))
+        language_menu = view_menu.addMenu(self.tr("&Language"))
+        self.language_actions = self._language_actions(language_menu)
         settings_menu = self.menuBar().addMenu(self.tr("&Settings"))
         sources_action = QAction(self.tr("Model &sources and tokens…"), self)
         sources_action.triggered.connect(self.open_hub_settings)
@@ -303,6 +306,39 @@ class MainWindow(QMainWindow):
         free = gpu.memory_free if gpu and gpu.memory_free else None
         self.options_page.set_context(self.current_config(), gpu.name if gpu else "", free, caps)
         self.data_page.set_gpu_free(free)
+
+    def _language_actions(self, menu: object) -> dict[str, QAction]:
+        """English, 简体中文, 繁體中文: each named as its readers write it; the one in use checked."""
+        from PySide6.QtGui import QActionGroup
+
+        from desktop.core.language import LANGUAGES, choose
+
+        current = choose("", self.settings.text(Key.LANGUAGE))
+        group = QActionGroup(self)
+        actions = {}
+        for code, name in LANGUAGES.items():
+            action = QAction(name, self, checkable=True, checked=code == current)
+            action.triggered.connect(lambda _=False, code=code: self.choose_language(code))
+            group.addAction(action)
+            menu.addAction(action)
+            actions[code] = action
+        return actions
+
+    def choose_language(self, code: str) -> None:
+        """Remember the language and offer to restart in it (every window is built in one language)."""
+        if code == self.settings.text(Key.LANGUAGE):
+            return
+        self.settings.set_text(Key.LANGUAGE, code)
+        answer = QMessageBox.question(
+            self,
+            self.tr("Language"),
+            self.tr("The new language is used from the next start. Restart Finetune Studio now?"),
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        started = QProcess.startDetached(sys.executable, ["-m", "desktop", "--lang", code])
+        if started[0] if isinstance(started, tuple) else started:
+            self.close()
 
     def open_hub_settings(self) -> None:
         """Settings > Model sources: where models come from, and tokens (kept in the keyring)."""

@@ -18,6 +18,7 @@ class Key(str, Enum):
     LAST_CONFIG = "run/last_config"
     INDEX_URL = "environment/index_url"
     DISMISSED_RESUME = "runs/dismissed_resume"
+    LANGUAGE = "view/language"
 
 
 class Settings:

@@ -91,3 +91,36 @@ def test_declining_to_close_keeps_training(
     window.close()
     assert window.isVisible() and fake_controller.stop_requests == 0
     fake_controller.end()
+
+
+def test_qt_dialogs_follow_the_chosen_language(qtbot) -> None:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from desktop.gui.translations import install
+
+    app = QApplication.instance()
+    translators = install(app, "zh_CN")  # Qt's own translations ship with PySide6
+    try:
+        assert translators
+        box = QMessageBox(QMessageBox.Icon.Question, "", "", QMessageBox.StandardButton.Yes)
+        qtbot.addWidget(box)
+        assert "是" in box.button(QMessageBox.StandardButton.Yes).text()
+    finally:
+        for translator in translators:
+            app.removeTranslator(translator)
+        from PySide6.QtCore import QLocale
+
+        QLocale.setDefault(QLocale("en_US"))
+
+
+def test_view_language_offers_the_three_languages_and_remembers_the_choice(
+    window, monkeypatch
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop.gui.settings import Key
+
+    assert [a.text() for a in window.language_actions.values()] == ["English", "简体中文", "繁體中文"]
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)
+    window.language_actions["zh_TW"].trigger()
+    assert window.settings.text(Key.LANGUAGE) == "zh_TW"
