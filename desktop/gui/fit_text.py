@@ -7,11 +7,12 @@ from PySide6.QtCore import QCoreApplication
 
 def badge_text(badge: str) -> str:
     """``fits``, ``tight``, ``fits with LoRA``, ``fits with QLoRA`` or ``does not fit``, for the screen."""
-    tr = lambda text: QCoreApplication.translate("FitBadge", text)  # noqa: E731
-    return {
-        "fits": tr("fits"),
-        "tight": tr("tight"),
-        "fits with LoRA": tr("fits with LoRA"),
-        "fits with QLoRA": tr("fits with QLoRA"),
-        "does not fit": tr("does not fit"),
-    }[badge]
+    translate = QCoreApplication.translate
+    words = {  # spelled out one by one so that pyside6-lupdate finds them
+        "fits": translate("FitBadge", "fits"),
+        "tight": translate("FitBadge", "tight"),
+        "fits with LoRA": translate("FitBadge", "fits with LoRA"),
+        "fits with QLoRA": translate("FitBadge", "fits with QLoRA"),
+        "does not fit": translate("FitBadge", "does not fit"),
+    }
+    return words[badge]

@@ -1,0 +1,99 @@
+"""Translations of the app's windows: Qt Linguist files for zh_CN and zh_TW.
+
+    python tools/i18n.py update    # pyside6-lupdate: every tr() string into resources/i18n/*.ts
+    python tools/i18n.py check     # exit 1: an unfinished or obsolete entry, or a placeholder mismatch
+    python tools/i18n.py release   # pyside6-lrelease: the .ts files into .qm files the app loads
+
+The .ts files are the source (translators edit them, in Qt Linguist or as text); the .qm files are built
+from them and not kept in git.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = ROOT / "resources" / "i18n"
+LANGUAGES = ("zh_CN", "zh_TW")
+PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?::[^}]*)?\}|%n|%\d")
+
+
+def ts_path(language: str) -> Path:
+    return FOLDER / f"finetune_studio_{language}.ts"
+
+
+def sources() -> list[str]:
+    """The files whose tr() strings are translated: the windows (desktop/gui) and the app's start-up."""
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "desktop" / "gui").rglob("*.py"))
+    return [*files, "desktop/app.py"]
+
+
+def update() -> None:
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    for language in LANGUAGES:
+        subprocess.run(
+            [
+                "pyside6-lupdate",
+                *sources(),
+                "-no-obsolete",
+                "-locations",
+                "none",
+                "-ts",
+                str(ts_path(language)),
+            ],
+            cwd=ROOT,
+            check=True,
+        )
+
+
+def problems(path: Path) -> list[str]:
+    """What keeps a .ts file from being complete: unfinished or obsolete entries, placeholders that
+    differ from the source's, and plural forms left empty."""
+    found = []
+    for context in ET.parse(path).getroot().iter("context"):
+        name = context.findtext("name") or ""
+        for message in context.iter("message"):
+            source = message.findtext("source") or ""
+            translation = message.find("translation")
+            where = f"{path.name}: [{name}] {source[:60]!r}"
+            kind = translation.get("type", "") if translation is not None else "unfinished"
+            if kind in ("unfinished", "obsolete", "vanished"):
+                found.append(f"{where}: {kind}")
+                continue
+            forms = [f.text or "" for f in translation.iter("numerusform")] or [translation.text or ""]
+            for text in forms:
+                if not text.strip():
+                    found.append(f"{where}: empty translation")
+                elif set(PLACEHOLDER.findall(text)) != set(PLACEHOLDER.findall(source)):
+                    found.append(
+                        f"{where}: placeholders {PLACEHOLDER.findall(text)} differ from the source's"
+                    )
+    return found
+
+
+def check() -> int:
+    found = [p for language in LANGUAGES for p in problems(ts_path(language))]
+    for line in found:
+        print(line)
+    total = sum(len(list(ET.parse(ts_path(lang)).getroot().iter("message"))) for lang in LANGUAGES)
+    print(f"{len(found)} problem(s) in {total} translations.")
+    return 1 if found else 0
+
+
+def release() -> None:
+    for language in LANGUAGES:
+        subprocess.run(["pyside6-lrelease", str(ts_path(language))], cwd=ROOT, check=True)
+
+
+if __name__ == "__main__":
+    command = sys.argv[1] if len(sys.argv) > 1 else "check"
+    if command == "update":
+        update()
+    elif command == "release":
+        release()
+    else:
+        raise SystemExit(check())
