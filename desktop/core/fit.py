@@ -108,7 +108,9 @@ def fit(
         ram_available: Available RAM in bytes.
         rows: Training rows, for the rough time per epoch without a GPU.
     """
-    from transformers import AutoConfig
+    from desktop.core.lazy import transformers_names
+
+    (AutoConfig,) = transformers_names("AutoConfig")
 
     from desktop.core.memory import estimate, shapes_for_model_config
 

@@ -182,7 +182,9 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
     """
     from pathlib import Path
 
-    from transformers import AutoConfig
+    from desktop.core.lazy import transformers_names
+
+    (AutoConfig,) = transformers_names("AutoConfig")
 
     from desktop.core.hub import complete_in_cache
     from desktop.core.models import pretrained_kwargs, resolve
@@ -205,7 +207,12 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
     This is all the fit badge needs of a model on the hub: its config, never its weights.
     """
     import torch
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
+
+    from desktop.core.lazy import transformers_names
+
+    AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification = transformers_names(
+        "AutoModelForCausalLM", "AutoModelForSeq2SeqLM", "AutoModelForSequenceClassification"
+    )
 
     auto = {
         "classification": AutoModelForSequenceClassification,

@@ -90,7 +90,9 @@ def load_tokenizer(source: ModelSource) -> Any:
         ModelError: The tokenizer cannot be loaded.
     """
     path, kwargs = resolve(source), pretrained_kwargs(source)  # before the slow import: fail fast
-    from transformers import AutoTokenizer
+    from desktop.core.lazy import transformers_names
+
+    (AutoTokenizer,) = transformers_names("AutoTokenizer")
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)

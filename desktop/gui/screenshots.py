@@ -13,7 +13,7 @@ import random
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtCore import QDeadlineTimer, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
@@ -153,8 +153,20 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     dialog.grab().save(str(path))
     files.append(path)
     dialog.close()
+    _settle()
     window.close()
     return files
+
+
+def _settle(timeout_ms: int = 30_000) -> None:
+    """Let the background work the pages started (a fit badge, an estimate) end before the app quits."""
+    from desktop.gui import workers
+
+    deadline = QDeadlineTimer(timeout_ms)
+    while any(task.is_running() for task in workers._live) and not deadline.hasExpired():
+        loop = QEventLoop()
+        QTimer.singleShot(50, loop.quit)
+        loop.exec()
 
 
 def _grab(window: MainWindow, index: int, path: Path) -> Path:
