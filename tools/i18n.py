@@ -1,7 +1,8 @@
 """Translations of the app's windows: Qt Linguist files for zh_CN and zh_TW.
 
     python tools/i18n.py update    # pyside6-lupdate: every tr() string into resources/i18n/*.ts
-    python tools/i18n.py check     # exit 1: an unfinished or obsolete entry, or a placeholder mismatch
+    python tools/i18n.py check     # exit 1: a string without translation (new in the code, unfinished),
+                                   # one whose source is gone, or placeholders that differ
     python tools/i18n.py release   # pyside6-lrelease: the .ts files into .qm files the app loads
 
 The .ts files are the source (translators edit them, in Qt Linguist or as text); the .qm files are built
@@ -11,8 +12,10 @@ from them and not kept in git.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -32,22 +35,34 @@ def sources() -> list[str]:
     return [*files, "desktop/app.py"]
 
 
+def tool(name: str) -> str:
+    """``pyside6-lupdate`` or ``pyside6-lrelease`` of this Python's PySide6 (beside it, or on PATH)."""
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+    if found is None:
+        raise SystemExit(f"{name} was not found: install PySide6-Essentials in this Python.")
+    return found
+
+
+def lupdate(target: Path, keep_obsolete: bool = False) -> None:
+    """Bring ``target`` up to date with the tr() strings in the code (pyside6-lupdate)."""
+    options = [] if keep_obsolete else ["-no-obsolete"]
+    command = [
+        tool("pyside6-lupdate"),
+        *sources(),
+        *options,
+        "-locations",
+        "none",
+        "-silent",
+        "-ts",
+        str(target),
+    ]
+    subprocess.run(command, cwd=ROOT, check=True)
+
+
 def update() -> None:
     FOLDER.mkdir(parents=True, exist_ok=True)
     for language in LANGUAGES:
-        subprocess.run(
-            [
-                "pyside6-lupdate",
-                *sources(),
-                "-no-obsolete",
-                "-locations",
-                "none",
-                "-ts",
-                str(ts_path(language)),
-            ],
-            cwd=ROOT,
-            check=True,
-        )
+        lupdate(ts_path(language))
 
 
 def problems(path: Path) -> list[str]:
@@ -76,7 +91,15 @@ def problems(path: Path) -> list[str]:
 
 
 def check() -> int:
-    found = [p for language in LANGUAGES for p in problems(ts_path(language))]
+    found = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for language in LANGUAGES:
+            # A copy brought up to date with the code: a new string shows as unfinished, one that is
+            # gone from the code as obsolete ("vanished"), so a stale file fails like an incomplete one.
+            copy = Path(scratch) / ts_path(language).name
+            shutil.copy(ts_path(language), copy)
+            lupdate(copy, keep_obsolete=True)
+            found += problems(copy)
     for line in found:
         print(line)
     total = sum(len(list(ET.parse(ts_path(lang)).getroot().iter("message"))) for lang in LANGUAGES)
@@ -86,7 +109,7 @@ def check() -> int:
 
 def release() -> None:
     for language in LANGUAGES:
-        subprocess.run(["pyside6-lrelease", str(ts_path(language))], cwd=ROOT, check=True)
+        subprocess.run([tool("pyside6-lrelease"), str(ts_path(language))], cwd=ROOT, check=True)
 
 
 if __name__ == "__main__":
