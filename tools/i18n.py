@@ -29,10 +29,34 @@ def ts_path(language: str) -> Path:
     return FOLDER / f"finetune_studio_{language}.ts"
 
 
-def sources() -> list[str]:
-    """The files whose tr() strings are translated: the windows (desktop/gui) and the app's start-up."""
+def sources(scratch: Path) -> list[str]:
+    """The files whose strings are translated: the windows' tr() calls (desktop/gui, the app's
+    start-up), and core's ``msg("...")`` templates, written into ``scratch`` as translate() calls
+    (context ``core``) so that pyside6-lupdate finds them too."""
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "desktop" / "gui").rglob("*.py"))
-    return [*files, "desktop/app.py"]
+    stub = scratch / "core_messages.py"
+    lines = ["from PySide6.QtCore import QCoreApplication", ""]
+    lines += [f"QCoreApplication.translate('core', {template!r})" for template in core_templates()]
+    stub.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [*files, "desktop/app.py", str(stub)]
+
+
+def core_templates() -> list[str]:
+    """Every ``msg("...")`` template in desktop/core, in file order, without repeats."""
+    import ast
+
+    found: dict[str, None] = {}
+    for path in sorted((ROOT / "desktop" / "core").rglob("*.py")):
+        if path.name == "messages.py":  # where msg() is defined
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("msg", "Msg") and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    found[first.value] = None
+                else:
+                    raise SystemExit(f"{path}:{node.lineno}: msg() needs a literal template string")
+    return list(found)
 
 
 def tool(name: str) -> str:
@@ -44,19 +68,12 @@ def tool(name: str) -> str:
 
 
 def lupdate(target: Path, keep_obsolete: bool = False) -> None:
-    """Bring ``target`` up to date with the tr() strings in the code (pyside6-lupdate)."""
+    """Bring ``target`` up to date with the strings in the code (pyside6-lupdate)."""
     options = [] if keep_obsolete else ["-no-obsolete"]
-    command = [
-        tool("pyside6-lupdate"),
-        *sources(),
-        *options,
-        "-locations",
-        "none",
-        "-silent",
-        "-ts",
-        str(target),
-    ]
-    subprocess.run(command, cwd=ROOT, check=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        files = sources(Path(scratch))
+        command = [tool("pyside6-lupdate"), *files, *options, "-locations", "none", "-silent"]
+        subprocess.run([*command, "-ts", str(target)], cwd=ROOT, check=True)
 
 
 def update() -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.core.errors import DiskInputError, ModelError, free_mb, human_size
+from desktop.core.messages import msg
 from desktop.core.sources import MODELSCOPE, Source, offline, split_ref, token
 
 SPACE_MARGIN = 1.05  # ask for 5 % more free space than the files take
@@ -158,8 +159,8 @@ def download(
         source = candidates()[MODELSCOPE]
     if offline():
         raise ModelError(
-            f"{repo_id} cannot be downloaded: the network is switched off (HF_HUB_OFFLINE).",
-            "Unset HF_HUB_OFFLINE, or pick a model that is already on this computer.",
+            msg("{name} cannot be downloaded: the network is switched off (HF_HUB_OFFLINE).", name=repo_id),
+            msg("Unset HF_HUB_OFFLINE, or pick a model that is already on this computer."),
         )
     from desktop.core.hub import fail_fast, translate
 
@@ -202,9 +203,16 @@ def _check_space(folder: Path, needed: int) -> None:
         return
     if free * 2**20 < needed * SPACE_MARGIN:
         raise DiskInputError(
-            f"The download needs {human_size(needed)} and {probe} has {human_size(free * 2**20)} free.",
-            "Free some space there, delete models you no longer need (Browse > On this computer), or set "
-            "HF_HOME / MODELSCOPE_CACHE to a bigger disk.",
+            msg(
+                "The download needs {needed} and {folder} has {free} free.",
+                needed=human_size(needed),
+                folder=str(probe),
+                free=human_size(free * 2**20),
+            ),
+            msg(
+                "Free some space there, delete models you no longer need (Browse > On this computer), or set "
+                "HF_HOME / MODELSCOPE_CACHE to a bigger disk."
+            ),
         )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.errors import ModelError
+from desktop.core.messages import msg
 from desktop.core.sources import (
     MODELSCOPE,
     PROBE_TIMEOUT_S,
@@ -64,10 +65,19 @@ def unreachable(source: Source | None = None) -> str:
 
 def unreachable_error(what: str, source: Source, problem: str) -> ModelError:
     return ModelError(
-        f"{what} is not on this computer, and {source.label} ({source.endpoint}) did not answer within "
-        f"{PROBE_TIMEOUT_S:.0f} s ({problem}).",
-        "Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) "
-        "in Settings > Model sources or with --source / HF_ENDPOINT, or pick a local model folder.",
+        msg(
+            "{name} is not on this computer, and {source} ({endpoint}) did not answer within {seconds} s "
+            "({problem}).",
+            name=what,
+            source=source.label,
+            endpoint=source.endpoint,
+            seconds=f"{PROBE_TIMEOUT_S:.0f}",
+            problem=problem,
+        ),
+        msg(
+            "Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) "
+            "in Settings > Model sources or with --source / HF_ENDPOINT, or pick a local model folder."
+        ),
     )
 
 
@@ -95,8 +105,10 @@ def access_kwargs(ref: str, revision: str = "", need: str = "model") -> dict[str
         return {"local_files_only": True}
     if offline():
         raise ModelError(
-            f"{repo_id} is not on this computer, and the hub is switched off (HF_HUB_OFFLINE).",
-            "Unset HF_HUB_OFFLINE to download it, or pick a local model folder.",
+            msg(
+                "{name} is not on this computer, and the hub is switched off (HF_HUB_OFFLINE).", name=repo_id
+            ),
+            msg("Unset HF_HUB_OFFLINE to download it, or pick a local model folder."),
         )
     raise not_downloaded(ref)
 
@@ -104,9 +116,12 @@ def access_kwargs(ref: str, revision: str = "", need: str = "model") -> dict[str
 def not_downloaded(ref: str) -> ModelError:
     _, repo_id = split_ref(ref)
     return ModelError(
-        f"{repo_id} is not on this computer yet.",
-        f"Download it first: Browse > Download on the Model & data step, or "
-        f"finetune-studio-cli models download {ref}",
+        msg("{name} is not on this computer yet.", name=repo_id),
+        msg(
+            "Download it first: Browse > Download on the Model & data step, or "
+            "finetune-studio-cli models download {ref}",
+            ref=ref,
+        ),
     )
 
 
@@ -127,27 +142,40 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
     """One sentence and what to do, for whatever the hub clients raised."""
     from desktop.core.errors import exception_chain
 
-    what = "dataset" if dataset else "model"
     names = {type(e).__name__ for e in exception_chain(exc)}
     statuses = {getattr(getattr(e, "response", None), "status_code", None) for e in exception_chain(exc)}
     statuses |= {getattr(e, "status_code", None) for e in exception_chain(exc)}
     page = source.model_page(repo_id, dataset)
     if names & {"GatedRepoError", "AuthenticationError", "PermissionDeniedError"} or statuses & {401, 403}:
         return GatedError(
-            f"{repo_id} is gated: its authors ask you to accept their license before downloading it.",
-            f"Accept the license at {page} while signed in, then enter an access token in "
-            f"Settings > Model sources ({source.label}).",
+            msg(
+                "{name} is gated: its authors ask you to accept their license before downloading it.",
+                name=repo_id,
+            ),
+            msg(
+                "Accept the license at {page} while signed in, then enter an access token in "
+                "Settings > Model sources ({source}).",
+                page=page,
+                source=source.label,
+            ),
         )
     if names & {"RevisionNotFoundError"}:
         return ModelError(
-            f"{repo_id} has no revision by that name on {source.label}.",
-            "Check the revision, or leave it empty for the newest.",
+            msg("{name} has no revision by that name on {source}.", name=repo_id, source=source.label),
+            msg("Check the revision, or leave it empty for the newest."),
         )
     if names & {"RepositoryNotFoundError", "NotExistError"} or 404 in statuses:
+        missing = (
+            msg("There is no dataset named {name} on {source}.", name=repo_id, source=source.label)
+            if dataset
+            else msg("There is no model named {name} on {source}.", name=repo_id, source=source.label)
+        )
         return ModelError(
-            f"There is no {what} named {repo_id} on {source.label}.",
-            "Check the id (owner/name, as on the model's page), or find it with Browse; on ModelScope some "
-            "models have other ids than on Hugging Face.",
+            missing,
+            msg(
+                "Check the id (owner/name, as on the model's page), or find it with Browse; on ModelScope "
+                "some models have other ids than on Hugging Face."
+            ),
         )
     if names & {
         "ConnectError",
@@ -161,10 +189,20 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
         "ReadError",
     }:
         return ModelError(
-            f"The download of {repo_id} from {source.label} was interrupted: the connection failed.",
-            "Try again: the download resumes where it stopped. If it keeps failing, switch the source.",
+            msg(
+                "The download of {name} from {source} was interrupted: the connection failed.",
+                name=repo_id,
+                source=source.label,
+            ),
+            msg("Try again: the download resumes where it stopped. If it keeps failing, switch the source."),
         )
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return ModelError(
-        f"{repo_id} could not be downloaded from {source.label}: {first}", "Try again, or switch the source."
+        msg(
+            "{name} could not be downloaded from {source}: {error}",
+            name=repo_id,
+            source=source.label,
+            error=first,
+        ),
+        msg("Try again, or switch the source."),
     )

@@ -55,10 +55,12 @@ class Source:
 
     @property
     def label(self) -> str:
-        """``Hugging Face``, ``mirror (hf-mirror.com)`` or ``ModelScope``, for messages."""
+        """``Hugging Face``, ``mirror (hf-mirror.com)`` or ``ModelScope``, for messages (translatable)."""
+        from desktop.core.messages import msg
+
         if self.kind != MODELSCOPE and (self.name == MIRROR or self.endpoint != HF_URL):
-            return f"mirror ({self.endpoint.split('://', 1)[-1]})"
-        return "ModelScope" if self.kind == MODELSCOPE else "Hugging Face"
+            return msg("mirror ({host})", host=self.endpoint.split("://", 1)[-1])
+        return msg("ModelScope") if self.kind == MODELSCOPE else msg("Hugging Face")
 
     def model_page(self, repo_id: str, dataset: bool = False) -> str:
         """The web page of a repository (where a gated model's license is accepted)."""

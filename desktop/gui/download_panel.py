@@ -13,6 +13,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.errors import human_size
+from desktop.gui.core_text import shown
 from desktop.gui.workers import BackgroundTask
 
 
@@ -60,9 +61,9 @@ class DownloadPanel(QWidget):
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)  # busy until the files and their sizes are known
         self.cancel_button.setVisible(True)
-        self.status.setText(
-            self.tr("Preparing the download of {name} from {source}…").format(name=ref, source=source.label)
-        )
+        preparing = self.tr("Preparing the download of {name} from {source}…")
+        self.status.setText(preparing.format(name=ref, source=shown(source.label)))
+
         def work() -> Any:
             return download(ref, source, dataset=dataset, on_progress=task.report, cancel=cancel)
 
@@ -119,7 +120,7 @@ class DownloadPanel(QWidget):
             return
         from desktop.core.hub import GatedError
 
-        message, hint = getattr(exc, "message", str(exc)), getattr(exc, "hint", "")
+        message, hint = shown(getattr(exc, "message", str(exc))), shown(getattr(exc, "hint", ""))
         self.status.setText(f"{message}\n{hint}" if hint else message)
         self.token_button.setVisible(isinstance(exc, GatedError))
 

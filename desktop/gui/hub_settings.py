@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core import sources
+from desktop.gui.core_text import shown
 from desktop.gui.workers import run_in_background
 
 
@@ -88,7 +89,7 @@ class HubSettingsDialog(QDialog):
                 for p in probes
             ]
             if chosen is not None:
-                lines.append(self.tr("Auto uses {source}.").format(source=chosen.label))
+                lines.append(self.tr("Auto uses {source}.").format(source=shown(chosen.label)))
             self.settings.auto_picked, self.settings.auto_picked_at = (
                 settings.auto_picked,
                 settings.auto_picked_at,

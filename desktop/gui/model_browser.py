@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from desktop.core.config import RunConfig
 from desktop.core.errors import human_count, human_size
 from desktop.core.hub_search import ModelHit
+from desktop.gui.core_text import shown
 from desktop.gui.download_panel import DownloadPanel
 from desktop.gui.fit_text import badge_text
 from desktop.gui.workers import BackgroundTask, run_in_background
@@ -79,7 +80,7 @@ class ModelBrowser(QDialog):
         others = candidates()
         hf_like = self._source if self._source.kind != MODELSCOPE else others["huggingface"]
         for option in (hf_like, others[MODELSCOPE]):
-            self.where.addItem(option.label, option)
+            self.where.addItem(shown(option.label), option)
         self.where.setCurrentIndex(1 if self._source.kind == MODELSCOPE else 0)
         self.sort = QComboBox()
         self.sort.addItem(self.tr("Most downloaded"), "downloads")
@@ -238,7 +239,7 @@ class ModelBrowser(QDialog):
             item = table.item(row, FIT_COLUMN)
             if item is not None and table.item(row, 0) and table.item(row, 0).text() == ref:
                 item.setText(self.tr("unknown"))
-                item.setToolTip(getattr(exc, "message", str(exc)))
+                item.setToolTip(shown(getattr(exc, "message", str(exc))))
             self._next_fit()
 
         self._tasks.append(run_in_background(work, self, done, failed))
@@ -270,7 +271,7 @@ class ModelBrowser(QDialog):
             self.sort.currentData(),
             self.where.currentData(),
         )
-        self.status.setText(self.tr("Searching {source}…").format(source=source.label))
+        self.status.setText(self.tr("Searching {source}…").format(source=shown(source.label)))
         self.search_button.setEnabled(False)
         self.results.setRowCount(0)
 
@@ -288,7 +289,7 @@ class ModelBrowser(QDialog):
         self._show_error(exc)
 
     def _show_error(self, exc: object) -> None:
-        message, hint = getattr(exc, "message", str(exc)), getattr(exc, "hint", "")
+        message, hint = shown(getattr(exc, "message", str(exc))), shown(getattr(exc, "hint", ""))
         self.status.setText(f"{message}\n{hint}" if hint else message)
 
     def refresh_local(self) -> None:

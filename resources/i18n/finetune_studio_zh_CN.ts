@@ -1663,6 +1663,105 @@
     </message>
 </context>
 <context>
+    <name>core</name>
+    <message>
+        <source>{name} cannot be downloaded: the network is switched off (HF_HUB_OFFLINE).</source>
+        <translation>无法下载 {name}：网络已关闭（HF_HUB_OFFLINE）。</translation>
+    </message>
+    <message>
+        <source>Unset HF_HUB_OFFLINE, or pick a model that is already on this computer.</source>
+        <translation>请取消设置 HF_HUB_OFFLINE，或选择本机上已有的模型。</translation>
+    </message>
+    <message>
+        <source>The download needs {needed} and {folder} has {free} free.</source>
+        <translation>这次下载需要 {needed}，而 {folder} 只剩 {free} 可用空间。</translation>
+    </message>
+    <message>
+        <source>Free some space there, delete models you no longer need (Browse &gt; On this computer), or set HF_HOME / MODELSCOPE_CACHE to a bigger disk.</source>
+        <translation>请清理出一些空间，删除不再需要的模型（浏览模型 &gt; 本机已有），或把 HF_HOME / MODELSCOPE_CACHE 设到更大的磁盘上。</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer, and {source} ({endpoint}) did not answer within {seconds} s ({problem}).</source>
+        <translation>本机上没有 {name}，而 {source}（{endpoint}）在 {seconds} 秒内没有响应（{problem}）。</translation>
+    </message>
+    <message>
+        <source>Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) in Settings &gt; Model sources or with --source / HF_ENDPOINT, or pick a local model folder.</source>
+        <translation>请检查网络，或在「设置 &gt; 模型下载源」中（或用 --source / HF_ENDPOINT）换一个下载源（如镜像站 https://hf-mirror.com 或魔搭），也可以选择本地模型文件夹。</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer yet.</source>
+        <translation>本机上还没有 {name}。</translation>
+    </message>
+    <message>
+        <source>Download it first: Browse &gt; Download on the Model &amp; data step, or finetune-studio-cli models download {ref}</source>
+        <translation>请先下载：在「模型与数据」一步点「浏览模型 &gt; 下载」，或运行 finetune-studio-cli models download {ref}</translation>
+    </message>
+    <message>
+        <source>{name} could not be downloaded from {source}: {error}</source>
+        <translation>无法从 {source} 下载 {name}：{error}</translation>
+    </message>
+    <message>
+        <source>Try again, or switch the source.</source>
+        <translation>请重试，或换一个下载源。</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer, and the hub is switched off (HF_HUB_OFFLINE).</source>
+        <translation>本机上没有 {name}，而 Hub 已关闭（HF_HUB_OFFLINE）。</translation>
+    </message>
+    <message>
+        <source>Unset HF_HUB_OFFLINE to download it, or pick a local model folder.</source>
+        <translation>取消设置 HF_HUB_OFFLINE 即可下载，或选择本地模型文件夹。</translation>
+    </message>
+    <message>
+        <source>{name} is gated: its authors ask you to accept their license before downloading it.</source>
+        <translation>{name} 是受限模型：作者要求你先同意许可协议才能下载。</translation>
+    </message>
+    <message>
+        <source>Accept the license at {page} while signed in, then enter an access token in Settings &gt; Model sources ({source}).</source>
+        <translation>请登录后在 {page} 同意许可协议，然后在「设置 &gt; 模型下载源」中填写访问令牌（{source}）。</translation>
+    </message>
+    <message>
+        <source>{name} has no revision by that name on {source}.</source>
+        <translation>{source} 上的 {name} 没有这个名称的版本。</translation>
+    </message>
+    <message>
+        <source>Check the revision, or leave it empty for the newest.</source>
+        <translation>请检查版本名称，或留空以使用最新版本。</translation>
+    </message>
+    <message>
+        <source>There is no dataset named {name} on {source}.</source>
+        <translation>{source} 上没有名为 {name} 的数据集。</translation>
+    </message>
+    <message>
+        <source>There is no model named {name} on {source}.</source>
+        <translation>{source} 上没有名为 {name} 的模型。</translation>
+    </message>
+    <message>
+        <source>Check the id (owner/name, as on the model&apos;s page), or find it with Browse; on ModelScope some models have other ids than on Hugging Face.</source>
+        <translation>请检查 ID（所有者/名称，与模型页面上一致），或用「浏览模型」查找；有些模型在魔搭上的 ID 与 Hugging Face 上不同。</translation>
+    </message>
+    <message>
+        <source>The download of {name} from {source} was interrupted: the connection failed.</source>
+        <translation>从 {source} 下载 {name} 时中断了：连接失败。</translation>
+    </message>
+    <message>
+        <source>Try again: the download resumes where it stopped. If it keeps failing, switch the source.</source>
+        <translation>请重试：下载会从中断处继续。如果一直失败，请换一个下载源。</translation>
+    </message>
+    <message>
+        <source>mirror ({host})</source>
+        <translation>镜像站（{host}）</translation>
+    </message>
+    <message>
+        <source>ModelScope</source>
+        <translation>魔搭（ModelScope）</translation>
+    </message>
+    <message>
+        <source>Hugging Face</source>
+        <translation>Hugging Face</translation>
+    </message>
+</context>
+<context>
     <name>page</name>
     <message>
         <source>Training on cuda:0 (NVIDIA GeForce RTX 4070)</source>

@@ -1663,6 +1663,105 @@
     </message>
 </context>
 <context>
+    <name>core</name>
+    <message>
+        <source>{name} cannot be downloaded: the network is switched off (HF_HUB_OFFLINE).</source>
+        <translation>無法下載 {name}：網路已關閉（HF_HUB_OFFLINE）。</translation>
+    </message>
+    <message>
+        <source>Unset HF_HUB_OFFLINE, or pick a model that is already on this computer.</source>
+        <translation>請取消設定 HF_HUB_OFFLINE，或選擇這台電腦上已有的模型。</translation>
+    </message>
+    <message>
+        <source>The download needs {needed} and {folder} has {free} free.</source>
+        <translation>這次下載需要 {needed}，而 {folder} 只剩 {free} 可用空間。</translation>
+    </message>
+    <message>
+        <source>Free some space there, delete models you no longer need (Browse &gt; On this computer), or set HF_HOME / MODELSCOPE_CACHE to a bigger disk.</source>
+        <translation>請清出一些空間，刪除不再需要的模型（瀏覽模型 &gt; 這台電腦上的），或把 HF_HOME / MODELSCOPE_CACHE 設到更大的磁碟上。</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer, and {source} ({endpoint}) did not answer within {seconds} s ({problem}).</source>
+        <translation>這台電腦上沒有 {name}，而 {source}（{endpoint}）在 {seconds} 秒內沒有回應（{problem}）。</translation>
+    </message>
+    <message>
+        <source>Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) in Settings &gt; Model sources or with --source / HF_ENDPOINT, or pick a local model folder.</source>
+        <translation>請檢查網路，或在「設定 &gt; 模型下載來源」中（或用 --source / HF_ENDPOINT）換一個下載來源（如鏡像站 https://hf-mirror.com 或 ModelScope），也可以選擇本機模型資料夾。</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer yet.</source>
+        <translation>這台電腦上還沒有 {name}。</translation>
+    </message>
+    <message>
+        <source>Download it first: Browse &gt; Download on the Model &amp; data step, or finetune-studio-cli models download {ref}</source>
+        <translation>請先下載：在「模型與資料」步驟按「瀏覽模型 &gt; 下載」，或執行 finetune-studio-cli models download {ref}</translation>
+    </message>
+    <message>
+        <source>{name} could not be downloaded from {source}: {error}</source>
+        <translation>無法從 {source} 下載 {name}：{error}</translation>
+    </message>
+    <message>
+        <source>Try again, or switch the source.</source>
+        <translation>請再試一次，或換一個下載來源。</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer, and the hub is switched off (HF_HUB_OFFLINE).</source>
+        <translation>這台電腦上沒有 {name}，而 Hub 已關閉（HF_HUB_OFFLINE）。</translation>
+    </message>
+    <message>
+        <source>Unset HF_HUB_OFFLINE to download it, or pick a local model folder.</source>
+        <translation>取消設定 HF_HUB_OFFLINE 即可下載，或選擇本機模型資料夾。</translation>
+    </message>
+    <message>
+        <source>{name} is gated: its authors ask you to accept their license before downloading it.</source>
+        <translation>{name} 是受限模型：作者要求你先同意授權條款才能下載。</translation>
+    </message>
+    <message>
+        <source>Accept the license at {page} while signed in, then enter an access token in Settings &gt; Model sources ({source}).</source>
+        <translation>請登入後在 {page} 同意授權條款，然後在「設定 &gt; 模型下載來源」中填寫存取權杖（{source}）。</translation>
+    </message>
+    <message>
+        <source>{name} has no revision by that name on {source}.</source>
+        <translation>{source} 上的 {name} 沒有這個名稱的版本。</translation>
+    </message>
+    <message>
+        <source>Check the revision, or leave it empty for the newest.</source>
+        <translation>請檢查版本名稱，或留空以使用最新版本。</translation>
+    </message>
+    <message>
+        <source>There is no dataset named {name} on {source}.</source>
+        <translation>{source} 上沒有名為 {name} 的資料集。</translation>
+    </message>
+    <message>
+        <source>There is no model named {name} on {source}.</source>
+        <translation>{source} 上沒有名為 {name} 的模型。</translation>
+    </message>
+    <message>
+        <source>Check the id (owner/name, as on the model&apos;s page), or find it with Browse; on ModelScope some models have other ids than on Hugging Face.</source>
+        <translation>請檢查 ID（擁有者/名稱，與模型頁面上一致），或用「瀏覽模型」尋找；有些模型在 ModelScope 上的 ID 與 Hugging Face 上不同。</translation>
+    </message>
+    <message>
+        <source>The download of {name} from {source} was interrupted: the connection failed.</source>
+        <translation>從 {source} 下載 {name} 時中斷了：連線失敗。</translation>
+    </message>
+    <message>
+        <source>Try again: the download resumes where it stopped. If it keeps failing, switch the source.</source>
+        <translation>請再試一次：下載會從中斷處繼續。如果一直失敗，請換一個下載來源。</translation>
+    </message>
+    <message>
+        <source>mirror ({host})</source>
+        <translation>鏡像站（{host}）</translation>
+    </message>
+    <message>
+        <source>ModelScope</source>
+        <translation>ModelScope</translation>
+    </message>
+    <message>
+        <source>Hugging Face</source>
+        <translation>Hugging Face</translation>
+    </message>
+</context>
+<context>
     <name>page</name>
     <message>
         <source>Training on cuda:0 (NVIDIA GeForce RTX 4070)</source>

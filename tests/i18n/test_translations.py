@@ -66,3 +66,36 @@ def test_the_compiled_translations_speak_chinese(tmp_path: Path, qapp) -> None:
             )
         finally:
             QCoreApplication.removeTranslator(translator)
+
+
+def test_core_messages_stay_english_text_and_are_shown_translated(tmp_path: Path, qapp) -> None:
+    from PySide6.QtCore import QCoreApplication, QTranslator
+
+    from desktop.core.hub import translate
+    from desktop.core.sources import MIRROR, Source
+    from desktop.gui.core_text import shown
+
+    class GatedRepoError(Exception):
+        pass
+
+    error = translate(
+        GatedRepoError("401"), Source("huggingface", "https://hf-mirror.com", MIRROR), "meta/llama"
+    )
+    assert error.message == (  # what the CLI prints and the logs keep
+        "meta/llama is gated: its authors ask you to accept their license before downloading it."
+    )
+    assert "Settings > Model sources (mirror (hf-mirror.com))" in error.hint
+    qm = tmp_path / "zh_CN.qm"
+    source = ROOT / "resources" / "i18n" / "finetune_studio_zh_CN.ts"
+    subprocess.run(
+        [_i18n().tool("pyside6-lrelease"), str(source), "-qm", str(qm)], check=True, capture_output=True
+    )
+    translator = QTranslator()
+    assert translator.load(str(qm))
+    QCoreApplication.installTranslator(translator)
+    try:
+        assert shown(error.message) == "meta/llama 是受限模型：作者要求你先同意许可协议才能下载。"
+        assert "（镜像站（hf-mirror.com））" in shown(error.hint)  # the source's name is translated too
+        assert shown("plain text") == "plain text"
+    finally:
+        QCoreApplication.removeTranslator(translator)

@@ -32,6 +32,7 @@ from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.errors import StudioError, human_size
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview
+from desktop.gui.core_text import shown
 from desktop.gui.fit_text import badge_text
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.settings import Key, Settings
@@ -420,7 +421,7 @@ class DataPage(WizardPage):
             try:  # tokenizer files and the fit to the task, from the folder's files (quick)
                 check_model_folder(self._config)
             except StudioError as exc:
-                problems = [f"{exc.message}\n{exc.hint}".strip()]
+                problems = [f"{shown(exc.message)}\n{shown(exc.hint)}".strip()]
         self._model_problem = problems[0] if problems else ""
         name = self._config.model.name
         show_error(self.model_error, self._model_problem if name or self._model_touched else "")
@@ -562,8 +563,8 @@ class DataPage(WizardPage):
         if generation != self._generation:
             return
         self.busy.setVisible(False)
-        message = exc.message if isinstance(exc, StudioError) else str(exc)
-        hint = exc.hint if isinstance(exc, StudioError) else ""
+        message = shown(exc.message) if isinstance(exc, StudioError) else str(exc)
+        hint = shown(exc.hint) if isinstance(exc, StudioError) else ""
         partial = getattr(exc, "partial", None)
         self._clear_data()
         if partial is not None:  # read, but it does not fit as mapped: show it so the mapping can be fixed
