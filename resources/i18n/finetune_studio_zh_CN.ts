@@ -1749,6 +1749,102 @@
         <translation>请重试：下载会从中断处继续。如果一直失败，请换一个下载源。</translation>
     </message>
     <message>
+        <source>{model} cannot be used for this task: its architecture has no such head.</source>
+        <translation>{model} 不能用于这个任务：它的架构没有相应的输出头。</translation>
+    </message>
+    <message>
+        <source>Pick another model.</source>
+        <translation>请换一个模型。</translation>
+    </message>
+    <message>
+        <source>Check the model id and your network connection, or pick a local model folder.</source>
+        <translation>请检查模型 ID 和网络连接，或选择本地模型文件夹。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for text classification: its architecture has no such head.</source>
+        <translation>{model} 不能用于文本分类：它的架构没有分类头。</translation>
+    </message>
+    <message>
+        <source>Pick an encoder model such as BERT, RoBERTa or MiniLM.</source>
+        <translation>请选择编码器模型，如 BERT、RoBERTa 或 MiniLM。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for causal-LM fine-tuning: its architecture has no such head.</source>
+        <translation>{model} 不能用于因果语言模型微调：它的架构没有语言模型头。</translation>
+    </message>
+    <message>
+        <source>Pick a decoder model such as GPT-2, Qwen or Llama.</source>
+        <translation>请选择解码器模型，如 GPT-2、Qwen 或 Llama。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for sequence-to-sequence: its architecture has no such head.</source>
+        <translation>{model} 不能用于序列到序列任务：它的架构没有相应的输出头。</translation>
+    </message>
+    <message>
+        <source>Pick an encoder-decoder model such as T5, BART or mT5.</source>
+        <translation>请选择编码器-解码器模型，如 T5、BART 或 mT5。</translation>
+    </message>
+    <message>
+        <source>{model} needs to run its own Python code to load.</source>
+        <translation>{model} 需要运行它自带的 Python 代码才能载入。</translation>
+    </message>
+    <message>
+        <source>Only if you trust its authors, set model.trust_remote_code = true.</source>
+        <translation>仅在你信任其作者时，才设置 model.trust_remote_code = true。</translation>
+    </message>
+    <message>
+        <source>Check that the folder holds a complete Hugging Face model: config, weights, tokenizer files.</source>
+        <translation>请确认该文件夹包含完整的 Hugging Face 模型：配置、权重和分词器文件。</translation>
+    </message>
+    <message>
+        <source>The tokenizer {model} could not be loaded: {error}</source>
+        <translation>无法载入分词器 {model}：{error}</translation>
+    </message>
+    <message>
+        <source>The model {model} could not be loaded: {error}</source>
+        <translation>无法载入模型 {model}：{error}</translation>
+    </message>
+    <message>
+        <source>{folder} holds no model weights.</source>
+        <translation>{folder} 中没有模型权重。</translation>
+    </message>
+    <message>
+        <source>Pick a folder with .safetensors or .bin files.</source>
+        <translation>请选择包含 .safetensors 或 .bin 文件的文件夹。</translation>
+    </message>
+    <message>
+        <source>The bundled model {name} is not installed.</source>
+        <translation>未安装内置模型 {name}。</translation>
+    </message>
+    <message>
+        <source>Install it with: {command}</source>
+        <translation>请用以下命令安装：{command}</translation>
+    </message>
+    <message>
+        <source>The tokenizer of {model} has neither a padding nor an end-of-text token.</source>
+        <translation>{model} 的分词器既没有填充 token，也没有文本结束 token。</translation>
+    </message>
+    <message>
+        <source>Choose a model whose tokenizer defines one of them.</source>
+        <translation>请选择分词器定义了其中之一的模型。</translation>
+    </message>
+    <message>
+        <source>The tokenizer in {folder} could not be loaded: {error}</source>
+        <translation>无法载入 {folder} 中的分词器：{error}</translation>
+    </message>
+    <message>
+        <source>The model in {folder} could not be loaded: {error}</source>
+        <translation>无法载入 {folder} 中的模型：{error}</translation>
+    </message>
+    <message>
+        <source>{folder} has no readable config.json.</source>
+        <translation>{folder} 中没有可读取的 config.json。</translation>
+    </message>
+    <message>
+        <source>Pick the folder that holds config.json and the weights.</source>
+        <translation>请选择包含 config.json 和权重的文件夹。</translation>
+    </message>
+    <message>
         <source>mirror ({host})</source>
         <translation>镜像站（{host}）</translation>
     </message>

@@ -1749,6 +1749,102 @@
         <translation>請再試一次：下載會從中斷處繼續。如果一直失敗，請換一個下載來源。</translation>
     </message>
     <message>
+        <source>{model} cannot be used for this task: its architecture has no such head.</source>
+        <translation>{model} 無法用於這個任務：它的架構沒有相應的輸出頭。</translation>
+    </message>
+    <message>
+        <source>Pick another model.</source>
+        <translation>請換一個模型。</translation>
+    </message>
+    <message>
+        <source>Check the model id and your network connection, or pick a local model folder.</source>
+        <translation>請檢查模型 ID 和網路連線，或選擇本機模型資料夾。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for text classification: its architecture has no such head.</source>
+        <translation>{model} 無法用於文字分類：它的架構沒有分類頭。</translation>
+    </message>
+    <message>
+        <source>Pick an encoder model such as BERT, RoBERTa or MiniLM.</source>
+        <translation>請選擇編碼器模型，如 BERT、RoBERTa 或 MiniLM。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for causal-LM fine-tuning: its architecture has no such head.</source>
+        <translation>{model} 無法用於因果語言模型微調：它的架構沒有語言模型頭。</translation>
+    </message>
+    <message>
+        <source>Pick a decoder model such as GPT-2, Qwen or Llama.</source>
+        <translation>請選擇解碼器模型，如 GPT-2、Qwen 或 Llama。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for sequence-to-sequence: its architecture has no such head.</source>
+        <translation>{model} 無法用於序列到序列任務：它的架構沒有相應的輸出頭。</translation>
+    </message>
+    <message>
+        <source>Pick an encoder-decoder model such as T5, BART or mT5.</source>
+        <translation>請選擇編碼器-解碼器模型，如 T5、BART 或 mT5。</translation>
+    </message>
+    <message>
+        <source>{model} needs to run its own Python code to load.</source>
+        <translation>{model} 需要執行它自帶的 Python 程式碼才能載入。</translation>
+    </message>
+    <message>
+        <source>Only if you trust its authors, set model.trust_remote_code = true.</source>
+        <translation>僅在你信任其作者時，才設定 model.trust_remote_code = true。</translation>
+    </message>
+    <message>
+        <source>Check that the folder holds a complete Hugging Face model: config, weights, tokenizer files.</source>
+        <translation>請確認該資料夾包含完整的 Hugging Face 模型：設定、權重和分詞器檔案。</translation>
+    </message>
+    <message>
+        <source>The tokenizer {model} could not be loaded: {error}</source>
+        <translation>無法載入分詞器 {model}：{error}</translation>
+    </message>
+    <message>
+        <source>The model {model} could not be loaded: {error}</source>
+        <translation>無法載入模型 {model}：{error}</translation>
+    </message>
+    <message>
+        <source>{folder} holds no model weights.</source>
+        <translation>{folder} 中沒有模型權重。</translation>
+    </message>
+    <message>
+        <source>Pick a folder with .safetensors or .bin files.</source>
+        <translation>請選擇包含 .safetensors 或 .bin 檔案的資料夾。</translation>
+    </message>
+    <message>
+        <source>The bundled model {name} is not installed.</source>
+        <translation>未安裝內建模型 {name}。</translation>
+    </message>
+    <message>
+        <source>Install it with: {command}</source>
+        <translation>請用以下指令安裝：{command}</translation>
+    </message>
+    <message>
+        <source>The tokenizer of {model} has neither a padding nor an end-of-text token.</source>
+        <translation>{model} 的分詞器既沒有填充 token，也沒有文字結束 token。</translation>
+    </message>
+    <message>
+        <source>Choose a model whose tokenizer defines one of them.</source>
+        <translation>請選擇分詞器定義了其中之一的模型。</translation>
+    </message>
+    <message>
+        <source>The tokenizer in {folder} could not be loaded: {error}</source>
+        <translation>無法載入 {folder} 中的分詞器：{error}</translation>
+    </message>
+    <message>
+        <source>The model in {folder} could not be loaded: {error}</source>
+        <translation>無法載入 {folder} 中的模型：{error}</translation>
+    </message>
+    <message>
+        <source>{folder} has no readable config.json.</source>
+        <translation>{folder} 中沒有可讀取的 config.json。</translation>
+    </message>
+    <message>
+        <source>Pick the folder that holds config.json and the weights.</source>
+        <translation>請選擇包含 config.json 和權重的資料夾。</translation>
+    </message>
+    <message>
         <source>mirror ({host})</source>
         <translation>鏡像站（{host}）</translation>
     </message>
