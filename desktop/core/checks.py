@@ -19,6 +19,7 @@ from desktop.core.columns import Guess, check_rows, guess_columns, label_key
 from desktop.core.config import RunConfig
 from desktop.core.data import Table, load_train_eval
 from desktop.core.errors import ConfigError, DataError, ModelError, Problem
+from desktop.core.messages import msg
 
 TOKENIZER_FILES = ("tokenizer.json", "vocab.*", "*.model", "*.spm", "merges.txt", "*.tiktoken", "tekken.json")
 """What a folder needs so that a tokenizer with a real vocabulary can be built from it."""
@@ -93,14 +94,12 @@ MIN_VOCABULARY = 100
 MAX_CLASS_SHARE = 0.5  # more classes than half the rows: the label column is probably a text column
 
 TASK_NEEDS = {
-    "causal-lm": (
-        "causal-LM fine-tuning needs a decoder model that writes text",
-        "Pick a decoder model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), GPT-2 (gpt2) or Llama.",
+    "causal-lm": msg(
+        "Pick a decoder model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), GPT-2 (gpt2) or Llama."
     ),
-    "seq2seq": (
-        "sequence-to-sequence training needs an encoder-decoder model",
+    "seq2seq": msg(
         "Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or "
-        "BART (facebook/bart-base).",
+        "BART (facebook/bart-base)."
     ),
 }
 
@@ -210,38 +209,52 @@ def check_model_folder(config: RunConfig) -> None:
     partial_download = from_hub and not complete(folder, "model")
     if not partial_download and not any(next(folder.glob(pattern), None) for pattern in TOKENIZER_FILES):
         raise ModelError(
-            f"The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json "
-            "with merges.txt, or a SentencePiece .model file); without them the texts cannot be read "
-            "the way the model was trained to read them.",
-            "Copy the tokenizer files from where the model came from into the folder, or pick the "
-            "model's complete folder.",
+            msg(
+                "The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json "
+                "with merges.txt, or a SentencePiece .model file); without them the texts cannot be read "
+                "the way the model was trained to read them.",
+                folder=str(folder),
+            ),
+            msg(
+                "Copy the tokenizer files from where the model came from into the folder, or pick the "
+                "model's complete folder."
+            ),
         )
     try:
         model_config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return  # the config's own validation names a missing config.json
-    problem = task_mismatch(config.task, model_config)
+    problem = task_mismatch(config.task, model_config, config.model.name)
     if problem:
-        from desktop.core.tasks import TASK_NAMES
-
-        need, example = TASK_NEEDS[config.task]
-        raise ModelError(
-            f"{config.model.name} cannot be used for {TASK_NAMES[config.task]}: it {problem}, and {need}.",
-            example,
-        )
+        raise ModelError(problem, TASK_NEEDS[config.task])
 
 
-def task_mismatch(task: str, model_config: dict[str, Any]) -> str:
-    """Why a model with this ``config.json`` cannot be trained for ``task``, or ``""``."""
+def task_mismatch(task: str, model_config: dict[str, Any], model: str = "The model") -> str:
+    """Why a model with this ``config.json`` cannot be trained for ``task`` (one sentence), or ``""``."""
     kind = str(model_config.get("model_type", ""))
     encoder_decoder = bool(model_config.get("is_encoder_decoder")) or kind in ENCODER_DECODER
     if task == "causal-lm":
         if encoder_decoder:
-            return f"is an encoder-decoder model ({kind})"
+            return msg(
+                "{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), "
+                "and causal-LM fine-tuning needs a decoder model that writes text.",
+                model=model,
+                kind=kind,
+            )
         if kind in ENCODER_ONLY and not model_config.get("is_decoder"):
-            return f"is an encoder-only model ({kind}) that cannot generate text"
+            return msg(
+                "{model} cannot be used for causal-LM fine-tuning: it is an encoder-only model ({kind}) that "
+                "cannot generate text, and causal-LM fine-tuning needs a decoder model that writes text.",
+                model=model,
+                kind=kind,
+            )
     if task == "seq2seq" and not encoder_decoder:
-        return f"is not an encoder-decoder model ({kind or 'unknown type'})"
+        return msg(
+            "{model} cannot be used for sequence-to-sequence: it is not an encoder-decoder model ({kind}), "
+            "and sequence-to-sequence training needs an encoder-decoder model.",
+            model=model,
+            kind=kind or "unknown type",
+        )
     return ""
 
 
@@ -262,18 +275,26 @@ def check_tokenizer(config: RunConfig, tokenizer: Any, texts: list[str]) -> list
     size = len(tokenizer)
     if size < MIN_VOCABULARY:
         raise ModelError(
-            f"The tokenizer of {config.model.name} knows only {size} tokens: its vocabulary files are "
-            "missing or empty, and every text would read as the same few tokens.",
-            "Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt).",
+            msg(
+                "The tokenizer of {model} knows only {size} tokens: its vocabulary files are missing or "
+                "empty, and every text would read as the same few tokens.",
+                model=config.model.name,
+                size=size,
+            ),
+            msg("Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt)."),
         )
     share = unknown_share(tokenizer, texts)
     if share <= UNKNOWN_WARN_SHARE:
         return []
     return [
-        f"This model does not know most of the characters in your texts: {share:.0%} of their tokens "
-        f"become the unknown token {tokenizer.unk_token}, so it cannot tell those texts apart. Pick a "
-        "model made for your texts' language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for "
-        "Chinese, or a multilingual one such as xlm-roberta-base."
+        msg(
+            "This model does not know most of the characters in your texts: {share} of their tokens become "
+            "the unknown token {unknown}, so it cannot tell those texts apart. Pick a model made for your "
+            "texts' language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for Chinese, or a "
+            "multilingual one such as xlm-roberta-base.",
+            share=f"{share:.0%}",
+            unknown=tokenizer.unk_token,
+        )
     ]
 
 

@@ -1797,6 +1797,46 @@
         <translation>请确认该文件夹包含完整的 Hugging Face 模型：配置、权重和分词器文件。</translation>
     </message>
     <message>
+        <source>Pick a decoder model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), GPT-2 (gpt2) or Llama.</source>
+        <translation>请选择解码器模型，如 Qwen（Qwen/Qwen2.5-0.5B-Instruct）、GPT-2（gpt2）或 Llama。</translation>
+    </message>
+    <message>
+        <source>Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or BART (facebook/bart-base).</source>
+        <translation>请选择编码器-解码器模型，如 T5（t5-small）、mT5（google/mt5-small）或 BART（facebook/bart-base）。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for sequence-to-sequence: it is not an encoder-decoder model ({kind}), and sequence-to-sequence training needs an encoder-decoder model.</source>
+        <translation>{model} 不能用于序列到序列任务：它不是编码器-解码器模型（{kind}），而序列到序列训练需要编码器-解码器模型。</translation>
+    </message>
+    <message>
+        <source>This model does not know most of the characters in your texts: {share} of their tokens become the unknown token {unknown}, so it cannot tell those texts apart. Pick a model made for your texts&apos; language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for Chinese, or a multilingual one such as xlm-roberta-base.</source>
+        <translation>这个模型不认识你文本中的大部分字符：有 {share} 的 token 变成了未知 token {unknown}，因此它无法区分这些文本。请选择针对你文本语言的模型，例如中文可用 bert-base-chinese 或 hfl/chinese-roberta-wwm-ext，也可以用 xlm-roberta-base 这样的多语言模型。</translation>
+    </message>
+    <message>
+        <source>The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece .model file); without them the texts cannot be read the way the model was trained to read them.</source>
+        <translation>模型文件夹 {folder} 中没有分词器文件（tokenizer.json，或 vocab.txt，或 vocab.json 加 merges.txt，或 SentencePiece 的 .model 文件）；没有它们，就无法按模型训练时的方式读取文本。</translation>
+    </message>
+    <message>
+        <source>Copy the tokenizer files from where the model came from into the folder, or pick the model&apos;s complete folder.</source>
+        <translation>请从模型的来源处把分词器文件复制到该文件夹，或选择模型的完整文件夹。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), and causal-LM fine-tuning needs a decoder model that writes text.</source>
+        <translation>{model} 不能用于因果语言模型微调：它是编码器-解码器模型（{kind}），而因果语言模型微调需要能生成文本的解码器模型。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for causal-LM fine-tuning: it is an encoder-only model ({kind}) that cannot generate text, and causal-LM fine-tuning needs a decoder model that writes text.</source>
+        <translation>{model} 不能用于因果语言模型微调：它是只有编码器的模型（{kind}），不能生成文本，而因果语言模型微调需要能生成文本的解码器模型。</translation>
+    </message>
+    <message>
+        <source>The tokenizer of {model} knows only {size} tokens: its vocabulary files are missing or empty, and every text would read as the same few tokens.</source>
+        <translation>{model} 的分词器只认识 {size} 个 token：它的词表文件缺失或为空，所有文本都会被读成同样的几个 token。</translation>
+    </message>
+    <message>
+        <source>Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt).</source>
+        <translation>请选择带有完整分词器文件（tokenizer.json 或 vocab.txt）的模型文件夹。</translation>
+    </message>
+    <message>
         <source>The tokenizer {model} could not be loaded: {error}</source>
         <translation>无法载入分词器 {model}：{error}</translation>
     </message>

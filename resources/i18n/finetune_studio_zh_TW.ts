@@ -1797,6 +1797,46 @@
         <translation>請確認該資料夾包含完整的 Hugging Face 模型：設定、權重和分詞器檔案。</translation>
     </message>
     <message>
+        <source>Pick a decoder model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), GPT-2 (gpt2) or Llama.</source>
+        <translation>請選擇解碼器模型，如 Qwen（Qwen/Qwen2.5-0.5B-Instruct）、GPT-2（gpt2）或 Llama。</translation>
+    </message>
+    <message>
+        <source>Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or BART (facebook/bart-base).</source>
+        <translation>請選擇編碼器-解碼器模型，如 T5（t5-small）、mT5（google/mt5-small）或 BART（facebook/bart-base）。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for sequence-to-sequence: it is not an encoder-decoder model ({kind}), and sequence-to-sequence training needs an encoder-decoder model.</source>
+        <translation>{model} 無法用於序列到序列任務：它不是編碼器-解碼器模型（{kind}），而序列到序列訓練需要編碼器-解碼器模型。</translation>
+    </message>
+    <message>
+        <source>This model does not know most of the characters in your texts: {share} of their tokens become the unknown token {unknown}, so it cannot tell those texts apart. Pick a model made for your texts&apos; language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for Chinese, or a multilingual one such as xlm-roberta-base.</source>
+        <translation>這個模型不認得你文字中的大部分字元：有 {share} 的 token 變成了未知 token {unknown}，因此它無法區分這些文字。請選擇針對你文字語言的模型，例如中文可用 bert-base-chinese 或 hfl/chinese-roberta-wwm-ext，也可以用 xlm-roberta-base 這類多語言模型。</translation>
+    </message>
+    <message>
+        <source>The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece .model file); without them the texts cannot be read the way the model was trained to read them.</source>
+        <translation>模型資料夾 {folder} 中沒有分詞器檔案（tokenizer.json，或 vocab.txt，或 vocab.json 加 merges.txt，或 SentencePiece 的 .model 檔案）；沒有它們，就無法依模型訓練時的方式讀取文字。</translation>
+    </message>
+    <message>
+        <source>Copy the tokenizer files from where the model came from into the folder, or pick the model&apos;s complete folder.</source>
+        <translation>請從模型的來源處把分詞器檔案複製到該資料夾，或選擇模型的完整資料夾。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), and causal-LM fine-tuning needs a decoder model that writes text.</source>
+        <translation>{model} 無法用於因果語言模型微調：它是編碼器-解碼器模型（{kind}），而因果語言模型微調需要能生成文字的解碼器模型。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for causal-LM fine-tuning: it is an encoder-only model ({kind}) that cannot generate text, and causal-LM fine-tuning needs a decoder model that writes text.</source>
+        <translation>{model} 無法用於因果語言模型微調：它是只有編碼器的模型（{kind}），無法生成文字，而因果語言模型微調需要能生成文字的解碼器模型。</translation>
+    </message>
+    <message>
+        <source>The tokenizer of {model} knows only {size} tokens: its vocabulary files are missing or empty, and every text would read as the same few tokens.</source>
+        <translation>{model} 的分詞器只認得 {size} 個 token：它的詞彙表檔案缺少或是空的，所有文字都會被讀成同樣的幾個 token。</translation>
+    </message>
+    <message>
+        <source>Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt).</source>
+        <translation>請選擇帶有完整分詞器檔案（tokenizer.json 或 vocab.txt）的模型資料夾。</translation>
+    </message>
+    <message>
         <source>The tokenizer {model} could not be loaded: {error}</source>
         <translation>無法載入分詞器 {model}：{error}</translation>
     </message>

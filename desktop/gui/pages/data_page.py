@@ -590,7 +590,7 @@ class DataPage(WizardPage):
             self.histogram.setVisible(False)
 
     def _show_notes(self, notes: list[str]) -> None:
-        self.notes_label.setText("\n".join(notes))
+        self.notes_label.setText("\n".join(shown(note) for note in notes))
         self.notes_label.setVisible(bool(notes))
 
     def _show_data_problem(self, text: str, shown: bool = True) -> None:
