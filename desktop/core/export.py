@@ -162,6 +162,7 @@ def export_run(
         _remove_stale_partials(dest)
         try:
             partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-{os.getpid()}-", dir=dest.parent))
+            _write_marker(partial, run)  # from the start: a killed export's leftover is known to be ours
         except OSError as exc:
             raise _disk_input_error(exc, dest.parent, needed) from None
         try:
@@ -341,8 +342,8 @@ def _remove_stale_partials(dest: Path) -> None:
             pid = folder.name.removeprefix(f".{dest.name}.{kind}-").split("-")[0]
             if not pid.isdigit() or psutil.pid_exists(int(pid)):
                 continue
-            # A set-aside old export still carries the export marker; anything else is left alone.
-            if kind == "old" and not (folder / MARKER_NAME).is_file():
+            # Both a partial and a set-aside old export carry the export marker; anything else is left alone.
+            if not (folder / MARKER_NAME).is_file():
                 continue
             shutil.rmtree(folder, ignore_errors=True)
 

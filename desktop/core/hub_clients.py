@@ -13,6 +13,7 @@ from typing import Any
 
 from desktop.core.sources import MODELSCOPE, Source
 
+PARTIAL_SUFFIX = ".finetune-studio.incomplete"  # the client's scan counts it as an incomplete file
 RESUME_FROM = 8 * 2**20  # files from this size on resume across cancels and crashes
 
 
@@ -171,7 +172,8 @@ def _hf_one(
 
     ``huggingface_hub`` resumes a dropped connection within one call but starts a file over on the
     next call. So a plain-HTTP file is first fetched with the client's own ``http_get`` into
-    ``blobs/<etag>.incomplete`` (the name the client's cache has always used for partial files),
+    ``blobs/<etag>.finetune-studio.incomplete`` (a name of our own, so another tool's partial file is
+    never resumed or removed; the client's cache scan counts it as an incomplete file),
     continuing from what is there; when complete and checked as the client checks it (the size the hub
     announced), it becomes the blob, and ``hf_hub_download`` links it into the snapshot as usual.
     Files stored with Xet go straight to ``hf_hub_download`` (Xet keeps its own chunk cache), and so do
@@ -203,7 +205,7 @@ def _hf_one(
     blob = storage / "blobs" / etag
     if etag and meta.xet_file_data is None and not blob.exists() and meta.size:
         blob.parent.mkdir(parents=True, exist_ok=True)
-        partial = blob.with_name(etag + ".incomplete")
+        partial = blob.with_name(etag + PARTIAL_SUFFIX)  # our own name: only our partial files are touched
         locks = Path(cache_dir or constants.HF_HUB_CACHE) / ".locks" / storage.name
         locks.mkdir(parents=True, exist_ok=True)
         with FileLock(str(locks / f"{etag}.resume.lock")):

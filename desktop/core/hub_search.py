@@ -278,8 +278,14 @@ def delete_from_cache(hit: ModelHit) -> int:
     if hit.source == "local" or not hit.path:
         raise ValueError("Only models in a hub cache can be deleted here.")
     if hit.source == MODELSCOPE:
-        size = _size(Path(hit.path))
-        shutil.rmtree(hit.path)
+        from desktop.core.hub_clients import _ms_cache
+
+        folder = Path(hit.path).resolve()
+        models = (_ms_cache() / "models").resolve()
+        if folder.parent != models or "--" not in folder.name:
+            raise ValueError(f"{folder} is not a model folder in the ModelScope cache ({models}).")
+        size = _size(folder)
+        shutil.rmtree(folder)
         return size
     from huggingface_hub import constants, scan_cache_dir
 

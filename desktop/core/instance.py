@@ -11,6 +11,7 @@ uv would stop at the first locked file with PyTorch half-removed.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,9 @@ from typing import Any
 
 MUTEX_NAME = "FinetuneStudio.Running"
 """The named mutex the Windows uninstaller looks for (installer/finetune-studio.nsi)."""
+
+
+_MARK_NAME = re.compile(r"[a-z]+-\d+")  # kind-pid, as InstanceMark names its files
 
 
 def _folder() -> Path:
@@ -79,8 +83,8 @@ def others_running() -> list[str]:
         return []
     found = []
     for path in sorted(folder.glob("*.lock")):
-        if path.stem.endswith(f"-{os.getpid()}"):
-            continue
+        if path.stem.endswith(f"-{os.getpid()}") or not _MARK_NAME.fullmatch(path.stem):
+            continue  # this process's own mark, or a file this module did not write
         probe = filelock.FileLock(path, timeout=0, thread_local=False)
         try:
             probe.acquire()

@@ -117,6 +117,11 @@ def test_modelscope_downloads_into_its_own_cache_and_trains_from_there(fake_hub:
     assert load_tokenizer(ModelSource("modelscope:tiny/gpt2")).vocab_size > 0
     listed = {h.ref: h for h in hub_search.on_this_computer()}
     assert listed["modelscope:tiny/gpt2"].size_bytes > 200_000
+    import dataclasses
+
+    elsewhere = dataclasses.replace(listed["modelscope:tiny/gpt2"], path=str(folder.parent))
+    with pytest.raises(ValueError, match="not a model folder in the ModelScope cache"):
+        hub_search.delete_from_cache(elsewhere)  # only a repository folder of the cache is deleted
     assert hub_search.delete_from_cache(listed["modelscope:tiny/gpt2"]) > 200_000
     assert downloads.local_copy("modelscope:tiny/gpt2") is None
 

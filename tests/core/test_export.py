@@ -239,12 +239,16 @@ def test_a_leftover_folder_is_removed_only_when_an_export_made_it(tmp_path: Path
     partial = tmp_path / f".model.partial-{dead}-abc"
     old_export = tmp_path / f".model.old-{dead}-def"
     look_alike = tmp_path / f".model.old-{dead}-ghi"
-    for folder in (partial, old_export, look_alike):
+    partial_look_alike = tmp_path / f".model.partial-{dead}-jkl"
+    for folder in (partial, old_export, look_alike, partial_look_alike):
         folder.mkdir()
-    (old_export / MARKER_NAME).write_text("{}", encoding="utf-8")
-    (look_alike / "notes.txt").write_text("not ours", encoding="utf-8")
+    for folder in (partial, old_export):  # an export marks its folder from the moment it makes it
+        (folder / MARKER_NAME).write_text("{}", encoding="utf-8")
+    for folder in (look_alike, partial_look_alike):
+        (folder / "notes.txt").write_text("not ours", encoding="utf-8")
 
     _remove_stale_partials(dest)
 
     assert not partial.exists() and not old_export.exists()
     assert (look_alike / "notes.txt").read_text(encoding="utf-8") == "not ours"
+    assert (partial_look_alike / "notes.txt").read_text(encoding="utf-8") == "not ours"

@@ -36,6 +36,14 @@ def test_another_app_or_cli_is_seen_and_a_killed_one_is_not(app_home: Path) -> N
     assert not list((app_home / "instances").glob(f"app-{app.pid}.lock"))  # and the stale mark is gone
 
 
+def test_files_it_did_not_write_are_left_alone(app_home: Path) -> None:
+    folder = app_home / "instances"
+    folder.mkdir(parents=True)
+    (folder / "notes.lock").write_text("not a mark", encoding="utf-8")
+    assert others_running() == []
+    assert (folder / "notes.lock").read_text(encoding="utf-8") == "not a mark"
+
+
 def test_the_repair_waits_for_the_window_that_restarted_it() -> None:
     quick = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
     assert wait_for_exit(quick.pid, timeout_s=10)
