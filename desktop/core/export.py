@@ -29,6 +29,7 @@ from desktop.core.errors import (
     human_size,
 )
 from desktop.core.events import FinishedEvent, LogEvent
+from desktop.core.paths import folder_size
 from desktop.core.runs import RunDir
 
 DTYPES = ("fp32", "fp16", "bf16")
@@ -78,10 +79,6 @@ class ExportResult:
     verification: Verification | None
     archive: Path | None = None
     mlflow_uri: str = ""
-
-
-def _folder_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def export_run(
@@ -137,8 +134,8 @@ def export_run(
         mlflow_problem()
     dest = Path(dest).expanduser().absolute()
     check_destination(dest, run, config)
-    needed = int(_folder_size(source) * (1.0 if dtype == "fp32" else 0.5) * 1.1) + (
-        _folder_size(source) if archive else 0
+    needed = int(folder_size(source) * (1.0 if dtype == "fp32" else 0.5) * 1.1) + (
+        folder_size(source) if archive else 0
     )
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)

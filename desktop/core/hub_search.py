@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.core.paths import folder_size
 from desktop.core.sources import MODELSCOPE, MODELSCOPE_PREFIX, Source, token
 
 # Our tasks -> the hub's pipeline tags worth searching (base encoders are "fill-mask").
@@ -262,13 +263,15 @@ def on_this_computer() -> list[ModelHit]:
                 ref=MODELSCOPE_PREFIX + repo_id,
                 repo_id=repo_id,
                 source=MODELSCOPE,
-                size_bytes=_size(folder),
+                size_bytes=folder_size(folder),
                 path=str(folder),
             )
         )
     for path in recent_folders():
         hits.append(
-            ModelHit(ref=str(path), repo_id=path.name, source="local", size_bytes=_size(path), path=str(path))
+            ModelHit(
+                ref=str(path), repo_id=path.name, source="local", size_bytes=folder_size(path), path=str(path)
+            )
         )
     return hits
 
@@ -284,7 +287,7 @@ def delete_from_cache(hit: ModelHit) -> int:
         models = (_ms_cache() / "models").resolve()
         if folder.parent != models or "--" not in folder.name:
             raise ValueError(f"{folder} is not a model folder in the ModelScope cache ({models}).")
-        size = _size(folder)
+        size = folder_size(folder)
         shutil.rmtree(folder)
         return size
     from huggingface_hub import constants, scan_cache_dir
@@ -296,10 +299,6 @@ def delete_from_cache(hit: ModelHit) -> int:
     strategy = cache.delete_revisions(*hashes)
     strategy.execute()
     return strategy.expected_freed_size
-
-
-def _size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def _recent_path() -> Path:

@@ -37,6 +37,12 @@ def default_runs_dir() -> Path:
     return data_dir() / "runs"
 
 
+def folder_size(folder: Path) -> int:
+    """Bytes of the files in ``folder`` and below; links are not followed (a hub cache's snapshot links
+    to its blobs, which would count twice)."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
