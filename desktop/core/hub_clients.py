@@ -288,13 +288,15 @@ def hf_local(repo_id: str, revision: str = "", dataset: bool = False) -> Path | 
     """The cached Hugging Face snapshot of ``repo_id`` with a config (a dataset: with any file)."""
     from huggingface_hub import try_to_load_from_cache
 
-    if dataset:
-        from huggingface_hub import constants, scan_cache_dir
+    if dataset:  # this repository's snapshot that ``refs/main`` names (no scan of the whole cache)
+        from huggingface_hub import constants
+        from huggingface_hub.file_download import repo_folder_name
 
-        for repo in scan_cache_dir(constants.HF_HUB_CACHE).repos:
-            if repo.repo_type == "dataset" and repo.repo_id == repo_id and repo.revisions:
-                return max(repo.revisions, key=lambda r: r.last_modified).snapshot_path
-        return None
+        storage = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type="dataset")
+        ref = storage / "refs" / (revision or "main")
+        commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else revision
+        folder = storage / "snapshots" / commit if commit else None
+        return folder if folder is not None and folder.is_dir() and any(folder.iterdir()) else None
     found = try_to_load_from_cache(repo_id, "config.json", revision=revision or None)
     return Path(found).parent if isinstance(found, str) else None
 
