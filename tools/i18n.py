@@ -42,20 +42,21 @@ def sources(scratch: Path) -> list[str]:
 
 
 def core_templates() -> list[str]:
-    """Every ``msg("...")`` template in desktop/core, in file order, without repeats."""
+    """Every ``msg("...")`` template in desktop/core and the CLI, in file order, without repeats."""
     import ast
 
     found: dict[str, None] = {}
-    for path in sorted((ROOT / "desktop" / "core").rglob("*.py")):
-        if path.name == "messages.py":  # where msg() is defined
-            continue
+    paths = sorted((ROOT / "desktop" / "core").rglob("*.py")) + sorted((ROOT / "desktop").glob("cli*.py"))
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("msg", "Msg") and node.args:
-                first = node.args[0]
-                if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                    found[first.value] = None
-                else:
-                    raise SystemExit(f"{path}:{node.lineno}: msg() needs a literal template string")
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            name, first = getattr(node.func, "id", ""), node.args[0]
+            literal = isinstance(first, ast.Constant) and isinstance(first.value, str)
+            if name in ("msg", "Msg", "_help") and literal:  # _help(): a config field's help text
+                found[first.value] = None
+            elif name in ("msg", "Msg") and path.name != "messages.py":  # where msg() is defined
+                raise SystemExit(f"{path}:{node.lineno}: msg() needs a literal template string")
     return list(found)
 
 

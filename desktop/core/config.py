@@ -12,6 +12,7 @@ from typing import Any
 
 import tomlkit
 
+from desktop.core.messages import Msg, msg
 from desktop.core.errors import ConfigError, Problem
 
 SCHEMA_VERSION = "1.1"  # 1.1: [performance] and [lora]
@@ -27,8 +28,9 @@ HUB_ID = re.compile(r"^(modelscope:)?[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
 def _help(text: str, **kwargs: Any) -> Any:
-    """A dataclass field whose help text becomes the comment above it in written TOML."""
-    return field(metadata={"help": text}, **kwargs)
+    """A dataclass field whose help text becomes the comment above it in written TOML (in English)
+    and the tooltip of its editor in the app (translated: ``tools/i18n.py`` collects these texts)."""
+    return field(metadata={"help": text if isinstance(text, Msg) else msg(text)}, **kwargs)
 
 
 @dataclass
@@ -70,7 +72,7 @@ class Columns:
     instruction: str = _help("Alpaca-style instruction.", default="")
     input: str = _help("Alpaca-style optional input.", default="")
     output: str = _help("Alpaca-style answer.", default="")
-    messages: str = _help('Chat conversations: lists of {"role", "content"}.', default="")
+    messages: str = _help('Chat conversations: lists of messages with "role" and "content".', default="")
     prompt: str = _help("Prompt whose completion is learned.", default="")
     completion: str = _help("Completion for the prompt.", default="")
     source: str = _help("Sequence-to-sequence input.", default="")
@@ -100,7 +102,7 @@ class Training:
     epochs: float = _help("Passes over the training data.", default=3.0)
     max_steps: int = _help("Stop after this many optimizer steps; 0 = use epochs.", default=0)
     learning_rate: float = _help("Peak learning rate.", default=5e-5)
-    scheduler: str = _help("Learning-rate schedule: " + ", ".join(SCHEDULERS) + ".", default="linear")
+    scheduler: str = _help(msg("Learning-rate schedule: {choices}.", choices=", ".join(SCHEDULERS)), default="linear")
     warmup: float = _help("Warm-up: a fraction of all steps (< 1) or a number of steps.", default=0.0)
     weight_decay: float = _help("AdamW weight decay.", default=0.0)
     batch_size: int = _help("Examples per device and step.", default=8)
@@ -120,7 +122,7 @@ class Performance:
         "auto (bf16 where the GPU has it, fp16 on older GPUs, fp32 on CPU), fp32, fp16 or bf16.",
         default="auto",
     )
-    optimizer: str = _help("Optimizer: " + ", ".join(OPTIMIZERS) + ".", default="adamw_torch_fused")
+    optimizer: str = _help(msg("Optimizer: {choices}.", choices=", ".join(OPTIMIZERS)), default="adamw_torch_fused")
     gradient_checkpointing: bool = _help(
         "Recompute activations in the backward pass: much less memory, about 20% slower.", default=False
     )
@@ -135,7 +137,7 @@ class Performance:
         "Compile the model with torch.compile (faster steps after a slow start).", default=False
     )
     compile_backend: str = _help(
-        "torch.compile backend: " + ", ".join(COMPILE_BACKENDS) + ".", default="inductor"
+        msg("torch.compile backend: {choices}.", choices=", ".join(COMPILE_BACKENDS)), default="inductor"
     )
     attention: str = _help("Attention kernel: auto, sdpa, eager or flash_attention_2.", default="auto")
 
@@ -236,8 +238,12 @@ def from_dict(data: dict[str, Any], base_dir: Path | None = None) -> RunConfig:
         problems.append(
             Problem(
                 "schema_version",
-                f"this file is version {version}, this app reads {SCHEMA_VERSION}; "
-                "create a new config with `finetune-studio-cli init`.",
+                msg(
+                    "this file is version {version}, this app reads {supported}; "
+                    "create a new config with `finetune-studio-cli init`.",
+                    version=version,
+                    supported=SCHEMA_VERSION,
+                ),
             )
         )
     config = _build(RunConfig, data, "", problems)
@@ -251,7 +257,7 @@ def from_dict(data: dict[str, Any], base_dir: Path | None = None) -> RunConfig:
 
 def _build(cls: type, data: Any, prefix: str, problems: list[Problem]) -> Any:
     if not isinstance(data, dict):
-        problems.append(Problem(prefix.rstrip("."), "must be a table ([section])."))
+        problems.append(Problem(prefix.rstrip("."), msg("must be a table ([section]).")))
         return cls()
     hints = typing.get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}
@@ -259,7 +265,10 @@ def _build(cls: type, data: Any, prefix: str, problems: list[Problem]) -> Any:
         if key not in known:
             near = _closest(key, known)
             problems.append(
-                Problem(prefix + key, "unknown field" + (f'; did you mean "{near}"?' if near else "."))
+                Problem(
+                    prefix + key,
+                    msg('unknown field; did you mean "{near}"?', near=near) if near else msg("unknown field."),
+                )
             )
     kwargs = {}
     for name in known:
@@ -271,7 +280,7 @@ def _build(cls: type, data: Any, prefix: str, problems: list[Problem]) -> Any:
             continue
         value = _coerce(kind, data[name])
         if value is _BAD:
-            problems.append(Problem(prefix + name, f"must be {_describe(kind)}, not {data[name]!r}."))
+            problems.append(Problem(prefix + name, _wrong_type(kind, data[name])))
         else:
             kwargs[name] = value
     return cls(**kwargs)
@@ -299,9 +308,18 @@ def _coerce(kind: Any, value: Any) -> Any:
     return value
 
 
-def _describe(kind: Any) -> str:
-    names = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}
-    return names.get(kind, "a list of texts")
+def _wrong_type(kind: Any, value: Any) -> str:
+    """What a field of type ``kind`` must be, as a whole sentence per type."""
+    value = repr(value)
+    if kind is bool:
+        return msg("must be true or false, not {value}.", value=value)
+    if kind is int:
+        return msg("must be a whole number, not {value}.", value=value)
+    if kind is float:
+        return msg("must be a number, not {value}.", value=value)
+    if kind is str:
+        return msg("must be text, not {value}.", value=value)
+    return msg("must be a list of texts, not {value}.", value=value)
 
 
 def _closest(key: str, known: set[str]) -> str:
@@ -335,13 +353,13 @@ def load_config(path: str | Path) -> RunConfig:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise ConfigError([Problem(str(path), "file not found; check the path.")]) from None
+        raise ConfigError([Problem(str(path), msg("file not found; check the path."))]) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError([Problem(str(path), f"cannot be read ({exc}).")]) from None
+        raise ConfigError([Problem(str(path), msg("cannot be read ({error}).", error=exc))]) from None
     try:
         data = tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as exc:
-        raise ConfigError([Problem(str(path), f"is not valid TOML: {exc}.")]) from None
+        raise ConfigError([Problem(str(path), msg("is not valid TOML: {error}.", error=exc))]) from None
     return from_dict(data, base_dir=path.resolve().parent)
 
 
@@ -363,7 +381,7 @@ def with_overrides(config: RunConfig, assignments: list[str], base_dir: Path | N
         key, sep, raw = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            problems.append(Problem(item, "write overrides as key=value, e.g. training.epochs=2."))
+            problems.append(Problem(item, msg("write overrides as key=value, e.g. training.epochs=2.")))
             continue
         try:
             value = tomlkit.parse(f"v = {raw.strip()}")["v"]
@@ -374,7 +392,7 @@ def with_overrides(config: RunConfig, assignments: list[str], base_dir: Path | N
         for part in parents:
             table = table.setdefault(part, {})
             if not isinstance(table, dict):
-                problems.append(Problem(key, "is not a section."))
+                problems.append(Problem(key, msg("is not a section.")))
                 break
         else:
             table[leaf] = value
@@ -401,7 +419,7 @@ def _validate(config: RunConfig) -> list[Problem]:
     problems: list[Problem] = []
     add = lambda f, m: problems.append(Problem(f, m))  # noqa: E731
     if config.task not in TASKS:
-        add("task", f"must be one of {', '.join(TASKS)}.")
+        add("task", msg("must be one of {choices}.", choices=", ".join(TASKS)))
     _validate_model(config.model, add)
     _validate_data(config, add)
     t = config.training
@@ -410,28 +428,28 @@ def _validate(config: RunConfig) -> list[Problem]:
     for section, values in (("training", t), ("validation", config.validation), ("lora", config.lora)):
         for name, value in vars(values).items():
             if isinstance(value, float) and not math.isfinite(value):
-                add(f"{section}.{name}", f"must be a finite number, not {value}.")
+                add(f"{section}.{name}", msg("must be a finite number, not {value}.", value=value))
                 infinite.add(f"{section}.{name}")
     if "training.epochs" not in infinite and t.epochs <= 0 and t.max_steps <= 0:
-        add("training.epochs", "must be above 0 (or set training.max_steps).")
+        add("training.epochs", msg("must be above 0 (or set training.max_steps)."))
     if t.max_steps < 0:
-        add("training.max_steps", "must be 0 (use epochs) or a positive number of steps.")
+        add("training.max_steps", msg("must be 0 (use epochs) or a positive number of steps."))
     if "training.learning_rate" not in infinite and not 0 < t.learning_rate < 1:
-        add("training.learning_rate", "must be between 0 and 1; 2e-5 to 5e-4 is usual.")
+        add("training.learning_rate", msg("must be between 0 and 1; 2e-5 to 5e-4 is usual."))
     if t.scheduler not in SCHEDULERS:
-        add("training.scheduler", f"must be one of {', '.join(SCHEDULERS)}.")
+        add("training.scheduler", msg("must be one of {choices}.", choices=", ".join(SCHEDULERS)))
     if t.warmup < 0:
-        add("training.warmup", "must be 0 or more.")
+        add("training.warmup", msg("must be 0 or more."))
     if t.weight_decay < 0:
-        add("training.weight_decay", "must be 0 or more.")
+        add("training.weight_decay", msg("must be 0 or more."))
     for name in ("batch_size", "gradient_accumulation", "logging_steps"):
         if getattr(t, name) < 1:
-            add(f"training.{name}", "must be 1 or more.")
+            add(f"training.{name}", msg("must be 1 or more."))
     for name in ("eval_steps", "save_steps"):
         if getattr(t, name) < 0:
-            add(f"training.{name}", "must be 0 (once per epoch) or a positive number of steps.")
+            add(f"training.{name}", msg("must be 0 (once per epoch) or a positive number of steps."))
     if not 8 <= t.max_length <= 1_048_576:
-        add("training.max_length", "must be between 8 and 1048576 tokens.")
+        add("training.max_length", msg("must be between 8 and 1048576 tokens."))
     _validate_performance(config, add)
     return problems
 
@@ -445,17 +463,17 @@ def _validate_performance(config: RunConfig, add: Any) -> None:
         ("attention", ATTENTIONS),
     ):
         if getattr(p, name) not in allowed:
-            add(f"performance.{name}", f"must be one of {', '.join(allowed)}.")
+            add(f"performance.{name}", msg("must be one of {choices}.", choices=", ".join(allowed)))
     if p.dataloader_workers < 0:
-        add("performance.dataloader_workers", "must be 0 or more.")
+        add("performance.dataloader_workers", msg("must be 0 or more."))
     if p.empty_cache_steps < 0:
-        add("performance.empty_cache_steps", "must be 0 (never) or a number of steps.")
+        add("performance.empty_cache_steps", msg("must be 0 (never) or a number of steps."))
     if lora.rank < 1:
-        add("lora.rank", "must be 1 or more; 8 or 16 is usual.")
+        add("lora.rank", msg("must be 1 or more; 8 or 16 is usual."))
     if lora.alpha < 1:
-        add("lora.alpha", "must be 1 or more; often twice the rank.")
+        add("lora.alpha", msg("must be 1 or more; often twice the rank."))
     if math.isfinite(lora.dropout) and not 0 <= lora.dropout < 1:
-        add("lora.dropout", "must be at least 0 and below 1.")
+        add("lora.dropout", msg("must be at least 0 and below 1."))
 
 
 def _validate_model(model: ModelSource, add: Any) -> None:
@@ -463,34 +481,36 @@ def _validate_model(model: ModelSource, add: Any) -> None:
 
     name = model.name.strip()
     if not name:
-        add("model.name", 'is empty; give a hub id such as "bert-base-uncased" or a local model folder.')
+        add("model.name", msg('is empty; give a hub id such as "bert-base-uncased" or a local model folder.'))
     elif name.startswith("bundled:"):
         if name.removeprefix("bundled:") not in BUNDLED_MODELS:
-            add("model.name", f"unknown bundled model; known: {', '.join(BUNDLED_MODELS)}.")
+            add("model.name", msg("unknown bundled model; known: {choices}.", choices=", ".join(BUNDLED_MODELS)))
     elif Path(name).expanduser().is_dir():
         if not (Path(name).expanduser() / "config.json").is_file():
-            add("model.name", f"the folder {name} has no config.json; pick the folder that holds the model.")
+            add("model.name", msg("the folder {folder} has no config.json; pick the folder that holds the model.", folder=name))
     elif Path(name).is_absolute() or name.startswith((".", "~")) or "\\" in name:
-        add("model.name", f"the folder {name} does not exist.")
+        add("model.name", msg("the folder {folder} does not exist.", folder=name))
     elif not HUB_ID.match(name):
-        add("model.name", f'"{name}" is neither a local folder nor a hub id like "owner/model" '
-            '(or "modelscope:owner/model").')
+        add("model.name", msg(
+                '"{name}" is neither a local folder nor a hub id like "owner/model" (or "modelscope:owner/model").',
+                name=name,
+            ))
 
 
 def _validate_data(config: RunConfig, add: Any) -> None:
     data, val = config.data, config.validation
     if bool(data.files) == bool(data.hub_id):
-        add("data", "set either data.files (local files) or data.hub_id (a hub dataset), not both.")
+        add("data", msg("set either data.files (local files) or data.hub_id (a hub dataset), not both."))
     if data.hub_id and not HUB_ID.match(data.hub_id):
-        add("data.hub_id", f'"{data.hub_id}" is not a hub dataset id like "owner/name".')
+        add("data.hub_id", msg('"{name}" is not a hub dataset id like "owner/name".', name=data.hub_id))
     for section, files in (("data.files", data.files), ("validation.files", val.files)):
         for f in files:
             path = Path(f)
             if path.suffix.lower() not in DATA_SUFFIXES:
-                add(section, f"{path.name}: unsupported type; use one of {' '.join(DATA_SUFFIXES)}.")
+                add(section, msg("{file}: unsupported type; use one of {types}.", file=path.name, types=" ".join(DATA_SUFFIXES)))
             elif not path.is_file():
-                add(section, f"{f} does not exist.")
+                add(section, msg("{file} does not exist.", file=f))
     if math.isfinite(val.fraction) and not 0 <= val.fraction < 1:
-        add("validation.fraction", "must be at least 0 and below 1; 0.1 is usual.")
+        add("validation.fraction", msg("must be at least 0 and below 1; 0.1 is usual."))
     if val.split and not data.hub_id:
-        add("validation.split", "only applies to hub datasets; use validation.files for local data.")
+        add("validation.split", msg("only applies to hub datasets; use validation.files for local data."))

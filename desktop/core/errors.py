@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.core.messages import joined, msg
+
 
 class StudioError(Exception):
     """A failure with a plain-language message and a concrete next step.
@@ -102,29 +104,45 @@ def disk_error(
         low = str(link).lower()
         path = getattr(link, "filename", None)
         where = Path(folder) if folder else (Path(path).parent if path else None)
-        place = f" in {where}" if where else ""
         if code in DISK_FULL_ERRNOS or any(t in low for t in DISK_FULL_TEXTS):
             free = free_mb(where) if where else None
-            need = f" It needs about {human_size(needed_bytes)}" if needed_bytes else ""
-            have = (
-                f"{'; ' if need else ' '}{human_size(free * 2**20)} are free there."
-                if free is not None
-                else ""
-            )
             return DiskError(
-                f"The disk is full: a file could not be written{place}.{need}{have}".replace("..", "."),
-                "Free some space (old runs and checkpoints in the runs folder are often large) or choose "
-                "a folder on another drive, then try again.",
+                joined(
+                    msg("The disk is full: a file could not be written in {folder}.", folder=str(where))
+                    if where
+                    else msg("The disk is full: a file could not be written."),
+                    _space(needed_bytes, free),
+                ),
+                msg(
+                    "Free some space (old runs and checkpoints in the runs folder are often large) or choose "
+                    "a folder on another drive, then try again."
+                ),
                 "disk_full",
             )
         if code in NOT_WRITABLE_ERRNOS or (isinstance(link, PermissionError)):
             return DiskError(
-                f"Finetune Studio may not write{place or ' there'}: the folder is read-only or belongs to "
-                "another user.",
-                "Choose a folder you can write to (for example in your home folder) and try again.",
+                msg(
+                    "Finetune Studio may not write in {folder}: the folder is read-only or belongs to "
+                    "another user.",
+                    folder=str(where),
+                )
+                if where
+                else msg("Finetune Studio may not write there: the folder is read-only or belongs to another user."),
+                msg("Choose a folder you can write to (for example in your home folder) and try again."),
                 "not_writable",
             )
     return None
+
+
+def _space(needed_bytes: int, free_mb: float | None) -> str | None:
+    """The sentence on space needed and free, as far as they are known."""
+    free = human_size(free_mb * 2**20) if free_mb is not None else ""
+    needed = human_size(needed_bytes) if needed_bytes else ""
+    if needed and free:
+        return msg("It needs about {needed}; {free} are free there.", needed=needed, free=free)
+    if needed:
+        return msg("It needs about {needed}.", needed=needed)
+    return msg("{free} are free there.", free=free) if free else None
 
 
 def check_writable(folder: Path, what: str = "folder") -> None:
@@ -139,8 +157,8 @@ def check_writable(folder: Path, what: str = "folder") -> None:
             pass
     except OSError as exc:
         found = disk_error(exc, folder) or DiskError(
-            f"The {what} {folder} cannot be used: {exc.strerror or exc}.",
-            "Choose another folder and try again.",
+            msg("The folder {folder} cannot be used: {error}.", folder=str(folder), error=exc.strerror or exc),
+            msg("Choose another folder and try again."),
         )
         raise DiskInputError(found.message, found.hint, found.kind) from None
 
@@ -175,17 +193,25 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"
 
+    def line(self) -> str:
+        """The problem as a line of a list, for the user."""
+        return msg("  - {field}: {problem}", field=self.field, problem=self.message)
+
 
 class ConfigError(InputError):
     """A config has one or more problems; all of them are listed at once."""
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = list(problems)
-        lines = "\n".join(f"  - {p}" for p in self.problems)
+        lines: str = ""
+        for problem in self.problems:
+            lines = msg("{lines}\n{line}", lines=lines, line=problem.line()) if lines else problem.line()
         count = len(self.problems)
         super().__init__(
-            f"The run config has {count} problem{'s' if count != 1 else ''}:\n{lines}",
-            "Fix the fields above and try again.",
+            msg("The run config has a problem:\n{lines}", lines=lines)
+            if count == 1
+            else msg("The run config has {count} problems:\n{lines}", count=count, lines=lines),
+            msg("Fix the fields above and try again."),
         )
 
 
@@ -213,24 +239,32 @@ class Diagnosis:
 
 
 STAGES = (  # (function names in the traceback, stage), innermost match wins
-    (("from_pretrained", "_load_pretrained_model"), "while loading the model"),
-    (("evaluate", "evaluation_loop", "prediction_step"), "during evaluation"),
-    (("backward",), "in the backward pass"),
-    (
-        ("optimizer_step", "_optimizer_step", "_single_tensor_adamw", "_multi_tensor_adamw", "_fused_adamw"),
-        "in the optimizer step",
-    ),
+    (("from_pretrained", "_load_pretrained_model"), "loading"),
+    (("evaluate", "evaluation_loop", "prediction_step"), "evaluation"),
+    (("backward",), "backward"),
+    (("optimizer_step", "_optimizer_step", "_single_tensor_adamw", "_multi_tensor_adamw", "_fused_adamw"), "optimizer"),
 )
 
 
 def failure_stage(exc: BaseException) -> str:
-    """Where in a run an exception happened, from its traceback's function names."""
+    """Where in a run an exception happened (``loading``, ``evaluation``, ``backward``, ``optimizer``,
+    ``forward``), from its traceback's function names."""
     names = [frame.name for frame in traceback.extract_tb(exc.__traceback__)]
     for name in reversed(names):
         for functions, stage in STAGES:
             if name in functions:
                 return stage
-    return "in the forward pass"
+    return "forward"
+
+
+def _out_of_memory(stage: str) -> str:
+    """One whole sentence per stage, so that each translates as a sentence."""
+    return {
+        "loading": msg("The GPU ran out of memory while loading the model."),
+        "evaluation": msg("The GPU ran out of memory during evaluation."),
+        "backward": msg("The GPU ran out of memory in the backward pass."),
+        "optimizer": msg("The GPU ran out of memory in the optimizer step."),
+    }.get(stage) or msg("The GPU ran out of memory in the forward pass.")
 
 
 def _oom_remedies(config: Any) -> tuple[Remedy, ...]:
@@ -242,31 +276,36 @@ def _oom_remedies(config: Any) -> tuple[Remedy, ...]:
         accumulation = t.gradient_accumulation * t.batch_size // half
         out.append(
             Remedy(
-                f"Halve the batch ({t.batch_size} -> {half}) and raise accumulation to {accumulation} "
-                "(same effective batch)",
+                msg(
+                    "Halve the batch ({batch} -> {half}) and raise accumulation to {accumulation} "
+                    "(same effective batch)",
+                    batch=t.batch_size,
+                    half=half,
+                    accumulation=accumulation,
+                ),
                 {"training.batch_size": half, "training.gradient_accumulation": accumulation},
             )
         )
     if not p.gradient_checkpointing:
         out.append(
             Remedy(
-                "Turn on gradient checkpointing (far less activation memory, ~20% slower)",
+                msg("Turn on gradient checkpointing (far less activation memory, ~20% slower)"),
                 {"performance.gradient_checkpointing": True},
             )
         )
     if p.optimizer in ("adamw_torch", "adamw_torch_fused"):
         out.append(
             Remedy(
-                "Use the Adafactor optimizer (a fraction of AdamW's state memory)",
+                msg("Use the Adafactor optimizer (a fraction of AdamW's state memory)"),
                 {"performance.optimizer": "adafactor"},
             )
         )
     if not config.lora.enabled:
-        out.append(Remedy("Train LoRA adapters instead of every weight", {"lora.enabled": True}))
+        out.append(Remedy(msg("Train LoRA adapters instead of every weight"), {"lora.enabled": True}))
     if t.max_length > 64:
         out.append(
             Remedy(
-                f"Shorten sequences ({t.max_length} -> {t.max_length // 2} tokens)",
+                msg("Shorten sequences ({length} -> {half} tokens)", length=t.max_length, half=t.max_length // 2),
                 {"training.max_length": t.max_length // 2},
             )
         )
@@ -298,64 +337,72 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
     if name == "OutOfMemoryError" or "out of memory" in low:
         return Diagnosis(
             "out_of_memory",
-            f"The GPU ran out of memory {failure_stage(exc)}.",
-            "Apply one of the changes below and retry; each keeps what the run learns comparable. "
-            "Training resumes from the last checkpoint when there is one.",
+            _out_of_memory(failure_stage(exc)),
+            msg(
+                "Apply one of the changes below and retry; each keeps what the run learns comparable. "
+                "Training resumes from the last checkpoint when there is one."
+            ),
             _oom_remedies(config),
         )
     if "not compiled with cuda" in low or ("can only be used on cuda" in low):
         return Diagnosis(
             "cpu_torch",
-            "This PyTorch build has no GPU support, so GPU-only settings (fp16, bf16) cannot run.",
-            "Open the Environment step and install the matching PyTorch, or train in fp32 on the CPU.",
-            (Remedy("Train in fp32 (CPU)", {"performance.precision": "fp32"}),),
+            msg("This PyTorch build has no GPU support, so GPU-only settings (fp16, bf16) cannot run."),
+            msg("Open the Environment step and install the matching PyTorch, or train in fp32 on the CPU."),
+            (Remedy(msg("Train in fp32 (CPU)"), {"performance.precision": "fp32"}),),
         )
     if "bf16" in low and ("support" in low or "requires" in low):
         return Diagnosis(
             "precision",
-            "This GPU cannot train in bf16.",
-            "Use fp16 or let the app choose.",
-            (Remedy("Let the app choose the precision", {"performance.precision": "auto"}),),
+            msg("This GPU cannot train in bf16."),
+            msg("Use fp16 or let the app choose."),
+            (Remedy(msg("Let the app choose the precision"), {"performance.precision": "auto"}),),
         )
     if "bitsandbytes" in low:
         return Diagnosis(
             "bitsandbytes",
-            f"bitsandbytes, needed by 8-bit optimizers, is missing or broken: {first}",
-            "Use a standard optimizer, or reinstall bitsandbytes for this GPU.",
-            (Remedy("Use AdamW", {"performance.optimizer": "adamw_torch_fused"}),),
+            msg("bitsandbytes, needed by 8-bit optimizers, is missing or broken: {error}", error=first),
+            msg("Use a standard optimizer, or reinstall bitsandbytes for this GPU."),
+            (Remedy(msg("Use AdamW"), {"performance.optimizer": "adamw_torch_fused"}),),
         )
     if "device-side assert" in low:
         return Diagnosis(
             "device_assert",
-            "A CUDA kernel rejected its input (device-side assert). Most often a label is out of range.",
-            "Check the label column (classification) and that the model fits the tokenizer. For the exact "
-            "spot, set the environment variable CUDA_LAUNCH_BLOCKING=1 and restart the app; the GPU needs "
-            "a restart of the app after this error anyway.",
+            msg("A CUDA kernel rejected its input (device-side assert). Most often a label is out of range."),
+            msg(
+                "Check the label column (classification) and that the model fits the tokenizer. For the exact "
+                "spot, set the environment variable CUDA_LAUNCH_BLOCKING=1 and restart the app; the GPU needs "
+                "a restart of the app after this error anyway."
+            ),
         )
     if "pickle" in low or "dataloader worker" in low:
         return Diagnosis(
             "dataloader_workers",
-            f"The data loader's worker processes failed: {first}",
-            "Load batches in the training process (0 workers), which always works on Windows.",
-            (Remedy("Use 0 data loader workers", {"performance.dataloader_workers": 0}),),
+            msg("The data loader's worker processes failed: {error}", error=first),
+            msg("Load batches in the training process (0 workers), which always works on Windows."),
+            (Remedy(msg("Use 0 data loader workers"), {"performance.dataloader_workers": 0}),),
         )
     if "not compiled with" in low or "cuda error" in low or "cublas" in low or "cudnn" in low:
         return Diagnosis(
             "cuda_error",
-            f"A CUDA error stopped training: {first}",
-            "Restart the app and resume from the last checkpoint. If it happens again, update the NVIDIA "
-            "driver or reinstall PyTorch from the Environment step.",
+            msg("A CUDA error stopped training: {error}", error=first),
+            msg(
+                "Restart the app and resume from the last checkpoint. If it happens again, update the NVIDIA "
+                "driver or reinstall PyTorch from the Environment step."
+            ),
         )
     if isinstance(exc, MemoryError):
         return Diagnosis(
             "ram",
-            "The computer ran out of memory (RAM).",
-            "Close other programs, lower the batch size or max length, then resume.",
+            msg("The computer ran out of memory (RAM)."),
+            msg("Close other programs, lower the batch size or max length, then resume."),
             _oom_remedies(config)[:1],
         )
     return Diagnosis(
         "unexpected",
-        f"Training stopped with an unexpected error: {name}: {first}",
-        "Open the details for the full traceback. Resume from the last checkpoint, or report the problem "
-        "with the details attached.",
+        msg("Training stopped with an unexpected error: {error}", error=f"{name}: {first}"),
+        msg(
+            "Open the details for the full traceback. Resume from the last checkpoint, or report the problem "
+            "with the details attached."
+        ),
     )

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.config import RunConfig
+from desktop.core.messages import msg
 
 CUDA_CONTEXT = 500 * 2**20
 FRAGMENTATION = 0.10
@@ -118,12 +119,12 @@ class Estimate:
     def breakdown(self, gpu: bool = True) -> dict[str, int]:
         """The terms by name, for display (``gpu`` false: a run on the CPU, in RAM)."""
         return {
-            "weights": self.weights,
-            "gradients": self.gradients,
-            "optimizer states": self.optimizer,
-            "activations": self.activations,
-            "logits": self.logits,
-            "CUDA context and overhead" if gpu else "libraries and overhead": self.overhead,
+            msg("weights"): self.weights,
+            msg("gradients"): self.gradients,
+            msg("optimizer states"): self.optimizer,
+            msg("activations"): self.activations,
+            msg("logits"): self.logits,
+            msg("CUDA context and overhead") if gpu else msg("libraries and overhead"): self.overhead,
         }
 
 

@@ -30,3 +30,18 @@ def msg(template: str, **params: Any) -> Msg:
     The template must be a literal string at the call, so that the translation tools find it.
     """
     return Msg(template, **params)
+
+
+def joined(*parts: str | None) -> str:
+    """Whole sentences one after another (``None`` and empty ones left out), as one message.
+
+    Each part is a sentence of its own; the join is a template too (a space in English, nothing
+    between Chinese sentences), so no sentence is ever glued from fragments.
+    """
+    present = [part for part in parts if part]
+    if not present:
+        return ""
+    text = present[0]
+    for part in present[1:]:
+        text = msg("{first} {then}", first=text, then=part)
+    return text

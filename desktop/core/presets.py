@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from desktop.core.config import RunConfig
 from desktop.core.memory import TIGHT, Estimate, ParamShapes, estimate
+from desktop.core.messages import msg
 from desktop.core.options import Capabilities
 
 GB = 1024**3
@@ -64,8 +65,10 @@ def apply_preset(config: RunConfig, name: str, caps: Capabilities) -> FitResult:
     changes = describe_changes(config, new)
     if name == "lowest_memory" and not caps.cuda:
         changes.append(
-            "on this computer's CPU this saves RAM but makes every step slower (one example at a time, "
-            "activations computed twice); use it only when RAM runs out"
+            msg(
+                "on this computer's CPU this saves RAM but makes every step slower (one example at a time, "
+                "activations computed twice); use it only when RAM runs out"
+            )
         )
     return FitResult(new, changes)
 
@@ -118,8 +121,12 @@ def fit_gpu(
     smallest.lora.enabled = with_lora is not None
     result = estimate(with_lora if with_lora is not None else full, smallest, mixed_precision=caps.cuda)
     changes = [
-        f"Even the smallest setting needs {result.total / GB:.1f} GB of the {free_bytes / GB:.1f} GB free: "
-        "choose a smaller model, a shorter max length, or a GPU with more memory."
+        msg(
+            "Even the smallest setting needs {needed} GB of the {free} GB free: "
+            "choose a smaller model, a shorter max length, or a GPU with more memory.",
+            needed=f"{result.total / GB:.1f}",
+            free=f"{free_bytes / GB:.1f}",
+        )
     ]
     return FitResult(config, changes, result, False)
 
@@ -140,41 +147,42 @@ def describe_changes(old: RunConfig, new: RunConfig) -> list[str]:
     ot, nt = old.training, new.training
     if (ot.batch_size, ot.gradient_accumulation) != (nt.batch_size, nt.gradient_accumulation):
         changes.append(
-            f"batch size {ot.batch_size} -> {nt.batch_size}, gradient accumulation "
-            f"{ot.gradient_accumulation} -> {nt.gradient_accumulation} (the same "
-            f"{nt.batch_size * nt.gradient_accumulation} examples per update)"
+            msg(
+                "batch size {batch} -> {new_batch}, gradient accumulation {accumulation} -> {new_accumulation} "
+                "(the same {effective} examples per update)",
+                batch=ot.batch_size,
+                new_batch=nt.batch_size,
+                accumulation=ot.gradient_accumulation,
+                new_accumulation=nt.gradient_accumulation,
+                effective=nt.batch_size * nt.gradient_accumulation,
+            )
         )
     op, np_ = old.performance, new.performance
     if op.gradient_checkpointing != np_.gradient_checkpointing:
         changes.append(
-            "gradient checkpointing "
-            + (
-                "on: far less activation memory, about 20% slower"
-                if np_.gradient_checkpointing
-                else "off: faster steps"
-            )
+            msg("gradient checkpointing on: far less activation memory, about 20% slower")
+            if np_.gradient_checkpointing
+            else msg("gradient checkpointing off: faster steps")
         )
     if op.optimizer != np_.optimizer:
         why = {
-            "adafactor": "factored states, a fraction of AdamW's memory",
-            "adamw_bnb_8bit": "8-bit states, a quarter of AdamW's memory",
-            "adamw_torch_fused": "one fused kernel, faster on GPU",
-        }.get(np_.optimizer, "the standard optimizer")
-        changes.append(f"optimizer {op.optimizer} -> {np_.optimizer} ({why})")
+            "adafactor": msg("factored states, a fraction of AdamW's memory"),
+            "adamw_bnb_8bit": msg("8-bit states, a quarter of AdamW's memory"),
+            "adamw_torch_fused": msg("one fused kernel, faster on GPU"),
+        }.get(np_.optimizer) or msg("the standard optimizer")
+        changes.append(msg("optimizer {old} -> {new} ({why})", old=op.optimizer, new=np_.optimizer, why=why))
     if op.precision != np_.precision:
-        changes.append(f"precision {op.precision} -> {np_.precision}")
+        changes.append(msg("precision {old} -> {new}", old=op.precision, new=np_.precision))
     if op.torch_compile != np_.torch_compile:
         changes.append(
-            "torch.compile "
-            + ("on: a slow first step, then faster ones" if np_.torch_compile else "off: no compile wait")
+            msg("torch.compile on: a slow first step, then faster ones")
+            if np_.torch_compile
+            else msg("torch.compile off: no compile wait")
         )
     if old.lora.enabled != new.lora.enabled:
         changes.append(
-            "LoRA "
-            + (
-                f"on (rank {new.lora.rank}): only small adapters are trained"
-                if new.lora.enabled
-                else "off: every weight is trained"
-            )
+            msg("LoRA on (rank {rank}): only small adapters are trained", rank=new.lora.rank)
+            if new.lora.enabled
+            else msg("LoRA off: every weight is trained")
         )
     return changes

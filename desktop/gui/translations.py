@@ -1,4 +1,4 @@
-"""Loading translations into Qt: Qt's own (dialog buttons, file dialogs) and the app's, when present."""
+"""Loading translations into Qt: Qt's own (dialog buttons, file dialogs) and the app's."""
 
 from __future__ import annotations
 
@@ -6,24 +6,43 @@ from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
 from PySide6.QtWidgets import QApplication
 
 from desktop.core.language import ENGLISH
-from desktop.core.paths import resources_dir
+from desktop.core.translations import Translations, translations
+
+
+class TableTranslator(QTranslator):
+    """A translator over the app's :class:`~desktop.core.translations.Translations`, which are read
+    from the ``.ts`` files themselves (no compiled ``.qm``)."""
+
+    def __init__(self, table: Translations, parent: QApplication | None = None) -> None:
+        super().__init__(parent)
+        self.table = table
+
+    def translate(self, context, source_text, disambiguation=None, n=-1):  # noqa: ANN001, ANN201 (Qt's)
+        # None: no translation here, and Qt asks the next translator (an empty text would end the search).
+        return self.table.translate(context, source_text, disambiguation or "", n)
+
+    def isEmpty(self) -> bool:  # noqa: N802 (Qt's name)
+        return not len(self.table)
 
 
 def install(app: QApplication, language: str) -> list[QTranslator]:
     """Install the translators for ``language`` (``zh_CN`` / ``zh_TW``; nothing for English).
 
     Qt's base translations ship with PySide6, so message-box buttons and file dialogs follow the
-    language even for texts the app has not translated yet. Returns the translators installed.
+    language too. Returns the translators installed.
     """
     if language == ENGLISH:
         return []
     QLocale.setDefault(QLocale(language))
-    installed = []
+    installed: list[QTranslator] = []
     qt_folder = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
     # qtbase_*.qm, not the qt_*.qm meta catalogue: that one also wants modules PySide6-Essentials leaves out.
-    for folder, base in ((qt_folder, "qtbase"), (str(resources_dir() / "i18n"), "finetune_studio")):
-        translator = QTranslator(app)
-        if translator.load(f"{base}_{language}", folder):
-            app.installTranslator(translator)
-            installed.append(translator)
+    qt = QTranslator(app)
+    if qt.load(f"qtbase_{language}", qt_folder):
+        installed.append(qt)
+    ours = TableTranslator(translations(language), app)
+    if not ours.isEmpty():
+        installed.append(ours)
+    for translator in installed:
+        app.installTranslator(translator)
     return installed

@@ -6,6 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
 from desktop.core.config import RunConfig
+from desktop.gui.core_text import shown
 
 
 class WizardPage(QWidget):
@@ -42,6 +43,6 @@ def error_label() -> QLabel:
 
 
 def show_error(label: QLabel, text: str) -> None:
-    """Show ``text`` in an error label, or hide it when empty."""
-    label.setText(text)
+    """Show ``text`` (a core message is translated) in an error label, or hide it when empty."""
+    label.setText(shown(text))
     label.setVisible(bool(text))

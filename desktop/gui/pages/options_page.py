@@ -32,6 +32,7 @@ from desktop.core.memory import Estimate
 from desktop.core.options import Capabilities, resolve
 from desktop.core.paths import default_runs_dir
 from desktop.core.presets import presets_for
+from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.workers import BackgroundTask
 
@@ -260,7 +261,7 @@ class OptionsPage(WizardPage):
     def _on_shapes_failed(self, task: BackgroundTask, key: tuple, exc: object) -> None:
         self._tasks.discard(task)
         if key == self._shapes_key:
-            message = exc.message if isinstance(exc, StudioError) else str(exc)
+            message = shown(exc.message) if isinstance(exc, StudioError) else str(exc)
             self.fit_label.setText(
                 self.tr("The model's size could not be read: {error}").format(error=message)
             )
@@ -283,7 +284,11 @@ class OptionsPage(WizardPage):
         if result is None:
             return
         gpu = self._gpu_free is not None
-        lines = [f"{name}: {value / GB:.2f} GB" for name, value in result.breakdown(gpu).items() if value]
+        lines = [
+            self.tr("{term}: {size:.2f} GB").format(term=shown(name), size=value / GB)
+            for name, value in result.breakdown(gpu).items()
+            if value
+        ]
         self.breakdown.setText("   ·   ".join(lines))
         if self._gpu_free is None:  # training runs on the CPU: RAM and time are what matter
             self.breakdown.setText(
@@ -297,17 +302,14 @@ class OptionsPage(WizardPage):
                 ).format(total=result.total / GB, free=_free_ram() / GB)
             )
             return
-        words = {
-            "fits": self.tr("fits"),
-            "tight": self.tr("fits, but tightly"),
-            "will not fit": self.tr("will not fit"),
+        sentences = {
+            "fits": self.tr("Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}."),
+            "tight": self.tr("Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}."),
+            "will not fit": self.tr("Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}."),
         }
         self.fit_label.setText(
-            self.tr("Needs about {total:.1f} GB: {verdict} in the {free:.1f} GB free on {gpu}.").format(
-                total=result.total / GB,
-                verdict=words[result.verdict(self._gpu_free)],
-                free=self._gpu_free / GB,
-                gpu=self._gpu_name,
+            sentences[result.verdict(self._gpu_free)].format(
+                total=result.total / GB, free=self._gpu_free / GB, gpu=self._gpu_name
             )
         )
 
@@ -325,8 +327,11 @@ class OptionsPage(WizardPage):
             result = apply_preset(before, name, self._caps)
         self._undo = before
         self.load_config(result.config)
-        changes = result.changes or [self.tr("nothing: the current settings already match")]
-        self.changes_label.setText(self.tr("Changed: {changes}").format(changes="; ".join(changes)))
+        if result.changes:
+            changes = self.tr("Changed: {changes}").format(changes="; ".join(shown(c) for c in result.changes))
+        else:
+            changes = self.tr("Nothing changed: the current settings already match.")
+        self.changes_label.setText(changes)
         self.undo_button.setVisible(True)
 
     def _undo_preset(self) -> None:
@@ -364,7 +369,7 @@ class OptionsPage(WizardPage):
                 editor = QLineEdit()
                 editor.setPlaceholderText(self.tr("all linear layers"))
                 editor.textChanged.connect(self._on_changed)
-            editor.setToolTip(f.metadata.get("help", ""))
+            editor.setToolTip(shown(f.metadata.get("help", "")))
             self.bound[(section, f.name)] = editor
             words = self._field_words().get(f.name, f.name.replace("_", " ").capitalize())
             self._add_field(form, f"{section}.{f.name}", words, editor)
@@ -513,16 +518,16 @@ class OptionsPage(WizardPage):
         """Each problem once, under its field, the field named in words; others at the bottom."""
         by_field: dict[str, list[str]] = {}
         for p in problems:
-            by_field.setdefault(p.field, []).append(p.message)
+            by_field.setdefault(p.field, []).append(shown(p.message))
         unplaced, first = [], ""
         for key, (_words, label) in self.field_errors.items():
             show_error(label, " ".join(dict.fromkeys(by_field.pop(key, []))))
         for key, messages in by_field.items():
-            unplaced.append(f"{key}: {' '.join(messages)}")
+            unplaced.append(self.tr("{field}: {problem}").format(field=key, problem=" ".join(messages)))
         show_error(self.error, "\n".join(unplaced))
         if problems:
             words = self.field_errors.get(problems[0].field, (problems[0].field, None))[0]
-            first = f"{words}: {problems[0].message}"
+            first = self.tr("{field}: {problem}").format(field=words, problem=shown(problems[0].message))
         self._problem = first
 
     def _update_effective(self) -> None:
