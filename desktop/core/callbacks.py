@@ -15,6 +15,7 @@ from transformers import TrainerCallback
 
 from desktop.core.errors import DiskError, human_size
 from desktop.core.events import CheckpointEvent, Event, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.messages import msg
 
 
 def free_bytes(folder: str) -> int:
@@ -138,10 +139,18 @@ class EventCallback(TrainerCallback):
         if free >= needed:
             return
         raise DiskError(
-            f"Not enough disk space for the checkpoint at step {state.global_step}: it needs about "
-            f"{human_size(needed)} in {folder}, and {human_size(free)} are free.",
-            "Free some space (older runs in the runs folder are often large), then resume the run: it "
-            "continues from its last checkpoint.",
+            msg(
+                "Not enough disk space for the checkpoint at step {step}: it needs about {needed} in "
+                "{folder}, and {free} are free.",
+                step=state.global_step,
+                needed=human_size(needed),
+                folder=str(folder),
+                free=human_size(free),
+            ),
+            msg(
+                "Free some space (older runs in the runs folder are often large), then resume the run: it "
+                "continues from its last checkpoint."
+            ),
         )
 
     def _report_step(self, args: Any, state: Any) -> None:

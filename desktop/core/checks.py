@@ -229,7 +229,7 @@ def check_model_folder(config: RunConfig) -> None:
         raise ModelError(problem, TASK_NEEDS[config.task])
 
 
-def task_mismatch(task: str, model_config: dict[str, Any], model: str = "The model") -> str:
+def task_mismatch(task: str, model_config: dict[str, Any], model: str) -> str:
     """Why a model with this ``config.json`` cannot be trained for ``task`` (one sentence), or ``""``."""
     kind = str(model_config.get("model_type", ""))
     encoder_decoder = bool(model_config.get("is_encoder_decoder")) or kind in ENCODER_DECODER
@@ -319,29 +319,51 @@ def _check_labels(train: Table, eval_: Table | None, column: str, config: RunCon
     classes = len(spellings)
     if classes > 50 and classes > MAX_CLASS_SHARE * len(train):
         raise DataError(
-            f'{train.source}: the label column "{column}" has {classes} different values in {len(train)} '
-            "rows; a classifier learns from many examples of each class.",
-            f'Check that columns.label names the column with the classes (now "{column}").',
+            msg(
+                '{source}: the label column "{column}" has {classes} different values in {rows} rows; a '
+                "classifier learns from many examples of each class.",
+                source=train.source,
+                column=column,
+                classes=classes,
+                rows=len(train),
+            ),
+            msg(
+                'Check that columns.label names the column with the classes (now "{column}").', column=column
+            ),
         )
     if eval_ is not None:
         unseen = sorted({label_key(v) for v in eval_.frame[column]} - set(spellings))
         if unseen:
             hint = (
-                "Add training examples of those labels, or leave their rows out."
+                msg("Add training examples of those labels, or leave their rows out.")
                 if not config.validation.files
-                else "Add training examples of those labels, or use a random hold-out (validation.fraction)."
+                else msg(
+                    "Add training examples of those labels, or use a random hold-out (validation.fraction)."
+                )
             )
+            labels = ", ".join(unseen[:5])
             raise DataError(
-                f"The evaluation rows have labels that never occur in training: {', '.join(unseen[:5])}"
-                + (f" and {len(unseen) - 5} more" if len(unseen) > 5 else "")
-                + ".",
+                msg(
+                    "The evaluation rows have labels that never occur in training: {labels} and {more} more.",
+                    labels=labels,
+                    more=len(unseen) - 5,
+                )
+                if len(unseen) > 5
+                else msg(
+                    "The evaluation rows have labels that never occur in training: {labels}.", labels=labels
+                ),
                 hint,
             )
     merged = {key: sorted(raw) for key, raw in spellings.items() if len(raw) > 1}
     if not merged:
         return []
     shown = "; ".join(" ".join(f'"{r}"' for r in raw) + f" -> {key}" for key, raw in list(merged.items())[:5])
-    return [f"Labels written differently but with the same value were merged into one class each: {shown}."]
+    return [
+        msg(
+            "Labels written differently but with the same value were merged into one class each: {labels}.",
+            labels=shown,
+        )
+    ]
 
 
 def schedule_problems(config: RunConfig, num_train: int) -> list[Problem]:
@@ -353,7 +375,13 @@ def schedule_problems(config: RunConfig, num_train: int) -> list[Problem]:
     return [
         Problem(
             "training.gradient_accumulation",
-            f"is {t.gradient_accumulation}, but one pass over the {num_train} training rows is only "
-            f"{batches} batches of {t.batch_size}; lower it to at most {batches} (or lower the batch size).",
+            msg(
+                "is {accumulation}, but one pass over the {rows} training rows is only {batches} batches of "
+                "{batch}; lower it to at most {batches} (or lower the batch size).",
+                accumulation=t.gradient_accumulation,
+                rows=num_train,
+                batches=batches,
+                batch=t.batch_size,
+            ),
         )
     ]

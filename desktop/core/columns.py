@@ -12,6 +12,7 @@ from typing import Any
 from desktop.core.config import Columns
 from desktop.core.data import Table, is_blank
 from desktop.core.errors import DataError
+from desktop.core.messages import msg
 
 # Names that say what a column holds, English and Chinese; compared after lower-casing and
 # removing spaces, dashes and underscores.
@@ -274,60 +275,116 @@ def check_rows(
     unmapped = [r for r in required if not getattr(columns, r)]
     if unmapped:
         raise DataError(
-            f"{table.source}: no column was found for {', '.join(unmapped)} "
-            f"(columns: {', '.join(table.columns)}).",
-            f'Map the columns yourself, e.g. columns.{unmapped[0]} = "<column name>" in the config.',
+            msg(
+                "{source}: no column was found for {roles} (columns: {columns}).",
+                source=table.source,
+                roles=", ".join(unmapped),
+                columns=", ".join(table.columns),
+            ),
+            msg(
+                'Map the columns yourself, e.g. columns.{role} = "<column name>" in the config.',
+                role=unmapped[0],
+            ),
         )
     for role in required + optional:
         column = getattr(columns, role)
         if column and column not in table.columns:
             raise DataError(
-                f'{table.source}: the column "{column}" (mapped as {role}) is not in the data.',
-                f"Its columns are: {', '.join(table.columns)}. Pick one of them for columns.{role}.",
+                msg(
+                    '{source}: the column "{column}" (mapped as {role}) is not in the data.',
+                    source=table.source,
+                    column=column,
+                    role=role,
+                ),
+                msg(
+                    "Its columns are: {columns}. Pick one of them for columns.{role}.",
+                    columns=", ".join(table.columns),
+                    role=role,
+                ),
             )
-    bad: dict[int, str] = {}
+    bad: set[int] = set()
     for role in required:
         column = getattr(columns, role)
         values = table.frame[column].tolist()
         if role == "messages":
             rows = [i for i, v in enumerate(values) if not _usable_chat(v)]
-            problem, fix = "no chat conversation with an assistant reply", 'lists of {"role", "content"}'
         else:
             rows = [i for i, v in enumerate(values) if is_blank(v)]
-            problem = "no label" if role == "label" else "an empty text"
-            fix = "a label" if role == "label" else "text"
         if len(rows) == len(values):
             raise DataError(
-                f'{table.source}: the column "{column}" ({role}) is empty in every row.',
-                f"Map {role} to the column that holds the {'labels' if role == 'label' else 'texts'}.",
+                msg(
+                    '{source}: the column "{column}" ({role}) is empty in every row.',
+                    source=table.source,
+                    column=column,
+                    role=role,
+                ),
+                msg("Map {role} to the column that holds the labels.", role=role)
+                if role == "label"
+                else msg("Map {role} to the column that holds the texts.", role=role),
             )
         if rows and not drop_bad_rows:
             raise DataError(
-                f'{table.source}: {_rows(len(rows))} {problem} in column "{column}" '
-                f"({table.locate_many(rows)}).",
-                f"Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.",
+                _bad_rows(role, len(rows), table.source, column, table.locate_many(rows)),
+                msg(
+                    "Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.",
+                    fix=_fix(role),
+                ),
             )
-        for i in rows:
-            bad.setdefault(i, f'{problem} in "{column}"')
+        bad.update(rows)
     notes = []
     if bad:
         notes.append(
-            f"Left out {len(bad)} of {len(table)} rows of {table.source} ({table.locate_many(sorted(bad))})."
+            msg(
+                "Left out {bad} of {total} rows of {source} ({rows}).",
+                bad=len(bad),
+                total=len(table),
+                source=table.source,
+                rows=table.locate_many(sorted(bad)),
+            )
         )
         table = table.take([i for i in range(len(table)) if i not in bad])
     if task == "classification" and training:
         classes = {label_key(v) for v in table.frame[columns.label]}
         if len(classes) < 2:
             raise DataError(
-                f'{table.source}: every row has the label "{next(iter(classes))}"; a classifier needs '
-                "at least two classes.",
-                "Add examples of the other classes, or check that columns.label is the right column.",
+                msg(
+                    '{source}: every row has the label "{label}"; a classifier needs at least two classes.',
+                    source=table.source,
+                    label=next(iter(classes)),
+                ),
+                msg("Add examples of the other classes, or check that columns.label is the right column."),
             )
     return table, notes
 
 
-def _rows(n: int) -> str:
-    return "1 row has" if n == 1 else f"{n} rows have"
+def _bad_rows(role: str, count: int, source: str, column: str, rows: str) -> str:
+    """What is wrong with some rows: one whole sentence per problem, singular and plural."""
+    values = {"source": source, "count": count, "column": column, "rows": rows}
+    if role == "messages":
+        if count == 1:
+            return msg(
+                "{source}: 1 row has no chat conversation with an assistant reply "
+                'in column "{column}" ({rows}).',
+                **values,
+            )
+        return msg(
+            "{source}: {count} rows have no chat conversation with an assistant reply "
+            'in column "{column}" ({rows}).',
+            **values,
+        )
+    if role == "label":
+        if count == 1:
+            return msg('{source}: 1 row has no label in column "{column}" ({rows}).', **values)
+        return msg('{source}: {count} rows have no label in column "{column}" ({rows}).', **values)
+    if count == 1:
+        return msg('{source}: 1 row has an empty text in column "{column}" ({rows}).', **values)
+    return msg('{source}: {count} rows have an empty text in column "{column}" ({rows}).', **values)
+
+
+def _fix(role: str) -> str:
+    if role == "messages":
+        return msg('lists of messages with "role" and "content"')
+    return msg("a label") if role == "label" else msg("text")
 
 
 def _usable_chat(value: Any) -> bool:
@@ -337,8 +394,14 @@ def _usable_chat(value: Any) -> bool:
 
 def describe(guess: Guess) -> list[str]:
     """Lines like ``text  <- review  (by name)`` for previews."""
+    how = {"name": msg("by name"), "content": msg("by content")}
     return [
-        f"{role:<12} <- {column}  ({guess.found_by.get(role, '?')})"
+        msg(
+            "{role} <- {column}  ({how})",
+            role=f"{role:<12}",
+            column=column,
+            how=how.get(guess.found_by.get(role, ""), "?"),
+        )
         for role, column in dataclasses.asdict(guess.columns).items()
         if column
     ]

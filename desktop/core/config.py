@@ -12,8 +12,8 @@ from typing import Any
 
 import tomlkit
 
-from desktop.core.messages import Msg, msg
 from desktop.core.errors import ConfigError, Problem
+from desktop.core.messages import Msg, collected, msg
 
 SCHEMA_VERSION = "1.1"  # 1.1: [performance] and [lora]
 TASKS = ("classification", "causal-lm", "seq2seq")
@@ -30,7 +30,7 @@ HUB_ID = re.compile(r"^(modelscope:)?[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 def _help(text: str, **kwargs: Any) -> Any:
     """A dataclass field whose help text becomes the comment above it in written TOML (in English)
     and the tooltip of its editor in the app (translated: ``tools/i18n.py`` collects these texts)."""
-    return field(metadata={"help": text if isinstance(text, Msg) else msg(text)}, **kwargs)
+    return field(metadata={"help": text if isinstance(text, Msg) else collected(text)}, **kwargs)
 
 
 @dataclass
@@ -102,7 +102,9 @@ class Training:
     epochs: float = _help("Passes over the training data.", default=3.0)
     max_steps: int = _help("Stop after this many optimizer steps; 0 = use epochs.", default=0)
     learning_rate: float = _help("Peak learning rate.", default=5e-5)
-    scheduler: str = _help(msg("Learning-rate schedule: {choices}.", choices=", ".join(SCHEDULERS)), default="linear")
+    scheduler: str = _help(
+        msg("Learning-rate schedule: {choices}.", choices=", ".join(SCHEDULERS)), default="linear"
+    )
     warmup: float = _help("Warm-up: a fraction of all steps (< 1) or a number of steps.", default=0.0)
     weight_decay: float = _help("AdamW weight decay.", default=0.0)
     batch_size: int = _help("Examples per device and step.", default=8)
@@ -122,7 +124,9 @@ class Performance:
         "auto (bf16 where the GPU has it, fp16 on older GPUs, fp32 on CPU), fp32, fp16 or bf16.",
         default="auto",
     )
-    optimizer: str = _help(msg("Optimizer: {choices}.", choices=", ".join(OPTIMIZERS)), default="adamw_torch_fused")
+    optimizer: str = _help(
+        msg("Optimizer: {choices}.", choices=", ".join(OPTIMIZERS)), default="adamw_torch_fused"
+    )
     gradient_checkpointing: bool = _help(
         "Recompute activations in the backward pass: much less memory, about 20% slower.", default=False
     )
@@ -267,7 +271,9 @@ def _build(cls: type, data: Any, prefix: str, problems: list[Problem]) -> Any:
             problems.append(
                 Problem(
                     prefix + key,
-                    msg('unknown field; did you mean "{near}"?', near=near) if near else msg("unknown field."),
+                    msg('unknown field; did you mean "{near}"?', near=near)
+                    if near
+                    else msg("unknown field."),
                 )
             )
     kwargs = {}
@@ -484,17 +490,30 @@ def _validate_model(model: ModelSource, add: Any) -> None:
         add("model.name", msg('is empty; give a hub id such as "bert-base-uncased" or a local model folder.'))
     elif name.startswith("bundled:"):
         if name.removeprefix("bundled:") not in BUNDLED_MODELS:
-            add("model.name", msg("unknown bundled model; known: {choices}.", choices=", ".join(BUNDLED_MODELS)))
+            add(
+                "model.name",
+                msg("unknown bundled model; known: {choices}.", choices=", ".join(BUNDLED_MODELS)),
+            )
     elif Path(name).expanduser().is_dir():
         if not (Path(name).expanduser() / "config.json").is_file():
-            add("model.name", msg("the folder {folder} has no config.json; pick the folder that holds the model.", folder=name))
+            add(
+                "model.name",
+                msg(
+                    "the folder {folder} has no config.json; pick the folder that holds the model.",
+                    folder=name,
+                ),
+            )
     elif Path(name).is_absolute() or name.startswith((".", "~")) or "\\" in name:
         add("model.name", msg("the folder {folder} does not exist.", folder=name))
     elif not HUB_ID.match(name):
-        add("model.name", msg(
-                '"{name}" is neither a local folder nor a hub id like "owner/model" (or "modelscope:owner/model").',
+        add(
+            "model.name",
+            msg(
+                '"{name}" is neither a local folder nor a hub id like "owner/model" '
+                '(or "modelscope:owner/model").',
                 name=name,
-            ))
+            ),
+        )
 
 
 def _validate_data(config: RunConfig, add: Any) -> None:
@@ -507,7 +526,14 @@ def _validate_data(config: RunConfig, add: Any) -> None:
         for f in files:
             path = Path(f)
             if path.suffix.lower() not in DATA_SUFFIXES:
-                add(section, msg("{file}: unsupported type; use one of {types}.", file=path.name, types=" ".join(DATA_SUFFIXES)))
+                add(
+                    section,
+                    msg(
+                        "{file}: unsupported type; use one of {types}.",
+                        file=path.name,
+                        types=" ".join(DATA_SUFFIXES),
+                    ),
+                )
             elif not path.is_file():
                 add(section, msg("{file} does not exist.", file=f))
     if math.isfinite(val.fraction) and not 0 <= val.fraction < 1:

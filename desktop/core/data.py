@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.core.errors import DataError
+from desktop.core.messages import msg
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,8 +33,10 @@ class Table:
 
     frame: pd.DataFrame
     source: str
-    # (first row, "file.csv row", line numbers or None, number of the first row) per source file
-    segments: list[tuple[int, str, list[int] | None, int]] = field(default_factory=list, repr=False)
+    # (first row, (file name, "row" or "line"), line numbers or None, number of the first row) per source file
+    segments: list[tuple[int, tuple[str, str], list[int] | None, int]] = field(
+        default_factory=list, repr=False
+    )
     # original row index of each row, once rows were filtered or shuffled
     origin: list[int] | None = field(default=None, repr=False)
 
@@ -49,14 +52,20 @@ class Table:
         """How a user finds row ``index`` in the source, e.g. ``reviews.csv row 7``."""
         index = self.origin[index] if self.origin is not None else index
         starts = [s[0] for s in self.segments]
-        start, label, numbers, first = self.segments[bisect.bisect_right(starts, index) - 1]
-        return f"{label} {numbers[index - start] if numbers else index - start + first}"
+        start, (name, word), numbers, first = self.segments[bisect.bisect_right(starts, index) - 1]
+        number = numbers[index - start] if numbers else index - start + first
+        if word == "line":
+            return msg("{file} line {number}", file=name, number=number)
+        return msg("{file} row {number}", file=name, number=number)
 
     def locate_many(self, indices: list[int], limit: int = 5) -> str:
         """A short list of row locations: the first ``limit`` of them and how many more."""
-        shown = ", ".join(self.locate(i) for i in indices[:limit])
+        listed = ""
+        for index in indices[:limit]:
+            where = self.locate(index)
+            listed = msg("{items}, {item}", items=listed, item=where) if listed else where
         more = len(indices) - limit
-        return shown + (f" and {more} more" if more > 0 else "")
+        return msg("{items} and {more} more", items=listed, more=more) if more > 0 else listed
 
     def take(self, indices: list[int]) -> Table:
         """A new table of the given rows, which keep their locations."""
@@ -87,8 +96,8 @@ def decode_text(raw: bytes, name: str) -> str:
     best = from_bytes(raw, cp_isolation=ENCODING_CANDIDATES).best()
     if best is None or "\x00" in str(best):
         raise DataError(
-            f"{name} is not readable text in any common encoding (UTF-8, GBK, Big5, ...).",
-            "Open it in a spreadsheet or editor and save it again as UTF-8 CSV.",
+            msg("{file} is not readable text in any common encoding (UTF-8, GBK, Big5, ...).", file=name),
+            msg("Open it in a spreadsheet or editor and save it again as UTF-8 CSV."),
         )
     return str(best)
 
@@ -104,22 +113,29 @@ def read_file(path: str | Path) -> Table:
     """
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"The data file {path} does not exist.", "Check the path, or pick the file again.")
+        raise DataError(
+            msg("The data file {path} does not exist.", path=str(path)),
+            msg("Check the path, or pick the file again."),
+        )
     suffix = path.suffix.lower()
     reader = _READERS.get(suffix)
     if reader is None:
         raise DataError(
-            f"{path.name}: files of type {suffix or '(none)'} are not supported.",
-            "Use CSV, TSV, JSON, JSONL, Parquet, TXT or Excel (.xlsx).",
+            msg("{file}: files of type {suffix} are not supported.", file=path.name, suffix=suffix)
+            if suffix
+            else msg("{file}: files without a type (.csv, .jsonl...) are not supported.", file=path.name),
+            msg("Use CSV, TSV, JSON, JSONL, Parquet, TXT or Excel (.xlsx)."),
         )
     if path.stat().st_size == 0:
         raise _empty(path)
     frame, numbers, word, offset = reader(path)
     if len(frame) == 0:
-        raise DataError(f"{path.name} has no data rows.", "Add examples below the header row.")
+        raise DataError(
+            msg("{file} has no data rows.", file=path.name), msg("Add examples below the header row.")
+        )
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = _nulls_to_none(frame)
-    return Table(frame, path.name, [(0, f"{path.name} {word}", numbers, offset)])
+    return Table(frame, path.name, [(0, (path.name, word), numbers, offset)])
 
 
 def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
@@ -140,8 +156,13 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
         )
     except pd.errors.ParserError as exc:
         raise DataError(
-            f"{path.name} is not a well-formed {'TSV' if sep == chr(9) else 'CSV'} file: {exc}",
-            "Every row needs as many fields as the header; quote texts that contain the separator.",
+            msg(
+                "{file} is not a well-formed {kind} file: {error}",
+                file=path.name,
+                kind="TSV" if sep == chr(9) else "CSV",
+                error=exc,
+            ),
+            msg("Every row needs as many fields as the header; quote texts that contain the separator."),
         ) from None
     except pd.errors.EmptyDataError:
         raise _empty(path) from None
@@ -149,7 +170,9 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
 
 
 def _empty(path: Path) -> DataError:
-    return DataError(f"{path.name} is empty.", "Choose a file that holds your training examples.")
+    return DataError(
+        msg("{file} is empty.", file=path.name), msg("Choose a file that holds your training examples.")
+    )
 
 
 def _drop_empty_rows(frame: Any) -> tuple[Any, list[int], str, int]:
@@ -188,12 +211,18 @@ def _read_jsonl(path: Path) -> tuple[Any, list[int], str, int]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(
-                f"{path.name} line {n} is not valid JSON ({exc.msg} at column {exc.colno}).",
-                "Each line must hold one JSON object; fix or remove that line.",
+                msg(
+                    "{file} line {line} is not valid JSON ({error} at column {column}).",
+                    file=path.name,
+                    line=n,
+                    error=exc.msg,
+                    column=exc.colno,
+                ),
+                msg("Each line must hold one JSON object; fix or remove that line."),
             ) from None
         if not isinstance(record, dict):
             raise DataError(
-                f"{path.name} line {n} is not a JSON object.",
+                msg("{file} line {line} is not a JSON object.", file=path.name, line=n),
                 'Each line must look like {"text": "...", "label": "..."}.',
             )
         records.append(record)
@@ -211,15 +240,21 @@ def _read_json(path: Path) -> tuple[Any, None, str, int]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(
-            f"{path.name} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
-            "Fix the file there. For one example per line, name the file .jsonl.",
+            msg(
+                "{file} is not valid JSON: {error} at line {line}, column {column}.",
+                file=path.name,
+                error=exc.msg,
+                line=exc.lineno,
+                column=exc.colno,
+            ),
+            msg("Fix the file there. For one example per line, name the file .jsonl."),
         ) from None
     if isinstance(data, dict):
         lists = [v for v in data.values() if isinstance(v, list)]
         data = lists[0] if len(lists) == 1 else data
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
         raise DataError(
-            f"{path.name} does not hold a list of records.",
+            msg("{file} does not hold a list of records.", file=path.name),
             'Write it as [{"text": "...", "label": "..."}, ...].',
         )
     return pd.DataFrame.from_records(data), None, "item", 1
@@ -231,7 +266,10 @@ def _read_parquet(path: Path) -> tuple[Any, None, str, int]:
     try:
         return pd.read_parquet(path), None, "row", 1
     except Exception as exc:
-        raise DataError(f"{path.name} is not a readable Parquet file ({exc}).", "Export it again.") from None
+        raise DataError(
+            msg("{file} is not a readable Parquet file ({error}).", file=path.name, error=exc),
+            msg("Export it again."),
+        ) from None
 
 
 def _read_xlsx(path: Path) -> tuple[Any, list[int], str, int]:
@@ -241,8 +279,8 @@ def _read_xlsx(path: Path) -> tuple[Any, list[int], str, int]:
         frame = pd.read_excel(path, sheet_name=0, dtype=object, engine="openpyxl")
     except Exception as exc:
         raise DataError(
-            f"{path.name} is not a readable Excel workbook ({exc}).",
-            "Save it from Excel as .xlsx (the first sheet is used, with a header row).",
+            msg("{file} is not a readable Excel workbook ({error}).", file=path.name, error=exc),
+            msg("Save it from Excel as .xlsx (the first sheet is used, with a header row)."),
         ) from None
     return _drop_empty_rows(frame)
 
@@ -297,21 +335,32 @@ def read_hub(hub_id: str, config_name: str, split: str) -> Table:
     folder = local_copy(hub_id, dataset=True)
     if folder is None:
         raise DataError(
-            f"The hub dataset {hub_id} is not on this computer yet.",
-            f"Download it first: Download on the Model & data step, or "
-            f"finetune-studio-cli datasets download {hub_id}",
+            msg("The hub dataset {name} is not on this computer yet.", name=hub_id),
+            msg(
+                "Download it first: Download on the Model & data step, or "
+                "finetune-studio-cli datasets download {name}",
+                name=hub_id,
+            ),
         )
     try:
         ds = datasets.load_dataset(str(folder), config_name or None, split=split)
     except Exception as exc:
         raise DataError(
-            f"The hub dataset {hub_id} ({split}) could not be loaded: {exc}",
-            "Check the configuration and split names (the dataset's page lists them).",
+            msg(
+                "The hub dataset {name} ({split}) could not be loaded: {error}",
+                name=hub_id,
+                split=split,
+                error=exc,
+            ),
+            msg("Check the configuration and split names (the dataset's page lists them)."),
         ) from None
     frame = _nulls_to_none(ds.to_pandas())
     if len(frame) == 0:
-        raise DataError(f"The split {split} of {hub_id} has no rows.", "Choose another split.")
-    return Table(frame, f"{hub_id}[{split}]", [(0, f"{hub_id}[{split}] row", None, 1)])
+        raise DataError(
+            msg("The split {split} of {name} has no rows.", split=split, name=hub_id),
+            msg("Choose another split."),
+        )
+    return Table(frame, f"{hub_id}[{split}]", [(0, (f"{hub_id}[{split}]", "row"), None, 1)])
 
 
 # --------------------------------------------------------------------------- train / eval

@@ -127,7 +127,9 @@ def disk_error(
                     folder=str(where),
                 )
                 if where
-                else msg("Finetune Studio may not write there: the folder is read-only or belongs to another user."),
+                else msg(
+                    "Finetune Studio may not write there: the folder is read-only or belongs to another user."
+                ),
                 msg("Choose a folder you can write to (for example in your home folder) and try again."),
                 "not_writable",
             )
@@ -157,7 +159,9 @@ def check_writable(folder: Path, what: str = "folder") -> None:
             pass
     except OSError as exc:
         found = disk_error(exc, folder) or DiskError(
-            msg("The folder {folder} cannot be used: {error}.", folder=str(folder), error=exc.strerror or exc),
+            msg(
+                "The folder {folder} cannot be used: {error}.", folder=str(folder), error=exc.strerror or exc
+            ),
             msg("Choose another folder and try again."),
         )
         raise DiskInputError(found.message, found.hint, found.kind) from None
@@ -242,7 +246,10 @@ STAGES = (  # (function names in the traceback, stage), innermost match wins
     (("from_pretrained", "_load_pretrained_model"), "loading"),
     (("evaluate", "evaluation_loop", "prediction_step"), "evaluation"),
     (("backward",), "backward"),
-    (("optimizer_step", "_optimizer_step", "_single_tensor_adamw", "_multi_tensor_adamw", "_fused_adamw"), "optimizer"),
+    (
+        ("optimizer_step", "_optimizer_step", "_single_tensor_adamw", "_multi_tensor_adamw", "_fused_adamw"),
+        "optimizer",
+    ),
 )
 
 
@@ -305,7 +312,11 @@ def _oom_remedies(config: Any) -> tuple[Remedy, ...]:
     if t.max_length > 64:
         out.append(
             Remedy(
-                msg("Shorten sequences ({length} -> {half} tokens)", length=t.max_length, half=t.max_length // 2),
+                msg(
+                    "Shorten sequences ({length} -> {half} tokens)",
+                    length=t.max_length,
+                    half=t.max_length // 2,
+                ),
                 {"training.max_length": t.max_length // 2},
             )
         )
@@ -370,9 +381,9 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
             "device_assert",
             msg("A CUDA kernel rejected its input (device-side assert). Most often a label is out of range."),
             msg(
-                "Check the label column (classification) and that the model fits the tokenizer. For the exact "
-                "spot, set the environment variable CUDA_LAUNCH_BLOCKING=1 and restart the app; the GPU needs "
-                "a restart of the app after this error anyway."
+                "Check the label column (classification) and that the model fits the tokenizer. "
+                "For the exact spot, set the environment variable CUDA_LAUNCH_BLOCKING=1 and restart "
+                "the app; the GPU needs a restart of the app after this error anyway."
             ),
         )
     if "pickle" in low or "dataloader worker" in low:

@@ -29,6 +29,7 @@ from desktop.core.errors import (
     human_size,
 )
 from desktop.core.events import FinishedEvent, LogEvent
+from desktop.core.messages import msg
 from desktop.core.paths import folder_size
 from desktop.core.runs import RunDir
 
@@ -40,18 +41,18 @@ PIPELINE_TASKS = {
 }
 
 STAGES = {
-    "load": "Loading the model",
-    "adapters": "Copying the adapters",
-    "weights": "Writing the weights (safetensors)",
-    "tokenizer": "Copying the tokenizer",
-    "card": "Writing the model card",
-    "place": "Putting the folder in place",
-    "zip": "Making the zip archive",
-    "verify": "Verifying: reloading the folder in a fresh process",
-    "mlflow": "Logging the model to MLflow",
-    "done": "Done",
+    "load": msg("Loading the model"),
+    "adapters": msg("Copying the adapters"),
+    "weights": msg("Writing the weights (safetensors)"),
+    "tokenizer": msg("Copying the tokenizer"),
+    "card": msg("Writing the model card"),
+    "place": msg("Putting the folder in place"),
+    "zip": msg("Making the zip archive"),
+    "verify": msg("Verifying: reloading the folder in a fresh process"),
+    "mlflow": msg("Logging the model to MLflow"),
+    "done": msg("Done"),
 }
-"""The export's stages, as reported to ``on_progress``; a GUI shows its own translated words."""
+"""The export's stages, as reported to ``on_progress``, in words for the user."""
 
 Progress = Callable[[str, float], None]
 """Told the stage (a key of :data:`STAGES`) and how far along the export is (0..1)."""
@@ -92,6 +93,7 @@ def export_run(
     on_progress: Progress | None = None,
     cancel: threading.Event | None = None,
     mlflow: bool = False,
+    language: str = "en",
 ) -> ExportResult:
     """Write ``run``'s model to ``dest`` with a model card, its config and the command that reproduces it.
 
@@ -107,6 +109,7 @@ def export_run(
         cancel: Set it to give up; until the folder is in place, nothing is left behind.
         mlflow: Also log the folder to MLflow (``mlflow.transformers.log_model``); needs mlflow
             installed and ``MLFLOW_TRACKING_URI`` set.
+        language: The app's language: the model card gets a section in it (besides English).
 
     Raises:
         InputError: The run has no model, ``dest`` is not empty, the disk is too full, or the
@@ -116,20 +119,24 @@ def export_run(
 
     def stage(message: str, fraction: float, cancellable: bool = True) -> None:
         if cancellable and cancel is not None and cancel.is_set():
-            raise ExportCancelled("Export cancelled; nothing was written.")
+            raise ExportCancelled(msg("Export cancelled; nothing was written."))
         if on_progress is not None:
             on_progress(message, fraction)
 
     config = run.config()
     source = run.path / "adapter" if lora == "adapter" else run.model_dir
     if dtype not in DTYPES:
-        raise InputError(f"Unknown weight type {dtype}.", f"Use one of {', '.join(DTYPES)}.")
+        raise InputError(
+            msg("Unknown weight type {dtype}.", dtype=dtype),
+            msg("Use one of {choices}.", choices=", ".join(DTYPES)),
+        )
     if not (run.model_dir / "config.json").is_file():
         raise InputError(
-            f"{run.path.name} has no finished model to export.", "Finish (or resume) the run first."
+            msg("{run} has no finished model to export.", run=run.path.name),
+            msg("Finish (or resume) the run first."),
         )
     if lora == "adapter" and not source.is_dir():
-        raise InputError("This run trained no LoRA adapters.", "Export the merged model instead.")
+        raise InputError(msg("This run trained no LoRA adapters."), msg("Export the merged model instead."))
     if mlflow:
         mlflow_problem()
     dest = Path(dest).expanduser().absolute()
@@ -147,14 +154,20 @@ def export_run(
         check_writable(dest.parent, "export folder")
         if dest.exists() and any(dest.iterdir()) and not overwrite:
             raise InputError(
-                f"{dest} is not empty.", "Choose an empty or new folder, or confirm replacing it."
+                msg("{folder} is not empty.", folder=str(dest)),
+                msg("Choose an empty or new folder, or confirm replacing it."),
             )
         free = shutil.disk_usage(dest.parent).free
         if free < needed:
             raise DiskInputError(
-                f"Not enough disk space: the export needs about {human_size(needed)} in {dest.parent}, "
-                f"{human_size(free)} are free on that drive.",
-                "Free some space or choose another folder.",
+                msg(
+                    "Not enough disk space: the export needs about {needed} in {folder}, "
+                    "{free} are free on that drive.",
+                    needed=human_size(needed),
+                    folder=str(dest.parent),
+                    free=human_size(free),
+                ),
+                msg("Free some space or choose another folder."),
             )
         _remove_stale_partials(dest)
         try:
@@ -163,7 +176,7 @@ def export_run(
         except OSError as exc:
             raise _disk_input_error(exc, dest.parent, needed) from None
         try:
-            _write(run, config, source, partial, dtype, lora, stage)
+            _write(run, config, source, partial, dtype, lora, stage, language)
             _write_marker(partial, run)
             stage("place", 0.75)
             _replace(partial, dest)
@@ -211,36 +224,49 @@ def check_destination(dest: Path, run: RunDir, config: Any) -> None:
 
     if dest.exists() and not dest.is_dir():
         raise InputError(
-            f"{dest} is a file, not a folder.", "Give the name of a new or empty folder to export to."
+            msg("{folder} is a file, not a folder.", folder=str(dest)),
+            msg("Give the name of a new or empty folder to export to."),
         )
     protected = [
-        (run.path, "the run folder"),
-        (run.path.parent, "the runs folder"),
-        (default_runs_dir(), "the runs folder"),
-        (data_dir(), "Finetune Studio's data folder"),
+        (run.path, msg("the run folder")),
+        (run.path.parent, msg("the runs folder")),
+        (default_runs_dir(), msg("the runs folder")),
+        (data_dir(), msg("Finetune Studio's data folder")),
     ]
     model = Path(config.model.name).expanduser()
     if config.model.name and model.is_dir():
-        protected.append((model, "the model this run started from"))
+        protected.append((model, msg("the model this run started from")))
     real = dest.resolve()
     for path, what in protected:
         other = Path(path).resolve()
         if real == other or other in real.parents or real in other.parents:
-            relation = "is" if real == other else ("lies inside" if other in real.parents else "holds")
+            values = {"folder": str(dest), "what": what, "other": str(other)}
+            if real == other:
+                problem = msg("{folder} is {what} ({other}); exporting there could overwrite it.", **values)
+            elif other in real.parents:
+                problem = msg(
+                    "{folder} lies inside {what} ({other}); exporting there could overwrite it.", **values
+                )
+            else:
+                problem = msg(
+                    "{folder} holds {what} ({other}); exporting there could overwrite it.", **values
+                )
             raise InputError(
-                f"{dest} {relation} {what} ({other}); exporting there could overwrite it.",
-                "Export to a new folder elsewhere, for example in your Documents folder.",
+                problem, msg("Export to a new folder elsewhere, for example in your Documents folder.")
             )
     if real.is_dir() and any(real.iterdir()):
         if next(real.glob(f"*/{_RUN_MARK}"), None) is not None or (real / _RUN_MARK).is_file():
             raise InputError(
-                f"{dest} holds run folders; exporting there could overwrite them.",
-                "Export to a new folder elsewhere.",
+                msg("{folder} holds run folders; exporting there could overwrite them.", folder=str(dest)),
+                msg("Export to a new folder elsewhere."),
             )
         if not (real / MARKER_NAME).is_file():
             raise InputError(
-                f"{dest} is not empty and was not written by an export, so it will not be replaced.",
-                "Choose a new or empty folder, or a folder an earlier export wrote.",
+                msg(
+                    "{folder} is not empty and was not written by an export, so it will not be replaced.",
+                    folder=str(dest),
+                ),
+                msg("Choose a new or empty folder, or a folder an earlier export wrote."),
             )
 
 
@@ -271,8 +297,8 @@ def _lock_destination(dest: Path) -> Any:
         lock.acquire()
     except filelock.Timeout:
         raise InputError(
-            f"Another export to {dest} is running right now.",
-            "Wait for it to finish, or export to another folder.",
+            msg("Another export to {folder} is running right now.", folder=str(dest)),
+            msg("Wait for it to finish, or export to another folder."),
         ) from None
     return _Held(lock)
 
@@ -326,7 +352,10 @@ def _remove_tree(folder: Path, tries: int = 5) -> None:
 def _disk_input_error(exc: OSError, folder: Path, needed: int) -> InputError:
     found = disk_error(exc, folder, needed)
     if found is None:
-        return InputError(f"Cannot write in {folder}: {exc.strerror or exc}.", "Choose another folder.")
+        return InputError(
+            msg("Cannot write in {folder}: {error}.", folder=str(folder), error=exc.strerror or exc),
+            msg("Choose another folder."),
+        )
     return DiskInputError(found.message, found.hint, found.kind)
 
 
@@ -345,7 +374,9 @@ def _remove_stale_partials(dest: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str, stage: Progress) -> None:
+def _write(
+    run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: str, stage: Progress, language: str
+) -> None:
     if lora == "adapter":
         stage("adapters", 0.1)
         shutil.copytree(source, out, dirs_exist_ok=True)
@@ -376,10 +407,12 @@ def _write(run: RunDir, config: Any, source: Path, out: Path, dtype: str, lora: 
                 shutil.copy2(source / name, out / name)
     stage("card", 0.65)
     shutil.copy2(run.config_path, out / "finetune-studio-config.toml")
-    _model_card(run, config, out, dtype, lora)
+    _model_card(run, config, out, dtype, lora, language)
 
 
-def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str) -> None:
+def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str, language: str = "en") -> None:
+    """The model card (``README.md``): in English, the language of model hubs, with a section in the
+    user's language when the app runs in Chinese."""
     from desktop.core.plot_png import line_chart
 
     events = run.events()
@@ -453,7 +486,32 @@ finetune-studio-cli train finetune-studio-config.toml
 {options}
 ```
 """
+    if language != "en":
+        card += _card_section(language, config.model.name, config.task, data, metrics)
     (out / "README.md").write_text(card, encoding="utf-8")
+
+
+def _card_section(language: str, model: str, task: str, data: str, metrics: dict) -> str:
+    """The model card's section in ``language`` (its sentences come from the translation files)."""
+    from desktop.core.translations import localized
+
+    lines = [
+        localized(msg("About this model"), language),
+        localized(
+            msg(
+                "Fine-tuned with Finetune Studio from {model} for {task} on {data}.",
+                model=model,
+                task=task,
+                data=data,
+            ),
+            language,
+        ),
+        localized(msg("Load it as the section How to load shows; the run's config reproduces it."), language),
+    ]
+    if metrics:
+        results = ", ".join(f"{key} = {value:.4g}" for key, value in metrics.items())
+        lines.append(localized(msg("Results: {results}.", results=results), language))
+    return f"\n## {lines[0]}\n\n" + "\n\n".join(lines[1:]) + "\n"
 
 
 def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None = None) -> Verification:
@@ -514,11 +572,13 @@ def _examples(run: RunDir, count: int = 4) -> list[str]:
 def mlflow_problem() -> None:
     """Raise :class:`InputError` unless the model can be logged to MLflow now."""
     if importlib.util.find_spec("mlflow") is None:
-        raise InputError("MLflow is not installed.", "Install it (pip install mlflow) or export without it.")
+        raise InputError(
+            msg("MLflow is not installed."), msg("Install it (pip install mlflow) or export without it.")
+        )
     if not os.environ.get("MLFLOW_TRACKING_URI"):
         raise InputError(
-            "No MLflow tracking server is set.",
-            "Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again.",
+            msg("No MLflow tracking server is set."),
+            msg("Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again."),
         )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.core import processes
+from desktop.core.messages import msg
 
 VENDORS = {"0x10de": "nvidia", "0x1002": "amd", "0x8086": "intel"}
 
@@ -60,10 +61,11 @@ class GpuReport:
     def summary(self) -> str:
         """One plain sentence about the GPUs."""
         if not self.gpus:
-            return "No GPU found: training runs on the CPU."
+            return msg("No GPU found: training runs on the CPU.")
         names = ", ".join(g.name for g in self.gpus)
-        driver = f" (NVIDIA driver {self.driver_version})" if self.driver_version else ""
-        return f"Found {names}{driver}."
+        if self.driver_version:
+            return msg("Found {gpus} (NVIDIA driver {driver}).", gpus=names, driver=self.driver_version)
+        return msg("Found {gpus}.", gpus=names)
 
 
 def detect_gpus() -> GpuReport:

@@ -45,3 +45,9 @@ def joined(*parts: str | None) -> str:
     for part in present[1:]:
         text = msg("{first} {then}", first=text, then=part)
     return text
+
+
+def collected(text: str) -> Msg:
+    """``text`` as a message without placeholders, for texts the translation tools collect at their own
+    call (a config field's ``_help("...")``)."""
+    return Msg(text.replace("{", "{{").replace("}", "}}")) if "{" in text else Msg(text)

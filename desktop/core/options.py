@@ -10,6 +10,7 @@ from typing import Any
 
 from desktop.core.config import RunConfig
 from desktop.core.errors import ConfigError, Problem
+from desktop.core.messages import msg
 
 
 @dataclass(frozen=True)
@@ -91,71 +92,102 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
     precision = p.precision
     if precision == "auto":
         precision = "bf16" if caps.bf16 else ("fp16" if caps.cuda else "fp32")
-        out.notes.append(f"precision auto -> {precision}")
+        out.notes.append(msg("precision auto -> {precision}", precision=precision))
     if precision in ("fp16", "bf16") and not caps.cuda:
         problems.append(
             Problem(
                 "performance.precision",
-                f"{precision} needs a CUDA GPU, and PyTorch sees none here; use auto or fp32 "
-                "(or fix PyTorch on the Environment page).",
+                msg(
+                    "{precision} needs a CUDA GPU, and PyTorch sees none here; use auto or fp32 "
+                    "(or fix PyTorch on the Environment page).",
+                    precision=precision,
+                ),
             )
         )
     elif precision == "bf16" and not caps.bf16:
         problems.append(
-            Problem("performance.precision", "this GPU cannot compute in bf16; use fp16 or auto.")
+            Problem("performance.precision", msg("this GPU cannot compute in bf16; use fp16 or auto."))
         )
     if p.optimizer in ("adamw_bnb_8bit", "paged_adamw_8bit") and not caps.bitsandbytes:
         problems.append(
             Problem(
                 "performance.optimizer",
-                "8-bit optimizers need bitsandbytes, which is missing or broken here; "
-                "use adamw_torch or adafactor.",
+                msg(
+                    "8-bit optimizers need bitsandbytes, which is missing or broken here; "
+                    "use adamw_torch or adafactor."
+                ),
             )
         )
     if p.optimizer == "paged_adamw_8bit" and not caps.cuda:
-        problems.append(Problem("performance.optimizer", "paged optimizers need a CUDA GPU."))
+        problems.append(Problem("performance.optimizer", msg("paged optimizers need a CUDA GPU.")))
     if p.torch_compile and p.compile_backend == "inductor" and caps.cuda and not caps.triton:
         problems.append(
             Problem(
                 "performance.compile_backend",
-                "inductor needs Triton on the GPU, which is not installed"
-                + (" (it has no Windows builds)" if caps.windows else "")
-                + "; use aot_eager or eager, or turn torch_compile off.",
+                msg(
+                    "inductor needs Triton on the GPU, which has no Windows builds; use aot_eager or eager, "
+                    "or turn torch_compile off."
+                )
+                if caps.windows
+                else msg(
+                    "inductor needs Triton on the GPU, which is not installed; use aot_eager or eager, "
+                    "or turn torch_compile off."
+                ),
             )
         )
     if p.torch_compile and p.compile_backend == "inductor" and not caps.cuda and not caps.cpp_compiler:
         problems.append(
             Problem(
                 "performance.compile_backend",
-                "inductor compiles CPU training with a C++ compiler, and none was found"
-                + (" (on Windows: Visual Studio's cl.exe)" if caps.windows else "")
-                + "; use aot_eager, or turn torch_compile off.",
+                msg(
+                    "inductor compiles CPU training with a C++ compiler, and Visual Studio's cl.exe was not "
+                    "found; use aot_eager, or turn torch_compile off."
+                )
+                if caps.windows
+                else msg(
+                    "inductor compiles CPU training with a C++ compiler, and none was found; use aot_eager, "
+                    "or turn torch_compile off."
+                ),
             )
         )
     if p.attention == "flash_attention_2" and not (caps.flash_attn and caps.cuda):
         problems.append(
             Problem(
                 "performance.attention",
-                "flash_attention_2 needs the flash-attn package and a CUDA GPU; use sdpa.",
+                msg("flash_attention_2 needs the flash-attn package and a CUDA GPU; use sdpa."),
             )
         )
     if config.lora.qlora and not (caps.cuda and caps.bitsandbytes):
         problems.append(
             Problem(
                 "lora.qlora",
-                "QLoRA needs a CUDA GPU and a working bitsandbytes; use plain LoRA (lora.enabled) instead.",
+                msg(
+                    "QLoRA needs a CUDA GPU and a working bitsandbytes; "
+                    "use plain LoRA (lora.enabled) instead."
+                ),
             )
         )
     for tracker in config.output.report_to:
         if tracker not in TRACKERS:
             problems.append(
-                Problem("output.report_to", f"{tracker!r} is not supported; use {' or '.join(TRACKERS)}.")
+                Problem(
+                    "output.report_to",
+                    msg(
+                        "{tracker} is not supported; use {choices}.",
+                        tracker=repr(tracker),
+                        choices=" or ".join(TRACKERS),
+                    ),
+                )
             )
         elif importlib.util.find_spec(TRACKERS[tracker]) is None:
             problems.append(
                 Problem(
                     "output.report_to",
-                    f"{tracker} is not installed: pip install {tracker}, or remove it from output.report_to.",
+                    msg(
+                        "{tracker} is not installed: pip install {tracker}, "
+                        "or remove it from output.report_to.",
+                        tracker=tracker,
+                    ),
                 )
             )
     if problems:
@@ -177,7 +209,7 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
         out.model_kwargs["attn_implementation"] = p.attention
     if config.lora.qlora:
         out.four_bit_compute = precision
-        out.notes.append("QLoRA: the base model is loaded in 4 bits (NF4)")
+        out.notes.append(msg("QLoRA: the base model is loaded in 4 bits (NF4)"))
     return out
 
 

@@ -148,8 +148,8 @@ def describe_changes(old: RunConfig, new: RunConfig) -> list[str]:
     if (ot.batch_size, ot.gradient_accumulation) != (nt.batch_size, nt.gradient_accumulation):
         changes.append(
             msg(
-                "batch size {batch} -> {new_batch}, gradient accumulation {accumulation} -> {new_accumulation} "
-                "(the same {effective} examples per update)",
+                "batch size {batch} -> {new_batch}, gradient accumulation {accumulation} -> "
+                "{new_accumulation} (the same {effective} examples per update)",
                 batch=ot.batch_size,
                 new_batch=nt.batch_size,
                 accumulation=ot.gradient_accumulation,

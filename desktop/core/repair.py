@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from desktop.core import processes
+from desktop.core.messages import joined, msg
 from desktop.core.secrets import redact
 from desktop.core.torch_probe import TorchInfo, probe_torch
 from desktop.core.wheels import WheelTarget
@@ -175,7 +176,7 @@ def run_repair(
             bufsize=1,
         )
     except OSError as exc:
-        return RepairResult(False, -1, message=f"The installer could not be started: {exc}")
+        return RepairResult(False, -1, message=msg("The installer could not be started: {error}", error=exc))
     watcher = threading.Thread(target=_stop_on_cancel, args=(proc, cancel), daemon=True)
     watcher.start()
     done = 0.0
@@ -194,7 +195,11 @@ def run_repair(
     if code == 0 and not cancel_requested:
         on_progress(1.0)
         return RepairResult(
-            True, 0, probe=probe, message=f"Installed {', '.join(plan.requirements)}.", lines=lines
+            True,
+            0,
+            probe=probe,
+            message=msg("Installed {requirements}.", requirements=", ".join(plan.requirements)),
+            lines=lines,
         )
     return RepairResult(False, code, cancel_requested, probe, _recovery(plan, probe, cancel_requested), lines)
 
@@ -206,14 +211,20 @@ def _stop_on_cancel(proc: subprocess.Popen, cancel: threading.Event) -> None:
 
 
 def _recovery(plan: RepairPlan, probe: TorchInfo, cancelled: bool) -> str:
-    what = "The installation was cancelled." if cancelled else "The installation failed (see the log)."
+    what = (
+        msg("The installation was cancelled.") if cancelled else msg("The installation failed (see the log).")
+    )
     if probe.installed and not probe.error:
-        return f"{what} PyTorch {probe.version} is still installed and works as before."
+        return joined(
+            what, msg("PyTorch {version} is still installed and works as before.", version=probe.version)
+        )
     if plan.previous:
         tag = plan.previous.partition("+")[2] or "cpu"
         again = " ".join(plan.command[: plan.command.index("--index-url")])
-        return (
-            f"{what} PyTorch no longer loads. To put back what was there, run: "
-            f"{again} --index-url https://download.pytorch.org/whl/{tag} torch=={plan.previous}"
+        command = f"{again} --index-url https://download.pytorch.org/whl/{tag} torch=={plan.previous}"
+        return joined(
+            what, msg("PyTorch no longer loads. To put back what was there, run: {command}", command=command)
         )
-    return f"{what} PyTorch no longer loads. Run the repair again, or reinstall the app's environment."
+    return joined(
+        what, msg("PyTorch no longer loads. Run the repair again, or reinstall the app's environment.")
+    )

@@ -12,6 +12,7 @@ from typing import Any
 from desktop.core.checkpoints import checkpoint_problem
 from desktop.core.errors import InputError
 from desktop.core.events import Event, PreparingEvent
+from desktop.core.messages import msg
 from desktop.core.runs import DAMAGED_PREFIX, RunDir
 
 log = logging.getLogger(__name__)
@@ -51,12 +52,22 @@ def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callabl
             failed, checkpoint = checkpoint, run.latest_checkpoint()
             if checkpoint is None:
                 raise InputError(
-                    f"No checkpoint of {run.path.name} can be loaded (the last, {failed.name}: {reason}).",
-                    "Start the run again without resuming.",
+                    msg(
+                        "No checkpoint of {run} can be loaded (the last, {checkpoint}: {error}).",
+                        run=run.path.name,
+                        checkpoint=failed.name,
+                        error=reason,
+                    ),
+                    msg("Start the run again without resuming."),
                 ) from exc
             emit(
                 PreparingEvent(
-                    f"Resuming from {checkpoint.name}: {failed.name} could not be loaded ({reason})"
+                    msg(
+                        "Resuming from {checkpoint}: {failed} could not be loaded ({error})",
+                        checkpoint=checkpoint.name,
+                        failed=failed.name,
+                        error=reason,
+                    )
                 )
             )
 
@@ -69,10 +80,17 @@ def resume_point(run: RunDir, emit: Callable[[Event], None]) -> Path | None:
         log.warning("checkpoint %s is damaged (%s); renamed to damaged-%s", name, problem, name)
     if moved:
         names = ", ".join(f"{name} ({problem})" for name, problem in moved)
-        where = f"from {checkpoint.name}" if checkpoint else "from the start"
-        emit(PreparingEvent(f"Resuming {where}: the newer {names} is damaged and was set aside"))
+        if checkpoint:
+            text = msg(
+                "Resuming from {checkpoint}: the newer {damaged} is damaged and was set aside",
+                checkpoint=checkpoint.name,
+                damaged=names,
+            )
+        else:
+            text = msg("Resuming from the start: {damaged} is damaged and was set aside", damaged=names)
+        emit(PreparingEvent(text))
     elif checkpoint is not None:
-        emit(PreparingEvent(f"Resuming from {checkpoint.name}"))
+        emit(PreparingEvent(msg("Resuming from {checkpoint}", checkpoint=checkpoint.name)))
     return checkpoint
 
 

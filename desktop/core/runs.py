@@ -26,6 +26,7 @@ from desktop.core.events import (
     StoppedEvent,
     event_from_dict,
 )
+from desktop.core.messages import msg
 from desktop.core.paths import atomic_write_text
 
 if TYPE_CHECKING:
@@ -259,8 +260,8 @@ class RunBusyError(InputError):
     def of(cls, run: RunDir) -> RunBusyError:
         """The error for ``run``."""
         return cls(
-            f"The run {run.path.name} is being trained right now by another process.",
-            "Wait for it to finish or stop it there; a run folder takes one training at a time.",
+            msg("The run {run} is being trained right now by another process.", run=run.path.name),
+            msg("Wait for it to finish or stop it there; a run folder takes one training at a time."),
         )
 
 
@@ -455,10 +456,18 @@ def find_resumable(runs_dir: Path, config: RunConfig, origin: Path) -> RunDir | 
         changed = _changed_settings(config, saved)
         if changed:
             raise InputError(
-                f"The last run of {origin.name} ({run.path.name}) was trained with other settings "
-                f"({', '.join(changed)}), so it cannot continue with this config.",
-                f"Resume it as it was with: finetune-studio-cli train {run.config_path} --resume, "
-                "or start a new run without --resume.",
+                msg(
+                    "The last run of {config} ({run}) was trained with other settings ({changed}), so it "
+                    "cannot continue with this config.",
+                    config=origin.name,
+                    run=run.path.name,
+                    changed=", ".join(changed),
+                ),
+                msg(
+                    "Resume it as it was with: finetune-studio-cli train {config} --resume, "
+                    "or start a new run without --resume.",
+                    config=str(run.config_path),
+                ),
             )
         return run
     return None

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field
 
 from desktop.core import processes
+from desktop.core.messages import msg
 
 _PROBE = r"""
 import importlib.metadata, importlib.util, json
@@ -78,15 +79,25 @@ class TorchInfo:
     def summary(self) -> str:
         """One plain sentence: where training will run."""
         if self.error:
-            return f"PyTorch could not be checked: {self.error}"
+            return msg("PyTorch could not be checked: {error}", error=self.error)
         if not self.installed:
-            return "PyTorch is not installed."
+            return msg("PyTorch is not installed.")
         if self.cuda_available:
-            return f"Training runs on the GPU: {', '.join(self.devices)} (PyTorch {self.version})."
+            return msg(
+                "Training runs on the GPU: {gpus} (PyTorch {version}).",
+                gpus=", ".join(self.devices),
+                version=self.version,
+            )
         if self.cuda_build is None and self.hip_build is None:
-            return f"Training runs on the CPU: PyTorch {self.version} is a CPU-only build."
+            return msg(
+                "Training runs on the CPU: PyTorch {version} is a CPU-only build.", version=self.version
+            )
         build = f"CUDA {self.cuda_build}" if self.cuda_build else f"ROCm {self.hip_build}"
-        return f"Training runs on the CPU: PyTorch {self.version} ({build}) finds no usable GPU."
+        return msg(
+            "Training runs on the CPU: PyTorch {version} ({build}) finds no usable GPU.",
+            version=self.version,
+            build=build,
+        )
 
 
 def probe_torch(python: str = sys.executable, timeout: float = 120.0) -> TorchInfo:

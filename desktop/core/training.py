@@ -17,6 +17,7 @@ from typing import Any
 from desktop.core.config import RunConfig
 from desktop.core.errors import InputError, check_writable, diagnose, disk_error
 from desktop.core.events import Event, FailedEvent, FinishedEvent, PreparingEvent, StoppedEvent
+from desktop.core.messages import msg
 from desktop.core.paths import default_runs_dir
 from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
 from desktop.core.runs import RunDir
@@ -156,17 +157,17 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
             raise _StoppedWhilePreparing()
         on_event(PreparingEvent(message))
 
-    phase("Reading the data")
+    phase(msg("Reading the data"))
     checked = load_and_check(config)  # the same checks as preview and validate
     train, eval_, columns, notes = checked.train, checked.eval, checked.guess.columns, checked.notes
-    phase("Loading PyTorch and Transformers")
+    phase(msg("Loading PyTorch and Transformers"))
     import torch  # noqa: F401  (the slow import, reported as its own phase)
     import transformers  # noqa: F401
 
     from desktop.core.options import Capabilities, apply_lora, model_kwargs, resolve
 
     options = resolve(config, Capabilities.detect())  # refuses what this machine cannot run
-    phase("Loading the tokenizer and the model")
+    phase(msg("Loading the tokenizer and the model"))
     from transformers import set_seed
 
     set_seed(config.training.seed)  # new heads (a classifier, LoRA) start the same way every run
@@ -174,7 +175,7 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
     texts = sample_texts(config, train, checked.guess, tokenizer, 500)
     for warning in check_tokenizer(config, tokenizer, [t for values in texts.values() for t in values]):
         notes.append(warning)
-        on_event(PreparingEvent(f"Warning: {warning}"))
+        on_event(PreparingEvent(msg("Warning: {warning}", warning=warning)))
     if stop.is_set():
         raise _StoppedWhilePreparing()
     task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns, model_kwargs(options))

@@ -86,7 +86,10 @@ def render(text: Any, translate: Callable[[str], str | None]) -> str:
     if not isinstance(text, Msg):
         return "" if text is None else str(text)
     template = translate(text.template) or text.template
-    params = {key: render(value, translate) if isinstance(value, Msg) else value for key, value in text.params.items()}
+    params = {
+        key: render(value, translate) if isinstance(value, Msg) else value
+        for key, value in text.params.items()
+    }
     try:
         return template.format(**params)
     except (KeyError, IndexError, ValueError):  # a broken translation: the English text, not a crash

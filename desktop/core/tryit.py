@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.errors import ModelError
+from desktop.core.messages import msg
 
 STUDIO_CONFIG = "finetune-studio-config.toml"
 
@@ -67,13 +68,13 @@ def inspect_folder(folder: str | Path, run_config: Path | None = None) -> Folder
         task = task or _task_from_model_config(_read_json(config_file))
     else:
         raise ModelError(
-            f"{folder} holds no model (no config.json or adapter_config.json).",
-            "Open the folder that an export or a finished run wrote.",
+            msg("{folder} holds no model (no config.json or adapter_config.json).", folder=str(folder)),
+            msg("Open the folder that an export or a finished run wrote."),
         )
     if task is None:
         raise ModelError(
-            f"The model in {folder} is not one of the three tasks this app trains.",
-            "Open a text-classification, causal language model or sequence-to-sequence model.",
+            msg("The model in {folder} is not one of the three tasks this app trains.", folder=str(folder)),
+            msg("Open a text-classification, causal language model or sequence-to-sequence model."),
         )
     if chat is None:
         chat = task == "causal-lm" and (folder / "chat_template.jinja").is_file()
@@ -84,7 +85,9 @@ def _read_json(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ModelError(f"{path} cannot be read: {exc}", "Export the model again.") from exc
+        raise ModelError(
+            msg("{file} cannot be read: {error}", file=str(path), error=exc), msg("Export the model again.")
+        ) from exc
 
 
 def _task_from_model_config(config: dict[str, Any]) -> str | None:
@@ -134,9 +137,11 @@ class Playground:
             self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_from)
         except (OSError, ValueError) as exc:
             raise ModelError(
-                f"The model in {info.folder} could not be loaded: {exc}",
-                "Check that the folder is complete (export it again), and that an adapter's base "
-                "model is still where it was.",
+                msg("The model in {folder} could not be loaded: {error}", folder=str(info.folder), error=exc),
+                msg(
+                    "Check that the folder is complete (export it again), and that an adapter's base "
+                    "model is still where it was."
+                ),
             ) from exc
         self.model = model.to(self.device).eval()
 

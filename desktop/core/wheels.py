@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.messages import msg
 from desktop.core.paths import resources_dir
 from desktop.core.torch_probe import TorchInfo
 
@@ -143,7 +144,11 @@ def choose_target(
                 row["latest"],
                 tag,
                 table.index_url(tag),
-                f"the newest build for {names} that driver {driver} fully supports",
+                msg(
+                    "the newest build for {gpus} that driver {driver} fully supports",
+                    gpus=names,
+                    driver=driver,
+                ),
             )
     for tag in candidates:
         if driver and _version_tuple(driver) >= _version_tuple(table.driver_floor(tag, system)):
@@ -151,8 +156,12 @@ def choose_target(
                 row["latest"],
                 tag,
                 table.index_url(tag),
-                f"a build that driver {driver} can run",
-                warning=f"driver {driver} runs {tag} with a limited feature set; a newer driver is better",
+                msg("a build that driver {driver} can run", driver=driver),
+                warning=msg(
+                    "Driver {driver} runs {tag} with a limited feature set; a newer driver is better.",
+                    driver=driver,
+                    tag=tag,
+                ),
             )
     return None
 
@@ -180,8 +189,12 @@ def best_target(
                 found.version,
                 found.tag,
                 found.index_url,
-                f"the newest PyTorch ({found.version}) with a build for "
-                f"{', '.join(g.name for g in gpus)} that driver {driver} runs",
+                msg(
+                    "the newest PyTorch ({version}) with a build for {gpus} that driver {driver} runs",
+                    version=found.version,
+                    gpus=", ".join(g.name for g in gpus),
+                    driver=driver,
+                ),
                 found.warning,
             )
     return None
@@ -241,21 +254,23 @@ def verdict(
         if amd and system == "linux":
             return Verdict(
                 "no_gpu",
-                "An AMD GPU was found; this app trains on NVIDIA GPUs or the CPU.",
-                "ROCm builds of PyTorch exist for Linux but are not managed here yet.",
+                msg("An AMD GPU was found; this app trains on NVIDIA GPUs or the CPU."),
+                msg("ROCm builds of PyTorch exist for Linux but are not managed here yet."),
             )
         if probe.installed and probe.error:
             return Verdict(
                 "import_broken",
-                f"PyTorch is installed but does not load: {probe.error}",
-                "Reinstalling the CPU build fixes a damaged installation.",
+                msg("PyTorch is installed but does not load: {error}", error=probe.error),
+                msg("Reinstalling the CPU build fixes a damaged installation."),
             )
         if not probe.installed:
-            return Verdict("no_torch", "PyTorch is not installed.", "Install the CPU build of PyTorch.")
+            return Verdict(
+                "no_torch", msg("PyTorch is not installed."), msg("Install the CPU build of PyTorch.")
+            )
         return Verdict(
             "no_gpu",
-            "No NVIDIA GPU: training runs on the CPU, and the CPU build is right.",
-            "Nothing to fix. Training on the CPU is fine for small models and data.",
+            msg("No NVIDIA GPU: training runs on the CPU, and the CPU build is right."),
+            msg("Nothing to fix. Training on the CPU is fine for small models and data."),
         )
 
     names = ", ".join(g.name for g in gpus)
@@ -263,36 +278,57 @@ def verdict(
     if target is None and not _any_build_covers(table, gpus):
         return Verdict(
             "no_build_for_gpus",
-            f"No single PyTorch build supports all of {names}.",
-            "Older GPUs (Maxwell to Volta) need cu126 builds, the newest (Blackwell) cu128 or newer. "
-            "Train on one kind of GPU: set CUDA_VISIBLE_DEVICES to hide the others.",
+            msg("No single PyTorch build supports all of {gpus}.", gpus=names),
+            msg(
+                "Older GPUs (Maxwell to Volta) need cu126 builds, the newest (Blackwell) cu128 or newer. "
+                "Train on one kind of GPU: set CUDA_VISIBLE_DEVICES to hide the others."
+            ),
         )
     if target is None:
         floor, newest_floor = lowest_driver(table, gpus, system)
-        also = f" ({newest_floor} or newer for the newest builds)" if newest_floor != floor else ""
         return Verdict(
             "driver_too_old",
-            f"The NVIDIA driver {report.driver_version or '(unknown)'} is too old for any PyTorch build "
-            f"for {names}.",
-            f"Install NVIDIA driver {floor} or newer{also}, then check again.",
+            msg(
+                "The NVIDIA driver {driver} is too old for any PyTorch build for {gpus}.",
+                driver=report.driver_version or "?",
+                gpus=names,
+            ),
+            msg(
+                "Install NVIDIA driver {floor} or newer ({newest} or newer for the newest builds), "
+                "then check again.",
+                floor=floor,
+                newest=newest_floor,
+            )
+            if newest_floor != floor
+            else msg("Install NVIDIA driver {floor} or newer, then check again.", floor=floor),
         )
     if not probe.installed:
         return Verdict(
-            "no_torch", "PyTorch is not installed.", f"Install {target.requirement}: {target.reason}.", target
+            "no_torch",
+            msg("PyTorch is not installed."),
+            msg("Install {requirement}: {reason}.", requirement=target.requirement, reason=target.reason),
+            target,
         )
     if probe.error:
         return Verdict(
             "import_broken",
-            f"PyTorch is installed but does not load: {probe.error}",
-            f"Reinstalling {target.requirement} replaces the damaged installation.",
+            msg("PyTorch is installed but does not load: {error}", error=probe.error),
+            msg(
+                "Reinstalling {requirement} replaces the damaged installation.",
+                requirement=target.requirement,
+            ),
             target,
         )
     tag = _installed_tag(probe)
     if tag == "cpu" or not tag.startswith("cu"):
         return Verdict(
             "cpu_build_with_gpu",
-            f"CPU-only PyTorch on a machine with {names}: training would run on the CPU.",
-            f"Installing {target.requirement} lets PyTorch use the GPU ({target.reason}).",
+            msg("CPU-only PyTorch on a machine with {gpus}: training would run on the CPU.", gpus=names),
+            msg(
+                "Installing {requirement} lets PyTorch use the GPU ({reason}).",
+                requirement=target.requirement,
+                reason=target.reason,
+            ),
             target,
         )
     if (
@@ -302,9 +338,17 @@ def verdict(
     ):
         return Verdict(
             "needs_newer_driver",
-            f"PyTorch {probe.version} needs a newer NVIDIA driver than {report.driver_version}.",
-            f"Update the driver to {table.driver_floor(tag, system)} or newer, "
-            f"or install {target.requirement} ({target.reason}).",
+            msg(
+                "PyTorch {version} needs a newer NVIDIA driver than {driver}.",
+                version=probe.version,
+                driver=report.driver_version,
+            ),
+            msg(
+                "Update the driver to {floor} or newer, or install {requirement} ({reason}).",
+                floor=table.driver_floor(tag, system),
+                requirement=target.requirement,
+                reason=target.reason,
+            ),
             target,
         )
     uncovered = [g for g in gpus if g.capability and not table.covers(release, tag, g.capability)]
@@ -312,16 +356,31 @@ def verdict(
         g = uncovered[0]
         return Verdict(
             "arch_not_in_build",
-            f"PyTorch {probe.version} has no code for {g.name} "
-            f"(compute capability {g.capability[0]}.{g.capability[1]}).",
-            f"Installing {target.requirement} adds it ({target.reason}).",
+            msg(
+                "PyTorch {version} has no code for {gpu} (compute capability {capability}).",
+                version=probe.version,
+                gpu=g.name,
+                capability=f"{g.capability[0]}.{g.capability[1]}",
+            ),
+            msg(
+                "Installing {requirement} adds it ({reason}).",
+                requirement=target.requirement,
+                reason=target.reason,
+            ),
             target,
         )
     if not probe.cuda_available:
         return Verdict(
             "gpu_unusable",
-            f"PyTorch {probe.version} is a CUDA build but cannot use {names}.",
-            f"Reinstalling {target.requirement} usually fixes this; if not, reinstall the NVIDIA driver.",
+            msg(
+                "PyTorch {version} is a CUDA build but cannot use {gpus}.", version=probe.version, gpus=names
+            ),
+            msg(
+                "Reinstalling {requirement} usually fixes this; if not, reinstall the NVIDIA driver.",
+                requirement=target.requirement,
+            ),
             target,
         )
-    return Verdict("ok", f"PyTorch {probe.version} uses {names}.", "Nothing to fix.")
+    return Verdict(
+        "ok", msg("PyTorch {version} uses {gpus}.", version=probe.version, gpus=names), msg("Nothing to fix.")
+    )

@@ -13,3 +13,14 @@ def shown(text: Any) -> str:
     """``text`` translated when it is a :class:`~desktop.core.messages.Msg` (its values too, when they
     are messages themselves); other text as it is."""
     return render(text, lambda template: QCoreApplication.translate(CORE, template))
+
+
+def error_text(exc: BaseException, separator: str = "\n") -> str:
+    """What a failure says to the user, in the user's language: a :class:`StudioError`'s message and
+    hint; any other exception's own text."""
+    from desktop.core.errors import StudioError
+
+    if not isinstance(exc, StudioError):
+        return str(exc)
+    message, hint = shown(exc.message), shown(exc.hint)
+    return f"{message}{separator}{hint}" if hint else message

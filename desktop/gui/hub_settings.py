@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core import sources
-from desktop.gui.core_text import shown
+from desktop.gui.core_text import error_text, shown
 from desktop.gui.workers import run_in_background
 
 
@@ -98,7 +98,10 @@ class HubSettingsDialog(QDialog):
             self.check_button.setEnabled(True)
 
         run_in_background(
-            lambda: sources.pick(settings), self, done, lambda exc, detail: self.answers.setText(str(exc))
+            lambda: sources.pick(settings),
+            self,
+            done,
+            lambda exc, detail: self.answers.setText(error_text(exc)),
         )
 
     def save(self) -> None:

@@ -30,6 +30,7 @@ from desktop.core.errors import StudioError
 from desktop.core.paths import resources_dir
 from desktop.core.runs import RunDir, newest_crashed
 from desktop.core.training import RunResult
+from desktop.gui.core_text import error_text, shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.data_page import DataPage
 from desktop.gui.pages.environment_page import EnvironmentPage
@@ -234,7 +235,7 @@ class MainWindow(QMainWindow):
         try:
             self.set_config(load_config(path))
         except StudioError as exc:
-            QMessageBox.warning(self, self.tr("Cannot open this config"), str(exc))
+            QMessageBox.warning(self, self.tr("Cannot open this config"), error_text(exc))
 
     def _save_config(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
@@ -352,7 +353,9 @@ class MainWindow(QMainWindow):
         show = result is not None and not result.ok and self.stack.currentIndex() != 0
         if result is not None:
             self.banner.setText(
-                self.tr("{headline} See the Environment step to fix it.").format(headline=result.headline)
+                self.tr("{headline} See the Environment step to fix it.").format(
+                    headline=shown(result.headline)
+                )
             )
         self.banner.setVisible(show)
 
@@ -402,7 +405,7 @@ class MainWindow(QMainWindow):
         self.next_button.setVisible(not last)
         running = self.controller.is_running()
         self.next_button.setEnabled(not problem and not (running and index == 3))
-        self.reason.setText(problem.splitlines()[0] if problem else "")
+        self.reason.setText(shown(problem).splitlines()[0] if problem else "")
         for i in range(self.steps.count()):
             item = self.steps.item(i)
             enabled = self._reachable(i)
@@ -428,7 +431,7 @@ class MainWindow(QMainWindow):
         try:
             config = with_changes(self.current_config(), changes)
         except StudioError as exc:
-            QMessageBox.warning(self, self.tr("Cannot apply this change"), str(exc))
+            QMessageBox.warning(self, self.tr("Cannot apply this change"), error_text(exc))
             return
         self.set_config(config)
         self.statusBar().showMessage(
@@ -478,7 +481,7 @@ class MainWindow(QMainWindow):
         try:
             config = run.config()
         except StudioError as exc:
-            QMessageBox.warning(self, self.tr("Cannot resume this run"), str(exc))
+            QMessageBox.warning(self, self.tr("Cannot resume this run"), error_text(exc))
             return
         self.resume_bar.setVisible(False)
         self.set_config(config)

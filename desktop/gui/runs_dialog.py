@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.errors import StudioError
 from desktop.core.runs import RunDir, RunInfo, delete_run, list_runs
+from desktop.gui.core_text import error_text
 
 CURVE_COLOURS = ("#2f6fde", "#e8793a", "#3aa55d", "#8e5bd9", "#d9534f", "#2aa1b3", "#c2497a", "#d9a21b")
 
@@ -215,6 +216,6 @@ class RunsDialog(QDialog):
             try:
                 delete_run(RunDir(info.path))
             except (StudioError, OSError) as exc:
-                QMessageBox.warning(self, self.tr("Could not delete a run"), str(exc))
+                QMessageBox.warning(self, self.tr("Could not delete a run"), error_text(exc))
                 break
         self.refresh()

@@ -20,6 +20,7 @@ from desktop.core.events import (
 )
 from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
+from desktop.gui.core_text import shown
 from desktop.gui.workers import BackgroundTask
 
 
@@ -96,7 +97,7 @@ class TrainingController(QObject):
     @Slot(object)
     def _on_task_progressed(self, event: Event) -> None:
         if isinstance(event, PreparingEvent):
-            self.preparing.emit(event.message)
+            self.preparing.emit(shown(event.message))
             return
         signal = {
             StartedEvent: self.training_started,

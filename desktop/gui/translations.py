@@ -8,6 +8,9 @@ from PySide6.QtWidgets import QApplication
 from desktop.core.language import ENGLISH
 from desktop.core.translations import Translations, translations
 
+current = ENGLISH
+"""The language the app's translators were installed for (the model card gets a section in it)."""
+
 
 class TableTranslator(QTranslator):
     """A translator over the app's :class:`~desktop.core.translations.Translations`, which are read
@@ -17,11 +20,11 @@ class TableTranslator(QTranslator):
         super().__init__(parent)
         self.table = table
 
-    def translate(self, context, source_text, disambiguation=None, n=-1):  # noqa: ANN001, ANN201 (Qt's)
+    def translate(self, context, source_text, disambiguation=None, n=-1):
         # None: no translation here, and Qt asks the next translator (an empty text would end the search).
         return self.table.translate(context, source_text, disambiguation or "", n)
 
-    def isEmpty(self) -> bool:  # noqa: N802 (Qt's name)
+    def isEmpty(self) -> bool:
         return not len(self.table)
 
 
@@ -31,6 +34,8 @@ def install(app: QApplication, language: str) -> list[QTranslator]:
     Qt's base translations ship with PySide6, so message-box buttons and file dialogs follow the
     language too. Returns the translators installed.
     """
+    global current
+    current = language
     if language == ENGLISH:
         return []
     QLocale.setDefault(QLocale(language))

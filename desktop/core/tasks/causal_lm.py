@@ -19,6 +19,7 @@ from desktop.core.columns import causal_format, parse_messages
 from desktop.core.config import Columns, RunConfig
 from desktop.core.data import Table
 from desktop.core.errors import DataError
+from desktop.core.messages import msg
 from desktop.core.models import load_model
 from desktop.core.tasks import Prepared
 
@@ -140,13 +141,23 @@ def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> t
     notes = []
     if dropped:
         notes.append(
-            f"{dropped} of {len(rendered)} rows of {table.source} were left out: their prompt alone fills "
-            f"{max_length} tokens, so no response is left to learn. Raise training.max_length to keep them."
+            msg(
+                "{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} "
+                "tokens, so no response is left to learn. Raise training.max_length to keep them.",
+                dropped=dropped,
+                total=len(rendered),
+                source=table.source,
+                length=max_length,
+            )
         )
     if not examples:
         raise DataError(
-            f"No row of {table.source} has a response within {max_length} tokens.",
-            "Raise training.max_length, or shorten the prompts.",
+            msg(
+                "No row of {source} has a response within {length} tokens.",
+                source=table.source,
+                length=max_length,
+            ),
+            msg("Raise training.max_length, or shorten the prompts."),
         )
     return examples, notes
 

@@ -353,8 +353,9 @@ class DataPage(WizardPage):
         from desktop.gui.model_browser import ModelBrowser
         from desktop.gui.pages.options_page import _free_ram
 
-        self.browser = ModelBrowser(copy.deepcopy(self._config), self._gpu_free, _free_ram(), self,
-                                    rows=self.train_rows() or None)
+        self.browser = ModelBrowser(
+            copy.deepcopy(self._config), self._gpu_free, _free_ram(), self, rows=self.train_rows() or None
+        )
         self.browser.chosen.connect(self._on_browser_choice)
         self.browser.downloaded.connect(lambda folder: self._check_model())
         self.browser.open()
@@ -714,6 +715,6 @@ class DataPage(WizardPage):
     def _on_stats_failed(self, generation: int, exc: object) -> None:
         if generation != self._generation:
             return
-        message = exc.message if isinstance(exc, StudioError) else str(exc)
+        message = shown(exc.message) if isinstance(exc, StudioError) else str(exc)
         self.stats_label.setText(self.tr("Token lengths unavailable: {error}").format(error=message))
         self.token_stats_loaded.emit()

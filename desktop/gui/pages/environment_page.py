@@ -28,6 +28,7 @@ from desktop.core.repair import RepairPlan, plan_repair
 from desktop.core.secrets import recall_url, redact, remember_url
 from desktop.core.torch_probe import TorchInfo, probe_torch
 from desktop.core.wheels import Verdict, verdict
+from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.repair_controller import RepairController
 from desktop.gui.settings import Key, Settings
@@ -210,8 +211,8 @@ class EnvironmentPage(WizardPage):
         system = "windows" if sys.platform == "win32" else "linux"
         result = verdict(report, info, system)
         self.verdict_now = result
-        self.verdict.setText(result.headline)
-        self.explanation.setText(result.explanation)
+        self.verdict.setText(shown(result.headline))
+        self.explanation.setText(shown(result.explanation))
         self.plan = None
         if result.target is not None:
             self.plan = plan_repair(result.target, index_url=self.index_edit.text(), previous=info.version)
@@ -221,7 +222,7 @@ class EnvironmentPage(WizardPage):
                 tool=self.plan.tool,
             )
             if result.target.warning:
-                text += " " + result.target.warning.capitalize() + "."
+                text = self.tr("{plan} {warning}").format(plan=text, warning=shown(result.target.warning))
             self.plan_label.setText(text)
         self._show_repair_controls(self.plan is not None)
         while self.gpu_grid.count():
@@ -314,14 +315,14 @@ class EnvironmentPage(WizardPage):
         if result.ok and proof is not None and proof.ok:
             text = self.tr(
                 "{message} Proved: a matrix multiplication ran on {device} in {seconds:.2f} s."
-            ).format(message=result.message, device=proof.device, seconds=proof.seconds)
+            ).format(message=shown(result.message), device=proof.device, seconds=proof.seconds)
         elif result.ok:
             error = proof.error if proof is not None else ""
             text = self.tr("{message} But the GPU test failed: {error}").format(
-                message=result.message, error=error
+                message=shown(result.message), error=error
             )
         else:
-            text = result.message
+            text = shown(result.message)
             self.log_button.setChecked(True)
         self.result_label.setText(text)
         self._show_repair_controls(self.plan is not None)

@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
 
 from desktop.core.errors import StudioError
 from desktop.core.training import RunResult
+from desktop.gui import translations
+from desktop.gui.core_text import error_text
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.gui.workers import BackgroundTask
@@ -187,7 +189,7 @@ class ExportPage(WizardPage):
         try:  # refused before asking anything: never "Replace?" for a folder that must not be replaced
             check_destination(path, run, run.config())
         except StudioError as exc:
-            self.export_status.setText(f"{exc.message} {exc.hint}".strip())
+            self.export_status.setText(error_text(exc, " "))
             return
         if self.try_it.info is not None and Path(self.try_it.info.folder).resolve() == path.resolve():
             self.try_it.release_model()  # its files would be held open while the folder is replaced
@@ -215,6 +217,7 @@ class ExportPage(WizardPage):
         self.export_status.setText(self.tr("Exporting and verifying…"))
         self._cancel.clear()
         cancel, report = self._cancel, self._relay.progressed.emit
+        language = translations.current
         self._task = BackgroundTask(
             lambda: export_run(
                 run,
@@ -226,6 +229,7 @@ class ExportPage(WizardPage):
                 on_progress=report,
                 cancel=cancel,
                 mlflow=mlflow,
+                language=language,
             ),
             self,
         )
@@ -258,7 +262,7 @@ class ExportPage(WizardPage):
         if isinstance(exc, ExportCancelled):
             self.export_status.setText(self.tr("Export cancelled; nothing was written."))
             return
-        message = f"{exc.message} {exc.hint}" if isinstance(exc, StudioError) else str(exc)
+        message = error_text(exc, " ")
         self.export_status.setText(self.tr("Export failed: {error}").format(error=message))
 
     def _on_export_progressed(self, stage: str, fraction: float) -> None:

@@ -304,8 +304,12 @@ class OptionsPage(WizardPage):
             return
         sentences = {
             "fits": self.tr("Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}."),
-            "tight": self.tr("Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}."),
-            "will not fit": self.tr("Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}."),
+            "tight": self.tr(
+                "Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}."
+            ),
+            "will not fit": self.tr(
+                "Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}."
+            ),
         }
         self.fit_label.setText(
             sentences[result.verdict(self._gpu_free)].format(
@@ -328,7 +332,9 @@ class OptionsPage(WizardPage):
         self._undo = before
         self.load_config(result.config)
         if result.changes:
-            changes = self.tr("Changed: {changes}").format(changes="; ".join(shown(c) for c in result.changes))
+            changes = self.tr("Changed: {changes}").format(
+                changes="; ".join(shown(c) for c in result.changes)
+            )
         else:
             changes = self.tr("Nothing changed: the current settings already match.")
         self.changes_label.setText(changes)

@@ -25,6 +25,7 @@ from desktop.core.config import RunConfig
 from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
+from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
 
 REPAINT_MS = 66  # plots repaint at most ~15 times a second, whatever the step rate
@@ -296,7 +297,7 @@ class TrainPage(WizardPage):
         metrics = "  ".join(f"{k} {v:.4g}" for k, v in result.metrics.items())
         self._log(self.tr("Finished: {metrics}").format(metrics=metrics))
         for note in result.notes:
-            self._log(note)
+            self._log(shown(note))
 
     def _on_controller_training_stopped(self, result: RunResult) -> None:
         if result.run_dir is not None and RunDir(result.run_dir).latest_checkpoint() is not None:
@@ -309,15 +310,15 @@ class TrainPage(WizardPage):
     def _on_controller_training_failed(self, result: RunResult) -> None:
         failure = result.failure
         self.status.setText(self.tr("Training did not finish."))
-        self.failure_reason.setText(failure.reason if failure else self.tr("Training failed."))
-        self.failure_remedy.setText(failure.remedy if failure else "")
+        self.failure_reason.setText(shown(failure.reason) if failure else self.tr("Training failed."))
+        self.failure_remedy.setText(shown(failure.remedy) if failure else "")
         self.details.setPlainText(failure.detail if failure else "")
         self.details_button.setVisible(bool(failure and failure.detail))
         for button in self.remedy_buttons:
             button.deleteLater()
         self.remedy_buttons = []
         for remedy in failure.remedies if failure else []:
-            button = QPushButton(self.tr("Apply and retry: {change}").format(change=remedy["label"]))
+            button = QPushButton(self.tr("Apply and retry: {change}").format(change=shown(remedy["label"])))
             button.setToolTip(", ".join(f"{k} = {v}" for k, v in remedy["changes"].items()))
             button.clicked.connect(
                 lambda _=False, changes=remedy["changes"]: self.retry_requested.emit(changes)

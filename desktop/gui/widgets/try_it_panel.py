@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.errors import StudioError
 from desktop.core.tryit import FolderInfo, Playground, inspect_folder
+from desktop.gui.core_text import error_text
 from desktop.gui.workers import BackgroundTask
 
 MAX_LABELS = 8
@@ -141,7 +142,7 @@ class TryItPanel(QWidget):
         try:
             info = inspect_folder(folder, run_config)
         except StudioError as exc:
-            self.status.setText(f"{exc.message} {exc.hint}".strip())
+            self.status.setText(error_text(exc, " "))
             return False
         self.info = info
         kind = {
@@ -244,7 +245,7 @@ class TryItPanel(QWidget):
     @Slot(object, str)
     def _on_task_failed(self, exc: object, detail: str) -> None:
         self._task = None
-        message = f"{exc.message} {exc.hint}".strip() if isinstance(exc, StudioError) else str(exc)
+        message = error_text(exc, " ")
         self._show_failure(message or type(exc).__name__, detail)
 
     def _show_labels(self, ranked: list[tuple[str, float]]) -> None:
