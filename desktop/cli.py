@@ -12,6 +12,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from desktop import cli_text
+from desktop.cli_text import say, set_language, text
 from desktop.core.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
 from desktop.core.errors import ConfigError, InputError, StudioError, disk_error
 from desktop.core.events import (
@@ -33,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")  # Chinese text on a legacy Windows console
+    argv = set_language(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     from desktop.cli_hub import apply_hub_options
 
@@ -45,7 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print("\nStopped at once. A run can resume from its last checkpoint with --resume.", file=sys.stderr)
+        print(
+            "\n" + say("Stopped at once. A run can resume from its last checkpoint with --resume."),
+            file=sys.stderr,
+        )
         return EXIT_STOPPED
     except InputError as exc:
         _error(exc)
@@ -56,10 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         found = disk_error(exc)
         if found is None:
+            reason = exc.strerror or str(exc)
             found = StudioError(
-                f"A file could not be read or written: {exc.strerror or exc}"
-                + (f" ({exc.filename})" if exc.filename else "."),
-                "Check that the path exists and that you may write there, then try again.",
+                say("A file could not be read or written: {error} ({file}).", error=reason, file=exc.filename)
+                if exc.filename
+                else say("A file could not be read or written: {error}.", error=reason),
+                say("Check that the path exists and that you may write there, then try again."),
             )
         _error(found)
         return EXIT_INPUT
@@ -67,8 +75,14 @@ def main(argv: list[str] | None = None) -> int:
         log = _save_traceback()
         _error(
             StudioError(
-                f"Finetune Studio stopped with an unexpected error: {type(exc).__name__}: {redact(str(exc))}",
-                f"The details are in {log}; please attach that file when you report the problem.",
+                say(
+                    "Finetune Studio stopped with an unexpected error: {error}",
+                    error=f"{type(exc).__name__}: {redact(str(exc))}",
+                ),
+                say(
+                    "The details are in {file}; please attach that file when you report the problem.",
+                    file=log,
+                ),
             )
         )
         return EXIT_FAILED
@@ -78,9 +92,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _error(exc: StudioError) -> None:
-    print(f"error: {redact(exc.message)}", file=sys.stderr)
+    print(say("error: {message}", message=redact(text(exc.message))), file=sys.stderr)
     if exc.hint:
-        print(f"  {redact(exc.hint)}", file=sys.stderr)
+        print(f"  {redact(text(exc.hint))}", file=sys.stderr)
 
 
 def _save_traceback() -> Path | str:
@@ -104,7 +118,12 @@ def _save_traceback() -> Path | str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="finetune-studio-cli", description="Fine-tune Hugging Face models from a run config."
+        prog="finetune-studio-cli", description=say("Fine-tune Hugging Face models from a run config.")
+    )
+    parser.add_argument(
+        "--lang",
+        choices=("en", "zh_CN", "zh_TW"),
+        help=say("the language of messages (default: the system's)"),
     )
     sub = parser.add_subparsers(dest="command", required=True)
     from desktop.cli_hub import add_parsers, hub_options
@@ -112,16 +131,18 @@ def _parser() -> argparse.ArgumentParser:
     hub = hub_options()
 
     p = sub.add_parser(
-        "init", parents=[hub], help="write a commented run config with the column mapping guessed"
+        "init", parents=[hub], help=say("write a commented run config with the column mapping guessed")
     )
     p.add_argument("--task", required=True, choices=TASKS)
-    p.add_argument("--model", required=True, help="hub id, local model folder, or bundled:all-minilm-l6-v2")
-    p.add_argument("--data", required=True, nargs="+", help="local data file(s) or a hub dataset id")
-    p.add_argument("-o", "--output", default="run.toml", help="config file to write (default: run.toml)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing config file")
+    p.add_argument(
+        "--model", required=True, help=say("hub id, local model folder, or bundled:all-minilm-l6-v2")
+    )
+    p.add_argument("--data", required=True, nargs="+", help=say("local data files or a hub dataset id"))
+    p.add_argument("-o", "--output", default="run.toml", help=say("config file to write (default: run.toml)"))
+    p.add_argument("--force", action="store_true", help=say("overwrite an existing config file"))
     p.set_defaults(func=cmd_init)
 
-    p = sub.add_parser("train", parents=[hub], help="train as the config says")
+    p = sub.add_parser("train", parents=[hub], help=say("train as the config says"))
     p.add_argument("config", type=Path)
     p.add_argument(
         "--set",
@@ -129,45 +150,57 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config value, e.g. --set training.epochs=1 (repeatable)",
+        help=say("override a config value, e.g. --set training.epochs=1 (repeatable)"),
     )
-    p.add_argument("--runs-dir", type=Path, help="folder for run folders")
-    p.add_argument("--resume", action="store_true", help="continue the latest stopped run of this config")
+    p.add_argument("--runs-dir", type=Path, help=say("folder for run folders"))
+    p.add_argument(
+        "--resume", action="store_true", help=say("continue the latest stopped run of this config")
+    )
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("validate", parents=[hub], help="check a config and its data without training")
+    p = sub.add_parser("validate", parents=[hub], help=say("check a config and its data without training"))
     p.add_argument("config", type=Path)
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("preview", parents=[hub], help="show rows, column mapping and token-length statistics")
+    p = sub.add_parser(
+        "preview", parents=[hub], help=say("show rows, column mapping and token-length statistics")
+    )
     p.add_argument("config", type=Path)
     p.add_argument("--rows", type=int, default=5)
-    p.add_argument("--no-tokens", action="store_true", help="skip token statistics (no model download)")
+    p.add_argument("--no-tokens", action="store_true", help=say("skip token statistics (no model download)"))
     p.set_defaults(func=cmd_preview)
 
-    p = sub.add_parser("export", help="write a finished run's model as a complete, verified folder")
-    p.add_argument("run", help="a run folder, or a run's name in the runs folder")
-    p.add_argument("dest", type=Path, help="the folder to create")
+    p = sub.add_parser("export", help=say("write a finished run's model as a complete, verified folder"))
+    p.add_argument("run", help=say("a run folder, or a run's name in the runs folder"))
+    p.add_argument("dest", type=Path, help=say("the folder to create"))
     p.add_argument("--dtype", choices=("fp32", "fp16", "bf16"), default="fp32")
-    p.add_argument("--adapter", action="store_true", help="LoRA runs: export the adapters alone, not merged")
-    p.add_argument("--zip", action="store_true", help="also write DEST.zip")
-    p.add_argument("--force", action="store_true", help="replace DEST if it is not empty")
-    p.add_argument("--no-verify", action="store_true", help="skip reloading the folder to compare outputs")
     p.add_argument(
-        "--mlflow", action="store_true", help="also log the model to MLflow (needs MLFLOW_TRACKING_URI)"
+        "--adapter", action="store_true", help=say("LoRA runs: export the adapters alone, not merged")
+    )
+    p.add_argument("--zip", action="store_true", help=say("also write DEST.zip"))
+    p.add_argument("--force", action="store_true", help=say("replace DEST if it is not empty"))
+    p.add_argument(
+        "--no-verify", action="store_true", help=say("skip reloading the folder to compare outputs")
+    )
+    p.add_argument(
+        "--mlflow", action="store_true", help=say("also log the model to MLflow (needs MLFLOW_TRACKING_URI)")
     )
     p.add_argument("--runs-dir", type=Path)
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("doctor", help="check the GPUs, the driver and the installed PyTorch")
-    p.add_argument("--json", action="store_true", help="print the findings as JSON")
-    p.add_argument("--fix", action="store_true", help="install the PyTorch build that fits")
-    p.add_argument("--dry-run", action="store_true", help="with --fix: show the install command, run nothing")
-    p.add_argument("--index-url", default="", help="a mirror or custom index instead of download.pytorch.org")
+    p = sub.add_parser("doctor", help=say("check the GPUs, the driver and the installed PyTorch"))
+    p.add_argument("--json", action="store_true", help=say("print the findings as JSON"))
+    p.add_argument("--fix", action="store_true", help=say("install the PyTorch build that fits"))
+    p.add_argument(
+        "--dry-run", action="store_true", help=say("with --fix: show the install command, run nothing")
+    )
+    p.add_argument(
+        "--index-url", default="", help=say("a mirror or custom index instead of download.pytorch.org")
+    )
     p.set_defaults(func=cmd_doctor)
 
-    p = sub.add_parser("runs", help="list run folders")
+    p = sub.add_parser("runs", help=say("list run folders"))
     p.add_argument("--runs-dir", type=Path)
     p.set_defaults(func=cmd_runs)
 
@@ -199,7 +232,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not args.force:
         raise InputError(
-            f"{out} exists already.", "Choose another name with -o, or add --force to overwrite it."
+            say("{file} exists already.", file=out),
+            say("Choose another name with -o, or add --force to overwrite it."),
         )
     config = RunConfig(task=args.task)
     config.model.name = args.model
@@ -213,7 +247,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     else:
         missing = [d for d in args.data if d not in local]
         if missing:
-            raise InputError(f"The data file {missing[0]} does not exist.", "Check the path.")
+            raise InputError(
+                say("The data file {file} does not exist.", file=missing[0]), say("Check the path.")
+            )
         table = read_files(args.data)
         base = out.resolve().parent
         config.data.files = [_relative(Path(d).resolve(), base) for d in args.data]
@@ -228,12 +264,14 @@ def cmd_init(args: argparse.Namespace) -> int:
     check_rows(table, args.task, guess.columns, drop_bad_rows=True)
     problems = [p for p in config.validate() if not p.field.startswith("data")]
     config.save(out, comments=True)
-    print(f"Wrote {out}. Column mapping:")
+    print(say("Wrote {file}. Column mapping:", file=out))
     for line in describe(guess):
-        print(f"  {line}")
+        print(f"  {text(line)}")
     for p in problems:
-        print(f"  warning: {p}", file=sys.stderr)
-    print(f"Next: finetune-studio-cli preview {out}   then   finetune-studio-cli train {out}")
+        print(
+            "  " + say("warning: {field}: {problem}", field=p.field, problem=text(p.message)), file=sys.stderr
+        )
+    print(say("Next: finetune-studio-cli preview {file}   then   finetune-studio-cli train {file}", file=out))
     return EXIT_OK
 
 
@@ -256,14 +294,28 @@ class _Console:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, PreparingEvent):
-            self._line(event.message if event.message.endswith(".") else f"{event.message}...")
+            line = text(event.message)
+            self._line(line if line.endswith((".", "。")) else say("{step}...", step=line))
         elif isinstance(event, StartedEvent):
             self.run_dir = event.run_dir
-            self._line(f"Run folder: {event.run_dir}")
-            resumed = f", resuming at step {event.resumed_from_step}" if event.resumed_from_step else ""
+            self._line(say("Run folder: {folder}", folder=event.run_dir))
+            values = {
+                "device": event.device,
+                "train": event.num_train_examples,
+                "eval": event.num_eval_examples,
+                "steps": event.total_steps,
+                "step": event.resumed_from_step,
+            }
             self._line(
-                f"Training on {event.device}: {event.num_train_examples} examples, "
-                f"{event.num_eval_examples} for evaluation, {event.total_steps} steps{resumed}."
+                say(
+                    "Training on {device}: {train} examples, {eval} for evaluation, {steps} steps, "
+                    "resuming at step {step}.",
+                    **values,
+                )
+                if event.resumed_from_step
+                else say(
+                    "Training on {device}: {train} examples, {eval} for evaluation, {steps} steps.", **values
+                )
             )
             self._open_bar(event.total_steps, event.resumed_from_step)
         elif isinstance(event, ProgressEvent) and self.bar is not None:
@@ -276,7 +328,7 @@ class _Console:
         elif isinstance(event, LogEvent):
             self._line(_format_metrics(event))
         elif isinstance(event, CheckpointEvent):
-            self._line(f"Checkpoint saved at step {event.step}.")
+            self._line(say("Checkpoint saved at step {step}.", step=event.step))
 
     def _open_bar(self, total: int, initial: int) -> None:
         from tqdm import tqdm
@@ -307,8 +359,8 @@ def _format_metrics(event: LogEvent) -> str:
     )
     shown = [f"{k} {event.metrics[k]:.4g}" for k in names if k in event.metrics]
     if "train_loss" in event.metrics and not shown:
-        shown = [f"mean train loss {event.metrics['train_loss']:.4g}"]
-    return f"step {event.step:>5} | " + "  ".join(shown)
+        shown = [say("mean train loss {loss}", loss=f"{event.metrics['train_loss']:.4g}")]
+    return say("step {step} | {metrics}", step=f"{event.step:>5}", metrics="  ".join(shown))
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -328,17 +380,30 @@ def cmd_train(args: argparse.Namespace) -> int:
                 raise RunBusyError.of(own)
             if not own.resumable():
                 raise InputError(
-                    f"The run {own.path.name} cannot be resumed: it is {own.status()} and "
-                    + ("has no checkpoint." if own.latest_checkpoint() is None else "not stopped."),
-                    "Start a new run from this config without --resume.",
+                    say(
+                        "The run {run} cannot be resumed: it is {status} and has no checkpoint.",
+                        run=own.path.name,
+                        status=own.status(),
+                    )
+                    if own.latest_checkpoint() is None
+                    else say(
+                        "The run {run} cannot be resumed: it is {status} and not stopped.",
+                        run=own.path.name,
+                        status=own.status(),
+                    ),
+                    say("Start a new run from this config without --resume."),
                 )
             resume = own
         else:
             resume = find_resumable(runs_dir, config, origin)
         if resume is None:
             raise InputError(
-                f"No stopped or interrupted run of {args.config} with a checkpoint was found in {runs_dir}.",
-                "Start it without --resume, or pass the config.toml inside the run folder to resume.",
+                say(
+                    "No stopped or interrupted run of {config} with a checkpoint was found in {folder}.",
+                    config=args.config,
+                    folder=runs_dir,
+                ),
+                say("Start it without --resume, or pass the config.toml inside the run folder to resume."),
             )
     from desktop.cli_hub import ensure_downloaded
 
@@ -348,27 +413,27 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
     console = _Console()
-    graceful = GracefulStop(
-        stop, lambda reason: console._line(_STOP_LINES.get(reason, _STOP_LINES["SIGINT"]))
-    )
+    graceful = GracefulStop(stop, lambda reason: console._line(_stop_line(reason)))
     try:
         with graceful:
             result = run_training(config, console, stop, resume=resume, origin=origin)
     finally:
         console.close()
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(say("note: {note}", note=text(note)), file=sys.stderr)
     if result.status == "finished":
         metrics = "  ".join(f"{k} {v:.4g}" for k, v in result.metrics.items())
-        print(f"Finished. Model saved in {result.model_dir}")
+        print(say("Finished. Model saved in {folder}", folder=result.model_dir))
         print(f"  {metrics}")
     elif result.status == "stopped":
-        print(f"Stopped. The run folder is {result.run_dir or '(none: stopped before training)'}.")
         if result.run_dir:
+            print(say("Stopped. The run folder is {folder}.", folder=result.run_dir))
             command = shell_join(
                 ["finetune-studio-cli", "train", str(Path(result.run_dir) / "config.toml"), "--resume"]
             )
-            print(f"  Continue with: {command}")
+            print("  " + say("Continue with: {command}", command=command))
+        else:
+            print(say("Stopped before training began; no run folder was kept."))
         return graceful.exit_code
     else:
         _print_failure(result.failure, result.run_dir)
@@ -378,19 +443,22 @@ def cmd_train(args: argparse.Namespace) -> int:
 def _print_failure(failure: FailedEvent | None, run_dir: Path | None) -> None:
     if failure is None:
         return
-    print(f"error: {failure.reason}", file=sys.stderr)
+    print(say("error: {message}", message=text(failure.reason)), file=sys.stderr)
     if failure.remedy:
-        print(f"  {failure.remedy}", file=sys.stderr)
+        print(f"  {text(failure.remedy)}", file=sys.stderr)
     if run_dir:
-        print(f"  Details: {Path(run_dir) / 'train.log'}", file=sys.stderr)
+        print("  " + say("Details: {file}", file=Path(run_dir) / "train.log"), file=sys.stderr)
 
 
-_STOP_LINES = {
-    "SIGINT": "Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...",
-    "SIGTERM": "Asked to end (SIGTERM): stopping after this step and saving a checkpoint...",
-    "SIGBREAK": "Ctrl-Break: stopping after this step and saving a checkpoint...",
-    "CONSOLE_CLOSE": "The console is closing: stopping after this step and saving a checkpoint...",
-}
+def _stop_line(reason: str) -> str:
+    """What the console says when asked to stop, by what asked."""
+    if reason == "SIGTERM":
+        return say("Asked to end (SIGTERM): stopping after this step and saving a checkpoint...")
+    if reason == "SIGBREAK":
+        return say("Ctrl-Break: stopping after this step and saving a checkpoint...")
+    if reason == "CONSOLE_CLOSE":
+        return say("The console is closing: stopping after this step and saving a checkpoint...")
+    return say("Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...")
 
 
 def _quiet_libraries() -> None:
@@ -423,9 +491,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
         tokenizer = load_tokenizer(config.model)
     result = preview(config, num_rows=0, tokenizer=tokenizer)
-    print(f"{args.config}: OK. {result.num_train} training rows, {result.num_eval} for evaluation.")
+    print(
+        say(
+            "{config}: OK. {train} training rows, {eval} for evaluation.",
+            config=args.config,
+            train=result.num_train,
+            eval=result.num_eval,
+        )
+    )
     for note in result.notes:
-        print(f"note: {note}")
+        print(say("note: {note}", note=text(note)))
     return EXIT_OK
 
 
@@ -443,24 +518,38 @@ def cmd_preview(args: argparse.Namespace) -> int:
         tokenizer = load_tokenizer(config.model)
     result = preview(config, num_rows=args.rows, tokenizer=tokenizer)
     print(
-        f"{result.num_train} training rows, {result.num_eval} for evaluation. "
-        f"Columns: {', '.join(result.columns)}"
+        say(
+            "{train} training rows, {eval} for evaluation. Columns: {columns}",
+            train=result.num_train,
+            eval=result.num_eval,
+            columns=", ".join(result.columns),
+        )
     )
-    print("Column mapping:")
+    print(say("Column mapping:"))
     for line in describe(result.guess):
-        print(f"  {line}")
+        print(f"  {text(line)}")
     mapped = list(result.guess.columns.mapped().values())
-    print(f"First {len(result.rows)} rows:")
+    print(say("First rows ({count}):", count=len(result.rows)))
     for i, row in enumerate(result.rows, 1):
         cells = "  |  ".join(f"{c}: {_short(row.get(c))}" for c in mapped)
         print(f"  {i}. {cells}")
     for name, s in result.token_stats.items():
         print(
-            f"Tokens ({name}): min {s.min}, median {s.median}, p95 {s.p95}, max {s.max}; "
-            f"{s.over_limit} of {s.count} longer than max_length {config.training.max_length}"
+            say(
+                "Tokens ({name}): min {min}, median {median}, p95 {p95}, max {max}; "
+                "{over} of {count} longer than max_length {limit}",
+                name=name,
+                min=s.min,
+                median=s.median,
+                p95=s.p95,
+                max=s.max,
+                over=s.over_limit,
+                count=s.count,
+                limit=config.training.max_length,
+            )
         )
     for note in result.notes:
-        print(f"note: {note}")
+        print(say("note: {note}", note=text(note)))
     return EXIT_OK
 
 
@@ -479,7 +568,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not run.is_run():
         run = RunDir((args.runs_dir or default_runs_dir()) / args.run)
     if not run.is_run():
-        raise InputError(f"No run folder {args.run} was found.", "List runs with: finetune-studio-cli runs")
+        raise InputError(
+            say("No run folder {run} was found.", run=args.run),
+            say("List runs with: finetune-studio-cli runs"),
+        )
     _quiet_libraries()
     result = export_run(
         run,
@@ -489,24 +581,37 @@ def cmd_export(args: argparse.Namespace) -> int:
         overwrite=args.force,
         archive=args.zip,
         verify=not args.no_verify,
-        on_progress=lambda stage, fraction: print(f"[{fraction:4.0%}] {STAGES[stage]}", file=sys.stderr),
+        on_progress=lambda stage, fraction: print(
+            f"[{fraction:4.0%}] {text(STAGES[stage])}", file=sys.stderr
+        ),
         mlflow=args.mlflow,
+        language=cli_text.language,
     )
-    print(f"Exported to {result.folder}" + (f" and {result.archive}" if result.archive else ""))
+    if result.archive:
+        print(say("Exported to {folder} and {archive}", folder=result.folder, archive=result.archive))
+    else:
+        print(say("Exported to {folder}", folder=result.folder))
     if result.mlflow_uri:
-        print(f"Logged to MLflow as {result.mlflow_uri}")
+        print(say("Logged to MLflow as {uri}", uri=result.mlflow_uri))
     check = result.verification
     if check is None:
         return EXIT_OK
     if check.ok:
         print(
-            f"Verified: reloaded in a fresh process, outputs on {check.examples} examples differ by at most "
-            f"{check.max_abs_diff:.2g}."
+            say(
+                "Verified: reloaded in a fresh process, outputs on {count} examples differ by at most "
+                "{diff}.",
+                count=check.examples,
+                diff=f"{check.max_abs_diff:.2g}",
+            )
         )
         return EXIT_OK
     print(
-        f"error: the exported folder does not reproduce the run's outputs "
-        f"(max difference {check.max_abs_diff:.3g}) {check.error}",
+        say(
+            "error: the exported folder does not reproduce the run's outputs (max difference {diff}) {error}",
+            diff=f"{check.max_abs_diff:.3g}",
+            error=check.error,
+        ),
         file=sys.stderr,
     )
     return EXIT_FAILED
@@ -538,14 +643,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         }
         print(redact(json.dumps(findings, indent=2, ensure_ascii=False)))
     else:
-        print(report.summary())
-        print(probe.summary())
-        print(f"{'OK' if result.ok else 'Needs attention'}: {result.headline}")
-        print(f"  {result.explanation}")
+        print(text(report.summary()))
+        print(text(probe.summary()))
+        headline = text(result.headline)
+        print(
+            say("OK: {headline}", headline=headline)
+            if result.ok
+            else say("Needs attention: {headline}", headline=headline)
+        )
+        print(f"  {text(result.explanation)}")
         if plan is not None and not args.fix:
+            command = redact(shell_join(plan.command))
             print(
-                "  Fix it with: finetune-studio-cli doctor --fix   "
-                f"(runs: {redact(shell_join(plan.command))})"
+                "  "
+                + say("Fix it with: finetune-studio-cli doctor --fix   (runs: {command})", command=command)
             )
     if not args.fix or result.ok:
         return EXIT_OK if result.ok else EXIT_FAILED
@@ -559,9 +670,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     others = others_running()
     if others:
         raise InputError(
-            f"Finetune Studio is running ({', '.join(others)}), and PyTorch cannot be replaced while it "
-            "is in use.",
-            "Close the app and stop command-line runs, then run doctor --fix again.",
+            say(
+                "Finetune Studio is running ({what}), and PyTorch cannot be replaced while it is in use.",
+                what=", ".join(others),
+            ),
+            say("Close the app and stop command-line runs, then run doctor --fix again."),
         )
     return _run_fix(plan)
 
@@ -572,7 +685,7 @@ def _run_fix(plan: Any) -> int:
     from desktop.core.repair import run_repair
     from desktop.core.torch_probe import prove_gpu
 
-    bar = tqdm(total=100, unit="%", file=sys.stderr, dynamic_ncols=True, desc="Installing PyTorch")
+    bar = tqdm(total=100, unit="%", file=sys.stderr, dynamic_ncols=True, desc=say("Installing PyTorch"))
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
@@ -585,15 +698,28 @@ def _run_fix(plan: Any) -> int:
     finally:
         signal.signal(signal.SIGINT, previous)
         bar.close()
-    print(result.message)
+    print(text(result.message))
     if not result.ok:
         return EXIT_STOPPED if result.cancelled else EXIT_FAILED
     proof = prove_gpu(plan.python)
     if proof.ok:
-        print(f"Proved: a matrix multiplication ran on {proof.device} in {proof.seconds:.2f} s.")
+        print(
+            say(
+                "Proved: a matrix multiplication ran on {device} in {seconds} s.",
+                device=proof.device,
+                seconds=f"{proof.seconds:.2f}",
+            )
+        )
         return EXIT_OK
     version = result.probe.version if result.probe else ""
-    print(f"error: PyTorch {version} is installed, but the GPU test failed: {proof.error}", file=sys.stderr)
+    print(
+        say(
+            "error: PyTorch {version} is installed, but the GPU test failed: {error}",
+            version=version,
+            error=proof.error,
+        ),
+        file=sys.stderr,
+    )
     return EXIT_FAILED
 
 
@@ -605,15 +731,21 @@ def cmd_runs(args: argparse.Namespace) -> int:
     runs_dir = args.runs_dir or default_runs_dir()
     runs = list_runs(runs_dir)
     if not runs:
-        print(f"No runs in {runs_dir}.")
+        print(say("No runs in {folder}.", folder=runs_dir))
         return EXIT_OK
-    from desktop.core.runs import STATUS_WORDS
-
+    words = {
+        "finished": say("finished"),
+        "stopped": say("stopped"),
+        "failed": say("failed"),
+        "running": say("running"),
+        "interrupted": say("crashed"),
+        "damaged": say("damaged"),
+    }
     for info in runs:
         best = f"{info.best[0]} {info.best[1]:.4g}" if info.best else "-"
-        flag = "  (resumable)" if info.resumable else ""
+        flag = "  " + say("(resumable)") if info.resumable else ""
         print(
-            f"{info.name:<45} {STATUS_WORDS.get(info.status, info.status):<9} {info.task:<15} {best:<18} "
+            f"{info.name:<45} {words.get(info.status, info.status):<9} {info.task:<15} {best:<18} "
             f"{_short(info.model, 30):<30} {_short(info.dataset, 30)}{flag}"
         )
     return EXIT_OK

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from desktop.cli_text import say, text
 from desktop.core.config import TASKS, RunConfig
 from desktop.core.errors import human_count, human_size
 
@@ -27,12 +28,14 @@ def hub_options() -> argparse.ArgumentParser:
     options.add_argument(
         "--source",
         choices=(*CHOICES, "hf"),
-        help="where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)",
+        help=say(
+            "where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)"
+        ),
     )
     options.add_argument(
         "--endpoint",
         metavar="URL",
-        help="a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope's)",
+        help=say("a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope's)"),
     )
     return options
 
@@ -53,31 +56,31 @@ def apply_hub_options(args: argparse.Namespace) -> None:
 def add_parsers(sub: Any) -> None:
     options = hub_options()
     models = sub.add_parser(
-        "models", help="find, download and list models (Hugging Face, a mirror, ModelScope)"
+        "models", help=say("find, download and list models (Hugging Face, a mirror, ModelScope)")
     )
     msub = models.add_subparsers(dest="models_command", required=True)
-    p = msub.add_parser("search", parents=[options], help="search the hub")
+    p = msub.add_parser("search", parents=[options], help=say("search the hub"))
     p.add_argument("query", nargs="?", default="")
     p.add_argument("--task", choices=TASKS)
     p.add_argument("--sort", choices=("downloads", "likes"), default="downloads")
     p.add_argument("--limit", type=int, default=20)
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--json", action="store_true", help=say("print the results as JSON"))
     p.set_defaults(func=cmd_search)
     p = msub.add_parser(
-        "download", parents=[options], help="download a model (only the files training needs)"
+        "download", parents=[options], help=say("download a model (only the files training needs)")
     )
-    p.add_argument("id", help="owner/name, or modelscope:owner/name")
-    p.add_argument("--revision", default="", help="branch, tag or commit")
+    p.add_argument("id", help=say("owner/name, or modelscope:owner/name"))
+    p.add_argument("--revision", default="", help=say("branch, tag or commit"))
     p.set_defaults(func=cmd_download, dataset=False)
-    p = msub.add_parser("list", help="models on this computer (hub caches and folders used before)")
+    p = msub.add_parser("list", help=say("models on this computer (hub caches and folders used before)"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
-    p = msub.add_parser("sources", parents=[options], help="which source answers, and how fast")
+    p = msub.add_parser("sources", parents=[options], help=say("which source answers, and how fast"))
     p.set_defaults(func=cmd_sources)
-    data = sub.add_parser("datasets", help="download hub datasets")
+    data = sub.add_parser("datasets", help=say("download hub datasets"))
     dsub = data.add_subparsers(dest="datasets_command", required=True)
-    p = dsub.add_parser("download", parents=[options], help="download a dataset's data files")
-    p.add_argument("id", help="owner/name, or modelscope:owner/name")
+    p = dsub.add_parser("download", parents=[options], help=say("download a dataset's data files"))
+    p.add_argument("id", help=say("owner/name, or modelscope:owner/name"))
     p.add_argument("--revision", default="")
     p.set_defaults(func=cmd_download, dataset=True)
 
@@ -92,16 +95,20 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(json.dumps([asdict(h) for h in hits], ensure_ascii=False, indent=1))
         return 0
     if not hits:
-        print(f"No models match {args.query!r} on {source.label}.", file=sys.stderr)
+        print(
+            say("No models match {query} on {source}.", query=repr(args.query), source=text(source.label)),
+            file=sys.stderr,
+        )
         return 0
     print(
-        f"{'model':48} {'downloads':>10} {'likes':>6} {'params':>8} {'size':>9}  license  updated",
+        f"{say('model'):48} {say('downloads'):>10} {say('likes'):>6} {say('params'):>8} {say('size'):>9}  "
+        + say("license  updated"),
         file=sys.stdout,
     )
     for h in hits:
         params = human_count(h.parameters) if h.parameters else "?"
         size = human_size(h.size_bytes) if h.size_bytes else "?"
-        gated = "  gated" if h.gated else ""
+        gated = "  " + say("gated") if h.gated else ""
         print(
             f"{h.ref:48} {h.downloads or 0:>10} {h.likes or 0:>6} {params:>8} {size:>9}  "
             f"{h.license or '?'}  {h.updated}{gated}"
@@ -114,12 +121,20 @@ def cmd_download(args: argparse.Namespace) -> int:
     from desktop.core.downloads import DownloadCancelled
 
     source = sources.resolve(probe_if_stale=True)
-    what = "dataset" if args.dataset else "model"
-    print(f"Downloading the {what} {args.id} from {source.label} ({source.endpoint})...", file=sys.stderr)
+    values = {"name": args.id, "source": text(source.label), "endpoint": source.endpoint}
+    print(
+        say("Downloading the dataset {name} from {source} ({endpoint})...", **values)
+        if args.dataset
+        else say("Downloading the model {name} from {source} ({endpoint})...", **values),
+        file=sys.stderr,
+    )
     try:
         folder = download_with_bar(args.id, source, args.revision, args.dataset)
     except (KeyboardInterrupt, DownloadCancelled):
-        print("\nDownload stopped. Run the same command again to resume where it stopped.", file=sys.stderr)
+        print(
+            "\n" + say("Download stopped. Run the same command again to resume where it stopped."),
+            file=sys.stderr,
+        )
         return 130
     print(str(folder))
     return 0
@@ -187,7 +202,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     if not hits:
         print(
-            "No models on this computer yet. Find one with: finetune-studio-cli models search QUERY",
+            say("No models on this computer yet. Find one with: finetune-studio-cli models search QUERY"),
             file=sys.stderr,
         )
     for h in hits:
@@ -200,11 +215,16 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
     chosen, probes = sources.pick()
     for p in probes:
-        answer = f"answered in {p.seconds * 1000:.0f} ms" if p.ok else f"no answer ({p.problem})"
+        if p.ok:
+            answer = say("answered in {ms} ms", ms=f"{p.seconds * 1000:.0f}")
+        else:
+            answer = say("no answer ({problem})", problem=text(p.problem))
         print(f"{p.name:12} {p.endpoint:36} {answer}")
+    in_use = text(sources.resolve().label)
     print(
-        f"in use: {sources.resolve().label}"
-        + (f"; Auto would pick {chosen.label}" if chosen else "; none answers")
+        say("in use: {source}; Auto would pick {chosen}", source=in_use, chosen=text(chosen.label))
+        if chosen
+        else say("in use: {source}; none answers", source=in_use)
     )
     return 0 if chosen else 1
 
@@ -219,9 +239,12 @@ def ensure_downloaded(config: RunConfig, model: bool = True) -> None:
     name = config.model.name.strip()
     local = Path(name).expanduser().is_dir() or name.startswith("bundled:")
     if model and name and not local and not complete_in_cache(name, config.model.revision):
-        print(f"{name} is not on this computer yet: downloading it first.", file=sys.stderr)
+        print(say("{name} is not on this computer yet: downloading it first.", name=name), file=sys.stderr)
         download_with_bar(name, sources.resolve(probe_if_stale=True), config.model.revision)
     hub_id = config.data.hub_id
     if hub_id and local_copy(hub_id, dataset=True) is None:
-        print(f"The dataset {hub_id} is not on this computer yet: downloading it first.", file=sys.stderr)
+        print(
+            say("The dataset {name} is not on this computer yet: downloading it first.", name=hub_id),
+            file=sys.stderr,
+        )
         download_with_bar(hub_id, sources.resolve(probe_if_stale=True), dataset=True)

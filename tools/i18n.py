@@ -42,7 +42,8 @@ def sources(scratch: Path) -> list[str]:
 
 
 def core_templates() -> list[str]:
-    """Every ``msg("...")`` template in desktop/core and the CLI, in file order, without repeats."""
+    """Every ``msg("...")`` template in desktop/core and every ``say("...")`` of the CLI, in file order,
+    without repeats."""
     import ast
 
     found: dict[str, None] = {}
@@ -53,10 +54,11 @@ def core_templates() -> list[str]:
                 continue
             name, first = getattr(node.func, "id", ""), node.args[0]
             literal = isinstance(first, ast.Constant) and isinstance(first.value, str)
-            if name in ("msg", "Msg", "_help") and literal:  # _help(): a config field's help text
+            if name in ("msg", "Msg", "say", "_help") and literal:  # _help(): a config field's help text
                 found[first.value] = None
-            elif name in ("msg", "Msg") and path.name != "messages.py":  # where msg() is defined
-                raise SystemExit(f"{path}:{node.lineno}: msg() needs a literal template string")
+            elif name in ("msg", "Msg", "say") and getattr(first, "id", "") != "template":
+                # (a function that passes its own ``template`` on is where msg() or say() is defined)
+                raise SystemExit(f"{path}:{node.lineno}: {name}() needs a literal template string")
     return list(found)
 
 

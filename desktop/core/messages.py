@@ -47,7 +47,7 @@ def joined(*parts: str | None) -> str:
     return text
 
 
-def collected(text: str) -> Msg:
-    """``text`` as a message without placeholders, for texts the translation tools collect at their own
+def collected(template: str) -> Msg:
+    """``template`` (no placeholders) as a message, for texts the translation tools collect at their own
     call (a config field's ``_help("...")``)."""
-    return Msg(text.replace("{", "{{").replace("}", "}}")) if "{" in text else Msg(text)
+    return Msg(template)
