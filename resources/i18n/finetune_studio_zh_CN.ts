@@ -317,6 +317,10 @@
         <translation>将用 {tool} 从 {index} 安装 {requirements}。</translation>
     </message>
     <message>
+        <source>{plan} {warning}</source>
+        <translation>{plan}{warning}</translation>
+    </message>
+    <message>
         <source>CPU only</source>
         <translation>仅 CPU</translation>
     </message>
@@ -1154,6 +1158,10 @@
         <translation>无法读取模型大小：{error}</translation>
     </message>
     <message>
+        <source>{term}: {size:.2f} GB</source>
+        <translation>{term}：{size:.2f} GB</translation>
+    </message>
+    <message>
         <source>On this computer the run uses RAM: {parts}</source>
         <translation>在这台电脑上，训练使用内存：{parts}</translation>
     </message>
@@ -1162,28 +1170,24 @@
         <translation>这里没有 NVIDIA GPU：训练将在 CPU 上运行，约需 {total:.1f} GB 内存（可用 {free:.1f} GB）。速度比 GPU 慢得多，最适合小模型和短文本。</translation>
     </message>
     <message>
-        <source>fits</source>
-        <translation>放得下</translation>
+        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放得下。</translation>
     </message>
     <message>
-        <source>fits, but tightly</source>
-        <translation>放得下，但很紧</translation>
+        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存勉强放得下。</translation>
     </message>
     <message>
-        <source>will not fit</source>
-        <translation>放不下</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: {verdict} in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：在 {gpu} 可用的 {free:.1f} GB 中{verdict}。</translation>
-    </message>
-    <message>
-        <source>nothing: the current settings already match</source>
-        <translation>无需更改：当前设置已经合适</translation>
+        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放不下。</translation>
     </message>
     <message>
         <source>Changed: {changes}</source>
         <translation>已更改：{changes}</translation>
+    </message>
+    <message>
+        <source>Nothing changed: the current settings already match.</source>
+        <translation>没有改动：当前设置已经符合。</translation>
     </message>
     <message>
         <source>all linear layers</source>
@@ -1248,6 +1252,10 @@
     <message>
         <source>QLoRA (4-bit base model)</source>
         <translation>QLoRA（4 位基础模型）</translation>
+    </message>
+    <message>
+        <source>{field}: {problem}</source>
+        <translation>{field}：{problem}</translation>
     </message>
     <message>
         <source>Effective batch: {n} examples per update</source>
@@ -1797,6 +1805,14 @@
         <translation>请确认该文件夹包含完整的 Hugging Face 模型：配置、权重和分词器文件。</translation>
     </message>
     <message>
+        <source>Not enough disk space for the checkpoint at step {step}: it needs about {needed} in {folder}, and {free} are free.</source>
+        <translation>磁盘空间不足，无法保存第 {step} 步的检查点：{folder} 中约需 {needed}，只剩 {free} 可用。</translation>
+    </message>
+    <message>
+        <source>Free some space (older runs in the runs folder are often large), then resume the run: it continues from its last checkpoint.</source>
+        <translation>请先腾出一些空间（训练任务文件夹中的旧任务往往很大），然后继续训练：它会从最后一个检查点接着训练。</translation>
+    </message>
+    <message>
         <source>Pick a decoder model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), GPT-2 (gpt2) or Llama.</source>
         <translation>请选择解码器模型，如 Qwen（Qwen/Qwen2.5-0.5B-Instruct）、GPT-2（gpt2）或 Llama。</translation>
     </message>
@@ -1811,6 +1827,10 @@
     <message>
         <source>This model does not know most of the characters in your texts: {share} of their tokens become the unknown token {unknown}, so it cannot tell those texts apart. Pick a model made for your texts&apos; language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for Chinese, or a multilingual one such as xlm-roberta-base.</source>
         <translation>这个模型不认识你文本中的大部分字符：有 {share} 的 token 变成了未知 token {unknown}，因此它无法区分这些文本。请选择针对你文本语言的模型，例如中文可用 bert-base-chinese 或 hfl/chinese-roberta-wwm-ext，也可以用 xlm-roberta-base 这样的多语言模型。</translation>
+    </message>
+    <message>
+        <source>Labels written differently but with the same value were merged into one class each: {labels}.</source>
+        <translation>写法不同但值相同的标签已各自合并为一个类别：{labels}。</translation>
     </message>
     <message>
         <source>The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece .model file); without them the texts cannot be read the way the model was trained to read them.</source>
@@ -1835,6 +1855,1056 @@
     <message>
         <source>Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt).</source>
         <translation>请选择带有完整分词器文件（tokenizer.json 或 vocab.txt）的模型文件夹。</translation>
+    </message>
+    <message>
+        <source>{source}: the label column &quot;{column}&quot; has {classes} different values in {rows} rows; a classifier learns from many examples of each class.</source>
+        <translation>{source}：标签列“{column}”在 {rows} 行中有 {classes} 个不同的值；分类器需要每个类别都有许多样本才能学会。</translation>
+    </message>
+    <message>
+        <source>Check that columns.label names the column with the classes (now &quot;{column}&quot;).</source>
+        <translation>请确认 columns.label 指向存放类别的列（当前为“{column}”）。</translation>
+    </message>
+    <message>
+        <source>is {accumulation}, but one pass over the {rows} training rows is only {batches} batches of {batch}; lower it to at most {batches} (or lower the batch size).</source>
+        <translation>为 {accumulation}，但 {rows} 行训练数据跑一遍只有 {batches} 个批次（每批 {batch} 条）；请把它降到 {batches} 以下（或减小批大小）。</translation>
+    </message>
+    <message>
+        <source>Add training examples of those labels, or leave their rows out.</source>
+        <translation>请为这些标签添加训练样本，或去掉这些行。</translation>
+    </message>
+    <message>
+        <source>Add training examples of those labels, or use a random hold-out (validation.fraction).</source>
+        <translation>请为这些标签添加训练样本，或改用随机划分验证集（validation.fraction）。</translation>
+    </message>
+    <message>
+        <source>The evaluation rows have labels that never occur in training: {labels} and {more} more.</source>
+        <translation>评估数据中有训练数据里从未出现的标签：{labels} 等，另有 {more} 个。</translation>
+    </message>
+    <message>
+        <source>The evaluation rows have labels that never occur in training: {labels}.</source>
+        <translation>评估数据中有训练数据里从未出现的标签：{labels}。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} rows have an empty text in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：列“{column}”中有 {count} 行文本为空（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} rows have no chat conversation with an assistant reply in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：列“{column}”中有 {count} 行没有包含助手回复的对话（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} rows have no label in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：列“{column}”中有 {count} 行没有标签（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has an empty text in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：列“{column}”中有 1 行文本为空（{rows}）。</translation>
+    </message>
+    <message>
+        <source>lists of messages with &quot;role&quot; and &quot;content&quot;</source>
+        <translation>由带“role”和“content”的消息组成的列表</translation>
+    </message>
+    <message>
+        <source>a label</source>
+        <translation>一个标签</translation>
+    </message>
+    <message>
+        <source>text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>by name</source>
+        <translation>按名称</translation>
+    </message>
+    <message>
+        <source>by content</source>
+        <translation>按内容</translation>
+    </message>
+    <message>
+        <source>{role} &lt;- {column}  ({how})</source>
+        <translation>{role} &lt;- {column}  （{how}）</translation>
+    </message>
+    <message>
+        <source>{source}: no column was found for {roles} (columns: {columns}).</source>
+        <translation>{source}：没有找到对应 {roles} 的列（现有列：{columns}）。</translation>
+    </message>
+    <message>
+        <source>Map the columns yourself, e.g. columns.{role} = &quot;&lt;column name&gt;&quot; in the config.</source>
+        <translation>请自己指定列映射，例如在配置中写 columns.{role} = &quot;&lt;列名&gt;&quot;。</translation>
+    </message>
+    <message>
+        <source>Left out {bad} of {total} rows of {source} ({rows}).</source>
+        <translation>已略过 {source} 的 {total} 行中的 {bad} 行（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has no chat conversation with an assistant reply in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：列“{column}”中有 1 行没有包含助手回复的对话（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has no label in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：列“{column}”中有 1 行没有标签（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: the column &quot;{column}&quot; (mapped as {role}) is not in the data.</source>
+        <translation>{source}：数据中没有列“{column}”（映射为 {role}）。</translation>
+    </message>
+    <message>
+        <source>Its columns are: {columns}. Pick one of them for columns.{role}.</source>
+        <translation>现有的列：{columns}。请从中选一列作为 columns.{role}。</translation>
+    </message>
+    <message>
+        <source>{source}: the column &quot;{column}&quot; ({role}) is empty in every row.</source>
+        <translation>{source}：列“{column}”（{role}）在每一行都是空的。</translation>
+    </message>
+    <message>
+        <source>Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.</source>
+        <translation>请为这些行补上{fix}，或设置 data.drop_bad_rows = true 略过它们。</translation>
+    </message>
+    <message>
+        <source>{source}: every row has the label &quot;{label}&quot;; a classifier needs at least two classes.</source>
+        <translation>{source}：每一行的标签都是“{label}”；分类器至少需要两个类别。</translation>
+    </message>
+    <message>
+        <source>Add examples of the other classes, or check that columns.label is the right column.</source>
+        <translation>请添加其他类别的样本，或检查 columns.label 是否指向了正确的列。</translation>
+    </message>
+    <message>
+        <source>Map {role} to the column that holds the labels.</source>
+        <translation>请把 {role} 映射到存放标签的列。</translation>
+    </message>
+    <message>
+        <source>Map {role} to the column that holds the texts.</source>
+        <translation>请把 {role} 映射到存放文本的列。</translation>
+    </message>
+    <message>
+        <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
+        <translation>Hub 上的 ID（如“bert-base-uncased”）、本地文件夹，或“bundled:all-minilm-l6-v2”。</translation>
+    </message>
+    <message>
+        <source>Hub branch, tag or commit; empty for the default branch.</source>
+        <translation>Hub 上的分支、标签或提交；留空表示默认分支。</translation>
+    </message>
+    <message>
+        <source>Run Python code shipped with the model. Only for models you trust.</source>
+        <translation>运行模型自带的 Python 代码。只对你信任的模型开启。</translation>
+    </message>
+    <message>
+        <source>Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file).</source>
+        <translation>本地数据文件：.csv .tsv .json .jsonl .parquet .txt .xlsx（相对于本配置文件）。</translation>
+    </message>
+    <message>
+        <source>A dataset on the hub, e.g. &quot;imdb&quot; (instead of files).</source>
+        <translation>Hub 上的数据集，例如“imdb”（代替本地文件）。</translation>
+    </message>
+    <message>
+        <source>The hub dataset&apos;s configuration (subset), if it has several.</source>
+        <translation>Hub 数据集的配置（子集），如果有多个的话。</translation>
+    </message>
+    <message>
+        <source>The hub dataset&apos;s split to train on.</source>
+        <translation>用于训练的 Hub 数据集划分（split）。</translation>
+    </message>
+    <message>
+        <source>Drop rows with blank texts or missing labels instead of stopping with an error.</source>
+        <translation>略过文本为空或缺少标签的行，而不是报错停止。</translation>
+    </message>
+    <message>
+        <source>Text to classify, or plain text for causal-LM training.</source>
+        <translation>要分类的文本，或用于因果语言模型训练的纯文本。</translation>
+    </message>
+    <message>
+        <source>Optional second text for sentence-pair classification.</source>
+        <translation>句对分类的第二段文本（可选）。</translation>
+    </message>
+    <message>
+        <source>Class label (text or integer).</source>
+        <translation>类别标签（文本或整数）。</translation>
+    </message>
+    <message>
+        <source>Alpaca-style instruction.</source>
+        <translation>Alpaca 格式的指令。</translation>
+    </message>
+    <message>
+        <source>Alpaca-style optional input.</source>
+        <translation>Alpaca 格式的可选输入。</translation>
+    </message>
+    <message>
+        <source>Alpaca-style answer.</source>
+        <translation>Alpaca 格式的回答。</translation>
+    </message>
+    <message>
+        <source>Chat conversations: lists of messages with &quot;role&quot; and &quot;content&quot;.</source>
+        <translation>对话：由带“role”和“content”的消息组成的列表。</translation>
+    </message>
+    <message>
+        <source>Prompt whose completion is learned.</source>
+        <translation>提示词，模型学习它的续写。</translation>
+    </message>
+    <message>
+        <source>Completion for the prompt.</source>
+        <translation>提示词的续写。</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence input.</source>
+        <translation>序列到序列的输入。</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence output.</source>
+        <translation>序列到序列的输出。</translation>
+    </message>
+    <message>
+        <source>An existing split of the hub dataset, e.g. &quot;validation&quot;.</source>
+        <translation>Hub 数据集中已有的划分，例如“validation”。</translation>
+    </message>
+    <message>
+        <source>Separate local validation file(s).</source>
+        <translation>单独的本地验证集文件。</translation>
+    </message>
+    <message>
+        <source>Otherwise hold out this fraction of the training data (0 = no evaluation).</source>
+        <translation>否则从训练数据中留出这个比例作为验证集（0 = 不评估）。</translation>
+    </message>
+    <message>
+        <source>Seed for the random hold-out.</source>
+        <translation>随机划分验证集的种子。</translation>
+    </message>
+    <message>
+        <source>Passes over the training data.</source>
+        <translation>训练数据要过几遍。</translation>
+    </message>
+    <message>
+        <source>Stop after this many optimizer steps; 0 = use epochs.</source>
+        <translation>优化器走完这么多步后停止；0 = 按轮数。</translation>
+    </message>
+    <message>
+        <source>Peak learning rate.</source>
+        <translation>学习率峰值。</translation>
+    </message>
+    <message>
+        <source>Warm-up: a fraction of all steps (&lt; 1) or a number of steps.</source>
+        <translation>预热：占总步数的比例（&lt; 1）或步数。</translation>
+    </message>
+    <message>
+        <source>AdamW weight decay.</source>
+        <translation>AdamW 权重衰减。</translation>
+    </message>
+    <message>
+        <source>Examples per device and step.</source>
+        <translation>每个设备每步的样本数。</translation>
+    </message>
+    <message>
+        <source>Steps whose gradients add up before one update.</source>
+        <translation>累积多少步的梯度再更新一次参数。</translation>
+    </message>
+    <message>
+        <source>Longest sequence in tokens; longer examples are truncated.</source>
+        <translation>最长序列（token 数）；更长的样本会被截断。</translation>
+    </message>
+    <message>
+        <source>Evaluate every N steps; 0 = once per epoch.</source>
+        <translation>每 N 步评估一次；0 = 每轮一次。</translation>
+    </message>
+    <message>
+        <source>Save a checkpoint every N steps; 0 = once per epoch.</source>
+        <translation>每 N 步保存一个检查点；0 = 每轮一次。</translation>
+    </message>
+    <message>
+        <source>Log loss and learning rate every N steps.</source>
+        <translation>每 N 步记录一次损失和学习率。</translation>
+    </message>
+    <message>
+        <source>Random seed for model initialisation and data order.</source>
+        <translation>模型初始化和数据顺序的随机种子。</translation>
+    </message>
+    <message>
+        <source>auto (bf16 where the GPU has it, fp16 on older GPUs, fp32 on CPU), fp32, fp16 or bf16.</source>
+        <translation>auto（GPU 支持时用 bf16，较旧的 GPU 用 fp16，CPU 上用 fp32）、fp32、fp16 或 bf16。</translation>
+    </message>
+    <message>
+        <source>Recompute activations in the backward pass: much less memory, about 20% slower.</source>
+        <translation>在反向传播时重新计算激活值：省下大量显存，约慢 20%。</translation>
+    </message>
+    <message>
+        <source>Pin batches in page-locked RAM for faster copies to the GPU.</source>
+        <translation>把批次固定在锁页内存中，更快地复制到 GPU。</translation>
+    </message>
+    <message>
+        <source>Processes preparing batches; 0 = in the training process (safest, and right on Windows).</source>
+        <translation>准备批次的进程数；0 = 在训练进程内准备（最稳妥，Windows 上应选它）。</translation>
+    </message>
+    <message>
+        <source>Return cached GPU memory every N steps (lower peak, slower); 0 = never.</source>
+        <translation>每 N 步释放一次缓存的显存（峰值更低，但更慢）；0 = 从不。</translation>
+    </message>
+    <message>
+        <source>Compile the model with torch.compile (faster steps after a slow start).</source>
+        <translation>用 torch.compile 编译模型（开头较慢，之后每步更快）。</translation>
+    </message>
+    <message>
+        <source>Attention kernel: auto, sdpa, eager or flash_attention_2.</source>
+        <translation>注意力实现：auto、sdpa、eager 或 flash_attention_2。</translation>
+    </message>
+    <message>
+        <source>Train LoRA adapters instead of every weight.</source>
+        <translation>只训练 LoRA 适配器，而不是全部权重。</translation>
+    </message>
+    <message>
+        <source>Adapter rank r: more is more capacity and memory.</source>
+        <translation>适配器的秩 r：越大容量越大，也越占显存。</translation>
+    </message>
+    <message>
+        <source>Adapter scaling alpha (often 2 x rank).</source>
+        <translation>适配器缩放系数 alpha（通常为秩的 2 倍）。</translation>
+    </message>
+    <message>
+        <source>Dropout on the adapters.</source>
+        <translation>适配器上的 dropout。</translation>
+    </message>
+    <message>
+        <source>Linear layers to adapt; empty = all linear layers.</source>
+        <translation>要加适配器的线性层；留空 = 所有线性层。</translation>
+    </message>
+    <message>
+        <source>QLoRA: keep the frozen base model in 4 bits (bitsandbytes, CUDA GPU): about 1/8 of its memory.</source>
+        <translation>QLoRA：以 4 位精度保存冻结的基础模型（需要 bitsandbytes 和 CUDA GPU）：只占约 1/8 的显存。</translation>
+    </message>
+    <message>
+        <source>Folder for run folders; empty = the app&apos;s data folder.</source>
+        <translation>存放训练任务文件夹的位置；留空 = 应用的数据文件夹。</translation>
+    </message>
+    <message>
+        <source>Name for this run&apos;s folder; empty = task and model.</source>
+        <translation>本次训练任务文件夹的名称；留空 = 任务类型加模型名。</translation>
+    </message>
+    <message>
+        <source>Also log to &quot;tensorboard&quot; and/or &quot;mlflow&quot; (when that package is installed).</source>
+        <translation>同时记录到“tensorboard”和/或“mlflow”（需已安装对应的包）。</translation>
+    </message>
+    <message>
+        <source>classification, causal-lm or seq2seq.</source>
+        <translation>classification、causal-lm 或 seq2seq。</translation>
+    </message>
+    <message>
+        <source>must be a list of texts, not {value}.</source>
+        <translation>必须是文本列表，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>Learning-rate schedule: {choices}.</source>
+        <translation>学习率调度：{choices}。</translation>
+    </message>
+    <message>
+        <source>Optimizer: {choices}.</source>
+        <translation>优化器：{choices}。</translation>
+    </message>
+    <message>
+        <source>torch.compile backend: {choices}.</source>
+        <translation>torch.compile 后端：{choices}。</translation>
+    </message>
+    <message>
+        <source>must be true or false, not {value}.</source>
+        <translation>必须是 true 或 false，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>must be a whole number, not {value}.</source>
+        <translation>必须是整数，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>must be a number, not {value}.</source>
+        <translation>必须是数字，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>must be text, not {value}.</source>
+        <translation>必须是文本，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>must be one of {choices}.</source>
+        <translation>必须是以下之一：{choices}。</translation>
+    </message>
+    <message>
+        <source>must be above 0 (or set training.max_steps).</source>
+        <translation>必须大于 0（或者设置 training.max_steps）。</translation>
+    </message>
+    <message>
+        <source>must be 0 (use epochs) or a positive number of steps.</source>
+        <translation>必须是 0（按轮数）或正整数步数。</translation>
+    </message>
+    <message>
+        <source>must be between 0 and 1; 2e-5 to 5e-4 is usual.</source>
+        <translation>必须在 0 和 1 之间；常用 2e-5 到 5e-4。</translation>
+    </message>
+    <message>
+        <source>must be 0 or more.</source>
+        <translation>必须大于或等于 0。</translation>
+    </message>
+    <message>
+        <source>must be between 8 and 1048576 tokens.</source>
+        <translation>必须在 8 到 1048576 个 token 之间。</translation>
+    </message>
+    <message>
+        <source>must be 0 (never) or a number of steps.</source>
+        <translation>必须是 0（从不）或步数。</translation>
+    </message>
+    <message>
+        <source>must be 1 or more; 8 or 16 is usual.</source>
+        <translation>必须大于或等于 1；常用 8 或 16。</translation>
+    </message>
+    <message>
+        <source>must be 1 or more; often twice the rank.</source>
+        <translation>必须大于或等于 1；通常是秩的两倍。</translation>
+    </message>
+    <message>
+        <source>must be at least 0 and below 1.</source>
+        <translation>必须大于或等于 0 且小于 1。</translation>
+    </message>
+    <message>
+        <source>is empty; give a hub id such as &quot;bert-base-uncased&quot; or a local model folder.</source>
+        <translation>为空；请填写 Hub ID（如“bert-base-uncased”）或本地模型文件夹。</translation>
+    </message>
+    <message>
+        <source>set either data.files (local files) or data.hub_id (a hub dataset), not both.</source>
+        <translation>data.files（本地文件）和 data.hub_id（Hub 数据集）只能设置其中一个。</translation>
+    </message>
+    <message>
+        <source>&quot;{name}&quot; is not a hub dataset id like &quot;owner/name&quot;.</source>
+        <translation>“{name}”不是“owner/name”这样的 Hub 数据集 ID。</translation>
+    </message>
+    <message>
+        <source>must be at least 0 and below 1; 0.1 is usual.</source>
+        <translation>必须大于或等于 0 且小于 1；常用 0.1。</translation>
+    </message>
+    <message>
+        <source>only applies to hub datasets; use validation.files for local data.</source>
+        <translation>只适用于 Hub 数据集；本地数据请用 validation.files。</translation>
+    </message>
+    <message>
+        <source>this file is version {version}, this app reads {supported}; create a new config with `finetune-studio-cli init`.</source>
+        <translation>这个文件的版本是 {version}，本应用读取的是 {supported}；请用 `finetune-studio-cli init` 新建一个配置。</translation>
+    </message>
+    <message>
+        <source>must be a table ([section]).</source>
+        <translation>必须是一个表（[section]）。</translation>
+    </message>
+    <message>
+        <source>must be 1 or more.</source>
+        <translation>必须大于或等于 1。</translation>
+    </message>
+    <message>
+        <source>must be 0 (once per epoch) or a positive number of steps.</source>
+        <translation>必须是 0（每轮一次）或正整数步数。</translation>
+    </message>
+    <message>
+        <source>write overrides as key=value, e.g. training.epochs=2.</source>
+        <translation>覆盖值请写成 key=value，例如 training.epochs=2。</translation>
+    </message>
+    <message>
+        <source>must be a finite number, not {value}.</source>
+        <translation>必须是有限的数字，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>unknown bundled model; known: {choices}.</source>
+        <translation>未知的内置模型；可用的有：{choices}。</translation>
+    </message>
+    <message>
+        <source>{file}: unsupported type; use one of {types}.</source>
+        <translation>{file}：不支持的文件类型；请使用以下之一：{types}。</translation>
+    </message>
+    <message>
+        <source>unknown field; did you mean &quot;{near}&quot;?</source>
+        <translation>未知字段；你是不是想写“{near}”？</translation>
+    </message>
+    <message>
+        <source>unknown field.</source>
+        <translation>未知字段。</translation>
+    </message>
+    <message>
+        <source>file not found; check the path.</source>
+        <translation>找不到文件；请检查路径。</translation>
+    </message>
+    <message>
+        <source>cannot be read ({error}).</source>
+        <translation>无法读取（{error}）。</translation>
+    </message>
+    <message>
+        <source>is not valid TOML: {error}.</source>
+        <translation>不是有效的 TOML：{error}。</translation>
+    </message>
+    <message>
+        <source>is not a section.</source>
+        <translation>不是一个配置段。</translation>
+    </message>
+    <message>
+        <source>the folder {folder} has no config.json; pick the folder that holds the model.</source>
+        <translation>文件夹 {folder} 中没有 config.json；请选择存放模型的那个文件夹。</translation>
+    </message>
+    <message>
+        <source>the folder {folder} does not exist.</source>
+        <translation>文件夹 {folder} 不存在。</translation>
+    </message>
+    <message>
+        <source>{file} does not exist.</source>
+        <translation>{file} 不存在。</translation>
+    </message>
+    <message>
+        <source>&quot;{name}&quot; is neither a local folder nor a hub id like &quot;owner/model&quot; (or &quot;modelscope:owner/model&quot;).</source>
+        <translation>“{name}”既不是本地文件夹，也不是“owner/model”（或“modelscope:owner/model”）这样的 Hub ID。</translation>
+    </message>
+    <message>
+        <source>{file} row {number}</source>
+        <translation>{file} 第 {number} 行</translation>
+    </message>
+    <message>
+        <source>{file} is empty.</source>
+        <translation>{file} 是空的。</translation>
+    </message>
+    <message>
+        <source>Choose a file that holds your training examples.</source>
+        <translation>请选择包含训练样本的文件。</translation>
+    </message>
+    <message>
+        <source>{file} line {number}</source>
+        <translation>{file} 第 {number} 行</translation>
+    </message>
+    <message>
+        <source>{items} and {more} more</source>
+        <translation>{items} 等，另有 {more} 处</translation>
+    </message>
+    <message>
+        <source>{file} is not readable text in any common encoding (UTF-8, GBK, Big5, ...).</source>
+        <translation>{file} 无法按任何常见编码（UTF-8、GBK、Big5……）读成文本。</translation>
+    </message>
+    <message>
+        <source>Open it in a spreadsheet or editor and save it again as UTF-8 CSV.</source>
+        <translation>请用表格软件或编辑器打开它，另存为 UTF-8 编码的 CSV。</translation>
+    </message>
+    <message>
+        <source>The data file {path} does not exist.</source>
+        <translation>数据文件 {path} 不存在。</translation>
+    </message>
+    <message>
+        <source>Check the path, or pick the file again.</source>
+        <translation>请检查路径，或重新选择文件。</translation>
+    </message>
+    <message>
+        <source>Use CSV, TSV, JSON, JSONL, Parquet, TXT or Excel (.xlsx).</source>
+        <translation>请使用 CSV、TSV、JSON、JSONL、Parquet、TXT 或 Excel（.xlsx）。</translation>
+    </message>
+    <message>
+        <source>{file} has no data rows.</source>
+        <translation>{file} 没有数据行。</translation>
+    </message>
+    <message>
+        <source>Add examples below the header row.</source>
+        <translation>请在表头下面添加样本。</translation>
+    </message>
+    <message>
+        <source>{file} does not hold a list of records.</source>
+        <translation>{file} 里不是一个记录列表。</translation>
+    </message>
+    <message>
+        <source>The hub dataset {name} is not on this computer yet.</source>
+        <translation>Hub 数据集 {name} 还没有下载到这台电脑上。</translation>
+    </message>
+    <message>
+        <source>Download it first: Download on the Model &amp; data step, or finetune-studio-cli datasets download {name}</source>
+        <translation>请先下载：在“模型与数据”步骤中点“下载”，或运行 finetune-studio-cli datasets download {name}</translation>
+    </message>
+    <message>
+        <source>The split {split} of {name} has no rows.</source>
+        <translation>{name} 的划分 {split} 中没有数据。</translation>
+    </message>
+    <message>
+        <source>Choose another split.</source>
+        <translation>请选择其他划分。</translation>
+    </message>
+    <message>
+        <source>{items}, {item}</source>
+        <translation>{items}、{item}</translation>
+    </message>
+    <message>
+        <source>{file}: files of type {suffix} are not supported.</source>
+        <translation>{file}：不支持 {suffix} 类型的文件。</translation>
+    </message>
+    <message>
+        <source>{file}: files without a type (.csv, .jsonl...) are not supported.</source>
+        <translation>{file}：不支持没有扩展名（.csv、.jsonl……）的文件。</translation>
+    </message>
+    <message>
+        <source>{file} is not a well-formed {kind} file: {error}</source>
+        <translation>{file} 不是格式正确的 {kind} 文件：{error}</translation>
+    </message>
+    <message>
+        <source>Every row needs as many fields as the header; quote texts that contain the separator.</source>
+        <translation>每一行的字段数都要和表头一致；包含分隔符的文本请加引号。</translation>
+    </message>
+    <message>
+        <source>{file} line {line} is not a JSON object.</source>
+        <translation>{file} 第 {line} 行不是 JSON 对象。</translation>
+    </message>
+    <message>
+        <source>{file} is not valid JSON: {error} at line {line}, column {column}.</source>
+        <translation>{file} 不是有效的 JSON：第 {line} 行第 {column} 列 {error}。</translation>
+    </message>
+    <message>
+        <source>Fix the file there. For one example per line, name the file .jsonl.</source>
+        <translation>请修正该处。如果每行一个样本，请把文件扩展名改为 .jsonl。</translation>
+    </message>
+    <message>
+        <source>{file} is not a readable Parquet file ({error}).</source>
+        <translation>{file} 不是可读取的 Parquet 文件（{error}）。</translation>
+    </message>
+    <message>
+        <source>Export it again.</source>
+        <translation>请重新导出。</translation>
+    </message>
+    <message>
+        <source>{file} is not a readable Excel workbook ({error}).</source>
+        <translation>{file} 不是可读取的 Excel 工作簿（{error}）。</translation>
+    </message>
+    <message>
+        <source>Save it from Excel as .xlsx (the first sheet is used, with a header row).</source>
+        <translation>请在 Excel 中另存为 .xlsx（使用第一个工作表，需要表头行）。</translation>
+    </message>
+    <message>
+        <source>The hub dataset {name} ({split}) could not be loaded: {error}</source>
+        <translation>无法加载 Hub 数据集 {name}（{split}）：{error}</translation>
+    </message>
+    <message>
+        <source>Check the configuration and split names (the dataset&apos;s page lists them).</source>
+        <translation>请检查配置名和划分名（数据集页面上有列出）。</translation>
+    </message>
+    <message>
+        <source>{file} line {line} is not valid JSON ({error} at column {column}).</source>
+        <translation>{file} 第 {line} 行不是有效的 JSON（第 {column} 列 {error}）。</translation>
+    </message>
+    <message>
+        <source>Each line must hold one JSON object; fix or remove that line.</source>
+        <translation>每行必须是一个 JSON 对象；请修正或删除该行。</translation>
+    </message>
+    <message>
+        <source>It needs about {needed}; {free} are free there.</source>
+        <translation>约需 {needed}，那里只剩 {free} 可用。</translation>
+    </message>
+    <message>
+        <source>It needs about {needed}.</source>
+        <translation>约需 {needed}。</translation>
+    </message>
+    <message>
+        <source>{free} are free there.</source>
+        <translation>那里还剩 {free} 可用。</translation>
+    </message>
+    <message>
+        <source>  - {field}: {problem}</source>
+        <translation>  - {field}：{problem}</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory in the forward pass.</source>
+        <translation>前向计算时显存不足。</translation>
+    </message>
+    <message>
+        <source>Training stopped with an unexpected error: {error}</source>
+        <translation>训练因意外错误而停止：{error}</translation>
+    </message>
+    <message>
+        <source>Open the details for the full traceback. Resume from the last checkpoint, or report the problem with the details attached.</source>
+        <translation>打开详细信息可查看完整的错误追踪。可以从最后一个检查点继续训练，或附上详细信息报告这个问题。</translation>
+    </message>
+    <message>
+        <source>Fix the fields above and try again.</source>
+        <translation>请修正上面的字段后再试。</translation>
+    </message>
+    <message>
+        <source>Apply one of the changes below and retry; each keeps what the run learns comparable. Training resumes from the last checkpoint when there is one.</source>
+        <translation>请应用下面任意一项修改后重试；每项修改都不会改变训练的学习效果。如果有检查点，训练会从最后一个检查点继续。</translation>
+    </message>
+    <message>
+        <source>This PyTorch build has no GPU support, so GPU-only settings (fp16, bf16) cannot run.</source>
+        <translation>这个 PyTorch 版本不支持 GPU，因此只能在 GPU 上用的设置（fp16、bf16）无法运行。</translation>
+    </message>
+    <message>
+        <source>Open the Environment step and install the matching PyTorch, or train in fp32 on the CPU.</source>
+        <translation>请打开“环境”步骤安装匹配的 PyTorch，或者在 CPU 上用 fp32 训练。</translation>
+    </message>
+    <message>
+        <source>This GPU cannot train in bf16.</source>
+        <translation>这块 GPU 不能用 bf16 训练。</translation>
+    </message>
+    <message>
+        <source>Use fp16 or let the app choose.</source>
+        <translation>请改用 fp16，或让应用自动选择。</translation>
+    </message>
+    <message>
+        <source>bitsandbytes, needed by 8-bit optimizers, is missing or broken: {error}</source>
+        <translation>8 位优化器所需的 bitsandbytes 缺失或已损坏：{error}</translation>
+    </message>
+    <message>
+        <source>Use a standard optimizer, or reinstall bitsandbytes for this GPU.</source>
+        <translation>请改用标准优化器，或为这块 GPU 重新安装 bitsandbytes。</translation>
+    </message>
+    <message>
+        <source>A CUDA kernel rejected its input (device-side assert). Most often a label is out of range.</source>
+        <translation>CUDA 内核拒绝了输入（device-side assert）。最常见的原因是标签超出范围。</translation>
+    </message>
+    <message>
+        <source>Check the label column (classification) and that the model fits the tokenizer. For the exact spot, set the environment variable CUDA_LAUNCH_BLOCKING=1 and restart the app; the GPU needs a restart of the app after this error anyway.</source>
+        <translation>请检查标签列（分类任务），以及模型和分词器是否匹配。要定位具体出错的位置，请设置环境变量 CUDA_LAUNCH_BLOCKING=1 后重启应用；出现这个错误后，无论如何都需要重启应用才能再使用 GPU。</translation>
+    </message>
+    <message>
+        <source>The data loader&apos;s worker processes failed: {error}</source>
+        <translation>数据加载的工作进程出错：{error}</translation>
+    </message>
+    <message>
+        <source>Load batches in the training process (0 workers), which always works on Windows.</source>
+        <translation>请在训练进程内加载批次（0 个工作进程），这在 Windows 上总是可行。</translation>
+    </message>
+    <message>
+        <source>A CUDA error stopped training: {error}</source>
+        <translation>CUDA 错误导致训练停止：{error}</translation>
+    </message>
+    <message>
+        <source>Restart the app and resume from the last checkpoint. If it happens again, update the NVIDIA driver or reinstall PyTorch from the Environment step.</source>
+        <translation>请重启应用，从最后一个检查点继续训练。如果再次出现，请更新 NVIDIA 驱动程序，或在“环境”步骤中重新安装 PyTorch。</translation>
+    </message>
+    <message>
+        <source>The computer ran out of memory (RAM).</source>
+        <translation>电脑内存不足。</translation>
+    </message>
+    <message>
+        <source>Close other programs, lower the batch size or max length, then resume.</source>
+        <translation>请关闭其他程序，减小批大小或最大长度，然后继续训练。</translation>
+    </message>
+    <message>
+        <source>Free some space (old runs and checkpoints in the runs folder are often large) or choose a folder on another drive, then try again.</source>
+        <translation>请腾出一些空间（训练任务文件夹中的旧任务和检查点往往很大），或选择其他磁盘上的文件夹，然后再试。</translation>
+    </message>
+    <message>
+        <source>Choose a folder you can write to (for example in your home folder) and try again.</source>
+        <translation>请选择一个你有写入权限的文件夹（例如你的用户目录下），然后再试。</translation>
+    </message>
+    <message>
+        <source>{lines}
+{line}</source>
+        <translation>{lines}
+{line}</translation>
+    </message>
+    <message>
+        <source>The run config has a problem:
+{lines}</source>
+        <translation>训练配置有 1 个问题：
+{lines}</translation>
+    </message>
+    <message>
+        <source>The run config has {count} problems:
+{lines}</source>
+        <translation>训练配置有 {count} 个问题：
+{lines}</translation>
+    </message>
+    <message>
+        <source>Halve the batch ({batch} -&gt; {half}) and raise accumulation to {accumulation} (same effective batch)</source>
+        <translation>批大小减半（{batch} -&gt; {half}），梯度累积提高到 {accumulation}（等效批大小不变）</translation>
+    </message>
+    <message>
+        <source>Turn on gradient checkpointing (far less activation memory, ~20% slower)</source>
+        <translation>开启梯度检查点（激活值占用的显存大幅减少，约慢 20%）</translation>
+    </message>
+    <message>
+        <source>Use the Adafactor optimizer (a fraction of AdamW&apos;s state memory)</source>
+        <translation>改用 Adafactor 优化器（状态只占 AdamW 的一小部分显存）</translation>
+    </message>
+    <message>
+        <source>Train LoRA adapters instead of every weight</source>
+        <translation>只训练 LoRA 适配器，不训练全部权重</translation>
+    </message>
+    <message>
+        <source>Shorten sequences ({length} -&gt; {half} tokens)</source>
+        <translation>缩短序列（{length} -&gt; {half} 个 token）</translation>
+    </message>
+    <message>
+        <source>Finetune Studio may not write in {folder}: the folder is read-only or belongs to another user.</source>
+        <translation>Finetune Studio 无法写入 {folder}：该文件夹是只读的，或属于其他用户。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio may not write there: the folder is read-only or belongs to another user.</source>
+        <translation>Finetune Studio 无法写入那里：该文件夹是只读的，或属于其他用户。</translation>
+    </message>
+    <message>
+        <source>The folder {folder} cannot be used: {error}.</source>
+        <translation>无法使用文件夹 {folder}：{error}。</translation>
+    </message>
+    <message>
+        <source>Choose another folder and try again.</source>
+        <translation>请选择其他文件夹后再试。</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory while loading the model.</source>
+        <translation>加载模型时显存不足。</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory during evaluation.</source>
+        <translation>评估时显存不足。</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory in the backward pass.</source>
+        <translation>反向传播时显存不足。</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory in the optimizer step.</source>
+        <translation>优化器更新参数时显存不足。</translation>
+    </message>
+    <message>
+        <source>Train in fp32 (CPU)</source>
+        <translation>用 fp32 训练（CPU）</translation>
+    </message>
+    <message>
+        <source>Let the app choose the precision</source>
+        <translation>让应用自动选择精度</translation>
+    </message>
+    <message>
+        <source>Use AdamW</source>
+        <translation>改用 AdamW</translation>
+    </message>
+    <message>
+        <source>Use 0 data loader workers</source>
+        <translation>数据加载工作进程设为 0</translation>
+    </message>
+    <message>
+        <source>The disk is full: a file could not be written in {folder}.</source>
+        <translation>磁盘已满：无法在 {folder} 中写入文件。</translation>
+    </message>
+    <message>
+        <source>The disk is full: a file could not be written.</source>
+        <translation>磁盘已满：无法写入文件。</translation>
+    </message>
+    <message>
+        <source>Loading the model</source>
+        <translation>正在加载模型</translation>
+    </message>
+    <message>
+        <source>Copying the adapters</source>
+        <translation>正在复制适配器</translation>
+    </message>
+    <message>
+        <source>Writing the weights (safetensors)</source>
+        <translation>正在写入权重（safetensors）</translation>
+    </message>
+    <message>
+        <source>Copying the tokenizer</source>
+        <translation>正在复制分词器</translation>
+    </message>
+    <message>
+        <source>Writing the model card</source>
+        <translation>正在写入模型卡片</translation>
+    </message>
+    <message>
+        <source>Putting the folder in place</source>
+        <translation>正在把文件夹放到目标位置</translation>
+    </message>
+    <message>
+        <source>Making the zip archive</source>
+        <translation>正在生成 zip 压缩包</translation>
+    </message>
+    <message>
+        <source>Verifying: reloading the folder in a fresh process</source>
+        <translation>正在校验：在新进程中重新加载该文件夹</translation>
+    </message>
+    <message>
+        <source>Logging the model to MLflow</source>
+        <translation>正在把模型记录到 MLflow</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>Unknown weight type {dtype}.</source>
+        <translation>未知的权重类型 {dtype}。</translation>
+    </message>
+    <message>
+        <source>Use one of {choices}.</source>
+        <translation>请使用以下之一：{choices}。</translation>
+    </message>
+    <message>
+        <source>{run} has no finished model to export.</source>
+        <translation>{run} 没有训练完成的模型可以导出。</translation>
+    </message>
+    <message>
+        <source>Finish (or resume) the run first.</source>
+        <translation>请先完成（或继续）这次训练。</translation>
+    </message>
+    <message>
+        <source>This run trained no LoRA adapters.</source>
+        <translation>这次训练没有训练 LoRA 适配器。</translation>
+    </message>
+    <message>
+        <source>Export the merged model instead.</source>
+        <translation>请改为导出合并后的模型。</translation>
+    </message>
+    <message>
+        <source>{folder} is a file, not a folder.</source>
+        <translation>{folder} 是一个文件，不是文件夹。</translation>
+    </message>
+    <message>
+        <source>Give the name of a new or empty folder to export to.</source>
+        <translation>请指定一个新的或空的文件夹作为导出位置。</translation>
+    </message>
+    <message>
+        <source>the run folder</source>
+        <translation>训练任务文件夹</translation>
+    </message>
+    <message>
+        <source>the runs folder</source>
+        <translation>存放训练任务的文件夹</translation>
+    </message>
+    <message>
+        <source>Finetune Studio&apos;s data folder</source>
+        <translation>Finetune Studio 的数据文件夹</translation>
+    </message>
+    <message>
+        <source>Cannot write in {folder}: {error}.</source>
+        <translation>无法写入 {folder}：{error}。</translation>
+    </message>
+    <message>
+        <source>Choose another folder.</source>
+        <translation>请选择其他文件夹。</translation>
+    </message>
+    <message>
+        <source>About this model</source>
+        <translation>关于这个模型</translation>
+    </message>
+    <message>
+        <source>Fine-tuned with Finetune Studio from {model} for {task} on {data}.</source>
+        <translation>使用 Finetune Studio 以 {model} 为基础、在 {data} 上针对 {task} 任务微调而成。</translation>
+    </message>
+    <message>
+        <source>Load it as the section How to load shows; the run&apos;s config reproduces it.</source>
+        <translation>加载方法见上方“How to load”一节；用这次训练的配置文件可以复现它。</translation>
+    </message>
+    <message>
+        <source>MLflow is not installed.</source>
+        <translation>没有安装 MLflow。</translation>
+    </message>
+    <message>
+        <source>Install it (pip install mlflow) or export without it.</source>
+        <translation>请安装它（pip install mlflow），或者不记录到 MLflow 直接导出。</translation>
+    </message>
+    <message>
+        <source>No MLflow tracking server is set.</source>
+        <translation>没有设置 MLflow 跟踪服务器。</translation>
+    </message>
+    <message>
+        <source>Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again.</source>
+        <translation>请设置 MLFLOW_TRACKING_URI（例如 http://127.0.0.1:5000），然后重新启动应用。</translation>
+    </message>
+    <message>
+        <source>Export cancelled; nothing was written.</source>
+        <translation>已取消导出；没有写入任何内容。</translation>
+    </message>
+    <message>
+        <source>{folder} is not empty.</source>
+        <translation>{folder} 不是空的。</translation>
+    </message>
+    <message>
+        <source>Choose an empty or new folder, or confirm replacing it.</source>
+        <translation>请选择一个空的或新的文件夹，或者确认替换它。</translation>
+    </message>
+    <message>
+        <source>Not enough disk space: the export needs about {needed} in {folder}, {free} are free on that drive.</source>
+        <translation>磁盘空间不足：导出需要在 {folder} 中占用约 {needed}，该磁盘只剩 {free} 可用。</translation>
+    </message>
+    <message>
+        <source>Free some space or choose another folder.</source>
+        <translation>请腾出一些空间，或选择其他文件夹。</translation>
+    </message>
+    <message>
+        <source>the model this run started from</source>
+        <translation>这次训练所基于的模型</translation>
+    </message>
+    <message>
+        <source>{folder} is {what} ({other}); exporting there could overwrite it.</source>
+        <translation>{folder} 就是{what}（{other}）；导出到那里可能会覆盖它。</translation>
+    </message>
+    <message>
+        <source>Export to a new folder elsewhere, for example in your Documents folder.</source>
+        <translation>请导出到别处的新文件夹，例如“文档”文件夹里。</translation>
+    </message>
+    <message>
+        <source>{folder} holds run folders; exporting there could overwrite them.</source>
+        <translation>{folder} 里有训练任务文件夹；导出到那里可能会覆盖它们。</translation>
+    </message>
+    <message>
+        <source>Export to a new folder elsewhere.</source>
+        <translation>请导出到别处的新文件夹。</translation>
+    </message>
+    <message>
+        <source>{folder} is not empty and was not written by an export, so it will not be replaced.</source>
+        <translation>{folder} 不是空的，也不是之前导出时写入的，所以不会替换它。</translation>
+    </message>
+    <message>
+        <source>Choose a new or empty folder, or a folder an earlier export wrote.</source>
+        <translation>请选择一个新的或空的文件夹，或者之前导出时写入的文件夹。</translation>
+    </message>
+    <message>
+        <source>Another export to {folder} is running right now.</source>
+        <translation>另一个导出到 {folder} 的操作正在进行。</translation>
+    </message>
+    <message>
+        <source>Wait for it to finish, or export to another folder.</source>
+        <translation>请等它完成，或导出到其他文件夹。</translation>
+    </message>
+    <message>
+        <source>Results: {results}.</source>
+        <translation>结果：{results}。</translation>
+    </message>
+    <message>
+        <source>{folder} lies inside {what} ({other}); exporting there could overwrite it.</source>
+        <translation>{folder} 位于{what}（{other}）之内；导出到那里可能会覆盖它。</translation>
+    </message>
+    <message>
+        <source>{folder} holds {what} ({other}); exporting there could overwrite it.</source>
+        <translation>{folder} 包含{what}（{other}）；导出到那里可能会覆盖它。</translation>
+    </message>
+    <message>
+        <source>Found {gpus}.</source>
+        <translation>找到 {gpus}。</translation>
+    </message>
+    <message>
+        <source>No GPU found: training runs on the CPU.</source>
+        <translation>没有找到 GPU：训练将在 CPU 上运行。</translation>
+    </message>
+    <message>
+        <source>Found {gpus} (NVIDIA driver {driver}).</source>
+        <translation>找到 {gpus}（NVIDIA 驱动程序 {driver}）。</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>logits</source>
+        <translation>logits</translation>
+    </message>
+    <message>
+        <source>CUDA context and overhead</source>
+        <translation>CUDA 上下文及其他开销</translation>
+    </message>
+    <message>
+        <source>libraries and overhead</source>
+        <translation>程序库及其他开销</translation>
+    </message>
+    <message>
+        <source>{first} {then}</source>
+        <translation>{first}{then}</translation>
     </message>
     <message>
         <source>The tokenizer {model} could not be loaded: {error}</source>
@@ -1885,6 +2955,190 @@
         <translation>请选择包含 config.json 和权重的文件夹。</translation>
     </message>
     <message>
+        <source>precision auto -&gt; {precision}</source>
+        <translation>精度 auto -&gt; {precision}</translation>
+    </message>
+    <message>
+        <source>QLoRA: the base model is loaded in 4 bits (NF4)</source>
+        <translation>QLoRA：基础模型以 4 位精度（NF4）加载</translation>
+    </message>
+    <message>
+        <source>{precision} needs a CUDA GPU, and PyTorch sees none here; use auto or fp32 (or fix PyTorch on the Environment page).</source>
+        <translation>{precision} 需要 CUDA GPU，但 PyTorch 在这里看不到 GPU；请使用 auto 或 fp32（或在“环境”页修复 PyTorch）。</translation>
+    </message>
+    <message>
+        <source>8-bit optimizers need bitsandbytes, which is missing or broken here; use adamw_torch or adafactor.</source>
+        <translation>8 位优化器需要 bitsandbytes，但这里缺失或已损坏；请使用 adamw_torch 或 adafactor。</translation>
+    </message>
+    <message>
+        <source>paged optimizers need a CUDA GPU.</source>
+        <translation>分页优化器需要 CUDA GPU。</translation>
+    </message>
+    <message>
+        <source>flash_attention_2 needs the flash-attn package and a CUDA GPU; use sdpa.</source>
+        <translation>flash_attention_2 需要 flash-attn 包和 CUDA GPU；请使用 sdpa。</translation>
+    </message>
+    <message>
+        <source>QLoRA needs a CUDA GPU and a working bitsandbytes; use plain LoRA (lora.enabled) instead.</source>
+        <translation>QLoRA 需要 CUDA GPU 和可用的 bitsandbytes；请改用普通 LoRA（lora.enabled）。</translation>
+    </message>
+    <message>
+        <source>this GPU cannot compute in bf16; use fp16 or auto.</source>
+        <translation>这块 GPU 不支持 bf16 计算；请使用 fp16 或 auto。</translation>
+    </message>
+    <message>
+        <source>inductor needs Triton on the GPU, which has no Windows builds; use aot_eager or eager, or turn torch_compile off.</source>
+        <translation>inductor 在 GPU 上需要 Triton，而 Triton 没有 Windows 版本；请使用 aot_eager 或 eager，或关闭 torch_compile。</translation>
+    </message>
+    <message>
+        <source>inductor needs Triton on the GPU, which is not installed; use aot_eager or eager, or turn torch_compile off.</source>
+        <translation>inductor 在 GPU 上需要 Triton，但没有安装；请使用 aot_eager 或 eager，或关闭 torch_compile。</translation>
+    </message>
+    <message>
+        <source>inductor compiles CPU training with a C++ compiler, and Visual Studio&apos;s cl.exe was not found; use aot_eager, or turn torch_compile off.</source>
+        <translation>inductor 在 CPU 上训练需要用 C++ 编译器编译，但没有找到 Visual Studio 的 cl.exe；请使用 aot_eager，或关闭 torch_compile。</translation>
+    </message>
+    <message>
+        <source>inductor compiles CPU training with a C++ compiler, and none was found; use aot_eager, or turn torch_compile off.</source>
+        <translation>inductor 在 CPU 上训练需要用 C++ 编译器编译，但没有找到编译器；请使用 aot_eager，或关闭 torch_compile。</translation>
+    </message>
+    <message>
+        <source>{tracker} is not supported; use {choices}.</source>
+        <translation>不支持 {tracker}；请使用 {choices}。</translation>
+    </message>
+    <message>
+        <source>{tracker} is not installed: pip install {tracker}, or remove it from output.report_to.</source>
+        <translation>没有安装 {tracker}：请运行 pip install {tracker}，或把它从 output.report_to 中去掉。</translation>
+    </message>
+    <message>
+        <source>Even the smallest setting needs {needed} GB of the {free} GB free: choose a smaller model, a shorter max length, or a GPU with more memory.</source>
+        <translation>即使用最省显存的设置也需要 {needed} GB，而可用的只有 {free} GB：请选择更小的模型、更短的最大长度，或显存更大的 GPU。</translation>
+    </message>
+    <message>
+        <source>on this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice); use it only when RAM runs out</source>
+        <translation>在这台电脑的 CPU 上，这样能省内存，但每一步都会变慢（一次只处理一个样本，激活值要算两遍）；只在内存不够时使用</translation>
+    </message>
+    <message>
+        <source>batch size {batch} -&gt; {new_batch}, gradient accumulation {accumulation} -&gt; {new_accumulation} (the same {effective} examples per update)</source>
+        <translation>批大小 {batch} -&gt; {new_batch}，梯度累积 {accumulation} -&gt; {new_accumulation}（每次更新仍是 {effective} 个样本）</translation>
+    </message>
+    <message>
+        <source>the standard optimizer</source>
+        <translation>标准优化器</translation>
+    </message>
+    <message>
+        <source>optimizer {old} -&gt; {new} ({why})</source>
+        <translation>优化器 {old} -&gt; {new}（{why}）</translation>
+    </message>
+    <message>
+        <source>precision {old} -&gt; {new}</source>
+        <translation>精度 {old} -&gt; {new}</translation>
+    </message>
+    <message>
+        <source>gradient checkpointing on: far less activation memory, about 20% slower</source>
+        <translation>开启梯度检查点：激活值占用的显存大幅减少，约慢 20%</translation>
+    </message>
+    <message>
+        <source>gradient checkpointing off: faster steps</source>
+        <translation>关闭梯度检查点：每步更快</translation>
+    </message>
+    <message>
+        <source>torch.compile on: a slow first step, then faster ones</source>
+        <translation>开启 torch.compile：第一步较慢，之后更快</translation>
+    </message>
+    <message>
+        <source>torch.compile off: no compile wait</source>
+        <translation>关闭 torch.compile：无需等待编译</translation>
+    </message>
+    <message>
+        <source>LoRA on (rank {rank}): only small adapters are trained</source>
+        <translation>开启 LoRA（秩 {rank}）：只训练小型适配器</translation>
+    </message>
+    <message>
+        <source>LoRA off: every weight is trained</source>
+        <translation>关闭 LoRA：训练全部权重</translation>
+    </message>
+    <message>
+        <source>factored states, a fraction of AdamW&apos;s memory</source>
+        <translation>分解存储的状态，只占 AdamW 的一小部分显存</translation>
+    </message>
+    <message>
+        <source>8-bit states, a quarter of AdamW&apos;s memory</source>
+        <translation>8 位状态，只占 AdamW 的四分之一显存</translation>
+    </message>
+    <message>
+        <source>one fused kernel, faster on GPU</source>
+        <translation>单个融合内核，在 GPU 上更快</translation>
+    </message>
+    <message>
+        <source>The installation was cancelled.</source>
+        <translation>安装已取消。</translation>
+    </message>
+    <message>
+        <source>The installation failed (see the log).</source>
+        <translation>安装失败（请查看日志）。</translation>
+    </message>
+    <message>
+        <source>PyTorch no longer loads. Run the repair again, or reinstall the app&apos;s environment.</source>
+        <translation>PyTorch 已无法加载。请再运行一次修复，或重新安装应用的运行环境。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} is still installed and works as before.</source>
+        <translation>PyTorch {version} 仍然安装着，和之前一样可以使用。</translation>
+    </message>
+    <message>
+        <source>PyTorch no longer loads. To put back what was there, run: {command}</source>
+        <translation>PyTorch 已无法加载。要恢复原来的版本，请运行：{command}</translation>
+    </message>
+    <message>
+        <source>Installed {requirements}.</source>
+        <translation>已安装 {requirements}。</translation>
+    </message>
+    <message>
+        <source>The installer could not be started: {error}</source>
+        <translation>无法启动安装程序：{error}</translation>
+    </message>
+    <message>
+        <source>Resuming from {checkpoint}: the newer {damaged} is damaged and was set aside</source>
+        <translation>从 {checkpoint} 继续训练：更新的 {damaged} 已损坏，已移到一旁</translation>
+    </message>
+    <message>
+        <source>Resuming from the start: {damaged} is damaged and was set aside</source>
+        <translation>从头开始训练：{damaged} 已损坏，已移到一旁</translation>
+    </message>
+    <message>
+        <source>Resuming from {checkpoint}</source>
+        <translation>从 {checkpoint} 继续训练</translation>
+    </message>
+    <message>
+        <source>No checkpoint of {run} can be loaded (the last, {checkpoint}: {error}).</source>
+        <translation>{run} 的检查点都无法加载（最后一个是 {checkpoint}：{error}）。</translation>
+    </message>
+    <message>
+        <source>Start the run again without resuming.</source>
+        <translation>请不使用继续训练，重新开始这次训练。</translation>
+    </message>
+    <message>
+        <source>Resuming from {checkpoint}: {failed} could not be loaded ({error})</source>
+        <translation>从 {checkpoint} 继续训练：{failed} 无法加载（{error}）</translation>
+    </message>
+    <message>
+        <source>The run {run} is being trained right now by another process.</source>
+        <translation>训练任务 {run} 正在被另一个进程训练。</translation>
+    </message>
+    <message>
+        <source>Wait for it to finish or stop it there; a run folder takes one training at a time.</source>
+        <translation>请等它结束，或在那边停止它；一个训练任务文件夹同一时间只能进行一次训练。</translation>
+    </message>
+    <message>
+        <source>The last run of {config} ({run}) was trained with other settings ({changed}), so it cannot continue with this config.</source>
+        <translation>{config} 的上一次训练（{run}）用的是其他设置（{changed}），因此不能用这份配置继续训练。</translation>
+    </message>
+    <message>
+        <source>Resume it as it was with: finetune-studio-cli train {config} --resume, or start a new run without --resume.</source>
+        <translation>要按原设置继续，请运行：finetune-studio-cli train {config} --resume；或者不加 --resume 开始新的训练。</translation>
+    </message>
+    <message>
         <source>mirror ({host})</source>
         <translation>镜像站（{host}）</translation>
     </message>
@@ -1895,6 +3149,682 @@
     <message>
         <source>Hugging Face</source>
         <translation>Hugging Face</translation>
+    </message>
+    <message>
+        <source>{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} tokens, so no response is left to learn. Raise training.max_length to keep them.</source>
+        <translation>{source} 的 {total} 行中有 {dropped} 行被略过：光是提示词就占满了 {length} 个 token，没有留下可学习的回复。要保留它们，请增大 training.max_length。</translation>
+    </message>
+    <message>
+        <source>No row of {source} has a response within {length} tokens.</source>
+        <translation>{source} 中没有任何一行的回复落在 {length} 个 token 之内。</translation>
+    </message>
+    <message>
+        <source>Raise training.max_length, or shorten the prompts.</source>
+        <translation>请增大 training.max_length，或缩短提示词。</translation>
+    </message>
+    <message>
+        <source>Training runs on the CPU: PyTorch {version} ({build}) finds no usable GPU.</source>
+        <translation>训练将在 CPU 上运行：PyTorch {version}（{build}）找不到可用的 GPU。</translation>
+    </message>
+    <message>
+        <source>PyTorch could not be checked: {error}</source>
+        <translation>无法检查 PyTorch：{error}</translation>
+    </message>
+    <message>
+        <source>PyTorch is not installed.</source>
+        <translation>没有安装 PyTorch。</translation>
+    </message>
+    <message>
+        <source>Training runs on the GPU: {gpus} (PyTorch {version}).</source>
+        <translation>训练将在 GPU 上运行：{gpus}（PyTorch {version}）。</translation>
+    </message>
+    <message>
+        <source>Training runs on the CPU: PyTorch {version} is a CPU-only build.</source>
+        <translation>训练将在 CPU 上运行：PyTorch {version} 是仅支持 CPU 的版本。</translation>
+    </message>
+    <message>
+        <source>Reading the data</source>
+        <translation>正在读取数据</translation>
+    </message>
+    <message>
+        <source>Loading PyTorch and Transformers</source>
+        <translation>正在加载 PyTorch 和 Transformers</translation>
+    </message>
+    <message>
+        <source>Loading the tokenizer and the model</source>
+        <translation>正在加载分词器和模型</translation>
+    </message>
+    <message>
+        <source>Warning: {warning}</source>
+        <translation>警告：{warning}</translation>
+    </message>
+    <message>
+        <source>The model in {folder} is not one of the three tasks this app trains.</source>
+        <translation>{folder} 中的模型不属于本应用能训练的三类任务。</translation>
+    </message>
+    <message>
+        <source>Open a text-classification, causal language model or sequence-to-sequence model.</source>
+        <translation>请打开文本分类、因果语言模型或序列到序列模型。</translation>
+    </message>
+    <message>
+        <source>{folder} holds no model (no config.json or adapter_config.json).</source>
+        <translation>{folder} 中没有模型（没有 config.json 或 adapter_config.json）。</translation>
+    </message>
+    <message>
+        <source>Open the folder that an export or a finished run wrote.</source>
+        <translation>请打开导出或训练完成时写入的文件夹。</translation>
+    </message>
+    <message>
+        <source>{file} cannot be read: {error}</source>
+        <translation>无法读取 {file}：{error}</translation>
+    </message>
+    <message>
+        <source>Export the model again.</source>
+        <translation>请重新导出模型。</translation>
+    </message>
+    <message>
+        <source>Check that the folder is complete (export it again), and that an adapter&apos;s base model is still where it was.</source>
+        <translation>请确认文件夹完整（可重新导出），以及适配器的基础模型仍在原来的位置。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} uses {gpus}.</source>
+        <translation>PyTorch {version} 正在使用 {gpus}。</translation>
+    </message>
+    <message>
+        <source>Nothing to fix.</source>
+        <translation>无需修复。</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU: training runs on the CPU, and the CPU build is right.</source>
+        <translation>没有 NVIDIA GPU：训练将在 CPU 上运行，CPU 版本正合适。</translation>
+    </message>
+    <message>
+        <source>Nothing to fix. Training on the CPU is fine for small models and data.</source>
+        <translation>无需修复。小模型和小数据在 CPU 上训练就可以。</translation>
+    </message>
+    <message>
+        <source>No single PyTorch build supports all of {gpus}.</source>
+        <translation>没有任何一个 PyTorch 版本能同时支持 {gpus}。</translation>
+    </message>
+    <message>
+        <source>Older GPUs (Maxwell to Volta) need cu126 builds, the newest (Blackwell) cu128 or newer. Train on one kind of GPU: set CUDA_VISIBLE_DEVICES to hide the others.</source>
+        <translation>较旧的 GPU（Maxwell 到 Volta）需要 cu126 版本，最新的（Blackwell）需要 cu128 或更新版本。请只用一种 GPU 训练：设置 CUDA_VISIBLE_DEVICES 隐藏其他 GPU。</translation>
+    </message>
+    <message>
+        <source>The NVIDIA driver {driver} is too old for any PyTorch build for {gpus}.</source>
+        <translation>NVIDIA 驱动程序 {driver} 太旧，任何支持 {gpus} 的 PyTorch 版本都无法运行。</translation>
+    </message>
+    <message>
+        <source>Install {requirement}: {reason}.</source>
+        <translation>请安装 {requirement}：{reason}。</translation>
+    </message>
+    <message>
+        <source>PyTorch is installed but does not load: {error}</source>
+        <translation>PyTorch 已安装，但无法加载：{error}</translation>
+    </message>
+    <message>
+        <source>Reinstalling {requirement} replaces the damaged installation.</source>
+        <translation>重新安装 {requirement} 会替换已损坏的安装。</translation>
+    </message>
+    <message>
+        <source>CPU-only PyTorch on a machine with {gpus}: training would run on the CPU.</source>
+        <translation>这台装有 {gpus} 的电脑上装的是仅支持 CPU 的 PyTorch：训练会在 CPU 上运行。</translation>
+    </message>
+    <message>
+        <source>Installing {requirement} lets PyTorch use the GPU ({reason}).</source>
+        <translation>安装 {requirement} 后 PyTorch 就能使用 GPU（{reason}）。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} needs a newer NVIDIA driver than {driver}.</source>
+        <translation>PyTorch {version} 需要比 {driver} 更新的 NVIDIA 驱动程序。</translation>
+    </message>
+    <message>
+        <source>Update the driver to {floor} or newer, or install {requirement} ({reason}).</source>
+        <translation>请把驱动程序更新到 {floor} 或更新版本，或者安装 {requirement}（{reason}）。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} has no code for {gpu} (compute capability {capability}).</source>
+        <translation>PyTorch {version} 不包含 {gpu}（计算能力 {capability}）的代码。</translation>
+    </message>
+    <message>
+        <source>Installing {requirement} adds it ({reason}).</source>
+        <translation>安装 {requirement} 即可支持（{reason}）。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} is a CUDA build but cannot use {gpus}.</source>
+        <translation>PyTorch {version} 是 CUDA 版本，但无法使用 {gpus}。</translation>
+    </message>
+    <message>
+        <source>Reinstalling {requirement} usually fixes this; if not, reinstall the NVIDIA driver.</source>
+        <translation>重新安装 {requirement} 通常能解决；如果不行，请重新安装 NVIDIA 驱动程序。</translation>
+    </message>
+    <message>
+        <source>the newest build for {gpus} that driver {driver} fully supports</source>
+        <translation>驱动程序 {driver} 完全支持的、适用于 {gpus} 的最新版本</translation>
+    </message>
+    <message>
+        <source>a build that driver {driver} can run</source>
+        <translation>驱动程序 {driver} 能运行的版本</translation>
+    </message>
+    <message>
+        <source>the newest PyTorch ({version}) with a build for {gpus} that driver {driver} runs</source>
+        <translation>有适用于 {gpus} 且驱动程序 {driver} 能运行的版本的最新 PyTorch（{version}）</translation>
+    </message>
+    <message>
+        <source>An AMD GPU was found; this app trains on NVIDIA GPUs or the CPU.</source>
+        <translation>找到了 AMD GPU；本应用只在 NVIDIA GPU 或 CPU 上训练。</translation>
+    </message>
+    <message>
+        <source>ROCm builds of PyTorch exist for Linux but are not managed here yet.</source>
+        <translation>Linux 上有 ROCm 版的 PyTorch，但本应用暂不管理它。</translation>
+    </message>
+    <message>
+        <source>Reinstalling the CPU build fixes a damaged installation.</source>
+        <translation>重新安装 CPU 版本可以修复损坏的安装。</translation>
+    </message>
+    <message>
+        <source>Install the CPU build of PyTorch.</source>
+        <translation>请安装 CPU 版本的 PyTorch。</translation>
+    </message>
+    <message>
+        <source>Install NVIDIA driver {floor} or newer ({newest} or newer for the newest builds), then check again.</source>
+        <translation>请安装 {floor} 或更新版本的 NVIDIA 驱动程序（要用最新的版本则需 {newest} 或更新），然后重新检查。</translation>
+    </message>
+    <message>
+        <source>Install NVIDIA driver {floor} or newer, then check again.</source>
+        <translation>请安装 {floor} 或更新版本的 NVIDIA 驱动程序，然后重新检查。</translation>
+    </message>
+    <message>
+        <source>Driver {driver} runs {tag} with a limited feature set; a newer driver is better.</source>
+        <translation>驱动程序 {driver} 运行 {tag} 时只能使用部分功能；最好更新驱动程序。</translation>
+    </message>
+    <message>
+        <source>step {step} | {metrics}</source>
+        <translation>第 {step} 步 | {metrics}</translation>
+    </message>
+    <message>
+        <source>Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...</source>
+        <translation>这一步结束后停止并保存检查点（再按一次 Ctrl-C 立即退出）……</translation>
+    </message>
+    <message>
+        <source>error: {message}</source>
+        <translation>错误：{message}</translation>
+    </message>
+    <message>
+        <source>Wrote {file}. Column mapping:</source>
+        <translation>已写入 {file}。列映射：</translation>
+    </message>
+    <message>
+        <source>Next: finetune-studio-cli preview {file}   then   finetune-studio-cli train {file}</source>
+        <translation>下一步：finetune-studio-cli preview {file}   然后   finetune-studio-cli train {file}</translation>
+    </message>
+    <message>
+        <source>Asked to end (SIGTERM): stopping after this step and saving a checkpoint...</source>
+        <translation>收到结束请求（SIGTERM）：这一步结束后停止并保存检查点……</translation>
+    </message>
+    <message>
+        <source>Ctrl-Break: stopping after this step and saving a checkpoint...</source>
+        <translation>Ctrl-Break：这一步结束后停止并保存检查点……</translation>
+    </message>
+    <message>
+        <source>The console is closing: stopping after this step and saving a checkpoint...</source>
+        <translation>控制台正在关闭：这一步结束后停止并保存检查点……</translation>
+    </message>
+    <message>
+        <source>{config}: OK. {train} training rows, {eval} for evaluation.</source>
+        <translation>{config}：没有问题。训练数据 {train} 行，评估数据 {eval} 行。</translation>
+    </message>
+    <message>
+        <source>{train} training rows, {eval} for evaluation. Columns: {columns}</source>
+        <translation>训练数据 {train} 行，评估数据 {eval} 行。列：{columns}</translation>
+    </message>
+    <message>
+        <source>Column mapping:</source>
+        <translation>列映射：</translation>
+    </message>
+    <message>
+        <source>First rows ({count}):</source>
+        <translation>前 {count} 行：</translation>
+    </message>
+    <message>
+        <source>error: the exported folder does not reproduce the run&apos;s outputs (max difference {diff}) {error}</source>
+        <translation>错误：导出的文件夹无法复现训练时的输出（最大差异 {diff}）{error}</translation>
+    </message>
+    <message>
+        <source>error: PyTorch {version} is installed, but the GPU test failed: {error}</source>
+        <translation>错误：PyTorch {version} 已安装，但 GPU 测试失败：{error}</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>crashed</source>
+        <translation>已崩溃</translation>
+    </message>
+    <message>
+        <source>damaged</source>
+        <translation>已损坏</translation>
+    </message>
+    <message>
+        <source>Fine-tune Hugging Face models from a run config.</source>
+        <translation>按训练配置微调 Hugging Face 模型。</translation>
+    </message>
+    <message>
+        <source>the language of messages (default: the system&apos;s)</source>
+        <translation>提示信息使用的语言（默认：跟随系统）</translation>
+    </message>
+    <message>
+        <source>write a commented run config with the column mapping guessed</source>
+        <translation>生成带注释的训练配置，并自动推测列映射</translation>
+    </message>
+    <message>
+        <source>hub id, local model folder, or bundled:all-minilm-l6-v2</source>
+        <translation>Hub ID、本地模型文件夹，或 bundled:all-minilm-l6-v2</translation>
+    </message>
+    <message>
+        <source>local data files or a hub dataset id</source>
+        <translation>本地数据文件，或 Hub 数据集 ID</translation>
+    </message>
+    <message>
+        <source>config file to write (default: run.toml)</source>
+        <translation>要写入的配置文件（默认：run.toml）</translation>
+    </message>
+    <message>
+        <source>overwrite an existing config file</source>
+        <translation>覆盖已有的配置文件</translation>
+    </message>
+    <message>
+        <source>train as the config says</source>
+        <translation>按配置进行训练</translation>
+    </message>
+    <message>
+        <source>override a config value, e.g. --set training.epochs=1 (repeatable)</source>
+        <translation>覆盖配置中的某个值，例如 --set training.epochs=1（可重复使用）</translation>
+    </message>
+    <message>
+        <source>folder for run folders</source>
+        <translation>存放训练任务文件夹的位置</translation>
+    </message>
+    <message>
+        <source>continue the latest stopped run of this config</source>
+        <translation>继续这份配置最近一次停止的训练</translation>
+    </message>
+    <message>
+        <source>check a config and its data without training</source>
+        <translation>检查配置及其数据，不进行训练</translation>
+    </message>
+    <message>
+        <source>show rows, column mapping and token-length statistics</source>
+        <translation>显示数据行、列映射和 token 长度统计</translation>
+    </message>
+    <message>
+        <source>skip token statistics (no model download)</source>
+        <translation>跳过 token 统计（不下载模型）</translation>
+    </message>
+    <message>
+        <source>write a finished run&apos;s model as a complete, verified folder</source>
+        <translation>把训练完成的模型导出为完整、经过校验的文件夹</translation>
+    </message>
+    <message>
+        <source>a run folder, or a run&apos;s name in the runs folder</source>
+        <translation>训练任务文件夹，或训练任务文件夹中某个任务的名称</translation>
+    </message>
+    <message>
+        <source>the folder to create</source>
+        <translation>要创建的文件夹</translation>
+    </message>
+    <message>
+        <source>LoRA runs: export the adapters alone, not merged</source>
+        <translation>LoRA 训练：只导出适配器，不合并</translation>
+    </message>
+    <message>
+        <source>also write DEST.zip</source>
+        <translation>同时生成 DEST.zip</translation>
+    </message>
+    <message>
+        <source>replace DEST if it is not empty</source>
+        <translation>DEST 不为空时替换它</translation>
+    </message>
+    <message>
+        <source>skip reloading the folder to compare outputs</source>
+        <translation>跳过重新加载文件夹比对输出的步骤</translation>
+    </message>
+    <message>
+        <source>also log the model to MLflow (needs MLFLOW_TRACKING_URI)</source>
+        <translation>同时把模型记录到 MLflow（需要 MLFLOW_TRACKING_URI）</translation>
+    </message>
+    <message>
+        <source>check the GPUs, the driver and the installed PyTorch</source>
+        <translation>检查 GPU、驱动程序和已安装的 PyTorch</translation>
+    </message>
+    <message>
+        <source>print the findings as JSON</source>
+        <translation>以 JSON 格式输出检查结果</translation>
+    </message>
+    <message>
+        <source>install the PyTorch build that fits</source>
+        <translation>安装匹配的 PyTorch 版本</translation>
+    </message>
+    <message>
+        <source>with --fix: show the install command, run nothing</source>
+        <translation>与 --fix 一起用：只显示安装命令，不执行</translation>
+    </message>
+    <message>
+        <source>a mirror or custom index instead of download.pytorch.org</source>
+        <translation>用镜像站或自定义索引代替 download.pytorch.org</translation>
+    </message>
+    <message>
+        <source>list run folders</source>
+        <translation>列出训练任务文件夹</translation>
+    </message>
+    <message>
+        <source>{file} exists already.</source>
+        <translation>{file} 已经存在。</translation>
+    </message>
+    <message>
+        <source>Choose another name with -o, or add --force to overwrite it.</source>
+        <translation>请用 -o 换一个名字，或加上 --force 覆盖它。</translation>
+    </message>
+    <message>
+        <source>mean train loss {loss}</source>
+        <translation>平均训练损失 {loss}</translation>
+    </message>
+    <message>
+        <source>note: {note}</source>
+        <translation>提示：{note}</translation>
+    </message>
+    <message>
+        <source>Finished. Model saved in {folder}</source>
+        <translation>训练完成。模型已保存到 {folder}</translation>
+    </message>
+    <message>
+        <source>Tokens ({name}): min {min}, median {median}, p95 {p95}, max {max}; {over} of {count} longer than max_length {limit}</source>
+        <translation>Token 数（{name}）：最少 {min}，中位数 {median}，p95 {p95}，最多 {max}；{count} 条中有 {over} 条超过 max_length {limit}</translation>
+    </message>
+    <message>
+        <source>No run folder {run} was found.</source>
+        <translation>找不到训练任务文件夹 {run}。</translation>
+    </message>
+    <message>
+        <source>List runs with: finetune-studio-cli runs</source>
+        <translation>用这个命令列出训练任务：finetune-studio-cli runs</translation>
+    </message>
+    <message>
+        <source>Exported to {folder} and {archive}</source>
+        <translation>已导出到 {folder} 和 {archive}</translation>
+    </message>
+    <message>
+        <source>Exported to {folder}</source>
+        <translation>已导出到 {folder}</translation>
+    </message>
+    <message>
+        <source>Logged to MLflow as {uri}</source>
+        <translation>已记录到 MLflow：{uri}</translation>
+    </message>
+    <message>
+        <source>Verified: reloaded in a fresh process, outputs on {count} examples differ by at most {diff}.</source>
+        <translation>校验通过：在新进程中重新加载后，{count} 个样本的输出最多相差 {diff}。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio is running ({what}), and PyTorch cannot be replaced while it is in use.</source>
+        <translation>Finetune Studio 正在运行（{what}），PyTorch 正在使用中，无法替换。</translation>
+    </message>
+    <message>
+        <source>Close the app and stop command-line runs, then run doctor --fix again.</source>
+        <translation>请关闭应用并停止命令行中的训练，然后再运行 doctor --fix。</translation>
+    </message>
+    <message>
+        <source>Installing PyTorch</source>
+        <translation>正在安装 PyTorch</translation>
+    </message>
+    <message>
+        <source>Proved: a matrix multiplication ran on {device} in {seconds} s.</source>
+        <translation>验证成功：在 {device} 上完成一次矩阵乘法，用时 {seconds} 秒。</translation>
+    </message>
+    <message>
+        <source>No runs in {folder}.</source>
+        <translation>{folder} 中没有训练任务。</translation>
+    </message>
+    <message>
+        <source>The data file {file} does not exist.</source>
+        <translation>数据文件 {file} 不存在。</translation>
+    </message>
+    <message>
+        <source>Check the path.</source>
+        <translation>请检查路径。</translation>
+    </message>
+    <message>
+        <source>warning: {field}: {problem}</source>
+        <translation>警告：{field}：{problem}</translation>
+    </message>
+    <message>
+        <source>No stopped or interrupted run of {config} with a checkpoint was found in {folder}.</source>
+        <translation>在 {folder} 中没有找到 {config} 已停止或中断、且有检查点的训练任务。</translation>
+    </message>
+    <message>
+        <source>Start it without --resume, or pass the config.toml inside the run folder to resume.</source>
+        <translation>请去掉 --resume 重新开始，或者传入训练任务文件夹里的 config.toml 来继续训练。</translation>
+    </message>
+    <message>
+        <source>Details: {file}</source>
+        <translation>详细信息：{file}</translation>
+    </message>
+    <message>
+        <source>OK: {headline}</source>
+        <translation>正常：{headline}</translation>
+    </message>
+    <message>
+        <source>Needs attention: {headline}</source>
+        <translation>需要处理：{headline}</translation>
+    </message>
+    <message>
+        <source>(resumable)</source>
+        <translation>（可继续）</translation>
+    </message>
+    <message>
+        <source>Stopped at once. A run can resume from its last checkpoint with --resume.</source>
+        <translation>已立即停止。可以用 --resume 从最后一个检查点继续训练。</translation>
+    </message>
+    <message>
+        <source>Check that the path exists and that you may write there, then try again.</source>
+        <translation>请确认路径存在且你有写入权限，然后再试。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio stopped with an unexpected error: {error}</source>
+        <translation>Finetune Studio 因意外错误而停止：{error}</translation>
+    </message>
+    <message>
+        <source>The details are in {file}; please attach that file when you report the problem.</source>
+        <translation>详细信息在 {file} 中；报告问题时请附上这个文件。</translation>
+    </message>
+    <message>
+        <source>{step}...</source>
+        <translation>{step}……</translation>
+    </message>
+    <message>
+        <source>Run folder: {folder}</source>
+        <translation>训练任务文件夹：{folder}</translation>
+    </message>
+    <message>
+        <source>Start a new run from this config without --resume.</source>
+        <translation>请不加 --resume，用这份配置开始新的训练。</translation>
+    </message>
+    <message>
+        <source>Stopped. The run folder is {folder}.</source>
+        <translation>已停止。训练任务文件夹是 {folder}。</translation>
+    </message>
+    <message>
+        <source>Stopped before training began; no run folder was kept.</source>
+        <translation>在训练开始前就已停止；没有保留训练任务文件夹。</translation>
+    </message>
+    <message>
+        <source>Fix it with: finetune-studio-cli doctor --fix   (runs: {command})</source>
+        <translation>修复方法：finetune-studio-cli doctor --fix   （会执行：{command}）</translation>
+    </message>
+    <message>
+        <source>A file could not be read or written: {error} ({file}).</source>
+        <translation>无法读写文件：{error}（{file}）。</translation>
+    </message>
+    <message>
+        <source>A file could not be read or written: {error}.</source>
+        <translation>无法读写文件：{error}。</translation>
+    </message>
+    <message>
+        <source>Training on {device}: {train} examples, {eval} for evaluation, {steps} steps, resuming at step {step}.</source>
+        <translation>在 {device} 上训练：训练样本 {train} 个，评估样本 {eval} 个，共 {steps} 步，从第 {step} 步继续。</translation>
+    </message>
+    <message>
+        <source>Training on {device}: {train} examples, {eval} for evaluation, {steps} steps.</source>
+        <translation>在 {device} 上训练：训练样本 {train} 个，评估样本 {eval} 个，共 {steps} 步。</translation>
+    </message>
+    <message>
+        <source>The run {run} cannot be resumed: it is {status} and has no checkpoint.</source>
+        <translation>训练任务 {run} 无法继续：它的状态是 {status}，而且没有检查点。</translation>
+    </message>
+    <message>
+        <source>The run {run} cannot be resumed: it is {status} and not stopped.</source>
+        <translation>训练任务 {run} 无法继续：它的状态是 {status}，不是已停止。</translation>
+    </message>
+    <message>
+        <source>Continue with: {command}</source>
+        <translation>继续训练：{command}</translation>
+    </message>
+    <message>
+        <source>Checkpoint saved at step {step}.</source>
+        <translation>已在第 {step} 步保存检查点。</translation>
+    </message>
+    <message>
+        <source>where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)</source>
+        <translation>从哪里下载：hf（Hugging Face）、mirror（镜像站）、modelscope 或 auto（默认：按设置）</translation>
+    </message>
+    <message>
+        <source>a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope&apos;s)</source>
+        <translation>镜像站或私有 Hub（Hugging Face API；与 --source modelscope 一起用时为 ModelScope 的）</translation>
+    </message>
+    <message>
+        <source>find, download and list models (Hugging Face, a mirror, ModelScope)</source>
+        <translation>搜索、下载和列出模型（Hugging Face、镜像站、ModelScope）</translation>
+    </message>
+    <message>
+        <source>search the hub</source>
+        <translation>在 Hub 上搜索</translation>
+    </message>
+    <message>
+        <source>print the results as JSON</source>
+        <translation>以 JSON 格式输出结果</translation>
+    </message>
+    <message>
+        <source>download a model (only the files training needs)</source>
+        <translation>下载模型（只下载训练需要的文件）</translation>
+    </message>
+    <message>
+        <source>owner/name, or modelscope:owner/name</source>
+        <translation>owner/name，或 modelscope:owner/name</translation>
+    </message>
+    <message>
+        <source>branch, tag or commit</source>
+        <translation>分支、标签或提交</translation>
+    </message>
+    <message>
+        <source>models on this computer (hub caches and folders used before)</source>
+        <translation>这台电脑上的模型（Hub 缓存和用过的文件夹）</translation>
+    </message>
+    <message>
+        <source>which source answers, and how fast</source>
+        <translation>哪个下载源有响应，速度如何</translation>
+    </message>
+    <message>
+        <source>download hub datasets</source>
+        <translation>下载 Hub 数据集</translation>
+    </message>
+    <message>
+        <source>download a dataset&apos;s data files</source>
+        <translation>下载数据集的数据文件</translation>
+    </message>
+    <message>
+        <source>No models match {query} on {source}.</source>
+        <translation>在{source}上没有与 {query} 匹配的模型。</translation>
+    </message>
+    <message>
+        <source>license  updated</source>
+        <translation>许可证  更新时间</translation>
+    </message>
+    <message>
+        <source>Downloading the dataset {name} from {source} ({endpoint})...</source>
+        <translation>正在从{source}（{endpoint}）下载数据集 {name}……</translation>
+    </message>
+    <message>
+        <source>Downloading the model {name} from {source} ({endpoint})...</source>
+        <translation>正在从{source}（{endpoint}）下载模型 {name}……</translation>
+    </message>
+    <message>
+        <source>No models on this computer yet. Find one with: finetune-studio-cli models search QUERY</source>
+        <translation>这台电脑上还没有模型。可以这样查找：finetune-studio-cli models search 关键词</translation>
+    </message>
+    <message>
+        <source>answered in {ms} ms</source>
+        <translation>{ms} 毫秒内响应</translation>
+    </message>
+    <message>
+        <source>no answer ({problem})</source>
+        <translation>无响应（{problem}）</translation>
+    </message>
+    <message>
+        <source>in use: {source}; Auto would pick {chosen}</source>
+        <translation>正在使用：{source}；自动模式会选择 {chosen}</translation>
+    </message>
+    <message>
+        <source>in use: {source}; none answers</source>
+        <translation>正在使用：{source}；没有任何下载源响应</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer yet: downloading it first.</source>
+        <translation>{name} 还不在这台电脑上：先下载它。</translation>
+    </message>
+    <message>
+        <source>The dataset {name} is not on this computer yet: downloading it first.</source>
+        <translation>数据集 {name} 还不在这台电脑上：先下载它。</translation>
+    </message>
+    <message>
+        <source>gated</source>
+        <translation>受限</translation>
+    </message>
+    <message>
+        <source>model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>downloads</source>
+        <translation>下载量</translation>
+    </message>
+    <message>
+        <source>likes</source>
+        <translation>点赞</translation>
+    </message>
+    <message>
+        <source>params</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Download stopped. Run the same command again to resume where it stopped.</source>
+        <translation>下载已停止。再次运行同一命令即可从中断处继续。</translation>
     </message>
 </context>
 <context>

@@ -317,6 +317,10 @@
         <translation>將用 {tool} 從 {index} 安裝 {requirements}。</translation>
     </message>
     <message>
+        <source>{plan} {warning}</source>
+        <translation>{plan}{warning}</translation>
+    </message>
+    <message>
         <source>CPU only</source>
         <translation>僅 CPU</translation>
     </message>
@@ -1154,6 +1158,10 @@
         <translation>無法讀取模型大小：{error}</translation>
     </message>
     <message>
+        <source>{term}: {size:.2f} GB</source>
+        <translation>{term}：{size:.2f} GB</translation>
+    </message>
+    <message>
         <source>On this computer the run uses RAM: {parts}</source>
         <translation>在這台電腦上，訓練使用記憶體：{parts}</translation>
     </message>
@@ -1162,28 +1170,24 @@
         <translation>這裡沒有 NVIDIA GPU：訓練會在 CPU 上執行，約需 {total:.1f} GB 記憶體（可用 {free:.1f} GB）。速度比 GPU 慢得多，最適合小模型和短文字。</translation>
     </message>
     <message>
-        <source>fits</source>
-        <translation>放得下</translation>
+        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放得下。</translation>
     </message>
     <message>
-        <source>fits, but tightly</source>
-        <translation>放得下，但很緊</translation>
+        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體勉強放得下。</translation>
     </message>
     <message>
-        <source>will not fit</source>
-        <translation>放不下</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: {verdict} in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：在 {gpu} 可用的 {free:.1f} GB 中{verdict}。</translation>
-    </message>
-    <message>
-        <source>nothing: the current settings already match</source>
-        <translation>不需變更：目前的設定已經合適</translation>
+        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放不下。</translation>
     </message>
     <message>
         <source>Changed: {changes}</source>
         <translation>已變更：{changes}</translation>
+    </message>
+    <message>
+        <source>Nothing changed: the current settings already match.</source>
+        <translation>沒有變更：目前的設定已經符合。</translation>
     </message>
     <message>
         <source>all linear layers</source>
@@ -1248,6 +1252,10 @@
     <message>
         <source>QLoRA (4-bit base model)</source>
         <translation>QLoRA（4 位元基礎模型）</translation>
+    </message>
+    <message>
+        <source>{field}: {problem}</source>
+        <translation>{field}：{problem}</translation>
     </message>
     <message>
         <source>Effective batch: {n} examples per update</source>
@@ -1797,6 +1805,14 @@
         <translation>請確認該資料夾包含完整的 Hugging Face 模型：設定、權重和分詞器檔案。</translation>
     </message>
     <message>
+        <source>Not enough disk space for the checkpoint at step {step}: it needs about {needed} in {folder}, and {free} are free.</source>
+        <translation>磁碟空間不足，無法儲存第 {step} 步的檢查點：{folder} 中約需 {needed}，只剩 {free} 可用。</translation>
+    </message>
+    <message>
+        <source>Free some space (older runs in the runs folder are often large), then resume the run: it continues from its last checkpoint.</source>
+        <translation>請先騰出一些空間（訓練任務資料夾中的舊任務通常很大），然後繼續訓練：它會從最後一個檢查點接著訓練。</translation>
+    </message>
+    <message>
         <source>Pick a decoder model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), GPT-2 (gpt2) or Llama.</source>
         <translation>請選擇解碼器模型，如 Qwen（Qwen/Qwen2.5-0.5B-Instruct）、GPT-2（gpt2）或 Llama。</translation>
     </message>
@@ -1811,6 +1827,10 @@
     <message>
         <source>This model does not know most of the characters in your texts: {share} of their tokens become the unknown token {unknown}, so it cannot tell those texts apart. Pick a model made for your texts&apos; language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for Chinese, or a multilingual one such as xlm-roberta-base.</source>
         <translation>這個模型不認得你文字中的大部分字元：有 {share} 的 token 變成了未知 token {unknown}，因此它無法區分這些文字。請選擇針對你文字語言的模型，例如中文可用 bert-base-chinese 或 hfl/chinese-roberta-wwm-ext，也可以用 xlm-roberta-base 這類多語言模型。</translation>
+    </message>
+    <message>
+        <source>Labels written differently but with the same value were merged into one class each: {labels}.</source>
+        <translation>寫法不同但值相同的標籤已各自合併為一個類別：{labels}。</translation>
     </message>
     <message>
         <source>The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece .model file); without them the texts cannot be read the way the model was trained to read them.</source>
@@ -1835,6 +1855,1056 @@
     <message>
         <source>Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt).</source>
         <translation>請選擇帶有完整分詞器檔案（tokenizer.json 或 vocab.txt）的模型資料夾。</translation>
+    </message>
+    <message>
+        <source>{source}: the label column &quot;{column}&quot; has {classes} different values in {rows} rows; a classifier learns from many examples of each class.</source>
+        <translation>{source}：標籤欄「{column}」在 {rows} 列中有 {classes} 個不同的值；分類器需要每個類別都有許多範例才能學會。</translation>
+    </message>
+    <message>
+        <source>Check that columns.label names the column with the classes (now &quot;{column}&quot;).</source>
+        <translation>請確認 columns.label 指向存放類別的欄位（目前為「{column}」）。</translation>
+    </message>
+    <message>
+        <source>is {accumulation}, but one pass over the {rows} training rows is only {batches} batches of {batch}; lower it to at most {batches} (or lower the batch size).</source>
+        <translation>為 {accumulation}，但 {rows} 列訓練資料跑一遍只有 {batches} 個批次（每批 {batch} 筆）；請把它降到 {batches} 以下（或減小批次大小）。</translation>
+    </message>
+    <message>
+        <source>Add training examples of those labels, or leave their rows out.</source>
+        <translation>請為這些標籤新增訓練範例，或去掉這些列。</translation>
+    </message>
+    <message>
+        <source>Add training examples of those labels, or use a random hold-out (validation.fraction).</source>
+        <translation>請為這些標籤新增訓練範例，或改用隨機切分驗證集（validation.fraction）。</translation>
+    </message>
+    <message>
+        <source>The evaluation rows have labels that never occur in training: {labels} and {more} more.</source>
+        <translation>評估資料中有訓練資料裡從未出現的標籤：{labels} 等，另有 {more} 個。</translation>
+    </message>
+    <message>
+        <source>The evaluation rows have labels that never occur in training: {labels}.</source>
+        <translation>評估資料中有訓練資料裡從未出現的標籤：{labels}。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} rows have an empty text in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：欄位「{column}」中有 {count} 列文字為空（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} rows have no chat conversation with an assistant reply in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：欄位「{column}」中有 {count} 列沒有包含助理回覆的對話（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} rows have no label in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：欄位「{column}」中有 {count} 列沒有標籤（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has an empty text in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：欄位「{column}」中有 1 列文字為空（{rows}）。</translation>
+    </message>
+    <message>
+        <source>lists of messages with &quot;role&quot; and &quot;content&quot;</source>
+        <translation>由含「role」與「content」的訊息組成的清單</translation>
+    </message>
+    <message>
+        <source>a label</source>
+        <translation>一個標籤</translation>
+    </message>
+    <message>
+        <source>text</source>
+        <translation>文字</translation>
+    </message>
+    <message>
+        <source>by name</source>
+        <translation>依名稱</translation>
+    </message>
+    <message>
+        <source>by content</source>
+        <translation>依內容</translation>
+    </message>
+    <message>
+        <source>{role} &lt;- {column}  ({how})</source>
+        <translation>{role} &lt;- {column}  （{how}）</translation>
+    </message>
+    <message>
+        <source>{source}: no column was found for {roles} (columns: {columns}).</source>
+        <translation>{source}：找不到對應 {roles} 的欄位（現有欄位：{columns}）。</translation>
+    </message>
+    <message>
+        <source>Map the columns yourself, e.g. columns.{role} = &quot;&lt;column name&gt;&quot; in the config.</source>
+        <translation>請自行指定欄位對應，例如在設定檔中寫 columns.{role} = &quot;&lt;欄位名稱&gt;&quot;。</translation>
+    </message>
+    <message>
+        <source>Left out {bad} of {total} rows of {source} ({rows}).</source>
+        <translation>已略過 {source} 的 {total} 列中的 {bad} 列（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has no chat conversation with an assistant reply in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：欄位「{column}」中有 1 列沒有包含助理回覆的對話（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has no label in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：欄位「{column}」中有 1 列沒有標籤（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: the column &quot;{column}&quot; (mapped as {role}) is not in the data.</source>
+        <translation>{source}：資料中沒有欄位「{column}」（對應為 {role}）。</translation>
+    </message>
+    <message>
+        <source>Its columns are: {columns}. Pick one of them for columns.{role}.</source>
+        <translation>現有的欄位：{columns}。請從中選一個作為 columns.{role}。</translation>
+    </message>
+    <message>
+        <source>{source}: the column &quot;{column}&quot; ({role}) is empty in every row.</source>
+        <translation>{source}：欄位「{column}」（{role}）在每一列都是空的。</translation>
+    </message>
+    <message>
+        <source>Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.</source>
+        <translation>請為這些列補上{fix}，或設定 data.drop_bad_rows = true 略過它們。</translation>
+    </message>
+    <message>
+        <source>{source}: every row has the label &quot;{label}&quot;; a classifier needs at least two classes.</source>
+        <translation>{source}：每一列的標籤都是「{label}」；分類器至少需要兩個類別。</translation>
+    </message>
+    <message>
+        <source>Add examples of the other classes, or check that columns.label is the right column.</source>
+        <translation>請新增其他類別的範例，或檢查 columns.label 是否指向正確的欄位。</translation>
+    </message>
+    <message>
+        <source>Map {role} to the column that holds the labels.</source>
+        <translation>請把 {role} 對應到存放標籤的欄位。</translation>
+    </message>
+    <message>
+        <source>Map {role} to the column that holds the texts.</source>
+        <translation>請把 {role} 對應到存放文字的欄位。</translation>
+    </message>
+    <message>
+        <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
+        <translation>Hub 上的 ID（如「bert-base-uncased」）、本機資料夾，或「bundled:all-minilm-l6-v2」。</translation>
+    </message>
+    <message>
+        <source>Hub branch, tag or commit; empty for the default branch.</source>
+        <translation>Hub 上的分支、標記或提交；留空表示預設分支。</translation>
+    </message>
+    <message>
+        <source>Run Python code shipped with the model. Only for models you trust.</source>
+        <translation>執行模型附帶的 Python 程式碼。只對你信任的模型開啟。</translation>
+    </message>
+    <message>
+        <source>Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file).</source>
+        <translation>本機資料檔案：.csv .tsv .json .jsonl .parquet .txt .xlsx（相對於本設定檔）。</translation>
+    </message>
+    <message>
+        <source>A dataset on the hub, e.g. &quot;imdb&quot; (instead of files).</source>
+        <translation>Hub 上的資料集，例如「imdb」（取代本機檔案）。</translation>
+    </message>
+    <message>
+        <source>The hub dataset&apos;s configuration (subset), if it has several.</source>
+        <translation>Hub 資料集的組態（子集），如果有多個的話。</translation>
+    </message>
+    <message>
+        <source>The hub dataset&apos;s split to train on.</source>
+        <translation>用於訓練的 Hub 資料集分割（split）。</translation>
+    </message>
+    <message>
+        <source>Drop rows with blank texts or missing labels instead of stopping with an error.</source>
+        <translation>略過文字為空或缺少標籤的列，而不是報錯停止。</translation>
+    </message>
+    <message>
+        <source>Text to classify, or plain text for causal-LM training.</source>
+        <translation>要分類的文字，或用於因果語言模型訓練的純文字。</translation>
+    </message>
+    <message>
+        <source>Optional second text for sentence-pair classification.</source>
+        <translation>句對分類的第二段文字（選填）。</translation>
+    </message>
+    <message>
+        <source>Class label (text or integer).</source>
+        <translation>類別標籤（文字或整數）。</translation>
+    </message>
+    <message>
+        <source>Alpaca-style instruction.</source>
+        <translation>Alpaca 格式的指令。</translation>
+    </message>
+    <message>
+        <source>Alpaca-style optional input.</source>
+        <translation>Alpaca 格式的選填輸入。</translation>
+    </message>
+    <message>
+        <source>Alpaca-style answer.</source>
+        <translation>Alpaca 格式的回答。</translation>
+    </message>
+    <message>
+        <source>Chat conversations: lists of messages with &quot;role&quot; and &quot;content&quot;.</source>
+        <translation>對話：由含「role」與「content」的訊息組成的清單。</translation>
+    </message>
+    <message>
+        <source>Prompt whose completion is learned.</source>
+        <translation>提示詞，模型學習它的接續內容。</translation>
+    </message>
+    <message>
+        <source>Completion for the prompt.</source>
+        <translation>提示詞的接續內容。</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence input.</source>
+        <translation>序列到序列的輸入。</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence output.</source>
+        <translation>序列到序列的輸出。</translation>
+    </message>
+    <message>
+        <source>An existing split of the hub dataset, e.g. &quot;validation&quot;.</source>
+        <translation>Hub 資料集中已有的分割，例如「validation」。</translation>
+    </message>
+    <message>
+        <source>Separate local validation file(s).</source>
+        <translation>獨立的本機驗證集檔案。</translation>
+    </message>
+    <message>
+        <source>Otherwise hold out this fraction of the training data (0 = no evaluation).</source>
+        <translation>否則從訓練資料中保留這個比例作為驗證集（0 = 不評估）。</translation>
+    </message>
+    <message>
+        <source>Seed for the random hold-out.</source>
+        <translation>隨機切分驗證集的種子。</translation>
+    </message>
+    <message>
+        <source>Passes over the training data.</source>
+        <translation>訓練資料要跑幾遍。</translation>
+    </message>
+    <message>
+        <source>Stop after this many optimizer steps; 0 = use epochs.</source>
+        <translation>最佳化器跑完這麼多步後停止；0 = 依輪數。</translation>
+    </message>
+    <message>
+        <source>Peak learning rate.</source>
+        <translation>學習率峰值。</translation>
+    </message>
+    <message>
+        <source>Warm-up: a fraction of all steps (&lt; 1) or a number of steps.</source>
+        <translation>暖機：佔總步數的比例（&lt; 1）或步數。</translation>
+    </message>
+    <message>
+        <source>AdamW weight decay.</source>
+        <translation>AdamW 權重衰減。</translation>
+    </message>
+    <message>
+        <source>Examples per device and step.</source>
+        <translation>每個裝置每步的範例數。</translation>
+    </message>
+    <message>
+        <source>Steps whose gradients add up before one update.</source>
+        <translation>累積多少步的梯度再更新一次參數。</translation>
+    </message>
+    <message>
+        <source>Longest sequence in tokens; longer examples are truncated.</source>
+        <translation>最長序列（token 數）；更長的範例會被截斷。</translation>
+    </message>
+    <message>
+        <source>Evaluate every N steps; 0 = once per epoch.</source>
+        <translation>每 N 步評估一次；0 = 每輪一次。</translation>
+    </message>
+    <message>
+        <source>Save a checkpoint every N steps; 0 = once per epoch.</source>
+        <translation>每 N 步儲存一個檢查點；0 = 每輪一次。</translation>
+    </message>
+    <message>
+        <source>Log loss and learning rate every N steps.</source>
+        <translation>每 N 步記錄一次損失與學習率。</translation>
+    </message>
+    <message>
+        <source>Random seed for model initialisation and data order.</source>
+        <translation>模型初始化與資料順序的隨機種子。</translation>
+    </message>
+    <message>
+        <source>auto (bf16 where the GPU has it, fp16 on older GPUs, fp32 on CPU), fp32, fp16 or bf16.</source>
+        <translation>auto（GPU 支援時用 bf16，較舊的 GPU 用 fp16，CPU 上用 fp32）、fp32、fp16 或 bf16。</translation>
+    </message>
+    <message>
+        <source>Recompute activations in the backward pass: much less memory, about 20% slower.</source>
+        <translation>在反向傳播時重新計算激活值：省下大量顯示記憶體，約慢 20%。</translation>
+    </message>
+    <message>
+        <source>Pin batches in page-locked RAM for faster copies to the GPU.</source>
+        <translation>把批次固定在鎖頁記憶體中，更快地複製到 GPU。</translation>
+    </message>
+    <message>
+        <source>Processes preparing batches; 0 = in the training process (safest, and right on Windows).</source>
+        <translation>準備批次的行程數；0 = 在訓練行程內準備（最穩妥，Windows 上應選它）。</translation>
+    </message>
+    <message>
+        <source>Return cached GPU memory every N steps (lower peak, slower); 0 = never.</source>
+        <translation>每 N 步釋放一次快取的顯示記憶體（峰值更低，但更慢）；0 = 從不。</translation>
+    </message>
+    <message>
+        <source>Compile the model with torch.compile (faster steps after a slow start).</source>
+        <translation>用 torch.compile 編譯模型（開頭較慢，之後每步更快）。</translation>
+    </message>
+    <message>
+        <source>Attention kernel: auto, sdpa, eager or flash_attention_2.</source>
+        <translation>注意力實作：auto、sdpa、eager 或 flash_attention_2。</translation>
+    </message>
+    <message>
+        <source>Train LoRA adapters instead of every weight.</source>
+        <translation>只訓練 LoRA 轉接器，而不是全部權重。</translation>
+    </message>
+    <message>
+        <source>Adapter rank r: more is more capacity and memory.</source>
+        <translation>轉接器的秩 r：越大容量越大，也越佔記憶體。</translation>
+    </message>
+    <message>
+        <source>Adapter scaling alpha (often 2 x rank).</source>
+        <translation>轉接器縮放係數 alpha（通常為秩的 2 倍）。</translation>
+    </message>
+    <message>
+        <source>Dropout on the adapters.</source>
+        <translation>轉接器上的 dropout。</translation>
+    </message>
+    <message>
+        <source>Linear layers to adapt; empty = all linear layers.</source>
+        <translation>要加轉接器的線性層；留空 = 所有線性層。</translation>
+    </message>
+    <message>
+        <source>QLoRA: keep the frozen base model in 4 bits (bitsandbytes, CUDA GPU): about 1/8 of its memory.</source>
+        <translation>QLoRA：以 4 位元精度保存凍結的基礎模型（需要 bitsandbytes 與 CUDA GPU）：只佔約 1/8 的顯示記憶體。</translation>
+    </message>
+    <message>
+        <source>Folder for run folders; empty = the app&apos;s data folder.</source>
+        <translation>存放訓練任務資料夾的位置；留空 = 應用程式的資料資料夾。</translation>
+    </message>
+    <message>
+        <source>Name for this run&apos;s folder; empty = task and model.</source>
+        <translation>本次訓練任務資料夾的名稱；留空 = 任務類型加模型名稱。</translation>
+    </message>
+    <message>
+        <source>Also log to &quot;tensorboard&quot; and/or &quot;mlflow&quot; (when that package is installed).</source>
+        <translation>同時記錄到「tensorboard」和/或「mlflow」（需已安裝對應的套件）。</translation>
+    </message>
+    <message>
+        <source>classification, causal-lm or seq2seq.</source>
+        <translation>classification、causal-lm 或 seq2seq。</translation>
+    </message>
+    <message>
+        <source>must be a list of texts, not {value}.</source>
+        <translation>必須是文字清單，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>Learning-rate schedule: {choices}.</source>
+        <translation>學習率排程：{choices}。</translation>
+    </message>
+    <message>
+        <source>Optimizer: {choices}.</source>
+        <translation>最佳化器：{choices}。</translation>
+    </message>
+    <message>
+        <source>torch.compile backend: {choices}.</source>
+        <translation>torch.compile 後端：{choices}。</translation>
+    </message>
+    <message>
+        <source>must be true or false, not {value}.</source>
+        <translation>必須是 true 或 false，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>must be a whole number, not {value}.</source>
+        <translation>必須是整數，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>must be a number, not {value}.</source>
+        <translation>必須是數字，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>must be text, not {value}.</source>
+        <translation>必須是文字，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>must be one of {choices}.</source>
+        <translation>必須是以下其中之一：{choices}。</translation>
+    </message>
+    <message>
+        <source>must be above 0 (or set training.max_steps).</source>
+        <translation>必須大於 0（或者設定 training.max_steps）。</translation>
+    </message>
+    <message>
+        <source>must be 0 (use epochs) or a positive number of steps.</source>
+        <translation>必須是 0（依輪數）或正整數步數。</translation>
+    </message>
+    <message>
+        <source>must be between 0 and 1; 2e-5 to 5e-4 is usual.</source>
+        <translation>必須介於 0 和 1 之間；常用 2e-5 到 5e-4。</translation>
+    </message>
+    <message>
+        <source>must be 0 or more.</source>
+        <translation>必須大於或等於 0。</translation>
+    </message>
+    <message>
+        <source>must be between 8 and 1048576 tokens.</source>
+        <translation>必須介於 8 到 1048576 個 token 之間。</translation>
+    </message>
+    <message>
+        <source>must be 0 (never) or a number of steps.</source>
+        <translation>必須是 0（從不）或步數。</translation>
+    </message>
+    <message>
+        <source>must be 1 or more; 8 or 16 is usual.</source>
+        <translation>必須大於或等於 1；常用 8 或 16。</translation>
+    </message>
+    <message>
+        <source>must be 1 or more; often twice the rank.</source>
+        <translation>必須大於或等於 1；通常是秩的兩倍。</translation>
+    </message>
+    <message>
+        <source>must be at least 0 and below 1.</source>
+        <translation>必須大於或等於 0 且小於 1。</translation>
+    </message>
+    <message>
+        <source>is empty; give a hub id such as &quot;bert-base-uncased&quot; or a local model folder.</source>
+        <translation>為空；請填寫 Hub ID（如「bert-base-uncased」）或本機模型資料夾。</translation>
+    </message>
+    <message>
+        <source>set either data.files (local files) or data.hub_id (a hub dataset), not both.</source>
+        <translation>data.files（本機檔案）和 data.hub_id（Hub 資料集）只能設定其中一個。</translation>
+    </message>
+    <message>
+        <source>&quot;{name}&quot; is not a hub dataset id like &quot;owner/name&quot;.</source>
+        <translation>「{name}」不是「owner/name」這樣的 Hub 資料集 ID。</translation>
+    </message>
+    <message>
+        <source>must be at least 0 and below 1; 0.1 is usual.</source>
+        <translation>必須大於或等於 0 且小於 1；常用 0.1。</translation>
+    </message>
+    <message>
+        <source>only applies to hub datasets; use validation.files for local data.</source>
+        <translation>只適用於 Hub 資料集；本機資料請用 validation.files。</translation>
+    </message>
+    <message>
+        <source>this file is version {version}, this app reads {supported}; create a new config with `finetune-studio-cli init`.</source>
+        <translation>這個檔案的版本是 {version}，本應用程式讀取的是 {supported}；請用 `finetune-studio-cli init` 建立新的設定檔。</translation>
+    </message>
+    <message>
+        <source>must be a table ([section]).</source>
+        <translation>必須是一個表格（[section]）。</translation>
+    </message>
+    <message>
+        <source>must be 1 or more.</source>
+        <translation>必須大於或等於 1。</translation>
+    </message>
+    <message>
+        <source>must be 0 (once per epoch) or a positive number of steps.</source>
+        <translation>必須是 0（每輪一次）或正整數步數。</translation>
+    </message>
+    <message>
+        <source>write overrides as key=value, e.g. training.epochs=2.</source>
+        <translation>覆寫值請寫成 key=value，例如 training.epochs=2。</translation>
+    </message>
+    <message>
+        <source>must be a finite number, not {value}.</source>
+        <translation>必須是有限的數字，而不是 {value}。</translation>
+    </message>
+    <message>
+        <source>unknown bundled model; known: {choices}.</source>
+        <translation>未知的內建模型；可用的有：{choices}。</translation>
+    </message>
+    <message>
+        <source>{file}: unsupported type; use one of {types}.</source>
+        <translation>{file}：不支援的檔案類型；請使用以下其中之一：{types}。</translation>
+    </message>
+    <message>
+        <source>unknown field; did you mean &quot;{near}&quot;?</source>
+        <translation>未知欄位；你是不是想寫「{near}」？</translation>
+    </message>
+    <message>
+        <source>unknown field.</source>
+        <translation>未知欄位。</translation>
+    </message>
+    <message>
+        <source>file not found; check the path.</source>
+        <translation>找不到檔案；請檢查路徑。</translation>
+    </message>
+    <message>
+        <source>cannot be read ({error}).</source>
+        <translation>無法讀取（{error}）。</translation>
+    </message>
+    <message>
+        <source>is not valid TOML: {error}.</source>
+        <translation>不是有效的 TOML：{error}。</translation>
+    </message>
+    <message>
+        <source>is not a section.</source>
+        <translation>不是一個設定區段。</translation>
+    </message>
+    <message>
+        <source>the folder {folder} has no config.json; pick the folder that holds the model.</source>
+        <translation>資料夾 {folder} 中沒有 config.json；請選擇存放模型的那個資料夾。</translation>
+    </message>
+    <message>
+        <source>the folder {folder} does not exist.</source>
+        <translation>資料夾 {folder} 不存在。</translation>
+    </message>
+    <message>
+        <source>{file} does not exist.</source>
+        <translation>{file} 不存在。</translation>
+    </message>
+    <message>
+        <source>&quot;{name}&quot; is neither a local folder nor a hub id like &quot;owner/model&quot; (or &quot;modelscope:owner/model&quot;).</source>
+        <translation>「{name}」既不是本機資料夾，也不是「owner/model」（或「modelscope:owner/model」）這樣的 Hub ID。</translation>
+    </message>
+    <message>
+        <source>{file} row {number}</source>
+        <translation>{file} 第 {number} 列</translation>
+    </message>
+    <message>
+        <source>{file} is empty.</source>
+        <translation>{file} 是空的。</translation>
+    </message>
+    <message>
+        <source>Choose a file that holds your training examples.</source>
+        <translation>請選擇包含訓練範例的檔案。</translation>
+    </message>
+    <message>
+        <source>{file} line {number}</source>
+        <translation>{file} 第 {number} 行</translation>
+    </message>
+    <message>
+        <source>{items} and {more} more</source>
+        <translation>{items} 等，另有 {more} 處</translation>
+    </message>
+    <message>
+        <source>{file} is not readable text in any common encoding (UTF-8, GBK, Big5, ...).</source>
+        <translation>{file} 無法以任何常見編碼（UTF-8、GBK、Big5……）讀成文字。</translation>
+    </message>
+    <message>
+        <source>Open it in a spreadsheet or editor and save it again as UTF-8 CSV.</source>
+        <translation>請用試算表或編輯器開啟它，另存為 UTF-8 編碼的 CSV。</translation>
+    </message>
+    <message>
+        <source>The data file {path} does not exist.</source>
+        <translation>資料檔案 {path} 不存在。</translation>
+    </message>
+    <message>
+        <source>Check the path, or pick the file again.</source>
+        <translation>請檢查路徑，或重新選擇檔案。</translation>
+    </message>
+    <message>
+        <source>Use CSV, TSV, JSON, JSONL, Parquet, TXT or Excel (.xlsx).</source>
+        <translation>請使用 CSV、TSV、JSON、JSONL、Parquet、TXT 或 Excel（.xlsx）。</translation>
+    </message>
+    <message>
+        <source>{file} has no data rows.</source>
+        <translation>{file} 沒有資料列。</translation>
+    </message>
+    <message>
+        <source>Add examples below the header row.</source>
+        <translation>請在標題列下方新增範例。</translation>
+    </message>
+    <message>
+        <source>{file} does not hold a list of records.</source>
+        <translation>{file} 裡不是一個記錄清單。</translation>
+    </message>
+    <message>
+        <source>The hub dataset {name} is not on this computer yet.</source>
+        <translation>Hub 資料集 {name} 還沒有下載到這台電腦上。</translation>
+    </message>
+    <message>
+        <source>Download it first: Download on the Model &amp; data step, or finetune-studio-cli datasets download {name}</source>
+        <translation>請先下載：在「模型與資料」步驟中按「下載」，或執行 finetune-studio-cli datasets download {name}</translation>
+    </message>
+    <message>
+        <source>The split {split} of {name} has no rows.</source>
+        <translation>{name} 的分割 {split} 中沒有資料。</translation>
+    </message>
+    <message>
+        <source>Choose another split.</source>
+        <translation>請選擇其他分割。</translation>
+    </message>
+    <message>
+        <source>{items}, {item}</source>
+        <translation>{items}、{item}</translation>
+    </message>
+    <message>
+        <source>{file}: files of type {suffix} are not supported.</source>
+        <translation>{file}：不支援 {suffix} 類型的檔案。</translation>
+    </message>
+    <message>
+        <source>{file}: files without a type (.csv, .jsonl...) are not supported.</source>
+        <translation>{file}：不支援沒有副檔名（.csv、.jsonl……）的檔案。</translation>
+    </message>
+    <message>
+        <source>{file} is not a well-formed {kind} file: {error}</source>
+        <translation>{file} 不是格式正確的 {kind} 檔案：{error}</translation>
+    </message>
+    <message>
+        <source>Every row needs as many fields as the header; quote texts that contain the separator.</source>
+        <translation>每一列的欄位數都要與標題列一致；包含分隔符號的文字請加上引號。</translation>
+    </message>
+    <message>
+        <source>{file} line {line} is not a JSON object.</source>
+        <translation>{file} 第 {line} 行不是 JSON 物件。</translation>
+    </message>
+    <message>
+        <source>{file} is not valid JSON: {error} at line {line}, column {column}.</source>
+        <translation>{file} 不是有效的 JSON：第 {line} 行第 {column} 欄 {error}。</translation>
+    </message>
+    <message>
+        <source>Fix the file there. For one example per line, name the file .jsonl.</source>
+        <translation>請修正該處。如果每行一個範例，請把副檔名改為 .jsonl。</translation>
+    </message>
+    <message>
+        <source>{file} is not a readable Parquet file ({error}).</source>
+        <translation>{file} 不是可讀取的 Parquet 檔案（{error}）。</translation>
+    </message>
+    <message>
+        <source>Export it again.</source>
+        <translation>請重新匯出。</translation>
+    </message>
+    <message>
+        <source>{file} is not a readable Excel workbook ({error}).</source>
+        <translation>{file} 不是可讀取的 Excel 活頁簿（{error}）。</translation>
+    </message>
+    <message>
+        <source>Save it from Excel as .xlsx (the first sheet is used, with a header row).</source>
+        <translation>請在 Excel 中另存為 .xlsx（使用第一個工作表，需要標題列）。</translation>
+    </message>
+    <message>
+        <source>The hub dataset {name} ({split}) could not be loaded: {error}</source>
+        <translation>無法載入 Hub 資料集 {name}（{split}）：{error}</translation>
+    </message>
+    <message>
+        <source>Check the configuration and split names (the dataset&apos;s page lists them).</source>
+        <translation>請檢查組態名稱與分割名稱（資料集頁面上有列出）。</translation>
+    </message>
+    <message>
+        <source>{file} line {line} is not valid JSON ({error} at column {column}).</source>
+        <translation>{file} 第 {line} 行不是有效的 JSON（第 {column} 欄 {error}）。</translation>
+    </message>
+    <message>
+        <source>Each line must hold one JSON object; fix or remove that line.</source>
+        <translation>每行必須是一個 JSON 物件；請修正或刪除該行。</translation>
+    </message>
+    <message>
+        <source>It needs about {needed}; {free} are free there.</source>
+        <translation>約需 {needed}，那裡只剩 {free} 可用。</translation>
+    </message>
+    <message>
+        <source>It needs about {needed}.</source>
+        <translation>約需 {needed}。</translation>
+    </message>
+    <message>
+        <source>{free} are free there.</source>
+        <translation>那裡還剩 {free} 可用。</translation>
+    </message>
+    <message>
+        <source>  - {field}: {problem}</source>
+        <translation>  - {field}：{problem}</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory in the forward pass.</source>
+        <translation>前向計算時顯示記憶體不足。</translation>
+    </message>
+    <message>
+        <source>Training stopped with an unexpected error: {error}</source>
+        <translation>訓練因非預期的錯誤而停止：{error}</translation>
+    </message>
+    <message>
+        <source>Open the details for the full traceback. Resume from the last checkpoint, or report the problem with the details attached.</source>
+        <translation>開啟詳細資訊可查看完整的錯誤追蹤。可以從最後一個檢查點繼續訓練，或附上詳細資訊回報這個問題。</translation>
+    </message>
+    <message>
+        <source>Fix the fields above and try again.</source>
+        <translation>請修正上面的欄位後再試一次。</translation>
+    </message>
+    <message>
+        <source>Apply one of the changes below and retry; each keeps what the run learns comparable. Training resumes from the last checkpoint when there is one.</source>
+        <translation>請套用下面任一項修改後重試；每項修改都不會改變訓練的學習效果。如果有檢查點，訓練會從最後一個檢查點繼續。</translation>
+    </message>
+    <message>
+        <source>This PyTorch build has no GPU support, so GPU-only settings (fp16, bf16) cannot run.</source>
+        <translation>這個 PyTorch 版本不支援 GPU，因此只能在 GPU 上使用的設定（fp16、bf16）無法執行。</translation>
+    </message>
+    <message>
+        <source>Open the Environment step and install the matching PyTorch, or train in fp32 on the CPU.</source>
+        <translation>請開啟「環境」步驟安裝相符的 PyTorch，或者在 CPU 上用 fp32 訓練。</translation>
+    </message>
+    <message>
+        <source>This GPU cannot train in bf16.</source>
+        <translation>這張 GPU 不能用 bf16 訓練。</translation>
+    </message>
+    <message>
+        <source>Use fp16 or let the app choose.</source>
+        <translation>請改用 fp16，或讓應用程式自動選擇。</translation>
+    </message>
+    <message>
+        <source>bitsandbytes, needed by 8-bit optimizers, is missing or broken: {error}</source>
+        <translation>8 位元最佳化器所需的 bitsandbytes 缺少或已損壞：{error}</translation>
+    </message>
+    <message>
+        <source>Use a standard optimizer, or reinstall bitsandbytes for this GPU.</source>
+        <translation>請改用標準最佳化器，或為這張 GPU 重新安裝 bitsandbytes。</translation>
+    </message>
+    <message>
+        <source>A CUDA kernel rejected its input (device-side assert). Most often a label is out of range.</source>
+        <translation>CUDA 核心拒絕了輸入（device-side assert）。最常見的原因是標籤超出範圍。</translation>
+    </message>
+    <message>
+        <source>Check the label column (classification) and that the model fits the tokenizer. For the exact spot, set the environment variable CUDA_LAUNCH_BLOCKING=1 and restart the app; the GPU needs a restart of the app after this error anyway.</source>
+        <translation>請檢查標籤欄位（分類任務），以及模型與分詞器是否相符。要找出確切出錯的位置，請設定環境變數 CUDA_LAUNCH_BLOCKING=1 後重新啟動應用程式；出現這個錯誤後，無論如何都需要重新啟動應用程式才能再使用 GPU。</translation>
+    </message>
+    <message>
+        <source>The data loader&apos;s worker processes failed: {error}</source>
+        <translation>資料載入的工作行程出錯：{error}</translation>
+    </message>
+    <message>
+        <source>Load batches in the training process (0 workers), which always works on Windows.</source>
+        <translation>請在訓練行程內載入批次（0 個工作行程），這在 Windows 上一定可行。</translation>
+    </message>
+    <message>
+        <source>A CUDA error stopped training: {error}</source>
+        <translation>CUDA 錯誤導致訓練停止：{error}</translation>
+    </message>
+    <message>
+        <source>Restart the app and resume from the last checkpoint. If it happens again, update the NVIDIA driver or reinstall PyTorch from the Environment step.</source>
+        <translation>請重新啟動應用程式，從最後一個檢查點繼續訓練。如果再次出現，請更新 NVIDIA 驅動程式，或在「環境」步驟中重新安裝 PyTorch。</translation>
+    </message>
+    <message>
+        <source>The computer ran out of memory (RAM).</source>
+        <translation>電腦記憶體不足。</translation>
+    </message>
+    <message>
+        <source>Close other programs, lower the batch size or max length, then resume.</source>
+        <translation>請關閉其他程式，減小批次大小或最大長度，然後繼續訓練。</translation>
+    </message>
+    <message>
+        <source>Free some space (old runs and checkpoints in the runs folder are often large) or choose a folder on another drive, then try again.</source>
+        <translation>請騰出一些空間（訓練任務資料夾中的舊任務與檢查點通常很大），或選擇其他磁碟上的資料夾，然後再試一次。</translation>
+    </message>
+    <message>
+        <source>Choose a folder you can write to (for example in your home folder) and try again.</source>
+        <translation>請選擇一個你有寫入權限的資料夾（例如你的使用者資料夾下），然後再試一次。</translation>
+    </message>
+    <message>
+        <source>{lines}
+{line}</source>
+        <translation>{lines}
+{line}</translation>
+    </message>
+    <message>
+        <source>The run config has a problem:
+{lines}</source>
+        <translation>訓練設定有 1 個問題：
+{lines}</translation>
+    </message>
+    <message>
+        <source>The run config has {count} problems:
+{lines}</source>
+        <translation>訓練設定有 {count} 個問題：
+{lines}</translation>
+    </message>
+    <message>
+        <source>Halve the batch ({batch} -&gt; {half}) and raise accumulation to {accumulation} (same effective batch)</source>
+        <translation>批次大小減半（{batch} -&gt; {half}），梯度累積提高到 {accumulation}（等效批次大小不變）</translation>
+    </message>
+    <message>
+        <source>Turn on gradient checkpointing (far less activation memory, ~20% slower)</source>
+        <translation>開啟梯度檢查點（激活值佔用的顯示記憶體大幅減少，約慢 20%）</translation>
+    </message>
+    <message>
+        <source>Use the Adafactor optimizer (a fraction of AdamW&apos;s state memory)</source>
+        <translation>改用 Adafactor 最佳化器（狀態只佔 AdamW 的一小部分記憶體）</translation>
+    </message>
+    <message>
+        <source>Train LoRA adapters instead of every weight</source>
+        <translation>只訓練 LoRA 轉接器，不訓練全部權重</translation>
+    </message>
+    <message>
+        <source>Shorten sequences ({length} -&gt; {half} tokens)</source>
+        <translation>縮短序列（{length} -&gt; {half} 個 token）</translation>
+    </message>
+    <message>
+        <source>Finetune Studio may not write in {folder}: the folder is read-only or belongs to another user.</source>
+        <translation>Finetune Studio 無法寫入 {folder}：該資料夾是唯讀的，或屬於其他使用者。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio may not write there: the folder is read-only or belongs to another user.</source>
+        <translation>Finetune Studio 無法寫入那裡：該資料夾是唯讀的，或屬於其他使用者。</translation>
+    </message>
+    <message>
+        <source>The folder {folder} cannot be used: {error}.</source>
+        <translation>無法使用資料夾 {folder}：{error}。</translation>
+    </message>
+    <message>
+        <source>Choose another folder and try again.</source>
+        <translation>請選擇其他資料夾後再試一次。</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory while loading the model.</source>
+        <translation>載入模型時顯示記憶體不足。</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory during evaluation.</source>
+        <translation>評估時顯示記憶體不足。</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory in the backward pass.</source>
+        <translation>反向傳播時顯示記憶體不足。</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory in the optimizer step.</source>
+        <translation>最佳化器更新參數時顯示記憶體不足。</translation>
+    </message>
+    <message>
+        <source>Train in fp32 (CPU)</source>
+        <translation>用 fp32 訓練（CPU）</translation>
+    </message>
+    <message>
+        <source>Let the app choose the precision</source>
+        <translation>讓應用程式自動選擇精度</translation>
+    </message>
+    <message>
+        <source>Use AdamW</source>
+        <translation>改用 AdamW</translation>
+    </message>
+    <message>
+        <source>Use 0 data loader workers</source>
+        <translation>資料載入工作行程設為 0</translation>
+    </message>
+    <message>
+        <source>The disk is full: a file could not be written in {folder}.</source>
+        <translation>磁碟已滿：無法在 {folder} 中寫入檔案。</translation>
+    </message>
+    <message>
+        <source>The disk is full: a file could not be written.</source>
+        <translation>磁碟已滿：無法寫入檔案。</translation>
+    </message>
+    <message>
+        <source>Loading the model</source>
+        <translation>正在載入模型</translation>
+    </message>
+    <message>
+        <source>Copying the adapters</source>
+        <translation>正在複製轉接器</translation>
+    </message>
+    <message>
+        <source>Writing the weights (safetensors)</source>
+        <translation>正在寫入權重（safetensors）</translation>
+    </message>
+    <message>
+        <source>Copying the tokenizer</source>
+        <translation>正在複製分詞器</translation>
+    </message>
+    <message>
+        <source>Writing the model card</source>
+        <translation>正在寫入模型卡</translation>
+    </message>
+    <message>
+        <source>Putting the folder in place</source>
+        <translation>正在把資料夾放到目標位置</translation>
+    </message>
+    <message>
+        <source>Making the zip archive</source>
+        <translation>正在產生 zip 壓縮檔</translation>
+    </message>
+    <message>
+        <source>Verifying: reloading the folder in a fresh process</source>
+        <translation>正在驗證：在新的行程中重新載入該資料夾</translation>
+    </message>
+    <message>
+        <source>Logging the model to MLflow</source>
+        <translation>正在把模型記錄到 MLflow</translation>
+    </message>
+    <message>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>Unknown weight type {dtype}.</source>
+        <translation>未知的權重類型 {dtype}。</translation>
+    </message>
+    <message>
+        <source>Use one of {choices}.</source>
+        <translation>請使用以下其中之一：{choices}。</translation>
+    </message>
+    <message>
+        <source>{run} has no finished model to export.</source>
+        <translation>{run} 沒有訓練完成的模型可以匯出。</translation>
+    </message>
+    <message>
+        <source>Finish (or resume) the run first.</source>
+        <translation>請先完成（或繼續）這次訓練。</translation>
+    </message>
+    <message>
+        <source>This run trained no LoRA adapters.</source>
+        <translation>這次訓練沒有訓練 LoRA 轉接器。</translation>
+    </message>
+    <message>
+        <source>Export the merged model instead.</source>
+        <translation>請改為匯出合併後的模型。</translation>
+    </message>
+    <message>
+        <source>{folder} is a file, not a folder.</source>
+        <translation>{folder} 是一個檔案，不是資料夾。</translation>
+    </message>
+    <message>
+        <source>Give the name of a new or empty folder to export to.</source>
+        <translation>請指定一個新的或空的資料夾作為匯出位置。</translation>
+    </message>
+    <message>
+        <source>the run folder</source>
+        <translation>訓練任務資料夾</translation>
+    </message>
+    <message>
+        <source>the runs folder</source>
+        <translation>存放訓練任務的資料夾</translation>
+    </message>
+    <message>
+        <source>Finetune Studio&apos;s data folder</source>
+        <translation>Finetune Studio 的資料資料夾</translation>
+    </message>
+    <message>
+        <source>Cannot write in {folder}: {error}.</source>
+        <translation>無法寫入 {folder}：{error}。</translation>
+    </message>
+    <message>
+        <source>Choose another folder.</source>
+        <translation>請選擇其他資料夾。</translation>
+    </message>
+    <message>
+        <source>About this model</source>
+        <translation>關於這個模型</translation>
+    </message>
+    <message>
+        <source>Fine-tuned with Finetune Studio from {model} for {task} on {data}.</source>
+        <translation>使用 Finetune Studio 以 {model} 為基礎、在 {data} 上針對 {task} 任務微調而成。</translation>
+    </message>
+    <message>
+        <source>Load it as the section How to load shows; the run&apos;s config reproduces it.</source>
+        <translation>載入方法請見上方「How to load」一節；用這次訓練的設定檔可以重現它。</translation>
+    </message>
+    <message>
+        <source>MLflow is not installed.</source>
+        <translation>沒有安裝 MLflow。</translation>
+    </message>
+    <message>
+        <source>Install it (pip install mlflow) or export without it.</source>
+        <translation>請安裝它（pip install mlflow），或者不記錄到 MLflow 直接匯出。</translation>
+    </message>
+    <message>
+        <source>No MLflow tracking server is set.</source>
+        <translation>沒有設定 MLflow 追蹤伺服器。</translation>
+    </message>
+    <message>
+        <source>Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again.</source>
+        <translation>請設定 MLFLOW_TRACKING_URI（例如 http://127.0.0.1:5000），然後重新啟動應用程式。</translation>
+    </message>
+    <message>
+        <source>Export cancelled; nothing was written.</source>
+        <translation>已取消匯出；沒有寫入任何內容。</translation>
+    </message>
+    <message>
+        <source>{folder} is not empty.</source>
+        <translation>{folder} 不是空的。</translation>
+    </message>
+    <message>
+        <source>Choose an empty or new folder, or confirm replacing it.</source>
+        <translation>請選擇一個空的或新的資料夾，或者確認取代它。</translation>
+    </message>
+    <message>
+        <source>Not enough disk space: the export needs about {needed} in {folder}, {free} are free on that drive.</source>
+        <translation>磁碟空間不足：匯出需要在 {folder} 中佔用約 {needed}，該磁碟只剩 {free} 可用。</translation>
+    </message>
+    <message>
+        <source>Free some space or choose another folder.</source>
+        <translation>請騰出一些空間，或選擇其他資料夾。</translation>
+    </message>
+    <message>
+        <source>the model this run started from</source>
+        <translation>這次訓練所依據的模型</translation>
+    </message>
+    <message>
+        <source>{folder} is {what} ({other}); exporting there could overwrite it.</source>
+        <translation>{folder} 就是{what}（{other}）；匯出到那裡可能會覆寫它。</translation>
+    </message>
+    <message>
+        <source>Export to a new folder elsewhere, for example in your Documents folder.</source>
+        <translation>請匯出到別處的新資料夾，例如「文件」資料夾裡。</translation>
+    </message>
+    <message>
+        <source>{folder} holds run folders; exporting there could overwrite them.</source>
+        <translation>{folder} 裡有訓練任務資料夾；匯出到那裡可能會覆寫它們。</translation>
+    </message>
+    <message>
+        <source>Export to a new folder elsewhere.</source>
+        <translation>請匯出到別處的新資料夾。</translation>
+    </message>
+    <message>
+        <source>{folder} is not empty and was not written by an export, so it will not be replaced.</source>
+        <translation>{folder} 不是空的，也不是之前匯出時寫入的，所以不會取代它。</translation>
+    </message>
+    <message>
+        <source>Choose a new or empty folder, or a folder an earlier export wrote.</source>
+        <translation>請選擇一個新的或空的資料夾，或者之前匯出時寫入的資料夾。</translation>
+    </message>
+    <message>
+        <source>Another export to {folder} is running right now.</source>
+        <translation>另一個匯出到 {folder} 的作業正在進行。</translation>
+    </message>
+    <message>
+        <source>Wait for it to finish, or export to another folder.</source>
+        <translation>請等它完成，或匯出到其他資料夾。</translation>
+    </message>
+    <message>
+        <source>Results: {results}.</source>
+        <translation>結果：{results}。</translation>
+    </message>
+    <message>
+        <source>{folder} lies inside {what} ({other}); exporting there could overwrite it.</source>
+        <translation>{folder} 位於{what}（{other}）之內；匯出到那裡可能會覆寫它。</translation>
+    </message>
+    <message>
+        <source>{folder} holds {what} ({other}); exporting there could overwrite it.</source>
+        <translation>{folder} 包含{what}（{other}）；匯出到那裡可能會覆寫它。</translation>
+    </message>
+    <message>
+        <source>Found {gpus}.</source>
+        <translation>找到 {gpus}。</translation>
+    </message>
+    <message>
+        <source>No GPU found: training runs on the CPU.</source>
+        <translation>沒有找到 GPU：訓練將在 CPU 上執行。</translation>
+    </message>
+    <message>
+        <source>Found {gpus} (NVIDIA driver {driver}).</source>
+        <translation>找到 {gpus}（NVIDIA 驅動程式 {driver}）。</translation>
+    </message>
+    <message>
+        <source>weights</source>
+        <translation>權重</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>optimizer states</source>
+        <translation>最佳化器狀態</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>logits</source>
+        <translation>logits</translation>
+    </message>
+    <message>
+        <source>CUDA context and overhead</source>
+        <translation>CUDA 環境與其他開銷</translation>
+    </message>
+    <message>
+        <source>libraries and overhead</source>
+        <translation>函式庫與其他開銷</translation>
+    </message>
+    <message>
+        <source>{first} {then}</source>
+        <translation>{first}{then}</translation>
     </message>
     <message>
         <source>The tokenizer {model} could not be loaded: {error}</source>
@@ -1885,6 +2955,190 @@
         <translation>請選擇包含 config.json 和權重的資料夾。</translation>
     </message>
     <message>
+        <source>precision auto -&gt; {precision}</source>
+        <translation>精度 auto -&gt; {precision}</translation>
+    </message>
+    <message>
+        <source>QLoRA: the base model is loaded in 4 bits (NF4)</source>
+        <translation>QLoRA：基礎模型以 4 位元精度（NF4）載入</translation>
+    </message>
+    <message>
+        <source>{precision} needs a CUDA GPU, and PyTorch sees none here; use auto or fp32 (or fix PyTorch on the Environment page).</source>
+        <translation>{precision} 需要 CUDA GPU，但 PyTorch 在這裡看不到 GPU；請使用 auto 或 fp32（或在「環境」頁修復 PyTorch）。</translation>
+    </message>
+    <message>
+        <source>8-bit optimizers need bitsandbytes, which is missing or broken here; use adamw_torch or adafactor.</source>
+        <translation>8 位元最佳化器需要 bitsandbytes，但這裡缺少或已損壞；請使用 adamw_torch 或 adafactor。</translation>
+    </message>
+    <message>
+        <source>paged optimizers need a CUDA GPU.</source>
+        <translation>分頁最佳化器需要 CUDA GPU。</translation>
+    </message>
+    <message>
+        <source>flash_attention_2 needs the flash-attn package and a CUDA GPU; use sdpa.</source>
+        <translation>flash_attention_2 需要 flash-attn 套件與 CUDA GPU；請使用 sdpa。</translation>
+    </message>
+    <message>
+        <source>QLoRA needs a CUDA GPU and a working bitsandbytes; use plain LoRA (lora.enabled) instead.</source>
+        <translation>QLoRA 需要 CUDA GPU 與可用的 bitsandbytes；請改用一般 LoRA（lora.enabled）。</translation>
+    </message>
+    <message>
+        <source>this GPU cannot compute in bf16; use fp16 or auto.</source>
+        <translation>這張 GPU 不支援 bf16 運算；請使用 fp16 或 auto。</translation>
+    </message>
+    <message>
+        <source>inductor needs Triton on the GPU, which has no Windows builds; use aot_eager or eager, or turn torch_compile off.</source>
+        <translation>inductor 在 GPU 上需要 Triton，而 Triton 沒有 Windows 版本；請使用 aot_eager 或 eager，或關閉 torch_compile。</translation>
+    </message>
+    <message>
+        <source>inductor needs Triton on the GPU, which is not installed; use aot_eager or eager, or turn torch_compile off.</source>
+        <translation>inductor 在 GPU 上需要 Triton，但沒有安裝；請使用 aot_eager 或 eager，或關閉 torch_compile。</translation>
+    </message>
+    <message>
+        <source>inductor compiles CPU training with a C++ compiler, and Visual Studio&apos;s cl.exe was not found; use aot_eager, or turn torch_compile off.</source>
+        <translation>inductor 在 CPU 上訓練需要用 C++ 編譯器編譯，但找不到 Visual Studio 的 cl.exe；請使用 aot_eager，或關閉 torch_compile。</translation>
+    </message>
+    <message>
+        <source>inductor compiles CPU training with a C++ compiler, and none was found; use aot_eager, or turn torch_compile off.</source>
+        <translation>inductor 在 CPU 上訓練需要用 C++ 編譯器編譯，但找不到編譯器；請使用 aot_eager，或關閉 torch_compile。</translation>
+    </message>
+    <message>
+        <source>{tracker} is not supported; use {choices}.</source>
+        <translation>不支援 {tracker}；請使用 {choices}。</translation>
+    </message>
+    <message>
+        <source>{tracker} is not installed: pip install {tracker}, or remove it from output.report_to.</source>
+        <translation>沒有安裝 {tracker}：請執行 pip install {tracker}，或把它從 output.report_to 中移除。</translation>
+    </message>
+    <message>
+        <source>Even the smallest setting needs {needed} GB of the {free} GB free: choose a smaller model, a shorter max length, or a GPU with more memory.</source>
+        <translation>即使用最省記憶體的設定也需要 {needed} GB，而可用的只有 {free} GB：請選擇更小的模型、更短的最大長度，或顯示記憶體更大的 GPU。</translation>
+    </message>
+    <message>
+        <source>on this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice); use it only when RAM runs out</source>
+        <translation>在這台電腦的 CPU 上，這樣能省記憶體，但每一步都會變慢（一次只處理一個範例，激活值要算兩遍）；只在記憶體不夠時使用</translation>
+    </message>
+    <message>
+        <source>batch size {batch} -&gt; {new_batch}, gradient accumulation {accumulation} -&gt; {new_accumulation} (the same {effective} examples per update)</source>
+        <translation>批次大小 {batch} -&gt; {new_batch}，梯度累積 {accumulation} -&gt; {new_accumulation}（每次更新仍是 {effective} 個範例）</translation>
+    </message>
+    <message>
+        <source>the standard optimizer</source>
+        <translation>標準最佳化器</translation>
+    </message>
+    <message>
+        <source>optimizer {old} -&gt; {new} ({why})</source>
+        <translation>最佳化器 {old} -&gt; {new}（{why}）</translation>
+    </message>
+    <message>
+        <source>precision {old} -&gt; {new}</source>
+        <translation>精度 {old} -&gt; {new}</translation>
+    </message>
+    <message>
+        <source>gradient checkpointing on: far less activation memory, about 20% slower</source>
+        <translation>開啟梯度檢查點：激活值佔用的記憶體大幅減少，約慢 20%</translation>
+    </message>
+    <message>
+        <source>gradient checkpointing off: faster steps</source>
+        <translation>關閉梯度檢查點：每步更快</translation>
+    </message>
+    <message>
+        <source>torch.compile on: a slow first step, then faster ones</source>
+        <translation>開啟 torch.compile：第一步較慢，之後更快</translation>
+    </message>
+    <message>
+        <source>torch.compile off: no compile wait</source>
+        <translation>關閉 torch.compile：不必等待編譯</translation>
+    </message>
+    <message>
+        <source>LoRA on (rank {rank}): only small adapters are trained</source>
+        <translation>開啟 LoRA（秩 {rank}）：只訓練小型轉接器</translation>
+    </message>
+    <message>
+        <source>LoRA off: every weight is trained</source>
+        <translation>關閉 LoRA：訓練全部權重</translation>
+    </message>
+    <message>
+        <source>factored states, a fraction of AdamW&apos;s memory</source>
+        <translation>分解儲存的狀態，只佔 AdamW 的一小部分記憶體</translation>
+    </message>
+    <message>
+        <source>8-bit states, a quarter of AdamW&apos;s memory</source>
+        <translation>8 位元狀態，只佔 AdamW 的四分之一記憶體</translation>
+    </message>
+    <message>
+        <source>one fused kernel, faster on GPU</source>
+        <translation>單一融合核心，在 GPU 上更快</translation>
+    </message>
+    <message>
+        <source>The installation was cancelled.</source>
+        <translation>安裝已取消。</translation>
+    </message>
+    <message>
+        <source>The installation failed (see the log).</source>
+        <translation>安裝失敗（請查看記錄）。</translation>
+    </message>
+    <message>
+        <source>PyTorch no longer loads. Run the repair again, or reinstall the app&apos;s environment.</source>
+        <translation>PyTorch 已無法載入。請再執行一次修復，或重新安裝應用程式的執行環境。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} is still installed and works as before.</source>
+        <translation>PyTorch {version} 仍然安裝著，和之前一樣可以使用。</translation>
+    </message>
+    <message>
+        <source>PyTorch no longer loads. To put back what was there, run: {command}</source>
+        <translation>PyTorch 已無法載入。要還原原本的版本，請執行：{command}</translation>
+    </message>
+    <message>
+        <source>Installed {requirements}.</source>
+        <translation>已安裝 {requirements}。</translation>
+    </message>
+    <message>
+        <source>The installer could not be started: {error}</source>
+        <translation>無法啟動安裝程式：{error}</translation>
+    </message>
+    <message>
+        <source>Resuming from {checkpoint}: the newer {damaged} is damaged and was set aside</source>
+        <translation>從 {checkpoint} 繼續訓練：較新的 {damaged} 已損壞，已移到一旁</translation>
+    </message>
+    <message>
+        <source>Resuming from the start: {damaged} is damaged and was set aside</source>
+        <translation>從頭開始訓練：{damaged} 已損壞，已移到一旁</translation>
+    </message>
+    <message>
+        <source>Resuming from {checkpoint}</source>
+        <translation>從 {checkpoint} 繼續訓練</translation>
+    </message>
+    <message>
+        <source>No checkpoint of {run} can be loaded (the last, {checkpoint}: {error}).</source>
+        <translation>{run} 的檢查點都無法載入（最後一個是 {checkpoint}：{error}）。</translation>
+    </message>
+    <message>
+        <source>Start the run again without resuming.</source>
+        <translation>請不使用繼續訓練，重新開始這次訓練。</translation>
+    </message>
+    <message>
+        <source>Resuming from {checkpoint}: {failed} could not be loaded ({error})</source>
+        <translation>從 {checkpoint} 繼續訓練：{failed} 無法載入（{error}）</translation>
+    </message>
+    <message>
+        <source>The run {run} is being trained right now by another process.</source>
+        <translation>訓練任務 {run} 正在被另一個行程訓練。</translation>
+    </message>
+    <message>
+        <source>Wait for it to finish or stop it there; a run folder takes one training at a time.</source>
+        <translation>請等它結束，或在那邊停止它；一個訓練任務資料夾同一時間只能進行一次訓練。</translation>
+    </message>
+    <message>
+        <source>The last run of {config} ({run}) was trained with other settings ({changed}), so it cannot continue with this config.</source>
+        <translation>{config} 的上一次訓練（{run}）用的是其他設定（{changed}），因此不能用這份設定繼續訓練。</translation>
+    </message>
+    <message>
+        <source>Resume it as it was with: finetune-studio-cli train {config} --resume, or start a new run without --resume.</source>
+        <translation>要依原設定繼續，請執行：finetune-studio-cli train {config} --resume；或者不加 --resume 開始新的訓練。</translation>
+    </message>
+    <message>
         <source>mirror ({host})</source>
         <translation>鏡像站（{host}）</translation>
     </message>
@@ -1895,6 +3149,682 @@
     <message>
         <source>Hugging Face</source>
         <translation>Hugging Face</translation>
+    </message>
+    <message>
+        <source>{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} tokens, so no response is left to learn. Raise training.max_length to keep them.</source>
+        <translation>{source} 的 {total} 列中有 {dropped} 列被略過：光是提示詞就佔滿了 {length} 個 token，沒有留下可學習的回覆。要保留它們，請增大 training.max_length。</translation>
+    </message>
+    <message>
+        <source>No row of {source} has a response within {length} tokens.</source>
+        <translation>{source} 中沒有任何一列的回覆落在 {length} 個 token 之內。</translation>
+    </message>
+    <message>
+        <source>Raise training.max_length, or shorten the prompts.</source>
+        <translation>請增大 training.max_length，或縮短提示詞。</translation>
+    </message>
+    <message>
+        <source>Training runs on the CPU: PyTorch {version} ({build}) finds no usable GPU.</source>
+        <translation>訓練將在 CPU 上執行：PyTorch {version}（{build}）找不到可用的 GPU。</translation>
+    </message>
+    <message>
+        <source>PyTorch could not be checked: {error}</source>
+        <translation>無法檢查 PyTorch：{error}</translation>
+    </message>
+    <message>
+        <source>PyTorch is not installed.</source>
+        <translation>沒有安裝 PyTorch。</translation>
+    </message>
+    <message>
+        <source>Training runs on the GPU: {gpus} (PyTorch {version}).</source>
+        <translation>訓練將在 GPU 上執行：{gpus}（PyTorch {version}）。</translation>
+    </message>
+    <message>
+        <source>Training runs on the CPU: PyTorch {version} is a CPU-only build.</source>
+        <translation>訓練將在 CPU 上執行：PyTorch {version} 是僅支援 CPU 的版本。</translation>
+    </message>
+    <message>
+        <source>Reading the data</source>
+        <translation>正在讀取資料</translation>
+    </message>
+    <message>
+        <source>Loading PyTorch and Transformers</source>
+        <translation>正在載入 PyTorch 與 Transformers</translation>
+    </message>
+    <message>
+        <source>Loading the tokenizer and the model</source>
+        <translation>正在載入分詞器與模型</translation>
+    </message>
+    <message>
+        <source>Warning: {warning}</source>
+        <translation>警告：{warning}</translation>
+    </message>
+    <message>
+        <source>The model in {folder} is not one of the three tasks this app trains.</source>
+        <translation>{folder} 中的模型不屬於本應用程式能訓練的三類任務。</translation>
+    </message>
+    <message>
+        <source>Open a text-classification, causal language model or sequence-to-sequence model.</source>
+        <translation>請開啟文字分類、因果語言模型或序列到序列模型。</translation>
+    </message>
+    <message>
+        <source>{folder} holds no model (no config.json or adapter_config.json).</source>
+        <translation>{folder} 中沒有模型（沒有 config.json 或 adapter_config.json）。</translation>
+    </message>
+    <message>
+        <source>Open the folder that an export or a finished run wrote.</source>
+        <translation>請開啟匯出或訓練完成時寫入的資料夾。</translation>
+    </message>
+    <message>
+        <source>{file} cannot be read: {error}</source>
+        <translation>無法讀取 {file}：{error}</translation>
+    </message>
+    <message>
+        <source>Export the model again.</source>
+        <translation>請重新匯出模型。</translation>
+    </message>
+    <message>
+        <source>Check that the folder is complete (export it again), and that an adapter&apos;s base model is still where it was.</source>
+        <translation>請確認資料夾完整（可重新匯出），以及轉接器的基礎模型仍在原本的位置。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} uses {gpus}.</source>
+        <translation>PyTorch {version} 正在使用 {gpus}。</translation>
+    </message>
+    <message>
+        <source>Nothing to fix.</source>
+        <translation>不需要修復。</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU: training runs on the CPU, and the CPU build is right.</source>
+        <translation>沒有 NVIDIA GPU：訓練將在 CPU 上執行，CPU 版本正合適。</translation>
+    </message>
+    <message>
+        <source>Nothing to fix. Training on the CPU is fine for small models and data.</source>
+        <translation>不需要修復。小模型和小資料在 CPU 上訓練就可以。</translation>
+    </message>
+    <message>
+        <source>No single PyTorch build supports all of {gpus}.</source>
+        <translation>沒有任何一個 PyTorch 版本能同時支援 {gpus}。</translation>
+    </message>
+    <message>
+        <source>Older GPUs (Maxwell to Volta) need cu126 builds, the newest (Blackwell) cu128 or newer. Train on one kind of GPU: set CUDA_VISIBLE_DEVICES to hide the others.</source>
+        <translation>較舊的 GPU（Maxwell 到 Volta）需要 cu126 版本，最新的（Blackwell）需要 cu128 或更新版本。請只用一種 GPU 訓練：設定 CUDA_VISIBLE_DEVICES 隱藏其他 GPU。</translation>
+    </message>
+    <message>
+        <source>The NVIDIA driver {driver} is too old for any PyTorch build for {gpus}.</source>
+        <translation>NVIDIA 驅動程式 {driver} 太舊，任何支援 {gpus} 的 PyTorch 版本都無法執行。</translation>
+    </message>
+    <message>
+        <source>Install {requirement}: {reason}.</source>
+        <translation>請安裝 {requirement}：{reason}。</translation>
+    </message>
+    <message>
+        <source>PyTorch is installed but does not load: {error}</source>
+        <translation>PyTorch 已安裝，但無法載入：{error}</translation>
+    </message>
+    <message>
+        <source>Reinstalling {requirement} replaces the damaged installation.</source>
+        <translation>重新安裝 {requirement} 會取代已損壞的安裝。</translation>
+    </message>
+    <message>
+        <source>CPU-only PyTorch on a machine with {gpus}: training would run on the CPU.</source>
+        <translation>這台裝有 {gpus} 的電腦上裝的是僅支援 CPU 的 PyTorch：訓練會在 CPU 上執行。</translation>
+    </message>
+    <message>
+        <source>Installing {requirement} lets PyTorch use the GPU ({reason}).</source>
+        <translation>安裝 {requirement} 後 PyTorch 就能使用 GPU（{reason}）。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} needs a newer NVIDIA driver than {driver}.</source>
+        <translation>PyTorch {version} 需要比 {driver} 更新的 NVIDIA 驅動程式。</translation>
+    </message>
+    <message>
+        <source>Update the driver to {floor} or newer, or install {requirement} ({reason}).</source>
+        <translation>請把驅動程式更新到 {floor} 或更新版本，或者安裝 {requirement}（{reason}）。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} has no code for {gpu} (compute capability {capability}).</source>
+        <translation>PyTorch {version} 不包含 {gpu}（運算能力 {capability}）的程式碼。</translation>
+    </message>
+    <message>
+        <source>Installing {requirement} adds it ({reason}).</source>
+        <translation>安裝 {requirement} 即可支援（{reason}）。</translation>
+    </message>
+    <message>
+        <source>PyTorch {version} is a CUDA build but cannot use {gpus}.</source>
+        <translation>PyTorch {version} 是 CUDA 版本，但無法使用 {gpus}。</translation>
+    </message>
+    <message>
+        <source>Reinstalling {requirement} usually fixes this; if not, reinstall the NVIDIA driver.</source>
+        <translation>重新安裝 {requirement} 通常能解決；如果不行，請重新安裝 NVIDIA 驅動程式。</translation>
+    </message>
+    <message>
+        <source>the newest build for {gpus} that driver {driver} fully supports</source>
+        <translation>驅動程式 {driver} 完全支援的、適用於 {gpus} 的最新版本</translation>
+    </message>
+    <message>
+        <source>a build that driver {driver} can run</source>
+        <translation>驅動程式 {driver} 能執行的版本</translation>
+    </message>
+    <message>
+        <source>the newest PyTorch ({version}) with a build for {gpus} that driver {driver} runs</source>
+        <translation>有適用於 {gpus} 且驅動程式 {driver} 能執行之版本的最新 PyTorch（{version}）</translation>
+    </message>
+    <message>
+        <source>An AMD GPU was found; this app trains on NVIDIA GPUs or the CPU.</source>
+        <translation>找到了 AMD GPU；本應用程式只在 NVIDIA GPU 或 CPU 上訓練。</translation>
+    </message>
+    <message>
+        <source>ROCm builds of PyTorch exist for Linux but are not managed here yet.</source>
+        <translation>Linux 上有 ROCm 版的 PyTorch，但本應用程式暫不管理它。</translation>
+    </message>
+    <message>
+        <source>Reinstalling the CPU build fixes a damaged installation.</source>
+        <translation>重新安裝 CPU 版本可以修復損壞的安裝。</translation>
+    </message>
+    <message>
+        <source>Install the CPU build of PyTorch.</source>
+        <translation>請安裝 CPU 版本的 PyTorch。</translation>
+    </message>
+    <message>
+        <source>Install NVIDIA driver {floor} or newer ({newest} or newer for the newest builds), then check again.</source>
+        <translation>請安裝 {floor} 或更新版本的 NVIDIA 驅動程式（要用最新的版本則需 {newest} 或更新），然後重新檢查。</translation>
+    </message>
+    <message>
+        <source>Install NVIDIA driver {floor} or newer, then check again.</source>
+        <translation>請安裝 {floor} 或更新版本的 NVIDIA 驅動程式，然後重新檢查。</translation>
+    </message>
+    <message>
+        <source>Driver {driver} runs {tag} with a limited feature set; a newer driver is better.</source>
+        <translation>驅動程式 {driver} 執行 {tag} 時只能使用部分功能；最好更新驅動程式。</translation>
+    </message>
+    <message>
+        <source>step {step} | {metrics}</source>
+        <translation>第 {step} 步 | {metrics}</translation>
+    </message>
+    <message>
+        <source>Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...</source>
+        <translation>這一步結束後停止並儲存檢查點（再按一次 Ctrl-C 立即結束）……</translation>
+    </message>
+    <message>
+        <source>error: {message}</source>
+        <translation>錯誤：{message}</translation>
+    </message>
+    <message>
+        <source>Wrote {file}. Column mapping:</source>
+        <translation>已寫入 {file}。欄位對應：</translation>
+    </message>
+    <message>
+        <source>Next: finetune-studio-cli preview {file}   then   finetune-studio-cli train {file}</source>
+        <translation>下一步：finetune-studio-cli preview {file}   然後   finetune-studio-cli train {file}</translation>
+    </message>
+    <message>
+        <source>Asked to end (SIGTERM): stopping after this step and saving a checkpoint...</source>
+        <translation>收到結束要求（SIGTERM）：這一步結束後停止並儲存檢查點……</translation>
+    </message>
+    <message>
+        <source>Ctrl-Break: stopping after this step and saving a checkpoint...</source>
+        <translation>Ctrl-Break：這一步結束後停止並儲存檢查點……</translation>
+    </message>
+    <message>
+        <source>The console is closing: stopping after this step and saving a checkpoint...</source>
+        <translation>主控台正在關閉：這一步結束後停止並儲存檢查點……</translation>
+    </message>
+    <message>
+        <source>{config}: OK. {train} training rows, {eval} for evaluation.</source>
+        <translation>{config}：沒有問題。訓練資料 {train} 列，評估資料 {eval} 列。</translation>
+    </message>
+    <message>
+        <source>{train} training rows, {eval} for evaluation. Columns: {columns}</source>
+        <translation>訓練資料 {train} 列，評估資料 {eval} 列。欄位：{columns}</translation>
+    </message>
+    <message>
+        <source>Column mapping:</source>
+        <translation>欄位對應：</translation>
+    </message>
+    <message>
+        <source>First rows ({count}):</source>
+        <translation>前 {count} 列：</translation>
+    </message>
+    <message>
+        <source>error: the exported folder does not reproduce the run&apos;s outputs (max difference {diff}) {error}</source>
+        <translation>錯誤：匯出的資料夾無法重現訓練時的輸出（最大差異 {diff}）{error}</translation>
+    </message>
+    <message>
+        <source>error: PyTorch {version} is installed, but the GPU test failed: {error}</source>
+        <translation>錯誤：PyTorch {version} 已安裝，但 GPU 測試失敗：{error}</translation>
+    </message>
+    <message>
+        <source>finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失敗</translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>執行中</translation>
+    </message>
+    <message>
+        <source>crashed</source>
+        <translation>已當機</translation>
+    </message>
+    <message>
+        <source>damaged</source>
+        <translation>已損壞</translation>
+    </message>
+    <message>
+        <source>Fine-tune Hugging Face models from a run config.</source>
+        <translation>依訓練設定微調 Hugging Face 模型。</translation>
+    </message>
+    <message>
+        <source>the language of messages (default: the system&apos;s)</source>
+        <translation>訊息使用的語言（預設：跟隨系統）</translation>
+    </message>
+    <message>
+        <source>write a commented run config with the column mapping guessed</source>
+        <translation>產生附註解的訓練設定檔，並自動推測欄位對應</translation>
+    </message>
+    <message>
+        <source>hub id, local model folder, or bundled:all-minilm-l6-v2</source>
+        <translation>Hub ID、本機模型資料夾，或 bundled:all-minilm-l6-v2</translation>
+    </message>
+    <message>
+        <source>local data files or a hub dataset id</source>
+        <translation>本機資料檔案，或 Hub 資料集 ID</translation>
+    </message>
+    <message>
+        <source>config file to write (default: run.toml)</source>
+        <translation>要寫入的設定檔（預設：run.toml）</translation>
+    </message>
+    <message>
+        <source>overwrite an existing config file</source>
+        <translation>覆寫既有的設定檔</translation>
+    </message>
+    <message>
+        <source>train as the config says</source>
+        <translation>依設定進行訓練</translation>
+    </message>
+    <message>
+        <source>override a config value, e.g. --set training.epochs=1 (repeatable)</source>
+        <translation>覆寫設定中的某個值，例如 --set training.epochs=1（可重複使用）</translation>
+    </message>
+    <message>
+        <source>folder for run folders</source>
+        <translation>存放訓練任務資料夾的位置</translation>
+    </message>
+    <message>
+        <source>continue the latest stopped run of this config</source>
+        <translation>繼續這份設定最近一次停止的訓練</translation>
+    </message>
+    <message>
+        <source>check a config and its data without training</source>
+        <translation>檢查設定及其資料，不進行訓練</translation>
+    </message>
+    <message>
+        <source>show rows, column mapping and token-length statistics</source>
+        <translation>顯示資料列、欄位對應與 token 長度統計</translation>
+    </message>
+    <message>
+        <source>skip token statistics (no model download)</source>
+        <translation>略過 token 統計（不下載模型）</translation>
+    </message>
+    <message>
+        <source>write a finished run&apos;s model as a complete, verified folder</source>
+        <translation>把訓練完成的模型匯出為完整、經過驗證的資料夾</translation>
+    </message>
+    <message>
+        <source>a run folder, or a run&apos;s name in the runs folder</source>
+        <translation>訓練任務資料夾，或訓練任務資料夾中某個任務的名稱</translation>
+    </message>
+    <message>
+        <source>the folder to create</source>
+        <translation>要建立的資料夾</translation>
+    </message>
+    <message>
+        <source>LoRA runs: export the adapters alone, not merged</source>
+        <translation>LoRA 訓練：只匯出轉接器，不合併</translation>
+    </message>
+    <message>
+        <source>also write DEST.zip</source>
+        <translation>同時產生 DEST.zip</translation>
+    </message>
+    <message>
+        <source>replace DEST if it is not empty</source>
+        <translation>DEST 不是空的時取代它</translation>
+    </message>
+    <message>
+        <source>skip reloading the folder to compare outputs</source>
+        <translation>略過重新載入資料夾比對輸出的步驟</translation>
+    </message>
+    <message>
+        <source>also log the model to MLflow (needs MLFLOW_TRACKING_URI)</source>
+        <translation>同時把模型記錄到 MLflow（需要 MLFLOW_TRACKING_URI）</translation>
+    </message>
+    <message>
+        <source>check the GPUs, the driver and the installed PyTorch</source>
+        <translation>檢查 GPU、驅動程式與已安裝的 PyTorch</translation>
+    </message>
+    <message>
+        <source>print the findings as JSON</source>
+        <translation>以 JSON 格式輸出檢查結果</translation>
+    </message>
+    <message>
+        <source>install the PyTorch build that fits</source>
+        <translation>安裝相符的 PyTorch 版本</translation>
+    </message>
+    <message>
+        <source>with --fix: show the install command, run nothing</source>
+        <translation>與 --fix 一起用：只顯示安裝指令，不執行</translation>
+    </message>
+    <message>
+        <source>a mirror or custom index instead of download.pytorch.org</source>
+        <translation>用鏡像站或自訂索引取代 download.pytorch.org</translation>
+    </message>
+    <message>
+        <source>list run folders</source>
+        <translation>列出訓練任務資料夾</translation>
+    </message>
+    <message>
+        <source>{file} exists already.</source>
+        <translation>{file} 已經存在。</translation>
+    </message>
+    <message>
+        <source>Choose another name with -o, or add --force to overwrite it.</source>
+        <translation>請用 -o 換一個名稱，或加上 --force 覆寫它。</translation>
+    </message>
+    <message>
+        <source>mean train loss {loss}</source>
+        <translation>平均訓練損失 {loss}</translation>
+    </message>
+    <message>
+        <source>note: {note}</source>
+        <translation>提示：{note}</translation>
+    </message>
+    <message>
+        <source>Finished. Model saved in {folder}</source>
+        <translation>訓練完成。模型已儲存到 {folder}</translation>
+    </message>
+    <message>
+        <source>Tokens ({name}): min {min}, median {median}, p95 {p95}, max {max}; {over} of {count} longer than max_length {limit}</source>
+        <translation>Token 數（{name}）：最少 {min}，中位數 {median}，p95 {p95}，最多 {max}；{count} 筆中有 {over} 筆超過 max_length {limit}</translation>
+    </message>
+    <message>
+        <source>No run folder {run} was found.</source>
+        <translation>找不到訓練任務資料夾 {run}。</translation>
+    </message>
+    <message>
+        <source>List runs with: finetune-studio-cli runs</source>
+        <translation>用這個指令列出訓練任務：finetune-studio-cli runs</translation>
+    </message>
+    <message>
+        <source>Exported to {folder} and {archive}</source>
+        <translation>已匯出到 {folder} 與 {archive}</translation>
+    </message>
+    <message>
+        <source>Exported to {folder}</source>
+        <translation>已匯出到 {folder}</translation>
+    </message>
+    <message>
+        <source>Logged to MLflow as {uri}</source>
+        <translation>已記錄到 MLflow：{uri}</translation>
+    </message>
+    <message>
+        <source>Verified: reloaded in a fresh process, outputs on {count} examples differ by at most {diff}.</source>
+        <translation>驗證通過：在新的行程中重新載入後，{count} 個範例的輸出最多相差 {diff}。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio is running ({what}), and PyTorch cannot be replaced while it is in use.</source>
+        <translation>Finetune Studio 正在執行（{what}），PyTorch 正在使用中，無法取代。</translation>
+    </message>
+    <message>
+        <source>Close the app and stop command-line runs, then run doctor --fix again.</source>
+        <translation>請關閉應用程式並停止命令列中的訓練，然後再執行 doctor --fix。</translation>
+    </message>
+    <message>
+        <source>Installing PyTorch</source>
+        <translation>正在安裝 PyTorch</translation>
+    </message>
+    <message>
+        <source>Proved: a matrix multiplication ran on {device} in {seconds} s.</source>
+        <translation>驗證成功：在 {device} 上完成一次矩陣乘法，耗時 {seconds} 秒。</translation>
+    </message>
+    <message>
+        <source>No runs in {folder}.</source>
+        <translation>{folder} 中沒有訓練任務。</translation>
+    </message>
+    <message>
+        <source>The data file {file} does not exist.</source>
+        <translation>資料檔案 {file} 不存在。</translation>
+    </message>
+    <message>
+        <source>Check the path.</source>
+        <translation>請檢查路徑。</translation>
+    </message>
+    <message>
+        <source>warning: {field}: {problem}</source>
+        <translation>警告：{field}：{problem}</translation>
+    </message>
+    <message>
+        <source>No stopped or interrupted run of {config} with a checkpoint was found in {folder}.</source>
+        <translation>在 {folder} 中找不到 {config} 已停止或中斷、且有檢查點的訓練任務。</translation>
+    </message>
+    <message>
+        <source>Start it without --resume, or pass the config.toml inside the run folder to resume.</source>
+        <translation>請去掉 --resume 重新開始，或者傳入訓練任務資料夾裡的 config.toml 來繼續訓練。</translation>
+    </message>
+    <message>
+        <source>Details: {file}</source>
+        <translation>詳細資訊：{file}</translation>
+    </message>
+    <message>
+        <source>OK: {headline}</source>
+        <translation>正常：{headline}</translation>
+    </message>
+    <message>
+        <source>Needs attention: {headline}</source>
+        <translation>需要處理：{headline}</translation>
+    </message>
+    <message>
+        <source>(resumable)</source>
+        <translation>（可繼續）</translation>
+    </message>
+    <message>
+        <source>Stopped at once. A run can resume from its last checkpoint with --resume.</source>
+        <translation>已立即停止。可以用 --resume 從最後一個檢查點繼續訓練。</translation>
+    </message>
+    <message>
+        <source>Check that the path exists and that you may write there, then try again.</source>
+        <translation>請確認路徑存在且你有寫入權限，然後再試一次。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio stopped with an unexpected error: {error}</source>
+        <translation>Finetune Studio 因非預期的錯誤而停止：{error}</translation>
+    </message>
+    <message>
+        <source>The details are in {file}; please attach that file when you report the problem.</source>
+        <translation>詳細資訊在 {file} 中；回報問題時請附上這個檔案。</translation>
+    </message>
+    <message>
+        <source>{step}...</source>
+        <translation>{step}……</translation>
+    </message>
+    <message>
+        <source>Run folder: {folder}</source>
+        <translation>訓練任務資料夾：{folder}</translation>
+    </message>
+    <message>
+        <source>Start a new run from this config without --resume.</source>
+        <translation>請不加 --resume，用這份設定開始新的訓練。</translation>
+    </message>
+    <message>
+        <source>Stopped. The run folder is {folder}.</source>
+        <translation>已停止。訓練任務資料夾是 {folder}。</translation>
+    </message>
+    <message>
+        <source>Stopped before training began; no run folder was kept.</source>
+        <translation>在訓練開始前就已停止；沒有保留訓練任務資料夾。</translation>
+    </message>
+    <message>
+        <source>Fix it with: finetune-studio-cli doctor --fix   (runs: {command})</source>
+        <translation>修復方法：finetune-studio-cli doctor --fix   （會執行：{command}）</translation>
+    </message>
+    <message>
+        <source>A file could not be read or written: {error} ({file}).</source>
+        <translation>無法讀寫檔案：{error}（{file}）。</translation>
+    </message>
+    <message>
+        <source>A file could not be read or written: {error}.</source>
+        <translation>無法讀寫檔案：{error}。</translation>
+    </message>
+    <message>
+        <source>Training on {device}: {train} examples, {eval} for evaluation, {steps} steps, resuming at step {step}.</source>
+        <translation>在 {device} 上訓練：訓練範例 {train} 個，評估範例 {eval} 個，共 {steps} 步，從第 {step} 步繼續。</translation>
+    </message>
+    <message>
+        <source>Training on {device}: {train} examples, {eval} for evaluation, {steps} steps.</source>
+        <translation>在 {device} 上訓練：訓練範例 {train} 個，評估範例 {eval} 個，共 {steps} 步。</translation>
+    </message>
+    <message>
+        <source>The run {run} cannot be resumed: it is {status} and has no checkpoint.</source>
+        <translation>訓練任務 {run} 無法繼續：它的狀態是 {status}，而且沒有檢查點。</translation>
+    </message>
+    <message>
+        <source>The run {run} cannot be resumed: it is {status} and not stopped.</source>
+        <translation>訓練任務 {run} 無法繼續：它的狀態是 {status}，不是已停止。</translation>
+    </message>
+    <message>
+        <source>Continue with: {command}</source>
+        <translation>繼續訓練：{command}</translation>
+    </message>
+    <message>
+        <source>Checkpoint saved at step {step}.</source>
+        <translation>已在第 {step} 步儲存檢查點。</translation>
+    </message>
+    <message>
+        <source>where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)</source>
+        <translation>從哪裡下載：hf（Hugging Face）、mirror（鏡像站）、modelscope 或 auto（預設：依設定）</translation>
+    </message>
+    <message>
+        <source>a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope&apos;s)</source>
+        <translation>鏡像站或私有 Hub（Hugging Face API；與 --source modelscope 一起用時為 ModelScope 的）</translation>
+    </message>
+    <message>
+        <source>find, download and list models (Hugging Face, a mirror, ModelScope)</source>
+        <translation>搜尋、下載與列出模型（Hugging Face、鏡像站、ModelScope）</translation>
+    </message>
+    <message>
+        <source>search the hub</source>
+        <translation>在 Hub 上搜尋</translation>
+    </message>
+    <message>
+        <source>print the results as JSON</source>
+        <translation>以 JSON 格式輸出結果</translation>
+    </message>
+    <message>
+        <source>download a model (only the files training needs)</source>
+        <translation>下載模型（只下載訓練需要的檔案）</translation>
+    </message>
+    <message>
+        <source>owner/name, or modelscope:owner/name</source>
+        <translation>owner/name，或 modelscope:owner/name</translation>
+    </message>
+    <message>
+        <source>branch, tag or commit</source>
+        <translation>分支、標記或提交</translation>
+    </message>
+    <message>
+        <source>models on this computer (hub caches and folders used before)</source>
+        <translation>這台電腦上的模型（Hub 快取與用過的資料夾）</translation>
+    </message>
+    <message>
+        <source>which source answers, and how fast</source>
+        <translation>哪個下載來源有回應，速度如何</translation>
+    </message>
+    <message>
+        <source>download hub datasets</source>
+        <translation>下載 Hub 資料集</translation>
+    </message>
+    <message>
+        <source>download a dataset&apos;s data files</source>
+        <translation>下載資料集的資料檔案</translation>
+    </message>
+    <message>
+        <source>No models match {query} on {source}.</source>
+        <translation>在{source}上沒有符合 {query} 的模型。</translation>
+    </message>
+    <message>
+        <source>license  updated</source>
+        <translation>授權條款  更新時間</translation>
+    </message>
+    <message>
+        <source>Downloading the dataset {name} from {source} ({endpoint})...</source>
+        <translation>正在從{source}（{endpoint}）下載資料集 {name}……</translation>
+    </message>
+    <message>
+        <source>Downloading the model {name} from {source} ({endpoint})...</source>
+        <translation>正在從{source}（{endpoint}）下載模型 {name}……</translation>
+    </message>
+    <message>
+        <source>No models on this computer yet. Find one with: finetune-studio-cli models search QUERY</source>
+        <translation>這台電腦上還沒有模型。可以這樣搜尋：finetune-studio-cli models search 關鍵字</translation>
+    </message>
+    <message>
+        <source>answered in {ms} ms</source>
+        <translation>{ms} 毫秒內回應</translation>
+    </message>
+    <message>
+        <source>no answer ({problem})</source>
+        <translation>無回應（{problem}）</translation>
+    </message>
+    <message>
+        <source>in use: {source}; Auto would pick {chosen}</source>
+        <translation>使用中：{source}；自動模式會選擇 {chosen}</translation>
+    </message>
+    <message>
+        <source>in use: {source}; none answers</source>
+        <translation>使用中：{source}；沒有任何下載來源回應</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer yet: downloading it first.</source>
+        <translation>{name} 還不在這台電腦上：先下載它。</translation>
+    </message>
+    <message>
+        <source>The dataset {name} is not on this computer yet: downloading it first.</source>
+        <translation>資料集 {name} 還不在這台電腦上：先下載它。</translation>
+    </message>
+    <message>
+        <source>gated</source>
+        <translation>受限</translation>
+    </message>
+    <message>
+        <source>model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>downloads</source>
+        <translation>下載次數</translation>
+    </message>
+    <message>
+        <source>likes</source>
+        <translation>按讚</translation>
+    </message>
+    <message>
+        <source>params</source>
+        <translation>參數量</translation>
+    </message>
+    <message>
+        <source>size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Download stopped. Run the same command again to resume where it stopped.</source>
+        <translation>下載已停止。再次執行同一指令即可從中斷處繼續。</translation>
     </message>
 </context>
 <context>
