@@ -30,10 +30,12 @@ def ts_path(language: str) -> Path:
 
 
 def sources(scratch: Path) -> list[str]:
-    """The files whose strings are translated: the windows' tr() calls (desktop/gui, the app's
-    start-up), and core's ``msg("...")`` templates, written into ``scratch`` as translate() calls
-    (context ``core``) so that pyside6-lupdate finds them too."""
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "desktop" / "gui").rglob("*.py"))
+    """The files whose strings are translated: the windows' tr() calls (desktop/gui, the launcher's
+    setup window, the app's start-up), and the ``msg("...")`` / ``say("...")`` templates of core, the
+    CLI and the launcher, written into ``scratch`` as translate() calls (context ``core``) so that
+    pyside6-lupdate finds them too."""
+    windows = [*(ROOT / "desktop" / "gui").rglob("*.py"), *(ROOT / "desktop" / "launcher").rglob("*.py")]
+    files = sorted(str(p.relative_to(ROOT)) for p in windows)
     stub = scratch / "core_messages.py"
     lines = ["from PySide6.QtCore import QCoreApplication", ""]
     lines += [f"QCoreApplication.translate('core', {template!r})" for template in core_templates()]
@@ -47,7 +49,11 @@ def core_templates() -> list[str]:
     import ast
 
     found: dict[str, None] = {}
-    paths = sorted((ROOT / "desktop" / "core").rglob("*.py")) + sorted((ROOT / "desktop").glob("cli*.py"))
+    paths = [
+        *sorted((ROOT / "desktop" / "core").rglob("*.py")),
+        *sorted((ROOT / "desktop").glob("cli*.py")),
+        *sorted((ROOT / "desktop" / "launcher").rglob("*.py")),
+    ]
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call) or not node.args:

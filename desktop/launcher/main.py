@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from desktop.core.messages import msg
 from desktop.core.paths import data_dir, resources_dir
 from desktop.core.processes import creation_flags, reset_frozen_dll_directory
 from desktop.core.secrets import recall_url, remember_url
@@ -65,8 +66,8 @@ def find_bundle(args: argparse.Namespace) -> Bundle:
             wheel = built[-1] if built else None
     if wheel is None or not wheel.is_file() or uv is None or not uv.is_file():
         raise SetupError(
-            "This copy of Finetune Studio is incomplete (the app package or uv is missing).",
-            "Reinstall Finetune Studio.",
+            msg("This copy of Finetune Studio is incomplete (the app package or uv is missing)."),
+            msg("Reinstall Finetune Studio."),
         )
     return Bundle(uv, wheel, wheelhouse)
 
@@ -145,8 +146,11 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(
                 args,
                 SetupError(
-                    "Finetune Studio is running, so its runtime cannot be set up again or updated now.",
-                    "Close every Finetune Studio window (and stop command-line runs), then start it again.",
+                    msg("Finetune Studio is running, so its runtime cannot be set up again or updated now."),
+                    msg(
+                        "Close every Finetune Studio window (and stop command-line runs), "
+                        "then start it again."
+                    ),
                 ),
             )
     if state != "ready":
@@ -207,6 +211,7 @@ def _setup_in_window(
     import shiboken6
     from PySide6.QtWidgets import QMessageBox
 
+    from desktop.gui.core_text import shown
     from desktop.launcher.window import SetupWindow
 
     app = _qt_app()
@@ -227,7 +232,7 @@ def _setup_in_window(
             shiboken6.delete(window)
             return ok
     except SetupError as exc:
-        QMessageBox.information(None, "Finetune Studio", f"{exc.message}\n{exc.hint}")
+        QMessageBox.information(None, "Finetune Studio", f"{shown(exc.message)}\n{shown(exc.hint)}")
         return False
 
 
@@ -243,6 +248,13 @@ def _qt_app() -> Any:
     if _APP is None:
         _APP = QApplication.instance() or QApplication(sys.argv[:1])
         _APP.setWindowIcon(QIcon(str(resources_dir() / "icon.png")))
+        from desktop.core.language import choose
+        from desktop.gui.settings import Key, Settings
+        from desktop.gui.translations import install
+
+        # The language the app was set to (View > Language), else the system's: the setup window
+        # speaks it before the app ever started.
+        install(_APP, choose("", Settings().text(Key.LANGUAGE)))
     return _APP
 
 
@@ -258,8 +270,8 @@ class _single_setup:
     def __enter__(self) -> _single_setup:
         if not self.lock.tryLock(0):
             raise SetupError(
-                "Finetune Studio is already being set up by another window.",
-                "Wait for it to finish; the app starts by itself.",
+                msg("Finetune Studio is already being set up by another window."),
+                msg("Wait for it to finish; the app starts by itself."),
             )
         return self
 
@@ -288,8 +300,8 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
         return _fail(
             args,
             SetupError(
-                f"Finetune Studio could not be started: {exc}",
-                "Start it again: the runtime will be repaired.",
+                msg("Finetune Studio could not be started: {error}", error=exc),
+                msg("Start it again: the runtime will be repaired."),
             ),
         )
     if args.smoke:
@@ -305,8 +317,8 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
     return _fail(
         args,
         SetupError(
-            "Finetune Studio stopped right after starting.",
-            "Start it again: the runtime will be repaired. If that does not help, send the log.",
+            msg("Finetune Studio stopped right after starting."),
+            msg("Start it again: the runtime will be repaired. If that does not help, send the log."),
             "\n".join(tail),
         ),
     )
@@ -319,9 +331,11 @@ def _fail(args: argparse.Namespace, exc: SetupError) -> int:
     if not _headless(args) and not args.smoke:
         from PySide6.QtWidgets import QMessageBox
 
+        from desktop.gui.core_text import shown
+
         _qt_app()
-        box = QMessageBox(QMessageBox.Icon.Warning, "Finetune Studio", exc.message)
-        box.setInformativeText(exc.hint)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Finetune Studio", shown(exc.message))
+        box.setInformativeText(shown(exc.hint))
         box.setDetailedText(exc.log)
         box.exec()
     return EXIT_FAILED

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from desktop.core import processes
+from desktop.core.messages import msg
 from desktop.core.secrets import redact, shell_join
 
 MARKER = "finetune-studio-runtime.json"
@@ -181,13 +182,13 @@ def choose_torch(options: Options, wheelhouse: Path | None, system: str | None =
         reason = found.target.reason
     else:
         version, tag, index = table.release(table.newest())["latest"], "cpu", table.index_url("cpu")
-        reason = "no NVIDIA GPU was found, so the CPU build"
+        reason = msg("no NVIDIA GPU was found, so the CPU build")
     if options.offline:
         have = _wheelhouse_torch(wheelhouse)
         if not have:
             raise SetupError(
-                "The offline package holds no PyTorch.",
-                "Use the full offline installer, or start without --offline while connected.",
+                msg("The offline package holds no PyTorch."),
+                msg("Use the full offline installer, or start without --offline while connected."),
             )
         exact = [v for v in have if v.endswith("+" + tag)]
         picked = exact[0] if exact else have[0]
@@ -331,9 +332,14 @@ def check_disk(runtime: Runtime, torch: TorchChoice) -> None:
     free = shutil.disk_usage(parent).free
     if free < needed:
         raise SetupError(
-            f"Not enough disk space: setting up needs about {needed / 2**30:.0f} GB, "
-            f"{free / 2**30:.1f} GB are free on the drive of {parent}.",
-            "Free some space, then start Finetune Studio again.",
+            msg(
+                "Not enough disk space: setting up needs about {needed} GB, {free} GB are free on the drive "
+                "of {folder}.",
+                needed=f"{needed / 2**30:.0f}",
+                free=f"{free / 2**30:.1f}",
+                folder=str(parent),
+            ),
+            msg("Free some space, then start Finetune Studio again."),
         )
 
 
@@ -402,7 +408,9 @@ def _run(
         )
     except OSError as exc:
         raise SetupError(
-            f"Could not run {Path(command[0]).name}: {exc}", "Reinstall Finetune Studio.", str(exc)
+            msg("Could not run {program}: {error}", program=Path(command[0]).name, error=exc),
+            msg("Reinstall Finetune Studio."),
+            str(exc),
         ) from exc
     watcher = None
     if cancel is not None:
@@ -416,7 +424,7 @@ def _run(
             on_line(line)
     code = proc.wait()
     if cancel is not None and cancel.is_set():
-        raise Cancelled("Setup cancelled.", "Start Finetune Studio again to finish the setup.")
+        raise Cancelled(msg("Setup cancelled."), msg("Start Finetune Studio again to finish the setup."))
     if code != 0:
         message, hint = explain("\n".join(tail))
         raise SetupError(message, hint, "\n".join(tail))
@@ -441,38 +449,42 @@ def explain(output: str) -> tuple[str, str]:
     text = output.lower()
     if "no space left" in text or "os error 28" in text or "disk full" in text:
         return (
-            "The disk became full while installing.",
-            "Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.",
+            msg("The disk became full while installing."),
+            msg(
+                "Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup."
+            ),
         )
     if "network was disabled" in text or "not found in the provided package locations" in text:
         return (
-            "A package is missing from the offline package.",
-            "Use the complete offline installer, or start while connected to the internet.",
+            msg("A package is missing from the offline package."),
+            msg("Use the complete offline installer, or start while connected to the internet."),
         )
     if NETWORK.search(output):
         return (
-            "Could not download the packages: the network or the package server is not reachable.",
-            "Check the internet connection (or the proxy), or set a mirror, then try again.",
+            msg("Could not download the packages: the network or the package server is not reachable."),
+            msg("Check the internet connection (or the proxy), or set a mirror, then try again."),
         )
     if "no interpreter found" in text or ("python" in text and "download" in text):
         return (
-            f"Python {PYTHON} could not be set up.",
-            "Check the internet connection, then try again; uv downloads Python the first time.",
+            msg("Python {version} could not be set up.", version=PYTHON),
+            msg("Check the internet connection, then try again; uv downloads Python the first time."),
         )
     if "dll load failed" in text or "winerror 126" in text or "msvcp140" in text or "vcruntime140" in text:
         return (
-            "PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC.",
-            "Install the Microsoft Visual C++ 2015-2022 Redistributable (x64) from "
-            "https://aka.ms/vs/17/release/vc_redist.x64.exe, then start Finetune Studio again.",
+            msg("PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC."),
+            msg(
+                "Install the Microsoft Visual C++ 2015-2022 Redistributable (x64) from "
+                "https://aka.ms/vs/17/release/vc_redist.x64.exe, then start Finetune Studio again."
+            ),
         )
     if "permission denied" in text or "access is denied" in text or "os error 5" in text:
         return (
-            "A file could not be written: access was denied.",
-            "Close other Finetune Studio windows (and antivirus scans of its folder), then try again.",
+            msg("A file could not be written: access was denied."),
+            msg("Close other Finetune Studio windows (and antivirus scans of its folder), then try again."),
         )
     return (
-        "Setting up the runtime failed.",
-        "The log has the details. Try again; if it fails again, start with --repair.",
+        msg("Setting up the runtime failed."),
+        msg("The log has the details. Try again; if it fails again, start with --repair."),
     )
 
 

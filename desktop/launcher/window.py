@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.messages import msg
+from desktop.gui.core_text import shown
 from desktop.launcher.runtime import MIRRORS, Bundle, Cancelled, Options, Runtime, SetupError, setup
 
 
@@ -49,10 +51,14 @@ class _SetupWorker(QObject):
                 cancel=self.cancel,
             )
         except SetupError as exc:
-            self.failed.emit(exc.message, exc.hint, exc.log, isinstance(exc, Cancelled))
+            # In the user's language here: a signal carries plain text, not the message's template.
+            self.failed.emit(shown(exc.message), shown(exc.hint), exc.log, isinstance(exc, Cancelled))
         except Exception as exc:
             self.failed.emit(
-                f"Setup failed: {exc}", "Try again, or start with --repair.", traceback.format_exc(), False
+                shown(msg("Setup failed: {error}", error=exc)),
+                shown(msg("Try again, or start with --repair.")),
+                traceback.format_exc(),
+                False,
             )
         else:
             self.succeeded.emit()

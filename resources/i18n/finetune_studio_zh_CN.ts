@@ -1378,6 +1378,109 @@
     </message>
 </context>
 <context>
+    <name>SetupWindow</name>
+    <message>
+        <source>Finetune Studio: setting up</source>
+        <translation>Finetune Studio：正在安装</translation>
+    </message>
+    <message>
+        <source>Setting up Finetune Studio. This happens once and takes a few minutes.</source>
+        <translation>正在安装 Finetune Studio 的运行环境。只需安装一次，需要几分钟。</translation>
+    </message>
+    <message>
+        <source>Repairing Finetune Studio&apos;s runtime.</source>
+        <translation>正在修复 Finetune Studio 的运行环境。</translation>
+    </message>
+    <message>
+        <source>Updating Finetune Studio to version {version}.</source>
+        <translation>正在把 Finetune Studio 更新到 {version} 版。</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <source>https://pypi.tuna.tsinghua.edu.cn/simple (optional)</source>
+        <translation>https://pypi.tuna.tsinghua.edu.cn/simple（可选）</translation>
+    </message>
+    <message>
+        <source>a mirror of download.pytorch.org/whl/… (optional)</source>
+        <translation>download.pytorch.org/whl/… 的镜像站（可选）</translation>
+    </message>
+    <message>
+        <source>a mirror of uv&apos;s Python downloads (optional)</source>
+        <translation>uv 下载 Python 用的镜像站（可选）</translation>
+    </message>
+    <message>
+        <source>Package mirror:</source>
+        <translation>软件包镜像站：</translation>
+    </message>
+    <message>
+        <source>PyTorch mirror:</source>
+        <translation>PyTorch 镜像站：</translation>
+    </message>
+    <message>
+        <source>Python mirror:</source>
+        <translation>Python 镜像站：</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>Copy log</source>
+        <translation>复制日志</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Setting up Python…</source>
+        <translation>正在准备 Python……</translation>
+    </message>
+    <message>
+        <source>Installing PyTorch (the largest part)…</source>
+        <translation>正在安装 PyTorch（最大的一部分）……</translation>
+    </message>
+    <message>
+        <source>Installing Finetune Studio and its libraries…</source>
+        <translation>正在安装 Finetune Studio 及其依赖库……</translation>
+    </message>
+    <message>
+        <source>Installing the sample model…</source>
+        <translation>正在安装示例模型……</translation>
+    </message>
+    <message>
+        <source>Checking PyTorch…</source>
+        <translation>正在检查 PyTorch……</translation>
+    </message>
+    <message>
+        <source>Checking the installation…</source>
+        <translation>正在检查安装……</translation>
+    </message>
+    <message>
+        <source>Ready. Starting Finetune Studio…</source>
+        <translation>准备就绪，正在启动 Finetune Studio……</translation>
+    </message>
+    <message>
+        <source>Setup did not finish</source>
+        <translation>安装没有完成</translation>
+    </message>
+    <message>
+        <source>Nothing half-made will be used: the next start repairs it, or try again now.</source>
+        <translation>不会使用装了一半的东西：下次启动时会自动修复，也可以现在重试。</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消……</translation>
+    </message>
+</context>
+<context>
     <name>ThroughputPlotWidget</name>
     <message>
         <source>samples/s</source>
@@ -3825,6 +3928,142 @@
     <message>
         <source>Download stopped. Run the same command again to resume where it stopped.</source>
         <translation>下载已停止。再次运行同一命令即可从中断处继续。</translation>
+    </message>
+    <message>
+        <source>This copy of Finetune Studio is incomplete (the app package or uv is missing).</source>
+        <translation>这份 Finetune Studio 不完整（缺少应用程序包或 uv）。</translation>
+    </message>
+    <message>
+        <source>Reinstall Finetune Studio.</source>
+        <translation>请重新安装 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio stopped right after starting.</source>
+        <translation>Finetune Studio 刚启动就停止了。</translation>
+    </message>
+    <message>
+        <source>Start it again: the runtime will be repaired. If that does not help, send the log.</source>
+        <translation>请再启动一次：运行环境会被修复。如果仍然不行，请发送日志。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio is already being set up by another window.</source>
+        <translation>另一个窗口正在安装 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>Wait for it to finish; the app starts by itself.</source>
+        <translation>请等它完成；应用会自动启动。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio is running, so its runtime cannot be set up again or updated now.</source>
+        <translation>Finetune Studio 正在运行，现在无法重新安装或更新它的运行环境。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window (and stop command-line runs), then start it again.</source>
+        <translation>请关闭所有 Finetune Studio 窗口（并停止命令行中的训练），然后再启动。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio could not be started: {error}</source>
+        <translation>无法启动 Finetune Studio：{error}</translation>
+    </message>
+    <message>
+        <source>Start it again: the runtime will be repaired.</source>
+        <translation>请再启动一次：运行环境会被修复。</translation>
+    </message>
+    <message>
+        <source>no NVIDIA GPU was found, so the CPU build</source>
+        <translation>没有找到 NVIDIA GPU，因此安装 CPU 版本</translation>
+    </message>
+    <message>
+        <source>Setting up the runtime failed.</source>
+        <translation>运行环境安装失败。</translation>
+    </message>
+    <message>
+        <source>The log has the details. Try again; if it fails again, start with --repair.</source>
+        <translation>详细信息见日志。请重试；如果再次失败，请加上 --repair 启动。</translation>
+    </message>
+    <message>
+        <source>Not enough disk space: setting up needs about {needed} GB, {free} GB are free on the drive of {folder}.</source>
+        <translation>磁盘空间不足：安装约需 {needed} GB，{folder} 所在的磁盘只剩 {free} GB 可用。</translation>
+    </message>
+    <message>
+        <source>Free some space, then start Finetune Studio again.</source>
+        <translation>请腾出一些空间，然后重新启动 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>Setup cancelled.</source>
+        <translation>安装已取消。</translation>
+    </message>
+    <message>
+        <source>Start Finetune Studio again to finish the setup.</source>
+        <translation>再次启动 Finetune Studio 即可完成安装。</translation>
+    </message>
+    <message>
+        <source>The disk became full while installing.</source>
+        <translation>安装过程中磁盘已满。</translation>
+    </message>
+    <message>
+        <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>
+        <translation>请在那个磁盘上腾出几 GB 空间，然后重新启动 Finetune Studio；它会完成安装。</translation>
+    </message>
+    <message>
+        <source>A package is missing from the offline package.</source>
+        <translation>离线安装包中缺少一个软件包。</translation>
+    </message>
+    <message>
+        <source>Use the complete offline installer, or start while connected to the internet.</source>
+        <translation>请使用完整的离线安装程序，或在联网状态下启动。</translation>
+    </message>
+    <message>
+        <source>Could not download the packages: the network or the package server is not reachable.</source>
+        <translation>无法下载软件包：网络或软件包服务器无法访问。</translation>
+    </message>
+    <message>
+        <source>Check the internet connection (or the proxy), or set a mirror, then try again.</source>
+        <translation>请检查网络连接（或代理），或者设置镜像站，然后重试。</translation>
+    </message>
+    <message>
+        <source>Python {version} could not be set up.</source>
+        <translation>无法安装 Python {version}。</translation>
+    </message>
+    <message>
+        <source>Check the internet connection, then try again; uv downloads Python the first time.</source>
+        <translation>请检查网络连接后重试；第一次运行时 uv 需要下载 Python。</translation>
+    </message>
+    <message>
+        <source>PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC.</source>
+        <translation>PyTorch 无法加载：这台电脑缺少 Microsoft Visual C++ 运行库。</translation>
+    </message>
+    <message>
+        <source>Install the Microsoft Visual C++ 2015-2022 Redistributable (x64) from https://aka.ms/vs/17/release/vc_redist.x64.exe, then start Finetune Studio again.</source>
+        <translation>请从 https://aka.ms/vs/17/release/vc_redist.x64.exe 安装 Microsoft Visual C++ 2015-2022 运行库（x64），然后重新启动 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>A file could not be written: access was denied.</source>
+        <translation>无法写入文件：访问被拒绝。</translation>
+    </message>
+    <message>
+        <source>Close other Finetune Studio windows (and antivirus scans of its folder), then try again.</source>
+        <translation>请关闭其他 Finetune Studio 窗口（以及正在扫描其文件夹的杀毒软件），然后重试。</translation>
+    </message>
+    <message>
+        <source>The offline package holds no PyTorch.</source>
+        <translation>离线安装包里没有 PyTorch。</translation>
+    </message>
+    <message>
+        <source>Use the full offline installer, or start without --offline while connected.</source>
+        <translation>请使用完整的离线安装程序，或在联网时不加 --offline 启动。</translation>
+    </message>
+    <message>
+        <source>Could not run {program}: {error}</source>
+        <translation>无法运行 {program}：{error}</translation>
+    </message>
+    <message>
+        <source>Setup failed: {error}</source>
+        <translation>安装失败：{error}</translation>
+    </message>
+    <message>
+        <source>Try again, or start with --repair.</source>
+        <translation>请重试，或加上 --repair 启动。</translation>
     </message>
 </context>
 <context>

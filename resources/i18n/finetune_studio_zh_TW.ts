@@ -1378,6 +1378,109 @@
     </message>
 </context>
 <context>
+    <name>SetupWindow</name>
+    <message>
+        <source>Finetune Studio: setting up</source>
+        <translation>Finetune Studio：正在安裝</translation>
+    </message>
+    <message>
+        <source>Setting up Finetune Studio. This happens once and takes a few minutes.</source>
+        <translation>正在安裝 Finetune Studio 的執行環境。只需安裝一次，需要幾分鐘。</translation>
+    </message>
+    <message>
+        <source>Repairing Finetune Studio&apos;s runtime.</source>
+        <translation>正在修復 Finetune Studio 的執行環境。</translation>
+    </message>
+    <message>
+        <source>Updating Finetune Studio to version {version}.</source>
+        <translation>正在把 Finetune Studio 更新到 {version} 版。</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>詳細資訊</translation>
+    </message>
+    <message>
+        <source>https://pypi.tuna.tsinghua.edu.cn/simple (optional)</source>
+        <translation>https://pypi.tuna.tsinghua.edu.cn/simple（選填）</translation>
+    </message>
+    <message>
+        <source>a mirror of download.pytorch.org/whl/… (optional)</source>
+        <translation>download.pytorch.org/whl/… 的鏡像站（選填）</translation>
+    </message>
+    <message>
+        <source>a mirror of uv&apos;s Python downloads (optional)</source>
+        <translation>uv 下載 Python 用的鏡像站（選填）</translation>
+    </message>
+    <message>
+        <source>Package mirror:</source>
+        <translation>套件鏡像站：</translation>
+    </message>
+    <message>
+        <source>PyTorch mirror:</source>
+        <translation>PyTorch 鏡像站：</translation>
+    </message>
+    <message>
+        <source>Python mirror:</source>
+        <translation>Python 鏡像站：</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation>重試</translation>
+    </message>
+    <message>
+        <source>Copy log</source>
+        <translation>複製記錄</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>關閉</translation>
+    </message>
+    <message>
+        <source>Setting up Python…</source>
+        <translation>正在準備 Python……</translation>
+    </message>
+    <message>
+        <source>Installing PyTorch (the largest part)…</source>
+        <translation>正在安裝 PyTorch（最大的一部分）……</translation>
+    </message>
+    <message>
+        <source>Installing Finetune Studio and its libraries…</source>
+        <translation>正在安裝 Finetune Studio 及其相依函式庫……</translation>
+    </message>
+    <message>
+        <source>Installing the sample model…</source>
+        <translation>正在安裝範例模型……</translation>
+    </message>
+    <message>
+        <source>Checking PyTorch…</source>
+        <translation>正在檢查 PyTorch……</translation>
+    </message>
+    <message>
+        <source>Checking the installation…</source>
+        <translation>正在檢查安裝……</translation>
+    </message>
+    <message>
+        <source>Ready. Starting Finetune Studio…</source>
+        <translation>準備就緒，正在啟動 Finetune Studio……</translation>
+    </message>
+    <message>
+        <source>Setup did not finish</source>
+        <translation>安裝沒有完成</translation>
+    </message>
+    <message>
+        <source>Nothing half-made will be used: the next start repairs it, or try again now.</source>
+        <translation>不會使用裝了一半的東西：下次啟動時會自動修復，也可以現在重試。</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消……</translation>
+    </message>
+</context>
+<context>
     <name>ThroughputPlotWidget</name>
     <message>
         <source>samples/s</source>
@@ -3825,6 +3928,142 @@
     <message>
         <source>Download stopped. Run the same command again to resume where it stopped.</source>
         <translation>下載已停止。再次執行同一指令即可從中斷處繼續。</translation>
+    </message>
+    <message>
+        <source>This copy of Finetune Studio is incomplete (the app package or uv is missing).</source>
+        <translation>這份 Finetune Studio 不完整（缺少應用程式套件或 uv）。</translation>
+    </message>
+    <message>
+        <source>Reinstall Finetune Studio.</source>
+        <translation>請重新安裝 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio stopped right after starting.</source>
+        <translation>Finetune Studio 剛啟動就停止了。</translation>
+    </message>
+    <message>
+        <source>Start it again: the runtime will be repaired. If that does not help, send the log.</source>
+        <translation>請再啟動一次：執行環境會被修復。如果仍然不行，請傳送記錄。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio is already being set up by another window.</source>
+        <translation>另一個視窗正在安裝 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>Wait for it to finish; the app starts by itself.</source>
+        <translation>請等它完成；應用程式會自動啟動。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio is running, so its runtime cannot be set up again or updated now.</source>
+        <translation>Finetune Studio 正在執行，現在無法重新安裝或更新它的執行環境。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window (and stop command-line runs), then start it again.</source>
+        <translation>請關閉所有 Finetune Studio 視窗（並停止命令列中的訓練），然後再啟動。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio could not be started: {error}</source>
+        <translation>無法啟動 Finetune Studio：{error}</translation>
+    </message>
+    <message>
+        <source>Start it again: the runtime will be repaired.</source>
+        <translation>請再啟動一次：執行環境會被修復。</translation>
+    </message>
+    <message>
+        <source>no NVIDIA GPU was found, so the CPU build</source>
+        <translation>沒有找到 NVIDIA GPU，因此安裝 CPU 版本</translation>
+    </message>
+    <message>
+        <source>Setting up the runtime failed.</source>
+        <translation>執行環境安裝失敗。</translation>
+    </message>
+    <message>
+        <source>The log has the details. Try again; if it fails again, start with --repair.</source>
+        <translation>詳細資訊請見記錄。請重試；如果再次失敗，請加上 --repair 啟動。</translation>
+    </message>
+    <message>
+        <source>Not enough disk space: setting up needs about {needed} GB, {free} GB are free on the drive of {folder}.</source>
+        <translation>磁碟空間不足：安裝約需 {needed} GB，{folder} 所在的磁碟只剩 {free} GB 可用。</translation>
+    </message>
+    <message>
+        <source>Free some space, then start Finetune Studio again.</source>
+        <translation>請騰出一些空間，然後重新啟動 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>Setup cancelled.</source>
+        <translation>安裝已取消。</translation>
+    </message>
+    <message>
+        <source>Start Finetune Studio again to finish the setup.</source>
+        <translation>再次啟動 Finetune Studio 即可完成安裝。</translation>
+    </message>
+    <message>
+        <source>The disk became full while installing.</source>
+        <translation>安裝過程中磁碟已滿。</translation>
+    </message>
+    <message>
+        <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>
+        <translation>請在那個磁碟上騰出幾 GB 空間，然後重新啟動 Finetune Studio；它會完成安裝。</translation>
+    </message>
+    <message>
+        <source>A package is missing from the offline package.</source>
+        <translation>離線安裝包中缺少一個套件。</translation>
+    </message>
+    <message>
+        <source>Use the complete offline installer, or start while connected to the internet.</source>
+        <translation>請使用完整的離線安裝程式，或在連網狀態下啟動。</translation>
+    </message>
+    <message>
+        <source>Could not download the packages: the network or the package server is not reachable.</source>
+        <translation>無法下載套件：網路或套件伺服器無法連線。</translation>
+    </message>
+    <message>
+        <source>Check the internet connection (or the proxy), or set a mirror, then try again.</source>
+        <translation>請檢查網路連線（或 Proxy），或者設定鏡像站，然後重試。</translation>
+    </message>
+    <message>
+        <source>Python {version} could not be set up.</source>
+        <translation>無法安裝 Python {version}。</translation>
+    </message>
+    <message>
+        <source>Check the internet connection, then try again; uv downloads Python the first time.</source>
+        <translation>請檢查網路連線後重試；第一次執行時 uv 需要下載 Python。</translation>
+    </message>
+    <message>
+        <source>PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC.</source>
+        <translation>PyTorch 無法載入：這台電腦缺少 Microsoft Visual C++ 執行階段。</translation>
+    </message>
+    <message>
+        <source>Install the Microsoft Visual C++ 2015-2022 Redistributable (x64) from https://aka.ms/vs/17/release/vc_redist.x64.exe, then start Finetune Studio again.</source>
+        <translation>請從 https://aka.ms/vs/17/release/vc_redist.x64.exe 安裝 Microsoft Visual C++ 2015-2022 可轉散發套件（x64），然後重新啟動 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>A file could not be written: access was denied.</source>
+        <translation>無法寫入檔案：存取被拒。</translation>
+    </message>
+    <message>
+        <source>Close other Finetune Studio windows (and antivirus scans of its folder), then try again.</source>
+        <translation>請關閉其他 Finetune Studio 視窗（以及正在掃描其資料夾的防毒軟體），然後重試。</translation>
+    </message>
+    <message>
+        <source>The offline package holds no PyTorch.</source>
+        <translation>離線安裝包裡沒有 PyTorch。</translation>
+    </message>
+    <message>
+        <source>Use the full offline installer, or start without --offline while connected.</source>
+        <translation>請使用完整的離線安裝程式，或在連網時不加 --offline 啟動。</translation>
+    </message>
+    <message>
+        <source>Could not run {program}: {error}</source>
+        <translation>無法執行 {program}：{error}</translation>
+    </message>
+    <message>
+        <source>Setup failed: {error}</source>
+        <translation>安裝失敗：{error}</translation>
+    </message>
+    <message>
+        <source>Try again, or start with --repair.</source>
+        <translation>請重試，或加上 --repair 啟動。</translation>
     </message>
 </context>
 <context>
