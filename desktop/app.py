@@ -106,11 +106,17 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     apply_theme(app, args.theme)
     from desktop.core.language import choose
+    from desktop.gui import translations
     from desktop.gui.settings import Key, Settings
-    from desktop.gui.translations import install
+    from desktop.gui.translations import chinese_font_missing, install
 
     settings = Settings(args.settings)
-    install(app, choose(args.lang or "", settings.text(Key.LANGUAGE)))
+    language = choose(args.lang or "", settings.text(Key.LANGUAGE))
+    font_notice = ""
+    if chinese_font_missing(language):  # boxes instead of characters: English, and what to install
+        font_notice, language = translations.font_notice(language), "en"
+        logging.warning("no font with Chinese characters: %s", font_notice)
+    install(app, language)
     if args.screenshots:
         from desktop.gui.screenshots import save_screenshots
 
@@ -126,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
 
     window = MainWindow(settings, repair_on_start=args.repair)
     window.show()
+    if font_notice:
+        from PySide6.QtWidgets import QMessageBox
+
+        QTimer.singleShot(0, lambda: QMessageBox.information(window, "Finetune Studio", font_notice))
     if args.sample:
         window.load_sample()
     if args.theme == "auto":  # follow the OS when the user switches between light and dark

@@ -11,6 +11,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The tests read English unless they choose another language: a Chinese system locale is set aside.
+for _variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
+    if os.environ.get(_variable, "").lower().startswith("zh"):
+        os.environ[_variable] = "C.UTF-8"
 
 SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "samples"
 

@@ -65,6 +65,12 @@ def core_templates() -> list[str]:
             elif name in ("msg", "Msg", "say") and getattr(first, "id", "") != "template":
                 # (a function that passes its own ``template`` on is where msg() or say() is defined)
                 raise SystemExit(f"{path}:{node.lineno}: {name}() needs a literal template string")
+    import json  # the recommended models' notes (core/catalogue.py shows them as messages)
+
+    catalogue = json.loads((ROOT / "resources" / "catalogue.json").read_text(encoding="utf-8"))
+    for entry in catalogue["models"]:
+        if entry.get("note"):
+            found[entry["note"]] = None
     return list(found)
 
 

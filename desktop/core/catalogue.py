@@ -10,6 +10,7 @@ import json
 from functools import lru_cache
 
 from desktop.core.hub_search import ModelHit
+from desktop.core.messages import collected
 from desktop.core.paths import resources_dir
 
 
@@ -42,7 +43,7 @@ def recommended(task: str = "", source_kind: str = "huggingface") -> list[ModelH
                 gated=bool(e.get("gated")),
                 task=e["task"],
                 languages=", ".join(e.get("languages", [])),
-                note=e.get("note", ""),
+                note=collected(e["note"]) if e.get("note") else "",
             )
         )
     return sorted(hits, key=lambda h: h.parameters or 0)
@@ -50,4 +51,5 @@ def recommended(task: str = "", source_kind: str = "huggingface") -> list[ModelH
 
 def note(repo_id: str) -> str:
     """The catalogue's one-line note on a model ("" when it is not in the catalogue)."""
-    return next((e.get("note", "") for e in _entries() if e["id"] == repo_id), "")
+    found = next((e.get("note", "") for e in _entries() if e["id"] == repo_id), "")
+    return collected(found) if found else ""

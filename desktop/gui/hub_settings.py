@@ -28,6 +28,7 @@ class HubSettingsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Model sources"))
+        self.setMinimumWidth(560)  # the token fields' hints are read whole, in every language
         self.settings = sources.load_settings()
         self.source = QComboBox()
         for key, label in (

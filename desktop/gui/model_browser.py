@@ -179,7 +179,7 @@ class ModelBrowser(QDialog):
                 "…",
             ]
             if hit.source == "catalogue":
-                cells[4], cells[5] = hit.languages, hit.note
+                cells[4], cells[5] = hit.languages, shown(hit.note)
             if hit.gated:
                 cells[3] = self.tr("{license} · gated").format(license=cells[3])
             for column, text in enumerate(cells):
@@ -195,7 +195,7 @@ class ModelBrowser(QDialog):
                         )
                     )
                 elif column == 5 and hit.note:
-                    item.setToolTip(hit.note)
+                    item.setToolTip(shown(hit.note))
                 table.setItem(row, column, item)
             if row < MAX_FIT_ROWS:
                 self._fit_queue.append((table, row, hit.ref))

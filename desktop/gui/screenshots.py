@@ -1,9 +1,11 @@
-"""Render every page with sample content and save PNGs: ``python -m desktop --screenshots DIR``.
+"""Render every page, dialog and the launcher's window with sample content and save PNGs:
+``python -m desktop --screenshots DIR [--lang zh_CN]``.
 
 The environment page is shown twice: as this machine really is, and with a simulated RTX 4070
 beside a CPU-only PyTorch (the case the repair exists for). The data page shows the real bundled
 sample; the train and export pages a synthetic run (made-up but realistic curves), so no
-training is needed to take the pictures.
+training is needed to take the pictures. Each page is also saved at 1024 x 576, the smallest size the
+app is made for.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import random
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QDeadlineTimer, QEventLoop, QTimer
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
@@ -64,7 +66,8 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
             page._on_controller_metrics_logged(
                 LogEvent(step, step / 16, {"eval_loss": eval_loss, "eval_accuracy": 0.9})
             )
-        page.status.setText(page.tr("Training on cuda:0 (NVIDIA GeForce RTX 4070)"))
+        training_on = QCoreApplication.translate("TrainPage", "Training on {device}")
+        page.status.setText(training_on.format(device="cuda:0 (NVIDIA GeForce RTX 4070)"))
     page._flush()
     model = folder / "model"
     model.mkdir(parents=True, exist_ok=True)
@@ -153,9 +156,82 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     dialog.grab().save(str(path))
     files.append(path)
     dialog.close()
+    files += _dialogs(window, out, suffix)
+    files += _setup_window(tmp, out, suffix)
+    for index, name in enumerate(NAMES):  # the smallest size the app is made for
+        window.resize(*SMALL)
+        files.append(_grab(window, index, out / f"{index + 1}-{name}-{SMALL[0]}x{SMALL[1]}{suffix}.png"))
     _settle()
     window.close()
     return files
+
+
+SMALL = (1024, 576)
+"""A 1366 x 768 laptop screen at 125% scaling, less the taskbar: every page must fit it."""
+
+
+def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
+    """The model browser, the model sources dialog and a download, as the user opens them."""
+    from desktop.core.config import RunConfig
+    from desktop.core.downloads import Progress
+    from desktop.gui.download_panel import DownloadDialog
+    from desktop.gui.hub_settings import HubSettingsDialog
+    from desktop.gui.model_browser import ModelBrowser
+
+    files = []
+    browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=11 * 2**30, ram=16 * 2**30, parent=window)
+    browser.resize(1000, 560)
+    browser.show()
+    QApplication.processEvents()
+    files.append(_save(browser, out / f"7-browser{suffix}.png"))
+    browser.close()
+    settings = HubSettingsDialog(window)
+    settings.show()
+    QApplication.processEvents()
+    files.append(_save(settings, out / f"8-model-sources{suffix}.png"))
+    settings.close()
+    title = QCoreApplication.translate("DataPage", "Download {dataset}").format(
+        dataset="lansinuote/ChnSentiCorp"
+    )
+    download = DownloadDialog(title, window)
+    download.show()
+    panel = download.panel
+    panel.progress.setVisible(True)
+    panel.cancel_button.setVisible(True)
+    panel._on_progress(Progress(done=310 * 2**20, total=988 * 2**20, speed=12.5 * 2**20))
+    QApplication.processEvents()
+    files.append(_save(download, out / f"9-download{suffix}.png"))
+    download.close()
+    return files
+
+
+def _setup_window(tmp: Path, out: Path, suffix: str) -> list[Path]:
+    """The launcher's setup window: installing, and after a failed download."""
+    from desktop.core.messages import msg
+    from desktop.gui.core_text import shown
+    from desktop.launcher.runtime import Bundle, Options, Runtime
+    from desktop.launcher.window import SetupWindow
+
+    wheel = tmp / "finetune_studio-0.3.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    window = SetupWindow(Runtime(tmp / "runtime"), Bundle(tmp / "uv", wheel), Options(), tmp, True)
+    window.show()
+    window._on_worker_progressed(0.42, "torch")
+    window.log.appendPlainText("Downloading torch (2.5 GiB)")
+    QApplication.processEvents()
+    files = [_save(window, out / f"launcher-setup{suffix}.png")]
+    message = msg("Could not download the packages: the network or the package server is not reachable.")
+    hint = msg("Check the internet connection (or the proxy), or set a mirror, then try again.")
+    window._on_worker_failed(shown(message), shown(hint), "error: dns error: failed to lookup address", False)
+    QApplication.processEvents()
+    files.append(_save(window, out / f"launcher-failed{suffix}.png"))
+    window.close()
+    return files
+
+
+def _save(widget: object, path: Path) -> Path:
+    widget.grab().save(str(path))
+    return path
 
 
 def _settle(timeout_ms: int = 30_000) -> None:

@@ -51,3 +51,39 @@ def install(app: QApplication, language: str) -> list[QTranslator]:
     for translator in installed:
         app.installTranslator(translator)
     return installed
+
+
+FONT_PACKAGES = (
+    "Debian / Ubuntu: sudo apt install fonts-noto-cjk",
+    "Fedora: sudo dnf install google-noto-sans-cjk-fonts",
+    "Arch: sudo pacman -S noto-fonts-cjk",
+    "openSUSE: sudo zypper install noto-sans-cjk-fonts",
+)
+
+
+def chinese_font_missing(language: str, platform: str | None = None) -> bool:
+    """Whether ``language`` is Chinese and this Linux has no font with Chinese characters (each would
+    show as a box). Windows and macOS always have one."""
+    import sys
+
+    from PySide6.QtGui import QFontDatabase
+
+    if language == ENGLISH or (platform or sys.platform) != "linux":
+        return False
+    system = (
+        QFontDatabase.WritingSystem.TraditionalChinese
+        if language == "zh_TW"
+        else QFontDatabase.WritingSystem.SimplifiedChinese
+    )
+    return not QFontDatabase.families(system)
+
+
+def font_notice(language: str) -> str:
+    """What to install for Chinese text, in English and in Chinese's own characters' absence: the app
+    shows this (in English, which every font can draw) and stays in English until a font is there."""
+    name = {"zh_CN": "Simplified Chinese", "zh_TW": "Traditional Chinese"}.get(language, "Chinese")
+    return (
+        f"Finetune Studio is set to {name}, but this computer has no font with Chinese characters, so "
+        "the app stays in English for now. Install one, then start the app again:\n\n"
+        + "\n".join(FONT_PACKAGES)
+    )

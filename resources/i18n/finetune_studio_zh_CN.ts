@@ -204,8 +204,56 @@
         <translation>根据内容猜测</translation>
     </message>
     <message>
-        <source> (optional)</source>
-        <translation>（可选）</translation>
+        <source>{role}:</source>
+        <translation>{role}：</translation>
+    </message>
+    <message>
+        <source>{role} (optional):</source>
+        <translation>{role}（可选）：</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Text pair</source>
+        <translation>第二段文本</translation>
+    </message>
+    <message>
+        <source>Label</source>
+        <translation>标签</translation>
+    </message>
+    <message>
+        <source>Instruction</source>
+        <translation>指令</translation>
+    </message>
+    <message>
+        <source>Input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Messages</source>
+        <translation>对话消息</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <source>Completion</source>
+        <translation>续写</translation>
+    </message>
+    <message>
+        <source>Source text</source>
+        <translation>源文本</translation>
+    </message>
+    <message>
+        <source>Target text</source>
+        <translation>目标文本</translation>
     </message>
     <message>
         <source>Choose a column for: {roles}.</source>
@@ -1252,6 +1300,10 @@
     <message>
         <source>QLoRA (4-bit base model)</source>
         <translation>QLoRA（4 位基础模型）</translation>
+    </message>
+    <message>
+        <source>{field}:</source>
+        <translation>{field}：</translation>
     </message>
     <message>
         <source>{field}: {problem}</source>
@@ -4065,12 +4117,61 @@
         <source>Try again, or start with --repair.</source>
         <translation>请重试，或加上 --repair 启动。</translation>
     </message>
-</context>
-<context>
-    <name>page</name>
     <message>
-        <source>Training on cuda:0 (NVIDIA GeForce RTX 4070)</source>
-        <translation>正在 cuda:0（NVIDIA GeForce RTX 4070）上训练</translation>
+        <source>Comes with the app: works offline; English only.</source>
+        <translation>应用自带：可离线使用；仅支持英文。</translation>
+    </message>
+    <message>
+        <source>Small, fast English encoder.</source>
+        <translation>小巧、快速的英文编码器。</translation>
+    </message>
+    <message>
+        <source>The classic Chinese BERT.</source>
+        <translation>经典的中文 BERT。</translation>
+    </message>
+    <message>
+        <source>Chinese RoBERTa with whole-word masking; usually better than bert-base-chinese.</source>
+        <translation>采用全词掩码的中文 RoBERTa；通常比 bert-base-chinese 更好。</translation>
+    </message>
+    <message>
+        <source>94 languages, Chinese and English among them.</source>
+        <translation>支持 94 种语言，包括中文和英文。</translation>
+    </message>
+    <message>
+        <source>Small instruct model: a first chat fine-tune on a laptop GPU.</source>
+        <translation>小型指令模型：适合在笔记本 GPU 上做第一次对话微调。</translation>
+    </message>
+    <message>
+        <source>Gated: accept Meta&apos;s license on its page, then add a token in Settings.</source>
+        <translation>受限模型：请先在它的页面上同意 Meta 的许可协议，再在“设置”中添加访问令牌。</translation>
+    </message>
+    <message>
+        <source>A good size for 8-12 GB GPUs with LoRA.</source>
+        <translation>配合 LoRA，适合 8-12 GB 显存的 GPU。</translation>
+    </message>
+    <message>
+        <source>Research license: not for commercial use without Qwen&apos;s permission.</source>
+        <translation>研究许可证：未经 Qwen 许可不得商用。</translation>
+    </message>
+    <message>
+        <source>Strong 7B instruct model; QLoRA on a 16-24 GB GPU.</source>
+        <translation>强大的 7B 指令模型；在 16-24 GB 显存的 GPU 上用 QLoRA。</translation>
+    </message>
+    <message>
+        <source>Chinese to English translation (Marian).</source>
+        <translation>中译英（Marian）。</translation>
+    </message>
+    <message>
+        <source>English to Chinese translation (Marian).</source>
+        <translation>英译中（Marian）。</translation>
+    </message>
+    <message>
+        <source>Multilingual T5 (101 languages): a base for Chinese summarisation or translation.</source>
+        <translation>多语言 T5（101 种语言）：可作为中文摘要或翻译的基础模型。</translation>
+    </message>
+    <message>
+        <source>English news summarisation.</source>
+        <translation>英文新闻摘要。</translation>
     </message>
 </context>
 </TS>

@@ -204,8 +204,56 @@
         <translation>依內容推測</translation>
     </message>
     <message>
-        <source> (optional)</source>
-        <translation>（選填）</translation>
+        <source>{role}:</source>
+        <translation>{role}：</translation>
+    </message>
+    <message>
+        <source>{role} (optional):</source>
+        <translation>{role}（選填）：</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文字</translation>
+    </message>
+    <message>
+        <source>Text pair</source>
+        <translation>第二段文字</translation>
+    </message>
+    <message>
+        <source>Label</source>
+        <translation>標籤</translation>
+    </message>
+    <message>
+        <source>Instruction</source>
+        <translation>指令</translation>
+    </message>
+    <message>
+        <source>Input</source>
+        <translation>輸入</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>輸出</translation>
+    </message>
+    <message>
+        <source>Messages</source>
+        <translation>對話訊息</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示詞</translation>
+    </message>
+    <message>
+        <source>Completion</source>
+        <translation>接續內容</translation>
+    </message>
+    <message>
+        <source>Source text</source>
+        <translation>來源文字</translation>
+    </message>
+    <message>
+        <source>Target text</source>
+        <translation>目標文字</translation>
     </message>
     <message>
         <source>Choose a column for: {roles}.</source>
@@ -1252,6 +1300,10 @@
     <message>
         <source>QLoRA (4-bit base model)</source>
         <translation>QLoRA（4 位元基礎模型）</translation>
+    </message>
+    <message>
+        <source>{field}:</source>
+        <translation>{field}：</translation>
     </message>
     <message>
         <source>{field}: {problem}</source>
@@ -4065,12 +4117,61 @@
         <source>Try again, or start with --repair.</source>
         <translation>請重試，或加上 --repair 啟動。</translation>
     </message>
-</context>
-<context>
-    <name>page</name>
     <message>
-        <source>Training on cuda:0 (NVIDIA GeForce RTX 4070)</source>
-        <translation>正在 cuda:0（NVIDIA GeForce RTX 4070）上訓練</translation>
+        <source>Comes with the app: works offline; English only.</source>
+        <translation>應用程式內建：可離線使用；僅支援英文。</translation>
+    </message>
+    <message>
+        <source>Small, fast English encoder.</source>
+        <translation>小巧、快速的英文編碼器。</translation>
+    </message>
+    <message>
+        <source>The classic Chinese BERT.</source>
+        <translation>經典的中文 BERT。</translation>
+    </message>
+    <message>
+        <source>Chinese RoBERTa with whole-word masking; usually better than bert-base-chinese.</source>
+        <translation>採用全詞遮罩的中文 RoBERTa；通常比 bert-base-chinese 更好。</translation>
+    </message>
+    <message>
+        <source>94 languages, Chinese and English among them.</source>
+        <translation>支援 94 種語言，包括中文與英文。</translation>
+    </message>
+    <message>
+        <source>Small instruct model: a first chat fine-tune on a laptop GPU.</source>
+        <translation>小型指令模型：適合在筆電 GPU 上做第一次對話微調。</translation>
+    </message>
+    <message>
+        <source>Gated: accept Meta&apos;s license on its page, then add a token in Settings.</source>
+        <translation>受限模型：請先在它的頁面上同意 Meta 的授權條款，再在「設定」中新增存取權杖。</translation>
+    </message>
+    <message>
+        <source>A good size for 8-12 GB GPUs with LoRA.</source>
+        <translation>搭配 LoRA，適合 8-12 GB 顯示記憶體的 GPU。</translation>
+    </message>
+    <message>
+        <source>Research license: not for commercial use without Qwen&apos;s permission.</source>
+        <translation>研究授權：未經 Qwen 許可不得商業使用。</translation>
+    </message>
+    <message>
+        <source>Strong 7B instruct model; QLoRA on a 16-24 GB GPU.</source>
+        <translation>強大的 7B 指令模型；在 16-24 GB 顯示記憶體的 GPU 上用 QLoRA。</translation>
+    </message>
+    <message>
+        <source>Chinese to English translation (Marian).</source>
+        <translation>中翻英（Marian）。</translation>
+    </message>
+    <message>
+        <source>English to Chinese translation (Marian).</source>
+        <translation>英翻中（Marian）。</translation>
+    </message>
+    <message>
+        <source>Multilingual T5 (101 languages): a base for Chinese summarisation or translation.</source>
+        <translation>多語言 T5（101 種語言）：可作為中文摘要或翻譯的基礎模型。</translation>
+    </message>
+    <message>
+        <source>English news summarisation.</source>
+        <translation>英文新聞摘要。</translation>
     </message>
 </context>
 </TS>

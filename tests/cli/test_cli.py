@@ -64,7 +64,7 @@ def test_init_then_train_on_gbk_chinese_csv(
         == 0
     )
     out = capsys.readouterr().out
-    assert "text         <- 用户留言  (content)" in out and "label        <- 结果  (content)" in out
+    assert "text         <- 用户留言  (by content)" in out and "label        <- 结果  (by content)" in out
     text = config_path.read_text(encoding="utf-8")
     assert 'files = ["评论.csv"]' in text and "# Peak learning rate." in text
 

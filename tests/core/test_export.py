@@ -252,3 +252,13 @@ def test_a_leftover_folder_is_removed_only_when_an_export_made_it(tmp_path: Path
     assert not partial.exists() and not old_export.exists()
     assert (look_alike / "notes.txt").read_text(encoding="utf-8") == "not ours"
     assert (partial_look_alike / "notes.txt").read_text(encoding="utf-8") == "not ours"
+
+
+def test_the_model_card_has_a_section_in_the_apps_language(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
+    english = (export_run(run, tmp_path / "en", verify=False).folder / "README.md").read_text(encoding="utf-8")
+    chinese = export_run(run, tmp_path / "zh", verify=False, language="zh_CN").folder / "README.md"
+    card = chinese.read_text(encoding="utf-8")
+    assert card.startswith(english.split("## Options used")[0])  # the English card, whole, first
+    assert "## 关于这个模型" in card and "上针对 classification 任务微调而成。" in card
+    assert "## 关于这个模型" not in english and "eval_loss = " in card.split("## 关于这个模型")[1]

@@ -113,9 +113,7 @@ def test_qt_dialogs_follow_the_chosen_language(qtbot) -> None:
         QLocale.setDefault(QLocale("en_US"))
 
 
-def test_view_language_offers_the_three_languages_and_remembers_the_choice(
-    window, monkeypatch
-) -> None:
+def test_view_language_offers_the_three_languages_and_remembers_the_choice(window, monkeypatch) -> None:
     from PySide6.QtWidgets import QMessageBox
 
     from desktop.gui.settings import Key

@@ -55,7 +55,9 @@ def test_the_translation_files_compile_for_qt_linguist(tmp_path: Path) -> None:
     for language in ("zh_CN", "zh_TW"):
         source = ROOT / "resources" / "i18n" / f"finetune_studio_{language}.ts"
         qm = tmp_path / f"{language}.qm"
-        subprocess.run([_i18n().tool("pyside6-lrelease"), str(source), "-qm", str(qm)], check=True, capture_output=True)
+        subprocess.run(
+            [_i18n().tool("pyside6-lrelease"), str(source), "-qm", str(qm)], check=True, capture_output=True
+        )
         assert qm.stat().st_size > 10_000
 
 
@@ -118,3 +120,49 @@ def test_placeholders_survive_translation_and_a_broken_one_falls_back_to_english
     assert localized(message, "zh_TW").startswith("無法下載 org/m")
     assert localized(message, "en") == str(message)
     assert render(message, lambda template: "坏的 {model}") == str(message)  # never a KeyError
+
+
+def test_the_cli_speaks_chinese_when_the_system_does(tmp_path: Path) -> None:
+    import os
+
+    config = tmp_path / "bad.toml"
+    config.write_text('task = "classification"\n[training]\nepochs = "three"\n', encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("LC_ALL", "LC_MESSAGES", "LANGUAGE")}
+    env.update(LANG="zh_CN.UTF-8", PYTHONIOENCODING="utf-8")
+    command = [sys.executable, "-m", "desktop.cli", "validate", str(config)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8")
+    assert done.returncode == 2
+    assert "错误：训练配置有 1 个问题：" in done.stderr
+    assert "training.epochs：必须是数字，而不是 'three'。" in done.stderr
+    traditional = subprocess.run(
+        [*command, "--lang", "zh_TW"], cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8"
+    )
+    assert "錯誤：訓練設定有 1 個問題：" in traditional.stderr
+
+
+def test_cli_help_is_translated(capsys: pytest.CaptureFixture[str]) -> None:
+    from desktop import cli, cli_text
+
+    for language, expected in (
+        ("zh_CN", "检查配置及其数据，不进行训练"),
+        ("zh_TW", "依訓練設定微調 Hugging Face 模型。"),
+    ):
+        try:
+            with pytest.raises(SystemExit):
+                cli.main(["--lang", language, "--help"])
+        finally:
+            cli_text.language = "en"
+        assert expected in capsys.readouterr().out
+
+
+def test_without_a_chinese_font_linux_says_which_package_to_install(monkeypatch, qapp) -> None:
+    from PySide6.QtGui import QFontDatabase
+
+    from desktop.gui.translations import chinese_font_missing, font_notice
+
+    monkeypatch.setattr(QFontDatabase, "families", staticmethod(lambda *args: []))
+    assert chinese_font_missing("zh_CN", platform="linux")
+    assert not chinese_font_missing("zh_CN", platform="win32") and not chinese_font_missing("en", "linux")
+    notice = font_notice("zh_TW")
+    assert "Traditional Chinese" in notice and "fonts-noto-cjk" in notice
+    assert notice.isascii()  # readable without the font it asks for

@@ -640,8 +640,30 @@ class DataPage(WizardPage):
             combo.setToolTip(how.get(found_by.get(role, ""), ""))
             combo.activated.connect(self._on_mapping_changed)
             self.mapping_combos[role] = combo
-            label = role.replace("_", " ").capitalize() + ("" if role in required else self.tr(" (optional)"))
-            self.mapping_form.addRow(label + ":", combo)
+            words = self._role_words().get(role, role)
+            label = QLabel(
+                self.tr("{role}:").format(role=words)
+                if role in required
+                else self.tr("{role} (optional):").format(role=words)
+            )
+            label.setToolTip(f"columns.{role}")  # the field in the run config
+            self.mapping_form.addRow(label, combo)
+
+    def _role_words(self) -> dict[str, str]:
+        """The column roles as the page names them (the config calls them ``columns.<role>``)."""
+        return {
+            "text": self.tr("Text"),
+            "text_pair": self.tr("Text pair"),
+            "label": self.tr("Label"),
+            "instruction": self.tr("Instruction"),
+            "input": self.tr("Input"),
+            "output": self.tr("Output"),
+            "messages": self.tr("Messages"),
+            "prompt": self.tr("Prompt"),
+            "completion": self.tr("Completion"),
+            "source": self.tr("Source text"),
+            "target": self.tr("Target text"),
+        }
 
     def _set_problem_for_mapping(self) -> None:
         missing = [role for role, combo in self.mapping_combos.items() if not combo.currentData()]

@@ -403,7 +403,7 @@ class OptionsPage(WizardPage):
 
     def _add_field(self, form: QFormLayout, key: str, words: str, editor: QWidget | QHBoxLayout) -> None:
         """A form row for the config field ``key``, with its error shown under it (hidden while none)."""
-        form.addRow(words + ":", editor)
+        form.addRow(self.tr("{field}:").format(field=words), editor)
         label = error_label()
         form.addRow("", label)
         self.field_errors[key] = (words, label)

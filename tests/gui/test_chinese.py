@@ -1,0 +1,104 @@
+"""The app in Chinese: the language switch, core's failures in Chinese, pages that fit at 1024 x 576."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QCoreApplication, QLocale
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QMessageBox
+
+from desktop.gui.main_window import MainWindow
+from desktop.gui.settings import Key, Settings
+
+
+@pytest.fixture
+def language(qapp):
+    """Install a language's translators as the app does at start-up; English again afterwards."""
+    from desktop.gui import translations
+
+    installed = []
+
+    def use(code: str) -> None:
+        installed.extend(translations.install(qapp, code))
+
+    yield use
+    for translator in installed:
+        QCoreApplication.removeTranslator(translator)
+    translations.current = "en"
+    QLocale.setDefault(QLocale(QLocale.Language.English))
+
+
+def _texts(window: MainWindow) -> list[str]:
+    return [action.text() for action in window.menuBar().actions()] + [
+        window.steps.item(i).text() for i in range(window.steps.count())
+    ]
+
+
+def test_choosing_a_language_is_remembered_and_the_restarted_window_speaks_it(
+    window: MainWindow, qtbot, language, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert "&File" in _texts(window)
+    asked: list[str] = []
+
+    def no_restart(*args: object) -> QMessageBox.StandardButton:
+        asked.append(str(args[2]))
+        return QMessageBox.StandardButton.No
+
+    monkeypatch.setattr(QMessageBox, "question", no_restart)
+    window.language_actions["zh_CN"].trigger()
+    assert window.settings.text(Key.LANGUAGE) == "zh_CN" and "next start" in asked[0]
+
+    from desktop.core.language import choose
+
+    language(choose("", window.settings.text(Key.LANGUAGE)))  # what the next start does
+    restarted = MainWindow(Settings(tmp_path / "settings.ini"))
+    qtbot.addWidget(restarted)
+    texts = _texts(restarted)
+    assert "文件(&F)" in texts and any("模型与数据" in text for text in texts)
+    assert restarted.language_actions["zh_CN"].isChecked()
+
+
+def test_a_core_failure_is_shown_in_chinese(window: MainWindow, qtbot, language, tmp_path: Path) -> None:
+    language("zh_CN")
+    data = tmp_path / "empty.csv"
+    data.write_text("", encoding="utf-8")
+    page = window.data_page
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        page.data_edit.setText(str(data))
+        page.data_edit.editingFinished.emit()
+    assert "empty.csv 是空的。" in page.data_error.text()
+    assert "请选择包含训练样本的文件" in page.data_error.text()  # and what to do, in Chinese too
+
+
+def _cut(widget: object) -> list[str]:
+    """Visible labels and buttons narrower than their one-line text (word-wrapped labels excepted)."""
+    found = []
+    for child in widget.findChildren(QLabel) + widget.findChildren(QAbstractButton):
+        if not child.isVisibleTo(widget) or not child.text().strip():
+            continue
+        if isinstance(child, QLabel) and (child.wordWrap() or child.textFormat() == 1 or "<" in child.text()):
+            continue
+        if child.width() + 1 < child.minimumSizeHint().width():
+            found.append(
+                f"{type(child).__name__} {child.text()!r}: {child.width()} < {child.sizeHint().width()}"
+            )
+    return found
+
+
+@pytest.mark.parametrize("code", ["zh_CN", "zh_TW"])
+def test_every_page_fits_at_1024_by_576_in_chinese(
+    qtbot, language, code: str, tmp_path: Path, samples: Path
+) -> None:
+    language(code)
+    window = MainWindow(Settings(tmp_path / "settings.ini"))
+    qtbot.addWidget(window)
+    window.show()
+    window.resize(1024, 576)
+    assert window.minimumSizeHint().width() <= 1024 and window.minimumSizeHint().height() <= 576
+    for index in range(len(window.pages)):
+        window.stack.setCurrentIndex(index)
+        QApplication.processEvents()
+        assert window.size().width() <= 1024 and window.size().height() <= 576
+        assert _cut(window.pages[index]) == [], f"page {index + 1} in {code}"
+    window.close()
