@@ -394,7 +394,7 @@ def _usable_chat(value: Any) -> bool:
 
 def describe(guess: Guess) -> list[str]:
     """Lines like ``text  <- review  (by name)`` for previews."""
-    how = {"name": msg("by name"), "content": msg("by content")}
+    how = {"name": msg("by name"), "content": msg("by content"), "config": msg("from the config")}
     return [
         msg(
             "{role} <- {column}  ({how})",

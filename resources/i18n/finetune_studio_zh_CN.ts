@@ -125,7 +125,7 @@
     </message>
     <message>
         <source>The columns are guessed again for {task}; check them below.</source>
-        <translation>已按「{task}」重新猜测各列，请在下方核对。</translation>
+        <translation>已按“{task}”重新猜测各列，请在下方核对。</translation>
     </message>
     <message>
         <source>Download {dataset}</source>
@@ -173,7 +173,7 @@
     </message>
     <message>
         <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
-        <translation>本机情况：{badge}。按当前的「显存与速度」设置约需 {need}；{where}有 {have} 可用。</translation>
+        <translation>本机情况：{badge}。按当前的“显存与速度”设置约需 {need}；{where}有 {have} 可用。</translation>
     </message>
     <message>
         <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
@@ -307,7 +307,7 @@
     </message>
     <message>
         <source>Download cancelled. What was downloaded is kept: Download again resumes it.</source>
-        <translation>下载已取消。已下载的部分会保留：再次点「下载」即可从断点继续。</translation>
+        <translation>下载已取消。已下载的部分会保留：再次点“下载”即可从断点继续。</translation>
     </message>
 </context>
 <context>
@@ -386,7 +386,7 @@
     </message>
     <message>
         <source>Finetune Studio is still running elsewhere ({others}). Close those windows and command-line runs, then press Install again.</source>
-        <translation>Finetune Studio 仍在其他地方运行（{others}）。请关闭那些窗口和命令行任务，然后再点「安装」。</translation>
+        <translation>Finetune Studio 仍在其他地方运行（{others}）。请关闭那些窗口和命令行任务，然后再点“安装”。</translation>
     </message>
     <message>
         <source>{message} Proved: a matrix multiplication ran on {device} in {seconds:.2f} s.</source>
@@ -697,7 +697,7 @@
     </message>
     <message>
         <source>Auto uses {source}.</source>
-        <translation>「自动」将使用 {source}。</translation>
+        <translation>“自动”将使用 {source}。</translation>
     </message>
     <message>
         <source>There is no usable system keyring, so the token was not saved. Set HF_TOKEN / MODELSCOPE_API_TOKEN in the environment instead.</source>
@@ -819,7 +819,7 @@
     </message>
     <message>
         <source>{headline} See the Environment step to fix it.</source>
-        <translation>{headline} 请到「运行环境」一步修复。</translation>
+        <translation>{headline} 请到“运行环境”一步修复。</translation>
     </message>
     <message>
         <source>A training run is in progress: stop it first, then install PyTorch.</source>
@@ -998,7 +998,7 @@
     </message>
     <message>
         <source>Gated: accept the license on the model&apos;s page, then add a token in Settings &gt; Model sources.</source>
-        <translation>受限模型：请先在模型页面同意许可协议，然后在「设置 &gt; 模型下载源」中添加令牌。</translation>
+        <translation>受限模型：请先在模型页面同意许可协议，然后在“设置 &gt; 模型下载源”中添加令牌。</translation>
     </message>
     <message>
         <source>unknown</source>
@@ -1014,7 +1014,7 @@
     </message>
     <message>
         <source>Needs about {need} with the current Memory &amp; speed options; {have} available.</source>
-        <translation>按当前的「显存与速度」设置约需 {need}；可用 {have}。</translation>
+        <translation>按当前的“显存与速度”设置约需 {need}；可用 {have}。</translation>
     </message>
     <message>
         <source>Searching {source}…</source>
@@ -1567,7 +1567,7 @@
     </message>
     <message>
         <source>Ready. Press Start to train.</source>
-        <translation>准备就绪。点「开始训练」即可训练。</translation>
+        <translation>准备就绪。点“开始训练”即可训练。</translation>
     </message>
     <message>
         <source>step %v of %m</source>
@@ -1683,7 +1683,7 @@
     </message>
     <message>
         <source>Stopped. The checkpoint is kept: press Resume to continue.</source>
-        <translation>已停止。检查点已保留：点「继续训练」即可接着训练。</translation>
+        <translation>已停止。检查点已保留：点“继续训练”即可接着训练。</translation>
     </message>
     <message>
         <source>Stopped before training began.</source>
@@ -1770,7 +1770,7 @@
     </message>
     <message>
         <source>Type a text and press Try it; the model loads on first use.</source>
-        <translation>输入一段文本，然后点「试一试」；模型在第一次使用时载入。</translation>
+        <translation>输入一段文本，然后点“试一试”；模型在第一次使用时载入。</translation>
     </message>
     <message>
         <source>A text to classify, e.g. a review</source>
@@ -1849,7 +1849,7 @@
     </message>
     <message>
         <source>Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) in Settings &gt; Model sources or with --source / HF_ENDPOINT, or pick a local model folder.</source>
-        <translation>请检查网络，或在「设置 &gt; 模型下载源」中（或用 --source / HF_ENDPOINT）换一个下载源（如镜像站 https://hf-mirror.com 或魔搭），也可以选择本地模型文件夹。</translation>
+        <translation>请检查网络，或在“设置 &gt; 模型下载源”中（或用 --source / HF_ENDPOINT）换一个下载源（如镜像站 https://hf-mirror.com 或魔搭），也可以选择本地模型文件夹。</translation>
     </message>
     <message>
         <source>{name} is not on this computer yet.</source>
@@ -1857,7 +1857,7 @@
     </message>
     <message>
         <source>Download it first: Browse &gt; Download on the Model &amp; data step, or finetune-studio-cli models download {ref}</source>
-        <translation>请先下载：在「模型与数据」一步点「浏览模型 &gt; 下载」，或运行 finetune-studio-cli models download {ref}</translation>
+        <translation>请先下载：在“模型与数据”一步点“浏览模型 &gt; 下载”，或运行 finetune-studio-cli models download {ref}</translation>
     </message>
     <message>
         <source>{name} could not be downloaded from {source}: {error}</source>
@@ -1881,7 +1881,7 @@
     </message>
     <message>
         <source>Accept the license at {page} while signed in, then enter an access token in Settings &gt; Model sources ({source}).</source>
-        <translation>请登录后在 {page} 同意许可协议，然后在「设置 &gt; 模型下载源」中填写访问令牌（{source}）。</translation>
+        <translation>请登录后在 {page} 同意许可协议，然后在“设置 &gt; 模型下载源”中填写访问令牌（{source}）。</translation>
     </message>
     <message>
         <source>{name} has no revision by that name on {source}.</source>
@@ -1901,7 +1901,7 @@
     </message>
     <message>
         <source>Check the id (owner/name, as on the model&apos;s page), or find it with Browse; on ModelScope some models have other ids than on Hugging Face.</source>
-        <translation>请检查 ID（所有者/名称，与模型页面上一致），或用「浏览模型」查找；有些模型在魔搭上的 ID 与 Hugging Face 上不同。</translation>
+        <translation>请检查 ID（所有者/名称，与模型页面上一致），或用“浏览模型”查找；有些模型在魔搭上的 ID 与 Hugging Face 上不同。</translation>
     </message>
     <message>
         <source>The download of {name} from {source} was interrupted: the connection failed.</source>
@@ -2074,6 +2074,10 @@
     <message>
         <source>by content</source>
         <translation>按内容</translation>
+    </message>
+    <message>
+        <source>from the config</source>
+        <translation>来自配置</translation>
     </message>
     <message>
         <source>{role} &lt;- {column}  ({how})</source>

@@ -2076,6 +2076,10 @@
         <translation>依內容</translation>
     </message>
     <message>
+        <source>from the config</source>
+        <translation>來自設定</translation>
+    </message>
+    <message>
         <source>{role} &lt;- {column}  ({how})</source>
         <translation>{role} &lt;- {column}  （{how}）</translation>
     </message>

@@ -136,7 +136,7 @@ def test_validate_and_preview_a_good_config(
     assert "OK. 180 training rows, 20 for evaluation" in capsys.readouterr().out
     assert main(["preview", str(config_path), "--rows", "2"]) == 0
     out = capsys.readouterr().out
-    assert "instruction  <- instruction  (config)" in out  # init wrote the guess into the config
+    assert "instruction  <- instruction  (from the config)" in out  # init wrote the guess into the config
     assert "1. instruction:" in out and "Tokens (text): min" in out
 
 

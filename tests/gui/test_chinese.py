@@ -64,6 +64,8 @@ def test_a_core_failure_is_shown_in_chinese(window: MainWindow, qtbot, language,
     data = tmp_path / "empty.csv"
     data.write_text("", encoding="utf-8")
     page = window.data_page
+    page.model_edit.setText("bert-base-uncased")
+    page.model_edit.editingFinished.emit()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         page.data_edit.setText(str(data))
         page.data_edit.editingFinished.emit()
@@ -95,6 +97,8 @@ def test_every_page_fits_at_1024_by_576_in_chinese(
     qtbot.addWidget(window)
     window.show()
     window.resize(1024, 576)
+    with qtbot.waitSignal(window.data_page.preview_loaded, timeout=60_000):
+        window.load_sample()  # the pages with content, as a user sees them
     assert window.minimumSizeHint().width() <= 1024 and window.minimumSizeHint().height() <= 576
     for index in range(len(window.pages)):
         window.stack.setCurrentIndex(index)

@@ -54,4 +54,6 @@ def test_the_readme_screenshots_render(tmp_path, qtbot) -> None:
 
     files = save_screenshots(tmp_path / "shots", "light")
     assert {f.name for f in files} >= {"2-model-and-data-light.png", "5-export-light.png", "6-runs-light.png"}
-    assert all(f.stat().st_size > 10_000 for f in files)
+    assert all(f.stat().st_size > 5_000 for f in files)  # a picture, not an empty window
+    names = {f.name for f in files}
+    assert {"7-browser-light.png", "launcher-failed-light.png", "4-train-1024x576-light.png"} <= names
