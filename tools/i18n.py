@@ -22,6 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FOLDER = ROOT / "resources" / "i18n"
 LANGUAGES = ("zh_CN", "zh_TW")
+PLURALS_ONLY = "en"
+"""English needs a file too, holding only the plural forms ("1 row" / "2 rows" for ``%n row(s)``)."""
 PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(?::[^}]*)?\}|%n|%\d")
 
 
@@ -82,9 +84,9 @@ def tool(name: str) -> str:
     return found
 
 
-def lupdate(target: Path, keep_obsolete: bool = False) -> None:
+def lupdate(target: Path, keep_obsolete: bool = False, plurals_only: bool = False) -> None:
     """Bring ``target`` up to date with the strings in the code (pyside6-lupdate)."""
-    options = [] if keep_obsolete else ["-no-obsolete"]
+    options = ([] if keep_obsolete else ["-no-obsolete"]) + (["-pluralonly"] if plurals_only else [])
     with tempfile.TemporaryDirectory() as scratch:
         files = sources(Path(scratch))
         command = [tool("pyside6-lupdate"), *files, *options, "-locations", "none", "-silent"]
@@ -95,6 +97,7 @@ def update() -> None:
     FOLDER.mkdir(parents=True, exist_ok=True)
     for language in LANGUAGES:
         lupdate(ts_path(language))
+    lupdate(ts_path(PLURALS_ONLY), plurals_only=True)
 
 
 def problems(path: Path) -> list[str]:
@@ -125,16 +128,18 @@ def problems(path: Path) -> list[str]:
 def check() -> int:
     found = []
     with tempfile.TemporaryDirectory() as scratch:
-        for language in LANGUAGES:
+        for language in (*LANGUAGES, PLURALS_ONLY):
             # A copy brought up to date with the code: a new string shows as unfinished, one that is
             # gone from the code as obsolete ("vanished"), so a stale file fails like an incomplete one.
             copy = Path(scratch) / ts_path(language).name
             shutil.copy(ts_path(language), copy)
-            lupdate(copy, keep_obsolete=True)
+            lupdate(copy, keep_obsolete=True, plurals_only=language == PLURALS_ONLY)
             found += problems(copy)
     for line in found:
         print(line)
-    total = sum(len(list(ET.parse(ts_path(lang)).getroot().iter("message"))) for lang in LANGUAGES)
+    total = sum(
+        len(list(ET.parse(ts_path(lang)).getroot().iter("message"))) for lang in (*LANGUAGES, PLURALS_ONLY)
+    )
     print(f"{len(found)} problem(s) in {total} translations.")
     return 1 if found else 0
 

@@ -69,8 +69,8 @@ class Translations:
 @functools.cache
 def translations(language: str) -> Translations:
     """The app's translations for ``language`` (none for English, or where the file is missing)."""
-    path = ts_file(language)
-    if language == ENGLISH or not path.is_file():
+    path = ts_file(language)  # English's holds only plural forms: "1 row", "2 rows"
+    if not path.is_file():
         return Translations()
     try:
         return Translations.read(path)
@@ -98,5 +98,7 @@ def render(text: Any, translate: Callable[[str], str | None]) -> str:
 
 def localized(text: Any, language: str) -> str:
     """``text`` (a core message or plain text) in ``language``, for the command line."""
+    if language == ENGLISH:  # core's messages are English already
+        return render(text, lambda template: None)
     table = translations(language)
     return render(text, lambda template: table.translate(CORE, template))

@@ -24,3 +24,17 @@ def error_text(exc: BaseException, separator: str = "\n") -> str:
         return str(exc)
     message, hint = shown(exc.message), shown(exc.hint)
     return f"{message}{separator}{hint}" if hint else message
+
+
+def sentences(*texts: str) -> str:
+    """Whole sentences, already in the user's language, one after another (empty ones left out): a
+    space between English sentences, none between Chinese ones (the translation of ``{first} {then}``)."""
+    joined = ""
+    for text in texts:
+        if text:
+            joined = (
+                QCoreApplication.translate(CORE, "{first} {then}").format(first=joined, then=text)
+                if joined
+                else text
+            )
+    return joined

@@ -86,7 +86,7 @@ class HubSettingsDialog(QDialog):
             lines = [
                 self.tr("{name}: answered in {ms} ms").format(name=p.endpoint, ms=round(p.seconds * 1000))
                 if p.ok
-                else self.tr("{name}: no answer ({why})").format(name=p.endpoint, why=p.problem)
+                else self.tr("{name}: no answer ({why})").format(name=p.endpoint, why=shown(p.problem))
                 for p in probes
             ]
             if chosen is not None:

@@ -249,10 +249,12 @@ class ModelBrowser(QDialog):
         if item is None or table.item(row, 0).text() != ref:
             return  # the table was filled again meanwhile
         text = badge_text(result.badge)
-        if not result.on_gpu:
+        if not result.on_gpu and result.epoch_s:
+            text = self.tr("{verdict} · {need} of RAM · ~{minutes:.0f} min/epoch").format(
+                verdict=text, need=human_size(result.needed), minutes=result.epoch_s / 60
+            )
+        elif not result.on_gpu:
             text = self.tr("{verdict} · {need} of RAM").format(verdict=text, need=human_size(result.needed))
-            if result.epoch_s:
-                text += self.tr(" · ~{minutes:.0f} min/epoch").format(minutes=result.epoch_s / 60)
         item.setText(text)
         item.setData(Qt.ItemDataRole.UserRole, result.badge)
         item.setToolTip(

@@ -29,14 +29,18 @@ class TableTranslator(QTranslator):
 
 
 def install(app: QApplication, language: str) -> list[QTranslator]:
-    """Install the translators for ``language`` (``zh_CN`` / ``zh_TW``; nothing for English).
+    """Install the translators for ``language`` (``zh_CN`` / ``zh_TW``; English's plural forms).
 
     Qt's base translations ship with PySide6, so message-box buttons and file dialogs follow the
     language too. Returns the translators installed.
     """
     global current
     current = language
-    if language == ENGLISH:
+    if language == ENGLISH:  # only the plural forms: "1 row", "2 rows"
+        plurals = TableTranslator(translations(ENGLISH), app)
+        if not plurals.isEmpty():
+            app.installTranslator(plurals)
+            return [plurals]
         return []
     QLocale.setDefault(QLocale(language))
     installed: list[QTranslator] = []

@@ -183,9 +183,11 @@
         <source>Reading the data…</source>
         <translation>正在讀取資料…</translation>
     </message>
-    <message>
-        <source>{train} rows for training, {eval} for evaluation</source>
-        <translation>{train} 筆用於訓練，{eval} 筆用於評估</translation>
+    <message numerus="yes">
+        <source>%n row(s) for training, {eval} for evaluation</source>
+        <translation>
+            <numerusform>%n 列用於訓練，{eval} 列用於評估</numerusform>
+        </translation>
     </message>
     <message>
         <source>(none)</source>
@@ -1005,12 +1007,12 @@
         <translation>未知</translation>
     </message>
     <message>
-        <source>{verdict} · {need} of RAM</source>
-        <translation>{verdict} · 需 {need} 記憶體</translation>
+        <source>{verdict} · {need} of RAM · ~{minutes:.0f} min/epoch</source>
+        <translation>{verdict} · 需 {need} 記憶體 · 每輪約 {minutes:.0f} 分鐘</translation>
     </message>
     <message>
-        <source> · ~{minutes:.0f} min/epoch</source>
-        <translation> · 每輪約 {minutes:.0f} 分鐘</translation>
+        <source>{verdict} · {need} of RAM</source>
+        <translation>{verdict} · 需 {need} 記憶體</translation>
     </message>
     <message>
         <source>Needs about {need} with the current Memory &amp; speed options; {have} available.</source>
@@ -1309,9 +1311,11 @@
         <source>{field}: {problem}</source>
         <translation>{field}：{problem}</translation>
     </message>
-    <message>
-        <source>Effective batch: {n} examples per update</source>
-        <translation>有效批次大小：每次更新 {n} 個樣本</translation>
+    <message numerus="yes">
+        <source>Effective batch: %n example(s) per update</source>
+        <translation>
+            <numerusform>有效批次大小：每次更新 %n 個範例</numerusform>
+        </translation>
     </message>
     <message>
         <source>Folder for run folders</source>
@@ -1761,12 +1765,12 @@
         <translation>序列到序列</translation>
     </message>
     <message>
-        <source> (LoRA adapters on {base})</source>
-        <translation>（基於 {base} 的 LoRA 適配器）</translation>
+        <source>Model: {folder}, {kind} (LoRA adapters on {base})</source>
+        <translation>模型：{folder}，{kind}（以 {base} 為基礎的 LoRA 轉接器）</translation>
     </message>
     <message>
-        <source>Model: {folder}, {kind}{adapter}</source>
-        <translation>模型：{folder}，{kind}{adapter}</translation>
+        <source>Model: {folder}, {kind}</source>
+        <translation>模型：{folder}，{kind}</translation>
     </message>
     <message>
         <source>Type a text and press Try it; the model loads on first use.</source>

@@ -51,6 +51,14 @@ class FakeController(QObject):
         pass
 
 
+@pytest.fixture(scope="session", autouse=True)
+def english(qapp) -> None:
+    """The app's English translator (plural forms: "1 row", "2 rows"), installed as start-up does."""
+    from desktop.gui.translations import install
+
+    install(qapp, "en")
+
+
 @pytest.fixture(autouse=True)
 def background_work_ends(qtbot: object) -> None:
     """Every test waits for the background tasks it started (a fit badge, a search): a thread still

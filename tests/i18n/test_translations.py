@@ -166,3 +166,22 @@ def test_without_a_chinese_font_linux_says_which_package_to_install(monkeypatch,
     notice = font_notice("zh_TW")
     assert "Traditional Chinese" in notice and "fonts-noto-cjk" in notice
     assert notice.isascii()  # readable without the font it asks for
+
+
+def test_english_has_its_plural_forms(qapp) -> None:
+    from PySide6.QtCore import QCoreApplication
+
+    from desktop.gui.translations import install
+
+    installed = install(qapp, "en")
+    try:
+        translate = QCoreApplication.translate
+        assert translate("ModelBrowser", "%n model(s) found.", "", 1) == "1 model found."
+        assert translate("ModelBrowser", "%n model(s) found.", "", 12) == "12 models found."
+        assert translate("OptionsPage", "Effective batch: %n example(s) per update", "", 1) == (
+            "Effective batch: 1 example per update"
+        )
+        assert translate("MainWindow", "&File") == "&File"  # everything else is the source itself
+    finally:
+        for translator in installed:
+            QCoreApplication.removeTranslator(translator)

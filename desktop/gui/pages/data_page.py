@@ -32,7 +32,7 @@ from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.errors import StudioError, human_size
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview
-from desktop.gui.core_text import shown
+from desktop.gui.core_text import sentences, shown
 from desktop.gui.fit_text import badge_text
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.settings import Key, Settings
@@ -498,9 +498,8 @@ class DataPage(WizardPage):
                 where=where,
             )
             if result.epoch_s:  # no NVIDIA GPU: the time is what the user needs to know
-                text += " " + self.tr("Roughly {minutes:.0f} min per epoch on this CPU.").format(
-                    minutes=max(1.0, result.epoch_s / 60)
-                )
+                time = self.tr("Roughly {minutes:.0f} min per epoch on this CPU.")
+                text = sentences(text, time.format(minutes=max(1.0, result.epoch_s / 60)))
             self.fit_label.setText(text)
 
         self._run(work, done, lambda exc: None)  # no badge when the config cannot be had: not an error
@@ -551,8 +550,8 @@ class DataPage(WizardPage):
         required, optional = roles_for(self._config.task, result.guess.columns)
         self._build_mapping(required, optional, result.guess.found_by)
         self.split_info.setText(
-            self.tr("{train} rows for training, {eval} for evaluation").format(
-                train=result.num_train, eval=result.num_eval
+            self.tr("%n row(s) for training, {eval} for evaluation", "", result.num_train).format(
+                eval=result.num_eval
             )
         )
         self._show_data_problem("", shown=True)

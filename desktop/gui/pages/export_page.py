@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from desktop.core.errors import StudioError
 from desktop.core.training import RunResult
 from desktop.gui import translations
-from desktop.gui.core_text import error_text
+from desktop.gui.core_text import error_text, sentences
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.gui.workers import BackgroundTask
@@ -241,17 +241,22 @@ class ExportPage(WizardPage):
     def _on_task_finished(self, result: object) -> None:
         self._export_done()
         check = result.verification
-        text = self.tr("Exported to {folder}.").format(folder=result.folder)
+        parts = [self.tr("Exported to {folder}.").format(folder=result.folder)]
         if check is not None and check.ok:
-            text += " " + self.tr(
-                "Verified: reloaded in a fresh process, outputs differ by at most {diff:.2g}."
-            ).format(diff=check.max_abs_diff)
+            parts.append(
+                self.tr(
+                    "Verified: reloaded in a fresh process, outputs differ by at most {diff:.2g}."
+                ).format(diff=check.max_abs_diff)
+            )
         elif check is not None:
-            text += " " + self.tr(
-                "Warning: the reloaded folder gives different outputs ({diff:.3g}). {error}"
-            ).format(diff=check.max_abs_diff, error=check.error)
+            parts.append(
+                self.tr("Warning: the reloaded folder gives different outputs ({diff:.3g}). {error}").format(
+                    diff=check.max_abs_diff, error=check.error
+                )
+            )
         if result.mlflow_uri:
-            text += " " + self.tr("Logged to MLflow as {uri}.").format(uri=result.mlflow_uri)
+            parts.append(self.tr("Logged to MLflow as {uri}.").format(uri=result.mlflow_uri))
+        text = sentences(*parts)
         self.export_status.setText(text)
         self.exported.emit(result)
 

@@ -538,8 +538,10 @@ class OptionsPage(WizardPage):
 
     def _update_effective(self) -> None:
         self.effective.setText(
-            self.tr("Effective batch: {n} examples per update").format(
-                n=self.batch_size.value() * self.accumulation.value()
+            self.tr(
+                "Effective batch: %n example(s) per update",
+                "",
+                self.batch_size.value() * self.accumulation.value(),
             )
         )
 

@@ -150,10 +150,13 @@ class TryItPanel(QWidget):
             "causal-lm": self.tr("text generation"),
             "seq2seq": self.tr("sequence to sequence"),
         }[info.task]
-        adapter = self.tr(" (LoRA adapters on {base})").format(base=info.base_model) if info.adapter else ""
-        self.folder_label.setText(
-            self.tr("Model: {folder}, {kind}{adapter}").format(folder=info.folder, kind=kind, adapter=adapter)
-        )
+        if info.adapter:
+            described = self.tr("Model: {folder}, {kind} (LoRA adapters on {base})").format(
+                folder=info.folder, kind=kind, base=info.base_model
+            )
+        else:
+            described = self.tr("Model: {folder}, {kind}").format(folder=info.folder, kind=kind)
+        self.folder_label.setText(described)
         self.folder_label.setToolTip(str(info.folder))
         self.chat_check.setChecked(info.chat)
         self.status.setText(self.tr("Type a text and press Try it; the model loads on first use."))
