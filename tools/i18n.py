@@ -1,12 +1,13 @@
-"""Translations of the app's windows: Qt Linguist files for zh_CN and zh_TW.
+"""Translations: Qt Linguist files for zh_CN and zh_TW, and English's plural forms.
 
-    python tools/i18n.py update    # pyside6-lupdate: every tr() string into resources/i18n/*.ts
+    python tools/i18n.py update    # pyside6-lupdate: every tr() string of the windows and every msg() /
+                                   # say() template of core, the CLI and the launcher into resources/i18n
     python tools/i18n.py check     # exit 1: a string without translation (new in the code, unfinished),
                                    # one whose source is gone, or placeholders that differ
-    python tools/i18n.py release   # pyside6-lrelease: the .ts files into .qm files the app loads
+    python tools/i18n.py release   # pyside6-lrelease: .qm files, for translators who want to try them
 
-The .ts files are the source (translators edit them, in Qt Linguist or as text); the .qm files are built
-from them and not kept in git.
+The .ts files are the source translators edit (in Qt Linguist or as text) and what the app reads at run
+time (desktop/core/translations.py): there is no compiled .qm to build, ship or keep in step.
 """
 
 from __future__ import annotations

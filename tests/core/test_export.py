@@ -256,7 +256,9 @@ def test_a_leftover_folder_is_removed_only_when_an_export_made_it(tmp_path: Path
 
 def test_the_model_card_has_a_section_in_the_apps_language(request, tmp_path: Path) -> None:
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
-    english = (export_run(run, tmp_path / "en", verify=False).folder / "README.md").read_text(encoding="utf-8")
+    english = (export_run(run, tmp_path / "en", verify=False).folder / "README.md").read_text(
+        encoding="utf-8"
+    )
     chinese = export_run(run, tmp_path / "zh", verify=False, language="zh_CN").folder / "README.md"
     card = chinese.read_text(encoding="utf-8")
     assert card.startswith(english.split("## Options used")[0])  # the English card, whole, first

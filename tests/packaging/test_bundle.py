@@ -127,6 +127,14 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
         env={**os.environ, "FINETUNE_STUDIO_HOME": str(data)},
     )
     assert checked.returncode == 0 and "127 training rows" in checked.stdout, checked.stderr[-2000:]
+    chinese = subprocess.run(  # and its translations: they ship in the wheel too
+        [str(runtime / "bin" / "python"), "-m", "desktop.cli", "--lang", "zh_CN", "validate", str(sample)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env={**os.environ, "FINETUNE_STUDIO_HOME": str(data)},
+    )
+    assert "没有问题。训练数据 127 行" in chinese.stdout, chinese.stderr[-2000:]
 
     # 3. Later starts skip the setup and go straight to the app.
     setup_log = (data / "runtime-setup.log").read_text(encoding="utf-8")
@@ -154,6 +162,9 @@ def test_bundle_holds_the_launcher_and_never_the_training_stack(built: dict) -> 
     internal = BUNDLE / "_internal"
     assert list((internal / "app").glob(f"finetune_studio-{__version__}-*.whl"))
     assert (internal / "uv" / "uv").is_file() and (internal / "resources" / "torch_wheels.json").is_file()
+    assert (
+        internal / "resources" / "i18n" / "finetune_studio_zh_TW.ts"
+    ).is_file()  # the setup window's words
     for heavy in ("torch", "transformers", "datasets", "numpy"):
         assert not (internal / heavy).exists(), heavy
     size = sum(p.stat().st_size for p in BUNDLE.rglob("*") if p.is_file() and not p.is_symlink())
