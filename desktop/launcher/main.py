@@ -112,6 +112,11 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
         "--smoke", action="store_true", help="start the app, wait until its window shows, exit"
     )
     parser.add_argument("--version", action="store_true", help="print the app version and exit")
+    parser.add_argument(
+        "--lang",
+        choices=("en", "zh_CN", "zh_TW"),
+        help="the language (default: the one chosen in the app, else the system's)",
+    )
     parser.add_argument("--uv", help=argparse.SUPPRESS)
     parser.add_argument("--app-wheel", help=argparse.SUPPRESS)
     return parser.parse_args(argv), app_args
@@ -121,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the launcher; the exit code is the app's with ``--smoke``, else 0 once it started."""
     started = time.monotonic()
     args, app_args = parse_args(argv)
+    if args.lang:  # this window's language, and the app's
+        global _LANGUAGE
+        _LANGUAGE, app_args = args.lang, [*app_args, "--lang", args.lang]
     data = data_dir()
     runtime = Runtime(data / "runtime")
     try:
@@ -237,6 +245,8 @@ def _setup_in_window(
 
 
 _APP = None
+_LANGUAGE = ""
+"""``--lang``, when given."""
 
 
 def _qt_app() -> Any:
@@ -254,7 +264,7 @@ def _qt_app() -> Any:
 
         # The language the app was set to (View > Language), else the system's: the setup window
         # speaks it before the app ever started.
-        install(_APP, choose("", Settings().text(Key.LANGUAGE)))
+        install(_APP, choose(_LANGUAGE, Settings().text(Key.LANGUAGE)))
     return _APP
 
 
