@@ -56,6 +56,7 @@ def core_templates() -> list[str]:
         *sorted((ROOT / "desktop" / "core").rglob("*.py")),
         *sorted((ROOT / "desktop").glob("cli*.py")),
         *sorted((ROOT / "desktop" / "launcher").rglob("*.py")),
+        *sorted((ROOT / "desktop" / "gui").rglob("*.py")),  # a message made off the GUI thread
     ]
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.core.messages import msg
 from desktop.core.paths import folder_size
 from desktop.core.sources import MODELSCOPE, MODELSCOPE_PREFIX, Source, token
 
@@ -279,14 +280,20 @@ def on_this_computer() -> list[ModelHit]:
 def delete_from_cache(hit: ModelHit) -> int:
     """Delete a cached model (never a local folder of the user's); returns the bytes freed."""
     if hit.source == "local" or not hit.path:
-        raise ValueError("Only models in a hub cache can be deleted here.")
+        raise ValueError(msg("Only models in a hub cache can be deleted here."))
     if hit.source == MODELSCOPE:
         from desktop.core.hub_clients import _ms_cache
 
         folder = Path(hit.path).resolve()
         models = (_ms_cache() / "models").resolve()
         if folder.parent != models or "--" not in folder.name:
-            raise ValueError(f"{folder} is not a model folder in the ModelScope cache ({models}).")
+            raise ValueError(
+                msg(
+                    "{folder} is not a model folder in the ModelScope cache ({cache}).",
+                    folder=str(folder),
+                    cache=str(models),
+                )
+            )
         size = folder_size(folder)
         shutil.rmtree(folder)
         return size

@@ -426,7 +426,9 @@ def delete_run(run: RunDir) -> None:
         InputError: The run is still running.
     """
     if run.status() == "running":
-        raise InputError(f"{run.path.name} is still running.", "Stop it first, then delete it.")
+        raise InputError(
+            msg("{run} is still running.", run=run.path.name), msg("Stop it first, then delete it.")
+        )
     shutil.rmtree(run.path)
 
 

@@ -19,9 +19,11 @@ def error_text(exc: BaseException, separator: str = "\n") -> str:
     """What a failure says to the user, in the user's language: a :class:`StudioError`'s message and
     hint; any other exception's own text."""
     from desktop.core.errors import StudioError
+    from desktop.core.messages import Msg
 
     if not isinstance(exc, StudioError):
-        return str(exc)
+        first = exc.args[0] if len(exc.args) == 1 else None
+        return shown(first) if isinstance(first, Msg) else str(exc)  # ValueError(msg("..."))
     message, hint = shown(exc.message), shown(exc.hint)
     return f"{message}{separator}{hint}" if hint else message
 

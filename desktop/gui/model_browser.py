@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from desktop.core.config import RunConfig
 from desktop.core.errors import human_count, human_size
 from desktop.core.hub_search import ModelHit
-from desktop.gui.core_text import shown
+from desktop.gui.core_text import error_text, shown
 from desktop.gui.download_panel import DownloadPanel
 from desktop.gui.fit_text import badge_text
 from desktop.gui.workers import BackgroundTask, run_in_background
@@ -364,7 +364,14 @@ class ModelBrowser(QDialog):
             return
         from desktop.core.hub_search import delete_from_cache
 
-        freed = delete_from_cache(hit)
+        try:
+            freed = delete_from_cache(hit)
+        except (OSError, ValueError) as exc:  # a file in use (Windows), a folder that is not the cache's
+            self.status.setText(
+                self.tr("{model} was not deleted: {error}").format(model=hit.ref, error=error_text(exc))
+            )
+            self.refresh_local()
+            return
         self.status.setText(
             self.tr("Deleted {model}: {size} freed.").format(model=hit.ref, size=human_size(freed))
         )

@@ -7,6 +7,7 @@ import traceback
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from desktop.core.messages import msg
 from desktop.core.repair import RepairPlan, RepairResult, run_repair
 from desktop.gui.workers import BackgroundTask
 
@@ -26,7 +27,7 @@ def _repair(plan: RepairPlan, task: BackgroundTask, cancel: threading.Event) -> 
         result = RepairResult(
             False,
             -1,
-            message=f"The repair stopped with an error: {exc}",
+            message=msg("The repair stopped with an error: {error}", error=exc),
             lines=traceback.format_exc().splitlines(),
         )
         proof = None

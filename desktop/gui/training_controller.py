@@ -18,6 +18,7 @@ from desktop.core.events import (
     ProgressEvent,
     StartedEvent,
 )
+from desktop.core.messages import msg
 from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
@@ -33,7 +34,8 @@ def _train(
     try:
         return run_training(config, task.report, stop, resume=resume)
     except BaseException as exc:  # run_training reports failures itself; this is a last resort
-        failure = FailedEvent(f"Training stopped with an unexpected error: {exc}", "", traceback.format_exc())
+        reason = msg("Training stopped with an unexpected error: {error}", error=exc)
+        failure = FailedEvent(reason, "", traceback.format_exc())
         task.report(failure)
         return RunResult("failed", failure=failure)
 

@@ -1045,6 +1045,10 @@
         <translation>要从下载缓存中删除 {model}（{size}）吗？以后可以重新下载。</translation>
     </message>
     <message>
+        <source>{model} was not deleted: {error}</source>
+        <translation>{model} 没有删除：{error}</translation>
+    </message>
+    <message>
         <source>Deleted {model}: {size} freed.</source>
         <translation>已删除 {model}：释放了 {size}。</translation>
     </message>
@@ -3038,6 +3042,14 @@
         <translation>找到 {gpus}（NVIDIA 驱动程序 {driver}）。</translation>
     </message>
     <message>
+        <source>Only models in a hub cache can be deleted here.</source>
+        <translation>这里只能删除 Hub 缓存中的模型。</translation>
+    </message>
+    <message>
+        <source>{folder} is not a model folder in the ModelScope cache ({cache}).</source>
+        <translation>{folder} 不是魔搭缓存（{cache}）中的模型文件夹。</translation>
+    </message>
+    <message>
         <source>weights</source>
         <translation>权重</translation>
     </message>
@@ -3292,6 +3304,14 @@
     <message>
         <source>Wait for it to finish or stop it there; a run folder takes one training at a time.</source>
         <translation>请等它结束，或在那边停止它；一个训练任务文件夹同一时间只能进行一次训练。</translation>
+    </message>
+    <message>
+        <source>{run} is still running.</source>
+        <translation>{run} 仍在运行。</translation>
+    </message>
+    <message>
+        <source>Stop it first, then delete it.</source>
+        <translation>请先停止它，再删除。</translation>
     </message>
     <message>
         <source>The last run of {config} ({run}) was trained with other settings ({changed}), so it cannot continue with this config.</source>
@@ -4124,6 +4144,10 @@
     <message>
         <source>Try again, or start with --repair.</source>
         <translation>请重试，或加上 --repair 启动。</translation>
+    </message>
+    <message>
+        <source>The repair stopped with an error: {error}</source>
+        <translation>修复因错误而中止：{error}</translation>
     </message>
     <message>
         <source>Comes with the app: works offline; English only.</source>

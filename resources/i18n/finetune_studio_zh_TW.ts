@@ -1045,6 +1045,10 @@
         <translation>要從下載快取中刪除 {model}（{size}）嗎？之後可以重新下載。</translation>
     </message>
     <message>
+        <source>{model} was not deleted: {error}</source>
+        <translation>{model} 沒有刪除：{error}</translation>
+    </message>
+    <message>
         <source>Deleted {model}: {size} freed.</source>
         <translation>已刪除 {model}：釋放了 {size}。</translation>
     </message>
@@ -3038,6 +3042,14 @@
         <translation>找到 {gpus}（NVIDIA 驅動程式 {driver}）。</translation>
     </message>
     <message>
+        <source>Only models in a hub cache can be deleted here.</source>
+        <translation>這裡只能刪除 Hub 快取中的模型。</translation>
+    </message>
+    <message>
+        <source>{folder} is not a model folder in the ModelScope cache ({cache}).</source>
+        <translation>{folder} 不是魔搭快取（{cache}）中的模型資料夾。</translation>
+    </message>
+    <message>
         <source>weights</source>
         <translation>權重</translation>
     </message>
@@ -3292,6 +3304,14 @@
     <message>
         <source>Wait for it to finish or stop it there; a run folder takes one training at a time.</source>
         <translation>請等它結束，或在那邊停止它；一個訓練任務資料夾同一時間只能進行一次訓練。</translation>
+    </message>
+    <message>
+        <source>{run} is still running.</source>
+        <translation>{run} 仍在執行。</translation>
+    </message>
+    <message>
+        <source>Stop it first, then delete it.</source>
+        <translation>請先停止它，再刪除。</translation>
     </message>
     <message>
         <source>The last run of {config} ({run}) was trained with other settings ({changed}), so it cannot continue with this config.</source>
@@ -4124,6 +4144,10 @@
     <message>
         <source>Try again, or start with --repair.</source>
         <translation>請重試，或加上 --repair 啟動。</translation>
+    </message>
+    <message>
+        <source>The repair stopped with an error: {error}</source>
+        <translation>修復因錯誤而中止：{error}</translation>
     </message>
     <message>
         <source>Comes with the app: works offline; English only.</source>
