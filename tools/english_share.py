@@ -131,12 +131,14 @@ def is_english(text: str) -> bool:
 def visible_texts(widget: object, data: tuple = ()) -> list[str]:
     """The texts a user reads in ``widget`` and its children (not the data they typed or loaded, nor
     the ``data`` widgets: the preview of their file, a code sample)."""
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import (
         QAbstractButton,
         QComboBox,
         QGroupBox,
         QLabel,
         QLineEdit,
+        QTableView,
         QTableWidget,
         QTabWidget,
         QWidget,
@@ -163,6 +165,11 @@ def visible_texts(widget: object, data: tuple = ()) -> list[str]:
                 header = child.horizontalHeaderItem(column)
                 if header is not None:
                     found.append(header.text())
+        elif isinstance(child, QTableView) and child.model() is not None:
+            model = child.model()
+            found += [str(model.headerData(c, Qt.Orientation.Horizontal)) for c in range(model.columnCount())]
+            if model.rowCount():
+                found.append(str(model.index(0, 1).data()))  # a status, in the user's language
     return [re.sub(r"<[^>]+>", "", text).replace("&", "").strip() for text in found if text.strip()]
 
 
@@ -211,6 +218,10 @@ def main(language: str) -> int:
         HubSettingsDialog(window),
     ):
         dialog.show()
+        if isinstance(dialog, RunsDialog):
+            screenshots._wait(dialog.listed)
+            dialog.select(*[info.name for info in dialog.infos][:2])
+            screenshots._wait(dialog.curves_shown)
         app.processEvents()
         texts += visible_texts(dialog)
         dialog.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import re
 import shutil
@@ -20,9 +22,7 @@ from desktop.core.events import (
     Event,
     FailedEvent,
     FinishedEvent,
-    LogEvent,
     ProgressEvent,
-    StartedEvent,
     StoppedEvent,
     event_from_dict,
 )
@@ -53,6 +53,7 @@ class RunDir:
         self.path = Path(path)
         self._events: IO[str] | None = None
         self._lock: Any = None
+        self._summary: Any = None  # a summaries.Writer while this process writes events
 
     config_path = property(lambda self: self.path / CONFIG_NAME)
     events_path = property(lambda self: self.path / EVENTS_NAME)
@@ -85,6 +86,11 @@ class RunDir:
             if origin is not None:
                 atomic_write_text(run.path / ORIGIN_NAME, json.dumps({"config_file": str(origin)}))
             config.save(run.config_path)
+            from desktop.core import summaries
+
+            first = summaries.Summary(created=time.time())
+            first.read_config(run.config_path)
+            summaries.write(run.path, first)  # listed at once, before the first event
         except BaseException:  # a full disk: no half-made run folder is left to confuse the list
             run.unlock()
             shutil.rmtree(path, ignore_errors=True)
@@ -115,12 +121,21 @@ class RunDir:
                 self._events.write("\n")
         self._events.write(event.to_json() + "\n")
         self._events.flush()
+        if self._summary is None:
+            from desktop.core.summaries import Writer
+
+            self._summary = Writer(self.path, self.events_path, self.config_path)
+        else:
+            self._summary.add(event, os.fstat(self._events.fileno()).st_size)
 
     def close(self) -> None:
-        """Close the events file."""
+        """Close the events file (the summary is saved as it stands)."""
         if self._events is not None:
             self._events.close()
             self._events = None
+        if self._summary is not None:
+            self._summary.save()
+            self._summary = None
 
     def events(self) -> list[Event]:
         """Every event recorded so far; torn or damaged lines are skipped."""
@@ -276,7 +291,7 @@ STATUS_WORDS = {"interrupted": "crashed"}
 
 @dataclass(frozen=True)
 class RunInfo:
-    """A run folder as listed: what it trains, how it ended, its best score and its loss curve.
+    """A run folder as listed: what it trains and with what, how it ended, its best score.
 
     Attributes:
         status: ``finished``, ``stopped``, ``failed``, ``running``, ``interrupted`` (crashed) or
@@ -285,7 +300,8 @@ class RunInfo:
             else lowest eval loss, else the last training loss; ``None`` before any was logged.
         created: When the run folder was made (seconds since the epoch).
         step: The last step reached; ``total_steps`` the planned number (0 before training began).
-        losses: The training loss curve as (step, loss) pairs.
+        lora: ``LoRA r8``, ``QLoRA r16`` or ``""`` (every weight trained).
+        num_train: Training examples (0 before training began).
     """
 
     path: Path
@@ -298,7 +314,12 @@ class RunInfo:
     created: float = 0.0
     step: int = 0
     total_steps: int = 0
-    losses: tuple[tuple[int, float], ...] = ()
+    learning_rate: float | None = None
+    batch_size: int | None = None
+    gradient_accumulation: int | None = None
+    epochs: float | None = None
+    lora: str = ""
+    num_train: int = 0
 
     @property
     def name(self) -> str:
@@ -307,7 +328,7 @@ class RunInfo:
 
 
 def describe(run: RunDir) -> RunInfo:
-    """Read one run folder into a :class:`RunInfo`; a damaged one gives a row with status ``damaged``."""
+    """One run folder as a :class:`RunInfo`, from its summary (a damaged one gives status ``damaged``)."""
     try:
         return _describe(run)
     except Exception:  # whatever is wrong with one folder, the others are still listed
@@ -315,46 +336,75 @@ def describe(run: RunDir) -> RunInfo:
 
 
 def _describe(run: RunDir) -> RunInfo:
-    damaged = False
-    try:
-        config = run.config()
-        task, model = config.task, config.model.name.removeprefix("bundled:")
-        dataset = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
-    except Exception:
-        task = model = dataset = "?"
-        damaged = True
-    events = run.events()
-    if not events and _has_content(run.events_path):
-        damaged = True
-    step = total = 0
-    losses: list[tuple[int, float]] = []
-    scores: dict[str, list[float]] = {}
-    for event in events:
-        if isinstance(event, StartedEvent):
-            total = event.total_steps
-        elif isinstance(event, ProgressEvent):
-            step, total = event.step, event.total_steps
-        elif isinstance(event, LogEvent):
-            if "loss" in event.metrics:
-                losses.append((event.step, float(event.metrics["loss"])))
-            for key in ("eval_accuracy", "eval_loss"):
-                if key in event.metrics:
-                    scores.setdefault(key, []).append(float(event.metrics[key]))
-    if "eval_accuracy" in scores:
-        best: tuple[str, float] | None = ("accuracy", max(scores["eval_accuracy"]))
-    elif "eval_loss" in scores:
-        best = ("eval loss", min(scores["eval_loss"]))
+    from desktop.core import summaries
+
+    summary, changed = summaries.read(run.path, run.events_path, run.config_path)
+    locked = None
+    if summary.ended:
+        status = summary.ended
     else:
-        best = ("loss", losses[-1][1]) if losses else None
-    try:
-        created = run.config_path.stat().st_mtime
-    except OSError:
-        created = 0.0
-    status = "damaged" if damaged and not run.is_locked() else _status_of(events, run)
-    resumable = _resumable(status, run)
+        locked = run.is_locked()
+        status = "running" if locked else "interrupted"
+    damaged = summary.damaged or (summary.covered > 0 and summary.events == 0)
+    if damaged and status != "running":
+        status = "damaged"
+    if changed and not (locked if locked is not None else run.is_locked()):
+        # Saved for next time; a running run's own process keeps its summary itself.
+        with contextlib.suppress(OSError):
+            summaries.write(run.path, summary)
     return RunInfo(
-        run.path, status, task, model, resumable, dataset, best, created, step, total, tuple(losses)
+        run.path,
+        status,
+        summary.task,
+        summary.model,
+        _resumable(status, run),
+        summary.dataset,
+        summary.best(),
+        summary.created,
+        summary.step,
+        summary.total_steps,
+        summary.learning_rate,
+        summary.batch_size,
+        summary.gradient_accumulation,
+        summary.epochs,
+        summary.lora,
+        summary.num_train,
     )
+
+
+def loss_curve(run: RunDir | Path, max_points: int = 2000) -> list[tuple[int, float]]:
+    """The run's training loss as (step, loss), at most ``max_points`` of them: a long curve keeps
+    the lowest and the highest loss of each stretch, so its peaks survive the thinning."""
+    path = run.events_path if isinstance(run, RunDir) else Path(run) / EVENTS_NAME
+    points: list[tuple[int, float]] = []
+    try:
+        with open(path, "rb") as fh:
+            for line in fh:
+                if b'"loss"' not in line:  # most lines are progress: skip them unparsed
+                    continue
+                try:
+                    data = json.loads(line)
+                    loss = data["metrics"]["loss"]
+                    if data.get("event") == "log" and isinstance(loss, (int, float)):
+                        points.append((int(data["step"]), float(loss)))
+                except (ValueError, KeyError, TypeError):
+                    continue
+    except OSError:
+        return []
+    return thin(points, max_points)
+
+
+def thin(points: list[tuple[int, float]], max_points: int) -> list[tuple[int, float]]:
+    """At most about ``max_points`` of ``points``: the lowest and highest of each equal stretch."""
+    if len(points) <= max_points:
+        return points
+    stretch = math.ceil(len(points) / (max_points // 2))
+    out = []
+    for start in range(0, len(points), stretch):
+        part = points[start : start + stretch]
+        low, high = min(part, key=lambda p: p[1]), max(part, key=lambda p: p[1])
+        out += sorted({low, high})
+    return out
 
 
 def _status_of(events: list[Event], run: RunDir) -> str:

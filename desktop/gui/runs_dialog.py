@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    Qt,
+    QUrl,
+    Signal,
+)
 from PySide6.QtGui import QColor, QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -16,56 +27,133 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from desktop.core.errors import StudioError
-from desktop.core.runs import RunDir, RunInfo, delete_run, list_runs
+from desktop.core.runs import RunDir, RunInfo, delete_run, list_runs, loss_curve
 from desktop.gui.core_text import error_text
+from desktop.gui.workers import BackgroundTask, run_in_background
 
 CURVE_COLOURS = ("#2f6fde", "#e8793a", "#3aa55d", "#8e5bd9", "#d9534f", "#2aa1b3", "#c2497a", "#d9a21b")
 
 
+class RunsModel(QAbstractTableModel):
+    """The runs as table rows; only the rows on screen are drawn, so a thousand runs cost nothing."""
+
+    def __init__(self, dialog: RunsDialog) -> None:
+        super().__init__(dialog)
+        self.dialog = dialog
+        self.infos: list[RunInfo] = []
+        self.headers = dialog.headers()
+        self._order: tuple[int, Qt.SortOrder] = (11, Qt.SortOrder.DescendingOrder)  # newest first
+
+    def set_runs(self, infos: list[RunInfo]) -> None:
+        self.beginResetModel()
+        self.infos = self._sorted(infos)
+        self.endResetModel()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort by ``column`` (one pass in Python: no per-comparison calls back from Qt)."""
+        self._order = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        self.infos = self._sorted(self.infos)
+        self.layoutChanged.emit()
+
+    def _sorted(self, infos: list[RunInfo]) -> list[RunInfo]:
+        column, order = self._order
+        numbers = [info for info in infos if _sort_key(info, column) == _sort_key(info, column)]  # not NaN
+        blanks = [info for info in infos if _sort_key(info, column) != _sort_key(info, column)]
+        ordered = sorted(
+            numbers, key=lambda info: _sort_key(info, column), reverse=order == Qt.SortOrder.DescendingOrder
+        )
+        return ordered + blanks  # runs without a score last, either way
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt's)
+        return 0 if parent.isValid() else len(self.infos)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008 (Qt's)
+        return 0 if parent.isValid() else len(self.headers)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.headers[section]
+        return None
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        info = self.infos[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return self.dialog.cell_text(info, index.column())
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 1 and info.status in STATUS_COLOURS:
+            return QColor(STATUS_COLOURS[info.status])
+        return None
+
+
+STATUS_COLOURS = {"finished": "#3aa55d", "failed": "#d9534f", "interrupted": "#d9534f", "stopped": "#d9a21b"}
+
+
+def _sort_key(info: RunInfo, column: int) -> object:
+    values = (
+        info.name,
+        info.status,
+        info.task,
+        info.model,
+        info.dataset,
+        info.num_train,
+        info.learning_rate or 0.0,
+        (info.batch_size or 0) * (info.gradient_accumulation or 1),
+        info.epochs or 0.0,
+        info.lora,
+        info.best[1] if info.best else float("nan"),
+        info.created,
+    )
+    return values[column]
+
+
 class RunsDialog(QDialog):
-    """Lists past runs from the runs folder; the main window acts on what the user picks."""
+    """Lists past runs from the runs folder; the main window acts on what the user picks.
+
+    The list is read in the background (from each run's small summary), and the loss curves only
+    for the runs selected, thinned to what a plot can show.
+    """
 
     resume_requested = Signal(object)
     """Continue this :class:`RunDir` from its last checkpoint."""
     export_requested = Signal(object)
     """Show this finished :class:`RunDir` on the Export page (export, try it)."""
+    listed = Signal()
+    """The table shows the runs as they are on disk now."""
+    curves_shown = Signal()
+    """The loss curves of the selected runs are drawn."""
 
     def __init__(self, runs_dir: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("Runs"))
-        self.resize(1000, 620)
+        self.resize(1100, 620)
         self.runs_dir = runs_dir
-        self.infos: list[RunInfo] = []
+        self._listing: BackgroundTask | None = None
+        self._generation = 0
+        self._curves: dict[Path, list[tuple[int, float]]] = {}
+        self._loading: BackgroundTask | None = None
         self.folder_label = QLabel()
         self.folder_label.setObjectName("hint")
-        self.table = QTableWidget(0, 7)
-        self.table.setHorizontalHeaderLabels(
-            [
-                self.tr("Name"),
-                self.tr("Status"),
-                self.tr("Task"),
-                self.tr("Model"),
-                self.tr("Dataset"),
-                self.tr("Best score"),
-                self.tr("Date"),
-            ]
-        )
+        self.model = RunsModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.horizontalHeader().setSortIndicator(11, Qt.SortOrder.DescendingOrder)
+        self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.itemSelectionChanged.connect(self._on_selection_changed)
-        self.table.itemDoubleClicked.connect(lambda _item: self._open_folder())
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_selection_changed())
+        self.table.doubleClicked.connect(lambda _index: self._open_folder())
 
         self.open_button = QPushButton(self.tr("Open folder"))
         self.open_button.clicked.connect(self._open_folder)
@@ -83,10 +171,16 @@ class RunsDialog(QDialog):
         self.hint.setObjectName("hint")
         self.hint.setWordWrap(True)
 
-        from desktop.gui.widgets.live_plot_widget import LivePlotWidget  # pyqtgraph: loaded on first use
-
-        self.plot = LivePlotWidget(self.tr("Training loss"))
-        self.plot.setMinimumHeight(200)
+        # The plot is made when the first curve is drawn; pyqtgraph (0.4 s to import) is imported
+        # in the background meanwhile, so that opening the dialog never waits for it.
+        self.plot: Any = None
+        self.plot_area = QWidget()
+        self.plot_area.setMinimumHeight(200)
+        QVBoxLayout(self.plot_area).setContentsMargins(0, 0, 0, 0)
+        if "pyqtgraph" not in sys.modules:
+            run_in_background(
+                lambda: importlib.import_module("pyqtgraph"), self, lambda _: None, lambda *_: None
+            )
 
         buttons = QHBoxLayout()
         for button in (self.open_button, self.resume_button, self.export_button, self.delete_button):
@@ -102,12 +196,34 @@ class RunsDialog(QDialog):
         top_layout.addWidget(self.hint)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(top)
-        splitter.addWidget(self.plot)
+        splitter.addWidget(self.plot_area)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.addWidget(splitter)
         self.refresh()
+
+    def headers(self) -> list[str]:
+        """The table's column titles."""
+        return [
+            self.tr("Name"),
+            self.tr("Status"),
+            self.tr("Task"),
+            self.tr("Model"),
+            self.tr("Dataset"),
+            self.tr("Rows"),
+            self.tr("Learning rate"),
+            self.tr("Batch"),
+            self.tr("Epochs"),
+            self.tr("LoRA"),
+            self.tr("Best score"),
+            self.tr("Date"),
+        ]
+
+    @property
+    def infos(self) -> list[RunInfo]:
+        """The runs listed, in the table's order."""
+        return list(self.model.infos)
 
     # ------------------------------------------------------------------ listing
 
@@ -119,45 +235,94 @@ class RunsDialog(QDialog):
             "failed": self.tr("Failed"),
             "running": self.tr("Running"),
             "interrupted": self.tr("Crashed"),
+            "damaged": self.tr("Damaged"),
         }.get(status, status)
 
-    def refresh(self) -> None:
-        """Read the runs folder again."""
-        self.infos = list_runs(self.runs_dir)
-        self.folder_label.setText(self.tr("Runs in {folder}").format(folder=self.runs_dir))
-        self.table.setRowCount(len(self.infos))
-        colours = {"finished": "#3aa55d", "failed": "#d9534f", "interrupted": "#d9534f", "stopped": "#d9a21b"}
-        for row, info in enumerate(self.infos):
-            best = f"{info.best[0]} {info.best[1]:.4g}" if info.best else "–"
-            date = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created)) if info.created else ""
+    def cell_text(self, info: RunInfo, column: int) -> str:
+        """What the table shows for ``info`` in ``column``."""
+        if column == 1:
             status = self.status_text(info.status)
             if info.status != "finished" and info.total_steps:
-                status += f" ({info.step}/{info.total_steps})"
-            cells = [info.name, status, info.task, info.model, info.dataset, best, date]
-            for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                if column == 1 and info.status in colours:
-                    item.setForeground(QColor(colours[info.status]))
-                self.table.setItem(row, column, item)
-        if not self.infos:
+                status = self.tr("{status} ({step}/{total})").format(
+                    status=status, step=info.step, total=info.total_steps
+                )
+            return status
+        if column == 7:
+            if not info.batch_size:
+                return "–"
+            accumulation = info.gradient_accumulation or 1
+            return f"{info.batch_size}×{accumulation}" if accumulation > 1 else str(info.batch_size)
+        return [
+            info.name,
+            "",
+            info.task,
+            info.model,
+            info.dataset,
+            str(info.num_train) if info.num_train else "–",
+            f"{info.learning_rate:g}" if info.learning_rate else "–",
+            "",
+            f"{info.epochs:g}" if info.epochs else "–",
+            info.lora or "–",
+            f"{info.best[0]} {info.best[1]:.4g}" if info.best else "–",
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created)) if info.created else "",
+        ][column]
+
+    def refresh(self) -> None:
+        """Read the runs folder again, in the background."""
+        self.folder_label.setText(self.tr("Reading the runs in {folder}…").format(folder=self.runs_dir))
+        self._generation += 1
+        generation = self._generation  # a refresh that overtook an earlier one wins
+
+        def listed(infos: list[RunInfo]) -> None:
+            if generation == self._generation:
+                self._on_listed(infos)
+
+        def failed(exc: object, detail: str) -> None:
+            if generation == self._generation:
+                self._on_listing_failed(exc, detail)
+
+        runs_dir = self.runs_dir
+        self._listing = run_in_background(lambda: list_runs(runs_dir), self, listed, failed)
+
+    def _on_listed(self, infos: list[RunInfo]) -> None:
+        chosen = {info.path for info in self.selected()}
+        self.model.set_runs(infos)
+        self._curves = {
+            path: curve for path, curve in self._curves.items() if any(i.path == path for i in infos)
+        }
+        self.folder_label.setText(self.tr("Runs in {folder}").format(folder=self.runs_dir))
+        if not self.table.property("sized") and infos:
+            header = self.table.horizontalHeader()
+            header.setResizeContentsPrecision(40)  # widths from the first rows: a guide, not a cost
+            self.table.resizeColumnsToContents()
+            self.table.setProperty("sized", True)
+        if not infos:
             self.hint.setText(self.tr("No runs yet: train a model and it is listed here."))
+        self.select(*[info.name for info in infos if info.path in chosen])
         self._on_selection_changed()
+        self.listed.emit()
+
+    def _on_listing_failed(self, exc: object, detail: str) -> None:
+        self.folder_label.setText(
+            self.tr("The runs in {folder} could not be read: {error}").format(
+                folder=self.runs_dir, error=error_text(exc)
+            )
+        )
+        self.listed.emit()
 
     def selected(self) -> list[RunInfo]:
         """The runs whose rows are selected, in table order."""
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
-        return [self.infos[row] for row in rows]
+        return [self.model.infos[row] for row in rows]
 
     def select(self, *names: str) -> None:
         """Select the runs with these folder names."""
-        self.table.clearSelection()
-        mode = self.table.selectionMode()
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
-        for row, info in enumerate(self.infos):
+        selection = QItemSelection()
+        last = self.model.columnCount() - 1
+        for row, info in enumerate(self.model.infos):
             if info.name in names:
-                self.table.selectRow(row)
-        self.table.setSelectionMode(mode)
+                selection.select(self.model.index(row, 0), self.model.index(row, last))
+        self.table.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def _on_selection_changed(self) -> None:
         chosen = self.selected()
@@ -170,16 +335,64 @@ class RunsDialog(QDialog):
             self.hint.setText(
                 self.tr("This run saved no checkpoint, so it cannot be resumed; train it again.")
             )
-        elif self.infos:
+        elif len(chosen) > 1:
+            self.hint.setText(self._differences(chosen))
+        elif self.model.infos:
             self.hint.setText(self.tr("Select two or more runs to compare their loss curves."))
+        self._load_curves(chosen)
+
+    def _differences(self, chosen: list[RunInfo]) -> str:
+        """What differs between the selected runs (the columns whose values are not all the same)."""
+        parts = []
+        for column in (2, 3, 4, 5, 6, 7, 8, 9):
+            values = [self.cell_text(info, column) for info in chosen]
+            if len(set(values)) > 1:
+                parts.append(
+                    self.tr("{field}: {values}").format(
+                        field=self.model.headers[column], values=" / ".join(values)
+                    )
+                )
+        if not parts:
+            return self.tr("The selected runs have the same settings.")
+        return self.tr("Differences: {differences}").format(differences="; ".join(parts))
+
+    def _load_curves(self, chosen: list[RunInfo]) -> None:
+        """Draw the selected runs' loss curves; those not read yet are read in the background."""
+        missing = [info.path for info in chosen if info.path not in self._curves]
+        if not missing:
+            self._draw_curves(chosen)
+            return
+        if self._loading is not None:
+            self._loading.cancel()
+
+        def read() -> dict[Path, list[tuple[int, float]]]:
+            return {path: loss_curve(RunDir(path)) for path in missing}
+
+        def done(curves: dict[Path, list[tuple[int, float]]]) -> None:
+            self._curves.update(curves)
+            self._draw_curves(self.selected())
+
+        self._loading = run_in_background(read, self, done, lambda exc, detail: self._draw_curves(chosen))
+
+    def _draw_curves(self, chosen: list[RunInfo]) -> None:
+        if self.plot is None:
+            if not any(self._curves.get(info.path) for info in chosen):
+                self.curves_shown.emit()
+                return
+            from desktop.gui.widgets.live_plot_widget import LivePlotWidget
+
+            self.plot = LivePlotWidget(self.tr("Training loss"))
+            self.plot_area.layout().addWidget(self.plot)
         self.plot.clear_curves()
         for i, info in enumerate(chosen):
-            if not info.losses:
+            curve = self._curves.get(info.path)
+            if not curve:
                 continue
             self.plot.add_curve(info.name, info.name, CURVE_COLOURS[i % len(CURVE_COLOURS)], width=2)
-            for step, loss in info.losses:
+            for step, loss in curve:
                 self.plot.append(info.name, step, loss)
         self.plot.flush()
+        self.curves_shown.emit()
 
     # ------------------------------------------------------------------ actions
 

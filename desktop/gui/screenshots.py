@@ -152,7 +152,9 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     dialog = RunsDialog(tmp / "history", window)
     dialog.resize(1100, 640)
     dialog.show()
+    _wait(dialog.listed)
     dialog.select(*[info.name for info in dialog.infos if "lr-" in info.name])
+    _wait(dialog.curves_shown)
     QApplication.processEvents()
     path = out / f"6-runs{suffix}.png"
     dialog.grab().save(str(path))

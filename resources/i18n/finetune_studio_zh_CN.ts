@@ -1333,34 +1333,6 @@
         <translation>训练记录</translation>
     </message>
     <message>
-        <source>Name</source>
-        <translation>名称</translation>
-    </message>
-    <message>
-        <source>Status</source>
-        <translation>状态</translation>
-    </message>
-    <message>
-        <source>Task</source>
-        <translation>任务</translation>
-    </message>
-    <message>
-        <source>Model</source>
-        <translation>模型</translation>
-    </message>
-    <message>
-        <source>Dataset</source>
-        <translation>数据集</translation>
-    </message>
-    <message>
-        <source>Best score</source>
-        <translation>最佳评分</translation>
-    </message>
-    <message>
-        <source>Date</source>
-        <translation>日期</translation>
-    </message>
-    <message>
         <source>Open folder</source>
         <translation>打开文件夹</translation>
     </message>
@@ -1385,6 +1357,54 @@
         <translation>训练损失</translation>
     </message>
     <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Task</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Dataset</source>
+        <translation>数据集</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>行数</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Batch</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>轮数</translation>
+    </message>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <source>Best score</source>
+        <translation>最佳评分</translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation>日期</translation>
+    </message>
+    <message>
         <source>Finished</source>
         <translation>已完成</translation>
     </message>
@@ -1405,6 +1425,18 @@
         <translation>异常中断</translation>
     </message>
     <message>
+        <source>Damaged</source>
+        <translation>已损坏</translation>
+    </message>
+    <message>
+        <source>{status} ({step}/{total})</source>
+        <translation>{status}（{step}/{total}）</translation>
+    </message>
+    <message>
+        <source>Reading the runs in {folder}…</source>
+        <translation>正在读取 {folder} 中的训练任务……</translation>
+    </message>
+    <message>
         <source>Runs in {folder}</source>
         <translation>{folder} 中的训练任务</translation>
     </message>
@@ -1413,12 +1445,28 @@
         <translation>还没有训练任务：训练一个模型后，它会列在这里。</translation>
     </message>
     <message>
+        <source>The runs in {folder} could not be read: {error}</source>
+        <translation>无法读取 {folder} 中的训练任务：{error}</translation>
+    </message>
+    <message>
         <source>This run saved no checkpoint, so it cannot be resumed; train it again.</source>
         <translation>这个训练任务没有保存检查点，无法继续；请重新训练。</translation>
     </message>
     <message>
         <source>Select two or more runs to compare their loss curves.</source>
         <translation>选择两个或更多训练任务，对比它们的损失曲线。</translation>
+    </message>
+    <message>
+        <source>{field}: {values}</source>
+        <translation>{field}：{values}</translation>
+    </message>
+    <message>
+        <source>The selected runs have the same settings.</source>
+        <translation>所选训练任务的设置相同。</translation>
+    </message>
+    <message>
+        <source>Differences: {differences}</source>
+        <translation>不同之处：{differences}</translation>
     </message>
     <message>
         <source>Delete runs</source>

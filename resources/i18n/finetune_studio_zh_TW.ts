@@ -1333,34 +1333,6 @@
         <translation>訓練紀錄</translation>
     </message>
     <message>
-        <source>Name</source>
-        <translation>名稱</translation>
-    </message>
-    <message>
-        <source>Status</source>
-        <translation>狀態</translation>
-    </message>
-    <message>
-        <source>Task</source>
-        <translation>任務</translation>
-    </message>
-    <message>
-        <source>Model</source>
-        <translation>模型</translation>
-    </message>
-    <message>
-        <source>Dataset</source>
-        <translation>資料集</translation>
-    </message>
-    <message>
-        <source>Best score</source>
-        <translation>最佳分數</translation>
-    </message>
-    <message>
-        <source>Date</source>
-        <translation>日期</translation>
-    </message>
-    <message>
         <source>Open folder</source>
         <translation>開啟資料夾</translation>
     </message>
@@ -1385,6 +1357,54 @@
         <translation>訓練損失</translation>
     </message>
     <message>
+        <source>Name</source>
+        <translation>名稱</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>狀態</translation>
+    </message>
+    <message>
+        <source>Task</source>
+        <translation>任務</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Dataset</source>
+        <translation>資料集</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>列數</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>學習率</translation>
+    </message>
+    <message>
+        <source>Batch</source>
+        <translation>批次大小</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>輪數</translation>
+    </message>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <source>Best score</source>
+        <translation>最佳分數</translation>
+    </message>
+    <message>
+        <source>Date</source>
+        <translation>日期</translation>
+    </message>
+    <message>
         <source>Finished</source>
         <translation>已完成</translation>
     </message>
@@ -1405,6 +1425,18 @@
         <translation>異常中斷</translation>
     </message>
     <message>
+        <source>Damaged</source>
+        <translation>已損壞</translation>
+    </message>
+    <message>
+        <source>{status} ({step}/{total})</source>
+        <translation>{status}（{step}/{total}）</translation>
+    </message>
+    <message>
+        <source>Reading the runs in {folder}…</source>
+        <translation>正在讀取 {folder} 中的訓練任務……</translation>
+    </message>
+    <message>
         <source>Runs in {folder}</source>
         <translation>{folder} 中的訓練任務</translation>
     </message>
@@ -1413,12 +1445,28 @@
         <translation>還沒有訓練任務：訓練一個模型後，它會列在這裡。</translation>
     </message>
     <message>
+        <source>The runs in {folder} could not be read: {error}</source>
+        <translation>無法讀取 {folder} 中的訓練任務：{error}</translation>
+    </message>
+    <message>
         <source>This run saved no checkpoint, so it cannot be resumed; train it again.</source>
         <translation>這個訓練任務沒有儲存檢查點，無法繼續；請重新訓練。</translation>
     </message>
     <message>
         <source>Select two or more runs to compare their loss curves.</source>
         <translation>選擇兩個或更多訓練任務，比較它們的損失曲線。</translation>
+    </message>
+    <message>
+        <source>{field}: {values}</source>
+        <translation>{field}：{values}</translation>
+    </message>
+    <message>
+        <source>The selected runs have the same settings.</source>
+        <translation>所選訓練任務的設定相同。</translation>
+    </message>
+    <message>
+        <source>Differences: {differences}</source>
+        <translation>不同之處：{differences}</translation>
     </message>
     <message>
         <source>Delete runs</source>

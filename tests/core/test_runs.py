@@ -16,7 +16,7 @@ from desktop.core.events import (
     StartedEvent,
     StoppedEvent,
 )
-from desktop.core.runs import RunDir, delete_run, list_runs, run_result
+from desktop.core.runs import RunDir, delete_run, list_runs, loss_curve, run_result
 from tests.core.helpers import fake_run as _run
 
 
@@ -51,7 +51,8 @@ def test_runs_are_listed_with_status_score_and_curve(tmp_path: Path) -> None:
     done = by_name["done"]
     assert done.best == ("accuracy", 0.9) and done.dataset == "reviews.csv"
     assert done.model == "all-MiniLM-L6-v2" and (done.step, done.total_steps) == (20, 100)
-    assert done.losses == ((10, 0.1), (20, 0.05)) and done.created > 0
+    assert loss_curve(finished) == [(10, 0.1), (20, 0.05)] and done.created > 0
+    assert (done.learning_rate, done.batch_size, done.lora, done.num_train) == (5e-5, 8, "", 90)
     assert by_name["failed"].best == ("loss", 0.05)  # no evaluation yet: the last training loss
     assert run_result(finished).model_dir == finished.model_dir
     assert run_result(finished).metrics == {"eval_accuracy": 0.9}
@@ -127,3 +128,43 @@ def test_a_torn_last_line_does_not_swallow_the_next_event(tmp_path: Path) -> Non
     again.append(StoppedEvent(21, ""))
     again.close()
     assert again.events()[-1] == StoppedEvent(21, "") and again.status() == "stopped"
+
+
+def test_listing_reads_the_summary_and_folds_in_only_the_newer_events(tmp_path: Path) -> None:
+    from desktop.core import summaries
+
+    run = _run(tmp_path / "runs", "long")
+    saved = summaries.Summary.from_json((run.path / summaries.SUMMARY_NAME).read_text(encoding="utf-8"))
+    assert saved.step == 20 and saved.covered == run.events_path.stat().st_size
+    with open(run.events_path, "a", encoding="utf-8") as fh:  # written after the summary (a crash)
+        fh.write(ProgressEvent(30, 100, 0.6, 30.0, 60.0, 8.0, None).to_json() + "\n")
+        fh.write(LogEvent(30, 0.6, {"eval_accuracy": 0.75}).to_json() + "\n")
+        fh.write('{"event": "progress", "step": 3')  # a line being written: waits for next time
+
+    (info,) = list_runs(tmp_path / "runs")
+
+    assert (info.step, info.best, info.status) == (30, ("accuracy", 0.75), "interrupted")
+    again = summaries.Summary.from_json((run.path / summaries.SUMMARY_NAME).read_text(encoding="utf-8"))
+    assert again.step == 30 and again.covered < run.events_path.stat().st_size  # saved, torn line not
+
+
+def test_a_run_without_a_summary_is_read_in_full_once(tmp_path: Path) -> None:
+    from desktop.core import summaries
+
+    run = _run(tmp_path / "runs", "older", FinishedEvent(20, "model", {}))
+    (run.path / summaries.SUMMARY_NAME).unlink()  # a run of an older version
+
+    (info,) = list_runs(tmp_path / "runs")
+
+    assert (info.status, info.step, info.task) == ("finished", 20, "classification")
+    assert (run.path / summaries.SUMMARY_NAME).is_file()  # next time the summary is enough
+
+
+def test_a_long_loss_curve_is_thinned_but_keeps_its_peaks() -> None:
+    from desktop.core.runs import thin
+
+    points = [(step, 1.0) for step in range(100_000)]
+    points[54_321] = (54_321, 9.0)  # one spike
+    thinned = thin(points, 2000)
+    assert len(thinned) <= 2000 and (54_321, 9.0) in thinned
+    assert thinned[0][0] == 0 and thinned[-1][0] > 99_000

@@ -37,35 +37,66 @@ def _row(dialog: RunsDialog, suffix: str) -> int:
     return next(i for i, info in enumerate(dialog.infos) if info.name.endswith(suffix))
 
 
+def _opened(window: MainWindow, qtbot) -> RunsDialog:
+    """Run history, once it has listed the runs (it reads them in the background)."""
+    window.show_runs()
+    dialog = window.runs_dialog
+    qtbot.waitUntil(lambda: dialog.model.rowCount() > 0 and "Reading" not in dialog.folder_label.text())
+    return dialog
+
+
+def _cell(dialog: RunsDialog, row: int, column: int) -> str:
+    return dialog.model.index(row, column).data()
+
+
 def test_runs_dialog_lists_compares_and_deletes(
     window: MainWindow, runs: Path, qtbot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    window.show_runs()
-    dialog = window.runs_dialog
-    assert dialog.table.rowCount() == 3
-    status = {
-        dialog.table.item(r, 0).text().split("-", 2)[-1]: dialog.table.item(r, 1).text() for r in range(3)
-    }
+    dialog = _opened(window, qtbot)
+    assert dialog.model.rowCount() == 3
+    status = {_cell(dialog, r, 0).split("-", 2)[-1]: _cell(dialog, r, 1) for r in range(3)}
     assert status == {"done": "Finished", "stopped": "Stopped (20/100)", "crashed": "Crashed (20/100)"}
-    assert dialog.table.item(_row(dialog, "done"), 5).text() == "accuracy 0.75"
+    assert _cell(dialog, _row(dialog, "done"), 10) == "accuracy 0.75"
+    assert (
+        _cell(dialog, _row(dialog, "done"), 6) == "5e-05" and _cell(dialog, _row(dialog, "done"), 5) == "90"
+    )
 
     names = [info.name for info in dialog.infos]
-    dialog.select(*names[:2])
+    with qtbot.waitSignal(dialog.curves_shown):
+        dialog.select(*names[:2])
     assert dialog.plot.curve_names() == names[:2]  # two loss curves side by side
+    assert "same settings" in dialog.hint.text()  # and nothing differs between them but the data
     assert not dialog.resume_button.isEnabled() and dialog.delete_button.isEnabled()
 
     dialog.select(dialog.infos[_row(dialog, "stopped")].name)
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)
     dialog.delete_button.click()
-    assert dialog.table.rowCount() == 3  # the user said no
+    assert dialog.model.rowCount() == 3  # the user said no
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
-    dialog.delete_button.click()
-    assert dialog.table.rowCount() == 2 and len(list(runs.iterdir())) == 2
+    with qtbot.waitSignal(dialog.listed):
+        dialog.delete_button.click()
+    assert dialog.model.rowCount() == 2 and len(list(runs.iterdir())) == 2
 
 
-def test_resume_and_export_from_the_runs_dialog(window: MainWindow, runs: Path, fake_controller) -> None:
-    window.show_runs()
-    dialog = window.runs_dialog
+def test_run_history_shows_what_differs_between_runs(window: MainWindow, app_home: Path, qtbot) -> None:
+    folder = app_home / "runs"
+    for name, rate in (("slow", 2e-5), ("fast", 1e-4)):
+        run = _run(folder, name, FinishedEvent(20, "model", {}))
+        config = run.config()
+        config.training.learning_rate = rate
+        config.save(run.config_path)  # edited after the run: the listing reads the config again
+    dialog = _opened(window, qtbot)
+    dialog.select(*[info.name for info in dialog.infos])
+    assert (
+        "Learning rate: 0.0001 / 2e-05" in dialog.hint.text()
+        or "Learning rate: 2e-05 / 0.0001" in dialog.hint.text()
+    )
+
+
+def test_resume_and_export_from_the_runs_dialog(
+    window: MainWindow, runs: Path, fake_controller, qtbot
+) -> None:
+    dialog = _opened(window, qtbot)
     crashed = dialog.infos[_row(dialog, "crashed")]
     dialog.select(crashed.name)
     assert dialog.resume_button.isEnabled() and not dialog.export_button.isEnabled()
