@@ -1,10 +1,23 @@
-"""A pyqtgraph plot for live training curves: curves made once, repainted at a capped rate."""
+"""A pyqtgraph plot for live training curves: curves made once, repainted at a capped rate.
+
+Points go into preallocated numpy buffers that double when full, so adding one costs O(1) however
+long the run; a repaint draws the lows and highs of each stretch of the buffer, about as many points
+as the plot has pixels across (:meth:`Points.thinned`), kept up to date with only the new points.
+"""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from PySide6.QtCore import Qt
 
 from desktop.gui.widgets.plotting import pg
+
+MAX_DRAWN = 1200
+"""The most points a curve hands to pyqtgraph: the lows and highs of 600 stretches, as many as a plot
+has pixels across, and what keeps a repaint at a million points as cheap as at a thousand (drawn
+without antialiasing, which costs most on the dense zigzag of a noisy curve)."""
 
 
 class _ScientificAxis(pg.AxisItem):
@@ -12,6 +25,61 @@ class _ScientificAxis(pg.AxisItem):
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return [f"{v:.1e}" if v else "0" for v in values]
+
+
+class Points:
+    """A growing series of (x, y): numpy buffers, doubled when full; :meth:`view` shares them.
+
+    :meth:`thinned` keeps the thinned series too, and adds to it only the stretches completed since
+    the last call: a flush costs the points that arrived, not the whole run.
+    """
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.x = np.empty(capacity)
+        self.y = np.empty(capacity)
+        self.n = 0
+        self._stretch = 0
+        self._done = 0  # points already thinned into self._kept
+        self._kept: list[np.ndarray] = []
+
+    def append(self, x: float, y: float) -> None:
+        if self.n == len(self.x):
+            self.x = np.concatenate([self.x, np.empty(len(self.x))])
+            self.y = np.concatenate([self.y, np.empty(len(self.y))])
+        self.x[self.n], self.y[self.n] = x, y
+        self.n += 1
+
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        """The points so far (views, not copies)."""
+        return self.x[: self.n], self.y[: self.n]
+
+    def thinned(self, points: int) -> tuple[np.ndarray, np.ndarray]:
+        """At most about ``points`` of the series: the lowest and the highest of each stretch, in
+        order, so every spike stays visible (all a plot of a few hundred pixels can show)."""
+        if self.n <= points:
+            return self.view()
+        stretch = 1 << max(0, math.ceil(math.log2(self.n / (points // 2))))  # changes when n doubles
+        if stretch != self._stretch:
+            self._stretch, self._done, self._kept = stretch, 0, []
+        whole = self.n // stretch * stretch
+        if whole > self._done:
+            ys = self.y[self._done : whole].reshape(-1, stretch)
+            base = np.arange(self._done, whole, stretch)
+            low, high = base + ys.argmin(axis=1), base + ys.argmax(axis=1)
+            self._kept.append(np.unique(np.concatenate([low, high])))  # sorted, a flat stretch once
+            if len(self._kept) > 64:  # keep the list of pieces short
+                self._kept = [np.concatenate(self._kept)]
+            self._done = whole
+        tail = self.y[whole : self.n]  # the stretch still filling: its low, high and newest point
+        ends = np.unique([whole + tail.argmin(), whole + tail.argmax(), self.n - 1]) if len(tail) else []
+        keep = np.concatenate([*self._kept, np.asarray(ends, dtype=int)])
+        return self.x[keep], self.y[keep]
+
+    def clear(self) -> None:
+        self.n, self._stretch, self._done, self._kept = 0, 0, 0, []
+
+    def __len__(self) -> int:
+        return self.n
 
 
 class LivePlotWidget(pg.PlotWidget):
@@ -33,7 +101,7 @@ class LivePlotWidget(pg.PlotWidget):
         self.setMenuEnabled(False)
         self.setMinimumSize(260, 170)
         self.legend = self.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(128, 128, 128, 40))
-        self._points: dict[str, tuple[list[float], list[float]]] = {}
+        self._points: dict[str, Points] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._dirty: set[str] = set()
 
@@ -50,34 +118,35 @@ class LivePlotWidget(pg.PlotWidget):
         """Create a curve once; points are added with :meth:`append`."""
         pen = pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
         item = pg.PlotDataItem(
-            name=label, pen=pen, symbol=symbol, symbolSize=6, symbolBrush=color, symbolPen=None
+            name=label,
+            pen=pen,
+            symbol=symbol,
+            symbolSize=6,
+            symbolBrush=color,
+            symbolPen=None,
+            antialias=False,
         )
-        item.setDownsampling(auto=True, method="peak")
-        item.setClipToView(True)
         if view is None:
             self.addItem(item)
         else:
             view.addItem(item)
             self.legend.addItem(item, label)
         self._curves[name] = item
-        self._points[name] = ([], [])
+        self._points[name] = Points()
 
     def append(self, name: str, x: float, y: float) -> None:
         """Add a point; it is drawn at the next flush."""
-        xs, ys = self._points[name]
-        xs.append(x)
-        ys.append(y)
+        self._points[name].append(x, y)
         self._dirty.add(name)
 
     def count(self, name: str) -> int:
         """How many points the curve has."""
-        return len(self._points[name][0])
+        return len(self._points[name])
 
     def clear_points(self) -> None:
         """Empty every curve (a new run)."""
-        for name, (xs, ys) in self._points.items():
-            xs.clear()
-            ys.clear()
+        for name, points in self._points.items():
+            points.clear()
             self._curves[name].setData([], [])
         self._dirty.clear()
 
@@ -97,8 +166,7 @@ class LivePlotWidget(pg.PlotWidget):
     def flush(self) -> None:
         """Draw the curves that changed."""
         for name in self._dirty:
-            xs, ys = self._points[name]
-            self._curves[name].setData(xs, ys)
+            self._curves[name].setData(*self._points[name].thinned(MAX_DRAWN))
         self._dirty.clear()
 
 

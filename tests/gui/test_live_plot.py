@@ -1,0 +1,45 @@
+"""Live plots stay cheap however long the run: O(1) points, a bounded drawing that keeps every spike."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from desktop.gui.widgets.live_plot_widget import MAX_DRAWN, LivePlotWidget, Points
+
+
+def test_a_million_points_are_drawn_as_a_thousand_with_every_spike() -> None:
+    points = Points()
+    for step in range(1_000_000):
+        points.append(step, 1.0)
+    points.y[654_321] = 9.0  # one spike in the loss
+    points.y[5] = -3.0
+    x, y = points.thinned(MAX_DRAWN)
+    assert len(x) <= MAX_DRAWN + 3 and np.all(np.diff(x) > 0)
+    assert 9.0 in y and -3.0 in y and x[-1] == 999_999  # the newest point is always drawn
+
+
+def test_thinning_follows_new_points_and_a_cleared_curve_starts_over() -> None:
+    points = Points(capacity=4)
+    for step in range(5000):
+        points.append(step, float(step % 7))
+        if step % 997 == 0:
+            points.thinned(100)  # as flushes do, while the run goes on
+    x, y = points.thinned(100)
+    fresh = Points()
+    for step in range(5000):
+        fresh.append(step, float(step % 7))
+    assert np.array_equal(x, fresh.thinned(100)[0]) and np.array_equal(y, fresh.thinned(100)[1])
+    points.clear()
+    points.append(0, 2.0)
+    assert list(points.thinned(100)[1]) == [2.0]
+
+
+def test_the_plot_draws_at_most_what_it_has_pixels_for(qtbot) -> None:
+    plot = LivePlotWidget("loss")
+    qtbot.addWidget(plot)
+    plot.add_curve("loss", "loss", "#2f6fde")
+    for step in range(50_000):
+        plot.append("loss", step, 1.0 / (step + 1))
+    plot.flush()
+    x, _y = plot._curves["loss"].getData()
+    assert plot.count("loss") == 50_000 and len(x) <= MAX_DRAWN + 3
