@@ -74,6 +74,41 @@ def memory_event(step: int) -> MemoryEvent:
     return MemoryEvent(step, "cpu", None, None, None, rss)
 
 
+class TokenCount:
+    """The non-padding tokens of the batches collated so far, counted where the collator runs (this
+    process, or the data loader's worker processes: the count is shared memory) from the attention
+    mask on the CPU, before the batch reaches the GPU: no synchronisation with the GPU."""
+
+    def __init__(self) -> None:
+        import multiprocessing
+
+        self._tokens = multiprocessing.Value("q", 0)
+
+    def add(self, tokens: int) -> None:
+        with self._tokens.get_lock():
+            self._tokens.value += tokens
+
+    @property
+    def tokens(self) -> int:
+        return int(self._tokens.value)
+
+
+class CountingCollator:
+    """A data collator that also counts the real tokens of each batch into a :class:`TokenCount`."""
+
+    def __init__(self, collate: Callable[[list[Any]], Any], count: TokenCount) -> None:
+        self.collate, self.count = collate, count
+
+    def __call__(self, features: list[Any]) -> Any:
+        batch = self.collate(features)
+        mask = batch.get("attention_mask") if hasattr(batch, "get") else None
+        if mask is None and hasattr(batch, "get") and batch.get("input_ids") is not None:
+            self.count.add(int(batch["input_ids"].numel()))
+        elif mask is not None:
+            self.count.add(int(mask.sum()))
+        return batch
+
+
 class EventCallback(TrainerCallback):
     """Reports progress, logs, memory and checkpoints as events; stops when ``stop`` is set.
 
@@ -81,7 +116,8 @@ class EventCallback(TrainerCallback):
         emit: Receives each event (only on the main process).
         stop: When set, training stops after the current optimizer step and saves a checkpoint.
         started: Fields of the :class:`StartedEvent` that the callback cannot know.
-        tokens_per_example: Mean non-padding tokens per example, for tokens per second.
+        tokens: What the collator counts: tokens per second are the real non-padding tokens trained
+            on between two reports (evaluation batches left out).
         perplexity: Whether to add ``eval_perplexity`` (exp of the eval loss) to eval logs.
     """
 
@@ -90,13 +126,15 @@ class EventCallback(TrainerCallback):
         emit: Callable[[Event], None],
         stop: threading.Event,
         started: dict[str, Any],
-        tokens_per_example: float,
+        tokens: TokenCount | None = None,
         perplexity: bool = False,
     ) -> None:
         self._emit = emit
         self._stop = stop
         self._started = started
-        self._tokens_per_example = tokens_per_example
+        self._tokens = tokens
+        self._mark: tuple[float, int] = (0.0, 0)  # (time, tokens) at the last report
+        self._tokens_per_second: float | None = None
         self._perplexity = perplexity
         self._t0 = 0.0
         self._first_step = 0
@@ -106,6 +144,7 @@ class EventCallback(TrainerCallback):
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._t0 = time.perf_counter()
         self._first_step = state.global_step
+        self._set_mark()
         self._examples_per_step = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
         if state.is_world_process_zero:
             self._emit(
@@ -166,11 +205,30 @@ class EventCallback(TrainerCallback):
                 elapsed_s=elapsed,
                 eta_s=(state.max_steps - state.global_step) / rate if rate else None,
                 samples_per_second=samples,
-                tokens_per_second=samples * self._tokens_per_example if samples else None,
+                tokens_per_second=self._measure_tokens(),
             )
         )
         if state.global_step % args.logging_steps == 0 or state.global_step == 1:
             self._emit(memory_event(state.global_step))
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._set_mark()  # the evaluation's batches and time are not training throughput
+
+    def _set_mark(self) -> None:
+        self._mark = (time.perf_counter(), self._tokens.tokens if self._tokens else 0)
+
+    def _measure_tokens(self) -> float | None:
+        """Real tokens per second since the last report, smoothed over the last few reports."""
+        if self._tokens is None:
+            return None
+        (then, before), now, count = self._mark, time.perf_counter(), self._tokens.tokens
+        self._mark = (now, count)
+        if now <= then or count <= before:
+            return self._tokens_per_second
+        rate = (count - before) / (now - then)
+        previous = self._tokens_per_second
+        self._tokens_per_second = rate if previous is None else 0.7 * previous + 0.3 * rate
+        return self._tokens_per_second
 
     def on_log(
         self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any

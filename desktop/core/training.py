@@ -240,7 +240,7 @@ def _train(
 ) -> RunResult:
     from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
 
-    from desktop.core.callbacks import EventCallback
+    from desktop.core.callbacks import CountingCollator, EventCallback, TokenCount
 
     config, task = prepared.config, prepared.task
     checkpoint = resume_point(run, emit) if resuming else None
@@ -250,6 +250,7 @@ def _train(
         args = _training_args(
             config, run.checkpoints_dir, task.eval is not None, task.seq2seq, prepared.trainer_options
         )
+        tokens = TokenCount()  # the real tokens of each batch, counted as the collator makes it
         callback = EventCallback(
             emit,
             stop,
@@ -259,14 +260,14 @@ def _train(
                 "num_eval_examples": prepared.num_eval,
                 "device": _device_name(args.device),
             },
-            tokens_per_example=task.mean_tokens,
+            tokens=tokens,
             perplexity=config.task == "causal-lm",
         )
         trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
         trainer = trainer_cls(
             model=task.model,
             args=args,
-            data_collator=task.collator,
+            data_collator=CountingCollator(task.collator, tokens),
             train_dataset=task.train,
             eval_dataset=task.eval,
             processing_class=prepared.tokenizer,

@@ -264,3 +264,35 @@ def test_stop_works_during_preparation_and_leaves_nothing_behind(
     assert result.status == "stopped" and result.run_dir is None
     assert isinstance(events[-1], StoppedEvent) and not events.of(StartedEvent)
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_tokens_per_second_counts_the_real_tokens_not_padding(tiny_bert: Path) -> None:
+    from transformers import AutoTokenizer, DataCollatorWithPadding
+
+    from desktop.core.callbacks import CountingCollator, TokenCount
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert)
+    texts = ["short", "a much longer text with many more words in it than the first one has"]
+    features = [tokenizer(text) for text in texts]
+    count = TokenCount()
+    batch = CountingCollator(DataCollatorWithPadding(tokenizer), count)(features)
+    real = sum(len(f["input_ids"]) for f in features)
+    assert count.tokens == real < batch["input_ids"].numel()  # the padding is not counted
+
+
+def test_the_tokens_curve_is_measured_not_a_copy_of_the_samples_curve(
+    tiny_bert: Path, tmp_path: Path
+) -> None:
+    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=30
+    )
+    config.training.batch_size = 2
+    events: list = []
+    assert run_training(config, events.append).status == "finished"
+    ratios = {
+        round(e.tokens_per_second / e.samples_per_second, 3)
+        for e in events
+        if isinstance(e, ProgressEvent) and e.tokens_per_second and e.samples_per_second
+    }
+    assert len(ratios) > 5  # batches of different lengths: tokens per sample changes along the run
