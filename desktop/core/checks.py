@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.columns import Guess, check_rows, guess_columns, label_key
+from desktop.core.columns import Guess, check_rows, guess_columns, label_key, unique_values
 from desktop.core.config import RunConfig
 from desktop.core.data import Table, load_train_eval
 from desktop.core.errors import ConfigError, DataError, ModelError, Problem
@@ -314,7 +314,7 @@ def unknown_share(tokenizer: Any, texts: list[str], sample: int = 500) -> float:
 
 def _check_labels(train: Table, eval_: Table | None, column: str, config: RunConfig) -> list[str]:
     spellings: dict[str, set[str]] = defaultdict(set)
-    for value in train.frame[column]:
+    for value in unique_values(train.frame[column]):
         spellings[label_key(value)].add(str(value))
     classes = len(spellings)
     if classes > 50 and classes > MAX_CLASS_SHARE * len(train):
@@ -332,7 +332,7 @@ def _check_labels(train: Table, eval_: Table | None, column: str, config: RunCon
             ),
         )
     if eval_ is not None:
-        unseen = sorted({label_key(v) for v in eval_.frame[column]} - set(spellings))
+        unseen = sorted({label_key(v) for v in unique_values(eval_.frame[column])} - set(spellings))
         if unseen:
             hint = (
                 msg("Add training examples of those labels, or leave their rows out.")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.config import Columns
-from desktop.core.data import Table, is_blank
+from desktop.core.data import Table, blank_mask, is_blank
 from desktop.core.errors import DataError
 from desktop.core.messages import msg
 
@@ -248,6 +248,13 @@ def parse_messages(value: Any) -> list[dict[str, str]] | None:
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
+def unique_values(values: Any) -> list[Any]:
+    """The distinct values of a column (a label column holds few, whatever its length)."""
+    import pandas as pd
+
+    return list(pd.unique(values.to_numpy(dtype=object)))
+
+
 def label_key(value: Any) -> str:
     """A label as one class: ``1``, ``1.0``, ``" 1"`` and ``"1.0"`` are all ``"1"``; text is trimmed."""
     if isinstance(value, str):
@@ -305,12 +312,11 @@ def check_rows(
     bad: set[int] = set()
     for role in required:
         column = getattr(columns, role)
-        values = table.frame[column].tolist()
         if role == "messages":
-            rows = [i for i, v in enumerate(values) if not _usable_chat(v)]
+            rows = [i for i, v in enumerate(table.frame[column].tolist()) if not _usable_chat(v)]
         else:
-            rows = [i for i, v in enumerate(values) if is_blank(v)]
-        if len(rows) == len(values):
+            rows = blank_mask(table.frame[column]).nonzero()[0].tolist()
+        if len(rows) == len(table):
             raise DataError(
                 msg(
                     '{source}: the column "{column}" ({role}) is empty in every row.',
@@ -344,7 +350,7 @@ def check_rows(
         )
         table = table.take([i for i in range(len(table)) if i not in bad])
     if task == "classification" and training:
-        classes = {label_key(v) for v in table.frame[columns.label]}
+        classes = {label_key(v) for v in unique_values(table.frame[columns.label])}
         if len(classes) < 2:
             raise DataError(
                 msg(

@@ -53,7 +53,7 @@ class Table:
         index = self.origin[index] if self.origin is not None else index
         starts = [s[0] for s in self.segments]
         start, (name, word), numbers, first = self.segments[bisect.bisect_right(starts, index) - 1]
-        number = numbers[index - start] if numbers else index - start + first
+        number = int(numbers[index - start]) if numbers is not None else index - start + first
         if word == "line":
             return msg("{file} line {number}", file=name, number=number)
         return msg("{file} row {number}", file=name, number=number)
@@ -67,10 +67,13 @@ class Table:
         more = len(indices) - limit
         return msg("{items} and {more} more", items=listed, more=more) if more > 0 else listed
 
-    def take(self, indices: list[int]) -> Table:
-        """A new table of the given rows, which keep their locations."""
-        frame = self.frame.iloc[indices].reset_index(drop=True)
-        origin = [self.origin[i] for i in indices] if self.origin is not None else list(indices)
+    def take(self, indices: Any) -> Table:
+        """A new table of the given rows (a list or an array of positions), which keep their locations."""
+        import numpy as np
+
+        positions = np.asarray(indices, dtype=np.int64)
+        frame = self.frame.iloc[positions].reset_index(drop=True)
+        origin = np.asarray(self.origin)[positions] if self.origin is not None else positions
         return Table(frame, self.source, self.segments, origin)
 
 
@@ -139,6 +142,9 @@ def read_file(path: str | Path) -> Table:
 
 
 def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
+    fast = _read_delimited_fast(path, sep)
+    if fast is not None:
+        return fast
     import pandas as pd
 
     text = decode_text(path.read_bytes(), path.name)
@@ -169,6 +175,74 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
     return _drop_empty_rows(frame)
 
 
+def _read_delimited_fast(path: Path, sep: str) -> tuple[Any, Any, str, int] | None:
+    """A UTF-8 CSV or TSV read by Arrow's parser (multithreaded, from the file, no Python string of it
+    whole): ten times faster than through pandas on a file of millions of rows. ``None`` sends the file
+    the careful way: another encoding, a blank line (rows are numbered as a spreadsheet numbers them),
+    or anything Arrow refuses (the careful way then says what is wrong, and where)."""
+    import mmap
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    with open(path, "rb") as fh:
+        try:
+            view = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        with view:
+            start = view[:4]
+            if (
+                start.startswith((b"\xff\xfe", b"\xfe\xff"))
+                or view.find(b"\n\n") >= 0
+                or view.find(b"\n\r\n") >= 0
+            ):
+                return None
+            first = view[: view.find(b"\n") if view.find(b"\n") >= 0 else len(view)]
+    try:
+        header = next(
+            csv.reader(
+                [first.decode("utf-8-sig").rstrip("\r")],
+                delimiter=sep,
+                quoting=csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL,
+            )
+        )
+    except (UnicodeDecodeError, StopIteration, csv.Error):
+        return None
+    if not header or len(set(header)) != len(header):
+        return None
+    try:
+        table = pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(
+                delimiter=sep, quote_char=False if sep == "\t" else '"', newlines_in_values=sep != "\t"
+            ),
+            convert_options=pacsv.ConvertOptions(
+                column_types={name: pa.string() for name in header},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, OSError):
+        return None
+    if table.num_rows == 0:
+        return None
+    blank = None  # rows whose every cell is blank are left out, as the careful way leaves them
+    for column in table.columns:
+        empty = pc.equal(pc.utf8_trim_whitespace(column), "")
+        blank = empty if blank is None else pc.and_(blank, empty)
+    keep = np.flatnonzero(~blank.to_numpy(zero_copy_only=False))
+    if len(keep) < table.num_rows:
+        table = table.take(pa.array(keep))
+    frame = table.to_pandas(types_mapper=None)
+    frame = frame.astype(object)
+    frame.columns = [str(c).lstrip("\ufeff") for c in frame.columns]
+    return frame, keep + 2, "row", 2
+
+
 def _empty(path: Path) -> DataError:
     return DataError(
         msg("{file} is empty.", file=path.name), msg("Choose a file that holds your training examples.")
@@ -176,9 +250,14 @@ def _empty(path: Path) -> DataError:
 
 
 def _drop_empty_rows(frame: Any) -> tuple[Any, list[int], str, int]:
+    import numpy as np
+
     # Numbers as a spreadsheet shows them: the header is row 1, and blank lines count as rows.
-    keep = [i for i, row in enumerate(frame.itertuples(index=False)) if not all(is_blank(v) for v in row)]
-    return frame.iloc[keep].reset_index(drop=True), [i + 2 for i in keep], "row", 2
+    blank = np.ones(len(frame), dtype=bool)
+    for name in frame.columns:
+        blank &= blank_mask(frame[name])
+    keep = np.flatnonzero(~blank)
+    return frame.iloc[keep].reset_index(drop=True), keep + 2, "row", 2
 
 
 def _read_csv(path: Path) -> tuple[Any, list[int], str, int]:
@@ -386,9 +465,19 @@ def split_fraction(table: Table, fraction: float, seed: int) -> tuple[Table, Tab
     """Hold out ``fraction`` of the rows (at least one) at random, reproducibly."""
     import numpy as np
 
-    order = np.random.default_rng(seed).permutation(len(table)).tolist()
+    order = np.random.default_rng(seed).permutation(len(table))
     n_eval = min(len(table) - 1, max(1, math.floor(len(table) * fraction + 0.5)))
-    return table.take(sorted(order[n_eval:])), table.take(sorted(order[:n_eval]))
+    return table.take(np.sort(order[n_eval:])), table.take(np.sort(order[:n_eval]))
+
+
+def blank_mask(values: Any) -> Any:
+    """:func:`is_blank` of every value of a pandas Series, as a numpy array (vectorised)."""
+
+    missing = values.isna().to_numpy()
+    if values.dtype != object and not str(values.dtype).startswith(("str", "string")):
+        return missing
+    stripped = values.str.strip()  # not a string (a number, a list): NaN, so not blank
+    return missing | (stripped == "").fillna(False).to_numpy(dtype=bool)
 
 
 def is_blank(value: Any) -> bool:

@@ -1,0 +1,133 @@
+"""A 1.75 M-row CSV (211 MB): how long ``preview`` and ``validate`` take and how much memory they use.
+
+    python bench/big_data.py [--rows 1750000] [--folder DIR]
+
+Writes a review-classification CSV of ``--rows`` rows (Chinese and English texts, two labels, a few
+blank texts to find) outside the repository, then runs, each as its own process so that its peak
+memory (max RSS) is its own:
+
+- the baseline: ``datasets.load_dataset("csv")`` of the same file and a ``map`` over every row (what a
+  plain Transformers script does before training),
+- ``finetune-studio-cli preview`` (first rows, mapping, no token statistics),
+- ``finetune-studio-cli validate`` (the full check of every row).
+
+Targets: preview under 2 s; preview and validate under 500 MB. The baseline gets a fresh datasets cache
+each time (a second ``load_dataset`` of the same file would only read its Arrow cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WORDS_EN = (
+    "the battery lasts all day screen sound quality price delivery fast slow broken great bad "
+    "works perfectly".split()
+)
+WORDS_ZH = list("这个手机很好用电池续航屏幕清晰价格便宜快递太慢质量差不推荐非常满意")
+
+
+def write_csv(path: Path, rows: int) -> None:
+    rng = random.Random(7)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write("id,review,label\n")
+        for i in range(rows):
+            if i % 2:
+                text = " ".join(rng.choices(WORDS_EN, k=rng.randint(12, 22)))
+            else:
+                text = "".join(rng.choices(WORDS_ZH, k=rng.randint(25, 45)))
+            if i % 250_000 == 99_999:
+                text = ""  # a blank text for the full check to find
+            fh.write(f'{i},"{text}",{"positive" if rng.random() < 0.5 else "negative"}\n')
+
+
+BASELINE = """
+import sys, datasets
+d = datasets.load_dataset("csv", data_files=sys.argv[1], split="train", cache_dir=sys.argv[2])
+d = d.map(lambda b: {"n": [len(t or "") for t in b["review"]]}, batched=True)
+print(len(d))
+"""
+
+
+def measure(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Seconds, peak RSS in MB, and the output of ``command``, run as a child process."""
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # of the largest child so far
+    if done.returncode != 0:
+        raise RuntimeError(done.stdout[-1000:] + done.stderr[-2000:])
+    return elapsed, peak, done.stdout + done.stderr
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_750_000)
+    parser.add_argument("--folder", type=Path)
+    args = parser.parse_args()
+    folder = args.folder or Path(tempfile.mkdtemp(prefix="fs-big-data-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / "reviews-big.csv"
+    if not data.is_file():
+        start = time.perf_counter()
+        write_csv(data, args.rows)
+        print(
+            f"wrote {data} ({data.stat().st_size / 2**20:.0f} MB, {args.rows} rows) in {time.perf_counter() - start:.1f} s"
+        )
+    config = folder / "big.toml"
+    config.write_text(
+        f'task = "classification"\n[model]\nname = "bundled:all-minilm-l6-v2"\n[data]\nfiles = ["{data.name}"]\n'
+        f'drop_bad_rows = true\n[columns]\ntext = "review"\nlabel = "label"\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "FINETUNE_STUDIO_HOME": str(folder / "home"), "HF_DATASETS_OFFLINE": "1"}
+    python = sys.executable
+    results = {}
+    # Each measurement in its own bench process, so that ru_maxrss of the children is that child's.
+    for name, command in (
+        ("baseline", [python, "-c", BASELINE, str(data), str(folder / f"hf-cache-{time.time_ns()}")]),
+        ("preview", [python, "-m", "desktop.cli", "preview", str(config), "--no-tokens", "--rows", "5"]),
+        ("validate", [python, "-m", "desktop.cli", "validate", str(config)]),
+    ):
+        wrapped = [python, __file__, "--child", *command]
+        done = subprocess.run(wrapped, capture_output=True, text=True, env=env, cwd=ROOT)
+        line = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+        if not line.startswith("RESULT"):
+            print(f"{name}: failed\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
+            return 1
+        _, seconds, peak = line.split()
+        results[name] = (float(seconds), float(peak))
+        print(f"{name:9} {float(seconds):7.1f} s   peak {float(peak):7.0f} MB")
+    base_s = results["baseline"][0]
+    print(
+        f"ratios to the baseline: preview {results['preview'][0] / base_s:.2f}, validate {results['validate'][0] / base_s:.2f}"
+    )
+    ok = results["preview"][0] < 2.0 and max(results["preview"][1], results["validate"][1]) < 500
+    print("PASS" if ok else "FAIL", "(targets: preview under 2 s, preview and validate under 500 MB)")
+    if args.folder is None:
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0 if ok else 1
+
+
+def child(command: list[str]) -> int:
+    """Run ``command`` alone and print its time and peak memory (its own, this process being new)."""
+    seconds, peak, output = measure(command, dict(os.environ))
+    sys.stderr.write(output[-3000:])
+    print(f"RESULT {seconds:.3f} {peak:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        sys.exit(child(sys.argv[2:]))
+    sys.exit(main())
