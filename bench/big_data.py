@@ -30,10 +30,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-WORDS_EN = (
-    "the battery lasts all day screen sound quality price delivery fast slow broken great bad "
-    "works perfectly".split()
-)
+WORDS_EN = [
+    *("the", "battery", "lasts", "all", "day", "screen", "sound", "quality", "price", "delivery"),
+    *("fast", "slow", "broken", "great", "bad", "works", "perfectly"),
+]
 WORDS_ZH = list("这个手机很好用电池续航屏幕清晰价格便宜快递太慢质量差不推荐非常满意")
 
 
@@ -82,11 +82,13 @@ def main() -> int:
         start = time.perf_counter()
         write_csv(data, args.rows)
         print(
-            f"wrote {data} ({data.stat().st_size / 2**20:.0f} MB, {args.rows} rows) in {time.perf_counter() - start:.1f} s"
+            f"wrote {data} ({data.stat().st_size / 2**20:.0f} MB, {args.rows} rows) "
+            f"in {time.perf_counter() - start:.1f} s"
         )
     config = folder / "big.toml"
     config.write_text(
-        f'task = "classification"\n[model]\nname = "bundled:all-minilm-l6-v2"\n[data]\nfiles = ["{data.name}"]\n'
+        'task = "classification"\n[model]\nname = "bundled:all-minilm-l6-v2"\n'
+        f'[data]\nfiles = ["{data.name}"]\n'
         f'drop_bad_rows = true\n[columns]\ntext = "review"\nlabel = "label"\n',
         encoding="utf-8",
     )
@@ -110,7 +112,8 @@ def main() -> int:
         print(f"{name:9} {float(seconds):7.1f} s   peak {float(peak):7.0f} MB")
     base_s = results["baseline"][0]
     print(
-        f"ratios to the baseline: preview {results['preview'][0] / base_s:.2f}, validate {results['validate'][0] / base_s:.2f}"
+        f"ratios to the baseline: preview {results['preview'][0] / base_s:.2f}, "
+        f"validate {results['validate'][0] / base_s:.2f}"
     )
     ok = results["preview"][0] < 2.0 and max(results["preview"][1], results["validate"][1]) < 500
     print("PASS" if ok else "FAIL", "(targets: preview under 2 s, preview and validate under 500 MB)")

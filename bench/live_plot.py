@@ -60,7 +60,8 @@ def main() -> int:
         baseline = statistics.median(base)
         worst = max(worst, repaint)
         print(
-            f"{n:>9} {append_us:>8.2f}us {repaint * 1000:>8.1f}ms {baseline * 1000:>8.1f}ms {repaint / baseline:>7.2f}"
+            f"{n:>9} {append_us:>8.2f}us {repaint * 1000:>8.1f}ms {baseline * 1000:>8.1f}ms "
+            f"{repaint / baseline:>7.2f}"
         )
         plot.close()
     print("PASS" if worst < 0.016 else "FAIL", f"(worst repaint {worst * 1000:.1f} ms; target under 16 ms)")

@@ -145,9 +145,9 @@ def main() -> int:
     )
     base, _ = timed(lambda: baseline(folder))
     print(f"baseline (parse every config and log):  {base:.2f} s")
-    first, infos = timed(lambda: list_runs(folder))
+    first, _ = timed(lambda: list_runs(folder))
     print(f"first listing, no summaries yet:         {first:.2f} s  (each log folded once)")
-    summed, infos = timed(lambda: list_runs(folder))
+    summed, _ = timed(lambda: list_runs(folder))
     print(f"listing with summaries:                  {summed:.3f} s  ratio to baseline {summed / base:.3f}")
     done = subprocess.run(
         [sys.executable, "-m", "desktop.cli", "runs", "--runs-dir", str(folder)],

@@ -250,9 +250,7 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 def unique_values(values: Any) -> list[Any]:
     """The distinct values of a column (a label column holds few, whatever its length)."""
-    import pandas as pd
-
-    return list(pd.unique(values.to_numpy(dtype=object)))
+    return list(values.unique())
 
 
 def label_key(value: Any) -> str:

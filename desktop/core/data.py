@@ -237,8 +237,11 @@ def _read_delimited_fast(path: Path, sep: str) -> tuple[Any, Any, str, int] | No
     keep = np.flatnonzero(~blank.to_numpy(zero_copy_only=False))
     if len(keep) < table.num_rows:
         table = table.take(pa.array(keep))
-    frame = table.to_pandas(types_mapper=None)
-    frame = frame.astype(object)
+    import pandas as pd
+
+    # Arrow-backed strings: the text stays in Arrow's buffers (no Python object per cell), and the
+    # string checks run in Arrow's compute kernels.
+    frame = table.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
     frame.columns = [str(c).lstrip("\ufeff") for c in frame.columns]
     return frame, keep + 2, "row", 2
 
@@ -376,6 +379,13 @@ _READERS = {
 
 
 def _nulls_to_none(frame: Any) -> Any:
+    """Missing cells as ``None`` (the rest of the app's one spelling of "no value"). A frame of Arrow
+    strings without missing cells (a CSV read by Arrow: a blank cell is ``""``) is left as it is."""
+    arrow = all(
+        str(dtype) == "string" and getattr(dtype, "storage", "") == "pyarrow" for dtype in frame.dtypes
+    )
+    if arrow and not frame.isna().to_numpy().any():
+        return frame
     frame = frame.astype(object)
     return frame.where(frame.notna(), None)
 
