@@ -505,11 +505,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    """Show the first rows, the column mapping and token statistics."""
-    from desktop.core.columns import describe
-    from desktop.core.preview import preview
+    """Show the first rows and the column mapping at once, then check every row and show the counts,
+    notes and token statistics."""
+    from desktop.core.preview import preview, preview_head
 
     config = _load(args)
+    head = preview_head(config, num_rows=args.rows)  # a moment, however large the file
+    if head is not None:
+        _print_rows(head)
+        print(say("Checking every row…"), file=sys.stderr, flush=True)
     tokenizer = None
     if not args.no_tokens:
         _quiet_libraries()
@@ -517,6 +521,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
         tokenizer = load_tokenizer(config.model)
     result = preview(config, num_rows=args.rows, tokenizer=tokenizer)
+    if head is None or head.guess.columns != result.guess.columns:
+        _print_rows(result)
     print(
         say(
             "{train} training rows, {eval} for evaluation. Columns: {columns}",
@@ -525,14 +531,6 @@ def cmd_preview(args: argparse.Namespace) -> int:
             columns=", ".join(result.columns),
         )
     )
-    print(say("Column mapping:"))
-    for line in describe(result.guess):
-        print(f"  {text(line)}")
-    mapped = list(result.guess.columns.mapped().values())
-    print(say("First rows ({count}):", count=len(result.rows)))
-    for i, row in enumerate(result.rows, 1):
-        cells = "  |  ".join(f"{c}: {_short(row.get(c))}" for c in mapped)
-        print(f"  {i}. {cells}")
     for name, s in result.token_stats.items():
         print(
             say(
@@ -551,6 +549,20 @@ def cmd_preview(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(say("note: {note}", note=text(note)))
     return EXIT_OK
+
+
+def _print_rows(result: Any) -> None:
+    """The column mapping and the first rows of a preview."""
+    from desktop.core.columns import describe
+
+    print(say("Column mapping:"))
+    for line in describe(result.guess):
+        print(f"  {text(line)}")
+    mapped = list(result.guess.columns.mapped().values())
+    print(say("First rows ({count}):", count=len(result.rows)))
+    for i, row in enumerate(result.rows, 1):
+        cells = "  |  ".join(f"{c}: {_short(row.get(c))}" for c in mapped)
+        print(f"  {i}. {cells}", flush=True)
 
 
 def _short(value: Any, width: int = 60) -> str:

@@ -182,9 +182,7 @@ def _read_delimited_fast(path: Path, sep: str) -> tuple[Any, Any, str, int] | No
     or anything Arrow refuses (the careful way then says what is wrong, and where)."""
     import mmap
 
-    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     with open(path, "rb") as fh:
@@ -193,57 +191,120 @@ def _read_delimited_fast(path: Path, sep: str) -> tuple[Any, Any, str, int] | No
         except (OSError, ValueError):
             return None
         with view:
-            start = view[:4]
-            if (
-                start.startswith((b"\xff\xfe", b"\xfe\xff"))
-                or view.find(b"\n\n") >= 0
-                or view.find(b"\n\r\n") >= 0
-            ):
+            if _unusual(view[:4]) or view.find(b"\n\n") >= 0 or view.find(b"\n\r\n") >= 0:
                 return None
-            first = view[: view.find(b"\n") if view.find(b"\n") >= 0 else len(view)]
-    try:
-        header = next(
-            csv.reader(
-                [first.decode("utf-8-sig").rstrip("\r")],
-                delimiter=sep,
-                quoting=csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL,
-            )
-        )
-    except (UnicodeDecodeError, StopIteration, csv.Error):
-        return None
-    if not header or len(set(header)) != len(header):
+            end = view.find(b"\n")
+            header = _csv_header(view[: end if end >= 0 else len(view)], sep)
+    if header is None:
         return None
     try:
-        table = pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(
-                delimiter=sep, quote_char=False if sep == "\t" else '"', newlines_in_values=sep != "\t"
-            ),
-            convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.string() for name in header},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
+        table = pacsv.read_csv(path, **_arrow_csv_options(header, sep, 1 << 24))
     except (pa.ArrowInvalid, OSError):
         return None
+    return _arrow_frame(table)
+
+
+def _unusual(start: bytes) -> bool:
+    """A UTF-16 file (its byte-order mark): the careful way decodes it."""
+    return start.startswith((b"\xff\xfe", b"\xfe\xff"))
+
+
+def _arrow_csv_options(header: list[str], sep: str, block_size: int) -> dict[str, Any]:
+    """Arrow's CSV options for reading a file as the careful way reads it: every cell text, "" blank."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    return {
+        "read_options": pacsv.ReadOptions(block_size=block_size),
+        "parse_options": pacsv.ParseOptions(
+            delimiter=sep, quote_char=False if sep == "\t" else '"', newlines_in_values=sep != "\t"
+        ),
+        "convert_options": pacsv.ConvertOptions(
+            column_types={name: pa.string() for name in header},
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    }
+
+
+def _csv_header(first: bytes, sep: str) -> list[str] | None:
+    """The column names in a CSV's first line; ``None`` when not UTF-8, or names repeat or are missing."""
+    try:
+        line = first.decode("utf-8-sig").rstrip("\r")
+        quoting = csv.QUOTE_NONE if sep == "\t" else csv.QUOTE_MINIMAL
+        header = next(csv.reader([line], delimiter=sep, quoting=quoting))
+    except (UnicodeDecodeError, StopIteration, csv.Error):
+        return None
+    return header if header and len(set(header)) == len(header) else None
+
+
+def _arrow_frame(table: Any) -> tuple[Any, Any, str, int] | None:
+    """An Arrow table of strings as a pandas frame, Arrow-backed: the text stays in Arrow's buffers
+    (no Python object per cell) and string checks run in Arrow's kernels. Rows whose every cell is
+    blank are left out, as the careful way leaves them; the rest keep their spreadsheet row numbers."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if table.num_rows == 0:
         return None
-    blank = None  # rows whose every cell is blank are left out, as the careful way leaves them
+    blank = None
     for column in table.columns:
         empty = pc.equal(pc.utf8_trim_whitespace(column), "")
         blank = empty if blank is None else pc.and_(blank, empty)
     keep = np.flatnonzero(~blank.to_numpy(zero_copy_only=False))
     if len(keep) < table.num_rows:
         table = table.take(pa.array(keep))
-    import pandas as pd
-
-    # Arrow-backed strings: the text stays in Arrow's buffers (no Python object per cell), and the
-    # string checks run in Arrow's compute kernels.
     frame = table.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
     frame.columns = [str(c).lstrip("\ufeff") for c in frame.columns]
     return frame, keep + 2, "row", 2
+
+
+def read_head(path: str | Path, rows: int = 1000) -> Table:
+    """The first ``rows`` data rows of a file, in a moment however large the file: a UTF-8 CSV or TSV
+    is read a block at a time until there are enough; other files are read whole.
+
+    Raises:
+        DataError: As :func:`read_file`.
+    """
+    path = Path(path)
+    sep = {".csv": ",", ".tsv": "\t"}.get(path.suffix.lower())
+    if sep is not None and path.is_file():
+        head = _head_delimited(path, sep, rows)
+        if head is not None:
+            frame, numbers, word, offset = head
+            return Table(frame, path.name, [(0, (path.name, word), numbers, offset)])
+    table = read_file(path)
+    return table.take(list(range(min(rows, len(table)))))
+
+
+def _head_delimited(path: Path, sep: str, rows: int) -> tuple[Any, Any, str, int] | None:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with open(path, "rb") as fh:
+        start = fh.read(4 << 20)
+    if _unusual(start) or b"\n\n" in start or b"\n\r\n" in start:
+        return None
+    header = _csv_header(start[: start.find(b"\n") if b"\n" in start else len(start)], sep)
+    if header is None:
+        return None
+    batches, count = [], 0
+    try:
+        with pacsv.open_csv(path, **_arrow_csv_options(header, sep, 1 << 20)) as reader:
+            for batch in reader:
+                batches.append(batch)
+                count += batch.num_rows
+                if count > rows:
+                    break
+    except (pa.ArrowInvalid, OSError):
+        return None
+    found = _arrow_frame(pa.Table.from_batches(batches)) if batches else None
+    if found is None:
+        return None
+    frame, numbers, word, offset = found
+    return frame.head(rows), numbers[:rows], word, offset
 
 
 def _empty(path: Path) -> DataError:
@@ -305,7 +366,7 @@ def _read_jsonl(path: Path) -> tuple[Any, list[int], str, int]:
         if not isinstance(record, dict):
             raise DataError(
                 msg("{file} line {line} is not a JSON object.", file=path.name, line=n),
-                'Each line must look like {"text": "...", "label": "..."}.',
+                msg("Each line must look like {example}.", example='{"text": "...", "label": "..."}'),
             )
         records.append(record)
         numbers.append(n)

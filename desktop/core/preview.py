@@ -42,6 +42,8 @@ class Preview:
     num_eval: int
     notes: list[str]
     token_stats: dict[str, TokenStats] = field(default_factory=dict)
+    complete: bool = True
+    """False for :func:`preview_head`: the first rows only, every row not checked yet."""
 
 
 def token_stats(texts: list[str], tokenizer: Any, limit: int) -> TokenStats:
@@ -59,6 +61,29 @@ def token_stats(texts: list[str], tokenizer: Any, limit: int) -> TokenStats:
         over_limit=int((arr > limit).sum()),
         lengths=lengths,
     )
+
+
+HEAD_ROWS = 1000
+"""The rows :func:`preview_head` reads and guesses the mapping from."""
+
+
+def preview_head(config: RunConfig, num_rows: int = 5) -> Preview | None:
+    """The first rows of local data files and the mapping guessed from them, in a moment however large
+    the files: what to show while :func:`preview` checks every row. ``None`` for a hub dataset (its
+    copy on disk is read by :func:`preview` directly) or when the config names no data yet.
+
+    Raises:
+        DataError: The first file cannot be read.
+    """
+    from desktop.core.columns import guess_columns
+    from desktop.core.data import concat, read_head
+
+    if config.data.hub_id or not config.data.files:
+        return None
+    table = concat([read_head(path, HEAD_ROWS) for path in config.data.files[:1]])
+    guess = guess_columns(table, config.task, config.columns)
+    rows = table.frame.head(num_rows).to_dict("records")
+    return Preview(table.columns, rows, guess, 0, 0, [], complete=False)
 
 
 def preview(

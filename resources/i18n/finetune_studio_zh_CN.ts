@@ -183,6 +183,10 @@
         <source>Reading the data…</source>
         <translation>正在读取数据…</translation>
     </message>
+    <message>
+        <source>Checking every row…</source>
+        <translation>正在检查每一行……</translation>
+    </message>
     <message numerus="yes">
         <source>%n row(s) for training, {eval} for evaluation</source>
         <translation>
@@ -2656,6 +2660,10 @@
         <translation>{file} 第 {line} 行不是 JSON 对象。</translation>
     </message>
     <message>
+        <source>Each line must look like {example}.</source>
+        <translation>每一行都应该像这样：{example}。</translation>
+    </message>
+    <message>
         <source>{file} is not valid JSON: {error} at line {line}, column {column}.</source>
         <translation>{file} 不是有效的 JSON：第 {line} 行第 {column} 列 {error}。</translation>
     </message>
@@ -3780,6 +3788,10 @@
     <message>
         <source>Finished. Model saved in {folder}</source>
         <translation>训练完成。模型已保存到 {folder}</translation>
+    </message>
+    <message>
+        <source>Checking every row…</source>
+        <translation>正在检查每一行……</translation>
     </message>
     <message>
         <source>Tokens ({name}): min {min}, median {median}, p95 {p95}, max {max}; {over} of {count} longer than max_length {limit}</source>

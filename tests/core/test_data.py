@@ -183,3 +183,28 @@ def test_row_numbers_match_the_spreadsheet_with_blank_lines(tmp_path: Path, suff
     assert len(table) == 2
     with pytest.raises(DataError, match=rf"data{suffix} row 4\)"):
         check_rows(table, "classification", Columns(text="text", label="label"))
+
+
+def test_the_head_of_a_large_csv_is_read_without_reading_it_all(tmp_path: Path) -> None:
+    from desktop.core.config import RunConfig
+    from desktop.core.data import read_head
+    from desktop.core.preview import preview_head
+
+    path = tmp_path / "big.csv"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("review,label\n")
+        for i in range(200_000):
+            fh.write(f'"review, number {i}",{"pos" if i % 3 else "neg"}\n')
+    head = read_head(path, rows=1000)
+    assert (
+        len(head) == 1000
+        and head.locate(0) == "big.csv row 2"
+        and head.frame["review"][999] == "review, number 999"
+    )
+    config = RunConfig(task="classification")
+    config.data.files = [str(path)]
+    quick = preview_head(config, num_rows=3)
+    assert (
+        not quick.complete and quick.guess.columns.text == "review" and quick.guess.columns.label == "label"
+    )
+    assert [row["label"] for row in quick.rows] == ["neg", "pos", "pos"]

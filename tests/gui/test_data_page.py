@@ -160,3 +160,33 @@ def test_text_the_model_cannot_read_is_warned_on_the_page(window: MainWindow, qt
     page = _load_with_stats(window, qtbot, "bundled:all-minilm-l6-v2", samples / "reviews-zh.csv")
     assert not page.notes_label.isHidden()
     assert "does not know most of the characters in your texts" in page.notes_label.text()
+
+
+def test_the_first_rows_show_while_every_row_is_checked(
+    window: MainWindow, qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    import threading
+
+    from desktop.gui.pages import data_page
+
+    release = threading.Event()
+    full = data_page.preview
+
+    def slow_full_check(*args, **kwargs):  # a file of millions of rows: its full check takes a while
+        release.wait(30)
+        return full(*args, **kwargs)
+
+    monkeypatch.setattr(data_page, "preview", slow_full_check)
+    data = tmp_path / "reviews.csv"
+    data.write_text("review,label\n" + "".join(f"text number {i},{'ab'[i % 2]}\n" for i in range(3000)))
+    page = window.data_page
+    page.model_edit.setText("bert-base-uncased")
+    page.model_edit.editingFinished.emit()
+    with qtbot.waitSignal(page.head_loaded, timeout=30_000):
+        page.data_edit.setText(str(data))
+        page.data_edit.editingFinished.emit()
+    assert page.table.rowCount() > 0 and page.mapping_combos["text"].currentText() == "review"
+    assert page.split_info.text() == "Checking every row…" and page._data_problem  # Next waits for the check
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        release.set()
+    assert page.split_info.text() == "2700 rows for training, 300 for evaluation" and not page._data_problem

@@ -31,7 +31,7 @@ from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
 from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.errors import StudioError, human_size
 from desktop.core.models import describe_local_model
-from desktop.core.preview import Preview, preview
+from desktop.core.preview import Preview, preview, preview_head
 from desktop.gui.core_text import sentences, shown
 from desktop.gui.fit_text import badge_text
 from desktop.gui.pages.base import WizardPage, error_label, show_error
@@ -44,6 +44,8 @@ PREVIEW_ROWS = 50
 class DataPage(WizardPage):
     """Chooses the task, the model and the data, and maps the data's columns."""
 
+    head_loaded = Signal()
+    """The first rows and the guessed mapping are shown; every row is still being checked."""
     preview_loaded = Signal()
     """A preview of the data arrived (or its error)."""
     token_stats_loaded = Signal()
@@ -64,6 +66,7 @@ class DataPage(WizardPage):
         self._model_touched = False  # no error before the user has touched the field
         self._stats: Preview | None = None
         self._generation = 0
+        self._checked = 0  # the last load whose every row was checked (its head is then stale)
         self._tasks: set[BackgroundTask] = set()
         self._debounce = QTimer(self, singleShot=True, interval=300)
         self._debounce.timeout.connect(self._load_preview)
@@ -533,15 +536,34 @@ class DataPage(WizardPage):
         # A new load clears the last one's error (Next waits for the result).
         self._show_data_problem(self.tr("Reading the data…"), shown=False)
         self.busy.setVisible(True)
+        # The first rows and the mapping in a moment, however large the file; every row is checked
+        # meanwhile, and that result replaces them (a large file: seconds later).
+        self._run(
+            lambda: preview_head(config, num_rows=PREVIEW_ROWS),
+            lambda result: self._on_head(generation, result),
+            lambda exc: None,  # the full check says what is wrong
+        )
         self._run(
             lambda: preview(config, num_rows=PREVIEW_ROWS, schedule=False),
             lambda result: self._on_preview(generation, result),
             lambda exc: self._on_preview_failed(generation, exc),
         )
 
+    def _on_head(self, generation: int, result: Preview | None) -> None:
+        if result is None or generation != self._generation or self._checked == generation:
+            return
+        self._preview = result
+        self._config.columns = result.guess.columns
+        self._fill_table(result)
+        required, optional = roles_for(self._config.task, result.guess.columns)
+        self._build_mapping(required, optional, result.guess.found_by)
+        self.split_info.setText(self.tr("Checking every row…"))
+        self.head_loaded.emit()
+
     def _on_preview(self, generation: int, result: Preview) -> None:
         if generation != self._generation:
             return
+        self._checked = generation
         self.busy.setVisible(False)
         self._preview = result
         self._config.columns = result.guess.columns
@@ -562,6 +584,7 @@ class DataPage(WizardPage):
     def _on_preview_failed(self, generation: int, exc: object) -> None:
         if generation != self._generation:
             return
+        self._checked = generation
         self.busy.setVisible(False)
         message = shown(exc.message) if isinstance(exc, StudioError) else str(exc)
         hint = shown(exc.hint) if isinstance(exc, StudioError) else ""
