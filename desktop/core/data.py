@@ -86,23 +86,48 @@ def decode_text(raw: bytes, name: str) -> str:
     Raises:
         DataError: No common encoding reads the file.
     """
-    if raw.startswith(b"\xef\xbb\xbf"):
-        return raw[3:].decode("utf-8", errors="replace")
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         return raw.decode("utf-16")
+    bom = raw.startswith(b"\xef\xbb\xbf")
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
+        return raw[3:].decode("utf-8") if bom else raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        mixed = _mixed_utf8(raw, exc.start + (3 if bom else 0), name)
+        if mixed is not None or bom:
+            raise mixed or _unreadable(name) from None
     from charset_normalizer import from_bytes
 
     best = from_bytes(raw, cp_isolation=ENCODING_CANDIDATES).best()
     if best is None or "\x00" in str(best):
-        raise DataError(
-            msg("{file} is not readable text in any common encoding (UTF-8, GBK, Big5, ...).", file=name),
-            msg("Open it in a spreadsheet or editor and save it again as UTF-8 CSV."),
-        )
+        raise _unreadable(name)
     return str(best)
+
+
+def _unreadable(name: str) -> DataError:
+    return DataError(
+        msg("{file} is not readable text in any common encoding (UTF-8, GBK, Big5, ...).", file=name),
+        msg("Open it in a spreadsheet or editor and save it again as UTF-8 CSV."),
+    )
+
+
+def _mixed_utf8(raw: bytes, first_bad: int, name: str) -> DataError | None:
+    """A file in UTF-8 but for a few places (lines pasted from a file in another encoding): decoding it
+    all in some other encoding would garble every Chinese character, so it is refused, naming the first
+    bad line. ``None`` when the file is not mostly UTF-8 (then its encoding is detected)."""
+    wide = len(raw) - len(raw.translate(None, bytes(range(0x80, 0x100))))  # bytes of non-ASCII text
+    bad = raw.decode("utf-8", errors="replace").count("\ufffd")
+    if wide < 16 or bad > 0.02 * wide:
+        return None
+    line = raw.count(b"\n", 0, first_bad) + 1
+    return DataError(
+        msg(
+            "{file} is UTF-8 except at line {line}, which holds text in another encoding (pasted from "
+            "another file, perhaps).",
+            file=name,
+            line=line,
+        ),
+        msg("Fix that line (type it again, or copy it from a UTF-8 copy of its source), then try again."),
+    )
 
 
 # --------------------------------------------------------------------------- reading files

@@ -2596,6 +2596,14 @@
         <translation>请用表格软件或编辑器打开它，另存为 UTF-8 编码的 CSV。</translation>
     </message>
     <message>
+        <source>{file} is UTF-8 except at line {line}, which holds text in another encoding (pasted from another file, perhaps).</source>
+        <translation>{file} 是 UTF-8 编码，但第 {line} 行是其他编码的文字（也许是从别的文件粘贴过来的）。</translation>
+    </message>
+    <message>
+        <source>Fix that line (type it again, or copy it from a UTF-8 copy of its source), then try again.</source>
+        <translation>请修正这一行（重新输入，或从它的 UTF-8 版本重新复制），然后再试。</translation>
+    </message>
+    <message>
         <source>The data file {path} does not exist.</source>
         <translation>数据文件 {path} 不存在。</translation>
     </message>

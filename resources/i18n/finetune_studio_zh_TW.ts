@@ -2596,6 +2596,14 @@
         <translation>請用試算表或編輯器開啟它，另存為 UTF-8 編碼的 CSV。</translation>
     </message>
     <message>
+        <source>{file} is UTF-8 except at line {line}, which holds text in another encoding (pasted from another file, perhaps).</source>
+        <translation>{file} 是 UTF-8 編碼，但第 {line} 行是其他編碼的文字（也許是從別的檔案貼上過來的）。</translation>
+    </message>
+    <message>
+        <source>Fix that line (type it again, or copy it from a UTF-8 copy of its source), then try again.</source>
+        <translation>請修正這一行（重新輸入，或從它的 UTF-8 版本重新複製），然後再試一次。</translation>
+    </message>
+    <message>
         <source>The data file {path} does not exist.</source>
         <translation>資料檔案 {path} 不存在。</translation>
     </message>

@@ -208,3 +208,17 @@ def test_the_head_of_a_large_csv_is_read_without_reading_it_all(tmp_path: Path) 
         not quick.complete and quick.guess.columns.text == "review" and quick.guess.columns.label == "label"
     )
     assert [row["label"] for row in quick.rows] == ["neg", "pos", "pos"]
+
+
+def test_a_utf8_file_with_a_line_in_another_encoding_names_that_line(tmp_path: Path) -> None:
+    lines = ["text,label"] + [f"这是第{i}条评论，很好用,好评" for i in range(40)]
+    raw = "\n".join(lines).encode("utf-8").split(b"\n")
+    raw[23] = "这一行是从GBK文件粘贴过来的,差评".encode("gbk")  # line 24 of the file
+    path = tmp_path / "mixed.csv"
+    path.write_bytes(b"\n".join(raw) + b"\n")
+    with pytest.raises(DataError) as info:
+        read_file(path)
+    assert "mixed.csv is UTF-8 except at line 24" in info.value.message
+    gbk = tmp_path / "gbk.csv"  # a whole file in GBK is still read, its encoding detected
+    gbk.write_bytes("\n".join(lines).encode("gbk") + b"\n")
+    assert read_file(gbk).frame["text"][0] == "这是第0条评论，很好用"
