@@ -284,11 +284,6 @@ def _resumable(status: str, run: RunDir) -> bool:
     return status in ("stopped", "interrupted", "failed") and run.latest_checkpoint() is not None
 
 
-STATUS_WORDS = {"interrupted": "crashed"}
-# "damaged": the run's config.toml or event log cannot be read; the run is listed, never resumed.
-"""Statuses named otherwise to the user (an interrupted run is one the app or the computer lost)."""
-
-
 @dataclass(frozen=True)
 class RunInfo:
     """A run folder as listed: what it trains and with what, how it ended, its best score.
@@ -421,13 +416,6 @@ def _config_readable(run: RunDir) -> bool:
     except Exception:
         return False
     return True
-
-
-def _has_content(path: Path) -> bool:
-    try:
-        return path.stat().st_size > 0
-    except OSError:
-        return False
 
 
 def run_dirs(runs_dir: Path) -> list[RunDir]:

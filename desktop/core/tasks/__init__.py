@@ -40,11 +40,6 @@ class Prepared:
     seq2seq: bool = False
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def mean_tokens(self) -> float:
-        """Mean number of input tokens per training example."""
-        return sum(len(x["input_ids"]) for x in self.train) / max(1, len(self.train))
-
 
 def auto_class(task: str) -> Any:
     """The transformers Auto class that loads a model with the task's head."""

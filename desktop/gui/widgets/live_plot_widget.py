@@ -16,8 +16,11 @@ from desktop.gui.widgets.plotting import pg
 
 MAX_DRAWN = 1200
 """The most points a curve hands to pyqtgraph: the lows and highs of 600 stretches, as many as a plot
-has pixels across, and what keeps a repaint at a million points as cheap as at a thousand (drawn
-without antialiasing, which costs most on the dense zigzag of a noisy curve)."""
+has pixels across, and what keeps a repaint at a million points as cheap as at a thousand."""
+
+SMOOTH_UP_TO = 300
+"""Curves of up to this many drawn points are antialiased; longer ones are not: antialiased stroking
+of the dense zigzag of a long noisy curve costs more than everything else in a repaint."""
 
 
 class _ScientificAxis(pg.AxisItem):
@@ -124,7 +127,6 @@ class LivePlotWidget(pg.PlotWidget):
             symbolSize=6,
             symbolBrush=color,
             symbolPen=None,
-            antialias=False,
         )
         if view is None:
             self.addItem(item)
@@ -166,7 +168,8 @@ class LivePlotWidget(pg.PlotWidget):
     def flush(self) -> None:
         """Draw the curves that changed."""
         for name in self._dirty:
-            self._curves[name].setData(*self._points[name].thinned(MAX_DRAWN))
+            x, y = self._points[name].thinned(MAX_DRAWN)
+            self._curves[name].setData(x, y, antialias=len(x) <= SMOOTH_UP_TO)
         self._dirty.clear()
 
 
