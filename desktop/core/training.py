@@ -150,7 +150,7 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
     from desktop.core.checks import check_tokenizer, load_and_check
     from desktop.core.models import load_tokenizer
     from desktop.core.preview import sample_texts
-    from desktop.core.tasks import task_module
+    from desktop.core.tasks import Tokenizing, task_module
 
     def phase(message: str) -> None:  # Stop works between any two phases of the preparation
         if stop.is_set():
@@ -178,7 +178,27 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
         on_event(PreparingEvent(msg("Warning: {warning}", warning=warning)))
     if stop.is_set():
         raise _StoppedWhilePreparing()
-    task = task_module(config.task).prepare(config, tokenizer, train, eval_, columns, model_kwargs(options))
+    shown = {"train": -1, "eval": -1}
+
+    def tokenized(part: str, rows: int, share: float) -> None:  # a line per tenth, not per chunk
+        tenth = int(share * 10)
+        if tenth != shown[part]:
+            shown[part] = tenth
+            template = (
+                msg("Tokenizing {rows} training rows: {percent}%", rows=rows, percent=tenth * 10)
+                if part == "train"
+                else msg("Tokenizing {rows} evaluation rows: {percent}%", rows=rows, percent=tenth * 10)
+            )
+            on_event(PreparingEvent(template))
+
+    def check_stop() -> None:
+        if stop.is_set():
+            raise _StoppedWhilePreparing()
+
+    tokenizing = Tokenizing(config, tokenizer, tokenized, check_stop, cache=True)
+    task = task_module(config.task).prepare(
+        config, tokenizer, train, eval_, columns, model_kwargs(options), tokenizing
+    )
     if stop.is_set():
         raise _StoppedWhilePreparing()
     if config.lora.enabled or config.lora.qlora:

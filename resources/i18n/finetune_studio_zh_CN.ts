@@ -3446,6 +3446,14 @@
         <translation>警告：{warning}</translation>
     </message>
     <message>
+        <source>Tokenizing {rows} training rows: {percent}%</source>
+        <translation>正在对 {rows} 行训练数据做分词：{percent}%</translation>
+    </message>
+    <message>
+        <source>Tokenizing {rows} evaluation rows: {percent}%</source>
+        <translation>正在对 {rows} 行评估数据做分词：{percent}%</translation>
+    </message>
+    <message>
         <source>The model in {folder} is not one of the three tasks this app trains.</source>
         <translation>{folder} 中的模型不属于本应用能训练的三类任务。</translation>
     </message>

@@ -3446,6 +3446,14 @@
         <translation>警告：{warning}</translation>
     </message>
     <message>
+        <source>Tokenizing {rows} training rows: {percent}%</source>
+        <translation>正在對 {rows} 列訓練資料進行分詞：{percent}%</translation>
+    </message>
+    <message>
+        <source>Tokenizing {rows} evaluation rows: {percent}%</source>
+        <translation>正在對 {rows} 列評估資料進行分詞：{percent}%</translation>
+    </message>
+    <message>
         <source>The model in {folder} is not one of the three tasks this app trains.</source>
         <translation>{folder} 中的模型不屬於本應用程式能訓練的三類任務。</translation>
     </message>

@@ -296,3 +296,59 @@ def test_the_tokens_curve_is_measured_not_a_copy_of_the_samples_curve(
         if isinstance(e, ProgressEvent) and e.tokens_per_second and e.samples_per_second
     }
     assert len(ratios) > 5  # batches of different lengths: tokens per sample changes along the run
+
+
+def test_a_second_run_on_the_same_data_skips_tokenizing(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core.events import PreparingEvent
+    from desktop.core.tasks import classification
+
+    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=2
+    )
+    calls = []
+    real = classification._encode
+    monkeypatch.setattr(classification, "_encode", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first: list[object] = []
+    assert run_training(config, first.append).status == "finished"
+    said = [str(e.message) for e in first if isinstance(e, PreparingEvent)]
+    assert "Tokenizing 135 training rows: 100%" in said and calls
+    calls.clear()
+    assert run_training(config, lambda e: None).status == "finished"
+    assert calls == []  # read from the cache
+    config.training.max_length = 32  # another setting: tokenized again
+    assert run_training(config, lambda e: None).status == "finished" and calls
+
+
+def test_tokenizing_reports_progress_by_chunk_and_stops_between_chunks(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from desktop.core.data import Table
+    from desktop.core.tasks import CHUNK_ROWS, Tokenizing
+
+    table = Table(
+        pd.DataFrame({"text": [str(i) for i in range(CHUNK_ROWS * 3 + 5)]}),
+        "t.csv",
+        [(0, ("t.csv", "row"), None, 2)],
+    )
+    seen: list[float] = []
+    rows = Tokenizing(report=lambda part, n, share: seen.append(share)).rows(
+        "train", table, None, lambda t: [int(v) for v in t.frame["text"]]
+    )
+    total = CHUNK_ROWS * 3 + 5
+    assert rows == list(range(total))
+    assert seen == [start / total for start in (0, CHUNK_ROWS, 2 * CHUNK_ROWS, 3 * CHUNK_ROWS)] + [1.0]
+
+    class Stopped(Exception):
+        pass
+
+    def stop_after_first() -> None:
+        if len(seen) > 5:
+            raise Stopped
+
+    with pytest.raises(Stopped):
+        Tokenizing(report=lambda part, n, share: seen.append(share), check_stop=stop_after_first).rows(
+            "train", table, None, lambda t: [0] * len(t)
+        )

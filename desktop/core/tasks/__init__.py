@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 TASK_MODULES = {
@@ -56,3 +58,151 @@ def auto_class(task: str) -> Any:
 def task_module(task: str) -> Any:
     """The module that implements ``task``."""
     return importlib.import_module(TASK_MODULES[task])
+
+
+# --------------------------------------------------------------------------- tokenizing
+
+
+CACHE_KEEP = 4
+"""Tokenized datasets kept in the cache (the newest): a million rows take a few hundred MB."""
+CHUNK_ROWS = 10_000
+
+
+class Tokenizing:
+    """How the rows are tokenized for a run: in chunks, with progress and Stop between chunks, and
+    cached, so that a second run on the same data with the same tokenizer and settings skips it.
+
+    Args:
+        config: The run's config (its data, columns, max length and task make the cache key).
+        tokenizer: The tokenizer (its class, name, vocabulary size and chat template too).
+        report: Told the part (``train`` / ``eval``), the rows and the share done (0..1).
+        check_stop: Raises when the user pressed Stop.
+        cache: Whether to use the cache (the app's data folder, ``cache/tokenized``).
+    """
+
+    def __init__(
+        self,
+        config: Any = None,
+        tokenizer: Any = None,
+        report: Any = None,
+        check_stop: Any = None,
+        cache: bool = False,
+    ) -> None:
+        self.config, self.tokenizer = config, tokenizer
+        self.report = report or (lambda part, rows, share: None)
+        self.check_stop = check_stop or (lambda: None)
+        self.cache = cache and config is not None
+
+    def rows(self, part: str, table: Any, columns: Any, encode: Any, chunked: bool = True) -> Any:
+        """``encode(table)`` of every row of ``table``, from the cache when it holds it.
+
+        ``chunked``: ``encode`` maps each row to its own examples (a list), so the rows can be
+        encoded a chunk at a time; otherwise ``encode`` runs once on the whole table.
+        """
+
+        def make() -> Any:
+            self.check_stop()
+            if not chunked or len(table) <= CHUNK_ROWS:
+                out = encode(table)
+            else:
+                out = []
+                for start in range(0, len(table), CHUNK_ROWS):
+                    self.check_stop()
+                    self.report(part, len(table), start / len(table))
+                    out += encode(table.take(list(range(start, min(len(table), start + CHUNK_ROWS)))))
+            self.report(part, len(table), 1.0)
+            return out
+
+        if not self.cache:
+            return make()
+        return cached(self._key(part, table, columns), make)
+
+    def _key(self, part: str, table: Any, columns: Any) -> str:
+        import dataclasses
+        import hashlib
+        import json
+
+        from desktop import __version__
+
+        config, tokenizer = self.config, self.tokenizer
+        files = []
+        for name in [*config.data.files, *config.validation.files]:
+            try:
+                stat = Path(name).stat()
+                files.append((str(Path(name).resolve()), stat.st_size, stat.st_mtime_ns))
+            except OSError:
+                files.append((name, -1, -1))
+        hub = ""
+        if config.data.hub_id:
+            from desktop.core.downloads import local_copy
+
+            folder = local_copy(config.data.hub_id, dataset=True)
+            hub = f"{folder}:{folder.stat().st_mtime_ns if folder else ''}"
+        parts = {
+            "app": __version__,
+            "task": config.task,
+            "part": part,
+            "rows": len(table),
+            "files": files,
+            "hub": [
+                config.data.hub_id,
+                config.data.hub_config,
+                config.data.split,
+                config.validation.split,
+                hub,
+            ],
+            "split": [config.validation.fraction, config.validation.seed, config.data.drop_bad_rows],
+            "columns": dataclasses.asdict(columns),
+            "max_length": config.training.max_length,
+            "tokenizer": [
+                type(tokenizer).__name__,
+                str(getattr(tokenizer, "name_or_path", "")),
+                len(tokenizer),
+                str(getattr(tokenizer, "chat_template", "") or ""),
+                str(getattr(tokenizer, "eos_token", "")),
+            ],
+        }
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def cached(key: str, make: Any) -> Any:
+    """The value saved under ``key`` in the tokenized cache, or ``make()`` (then saved, atomically)."""
+    import pickle
+    import tempfile
+
+    from desktop.core.paths import data_dir
+
+    folder = data_dir() / "cache" / "tokenized"
+    path = folder / f"{key}.pkl"
+    try:
+        with open(path, "rb") as fh:
+            value = pickle.load(fh)  # the app's own file, in the app's own folder
+        os.utime(path)  # recently used: kept longest
+        return value
+    except Exception:  # none yet, or a damaged or older one: made again
+        pass
+    value = make()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        _prune(folder)
+    except OSError:  # a full disk: the run goes on without a cache
+        pass
+    return value
+
+
+def _prune(folder: Path) -> None:
+    """Keep the :data:`CACHE_KEEP` newest tokenized datasets; only files of this cache's own naming."""
+    import re
+
+    mine = [p for p in folder.glob("*.pkl") if re.fullmatch(r"[0-9a-f]{32}\.pkl", p.name)]
+    mine.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in mine[CACHE_KEEP:]:
+        old.unlink(missing_ok=True)

@@ -21,7 +21,7 @@ from desktop.core.data import Table
 from desktop.core.errors import DataError
 from desktop.core.messages import msg
 from desktop.core.models import load_model
-from desktop.core.tasks import Prepared
+from desktop.core.tasks import Prepared, Tokenizing
 
 FALLBACK_CHAT_TEMPLATE = (
     "{% for message in messages %}"
@@ -129,15 +129,28 @@ def _encode_blocks(
     return [{"input_ids": b, "attention_mask": [1] * len(b), "labels": list(b)} for b in blocks if len(b) > 1]
 
 
-def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> tuple[list[dict], list[str]]:
+def encode(
+    table: Table,
+    columns: Columns,
+    tokenizer: Any,
+    max_length: int,
+    tokenizing: Tokenizing | None = None,
+    part: str = "train",
+) -> tuple[list[dict], list[str]]:
     """Tokenized examples with labels masked outside the trainable spans, and notes."""
     fmt = causal_format(columns)
     if fmt in ("chat", "instruction"):
         ensure_chat_template(tokenizer)
-    rendered = render(table, columns, tokenizer)
+
+    def examples_of(rows: Table) -> tuple[list[dict], int]:
+        rendered = render(rows, columns, tokenizer)
+        if fmt == "text":  # blocks run across rows: the table is tokenized in one piece
+            return _encode_blocks(rendered, tokenizer, max_length), 0
+        return _encode_spans(rendered, tokenizer, max_length)
+
+    examples, dropped = (tokenizing or Tokenizing()).rows(part, table, columns, examples_of, chunked=False)
     if fmt == "text":
-        return _encode_blocks(rendered, tokenizer, max_length), []
-    examples, dropped = _encode_spans(rendered, tokenizer, max_length)
+        return examples, []
     notes = []
     if dropped:
         notes.append(
@@ -145,7 +158,7 @@ def encode(table: Table, columns: Columns, tokenizer: Any, max_length: int) -> t
                 "{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} "
                 "tokens, so no response is left to learn. Raise training.max_length to keep them.",
                 dropped=dropped,
-                total=len(rendered),
+                total=len(table),
                 source=table.source,
                 length=max_length,
             )
@@ -169,15 +182,16 @@ def prepare(
     eval_: Table | None,
     columns: Columns,
     model_kwargs: dict[str, Any] | None = None,
+    tokenizing: Tokenizing | None = None,
 ) -> Prepared:
     """Load a causal LM and tokenize the rows."""
     from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq
 
     max_length = config.training.max_length
-    train_examples, notes = encode(train, columns, tokenizer, max_length)
+    train_examples, notes = encode(train, columns, tokenizer, max_length, tokenizing, "train")
     eval_examples = None
     if eval_ is not None:
-        eval_examples, eval_notes = encode(eval_, columns, tokenizer, max_length)
+        eval_examples, eval_notes = encode(eval_, columns, tokenizer, max_length, tokenizing, "eval")
         notes += eval_notes
     model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **(model_kwargs or {}))
     if model.config.pad_token_id is None:

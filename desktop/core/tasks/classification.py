@@ -8,7 +8,7 @@ from desktop.core.columns import label_key
 from desktop.core.config import Columns, RunConfig
 from desktop.core.data import Table
 from desktop.core.models import load_model
-from desktop.core.tasks import Prepared
+from desktop.core.tasks import Prepared, Tokenizing
 
 
 def label_maps(labels: list[Any]) -> tuple[dict[str, int], dict[int, str]]:
@@ -44,6 +44,7 @@ def prepare(
     eval_: Table | None,
     columns: Columns,
     model_kwargs: dict[str, Any] | None = None,
+    tokenizing: Tokenizing | None = None,
 ) -> Prepared:
     """Load a sequence-classification model and tokenize the rows."""
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
@@ -61,10 +62,15 @@ def prepare(
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
     max_length = config.training.max_length
+    tokenizing = tokenizing or Tokenizing()
+
+    def encode(table: Table) -> list[dict]:
+        return _encode(table, columns, tokenizer, max_length, label2id)
+
     return Prepared(
         model=model,
-        train=_encode(train, columns, tokenizer, max_length, label2id),
-        eval=_encode(eval_, columns, tokenizer, max_length, label2id) if eval_ is not None else None,
+        train=tokenizing.rows("train", train, columns, encode),
+        eval=tokenizing.rows("eval", eval_, columns, encode) if eval_ is not None else None,
         collator=DataCollatorWithPadding(tokenizer),
         compute_metrics=compute_metrics,
     )

@@ -7,7 +7,7 @@ from typing import Any
 from desktop.core.config import Columns, RunConfig
 from desktop.core.data import Table
 from desktop.core.models import load_model
-from desktop.core.tasks import Prepared
+from desktop.core.tasks import Prepared, Tokenizing
 
 
 def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, list[str]]:
@@ -32,16 +32,22 @@ def prepare(
     eval_: Table | None,
     columns: Columns,
     model_kwargs: dict[str, Any] | None = None,
+    tokenizing: Tokenizing | None = None,
 ) -> Prepared:
     """Load an encoder-decoder model and tokenize the rows."""
     from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq
 
     model = load_model(AutoModelForSeq2SeqLM, config.model, "sequence-to-sequence", **(model_kwargs or {}))
     max_length = config.training.max_length
+    tokenizing = tokenizing or Tokenizing()
+
+    def rows(table: Table) -> list[dict]:
+        return encode(table, columns, tokenizer, max_length)
+
     return Prepared(
         model=model,
-        train=encode(train, columns, tokenizer, max_length),
-        eval=encode(eval_, columns, tokenizer, max_length) if eval_ is not None else None,
+        train=tokenizing.rows("train", train, columns, rows),
+        eval=tokenizing.rows("eval", eval_, columns, rows) if eval_ is not None else None,
         # Without model=: the model makes its decoder inputs from the labels itself, and a collator
         # that holds the model cannot be sent to data loader workers (Windows spawns them).
         collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=-100),

@@ -501,8 +501,8 @@ class DataPage(WizardPage):
                 where=where,
             )
             if result.epoch_s:  # no NVIDIA GPU: the time is what the user needs to know
-                time = self.tr("Roughly {minutes:.0f} min per epoch on this CPU.")
-                text = sentences(text, time.format(minutes=max(1.0, result.epoch_s / 60)))
+                per_epoch = self.tr("Roughly {minutes:.0f} min per epoch on this CPU.")
+                text = sentences(text, per_epoch.format(minutes=max(1.0, result.epoch_s / 60)))
             self.fit_label.setText(text)
 
         self._run(work, done, lambda exc: None)  # no badge when the config cannot be had: not an error
