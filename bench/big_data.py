@@ -1,6 +1,6 @@
 """A 1.75 M-row CSV (211 MB): how long ``preview`` and ``validate`` take and how much memory they use.
 
-    python bench/big_data.py [--rows 1750000] [--folder DIR]
+    python bench/big_data.py [--rows 1750000] [--folder DIR] [--tokenize]
 
 Writes a review-classification CSV of ``--rows`` rows (Chinese and English texts, two labels, a few
 blank texts to find) outside the repository, then runs, each as its own process so that its peak
@@ -9,7 +9,9 @@ memory (max RSS) is its own:
 - the baseline: ``datasets.load_dataset("csv")`` of the same file and a ``map`` over every row (what a
   plain Transformers script does before training),
 - ``finetune-studio-cli preview`` (first rows, mapping, no token statistics),
-- ``finetune-studio-cli validate`` (the full check of every row).
+- ``finetune-studio-cli validate`` (the full check of every row),
+- with ``--tokenize``: tokenizing every training row with MiniLM's tokenizer, by the baseline
+  (``datasets`` ``map``) and by the app, twice (the second run reads the app's cache).
 
 Targets: preview under 2 s; preview and validate under 500 MB. The baseline gets a fresh datasets cache
 each time (a second ``load_dataset`` of the same file would only read its Arrow cache).
@@ -51,10 +53,35 @@ def write_csv(path: Path, rows: int) -> None:
             fh.write(f'{i},"{text}",{"positive" if rng.random() < 0.5 else "negative"}\n')
 
 
+TOKENIZE = """
+import sys, time
+from desktop.core.checks import load_and_check
+from desktop.core.config import load_config
+from desktop.core.models import load_tokenizer
+from desktop.core.tasks import Tokenizing
+from desktop.core.tasks.classification import _encode, label_maps
+config = load_config(sys.argv[1])
+checked = load_and_check(config)
+tokenizer = load_tokenizer(config.model)
+columns = checked.guess.columns
+label2id, _ = label_maps(checked.train.frame[columns.label].unique().tolist())
+start = time.perf_counter()
+length = config.training.max_length
+rows = Tokenizing(config, tokenizer, cache=True).rows(
+    "train", checked.train, columns, lambda t: _encode(t, columns, tokenizer, length, label2id)
+)
+print(len(rows), "rows tokenized in", round(time.perf_counter() - start, 1), "s")
+"""
+
 BASELINE = """
 import sys, datasets
+tok = None
+if len(sys.argv) > 3:  # tokenize too, with this tokenizer
+    import transformers
+    tok = transformers.AutoTokenizer.from_pretrained(sys.argv[3])
 d = datasets.load_dataset("csv", data_files=sys.argv[1], split="train", cache_dir=sys.argv[2])
-d = d.map(lambda b: {"n": [len(t or "") for t in b["review"]]}, batched=True)
+d = d.map(lambda b: tok([t or "" for t in b["review"]], truncation=True, max_length=64) if tok
+          else {"n": [len(t or "") for t in b["review"]]}, batched=True)
 print(len(d))
 """
 
@@ -83,6 +110,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_750_000)
     parser.add_argument("--folder", type=Path)
+    parser.add_argument(
+        "--tokenize",
+        action="store_true",
+        help="also tokenize every training row, twice (the second from the cache)",
+    )
     args = parser.parse_args()
     folder = args.folder or Path(tempfile.mkdtemp(prefix="fs-big-data-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -109,6 +141,7 @@ def main() -> int:
         ("baseline", [python, "-c", BASELINE, str(data), str(folder / f"hf-cache-{time.time_ns()}")]),
         ("preview", [python, "-m", "desktop.cli", "preview", str(config), "--no-tokens", "--rows", "5"]),
         ("validate", [python, "-m", "desktop.cli", "validate", str(config)]),
+        *(_tokenizing(python, config, folder) if args.tokenize else []),
     ):
         wrapped = [python, __file__, "--child", *command]
         done = subprocess.run(wrapped, capture_output=True, text=True, env=env, cwd=ROOT)
@@ -122,7 +155,7 @@ def main() -> int:
         shown = (
             f"   ({first.replace('first line after', 'first rows shown after')})" if name == "preview" else ""
         )
-        print(f"{name:9} {float(seconds):7.1f} s   peak {float(peak):7.0f} MB{shown}")
+        print(f"{name:14} {float(seconds):7.1f} s   peak {float(peak):7.0f} MB{shown}")
     base_s = results["baseline"][0]
     print(
         f"ratios to the baseline: preview {results['preview'][0] / base_s:.2f}, "
@@ -133,6 +166,22 @@ def main() -> int:
     if args.folder is None:
         shutil.rmtree(folder, ignore_errors=True)
     return 0 if ok else 1
+
+
+def _tokenizing(python: str, config: Path, folder: Path) -> list[tuple[str, list[str]]]:
+    """The tokenization steps: the baseline's (datasets' map with the tokenizer), ours, ours again."""
+    sys.path.insert(0, str(ROOT))
+    from desktop.core.config import ModelSource
+    from desktop.core.models import resolve
+
+    tokenizer = resolve(ModelSource(name="bundled:all-minilm-l6-v2"))
+    data = folder / "reviews-big.csv"
+    cache = str(folder / f"hf-cache-{time.time_ns()}")
+    return [
+        ("baseline tok.", [python, "-c", BASELINE, str(data), cache, str(tokenizer)]),
+        ("tokenize", [python, "-c", TOKENIZE, str(config)]),
+        ("tokenize again", [python, "-c", TOKENIZE, str(config)]),
+    ]
 
 
 def child(command: list[str]) -> int:

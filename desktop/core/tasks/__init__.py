@@ -160,9 +160,34 @@ class Tokenizing:
                 len(tokenizer),
                 str(getattr(tokenizer, "chat_template", "") or ""),
                 str(getattr(tokenizer, "eos_token", "")),
+                _tokenizer_files(str(getattr(tokenizer, "name_or_path", ""))),
             ],
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def _tokenizer_files(folder: str) -> list[tuple[str, int, int]]:
+    """The tokenizer files of a model folder with their sizes and times: a tokenizer replaced in
+    place (same name, same vocabulary size) makes a new cache key."""
+    path = Path(folder)
+    if not folder or not path.is_dir():
+        return []
+    names = (
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.txt",
+        "vocab.json",
+        "merges.txt",
+        "spiece.model",
+    )
+    found = []
+    for name in names:
+        try:
+            stat = (path / name).stat()
+        except OSError:
+            continue
+        found.append((name, stat.st_size, stat.st_mtime_ns))
+    return found
 
 
 def cached(key: str, make: Any) -> Any:
