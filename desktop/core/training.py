@@ -178,12 +178,12 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
         on_event(PreparingEvent(msg("Warning: {warning}", warning=warning)))
     if stop.is_set():
         raise _StoppedWhilePreparing()
-    shown = {"train": -1, "eval": -1}
+    last_tenth = {"train": -1, "eval": -1}
 
     def tokenized(part: str, rows: int, share: float) -> None:  # a line per tenth, not per chunk
         tenth = int(share * 10)
-        if tenth != shown[part]:
-            shown[part] = tenth
+        if tenth != last_tenth[part]:
+            last_tenth[part] = tenth
             template = (
                 msg("Tokenizing {rows} training rows: {percent}%", rows=rows, percent=tenth * 10)
                 if part == "train"

@@ -94,6 +94,10 @@ class RunsModel(QAbstractTableModel):
 STATUS_COLOURS = {"finished": "#3aa55d", "failed": "#d9534f", "interrupted": "#d9534f", "stopped": "#d9a21b"}
 
 
+def _curve_key(info: RunInfo) -> tuple[Path, int, str]:
+    return info.path, info.step, info.status
+
+
 def _sort_key(info: RunInfo, column: int) -> object:
     values = (
         info.name,
@@ -135,7 +139,8 @@ class RunsDialog(QDialog):
         self.runs_dir = runs_dir
         self._listing: BackgroundTask | None = None
         self._generation = 0
-        self._curves: dict[Path, list[tuple[int, float]]] = {}
+        # Loss curves read, by run as it was then (folder, step, status): a run that went on is read again.
+        self._curves: dict[tuple[Path, int, str], list[tuple[int, float]]] = {}
         self._loading: BackgroundTask | None = None
         self.folder_label = QLabel()
         self.folder_label.setObjectName("hint")
@@ -287,9 +292,8 @@ class RunsDialog(QDialog):
     def _on_listed(self, infos: list[RunInfo]) -> None:
         chosen = {info.path for info in self.selected()}
         self.model.set_runs(infos)
-        self._curves = {
-            path: curve for path, curve in self._curves.items() if any(i.path == path for i in infos)
-        }
+        listed = {_curve_key(info) for info in infos}
+        self._curves = {key: curve for key, curve in self._curves.items() if key in listed}
         self.folder_label.setText(self.tr("Runs in {folder}").format(folder=self.runs_dir))
         if not self.table.property("sized") and infos:
             header = self.table.horizontalHeader()
@@ -358,17 +362,17 @@ class RunsDialog(QDialog):
 
     def _load_curves(self, chosen: list[RunInfo]) -> None:
         """Draw the selected runs' loss curves; those not read yet are read in the background."""
-        missing = [info.path for info in chosen if info.path not in self._curves]
+        missing = [_curve_key(info) for info in chosen if _curve_key(info) not in self._curves]
         if not missing:
             self._draw_curves(chosen)
             return
         if self._loading is not None:
             self._loading.cancel()
 
-        def read() -> dict[Path, list[tuple[int, float]]]:
-            return {path: loss_curve(RunDir(path)) for path in missing}
+        def read() -> dict[tuple[Path, int, str], list[tuple[int, float]]]:
+            return {key: loss_curve(RunDir(key[0])) for key in missing}
 
-        def done(curves: dict[Path, list[tuple[int, float]]]) -> None:
+        def done(curves: dict[tuple[Path, int, str], list[tuple[int, float]]]) -> None:
             self._curves.update(curves)
             self._draw_curves(self.selected())
 
@@ -376,7 +380,7 @@ class RunsDialog(QDialog):
 
     def _draw_curves(self, chosen: list[RunInfo]) -> None:
         if self.plot is None:
-            if not any(self._curves.get(info.path) for info in chosen):
+            if not any(self._curves.get(_curve_key(info)) for info in chosen):
                 self.curves_shown.emit()
                 return
             from desktop.gui.widgets.live_plot_widget import LivePlotWidget
@@ -385,7 +389,7 @@ class RunsDialog(QDialog):
             self.plot_area.layout().addWidget(self.plot)
         self.plot.clear_curves()
         for i, info in enumerate(chosen):
-            curve = self._curves.get(info.path)
+            curve = self._curves.get(_curve_key(info))
             if not curve:
                 continue
             self.plot.add_curve(info.name, info.name, CURVE_COLOURS[i % len(CURVE_COLOURS)], width=2)

@@ -159,3 +159,18 @@ def test_an_interrupted_run_resumes_to_the_end(
     started = [e for e in RunDir(run.path).events() if e.kind == "started"]
     assert started[-1].resumed_from_step == 5
     win.close()
+
+
+def test_a_runs_curve_is_read_again_once_it_went_on(window: MainWindow, app_home: Path, qtbot) -> None:
+    run = _run(app_home / "runs", "going")
+    dialog = _opened(window, qtbot)
+    with qtbot.waitSignal(dialog.curves_shown):
+        dialog.select(dialog.infos[0].name)
+    assert dialog.plot.count(dialog.infos[0].name) == 2
+    again = RunDir(run.path)
+    again.append(ProgressEvent(30, 100, 0.6, 30.0, 60.0, 8.0, None))
+    again.append(LogEvent(30, 0.6, {"loss": 0.02}))
+    again.close()
+    with qtbot.waitSignal(dialog.curves_shown):
+        dialog.refresh()  # as the window does when a run ends
+    assert dialog.plot.count(dialog.infos[0].name) == 3
