@@ -13,6 +13,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from desktop.core import distributed
 from desktop.core.errors import DiskError, human_size
 from desktop.core.events import CheckpointEvent, Event, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.messages import msg
@@ -139,6 +140,7 @@ class EventCallback(TrainerCallback):
         self._t0 = 0.0
         self._first_step = 0
         self._examples_per_step = 1
+        self._world_size = 1
         self.stopped_early = False
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -146,6 +148,7 @@ class EventCallback(TrainerCallback):
         self._first_step = state.global_step
         self._set_mark()
         self._examples_per_step = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
+        self._world_size = args.world_size
         if state.is_world_process_zero:
             self._emit(
                 StartedEvent(
@@ -157,7 +160,9 @@ class EventCallback(TrainerCallback):
         if state.is_world_process_zero:
             self._report_step(args, state)
         # Checked after reporting, so a stop asked for while handling this step's event applies now.
-        if self._stop.is_set() and state.global_step < state.max_steps:
+        # With several processes every rank must stop at the same step: a stop seen by one is shared.
+        stop = self._stop.is_set() if args.world_size == 1 else distributed.any_rank(self._stop.is_set())
+        if stop and state.global_step < state.max_steps:
             control.should_training_stop = True
             control.should_save = True
             self.stopped_early = True
@@ -225,7 +230,7 @@ class EventCallback(TrainerCallback):
         self._mark = (now, count)
         if now <= then or count <= before:
             return self._tokens_per_second
-        rate = (count - before) / (now - then)
+        rate = (count - before) / (now - then) * self._world_size  # rank 0 counts its own share
         previous = self._tokens_per_second
         self._tokens_per_second = rate if previous is None else 0.7 * previous + 0.3 * rate
         return self._tokens_per_second

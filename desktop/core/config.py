@@ -15,13 +15,14 @@ import tomlkit
 from desktop.core.errors import ConfigError, Problem
 from desktop.core.messages import Msg, collected, msg
 
-SCHEMA_VERSION = "1.1"  # 1.1: [performance] and [lora]
+SCHEMA_VERSION = "1.2"  # 1.1: [performance] and [lora]; 1.2: [launch]
 TASKS = ("classification", "causal-lm", "seq2seq")
 SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "adafactor", "adamw_bnb_8bit", "paged_adamw_8bit")
 COMPILE_BACKENDS = ("inductor", "aot_eager", "eager")
 ATTENTIONS = ("auto", "sdpa", "eager", "flash_attention_2")
+STRATEGIES = ("ddp", "fsdp", "deepspeed-zero2", "deepspeed-zero3")
 DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".txt", ".xlsx")
 HUB_ID = re.compile(r"^(modelscope:)?[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 """A hub id (``owner/name``), optionally ``modelscope:owner/name`` for one from ModelScope."""
@@ -175,6 +176,36 @@ class Output:
 
 
 @dataclass
+class Launch:
+    """How the run is started: in the app's process, in a child process, or on several GPUs."""
+
+    separate_process: bool = _help(
+        "Train in a child process: Stop can end it at once, a crash cannot close the app, and every byte "
+        "of GPU memory goes back to the system when the run ends.",
+        default=False,
+    )
+    num_processes: int = _help(
+        "Processes to train with, one per GPU; 2 or more run through accelerate launch.", default=1
+    )
+    gpu_ids: str = _help('The GPUs to use, e.g. "0,1"; empty = the first num_processes GPUs.', default="")
+    strategy: str = _help(
+        "With several GPUs: ddp (a whole copy of the model on each GPU), fsdp (the model split across "
+        "the GPUs), deepspeed-zero2 or deepspeed-zero3 (need the deepspeed package).",
+        default="ddp",
+    )
+
+    @property
+    def distributed(self) -> bool:
+        """Whether the run goes through ``accelerate launch`` (several processes)."""
+        return self.num_processes > 1
+
+    @property
+    def child(self) -> bool:
+        """Whether the run goes in a child process (asked for, or needed for several processes)."""
+        return self.separate_process or self.distributed
+
+
+@dataclass
 class RunConfig:
     """Everything needed to reproduce a run."""
 
@@ -188,6 +219,7 @@ class RunConfig:
     performance: Performance = field(default_factory=Performance)
     lora: Lora = field(default_factory=Lora)
     output: Output = field(default_factory=Output)
+    launch: Launch = field(default_factory=Launch)
 
     def validate(self) -> list[Problem]:
         """Every problem with this config at once, each naming the field and the fix."""
@@ -428,6 +460,7 @@ def _validate(config: RunConfig) -> list[Problem]:
         add("task", msg("must be one of {choices}.", choices=", ".join(TASKS)))
     _validate_model(config.model, add)
     _validate_data(config, add)
+    _validate_launch(config.launch, add)
     t = config.training
     # inf and nan pass every comparison below the wrong way (nan < 0 is false): name them first.
     infinite = set()
@@ -458,6 +491,25 @@ def _validate(config: RunConfig) -> list[Problem]:
         add("training.max_length", msg("must be between 8 and 1048576 tokens."))
     _validate_performance(config, add)
     return problems
+
+
+def _validate_launch(launch: Launch, add: Any) -> None:
+    if launch.num_processes < 1:
+        add("launch.num_processes", msg("must be 1 or more."))
+    if launch.strategy not in STRATEGIES:
+        add("launch.strategy", msg("must be one of {choices}.", choices=", ".join(STRATEGIES)))
+    ids = [i.strip() for i in launch.gpu_ids.split(",")] if launch.gpu_ids.strip() else []
+    if not all(i.isdigit() for i in ids) or len(set(ids)) != len(ids):
+        add("launch.gpu_ids", msg('must be GPU numbers separated by commas, e.g. "0,1".'))
+    elif ids and len(ids) != launch.num_processes:
+        add(
+            "launch.gpu_ids",
+            msg(
+                "names {count} GPUs for {processes} processes; name one GPU per process, or leave it empty.",
+                count=len(ids),
+                processes=launch.num_processes,
+            ),
+        )
 
 
 def _validate_performance(config: RunConfig, add: Any) -> None:

@@ -22,6 +22,12 @@ class Event:
         """The event as one line of JSON."""
         return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
 
+    def to_wire(self) -> str:
+        """The event as one line of JSON for a supervising process: its messages keep their templates
+        (see :func:`event_from_wire`), so the app shows a child's messages in the user's language."""
+        data = {"event": self.kind, **{f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}}
+        return json.dumps(data, ensure_ascii=False, default=str)
+
 
 @dataclass(frozen=True)
 class StartedEvent(Event):
@@ -34,6 +40,7 @@ class StartedEvent(Event):
     num_eval_examples: int
     device: str
     resumed_from_step: int = 0
+    processes: int = 1  # training processes (one per GPU); rank 0 reports
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,7 @@ class FinishedEvent(Event):
     step: int
     model_dir: str
     metrics: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the user should know about the data
 
 
 @dataclass(frozen=True)
@@ -161,3 +169,45 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 def event_from_json(line: str) -> Event:
     """Rebuild an event from one JSON line."""
     return event_from_dict(json.loads(line))
+
+
+_MSG = "__msg__"
+
+
+def _encode(value: Any) -> Any:
+    from desktop.core.messages import Msg
+
+    if isinstance(value, Msg):
+        return {_MSG: value.template, "params": {k: _encode(v) for k, v in value.params.items()}}
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    return value
+
+
+def _decode(value: Any) -> Any:
+    from desktop.core.messages import Msg
+
+    if isinstance(value, dict):
+        if _MSG in value and set(value) == {_MSG, "params"}:
+            try:
+                return Msg(value[_MSG], **{k: _decode(v) for k, v in value["params"].items()})
+            except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+                return str(value[_MSG])
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def event_from_wire(line: str) -> Event:
+    """Rebuild an event from :meth:`Event.to_wire` output, messages and all.
+
+    Raises:
+        ValueError: The line is not JSON, or names no known event type.
+    """
+    data = json.loads(line)
+    if not isinstance(data, dict):
+        raise ValueError(f"not a run event: {line!r}")
+    return event_from_dict(_decode(data))

@@ -83,14 +83,20 @@ def run_training(
         resume: A stopped or interrupted run folder to continue from its newest good checkpoint.
         origin: The config file the run comes from, recorded so ``--resume`` finds this run.
     """
+    from desktop.core import distributed
+
     stop = stop or threading.Event()
     runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
+    main = distributed.world().main
+    if not main:  # rank 0 reports and writes the run folder; the other ranks only train
+        on_event = _ignore
     try:
-        if resume is not None:
+        if resume is not None and main:
             resume.lock()  # before anything is written: one process per run folder
-        else:
+        elif main:
             check_writable(runs_dir, "runs folder")  # before the model loads, not after
-        prepared = _prepare(config, on_event, stop)
+        with distributed.main_first():  # rank 0 fills the tokenized cache, the others read it
+            prepared = _prepare(config, on_event, stop)
     except _StoppedWhilePreparing:
         if resume is not None:
             resume.unlock()
@@ -115,10 +121,17 @@ def run_training(
             event = StoppedEvent(step=0, checkpoint="")
             on_event(event)
             return RunResult("stopped", notes=prepared.task.notes)
-        run = resume or RunDir.create(runs_dir, prepared.config, origin)
+        if not main:
+            run = resume or RunDir(distributed.share(None))
+        else:
+            run = resume or RunDir.create(runs_dir, prepared.config, origin)
+            if resume is None:
+                distributed.share(str(run.path))
         if resume is not None:
             prepared.config.output = resume.config().output
-            prepared.config.save(resume.config_path)  # the schedule may have changed, e.g. more steps
+            prepared.config.launch = config.launch  # a resume may use another number of GPUs
+            if main:
+                prepared.config.save(resume.config_path)  # the schedule may have changed, e.g. more steps
     except OSError as exc:
         if resume is not None:
             resume.unlock()
@@ -127,6 +140,8 @@ def run_training(
         return RunResult("invalid", failure=failure)
 
     def emit(event: Event) -> None:
+        if not main:
+            return
         try:
             run.append(event)
         except OSError:  # a full disk: the run goes on (the checkpoint check stops it cleanly)
@@ -134,12 +149,16 @@ def run_training(
         on_event(event)
 
     try:
-        with _log_to(run.log_path):
+        with _log_to(run.log_path) if main else contextlib.nullcontext():
             return _train(prepared, run, emit, stop, resume is not None)
     finally:
         run.unlock()
         run.close()
         release_memory()
+
+
+def _ignore(event: Event) -> None:
+    """Where the events of ranks other than 0 go."""
 
 
 class _StoppedWhilePreparing(Exception):
@@ -229,7 +248,7 @@ def _training_args(
     t = config.training
     eval_strategy = ("steps" if t.eval_steps else "epoch") if has_eval else "no"
     cls = Seq2SeqTrainingArguments if seq2seq else TrainingArguments
-    options = _current_names(cls, options)
+    options = _current_names(cls, {**options, **_distributed_args()})
     return cls(
         output_dir=str(output_dir),
         num_train_epochs=t.epochs,
@@ -255,6 +274,22 @@ def _training_args(
     )
 
 
+def _distributed_args() -> dict[str, Any]:
+    """With several processes: gloo where there is no NCCL (CPU, Windows), and CPU without a GPU."""
+    from desktop.core import distributed
+
+    if not distributed.world().distributed:
+        return {}
+    import torch
+
+    cpu = not torch.cuda.is_available()
+    args: dict[str, Any] = {"use_cpu": cpu} if cpu else {}
+    backend = distributed.backend(cpu)
+    if backend:
+        args["ddp_backend"] = backend
+    return args
+
+
 def _train(
     prepared: _Prepared, run: RunDir, emit: Callable[[Event], None], stop: threading.Event, resuming: bool
 ) -> RunResult:
@@ -262,8 +297,13 @@ def _train(
 
     from desktop.core.callbacks import CountingCollator, EventCallback, TokenCount
 
+    from desktop.core import distributed
+
     config, task = prepared.config, prepared.task
-    checkpoint = resume_point(run, emit) if resuming else None
+    main = distributed.world().main
+    checkpoint = resume_point(run, emit) if resuming and main else None  # rank 0 sets damaged ones aside
+    if resuming:
+        checkpoint = distributed.share(checkpoint)
     before = {p.name for p in run.checkpoints()}
     trainer = None
     try:
@@ -279,6 +319,7 @@ def _train(
                 "num_train_examples": prepared.num_train,
                 "num_eval_examples": prepared.num_eval,
                 "device": _device_name(args.device),
+                "processes": distributed.world().size,
             },
             tokens=tokens,
             perplexity=config.task == "causal-lm",
@@ -315,18 +356,20 @@ def _train(
         if task.eval is not None:
             metrics.update(_final_eval(trainer, config))
         _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora)
-        emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics))
+        emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics, notes=task.notes))
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
     except KeyboardInterrupt:
         # A second Ctrl-C: stop at once, but leave the folder as clean as a graceful stop would.
-        remove_partial_checkpoints(run, before)
+        if main:
+            remove_partial_checkpoints(run, before)
         saved = run.latest_checkpoint()
         step = trainer.state.global_step if trainer is not None else 0
         emit(StoppedEvent(step=step, checkpoint=str(saved) if saved else ""))
         raise
     except Exception as exc:
         log.exception("training failed")
-        remove_partial_checkpoints(run, before)
+        if main:
+            remove_partial_checkpoints(run, before)
         failure = _failure(disk_error(exc, run.path) or exc, config)
         emit(failure)
         return RunResult("failed", run.path, failure=failure, notes=task.notes)
@@ -363,19 +406,31 @@ def _save_model(trainer: Any, run: RunDir, tokenizer: Any, lora: bool) -> None:
     With LoRA the adapters are kept in ``adapter/`` and ``model/`` gets them merged into the base
     weights, so ``model/`` always loads with ``from_pretrained``.
     """
+    from desktop.core import distributed
+
+    main = distributed.world().main
     model_dir = run.model_dir
     partial = model_dir.with_name(model_dir.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
+    if main:
+        shutil.rmtree(partial, ignore_errors=True)
+    distributed.barrier()
     try:
+        # Every rank calls save_model (FSDP and DeepSpeed gather the weights); rank 0 writes.
         if lora:
             trainer.save_model(str(run.path / "adapter"))
-            trainer.model.merge_and_unload().save_pretrained(str(partial))
-            tokenizer.save_pretrained(str(partial))
+            merged = trainer.model.merge_and_unload()
+            if main:
+                merged.save_pretrained(str(partial))
+                tokenizer.save_pretrained(str(partial))
         else:
             trainer.save_model(str(partial))
     except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
+        if main:
+            shutil.rmtree(partial, ignore_errors=True)
         raise
+    distributed.barrier()
+    if not main:
+        return
     if model_dir.exists():
         shutil.rmtree(model_dir)
     os.replace(partial, model_dir)

@@ -1,4 +1,9 @@
-"""The Trainer on a background thread: ``run_training`` runs there; this GUI-thread controller re-emits."""
+"""The Trainer on a background thread: ``run_training`` runs there; this GUI-thread controller re-emits.
+
+Two runners behind one controller (DESIGN.md, Training in a QThread): in the app's process, or in a
+child process (``launch.separate_process``, and always for several GPUs) that the same background
+thread supervises. Pages, plots and tests see the same signals either way.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +45,27 @@ def _train(
         return RunResult("failed", failure=failure)
 
 
+def _train_child(
+    config: RunConfig,
+    resume: RunDir | None,
+    stop: threading.Event,
+    hard_stop: threading.Event,
+    task: BackgroundTask,
+) -> RunResult:
+    """One run in a child process, supervised from the task's thread."""
+    from desktop.core.gpu import detect_gpus
+    from desktop.core.supervisor import ChildRun
+
+    try:
+        gpus = len(detect_gpus().nvidia) or None
+        return ChildRun(config, task.report, resume=resume, gpus=gpus).run(stop, hard_stop)
+    except BaseException as exc:  # the supervisor reports failures itself; this is a last resort
+        reason = msg("Training stopped with an unexpected error: {error}", error=exc)
+        failure = FailedEvent(reason, "", traceback.format_exc())
+        task.report(failure)
+        return RunResult("failed", failure=failure)
+
+
 class TrainingController(QObject):
     """Owns the training thread; pages, plots and tests connect only to these signals."""
 
@@ -68,6 +94,8 @@ class TrainingController(QObject):
         super().__init__(parent)
         self._task: BackgroundTask | None = None
         self._stop = threading.Event()
+        self._hard_stop = threading.Event()
+        self._child = False
         self.last_result: RunResult | None = None
 
     def is_running(self) -> bool:
@@ -80,7 +108,12 @@ class TrainingController(QObject):
             raise RuntimeError("a run is already in progress")
         # Stop is a direct call that sets this event: a queued request would wait for the run to end.
         stop = self._stop = threading.Event()
-        task = BackgroundTask(lambda: _train(config, resume, stop, task), self, stop)
+        hard_stop = self._hard_stop = threading.Event()
+        self._child = config.launch.child
+        if self._child:
+            task = BackgroundTask(lambda: _train_child(config, resume, stop, hard_stop, task), self, stop)
+        else:
+            task = BackgroundTask(lambda: _train(config, resume, stop, task), self, stop)
         task.progressed.connect(self._on_task_progressed)
         task.finished.connect(self._on_task_finished)
         self._task = task
@@ -88,8 +121,26 @@ class TrainingController(QObject):
         self.running_changed.emit(True)
 
     def stop(self) -> None:
-        """Ask the run to stop after the current step; a checkpoint is kept."""
+        """Ask the run to stop after the current step; a checkpoint is kept.
+
+        In a child process a second Stop ends it at once (see :meth:`stop_now`).
+        """
+        if self._stop.is_set() and self._child:
+            self.stop_now()
         self._stop.set()
+
+    def stop_now(self) -> None:
+        """End a child-process run at once, its whole process tree; the last checkpoint is kept.
+
+        An in-process run cannot be ended at once: this is a graceful stop there.
+        """
+        self._stop.set()
+        if self._child:
+            self._hard_stop.set()
+
+    def in_child_process(self) -> bool:
+        """Whether the current (or last) run goes in a child process, so Stop can end it at once."""
+        return self._child
 
     def wait(self) -> None:
         """Block until the run has ended."""
