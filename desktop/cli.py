@@ -10,7 +10,7 @@ import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop import cli_text
 from desktop.cli_text import say, set_language, text
@@ -26,6 +26,9 @@ from desktop.core.events import (
     StartedEvent,
 )
 from desktop.core.secrets import redact, shell_join
+
+if TYPE_CHECKING:
+    from desktop.core.training import RunResult
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_STOPPED = 0, 1, 2, 130
 
@@ -156,6 +159,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume", action="store_true", help=say("continue the latest stopped run of this config")
     )
+    p.add_argument(
+        "--separate-process",
+        action="store_true",
+        help=say("train in a child process: a second Ctrl-C ends it at once, keeping the last checkpoint"),
+    )
+    p.add_argument(
+        "--num-processes",
+        type=int,
+        metavar="N",
+        help=say("train with N processes, one per GPU, through accelerate launch (2 CPU processes without a GPU)"),
+    )
+    p.add_argument("--gpus", metavar="IDS", help=say('the GPUs to use, e.g. "0,1"'))
+    p.add_argument(
+        "--strategy",
+        choices=("ddp", "fsdp", "deepspeed-zero2", "deepspeed-zero3"),
+        help=say("how several GPUs share the work (default: the config's, else ddp)"),
+    )
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("validate", parents=[hub], help=say("check a config and its data without training"))
@@ -202,7 +222,35 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("runs", help=say("list run folders"))
     p.add_argument("--runs-dir", type=Path)
+    p.add_argument(
+        "--import",
+        dest="import_run",
+        type=Path,
+        metavar="FOLDER",
+        help=say("copy a run folder from elsewhere (a cluster job's runs/...) into the runs folder"),
+    )
     p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("job", help=say("write a run as a job for another machine or a Slurm cluster"))
+    job = p.add_subparsers(dest="job_command", required=True)
+    p = job.add_parser(
+        "export",
+        parents=[hub],
+        help=say("a self-contained folder: config, data, Accelerate config, launch.sh, job.sbatch"),
+    )
+    p.add_argument("config", type=Path)
+    p.add_argument("dest", type=Path, help=say("a new folder for the job"))
+    p.add_argument("--num-processes", type=int, metavar="N", help=say("GPUs per machine (default: the config's)"))
+    p.add_argument("--nodes", type=int, default=1, metavar="M", help=say("machines for the Slurm script (default: 1)"))
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=say("override a config value, e.g. --set training.epochs=1 (repeatable)"),
+    )
+    p.set_defaults(func=cmd_job_export)
 
     add_parsers(sub)
     return parser
@@ -300,7 +348,7 @@ class _Console:
             self.run_dir = event.run_dir
             self._line(say("Run folder: {folder}", folder=event.run_dir))
             values = {
-                "device": event.device,
+                "device": event.device if event.processes == 1 else f"{event.processes} × {event.device}",
                 "train": event.num_train_examples,
                 "eval": event.num_eval_examples,
                 "steps": event.total_steps,
@@ -370,6 +418,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from desktop.core.training import run_training
 
     config = _load(args)
+    _apply_launch(config, args)
     origin = args.config.resolve()
     resume = None
     if args.resume:
@@ -416,7 +465,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     graceful = GracefulStop(stop, lambda reason: console._line(_stop_line(reason)))
     try:
         with graceful:
-            result = run_training(config, console, stop, resume=resume, origin=origin)
+            if config.launch.child:
+                result = _train_in_child(config, console, stop, resume, origin)
+            else:
+                result = run_training(config, console, stop, resume=resume, origin=origin)
     finally:
         console.close()
     for note in result.notes:
@@ -438,6 +490,46 @@ def cmd_train(args: argparse.Namespace) -> int:
     else:
         _print_failure(result.failure, result.run_dir)
     return result.exit_code
+
+
+def _apply_launch(config: RunConfig, args: argparse.Namespace) -> None:
+    """``--separate-process``, ``--num-processes``, ``--gpus`` and ``--strategy`` over the config's [launch]."""
+    launch = config.launch
+    if args.separate_process:
+        launch.separate_process = True
+    if args.num_processes is not None:
+        launch.num_processes = args.num_processes
+    if args.gpus is not None:
+        launch.gpu_ids = args.gpus.replace(" ", "")
+        if args.num_processes is None:
+            launch.num_processes = len([i for i in launch.gpu_ids.split(",") if i])
+    if args.strategy:
+        launch.strategy = args.strategy
+    problems = [p for p in config.validate() if p.field.startswith("launch.")]
+    if problems:
+        raise ConfigError(problems)
+
+
+def _train_in_child(
+    config: RunConfig, console: _Console, stop: threading.Event, resume: Any, origin: Path
+) -> RunResult:
+    """The run in a child process; a second Ctrl-C ends its process tree at once."""
+    from desktop.core.gpu import detect_gpus
+    from desktop.core.supervisor import ChildRun
+
+    hard_stop = threading.Event()
+    child = ChildRun(config, console, resume=resume, origin=origin, gpus=len(detect_gpus().nvidia) or None)
+    outcome: list[RunResult] = []
+    thread = threading.Thread(target=lambda: outcome.append(child.run(stop, hard_stop)), daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.2)  # short waits, so Ctrl-C reaches this thread
+    except KeyboardInterrupt:
+        console._line(say("Ending the training process now; the run keeps its last checkpoint."))
+        hard_stop.set()
+        thread.join()
+    return outcome[0]
 
 
 def _print_failure(failure: FailedEvent | None, run_dir: Path | None) -> None:
@@ -735,12 +827,30 @@ def _run_fix(plan: Any) -> int:
     return EXIT_FAILED
 
 
+def cmd_job_export(args: argparse.Namespace) -> int:
+    """Write a run config as a job folder: launch.sh for one machine, job.sbatch for Slurm."""
+    from desktop.core.jobs import export_job
+
+    config = _load(args)
+    folder = export_job(config, args.dest, num_processes=args.num_processes, nodes=args.nodes)
+    print(say("Job written to {folder}.", folder=folder))
+    print("  " + say("One machine: {command}", command=shell_join([str(folder / "launch.sh")])))
+    print("  " + say("Slurm: cd {folder} && sbatch job.sbatch", folder=shell_join([str(folder)])))
+    print("  " + say("The run folder ends up in {folder}; import it with: finetune-studio-cli runs --import FOLDER", folder=folder / "runs"))
+    return EXIT_OK
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     """List run folders, newest first."""
     from desktop.core.paths import default_runs_dir
     from desktop.core.runs import list_runs
 
     runs_dir = args.runs_dir or default_runs_dir()
+    if args.import_run is not None:
+        from desktop.core.runs import import_run
+
+        imported = import_run(args.import_run, runs_dir)
+        print(say("Imported as {folder}.", folder=imported.path))
     runs = list_runs(runs_dir)
     if not runs:
         print(say("No runs in {folder}.", folder=runs_dir))

@@ -422,7 +422,9 @@ def run_dirs(runs_dir: Path) -> list[RunDir]:
     """The run folders below ``runs_dir``, newest first."""
     if not runs_dir.is_dir():
         return []
-    runs = [RunDir(p) for p in sorted(runs_dir.iterdir(), reverse=True) if p.is_dir()]
+    runs = [
+        RunDir(p) for p in sorted(runs_dir.iterdir(), reverse=True) if p.is_dir() and p.suffix != ".partial"
+    ]
     return [run for run in runs if run.is_run()]
 
 
@@ -468,6 +470,45 @@ def delete_run(run: RunDir) -> None:
             msg("{run} is still running.", run=run.path.name), msg("Stop it first, then delete it.")
         )
     shutil.rmtree(run.path)
+
+
+def import_run(source: Path, runs_dir: Path) -> RunDir:
+    """Copy a run folder made elsewhere (a cluster job's ``runs/...``) into ``runs_dir``.
+
+    Its summary is rebuilt from its events here, so Run history lists it with its curves.
+
+    Raises:
+        InputError: ``source`` is not a run folder, is being trained, or is in ``runs_dir`` already.
+    """
+    run = RunDir(source)
+    if not run.is_run() or not run.events_path.is_file():
+        raise InputError(
+            msg("{folder} is not a run folder (it has no config.toml and events.jsonl).", folder=str(source)),
+            msg("Choose a folder inside the job's runs folder, named like 20260101-120000-..."),
+        )
+    if run.is_locked():
+        raise RunBusyError.of(run)
+    if Path(source).resolve().parent == Path(runs_dir).resolve():
+        raise InputError(
+            msg("{run} is in the runs folder already.", run=run.path.name),
+            msg("It is listed in Run history as it is."),
+        )
+    Path(runs_dir).mkdir(parents=True, exist_ok=True)
+    name = run.path.name
+    target = Path(runs_dir) / name
+    for n in range(1, 1000):
+        if not target.exists():
+            break
+        target = Path(runs_dir) / f"{name}-imported-{n}"
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        shutil.copytree(run.path, partial, ignore=shutil.ignore_patterns(LOCK_NAME, "*.partial", "summary.json"))
+        os.replace(partial, target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)  # nothing half-copied is listed
+        raise
+    return RunDir(target)
 
 
 def find_resumable(runs_dir: Path, config: RunConfig, origin: Path) -> RunDir | None:
