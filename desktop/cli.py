@@ -168,7 +168,9 @@ def _parser() -> argparse.ArgumentParser:
         "--num-processes",
         type=int,
         metavar="N",
-        help=say("train with N processes, one per GPU, through accelerate launch (2 CPU processes without a GPU)"),
+        help=say(
+            "train with N processes, one per GPU, through accelerate launch (2 CPU processes without a GPU)"
+        ),
     )
     p.add_argument("--gpus", metavar="IDS", help=say('the GPUs to use, e.g. "0,1"'))
     p.add_argument(
@@ -240,8 +242,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("config", type=Path)
     p.add_argument("dest", type=Path, help=say("a new folder for the job"))
-    p.add_argument("--num-processes", type=int, metavar="N", help=say("GPUs per machine (default: the config's)"))
-    p.add_argument("--nodes", type=int, default=1, metavar="M", help=say("machines for the Slurm script (default: 1)"))
+    p.add_argument(
+        "--num-processes", type=int, metavar="N", help=say("GPUs per machine (default: the config's)")
+    )
+    p.add_argument(
+        "--nodes", type=int, default=1, metavar="M", help=say("machines for the Slurm script (default: 1)")
+    )
     p.add_argument(
         "--set",
         dest="overrides",
@@ -493,7 +499,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _apply_launch(config: RunConfig, args: argparse.Namespace) -> None:
-    """``--separate-process``, ``--num-processes``, ``--gpus`` and ``--strategy`` over the config's [launch]."""
+    """``--separate-process``, ``--num-processes``, ``--gpus`` and ``--strategy`` over [launch]."""
     launch = config.launch
     if args.separate_process:
         launch.separate_process = True
@@ -836,7 +842,13 @@ def cmd_job_export(args: argparse.Namespace) -> int:
     print(say("Job written to {folder}.", folder=folder))
     print("  " + say("One machine: {command}", command=shell_join([str(folder / "launch.sh")])))
     print("  " + say("Slurm: cd {folder} && sbatch job.sbatch", folder=shell_join([str(folder)])))
-    print("  " + say("The run folder ends up in {folder}; import it with: finetune-studio-cli runs --import FOLDER", folder=folder / "runs"))
+    print(
+        "  "
+        + say(
+            "The run folder ends up in {folder}; import it with: finetune-studio-cli runs --import FOLDER",
+            folder=folder / "runs",
+        )
+    )
     return EXIT_OK
 
 

@@ -20,7 +20,6 @@ from desktop.core.errors import InputError
 from desktop.core.events import Event, FailedEvent
 from desktop.core.stopping import GracefulStop
 
-
 STOP_POLL_S = 0.25
 
 

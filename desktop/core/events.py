@@ -25,7 +25,10 @@ class Event:
     def to_wire(self) -> str:
         """The event as one line of JSON for a supervising process: its messages keep their templates
         (see :func:`event_from_wire`), so the app shows a child's messages in the user's language."""
-        data = {"event": self.kind, **{f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)}}
+        data = {
+            "event": self.kind,
+            **{f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)},
+        }
         return json.dumps(data, ensure_ascii=False, default=str)
 
 

@@ -23,10 +23,11 @@ from desktop.core.messages import msg
 
 GUI_ONLY = {"pyside6-essentials", "pyside6", "pyqtgraph", "uv", "keyring", "shiboken6"}
 """Packages the app needs for its windows and the PyTorch repair, not for a run."""
-FALLBACK_ROOTS = (
-    "torch transformers datasets accelerate peft tokenizers safetensors pandas pyarrow openpyxl "
-    "charset-normalizer tomlkit psutil filelock platformdirs huggingface-hub"
-).split()
+FALLBACK_ROOTS = [
+    *("torch", "transformers", "datasets", "accelerate", "peft", "tokenizers", "safetensors", "pandas"),
+    *("pyarrow", "openpyxl", "charset-normalizer", "tomlkit", "psutil", "filelock", "platformdirs"),
+    "huggingface-hub",
+]
 
 
 def export_job(config: RunConfig, dest: Path, *, num_processes: int | None = None, nodes: int = 1) -> Path:
@@ -45,7 +46,9 @@ def export_job(config: RunConfig, dest: Path, *, num_processes: int | None = Non
         raise InputError(msg("The number of machines must be 1 or more."), msg("Pass --nodes 1 or more."))
     per_node = num_processes if num_processes is not None else config.launch.num_processes
     if per_node < 1:
-        raise InputError(msg("The number of processes must be 1 or more."), msg("Pass --num-processes 1 or more."))
+        raise InputError(
+            msg("The number of processes must be 1 or more."), msg("Pass --num-processes 1 or more.")
+        )
     dest = Path(dest)
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InputError(
@@ -64,6 +67,19 @@ def export_job(config: RunConfig, dest: Path, *, num_processes: int | None = Non
         shutil.rmtree(partial, ignore_errors=True)  # no half-written job is left behind
         raise
     return dest
+
+
+def job_folder_name(config: RunConfig, parent: Path) -> str:
+    """A new folder name in ``parent`` for the job of ``config``: ``<name>-job``, numbered if taken."""
+    from desktop.core.runs import default_name, slug
+
+    base = slug(config.output.name or default_name(config)) + "-job"
+    name = base
+    for n in range(2, 1000):
+        if not (parent / name).exists():
+            break
+        name = f"{base}-{n}"
+    return name
 
 
 def _write(config: RunConfig, folder: Path, per_node: int, nodes: int) -> None:
@@ -160,8 +176,8 @@ def requirements() -> str:
         public = re.sub(r"\+.*$", "", version)
         if name == "torch":
             lines.append(
-                f"# torch was {version} here; on a Linux GPU machine pip installs its CUDA build. For another "
-                "CUDA version add --index-url https://download.pytorch.org/whl/cuXXX"
+                f"# torch was {version} here; on a Linux GPU machine pip installs its CUDA build. "
+                "For another CUDA version add --index-url https://download.pytorch.org/whl/cuXXX"
             )
         lines.append(f"{name}=={public}")
     return "\n".join(lines) + "\n"
@@ -174,7 +190,8 @@ def _script(path: Path, text: str) -> None:
 
 def _launch_sh(per_node: int) -> str:
     return f"""#!/usr/bin/env bash
-# Train this job on one machine with {per_node} process(es), one per GPU (CPU processes where there is no GPU).
+# Train this job on one machine with {per_node} process(es), one per GPU
+# (CPU processes where there is no GPU).
 #   ./launch.sh                         train
 #   ./launch.sh --resume runs/FOLDER    continue a stopped or interrupted run from its last checkpoint
 #   PYTHON=/path/to/python ./launch.sh  use another interpreter (one with requirements.txt installed)
@@ -223,7 +240,8 @@ def _readme(config: RunConfig, per_node: int, nodes: int) -> str:
     model_line = (
         "The model was copied into `model/`."
         if model == "model"
-        else f"The model `{model}` is downloaded from the hub on first use (set `HF_TOKEN` for a private one)."
+        else f"The model `{model}` is downloaded from the hub on first use "
+        "(set `HF_TOKEN` for a private one)."
     )
     return f"""# Finetune Studio job
 
@@ -234,7 +252,8 @@ Task: {config.task}. {model_line} The data is in `data/`.
    `python3 -m venv .venv && . .venv/bin/activate && pip install -r requirements.txt`
    (PyTorch: pick the build for the machine's CUDA, see the comment in `requirements.txt`).
 2. One machine, {per_node} GPU(s): `./launch.sh`
-3. A Slurm cluster, {nodes} machine(s) x {per_node} GPU(s): `sbatch job.sbatch` (set the partition and the time in it).
+3. A Slurm cluster, {nodes} machine(s) x {per_node} GPU(s): `sbatch job.sbatch`
+   (set the partition and the time in it).
 
 To continue a stopped or interrupted run from its last checkpoint: `./launch.sh --resume runs/FOLDER`
 (with Slurm: `sbatch job.sbatch --resume runs/FOLDER`).
@@ -247,7 +266,8 @@ to see its curves beside your other runs, export the model, or try it.
 ## What is here
 - `run.toml`: the run config (relative paths are read from this folder).
 - `accelerate.yaml`: Accelerate's config (`{config.launch.strategy}`, {per_node} process(es) per machine).
-- `launch.sh`, `job.sbatch`: the launch scripts. Each process prints the run's events as JSON lines on its output.
+- `launch.sh`, `job.sbatch`: the launch scripts. The first process prints the run's events as JSON
+  lines on its output.
 - `app/`: the code of the Finetune Studio worker (`python -m desktop.worker`).
 - `requirements.txt`: the exact package versions of the runtime this job was exported from.
 """

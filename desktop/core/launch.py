@@ -56,7 +56,15 @@ def worker_command(
     if accelerate_config is None:
         raise ValueError("a multi-process run needs an Accelerate config file")
     # --quiet: a failed worker ends the launcher with its exit code, not a second traceback.
-    return [python, "-m", "accelerate.commands.launch", "--quiet", "--config_file", str(accelerate_config), *worker]
+    return [
+        python,
+        "-m",
+        "accelerate.commands.launch",
+        "--quiet",
+        "--config_file",
+        str(accelerate_config),
+        *worker,
+    ]
 
 
 def accelerate_settings(
@@ -175,6 +183,8 @@ def check_launch(launch: Launch, gpus: int | None) -> None:
         missing = [i for i in launch.gpu_ids.split(",") if int(i) >= gpus]
         if missing:
             raise InputError(
-                msg("GPU {ids} does not exist here (GPUs 0 to {last}).", ids=", ".join(missing), last=gpus - 1),
+                msg(
+                    "GPU {ids} does not exist here (GPUs 0 to {last}).", ids=", ".join(missing), last=gpus - 1
+                ),
                 msg("Choose GPUs this computer has, or leave the choice empty."),
             )

@@ -170,8 +170,28 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     if not mixed_precision:
         activations *= 2
     logits = 8 * b * s * shapes.vocab_size if shapes.lm_head else 0
+    weights, gradients, optimizer = per_gpu(config, weights, gradients, optimizer)
     overhead = CUDA_CONTEXT + int(FRAGMENTATION * (weights + gradients + optimizer + activations + logits))
     return Estimate(weights, gradients, optimizer, activations, logits, overhead)
+
+
+def per_gpu(config: RunConfig, weights: int, gradients: int, optimizer: int) -> tuple[int, int, int]:
+    """What one GPU holds of the model's state with several processes, by strategy.
+
+    DDP keeps a whole copy on every GPU and, in its communication buckets, a second copy of the
+    gradients. FSDP and ZeRO-3 split weights, gradients and optimizer states across the GPUs; ZeRO-2
+    splits gradients and optimizer states. Activations are per GPU in every case (the batch size is
+    per device).
+    """
+    n = config.launch.num_processes
+    if n <= 1:
+        return weights, gradients, optimizer
+    strategy = config.launch.strategy
+    if strategy in ("fsdp", "deepspeed-zero3"):
+        return -(-weights // n), -(-gradients // n), -(-optimizer // n)
+    if strategy == "deepspeed-zero2":
+        return weights, -(-gradients // n), -(-optimizer // n)
+    return weights, 2 * gradients, optimizer
 
 
 def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShapes:

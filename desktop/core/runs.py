@@ -72,7 +72,7 @@ class RunDir:
         """
         runs_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        base = f"{stamp}-{_slug(config.output.name or _default_name(config))}"
+        base = f"{stamp}-{slug(config.output.name or default_name(config))}"
         for n in range(1000):
             path = runs_dir / (base if n == 0 else f"{base}-{n}")
             try:
@@ -503,7 +503,9 @@ def import_run(source: Path, runs_dir: Path) -> RunDir:
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     try:
-        shutil.copytree(run.path, partial, ignore=shutil.ignore_patterns(LOCK_NAME, "*.partial", "summary.json"))
+        shutil.copytree(
+            run.path, partial, ignore=shutil.ignore_patterns(LOCK_NAME, "*.partial", "summary.json")
+        )
         os.replace(partial, target)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)  # nothing half-copied is listed
@@ -571,10 +573,12 @@ def _changed_settings(config: RunConfig, saved: RunConfig) -> list[str]:
     return changed
 
 
-def _default_name(config: RunConfig) -> str:
+def default_name(config: RunConfig) -> str:
+    """A run's name when the config gives none: its task and model."""
     return f"{config.task}-{Path(config.model.name.removeprefix('bundled:')).name}"
 
 
-def _slug(text: str) -> str:
-    slug = re.sub(r"[^\w.-]+", "-", text, flags=re.UNICODE).strip("-.")
-    return slug[:60] or "run"
+def slug(text: str) -> str:
+    """``text`` as a folder name: letters (any script), digits, ``.`` and ``-``; at most 60 characters."""
+    cleaned = re.sub(r"[^\w.-]+", "-", text, flags=re.UNICODE).strip("-.")
+    return cleaned[:60] or "run"

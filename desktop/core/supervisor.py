@@ -116,7 +116,8 @@ class ChildRun:
             if self.config.launch.distributed:
                 cpu = self.gpus is None
                 accelerate_config = write_accelerate_config(
-                    folder / "accelerate.yaml", accelerate_settings(self.config.launch, cpu=cpu, port=_free_port())
+                    folder / "accelerate.yaml",
+                    accelerate_settings(self.config.launch, cpu=cpu, port=_free_port()),
                 )
             return self._supervise(folder, config_path, accelerate_config, stop, hard_stop)
         finally:
@@ -281,8 +282,8 @@ def crash_failure(code: int, stderr_tail: str, has_checkpoint: bool) -> FailedEv
         remedy = joined(msg("Close other programs, or lower the batch size or the maximum length."), resume)
     elif name == "SIGSEGV":
         reason = msg(
-            "The training process crashed inside native code (a segmentation fault). That comes from a driver, "
-            "CUDA or a compiled library, not from your data."
+            "The training process crashed inside native code (a segmentation fault). That comes from a "
+            "driver, CUDA or a compiled library, not from your data."
         )
         remedy = joined(
             resume,

@@ -295,9 +295,8 @@ def _train(
 ) -> RunResult:
     from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
 
-    from desktop.core.callbacks import CountingCollator, EventCallback, TokenCount
-
     from desktop.core import distributed
+    from desktop.core.callbacks import CountingCollator, EventCallback, TokenCount
 
     config, task = prepared.config, prepared.task
     main = distributed.world().main

@@ -39,7 +39,7 @@ from desktop.gui.pages.options_page import OptionsPage
 from desktop.gui.pages.train_page import TrainPage
 from desktop.gui.settings import Key, Settings
 from desktop.gui.training_controller import TrainingController
-from desktop.gui.workers import shutdown_all
+from desktop.gui.workers import BackgroundTask, shutdown_all
 
 SAMPLE_CONFIG = resources_dir() / "samples" / "classification.toml"
 
@@ -69,6 +69,8 @@ class MainWindow(QMainWindow):
         self.environment_page = EnvironmentPage(settings)
         self.data_page = DataPage(settings)
         self.options_page = OptionsPage()
+        self.options_page.job_export_requested.connect(self.export_job)
+        self._job_task: BackgroundTask | None = None
         self.train_page = TrainPage(self.controller, self.current_config)
         self.export_page = ExportPage()
         self.pages: list[WizardPage] = [
@@ -305,6 +307,7 @@ class MainWindow(QMainWindow):
         )
         gpu = gpus[0] if gpus else None
         free = gpu.memory_free if gpu and gpu.memory_free else None
+        self.options_page.set_gpus(len(gpus))
         self.options_page.set_context(self.current_config(), gpu.name if gpu else "", free, caps)
         self.data_page.set_gpu_free(free)
 
@@ -443,6 +446,57 @@ class MainWindow(QMainWindow):
         self.export_page.show_result(result)
         self.statusBar().showMessage(
             self.tr("Training finished. The model is in {folder}").format(folder=result.model_dir)
+        )
+
+    # ------------------------------------------------------------------ jobs for other machines
+
+    def export_job(self) -> None:
+        """Write the run as a job folder (launch.sh, a Slurm script) in a folder the user picks."""
+        if self._job_task is not None:
+            return
+        parent = QFileDialog.getExistingDirectory(self, self.tr("Where to write the job folder"))
+        if not parent:
+            return
+        from desktop.core.jobs import export_job, job_folder_name
+
+        config = self.current_config()
+        dest = Path(parent) / job_folder_name(config, Path(parent))
+        task = self._job_task = BackgroundTask(lambda: export_job(config, dest), self)
+        task.finished.connect(self._on_job_exported)
+        task.failed.connect(self._on_job_failed)
+        self.statusBar().showMessage(
+            self.tr("Writing the job folder (the data and a local model are copied)…")
+        )
+        task.start()
+
+    def _on_job_exported(self, folder: Path) -> None:
+        self._job_task = None
+        self.statusBar().clearMessage()
+        box = QMessageBox(self)
+        box.setWindowTitle(self.tr("Job written"))
+        box.setText(
+            self.tr(
+                "The job is in {folder}.\n\nOne machine: run launch.sh there. A Slurm cluster: sbatch "
+                "job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs "
+                "folder: bring it back with Run history › Import run."
+            ).format(folder=folder)
+        )
+        open_button = box.addButton(self.tr("Open folder"), QMessageBox.ButtonRole.ActionRole)
+        box.addButton(QMessageBox.StandardButton.Close)
+        box.exec()
+        if box.clickedButton() is open_button:
+            from PySide6.QtCore import QUrl
+            from PySide6.QtGui import QDesktopServices
+
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    def _on_job_failed(self, exc: object, detail: str) -> None:
+        self._job_task = None
+        self.statusBar().clearMessage()
+        QMessageBox.warning(
+            self,
+            self.tr("The job was not written"),
+            error_text(exc) if isinstance(exc, BaseException) else str(exc),
         )
 
     # ------------------------------------------------------------------ run history
@@ -584,17 +638,27 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.controller.is_running():
             if not self._closing:
+                child = self.controller.in_child_process()
                 answer = QMessageBox.question(
                     self,
                     self.tr("Training is running"),
-                    self.tr("Stop training and quit? A checkpoint is saved so you can resume later."),
+                    self.tr(
+                        "End training and quit? The training process is ended at once; the run resumes "
+                        "from its last checkpoint."
+                    )
+                    if child
+                    else self.tr("Stop training and quit? A checkpoint is saved so you can resume later."),
                 )
                 if answer != QMessageBox.StandardButton.Yes:
                     event.ignore()
                     return
                 self._closing = True
-                self.controller.stop()
-                self.statusBar().showMessage(self.tr("Stopping training and saving a checkpoint…"))
+                if child:
+                    self.controller.stop_now()
+                    self.statusBar().showMessage(self.tr("Ending the training process…"))
+                else:
+                    self.controller.stop()
+                    self.statusBar().showMessage(self.tr("Stopping training and saving a checkpoint…"))
             event.ignore()  # closes itself when the run has ended
             return
         self.save_state()

@@ -21,6 +21,7 @@ from PySide6.QtGui import QColor, QDesktopServices, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -131,6 +132,8 @@ class RunsDialog(QDialog):
     """The table shows the runs as they are on disk now."""
     curves_shown = Signal()
     """The loss curves of the selected runs are drawn."""
+    imported = Signal(object)
+    """A run folder from elsewhere was copied in: its new :class:`RunDir`."""
 
     def __init__(self, runs_dir: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -171,6 +174,12 @@ class RunsDialog(QDialog):
         self.delete_button.clicked.connect(self._delete)
         self.refresh_button = QPushButton(self.tr("Refresh"))
         self.refresh_button.clicked.connect(self.refresh)
+        self.import_button = QPushButton(self.tr("Import run…"))
+        self.import_button.setToolTip(
+            self.tr("Copy a run folder made elsewhere (a job's runs folder) into this list")
+        )
+        self.import_button.clicked.connect(self._choose_import)
+        self._import_task: BackgroundTask | None = None
         QShortcut(QKeySequence.StandardKey.Refresh, self, activated=self.refresh)
         self.hint = QLabel()
         self.hint.setObjectName("hint")
@@ -191,6 +200,7 @@ class RunsDialog(QDialog):
         for button in (self.open_button, self.resume_button, self.export_button, self.delete_button):
             buttons.addWidget(button)
         buttons.addStretch()
+        buttons.addWidget(self.import_button)
         buttons.addWidget(self.refresh_button)
         top = QWidget()
         top_layout = QVBoxLayout(top)
@@ -414,6 +424,42 @@ class RunsDialog(QDialog):
         chosen = self.selected()
         if len(chosen) == 1 and chosen[0].status == "finished":
             self.export_requested.emit(RunDir(chosen[0].path))
+
+    def _choose_import(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Run folder to import"))
+        if folder:
+            self.import_run(Path(folder))
+
+    def import_run(self, folder: Path) -> None:
+        """Copy the run folder ``folder`` into the runs folder in the background, then list it."""
+        if self._import_task is not None:
+            return
+        from desktop.core.runs import import_run
+
+        runs_dir = self.runs_dir
+        task = self._import_task = BackgroundTask(lambda: import_run(folder, runs_dir), self)
+        task.finished.connect(self._on_imported)
+        task.failed.connect(self._on_import_failed)
+        self.import_button.setEnabled(False)
+        self.hint.setText(self.tr("Copying {folder}…").format(folder=folder.name))
+        task.start()
+
+    def _on_imported(self, run: RunDir) -> None:
+        self._import_task = None
+        self.import_button.setEnabled(True)
+        self.hint.setText(self.tr("Imported {run}.").format(run=run.path.name))
+        self.imported.emit(run)
+        self.refresh()
+
+    def _on_import_failed(self, exc: object, detail: str) -> None:
+        self._import_task = None
+        self.import_button.setEnabled(True)
+        self.hint.setText("")
+        QMessageBox.warning(
+            self,
+            self.tr("The run was not imported"),
+            error_text(exc) if isinstance(exc, BaseException) else str(exc),
+        )
 
     def _delete(self) -> None:
         chosen = self.selected()

@@ -62,7 +62,7 @@ def test_an_exported_job_runs_with_its_own_launch_script_and_imports_back(
 
     accelerate = load_config_from_file(str(job / "accelerate.yaml"))
     assert accelerate.num_processes == 2 and str(accelerate.distributed_type).endswith("MULTI_GPU")
-    assert "--num_machines \"$SLURM_NNODES\"" in (job / "job.sbatch").read_text(encoding="utf-8")
+    assert '--num_machines "$SLURM_NNODES"' in (job / "job.sbatch").read_text(encoding="utf-8")
     pins = (job / "requirements.txt").read_text(encoding="utf-8")
     assert "\ntransformers==" in pins and "\naccelerate==" in pins and "pyside6" not in pins.lower()
     shutil.rmtree(tmp_path / "project")  # self-contained: nothing of the original folder is needed

@@ -104,7 +104,9 @@ def test_a_second_stop_ends_the_child_at_once_and_keeps_the_last_checkpoint(
     child.append(ChildRun(config, seen))
     result = child[0].run(stop, hard_stop)
     assert result.status == "stopped"
-    assert not psutil.pid_exists(child[0].pid) or psutil.Process(child[0].pid).status() == psutil.STATUS_ZOMBIE
+    assert (
+        not psutil.pid_exists(child[0].pid) or psutil.Process(child[0].pid).status() == psutil.STATUS_ZOMBIE
+    )
     run = RunDir(result.run_dir)
     last = seen.of(StoppedEvent)[0]
     assert last.checkpoint == str(run.latest_checkpoint()) and run.latest_checkpoint() is not None

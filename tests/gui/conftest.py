@@ -30,7 +30,9 @@ class FakeController(QObject):
         super().__init__()
         self.started: list[tuple] = []
         self.stop_requests = 0
+        self.stop_now_requests = 0
         self.running = False
+        self.child = False  # a run in a child process (Stop now, ending at close)
 
     def is_running(self) -> bool:
         return self.running
@@ -42,6 +44,12 @@ class FakeController(QObject):
 
     def stop(self) -> None:
         self.stop_requests += 1
+
+    def stop_now(self) -> None:
+        self.stop_now_requests += 1
+
+    def in_child_process(self) -> bool:
+        return self.child
 
     def end(self) -> None:
         self.running = False

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib.util
+import sys
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
@@ -39,6 +41,13 @@ from desktop.gui.workers import BackgroundTask
 GB = 1024**3
 
 
+def _field_help(name: str) -> str:
+    """The help text of a ``[launch]`` field (its tooltip)."""
+    from desktop.core.config import Launch
+
+    return next(f.metadata["help"] for f in dataclasses.fields(Launch) if f.name == name)
+
+
 def _free_ram() -> int:
     import psutil
 
@@ -58,6 +67,8 @@ class OptionsPage(WizardPage):
 
     estimate_updated = Signal()
     """The model's size was read (or could not be): the estimate is up to date."""
+    job_export_requested = Signal()
+    """The user asked to write the run as a job for another machine or a cluster."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,6 +86,7 @@ class OptionsPage(WizardPage):
         self._tasks: set[BackgroundTask] = set()
         self._problem = ""
         self._train_rows = 0
+        self._gpus = 0
 
         self.epochs = QDoubleSpinBox(decimals=1, minimum=0.1, maximum=1000, singleStep=1)
         self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("use epochs"))
@@ -149,6 +161,7 @@ class OptionsPage(WizardPage):
         right.addWidget(cadence)
         right.addWidget(self._bound_group(self.tr("Speed and memory"), "performance", PERFORMANCE_CHOICES))
         right.addWidget(self._bound_group(self.tr("LoRA adapters"), "lora", {}))
+        right.addWidget(self._processes_group())
         right.addStretch()
         left.insertWidget(0, self._estimate_group())
         columns.addLayout(right, 1)
@@ -165,6 +178,104 @@ class OptionsPage(WizardPage):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.error)
+
+    def _processes_group(self) -> QGroupBox:
+        """A child process or several GPUs, and the job for a cluster."""
+        group = QGroupBox(self.tr("Processes and GPUs"))
+        form = QFormLayout(group)
+        self.separate_process = QCheckBox(self.tr("Run in a separate process"))
+        self.separate_process.setToolTip(shown(_field_help("separate_process")))
+        self.separate_process.toggled.connect(self._on_changed)
+        form.addRow(self.separate_process)
+        self.separate_note = QLabel(
+            self.tr(
+                "Stop can then end the run at once, a crash cannot close the app, and every byte of GPU "
+                "memory goes back to the system when the run ends. It costs a few seconds at the start."
+            )
+        )
+        self.separate_note.setObjectName("hint")
+        self.separate_note.setWordWrap(True)
+        form.addRow(self.separate_note)
+        self.gpu_count = QSpinBox(minimum=1, maximum=1)
+        self.gpu_count.setToolTip(shown(_field_help("num_processes")))
+        self.gpu_count.valueChanged.connect(self._on_gpu_count_changed)
+        self.strategy = QComboBox()
+        for key, words in (
+            ("ddp", self.tr("DDP: a whole copy of the model on each GPU (fastest)")),
+            ("fsdp", self.tr("FSDP: the model split across the GPUs (for a model too big for one)")),
+            ("deepspeed-zero2", self.tr("DeepSpeed ZeRO-2: gradients and optimizer split")),
+            ("deepspeed-zero3", self.tr("DeepSpeed ZeRO-3: everything split")),
+        ):
+            self.strategy.addItem(words, key)
+        self.strategy.setToolTip(shown(_field_help("strategy")))
+        self.strategy.currentIndexChanged.connect(self._on_changed)
+        self._add_field(form, "launch.num_processes", self.tr("GPUs to use"), self.gpu_count)
+        self._add_field(form, "launch.strategy", self.tr("Strategy"), self.strategy)
+        self.multi_gpu_note = QLabel()
+        self.multi_gpu_note.setObjectName("hint")
+        self.multi_gpu_note.setWordWrap(True)
+        form.addRow(self.multi_gpu_note)
+        self._multi_gpu_rows = [self.gpu_count, self.strategy, self.multi_gpu_note]
+        self.job_button = QPushButton(self.tr("Export as a job for another machine or a cluster…"))
+        self.job_button.setToolTip(
+            self.tr(
+                "Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script "
+                "(several); bring the run folder back with Run history › Import run"
+            )
+        )
+        self.job_button.clicked.connect(self.job_export_requested)
+        form.addRow(self.job_button)
+        self._show_gpu_rows()
+        return group
+
+    def set_gpus(self, count: int) -> None:
+        """How many NVIDIA GPUs this computer has: with two or more, the page offers to use them."""
+        self._gpus = count
+        self.gpu_count.setMaximum(max(1, count))
+        deepspeed = importlib.util.find_spec("deepspeed") is not None and sys.platform != "win32"
+        model = self.strategy.model()
+        for row in (2, 3):  # the DeepSpeed strategies
+            model.item(row).setEnabled(deepspeed)
+            model.item(row).setToolTip(
+                ""
+                if deepspeed
+                else self.tr("Needs the deepspeed package (pip install deepspeed; Linux only)")
+            )
+        self._show_gpu_rows()
+
+    def _show_gpu_rows(self) -> None:
+        several = self._gpus >= 2
+        form = self.gpu_count.parentWidget().layout()
+        for widget in self._multi_gpu_rows:
+            form.setRowVisible(widget, several)
+        self._update_multi_gpu_note()
+
+    def _on_gpu_count_changed(self) -> None:
+        if self.gpu_count.value() > 1 and not self.separate_process.isChecked():
+            self.separate_process.setChecked(True)  # several GPUs always train in child processes
+        self.separate_process.setEnabled(self.gpu_count.value() == 1)
+        self._update_effective()
+        self._update_multi_gpu_note()
+        self._on_changed()
+
+    def _update_multi_gpu_note(self) -> None:
+        if self.gpu_count.value() <= 1:
+            text = self.tr(
+                "One GPU. With more, the run is split into one process per GPU (accelerate launch)."
+            )
+        elif sys.platform == "win32":
+            text = self.tr(
+                "{count} processes through accelerate launch; progress comes from the first. On Windows the "
+                "GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for "
+                "Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less "
+                "than {count} times the speed. For the most speed, train on Linux or WSL2."
+            ).format(count=self.gpu_count.value())
+        else:
+            text = self.tr(
+                "{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come "
+                "from the first. The memory estimate is per GPU."
+            ).format(count=self.gpu_count.value())
+        self.multi_gpu_note.setText(text)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         # Side by side where they fit; one above the other on a small screen, never cut off.
@@ -475,6 +586,17 @@ class OptionsPage(WizardPage):
         for widget in self._editors():
             widget.blockSignals(False)
         self._load_bound(config)
+        launch = config.launch
+        for widget in (self.separate_process, self.gpu_count, self.strategy):
+            widget.blockSignals(True)
+        self.separate_process.setChecked(launch.separate_process or launch.distributed)
+        self.gpu_count.setMaximum(max(self.gpu_count.maximum(), launch.num_processes))
+        self.gpu_count.setValue(launch.num_processes)
+        self.separate_process.setEnabled(launch.num_processes == 1)
+        self.strategy.setCurrentIndex(max(0, self.strategy.findData(launch.strategy)))
+        for widget in (self.separate_process, self.gpu_count, self.strategy):
+            widget.blockSignals(False)
+        self._update_multi_gpu_note()
         self._update_effective()
         self._on_changed()
 
@@ -496,6 +618,9 @@ class OptionsPage(WizardPage):
         config.output.name = self.run_name.text().strip()
         config.output.report_to = [part.strip() for part in self.report_to.text().split(",") if part.strip()]
         self._apply_bound(config)
+        config.launch.separate_process = self.separate_process.isChecked()
+        config.launch.num_processes = self.gpu_count.value()
+        config.launch.strategy = self.strategy.currentData() or "ddp"
 
     def problem(self) -> str:
         return self._problem
@@ -504,7 +629,9 @@ class OptionsPage(WizardPage):
         config = RunConfig()
         self.apply_to(config)
         problems = [
-            p for p in config.validate() if p.field.startswith(("training", "performance", "lora", "output"))
+            p
+            for p in config.validate()
+            if p.field.startswith(("training", "performance", "lora", "output", "launch"))
         ]
         if not problems and self._train_rows:  # an accumulation longer than an epoch, by its field
             from desktop.core.checks import schedule_problems
@@ -537,12 +664,12 @@ class OptionsPage(WizardPage):
         self._problem = first
 
     def _update_effective(self) -> None:
+        gpus = self.gpu_count.value() if hasattr(self, "gpu_count") else 1
+        total = self.batch_size.value() * self.accumulation.value() * gpus
         self.effective.setText(
-            self.tr(
-                "Effective batch: %n example(s) per update",
-                "",
-                self.batch_size.value() * self.accumulation.value(),
-            )
+            self.tr("Effective batch: %n example(s) per update", "", total)
+            if gpus == 1
+            else self.tr("Effective batch: %n example(s) per update, across the GPUs", "", total)
         )
 
     def _browse_runs_dir(self) -> None:

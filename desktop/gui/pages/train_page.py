@@ -70,6 +70,7 @@ class TrainPage(WizardPage):
         self.resume_button = QPushButton(self.tr("Resume"))
         self.resume_button.setVisible(False)
         self.resume_button.clicked.connect(self._on_resume_clicked)
+        self._stopping = False  # Stop was pressed once during this run
         self.stop_button = QPushButton(self.tr("Stop"))
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self._on_stop_clicked)
@@ -196,9 +197,25 @@ class TrainPage(WizardPage):
         self.controller.start(run.config(), resume=run)
 
     def _on_stop_clicked(self) -> None:
+        child = self.controller.in_child_process()
+        if child and self._stopping:  # the second press: the process tree ends at once
+            self.controller.stop_now()
+            self.stop_button.setEnabled(False)
+            self.status.setText(self.tr("Ending the training process; the run keeps its last checkpoint…"))
+            return
         self.controller.stop()
-        self.stop_button.setEnabled(False)
-        self.status.setText(self.tr("Stopping after this step and saving a checkpoint…"))
+        self._stopping = True
+        if child:  # a run in a child process can also be ended at once
+            self.stop_button.setText(self.tr("Stop now"))
+            self.stop_button.setToolTip(
+                self.tr("End the training process at once; the run resumes from its last checkpoint")
+            )
+            self.status.setText(
+                self.tr("Stopping after this step and saving a checkpoint… Stop now ends it at once.")
+            )
+        else:
+            self.stop_button.setEnabled(False)
+            self.status.setText(self.tr("Stopping after this step and saving a checkpoint…"))
 
     def _begin(self, keep_plots: bool = False) -> None:
         self.ensure_plots()
@@ -219,6 +236,9 @@ class TrainPage(WizardPage):
     def _on_controller_running_changed(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
+        self._stopping = False
+        self.stop_button.setText(self.tr("Stop"))
+        self.stop_button.setToolTip("")
         if running:
             self._repaint.start()
         else:
@@ -233,7 +253,13 @@ class TrainPage(WizardPage):
         self.ensure_plots()
         self.progress.setMaximum(max(1, event.total_steps))
         self.progress.setValue(event.resumed_from_step)
-        self.status.setText(self.tr("Training on {device}").format(device=event.device))
+        self.status.setText(
+            self.tr("Training on {device}").format(device=event.device)
+            if event.processes == 1
+            else self.tr("Training on {count} processes ({device}); progress from the first").format(
+                count=event.processes, device=event.device
+            )
+        )
         self._log(
             self.tr(
                 "Run folder: {folder}. {train} training and {eval} evaluation examples, {steps} steps."
