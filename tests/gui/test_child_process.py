@@ -96,7 +96,7 @@ def test_closing_during_a_child_run_ends_it_at_once(window: MainWindow, qtbot, m
 
     asked: list[str] = []
 
-    def yes(parent, title, text, *args):  # noqa: ANN001, ANN202
+    def yes(parent, title, text, *args):
         asked.append(text)
         return QMessageBox.StandardButton.Yes
 
