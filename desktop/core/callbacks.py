@@ -71,8 +71,25 @@ def memory_event(step: int) -> MemoryEvent:
             rss_bytes=rss,
             device_used_bytes=used,
             device_total_bytes=total,
+            gpus_used_bytes=_gpus_used() if distributed.world().distributed else [],
         )
     return MemoryEvent(step, "cpu", None, None, None, rss)
+
+
+def _gpus_used() -> list[int]:
+    """NVML's used bytes of each GPU the processes on this machine train on (rank 0 reads them all)."""
+    import os
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", distributed.world().size))
+    ids = [int(i) for i in visible.split(",") if i.strip().isdigit()] if visible else list(range(local))
+    used = []
+    for index in ids[:local]:
+        reading = nvml_memory(index)
+        if reading is None:
+            return []
+        used.append(reading[0])
+    return used
 
 
 class TokenCount:

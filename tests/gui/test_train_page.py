@@ -101,6 +101,23 @@ def test_gpu_memory_from_torch_and_nvml_is_plotted(
     assert list(page.memory_plot._curves["device"].yData) == [6.0, 6.0]
 
 
+def test_each_gpu_of_a_multi_gpu_run_gets_its_memory_curve(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    page = window.train_page
+    fake_controller.start(window.current_config())
+    gib = 2**30
+    for step in (1, 2):
+        fake_controller.memory_sampled.emit(
+            MemoryEvent(step, "cuda:0", gib, gib, gib, gib, 7 * gib, 24 * gib, [7 * gib, 5 * gib])
+        )
+    plot = page.memory_plot
+    assert plot.count("gpu0") == 2 and plot.count("gpu1") == 2 and plot.count("device") == 0
+    assert "GPU 1 used (NVML)" in [item.name() for item in (plot._curves["gpu1"],)]
+    qtbot.waitUntil(lambda: plot._curves["gpu1"].yData is not None, timeout=2000)
+    assert list(plot._curves["gpu1"].yData) == [5.0, 5.0]
+
+
 def test_apply_and_retry_changes_the_config_and_starts_again(
     window: MainWindow, fake_controller: FakeController, qtbot
 ) -> None:

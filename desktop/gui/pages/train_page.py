@@ -31,6 +31,7 @@ from desktop.gui.pages.base import WizardPage
 REPAINT_MS = 66  # plots repaint at most ~15 times a second, whatever the step rate
 SMOOTHING = 0.8
 GB = 1024**3
+GPU_COLORS = ("#d9534f", "#2b8cbe", "#41ab5d", "#e6850e", "#6a51a3", "#ce1256", "#636363", "#8c6d31")
 
 
 def _duration(seconds: float | None) -> str:
@@ -312,8 +313,15 @@ class TrainPage(WizardPage):
             self.memory_plot.append("reserved", event.step, (event.reserved_bytes or 0) / GB)
         self.memory_plot.append("rss", event.step, event.rss_bytes / GB)
         if event.device_used_bytes is not None and event.device_total_bytes:
-            self.memory_plot.append("device", event.step, event.device_used_bytes / GB)
             self.memory_plot.append("total", event.step, event.device_total_bytes / GB)
+            if len(event.gpus_used_bytes) < 2:
+                self.memory_plot.append("device", event.step, event.device_used_bytes / GB)
+        for index, used in enumerate(event.gpus_used_bytes if len(event.gpus_used_bytes) > 1 else []):
+            name = f"gpu{index}"
+            if name not in self.memory_plot.curve_names():  # one curve per GPU of a multi-GPU run
+                color = GPU_COLORS[index % len(GPU_COLORS)]
+                self.memory_plot.add_curve(name, self.tr("GPU {index} used (NVML)").format(index=index), color)
+            self.memory_plot.append(name, event.step, used / GB)
 
     def _on_controller_checkpoint_saved(self, event: object) -> None:
         self._log(self.tr("Checkpoint saved at step {step}.").format(step=event.step))
