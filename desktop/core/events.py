@@ -195,10 +195,11 @@ def _decode(value: Any) -> Any:
 
     if isinstance(value, dict):
         if _MSG in value and set(value) == {_MSG, "params"}:
+            template = str(value[_MSG])  # translated where it is shown, like any core message
             try:
-                return Msg(value[_MSG], **{k: _decode(v) for k, v in value["params"].items()})
+                return Msg(template, **{k: _decode(v) for k, v in value["params"].items()})
             except (KeyError, IndexError, ValueError, TypeError, AttributeError):
-                return str(value[_MSG])
+                return template
         return {k: _decode(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_decode(v) for v in value]

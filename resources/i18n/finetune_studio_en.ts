@@ -30,5 +30,12 @@
             <numerusform>Effective batch: %n examples per update</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>Effective batch: %n example(s) per update, across the GPUs</source>
+        <translation>
+            <numerusform>Effective batch: %n example per update, across the GPUs</numerusform>
+            <numerusform>Effective batch: %n examples per update, across the GPUs</numerusform>
+        </translation>
+    </message>
 </context>
 </TS>

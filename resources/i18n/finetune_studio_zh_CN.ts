@@ -868,6 +868,34 @@
         <translation>训练完成。模型在 {folder}</translation>
     </message>
     <message>
+        <source>Where to write the job folder</source>
+        <translation>选择作业文件夹的位置</translation>
+    </message>
+    <message>
+        <source>Writing the job folder (the data and a local model are copied)…</source>
+        <translation>正在写入作业文件夹（会复制数据和本地模型）…</translation>
+    </message>
+    <message>
+        <source>Job written</source>
+        <translation>作业已写好</translation>
+    </message>
+    <message>
+        <source>The job is in {folder}.
+
+One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
+        <translation>作业位于 {folder}。
+
+单台机器：在那里运行 launch.sh。Slurm 集群：sbatch job.sbatch。其中的 README 说明了如何安装运行环境。训练任务文件夹会出现在它的 runs 文件夹里：用“训练记录 › 导入训练任务”把它带回来。</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>The job was not written</source>
+        <translation>作业没有写出</translation>
+    </message>
+    <message>
         <source>A run is in progress</source>
         <translation>有训练任务正在进行</translation>
     </message>
@@ -904,8 +932,16 @@
         <translation>正在训练</translation>
     </message>
     <message>
+        <source>End training and quit? The training process is ended at once; the run resumes from its last checkpoint.</source>
+        <translation>结束训练并退出？训练进程会立即结束；训练任务可以从最后一个检查点继续训练。</translation>
+    </message>
+    <message>
         <source>Stop training and quit? A checkpoint is saved so you can resume later.</source>
         <translation>停止训练并退出吗？会保存一个检查点，以后可以继续。</translation>
+    </message>
+    <message>
+        <source>Ending the training process…</source>
+        <translation>正在结束训练进程…</translation>
     </message>
     <message>
         <source>Stopping training and saving a checkpoint…</source>
@@ -1176,6 +1212,66 @@
         <translation>LoRA 适配器</translation>
     </message>
     <message>
+        <source>Processes and GPUs</source>
+        <translation>进程与 GPU</translation>
+    </message>
+    <message>
+        <source>Run in a separate process</source>
+        <translation>在单独的进程中训练</translation>
+    </message>
+    <message>
+        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
+        <translation>这样“停止”可以立即结束训练，崩溃不会让应用关闭，训练结束后所有显存都会还给系统。开始时多花几秒钟。</translation>
+    </message>
+    <message>
+        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
+        <translation>DDP：每块 GPU 上一份完整的模型（最快）</translation>
+    </message>
+    <message>
+        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
+        <translation>FSDP：模型拆分到各块 GPU 上（适合一块 GPU 放不下的模型）</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
+        <translation>DeepSpeed ZeRO-2：拆分梯度和优化器状态</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-3: everything split</source>
+        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
+    </message>
+    <message>
+        <source>GPUs to use</source>
+        <translation>使用的 GPU 数</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Export as a job for another machine or a cluster…</source>
+        <translation>导出为作业，在另一台机器或集群上训练…</translation>
+    </message>
+    <message>
+        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
+        <translation>写出一个文件夹，包含配置、数据、launch.sh（单台机器）和 Slurm 脚本（多台机器）；用“训练记录 › 导入训练任务”把训练任务文件夹带回来</translation>
+    </message>
+    <message>
+        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
+        <translation>需要 deepspeed 包（pip install deepspeed；仅限 Linux）</translation>
+    </message>
+    <message>
+        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
+        <translation>一块 GPU。有多块时，训练会拆成每块 GPU 一个进程（accelerate launch）。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
+        <translation>通过 accelerate launch 启动 {count} 个进程；进度来自第一个进程。在 Windows 上，GPU 之间用 gloo 经由系统内存交换梯度（PyTorch 在 Windows 上没有 NCCL）：每一步等待交换的时间比在 Linux 上长，所以 {count} 块 GPU 的速度提升不到 {count} 倍。要最快，请在 Linux 或 WSL2 上训练。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
+        <translation>通过 accelerate launch 启动 {count} 个进程（NCCL）；进度、曲线和检查点来自第一个进程。显存估算是每块 GPU 的。</translation>
+    </message>
+    <message>
         <source>Memory estimate and presets</source>
         <translation>显存估算与预设</translation>
     </message>
@@ -1325,6 +1421,12 @@
             <numerusform>有效批大小：每次更新 %n 个样本</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>Effective batch: %n example(s) per update, across the GPUs</source>
+        <translation>
+            <numerusform>有效批大小：每次更新 %n 个样本（所有 GPU 合计）</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Folder for run folders</source>
         <translation>存放训练任务的文件夹</translation>
@@ -1363,6 +1465,14 @@
     <message>
         <source>Name</source>
         <translation>名称</translation>
+    </message>
+    <message>
+        <source>Import run…</source>
+        <translation>导入训练任务…</translation>
+    </message>
+    <message>
+        <source>Copy a run folder made elsewhere (a job&apos;s runs folder) into this list</source>
+        <translation>把在别处生成的训练任务文件夹（作业的 runs 文件夹中）复制到这个列表</translation>
     </message>
     <message>
         <source>Status</source>
@@ -1471,6 +1581,22 @@
     <message>
         <source>Differences: {differences}</source>
         <translation>不同之处：{differences}</translation>
+    </message>
+    <message>
+        <source>Run folder to import</source>
+        <translation>要导入的训练任务文件夹</translation>
+    </message>
+    <message>
+        <source>Copying {folder}…</source>
+        <translation>正在复制 {folder}…</translation>
+    </message>
+    <message>
+        <source>Imported {run}.</source>
+        <translation>已导入 {run}。</translation>
+    </message>
+    <message>
+        <source>The run was not imported</source>
+        <translation>训练任务没有导入</translation>
     </message>
     <message>
         <source>Delete runs</source>
@@ -1702,6 +1828,22 @@
         <translation>正在继续 {run}。</translation>
     </message>
     <message>
+        <source>Ending the training process; the run keeps its last checkpoint…</source>
+        <translation>正在结束训练进程；训练任务保留最后一个检查点…</translation>
+    </message>
+    <message>
+        <source>Stop now</source>
+        <translation>立即停止</translation>
+    </message>
+    <message>
+        <source>End the training process at once; the run resumes from its last checkpoint</source>
+        <translation>立即结束训练进程；训练任务可以从最后一个检查点继续训练</translation>
+    </message>
+    <message>
+        <source>Stopping after this step and saving a checkpoint… Stop now ends it at once.</source>
+        <translation>这一步结束后停止并保存检查点……“立即停止”会马上结束。</translation>
+    </message>
+    <message>
         <source>Stopping after this step and saving a checkpoint…</source>
         <translation>将在这一步之后停止并保存检查点…</translation>
     </message>
@@ -1718,6 +1860,10 @@
         <translation>正在 {device} 上训练</translation>
     </message>
     <message>
+        <source>Training on {count} processes ({device}); progress from the first</source>
+        <translation>在 {count} 个进程上训练（{device}）；进度来自第一个进程</translation>
+    </message>
+    <message>
         <source>Run folder: {folder}. {train} training and {eval} evaluation examples, {steps} steps.</source>
         <translation>训练任务文件夹：{folder}。{train} 个训练样本，{eval} 个评估样本，共 {steps} 步。</translation>
     </message>
@@ -1728,6 +1874,10 @@
     <message>
         <source>step {step}: {metrics}</source>
         <translation>第 {step} 步：{metrics}</translation>
+    </message>
+    <message>
+        <source>GPU {index} used (NVML)</source>
+        <translation>GPU {index} 已用（NVML）</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>
@@ -2592,6 +2742,30 @@
         <translation>{file} 无法按任何常见编码（UTF-8、GBK、Big5……）读成文本。</translation>
     </message>
     <message>
+        <source>Train in a child process: Stop can end it at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends.</source>
+        <translation>在子进程中训练：“停止”可以立即结束它，崩溃不会让应用关闭，训练结束后所有显存都会还给系统。</translation>
+    </message>
+    <message>
+        <source>Processes to train with, one per GPU; 2 or more run through accelerate launch.</source>
+        <translation>训练用的进程数，每块 GPU 一个；2 个或以上通过 accelerate launch 运行。</translation>
+    </message>
+    <message>
+        <source>The GPUs to use, e.g. &quot;0,1&quot;; empty = the first num_processes GPUs.</source>
+        <translation>要使用的 GPU，例如 &quot;0,1&quot;；留空 = 前 num_processes 块 GPU。</translation>
+    </message>
+    <message>
+        <source>With several GPUs: ddp (a whole copy of the model on each GPU), fsdp (the model split across the GPUs), deepspeed-zero2 or deepspeed-zero3 (need the deepspeed package).</source>
+        <translation>多块 GPU 时：ddp（每块 GPU 上一份完整模型）、fsdp（模型拆分到各块 GPU）、deepspeed-zero2 或 deepspeed-zero3（需要 deepspeed 包）。</translation>
+    </message>
+    <message>
+        <source>must be GPU numbers separated by commas, e.g. &quot;0,1&quot;.</source>
+        <translation>必须是用逗号分隔的 GPU 编号，例如 &quot;0,1&quot;。</translation>
+    </message>
+    <message>
+        <source>names {count} GPUs for {processes} processes; name one GPU per process, or leave it empty.</source>
+        <translation>为 {processes} 个进程指定了 {count} 块 GPU；请每个进程指定一块 GPU，或留空。</translation>
+    </message>
+    <message>
         <source>Open it in a spreadsheet or editor and save it again as UTF-8 CSV.</source>
         <translation>请用表格软件或编辑器打开它，另存为 UTF-8 编码的 CSV。</translation>
     </message>
@@ -3114,6 +3288,78 @@
         <translation>{folder} 不是魔搭缓存（{cache}）中的模型文件夹。</translation>
     </message>
     <message>
+        <source>The number of machines must be 1 or more.</source>
+        <translation>机器数必须至少为 1。</translation>
+    </message>
+    <message>
+        <source>Pass --nodes 1 or more.</source>
+        <translation>请传入 --nodes 1 或更大的值。</translation>
+    </message>
+    <message>
+        <source>The number of processes must be 1 or more.</source>
+        <translation>进程数必须至少为 1。</translation>
+    </message>
+    <message>
+        <source>Pass --num-processes 1 or more.</source>
+        <translation>请传入 --num-processes 1 或更大的值。</translation>
+    </message>
+    <message>
+        <source>{folder} exists and is not empty.</source>
+        <translation>{folder} 已存在且不是空的。</translation>
+    </message>
+    <message>
+        <source>Choose a new folder for the job.</source>
+        <translation>请为作业选择一个新文件夹。</translation>
+    </message>
+    <message>
+        <source>The data file {file} was not found.</source>
+        <translation>找不到数据文件 {file}。</translation>
+    </message>
+    <message>
+        <source>Check the data on the Model and data page, then export the job again.</source>
+        <translation>请在“模型与数据”页面检查数据，然后重新导出作业。</translation>
+    </message>
+    <message>
+        <source>Training on several processes needs the accelerate package, which is not installed.</source>
+        <translation>多进程训练需要 accelerate 包，但它没有安装。</translation>
+    </message>
+    <message>
+        <source>Install it (pip install accelerate), or train with one process.</source>
+        <translation>请安装它（pip install accelerate），或者只用一个进程训练。</translation>
+    </message>
+    <message>
+        <source>{strategy} needs the deepspeed package, which is not installed.</source>
+        <translation>{strategy} 需要 deepspeed 包，但它没有安装。</translation>
+    </message>
+    <message>
+        <source>Install it (pip install deepspeed; Linux only), or choose ddp or fsdp.</source>
+        <translation>请安装它（pip install deepspeed；仅限 Linux），或者选择 ddp 或 fsdp。</translation>
+    </message>
+    <message>
+        <source>DeepSpeed does not train on several GPUs on Windows.</source>
+        <translation>DeepSpeed 在 Windows 上不能用多块 GPU 训练。</translation>
+    </message>
+    <message>
+        <source>Choose ddp or fsdp, or train on Linux (WSL2 works).</source>
+        <translation>请选择 ddp 或 fsdp，或者在 Linux 上训练（WSL2 也可以）。</translation>
+    </message>
+    <message>
+        <source>The run asks for {processes} processes, one per GPU, and this computer has {gpus}.</source>
+        <translation>这个训练任务要 {processes} 个进程（每块 GPU 一个），而这台电脑只有 {gpus} 块 GPU。</translation>
+    </message>
+    <message>
+        <source>Lower the number of GPUs to {gpus}.</source>
+        <translation>请把 GPU 数降到 {gpus}。</translation>
+    </message>
+    <message>
+        <source>GPU {ids} does not exist here (GPUs 0 to {last}).</source>
+        <translation>这里没有 GPU {ids}（只有 GPU 0 到 {last}）。</translation>
+    </message>
+    <message>
+        <source>Choose GPUs this computer has, or leave the choice empty.</source>
+        <translation>请选择这台电脑上有的 GPU，或者留空。</translation>
+    </message>
+    <message>
         <source>weights</source>
         <translation>权重</translation>
     </message>
@@ -3378,6 +3624,22 @@
         <translation>请先停止它，再删除。</translation>
     </message>
     <message>
+        <source>{folder} is not a run folder (it has no config.toml and events.jsonl).</source>
+        <translation>{folder} 不是训练任务文件夹（里面没有 config.toml 和 events.jsonl）。</translation>
+    </message>
+    <message>
+        <source>Choose a folder inside the job&apos;s runs folder, named like 20260101-120000-...</source>
+        <translation>请选择作业 runs 文件夹里的一个文件夹，名字类似 20260101-120000-...</translation>
+    </message>
+    <message>
+        <source>{run} is in the runs folder already.</source>
+        <translation>{run} 已经在训练任务文件夹中了。</translation>
+    </message>
+    <message>
+        <source>It is listed in Run history as it is.</source>
+        <translation>它已经列在训练记录里。</translation>
+    </message>
+    <message>
         <source>The last run of {config} ({run}) was trained with other settings ({changed}), so it cannot continue with this config.</source>
         <translation>{config} 的上一次训练（{run}）用的是其他设置（{changed}），因此不能用这份配置继续训练。</translation>
     </message>
@@ -3396,6 +3658,62 @@
     <message>
         <source>Hugging Face</source>
         <translation>Hugging Face</translation>
+    </message>
+    <message>
+        <source>Resuming on {now} processes instead of {before}: the model and optimizer carry over; the order of the remaining batches differs from an uninterrupted run.</source>
+        <translation>用 {now} 个进程（而不是 {before} 个）继续训练：模型和优化器状态会沿用；剩余批次的顺序与不中断的训练不同。</translation>
+    </message>
+    <message>
+        <source>Resume the run: it continues from its last checkpoint.</source>
+        <translation>请继续训练：它会从最后一个检查点接着训练。</translation>
+    </message>
+    <message>
+        <source>Start the run again.</source>
+        <translation>请重新开始训练。</translation>
+    </message>
+    <message>
+        <source>The training process was killed by the system (SIGKILL). On Linux that is most often the out-of-memory killer: the computer ran out of RAM.</source>
+        <translation>训练进程被系统杀死了（SIGKILL）。在 Linux 上这通常是内存不足时的 OOM killer：电脑的内存用完了。</translation>
+    </message>
+    <message>
+        <source>The process wrote nothing to its error output.</source>
+        <translation>该进程没有输出任何错误信息。</translation>
+    </message>
+    <message>
+        <source>Close other programs, or lower the batch size or the maximum length.</source>
+        <translation>请关闭其他程序，或者调小批大小或最大长度。</translation>
+    </message>
+    <message>
+        <source>The training process crashed inside native code (a segmentation fault). That comes from a driver, CUDA or a compiled library, not from your data.</source>
+        <translation>训练进程在本机代码中崩溃了（段错误）。这来自驱动程序、CUDA 或某个编译好的库，而不是你的数据。</translation>
+    </message>
+    <message>
+        <source>This run was trained on {before} processes with {strategy}; its checkpoint is split in that many parts and cannot resume on {now}.</source>
+        <translation>这个训练任务用 {strategy} 在 {before} 个进程上训练；它的检查点被拆成了同样多份，不能在 {now} 个进程上继续训练。</translation>
+    </message>
+    <message>
+        <source>Resume it on {before} GPUs, or start a new run.</source>
+        <translation>请在 {before} 块 GPU 上继续训练，或者开始新的训练任务。</translation>
+    </message>
+    <message>
+        <source>If it happens again, update the NVIDIA driver or repair PyTorch on the Environment page.</source>
+        <translation>如果再次发生，请更新 NVIDIA 驱动程序，或在“环境”页面修复 PyTorch。</translation>
+    </message>
+    <message>
+        <source>The training process was aborted by a library&apos;s fatal error (SIGABRT): a failed internal check in PyTorch, CUDA or a compiled extension.</source>
+        <translation>训练进程因某个库的致命错误而中止（SIGABRT）：PyTorch、CUDA 或某个编译扩展的内部检查失败。</translation>
+    </message>
+    <message>
+        <source>The end of its error output is in the details.</source>
+        <translation>它最后的错误输出在详细信息里。</translation>
+    </message>
+    <message>
+        <source>The training process ended on signal {signal}.</source>
+        <translation>训练进程因信号 {signal} 而结束。</translation>
+    </message>
+    <message>
+        <source>The training process ended unexpectedly (exit code {code}).</source>
+        <translation>训练进程意外结束（退出码 {code}）。</translation>
     </message>
     <message>
         <source>{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} tokens, so no response is left to learn. Raise training.max_length to keep them.</source>
@@ -3650,6 +3968,10 @@
         <translation>错误：PyTorch {version} 已安装，但 GPU 测试失败：{error}</translation>
     </message>
     <message>
+        <source>Job written to {folder}.</source>
+        <translation>作业已写入 {folder}。</translation>
+    </message>
+    <message>
         <source>finished</source>
         <translation>已完成</translation>
     </message>
@@ -3716,6 +4038,22 @@
     <message>
         <source>continue the latest stopped run of this config</source>
         <translation>继续这份配置最近一次停止的训练</translation>
+    </message>
+    <message>
+        <source>train in a child process: a second Ctrl-C ends it at once, keeping the last checkpoint</source>
+        <translation>在子进程中训练：第二次按 Ctrl-C 会立即结束它，并保留最后一个检查点</translation>
+    </message>
+    <message>
+        <source>train with N processes, one per GPU, through accelerate launch (2 CPU processes without a GPU)</source>
+        <translation>用 N 个进程训练，每块 GPU 一个，通过 accelerate launch 启动（没有 GPU 时为 CPU 进程）</translation>
+    </message>
+    <message>
+        <source>the GPUs to use, e.g. &quot;0,1&quot;</source>
+        <translation>要使用的 GPU，例如 &quot;0,1&quot;</translation>
+    </message>
+    <message>
+        <source>how several GPUs share the work (default: the config&apos;s, else ddp)</source>
+        <translation>多块 GPU 如何分担工作（默认：配置中的设置，否则为 ddp）</translation>
     </message>
     <message>
         <source>check a config and its data without training</source>
@@ -3786,6 +4124,30 @@
         <translation>列出训练任务文件夹</translation>
     </message>
     <message>
+        <source>copy a run folder from elsewhere (a cluster job&apos;s runs/...) into the runs folder</source>
+        <translation>把别处的训练任务文件夹（集群作业的 runs/...）复制到训练任务文件夹</translation>
+    </message>
+    <message>
+        <source>write a run as a job for another machine or a Slurm cluster</source>
+        <translation>把训练任务写成作业，在另一台机器或 Slurm 集群上运行</translation>
+    </message>
+    <message>
+        <source>a self-contained folder: config, data, Accelerate config, launch.sh, job.sbatch</source>
+        <translation>一个自包含的文件夹：配置、数据、Accelerate 配置、launch.sh、job.sbatch</translation>
+    </message>
+    <message>
+        <source>a new folder for the job</source>
+        <translation>作业用的新文件夹</translation>
+    </message>
+    <message>
+        <source>GPUs per machine (default: the config&apos;s)</source>
+        <translation>每台机器的 GPU 数（默认：配置中的值）</translation>
+    </message>
+    <message>
+        <source>machines for the Slurm script (default: 1)</source>
+        <translation>Slurm 脚本使用的机器数（默认：1）</translation>
+    </message>
+    <message>
         <source>{file} exists already.</source>
         <translation>{file} 已经存在。</translation>
     </message>
@@ -3854,6 +4216,22 @@
         <translation>验证成功：在 {device} 上完成一次矩阵乘法，用时 {seconds} 秒。</translation>
     </message>
     <message>
+        <source>One machine: {command}</source>
+        <translation>单台机器：{command}</translation>
+    </message>
+    <message>
+        <source>Slurm: cd {folder} &amp;&amp; sbatch job.sbatch</source>
+        <translation>Slurm：cd {folder} &amp;&amp; sbatch job.sbatch</translation>
+    </message>
+    <message>
+        <source>The run folder ends up in {folder}; import it with: finetune-studio-cli runs --import FOLDER</source>
+        <translation>训练任务文件夹会出现在 {folder} 中；用这条命令导入：finetune-studio-cli runs --import FOLDER</translation>
+    </message>
+    <message>
+        <source>Imported as {folder}.</source>
+        <translation>已导入为 {folder}。</translation>
+    </message>
+    <message>
         <source>No runs in {folder}.</source>
         <translation>{folder} 中没有训练任务。</translation>
     </message>
@@ -3876,6 +4254,10 @@
     <message>
         <source>Start it without --resume, or pass the config.toml inside the run folder to resume.</source>
         <translation>请去掉 --resume 重新开始，或者传入训练任务文件夹里的 config.toml 来继续训练。</translation>
+    </message>
+    <message>
+        <source>Ending the training process now; the run keeps its last checkpoint.</source>
+        <translation>正在立即结束训练进程；训练任务保留最后一个检查点。</translation>
     </message>
     <message>
         <source>Details: {file}</source>

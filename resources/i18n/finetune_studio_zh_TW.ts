@@ -868,6 +868,34 @@
         <translation>訓練完成。模型在 {folder}</translation>
     </message>
     <message>
+        <source>Where to write the job folder</source>
+        <translation>選擇作業資料夾的位置</translation>
+    </message>
+    <message>
+        <source>Writing the job folder (the data and a local model are copied)…</source>
+        <translation>正在寫入作業資料夾（會複製資料和本機模型）…</translation>
+    </message>
+    <message>
+        <source>Job written</source>
+        <translation>作業已寫好</translation>
+    </message>
+    <message>
+        <source>The job is in {folder}.
+
+One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
+        <translation>作業位於 {folder}。
+
+單台機器：在那裡執行 launch.sh。Slurm 叢集：sbatch job.sbatch。其中的 README 說明了如何安裝執行環境。訓練任務資料夾會出現在它的 runs 資料夾裡：用「訓練紀錄 › 匯入訓練任務」把它帶回來。</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>開啟資料夾</translation>
+    </message>
+    <message>
+        <source>The job was not written</source>
+        <translation>作業沒有寫出</translation>
+    </message>
+    <message>
         <source>A run is in progress</source>
         <translation>有訓練任務正在進行</translation>
     </message>
@@ -904,8 +932,16 @@
         <translation>正在訓練</translation>
     </message>
     <message>
+        <source>End training and quit? The training process is ended at once; the run resumes from its last checkpoint.</source>
+        <translation>結束訓練並離開？訓練行程會立即結束；訓練任務可以從最後一個檢查點繼續訓練。</translation>
+    </message>
+    <message>
         <source>Stop training and quit? A checkpoint is saved so you can resume later.</source>
         <translation>停止訓練並結束嗎？會儲存一個檢查點，之後可以繼續。</translation>
+    </message>
+    <message>
+        <source>Ending the training process…</source>
+        <translation>正在結束訓練行程…</translation>
     </message>
     <message>
         <source>Stopping training and saving a checkpoint…</source>
@@ -1176,6 +1212,66 @@
         <translation>LoRA 適配器</translation>
     </message>
     <message>
+        <source>Processes and GPUs</source>
+        <translation>行程與 GPU</translation>
+    </message>
+    <message>
+        <source>Run in a separate process</source>
+        <translation>在獨立的行程中訓練</translation>
+    </message>
+    <message>
+        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
+        <translation>這樣「停止」可以立即結束訓練，當機不會讓應用程式關閉，訓練結束後所有顯示記憶體都會還給系統。開始時多花幾秒鐘。</translation>
+    </message>
+    <message>
+        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
+        <translation>DDP：每張 GPU 上一份完整的模型（最快）</translation>
+    </message>
+    <message>
+        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
+        <translation>FSDP：模型拆分到各張 GPU 上（適合一張 GPU 放不下的模型）</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
+        <translation>DeepSpeed ZeRO-2：拆分梯度和最佳化器狀態</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-3: everything split</source>
+        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
+    </message>
+    <message>
+        <source>GPUs to use</source>
+        <translation>使用的 GPU 數</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Export as a job for another machine or a cluster…</source>
+        <translation>匯出為作業，在另一台機器或叢集上訓練…</translation>
+    </message>
+    <message>
+        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
+        <translation>寫出一個資料夾，包含設定、資料、launch.sh（單台機器）和 Slurm 指令碼（多台機器）；用「訓練紀錄 › 匯入訓練任務」把訓練任務資料夾帶回來</translation>
+    </message>
+    <message>
+        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
+        <translation>需要 deepspeed 套件（pip install deepspeed；僅限 Linux）</translation>
+    </message>
+    <message>
+        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
+        <translation>一張 GPU。有多張時，訓練會拆成每張 GPU 一個行程（accelerate launch）。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
+        <translation>透過 accelerate launch 啟動 {count} 個行程；進度來自第一個行程。在 Windows 上，GPU 之間用 gloo 經由系統記憶體交換梯度（PyTorch 在 Windows 上沒有 NCCL）：每一步等待交換的時間比在 Linux 上長，所以 {count} 張 GPU 的速度提升不到 {count} 倍。要最快，請在 Linux 或 WSL2 上訓練。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
+        <translation>透過 accelerate launch 啟動 {count} 個行程（NCCL）；進度、曲線和檢查點來自第一個行程。顯示記憶體估算是每張 GPU 的。</translation>
+    </message>
+    <message>
         <source>Memory estimate and presets</source>
         <translation>記憶體估算與預設</translation>
     </message>
@@ -1325,6 +1421,12 @@
             <numerusform>有效批次大小：每次更新 %n 個範例</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>Effective batch: %n example(s) per update, across the GPUs</source>
+        <translation>
+            <numerusform>有效批次大小：每次更新 %n 個範例（所有 GPU 合計）</numerusform>
+        </translation>
+    </message>
     <message>
         <source>Folder for run folders</source>
         <translation>存放訓練任務的資料夾</translation>
@@ -1363,6 +1465,14 @@
     <message>
         <source>Name</source>
         <translation>名稱</translation>
+    </message>
+    <message>
+        <source>Import run…</source>
+        <translation>匯入訓練任務…</translation>
+    </message>
+    <message>
+        <source>Copy a run folder made elsewhere (a job&apos;s runs folder) into this list</source>
+        <translation>把在別處產生的訓練任務資料夾（作業的 runs 資料夾中）複製到這個清單</translation>
     </message>
     <message>
         <source>Status</source>
@@ -1471,6 +1581,22 @@
     <message>
         <source>Differences: {differences}</source>
         <translation>不同之處：{differences}</translation>
+    </message>
+    <message>
+        <source>Run folder to import</source>
+        <translation>要匯入的訓練任務資料夾</translation>
+    </message>
+    <message>
+        <source>Copying {folder}…</source>
+        <translation>正在複製 {folder}…</translation>
+    </message>
+    <message>
+        <source>Imported {run}.</source>
+        <translation>已匯入 {run}。</translation>
+    </message>
+    <message>
+        <source>The run was not imported</source>
+        <translation>訓練任務沒有匯入</translation>
     </message>
     <message>
         <source>Delete runs</source>
@@ -1702,6 +1828,22 @@
         <translation>正在繼續 {run}。</translation>
     </message>
     <message>
+        <source>Ending the training process; the run keeps its last checkpoint…</source>
+        <translation>正在結束訓練行程；訓練任務保留最後一個檢查點…</translation>
+    </message>
+    <message>
+        <source>Stop now</source>
+        <translation>立即停止</translation>
+    </message>
+    <message>
+        <source>End the training process at once; the run resumes from its last checkpoint</source>
+        <translation>立即結束訓練行程；訓練任務可以從最後一個檢查點繼續訓練</translation>
+    </message>
+    <message>
+        <source>Stopping after this step and saving a checkpoint… Stop now ends it at once.</source>
+        <translation>這一步結束後停止並儲存檢查點……「立即停止」會馬上結束。</translation>
+    </message>
+    <message>
         <source>Stopping after this step and saving a checkpoint…</source>
         <translation>將在這一步之後停止並儲存檢查點…</translation>
     </message>
@@ -1718,6 +1860,10 @@
         <translation>正在 {device} 上訓練</translation>
     </message>
     <message>
+        <source>Training on {count} processes ({device}); progress from the first</source>
+        <translation>在 {count} 個行程上訓練（{device}）；進度來自第一個行程</translation>
+    </message>
+    <message>
         <source>Run folder: {folder}. {train} training and {eval} evaluation examples, {steps} steps.</source>
         <translation>訓練任務資料夾：{folder}。{train} 個訓練樣本，{eval} 個評估樣本，共 {steps} 步。</translation>
     </message>
@@ -1728,6 +1874,10 @@
     <message>
         <source>step {step}: {metrics}</source>
         <translation>第 {step} 步：{metrics}</translation>
+    </message>
+    <message>
+        <source>GPU {index} used (NVML)</source>
+        <translation>GPU {index} 已用（NVML）</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>
@@ -2592,6 +2742,30 @@
         <translation>{file} 無法以任何常見編碼（UTF-8、GBK、Big5……）讀成文字。</translation>
     </message>
     <message>
+        <source>Train in a child process: Stop can end it at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends.</source>
+        <translation>在子行程中訓練：「停止」可以立即結束它，當機不會讓應用程式關閉，訓練結束後所有顯示記憶體都會還給系統。</translation>
+    </message>
+    <message>
+        <source>Processes to train with, one per GPU; 2 or more run through accelerate launch.</source>
+        <translation>訓練用的行程數，每張 GPU 一個；2 個或以上透過 accelerate launch 執行。</translation>
+    </message>
+    <message>
+        <source>The GPUs to use, e.g. &quot;0,1&quot;; empty = the first num_processes GPUs.</source>
+        <translation>要使用的 GPU，例如 &quot;0,1&quot;；留空 = 前 num_processes 張 GPU。</translation>
+    </message>
+    <message>
+        <source>With several GPUs: ddp (a whole copy of the model on each GPU), fsdp (the model split across the GPUs), deepspeed-zero2 or deepspeed-zero3 (need the deepspeed package).</source>
+        <translation>多張 GPU 時：ddp（每張 GPU 上一份完整模型）、fsdp（模型拆分到各張 GPU）、deepspeed-zero2 或 deepspeed-zero3（需要 deepspeed 套件）。</translation>
+    </message>
+    <message>
+        <source>must be GPU numbers separated by commas, e.g. &quot;0,1&quot;.</source>
+        <translation>必須是用逗號分隔的 GPU 編號，例如 &quot;0,1&quot;。</translation>
+    </message>
+    <message>
+        <source>names {count} GPUs for {processes} processes; name one GPU per process, or leave it empty.</source>
+        <translation>為 {processes} 個行程指定了 {count} 張 GPU；請每個行程指定一張 GPU，或留空。</translation>
+    </message>
+    <message>
         <source>Open it in a spreadsheet or editor and save it again as UTF-8 CSV.</source>
         <translation>請用試算表或編輯器開啟它，另存為 UTF-8 編碼的 CSV。</translation>
     </message>
@@ -3114,6 +3288,78 @@
         <translation>{folder} 不是魔搭快取（{cache}）中的模型資料夾。</translation>
     </message>
     <message>
+        <source>The number of machines must be 1 or more.</source>
+        <translation>機器數必須至少為 1。</translation>
+    </message>
+    <message>
+        <source>Pass --nodes 1 or more.</source>
+        <translation>請傳入 --nodes 1 或更大的值。</translation>
+    </message>
+    <message>
+        <source>The number of processes must be 1 or more.</source>
+        <translation>行程數必須至少為 1。</translation>
+    </message>
+    <message>
+        <source>Pass --num-processes 1 or more.</source>
+        <translation>請傳入 --num-processes 1 或更大的值。</translation>
+    </message>
+    <message>
+        <source>{folder} exists and is not empty.</source>
+        <translation>{folder} 已存在且不是空的。</translation>
+    </message>
+    <message>
+        <source>Choose a new folder for the job.</source>
+        <translation>請為作業選擇一個新資料夾。</translation>
+    </message>
+    <message>
+        <source>The data file {file} was not found.</source>
+        <translation>找不到資料檔案 {file}。</translation>
+    </message>
+    <message>
+        <source>Check the data on the Model and data page, then export the job again.</source>
+        <translation>請在「模型與資料」頁面檢查資料，然後重新匯出作業。</translation>
+    </message>
+    <message>
+        <source>Training on several processes needs the accelerate package, which is not installed.</source>
+        <translation>多行程訓練需要 accelerate 套件，但它沒有安裝。</translation>
+    </message>
+    <message>
+        <source>Install it (pip install accelerate), or train with one process.</source>
+        <translation>請安裝它（pip install accelerate），或者只用一個行程訓練。</translation>
+    </message>
+    <message>
+        <source>{strategy} needs the deepspeed package, which is not installed.</source>
+        <translation>{strategy} 需要 deepspeed 套件，但它沒有安裝。</translation>
+    </message>
+    <message>
+        <source>Install it (pip install deepspeed; Linux only), or choose ddp or fsdp.</source>
+        <translation>請安裝它（pip install deepspeed；僅限 Linux），或者選擇 ddp 或 fsdp。</translation>
+    </message>
+    <message>
+        <source>DeepSpeed does not train on several GPUs on Windows.</source>
+        <translation>DeepSpeed 在 Windows 上不能用多張 GPU 訓練。</translation>
+    </message>
+    <message>
+        <source>Choose ddp or fsdp, or train on Linux (WSL2 works).</source>
+        <translation>請選擇 ddp 或 fsdp，或者在 Linux 上訓練（WSL2 也可以）。</translation>
+    </message>
+    <message>
+        <source>The run asks for {processes} processes, one per GPU, and this computer has {gpus}.</source>
+        <translation>這個訓練任務要 {processes} 個行程（每張 GPU 一個），而這台電腦只有 {gpus} 張 GPU。</translation>
+    </message>
+    <message>
+        <source>Lower the number of GPUs to {gpus}.</source>
+        <translation>請把 GPU 數降到 {gpus}。</translation>
+    </message>
+    <message>
+        <source>GPU {ids} does not exist here (GPUs 0 to {last}).</source>
+        <translation>這裡沒有 GPU {ids}（只有 GPU 0 到 {last}）。</translation>
+    </message>
+    <message>
+        <source>Choose GPUs this computer has, or leave the choice empty.</source>
+        <translation>請選擇這台電腦上有的 GPU，或者留空。</translation>
+    </message>
+    <message>
         <source>weights</source>
         <translation>權重</translation>
     </message>
@@ -3378,6 +3624,22 @@
         <translation>請先停止它，再刪除。</translation>
     </message>
     <message>
+        <source>{folder} is not a run folder (it has no config.toml and events.jsonl).</source>
+        <translation>{folder} 不是訓練任務資料夾（裡面沒有 config.toml 和 events.jsonl）。</translation>
+    </message>
+    <message>
+        <source>Choose a folder inside the job&apos;s runs folder, named like 20260101-120000-...</source>
+        <translation>請選擇作業 runs 資料夾裡的一個資料夾，名稱類似 20260101-120000-...</translation>
+    </message>
+    <message>
+        <source>{run} is in the runs folder already.</source>
+        <translation>{run} 已經在訓練任務資料夾中了。</translation>
+    </message>
+    <message>
+        <source>It is listed in Run history as it is.</source>
+        <translation>它已經列在訓練紀錄裡。</translation>
+    </message>
+    <message>
         <source>The last run of {config} ({run}) was trained with other settings ({changed}), so it cannot continue with this config.</source>
         <translation>{config} 的上一次訓練（{run}）用的是其他設定（{changed}），因此不能用這份設定繼續訓練。</translation>
     </message>
@@ -3396,6 +3658,62 @@
     <message>
         <source>Hugging Face</source>
         <translation>Hugging Face</translation>
+    </message>
+    <message>
+        <source>Resuming on {now} processes instead of {before}: the model and optimizer carry over; the order of the remaining batches differs from an uninterrupted run.</source>
+        <translation>用 {now} 個行程（而不是 {before} 個）繼續訓練：模型和最佳化器狀態會沿用；剩餘批次的順序與不中斷的訓練不同。</translation>
+    </message>
+    <message>
+        <source>Resume the run: it continues from its last checkpoint.</source>
+        <translation>請繼續訓練：它會從最後一個檢查點接著訓練。</translation>
+    </message>
+    <message>
+        <source>Start the run again.</source>
+        <translation>請重新開始訓練。</translation>
+    </message>
+    <message>
+        <source>The training process was killed by the system (SIGKILL). On Linux that is most often the out-of-memory killer: the computer ran out of RAM.</source>
+        <translation>訓練行程被系統強制結束了（SIGKILL）。在 Linux 上這通常是記憶體不足時的 OOM killer：電腦的記憶體用完了。</translation>
+    </message>
+    <message>
+        <source>The process wrote nothing to its error output.</source>
+        <translation>該行程沒有輸出任何錯誤訊息。</translation>
+    </message>
+    <message>
+        <source>Close other programs, or lower the batch size or the maximum length.</source>
+        <translation>請關閉其他程式，或者調小批次大小或最大長度。</translation>
+    </message>
+    <message>
+        <source>The training process crashed inside native code (a segmentation fault). That comes from a driver, CUDA or a compiled library, not from your data.</source>
+        <translation>訓練行程在原生程式碼中當機了（區段錯誤）。這來自驅動程式、CUDA 或某個編譯好的函式庫，而不是你的資料。</translation>
+    </message>
+    <message>
+        <source>This run was trained on {before} processes with {strategy}; its checkpoint is split in that many parts and cannot resume on {now}.</source>
+        <translation>這個訓練任務用 {strategy} 在 {before} 個行程上訓練；它的檢查點被拆成了同樣多份，不能在 {now} 個行程上繼續訓練。</translation>
+    </message>
+    <message>
+        <source>Resume it on {before} GPUs, or start a new run.</source>
+        <translation>請在 {before} 張 GPU 上繼續訓練，或者開始新的訓練任務。</translation>
+    </message>
+    <message>
+        <source>If it happens again, update the NVIDIA driver or repair PyTorch on the Environment page.</source>
+        <translation>如果再次發生，請更新 NVIDIA 驅動程式，或在「環境」頁面修復 PyTorch。</translation>
+    </message>
+    <message>
+        <source>The training process was aborted by a library&apos;s fatal error (SIGABRT): a failed internal check in PyTorch, CUDA or a compiled extension.</source>
+        <translation>訓練行程因某個函式庫的嚴重錯誤而中止（SIGABRT）：PyTorch、CUDA 或某個編譯擴充的內部檢查失敗。</translation>
+    </message>
+    <message>
+        <source>The end of its error output is in the details.</source>
+        <translation>它最後的錯誤輸出在詳細資訊裡。</translation>
+    </message>
+    <message>
+        <source>The training process ended on signal {signal}.</source>
+        <translation>訓練行程因訊號 {signal} 而結束。</translation>
+    </message>
+    <message>
+        <source>The training process ended unexpectedly (exit code {code}).</source>
+        <translation>訓練行程意外結束（結束代碼 {code}）。</translation>
     </message>
     <message>
         <source>{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} tokens, so no response is left to learn. Raise training.max_length to keep them.</source>
@@ -3650,6 +3968,10 @@
         <translation>錯誤：PyTorch {version} 已安裝，但 GPU 測試失敗：{error}</translation>
     </message>
     <message>
+        <source>Job written to {folder}.</source>
+        <translation>作業已寫入 {folder}。</translation>
+    </message>
+    <message>
         <source>finished</source>
         <translation>已完成</translation>
     </message>
@@ -3716,6 +4038,22 @@
     <message>
         <source>continue the latest stopped run of this config</source>
         <translation>繼續這份設定最近一次停止的訓練</translation>
+    </message>
+    <message>
+        <source>train in a child process: a second Ctrl-C ends it at once, keeping the last checkpoint</source>
+        <translation>在子行程中訓練：第二次按 Ctrl-C 會立即結束它，並保留最後一個檢查點</translation>
+    </message>
+    <message>
+        <source>train with N processes, one per GPU, through accelerate launch (2 CPU processes without a GPU)</source>
+        <translation>用 N 個行程訓練，每張 GPU 一個，透過 accelerate launch 啟動（沒有 GPU 時為 CPU 行程）</translation>
+    </message>
+    <message>
+        <source>the GPUs to use, e.g. &quot;0,1&quot;</source>
+        <translation>要使用的 GPU，例如 &quot;0,1&quot;</translation>
+    </message>
+    <message>
+        <source>how several GPUs share the work (default: the config&apos;s, else ddp)</source>
+        <translation>多張 GPU 如何分擔工作（預設：設定檔中的設定，否則為 ddp）</translation>
     </message>
     <message>
         <source>check a config and its data without training</source>
@@ -3786,6 +4124,30 @@
         <translation>列出訓練任務資料夾</translation>
     </message>
     <message>
+        <source>copy a run folder from elsewhere (a cluster job&apos;s runs/...) into the runs folder</source>
+        <translation>把別處的訓練任務資料夾（叢集作業的 runs/...）複製到訓練任務資料夾</translation>
+    </message>
+    <message>
+        <source>write a run as a job for another machine or a Slurm cluster</source>
+        <translation>把訓練任務寫成作業，在另一台機器或 Slurm 叢集上執行</translation>
+    </message>
+    <message>
+        <source>a self-contained folder: config, data, Accelerate config, launch.sh, job.sbatch</source>
+        <translation>一個自給自足的資料夾：設定、資料、Accelerate 設定、launch.sh、job.sbatch</translation>
+    </message>
+    <message>
+        <source>a new folder for the job</source>
+        <translation>作業用的新資料夾</translation>
+    </message>
+    <message>
+        <source>GPUs per machine (default: the config&apos;s)</source>
+        <translation>每台機器的 GPU 數（預設：設定檔中的值）</translation>
+    </message>
+    <message>
+        <source>machines for the Slurm script (default: 1)</source>
+        <translation>Slurm 指令碼使用的機器數（預設：1）</translation>
+    </message>
+    <message>
         <source>{file} exists already.</source>
         <translation>{file} 已經存在。</translation>
     </message>
@@ -3854,6 +4216,22 @@
         <translation>驗證成功：在 {device} 上完成一次矩陣乘法，耗時 {seconds} 秒。</translation>
     </message>
     <message>
+        <source>One machine: {command}</source>
+        <translation>單台機器：{command}</translation>
+    </message>
+    <message>
+        <source>Slurm: cd {folder} &amp;&amp; sbatch job.sbatch</source>
+        <translation>Slurm：cd {folder} &amp;&amp; sbatch job.sbatch</translation>
+    </message>
+    <message>
+        <source>The run folder ends up in {folder}; import it with: finetune-studio-cli runs --import FOLDER</source>
+        <translation>訓練任務資料夾會出現在 {folder} 中；用這條指令匯入：finetune-studio-cli runs --import FOLDER</translation>
+    </message>
+    <message>
+        <source>Imported as {folder}.</source>
+        <translation>已匯入為 {folder}。</translation>
+    </message>
+    <message>
         <source>No runs in {folder}.</source>
         <translation>{folder} 中沒有訓練任務。</translation>
     </message>
@@ -3876,6 +4254,10 @@
     <message>
         <source>Start it without --resume, or pass the config.toml inside the run folder to resume.</source>
         <translation>請去掉 --resume 重新開始，或者傳入訓練任務資料夾裡的 config.toml 來繼續訓練。</translation>
+    </message>
+    <message>
+        <source>Ending the training process now; the run keeps its last checkpoint.</source>
+        <translation>正在立即結束訓練行程；訓練任務保留最後一個檢查點。</translation>
     </message>
     <message>
         <source>Details: {file}</source>
