@@ -30,7 +30,7 @@ DATA = ROOT / "resources" / "samples" / "reviews.csv"
 BATCH, MAX_LENGTH, LR, SEED = 16, 64, 1e-4, 42
 
 
-def _config(steps: int, out: Path, processes: int = 1, child: bool = False):  # noqa: ANN202
+def _config(steps: int, out: Path, processes: int = 1, child: bool = False):
     from desktop.core.config import RunConfig
 
     config = RunConfig(task="classification")
@@ -54,7 +54,7 @@ class _Clock:
         self.tenth = self.last_step = self.finished = 0.0
         self.samples_per_second: float | None = None
 
-    def __call__(self, event) -> None:  # noqa: ANN001
+    def __call__(self, event) -> None:
         now = time.perf_counter()
         if event.kind == "progress":
             if event.step == 10:

@@ -281,6 +281,7 @@ class MainWindow(QMainWindow):
             # After the first paint: the check spawns a child process and loads NVML.
             QTimer.singleShot(100, page.check)
         if page is self.options_page:
+            self.train_page.prepare_plots()  # the next step's plots, made while the user reads this one
             self._give_options_their_context()
             self.options_page.set_train_rows(self.data_page.train_rows())
         if page is self.data_page:  # token statistics count what the max length set now would cut

@@ -68,7 +68,7 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
             )
         training_on = QCoreApplication.translate("TrainPage", "Training on {device}")
         page.status.setText(training_on.format(device="cuda:0 (NVIDIA GeForce RTX 4070)"))
-    page._flush()
+    page._flush_all()
     model = folder / "model"
     model.mkdir(parents=True, exist_ok=True)
     for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json"):

@@ -165,6 +165,11 @@ class LivePlotWidget(pg.PlotWidget):
         """The curves shown, in the order they were added."""
         return list(self._curves)
 
+    @property
+    def dirty(self) -> bool:
+        """Whether some curve has points not drawn yet."""
+        return bool(self._dirty)
+
     def flush(self) -> None:
         """Draw the curves that changed."""
         for name in self._dirty:
