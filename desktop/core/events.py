@@ -96,7 +96,7 @@ class MemoryEvent(Event):
     rss_bytes: int
     device_used_bytes: int | None = None
     device_total_bytes: int | None = None
-    gpus_used_bytes: list[int] = field(default_factory=list)  # NVML, each GPU of a multi-GPU run (this machine's)
+    gpus_used_bytes: list[int] = field(default_factory=list)  # NVML: each GPU of a multi-GPU run here
 
 
 @dataclass(frozen=True)

@@ -358,9 +358,11 @@ class TrainPage(WizardPage):
                 self.memory_plot.append("device", event.step, event.device_used_bytes / GB)
         for index, used in enumerate(event.gpus_used_bytes if len(event.gpus_used_bytes) > 1 else []):
             name = f"gpu{index}"
-            if name not in self.memory_plot.curve_names():  # one curve per GPU of a multi-GPU run
+            if name not in self.memory_plot.curve_names():  # a curve per GPU of a multi-GPU run
                 color = GPU_COLORS[index % len(GPU_COLORS)]
-                self.memory_plot.add_curve(name, self.tr("GPU {index} used (NVML)").format(index=index), color)
+                self.memory_plot.add_curve(
+                    name, self.tr("GPU {index} used (NVML)").format(index=index), color
+                )
             self.memory_plot.append(name, event.step, used / GB)
 
     def _on_controller_checkpoint_saved(self, event: object) -> None:
