@@ -121,6 +121,10 @@ class CheckedData:
     notes: list[str] = field(default_factory=list)
 
 
+READING_SHARE = 0.6
+"""Of reading and checking data, the part reading takes (what a progress bar shows, roughly)."""
+
+
 def load_and_check(config: RunConfig) -> CheckedData:
     """Validate the config, check the model folder, read the data and check it for the task.
 
@@ -144,7 +148,10 @@ def read_data(config: RunConfig) -> tuple[Table, Table | None, Guess]:
     if problems:
         raise ConfigError(problems)
     check_model_folder(config)
-    train, eval_ = load_train_eval(config)
+    from desktop.core import progress
+
+    with progress.part(0.0, READING_SHARE):
+        train, eval_ = load_train_eval(config)
     return train, eval_, guess_columns(train, config.task, config.columns)
 
 
@@ -156,7 +163,11 @@ def check_data(
     Raises:
         DataError, ConfigError: The data does not fit the task or the schedule.
     """
+    from desktop.core import progress
+
+    progress.report(READING_SHARE, msg("Checking {rows} rows", rows=len(train)))
     train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)
+    progress.report(READING_SHARE + (1 - READING_SHARE) * 0.7, msg("Checking {rows} rows", rows=len(train)))
     if eval_ is not None:
         eval_, eval_notes = check_rows(
             eval_, config.task, guess.columns, config.data.drop_bad_rows, training=False

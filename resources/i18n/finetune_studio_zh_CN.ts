@@ -52,6 +52,14 @@
         <translation>文件…</translation>
     </message>
     <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop checking every row; training checks them all before it starts</source>
+        <translation>停止逐行检查；训练开始前会检查所有行</translation>
+    </message>
+    <message>
         <source>Try the sample</source>
         <translation>试用示例</translation>
     </message>
@@ -184,6 +192,10 @@
         <translation>正在读取数据…</translation>
     </message>
     <message>
+        <source>Checking every row: {what}, {percent}%…</source>
+        <translation>正在检查每一行：{what}，{percent}%…</translation>
+    </message>
+    <message>
         <source>Checking every row…</source>
         <translation>正在检查每一行……</translation>
     </message>
@@ -192,6 +204,10 @@
         <translation>
             <numerusform>%n 行用于训练，{eval} 行用于评估</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
+        <translation>没有检查完所有行（已取消）：训练开始前会检查所有行。</translation>
     </message>
     <message>
         <source>(none)</source>
@@ -2742,6 +2758,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>{file} 无法按任何常见编码（UTF-8、GBK、Big5……）读成文本。</translation>
     </message>
     <message>
+        <source>Checking {rows} rows</source>
+        <translation>正在检查 {rows} 行</translation>
+    </message>
+    <message>
         <source>Train in a child process: Stop can end it at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends.</source>
         <translation>在子进程中训练：“停止”可以立即结束它，崩溃不会让应用关闭，训练结束后所有显存都会还给系统。</translation>
     </message>
@@ -2876,6 +2896,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Check the configuration and split names (the dataset&apos;s page lists them).</source>
         <translation>请检查配置名和划分名（数据集页面上有列出）。</translation>
+    </message>
+    <message>
+        <source>Reading {file}</source>
+        <translation>正在读取 {file}</translation>
     </message>
     <message>
         <source>{file} line {line} is not valid JSON ({error} at column {column}).</source>
@@ -3554,6 +3578,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>one fused kernel, faster on GPU</source>
         <translation>单个融合内核，在 GPU 上更快</translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <source>Nothing was changed.</source>
+        <translation>没有做任何更改。</translation>
     </message>
     <message>
         <source>The installation was cancelled.</source>

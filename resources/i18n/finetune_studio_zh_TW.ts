@@ -52,6 +52,14 @@
         <translation>檔案…</translation>
     </message>
     <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop checking every row; training checks them all before it starts</source>
+        <translation>停止逐列檢查；訓練開始前會檢查所有列</translation>
+    </message>
+    <message>
         <source>Try the sample</source>
         <translation>試用範例</translation>
     </message>
@@ -184,6 +192,10 @@
         <translation>正在讀取資料…</translation>
     </message>
     <message>
+        <source>Checking every row: {what}, {percent}%…</source>
+        <translation>正在檢查每一列：{what}，{percent}%…</translation>
+    </message>
+    <message>
         <source>Checking every row…</source>
         <translation>正在檢查每一列……</translation>
     </message>
@@ -192,6 +204,10 @@
         <translation>
             <numerusform>%n 列用於訓練，{eval} 列用於評估</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
+        <translation>沒有檢查完所有列（已取消）：訓練開始前會檢查所有列。</translation>
     </message>
     <message>
         <source>(none)</source>
@@ -2742,6 +2758,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>{file} 無法以任何常見編碼（UTF-8、GBK、Big5……）讀成文字。</translation>
     </message>
     <message>
+        <source>Checking {rows} rows</source>
+        <translation>正在檢查 {rows} 列</translation>
+    </message>
+    <message>
         <source>Train in a child process: Stop can end it at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends.</source>
         <translation>在子行程中訓練：「停止」可以立即結束它，當機不會讓應用程式關閉，訓練結束後所有顯示記憶體都會還給系統。</translation>
     </message>
@@ -2876,6 +2896,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Check the configuration and split names (the dataset&apos;s page lists them).</source>
         <translation>請檢查組態名稱與分割名稱（資料集頁面上有列出）。</translation>
+    </message>
+    <message>
+        <source>Reading {file}</source>
+        <translation>正在讀取 {file}</translation>
     </message>
     <message>
         <source>{file} line {line} is not valid JSON ({error} at column {column}).</source>
@@ -3554,6 +3578,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>one fused kernel, faster on GPU</source>
         <translation>單一融合核心，在 GPU 上更快</translation>
+    </message>
+    <message>
+        <source>Cancelled.</source>
+        <translation>已取消。</translation>
+    </message>
+    <message>
+        <source>Nothing was changed.</source>
+        <translation>沒有做任何變更。</translation>
     </message>
     <message>
         <source>The installation was cancelled.</source>

@@ -190,3 +190,37 @@ def test_the_first_rows_show_while_every_row_is_checked(
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         release.set()
     assert page.split_info.text() == "2700 rows for training, 300 for evaluation" and not page._data_problem
+
+
+def test_the_full_check_shows_its_progress_and_can_be_cancelled(
+    window: MainWindow, qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    import threading
+
+    from desktop.core import checks, data
+
+    monkeypatch.setattr(data, "READ_BLOCK", 8192)  # a large file's blocks, in a small one
+    gate = threading.Event()
+    check_rows = checks.check_rows
+
+    def held_check_rows(*args, **kwargs):  # the checks of millions of rows: time to press Cancel
+        gate.wait(30)
+        return check_rows(*args, **kwargs)
+
+    monkeypatch.setattr(checks, "check_rows", held_check_rows)
+    path = tmp_path / "reviews.csv"
+    path.write_text("review,label\n" + "".join(f"text number {i} is long,{'ab'[i % 2]}\n" for i in range(4000)))
+    page = window.data_page
+    page.model_edit.setText("bert-base-uncased")
+    page.model_edit.editingFinished.emit()
+    page.data_edit.setText(str(path))
+    page.data_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: not page.cancel_check.isHidden() and page.busy.maximum() == 1000, timeout=30_000)
+    qtbot.waitUntil(lambda: "Checking every row: Checking 3600 rows, 60%" in page.split_info.text())
+    assert page.busy.value() == 600 and page.table.rowCount() > 0  # the first rows are shown meanwhile
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        page.cancel_check.click()
+        gate.set()
+    assert "Not every row was checked (cancelled)" in page.split_info.text()
+    assert not page._data_problem and page.cancel_check.isHidden() and page.busy.isHidden()
+    assert page.table.rowCount() > 0 and window.current_config().columns.text == "review"

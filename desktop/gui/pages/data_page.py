@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,13 @@ class DataPage(WizardPage):
         self.busy.setMaximumHeight(6)
         self.busy.setTextVisible(False)
         self.busy.setVisible(False)
+        self.cancel_check = QPushButton(self.tr("Cancel"))
+        self.cancel_check.setToolTip(
+            self.tr("Stop checking every row; training checks them all before it starts")
+        )
+        self.cancel_check.setVisible(False)
+        self.cancel_check.clicked.connect(self._cancel_check)
+        self._check_stop: threading.Event | None = None
         self.sample_button = QPushButton(self.tr("Try the sample"))
         self.sample_button.setToolTip(self.tr("Load short English reviews and a small offline English model"))
         self.sample_button.clicked.connect(self.sample_requested)
@@ -189,7 +197,10 @@ class DataPage(WizardPage):
         data_row.addWidget(self.data_browse)
         data_row.addWidget(self.sample_button)
         data_form.addRow(self.tr("Dataset:"), data_row)
-        data_form.addRow("", self.busy)
+        busy_row = QHBoxLayout()
+        busy_row.addWidget(self.busy, 1)
+        busy_row.addWidget(self.cancel_check)
+        data_form.addRow("", busy_row)
         data_form.addRow("", self.data_error)
         split_row = QHBoxLayout()
         split_row.addWidget(self.fraction_spin)
@@ -543,11 +554,46 @@ class DataPage(WizardPage):
             lambda result: self._on_head(generation, result),
             lambda exc: None,  # the full check says what is wrong
         )
-        self._run(
-            lambda: preview(config, num_rows=PREVIEW_ROWS, schedule=False),
-            lambda result: self._on_preview(generation, result),
-            lambda exc: self._on_preview_failed(generation, exc),
+        if self._check_stop is not None:
+            self._check_stop.set()  # the check of the data before is of no use now
+        stop = self._check_stop = threading.Event()
+
+        def check_all() -> Preview:
+            from desktop.core import progress
+
+            with progress.reporting(lambda share, what: task.report((share, what)), stop.is_set):
+                return preview(config, num_rows=PREVIEW_ROWS, schedule=False)
+
+        task = BackgroundTask(check_all, self, stop)
+        self._tasks.add(task)
+        task.progressed.connect(lambda value: self._on_check_progress(generation, value))
+        task.finished.connect(
+            lambda result, t=task: (self._tasks.discard(t), self._on_preview(generation, result))
         )
+        task.failed.connect(
+            lambda exc, detail, t=task: (self._tasks.discard(t), self._on_preview_failed(generation, exc))
+        )
+        self.busy.setRange(0, 0)  # until the first block is read
+        task.start()
+
+    def _on_check_progress(self, generation: int, value: tuple) -> None:
+        if generation != self._generation:
+            return
+        share, what = value
+        self.busy.setRange(0, 1000)
+        self.busy.setValue(int(share * 1000))
+        self.cancel_check.setVisible(True)
+        if self._preview is not None and not self._preview.complete:
+            self.split_info.setText(
+                self.tr("Checking every row: {what}, {percent}%…").format(
+                    what=shown(what), percent=int(share * 100)
+                )
+            )
+
+    def _cancel_check(self) -> None:
+        """Stop the full check; the first rows stay shown and training checks every row at Start."""
+        if self._check_stop is not None:
+            self._check_stop.set()
 
     def _on_head(self, generation: int, result: Preview | None) -> None:
         if result is None or generation != self._generation or self._checked == generation:
@@ -565,6 +611,7 @@ class DataPage(WizardPage):
             return
         self._checked = generation
         self.busy.setVisible(False)
+        self.cancel_check.setVisible(False)
         self._preview = result
         self._config.columns = result.guess.columns
         self._show_notes(result.notes)
@@ -586,6 +633,17 @@ class DataPage(WizardPage):
             return
         self._checked = generation
         self.busy.setVisible(False)
+        self.cancel_check.setVisible(False)
+        from desktop.core.progress import Cancelled
+
+        if isinstance(exc, Cancelled) and self._preview is not None:  # the first rows stay
+            self.split_info.setText(
+                self.tr("Not every row was checked (cancelled): training checks them all before it starts.")
+            )
+            self._show_data_problem("", shown=True)
+            self._set_problem_for_mapping()
+            self.preview_loaded.emit()
+            return
         message = shown(exc.message) if isinstance(exc, StudioError) else str(exc)
         hint = shown(exc.hint) if isinstance(exc, StudioError) else ""
         partial = getattr(exc, "partial", None)
