@@ -54,7 +54,7 @@ def write_csv(path: Path, rows: int) -> None:
 
 
 TOKENIZE = """
-import sys, time
+import functools, sys, time
 from desktop.core.checks import load_and_check
 from desktop.core.config import load_config
 from desktop.core.models import load_tokenizer
@@ -67,9 +67,10 @@ columns = checked.guess.columns
 label2id, _ = label_maps(checked.train.frame[columns.label].unique().tolist())
 start = time.perf_counter()
 length = config.training.max_length
-rows = Tokenizing(config, tokenizer, cache=True).rows(
-    "train", checked.train, columns, lambda t: _encode(t, columns, tokenizer, length, label2id)
-)
+encode = functools.partial(
+    _encode, columns=columns, tokenizer=tokenizer, max_length=length, label2id=label2id
+)  # as the app's classification task makes it: it pickles, so the rows go to one process per core
+rows = Tokenizing(config, tokenizer, cache=True).rows("train", checked.train, columns, encode)
 print(len(rows), "rows tokenized in", round(time.perf_counter() - start, 1), "s")
 """
 

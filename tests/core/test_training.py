@@ -352,3 +352,41 @@ def test_tokenizing_reports_progress_by_chunk_and_stops_between_chunks(tmp_path:
         Tokenizing(report=lambda part, n, share: seen.append(share), check_stop=stop_after_first).rows(
             "train", table, None, lambda t: [0] * len(t)
         )
+
+
+def test_large_data_is_tokenized_by_several_processes_in_order(
+    tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import functools
+
+    from transformers import AutoTokenizer
+
+    from desktop.core import tasks
+    from desktop.core.data import read_file
+    from desktop.core.tasks import Tokenizing, classification
+
+    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
+    table = read_file(samples / "reviews.csv")  # 150 rows: 4 chunks of 40
+    monkeypatch.setattr(tasks, "CHUNK_ROWS", 40)
+    monkeypatch.setattr(tasks, "parallel_workers", lambda rows: 2)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert)
+    labels = {label: i for i, label in enumerate(sorted(set(table.frame["label"])))}
+    columns = classification.Columns(text="text", label="label")
+    encode = functools.partial(
+        classification._encode, columns=columns, tokenizer=tokenizer, max_length=32, label2id=labels
+    )
+    shares: list[float] = []
+    rows = Tokenizing(report=lambda part, n, share: shares.append(share)).rows(
+        "train", table, columns, encode
+    )
+    assert rows == encode(table)  # the same examples, in the same order, as in one process
+    assert shares == [0.25, 0.5, 0.75, 1.0, 1.0]
+    checks: list[int] = []
+
+    def stop_while_the_processes_work() -> None:
+        checks.append(1)
+        if len(checks) == 2:  # the first check is before the processes start
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Tokenizing(check_stop=stop_while_the_processes_work).rows("train", table, columns, encode)

@@ -209,7 +209,9 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
 
     monkeypatch.setattr(checks, "check_rows", held_check_rows)
     path = tmp_path / "reviews.csv"
-    path.write_text("review,label\n" + "".join(f"text number {i} is long,{'ab'[i % 2]}\n" for i in range(4000)))
+    path.write_text(
+        "review,label\n" + "".join(f"text number {i} is long,{'ab'[i % 2]}\n" for i in range(4000))
+    )
     page = window.data_page
     page.model_edit.setText("bert-base-uncased")
     page.model_edit.editingFinished.emit()

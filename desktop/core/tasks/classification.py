@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 from desktop.core.columns import label_key
@@ -64,9 +66,10 @@ def prepare(
     max_length = config.training.max_length
     tokenizing = tokenizing or Tokenizing()
 
-    def encode(table: Table) -> list[dict]:
-        return _encode(table, columns, tokenizer, max_length, label2id)
-
+    # A partial of a module-level function: it pickles, so large data is tokenized in several processes.
+    encode = functools.partial(
+        _encode, columns=columns, tokenizer=tokenizer, max_length=max_length, label2id=label2id
+    )
     return Prepared(
         model=model,
         train=tokenizing.rows("train", train, columns, encode),

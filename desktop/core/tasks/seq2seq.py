@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 from desktop.core.config import Columns, RunConfig
@@ -41,8 +43,8 @@ def prepare(
     max_length = config.training.max_length
     tokenizing = tokenizing or Tokenizing()
 
-    def rows(table: Table) -> list[dict]:
-        return encode(table, columns, tokenizer, max_length)
+    # A partial of a module-level function: it pickles, so large data is tokenized in several processes.
+    rows = functools.partial(encode, columns=columns, tokenizer=tokenizer, max_length=max_length)
 
     return Prepared(
         model=model,
