@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-
 from typing import Any
 
 from desktop.core.config import Columns, RunConfig
