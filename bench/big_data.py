@@ -141,6 +141,8 @@ def main() -> int:
         encoding="utf-8",
     )
     env = {**os.environ, "FINETUNE_STUDIO_HOME": str(folder / "home"), "HF_DATASETS_OFFLINE": "1"}
+    # The first tokenizing must tokenize: the bench's own cache from an earlier time goes.
+    shutil.rmtree(folder / "home" / "cache" / "tokenized", ignore_errors=True)
     python = sys.executable
     results = {}
     # Each measurement in its own bench process, so that ru_maxrss of the children is that child's.
@@ -168,6 +170,11 @@ def main() -> int:
         f"ratios to the baseline: preview {results['preview'][0] / base_s:.2f}, "
         f"validate {results['validate'][0] / base_s:.2f}"
     )
+    if "tokenize" in results:
+        print(
+            f"tokenizing: {results['tokenize'][0] / results['baseline tok.'][0]:.2f} of the baseline's time "
+            f"({os.cpu_count()} cores); from the cache: {results['tokenize again'][0]:.1f} s"
+        )
     ok = results["preview"][0] < 2.0 and max(results["preview"][1], results["validate"][1]) < 500
     print("PASS" if ok else "FAIL", "(targets: preview done under 2 s, preview and validate under 500 MB)")
     if args.folder is None:

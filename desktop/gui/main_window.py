@@ -54,6 +54,8 @@ class MainWindow(QMainWindow):
 
     resume_offer_checked = Signal()
     """The runs folder was looked at for a crashed run to offer (whether or not one was offered)."""
+    job_exported = Signal(object)
+    """A job folder was written: its path."""
 
     def __init__(
         self, settings: Settings, controller: object | None = None, repair_on_start: bool = False
@@ -455,20 +457,47 @@ class MainWindow(QMainWindow):
         """Write the run as a job folder (launch.sh, a Slurm script) in a folder the user picks."""
         if self._job_task is not None:
             return
+        config = self.current_config()
+        shape = self._ask_job_shape(config.launch.num_processes)
+        if shape is None:
+            return
         parent = QFileDialog.getExistingDirectory(self, self.tr("Where to write the job folder"))
         if not parent:
             return
         from desktop.core.jobs import export_job, job_folder_name
 
-        config = self.current_config()
         dest = Path(parent) / job_folder_name(config, Path(parent))
-        task = self._job_task = BackgroundTask(lambda: export_job(config, dest), self)
+        gpus, nodes = shape
+        task = self._job_task = BackgroundTask(
+            lambda: export_job(config, dest, num_processes=gpus, nodes=nodes), self
+        )
         task.finished.connect(self._on_job_exported)
         task.failed.connect(self._on_job_failed)
         self.statusBar().showMessage(
             self.tr("Writing the job folder (the data and a local model are copied)…")
         )
         task.start()
+
+    def _ask_job_shape(self, gpus: int) -> tuple[int, int] | None:
+        """GPUs per machine and machines for the job (the other machine is often bigger than this one)."""
+        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QSpinBox
+
+        dialog = QDialog(self)
+        dialog.setWindowTitle(self.tr("Job for another machine or a cluster"))
+        form = QFormLayout(dialog)
+        per_node = QSpinBox(minimum=1, maximum=64, value=max(1, gpus))
+        machines = QSpinBox(minimum=1, maximum=1024, value=1)
+        form.addRow(self.tr("GPUs per machine:"), per_node)
+        form.addRow(self.tr("Machines (for the Slurm script):"), machines)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(dialog.accept)
+        buttons.rejected.connect(dialog.reject)
+        form.addRow(buttons)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return per_node.value(), machines.value()
 
     def _on_job_exported(self, folder: Path) -> None:
         self._job_task = None
@@ -484,12 +513,18 @@ class MainWindow(QMainWindow):
         )
         open_button = box.addButton(self.tr("Open folder"), QMessageBox.ButtonRole.ActionRole)
         box.addButton(QMessageBox.StandardButton.Close)
-        box.exec()
-        if box.clickedButton() is open_button:
-            from PySide6.QtCore import QUrl
-            from PySide6.QtGui import QDesktopServices
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
 
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+        def clicked(button: object) -> None:
+            if button is open_button:
+                from PySide6.QtCore import QUrl
+                from PySide6.QtGui import QDesktopServices
+
+                QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+        box.buttonClicked.connect(clicked)
+        box.open()
+        self.job_exported.emit(folder)
 
     def _on_job_failed(self, exc: object, detail: str) -> None:
         self._job_task = None

@@ -892,6 +892,18 @@
         <translation>正在写入作业文件夹（会复制数据和本地模型）…</translation>
     </message>
     <message>
+        <source>Job for another machine or a cluster</source>
+        <translation>在另一台机器或集群上训练的作业</translation>
+    </message>
+    <message>
+        <source>GPUs per machine:</source>
+        <translation>每台机器的 GPU 数：</translation>
+    </message>
+    <message>
+        <source>Machines (for the Slurm script):</source>
+        <translation>机器数（用于 Slurm 脚本）：</translation>
+    </message>
+    <message>
         <source>Job written</source>
         <translation>作业已写好</translation>
     </message>

@@ -892,6 +892,18 @@
         <translation>正在寫入作業資料夾（會複製資料和本機模型）…</translation>
     </message>
     <message>
+        <source>Job for another machine or a cluster</source>
+        <translation>在另一台機器或叢集上訓練的作業</translation>
+    </message>
+    <message>
+        <source>GPUs per machine:</source>
+        <translation>每台機器的 GPU 數：</translation>
+    </message>
+    <message>
+        <source>Machines (for the Slurm script):</source>
+        <translation>機器數（用於 Slurm 指令碼）：</translation>
+    </message>
+    <message>
         <source>Job written</source>
         <translation>作業已寫好</translation>
     </message>

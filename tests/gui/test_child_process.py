@@ -154,3 +154,21 @@ def test_an_imported_run_folder_is_listed_with_its_curve(
         dialog.select(dialog.infos[0].name)
     assert dialog.plot.count(dialog.infos[0].name) >= 1
     assert (elsewhere.path / "config.toml").is_file()  # copied, not moved
+
+
+def test_export_as_a_job_writes_the_folder_for_the_machines_asked_for(
+    window: MainWindow, qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
+        window.load_sample()
+    monkeypatch.setattr(window, "_ask_job_shape", lambda gpus: (4, 2))
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path))
+    with qtbot.waitSignal(window.job_exported, timeout=60_000) as written:
+        window.options_page.job_button.click()
+    folder = written.args[0]
+    assert folder.parent == tmp_path and folder.name.endswith("-job")
+    assert (folder / "data" / "reviews.csv").is_file() and (folder / "launch.sh").is_file()
+    assert "#SBATCH --nodes=2" in (folder / "job.sbatch").read_text(encoding="utf-8")
+    assert "num_processes: 4" in (folder / "accelerate.yaml").read_text(encoding="utf-8")
