@@ -76,6 +76,33 @@ class Table:
         origin = np.asarray(self.origin)[positions] if self.origin is not None else positions
         return Table(frame, self.source, self.segments, origin)
 
+    def take_apart(self, *parts: Any) -> list[Table]:
+        """Tables of the given rows each (arrays of positions), made a column at a time, each column
+        of this table dropped once it is copied: the peak is this table and one column more, not two
+        tables. This table is left without columns: it must not be used after."""
+        import numpy as np
+        import pandas as pd
+
+        positions = [np.asarray(part, dtype=np.int64) for part in parts]
+        names = list(self.frame.columns)
+        columns: list[dict[Any, Any]] = [{} for _ in positions]
+        for name in names:
+            column = self.frame[name]
+            for taken, rows in zip(columns, positions, strict=True):
+                taken[name] = column.take(rows).reset_index(drop=True)
+            del column
+            self.frame.drop(columns=[name], inplace=True)
+        origin = np.asarray(self.origin) if self.origin is not None else None
+        return [
+            Table(
+                pd.DataFrame(taken, columns=names),
+                self.source,
+                self.segments,
+                origin[rows] if origin is not None else rows,
+            )
+            for taken, rows in zip(columns, positions, strict=True)
+        ]
+
 
 # --------------------------------------------------------------------------- encodings
 
@@ -589,13 +616,13 @@ def load_train_eval(config: RunConfig) -> tuple[Table, Table | None]:
 
 
 def split_fraction(table: Table, fraction: float, seed: int) -> tuple[Table, Table]:
-    """Hold out ``fraction`` of the rows (at least one) at random, reproducibly."""
+    """Hold out ``fraction`` of the rows (at least one) at random, reproducibly. ``table`` is taken
+    apart (see :meth:`Table.take_apart`)."""
     import numpy as np
 
     order = np.random.default_rng(seed).permutation(len(table))
     n_eval = min(len(table) - 1, max(1, math.floor(len(table) * fraction + 0.5)))
-    held_out = table.take(np.sort(order[:n_eval]))
-    kept = table.take(np.sort(order[n_eval:]))
+    kept, held_out = table.take_apart(np.sort(order[n_eval:]), np.sort(order[:n_eval]))
     del table, order
     release_memory()
     return kept, held_out

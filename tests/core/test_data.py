@@ -149,10 +149,14 @@ def test_single_class(tmp_path: Path) -> None:
 
 def test_validation_fraction_is_reproducible_and_keeps_locations(tmp_path: Path) -> None:
     rows = [{"text": f"t{i}", "label": "ab"[i % 2]} for i in range(20)]
-    table = read_file(_write(tmp_path / "data.csv", rows))
-    train, eval_ = split_fraction(table, 0.25, seed=7)
-    again = split_fraction(table, 0.25, seed=7)[1]
+    path = _write(tmp_path / "data.csv", rows)
+    train, eval_ = split_fraction(read_file(path), 0.25, seed=7)
+    again = split_fraction(read_file(path), 0.25, seed=7)[1]
     assert len(train) == 15 and len(eval_) == 5
+    assert sorted(train.frame["text"].tolist() + eval_.frame["text"].tolist()) == sorted(
+        r["text"] for r in rows
+    )
+    assert train.frame.columns.tolist() == ["text", "label"]
     assert eval_.frame["text"].tolist() == again.frame["text"].tolist()
     first = eval_.frame["text"][0]
     assert eval_.locate(0) == f"data.csv row {int(first[1:]) + 2}"
