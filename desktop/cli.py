@@ -174,6 +174,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--gpus", metavar="IDS", help=say('the GPUs to use, e.g. "0,1"'))
     p.add_argument(
+        "--allow-sleep",
+        action="store_true",
+        help=say("let the computer go to sleep during the run (by default it is kept awake)"),
+    )
+    p.add_argument(
         "--strategy",
         choices=("ddp", "fsdp", "deepspeed-zero2", "deepspeed-zero3"),
         help=say("how several GPUs share the work (default: the config's, else ddp)"),
@@ -469,6 +474,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     stop = threading.Event()
     console = _Console()
     graceful = GracefulStop(stop, lambda reason: console._line(_stop_line(reason)))
+    from desktop.core.awake import KeepAwake
+
+    awake = KeepAwake()
+    if not args.allow_sleep and not awake.acquire() and KeepAwake.supported():
+        console._line(say("note: this computer could not be kept awake; if it sleeps, the run stops there."))
     try:
         with graceful:
             if config.launch.child:
@@ -476,6 +486,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             else:
                 result = run_training(config, console, stop, resume=resume, origin=origin)
     finally:
+        awake.release()
         console.close()
     for note in result.notes:
         print(say("note: {note}", note=text(note)), file=sys.stderr)

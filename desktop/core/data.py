@@ -91,7 +91,7 @@ class Table:
             for taken, rows in zip(columns, positions, strict=True):
                 taken[name] = column.take(rows).reset_index(drop=True)
             del column
-            self.frame.drop(columns=[name], inplace=True)
+            del self.frame[name]
         origin = np.asarray(self.origin) if self.origin is not None else None
         return [
             Table(

@@ -203,6 +203,16 @@ class MainWindow(QMainWindow):
         sources_action = QAction(self.tr("Model &sources and tokens…"), self)
         sources_action.triggered.connect(self.open_hub_settings)
         settings_menu.addAction(sources_action)
+        self.keep_awake_action = QAction(self.tr("&Keep the computer awake while training"), self)
+        self.keep_awake_action.setCheckable(True)
+        self.keep_awake_action.setChecked(bool(self.settings.number(Key.KEEP_AWAKE, 1)))
+        self.keep_awake_action.toggled.connect(self._on_keep_awake_toggled)
+        settings_menu.addAction(self.keep_awake_action)
+        self.controller.keep_awake = self.keep_awake_action.isChecked()
+
+    def _on_keep_awake_toggled(self, on: bool) -> None:
+        self.settings.set_number(Key.KEEP_AWAKE, int(on))
+        self.controller.keep_awake = on  # from the next run on
 
     def load_sample(self) -> None:
         """Preload the sample reviews and the bundled model, then show the data page."""

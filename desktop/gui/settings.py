@@ -19,6 +19,7 @@ class Key(str, Enum):
     INDEX_URL = "environment/index_url"
     DISMISSED_RESUME = "runs/dismissed_resume"
     LANGUAGE = "view/language"
+    KEEP_AWAKE = "runs/keep_awake"
 
 
 class Settings:

@@ -12,6 +12,7 @@ import traceback
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
 from desktop.core.events import (
     CheckpointEvent,
@@ -89,6 +90,8 @@ class TrainingController(QObject):
     """The run failed or its input was rejected: the :class:`RunResult` with its failure."""
     running_changed = Signal(bool)
     """Whether a run is in progress."""
+    awake_changed = Signal(bool)
+    """Whether the computer is kept from sleeping (during a run, when :attr:`keep_awake` is on)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -96,6 +99,9 @@ class TrainingController(QObject):
         self._stop = threading.Event()
         self._hard_stop = threading.Event()
         self._child = False
+        self.keep_awake = True
+        """Keep the computer from sleeping during runs (Settings › Keep the computer awake)."""
+        self._awake: KeepAwake | None = None
         self.last_result: RunResult | None = None
 
     def is_running(self) -> bool:
@@ -119,6 +125,9 @@ class TrainingController(QObject):
         self._task = task
         task.start()
         self.running_changed.emit(True)
+        if self.keep_awake:
+            self._awake = KeepAwake()
+            self.awake_changed.emit(self._awake.acquire())
 
     def stop(self) -> None:
         """Ask the run to stop after the current step; a checkpoint is kept.
@@ -166,6 +175,10 @@ class TrainingController(QObject):
     def _on_task_finished(self, result: RunResult) -> None:
         self._task = None
         self.last_result = result
+        if self._awake is not None:  # finished, stopped or failed alike: the computer may sleep again
+            self._awake.release()
+            self._awake = None
+            self.awake_changed.emit(False)
         self.running_changed.emit(False)
         if result.status == "finished":
             self.training_finished.emit(result)

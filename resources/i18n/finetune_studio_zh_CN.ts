@@ -808,6 +808,10 @@
         <translation>模型下载源和令牌(&amp;S)…</translation>
     </message>
     <message>
+        <source>&amp;Keep the computer awake while training</source>
+        <translation>训练时保持电脑唤醒(&amp;K)</translation>
+    </message>
+    <message>
         <source>Sample loaded: English reviews with the English all-MiniLM-L6-v2 model.</source>
         <translation>示例已载入：英文评论，搭配英文模型 all-MiniLM-L6-v2。</translation>
     </message>
@@ -1878,6 +1882,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Preparing…</source>
         <translation>正在准备…</translation>
+    </message>
+    <message>
+        <source>The computer stays awake while this run trains (the display may still turn off). Settings › Keep the computer awake while training.</source>
+        <translation>训练期间电脑不会进入睡眠（显示器仍可能关闭）。设置 › 训练时保持电脑唤醒。</translation>
+    </message>
+    <message>
+        <source>This computer could not be kept awake: if it goes to sleep, the run stops there. For a long run, set its power settings not to sleep.</source>
+        <translation>无法阻止这台电脑进入睡眠：如果它睡眠了，训练会就此中断。长时间训练时，请在电源设置中关闭睡眠。</translation>
     </message>
     <message>
         <source>Preparing: {what}…</source>
@@ -4096,6 +4108,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>要使用的 GPU，例如 &quot;0,1&quot;</translation>
     </message>
     <message>
+        <source>let the computer go to sleep during the run (by default it is kept awake)</source>
+        <translation>允许电脑在训练期间睡眠（默认保持唤醒）</translation>
+    </message>
+    <message>
         <source>how several GPUs share the work (default: the config&apos;s, else ddp)</source>
         <translation>多块 GPU 如何分担工作（默认：配置中的设置，否则为 ddp）</translation>
     </message>
@@ -4202,6 +4218,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>mean train loss {loss}</source>
         <translation>平均训练损失 {loss}</translation>
+    </message>
+    <message>
+        <source>note: this computer could not be kept awake; if it sleeps, the run stops there.</source>
+        <translation>注意：无法阻止这台电脑进入睡眠；如果它睡眠了，训练会就此中断。</translation>
     </message>
     <message>
         <source>note: {note}</source>

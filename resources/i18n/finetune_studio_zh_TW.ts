@@ -808,6 +808,10 @@
         <translation>模型下載來源與權杖(&amp;S)…</translation>
     </message>
     <message>
+        <source>&amp;Keep the computer awake while training</source>
+        <translation>訓練時保持電腦喚醒(&amp;K)</translation>
+    </message>
+    <message>
         <source>Sample loaded: English reviews with the English all-MiniLM-L6-v2 model.</source>
         <translation>範例已載入：英文評論，搭配英文模型 all-MiniLM-L6-v2。</translation>
     </message>
@@ -1878,6 +1882,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Preparing…</source>
         <translation>正在準備…</translation>
+    </message>
+    <message>
+        <source>The computer stays awake while this run trains (the display may still turn off). Settings › Keep the computer awake while training.</source>
+        <translation>訓練期間電腦不會進入睡眠（螢幕仍可能關閉）。設定 › 訓練時保持電腦喚醒。</translation>
+    </message>
+    <message>
+        <source>This computer could not be kept awake: if it goes to sleep, the run stops there. For a long run, set its power settings not to sleep.</source>
+        <translation>無法阻止這台電腦進入睡眠：如果它睡眠了，訓練會就此中斷。長時間訓練時，請在電源設定中關閉睡眠。</translation>
     </message>
     <message>
         <source>Preparing: {what}…</source>
@@ -4096,6 +4108,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>要使用的 GPU，例如 &quot;0,1&quot;</translation>
     </message>
     <message>
+        <source>let the computer go to sleep during the run (by default it is kept awake)</source>
+        <translation>允許電腦在訓練期間睡眠（預設保持喚醒）</translation>
+    </message>
+    <message>
         <source>how several GPUs share the work (default: the config&apos;s, else ddp)</source>
         <translation>多張 GPU 如何分擔工作（預設：設定檔中的設定，否則為 ddp）</translation>
     </message>
@@ -4202,6 +4218,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>mean train loss {loss}</source>
         <translation>平均訓練損失 {loss}</translation>
+    </message>
+    <message>
+        <source>note: this computer could not be kept awake; if it sleeps, the run stops there.</source>
+        <translation>注意：無法阻止這台電腦進入睡眠；如果它睡眠了，訓練會就此中斷。</translation>
     </message>
     <message>
         <source>note: {note}</source>

@@ -25,6 +25,7 @@ class FakeController(QObject):
     training_stopped = Signal(object)
     training_failed = Signal(object)
     running_changed = Signal(bool)
+    awake_changed = Signal(bool)
 
     def __init__(self) -> None:
         super().__init__()

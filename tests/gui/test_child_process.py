@@ -16,7 +16,7 @@ from desktop.core.config import RunConfig
 from desktop.core.events import LogEvent, ProgressEvent, StartedEvent
 from desktop.core.runs import RunDir
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Settings
+from desktop.gui.settings import Key, Settings
 from desktop.gui.training_controller import TrainingController
 
 
@@ -51,14 +51,19 @@ def test_a_child_process_run_feeds_the_same_signals(qtbot, tiny_bert: Path, samp
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_a_child_killed_from_outside_is_a_failed_run_and_the_window_goes_on(
-    qtbot, tiny_bert: Path, samples: Path, tmp_path: Path
+    qtbot, tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch
 ) -> None:
+    from tests.core.test_awake import fake_inhibitor
+
+    record = fake_inhibitor(tmp_path, monkeypatch)  # the computer is kept awake: released by the crash too
     window = MainWindow(Settings(tmp_path / "s.ini"), TrainingController())
     qtbot.addWidget(window)
     window.set_config(_config(tmp_path, tiny_bert, samples / "reviews.csv", 100000))
     controller = window.controller
     with qtbot.waitSignal(controller.progress_changed, timeout=120_000):
         controller.start(window.current_config())
+    assert record.is_file() and "stays awake" in window.train_page.awake.text()
+    inhibitor = psutil.Process(controller._awake._inhibitor.pid)
     worker = next(
         p for p in psutil.Process().children(recursive=True) if "desktop.worker" in " ".join(p.cmdline())
     )
@@ -75,6 +80,35 @@ def test_a_child_killed_from_outside_is_a_failed_run_and_the_window_goes_on(
     )
     window.options_page.batch_size.setValue(3)  # the window still answers
     assert window.current_config().training.batch_size == 3
+    assert not inhibitor.is_running() or inhibitor.status() == psutil.STATUS_ZOMBIE  # may sleep again
+    assert page.awake.isHidden()
+
+
+def test_a_stopped_run_lets_the_computer_sleep_again_and_the_setting_turns_it_off(
+    qtbot, tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from tests.core.test_awake import fake_inhibitor
+
+    record = fake_inhibitor(tmp_path, monkeypatch)
+    window = MainWindow(Settings(tmp_path / "s.ini"), TrainingController())
+    qtbot.addWidget(window)
+    config = _config(tmp_path, tiny_bert, samples / "reviews.csv", 100000)
+    config.launch.separate_process = False  # in the app's process
+    window.set_config(config)
+    controller = window.controller
+    with qtbot.waitSignal(controller.progress_changed, timeout=120_000):
+        controller.start(window.current_config())
+    inhibitor = psutil.Process(controller._awake._inhibitor.pid)
+    with qtbot.waitSignal(controller.training_stopped, timeout=60_000):
+        window.train_page.stop_button.click()
+    assert not inhibitor.is_running() or inhibitor.status() == psutil.STATUS_ZOMBIE
+    record.unlink()
+    window.keep_awake_action.setChecked(False)  # Settings › Keep the computer awake while training
+    assert Settings(tmp_path / "s.ini").number(Key.KEEP_AWAKE, 1) == 0
+    with qtbot.waitSignal(controller.training_finished, timeout=120_000):
+        config.training.max_steps = 2
+        controller.start(config)
+    assert not record.exists() and window.train_page.awake.isHidden()
 
 
 def test_stop_twice_ends_a_child_at_once(window: MainWindow, qtbot) -> None:

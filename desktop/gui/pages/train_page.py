@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
 from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.runs import RunDir
@@ -80,6 +81,10 @@ class TrainPage(WizardPage):
         self.stop_button.clicked.connect(self._on_stop_clicked)
         self.status = QLabel(self.tr("Ready. Press Start to train."))
         self.status.setObjectName("status")
+        self.awake = QLabel()  # whether the computer is kept from sleeping during the run
+        self.awake.setObjectName("hint")
+        self.awake.setWordWrap(True)
+        self.awake.setVisible(False)
         self.progress = QProgressBar()
         self.progress.setFormat(self.tr("step %v of %m"))
         self.progress.setValue(0)
@@ -129,6 +134,7 @@ class TrainPage(WizardPage):
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
         layout.addWidget(self.timing)
+        layout.addWidget(self.awake)
         layout.addWidget(self.failure)
         layout.addWidget(self.plot_area, 1)
         layout.addWidget(self.log)
@@ -145,6 +151,7 @@ class TrainPage(WizardPage):
         controller.training_stopped.connect(self._on_controller_training_stopped)
         controller.training_failed.connect(self._on_controller_training_failed)
         controller.running_changed.connect(self._on_controller_running_changed)
+        controller.awake_changed.connect(self._on_controller_awake_changed)
 
     def ensure_plots(self) -> None:
         """Make the four plots now (those not made yet)."""
@@ -285,6 +292,23 @@ class TrainPage(WizardPage):
         else:
             self._repaint.stop()
             self._flush_all()
+
+    def _on_controller_awake_changed(self, held: bool) -> None:
+        if held:
+            self.awake.setText(
+                self.tr(
+                    "The computer stays awake while this run trains (the display may still turn off). "
+                    "Settings › Keep the computer awake while training."
+                )
+            )
+        elif self.controller.is_running() and KeepAwake.supported():
+            self.awake.setText(
+                self.tr(
+                    "This computer could not be kept awake: if it goes to sleep, the run stops there. "
+                    "For a long run, set its power settings not to sleep."
+                )
+            )
+        self.awake.setVisible(held or (self.controller.is_running() and KeepAwake.supported()))
 
     def _on_controller_preparing(self, message: str) -> None:
         self.status.setText(self.tr("Preparing: {what}…").format(what=message))
