@@ -50,7 +50,7 @@ def test_linux_holds_logind_inhibitor_with_an_argument_list_until_released(
     assert inhibitor.is_running()
     keep.release()
     assert (
-        not keep.held and not psutil.pid_exists(inhibitor.pid) or inhibitor.status() == psutil.STATUS_ZOMBIE
+        (not keep.held and not psutil.pid_exists(inhibitor.pid)) or inhibitor.status() == psutil.STATUS_ZOMBIE
     )
 
 
@@ -66,7 +66,7 @@ def test_windows_sets_and_clears_the_execution_state(monkeypatch: pytest.MonkeyP
     calls: list[int] = []
 
     class Kernel32:
-        def SetThreadExecutionState(self, flags: int) -> int:  # noqa: N802 (the Windows name)
+        def SetThreadExecutionState(self, flags: int) -> int:
             calls.append(flags)
             return 0x80000000  # the previous state: non-zero means it worked
 
