@@ -50,8 +50,8 @@ def test_linux_holds_logind_inhibitor_with_an_argument_list_until_released(
     assert inhibitor.is_running()
     keep.release()
     assert (
-        (not keep.held and not psutil.pid_exists(inhibitor.pid)) or inhibitor.status() == psutil.STATUS_ZOMBIE
-    )
+        not keep.held and not psutil.pid_exists(inhibitor.pid)
+    ) or inhibitor.status() == psutil.STATUS_ZOMBIE
 
 
 @POSIX
