@@ -41,7 +41,7 @@ class KeepAwake:
     def supported() -> bool:
         """Whether this system could be kept awake: Windows, or Linux with ``systemd-inhibit`` and a
         system bus to ask logind on (containers and WSL without systemd have none, nor do they sleep)."""
-        if sys.platform == "win32":
+        if _on_windows():
             return True
         return shutil.which("systemd-inhibit") is not None and Path(SYSTEM_BUS).exists()
 
@@ -50,7 +50,7 @@ class KeepAwake:
         if self.held:
             return True
         try:
-            self.held = _windows_hold() if sys.platform == "win32" else self._linux_hold()
+            self.held = _windows_hold() if _on_windows() else self._linux_hold()
         except Exception:  # no way to hold it here: the run goes on, the page says sleep may interrupt it
             log.warning("could not keep the computer awake", exc_info=True)
             self.held = False
@@ -61,7 +61,7 @@ class KeepAwake:
         if not self.held:
             return
         self.held = False
-        if sys.platform == "win32":
+        if _on_windows():
             _windows_release()
             return
         inhibitor, self._inhibitor = self._inhibitor, None
@@ -105,6 +105,11 @@ class KeepAwake:
             return True
         self._inhibitor = None
         return False
+
+
+def _on_windows() -> bool:
+    """Whether this is Windows (a function, so tests can say it is)."""
+    return sys.platform == "win32"
 
 
 def _kernel32() -> Any:

@@ -1368,6 +1368,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放不下。</translation>
     </message>
     <message>
+        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
+        <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“适配我的 GPU”可以找到放得下的设置。</translation>
+    </message>
+    <message>
         <source>Changed: {changes}</source>
         <translation>已更改：{changes}</translation>
     </message>

@@ -70,7 +70,7 @@ def test_windows_sets_and_clears_the_execution_state(monkeypatch: pytest.MonkeyP
             calls.append(flags)
             return 0x80000000  # the previous state: non-zero means it worked
 
-    monkeypatch.setattr(awake.sys, "platform", "win32")
+    monkeypatch.setattr(awake, "_on_windows", lambda: True)
     monkeypatch.setattr(awake, "_kernel32", Kernel32)
     with KeepAwake() as keep:
         assert keep.held

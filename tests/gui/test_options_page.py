@@ -146,3 +146,22 @@ def test_an_accumulation_longer_than_an_epoch_is_shown_under_its_field(window: M
     assert not label.isHidden() and not window.next_button.isEnabled()
     page.accumulation.setValue(4)
     assert label.isHidden() and window.next_button.isEnabled()
+
+
+def test_on_windows_a_run_too_big_for_the_gpu_is_said_to_spill_not_fail(
+    window: MainWindow, qtbot, tiny_gpt2, monkeypatch
+) -> None:
+    from desktop.core.options import Capabilities
+    from desktop.gui.pages import options_page
+
+    monkeypatch.setattr(options_page, "_on_windows", lambda: True)
+    config = RunConfig(task="causal-lm")
+    config.model.name = str(tiny_gpt2)
+    config.training.batch_size, config.training.max_length = 64, 2048
+    window.set_config(config)
+    page = window.options_page
+    with qtbot.waitSignal(page.estimate_updated, timeout=60_000):
+        page.set_context(window.current_config(), "RTX 4060", 2**30, Capabilities(cuda=True, bf16=True))
+    assert "will not fit" in page.fit_label.text() and "shared system memory" in page.fit_label.text()
+    page.preset_buttons["fit"].click()
+    assert "shared system memory" not in page.fit_label.text()

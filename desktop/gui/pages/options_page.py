@@ -34,11 +34,17 @@ from desktop.core.memory import Estimate
 from desktop.core.options import Capabilities, resolve
 from desktop.core.paths import default_runs_dir
 from desktop.core.presets import presets_for
+from desktop.gui.core_text import sentences as sentences_joined
 from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.workers import BackgroundTask
 
 GB = 1024**3
+
+
+def _on_windows() -> bool:
+    """Whether the app runs on Windows (a function, so tests can say it does)."""
+    return sys.platform == "win32"
 
 
 def _field_help(name: str) -> str:
@@ -232,7 +238,7 @@ class OptionsPage(WizardPage):
         """How many NVIDIA GPUs this computer has: with two or more, the page offers to use them."""
         self._gpus = count
         self.gpu_count.setMaximum(max(1, count))
-        deepspeed = importlib.util.find_spec("deepspeed") is not None and sys.platform != "win32"
+        deepspeed = importlib.util.find_spec("deepspeed") is not None and not _on_windows()
         model = self.strategy.model()
         for row in (2, 3):  # the DeepSpeed strategies
             model.item(row).setEnabled(deepspeed)
@@ -263,7 +269,7 @@ class OptionsPage(WizardPage):
             text = self.tr(
                 "One GPU. With more, the run is split into one process per GPU (accelerate launch)."
             )
-        elif sys.platform == "win32":
+        elif _on_windows():
             text = self.tr(
                 "{count} processes through accelerate launch; progress comes from the first. On Windows the "
                 "GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for "
@@ -422,11 +428,20 @@ class OptionsPage(WizardPage):
                 "Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}."
             ),
         }
-        self.fit_label.setText(
-            sentences[result.verdict(self._gpu_free)].format(
-                total=result.total / GB, free=self._gpu_free / GB, gpu=self._gpu_name
-            )
+        verdict = result.verdict(self._gpu_free)
+        text = sentences[verdict].format(
+            total=result.total / GB, free=self._gpu_free / GB, gpu=self._gpu_name
         )
+        if verdict == "will not fit" and _on_windows():
+            # Since driver 536.40 Windows pages the excess into shared system memory instead of failing.
+            text = sentences_joined(
+                text,
+                self.tr(
+                    "On Windows it will not fail: the driver moves what does not fit into shared system "
+                    "memory, and each step becomes many times slower. Fit my GPU finds settings that fit."
+                ),
+            )
+        self.fit_label.setText(text)
 
     def apply_preset(self, name: str) -> None:
         """Apply a preset (or Fit my GPU) and say what changed; Undo puts the old values back."""
