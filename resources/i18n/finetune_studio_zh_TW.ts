@@ -1369,7 +1369,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
-        <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「適配我的 GPU」可以找到放得下的設定。</translation>
+        <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「配合我的 GPU」可以找到放得下的設定。</translation>
     </message>
     <message>
         <source>Changed: {changes}</source>
