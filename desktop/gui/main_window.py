@@ -158,6 +158,7 @@ class MainWindow(QMainWindow):
 
         self.data_page.sample_requested.connect(self.load_sample)
         self.train_page.retry_requested.connect(self._on_train_page_retry_requested)
+        self.train_page.fit_requested.connect(self._on_train_page_fit_requested)
         self.environment_page.checked.connect(self._update_banner)
         self.environment_page.restart_requested.connect(self.restart_for_repair)
         # PyTorch is not swapped while a run or an export uses it.
@@ -441,6 +442,13 @@ class MainWindow(QMainWindow):
             self.runs_dialog.refresh()
         if not running and self._closing:
             self.close()
+
+    def _on_train_page_fit_requested(self) -> None:
+        """The run spilled out of the GPU: Memory & speed, with Fit my GPU applied to the current figures."""
+        self.go_to(self.pages.index(self.options_page))
+        fit = self.options_page.preset_buttons["fit"]
+        if fit.isEnabled() and not fit.isHidden():
+            fit.click()
 
     def _on_train_page_retry_requested(self, changes: dict) -> None:
         """Apply a remedy's changes to the config the pages show, then train again."""

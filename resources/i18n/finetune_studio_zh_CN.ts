@@ -1792,6 +1792,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>准备就绪。点“开始训练”即可训练。</translation>
     </message>
     <message>
+        <source>Stop and fit my GPU</source>
+        <translation>停止并适配我的 GPU</translation>
+    </message>
+    <message>
+        <source>Turn the fallback off…</source>
+        <translation>关闭内存回退…</translation>
+    </message>
+    <message>
         <source>step %v of %m</source>
         <translation>第 %v 步，共 %m 步</translation>
     </message>
@@ -1886,6 +1894,36 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Preparing…</source>
         <translation>正在准备…</translation>
+    </message>
+    <message>
+        <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
+        <translation>Windows 正在把这次训练的显存挪到共享系统内存中：显卡已满，现在每一步比开始时慢 {slowdown:.0f} 倍。请减少显存用量，或者关闭内存回退，让训练在显存不足时明确报错停止。</translation>
+    </message>
+    <message>
+        <source>Windows is moving this run&apos;s GPU memory into shared system memory: PyTorch holds more than the card&apos;s {total:.1f} GB, so every step waits for system RAM. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
+        <translation>Windows 正在把这次训练的显存挪到共享系统内存中：PyTorch 占用的显存超过了显卡的 {total:.1f} GB，每一步都要等待系统内存。请减少显存用量，或者关闭内存回退，让训练在显存不足时明确报错停止。</translation>
+    </message>
+    <message>
+        <source>Turn the fallback off</source>
+        <translation>关闭内存回退</translation>
+    </message>
+    <message>
+        <source>1. Open the NVIDIA Control Panel (right-click the desktop).
+2. 3D Settings › Manage 3D settings › Program Settings › Add, and choose:
+{programs}
+3. Set &quot;CUDA - Sysmem Fallback Policy&quot; to &quot;Prefer No Sysmem Fallback&quot; and Apply.
+
+A run that needs more memory than the card has then stops with an out-of-memory error, which the app explains and offers to fix, instead of slowing down.</source>
+        <translation>1. 打开 NVIDIA 控制面板（在桌面上单击右键）。
+2. 3D 设置 › 管理 3D 设置 › 程序设置 › 添加，选择：
+{programs}
+3. 将“CUDA - 系统内存回退策略”（CUDA - Sysmem Fallback Policy）设为“首选无系统内存回退”（Prefer No Sysmem Fallback），然后点击应用。
+
+之后，需要的显存超过显卡容量的训练会以显存不足的错误停止（应用会解释原因并提供修复办法），而不是变慢。</translation>
+    </message>
+    <message>
+        <source>Open the NVIDIA Control Panel</source>
+        <translation>打开 NVIDIA 控制面板</translation>
     </message>
     <message>
         <source>The computer stays awake while this run trains (the display may still turn off). Settings › Keep the computer awake while training.</source>

@@ -1792,6 +1792,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>準備就緒。按「開始訓練」即可訓練。</translation>
     </message>
     <message>
+        <source>Stop and fit my GPU</source>
+        <translation>停止並配合我的 GPU</translation>
+    </message>
+    <message>
+        <source>Turn the fallback off…</source>
+        <translation>關閉記憶體回退…</translation>
+    </message>
+    <message>
         <source>step %v of %m</source>
         <translation>第 %v 步，共 %m 步</translation>
     </message>
@@ -1886,6 +1894,36 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Preparing…</source>
         <translation>正在準備…</translation>
+    </message>
+    <message>
+        <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
+        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：顯示卡已滿，現在每一步比開始時慢 {slowdown:.0f} 倍。請減少顯示記憶體用量，或者關閉記憶體回退，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
+    </message>
+    <message>
+        <source>Windows is moving this run&apos;s GPU memory into shared system memory: PyTorch holds more than the card&apos;s {total:.1f} GB, so every step waits for system RAM. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
+        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：PyTorch 佔用的顯示記憶體超過了顯示卡的 {total:.1f} GB，每一步都要等待系統記憶體。請減少顯示記憶體用量，或者關閉記憶體回退，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
+    </message>
+    <message>
+        <source>Turn the fallback off</source>
+        <translation>關閉記憶體回退</translation>
+    </message>
+    <message>
+        <source>1. Open the NVIDIA Control Panel (right-click the desktop).
+2. 3D Settings › Manage 3D settings › Program Settings › Add, and choose:
+{programs}
+3. Set &quot;CUDA - Sysmem Fallback Policy&quot; to &quot;Prefer No Sysmem Fallback&quot; and Apply.
+
+A run that needs more memory than the card has then stops with an out-of-memory error, which the app explains and offers to fix, instead of slowing down.</source>
+        <translation>1. 開啟 NVIDIA 控制面板（在桌面上按右鍵）。
+2. 3D 設定 › 管理 3D 設定 › 程式設定 › 新增，選擇：
+{programs}
+3. 將「CUDA - 系統記憶體後援原則」（CUDA - Sysmem Fallback Policy）設為「偏好不使用系統記憶體後援」（Prefer No Sysmem Fallback），然後按套用。
+
+之後，需要的顯示記憶體超過顯示卡容量的訓練會以顯示記憶體不足的錯誤停止（應用程式會說明原因並提供修正方法），而不是變慢。</translation>
+    </message>
+    <message>
+        <source>Open the NVIDIA Control Panel</source>
+        <translation>開啟 NVIDIA 控制面板</translation>
     </message>
     <message>
         <source>The computer stays awake while this run trains (the display may still turn off). Settings › Keep the computer awake while training.</source>

@@ -144,3 +144,25 @@ def test_apply_and_retry_changes_the_config_and_starts_again(
     retried = fake_controller.started[-1][0]
     assert (retried.training.batch_size, retried.training.gradient_accumulation) == (4, 2)
     assert window.options_page.batch_size.value() == 4  # the pages show what will run
+
+
+def test_a_spilling_run_on_windows_shows_the_bar_with_its_slowdown_and_the_fixes(
+    window: MainWindow, fake_controller: FakeController, qtbot, monkeypatch
+) -> None:
+    from desktop.gui.pages import train_page
+
+    monkeypatch.setattr(train_page, "_on_windows", lambda: True)
+    page = window.train_page
+    window.train_page.start_button.click()
+    gib, elapsed = 2**30, 0.0
+    for step in range(1, 21):
+        elapsed += 0.5 if step <= 14 else 5.0  # the card filled up at step 15
+        fake_controller.progress_changed.emit(ProgressEvent(step, 1000, 0.1, elapsed, None, None, None))
+    assert page.spill_bar.isHidden()
+    fake_controller.memory_sampled.emit(
+        MemoryEvent(20, "cuda:0", 7 * gib, 8 * gib, 8 * gib, gib, int(7.9 * gib), 8 * gib)
+    )
+    assert not page.spill_bar.isHidden() and "10 times slower" in page.spill_text.text()
+    with qtbot.waitSignal(page.fit_requested):
+        page.spill_fit.click()
+    assert fake_controller.stop_requests == 1

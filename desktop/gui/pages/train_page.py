@@ -7,8 +7,9 @@ import math
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -27,6 +28,7 @@ from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
 from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.runs import RunDir
+from desktop.core.spill import SpillWatch
 from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
@@ -36,6 +38,28 @@ REPAINT_MS = 40  # one plot repaints per tick: each at most ~6 times a second, w
 SMOOTHING = 0.8
 GB = 1024**3
 GPU_COLORS = ("#d9534f", "#2b8cbe", "#41ab5d", "#e6850e", "#6a51a3", "#ce1256", "#636363", "#8c6d31")
+
+
+def _on_windows() -> bool:
+    """Whether the app runs on Windows (a function, so tests can say it does)."""
+    return sys.platform == "win32"
+
+
+def _nvidia_control_panel() -> str | None:
+    """The NVIDIA Control Panel's program, where the driver installed it (the Store version has none)."""
+    import os
+
+    for base in (os.environ.get("PROGRAMFILES", r"C:\Program Files"), os.environ.get("PROGRAMW6432", "")):
+        candidate = Path(base) / "NVIDIA Corporation" / "Control Panel Client" / "nvcplui.exe"
+        if base and candidate.is_file():
+            return str(candidate)
+    return None
+
+
+def _open_program(path: str) -> None:
+    from desktop.core import processes
+
+    processes.popen([path])
 
 
 def _duration(seconds: float | None) -> str:
@@ -58,6 +82,8 @@ class TrainPage(WizardPage):
 
     retry_requested = Signal(dict)
     """The user chose a remedy: its config changes, ``{"section.field": value}``, to apply and retry."""
+    fit_requested = Signal()
+    """The run spills out of the GPU's memory: stop it and open Fit my GPU."""
 
     def __init__(self, controller: object, config_provider: Callable[[], RunConfig]) -> None:
         super().__init__()
@@ -81,6 +107,20 @@ class TrainPage(WizardPage):
         self.stop_button.clicked.connect(self._on_stop_clicked)
         self.status = QLabel(self.tr("Ready. Press Start to train."))
         self.status.setObjectName("status")
+        self.spill_bar = QFrame()  # Windows pages the run's GPU memory into system RAM (see core.spill)
+        self.spill_bar.setObjectName("banner")
+        self.spill_text = QLabel()
+        self.spill_text.setWordWrap(True)
+        self.spill_fit = QPushButton(self.tr("Stop and fit my GPU"))
+        self.spill_fit.clicked.connect(self._on_spill_fit_clicked)
+        self.spill_help = QPushButton(self.tr("Turn the fallback off…"))
+        self.spill_help.clicked.connect(self._show_fallback_steps)
+        spill_layout = QHBoxLayout(self.spill_bar)
+        spill_layout.addWidget(self.spill_text, 1)
+        spill_layout.addWidget(self.spill_fit)
+        spill_layout.addWidget(self.spill_help)
+        self.spill_bar.setVisible(False)
+        self._spill = SpillWatch(windows=_on_windows())
         self.awake = QLabel()  # whether the computer is kept from sleeping during the run
         self.awake.setObjectName("hint")
         self.awake.setWordWrap(True)
@@ -135,6 +175,7 @@ class TrainPage(WizardPage):
         layout.addWidget(self.progress)
         layout.addWidget(self.timing)
         layout.addWidget(self.awake)
+        layout.addWidget(self.spill_bar)
         layout.addWidget(self.failure)
         layout.addWidget(self.plot_area, 1)
         layout.addWidget(self.log)
@@ -278,6 +319,8 @@ class TrainPage(WizardPage):
         self._smoothed = None
         self._started_at = time.monotonic()
         self.status.setText(self.tr("Preparing…"))
+        self._spill = SpillWatch(windows=_on_windows())
+        self.spill_bar.setVisible(False)
 
     # ------------------------------------------------------------------ controller signals
 
@@ -292,6 +335,67 @@ class TrainPage(WizardPage):
         else:
             self._repaint.stop()
             self._flush_all()
+
+    def _watch_spill(self, event: object) -> None:
+        self._spill.add(event)
+        if not self.spill_bar.isHidden():
+            return
+        found = self._spill.spill()
+        if found is None:
+            return
+        self.spill_text.setText(
+            self.tr(
+                "Windows is moving this run's GPU memory into shared system memory: the card is full, and "
+                "the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn "
+                "the fallback off so that the run stops with a clear out-of-memory error instead."
+            ).format(slowdown=found.slowdown)
+            if found.slowdown
+            else self.tr(
+                "Windows is moving this run's GPU memory into shared system memory: PyTorch holds more than "
+                "the card's {total:.1f} GB, so every step waits for system RAM. Use less memory, or turn "
+                "the fallback off so that the run stops with a clear out-of-memory error instead."
+            ).format(total=found.total_bytes / GB)
+        )
+        self.spill_bar.setVisible(True)
+        self._log(self.spill_text.text())
+
+    def _on_spill_fit_clicked(self) -> None:
+        if self.controller.is_running():
+            self.controller.stop()  # a checkpoint is kept; the new settings apply to the next run
+        self.fit_requested.emit()
+
+    def _show_fallback_steps(self) -> None:
+        """How to set "Prefer No Sysmem Fallback" for this app's Python, with the exact paths."""
+        from PySide6.QtWidgets import QMessageBox
+
+        python = Path(sys.executable)
+        names = [str(python)]
+        windowed = python.with_name("pythonw.exe")
+        if windowed.exists() and windowed != python:
+            names.append(str(windowed))
+        box = QMessageBox(self)
+        box.setWindowTitle(self.tr("Turn the fallback off"))
+        box.setText(
+            self.tr(
+                "1. Open the NVIDIA Control Panel (right-click the desktop).\n"
+                "2. 3D Settings › Manage 3D settings › Program Settings › Add, and choose:\n{programs}\n"
+                '3. Set "CUDA - Sysmem Fallback Policy" to "Prefer No Sysmem Fallback" and Apply.\n\n'
+                "A run that needs more memory than the card has then stops with an out-of-memory error, "
+                "which the app explains and offers to fix, instead of slowing down."
+            ).format(programs="\n".join(names))
+        )
+        panel = _nvidia_control_panel()
+        open_button = (
+            box.addButton(self.tr("Open the NVIDIA Control Panel"), QMessageBox.ButtonRole.ActionRole)
+            if panel
+            else None
+        )
+        box.addButton(QMessageBox.StandardButton.Close)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(
+            lambda button: _open_program(panel) if panel and button is open_button else None
+        )
+        box.open()
 
     def _on_controller_awake_changed(self, held: bool) -> None:
         if held:
@@ -339,6 +443,7 @@ class TrainPage(WizardPage):
     def _on_controller_progress_changed(self, event: ProgressEvent) -> None:
         self.ensure_plots()
         self.progress.setValue(event.step)
+        self._watch_spill(event)
         if event.samples_per_second:
             self.speed_plot.append("samples", event.step, event.samples_per_second)
         if event.tokens_per_second:
@@ -372,6 +477,7 @@ class TrainPage(WizardPage):
 
     def _on_controller_memory_sampled(self, event: MemoryEvent) -> None:
         self.ensure_plots()
+        self._watch_spill(event)
         if event.allocated_bytes is not None:
             self.memory_plot.append("allocated", event.step, event.allocated_bytes / GB)
             self.memory_plot.append("reserved", event.step, (event.reserved_bytes or 0) / GB)
