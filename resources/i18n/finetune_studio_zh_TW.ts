@@ -1797,7 +1797,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Turn the fallback off…</source>
-        <translation>關閉記憶體回退…</translation>
+        <translation>關閉記憶體後援…</translation>
     </message>
     <message>
         <source>step %v of %m</source>
@@ -1897,15 +1897,15 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
-        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：顯示卡已滿，現在每一步比開始時慢 {slowdown:.0f} 倍。請減少顯示記憶體用量，或者關閉記憶體回退，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
+        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：顯示卡已滿，現在每一步比開始時慢 {slowdown:.0f} 倍。請減少顯示記憶體用量，或者關閉記憶體後援，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
     </message>
     <message>
         <source>Windows is moving this run&apos;s GPU memory into shared system memory: PyTorch holds more than the card&apos;s {total:.1f} GB, so every step waits for system RAM. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
-        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：PyTorch 佔用的顯示記憶體超過了顯示卡的 {total:.1f} GB，每一步都要等待系統記憶體。請減少顯示記憶體用量，或者關閉記憶體回退，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
+        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：PyTorch 佔用的顯示記憶體超過了顯示卡的 {total:.1f} GB，每一步都要等待系統記憶體。請減少顯示記憶體用量，或者關閉記憶體後援，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
     </message>
     <message>
         <source>Turn the fallback off</source>
-        <translation>關閉記憶體回退</translation>
+        <translation>關閉記憶體後援</translation>
     </message>
     <message>
         <source>1. Open the NVIDIA Control Panel (right-click the desktop).
