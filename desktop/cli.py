@@ -147,14 +147,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", parents=[hub], help=say("train as the config says"))
     p.add_argument("config", type=Path)
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help=say("override a config value, e.g. --set training.epochs=1 (repeatable)"),
-    )
+    _add_overrides(p)
     p.add_argument("--runs-dir", type=Path, help=say("folder for run folders"))
     p.add_argument(
         "--resume", action="store_true", help=say("continue the latest stopped run of this config")
@@ -253,7 +246,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--nodes", type=int, default=1, metavar="M", help=say("machines for the Slurm script (default: 1)")
     )
-    p.add_argument(
+    _add_overrides(p)
+    p.set_defaults(func=cmd_job_export)
+
+    add_parsers(sub)
+    return parser
+
+
+def _add_overrides(parser: argparse.ArgumentParser) -> None:
+    """``--set key=value`` (repeatable), as ``train`` and ``job export`` take it."""
+    parser.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -261,10 +263,6 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help=say("override a config value, e.g. --set training.epochs=1 (repeatable)"),
     )
-    p.set_defaults(func=cmd_job_export)
-
-    add_parsers(sub)
-    return parser
 
 
 def _load(args: argparse.Namespace) -> RunConfig:
