@@ -10,7 +10,6 @@ stays up. When the child is gone, so is every byte of GPU memory it held.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import re
@@ -86,8 +85,6 @@ class ChildRun:
         self.python = python
         self.pid: int | None = None
         """The child's process id while it runs (the launcher's, with several processes)."""
-        self.started = threading.Event()
-        """Set once the child process exists."""
 
     def run(self, stop: threading.Event, hard_stop: threading.Event) -> RunResult:
         """Start the child, relay its events until it ends, and say how the run ended.
@@ -162,7 +159,6 @@ class ChildRun:
             )
         self.pid = proc.pid
         _lower_priority(proc.pid)
-        self.started.set()
         done = threading.Event()
         killed = threading.Event()
         watcher = threading.Thread(
@@ -210,7 +206,6 @@ class _Relay:
         self.step = 0
         self.saved: set[str] = set()
         self.terminal: Event | None = None
-        self.other: collections.deque[str] = collections.deque(maxlen=20)
 
     def line(self, text: str) -> None:
         text = text.strip()
@@ -219,8 +214,7 @@ class _Relay:
         try:
             event = event_from_wire(text)
         except ValueError:
-            self.other.append(text)  # a library's print: kept for the log, not an event
-            log.info("worker: %s", text)
+            log.info("worker: %s", text)  # a library's print: for the log, not an event
             return
         if isinstance(event, StartedEvent):
             self.run_dir = Path(event.run_dir)
