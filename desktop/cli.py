@@ -17,6 +17,7 @@ from desktop.cli_text import say, set_language, text
 from desktop.core.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
 from desktop.core.errors import ConfigError, InputError, StudioError, disk_error
 from desktop.core.events import (
+    AdjustedEvent,
     CheckpointEvent,
     Event,
     FailedEvent,
@@ -386,10 +387,27 @@ class _Console:
             self._line(_format_metrics(event))
         elif isinstance(event, CheckpointEvent):
             self._line(say("Checkpoint saved at step {step}.", step=event.step))
+        elif isinstance(event, AdjustedEvent):
+            changes = "; ".join(text(change) for change in event.described)
+            if event.step == 0:  # found by the longest batch, before the first step
+                going_on = say("Starting with: {changes}.", changes=changes)
+            elif event.resumed_from == event.step:
+                going_on = say("Going on at step {step} with: {changes}.", step=event.step, changes=changes)
+            elif event.resumed_from:
+                going_on = say(
+                    "Going back to the checkpoint at step {step} with: {changes}.",
+                    step=event.resumed_from,
+                    changes=changes,
+                )
+            else:
+                going_on = say("Starting again from the beginning with: {changes}.", changes=changes)
+            self._line(f"{text(event.reason)} {going_on}")
 
     def _open_bar(self, total: int, initial: int) -> None:
         from tqdm import tqdm
 
+        if self.bar is not None:  # training again from a checkpoint (after running out of memory)
+            self.bar.close()
         self.bar = tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True, file=sys.stderr)
 
     def _line(self, text: str) -> None:

@@ -159,10 +159,15 @@ class EventCallback(TrainerCallback):
         self._examples_per_step = 1
         self._world_size = 1
         self.stopped_early = False
+        self.step = 0
+        """The last step reached (where an out-of-memory error struck)."""
+        self.touched = False
+        """Whether the model's weights have changed (a step, or a checkpoint loaded)."""
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._t0 = time.perf_counter()
-        self._first_step = state.global_step
+        self._first_step = self.step = state.global_step
+        self.touched = self.touched or state.global_step > 0
         self._set_mark()
         self._examples_per_step = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
         self._world_size = args.world_size
@@ -174,6 +179,7 @@ class EventCallback(TrainerCallback):
             )
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.step, self.touched = state.global_step, True
         if state.is_world_process_zero:
             self._report_step(args, state)
         # Checked after reporting, so a stop asked for while handling this step's event applies now.

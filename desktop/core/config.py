@@ -15,7 +15,7 @@ import tomlkit
 from desktop.core.errors import ConfigError, Problem
 from desktop.core.messages import Msg, collected, msg
 
-SCHEMA_VERSION = "1.2"  # 1.1: [performance] and [lora]; 1.2: [launch]
+SCHEMA_VERSION = "1.3"  # 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery
 TASKS = ("classification", "causal-lm", "seq2seq")
 SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
@@ -109,6 +109,7 @@ class Training:
     warmup: float = _help("Warm-up: a fraction of all steps (< 1) or a number of steps.", default=0.0)
     weight_decay: float = _help("AdamW weight decay.", default=0.0)
     batch_size: int = _help("Examples per device and step.", default=8)
+    eval_batch_size: int = _help("Examples per device and evaluation step; 0 = the batch size.", default=0)
     gradient_accumulation: int = _help("Steps whose gradients add up before one update.", default=1)
     max_length: int = _help("Longest sequence in tokens; longer examples are truncated.", default=256)
     eval_steps: int = _help("Evaluate every N steps; 0 = once per epoch.", default=0)
@@ -145,6 +146,12 @@ class Performance:
         msg("torch.compile backend: {choices}.", choices=", ".join(COMPILE_BACKENDS)), default="inductor"
     )
     attention: str = _help("Attention kernel: auto, sdpa, eager or flash_attention_2.", default="auto")
+    oom_recovery: bool = _help(
+        "When the GPU runs out of memory: go back to the last checkpoint and go on with less memory (half "
+        "the batch and twice the accumulation, so the same effective batch; then gradient checkpointing; "
+        "then a smaller optimizer or LoRA). Every change is logged and saved in the run's config.",
+        default=True,
+    )
 
 
 @dataclass
@@ -484,6 +491,8 @@ def _validate(config: RunConfig) -> list[Problem]:
     for name in ("batch_size", "gradient_accumulation", "logging_steps"):
         if getattr(t, name) < 1:
             add(f"training.{name}", msg("must be 1 or more."))
+    if t.eval_batch_size < 0:
+        add("training.eval_batch_size", msg("must be 0 (the batch size) or more."))
     for name in ("eval_steps", "save_steps"):
         if getattr(t, name) < 0:
             add(f"training.{name}", msg("must be 0 (once per epoch) or a positive number of steps."))

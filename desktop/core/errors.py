@@ -323,6 +323,19 @@ def _oom_remedies(config: Any) -> tuple[Remedy, ...]:
     return tuple(out)
 
 
+def out_of_memory(exc: BaseException) -> BaseException | None:
+    """The out-of-memory error in ``exc``'s chain (PyTorch's ``OutOfMemoryError``, or a message that
+    says it), or ``None``."""
+    return next(
+        (
+            e
+            for e in exception_chain(exc)
+            if type(e).__name__ == "OutOfMemoryError" or "out of memory" in str(e).lower()
+        ),
+        None,
+    )
+
+
 def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
     """Turn an exception from a run into a diagnosis with remedies (nothing is changed by itself).
 
@@ -337,10 +350,7 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
     disk = disk_error(exc)
     if disk is not None:
         return Diagnosis(disk.kind, disk.message, disk.hint)
-    chain = list(exception_chain(exc))
-    exc = next(
-        (e for e in chain if "out of memory" in str(e).lower() or type(e).__name__ == "OutOfMemoryError"), exc
-    )
+    exc = out_of_memory(exc) or exc
     text = str(exc)
     low = text.lower()
     name = type(exc).__name__

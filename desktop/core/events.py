@@ -44,6 +44,7 @@ class StartedEvent(Event):
     device: str
     resumed_from_step: int = 0
     processes: int = 1  # training processes (one per GPU); rank 0 reports
+    oom_recovery: bool = False  # an out-of-memory error is recovered from (on, and on a CUDA GPU)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,24 @@ class FailedEvent(Event):
     remedies: list[dict[str, Any]] = field(default_factory=list)  # [{"label", "changes"}], to apply and retry
 
 
+@dataclass(frozen=True)
+class AdjustedEvent(Event):
+    """The GPU ran out of memory and the run goes on with less memory (``performance.oom_recovery``).
+
+    ``changes`` and ``previous`` are ``{"section.field": value}``: the settings now and before, so the
+    next run can keep them or undo them; ``described`` says each change and why; the run's config is
+    saved with the changes. ``resumed_from`` is the step it goes on from (0: the start)."""
+
+    kind: ClassVar[str] = "adjusted"
+    step: int
+    reason: str
+    changes: dict[str, Any]
+    previous: dict[str, Any]
+    described: list[str] = field(default_factory=list)
+    resumed_from: int = 0
+    attempt: int = 1
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -148,6 +167,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         LogEvent,
         MemoryEvent,
         CheckpointEvent,
+        AdjustedEvent,
         FinishedEvent,
         StoppedEvent,
         FailedEvent,

@@ -369,16 +369,22 @@ def _describe(run: RunDir) -> RunInfo:
 
 def loss_curve(run: RunDir | Path, max_points: int = 2000) -> list[tuple[int, float]]:
     """The run's training loss as (step, loss), at most ``max_points`` of them: a long curve keeps
-    the lowest and the highest loss of each stretch, so its peaks survive the thinning."""
+    the lowest and the highest loss of each stretch, so its peaks survive the thinning. Where the run
+    went back to a checkpoint (resumed, or out of memory), the steps it did again replace the first."""
     path = run.events_path if isinstance(run, RunDir) else Path(run) / EVENTS_NAME
     points: list[tuple[int, float]] = []
     try:
         with open(path, "rb") as fh:
             for line in fh:
-                if b'"loss"' not in line:  # most lines are progress: skip them unparsed
+                if b'"loss"' not in line and b'"started"' not in line:  # most lines are progress
                     continue
                 try:
                     data = json.loads(line)
+                    if data.get("event") == "started":  # resumed: the steps after it were done again
+                        since = int(data.get("resumed_from_step") or 0)
+                        while points and points[-1][0] > since:
+                            points.pop()
+                        continue
                     loss = data["metrics"]["loss"]
                     if data.get("event") == "log" and isinstance(loss, (int, float)):
                         points.append((int(data["step"]), float(loss)))

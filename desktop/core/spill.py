@@ -35,6 +35,15 @@ class Spill:
     total_bytes: int
 
 
+def shared_bytes(memory: MemoryEvent, windows: bool) -> int | None:
+    """How much of the run's GPU memory is in shared system memory at least, on Windows: what PyTorch
+    holds beyond the card's whole memory (NVML reports no per-process shared use; Task Manager's figure
+    can be higher, as other programs hold part of the card). ``None`` where it cannot be told."""
+    if not windows or memory.reserved_bytes is None or not memory.device_total_bytes:
+        return None
+    return max(0, memory.reserved_bytes - memory.device_total_bytes)
+
+
 @dataclass
 class SpillWatch:
     """Fed the run's progress and memory events; :meth:`spill` says whether the fallback is under way.

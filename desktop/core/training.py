@@ -14,9 +14,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from desktop.core import recovery
 from desktop.core.config import RunConfig
-from desktop.core.errors import InputError, check_writable, diagnose, disk_error
-from desktop.core.events import Event, FailedEvent, FinishedEvent, PreparingEvent, StoppedEvent
+from desktop.core.errors import (
+    InputError,
+    check_writable,
+    diagnose,
+    disk_error,
+    failure_stage,
+    out_of_memory,
+)
+from desktop.core.events import (
+    AdjustedEvent,
+    Event,
+    FailedEvent,
+    FinishedEvent,
+    PreparingEvent,
+    StoppedEvent,
+)
 from desktop.core.messages import msg
 from desktop.core.paths import default_runs_dir
 from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
@@ -150,7 +165,7 @@ def run_training(
 
     try:
         with _log_to(run.log_path) if main else contextlib.nullcontext():
-            return _train(prepared, run, emit, stop, resume is not None)
+            return _train(prepared, run, emit, stop, resume is not None, lambda c: _prepare(c, emit, stop))
     finally:
         run.unlock()
         run.close()
@@ -258,7 +273,7 @@ def _training_args(
         warmup_steps=t.warmup if t.warmup < 1 else int(t.warmup),
         weight_decay=t.weight_decay,
         per_device_train_batch_size=t.batch_size,
-        per_device_eval_batch_size=t.batch_size,
+        per_device_eval_batch_size=t.eval_batch_size or t.batch_size,
         gradient_accumulation_steps=t.gradient_accumulation,
         eval_strategy=eval_strategy,
         eval_steps=t.eval_steps or None,
@@ -291,60 +306,73 @@ def _distributed_args() -> dict[str, Any]:
 
 
 def _train(
-    prepared: _Prepared, run: RunDir, emit: Callable[[Event], None], stop: threading.Event, resuming: bool
+    prepared: _Prepared,
+    run: RunDir,
+    emit: Callable[[Event], None],
+    stop: threading.Event,
+    resuming: bool,
+    rebuild: Callable[[RunConfig], _Prepared],
 ) -> RunResult:
-    from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
+    """Train, and on a GPU out-of-memory error go on with less memory (see :mod:`desktop.core.recovery`).
 
+    Args:
+        rebuild: Prepares the run again for a config (a fresh model, when the run starts over).
+    """
     from desktop.core import distributed
-    from desktop.core.callbacks import CountingCollator, EventCallback, TokenCount
 
-    config, task = prepared.config, prepared.task
     main = distributed.world().main
     checkpoint = resume_point(run, emit) if resuming and main else None  # rank 0 sets damaged ones aside
     if resuming:
         checkpoint = distributed.share(checkpoint)
     before = {p.name for p in run.checkpoints()}
-    trainer = None
+    recovering = _Recovery(run, emit, prepared.config, main)
+    trainer = callback = None
     try:
-        args = _training_args(
-            config, run.checkpoints_dir, task.eval is not None, task.seq2seq, prepared.trainer_options
-        )
-        tokens = TokenCount()  # the real tokens of each batch, counted as the collator makes it
-        callback = EventCallback(
-            emit,
-            stop,
-            started={
-                "run_dir": str(run.path),
-                "num_train_examples": prepared.num_train,
-                "num_eval_examples": prepared.num_eval,
-                "device": _device_name(args.device),
-                "processes": distributed.world().size,
-            },
-            tokens=tokens,
-            perplexity=config.task == "causal-lm",
-        )
-        trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
-        trainer = trainer_cls(
-            model=task.model,
-            args=args,
-            data_collator=CountingCollator(task.collator, tokens),
-            train_dataset=task.train,
-            eval_dataset=task.eval,
-            processing_class=prepared.tokenizer,
-            compute_metrics=task.compute_metrics,
-            callbacks=[callback],
-        )
-        trainer.remove_callback(PrinterCallback)  # our events replace its prints
-        # accelerate runs gc.collect() at train start, which stalls every thread (the GUI too) for
-        # as long as a full scan of the heap takes (~0.3 s with torch and transformers loaded).
-        # Freezing the heap leaves it only the objects made during the run to scan. A full collect
-        # here would cost the same 0.3 s, so only the young generations are collected first.
-        gc.collect(1)
-        gc.freeze()
-        try:
-            output = train_from(trainer, run, checkpoint, emit)
-        finally:
-            gc.unfreeze()
+        while True:
+            adjustment = None
+            try:
+                trainer, callback = _make_trainer(prepared, run, emit, stop, recovering)
+                if recovery.probe_wanted(trainer.args):
+                    emit(PreparingEvent(msg("Trying the longest batch first: a lack of memory shows now")))
+                    recovery.probe_longest_batch(trainer)
+                # accelerate runs gc.collect() at train start, which stalls every thread (the GUI too) for
+                # as long as a full scan of the heap takes (~0.3 s with torch and transformers loaded).
+                # Freezing the heap leaves it only the objects made during the run to scan. A full collect
+                # here would cost the same 0.3 s, so only the young generations are collected first.
+                gc.collect(1)
+                gc.freeze()
+                try:
+                    output = train_from(trainer, run, checkpoint, emit)
+                finally:
+                    gc.unfreeze()
+                break
+            except Exception as exc:
+                adjustment = recovering.next_setting(exc)
+                if adjustment is None:
+                    raise
+                reason = diagnose(exc, recovering.config).reason
+                log.warning("out of memory, going on with less: %s", exc, exc_info=True)
+            # Out of the except block: the error's frames, which hold GPU tensors, are gone.
+            step, touched = (callback.step, callback.touched) if callback else (0, False)
+            model, trainer, callback = prepared.task.model, None, None
+            model.zero_grad(set_to_none=True)
+            checkpoint = run.latest_checkpoint() if adjustment.keeps_checkpoints else None
+            if not adjustment.keeps_checkpoints:  # made with the old optimizer or without LoRA: unusable
+                for folder in run.checkpoints():
+                    shutil.rmtree(folder, ignore_errors=True)
+            recovering.adjusted(adjustment, reason, step, _step_of(checkpoint))
+            if checkpoint is None and (touched or not adjustment.keeps_checkpoints):
+                prepared = model = None  # the weights have changed: load the model again
+                free_gpu_memory()
+                prepared = rebuild(recovering.config)
+            else:
+                from desktop.core.options import Capabilities, resolve
+
+                options = resolve(recovering.config, Capabilities.detect())
+                prepared = replace(prepared, config=recovering.config, trainer_options=options.training_args)
+                model = None
+                free_gpu_memory()
+        config, task = prepared.config, prepared.task
         step = trainer.state.global_step
         if callback.stopped_early:
             saved = run.latest_checkpoint()
@@ -354,9 +382,13 @@ def _train(
         metrics = {"train_loss": float(output.training_loss)}
         if task.eval is not None:
             metrics.update(_final_eval(trainer, config))
-        _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora)
+        _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora, recovering)
         emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics, notes=task.notes))
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
+    except _StoppedWhilePreparing:  # stopped while the model loaded again after an out-of-memory error
+        saved = run.latest_checkpoint()
+        emit(StoppedEvent(step=_step_of(saved), checkpoint=str(saved) if saved else ""))
+        return RunResult("stopped", run.path)
     except KeyboardInterrupt:
         # A second Ctrl-C: stop at once, but leave the folder as clean as a graceful stop would.
         if main:
@@ -369,9 +401,132 @@ def _train(
         log.exception("training failed")
         if main:
             remove_partial_checkpoints(run, before)
-        failure = _failure(disk_error(exc, run.path) or exc, config)
+        failure = _failure(disk_error(exc, run.path) or exc, recovering.config)
         emit(failure)
-        return RunResult("failed", run.path, failure=failure, notes=task.notes)
+        return RunResult("failed", run.path, failure=failure, notes=prepared.task.notes if prepared else [])
+
+
+def _make_trainer(
+    prepared: _Prepared,
+    run: RunDir,
+    emit: Callable[[Event], None],
+    stop: threading.Event,
+    recovering: _Recovery,
+) -> tuple[Any, Any]:
+    """The Trainer for ``prepared`` and the callback that reports its events."""
+    from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
+
+    from desktop.core import distributed
+    from desktop.core.callbacks import CountingCollator, EventCallback, TokenCount
+
+    config, task = prepared.config, prepared.task
+    args = _training_args(
+        config, run.checkpoints_dir, task.eval is not None, task.seq2seq, prepared.trainer_options
+    )
+    tokens = TokenCount()  # the real tokens of each batch, counted as the collator makes it
+    callback = EventCallback(
+        emit,
+        stop,
+        started={
+            "run_dir": str(run.path),
+            "num_train_examples": prepared.num_train,
+            "num_eval_examples": prepared.num_eval,
+            "device": _device_name(args.device),
+            "processes": distributed.world().size,
+            "oom_recovery": recovering.enabled and args.device.type == "cuda",
+        },
+        tokens=tokens,
+        perplexity=config.task == "causal-lm",
+    )
+    trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
+    trainer = trainer_cls(
+        model=task.model,
+        args=args,
+        data_collator=CountingCollator(task.collator, tokens),
+        train_dataset=task.train,
+        eval_dataset=task.eval,
+        processing_class=prepared.tokenizer,
+        compute_metrics=task.compute_metrics,
+        callbacks=[callback],
+    )
+    trainer.remove_callback(PrinterCallback)  # our events replace its prints
+    if task.eval is not None:
+        recovering.watch_evaluation(trainer)
+    return trainer, callback
+
+
+class _Recovery:
+    """Out-of-memory recovery for one run: the settings it goes on with, each change reported and saved
+    in the run's config (``performance.oom_recovery``; off with several processes, which must all
+    change together)."""
+
+    def __init__(self, run: RunDir, emit: Callable[[Event], None], config: RunConfig, main: bool) -> None:
+        from desktop.core import distributed
+
+        self.run, self.emit, self.config, self.main = run, emit, config, main
+        self.enabled = config.performance.oom_recovery and not distributed.world().distributed
+        self.attempts = 0
+
+    def next_setting(self, exc: BaseException) -> recovery.Adjustment | None:
+        """The setting to go on with after ``exc`` in training, or ``None`` (not out of memory, off,
+        out of evaluation, or nothing left to try)."""
+        found = out_of_memory(exc)
+        if not self.enabled or found is None or failure_stage(found) in ("evaluation", "loading"):
+            return None
+        from desktop.core.options import Capabilities
+
+        caps = Capabilities.detect()
+        return recovery.next_setting(self.config, self.attempts, eight_bit=caps.bitsandbytes and caps.cuda)
+
+    def adjusted(self, adjustment: recovery.Adjustment, reason: str, step: int, resumed_from: int) -> None:
+        """Take ``adjustment``: save it in the run's config and report it."""
+        self.attempts += 1
+        self.config = adjustment.config
+        if self.main:
+            self.config.save(self.run.config_path)
+        self.emit(
+            AdjustedEvent(
+                step=step,
+                reason=reason,
+                changes=adjustment.changes,
+                previous=adjustment.previous,
+                described=adjustment.described,
+                resumed_from=resumed_from,
+                attempt=self.attempts,
+            )
+        )
+
+    def watch_evaluation(self, trainer: Any) -> None:
+        """Make ``trainer.evaluate`` halve the evaluation batch when it runs out of memory."""
+        evaluate = trainer.evaluate
+
+        def evaluate_with_less(*args: Any, **kwargs: Any) -> Any:
+            while True:
+                try:
+                    return evaluate(*args, **kwargs)
+                except Exception as exc:
+                    found = out_of_memory(exc)
+                    adjustment = recovery.smaller_evaluation(self.config) if self.enabled and found else None
+                    if adjustment is None:
+                        raise
+                    reason = diagnose(exc, self.config).reason
+                free_gpu_memory()
+                trainer.args.per_device_eval_batch_size = adjustment.config.training.eval_batch_size
+                trainer.__dict__.pop("_eval_dataloaders", None)  # made with the old batch size
+                step = trainer.state.global_step
+                self.adjusted(adjustment, reason, step, step)
+
+        trainer.evaluate = evaluate_with_less
+
+
+def _step_of(checkpoint: Path | None) -> int:
+    """The step a checkpoint folder (``checkpoint-120``) was saved at; 0 for none."""
+    if checkpoint is None:
+        return 0
+    try:
+        return int(checkpoint.name.rsplit("-", 1)[-1])
+    except ValueError:
+        return 0
 
 
 def _failure(exc: BaseException, config: RunConfig) -> FailedEvent:
@@ -399,21 +554,23 @@ def _final_eval(trainer: Any, config: RunConfig) -> dict[str, float]:
     return metrics
 
 
-def _save_model(trainer: Any, run: RunDir, tokenizer: Any, lora: bool) -> None:
+def _save_model(trainer: Any, run: RunDir, tokenizer: Any, lora: bool, recovering: _Recovery) -> None:
     """Save model and tokenizer under a temporary name, then move it into place.
 
     With LoRA the adapters are kept in ``adapter/`` and ``model/`` gets them merged into the base
-    weights, so ``model/`` always loads with ``from_pretrained``.
+    weights, so ``model/`` always loads with ``from_pretrained``. When the GPU runs out of memory
+    saving or merging (and recovery is on), the model moves to the CPU and is saved from there.
     """
     from desktop.core import distributed
 
     main = distributed.world().main
     model_dir = run.model_dir
     partial = model_dir.with_name(model_dir.name + ".partial")
-    if main:
-        shutil.rmtree(partial, ignore_errors=True)
-    distributed.barrier()
-    try:
+
+    def write() -> None:
+        if main:
+            shutil.rmtree(partial, ignore_errors=True)
+        distributed.barrier()
         # Every rank calls save_model (FSDP and DeepSpeed gather the weights); rank 0 writes.
         if lora:
             trainer.save_model(str(run.path / "adapter"))
@@ -423,6 +580,25 @@ def _save_model(trainer: Any, run: RunDir, tokenizer: Any, lora: bool) -> None:
                 tokenizer.save_pretrained(str(partial))
         else:
             trainer.save_model(str(partial))
+
+    try:
+        on_cpu = False
+        try:
+            write()
+        except Exception as exc:
+            if not (recovering.enabled and out_of_memory(exc)):
+                raise
+            log.warning("out of memory saving the model; saving from the CPU", exc_info=True)
+            on_cpu = True
+        if on_cpu:  # out of the except block, so the error's frames (and their GPU tensors) are gone
+            trainer.model.to("cpu")
+            free_gpu_memory()
+            recovering.emit(
+                PreparingEvent(
+                    msg("The GPU ran out of memory saving the model: saving it from the CPU instead")
+                )
+            )
+            write()
     except BaseException:
         if main:
             shutil.rmtree(partial, ignore_errors=True)
@@ -466,6 +642,16 @@ def _log_to(path: Path) -> Iterator[None]:
         for logger in loggers:
             logger.removeHandler(handler)
         handler.close()
+
+
+def free_gpu_memory() -> None:
+    """Return the GPU memory nothing refers to any more (after an out-of-memory error)."""
+    import sys
+
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
 
 
 def release_memory() -> None:

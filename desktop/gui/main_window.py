@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.config import RunConfig, load_config, with_changes
 from desktop.core.errors import StudioError
+from desktop.core.events import AdjustedEvent
 from desktop.core.paths import resources_dir
 from desktop.core.runs import RunDir, newest_crashed
 from desktop.core.training import RunResult
@@ -159,6 +160,8 @@ class MainWindow(QMainWindow):
         self.data_page.sample_requested.connect(self.load_sample)
         self.train_page.retry_requested.connect(self._on_train_page_retry_requested)
         self.train_page.fit_requested.connect(self._on_train_page_fit_requested)
+        self.train_page.undo_requested.connect(self._on_train_page_undo_requested)
+        self.controller.settings_adjusted.connect(self._on_controller_settings_adjusted)
         self.environment_page.checked.connect(self._update_banner)
         self.environment_page.restart_requested.connect(self.restart_for_repair)
         # PyTorch is not swapped while a run or an export uses it.
@@ -449,6 +452,20 @@ class MainWindow(QMainWindow):
         fit = self.options_page.preset_buttons["fit"]
         if fit.isEnabled() and not fit.isHidden():
             fit.click()
+
+    def _on_controller_settings_adjusted(self, event: AdjustedEvent) -> None:
+        """The run went on with less memory: the next run starts with the settings that fit."""
+        if event.changes:
+            self.set_config(with_changes(self.current_config(), event.changes))
+
+    def _on_train_page_undo_requested(self, previous: dict) -> None:
+        """Back to the user's own settings for the next run."""
+        self.set_config(with_changes(self.current_config(), previous))
+        self.statusBar().showMessage(
+            self.tr("Your own settings are back for the next run: {fields}.").format(
+                fields=", ".join(previous)
+            )
+        )
 
     def _on_train_page_retry_requested(self, changes: dict) -> None:
         """Apply a remedy's changes to the config the pages show, then train again."""

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.messages import Msg
 from desktop.core.torch_probe import TorchInfo
 from desktop.core.training import RunResult
 from desktop.gui.main_window import MainWindow
@@ -79,6 +80,93 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
     panel = window.export_page.try_it
     panel.prompt.setPlainText("Great quality, and the battery lasts all day.")
     panel._show_labels([("positive", 0.962), ("negative", 0.038)])
+
+
+def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
+    """The Train page on a gaming GPU: Windows paging a run into shared memory (the spill bar), and
+    a run that ran out of memory and went on with less (the recovery bar and its log)."""
+    from desktop.core.events import AdjustedEvent
+    from desktop.core.spill import SpillWatch
+
+    page, rng, gib, files = window.train_page, random.Random(11), 2**30, []
+    device = "cuda:0 (NVIDIA GeForce RTX 4060 Laptop GPU)"
+    page._begin()
+    page._spill = SpillWatch(windows=True)
+    page._on_controller_training_started(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
+    elapsed = 0.0
+    for step in range(1, 31):
+        elapsed += (1.2 if step <= 18 else 31.0) + rng.gauss(0, 0.05)
+        page._on_controller_progress_changed(
+            ProgressEvent(step, 400, step / 40, elapsed, (400 - step) * 31.0, 8 / (elapsed / step), None)
+        )
+        reserved = min(7.6 * gib + step * 0.08 * gib, 9.7 * gib) if step > 15 else 6.9 * gib
+        page._on_controller_memory_sampled(
+            MemoryEvent(
+                step,
+                "cuda:0",
+                int(reserved * 0.93),
+                int(reserved),
+                int(reserved),
+                int(5.1 * gib),
+                int(min(reserved, 7.9 * gib)),
+                8 * gib,
+            )
+        )
+        page._on_controller_metrics_logged(
+            LogEvent(step, step / 40, {"loss": 1.9 * math.exp(-step / 30) + 0.4, "learning_rate": 2e-4})
+        )
+    page._flush_all()
+    files.append(_grab(window, 3, out / f"4b-train-spill{suffix}.png"))
+
+    page._begin()
+    page._on_controller_training_started(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
+    page._on_controller_preparing(QCoreApplication.translate("TrainPage", "Preparing…"))
+    page._on_controller_settings_adjusted(
+        AdjustedEvent(
+            step=0,
+            reason=Msg("The GPU ran out of memory in the backward pass."),
+            changes={"training.batch_size": 8, "training.gradient_accumulation": 4},
+            previous={"training.batch_size": 16, "training.gradient_accumulation": 2},
+            described=[
+                Msg(
+                    "batch size {batch} -> {new_batch}, gradient accumulation {accumulation} -> "
+                    "{new_accumulation} (the same {effective} examples per update)",
+                    batch=16,
+                    new_batch=8,
+                    accumulation=2,
+                    new_accumulation=4,
+                    effective=32,
+                )
+            ],
+        )
+    )
+    page._on_controller_training_started(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
+    for step in range(1, 121):
+        page._on_controller_progress_changed(
+            ProgressEvent(
+                step, 400, step / 40, step * 1.4, (400 - step) * 1.4, 22.0 + rng.gauss(0, 0.4), None
+            )
+        )
+        if step % 5 == 0:
+            loss = 0.5 + 1.4 * math.exp(-step / 40) + rng.gauss(0, 0.03)
+            page._on_controller_metrics_logged(
+                LogEvent(step, step / 40, {"loss": loss, "learning_rate": 2e-4})
+            )
+    page._on_controller_settings_adjusted(
+        AdjustedEvent(
+            step=120,
+            reason=Msg("The GPU ran out of memory during evaluation."),
+            changes={"training.eval_batch_size": 4},
+            previous={"training.eval_batch_size": 0},
+            described=[
+                Msg("evaluation batch {old} -> {new} (evaluation only: training is unchanged)", old=8, new=4)
+            ],
+            resumed_from=120,
+        )
+    )
+    page._flush_all()
+    files.append(_grab(window, 3, out / f"4c-train-out-of-memory{suffix}.png"))
+    return files
 
 
 def _synthetic_history(runs: Path) -> None:
@@ -165,6 +253,8 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     for index, name in enumerate(NAMES):  # the smallest size the app is made for
         window.resize(*SMALL)
         files.append(_grab(window, index, out / f"{index + 1}-{name}-{SMALL[0]}x{SMALL[1]}{suffix}.png"))
+    window.resize(1280, 1000)  # tall enough for the bars and the memory plot
+    files += _gaming_gpu_runs(window, out, suffix)
     _settle()
     window.close()
     return files

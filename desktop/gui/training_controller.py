@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
 from desktop.core.events import (
+    AdjustedEvent,
     CheckpointEvent,
     Event,
     FailedEvent,
@@ -82,6 +83,8 @@ class TrainingController(QObject):
     """Memory in use: the :class:`MemoryEvent`."""
     checkpoint_saved = Signal(object)
     """A checkpoint was written: the :class:`CheckpointEvent`."""
+    settings_adjusted = Signal(object)
+    """The GPU ran out of memory and the run goes on with less: the :class:`AdjustedEvent`."""
     training_finished = Signal(object)
     """The run finished: the :class:`RunResult` with the model folder."""
     training_stopped = Signal(object)
@@ -167,6 +170,7 @@ class TrainingController(QObject):
             LogEvent: self.metrics_logged,
             MemoryEvent: self.memory_sampled,
             CheckpointEvent: self.checkpoint_saved,
+            AdjustedEvent: self.settings_adjusted,
         }.get(type(event))
         if signal is not None:  # terminal events arrive as the RunResult in run_ended
             signal.emit(event)

@@ -876,6 +876,10 @@
         <translation>正在训练…</translation>
     </message>
     <message>
+        <source>Your own settings are back for the next run: {fields}.</source>
+        <translation>下次训练将恢复使用您自己的设置：{fields}。</translation>
+    </message>
+    <message>
         <source>Cannot apply this change</source>
         <translation>无法应用这项更改</translation>
     </message>
@@ -1420,6 +1424,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>注意力实现</translation>
     </message>
     <message>
+        <source>Recover from out of memory</source>
+        <translation>显存不足时自动恢复</translation>
+    </message>
+    <message>
         <source>Train LoRA adapters</source>
         <translation>训练 LoRA 适配器</translation>
     </message>
@@ -1800,6 +1808,18 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>关闭内存回退…</translation>
     </message>
     <message>
+        <source>Undo for the next run</source>
+        <translation>下次训练撤销这些更改</translation>
+    </message>
+    <message>
+        <source>Use your own settings again in the next run</source>
+        <translation>下次训练重新使用您自己的设置</translation>
+    </message>
+    <message>
+        <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
+        <translation>如果显存不足，训练会自动改用更少显存继续（首先是更小的批大小，等效批大小不变）；每项更改都会显示在这里。</translation>
+    </message>
+    <message>
         <source>step %v of %m</source>
         <translation>第 %v 步，共 %m 步</translation>
     </message>
@@ -1958,8 +1978,40 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步：{metrics}</translation>
     </message>
     <message>
+        <source>in shared system memory</source>
+        <translation>位于共享系统内存</translation>
+    </message>
+    <message>
         <source>GPU {index} used (NVML)</source>
         <translation>GPU {index} 已用（NVML）</translation>
+    </message>
+    <message>
+        <source>The run starts with:</source>
+        <translation>训练开始时改为：</translation>
+    </message>
+    <message>
+        <source>The run goes on at step {step} with:</source>
+        <translation>训练在第 {step} 步继续，改为：</translation>
+    </message>
+    <message>
+        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
+        <translation>训练回到第 {step} 步的检查点继续，改为：</translation>
+    </message>
+    <message>
+        <source>The run starts again from the beginning with:</source>
+        <translation>训练从头重新开始，改为：</translation>
+    </message>
+    <message>
+        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
+        <translation>这些设置已填入“显存与速度”，供下次训练使用；点“撤销”可恢复您自己的设置。</translation>
+    </message>
+    <message>
+        <source>Out of memory: going on with less memory…</source>
+        <translation>显存不足：正在改用更少显存继续…</translation>
+    </message>
+    <message>
+        <source>Undone: the next run uses your own settings again.</source>
+        <translation>已撤销：下次训练将重新使用您自己的设置。</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>
@@ -2828,6 +2880,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>正在检查 {rows} 行</translation>
     </message>
     <message>
+        <source>Examples per device and evaluation step; 0 = the batch size.</source>
+        <translation>每个设备每个评估步的样本数；0 = 与批大小相同。</translation>
+    </message>
+    <message>
+        <source>When the GPU runs out of memory: go back to the last checkpoint and go on with less memory (half the batch and twice the accumulation, so the same effective batch; then gradient checkpointing; then a smaller optimizer or LoRA). Every change is logged and saved in the run&apos;s config.</source>
+        <translation>显存不足时：回到最近的检查点，改用更少显存继续（先将批大小减半、梯度累积加倍，等效批大小不变；然后开启梯度检查点；再换用更省显存的优化器或 LoRA）。每项更改都会记入日志，并保存在这次训练的配置中。</translation>
+    </message>
+    <message>
         <source>Train in a child process: Stop can end it at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends.</source>
         <translation>在子进程中训练：“停止”可以立即结束它，崩溃不会让应用关闭，训练结束后所有显存都会还给系统。</translation>
     </message>
@@ -2842,6 +2902,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>With several GPUs: ddp (a whole copy of the model on each GPU), fsdp (the model split across the GPUs), deepspeed-zero2 or deepspeed-zero3 (need the deepspeed package).</source>
         <translation>多块 GPU 时：ddp（每块 GPU 上一份完整模型）、fsdp（模型拆分到各块 GPU）、deepspeed-zero2 或 deepspeed-zero3（需要 deepspeed 包）。</translation>
+    </message>
+    <message>
+        <source>must be 0 (the batch size) or more.</source>
+        <translation>必须为 0（与批大小相同）或更大。</translation>
     </message>
     <message>
         <source>must be GPU numbers separated by commas, e.g. &quot;0,1&quot;.</source>
@@ -3654,6 +3718,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>没有做任何更改。</translation>
     </message>
     <message>
+        <source>evaluation batch {old} -&gt; {new} (evaluation only: training is unchanged)</source>
+        <translation>评估批大小 {old} -&gt; {new}（仅影响评估，训练不变）</translation>
+    </message>
+    <message>
         <source>The installation was cancelled.</source>
         <translation>安装已取消。</translation>
     </message>
@@ -3868,6 +3936,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Tokenizing {rows} evaluation rows: {percent}%</source>
         <translation>正在对 {rows} 行评估数据做分词：{percent}%</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory saving the model: saving it from the CPU instead</source>
+        <translation>保存模型时显存不足：改为在 CPU 上保存</translation>
+    </message>
+    <message>
+        <source>Trying the longest batch first: a lack of memory shows now</source>
+        <translation>先试跑最长的一批数据：显存不够的话现在就能发现</translation>
     </message>
     <message>
         <source>The model in {folder} is not one of the three tasks this app trains.</source>
@@ -4452,6 +4528,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Checkpoint saved at step {step}.</source>
         <translation>已在第 {step} 步保存检查点。</translation>
+    </message>
+    <message>
+        <source>Starting with: {changes}.</source>
+        <translation>开始时改为：{changes}。</translation>
+    </message>
+    <message>
+        <source>Going on at step {step} with: {changes}.</source>
+        <translation>在第 {step} 步继续，改为：{changes}。</translation>
+    </message>
+    <message>
+        <source>Going back to the checkpoint at step {step} with: {changes}.</source>
+        <translation>回到第 {step} 步的检查点，改为：{changes}。</translation>
+    </message>
+    <message>
+        <source>Starting again from the beginning with: {changes}.</source>
+        <translation>从头重新开始，改为：{changes}。</translation>
     </message>
     <message>
         <source>where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)</source>

@@ -876,6 +876,10 @@
         <translation>正在訓練…</translation>
     </message>
     <message>
+        <source>Your own settings are back for the next run: {fields}.</source>
+        <translation>下次訓練將恢復使用您自己的設定：{fields}。</translation>
+    </message>
+    <message>
         <source>Cannot apply this change</source>
         <translation>無法套用這項變更</translation>
     </message>
@@ -1420,6 +1424,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>注意力實作</translation>
     </message>
     <message>
+        <source>Recover from out of memory</source>
+        <translation>顯示記憶體不足時自動復原</translation>
+    </message>
+    <message>
         <source>Train LoRA adapters</source>
         <translation>訓練 LoRA 適配器</translation>
     </message>
@@ -1800,6 +1808,18 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>關閉記憶體後援…</translation>
     </message>
     <message>
+        <source>Undo for the next run</source>
+        <translation>下次訓練復原這些變更</translation>
+    </message>
+    <message>
+        <source>Use your own settings again in the next run</source>
+        <translation>下次訓練重新使用您自己的設定</translation>
+    </message>
+    <message>
+        <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
+        <translation>如果顯示記憶體不足，訓練會自動改用更少顯示記憶體繼續（首先是更小的批次大小，等效批次大小不變）；每項變更都會顯示在這裡。</translation>
+    </message>
+    <message>
         <source>step %v of %m</source>
         <translation>第 %v 步，共 %m 步</translation>
     </message>
@@ -1958,8 +1978,40 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步：{metrics}</translation>
     </message>
     <message>
+        <source>in shared system memory</source>
+        <translation>位於共用系統記憶體</translation>
+    </message>
+    <message>
         <source>GPU {index} used (NVML)</source>
         <translation>GPU {index} 已用（NVML）</translation>
+    </message>
+    <message>
+        <source>The run starts with:</source>
+        <translation>訓練開始時改為：</translation>
+    </message>
+    <message>
+        <source>The run goes on at step {step} with:</source>
+        <translation>訓練在第 {step} 步繼續，改為：</translation>
+    </message>
+    <message>
+        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
+        <translation>訓練回到第 {step} 步的檢查點繼續，改為：</translation>
+    </message>
+    <message>
+        <source>The run starts again from the beginning with:</source>
+        <translation>訓練從頭重新開始，改為：</translation>
+    </message>
+    <message>
+        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
+        <translation>這些設定已填入「記憶體與速度」，供下次訓練使用；按「復原」可恢復您自己的設定。</translation>
+    </message>
+    <message>
+        <source>Out of memory: going on with less memory…</source>
+        <translation>顯示記憶體不足：正在改用更少顯示記憶體繼續…</translation>
+    </message>
+    <message>
+        <source>Undone: the next run uses your own settings again.</source>
+        <translation>已復原：下次訓練將重新使用您自己的設定。</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>
@@ -2828,6 +2880,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>正在檢查 {rows} 列</translation>
     </message>
     <message>
+        <source>Examples per device and evaluation step; 0 = the batch size.</source>
+        <translation>每個裝置每個評估步的樣本數；0 = 與批次大小相同。</translation>
+    </message>
+    <message>
+        <source>When the GPU runs out of memory: go back to the last checkpoint and go on with less memory (half the batch and twice the accumulation, so the same effective batch; then gradient checkpointing; then a smaller optimizer or LoRA). Every change is logged and saved in the run&apos;s config.</source>
+        <translation>顯示記憶體不足時：回到最近的檢查點，改用更少顯示記憶體繼續（先將批次大小減半、梯度累積加倍，等效批次大小不變；然後開啟梯度檢查點；再換用更省顯示記憶體的最佳化器或 LoRA）。每項變更都會記入日誌，並儲存在這次訓練的設定中。</translation>
+    </message>
+    <message>
         <source>Train in a child process: Stop can end it at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends.</source>
         <translation>在子行程中訓練：「停止」可以立即結束它，當機不會讓應用程式關閉，訓練結束後所有顯示記憶體都會還給系統。</translation>
     </message>
@@ -2842,6 +2902,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>With several GPUs: ddp (a whole copy of the model on each GPU), fsdp (the model split across the GPUs), deepspeed-zero2 or deepspeed-zero3 (need the deepspeed package).</source>
         <translation>多張 GPU 時：ddp（每張 GPU 上一份完整模型）、fsdp（模型拆分到各張 GPU）、deepspeed-zero2 或 deepspeed-zero3（需要 deepspeed 套件）。</translation>
+    </message>
+    <message>
+        <source>must be 0 (the batch size) or more.</source>
+        <translation>必須為 0（與批次大小相同）或更大。</translation>
     </message>
     <message>
         <source>must be GPU numbers separated by commas, e.g. &quot;0,1&quot;.</source>
@@ -3654,6 +3718,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>沒有做任何變更。</translation>
     </message>
     <message>
+        <source>evaluation batch {old} -&gt; {new} (evaluation only: training is unchanged)</source>
+        <translation>評估批次大小 {old} -&gt; {new}（僅影響評估，訓練不變）</translation>
+    </message>
+    <message>
         <source>The installation was cancelled.</source>
         <translation>安裝已取消。</translation>
     </message>
@@ -3868,6 +3936,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Tokenizing {rows} evaluation rows: {percent}%</source>
         <translation>正在對 {rows} 列評估資料進行分詞：{percent}%</translation>
+    </message>
+    <message>
+        <source>The GPU ran out of memory saving the model: saving it from the CPU instead</source>
+        <translation>儲存模型時顯示記憶體不足：改為在 CPU 上儲存</translation>
+    </message>
+    <message>
+        <source>Trying the longest batch first: a lack of memory shows now</source>
+        <translation>先試跑最長的一批資料：顯示記憶體不夠的話現在就能發現</translation>
     </message>
     <message>
         <source>The model in {folder} is not one of the three tasks this app trains.</source>
@@ -4452,6 +4528,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Checkpoint saved at step {step}.</source>
         <translation>已在第 {step} 步儲存檢查點。</translation>
+    </message>
+    <message>
+        <source>Starting with: {changes}.</source>
+        <translation>開始時改為：{changes}。</translation>
+    </message>
+    <message>
+        <source>Going on at step {step} with: {changes}.</source>
+        <translation>在第 {step} 步繼續，改為：{changes}。</translation>
+    </message>
+    <message>
+        <source>Going back to the checkpoint at step {step} with: {changes}.</source>
+        <translation>回到第 {step} 步的檢查點，改為：{changes}。</translation>
+    </message>
+    <message>
+        <source>Starting again from the beginning with: {changes}.</source>
+        <translation>從頭重新開始，改為：{changes}。</translation>
     </message>
     <message>
         <source>where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)</source>

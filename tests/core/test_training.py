@@ -183,7 +183,7 @@ def test_wrong_model_kind_is_explained(tiny_bert: Path, samples: Path, tmp_path:
     assert "T5" in result.failure.remedy
 
 
-def test_out_of_memory_offers_remedies_and_apply_and_retry_works(
+def test_out_of_memory_with_recovery_off_offers_remedies_and_apply_and_retry_works(
     tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from transformers import Trainer
@@ -197,6 +197,7 @@ def test_out_of_memory_offers_remedies_and_apply_and_retry_works(
     config = make_config(
         "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=4
     )
+    config.performance.oom_recovery = False
     events = Recorder()
     result = run_training(config, events.append)
 

@@ -21,6 +21,7 @@ class FakeController(QObject):
     metrics_logged = Signal(object)
     memory_sampled = Signal(object)
     checkpoint_saved = Signal(object)
+    settings_adjusted = Signal(object)
     training_finished = Signal(object)
     training_stopped = Signal(object)
     training_failed = Signal(object)

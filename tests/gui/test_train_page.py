@@ -166,3 +166,75 @@ def test_a_spilling_run_on_windows_shows_the_bar_with_its_slowdown_and_the_fixes
     with qtbot.waitSignal(page.fit_requested):
         page.spill_fit.click()
     assert fake_controller.stop_requests == 1
+
+
+def test_an_out_of_memory_recovery_is_shown_plotted_from_its_checkpoint_and_undoable(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    from desktop.core.events import AdjustedEvent
+
+    page = window.train_page
+    config = window.current_config()
+    config.training.batch_size, config.training.gradient_accumulation = 16, 1
+    window.set_config(config)
+    qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    fake_controller.training_started.emit(
+        StartedEvent("/runs/x", 30, 90, 10, "cuda:0 (RTX 4060)", oom_recovery=True)
+    )
+    assert not page.recovery_note.isHidden() and "runs out of memory" in page.recovery_note.text()
+    for step in range(1, 21):
+        fake_controller.metrics_logged.emit(LogEvent(step, step / 10, {"loss": 1 / step}))
+    fake_controller.settings_adjusted.emit(
+        AdjustedEvent(
+            step=20,
+            reason="The GPU ran out of memory in the backward pass.",
+            changes={"training.batch_size": 8, "training.gradient_accumulation": 2},
+            previous={"training.batch_size": 16, "training.gradient_accumulation": 1},
+            described=["batch size 16 -> 8, gradient accumulation 1 -> 2 (the same 16 examples per update)"],
+            resumed_from=15,
+        )
+    )
+    fake_controller.training_started.emit(
+        StartedEvent("/runs/x", 30, 90, 10, "cuda:0", 15, oom_recovery=True)
+    )
+
+    assert not page.adjusted_bar.isHidden()
+    text = page.adjusted_text.text()
+    assert "ran out of memory in the backward pass" in text and "checkpoint at step 15" in text
+    assert "the same 16 examples per update" in text
+    assert "step 15" in page.log.toPlainText()
+    assert page.loss_plot.count("train") == 15  # steps 16-20 are trained again
+    # The next run starts with what fitted; Undo gives the user's own settings back.
+    assert (
+        window.options_page.batch_size.value(),
+        window.current_config().training.gradient_accumulation,
+    ) == (8, 2)
+    with qtbot.waitSignal(page.undo_requested) as undo:
+        qtbot.mouseClick(page.undo_adjusted, Qt.MouseButton.LeftButton)
+    assert undo.args[0] == {"training.batch_size": 16, "training.gradient_accumulation": 1}
+    restored = window.current_config().training
+    assert (restored.batch_size, restored.gradient_accumulation) == (16, 1)
+    assert page.undo_adjusted.isHidden() and "Undone" in page.adjusted_text.text()
+
+
+def test_memory_in_shared_system_memory_is_plotted_once_windows_pages_it(
+    window: MainWindow, fake_controller: FakeController, qtbot, monkeypatch
+) -> None:
+    from desktop.gui.pages import train_page
+
+    gib = 2**30
+    page = window.train_page
+    for windows in (False, True):
+        monkeypatch.setattr(train_page, "_on_windows", lambda windows=windows: windows)
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+        for step, reserved in ((10, 6 * gib), (20, int(9.5 * gib)), (30, 8 * gib)):
+            fake_controller.memory_sampled.emit(
+                MemoryEvent(step, "cuda:0", reserved, reserved, reserved, gib, 8 * gib, 8 * gib)
+            )
+        names = page.memory_plot.curve_names()
+        if not windows:  # Linux: the driver fails with out-of-memory instead; nothing is ever shared
+            assert "shared" not in names
+        else:
+            x, y = page.memory_plot._points["shared"].view()
+            assert list(x) == [20, 30] and list(y) == [1.5, 0.0]
+        fake_controller.end()

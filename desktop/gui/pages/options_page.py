@@ -519,6 +519,7 @@ class OptionsPage(WizardPage):
             "torch_compile": self.tr("Compile the model (torch.compile)"),
             "compile_backend": self.tr("Compile backend"),
             "attention": self.tr("Attention"),
+            "oom_recovery": self.tr("Recover from out of memory"),
             "enabled": self.tr("Train LoRA adapters"),
             "rank": self.tr("Rank"),
             "alpha": self.tr("Alpha"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib
 import math
 import sys
@@ -26,9 +27,9 @@ from PySide6.QtWidgets import (
 
 from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
-from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.events import AdjustedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.runs import RunDir
-from desktop.core.spill import SpillWatch
+from desktop.core.spill import SpillWatch, shared_bytes
 from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
@@ -84,6 +85,8 @@ class TrainPage(WizardPage):
     """The user chose a remedy: its config changes, ``{"section.field": value}``, to apply and retry."""
     fit_requested = Signal()
     """The run spills out of the GPU's memory: stop it and open Fit my GPU."""
+    undo_requested = Signal(dict)
+    """Undo what out-of-memory recovery changed, for the next run: ``{"section.field": value}``."""
 
     def __init__(self, controller: object, config_provider: Callable[[], RunConfig]) -> None:
         super().__init__()
@@ -121,6 +124,29 @@ class TrainPage(WizardPage):
         spill_layout.addWidget(self.spill_help)
         self.spill_bar.setVisible(False)
         self._spill = SpillWatch(windows=_on_windows())
+        self.adjusted_bar = QFrame()  # the GPU ran out of memory and the run went on with less
+        self.adjusted_bar.setObjectName("banner")
+        self.adjusted_text = QLabel()
+        self.adjusted_text.setWordWrap(True)
+        self.adjusted_text.setTextFormat(Qt.TextFormat.RichText)
+        self.undo_adjusted = QPushButton(self.tr("Undo for the next run"))
+        self.undo_adjusted.setToolTip(self.tr("Use your own settings again in the next run"))
+        self.undo_adjusted.clicked.connect(self._on_undo_adjusted_clicked)
+        adjusted_layout = QHBoxLayout(self.adjusted_bar)
+        adjusted_layout.addWidget(self.adjusted_text, 1)
+        adjusted_layout.addWidget(self.undo_adjusted, 0, Qt.AlignmentFlag.AlignTop)
+        self.adjusted_bar.setVisible(False)
+        self._adjustments: list[str] = []
+        self._undo: dict = {}
+        self.recovery_note = QLabel(  # said at the start of a GPU run with performance.oom_recovery on
+            self.tr(
+                "If the GPU runs out of memory, the run goes on by itself with less memory (a smaller "
+                "batch with the same effective batch first); every change is shown here."
+            )
+        )
+        self.recovery_note.setObjectName("hint")
+        self.recovery_note.setWordWrap(True)
+        self.recovery_note.setVisible(False)
         self.awake = QLabel()  # whether the computer is kept from sleeping during the run
         self.awake.setObjectName("hint")
         self.awake.setWordWrap(True)
@@ -175,6 +201,8 @@ class TrainPage(WizardPage):
         layout.addWidget(self.progress)
         layout.addWidget(self.timing)
         layout.addWidget(self.awake)
+        layout.addWidget(self.recovery_note)
+        layout.addWidget(self.adjusted_bar)
         layout.addWidget(self.spill_bar)
         layout.addWidget(self.failure)
         layout.addWidget(self.plot_area, 1)
@@ -188,6 +216,7 @@ class TrainPage(WizardPage):
         controller.metrics_logged.connect(self._on_controller_metrics_logged)
         controller.memory_sampled.connect(self._on_controller_memory_sampled)
         controller.checkpoint_saved.connect(self._on_controller_checkpoint_saved)
+        controller.settings_adjusted.connect(self._on_controller_settings_adjusted)
         controller.training_finished.connect(self._on_controller_training_finished)
         controller.training_stopped.connect(self._on_controller_training_stopped)
         controller.training_failed.connect(self._on_controller_training_failed)
@@ -321,6 +350,9 @@ class TrainPage(WizardPage):
         self.status.setText(self.tr("Preparing…"))
         self._spill = SpillWatch(windows=_on_windows())
         self.spill_bar.setVisible(False)
+        self.adjusted_bar.setVisible(False)
+        self.recovery_note.setVisible(False)
+        self._adjustments, self._undo = [], {}
 
     # ------------------------------------------------------------------ controller signals
 
@@ -420,6 +452,11 @@ class TrainPage(WizardPage):
 
     def _on_controller_training_started(self, event: StartedEvent) -> None:
         self.ensure_plots()
+        # Going back to a checkpoint (resumed, or after running out of memory): the steps after it
+        # are done again, so their points go.
+        if any([plot.truncate_after(event.resumed_from_step) for plot in self.plots]):
+            self._smoothed = None
+        self.recovery_note.setVisible(event.oom_recovery)
         self.progress.setMaximum(max(1, event.total_steps))
         self.progress.setValue(event.resumed_from_step)
         self.status.setText(
@@ -486,6 +523,11 @@ class TrainPage(WizardPage):
             self.memory_plot.append("total", event.step, event.device_total_bytes / GB)
             if len(event.gpus_used_bytes) < 2:
                 self.memory_plot.append("device", event.step, event.device_used_bytes / GB)
+        shared = shared_bytes(event, self._spill.windows)
+        if shared or (shared is not None and "shared" in self.memory_plot.curve_names()):
+            if "shared" not in self.memory_plot.curve_names():  # only once Windows has started paging
+                self.memory_plot.add_curve("shared", self.tr("in shared system memory"), "#d9534f", width=2)
+            self.memory_plot.append("shared", event.step, shared / GB)
         for index, used in enumerate(event.gpus_used_bytes if len(event.gpus_used_bytes) > 1 else []):
             name = f"gpu{index}"
             if name not in self.memory_plot.curve_names():  # a curve per GPU of a multi-GPU run
@@ -494,6 +536,43 @@ class TrainPage(WizardPage):
                     name, self.tr("GPU {index} used (NVML)").format(index=index), color
                 )
             self.memory_plot.append(name, event.step, used / GB)
+
+    def _on_controller_settings_adjusted(self, event: AdjustedEvent) -> None:
+        if event.step == 0:  # found by the longest batch, before the first step
+            going_on = self.tr("The run starts with:")
+        elif event.resumed_from == event.step:
+            going_on = self.tr("The run goes on at step {step} with:").format(step=event.step)
+        elif event.resumed_from:
+            going_on = self.tr("The run goes back to its checkpoint at step {step} and goes on with:").format(
+                step=event.resumed_from
+            )
+        else:
+            going_on = self.tr("The run starts again from the beginning with:")
+        changes = "".join(f"<li>{html.escape(shown(change))}</li>" for change in event.described)
+        self._adjustments.append(
+            f"<b>{html.escape(shown(event.reason))}</b> {html.escape(going_on)}<ul>{changes}</ul>"
+        )
+        for key, value in event.previous.items():
+            self._undo.setdefault(key, value)  # the user's own setting, from before the first change
+        kept = (
+            self.tr("These settings are now on Memory & speed for your next run; Undo restores yours.")
+            if self._undo
+            else ""
+        )
+        self.adjusted_text.setText("".join(self._adjustments) + html.escape(kept))
+        self.undo_adjusted.setVisible(bool(self._undo))
+        self.adjusted_bar.setVisible(True)
+        self._log(f"{shown(event.reason)} {going_on} " + "; ".join(shown(c) for c in event.described))
+        self.status.setText(self.tr("Out of memory: going on with less memory…"))
+
+    def _on_undo_adjusted_clicked(self) -> None:
+        self.undo_requested.emit(dict(self._undo))
+        self._undo = {}
+        self.undo_adjusted.setVisible(False)
+        self.adjusted_text.setText(
+            "".join(self._adjustments)
+            + html.escape(self.tr("Undone: the next run uses your own settings again."))
+        )
 
     def _on_controller_checkpoint_saved(self, event: object) -> None:
         self._log(self.tr("Checkpoint saved at step {step}.").format(step=event.step))

@@ -81,6 +81,14 @@ class Points:
     def clear(self) -> None:
         self.n, self._stretch, self._done, self._kept = 0, 0, 0, []
 
+    def truncate_after(self, x: float) -> bool:
+        """Drop the points after ``x`` (the run went back to a checkpoint); whether any were dropped."""
+        keep = int(np.searchsorted(self.x[: self.n], x, side="right"))
+        if keep == self.n:
+            return False
+        self.n, self._stretch, self._done, self._kept = keep, 0, 0, []
+        return True
+
     def __len__(self) -> int:
         return self.n
 
@@ -151,6 +159,16 @@ class LivePlotWidget(pg.PlotWidget):
             points.clear()
             self._curves[name].setData([], [])
         self._dirty.clear()
+
+    def truncate_after(self, step: float) -> bool:
+        """Drop every curve's points after ``step``: the run went back to the checkpoint there and
+        does those steps again. Whether any point was dropped."""
+        dropped = False
+        for name, points in self._points.items():
+            if points.truncate_after(step):
+                self._dirty.add(name)
+                dropped = True
+        return dropped
 
     def clear_curves(self) -> None:
         """Remove every curve and its legend entry (the comparison shows other runs)."""

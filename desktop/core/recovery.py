@@ -1,0 +1,176 @@
+"""Out of memory that fixes itself (``performance.oom_recovery``).
+
+After a CUDA out-of-memory error the run goes on with less memory, in an order that keeps what it
+learns where it can:
+
+1. half the micro-batch and twice the gradient accumulation: the same effective batch, so the same
+   updates (from the last checkpoint, which stays valid);
+2. gradient checkpointing (the same result, about 20% slower), then halving again down to 1;
+3. the tiers Fit my GPU falls back to: a smaller optimizer, then LoRA. These change what is learned
+   and the checkpoints cannot carry over, so the run starts again from the beginning.
+
+At most :data:`MAX_ATTEMPTS` changes per run. An evaluation that runs out of memory only halves the
+evaluation batch. Before the first step, :func:`probe_longest_batch` runs the longest batch of the
+data forward and backward, so a run that cannot fit says so in seconds rather than after an hour.
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+from dataclasses import dataclass
+from typing import Any
+
+from desktop.core.config import RunConfig
+from desktop.core.messages import msg
+
+MAX_ATTEMPTS = 5
+"""Changes tried in one run before the out-of-memory error is reported like any failure."""
+SMALL_OPTIMIZERS = ("adafactor", "adamw_bnb_8bit")
+
+FIELDS = (
+    "training.batch_size",
+    "training.gradient_accumulation",
+    "training.eval_batch_size",
+    "performance.gradient_checkpointing",
+    "performance.optimizer",
+    "lora.enabled",
+)
+"""The settings recovery may change (and an undo restores)."""
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """The next setting to try.
+
+    Attributes:
+        config: The run's config with the change.
+        changes: ``{"section.field": value}`` now; ``previous``: the same fields before.
+        described: Each change and why, for the user.
+        keeps_checkpoints: Whether the run's checkpoints go on with the new setting (a new optimizer
+            or LoRA start the run again).
+    """
+
+    config: RunConfig
+    changes: dict[str, Any]
+    previous: dict[str, Any]
+    described: list[str]
+    keeps_checkpoints: bool = True
+
+
+def next_setting(config: RunConfig, attempt: int, eight_bit: bool = False) -> Adjustment | None:
+    """What to try after the training ran out of memory, or ``None`` when nothing is left to try.
+
+    Args:
+        config: The setting that ran out of memory.
+        attempt: Changes already made in this run (0 the first time).
+        eight_bit: Whether 8-bit optimizers run here (bitsandbytes on CUDA).
+    """
+    from desktop.core.presets import describe_changes
+
+    if attempt >= MAX_ATTEMPTS:
+        return None
+    new = copy.deepcopy(config)
+    t, p = new.training, new.performance
+    if t.batch_size > 1 and (attempt == 0 or p.gradient_checkpointing):
+        half = _half(t.batch_size)
+        t.gradient_accumulation = t.gradient_accumulation * t.batch_size // half
+        t.batch_size = half
+    elif not p.gradient_checkpointing:
+        p.gradient_checkpointing = True
+    elif p.optimizer not in SMALL_OPTIMIZERS:
+        p.optimizer = "adamw_bnb_8bit" if eight_bit else "adafactor"
+    elif not (new.lora.enabled or new.lora.qlora):
+        new.lora.enabled = True
+    else:
+        return None
+    return _adjustment(config, new, describe_changes(config, new))
+
+
+def smaller_evaluation(config: RunConfig) -> Adjustment | None:
+    """Half the evaluation batch after an evaluation ran out of memory (training is unchanged)."""
+    t = config.training
+    current = t.eval_batch_size or t.batch_size
+    if current <= 1:
+        return None
+    new = copy.deepcopy(config)
+    new.training.eval_batch_size = current // 2
+    described = [
+        msg(
+            "evaluation batch {old} -> {new} (evaluation only: training is unchanged)",
+            old=current,
+            new=current // 2,
+        )
+    ]
+    return _adjustment(config, new, described)
+
+
+def _adjustment(old: RunConfig, new: RunConfig, described: list[str]) -> Adjustment:
+    before = {name: _get(old, name) for name in FIELDS}
+    after = {name: _get(new, name) for name in FIELDS}
+    changed = [name for name in FIELDS if before[name] != after[name]]
+    keeps = old.performance.optimizer == new.performance.optimizer and old.lora.enabled == new.lora.enabled
+    return Adjustment(
+        new,
+        {name: after[name] for name in changed},
+        {name: before[name] for name in changed},
+        described,
+        keeps,
+    )
+
+
+def _get(config: RunConfig, dotted: str) -> Any:
+    section, name = dotted.split(".")
+    return getattr(getattr(config, section), name)
+
+
+def _half(batch: int) -> int:
+    """The largest divisor of ``batch`` up to half of it: the effective batch stays exactly the same."""
+    return next(d for d in range(batch // 2, 0, -1) if batch % d == 0)
+
+
+# --------------------------------------------------------------------------- the longest batch first
+
+
+def longest_rows(dataset: Any, count: int) -> list[int]:
+    """The indices of the ``count`` longest examples (input and label tokens) of a tokenized dataset."""
+
+    def length(index: int) -> int:
+        example = dataset[index]
+        labels = example.get("labels")
+        return len(example["input_ids"]) + (len(labels) if isinstance(labels, list) else 0)
+
+    return heapq.nlargest(count, range(len(dataset)), key=length)
+
+
+def probe_wanted(args: Any) -> bool:
+    """Whether to probe the longest batch: on a CUDA GPU, in one process (elsewhere there is no
+    out-of-memory error to find early: the CPU uses RAM, and several processes must step together)."""
+    return args.device.type == "cuda" and args.world_size == 1
+
+
+def probe_longest_batch(trainer: Any) -> list[int]:
+    """One forward and backward pass on the longest batch of the training data, with the run's
+    precision and checkpointing, before the first step. Raises the out-of-memory error the first
+    long batch would, in seconds. Nothing is learned: gradients are dropped and the random state is
+    restored. Returns the rows it used."""
+    import torch
+
+    dataset, args, model = trainer.train_dataset, trainer.args, trainer.model
+    rows = longest_rows(dataset, args.per_device_train_batch_size)
+    batch = trainer.data_collator([dataset[i] for i in rows])
+    inputs = {k: v.to(args.device) if hasattr(v, "to") else v for k, v in batch.items()}
+    if getattr(args, "activation_checkpointing", getattr(args, "gradient_checkpointing", False)):
+        enable = getattr(model, "activation_checkpointing_enable", None)
+        (enable or model.gradient_checkpointing_enable)()
+    devices = [args.device] if args.device.type == "cuda" else []
+    model.train()
+    with torch.random.fork_rng(devices=devices):
+        try:
+            with trainer.accelerator.autocast():
+                loss = trainer.compute_loss(model, inputs)
+            loss.backward()
+        finally:
+            model.zero_grad(set_to_none=True)
+            del inputs
+    return rows
