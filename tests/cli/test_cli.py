@@ -297,3 +297,44 @@ def test_export_command(
     assert main(["export", name, str(tmp_path / "out"), "--runs-dir", str(runs)]) == 2  # not empty
     assert "is not empty" in capsys.readouterr().err
     assert main(["export", "no-such-run", str(tmp_path / "x"), "--runs-dir", str(runs)]) == 2
+
+
+def test_train_says_how_it_went_on_after_running_out_of_memory(
+    tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+    from transformers import Trainer
+
+    step = Trainer.training_step
+
+    def out_of_memory_at_step_6(self: Trainer, *args: object, **kwargs: object) -> object:
+        if self.state.global_step == 6 and self.args.per_device_train_batch_size > 4:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(Trainer, "training_step", out_of_memory_at_step_6)
+    data = _gbk_csv(tmp_path / "评论.csv")
+    config_path = tmp_path / "run.toml"
+    main(
+        [
+            "init",
+            "--task",
+            "classification",
+            "--model",
+            str(tiny_bert),
+            "--data",
+            str(data),
+            "-o",
+            str(config_path),
+        ]
+    )
+    runs = tmp_path / "runs"
+    assert main(["train", str(config_path), "--runs-dir", str(runs), *_fast("training.save_steps=4")]) == 0
+
+    err = capsys.readouterr().err
+    assert (
+        "The GPU ran out of memory in the forward pass. Going back to the checkpoint at step 4 with:" in err
+    )
+    assert "batch size 8 -> 4, gradient accumulation 1 -> 2 (the same 8 examples per update)" in err
+    saved = load_config(next(runs.iterdir()) / "config.toml").training
+    assert (saved.batch_size, saved.gradient_accumulation) == (4, 2)

@@ -280,3 +280,16 @@ def test_when_nothing_is_left_the_run_fails_with_what_was_tried(
     saved = RunDir(result.run_dir).config()  # the last setting tried, for the user to see
     assert (saved.training.batch_size, saved.performance.gradient_checkpointing) == (1, True)
     assert saved.lora.enabled and events.of(FailedEvent)
+
+
+def test_a_change_reaches_the_app_from_a_child_process_in_the_users_language() -> None:
+    from desktop.core.events import event_from_wire
+    from desktop.core.translations import localized
+
+    config = RunConfig()
+    adjustment = recovery.next_setting(config, 0)
+    event = AdjustedEvent(1, "out of memory", adjustment.changes, adjustment.previous, adjustment.described)
+    back = event_from_wire(event.to_wire())
+    assert back == event and back.changes == {"training.batch_size": 4, "training.gradient_accumulation": 2}
+    chinese = localized(back.described[0], "zh_CN")  # translated where it is shown, with its numbers
+    assert chinese != back.described[0] and "8 -> 4" in chinese
