@@ -383,6 +383,8 @@ def _train(
         if task.eval is not None:
             metrics.update(_final_eval(trainer, config))
         _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora, recovering)
+        if config.task == "classification" and task.eval is not None:
+            _write_evaluation(trainer, task, run, main)
         emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics, notes=task.notes))
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
     except _StoppedWhilePreparing:  # stopped while the model loaded again after an out-of-memory error
@@ -517,6 +519,28 @@ class _Recovery:
                 self.adjusted(adjustment, reason, step, step)
 
         trainer.evaluate = evaluate_with_less
+
+
+def _write_evaluation(trainer: Any, task: Any, run: RunDir, main: bool) -> None:
+    """Save the classifier's evaluation (per class, confusion matrix, wrong rows) in the run folder.
+
+    The model is already saved: a failure here is logged, and the run still finishes.
+    """
+    from desktop.core import evaluation
+
+    try:
+        output = trainer.predict(task.eval)  # every rank takes part; rank 0 writes
+        if not main:
+            return
+        logits = output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions
+        names = trainer.model.config.id2label
+        labels = [str(names[i]) for i in range(len(names))]
+        report = evaluation.classify_report(
+            labels, output.label_ids.tolist(), evaluation.softmax(logits), task.eval_texts, task.label_counts
+        )
+        evaluation.save(run.path, report)
+    except Exception:
+        log.warning("the evaluation could not be saved", exc_info=True)
 
 
 def _step_of(checkpoint: Path | None) -> int:

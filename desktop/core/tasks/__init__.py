@@ -32,6 +32,8 @@ class Prepared:
         compute_metrics: Eval metrics from predictions, or ``None`` when the loss says it all.
         seq2seq: Whether to use ``Seq2SeqTrainer``.
         notes: Things the user should know (rows left out, truncation).
+        eval_texts: Classification: each evaluation row's text, for the list of wrong rows.
+        label_counts: Classification: rows per label of the ``train`` and ``eval`` sets.
     """
 
     model: Any
@@ -41,6 +43,8 @@ class Prepared:
     compute_metrics: Any = None
     seq2seq: bool = False
     notes: list[str] = field(default_factory=list)
+    eval_texts: list[str] | None = None
+    label_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def auto_class(task: str) -> Any:

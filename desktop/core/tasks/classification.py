@@ -69,12 +69,25 @@ def prepare(
     encode = functools.partial(
         _encode, columns=columns, tokenizer=tokenizer, max_length=max_length, label2id=label2id
     )
+    from desktop.core.evaluation import label_counts
+
+    counts = {"train": label_counts(train.frame[columns.label].tolist())}
+    eval_texts = None
+    if eval_ is not None:
+        counts["eval"] = label_counts(eval_.frame[columns.label].tolist())
+        parts = texts(eval_, columns)
+        eval_texts = [
+            f"{a}\n{b}" if b else a
+            for a, b in zip(parts["text"], parts.get("text_pair") or [""] * len(parts["text"]), strict=True)
+        ]
     return Prepared(
         model=model,
         train=tokenizing.rows("train", train, columns, encode),
         eval=tokenizing.rows("eval", eval_, columns, encode) if eval_ is not None else None,
         collator=DataCollatorWithPadding(tokenizer),
         compute_metrics=compute_metrics,
+        eval_texts=eval_texts,
+        label_counts=counts,
     )
 
 

@@ -1,0 +1,83 @@
+"""The evaluation a finished classification run keeps: per class, the confusion matrix, the wrong rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop.core import evaluation
+from desktop.core.training import run_training
+from tests.core.helpers import Recorder, make_config
+
+
+def test_the_report_counts_every_row_once_and_lists_the_confident_mistakes_first() -> None:
+    labels = ["negative", "neutral", "positive"]
+    truth = [0, 0, 1, 2, 2, 2]
+    probabilities = [
+        [0.9, 0.05, 0.05],  # right
+        [0.2, 0.1, 0.7],  # negative called positive, 0.7 sure
+        [0.3, 0.6, 0.1],  # right
+        [0.05, 0.05, 0.9],  # right
+        [0.97, 0.02, 0.01],  # positive called negative, 0.97 sure
+        [0.1, 0.2, 0.7],  # right
+    ]
+    texts = [f"row {i}" for i in range(6)]
+    report = evaluation.classify_report(labels, truth, probabilities, texts)
+
+    assert report.matrix == [[1, 0, 1], [0, 1, 0], [1, 0, 2]] and report.rows == 6
+    assert report.cells[2][0] == [4] and report.cells[0][2] == [1]
+    assert report.accuracy == pytest.approx(4 / 6)
+    negative, neutral, positive = report.classes
+    assert (negative.precision, negative.recall, negative.support) == (0.5, 0.5, 2)
+    assert (positive.precision, positive.recall) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
+    assert neutral.f1 == 1.0
+    assert report.macro_f1 == pytest.approx((0.5 + 1.0 + 2 / 3) / 3)
+    assert [(e["text"], e["label"], e["predicted"]) for e in report.errors] == [
+        ("row 4", "positive", "negative"),
+        ("row 1", "negative", "positive"),
+    ]
+    assert report.errors[0]["confidence"] == pytest.approx(0.97)
+
+
+def test_a_finished_run_keeps_an_evaluation_that_matches_the_model_on_its_evaluation_rows(
+    tiny_bert: Path, tmp_path: Path
+) -> None:
+    from desktop.core.checks import load_and_check
+    from desktop.core.columns import label_key
+    from desktop.core.tryit import Playground, inspect_folder
+
+    rows = ["评论,标签"]
+    for i in range(60):
+        rows.append(f"这个东西质量很好，非常喜欢 {i},好评" if i % 2 else f"做工粗糙，太让人失望了 {i},差评")
+    data = tmp_path / "评论.csv"
+    data.write_bytes("\n".join(rows).encode("gbk"))
+    config = make_config("classification", tiny_bert, [data], tmp_path / "runs", max_steps=6)
+    config.validation.fraction = 0.3
+    result = run_training(config, Recorder().append)
+    assert result.status == "finished", result.failure
+
+    saved = evaluation.load(result.run_dir)
+    report = saved["fine_tuned"]
+    assert report.rows == 18 and saved["base"] is None
+    assert set(report.counts["eval"]) == set(report.labels) == {"好评", "差评"}
+    assert sum(report.counts["eval"].values()) == 18 and sum(report.counts["train"].values()) == 42
+    # The same numbers computed independently: the saved model, over the same evaluation rows.
+    checked = load_and_check(config)
+    playground = Playground(inspect_folder(result.model_dir, result.run_dir / "config.toml"))
+    playground.load()
+    texts = [str(t) for t in checked.eval.frame["评论"]]
+    truth = [label_key(v) for v in checked.eval.frame["标签"]]
+    predicted = [playground.classify(text)[0][0] for text in texts]
+    independent = [
+        [sum(1 for t, p in zip(truth, predicted, strict=True) if (t, p) == (a, b)) for b in report.labels]
+        for a in report.labels
+    ]
+    assert report.matrix == independent
+    assert [e["text"] for e in report.errors] == [
+        texts[row]
+        for row in sorted(
+            (r for r, (t, p) in enumerate(zip(truth, predicted, strict=True)) if t != p),
+            key=lambda r: -dict(playground.classify(texts[r]))[predicted[r]],
+        )
+    ]
