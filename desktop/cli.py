@@ -210,6 +210,29 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--runs-dir", type=Path)
     p.set_defaults(func=cmd_export)
 
+    p = sub.add_parser(
+        "predict",
+        help=say("run a trained model over a CSV, TSV, JSONL or Excel file and write its predictions"),
+    )
+    p.add_argument("model", help=say("a run folder, a run's name, or a model folder"))
+    p.add_argument("file", type=Path, help=say("the rows to predict"))
+    p.add_argument("-o", "--output", type=Path, help=say("the file to write (default: FILE.predicted.csv)"))
+    p.add_argument("--column", default="", help=say("the column the model reads (default: as trained)"))
+    p.add_argument("--max-new-tokens", type=int, default=128, help=say("the longest generated answer"))
+    p.add_argument("--force", action="store_true", help=say("replace OUTPUT if it exists"))
+    p.add_argument("--runs-dir", type=Path)
+    p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser(
+        "evaluate", help=say("show a finished run's evaluation: per class, confusions, mistakes")
+    )
+    p.add_argument("run", help=say("a run folder, or a run's name in the runs folder"))
+    p.add_argument(
+        "--errors", type=int, default=10, help=say("wrong rows to show (the most confident first)")
+    )
+    p.add_argument("--runs-dir", type=Path)
+    p.set_defaults(func=cmd_evaluate)
+
     p = sub.add_parser("doctor", help=say("check the GPUs, the driver and the installed PyTorch"))
     p.add_argument("--json", action="store_true", help=say("print the findings as JSON"))
     p.add_argument("--fix", action="store_true", help=say("install the PyTorch build that fits"))
@@ -752,6 +775,128 @@ def cmd_export(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_FAILED
+
+
+def _find_run(name: str, runs_dir: Path | None) -> Any:
+    """A run folder by path or by name in the runs folder, or ``None``."""
+    from desktop.core.paths import default_runs_dir
+    from desktop.core.runs import RunDir
+
+    run = RunDir(name)
+    if not run.is_run():
+        run = RunDir((runs_dir or default_runs_dir()) / name)
+    return run if run.is_run() else None
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """Predict every row of a file with a trained model and write the file with the predictions added."""
+    from desktop.core.predict import predict_file
+    from desktop.core.progress import reporting
+
+    run = _find_run(args.model, args.runs_dir)
+    model = run.path if run is not None else Path(args.model)
+    if not model.is_dir():
+        raise InputError(
+            say("No run or model folder {model} was found.", model=args.model),
+            say("List runs with: finetune-studio-cli runs"),
+        )
+    out = args.output or args.file.with_name(f"{args.file.stem}.predicted{_predicted_suffix(args.file)}")
+    if out.exists() and not args.force:
+        raise InputError(
+            say("{file} exists.", file=out), say("Choose another output name, or add --force to replace it.")
+        )
+    _quiet_libraries()
+    shown = [-1]
+
+    def progress(share: float, what: Any) -> None:
+        percent = int(share * 100)
+        if percent // 10 != shown[0]:  # a line per tenth
+            shown[0] = percent // 10
+            print(f"[{percent:3d}%] {text(what)}", file=sys.stderr, flush=True)
+
+    with reporting(progress):
+        result = predict_file(model, args.file, out, column=args.column, max_new_tokens=args.max_new_tokens)
+    for note in result.notes:
+        print(say("note: {note}", note=text(note)), file=sys.stderr)
+    print(
+        say(
+            "{rows} rows predicted from column {column}; written to {file} with {added} added.",
+            rows=result.rows,
+            column=result.column,
+            file=result.out,
+            added=", ".join(result.added),
+        )
+    )
+    return EXIT_OK
+
+
+def _width(value: str) -> int:
+    """Columns ``value`` takes in a terminal: Chinese characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)
+
+
+def _pad(value: str, width: int, right: bool = False) -> str:
+    space = " " * max(0, width - _width(value))
+    return space + value if right else value + space
+
+
+def _predicted_suffix(path: Path) -> str:
+    return path.suffix.lower() if path.suffix.lower() in (".csv", ".tsv", ".jsonl", ".xlsx") else ".csv"
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Print a finished classification run's evaluation, base -> fine-tuned where both are known."""
+    from desktop.core import evaluation
+
+    run = _find_run(args.run, args.runs_dir)
+    if run is None:
+        raise InputError(
+            say("No run folder {run} was found.", run=args.run),
+            say("List runs with: finetune-studio-cli runs"),
+        )
+    saved = evaluation.load(run.path)
+    report = saved["fine_tuned"] if saved else None
+    if report is None:
+        raise InputError(
+            say("{run} has no evaluation.", run=run.path.name),
+            say("Evaluations are kept by finished classification runs with evaluation rows."),
+        )
+    base = saved["base"]
+
+    def figure(now: float, before: float | None) -> str:
+        return f"{before:.3f} -> {now:.3f}" if before is not None else f"{now:.3f}"
+
+    print(say("{rows} evaluation rows", rows=report.rows))
+    print(say("accuracy  {value}", value=figure(report.accuracy, base.accuracy if base else None)))
+    print(say("macro-F1  {value}", value=figure(report.macro_f1, base.macro_f1 if base else None)))
+    width = max(_width(label) for label in report.labels) + 2
+    print(
+        _pad("", width)
+        + "".join(_pad(name, 10, right=True) for name in (say("precision"), say("recall"), "F1", say("rows")))
+    )
+    for scores in report.classes:
+        figures = (f"{scores.precision:.3f}", f"{scores.recall:.3f}", f"{scores.f1:.3f}", str(scores.support))
+        print(_pad(scores.label, width) + "".join(_pad(f, 10, right=True) for f in figures))
+    print(say("Confusion matrix (rows: true label; columns: predicted):"))
+    print(_pad("", width) + "".join(_pad(label[:8], 10, right=True) for label in report.labels))
+    for label, counts in zip(report.labels, report.matrix, strict=True):
+        print(_pad(label, width) + "".join(_pad(str(n), 10, right=True) for n in counts))
+    if report.errors and args.errors:
+        print(say("Wrong, the most confident first ({count} in all):", count=len(report.errors)))
+        for error in report.errors[: args.errors]:
+            print(
+                "  "
+                + say(
+                    "{label} called {predicted} ({confidence:.0%}): {text}",
+                    label=error["label"],
+                    predicted=error["predicted"],
+                    confidence=error["confidence"],
+                    text=_short(error["text"], 80),
+                )
+            )
+    return EXIT_OK
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

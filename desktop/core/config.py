@@ -94,6 +94,11 @@ class Validation:
         "Otherwise hold out this fraction of the training data (0 = no evaluation).", default=0.1
     )
     seed: int = _help("Seed for the random hold-out.", default=42)
+    evaluate_base: bool = _help(
+        "Classification: evaluate the base model on the evaluation rows before training, so that every "
+        "figure reads base -> fine-tuned (skipped when it would take over a minute).",
+        default=True,
+    )
 
 
 @dataclass

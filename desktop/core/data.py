@@ -651,7 +651,10 @@ def blank_mask(values: Any) -> Any:
     missing = values.isna().to_numpy()
     if values.dtype != object and not str(values.dtype).startswith(("str", "string")):
         return missing
-    stripped = values.str.strip()  # not a string (a number, a list): NaN, so not blank
+    try:
+        stripped = values.str.strip()  # not a string (a number, a list): NaN, so not blank
+    except AttributeError:  # no strings at all (a column of numbers from Excel): nothing blank but gaps
+        return missing
     return missing | (stripped == "").fillna(False).to_numpy(dtype=bool)
 
 

@@ -147,12 +147,24 @@ def softmax(logits: Any) -> Any:
     return exp / exp.sum(axis=1, keepdims=True)
 
 
-def save(run_dir: Path, fine_tuned: ClassificationReport, base: ClassificationReport | None = None) -> Path:
-    """Write ``evaluation.json`` in the run folder (atomically)."""
+def save(
+    run_dir: Path, fine_tuned: ClassificationReport | None = None, base: ClassificationReport | None = None
+) -> Path:
+    """Write the fine-tuned and / or the base model's report into the run's ``evaluation.json``
+    (atomically; a part not given keeps what the file has)."""
     from desktop.core.paths import atomic_write_text
 
-    data = {"fine_tuned": fine_tuned.to_dict(), "base": base.to_dict() if base else None}
     path = Path(run_dir) / EVALUATION_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    for key, report in (("fine_tuned", fine_tuned), ("base", base)):
+        if report is not None:
+            data[key] = report.to_dict()
+        data.setdefault(key, None)
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1))
     return path
 

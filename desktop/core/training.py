@@ -332,6 +332,8 @@ def _train(
             adjustment = None
             try:
                 trainer, callback = _make_trainer(prepared, run, emit, stop, recovering)
+                if _wants_base_evaluation(prepared, resuming, recovering):
+                    _evaluate_base(trainer, prepared.task, run, emit)
                 if recovery.probe_wanted(trainer.args):
                     emit(PreparingEvent(msg("Trying the longest batch first: a lack of memory shows now")))
                     recovery.probe_longest_batch(trainer)
@@ -347,7 +349,9 @@ def _train(
                     gc.unfreeze()
                 break
             except Exception as exc:
-                adjustment = recovering.next_setting(exc)
+                # Out of memory before the trainer exists (the model alone does not fit): a smaller
+                # batch cannot help, and the failure says so.
+                adjustment = recovering.next_setting(exc) if trainer is not None else None
                 if adjustment is None:
                     raise
                 reason = diagnose(exc, recovering.config).reason
@@ -519,6 +523,69 @@ class _Recovery:
                 self.adjusted(adjustment, reason, step, step)
 
         trainer.evaluate = evaluate_with_less
+
+
+BASE_EVALUATION_S = 60.0
+"""The base model is evaluated before training when that takes less than this."""
+
+
+def _wants_base_evaluation(prepared: _Prepared, resuming: bool, recovering: _Recovery) -> bool:
+    """Once per run, before the first step: classification with evaluation rows, in one process."""
+    from desktop.core import distributed
+
+    config = prepared.config
+    return (
+        config.task == "classification"
+        and config.validation.evaluate_base
+        and prepared.task.eval is not None
+        and not resuming
+        and recovering.attempts == 0
+        and not distributed.world().distributed
+    )
+
+
+def _evaluate_base(trainer: Any, task: Any, run: RunDir, emit: Callable[[Event], None]) -> None:
+    """The base model's evaluation report, saved in the run folder for the before and after.
+
+    Skipped (and said) when the first batches show it would take over :data:`BASE_EVALUATION_S`;
+    a failure here is logged and training goes on.
+    """
+    import time
+
+    import numpy as np
+
+    from desktop.core import evaluation
+
+    emit(PreparingEvent(msg("Evaluating the base model, for the figures before and after")))
+    model = trainer.model
+    try:
+        loader = trainer.get_eval_dataloader()
+        batches, logits, labels = len(loader), [], []
+        started = time.perf_counter()
+        first = 0.0
+        for index, inputs in enumerate(loader):
+            _, batch_logits, batch_labels = trainer.prediction_step(model, inputs, prediction_loss_only=False)
+            logits.append(batch_logits.float().cpu().numpy())
+            labels.append(batch_labels.cpu().numpy())
+            elapsed = time.perf_counter() - started
+            if index == 0:
+                first = elapsed  # includes the warm-up; the second batch tells the pace
+            elif index == 1 and first + (elapsed - first) * (batches - 1) > BASE_EVALUATION_S:
+                emit(PreparingEvent(msg("The base model's evaluation would take over a minute: skipped")))
+                return
+        names = model.config.id2label
+        report = evaluation.classify_report(
+            [str(names[i]) for i in range(len(names))],
+            np.concatenate(labels).tolist(),
+            evaluation.softmax(np.concatenate(logits)),
+            task.eval_texts,
+            task.label_counts,
+        )
+        evaluation.save(run.path, base=report)
+    except Exception:
+        log.warning("the base model could not be evaluated", exc_info=True)
+    finally:
+        model.train()
 
 
 def _write_evaluation(trainer: Any, task: Any, run: RunDir, main: bool) -> None:

@@ -338,3 +338,46 @@ def test_train_says_how_it_went_on_after_running_out_of_memory(
     assert "batch size 8 -> 4, gradient accumulation 1 -> 2 (the same 8 examples per update)" in err
     saved = load_config(next(runs.iterdir()) / "config.toml").training
     assert (saved.batch_size, saved.gradient_accumulation) == (4, 2)
+
+
+def test_predict_on_a_gbk_csv_keeps_its_rows_and_encoding_and_evaluate_shows_the_confusions(
+    tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    data = _gbk_csv(tmp_path / "评论.csv")
+    config_path = tmp_path / "run.toml"
+    main(
+        [
+            "init",
+            "--task",
+            "classification",
+            "--model",
+            str(tiny_bert),
+            "--data",
+            str(data),
+            "-o",
+            str(config_path),
+        ]
+    )
+    runs = tmp_path / "runs"
+    assert main(["train", str(config_path), "--runs-dir", str(runs), *_fast()]) == 0
+    run = next(runs.iterdir())
+    held_out = tmp_path / "新评论.csv"
+    held_out.write_bytes(
+        "用户留言,日期\r\n这个台灯非常好用,2026-11-01\r\n总是闪退，太让人失望了,2026-11-02\r\n".encode("gbk")
+    )
+    capsys.readouterr()
+
+    assert main(["predict", run.name, str(held_out), "--runs-dir", str(runs)]) == 0
+    out = tmp_path / "新评论.predicted.csv"
+    assert "2 rows predicted from column 用户留言" in capsys.readouterr().out
+    lines = out.read_bytes().decode("gbk").splitlines()  # still GBK, as Excel in China writes it
+    assert lines[0] == "用户留言,日期,prediction,probability"
+    assert lines[1].startswith("这个台灯非常好用,2026-11-01,") and len(lines) == 3
+    assert {line.split(",")[2] for line in lines[1:]} <= {"好评", "差评"}
+    assert main(["predict", run.name, str(held_out), "--runs-dir", str(runs)]) == 2  # never overwritten
+    assert "--force" in capsys.readouterr().err
+
+    assert main(["evaluate", str(run)]) == 0
+    shown = capsys.readouterr().out
+    assert "evaluation rows" in shown and "Confusion matrix" in shown and "好评" in shown
+    assert " -> " in shown.splitlines()[1]  # accuracy: base -> fine-tuned

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core import evaluation
+from desktop.core.events import PreparingEvent
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
 
@@ -54,12 +55,14 @@ def test_a_finished_run_keeps_an_evaluation_that_matches_the_model_on_its_evalua
     data.write_bytes("\n".join(rows).encode("gbk"))
     config = make_config("classification", tiny_bert, [data], tmp_path / "runs", max_steps=6)
     config.validation.fraction = 0.3
-    result = run_training(config, Recorder().append)
+    events = Recorder()
+    result = run_training(config, events.append)
     assert result.status == "finished", result.failure
 
     saved = evaluation.load(result.run_dir)
-    report = saved["fine_tuned"]
-    assert report.rows == 18 and saved["base"] is None
+    report, base = saved["fine_tuned"], saved["base"]
+    assert report.rows == base.rows == 18 and base.labels == report.labels  # before and after
+    assert any("Evaluating the base model" in e.message for e in events.of(PreparingEvent))
     assert set(report.counts["eval"]) == set(report.labels) == {"好评", "差评"}
     assert sum(report.counts["eval"].values()) == 18 and sum(report.counts["train"].values()) == 42
     # The same numbers computed independently: the saved model, over the same evaluation rows.
@@ -81,3 +84,22 @@ def test_a_finished_run_keeps_an_evaluation_that_matches_the_model_on_its_evalua
             key=lambda r: -dict(playground.classify(texts[r]))[predicted[r]],
         )
     ]
+
+
+def test_a_slow_base_evaluation_is_skipped_and_said(
+    tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core import training
+
+    monkeypatch.setattr(training, "BASE_EVALUATION_S", 0.0)  # as if the evaluation rows were many
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=2
+    )
+    config.validation.fraction = 0.5
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    assert result.status == "finished"
+    assert any("would take over a minute" in e.message for e in events.of(PreparingEvent))
+    saved = evaluation.load(result.run_dir)
+    assert saved["base"] is None and saved["fine_tuned"].rows > 0

@@ -1,0 +1,231 @@
+"""Predict on a file: run a trained model over every row of a CSV, TSV, JSONL or Excel file and write
+the file back with the predictions added (the label and its probability, or the generated text).
+
+The file keeps its rows, its columns and (CSV / TSV) its encoding: a GBK file from Excel comes back in
+GBK. The result is written beside its final name and renamed when complete, so a cancelled or failed
+prediction leaves nothing half-written. Progress and Cancel go through :mod:`desktop.core.progress`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from desktop.core.errors import InputError
+from desktop.core.messages import msg
+from desktop.core.progress import report
+
+BATCH = 32
+"""Rows classified at a time."""
+WRITABLE = (".csv", ".tsv", ".jsonl", ".xlsx")
+
+
+@dataclass
+class Prediction:
+    """What :func:`predict_file` wrote.
+
+    Attributes:
+        out: The file written.
+        rows: Rows predicted.
+        column: The column the model read.
+        added: The columns added.
+        encoding: The encoding of a CSV / TSV written (its input's, where every prediction fits in it).
+        notes: What the user should know (an encoding that could not hold the predictions).
+    """
+
+    out: Path
+    rows: int
+    column: str
+    added: list[str]
+    encoding: str = "utf-8"
+    notes: list[str] = field(default_factory=list)
+
+
+def model_folder(ref: str | Path) -> tuple[Path, Path | None]:
+    """The model folder of a run folder (its ``model/``, with its ``config.toml``) or a model folder
+    itself (a run's ``model/`` or an exported folder)."""
+    ref = Path(ref)
+    if (ref / "model").is_dir() and (ref / "config.toml").is_file():
+        return ref / "model", ref / "config.toml"
+    if ref.name == "model" and (ref.parent / "config.toml").is_file():
+        return ref, ref.parent / "config.toml"
+    return ref, None
+
+
+def predict_file(
+    model: str | Path,
+    path: str | Path,
+    out: str | Path,
+    column: str = "",
+    max_new_tokens: int = 128,
+) -> Prediction:
+    """Predict every row of ``path`` with ``model`` and write ``out``.
+
+    Args:
+        model: A run folder, its ``model/`` folder, or an exported model folder.
+        column: The column the model reads; empty: the one the run trained on, else the only text column.
+        max_new_tokens: The longest generated answer (causal-LM and sequence-to-sequence).
+
+    Raises:
+        InputError: The model, the file or the column cannot be used (nothing is written).
+        Cancelled: Cancel was pressed (nothing is written).
+    """
+    from desktop.core.data import read_file
+    from desktop.core.tryit import Playground, inspect_folder
+
+    path, out = Path(path), Path(out)
+    if out.suffix.lower() not in WRITABLE:
+        raise InputError(
+            msg("{file}: predictions are written as CSV, TSV, JSONL or Excel (.xlsx).", file=out.name),
+            msg("Give the output file one of those types."),
+        )
+    if out.resolve() == path.resolve():
+        raise InputError(
+            msg("The output would replace the input file {file}.", file=path.name),
+            msg("Choose another name for the output."),
+        )
+    folder, run_config = model_folder(model)
+    info = inspect_folder(folder, run_config)
+    table = read_file(path)
+    column = _text_column(
+        table.columns, column, run_config or folder / "finetune-studio-config.toml", info.task
+    )
+    texts = ["" if v is None else str(v) for v in table.frame[column]]
+    report(0.0, msg("Loading the model"))
+    playground = Playground(info)
+    playground.load()
+    try:
+        if info.task == "classification":
+            labels, probabilities = _classify(playground, texts)
+            added = {"prediction": labels, "probability": probabilities}
+        else:
+            added = {"generated": _generate(playground, texts, max_new_tokens)}
+    finally:
+        playground.release()
+    frame = table.frame.copy()
+    names = []
+    for name, values in added.items():
+        unique = name
+        while unique in frame.columns:  # a file that already has a "prediction" column keeps it
+            unique = f"{unique}_new"
+        frame[unique] = values
+        names.append(unique)
+    result = Prediction(out, len(frame), column, names)
+    _write(frame, path, out, result)
+    return result
+
+
+def _text_column(columns: list[str], given: str, saved: Path, task: str) -> str:
+    if given:
+        if given not in columns:
+            raise InputError(
+                msg(
+                    'The file has no column "{column}"; its columns are: {columns}.',
+                    column=given,
+                    columns=", ".join(columns),
+                ),
+                msg("Give one of those columns."),
+            )
+        return given
+    if saved.is_file():
+        from desktop.core.config import load_config
+
+        trained = load_config(saved).columns
+        for name in (trained.text, trained.source, trained.prompt, trained.instruction):
+            if name and name in columns:
+                return name
+    if len(columns) == 1:
+        return columns[0]
+    for name in ("text", "sentence", "review", "content", "prompt", "source", "input", "question"):
+        if name in columns:
+            return name
+    raise InputError(
+        msg(
+            "Which column should the model read? The file's columns are: {columns}.",
+            columns=", ".join(columns),
+        ),
+        msg("Name the column (in the app: Column to read; in the CLI: --column)."),
+    )
+
+
+def _classify(playground: Any, texts: list[str]) -> tuple[list[str], list[float]]:
+    import torch
+
+    names = playground.model.config.id2label or {}
+    labels: list[str] = []
+    probabilities: list[float] = []
+    for start in range(0, len(texts), BATCH):
+        report(start / len(texts), msg("Predicting: {done} of {rows} rows", done=start, rows=len(texts)))
+        batch = playground.tokenizer(
+            texts[start : start + BATCH], return_tensors="pt", truncation=True, padding=True
+        ).to(playground.device)
+        with torch.no_grad():
+            probs = torch.softmax(playground.model(**batch).logits.float(), dim=-1)
+        best, index = probs.max(dim=-1)
+        labels += [str(names.get(i, i)) for i in index.tolist()]
+        probabilities += [round(p, 4) for p in best.tolist()]
+    return labels, probabilities
+
+
+def _generate(playground: Any, texts: list[str], max_new_tokens: int) -> list[str]:
+    out = []
+    for row, text in enumerate(texts):
+        report(row / len(texts), msg("Predicting: {done} of {rows} rows", done=row, rows=len(texts)))
+        out.append(playground.generate(text, max_new_tokens=max_new_tokens, temperature=0).strip())
+    return out
+
+
+def encoding_of(path: Path) -> str:
+    """The encoding a text file is in, as :func:`desktop.core.data.decode_text` reads it."""
+    raw = path.read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        return "utf-8-sig"
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    try:
+        raw.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    from desktop.core.data import ENCODING_CANDIDATES
+
+    best = from_bytes(raw, cp_isolation=ENCODING_CANDIDATES).best()
+    return best.encoding if best is not None else "utf-8"
+
+
+def _write(frame: Any, source: Path, out: Path, result: Prediction) -> None:
+    """Write ``frame`` to ``out`` through a temporary file in the same folder."""
+    report(1.0, msg("Writing {file}", file=out.name))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    suffix = out.suffix.lower()
+    try:
+        if suffix in (".csv", ".tsv"):
+            same_kind = source.suffix.lower() in (".csv", ".tsv", ".txt")
+            encoding = encoding_of(source) if same_kind else "utf-8"
+            text = frame.to_csv(index=False, sep="\t" if suffix == ".tsv" else ",", lineterminator="\r\n")
+            try:
+                data = text.encode(encoding)
+            except UnicodeEncodeError:
+                result.notes.append(
+                    msg(
+                        "Some predictions do not fit the input's encoding ({encoding}): the file is written "
+                        "in UTF-8 with a BOM, which Excel also opens.",
+                        encoding=encoding,
+                    )
+                )
+                encoding, data = "utf-8-sig", text.encode("utf-8-sig")
+            partial.write_bytes(data)
+            result.encoding = encoding
+        elif suffix == ".jsonl":
+            frame.to_json(partial, orient="records", lines=True, force_ascii=False)
+        else:
+            frame.to_excel(partial, index=False, engine="openpyxl")
+        os.replace(partial, out)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
