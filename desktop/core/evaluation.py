@@ -19,6 +19,10 @@ MAX_ERRORS = 500
 """Wrong rows kept in the file (the most confident first): enough to read, small enough to open."""
 MAX_TEXT = 500
 """Characters of a row's text kept with an error."""
+MAX_ROWS_WITH_TEXT = 5000
+"""Up to this many evaluation rows, each row's text (its start) and confidence are kept, so that a click
+on any cell of the confusion matrix shows its rows; beyond, the wrong rows only."""
+ROW_TEXT = 200
 
 
 @dataclass
@@ -42,6 +46,8 @@ class ClassificationReport:
         cells: The evaluation row indices of each cell, ``cells[true][predicted]``.
         errors: The wrong rows, the most confident first: row, text, label, predicted, confidence.
         counts: Rows per label of the ``train`` and ``eval`` sets.
+        texts: The start of each evaluation row's text, and ``confidence`` the probability of its
+            predicted class (up to :data:`MAX_ROWS_WITH_TEXT` rows; empty beyond).
     """
 
     labels: list[str]
@@ -52,11 +58,19 @@ class ClassificationReport:
     cells: list[list[list[int]]]
     errors: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    texts: list[str] = field(default_factory=list)
+    confidence: list[float] = field(default_factory=list)
 
     @property
     def rows(self) -> int:
         """Evaluation rows."""
         return sum(map(sum, self.matrix))
+
+    def row_text(self, row: int) -> str:
+        """The text of evaluation row ``row`` as far as it is kept ("" when not)."""
+        if row < len(self.texts):
+            return self.texts[row]
+        return next((e["text"] for e in self.errors if e["row"] == row), "")
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": "classification", **asdict(self)}
@@ -125,6 +139,12 @@ def classify_report(
         cells=cells,
         errors=errors,
         counts=counts or {},
+        texts=[t[:ROW_TEXT] for t in texts] if texts and len(texts) <= MAX_ROWS_WITH_TEXT else [],
+        confidence=(
+            [round(float(probs[r, predicted[r]]), 4) for r in range(len(true))]
+            if len(true) <= MAX_ROWS_WITH_TEXT
+            else []
+        ),
     )
 
 

@@ -44,6 +44,8 @@ class Preview:
     token_stats: dict[str, TokenStats] = field(default_factory=dict)
     complete: bool = True
     """False for :func:`preview_head`: the first rows only, every row not checked yet."""
+    label_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Classification: rows per label of the ``train`` and ``eval`` sets."""
 
 
 def token_stats(texts: list[str], tokenizer: Any, limit: int) -> TokenStats:
@@ -123,6 +125,13 @@ def preview(
         num_eval=len(checked.eval) if checked.eval is not None else 0,
         notes=checked.notes,
     )
+    label = checked.guess.columns.label
+    if config.task == "classification" and label:
+        from desktop.core.evaluation import label_counts
+
+        result.label_counts = {"train": label_counts(train.frame[label].tolist())}
+        if checked.eval is not None:
+            result.label_counts["eval"] = label_counts(checked.eval.frame[label].tolist())
     if tokenizer is not None:
         texts = sample_texts(config, train, checked.guess, tokenizer, sample)
         result.notes = result.notes + check_tokenizer(

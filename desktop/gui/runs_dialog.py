@@ -170,6 +170,12 @@ class RunsDialog(QDialog):
         self.resume_button.clicked.connect(self._resume)
         self.export_button = QPushButton(self.tr("Export / try it"))
         self.export_button.clicked.connect(self._export)
+        self.evaluation_button = QPushButton(self.tr("Evaluation…"))
+        self.evaluation_button.setToolTip(
+            self.tr("Per class, the confusion matrix and the mistakes of a finished classification run")
+        )
+        self.evaluation_button.clicked.connect(self.show_evaluation)
+        self.evaluation_dialog: QDialog | None = None
         self.delete_button = QPushButton(self.tr("Delete…"))
         self.delete_button.clicked.connect(self._delete)
         self.refresh_button = QPushButton(self.tr("Refresh"))
@@ -197,7 +203,13 @@ class RunsDialog(QDialog):
             )
 
         buttons = QHBoxLayout()
-        for button in (self.open_button, self.resume_button, self.export_button, self.delete_button):
+        for button in (
+            self.open_button,
+            self.resume_button,
+            self.export_button,
+            self.evaluation_button,
+            self.delete_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch()
         buttons.addWidget(self.import_button)
@@ -344,6 +356,7 @@ class RunsDialog(QDialog):
         self.open_button.setEnabled(one is not None)
         self.resume_button.setEnabled(bool(one and one.resumable))
         self.export_button.setEnabled(bool(one and one.status == "finished"))
+        self.evaluation_button.setEnabled(bool(one and (Path(one.path) / "evaluation.json").is_file()))
         self.delete_button.setEnabled(bool(chosen) and all(i.status != "running" for i in chosen))
         if one is not None and not one.resumable and one.status in ("stopped", "failed", "interrupted"):
             self.hint.setText(
@@ -424,6 +437,22 @@ class RunsDialog(QDialog):
         chosen = self.selected()
         if len(chosen) == 1 and chosen[0].status == "finished":
             self.export_requested.emit(RunDir(chosen[0].path))
+
+    def show_evaluation(self) -> None:
+        """The selected run's evaluation in a window of its own."""
+        from desktop.gui.widgets.evaluation_view import EvaluationView
+
+        chosen = self.selected()
+        if len(chosen) != 1:
+            return
+        view = EvaluationView()
+        if not view.show_run(chosen[0].path):
+            return
+        dialog = self.evaluation_dialog = QDialog(self)
+        dialog.setWindowTitle(self.tr("Evaluation: {run}").format(run=chosen[0].name))
+        QVBoxLayout(dialog).addWidget(view)
+        dialog.resize(1000, 620)
+        dialog.show()
 
     def _choose_import(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, self.tr("Run folder to import"))

@@ -206,6 +206,10 @@
         </translation>
     </message>
     <message>
+        <source>Labels (training/evaluation): {labels}</source>
+        <translation>标签（训练/评估）：{labels}</translation>
+    </message>
+    <message>
         <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
         <translation>没有检查完所有行（已取消）：训练开始前会检查所有行。</translation>
     </message>
@@ -424,6 +428,97 @@
     </message>
 </context>
 <context>
+    <name>EvaluationView</name>
+    <message>
+        <source>Label</source>
+        <translation>标签</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精确率</translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>行数</translation>
+    </message>
+    <message>
+        <source>Training rows</source>
+        <translation>训练行数</translation>
+    </message>
+    <message>
+        <source>Evaluation rows</source>
+        <translation>评估行数</translation>
+    </message>
+    <message>
+        <source>Rows: the true label. Columns: the predicted label. Click a cell for its rows.</source>
+        <translation>行：真实标签。列：预测标签。点击单元格可查看其中的行。</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文本</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Confidence</source>
+        <translation>置信度</translation>
+    </message>
+    <message>
+        <source>Each class</source>
+        <translation>各个类别</translation>
+    </message>
+    <message>
+        <source>Labels in the training and evaluation sets</source>
+        <translation>训练集和评估集中的标签</translation>
+    </message>
+    <message>
+        <source>Confusion matrix (rows: true label, columns: predicted)</source>
+        <translation>混淆矩阵（行：真实标签，列：预测标签）</translation>
+    </message>
+    <message>
+        <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
+        <translation>准确率 {accuracy} · 宏平均 F1 {macro} · 基于 {rows} 行评估数据</translation>
+    </message>
+    <message>
+        <source>  (base model → fine-tuned)</source>
+        <translation>（基础模型 → 微调后）</translation>
+    </message>
+    <message>
+        <source>The fine-tuned model does worse than the base model on these rows: train longer, with a lower learning rate, or with more examples of the classes it gets wrong.</source>
+        <translation>微调后的模型在这些数据上比基础模型还差：请训练更久、降低学习率，或为它判断错的类别补充更多样本。</translation>
+    </message>
+    <message>
+        <source>The model gives every row the same label: it has learnt the most common label, not the task. Train longer, or balance the labels (see the counts).</source>
+        <translation>模型给每一行都打了同一个标签：它学到的只是最常见的标签，而不是任务本身。请训练更久，或让各标签的数量更均衡（见计数）。</translation>
+    </message>
+    <message>
+        <source>{count} rows labelled {label}, predicted {predicted}</source>
+        <translation>{count} 行标签为 {label}，预测为 {predicted}</translation>
+    </message>
+    <message>
+        <source>Wrong: {count} rows, the ones the model was surest of first</source>
+        <translation>判断错误：{count} 行，模型最有把握的排在前面</translation>
+    </message>
+    <message>
+        <source>Every evaluation row is right.</source>
+        <translation>所有评估数据都判断正确。</translation>
+    </message>
+    <message>
+        <source>{count} rows labelled {label} and predicted {predicted}</source>
+        <translation>{count} 行标签为 {label}、预测为 {predicted}</translation>
+    </message>
+</context>
+<context>
     <name>ExportPage</name>
     <message>
         <source>Export</source>
@@ -512,6 +607,10 @@
     <message>
         <source>Try it</source>
         <translation>试一试</translation>
+    </message>
+    <message>
+        <source>Evaluation</source>
+        <translation>评估</translation>
     </message>
     <message>
         <source>Choose a folder to export to.</source>
@@ -1511,6 +1610,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>名称</translation>
     </message>
     <message>
+        <source>Evaluation…</source>
+        <translation>评估…</translation>
+    </message>
+    <message>
+        <source>Per class, the confusion matrix and the mistakes of a finished classification run</source>
+        <translation>已完成的分类训练：各类别指标、混淆矩阵和判断错误的数据</translation>
+    </message>
+    <message>
         <source>Import run…</source>
         <translation>导入训练任务…</translation>
     </message>
@@ -1625,6 +1732,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Differences: {differences}</source>
         <translation>不同之处：{differences}</translation>
+    </message>
+    <message>
+        <source>Evaluation: {run}</source>
+        <translation>评估：{run}</translation>
     </message>
     <message>
         <source>Run folder to import</source>
@@ -2880,6 +2991,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>正在检查 {rows} 行</translation>
     </message>
     <message>
+        <source>Classification: evaluate the base model on the evaluation rows before training, so that every figure reads base -&gt; fine-tuned (skipped when it would take over a minute).</source>
+        <translation>分类：训练前先用评估数据评估基础模型，让每个指标都显示为“基础 -&gt; 微调后”（预计超过一分钟时跳过）。</translation>
+    </message>
+    <message>
         <source>Examples per device and evaluation step; 0 = the batch size.</source>
         <translation>每个设备每个评估步的样本数；0 = 与批大小相同。</translation>
     </message>
@@ -3650,6 +3765,50 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>没有安装 {tracker}：请运行 pip install {tracker}，或把它从 output.report_to 中去掉。</translation>
     </message>
     <message>
+        <source>Which column should the model read? The file&apos;s columns are: {columns}.</source>
+        <translation>模型应该读取哪一列？文件中的列有：{columns}。</translation>
+    </message>
+    <message>
+        <source>Name the column (in the app: Column to read; in the CLI: --column).</source>
+        <translation>请指定列（应用中：要读取的列；命令行中：--column）。</translation>
+    </message>
+    <message>
+        <source>Writing {file}</source>
+        <translation>正在写入 {file}</translation>
+    </message>
+    <message>
+        <source>{file}: predictions are written as CSV, TSV, JSONL or Excel (.xlsx).</source>
+        <translation>{file}：预测结果只能写成 CSV、TSV、JSONL 或 Excel（.xlsx）。</translation>
+    </message>
+    <message>
+        <source>Give the output file one of those types.</source>
+        <translation>请把输出文件设为其中一种类型。</translation>
+    </message>
+    <message>
+        <source>The output would replace the input file {file}.</source>
+        <translation>输出会覆盖输入文件 {file}。</translation>
+    </message>
+    <message>
+        <source>Choose another name for the output.</source>
+        <translation>请为输出文件换一个名字。</translation>
+    </message>
+    <message>
+        <source>Predicting: {done} of {rows} rows</source>
+        <translation>正在预测：{done} / {rows} 行</translation>
+    </message>
+    <message>
+        <source>The file has no column &quot;{column}&quot;; its columns are: {columns}.</source>
+        <translation>文件中没有“{column}”列；它的列有：{columns}。</translation>
+    </message>
+    <message>
+        <source>Give one of those columns.</source>
+        <translation>请指定其中一列。</translation>
+    </message>
+    <message>
+        <source>Some predictions do not fit the input&apos;s encoding ({encoding}): the file is written in UTF-8 with a BOM, which Excel also opens.</source>
+        <translation>有些预测结果无法用输入文件的编码（{encoding}）表示：文件改用带 BOM 的 UTF-8 写入，Excel 同样可以打开。</translation>
+    </message>
+    <message>
         <source>Even the smallest setting needs {needed} GB of the {free} GB free: choose a smaller model, a shorter max length, or a GPU with more memory.</source>
         <translation>即使用最省显存的设置也需要 {needed} GB，而可用的只有 {free} GB：请选择更小的模型、更短的最大长度，或显存更大的 GPU。</translation>
     </message>
@@ -3926,6 +4085,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>正在加载分词器和模型</translation>
     </message>
     <message>
+        <source>Evaluating the base model, for the figures before and after</source>
+        <translation>正在评估基础模型，用于对比训练前后的指标</translation>
+    </message>
+    <message>
         <source>Warning: {warning}</source>
         <translation>警告：{warning}</translation>
     </message>
@@ -3944,6 +4107,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Trying the longest batch first: a lack of memory shows now</source>
         <translation>先试跑最长的一批数据：显存不够的话现在就能发现</translation>
+    </message>
+    <message>
+        <source>The base model&apos;s evaluation would take over a minute: skipped</source>
+        <translation>评估基础模型预计要超过一分钟：已跳过</translation>
     </message>
     <message>
         <source>The model in {folder} is not one of the three tasks this app trains.</source>
@@ -4138,6 +4305,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>错误：导出的文件夹无法复现训练时的输出（最大差异 {diff}）{error}</translation>
     </message>
     <message>
+        <source>{rows} rows predicted from column {column}; written to {file} with {added} added.</source>
+        <translation>已根据 {column} 列预测 {rows} 行；已写入 {file}，新增 {added}。</translation>
+    </message>
+    <message>
+        <source>{rows} evaluation rows</source>
+        <translation>{rows} 行评估数据</translation>
+    </message>
+    <message>
+        <source>accuracy  {value}</source>
+        <translation>准确率    {value}</translation>
+    </message>
+    <message>
+        <source>macro-F1  {value}</source>
+        <translation>宏平均 F1 {value}</translation>
+    </message>
+    <message>
+        <source>Confusion matrix (rows: true label; columns: predicted):</source>
+        <translation>混淆矩阵（行：真实标签；列：预测标签）：</translation>
+    </message>
+    <message>
         <source>error: PyTorch {version} is installed, but the GPU test failed: {error}</source>
         <translation>错误：PyTorch {version} 已安装，但 GPU 测试失败：{error}</translation>
     </message>
@@ -4200,6 +4387,42 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>train as the config says</source>
         <translation>按配置进行训练</translation>
+    </message>
+    <message>
+        <source>run a trained model over a CSV, TSV, JSONL or Excel file and write its predictions</source>
+        <translation>用训练好的模型预测 CSV、TSV、JSONL 或 Excel 文件并写出结果</translation>
+    </message>
+    <message>
+        <source>a run folder, a run&apos;s name, or a model folder</source>
+        <translation>训练文件夹、训练名称或模型文件夹</translation>
+    </message>
+    <message>
+        <source>the rows to predict</source>
+        <translation>要预测的数据</translation>
+    </message>
+    <message>
+        <source>the file to write (default: FILE.predicted.csv)</source>
+        <translation>要写入的文件（默认：FILE.predicted.csv）</translation>
+    </message>
+    <message>
+        <source>the column the model reads (default: as trained)</source>
+        <translation>模型读取的列（默认：与训练时相同）</translation>
+    </message>
+    <message>
+        <source>the longest generated answer</source>
+        <translation>生成回答的最大长度</translation>
+    </message>
+    <message>
+        <source>replace OUTPUT if it exists</source>
+        <translation>如果 OUTPUT 已存在则覆盖</translation>
+    </message>
+    <message>
+        <source>show a finished run&apos;s evaluation: per class, confusions, mistakes</source>
+        <translation>显示已完成训练的评估：各类别指标、混淆情况和错误</translation>
+    </message>
+    <message>
+        <source>wrong rows to show (the most confident first)</source>
+        <translation>要显示的错误行数（最有把握的在前）</translation>
     </message>
     <message>
         <source>override a config value, e.g. --set training.epochs=1 (repeatable)</source>
@@ -4382,6 +4605,30 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>校验通过：在新进程中重新加载后，{count} 个样本的输出最多相差 {diff}。</translation>
     </message>
     <message>
+        <source>No run or model folder {model} was found.</source>
+        <translation>找不到训练或模型文件夹 {model}。</translation>
+    </message>
+    <message>
+        <source>{file} exists.</source>
+        <translation>{file} 已存在。</translation>
+    </message>
+    <message>
+        <source>Choose another output name, or add --force to replace it.</source>
+        <translation>请换一个输出文件名，或加上 --force 覆盖它。</translation>
+    </message>
+    <message>
+        <source>{run} has no evaluation.</source>
+        <translation>{run} 没有评估结果。</translation>
+    </message>
+    <message>
+        <source>Evaluations are kept by finished classification runs with evaluation rows.</source>
+        <translation>只有带评估数据、已完成的分类训练才会保存评估结果。</translation>
+    </message>
+    <message>
+        <source>Wrong, the most confident first ({count} in all):</source>
+        <translation>判断错误的数据，最有把握的在前（共 {count} 行）：</translation>
+    </message>
+    <message>
         <source>Finetune Studio is running ({what}), and PyTorch cannot be replaced while it is in use.</source>
         <translation>Finetune Studio 正在运行（{what}），PyTorch 正在使用中，无法替换。</translation>
     </message>
@@ -4494,6 +4741,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>在训练开始前就已停止；没有保留训练任务文件夹。</translation>
     </message>
     <message>
+        <source>{label} called {predicted} ({confidence:.0%}): {text}</source>
+        <translation>{label} 被判为 {predicted}（{confidence:.0%}）：{text}</translation>
+    </message>
+    <message>
         <source>Fix it with: finetune-studio-cli doctor --fix   (runs: {command})</source>
         <translation>修复方法：finetune-studio-cli doctor --fix   （会执行：{command}）</translation>
     </message>
@@ -4524,6 +4775,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Continue with: {command}</source>
         <translation>继续训练：{command}</translation>
+    </message>
+    <message>
+        <source>precision</source>
+        <translation>精确率</translation>
+    </message>
+    <message>
+        <source>recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>rows</source>
+        <translation>行数</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>

@@ -206,6 +206,10 @@
         </translation>
     </message>
     <message>
+        <source>Labels (training/evaluation): {labels}</source>
+        <translation>標籤（訓練/評估）：{labels}</translation>
+    </message>
+    <message>
         <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
         <translation>沒有檢查完所有列（已取消）：訓練開始前會檢查所有列。</translation>
     </message>
@@ -424,6 +428,97 @@
     </message>
 </context>
 <context>
+    <name>EvaluationView</name>
+    <message>
+        <source>Label</source>
+        <translation>標籤</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精確率</translation>
+    </message>
+    <message>
+        <source>Recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>列數</translation>
+    </message>
+    <message>
+        <source>Training rows</source>
+        <translation>訓練列數</translation>
+    </message>
+    <message>
+        <source>Evaluation rows</source>
+        <translation>評估列數</translation>
+    </message>
+    <message>
+        <source>Rows: the true label. Columns: the predicted label. Click a cell for its rows.</source>
+        <translation>列：真實標籤。欄：預測標籤。按一下儲存格可查看其中的資料列。</translation>
+    </message>
+    <message>
+        <source>Text</source>
+        <translation>文字</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>預測</translation>
+    </message>
+    <message>
+        <source>Confidence</source>
+        <translation>信賴度</translation>
+    </message>
+    <message>
+        <source>Each class</source>
+        <translation>各個類別</translation>
+    </message>
+    <message>
+        <source>Labels in the training and evaluation sets</source>
+        <translation>訓練集和評估集中的標籤</translation>
+    </message>
+    <message>
+        <source>Confusion matrix (rows: true label, columns: predicted)</source>
+        <translation>混淆矩陣（列：真實標籤，欄：預測標籤）</translation>
+    </message>
+    <message>
+        <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
+        <translation>準確率 {accuracy} · 巨集平均 F1 {macro} · 基於 {rows} 列評估資料</translation>
+    </message>
+    <message>
+        <source>  (base model → fine-tuned)</source>
+        <translation>（基礎模型 → 微調後）</translation>
+    </message>
+    <message>
+        <source>The fine-tuned model does worse than the base model on these rows: train longer, with a lower learning rate, or with more examples of the classes it gets wrong.</source>
+        <translation>微調後的模型在這些資料上比基礎模型還差：請訓練更久、降低學習率，或為它判斷錯的類別補充更多樣本。</translation>
+    </message>
+    <message>
+        <source>The model gives every row the same label: it has learnt the most common label, not the task. Train longer, or balance the labels (see the counts).</source>
+        <translation>模型給每一列都標了同一個標籤：它學到的只是最常見的標籤，而不是任務本身。請訓練更久，或讓各標籤的數量更平均（見計數）。</translation>
+    </message>
+    <message>
+        <source>{count} rows labelled {label}, predicted {predicted}</source>
+        <translation>{count} 列標籤為 {label}，預測為 {predicted}</translation>
+    </message>
+    <message>
+        <source>Wrong: {count} rows, the ones the model was surest of first</source>
+        <translation>判斷錯誤：{count} 列，模型最有把握的排在前面</translation>
+    </message>
+    <message>
+        <source>Every evaluation row is right.</source>
+        <translation>所有評估資料都判斷正確。</translation>
+    </message>
+    <message>
+        <source>{count} rows labelled {label} and predicted {predicted}</source>
+        <translation>{count} 列標籤為 {label}、預測為 {predicted}</translation>
+    </message>
+</context>
+<context>
     <name>ExportPage</name>
     <message>
         <source>Export</source>
@@ -512,6 +607,10 @@
     <message>
         <source>Try it</source>
         <translation>試試看</translation>
+    </message>
+    <message>
+        <source>Evaluation</source>
+        <translation>評估</translation>
     </message>
     <message>
         <source>Choose a folder to export to.</source>
@@ -1511,6 +1610,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>名稱</translation>
     </message>
     <message>
+        <source>Evaluation…</source>
+        <translation>評估…</translation>
+    </message>
+    <message>
+        <source>Per class, the confusion matrix and the mistakes of a finished classification run</source>
+        <translation>已完成的分類訓練：各類別指標、混淆矩陣和判斷錯誤的資料</translation>
+    </message>
+    <message>
         <source>Import run…</source>
         <translation>匯入訓練任務…</translation>
     </message>
@@ -1625,6 +1732,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Differences: {differences}</source>
         <translation>不同之處：{differences}</translation>
+    </message>
+    <message>
+        <source>Evaluation: {run}</source>
+        <translation>評估：{run}</translation>
     </message>
     <message>
         <source>Run folder to import</source>
@@ -2880,6 +2991,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>正在檢查 {rows} 列</translation>
     </message>
     <message>
+        <source>Classification: evaluate the base model on the evaluation rows before training, so that every figure reads base -&gt; fine-tuned (skipped when it would take over a minute).</source>
+        <translation>分類：訓練前先用評估資料評估基礎模型，讓每個指標都顯示為「基礎 -&gt; 微調後」（預計超過一分鐘時略過）。</translation>
+    </message>
+    <message>
         <source>Examples per device and evaluation step; 0 = the batch size.</source>
         <translation>每個裝置每個評估步的樣本數；0 = 與批次大小相同。</translation>
     </message>
@@ -3650,6 +3765,50 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>沒有安裝 {tracker}：請執行 pip install {tracker}，或把它從 output.report_to 中移除。</translation>
     </message>
     <message>
+        <source>Which column should the model read? The file&apos;s columns are: {columns}.</source>
+        <translation>模型應該讀取哪個欄位？檔案中的欄位有：{columns}。</translation>
+    </message>
+    <message>
+        <source>Name the column (in the app: Column to read; in the CLI: --column).</source>
+        <translation>請指定欄位（應用程式中：要讀取的欄位；命令列中：--column）。</translation>
+    </message>
+    <message>
+        <source>Writing {file}</source>
+        <translation>正在寫入 {file}</translation>
+    </message>
+    <message>
+        <source>{file}: predictions are written as CSV, TSV, JSONL or Excel (.xlsx).</source>
+        <translation>{file}：預測結果只能寫成 CSV、TSV、JSONL 或 Excel（.xlsx）。</translation>
+    </message>
+    <message>
+        <source>Give the output file one of those types.</source>
+        <translation>請把輸出檔案設為其中一種類型。</translation>
+    </message>
+    <message>
+        <source>The output would replace the input file {file}.</source>
+        <translation>輸出會覆寫輸入檔案 {file}。</translation>
+    </message>
+    <message>
+        <source>Choose another name for the output.</source>
+        <translation>請為輸出檔案換一個名稱。</translation>
+    </message>
+    <message>
+        <source>Predicting: {done} of {rows} rows</source>
+        <translation>正在預測：{done} / {rows} 列</translation>
+    </message>
+    <message>
+        <source>The file has no column &quot;{column}&quot;; its columns are: {columns}.</source>
+        <translation>檔案中沒有「{column}」欄位；它的欄位有：{columns}。</translation>
+    </message>
+    <message>
+        <source>Give one of those columns.</source>
+        <translation>請指定其中一個欄位。</translation>
+    </message>
+    <message>
+        <source>Some predictions do not fit the input&apos;s encoding ({encoding}): the file is written in UTF-8 with a BOM, which Excel also opens.</source>
+        <translation>有些預測結果無法用輸入檔案的編碼（{encoding}）表示：檔案改用帶 BOM 的 UTF-8 寫入，Excel 同樣可以開啟。</translation>
+    </message>
+    <message>
         <source>Even the smallest setting needs {needed} GB of the {free} GB free: choose a smaller model, a shorter max length, or a GPU with more memory.</source>
         <translation>即使用最省記憶體的設定也需要 {needed} GB，而可用的只有 {free} GB：請選擇更小的模型、更短的最大長度，或顯示記憶體更大的 GPU。</translation>
     </message>
@@ -3926,6 +4085,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>正在載入分詞器與模型</translation>
     </message>
     <message>
+        <source>Evaluating the base model, for the figures before and after</source>
+        <translation>正在評估基礎模型，用於比較訓練前後的指標</translation>
+    </message>
+    <message>
         <source>Warning: {warning}</source>
         <translation>警告：{warning}</translation>
     </message>
@@ -3944,6 +4107,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Trying the longest batch first: a lack of memory shows now</source>
         <translation>先試跑最長的一批資料：顯示記憶體不夠的話現在就能發現</translation>
+    </message>
+    <message>
+        <source>The base model&apos;s evaluation would take over a minute: skipped</source>
+        <translation>評估基礎模型預計要超過一分鐘：已略過</translation>
     </message>
     <message>
         <source>The model in {folder} is not one of the three tasks this app trains.</source>
@@ -4138,6 +4305,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>錯誤：匯出的資料夾無法重現訓練時的輸出（最大差異 {diff}）{error}</translation>
     </message>
     <message>
+        <source>{rows} rows predicted from column {column}; written to {file} with {added} added.</source>
+        <translation>已根據 {column} 欄位預測 {rows} 列；已寫入 {file}，新增 {added}。</translation>
+    </message>
+    <message>
+        <source>{rows} evaluation rows</source>
+        <translation>{rows} 列評估資料</translation>
+    </message>
+    <message>
+        <source>accuracy  {value}</source>
+        <translation>準確率    {value}</translation>
+    </message>
+    <message>
+        <source>macro-F1  {value}</source>
+        <translation>巨集平均 F1 {value}</translation>
+    </message>
+    <message>
+        <source>Confusion matrix (rows: true label; columns: predicted):</source>
+        <translation>混淆矩陣（列：真實標籤；欄：預測標籤）：</translation>
+    </message>
+    <message>
         <source>error: PyTorch {version} is installed, but the GPU test failed: {error}</source>
         <translation>錯誤：PyTorch {version} 已安裝，但 GPU 測試失敗：{error}</translation>
     </message>
@@ -4200,6 +4387,42 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>train as the config says</source>
         <translation>依設定進行訓練</translation>
+    </message>
+    <message>
+        <source>run a trained model over a CSV, TSV, JSONL or Excel file and write its predictions</source>
+        <translation>用訓練好的模型預測 CSV、TSV、JSONL 或 Excel 檔案並寫出結果</translation>
+    </message>
+    <message>
+        <source>a run folder, a run&apos;s name, or a model folder</source>
+        <translation>訓練資料夾、訓練名稱或模型資料夾</translation>
+    </message>
+    <message>
+        <source>the rows to predict</source>
+        <translation>要預測的資料</translation>
+    </message>
+    <message>
+        <source>the file to write (default: FILE.predicted.csv)</source>
+        <translation>要寫入的檔案（預設：FILE.predicted.csv）</translation>
+    </message>
+    <message>
+        <source>the column the model reads (default: as trained)</source>
+        <translation>模型讀取的欄位（預設：與訓練時相同）</translation>
+    </message>
+    <message>
+        <source>the longest generated answer</source>
+        <translation>產生回答的最大長度</translation>
+    </message>
+    <message>
+        <source>replace OUTPUT if it exists</source>
+        <translation>如果 OUTPUT 已存在則覆寫</translation>
+    </message>
+    <message>
+        <source>show a finished run&apos;s evaluation: per class, confusions, mistakes</source>
+        <translation>顯示已完成訓練的評估：各類別指標、混淆情況和錯誤</translation>
+    </message>
+    <message>
+        <source>wrong rows to show (the most confident first)</source>
+        <translation>要顯示的錯誤列數（最有把握的在前）</translation>
     </message>
     <message>
         <source>override a config value, e.g. --set training.epochs=1 (repeatable)</source>
@@ -4382,6 +4605,30 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>驗證通過：在新的行程中重新載入後，{count} 個範例的輸出最多相差 {diff}。</translation>
     </message>
     <message>
+        <source>No run or model folder {model} was found.</source>
+        <translation>找不到訓練或模型資料夾 {model}。</translation>
+    </message>
+    <message>
+        <source>{file} exists.</source>
+        <translation>{file} 已存在。</translation>
+    </message>
+    <message>
+        <source>Choose another output name, or add --force to replace it.</source>
+        <translation>請換一個輸出檔名，或加上 --force 覆寫它。</translation>
+    </message>
+    <message>
+        <source>{run} has no evaluation.</source>
+        <translation>{run} 沒有評估結果。</translation>
+    </message>
+    <message>
+        <source>Evaluations are kept by finished classification runs with evaluation rows.</source>
+        <translation>只有帶評估資料、已完成的分類訓練才會儲存評估結果。</translation>
+    </message>
+    <message>
+        <source>Wrong, the most confident first ({count} in all):</source>
+        <translation>判斷錯誤的資料，最有把握的在前（共 {count} 列）：</translation>
+    </message>
+    <message>
         <source>Finetune Studio is running ({what}), and PyTorch cannot be replaced while it is in use.</source>
         <translation>Finetune Studio 正在執行（{what}），PyTorch 正在使用中，無法取代。</translation>
     </message>
@@ -4494,6 +4741,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>在訓練開始前就已停止；沒有保留訓練任務資料夾。</translation>
     </message>
     <message>
+        <source>{label} called {predicted} ({confidence:.0%}): {text}</source>
+        <translation>{label} 被判為 {predicted}（{confidence:.0%}）：{text}</translation>
+    </message>
+    <message>
         <source>Fix it with: finetune-studio-cli doctor --fix   (runs: {command})</source>
         <translation>修復方法：finetune-studio-cli doctor --fix   （會執行：{command}）</translation>
     </message>
@@ -4524,6 +4775,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Continue with: {command}</source>
         <translation>繼續訓練：{command}</translation>
+    </message>
+    <message>
+        <source>precision</source>
+        <translation>精確率</translation>
+    </message>
+    <message>
+        <source>recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>rows</source>
+        <translation>列數</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>

@@ -189,7 +189,11 @@ def test_the_first_rows_show_while_every_row_is_checked(
     assert page.split_info.text() == "Checking every row…" and page._data_problem  # Next waits for the check
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         release.set()
-    assert page.split_info.text() == "2700 rows for training, 300 for evaluation" and not page._data_problem
+    lines = page.split_info.text().splitlines()
+    assert lines[0] == "2700 rows for training, 300 for evaluation" and not page._data_problem
+    train_a, train_b = lines[1].removeprefix("Labels (training/evaluation): ").split(" · ")
+    assert {train_a.split()[0], train_b.split()[0]} == {"a", "b"}  # each label's rows in both sets
+    assert sum(int(part.split()[1].split("/")[0]) for part in (train_a, train_b)) == 2700
 
 
 def test_the_full_check_shows_its_progress_and_can_be_cancelled(

@@ -618,15 +618,25 @@ class DataPage(WizardPage):
         self._fill_table(result)
         required, optional = roles_for(self._config.task, result.guess.columns)
         self._build_mapping(required, optional, result.guess.found_by)
-        self.split_info.setText(
-            self.tr("%n row(s) for training, {eval} for evaluation", "", result.num_train).format(
-                eval=result.num_eval
-            )
+        split = self.tr("%n row(s) for training, {eval} for evaluation", "", result.num_train).format(
+            eval=result.num_eval
         )
+        if result.label_counts:
+            split += "\n" + self._labels_line(result.label_counts)
+        self.split_info.setText(split)
         self._show_data_problem("", shown=True)
         self._set_problem_for_mapping()
         self.preview_loaded.emit()
         self._load_token_stats()
+
+    def _labels_line(self, counts: dict[str, dict[str, int]]) -> str:
+        """Rows per label, training / evaluation, the commonest first (a dozen at most)."""
+        train, eval_ = counts.get("train", {}), counts.get("eval", {})
+        labels = sorted({*train, *eval_}, key=lambda label: -train.get(label, 0))
+        shown = [f"{label} {train.get(label, 0)}/{eval_.get(label, 0)}" for label in labels[:12]]
+        if len(labels) > 12:
+            shown.append("…")
+        return self.tr("Labels (training/evaluation): {labels}").format(labels=" · ".join(shown))
 
     def _on_preview_failed(self, generation: int, exc: object) -> None:
         if generation != self._generation:

@@ -133,6 +133,9 @@ class ExportPage(WizardPage):
         export_layout = QVBoxLayout(export_tab)
         export_layout.addWidget(self.export_box)
         export_layout.addStretch()
+        from desktop.gui.widgets.evaluation_view import EvaluationView
+
+        self.evaluation = EvaluationView()  # a tab of its own when the run kept an evaluation
         self.tabs = QTabWidget()
         self.tabs.addTab(self.try_it, self.tr("Try it"))
         self.tabs.addTab(export_tab, self.tr("Export a copy"))
@@ -160,6 +163,13 @@ class ExportPage(WizardPage):
         if result.model_dir is not None:
             config = Path(result.run_dir) / "config.toml" if result.run_dir else None
             self.try_it.set_folder(result.model_dir, config)
+        index = self.tabs.indexOf(self.evaluation)
+        if self.evaluation.show_run(result.run_dir):
+            if index < 0:
+                self.tabs.insertTab(0, self.evaluation, self.tr("Evaluation"))
+            self.tabs.setCurrentWidget(self.evaluation)
+        elif index >= 0:
+            self.tabs.removeTab(index)
 
     def try_folder(self, folder: str | Path) -> bool:
         """Open any model folder (an export, a run's model) in the try-it panel."""

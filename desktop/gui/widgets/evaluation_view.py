@@ -1,0 +1,247 @@
+"""A finished classification run's evaluation at a glance: base -> fine-tuned figures, each class, the
+confusion matrix (click a cell for its rows), the mistakes the model was surest of, and the labels of
+the training and evaluation sets. Reads ``evaluation.json`` from the run folder
+(:mod:`desktop.core.evaluation`)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.core import evaluation
+from desktop.core.evaluation import ClassificationReport
+
+RIGHT = QColor(58, 165, 93)
+WRONG = QColor(217, 83, 79)
+
+
+def _table(headers: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.verticalHeader().setVisible(False)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
+
+
+def _item(value: object, align_right: bool = False) -> QTableWidgetItem:
+    item = QTableWidgetItem(str(value))
+    if align_right:
+        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item
+
+
+class EvaluationView(QWidget):
+    """Shows a run's evaluation; :meth:`show_run` says whether the run has one."""
+
+    cell_shown = Signal(int, int)
+    """The rows of a confusion-matrix cell (true, predicted) are listed."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.report: ClassificationReport | None = None
+        self.base: ClassificationReport | None = None
+        self.summary = QLabel()
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.verdict = QLabel()
+        self.verdict.setObjectName("hint")
+        self.verdict.setWordWrap(True)
+        self.classes = _table(
+            [self.tr("Label"), self.tr("Precision"), self.tr("Recall"), self.tr("F1"), self.tr("Rows")]
+        )
+        self.counts = _table([self.tr("Label"), self.tr("Training rows"), self.tr("Evaluation rows")])
+        self.matrix = QTableWidget()
+        self.matrix.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.matrix.setToolTip(
+            self.tr("Rows: the true label. Columns: the predicted label. Click a cell for its rows.")
+        )
+        self.matrix.cellClicked.connect(self.show_cell)
+        self.rows_title = QLabel()
+        self.rows_title.setWordWrap(True)
+        self.rows = _table([self.tr("Text"), self.tr("Label"), self.tr("Predicted"), self.tr("Confidence")])
+        self.rows.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.rows.horizontalHeader().setStretchLastSection(False)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(QLabel(self.tr("Each class")))
+        left_layout.addWidget(self.classes, 2)
+        left_layout.addWidget(QLabel(self.tr("Labels in the training and evaluation sets")))
+        left_layout.addWidget(self.counts, 1)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(QLabel(self.tr("Confusion matrix (rows: true label, columns: predicted)")))
+        right_layout.addWidget(self.matrix, 2)
+        right_layout.addWidget(self.rows_title)
+        right_layout.addWidget(self.rows, 3)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.verdict)
+        layout.addWidget(splitter, 1)
+
+    def show_run(self, run_dir: str | Path | None) -> bool:
+        """Show the evaluation kept in ``run_dir``; ``False`` (and nothing shown) when it has none."""
+        saved = evaluation.load(Path(run_dir)) if run_dir else None
+        if not saved or saved["fine_tuned"] is None:
+            self.report = self.base = None
+            return False
+        self.show_report(saved["fine_tuned"], saved["base"])
+        return True
+
+    def show_report(self, report: ClassificationReport, base: ClassificationReport | None = None) -> None:
+        """Show ``report`` (and the base model's, for the before and after)."""
+        self.report, self.base = report, base
+        self._show_summary()
+        self._show_classes()
+        self._show_counts()
+        self._show_matrix()
+        self.show_errors()
+
+    def _figure(self, now: float, before: float | None) -> str:
+        return f"{before:.3f} → <b>{now:.3f}</b>" if before is not None else f"<b>{now:.3f}</b>"
+
+    def _show_summary(self) -> None:
+        report, base = self.report, self.base
+        accuracy = self._figure(report.accuracy, base.accuracy if base else None)
+        macro = self._figure(report.macro_f1, base.macro_f1 if base else None)
+        self.summary.setText(
+            self.tr("Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows").format(
+                accuracy=accuracy, macro=macro, rows=report.rows
+            )
+            + (html.escape(self.tr("  (base model → fine-tuned)")) if base else "")
+        )
+        if base is not None and report.macro_f1 < base.macro_f1:
+            self.verdict.setText(
+                self.tr(
+                    "The fine-tuned model does worse than the base model on these rows: train longer, with "
+                    "a lower learning rate, or with more examples of the classes it gets wrong."
+                )
+            )
+        elif (
+            len(report.labels) > 1
+            and max(sum(row) for row in zip(*report.matrix, strict=True)) == report.rows
+        ):
+            self.verdict.setText(
+                self.tr(
+                    "The model gives every row the same label: it has learnt the most common label, not "
+                    "the task. Train longer, or balance the labels (see the counts)."
+                )
+            )
+        else:
+            self.verdict.setText("")
+        self.verdict.setVisible(bool(self.verdict.text()))
+
+    def _show_classes(self) -> None:
+        report = self.report
+        base = {c.label: c for c in self.base.classes} if self.base else {}
+        self.classes.setRowCount(len(report.classes))
+        for row, scores in enumerate(report.classes):
+            self.classes.setItem(row, 0, _item(scores.label))
+            before = base.get(scores.label)
+            for column, (now, then) in enumerate(
+                (
+                    (scores.precision, before.precision if before else None),
+                    (scores.recall, before.recall if before else None),
+                    (scores.f1, before.f1 if before else None),
+                ),
+                start=1,
+            ):
+                self.classes.setItem(
+                    row, column, _item(f"{then:.2f} → {now:.2f}" if then is not None else f"{now:.2f}", True)
+                )
+            self.classes.setItem(row, 4, _item(scores.support, True))
+
+    def _show_counts(self) -> None:
+        counts = self.report.counts
+        train, eval_ = counts.get("train", {}), counts.get("eval", {})
+        labels = list(self.report.labels) + [k for k in {**train, **eval_} if k not in self.report.labels]
+        self.counts.setRowCount(len(labels))
+        for row, label in enumerate(labels):
+            self.counts.setItem(row, 0, _item(label))
+            self.counts.setItem(row, 1, _item(train.get(label, 0), True))
+            self.counts.setItem(row, 2, _item(eval_.get(label, 0), True))
+
+    def _show_matrix(self) -> None:
+        report = self.report
+        size = len(report.labels)
+        self.matrix.clear()
+        self.matrix.setRowCount(size)
+        self.matrix.setColumnCount(size)
+        self.matrix.setHorizontalHeaderLabels(report.labels)
+        self.matrix.setVerticalHeaderLabels(report.labels)
+        peak = max(1, max((n for row in report.matrix for n in row), default=1))
+        for t in range(size):
+            for p in range(size):
+                count = report.matrix[t][p]
+                item = _item(count, True)
+                color = QColor(RIGHT if t == p else WRONG)
+                color.setAlpha(int(30 + 190 * count / peak) if count else 0)
+                item.setBackground(QBrush(color))
+                item.setToolTip(
+                    self.tr("{count} rows labelled {label}, predicted {predicted}").format(
+                        count=count, label=report.labels[t], predicted=report.labels[p]
+                    )
+                )
+                self.matrix.setItem(t, p, item)
+
+    def show_errors(self) -> None:
+        """List the wrong rows, the ones the model was surest of first."""
+        errors = self.report.errors
+        total = self.report.rows - sum(self.report.matrix[i][i] for i in range(len(self.report.labels)))
+        self.rows_title.setText(
+            self.tr("Wrong: {count} rows, the ones the model was surest of first").format(count=total)
+            if total
+            else self.tr("Every evaluation row is right.")
+        )
+        self._fill_rows([(e["text"], e["label"], e["predicted"], e["confidence"]) for e in errors])
+
+    def show_cell(self, true: int, predicted: int) -> None:
+        """List the rows of a confusion-matrix cell."""
+        report = self.report
+        rows = report.cells[true][predicted]
+        label, guess = report.labels[true], report.labels[predicted]
+        self.rows_title.setText(
+            self.tr("{count} rows labelled {label} and predicted {predicted}").format(
+                count=len(rows), label=label, predicted=guess
+            )
+        )
+        confidence = report.confidence
+        listed = [
+            (report.row_text(row), label, guess, confidence[row] if row < len(confidence) else None)
+            for row in rows
+        ]
+        self._fill_rows(listed)
+        self.cell_shown.emit(true, predicted)
+
+    def _fill_rows(self, rows: list[tuple[str, str, str, float | None]]) -> None:
+        self.rows.setRowCount(len(rows))
+        for index, (text, label, predicted, confidence) in enumerate(rows):
+            self.rows.setItem(index, 0, _item(text.replace("\n", " ")))
+            self.rows.setItem(index, 1, _item(label))
+            self.rows.setItem(index, 2, _item(predicted))
+            self.rows.setItem(index, 3, _item(f"{confidence:.0%}" if confidence is not None else "", True))

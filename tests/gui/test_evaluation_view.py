@@ -1,0 +1,76 @@
+"""The evaluation view: base -> fine-tuned, each class, the confusion matrix and its rows, the mistakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from desktop.core import evaluation
+from desktop.core.events import FinishedEvent
+from desktop.core.training import RunResult
+from desktop.gui.main_window import MainWindow
+from desktop.gui.widgets.evaluation_view import EvaluationView
+from tests.core.helpers import fake_run
+
+LABELS = ["负面", "正面"]
+TEXTS = ["做工粗糙", "太失望了", "非常好用", "质量很好", "还行吧，挺好"]
+
+
+def _reports() -> tuple[evaluation.ClassificationReport, evaluation.ClassificationReport]:
+    truth = [0, 0, 1, 1, 1]
+    tuned = [[0.9, 0.1], [0.3, 0.7], [0.1, 0.9], [0.2, 0.8], [0.95, 0.05]]
+    base = [[0.4, 0.6]] * 5  # the untrained head says the same for every row
+    counts = {"train": {"负面": 40, "正面": 60}, "eval": {"负面": 2, "正面": 3}}
+    return (
+        evaluation.classify_report(LABELS, truth, tuned, TEXTS, counts),
+        evaluation.classify_report(LABELS, truth, base, TEXTS, counts),
+    )
+
+
+def test_the_view_shows_before_and_after_and_a_cell_lists_its_rows(qtbot) -> None:
+    tuned, base = _reports()
+    view = EvaluationView()
+    qtbot.addWidget(view)
+    view.show_report(tuned, base)
+
+    assert "0.600 → <b>0.600</b>" in view.summary.text()  # accuracy base -> fine-tuned
+    assert view.classes.item(1, 0).text() == "正面" and "→" in view.classes.item(1, 3).text()
+    assert [view.matrix.item(t, p).text() for t in range(2) for p in range(2)] == ["1", "1", "1", "2"]
+    assert view.counts.item(1, 1).text() == "60" and view.counts.item(1, 2).text() == "3"
+    # The mistakes, the surest first: a positive row called negative at 95%.
+    assert view.rows.rowCount() == 2
+    assert (view.rows.item(0, 0).text(), view.rows.item(0, 3).text()) == ("还行吧，挺好", "95%")
+    with qtbot.waitSignal(view.cell_shown):
+        rect = view.matrix.visualItemRect(view.matrix.item(1, 1))
+        qtbot.mouseClick(view.matrix.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert "2 rows labelled 正面 and predicted 正面" in view.rows_title.text()
+    assert {view.rows.item(i, 0).text() for i in range(2)} == {"非常好用", "质量很好"}
+
+
+def test_a_model_that_says_one_label_for_everything_is_called_out(qtbot) -> None:
+    _, base = _reports()
+    view = EvaluationView()
+    qtbot.addWidget(view)
+    view.show_report(base)
+    assert "gives every row the same label" in view.verdict.text() and not view.verdict.isHidden()
+
+
+def test_export_page_and_run_history_open_the_evaluation(window: MainWindow, app_home: Path, qtbot) -> None:
+    tuned, base = _reports()
+    run = fake_run(app_home / "runs", "evaluated", FinishedEvent(20, "model", {}))
+    run.model_dir.mkdir()
+    (run.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    evaluation.save(run.path, tuned, base)
+
+    window.export_page.show_result(RunResult("finished", run.path, run.model_dir, {}))
+    page = window.export_page
+    assert page.tabs.currentWidget() is page.evaluation and page.evaluation.report.rows == 5
+
+    window.show_runs()
+    dialog = window.runs_dialog
+    qtbot.waitUntil(lambda: dialog.model.rowCount() > 0)
+    dialog.select(run.path.name)
+    assert dialog.evaluation_button.isEnabled()
+    dialog.evaluation_button.click()
+    assert dialog.evaluation_dialog.isVisible() and run.path.name in dialog.evaluation_dialog.windowTitle()
