@@ -830,6 +830,30 @@ def cmd_predict(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _print_generation(report: Any, base: Any, figure: Any, samples: int) -> int:
+    """A causal-LM or sequence-to-sequence evaluation: loss, perplexity, BLEU, chrF and a few answers."""
+    print(say("{rows} evaluation rows", rows=report.rows))
+    for name, now, before in (
+        (say("loss"), report.loss, base.loss if base else None),
+        (say("perplexity"), report.perplexity, base.perplexity if base else None),
+        ("BLEU", report.bleu, base.bleu if base else None),
+        ("chrF", report.chrf, base.chrf if base else None),
+    ):
+        if now is not None:
+            print(f"{_pad(name, 12)}{figure(now, before)}")
+    if report.bleu is not None:
+        print(say("(BLEU and chrF over the first {count} rows)", count=report.scored))
+    before = base.samples if base else []
+    for index, sample in enumerate(report.samples[:samples]):
+        print()
+        print(say("prompt:     {text}", text=_short(sample["prompt"], 100)))
+        print(say("reference:  {text}", text=_short(sample["reference"], 100)))
+        if index < len(before):
+            print(say("base model: {text}", text=_short(before[index]["output"], 100)))
+        print(say("fine-tuned: {text}", text=_short(sample["output"], 100)))
+    return EXIT_OK
+
+
 def _width(value: str) -> int:
     """Columns ``value`` takes in a terminal: Chinese characters take two."""
     import unicodedata
@@ -861,12 +885,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if report is None:
         raise InputError(
             say("{run} has no evaluation.", run=run.path.name),
-            say("Evaluations are kept by finished classification runs with evaluation rows."),
+            say("Evaluations are kept by finished runs with evaluation rows."),
         )
     base = saved["base"]
 
     def figure(now: float, before: float | None) -> str:
         return f"{before:.3f} -> {now:.3f}" if before is not None else f"{now:.3f}"
+
+    if not isinstance(report, evaluation.ClassificationReport):
+        return _print_generation(report, base, figure, args.errors)
 
     print(say("{rows} evaluation rows", rows=report.rows))
     print(say("accuracy  {value}", value=figure(report.accuracy, base.accuracy if base else None)))

@@ -34,6 +34,15 @@ def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def quick_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluations answer their few sample rows only: a tiny random model never stops talking, and its
+    BLEU over 200 rows would cost every sequence-to-sequence test a minute."""
+    from desktop.core import evaluation
+
+    monkeypatch.setattr(evaluation, "GENERATION_S", 0.0)
+
+
 @pytest.fixture(scope="session")
 def samples() -> Path:
     """The bundled sample data folder."""

@@ -438,6 +438,9 @@ def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str, lang
         'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")'
     )
     rows = "\n".join(f"| {k} | {v:.4g} |" for k, v in metrics.items())
+    from desktop.core.evaluation import card_section
+
+    evaluation_section = card_section(run.path, out)
     options = json.dumps(
         {
             "training": vars(config.training),
@@ -466,6 +469,7 @@ Weights: {dtype}{", LoRA adapters only" if lora == "adapter" else ""}.
 
 {"![Loss curve (blue: training, orange: evaluation)](loss.png)" if train else ""}
 
+{evaluation_section}
 ## How to load
 
 ```python

@@ -333,7 +333,7 @@ def _train(
             try:
                 trainer, callback = _make_trainer(prepared, run, emit, stop, recovering)
                 if _wants_base_evaluation(prepared, resuming, recovering):
-                    _evaluate_base(trainer, prepared.task, run, emit)
+                    _evaluate_base(trainer, prepared, run, emit)
                 if recovery.probe_wanted(trainer.args):
                     emit(PreparingEvent(msg("Trying the longest batch first: a lack of memory shows now")))
                     recovery.probe_longest_batch(trainer)
@@ -387,8 +387,8 @@ def _train(
         if task.eval is not None:
             metrics.update(_final_eval(trainer, config))
         _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora, recovering)
-        if config.task == "classification" and task.eval is not None:
-            _write_evaluation(trainer, task, run, main)
+        if task.eval is not None:
+            _write_evaluation(trainer, prepared, run, main, metrics)
         emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics, notes=task.notes))
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
     except _StoppedWhilePreparing:  # stopped while the model loaded again after an out-of-memory error
@@ -530,13 +530,12 @@ BASE_EVALUATION_S = 60.0
 
 
 def _wants_base_evaluation(prepared: _Prepared, resuming: bool, recovering: _Recovery) -> bool:
-    """Once per run, before the first step: classification with evaluation rows, in one process."""
+    """Once per run, before the first step, with evaluation rows, in one process."""
     from desktop.core import distributed
 
     config = prepared.config
     return (
-        config.task == "classification"
-        and config.validation.evaluate_base
+        config.validation.evaluate_base
         and prepared.task.eval is not None
         and not resuming
         and recovering.attempts == 0
@@ -544,7 +543,7 @@ def _wants_base_evaluation(prepared: _Prepared, resuming: bool, recovering: _Rec
     )
 
 
-def _evaluate_base(trainer: Any, task: Any, run: RunDir, emit: Callable[[Event], None]) -> None:
+def _evaluate_base(trainer: Any, prepared: _Prepared, run: RunDir, emit: Callable[[Event], None]) -> None:
     """The base model's evaluation report, saved in the run folder for the before and after.
 
     Skipped (and said) when the first batches show it would take over :data:`BASE_EVALUATION_S`;
@@ -557,30 +556,46 @@ def _evaluate_base(trainer: Any, task: Any, run: RunDir, emit: Callable[[Event],
     from desktop.core import evaluation
 
     emit(PreparingEvent(msg("Evaluating the base model, for the figures before and after")))
-    model = trainer.model
+    task, model = prepared.task, trainer.model
+    classify = prepared.config.task == "classification"
     try:
         loader = trainer.get_eval_dataloader()
-        batches, logits, labels = len(loader), [], []
+        batches, logits, labels, losses = len(loader), [], [], []
         started = time.perf_counter()
         first = 0.0
         for index, inputs in enumerate(loader):
-            _, batch_logits, batch_labels = trainer.prediction_step(model, inputs, prediction_loss_only=False)
-            logits.append(batch_logits.float().cpu().numpy())
-            labels.append(batch_labels.cpu().numpy())
+            loss, batch_logits, batch_labels = trainer.prediction_step(
+                model, inputs, prediction_loss_only=not classify
+            )
+            if classify:
+                logits.append(batch_logits.float().cpu().numpy())
+                labels.append(batch_labels.cpu().numpy())
+            elif loss is not None:
+                losses.append((float(loss), len(inputs["input_ids"])))
             elapsed = time.perf_counter() - started
             if index == 0:
                 first = elapsed  # includes the warm-up; the second batch tells the pace
             elif index == 1 and first + (elapsed - first) * (batches - 1) > BASE_EVALUATION_S:
                 emit(PreparingEvent(msg("The base model's evaluation would take over a minute: skipped")))
                 return
-        names = model.config.id2label
-        report = evaluation.classify_report(
-            [str(names[i]) for i in range(len(names))],
-            np.concatenate(labels).tolist(),
-            evaluation.softmax(np.concatenate(logits)),
-            task.eval_texts,
-            task.label_counts,
-        )
+        if classify:
+            names = model.config.id2label
+            report: Any = evaluation.classify_report(
+                [str(names[i]) for i in range(len(names))],
+                np.concatenate(labels).tolist(),
+                evaluation.softmax(np.concatenate(logits)),
+                task.eval_texts,
+                task.label_counts,
+            )
+        else:
+            rows = sum(n for _, n in losses)
+            loss = sum(value * n for value, n in losses) / rows if rows else None
+            answer = _answerer(trainer, prepared, run)
+            left = BASE_EVALUATION_S - (time.perf_counter() - started)
+            budget = max(0.0, min(evaluation.GENERATION_S, left))
+            report = evaluation.generation_report(
+                prepared.config.task, prepared.num_eval, loss, task.eval_pairs, answer, budget
+            )
         evaluation.save(run.path, base=report)
     except Exception:
         log.warning("the base model could not be evaluated", exc_info=True)
@@ -588,14 +603,51 @@ def _evaluate_base(trainer: Any, task: Any, run: RunDir, emit: Callable[[Event],
         model.train()
 
 
-def _write_evaluation(trainer: Any, task: Any, run: RunDir, main: bool) -> None:
-    """Save the classifier's evaluation (per class, confusion matrix, wrong rows) in the run folder.
+def _answerer(trainer: Any, prepared: _Prepared, run: RunDir) -> Callable[[str], str]:
+    """The model the trainer holds, answering one prompt as the try-it panel would (greedy)."""
+    from desktop.core.tryit import FolderInfo, Playground
+
+    chat = prepared.task.chat
+    playground = Playground(FolderInfo(run.path, prepared.config.task, chat=chat))
+    playground.model, playground.tokenizer = trainer.model, prepared.tokenizer
+    playground.device = trainer.args.device
+    trainer.model.eval()
+
+    def answer(prompt: str, reference: str) -> str:
+        # As long as the reference and half again: a model that does not stop costs no more.
+        longest = min(ANSWER_TOKENS, len(prepared.tokenizer(reference)["input_ids"]) * 3 // 2 + 8)
+        return playground.generate(prompt, max_new_tokens=longest, temperature=0, use_chat=chat).strip()
+
+    return answer
+
+
+ANSWER_TOKENS = 256
+"""The longest answer generated for the evaluation's samples and scores."""
+
+
+def _write_evaluation(
+    trainer: Any, prepared: _Prepared, run: RunDir, main: bool, metrics: dict[str, float]
+) -> None:
+    """Save the fine-tuned model's evaluation in the run folder (a classifier: per class, confusion
+    matrix, wrong rows; a generator: loss, perplexity, answers beside references, BLEU / chrF).
 
     The model is already saved: a failure here is logged, and the run still finishes.
     """
-    from desktop.core import evaluation
+    from desktop.core import distributed, evaluation
 
+    task = prepared.task
     try:
+        if prepared.config.task != "classification":
+            if main and not distributed.world().distributed:  # one rank cannot generate with a split model
+                report = evaluation.generation_report(
+                    prepared.config.task,
+                    prepared.num_eval,
+                    metrics.get("eval_loss"),
+                    task.eval_pairs,
+                    _answerer(trainer, prepared, run),
+                )
+                evaluation.save(run.path, report)
+            return
         output = trainer.predict(task.eval)  # every rank takes part; rank 0 writes
         if not main:
             return

@@ -486,6 +486,42 @@
         <translation>混淆矩阵（行：真实标签，列：预测标签）</translation>
     </message>
     <message>
+        <source>Prompt</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>Reference</source>
+        <translation>参考答案</translation>
+    </message>
+    <message>
+        <source>Base model</source>
+        <translation>基础模型</translation>
+    </message>
+    <message>
+        <source>Fine-tuned</source>
+        <translation>微调后</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>on {rows} evaluation rows</source>
+        <translation>基于 {rows} 行评估数据</translation>
+    </message>
+    <message>
+        <source>BLEU and chrF over the answers to the first {count} rows (tokenization {tokenize}).</source>
+        <translation>BLEU 和 chrF 基于前 {count} 行的回答（分词方式 {tokenize}）。</translation>
+    </message>
+    <message>
+        <source>The fine-tuned model fits the evaluation rows worse than the base model: train longer, with a lower learning rate, or with more examples.</source>
+        <translation>微调后的模型在评估数据上比基础模型还差：请训练更久、降低学习率，或补充更多样本。</translation>
+    </message>
+    <message>
         <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
         <translation>准确率 {accuracy} · 宏平均 F1 {macro} · 基于 {rows} 行评估数据</translation>
     </message>
@@ -4429,6 +4465,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>覆盖配置中的某个值，例如 --set training.epochs=1（可重复使用）</translation>
     </message>
     <message>
+        <source>Evaluations are kept by finished runs with evaluation rows.</source>
+        <translation>只有带评估数据、已完成的训练才会保存评估结果。</translation>
+    </message>
+    <message>
         <source>folder for run folders</source>
         <translation>存放训练任务文件夹的位置</translation>
     </message>
@@ -4617,12 +4657,32 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请换一个输出文件名，或加上 --force 覆盖它。</translation>
     </message>
     <message>
-        <source>{run} has no evaluation.</source>
-        <translation>{run} 没有评估结果。</translation>
+        <source>loss</source>
+        <translation>损失</translation>
     </message>
     <message>
-        <source>Evaluations are kept by finished classification runs with evaluation rows.</source>
-        <translation>只有带评估数据、已完成的分类训练才会保存评估结果。</translation>
+        <source>perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>(BLEU and chrF over the first {count} rows)</source>
+        <translation>（BLEU 和 chrF 基于前 {count} 行）</translation>
+    </message>
+    <message>
+        <source>prompt:     {text}</source>
+        <translation>提示：     {text}</translation>
+    </message>
+    <message>
+        <source>reference:  {text}</source>
+        <translation>参考答案： {text}</translation>
+    </message>
+    <message>
+        <source>fine-tuned: {text}</source>
+        <translation>微调后：   {text}</translation>
+    </message>
+    <message>
+        <source>{run} has no evaluation.</source>
+        <translation>{run} 没有评估结果。</translation>
     </message>
     <message>
         <source>Wrong, the most confident first ({count} in all):</source>
@@ -4691,6 +4751,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Details: {file}</source>
         <translation>详细信息：{file}</translation>
+    </message>
+    <message>
+        <source>base model: {text}</source>
+        <translation>基础模型： {text}</translation>
     </message>
     <message>
         <source>OK: {headline}</source>

@@ -486,6 +486,42 @@
         <translation>混淆矩陣（列：真實標籤，欄：預測標籤）</translation>
     </message>
     <message>
+        <source>Prompt</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>Reference</source>
+        <translation>參考答案</translation>
+    </message>
+    <message>
+        <source>Base model</source>
+        <translation>基礎模型</translation>
+    </message>
+    <message>
+        <source>Fine-tuned</source>
+        <translation>微調後</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>損失</translation>
+    </message>
+    <message>
+        <source>Perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>on {rows} evaluation rows</source>
+        <translation>基於 {rows} 列評估資料</translation>
+    </message>
+    <message>
+        <source>BLEU and chrF over the answers to the first {count} rows (tokenization {tokenize}).</source>
+        <translation>BLEU 和 chrF 基於前 {count} 列的回答（斷詞方式 {tokenize}）。</translation>
+    </message>
+    <message>
+        <source>The fine-tuned model fits the evaluation rows worse than the base model: train longer, with a lower learning rate, or with more examples.</source>
+        <translation>微調後的模型在評估資料上比基礎模型還差：請訓練更久、降低學習率，或補充更多樣本。</translation>
+    </message>
+    <message>
         <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
         <translation>準確率 {accuracy} · 巨集平均 F1 {macro} · 基於 {rows} 列評估資料</translation>
     </message>
@@ -4429,6 +4465,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>覆寫設定中的某個值，例如 --set training.epochs=1（可重複使用）</translation>
     </message>
     <message>
+        <source>Evaluations are kept by finished runs with evaluation rows.</source>
+        <translation>只有帶評估資料、已完成的訓練才會儲存評估結果。</translation>
+    </message>
+    <message>
         <source>folder for run folders</source>
         <translation>存放訓練任務資料夾的位置</translation>
     </message>
@@ -4617,12 +4657,32 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請換一個輸出檔名，或加上 --force 覆寫它。</translation>
     </message>
     <message>
-        <source>{run} has no evaluation.</source>
-        <translation>{run} 沒有評估結果。</translation>
+        <source>loss</source>
+        <translation>損失</translation>
     </message>
     <message>
-        <source>Evaluations are kept by finished classification runs with evaluation rows.</source>
-        <translation>只有帶評估資料、已完成的分類訓練才會儲存評估結果。</translation>
+        <source>perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>(BLEU and chrF over the first {count} rows)</source>
+        <translation>（BLEU 和 chrF 基於前 {count} 列）</translation>
+    </message>
+    <message>
+        <source>prompt:     {text}</source>
+        <translation>提示：     {text}</translation>
+    </message>
+    <message>
+        <source>reference:  {text}</source>
+        <translation>參考答案： {text}</translation>
+    </message>
+    <message>
+        <source>fine-tuned: {text}</source>
+        <translation>微調後：   {text}</translation>
+    </message>
+    <message>
+        <source>{run} has no evaluation.</source>
+        <translation>{run} 沒有評估結果。</translation>
     </message>
     <message>
         <source>Wrong, the most confident first ({count} in all):</source>
@@ -4691,6 +4751,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Details: {file}</source>
         <translation>詳細資訊：{file}</translation>
+    </message>
+    <message>
+        <source>base model: {text}</source>
+        <translation>基礎模型： {text}</translation>
     </message>
     <message>
         <source>OK: {headline}</source>

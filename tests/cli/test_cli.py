@@ -381,3 +381,23 @@ def test_predict_on_a_gbk_csv_keeps_its_rows_and_encoding_and_evaluate_shows_the
     shown = capsys.readouterr().out
     assert "evaluation rows" in shown and "Confusion matrix" in shown and "好评" in shown
     assert " -> " in shown.splitlines()[1]  # accuracy: base -> fine-tuned
+
+
+def test_evaluate_shows_a_generators_figures_and_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from desktop.core import evaluation
+    from desktop.core.events import FinishedEvent
+    from tests.core.helpers import fake_run
+
+    run = fake_run(tmp_path / "runs", "chat", FinishedEvent(20, "model", {}))
+    sample = {"prompt": "你好", "reference": "你好！有什么可以帮你？", "output": "你好！"}
+    evaluation.save(
+        run.path,
+        evaluation.GenerationReport("causal-lm", 12, 1.2, 3.32, samples=[sample]),
+        evaluation.GenerationReport("causal-lm", 12, 2.5, 12.18, samples=[{**sample, "output": "？？"}]),
+    )
+    assert main(["evaluate", str(run.path)]) == 0
+    out = capsys.readouterr().out
+    assert "2.500 -> 1.200" in out and "12.180 -> 3.320" in out
+    assert "base model: ？？" in out and "fine-tuned: 你好！" in out and "BLEU" not in out

@@ -103,3 +103,44 @@ def test_a_slow_base_evaluation_is_skipped_and_said(
     assert any("would take over a minute" in e.message for e in events.of(PreparingEvent))
     saved = evaluation.load(result.run_dir)
     assert saved["base"] is None and saved["fine_tuned"].rows > 0
+
+
+def test_bleu_and_chrf_are_sacrebleus_own_with_chinese_tokenization() -> None:
+    import sacrebleu
+
+    outputs, references = ["今天天气很好", "我喜欢这部电影"], ["今天天气很好啊", "我很喜欢这部电影"]
+    bleu, chrf, tokenize = evaluation.bleu_chrf(outputs, references)
+    assert tokenize == "zh"
+    assert bleu == sacrebleu.corpus_bleu(outputs, [references], tokenize="zh").score
+    assert chrf == sacrebleu.corpus_chrf(outputs, [references]).score
+    english = evaluation.bleu_chrf(["the cat sat on the mat"], ["the cat sat on a mat"])
+    assert (
+        english[2] == "13a"
+        and english[0] == sacrebleu.corpus_bleu(["the cat sat on the mat"], [["the cat sat on a mat"]]).score
+    )
+
+
+@pytest.mark.parametrize(
+    ("task", "model", "data"),
+    [("seq2seq", "tiny_t5", "translation.tsv"), ("causal-lm", "tiny_gpt2", "instructions.jsonl")],
+)
+def test_a_generator_keeps_its_loss_and_answers_beside_the_references_before_and_after(
+    task: str, model: str, data: str, samples: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    folder = request.getfixturevalue(model)
+    config = make_config(task, folder, [samples / data], tmp_path / "runs", max_steps=4, max_length=32)
+    config.validation.fraction = 0.3
+    result = run_training(config, Recorder().append)
+    assert result.status == "finished", result.failure
+
+    saved = evaluation.load(result.run_dir)
+    tuned, base = saved["fine_tuned"], saved["base"]
+    assert tuned.loss == pytest.approx(result.metrics["eval_loss"]) and tuned.perplexity > 1
+    assert base.loss is not None and base.loss != tuned.loss  # before and after
+    assert len(tuned.samples) == len(base.samples) > 0
+    assert [s["reference"] for s in tuned.samples] == [s["reference"] for s in base.samples]
+    assert all(s["prompt"] and s["reference"] for s in tuned.samples)
+    if task == "seq2seq":
+        assert tuned.scored > 0 and tuned.bleu is not None and 0 <= tuned.chrf <= 100
+    else:
+        assert tuned.bleu is None

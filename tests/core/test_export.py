@@ -60,6 +60,16 @@ def test_export_reloads_with_the_same_outputs(
     assert result.archive is not None and result.archive.is_file()
     if task != "classification":
         assert (folder / "generation_config.json").is_file()
+    # The card carries the run's evaluation, base model -> fine-tuned.
+    assert "## Evaluation" in card and "| | base model | fine-tuned |" in card
+    if task == "classification":
+        assert "| label | precision | recall | F1 | rows |" in card and "](confusion_matrix.svg)" in card
+        svg = (folder / "confusion_matrix.svg").read_text(encoding="utf-8")
+        assert svg.startswith("<svg") and svg.count("<rect") == 1 + 2 * 2  # background and 2 x 2 cells
+    else:
+        assert "| perplexity |" in card and "| prompt | reference | answer |" in card
+    if task == "seq2seq":
+        assert "| BLEU |" in card and "| chrF |" in card
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".export.partial")]
 
     # A fresh, isolated Python that never imports this app loads the folder and agrees with the run.

@@ -74,3 +74,20 @@ def test_export_page_and_run_history_open_the_evaluation(window: MainWindow, app
     assert dialog.evaluation_button.isEnabled()
     dialog.evaluation_button.click()
     assert dialog.evaluation_dialog.isVisible() and run.path.name in dialog.evaluation_dialog.windowTitle()
+
+
+def test_a_generators_answers_sit_beside_the_references_and_the_base_models(qtbot) -> None:
+    sample = {"prompt": "把“早上好”译成英文", "reference": "Good morning", "output": "Good morning"}
+    tuned = evaluation.GenerationReport("seq2seq", 40, 0.9, 2.46, 31.2, 55.0, 8, "13a", [sample])
+    base = evaluation.GenerationReport(
+        "seq2seq", 40, 3.1, 22.2, 1.5, 12.0, 8, "13a", [{**sample, "output": "早上"}]
+    )
+    view = EvaluationView()
+    qtbot.addWidget(view)
+    view.show_report(tuned, base)
+
+    assert view.pages.currentWidget() is view.samples
+    assert "BLEU 1.500 → <b>31.200</b>" in view.summary.text() and "Perplexity" in view.summary.text()
+    row = [view.samples.item(0, c).text() for c in range(4)]
+    assert row == ["把“早上好”译成英文", "Good morning", "早上", "Good morning"]
+    assert view.verdict.isHidden()  # the loss fell

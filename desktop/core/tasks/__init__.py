@@ -34,6 +34,9 @@ class Prepared:
         notes: Things the user should know (rows left out, truncation).
         eval_texts: Classification: each evaluation row's text, for the list of wrong rows.
         label_counts: Classification: rows per label of the ``train`` and ``eval`` sets.
+        eval_pairs: Causal-LM and sequence-to-sequence: (prompt, reference) of the first evaluation
+            rows, for the evaluation's samples (and BLEU / chrF); ``chat``: prompts go through the
+            chat template.
     """
 
     model: Any
@@ -45,6 +48,8 @@ class Prepared:
     notes: list[str] = field(default_factory=list)
     eval_texts: list[str] | None = None
     label_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    eval_pairs: list[tuple[str, str]] = field(default_factory=list)
+    chat: bool = False
 
 
 def auto_class(task: str) -> Any:

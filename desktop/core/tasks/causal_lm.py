@@ -85,6 +85,25 @@ def render(table: Table, columns: Columns, tokenizer: Any) -> list[tuple[str, li
     return out
 
 
+def pairs(table: Table, columns: Columns, limit: int) -> tuple[list[tuple[str, str]], bool]:
+    """Up to ``limit`` (prompt, reference) pairs for the evaluation's samples, and whether prompts go
+    through the chat template: the last reply of a chat with the user turn before it, an instruction
+    with its output, a prompt with its completion. Plain text has none."""
+    fmt = causal_format(columns)
+    if fmt not in ("prompt", "chat", "instruction"):
+        return [], False
+    out = []
+    for row in table.frame.head(limit).to_dict("records"):
+        if fmt == "prompt":
+            out.append((str(row[columns.prompt]), str(row[columns.completion])))
+            continue
+        messages = _messages(row, columns, fmt)
+        last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+        if last > 0 and messages[last - 1]["role"] == "user":
+            out.append((messages[last - 1]["content"], messages[last]["content"]))
+    return out, fmt != "prompt"
+
+
 def texts(table: Table, columns: Columns, tokenizer: Any) -> dict[str, list[str]]:
     """The rendered texts the model reads, for token statistics."""
     if causal_format(columns) in ("chat", "instruction"):
@@ -196,10 +215,15 @@ def prepare(
     model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **(model_kwargs or {}))
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
+    from desktop.core.evaluation import SAMPLE_ROWS
+
+    eval_pairs, chat = pairs(eval_, columns, SAMPLE_ROWS) if eval_ is not None else ([], False)
     return Prepared(
         model=model,
         train=train_examples,
         eval=eval_examples,
+        eval_pairs=eval_pairs,
+        chat=chat,
         # Pads input ids with the pad token and labels with -100, which is what a causal LM needs.
         collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE),
         notes=notes,

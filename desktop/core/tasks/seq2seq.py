@@ -45,7 +45,11 @@ def prepare(
     # A partial of a module-level function: it pickles, so large data is tokenized in several processes.
     rows = functools.partial(encode, columns=columns, tokenizer=tokenizer, max_length=max_length)
 
+    from desktop.core.evaluation import SCORED_ROWS
+
+    sample = texts(eval_.take(range(min(SCORED_ROWS, len(eval_)))), columns) if eval_ is not None else None
     return Prepared(
+        eval_pairs=list(zip(sample["source"], sample["target"], strict=True)) if sample else [],
         model=model,
         train=tokenizing.rows("train", train, columns, rows),
         eval=tokenizing.rows("eval", eval_, columns, rows) if eval_ is not None else None,

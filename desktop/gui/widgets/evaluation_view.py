@@ -1,7 +1,8 @@
-"""A finished classification run's evaluation at a glance: base -> fine-tuned figures, each class, the
-confusion matrix (click a cell for its rows), the mistakes the model was surest of, and the labels of
-the training and evaluation sets. Reads ``evaluation.json`` from the run folder
-(:mod:`desktop.core.evaluation`)."""
+"""A finished run's evaluation at a glance, base -> fine-tuned. A classifier: each class, the confusion
+matrix (click a cell for its rows), the mistakes the model was surest of, and the labels of the training
+and evaluation sets. A causal LM or a sequence-to-sequence model: loss, perplexity, BLEU and chrF, and
+evaluation rows with the reference beside the base model's and the fine-tuned model's answers. Reads
+``evaluation.json`` from the run folder (:mod:`desktop.core.evaluation`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QSplitter,
+    QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -22,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core import evaluation
-from desktop.core.evaluation import ClassificationReport
+from desktop.core.evaluation import ClassificationReport, GenerationReport
 
 RIGHT = QColor(58, 165, 93)
 WRONG = QColor(217, 83, 79)
@@ -99,10 +101,20 @@ class EvaluationView(QWidget):
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
+        self.samples = _table(
+            [self.tr("Prompt"), self.tr("Reference"), self.tr("Base model"), self.tr("Fine-tuned")]
+        )
+        self.samples.setWordWrap(True)
+        for column in range(4):
+            self.samples.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        self.samples.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(splitter)
+        self.pages.addWidget(self.samples)
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.verdict)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.pages, 1)
 
     def show_run(self, run_dir: str | Path | None) -> bool:
         """Show the evaluation kept in ``run_dir``; ``False`` (and nothing shown) when it has none."""
@@ -113,14 +125,60 @@ class EvaluationView(QWidget):
         self.show_report(saved["fine_tuned"], saved["base"])
         return True
 
-    def show_report(self, report: ClassificationReport, base: ClassificationReport | None = None) -> None:
+    def show_report(
+        self,
+        report: ClassificationReport | GenerationReport,
+        base: ClassificationReport | GenerationReport | None = None,
+    ) -> None:
         """Show ``report`` (and the base model's, for the before and after)."""
         self.report, self.base = report, base
+        if isinstance(report, GenerationReport):
+            self._show_generation(report, base if isinstance(base, GenerationReport) else None)
+            return
+        self.pages.setCurrentIndex(0)
         self._show_summary()
         self._show_classes()
         self._show_counts()
         self._show_matrix()
         self.show_errors()
+
+    def _show_generation(self, report: GenerationReport, base: GenerationReport | None) -> None:
+        self.pages.setCurrentIndex(1)
+        parts = []
+        for name, now, before in (
+            (self.tr("Loss"), report.loss, base.loss if base else None),
+            (self.tr("Perplexity"), report.perplexity, base.perplexity if base else None),
+            ("BLEU", report.bleu, base.bleu if base else None),
+            ("chrF", report.chrf, base.chrf if base else None),
+        ):
+            if now is not None:
+                parts.append(f"{html.escape(name)} {self._figure(now, before)}")
+        text = " · ".join(parts) + " · " + self.tr("on {rows} evaluation rows").format(rows=report.rows)
+        if report.bleu is not None:
+            text += "<br>" + html.escape(
+                self.tr(
+                    "BLEU and chrF over the answers to the first {count} rows (tokenization {tokenize})."
+                ).format(count=report.scored, tokenize=report.tokenize)
+            )
+        self.summary.setText(text + (html.escape(self.tr("  (base model → fine-tuned)")) if base else ""))
+        worse = (
+            base is not None and base.loss is not None and report.loss is not None and report.loss > base.loss
+        )
+        self.verdict.setText(
+            self.tr(
+                "The fine-tuned model fits the evaluation rows worse than the base model: train longer, with "
+                "a lower learning rate, or with more examples."
+            )
+            if worse
+            else ""
+        )
+        self.verdict.setVisible(worse)
+        before = base.samples if base else []
+        self.samples.setRowCount(len(report.samples))
+        for row, sample in enumerate(report.samples):
+            then = before[row]["output"] if row < len(before) else ""
+            for column, value in enumerate((sample["prompt"], sample["reference"], then, sample["output"])):
+                self.samples.setItem(row, column, _item(value))
 
     def _figure(self, now: float, before: float | None) -> str:
         return f"{before:.3f} → <b>{now:.3f}</b>" if before is not None else f"<b>{now:.3f}</b>"
