@@ -122,12 +122,30 @@ def decode_text(raw: bytes, name: str) -> str:
         mixed = _mixed_utf8(raw, exc.start + (3 if bom else 0), name)
         if mixed is not None or bom:
             raise mixed or _unreadable(name) from None
+    encoding = guess_encoding(raw)
+    text = raw.decode(encoding, errors="strict") if encoding else ""
+    if not encoding or "\x00" in text:
+        raise _unreadable(name)
+    return text
+
+
+def guess_encoding(raw: bytes) -> str | None:
+    """The most likely of :data:`ENCODING_CANDIDATES` for bytes that are not UTF-8, or ``None``.
+
+    charset-normalizer scores each candidate; on a tie (a short file often reads cleanly as both GBK
+    and EUC-KR) the order of the candidates decides, and GB18030 comes first: our users' files.
+    """
     from charset_normalizer import from_bytes
 
-    best = from_bytes(raw, cp_isolation=ENCODING_CANDIDATES).best()
-    if best is None or "\x00" in str(best):
-        raise _unreadable(name)
-    return str(best)
+    matches = list(from_bytes(raw, cp_isolation=ENCODING_CANDIDATES))
+    if not matches:
+        return None
+    rank = {name: i for i, name in enumerate(ENCODING_CANDIDATES)}
+    best = min(
+        matches,
+        key=lambda m: (round(m.chaos, 3), -round(m.coherence, 3), rank.get(m.encoding, len(rank))),
+    )
+    return best.encoding
 
 
 def _unreadable(name: str) -> DataError:

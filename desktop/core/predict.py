@@ -189,12 +189,9 @@ def encoding_of(path: Path) -> str:
         return "utf-8"
     except UnicodeDecodeError:
         pass
-    from charset_normalizer import from_bytes
+    from desktop.core.data import guess_encoding
 
-    from desktop.core.data import ENCODING_CANDIDATES
-
-    best = from_bytes(raw, cp_isolation=ENCODING_CANDIDATES).best()
-    return best.encoding if best is not None else "utf-8"
+    return guess_encoding(raw) or "utf-8"
 
 
 def _write(frame: Any, source: Path, out: Path, result: Prediction) -> None:

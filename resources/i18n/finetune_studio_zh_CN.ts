@@ -645,6 +645,10 @@
         <translation>试一试</translation>
     </message>
     <message>
+        <source>Predict on a file</source>
+        <translation>对文件做预测</translation>
+    </message>
+    <message>
         <source>Evaluation</source>
         <translation>评估</translation>
     </message>
@@ -1609,6 +1613,89 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Folder for run folders</source>
         <translation>存放训练任务的文件夹</translation>
+    </message>
+</context>
+<context>
+    <name>PredictPanel</name>
+    <message>
+        <source>A CSV, TSV, JSONL or Excel file with the rows to predict</source>
+        <translation>包含待预测数据的 CSV、TSV、JSONL 或 Excel 文件</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>The column the model reads</source>
+        <translation>模型读取的列</translation>
+    </message>
+    <message>
+        <source>Save as…</source>
+        <translation>另存为…</translation>
+    </message>
+    <message>
+        <source>Predict</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation>文件：</translation>
+    </message>
+    <message>
+        <source>Column to read:</source>
+        <translation>要读取的列：</translation>
+    </message>
+    <message>
+        <source>Write to:</source>
+        <translation>写入到：</translation>
+    </message>
+    <message>
+        <source>The file comes back with the prediction added to each row: the label and its probability, or the generated text. A CSV keeps its encoding (GBK stays GBK).</source>
+        <translation>文件的每一行都会加上预测结果：标签及其概率，或生成的文本。CSV 保持原有编码（GBK 仍是 GBK）。</translation>
+    </message>
+    <message>
+        <source>File to predict</source>
+        <translation>要预测的文件</translation>
+    </message>
+    <message>
+        <source>Data ({files})</source>
+        <translation>数据（{files}）</translation>
+    </message>
+    <message>
+        <source>Write the predictions to</source>
+        <translation>预测结果写入到</translation>
+    </message>
+    <message>
+        <source>(as trained)</source>
+        <translation>（与训练时相同）</translation>
+    </message>
+    <message>
+        <source>Replace the file?</source>
+        <translation>替换文件？</translation>
+    </message>
+    <message>
+        <source>{file} exists. Replace it?</source>
+        <translation>{file} 已存在。要替换它吗？</translation>
+    </message>
+    <message>
+        <source>Loading the model…</source>
+        <translation>正在加载模型…</translation>
+    </message>
+    <message>
+        <source>{rows} rows predicted from column {column}; written to {file}.</source>
+        <translation>已根据 {column} 列预测 {rows} 行；已写入 {file}。</translation>
+    </message>
+    <message>
+        <source>Predicting failed: {error}</source>
+        <translation>预测失败：{error}</translation>
     </message>
 </context>
 <context>

@@ -645,6 +645,10 @@
         <translation>試試看</translation>
     </message>
     <message>
+        <source>Predict on a file</source>
+        <translation>對檔案做預測</translation>
+    </message>
+    <message>
         <source>Evaluation</source>
         <translation>評估</translation>
     </message>
@@ -1609,6 +1613,89 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Folder for run folders</source>
         <translation>存放訓練任務的資料夾</translation>
+    </message>
+</context>
+<context>
+    <name>PredictPanel</name>
+    <message>
+        <source>A CSV, TSV, JSONL or Excel file with the rows to predict</source>
+        <translation>包含待預測資料的 CSV、TSV、JSONL 或 Excel 檔案</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>瀏覽…</translation>
+    </message>
+    <message>
+        <source>The column the model reads</source>
+        <translation>模型讀取的欄位</translation>
+    </message>
+    <message>
+        <source>Save as…</source>
+        <translation>另存新檔…</translation>
+    </message>
+    <message>
+        <source>Predict</source>
+        <translation>預測</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>開啟資料夾</translation>
+    </message>
+    <message>
+        <source>File:</source>
+        <translation>檔案：</translation>
+    </message>
+    <message>
+        <source>Column to read:</source>
+        <translation>要讀取的欄位：</translation>
+    </message>
+    <message>
+        <source>Write to:</source>
+        <translation>寫入到：</translation>
+    </message>
+    <message>
+        <source>The file comes back with the prediction added to each row: the label and its probability, or the generated text. A CSV keeps its encoding (GBK stays GBK).</source>
+        <translation>檔案的每一列都會加上預測結果：標籤及其機率，或產生的文字。CSV 保持原有編碼（GBK 仍是 GBK）。</translation>
+    </message>
+    <message>
+        <source>File to predict</source>
+        <translation>要預測的檔案</translation>
+    </message>
+    <message>
+        <source>Data ({files})</source>
+        <translation>資料（{files}）</translation>
+    </message>
+    <message>
+        <source>Write the predictions to</source>
+        <translation>預測結果寫入到</translation>
+    </message>
+    <message>
+        <source>(as trained)</source>
+        <translation>（與訓練時相同）</translation>
+    </message>
+    <message>
+        <source>Replace the file?</source>
+        <translation>取代檔案？</translation>
+    </message>
+    <message>
+        <source>{file} exists. Replace it?</source>
+        <translation>{file} 已存在。要取代它嗎？</translation>
+    </message>
+    <message>
+        <source>Loading the model…</source>
+        <translation>正在載入模型…</translation>
+    </message>
+    <message>
+        <source>{rows} rows predicted from column {column}; written to {file}.</source>
+        <translation>已根據 {column} 欄位預測 {rows} 列；已寫入 {file}。</translation>
+    </message>
+    <message>
+        <source>Predicting failed: {error}</source>
+        <translation>預測失敗：{error}</translation>
     </message>
 </context>
 <context>

@@ -226,3 +226,14 @@ def test_a_utf8_file_with_a_line_in_another_encoding_names_that_line(tmp_path: P
     gbk = tmp_path / "gbk.csv"  # a whole file in GBK is still read, its encoding detected
     gbk.write_bytes("\n".join(lines).encode("gbk") + b"\n")
     assert read_file(gbk).frame["text"][0] == "这是第0条评论，很好用"
+
+
+def test_a_few_lines_of_gbk_are_read_as_chinese_not_korean(tmp_path: Path) -> None:
+    from desktop.core.data import read_file, read_head
+
+    path = tmp_path / "短.csv"
+    path.write_bytes("评论,日期\r\n电池很耐用,11-01\r\n屏幕有坏点,11-02\r\n".encode("gbk"))
+    assert read_head(path).columns == read_file(path).columns == ["评论", "日期"]
+    korean = tmp_path / "ko.csv"
+    korean.write_bytes("안녕하세요,날짜\r\n배터리가 오래 갑니다,11-01\r\n".encode("euc_kr"))
+    assert read_file(korean).columns == ["안녕하세요", "날짜"]  # a clear Korean file stays Korean

@@ -134,10 +134,13 @@ class ExportPage(WizardPage):
         export_layout.addWidget(self.export_box)
         export_layout.addStretch()
         from desktop.gui.widgets.evaluation_view import EvaluationView
+        from desktop.gui.widgets.predict_panel import PredictPanel
 
         self.evaluation = EvaluationView()  # a tab of its own when the run kept an evaluation
+        self.predict = PredictPanel()
         self.tabs = QTabWidget()
         self.tabs.addTab(self.try_it, self.tr("Try it"))
+        self.tabs.addTab(self.predict, self.tr("Predict on a file"))
         self.tabs.addTab(export_tab, self.tr("Export a copy"))
         layout = QVBoxLayout(self)
         layout.addWidget(self.empty)
@@ -163,6 +166,7 @@ class ExportPage(WizardPage):
         if result.model_dir is not None:
             config = Path(result.run_dir) / "config.toml" if result.run_dir else None
             self.try_it.set_folder(result.model_dir, config)
+        self.predict.set_model(result.run_dir or result.model_dir)
         index = self.tabs.indexOf(self.evaluation)
         if self.evaluation.show_run(result.run_dir):
             if index < 0:
@@ -175,6 +179,7 @@ class ExportPage(WizardPage):
         """Open any model folder (an export, a run's model) in the try-it panel."""
         if not self.try_it.set_folder(folder):
             return False
+        self.predict.set_model(folder)
         self.tabs.setCurrentWidget(self.try_it)
         self.tabs.setVisible(True)
         self.empty.setVisible(False)
