@@ -28,6 +28,8 @@ class FolderInfo:
         adapter: The folder holds LoRA adapters only; the base model is loaded from ``base_model``.
         base_model: The adapters' base model (folder or hub id).
         chat: Prompts should go through the chat template (the run trained on instructions or chats).
+        trained_from: The model the run started from (its config's model), for the side-by-side with
+            the base model; ``seed``: the run's seed (a classifier's new head starts as it did).
     """
 
     folder: Path
@@ -35,6 +37,8 @@ class FolderInfo:
     adapter: bool = False
     base_model: str = ""
     chat: bool = False
+    trained_from: str = ""
+    seed: int = 42
 
 
 def inspect_folder(folder: str | Path, run_config: Path | None = None) -> FolderInfo:
@@ -51,12 +55,14 @@ def inspect_folder(folder: str | Path, run_config: Path | None = None) -> Folder
     adapter_file, config_file = folder / "adapter_config.json", folder / "config.json"
     saved = run_config if run_config and run_config.is_file() else folder / STUDIO_CONFIG
     task = chat = None
+    trained_from, seed = "", 42
     if saved.is_file():
         from desktop.core.config import load_config
 
         config = load_config(saved)
         task = config.task
         chat = config.task == "causal-lm" and not config.columns.text
+        trained_from, seed = config.model.name, config.training.seed
     base = ""
     if adapter_file.is_file():
         adapter = _read_json(adapter_file)
@@ -78,7 +84,33 @@ def inspect_folder(folder: str | Path, run_config: Path | None = None) -> Folder
         )
     if chat is None:
         chat = task == "causal-lm" and (folder / "chat_template.jinja").is_file()
-    return FolderInfo(folder, task, adapter_file.is_file(), base, bool(chat))
+    return FolderInfo(folder, task, adapter_file.is_file(), base, bool(chat), trained_from or base, seed)
+
+
+def base_playground(info: FolderInfo) -> Playground | None:
+    """The model a run started from, ready to answer beside the fine-tuned one (:meth:`Playground.load`
+    it first), or ``None`` when the folder does not say. It reads prompts with the fine-tuned folder's
+    tokenizer (the same vocabulary, and the chat template the run used). A classifier's head is new,
+    as it was before the first step: the same labels, and the run's seed."""
+    if not info.trained_from:
+        return None
+    from desktop.core.config import ModelSource
+    from desktop.core.models import pretrained_kwargs, resolve
+
+    source = ModelSource(name=info.trained_from)
+    kwargs: dict[str, Any] = dict(pretrained_kwargs(source))  # from this computer only: never a download
+    if info.task == "classification":
+        labels = _read_json(info.folder / "config.json").get("id2label") or {}
+        kwargs.update(
+            num_labels=len(labels),
+            id2label={int(k): v for k, v in labels.items()},
+            label2id={v: int(k) for k, v in labels.items()},
+        )
+    tokenizer_from = str(info.folder) if (info.folder / "tokenizer_config.json").is_file() else ""
+    base = FolderInfo(Path(resolve(source)), info.task, chat=info.chat, seed=info.seed)
+    playground = Playground(base, model_kwargs=kwargs, tokenizer_from=tokenizer_from)
+    playground.made_for = info
+    return playground
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -108,11 +140,17 @@ class Playground:
     ``on_text`` as it is produced and stops early when ``stop`` is set.
     """
 
-    def __init__(self, info: FolderInfo) -> None:
+    def __init__(
+        self, info: FolderInfo, model_kwargs: dict[str, Any] | None = None, tokenizer_from: str = ""
+    ) -> None:
         self.info = info
         self.model: Any = None
         self.tokenizer: Any = None
         self.device = "cpu"
+        self.model_kwargs = model_kwargs or {}
+        self.tokenizer_from = tokenizer_from
+        self.made_for: FolderInfo | None = None
+        """For a base model (:func:`base_playground`): the fine-tuned model it answers beside."""
 
     def load(self) -> None:
         """Read the model and tokenizer (to the GPU when PyTorch can use one)."""
@@ -132,9 +170,15 @@ class Playground:
                 has_tokenizer = (info.folder / "tokenizer_config.json").is_file()
                 tokenizer_from = str(info.folder) if has_tokenizer else info.base_model
             else:
-                model = auto_class(info.task).from_pretrained(str(info.folder))
-                tokenizer_from = str(info.folder)
+                if "num_labels" in self.model_kwargs:  # a new head: as it started before the first step
+                    from transformers import set_seed
+
+                    set_seed(info.seed)
+                model = auto_class(info.task).from_pretrained(str(info.folder), **self.model_kwargs)
+                tokenizer_from = self.tokenizer_from or str(info.folder)
             self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_from)
+            if self.tokenizer.pad_token is None:
+                self.tokenizer.pad_token = self.tokenizer.eos_token
         except (OSError, ValueError) as exc:
             raise ModelError(
                 msg("The model in {folder} could not be loaded: {error}", folder=str(info.folder), error=exc),

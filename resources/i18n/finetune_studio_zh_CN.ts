@@ -2299,6 +2299,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>0 总是给出最可能的回复；越大越多样</translation>
     </message>
     <message>
+        <source>Compare with the base model</source>
+        <translation>与基础模型对比</translation>
+    </message>
+    <message>
         <source>Use the chat template</source>
         <translation>使用对话模板</translation>
     </message>
@@ -2313,6 +2317,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Stop</source>
         <translation>停止</translation>
+    </message>
+    <message>
+        <source>Fine-tuned</source>
+        <translation>微调后</translation>
     </message>
     <message>
         <source>Details</source>
@@ -2347,6 +2355,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>模型：{folder}，{kind}</translation>
     </message>
     <message>
+        <source>Answer with {model}, the model the run started from, beside the fine-tuned one</source>
+        <translation>同时用训练起点的模型 {model} 回答，与微调后的模型并排显示</translation>
+    </message>
+    <message>
+        <source>Base model ({model})</source>
+        <translation>基础模型（{model}）</translation>
+    </message>
+    <message>
         <source>Type a text and press Try it; the model loads on first use.</source>
         <translation>输入一段文本，然后点“试一试”；模型在第一次使用时载入。</translation>
     </message>
@@ -2379,12 +2395,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>模型已载入。正在处理…</translation>
     </message>
     <message>
+        <source>Loading the base model…</source>
+        <translation>正在加载基础模型…</translation>
+    </message>
+    <message>
         <source>Generating…</source>
         <translation>正在生成…</translation>
     </message>
     <message>
         <source>Predicted: {label} ({probability:.1%})</source>
         <translation>预测：{label}（{probability:.1%}）</translation>
+    </message>
+    <message>
+        <source>Base model: {label} ({probability:.1%})</source>
+        <translation>基础模型：{label}（{probability:.1%}）</translation>
     </message>
     <message>
         <source>The model ended its reply at once (it produced no text).</source>

@@ -2299,6 +2299,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>0 總是給出最可能的回覆；越大越多樣</translation>
     </message>
     <message>
+        <source>Compare with the base model</source>
+        <translation>與基礎模型比較</translation>
+    </message>
+    <message>
         <source>Use the chat template</source>
         <translation>使用對話範本</translation>
     </message>
@@ -2313,6 +2317,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Stop</source>
         <translation>停止</translation>
+    </message>
+    <message>
+        <source>Fine-tuned</source>
+        <translation>微調後</translation>
     </message>
     <message>
         <source>Details</source>
@@ -2347,6 +2355,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>模型：{folder}，{kind}</translation>
     </message>
     <message>
+        <source>Answer with {model}, the model the run started from, beside the fine-tuned one</source>
+        <translation>同時用訓練起點的模型 {model} 回答，與微調後的模型並排顯示</translation>
+    </message>
+    <message>
+        <source>Base model ({model})</source>
+        <translation>基礎模型（{model}）</translation>
+    </message>
+    <message>
         <source>Type a text and press Try it; the model loads on first use.</source>
         <translation>輸入一段文字，然後按「試試看」；模型會在第一次使用時載入。</translation>
     </message>
@@ -2379,12 +2395,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>模型已載入。正在處理…</translation>
     </message>
     <message>
+        <source>Loading the base model…</source>
+        <translation>正在載入基礎模型…</translation>
+    </message>
+    <message>
         <source>Generating…</source>
         <translation>正在生成…</translation>
     </message>
     <message>
         <source>Predicted: {label} ({probability:.1%})</source>
         <translation>預測：{label}（{probability:.1%}）</translation>
+    </message>
+    <message>
+        <source>Base model: {label} ({probability:.1%})</source>
+        <translation>基礎模型：{label}（{probability:.1%}）</translation>
     </message>
     <message>
         <source>The model ended its reply at once (it produced no text).</source>

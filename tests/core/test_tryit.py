@@ -90,3 +90,35 @@ def test_an_adapter_only_export_runs_on_its_base_model(request, tmp_path: Path) 
 
     prompt = "What is the capital of Japan?"
     assert adapter.generate(prompt, 10, temperature=0) == merged.generate(prompt, 10, temperature=0)
+
+
+def test_the_base_model_answers_beside_the_fine_tuned_one(request, tmp_path: Path) -> None:
+    from desktop.core import evaluation
+    from desktop.core.tryit import base_playground
+
+    run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
+    info = inspect_folder(run.model_dir, run.config_path)
+    base = base_playground(info)
+    base.load()
+    tuned = Playground(info)
+    tuned.load()
+    text = "Great phone, the battery lasts all day."
+
+    before, after = dict(base.classify(text)), dict(tuned.classify(text))
+    assert set(before) == set(after) == {"positive", "negative"}  # the same labels, a new head
+    assert before != after
+    # The base model here is the one the run evaluated before its first step: the same head, the same answer.
+    saved = evaluation.load(run.path)["base"]
+    predicted = next(p for p in range(2) for t in range(2) if 0 in saved.cells[t][p])  # row 0's cell
+    assert max(base.classify(saved.texts[0]), key=lambda pair: pair[1])[0] == saved.labels[predicted]
+
+
+def test_a_causal_lm_base_answers_through_the_runs_chat_template(request, tmp_path: Path) -> None:
+    from desktop.core.tryit import base_playground
+
+    run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
+    info = inspect_folder(run.model_dir, run.config_path)
+    base = base_playground(info)
+    base.load()
+    assert base.info.chat and base.tokenizer.chat_template  # the fine-tuned folder's tokenizer
+    assert isinstance(base.generate("Name a colour.", max_new_tokens=6, temperature=0), str)

@@ -88,3 +88,36 @@ def test_a_model_that_fails_to_load_says_so_with_details(panel: TryItPanel, qtbo
         panel.run_button.click()
     assert panel.status.text().startswith("Could not run the model:")
     assert not panel.details_button.isHidden() and "Traceback" in panel.details.toPlainText()
+
+
+def test_the_base_model_answers_side_by_side(request, panel: TryItPanel, qtbot, tmp_path) -> None:
+    run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
+    assert panel.set_folder(run.model_dir, run.config_path)
+    assert not panel.compare_check.isHidden()
+    panel.compare_check.setChecked(True)
+    panel.prompt.setPlainText("The battery died after a day.")
+    with qtbot.waitSignal(panel.answered, timeout=ANSWER_MS):
+        panel.run_button.click()
+
+    assert panel.labels_grid.itemAtPosition(0, 2).widget().text().startswith("Base model (")
+    bars = [panel.labels_grid.itemAtPosition(r, c).widget() for r in (1, 2) for c in (1, 2)]
+    assert all(bar.format().endswith("%") for bar in bars)
+    assert "Base model: " in panel.status.text()
+    base = panel._base
+    assert base is not None and base.made_for == panel.info
+    panel.compare_check.setChecked(False)  # its memory goes back at once
+    assert panel._base is None
+
+
+def test_a_chat_model_and_its_base_reply_in_two_columns(request, panel: TryItPanel, qtbot, tmp_path) -> None:
+    run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
+    assert panel.set_folder(run.model_dir, run.config_path)
+    panel.compare_check.setChecked(True)
+    assert not panel.base_output.isHidden() and not panel.output_title.isHidden()
+    panel.temperature.setValue(0.0)
+    panel.max_tokens.setValue(6)
+    panel.prompt.setPlainText("Name a colour.")
+    with qtbot.waitSignal(panel.answered, timeout=ANSWER_MS):
+        panel.run_button.click()
+    assert panel.output.toPlainText() and panel.base_output.toPlainText()
+    assert panel.output.toPlainText() != panel.base_output.toPlainText()

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.errors import StudioError
-from desktop.core.tryit import FolderInfo, Playground, inspect_folder
+from desktop.core.tryit import FolderInfo, Playground, base_playground, inspect_folder
 from desktop.gui.core_text import error_text
 from desktop.gui.workers import BackgroundTask
 
@@ -35,26 +35,43 @@ MAX_LABELS = 8
 
 def _answer(
     playground: Playground | None,
+    base: Playground | None,
     info: FolderInfo,
     prompt: str,
-    options: tuple[int, float, bool],
+    options: tuple[int, float, bool, bool],
     stop: threading.Event,
     report: Callable[[object], None],
-) -> tuple[Playground, object]:
-    """Load the model if needed, then classify or generate (on a worker thread: no widgets here)."""
+) -> tuple[Playground, Playground | None, object, object]:
+    """Load the model if needed, then classify or generate (on a worker thread: no widgets here);
+    with ``compare`` (the options' last) the base model answers too, after the fine-tuned one."""
     if playground is None or playground.info != info:
         if playground is not None:
             playground.release()
         playground = Playground(info)
         playground.load()
         report(("loaded", None))
+    max_new_tokens, temperature, chat, compare = options
+    if base is not None and (not compare or base.made_for != info):  # not wanted, or another run's
+        base.release()
+        base = None
     if info.task == "classification":
-        return playground, playground.classify(prompt)
-    max_new_tokens, temperature, chat = options
-    text = playground.generate(
-        prompt, max_new_tokens, temperature, chat, lambda piece: report(("text", piece)), stop
+        answer: object = playground.classify(prompt)
+    else:
+        answer = playground.generate(
+            prompt, max_new_tokens, temperature, chat, lambda piece: report(("text", piece)), stop
+        )
+    if not compare:
+        return playground, None, answer, None
+    if base is None:
+        base = base_playground(info)
+        report(("loading_base", None))
+        base.load()
+    if info.task == "classification":
+        return playground, base, answer, base.classify(prompt)
+    base_answer = base.generate(
+        prompt, max_new_tokens, temperature, chat, lambda piece: report(("base_text", piece)), stop
     )
-    return playground, text
+    return playground, base, answer, base_answer
 
 
 class TryItPanel(QWidget):
@@ -79,6 +96,8 @@ class TryItPanel(QWidget):
         self.max_tokens.setToolTip(self.tr("The longest reply, in tokens"))
         self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.1, value=0.7)
         self.temperature.setToolTip(self.tr("0 always gives the most likely reply; higher is more varied"))
+        self.compare_check = QCheckBox(self.tr("Compare with the base model"))
+        self.compare_check.toggled.connect(self._on_compare_toggled)
         self.chat_check = QCheckBox(self.tr("Use the chat template"))
         self.chat_check.setToolTip(self.tr("Send the text as a user's message, as the model was trained"))
         self.run_button = QPushButton(self.tr("Try it"))
@@ -94,6 +113,16 @@ class TryItPanel(QWidget):
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.output = QPlainTextEdit(readOnly=True)
+        self.base_output = QPlainTextEdit(readOnly=True)  # the base model's reply, beside the output
+        self.output_title = QLabel(self.tr("Fine-tuned"))
+        self.base_title = QLabel()
+        self.outputs = QWidget()
+        outputs = QGridLayout(self.outputs)
+        outputs.setContentsMargins(0, 0, 0, 0)
+        outputs.addWidget(self.output_title, 0, 0)
+        outputs.addWidget(self.base_title, 0, 1)
+        outputs.addWidget(self.output, 1, 0)
+        outputs.addWidget(self.base_output, 1, 1)
         self.labels_area = QWidget()
         self.labels_grid = QGridLayout(self.labels_area)
         self.labels_grid.setContentsMargins(0, 0, 0, 0)
@@ -113,6 +142,7 @@ class TryItPanel(QWidget):
         options.addStretch()
         top = QHBoxLayout()
         top.addWidget(self.folder_label, 1)
+        top.addWidget(self.compare_check)
         top.addWidget(self.open_button)
         actions = QHBoxLayout()
         actions.addWidget(self.run_button)
@@ -127,10 +157,11 @@ class TryItPanel(QWidget):
         layout.addLayout(actions)
         layout.addWidget(self.details)
         layout.addWidget(self.labels_area)
-        layout.addWidget(self.output, 100)
+        layout.addWidget(self.outputs, 100)
         layout.addStretch(1)  # takes the room when the output is hidden (classification)
 
         self._playground: Playground | None = None
+        self._base: Playground | None = None
         self._stop = threading.Event()
         self._task: BackgroundTask | None = None
         self._show_task()
@@ -159,6 +190,13 @@ class TryItPanel(QWidget):
         self.folder_label.setText(described)
         self.folder_label.setToolTip(str(info.folder))
         self.chat_check.setChecked(info.chat)
+        self.compare_check.setVisible(bool(info.trained_from))
+        self.compare_check.setToolTip(
+            self.tr("Answer with {model}, the model the run started from, beside the fine-tuned one").format(
+                model=info.trained_from
+            )
+        )
+        self.base_title.setText(self.tr("Base model ({model})").format(model=info.trained_from))
         self.status.setText(self.tr("Type a text and press Try it; the model loads on first use."))
         self._show_task()
         return True
@@ -169,7 +207,10 @@ class TryItPanel(QWidget):
         self.options.setVisible(generative)
         self.chat_check.setVisible(task == "causal-lm")
         self.stop_button.setVisible(generative)
-        self.output.setVisible(task != "classification")
+        self.outputs.setVisible(task != "classification")
+        comparing = self.compare_check.isChecked() and not self.compare_check.isHidden()
+        for widget in (self.output_title, self.base_title, self.base_output):
+            widget.setVisible(comparing and generative)
         self.labels_area.setVisible(task == "classification")
         self.run_button.setEnabled(self.info is not None)
         self.details_button.setVisible(False)
@@ -198,15 +239,19 @@ class TryItPanel(QWidget):
             self.status.setText(self.tr("Type a text first."))
             return
         self.output.clear()
+        self.base_output.clear()
         self.details_button.setVisible(False)
         self.details.setVisible(False)
         self._busy(True)
         self.status.setText(self.tr("Loading the model and working…"))
         self._stop.clear()
-        info, playground, stop = self.info, self._playground, self._stop
-        options = (self.max_tokens.value(), self.temperature.value(), self.chat_check.isChecked())
-        self._playground = None  # the task owns it until it returns
-        task = BackgroundTask(lambda: _answer(playground, info, text, options, stop, task.report), self, stop)
+        info, playground, base, stop = self.info, self._playground, self._base, self._stop
+        compare = self.compare_check.isChecked() and not self.compare_check.isHidden()
+        options = (self.max_tokens.value(), self.temperature.value(), self.chat_check.isChecked(), compare)
+        self._playground = self._base = None  # the task owns them until it returns
+        task = BackgroundTask(
+            lambda: _answer(playground, base, info, text, options, stop, task.report), self, stop
+        )
         task.progressed.connect(self._on_task_progressed)
         task.finished.connect(self._on_task_finished)
         task.failed.connect(self._on_task_failed)
@@ -229,21 +274,32 @@ class TryItPanel(QWidget):
         if kind == "loaded":
             self.status.setText(self.tr("Model loaded. Working…"))
             return
-        self.output.moveCursor(QTextCursor.MoveOperation.End)
-        self.output.insertPlainText(str(value))
+        if kind == "loading_base":
+            self.status.setText(self.tr("Loading the base model…"))
+            return
+        target = self.base_output if kind == "base_text" else self.output
+        target.moveCursor(QTextCursor.MoveOperation.End)
+        target.insertPlainText(str(value))
         self.status.setText(self.tr("Generating…"))
-        self.text_streamed.emit(str(value))
+        if kind == "text":
+            self.text_streamed.emit(str(value))
 
     @Slot(object)
-    def _on_task_finished(self, outcome: tuple[Playground, object]) -> None:
+    def _on_task_finished(self, outcome: tuple[Playground, Playground | None, object, object]) -> None:
         self._task = None
-        self._playground, answer = outcome
+        self._playground, self._base, answer, base_answer = outcome
         if self._playground.info != self.info:  # the folder changed meanwhile: let go of the old model
             self.release_model()
         if isinstance(answer, str):
             self._show_generated(answer)
         else:
-            self._show_labels(answer)
+            self._show_labels(answer, base_answer)
+
+    def _on_compare_toggled(self, on: bool) -> None:
+        self._show_task()
+        if not on and self._base is not None and self._task is None:  # its memory back at once
+            self._base.release()
+            self._base = None
 
     @Slot(object, str)
     def _on_task_failed(self, exc: object, detail: str) -> None:
@@ -251,23 +307,41 @@ class TryItPanel(QWidget):
         message = error_text(exc, " ")
         self._show_failure(message or type(exc).__name__, detail)
 
-    def _show_labels(self, ranked: list[tuple[str, float]]) -> None:
+    def _show_labels(
+        self, ranked: list[tuple[str, float]], base: list[tuple[str, float]] | None = None
+    ) -> None:
         while self.labels_grid.count():
             self.labels_grid.takeAt(0).widget().deleteLater()
+        before = dict(base or [])
+        first = 0
+        if base is not None:  # a header over the two columns of bars
+            self.labels_grid.addWidget(QLabel(self.tr("Fine-tuned")), 0, 1)
+            self.labels_grid.addWidget(QLabel(self.base_title.text()), 0, 2)
+            first = 1
         for row, (label, probability) in enumerate(ranked[:MAX_LABELS]):
-            bar = QProgressBar()
-            bar.setRange(0, 1000)
-            bar.setValue(round(probability * 1000))
-            bar.setFormat(f"{probability:.1%}")
             name = QLabel(f"<b>{label}</b>" if row == 0 else label)
-            self.labels_grid.addWidget(name, row, 0)
-            self.labels_grid.addWidget(bar, row, 1)
+            self.labels_grid.addWidget(name, first + row, 0)
+            self.labels_grid.addWidget(self._bar(probability), first + row, 1)
+            if base is not None:
+                self.labels_grid.addWidget(self._bar(before.get(label, 0.0)), first + row, 2)
         best, probability = ranked[0]
-        self.status.setText(
-            self.tr("Predicted: {label} ({probability:.1%})").format(label=best, probability=probability)
-        )
+        said = self.tr("Predicted: {label} ({probability:.1%})").format(label=best, probability=probability)
+        if base:
+            base_best, base_probability = max(base, key=lambda pair: pair[1])
+            said += "   " + self.tr("Base model: {label} ({probability:.1%})").format(
+                label=base_best, probability=base_probability
+            )
+        self.status.setText(said)
         self._busy(False)
         self.answered.emit()
+
+    @staticmethod
+    def _bar(probability: float) -> QProgressBar:
+        bar = QProgressBar()
+        bar.setRange(0, 1000)
+        bar.setValue(round(probability * 1000))
+        bar.setFormat(f"{probability:.1%}")
+        return bar
 
     def _show_generated(self, text: str) -> None:
         self._busy(False)
@@ -287,9 +361,10 @@ class TryItPanel(QWidget):
 
     def release_model(self) -> None:
         """Free the loaded model (its files are no longer held open), e.g. before its folder is replaced."""
-        if self._playground is not None:
-            self._playground.release()
-            self._playground = None
+        for playground in (self._playground, self._base):
+            if playground is not None:
+                playground.release()
+        self._playground = self._base = None
 
     def shutdown(self) -> None:
         """Stop any generation and free the model; a model still loading is left to the app's exit."""
