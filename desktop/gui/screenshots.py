@@ -76,10 +76,46 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
         (model / name).touch()
     (model / "config.json").write_text('{"architectures": ["BertForSequenceClassification"]}')
     metrics = {"train_loss": 0.2412, "eval_loss": 0.1569, "eval_accuracy": 0.9333, "eval_macro_f1": 0.9321}
+    _synthetic_evaluation(folder)
     window.export_page.show_result(RunResult("finished", folder, model, metrics))
     panel = window.export_page.try_it
     panel.prompt.setPlainText("Great quality, and the battery lasts all day.")
-    panel._show_labels([("positive", 0.962), ("negative", 0.038)])
+    panel.compare_check.setChecked(True)
+    panel._show_labels([("positive", 0.962), ("negative", 0.038)], [("negative", 0.507), ("positive", 0.493)])
+
+
+def _synthetic_evaluation(folder: Path) -> None:
+    """The evaluation a run of the English sample keeps: base model -> fine-tuned, with a few mistakes."""
+    import csv
+
+    from desktop.core import evaluation
+    from desktop.core.config import RunConfig
+    from desktop.core.paths import resources_dir
+
+    config = RunConfig(task="classification")  # the run's config: the try-it panel's base model
+    config.model.name = "bundled:all-MiniLM-L6-v2"
+    folder.mkdir(parents=True, exist_ok=True)
+    config.save(folder / "config.toml")
+    with open(resources_dir() / "samples" / "reviews.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))[-45:]
+    labels, rng = ["negative", "positive"], random.Random(5)
+    texts = [row["text"] for row in rows]
+    truth = [labels.index(row["label"]) for row in rows]
+
+    def probabilities(right: float, sure: float) -> list[list[float]]:
+        out = []
+        for t in truth:
+            p = rng.uniform(sure, 0.99) if rng.random() < right else rng.uniform(0.01, 0.45)
+            out.append([1 - p, p] if t == 1 else [p, 1 - p])
+        return out
+
+    counts = {
+        "train": {"negative": 52, "positive": 53},
+        "eval": {label: sum(1 for t in truth if labels[t] == label) for label in labels},
+    }
+    tuned = evaluation.classify_report(labels, truth, probabilities(0.93, 0.7), texts, counts)
+    base = evaluation.classify_report(labels, truth, probabilities(0.5, 0.5), texts, counts)
+    evaluation.save(folder, tuned, base)
 
 
 def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
@@ -234,6 +270,13 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     suffix = "" if theme == "auto" else "-" + theme
     for index, name in enumerate(NAMES):
         files.append(_grab(window, index, out / f"{index + 1}-{name}{suffix}.png"))
+    export = window.export_page
+    export.evaluation.show_cell(0, 1)  # negative rows the model called positive
+    files.append(_grab(window, 4, out / f"5b-export-evaluation{suffix}.png"))
+    export.tabs.setCurrentWidget(export.try_it)
+    files.append(_grab(window, 4, out / f"5c-export-try-it-beside-the-base-model{suffix}.png"))
+    export.tabs.setCurrentWidget(export.evaluation)
+    export.evaluation.show_errors()
     from desktop.gui.runs_dialog import RunsDialog
 
     _synthetic_history(tmp / "history")

@@ -72,6 +72,7 @@ class EvaluationView(QWidget):
         self.matrix.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.matrix.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.matrix.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.matrix.horizontalHeader().setMinimumSectionSize(64)
         self.matrix.setToolTip(
             self.tr("Rows: the true label. Columns: the predicted label. Click a cell for its rows.")
         )
@@ -99,8 +100,8 @@ class EvaluationView(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
         splitter.addWidget(right)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
         self.samples = _table(
             [self.tr("Prompt"), self.tr("Reference"), self.tr("Base model"), self.tr("Fine-tuned")]
         )
@@ -256,7 +257,8 @@ class EvaluationView(QWidget):
         for t in range(size):
             for p in range(size):
                 count = report.matrix[t][p]
-                item = _item(count, True)
+                item = _item(count)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 color = QColor(RIGHT if t == p else WRONG)
                 color.setAlpha(int(30 + 190 * count / peak) if count else 0)
                 item.setBackground(QBrush(color))
