@@ -7,7 +7,8 @@ learns where it can:
    updates (from the last checkpoint, which stays valid);
 2. gradient checkpointing (the same result, about 20% slower), then halving again down to 1;
 3. the tiers Fit my GPU falls back to: a smaller optimizer, then LoRA. These change what is learned
-   and the checkpoints cannot carry over, so the run starts again from the beginning.
+   and checkpoints cannot carry over, so the run starts again from the beginning, and only while it
+   has no checkpoint to lose (otherwise the failure offers them as remedies, for the user to choose).
 
 At most :data:`MAX_ATTEMPTS` changes per run. An evaluation that runs out of memory only halves the
 evaluation batch. Before the first step, :func:`probe_longest_batch` runs the longest batch of the

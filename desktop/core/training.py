@@ -361,9 +361,6 @@ def _train(
             model, trainer, callback = prepared.task.model, None, None
             model.zero_grad(set_to_none=True)
             checkpoint = run.latest_checkpoint() if adjustment.keeps_checkpoints else None
-            if not adjustment.keeps_checkpoints:  # made with the old optimizer or without LoRA: unusable
-                for folder in run.checkpoints():
-                    shutil.rmtree(folder, ignore_errors=True)
             recovering.adjusted(adjustment, reason, step, _step_of(checkpoint))
             if checkpoint is None and (touched or not adjustment.keeps_checkpoints):
                 prepared = model = None  # the weights have changed: load the model again
@@ -482,7 +479,14 @@ class _Recovery:
         from desktop.core.options import Capabilities
 
         caps = Capabilities.detect()
-        return recovery.next_setting(self.config, self.attempts, eight_bit=caps.bitsandbytes and caps.cuda)
+        adjustment = recovery.next_setting(
+            self.config, self.attempts, eight_bit=caps.bitsandbytes and caps.cuda
+        )
+        if adjustment is not None and not adjustment.keeps_checkpoints and self.run.checkpoints():
+            # A new optimizer or LoRA would start the run over and its checkpoints could not be
+            # resumed: that is the user's choice to make (the failure offers it), not ours.
+            return None
+        return adjustment
 
     def adjusted(self, adjustment: recovery.Adjustment, reason: str, step: int, resumed_from: int) -> None:
         """Take ``adjustment``: save it in the run's config and report it."""

@@ -293,3 +293,26 @@ def test_a_change_reaches_the_app_from_a_child_process_in_the_users_language() -
     assert back == event and back.changes == {"training.batch_size": 4, "training.gradient_accumulation": 2}
     chinese = localized(back.described[0], "zh_CN")  # translated where it is shown, with its numbers
     assert chinese != back.described[0] and "8 -> 4" in chinese
+
+
+def test_a_run_with_checkpoints_is_never_started_over_by_itself(
+    tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fail_when(monkeypatch, "training_step", lambda t: t.state.global_step >= 6)
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=10
+    )
+    config.training.batch_size, config.training.save_steps = 2, 5
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    assert result.status == "failed"
+    # Half the batch, then checkpointing, then the batch of 1; a new optimizer would start the run over.
+    changes = [set(a.changes) for a in events.of(AdjustedEvent)]
+    assert changes == [
+        {"training.batch_size", "training.gradient_accumulation"},
+        {"performance.gradient_checkpointing"},
+    ]
+    assert (RunDir(result.run_dir).checkpoints_dir / "checkpoint-5").is_dir()  # kept, to resume from
+    labels = [r["label"] for r in result.failure.remedies]
+    assert any("Adafactor" in label for label in labels)  # the user's to choose
