@@ -158,7 +158,8 @@ def run_training(
         if not main:
             return
         try:
-            run.append(event)
+            if not isinstance(event, PreparingEvent):  # what is being done now: shown, not recorded
+                run.append(event)
         except OSError:  # a full disk: the run goes on (the checkpoint check stops it cleanly)
             log.warning("could not record an event in %s", run.events_path, exc_info=True)
         on_event(event)
