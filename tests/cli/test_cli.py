@@ -299,6 +299,17 @@ def test_export_command(
     assert main(["export", "no-such-run", str(tmp_path / "x"), "--runs-dir", str(runs)]) == 2
 
 
+def _train_gbk(model: Path, tmp_path: Path, *settings: str) -> Path:
+    """``init`` and ``train`` on the GBK reviews, as a user does; the runs folder."""
+    data = _gbk_csv(tmp_path / "评论.csv")
+    config_path = tmp_path / "run.toml"
+    init = ["init", "--task", "classification", "--model", str(model), "--data", str(data)]
+    assert main([*init, "-o", str(config_path)]) == 0
+    runs = tmp_path / "runs"
+    assert main(["train", str(config_path), "--runs-dir", str(runs), *_fast(*settings)]) == 0
+    return runs
+
+
 def test_train_says_how_it_went_on_after_running_out_of_memory(
     tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -313,23 +324,7 @@ def test_train_says_how_it_went_on_after_running_out_of_memory(
         return step(self, *args, **kwargs)
 
     monkeypatch.setattr(Trainer, "training_step", out_of_memory_at_step_6)
-    data = _gbk_csv(tmp_path / "评论.csv")
-    config_path = tmp_path / "run.toml"
-    main(
-        [
-            "init",
-            "--task",
-            "classification",
-            "--model",
-            str(tiny_bert),
-            "--data",
-            str(data),
-            "-o",
-            str(config_path),
-        ]
-    )
-    runs = tmp_path / "runs"
-    assert main(["train", str(config_path), "--runs-dir", str(runs), *_fast("training.save_steps=4")]) == 0
+    runs = _train_gbk(tiny_bert, tmp_path, "training.save_steps=4")
 
     err = capsys.readouterr().err
     assert (
@@ -343,23 +338,7 @@ def test_train_says_how_it_went_on_after_running_out_of_memory(
 def test_predict_on_a_gbk_csv_keeps_its_rows_and_encoding_and_evaluate_shows_the_confusions(
     tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    data = _gbk_csv(tmp_path / "评论.csv")
-    config_path = tmp_path / "run.toml"
-    main(
-        [
-            "init",
-            "--task",
-            "classification",
-            "--model",
-            str(tiny_bert),
-            "--data",
-            str(data),
-            "-o",
-            str(config_path),
-        ]
-    )
-    runs = tmp_path / "runs"
-    assert main(["train", str(config_path), "--runs-dir", str(runs), *_fast()]) == 0
+    runs = _train_gbk(tiny_bert, tmp_path)
     run = next(runs.iterdir())
     held_out = tmp_path / "新评论.csv"
     held_out.write_bytes(
