@@ -222,7 +222,13 @@ def _write(frame: Any, source: Path, out: Path, result: Prediction) -> None:
             frame.to_json(partial, orient="records", lines=True, force_ascii=False)
         else:
             frame.to_excel(partial, index=False, engine="openpyxl")
-        os.replace(partial, out)
+        try:
+            os.replace(partial, out)
+        except PermissionError:  # Windows: the file is open in Excel
+            raise InputError(
+                msg("{file} cannot be replaced: another program (Excel?) has it open.", file=out.name),
+                msg("Close it there, or choose another name for the output."),
+            ) from None
     except BaseException:
         partial.unlink(missing_ok=True)
         raise

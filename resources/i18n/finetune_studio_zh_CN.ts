@@ -3952,6 +3952,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请指定其中一列。</translation>
     </message>
     <message>
+        <source>{file} cannot be replaced: another program (Excel?) has it open.</source>
+        <translation>无法替换 {file}：另一个程序（Excel？）正打开着它。</translation>
+    </message>
+    <message>
+        <source>Close it there, or choose another name for the output.</source>
+        <translation>请先在那个程序中关闭它，或为输出文件换一个名字。</translation>
+    </message>
+    <message>
         <source>Some predictions do not fit the input&apos;s encoding ({encoding}): the file is written in UTF-8 with a BOM, which Excel also opens.</source>
         <translation>有些预测结果无法用输入文件的编码（{encoding}）表示：文件改用带 BOM 的 UTF-8 写入，Excel 同样可以打开。</translation>
     </message>

@@ -3952,6 +3952,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請指定其中一個欄位。</translation>
     </message>
     <message>
+        <source>{file} cannot be replaced: another program (Excel?) has it open.</source>
+        <translation>無法取代 {file}：另一個程式（Excel？）正開啟著它。</translation>
+    </message>
+    <message>
+        <source>Close it there, or choose another name for the output.</source>
+        <translation>請先在那個程式中關閉它，或為輸出檔案換一個名稱。</translation>
+    </message>
+    <message>
         <source>Some predictions do not fit the input&apos;s encoding ({encoding}): the file is written in UTF-8 with a BOM, which Excel also opens.</source>
         <translation>有些預測結果無法用輸入檔案的編碼（{encoding}）表示：檔案改用帶 BOM 的 UTF-8 寫入，Excel 同樣可以開啟。</translation>
     </message>

@@ -71,3 +71,22 @@ def test_a_causal_lm_writes_its_answers_into_jsonl(tiny_gpt2: Path, tmp_path: Pa
     written = [json.loads(line) for line in result.out.read_text(encoding="utf-8").splitlines()]
     assert [(w["prompt"], w["n"]) for w in written] == [("正面 很好", 1), ("the movie was", 2)]
     assert all(isinstance(w["generated"], str) for w in written) and result.added == ["generated"]
+
+
+def test_an_output_open_in_another_program_is_explained(
+    classifier: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    source = tmp_path / "rows.csv"
+    source.write_text("text\ngreat\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    out.write_text("old", encoding="utf-8")
+
+    def locked(src: object, dst: object) -> None:  # as Windows answers while Excel has the file open
+        raise PermissionError(13, "The process cannot access the file", str(dst))
+
+    monkeypatch.setattr(os, "replace", locked)
+    with pytest.raises(InputError, match="another program"):
+        predict_file(classifier, source, out)
+    assert out.read_text(encoding="utf-8") == "old" and not list(tmp_path.glob("*.partial"))
