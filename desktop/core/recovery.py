@@ -146,8 +146,9 @@ def longest_rows(dataset: Any, count: int) -> list[int]:
 
 def probe_wanted(args: Any) -> bool:
     """Whether to probe the longest batch: on a CUDA GPU, in one process (elsewhere there is no
-    out-of-memory error to find early: the CPU uses RAM, and several processes must step together)."""
-    return args.device.type == "cuda" and args.world_size == 1
+    out-of-memory error to find early: the CPU uses RAM, and several processes must step together),
+    without torch.compile (the eager pass would need more memory than the compiled steps)."""
+    return args.device.type == "cuda" and args.world_size == 1 and not args.torch_compile
 
 
 def probe_longest_batch(trainer: Any) -> list[int]:

@@ -316,3 +316,17 @@ def test_a_run_with_checkpoints_is_never_started_over_by_itself(
     assert (RunDir(result.run_dir).checkpoints_dir / "checkpoint-5").is_dir()  # kept, to resume from
     labels = [r["label"] for r in result.failure.remedies]
     assert any("Adafactor" in label for label in labels)  # the user's to choose
+
+
+def test_the_probe_runs_on_one_cuda_gpu_without_compile_only() -> None:
+    from types import SimpleNamespace
+
+    def args(device: str, processes: int = 1, compiled: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(
+            device=SimpleNamespace(type=device), world_size=processes, torch_compile=compiled
+        )
+
+    assert recovery.probe_wanted(args("cuda"))
+    assert not recovery.probe_wanted(args("cpu"))  # RAM, not an out-of-memory error to find early
+    assert not recovery.probe_wanted(args("cuda", processes=2))  # the ranks step together
+    assert not recovery.probe_wanted(args("cuda", compiled=True))
