@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QObject, Signal
 
 from desktop.core.torch_probe import TorchInfo
+from desktop.gui import workers
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Settings
 
@@ -97,6 +98,14 @@ def fake_controller() -> FakeController:
     return FakeController()
 
 
+def _busy(task: object) -> bool:
+    """Whether a background task's thread still runs (a task whose dialog is gone has no thread)."""
+    try:
+        return task.is_running()
+    except RuntimeError:  # its C++ side was deleted with its parent
+        return False
+
+
 @pytest.fixture
 def window(qtbot: object, settings: Settings, fake_controller: FakeController) -> MainWindow:
     win = MainWindow(settings, fake_controller)
@@ -106,5 +115,10 @@ def window(qtbot: object, settings: Settings, fake_controller: FakeController) -
     # open the modal "training is running" question and block the test.
     if fake_controller.running:
         fake_controller.end()
+    # Background work the test left running (an estimate after Fit my GPU, a token count) ends first:
+    # a worker thread that emits its result while the window's objects are being destroyed can
+    # deadlock PySide (the thread holds Qt's connection lock and waits for the GIL, which the
+    # destructor holds while it waits for that lock).
+    qtbot.waitUntil(lambda: not any(_busy(task) for task in list(workers._live)), timeout=30_000)
     win.close()
     win.deleteLater()
