@@ -98,6 +98,23 @@ def fake_controller() -> FakeController:
     return FakeController()
 
 
+@pytest.fixture(autouse=True)
+def collected_in_the_gui_thread() -> None:
+    """Widgets earlier tests left in reference cycles are collected now, on the GUI thread.
+
+    Otherwise the next automatic collection may run in a worker thread (an estimate building a model,
+    a training step) and delete Qt objects there, which deadlocks with the GUI thread (seen in CI:
+    the worker held a Qt mutex in ~QObject waiting for the GIL; the GUI thread held the GIL waiting for
+    that mutex)."""
+    import gc
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    if QCoreApplication.instance() is not None:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+
+
 def _busy(task: object) -> bool:
     """Whether a background task's thread still runs (a task whose dialog is gone has no thread)."""
     try:
