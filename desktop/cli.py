@@ -721,13 +721,9 @@ def _short(value: Any, width: int = 60) -> str:
 def cmd_export(args: argparse.Namespace) -> int:
     """Export a finished run; verify it by reloading it in a fresh process."""
     from desktop.core.export import STAGES, export_run
-    from desktop.core.paths import default_runs_dir
-    from desktop.core.runs import RunDir
 
-    run = RunDir(args.run)
-    if not run.is_run():
-        run = RunDir((args.runs_dir or default_runs_dir()) / args.run)
-    if not run.is_run():
+    run = _find_run(args.run, args.runs_dir)
+    if run is None:
         raise InputError(
             say("No run folder {run} was found.", run=args.run),
             say("List runs with: finetune-studio-cli runs"),
@@ -790,7 +786,7 @@ def _find_run(name: str, runs_dir: Path | None) -> Any:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     """Predict every row of a file with a trained model and write the file with the predictions added."""
-    from desktop.core.predict import predict_file
+    from desktop.core.predict import default_output, predict_file
     from desktop.core.progress import reporting
 
     run = _find_run(args.model, args.runs_dir)
@@ -800,7 +796,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
             say("No run or model folder {model} was found.", model=args.model),
             say("List runs with: finetune-studio-cli runs"),
         )
-    out = args.output or args.file.with_name(f"{args.file.stem}.predicted{_predicted_suffix(args.file)}")
+    out = args.output or default_output(args.file)
     if out.exists() and not args.force:
         raise InputError(
             say("{file} exists.", file=out), say("Choose another output name, or add --force to replace it.")
@@ -864,10 +860,6 @@ def _width(value: str) -> int:
 def _pad(value: str, width: int, right: bool = False) -> str:
     space = " " * max(0, width - _width(value))
     return space + value if right else value + space
-
-
-def _predicted_suffix(path: Path) -> str:
-    return path.suffix.lower() if path.suffix.lower() in (".csv", ".tsv", ".jsonl", ".xlsx") else ".csv"
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

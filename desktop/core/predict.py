@@ -43,6 +43,14 @@ class Prediction:
     notes: list[str] = field(default_factory=list)
 
 
+def default_output(path: str | Path) -> Path:
+    """Where predictions on ``path`` go unless the user says: ``NAME.predicted.csv`` beside it (the
+    input's type where predictions can be written in it)."""
+    path = Path(path)
+    suffix = path.suffix.lower() if path.suffix.lower() in WRITABLE else ".csv"
+    return path.with_name(f"{path.stem}.predicted{suffix}")
+
+
 def model_folder(ref: str | Path) -> tuple[Path, Path | None]:
     """The model folder of a run folder (its ``model/``, with its ``config.toml``) or a model folder
     itself (a run's ``model/`` or an exported folder)."""

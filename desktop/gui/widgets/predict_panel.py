@@ -132,10 +132,9 @@ class PredictPanel(QWidget):
                     self.column.addItem(name, name)
             except StudioError as exc:
                 self.status.setText(error_text(exc))
-            suffix = (
-                path.suffix.lower() if path.suffix.lower() in (".csv", ".tsv", ".jsonl", ".xlsx") else ".csv"
-            )
-            self.output_edit.setText(str(path.with_name(f"{path.stem}.predicted{suffix}")))
+            from desktop.core.predict import default_output
+
+            self.output_edit.setText(str(default_output(path)))
         self._update()
 
     def _update(self) -> None:
