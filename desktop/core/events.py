@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from desktop.core.messages import from_wire, to_wire
+
 
 @dataclass(frozen=True)
 class Event:
@@ -27,7 +29,7 @@ class Event:
         (see :func:`event_from_wire`), so the app shows a child's messages in the user's language."""
         data = {
             "event": self.kind,
-            **{f.name: _encode(getattr(self, f.name)) for f in dataclasses.fields(self)},
+            **{f.name: to_wire(getattr(self, f.name)) for f in dataclasses.fields(self)},
         }
         return json.dumps(data, ensure_ascii=False, default=str)
 
@@ -195,37 +197,6 @@ def event_from_json(line: str) -> Event:
     return event_from_dict(json.loads(line))
 
 
-_MSG = "__msg__"
-
-
-def _encode(value: Any) -> Any:
-    from desktop.core.messages import Msg
-
-    if isinstance(value, Msg):
-        return {_MSG: value.template, "params": {k: _encode(v) for k, v in value.params.items()}}
-    if isinstance(value, dict):
-        return {k: _encode(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_encode(v) for v in value]
-    return value
-
-
-def _decode(value: Any) -> Any:
-    from desktop.core.messages import Msg
-
-    if isinstance(value, dict):
-        if _MSG in value and set(value) == {_MSG, "params"}:
-            template = str(value[_MSG])  # translated where it is shown, like any core message
-            try:
-                return Msg(template, **{k: _decode(v) for k, v in value["params"].items()})
-            except (KeyError, IndexError, ValueError, TypeError, AttributeError):
-                return template
-        return {k: _decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
-
-
 def event_from_wire(line: str) -> Event:
     """Rebuild an event from :meth:`Event.to_wire` output, messages and all.
 
@@ -235,4 +206,4 @@ def event_from_wire(line: str) -> Event:
     data = json.loads(line)
     if not isinstance(data, dict):
         raise ValueError(f"not a run event: {line!r}")
-    return event_from_dict(_decode(data))
+    return event_from_dict(from_wire(data))

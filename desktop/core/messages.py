@@ -51,3 +51,33 @@ def collected(template: str) -> Msg:
     """``template`` (no placeholders) as a message, for texts the translation tools collect at their own
     call (a config field's ``_help("...")``)."""
     return Msg(template)
+
+
+_MSG = "__msg__"
+
+
+def to_wire(value: Any) -> Any:
+    """``value`` (messages, in dicts and lists) as plain JSON data that keeps each message's template,
+    for a message made in another process (see :func:`from_wire`)."""
+    if isinstance(value, Msg):
+        return {_MSG: value.template, "params": {k: to_wire(v) for k, v in value.params.items()}}
+    if isinstance(value, dict):
+        return {k: to_wire(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_wire(v) for v in value]
+    return value
+
+
+def from_wire(value: Any) -> Any:
+    """Data made by :func:`to_wire` with its messages rebuilt, to be translated where they are shown."""
+    if isinstance(value, dict):
+        if _MSG in value and set(value) == {_MSG, "params"}:
+            template = str(value[_MSG])
+            try:
+                return Msg(template, **{k: from_wire(v) for k, v in value["params"].items()})
+            except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+                return template
+        return {k: from_wire(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_wire(v) for v in value]
+    return value

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 WINDOWS = sys.platform == "win32"
+BELOW_NORMAL = subprocess.BELOW_NORMAL_PRIORITY_CLASS if WINDOWS else 0
+"""``creationflags`` for a child that should leave the window the cores it needs (0 elsewhere)."""
 
 
 def creation_flags(detached: bool = False) -> int:
@@ -102,3 +104,22 @@ def kill_tree(pid: int, grace_s: float = 5.0) -> None:
             proc.kill()
         except psutil.NoSuchProcess:
             continue
+
+
+def package_path() -> str:
+    """``PYTHONPATH`` for a Python child of the app: the folder that holds the ``desktop`` package first,
+    so the child imports this app's code."""
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parents[2])
+    current = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join([here, current]) if current else here
+
+
+def own_session() -> dict[str, Any]:
+    """``Popen`` arguments for a worker child: its own process group on POSIX (a Ctrl-C in the app's
+    terminal goes to the app, not the child); on Windows no console window, and below normal priority
+    (a child that keeps the cores busy leaves the window quick)."""
+    if WINDOWS:
+        return {"creationflags": subprocess.CREATE_NO_WINDOW | BELOW_NORMAL}
+    return {"start_new_session": True}

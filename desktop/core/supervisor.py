@@ -143,7 +143,7 @@ class ChildRun:
             python=self.python,
             module=self.worker,
         )
-        env = processes.child_env(PYTHONUNBUFFERED="1", PYTHONPATH=_package_root())
+        env = processes.child_env(PYTHONUNBUFFERED="1", PYTHONPATH=processes.package_path())
         if not self.config.launch.distributed and self.config.launch.gpu_ids:
             env["CUDA_VISIBLE_DEVICES"] = self.config.launch.gpu_ids.replace(" ", "")  # the GPU chosen
         stderr_path = folder / "stderr.log"
@@ -155,7 +155,7 @@ class ChildRun:
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 env=env,
-                **_new_session(),
+                **processes.own_session(),
             )
         self.pid = proc.pid
         _lower_priority(proc.pid)
@@ -396,15 +396,6 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _package_root() -> str:
-    """The folder that holds the ``desktop`` package, so the child imports this app's code."""
-    import os
-
-    here = str(Path(__file__).resolve().parents[2])
-    current = os.environ.get("PYTHONPATH", "")
-    return os.pathsep.join([here, current]) if current else here
-
-
 def _lower_priority(pid: int) -> None:
     """Run the child below normal priority, so the window stays quick while it trains on the CPU.
 
@@ -421,11 +412,3 @@ def _lower_priority(pid: int) -> None:
         psutil.Process(pid).nice(CHILD_NICENESS)
     except Exception:  # a process already gone, or a system that refuses: it trains at normal priority
         log.debug("could not lower the priority of %s", pid, exc_info=True)
-
-
-def _new_session() -> dict[str, object]:
-    """Its own process group on POSIX: a Ctrl-C in the app's terminal goes to the app, not the run.
-    On Windows: no console window, and below normal priority (see :func:`_lower_priority`)."""
-    if sys.platform == "win32":
-        return {"creationflags": subprocess.CREATE_NO_WINDOW | subprocess.BELOW_NORMAL_PRIORITY_CLASS}
-    return {"start_new_session": True}
