@@ -118,6 +118,7 @@ def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gpt2: Path, k
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))  # for the helper process (its own import)
     monkeypatch.setattr(hub_module, "_answers", {})
     yield fake
     fake.stop()

@@ -201,25 +201,47 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
         config: Model source, task and LoRA settings.
         lora: Override ``config.lora.enabled`` (to compare with and without adapters).
     """
-    from pathlib import Path
-
     from desktop.core.lazy import transformers_names
 
     (AutoConfig,) = transformers_names("AutoConfig")
 
-    from desktop.core.hub import complete_in_cache
     from desktop.core.models import pretrained_kwargs, resolve
+
+    fetch_model_config(config)
+    model_config = AutoConfig.from_pretrained(
+        resolve(config.model), **pretrained_kwargs(config.model, need="config")
+    )
+    return shapes_for_model_config(model_config, config, lora)
+
+
+def fetch_model_config(config: RunConfig) -> None:
+    """Bring a hub model's ``config.json`` alone (a few kB, never the weights) into the hub's cache, so
+    that :func:`shapes_for_config` reads it offline. Nothing to do for a local or bundled model.
+
+    Raises:
+        ModelError: The hub cannot be reached or has no such model.
+    """
+    from pathlib import Path
+
+    from desktop.core.hub import complete_in_cache
 
     name, revision = config.model.name.strip(), config.model.revision
     on_hub = name and not name.startswith("bundled:") and not Path(name).expanduser().is_dir()
     if on_hub and not complete_in_cache(name, revision, "config"):
         from desktop.core.fit import fetch_config
 
-        fetch_config(name)  # config.json alone (a few kB) into the hub's cache; never the weights
-    model_config = AutoConfig.from_pretrained(
-        resolve(config.model), **pretrained_kwargs(config.model, need="config")
-    )
-    return shapes_for_model_config(model_config, config, lora)
+        fetch_config(name)
+
+
+def shapes_with_and_without_lora(config: RunConfig) -> tuple[ParamShapes, ParamShapes | None]:
+    """The model's shapes as it is and with LoRA adapters (``None`` for a model LoRA cannot adapt):
+    what the Memory & speed page compares."""
+    full = shapes_for_config(config, lora=False)
+    try:
+        with_lora = shapes_for_config(config, lora=True)
+    except Exception:  # a model LoRA cannot adapt: no LoRA suggestions
+        with_lora = None
+    return full, with_lora
 
 
 def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | None = None) -> ParamShapes:

@@ -214,14 +214,15 @@ class ModelBrowser(QDialog):
         source = self._source_for(hit)
 
         def work() -> Any:
-            from desktop.core.fit import fetch_config, fit
+            from desktop.core.fit import fetch_config
+            from desktop.core.helper import model_fit
             from desktop.core.hub_search import weights_info
 
             figures = (hit.parameters, hit.size_bytes)
             if hit.parameters is None and hit.source not in ("local", "catalogue"):
                 with contextlib.suppress(Exception):  # ModelScope's search gives no parameter counts
                     figures = weights_info(ref, source)
-            return fit(fetch_config(ref, source), config, gpu_free, ram, rows), figures
+            return model_fit(fetch_config(ref, source), config, gpu_free, ram, rows), figures
 
         def done(result: Any) -> None:
             self._fitting = False

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
 CODE = """
 import sys
@@ -34,6 +37,57 @@ def test_opening_the_window_imports_no_heavy_library(tmp_path) -> None:
         timeout=120,
     )
     assert out.stdout.strip() == ""
+
+
+JOURNEY = """
+import sys
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from desktop.gui.main_window import MainWindow
+from desktop.gui.settings import Settings
+import desktop.gui.warmup
+desktop.gui.warmup.IDLE_S = 3600  # this test is about what the steps themselves import
+
+def wait(signal):
+    loop = QEventLoop()
+    signal.connect(loop.quit)
+    QTimer.singleShot(120_000, loop.quit)
+    loop.exec()
+
+window = MainWindow(Settings(sys.argv[1]))
+window.show()
+page = window.data_page
+page.model_edit.setText(sys.argv[2])
+page.model_edit.editingFinished.emit()
+page.data_edit.setText(sys.argv[3])
+QTimer.singleShot(0, page.data_edit.editingFinished.emit)
+wait(page.token_stats_loaded)
+print("stats:", page.stats_label.text().splitlines()[0])
+QTimer.singleShot(0, lambda: window.go_to(2))
+wait(window.options_page.estimate_updated)
+print("estimate:", window.options_page.fit_label.text().splitlines()[0])
+print("heavy:", " ".join(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers"))))
+window.close()
+"""
+
+
+def test_token_statistics_and_the_estimate_leave_pytorch_out_of_the_window(tmp_path, tiny_bert) -> None:
+    """They are answered by the helper process: importing PyTorch would freeze the window (issue 14)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FINETUNE_STUDIO_HOME": str(tmp_path / "home")}
+    data = SAMPLES / "reviews.csv"
+    out = subprocess.run(
+        [sys.executable, "-c", JOURNEY, str(tmp_path / "s.ini"), str(tiny_bert), str(data)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=300,
+    )
+    lines = dict(line.split(": ", 1) for line in out.stdout.splitlines() if ": " in line)
+    assert lines["stats"].startswith("text: min ")  # the statistics were shown
+    assert "GB" in lines["estimate"] or "MB" in lines["estimate"]  # and the estimate
+    assert lines["heavy"] == ""
 
 
 def test_a_windowed_app_without_stdout_writes_to_its_log(app_home, monkeypatch) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import importlib
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -31,13 +33,14 @@ from PySide6.QtWidgets import (
 from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
 from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.errors import StudioError, human_size
+from desktop.core.helper import TokenReport
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview, preview_head
 from desktop.gui.core_text import sentences, shown
 from desktop.gui.fit_text import badge_text
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.settings import Key, Settings
-from desktop.gui.workers import BackgroundTask
+from desktop.gui.workers import BackgroundTask, run_in_background
 
 PREVIEW_ROWS = 50
 
@@ -65,8 +68,9 @@ class DataPage(WizardPage):
         self._model_problem = ""
         self._download_problem = ""  # a hub model not downloaded yet
         self._model_touched = False  # no error before the user has touched the field
-        self._stats: Preview | None = None
+        self._stats: TokenReport | None = None
         self._generation = 0
+        self._fit_asked = 0  # the fit badge's requests: only the latest one's answer is shown
         self._checked = 0  # the last load whose every row was checked (its head is then stale)
         self._tasks: set[BackgroundTask] = set()
         self._debounce = QTimer(self, singleShot=True, interval=300)
@@ -489,17 +493,22 @@ class DataPage(WizardPage):
         from desktop.core.models import resolve
         from desktop.gui.pages.options_page import _free_ram
 
-        config, gpu_free, ram = copy.deepcopy(self._config), self._gpu_free, _free_ram()
+        config, gpu_free = copy.deepcopy(self._config), self._gpu_free
         rows = self.train_rows()
 
         def work() -> Any:
-            from desktop.core.fit import fetch_config, fit
+            from desktop.core.fit import fetch_config
+            from desktop.core.helper import model_fit
 
-            return fit(fetch_config(resolve(config.model)), config, gpu_free, ram, rows or None)
+            ram = _free_ram()  # here: psutil's first import takes 0.1 s
+            return model_fit(fetch_config(resolve(config.model)), config, gpu_free, ram, rows or None)
+
+        self._fit_asked += 1
+        asked = self._fit_asked
 
         def done(result: Any) -> None:
-            if self._config.model.name.strip() != name:
-                return  # another model was chosen meanwhile
+            if asked != self._fit_asked:
+                return  # asked again meanwhile (another model, the rows now known): that answer counts
             where = self.tr("this GPU") if result.on_gpu else self.tr("RAM (no NVIDIA GPU)")
             text = self.tr(
                 "Fit here: {badge}. Needs about {need} with the current Memory & speed options; "
@@ -777,17 +786,21 @@ class DataPage(WizardPage):
             return
         generation, config = self._generation, copy.deepcopy(self._config)
         self.stats_label.setText(self.tr("Loading the tokenizer…"))
+        if "pyqtgraph" not in sys.modules:  # for the histogram: 0.4 s to import, never on this thread
+            run_in_background(
+                lambda: importlib.import_module("pyqtgraph"), self, self._on_plots_importable, lambda *_: None
+            )
 
-        def measure() -> Preview:
-            from desktop.core.models import load_tokenizer
+        def measure() -> TokenReport:
+            from desktop.core.helper import token_statistics
 
-            return preview(config, num_rows=0, tokenizer=load_tokenizer(config.model), schedule=False)
+            return token_statistics(config)  # in the helper process: this one never imports PyTorch
 
         self._run(
             measure, lambda r: self._on_stats(generation, r), lambda e: self._on_stats_failed(generation, e)
         )
 
-    def _on_stats(self, generation: int, result: Preview) -> None:
+    def _on_stats(self, generation: int, result: TokenReport) -> None:
         if generation != self._generation:
             return
         self._stats = result
@@ -795,7 +808,7 @@ class DataPage(WizardPage):
         self._show_stats(result)
         self.token_stats_loaded.emit()
 
-    def _show_stats(self, result: Preview) -> None:
+    def _show_stats(self, result: TokenReport) -> None:
         limit = self._config.training.max_length
         lines = []
         for name, s in result.token_stats.items():
@@ -815,7 +828,7 @@ class DataPage(WizardPage):
             )
         self.stats_label.setText("\n".join(lines))
         first = next(iter(result.token_stats.values()), None)
-        if first is not None:
+        if first is not None and "pyqtgraph" in sys.modules:  # else shown once it is imported
             if self.histogram is None:
                 from desktop.gui.widgets.histogram_widget import HistogramWidget
 
@@ -823,6 +836,10 @@ class DataPage(WizardPage):
                 self.stats_layout.insertWidget(1, self.histogram, 1)
             self.histogram.show_lengths(first.lengths, limit)
             self.histogram.setVisible(True)
+
+    def _on_plots_importable(self, _module: object) -> None:
+        if self._stats is not None and self.histogram is None:
+            self._show_stats(self._stats)
 
     def _on_stats_failed(self, generation: int, exc: object) -> None:
         if generation != self._generation:

@@ -353,14 +353,9 @@ class OptionsPage(WizardPage):
         self.fit_label.setText(self.tr("Reading the model's size…"))
 
         def read() -> tuple:
-            from desktop.core.memory import shapes_for_config
+            from desktop.core.helper import model_shapes
 
-            full = shapes_for_config(config, lora=False)
-            try:
-                with_lora = shapes_for_config(config, lora=True)
-            except Exception:  # a model LoRA cannot adapt: no LoRA suggestions
-                with_lora = None
-            return full, with_lora
+            return model_shapes(config)  # in the helper process: this one never imports PyTorch
 
         task = BackgroundTask(read, self)
         self._tasks.add(task)
