@@ -11,7 +11,9 @@ from desktop.core import processes
 from desktop.core.messages import msg
 
 _PROBE = r"""
-import importlib.metadata, importlib.util, json
+import importlib.metadata, importlib.util, json, os
+if hasattr(os, "nice"):
+    os.nice(10)  # below the window: the probe shares the cores with it
 info = {"installed": importlib.util.find_spec("torch") is not None}
 if info["installed"]:
     try:
@@ -109,7 +111,12 @@ def probe_torch(python: str = sys.executable, timeout: float = 120.0) -> TorchIn
     """
     try:
         done = processes.run(
-            [python, "-c", _PROBE], capture_output=True, text=True, timeout=timeout, check=False
+            [python, "-c", _PROBE],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            creationflags=processes.creation_flags() | processes.BELOW_NORMAL,
         )
     except subprocess.TimeoutExpired:
         return TorchInfo(error=f"importing PyTorch took longer than {timeout:.0f} s")
