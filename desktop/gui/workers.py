@@ -157,6 +157,11 @@ def run_in_background(
     return task
 
 
+def busy() -> bool:
+    """Whether any background task is running (GUI thread)."""
+    return bool(_live)
+
+
 def shutdown_all(grace_s: float = SHUTDOWN_GRACE_S) -> bool:
     """Cancel every running task and wait for them, ``grace_s`` in all; whether all have ended.
 

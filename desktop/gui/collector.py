@@ -1,0 +1,128 @@
+"""Python's cycle collector, run on the window's thread only, and over the whole heap only when idle.
+
+CPython collects reference cycles in whichever thread happens to allocate past a threshold. For the
+window that is two problems: (1) once PyTorch and Transformers are imported the heap holds over a
+million objects, and a full collection holds the interpreter's lock for 100-200 ms (measured while
+the training stack imports in the background: the window froze that long, several times); (2) a
+collection in a background thread may free the widgets of a closed dialog that sit in a reference
+cycle, and deleting Qt objects outside the GUI thread can deadlock PySide (seen in CI).
+
+So the window's process turns automatic collection off (:meth:`Collector.start`), and a timer on the
+GUI thread collects what Python would have: the young generations as soon as their thresholds are
+passed (a few milliseconds: few objects), the whole heap only when the user has been idle for a moment
+(or after :data:`FULL_AT_MOST_EVERY_S` of constant use). What a finished import leaves behind can be
+frozen (:meth:`Collector.freeze`): no later collection walks it again.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+
+from desktop.gui import workers
+
+TICK_MS = 50
+"""How often the thresholds are looked at."""
+IDLE_S = 2.0
+"""No input for this long: a full collection cannot be felt."""
+FULL_AT_MOST_EVERY_S = 600.0
+"""A full collection happens at least this often, idle or not (memory stays bounded)."""
+
+_INPUT = frozenset(
+    {
+        QEvent.Type.KeyPress,
+        QEvent.Type.MouseButtonPress,
+        QEvent.Type.MouseMove,
+        QEvent.Type.Wheel,
+        QEvent.Type.TouchBegin,
+    }
+)
+
+
+def generation_to_collect(
+    counts: tuple[int, int, int],
+    thresholds: tuple[int, int, int],
+    idle_s: float,
+    since_full_s: float,
+    busy: bool = False,
+) -> int | None:
+    """The generation to collect now (``None``: nothing), as CPython would choose it, except that the
+    oldest generation waits for an idle moment with no background work (an import in progress has
+    not frozen its objects yet).
+
+    Args:
+        counts: ``gc.get_count()``: allocations since the last young collection, young collections
+            since the last middle one, middle ones since the last full one.
+        thresholds: ``gc.get_threshold()``.
+        idle_s: Seconds since the user's last input.
+        since_full_s: Seconds since the last full collection.
+        busy: Background work is running.
+    """
+    if counts[0] < thresholds[0]:
+        return None
+    quiet = idle_s >= IDLE_S and not busy
+    if counts[2] >= thresholds[2] and (quiet or since_full_s >= FULL_AT_MOST_EVERY_S):
+        return 2
+    if counts[1] >= thresholds[1]:
+        return 1
+    return 0
+
+
+class Collector(QObject):
+    """Collects cycles on the GUI thread while started (see the module's text)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._timer = QTimer(self, interval=TICK_MS)
+        self._timer.timeout.connect(self._tick)
+        self._last_input = self._last_full = time.monotonic()
+        self._was_enabled = False
+
+    def idle_s_now(self) -> float:
+        """Seconds since the user last pressed a key, clicked or moved the mouse."""
+        return time.monotonic() - self._last_input
+
+    def start(self) -> None:
+        """Turn automatic collection off and collect from here on."""
+        if self._timer.isActive():
+            return
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+        QApplication.instance().installEventFilter(self)
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Give collection back to Python (as it was before :meth:`start`)."""
+        if not self._timer.isActive():
+            return
+        self._timer.stop()
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
+        if self._was_enabled:
+            gc.enable()
+
+    def freeze(self) -> None:
+        """Move every object alive now out of the collector's reach (after a big import: its modules,
+        classes and functions live as long as the process)."""
+        gc.collect(0)
+        gc.freeze()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in _INPUT:
+            self._last_input = time.monotonic()
+        return False
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        generation = generation_to_collect(
+            gc.get_count(), gc.get_threshold(), now - self._last_input, now - self._last_full, workers.busy()
+        )
+        if generation is None:
+            return
+        gc.collect(generation)
+        if generation == 2:
+            self._last_full = now

@@ -1,0 +1,82 @@
+"""PyTorch and Transformers imported while the user does nothing, so that no later step waits for them.
+
+Training in the window's process, export and try-it need them in this process. Importing them holds
+Python's lock for up to ~150 ms at a time (PyTorch's extension setting itself up), which no thread can
+avoid, and the window would stutter if the user were acting then. :class:`Warmup` imports them once
+they are wanted (the user has a model and data) and the app has been idle for :data:`IDLE_S`: no key
+or mouse input, no background task and no run in progress.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from desktop.gui import workers
+
+IDLE_S = 2.0
+"""Seconds without input before the import starts."""
+
+
+class Warmup(QObject):
+    """Imports the training stack at the first idle moment after :meth:`want`; once per process.
+
+    Args:
+        idle_s: Seconds since the user's last input.
+        running: Whether a run is in progress (no import then: the window is showing its plots).
+        imported: Called on the GUI thread once the stack is imported by this object.
+    """
+
+    done = Signal()
+    """The stack is imported (also when it was before :meth:`want`, or failed to import)."""
+
+    def __init__(
+        self,
+        parent: QObject,
+        idle_s: Callable[[], float],
+        running: Callable[[], bool] = lambda: False,
+        imported: Callable[[], None] = lambda: None,
+    ) -> None:
+        super().__init__(parent)
+        self._idle_s, self._running, self._imported = idle_s, running, imported
+        self._state = "idle"  # -> "waiting" -> "importing" -> "done"
+        self._timer = QTimer(self, interval=250)
+        self._timer.timeout.connect(self._check)
+
+    @property
+    def state(self) -> str:
+        """``idle`` (not wanted yet), ``waiting`` (for an idle moment), ``importing`` or ``done``."""
+        return self._state
+
+    def want(self) -> None:
+        """Import the stack at the next idle moment (nothing more when that is under way or done)."""
+        if self._state == "idle":
+            self._state = "waiting"
+            self._timer.start()
+
+    def _check(self) -> None:
+        if _stack_imported():
+            self._finish()
+        elif self._idle_s() >= IDLE_S and not workers.busy() and not self._running():
+            self._state = "importing"
+            self._timer.stop()
+            from desktop.core.lazy import import_training_stack
+
+            # A failure (a broken PyTorch) is left to the step that needs it, which explains it.
+            failed = lambda *_: self._finish()  # noqa: E731
+            workers.run_in_background(import_training_stack, self, self._on_imported, failed)
+
+    def _on_imported(self, _result: object) -> None:
+        self._imported()
+        self._finish()
+
+    def _finish(self) -> None:
+        self._timer.stop()
+        self._state = "done"
+        self.done.emit()
+
+
+def _stack_imported() -> bool:
+    return "torch" in sys.modules and "transformers.trainer" in sys.modules

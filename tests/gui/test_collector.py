@@ -1,0 +1,123 @@
+"""Cycles are collected on the window's thread, and the whole heap only when the user is idle; the
+training stack is imported while the user does nothing."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from typing import ClassVar
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit
+
+from desktop.gui import warmup as warmup_module
+from desktop.gui.collector import IDLE_S, Collector, generation_to_collect
+from desktop.gui.warmup import Warmup
+
+THRESHOLDS = (700, 10, 10)
+
+
+@pytest.mark.parametrize(
+    ("counts", "idle_s", "since_full_s", "busy", "expected"),
+    [
+        ((100, 0, 0), 60.0, 0.0, False, None),  # below the threshold: nothing
+        ((701, 3, 0), 0.0, 0.0, False, 0),  # the young generation
+        ((701, 10, 2), 0.0, 0.0, False, 1),  # the middle one, as Python would
+        ((701, 10, 10), 0.0, 0.0, False, 1),  # the whole heap waits while the user acts...
+        ((701, 10, 10), IDLE_S, 0.0, False, 2),  # ...and is collected once idle
+        ((701, 10, 10), IDLE_S, 0.0, True, 1),  # but not while an import may be under way
+        ((701, 10, 10), 0.0, 601.0, True, 2),  # and never put off for more than ten minutes
+    ],
+)
+def test_the_generation_collected(counts, idle_s, since_full_s, busy, expected) -> None:
+    assert generation_to_collect(counts, THRESHOLDS, idle_s, since_full_s, busy) == expected
+
+
+class _Cycle:
+    """An object in a reference cycle that records the thread its collection ran in."""
+
+    freed_in: ClassVar[list[str]] = []
+
+    def __init__(self) -> None:
+        self.me = self
+
+    def __del__(self) -> None:
+        _Cycle.freed_in.append(threading.current_thread().name)
+
+
+def test_cycles_made_in_a_worker_are_collected_on_the_gui_thread(qtbot) -> None:
+    collector = Collector()
+    collector.start()
+    try:
+        assert not gc.isenabled()
+        _Cycle.freed_in.clear()
+
+        kept: list[list] = []
+
+        def allocate() -> None:
+            for _ in range(200):
+                _Cycle()
+            kept.extend([] for _ in range(5000))  # far past the young threshold: Python would collect
+
+        worker = threading.Thread(target=allocate, name="worker")
+        worker.start()
+        worker.join()
+        assert _Cycle.freed_in == []  # nothing collected in the worker
+        qtbot.waitUntil(lambda: len(_Cycle.freed_in) == 200, timeout=5000)
+        assert set(_Cycle.freed_in) == {threading.main_thread().name}
+        kept.clear()
+    finally:
+        collector.stop()
+    assert gc.isenabled()
+
+
+def test_the_stack_is_imported_at_the_first_idle_moment(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    imported: list[str] = []
+    monkeypatch.setattr(warmup_module, "_stack_imported", lambda: bool(imported))
+    monkeypatch.setattr(
+        "desktop.core.lazy.import_training_stack", lambda: imported.append(threading.current_thread().name)
+    )
+    idle = {"s": 0.0}
+    running = {"yes": True}
+    frozen: list[bool] = []
+    warm = Warmup(
+        None, lambda: idle["s"], running=lambda: running["yes"], imported=lambda: frozen.append(True)
+    )
+    warm.want()
+    assert warm.state == "waiting"
+    idle["s"] = warmup_module.IDLE_S  # idle, but a run is showing its plots
+    with qtbot.waitSignal(warm.done, timeout=1000, raising=False) as early:
+        pass
+    assert not early.signal_triggered and imported == []
+    running["yes"] = False
+    with qtbot.waitSignal(warm.done, timeout=5000):
+        pass
+    assert imported and imported[0] != threading.main_thread().name  # off the GUI thread
+    assert frozen == [True]  # what it imported is frozen out of later collections
+    assert warm.state == "done"
+
+
+def test_a_user_at_work_puts_the_import_off(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warmup_module, "_stack_imported", lambda: False)
+    started: list[bool] = []
+    monkeypatch.setattr("desktop.core.lazy.import_training_stack", lambda: started.append(True))
+    collector = Collector()
+    collector.start()
+    try:
+        warm = Warmup(None, collector.idle_s_now)
+        warm.want()
+        edit = QLineEdit()
+        qtbot.addWidget(edit)
+        edit.show()
+        for _ in range(3):
+            qtbot.keyClick(edit, Qt.Key.Key_A)  # typing: input less than IDLE_S ago
+            with qtbot.waitSignal(warm.done, timeout=int(warmup_module.IDLE_S * 400), raising=False) as early:
+                pass
+            assert not early.signal_triggered
+        assert edit.text() == "aaa" and started == []
+        with qtbot.waitSignal(warm.done, timeout=int(warmup_module.IDLE_S * 1000) + 3000):
+            pass
+        assert started == [True]
+    finally:
+        collector.stop()
