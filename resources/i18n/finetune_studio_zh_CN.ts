@@ -3696,6 +3696,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>找到 {gpus}（NVIDIA 驱动程序 {driver}）。</translation>
     </message>
     <message>
+        <source>The helper process that reads models ended unexpectedly (exit code {code}).</source>
+        <translation>读取模型的辅助进程意外结束（退出代码 {code}）。</translation>
+    </message>
+    <message>
+        <source>Try again. If it happens again, its log is {path}.</source>
+        <translation>请重试。如果再次出现，它的日志在 {path}。</translation>
+    </message>
+    <message>
         <source>Only models in a hub cache can be deleted here.</source>
         <translation>这里只能删除 Hub 缓存中的模型。</translation>
     </message>

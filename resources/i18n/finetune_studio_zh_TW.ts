@@ -3696,6 +3696,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>找到 {gpus}（NVIDIA 驅動程式 {driver}）。</translation>
     </message>
     <message>
+        <source>The helper process that reads models ended unexpectedly (exit code {code}).</source>
+        <translation>讀取模型的輔助行程意外結束（結束代碼 {code}）。</translation>
+    </message>
+    <message>
+        <source>Try again. If it happens again, its log is {path}.</source>
+        <translation>請再試一次。如果再次發生，它的記錄檔在 {path}。</translation>
+    </message>
+    <message>
         <source>Only models in a hub cache can be deleted here.</source>
         <translation>這裡只能刪除 Hub 快取中的模型。</translation>
     </message>
