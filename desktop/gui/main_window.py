@@ -91,6 +91,7 @@ class MainWindow(QMainWindow):
             imported=self.collector.freeze,
         )
         self.data_page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
+        self.train_page.idle_s = self.collector.idle_s_now
         self.pages: list[WizardPage] = [
             self.environment_page,
             self.data_page,

@@ -38,6 +38,8 @@ from desktop.gui.workers import run_in_background
 REPAINT_MS = 40  # one plot repaints per tick: each at most ~6 times a second, whatever the step rate
 SMOOTHING = 0.8
 GB = 1024**3
+PLOT_IDLE_S = 1.0  # the plots are made ahead of need once the user has left the mouse and keys this long
+PLOT_RETRY_MS = 250
 GPU_COLORS = ("#d9534f", "#2b8cbe", "#41ab5d", "#e6850e", "#6a51a3", "#ce1256", "#636363", "#8c6d31")
 
 
@@ -181,6 +183,8 @@ class TrainPage(WizardPage):
         # Plots are made on first use: pyqtgraph takes ~0.4 s to import, too long for start-up.
         self.plots: list = []
         self._importing_plots = False
+        self.idle_s: Callable[[], float] = lambda: PLOT_IDLE_S
+        """Seconds since the user's last input (the window sets it), for :meth:`prepare_plots`."""
         self._next_flush = 0  # the plot the repaint timer looks at next
         self.plot_area = QWidget()
         self.plot_grid = QGridLayout(self.plot_area)
@@ -229,10 +233,13 @@ class TrainPage(WizardPage):
             pass
 
     def prepare_plots(self) -> None:
-        """Make the plots ahead of need, one per turn of the event loop: 40-60 ms each, where all four
-        at once would hold the window for 200 ms when the Train step opens. pyqtgraph (0.4 s to
-        import) is imported in the background first."""
+        """Make the plots ahead of need, one at a time while the user is idle: 40-60 ms each, where all
+        four at once would hold the window for 200 ms when the Train step opens (and one made while the
+        user types would be felt). pyqtgraph (0.4 s to import) is imported in the background first."""
         if len(self.plots) == 4:
+            return
+        if self.idle_s() < PLOT_IDLE_S:
+            QTimer.singleShot(PLOT_RETRY_MS, self.prepare_plots)
             return
         if "pyqtgraph" not in sys.modules:
             if not self._importing_plots:
