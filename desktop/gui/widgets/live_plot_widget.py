@@ -154,8 +154,10 @@ class LivePlotWidget(pg.PlotWidget):
         return len(self._points[name])
 
     def clear_points(self) -> None:
-        """Empty every curve (a new run)."""
+        """Empty every curve (a new run); a plot already empty is left alone (no repaint)."""
         for name, points in self._points.items():
+            if not len(points):
+                continue
             points.clear()
             self._curves[name].setData([], [])
         self._dirty.clear()
