@@ -87,6 +87,14 @@ def load_libraries_outside_the_lock() -> None:
     sys.meta_path.insert(0, _outside)
 
 
+def import_data_stack() -> None:
+    """Import what reading and checking data needs (Arrow, pandas, NumPy)."""
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import pyarrow.compute
+    import pyarrow.csv  # noqa: F401
+
+
 def import_training_stack() -> None:
     """Import what training, export and try-it need in this process (PyTorch, Transformers, the
     Trainer and the model classes), so that none of them waits for it later."""

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.gui import workers
 
-TICK_MS = 50
-"""How often the thresholds are looked at."""
+TICK_MS = 10
+"""How often the thresholds are looked at: often, so that each collection has few young objects to walk."""
 IDLE_S = 2.0
 """No input for this long: a full collection cannot be felt."""
 FULL_AT_MOST_EVERY_S = 600.0

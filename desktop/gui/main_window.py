@@ -84,8 +84,11 @@ class MainWindow(QMainWindow):
 
         self.collector = Collector(self)  # cycles collected on this thread, the whole heap when idle
         self.collector.start()
+        self.data_warmup = Warmup(self, "data", self.collector.idle_s_now, imported=self.collector.freeze)
+        QTimer.singleShot(0, self.data_warmup.want)  # once the user leaves the window alone a moment
         self.warmup = Warmup(
             self,
+            "training",
             self.collector.idle_s_now,
             running=self.controller.is_running,
             imported=self.collector.freeze,

@@ -1,10 +1,11 @@
-"""PyTorch and Transformers imported while the user does nothing, so that no later step waits for them.
+"""Heavy libraries imported while the user does nothing, so that no later step waits for them.
 
-Training in the window's process, export and try-it need them in this process. Importing them holds
-Python's lock for up to ~150 ms at a time (PyTorch's extension setting itself up), which no thread can
-avoid, and the window would stutter if the user were acting then. :class:`Warmup` imports them once
-they are wanted (the user has a model and data) and the app has been idle for :data:`IDLE_S`: no key
-or mouse input, no background task and no run in progress.
+Reading data needs Arrow, pandas and NumPy; training in the window's process, export and try-it need
+PyTorch and Transformers. Importing them holds Python's lock for up to ~150 ms at a time (PyTorch's
+extension setting itself up, NumPy's and pandas' modules made), which no thread can avoid, and the
+window would stutter if the user were acting then. A :class:`Warmup` imports one such stack once it is
+wanted (the data stack from the start, the training stack once the user has a model and data) and the
+app has been idle for :data:`IDLE_S`: no key or mouse input, no background task and no run in progress.
 """
 
 from __future__ import annotations
@@ -19,11 +20,19 @@ from desktop.gui import workers
 IDLE_S = 2.0
 """Seconds without input before the import starts."""
 
+STACKS = {
+    "data": (("numpy", "pandas", "pyarrow.csv", "pyarrow.compute"), "import_data_stack"),
+    "training": (("torch", "transformers.trainer"), "import_training_stack"),
+}
+"""A stack: the modules that show it is imported, and the function of :mod:`desktop.core.lazy` that
+imports it."""
+
 
 class Warmup(QObject):
-    """Imports the training stack at the first idle moment after :meth:`want`; once per process.
+    """Imports a stack of libraries at the first idle moment after :meth:`want`; once per process.
 
     Args:
+        stack: ``"data"`` or ``"training"`` (see :data:`STACKS`).
         idle_s: Seconds since the user's last input.
         running: Whether a run is in progress (no import then: the window is showing its plots).
         imported: Called on the GUI thread once the stack is imported by this object.
@@ -35,11 +44,13 @@ class Warmup(QObject):
     def __init__(
         self,
         parent: QObject,
+        stack: str,
         idle_s: Callable[[], float],
         running: Callable[[], bool] = lambda: False,
         imported: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__(parent)
+        self._modules, self._importer = STACKS[stack]
         self._idle_s, self._running, self._imported = idle_s, running, imported
         self._state = "idle"  # -> "waiting" -> "importing" -> "done"
         self._timer = QTimer(self, interval=250)
@@ -57,16 +68,16 @@ class Warmup(QObject):
             self._timer.start()
 
     def _check(self) -> None:
-        if _stack_imported():
+        if self._ready():
             self._finish()
         elif self._idle_s() >= IDLE_S and not workers.busy() and not self._running():
             self._state = "importing"
             self._timer.stop()
-            from desktop.core.lazy import import_training_stack
+            from desktop.core import lazy
 
             # A failure (a broken PyTorch) is left to the step that needs it, which explains it.
             failed = lambda *_: self._finish()  # noqa: E731
-            workers.run_in_background(import_training_stack, self, self._on_imported, failed)
+            workers.run_in_background(getattr(lazy, self._importer), self, self._on_imported, failed)
 
     def _on_imported(self, _result: object) -> None:
         self._imported()
@@ -77,6 +88,5 @@ class Warmup(QObject):
         self._state = "done"
         self.done.emit()
 
-
-def _stack_imported() -> bool:
-    return "torch" in sys.modules and "transformers.trainer" in sys.modules
+    def _ready(self) -> bool:
+        return all(name in sys.modules for name in self._modules)

@@ -74,7 +74,7 @@ def test_cycles_made_in_a_worker_are_collected_on_the_gui_thread(qtbot) -> None:
 
 def test_the_stack_is_imported_at_the_first_idle_moment(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
     imported: list[str] = []
-    monkeypatch.setattr(warmup_module, "_stack_imported", lambda: bool(imported))
+    monkeypatch.setattr(Warmup, "_ready", lambda self: bool(imported))
     monkeypatch.setattr(
         "desktop.core.lazy.import_training_stack", lambda: imported.append(threading.current_thread().name)
     )
@@ -82,7 +82,11 @@ def test_the_stack_is_imported_at_the_first_idle_moment(qtbot, monkeypatch: pyte
     running = {"yes": True}
     frozen: list[bool] = []
     warm = Warmup(
-        None, lambda: idle["s"], running=lambda: running["yes"], imported=lambda: frozen.append(True)
+        None,
+        "training",
+        lambda: idle["s"],
+        running=lambda: running["yes"],
+        imported=lambda: frozen.append(True),
     )
     warm.want()
     assert warm.state == "waiting"
@@ -99,13 +103,13 @@ def test_the_stack_is_imported_at_the_first_idle_moment(qtbot, monkeypatch: pyte
 
 
 def test_a_user_at_work_puts_the_import_off(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(warmup_module, "_stack_imported", lambda: False)
+    monkeypatch.setattr(Warmup, "_ready", lambda self: False)
     started: list[bool] = []
     monkeypatch.setattr("desktop.core.lazy.import_training_stack", lambda: started.append(True))
     collector = Collector()
     collector.start()
     try:
-        warm = Warmup(None, collector.idle_s_now)
+        warm = Warmup(None, "training", collector.idle_s_now)
         warm.want()
         edit = QLineEdit()
         qtbot.addWidget(edit)
