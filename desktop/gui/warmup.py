@@ -21,7 +21,7 @@ IDLE_S = 2.0
 """Seconds without input before the import starts."""
 
 STACKS = {
-    "data": (("numpy", "pandas", "pyarrow.csv", "pyarrow.compute"), "import_data_stack"),
+    "data": (("numpy", "pandas", "pyarrow.csv", "pyarrow.compute", "pyqtgraph"), "import_data_stack"),
     "training": (("torch", "transformers.trainer"), "import_training_stack"),
 }
 """A stack: the modules that show it is imported, and the function of :mod:`desktop.core.lazy` that
