@@ -88,13 +88,11 @@ def load_libraries_outside_the_lock() -> None:
 
 
 def import_data_stack() -> None:
-    """Import what reading and checking data needs (Arrow, pandas, NumPy), and pyqtgraph for its
-    histogram and the training plots."""
+    """Import what reading and checking data needs (Arrow, pandas, NumPy)."""
     import numpy  # noqa: F401
     import pandas  # noqa: F401
     import pyarrow.compute
     import pyarrow.csv  # noqa: F401
-    import pyqtgraph  # noqa: F401
 
 
 def import_training_stack() -> None:

@@ -20,12 +20,25 @@ from desktop.gui import workers
 IDLE_S = 2.0
 """Seconds without input before the import starts."""
 
-STACKS = {
-    "data": (("numpy", "pandas", "pyarrow.csv", "pyarrow.compute", "pyqtgraph"), "import_data_stack"),
-    "training": (("torch", "transformers.trainer"), "import_training_stack"),
+
+def _import_data_stack() -> None:
+    from desktop.core.lazy import import_data_stack
+
+    import_data_stack()
+    import pyqtgraph  # noqa: F401  (the data page's histogram, the Train step's plots)
+
+
+def _import_training_stack() -> None:
+    from desktop.core.lazy import import_training_stack
+
+    import_training_stack()
+
+
+STACKS: dict[str, tuple[tuple[str, ...], Callable[[], None]]] = {
+    "data": (("numpy", "pandas", "pyarrow.csv", "pyarrow.compute", "pyqtgraph"), _import_data_stack),
+    "training": (("torch", "transformers.trainer"), _import_training_stack),
 }
-"""A stack: the modules that show it is imported, and the function of :mod:`desktop.core.lazy` that
-imports it."""
+"""A stack: the modules that show it is imported, and what imports it."""
 
 
 class Warmup(QObject):
@@ -73,11 +86,10 @@ class Warmup(QObject):
         elif self._idle_s() >= IDLE_S and not workers.busy() and not self._running():
             self._state = "importing"
             self._timer.stop()
-            from desktop.core import lazy
-
             # A failure (a broken PyTorch) is left to the step that needs it, which explains it.
             failed = lambda *_: self._finish()  # noqa: E731
-            workers.run_in_background(getattr(lazy, self._importer), self, self._on_imported, failed)
+            importer = self._importer
+            workers.run_in_background(lambda: importer(), self, self._on_imported, failed)
 
     def _on_imported(self, _result: object) -> None:
         self._imported()
