@@ -325,10 +325,8 @@ class Helper:
         from desktop.core import processes
         from desktop.core.processes import own_session, package_path
 
-        path = _log_path()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "wb") as stderr:
+        with _log_file() as stderr:
+            try:
                 return processes.popen(
                     [self.python, "-m", self.module],
                     stdin=subprocess.PIPE,
@@ -337,10 +335,10 @@ class Helper:
                     env=processes.child_env(PYTHONPATH=package_path()),
                     **own_session(),
                 )
-        except OSError:
-            log.warning("the helper process could not start; answering in this process", exc_info=True)
-            self.unavailable = True
-            return None
+            except OSError:
+                log.warning("the helper process could not start; answering in this process", exc_info=True)
+                self.unavailable = True
+                return None
 
     def _end(self) -> int | None:
         process, self._process = self._process, None
@@ -355,6 +353,20 @@ class Helper:
         except subprocess.TimeoutExpired:
             process.kill()
             return process.wait()
+
+
+@contextlib.contextmanager
+def _log_file() -> Any:
+    """The helper's stderr: its log file, or nowhere when the log cannot be written (a full disk, a file
+    another program holds): the helper does not need it to answer."""
+    try:
+        path = _log_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stream = open(path, "wb")  # noqa: SIM115
+    except OSError:
+        stream = open(os.devnull, "wb")  # noqa: SIM115
+    with stream:
+        yield stream
 
 
 def _log_path() -> Path:

@@ -109,3 +109,16 @@ def test_a_helper_that_dies_is_reported_and_replaced(
     broken.module = "desktop.helper"
     assert helper.model_shapes(config)[0].num_parameters > 0  # the next question starts a new one
     broken.close()
+
+
+def test_a_log_that_cannot_be_written_does_not_stop_the_helper(
+    own_helper: helper.Helper, tiny_gpt2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "a-file-not-a-folder"
+    blocked.write_text("", encoding="utf-8")
+    monkeypatch.setenv("FINETUNE_STUDIO_HOME", str(blocked))  # logs/ cannot be made under a file
+    config = RunConfig()
+    config.task = "causal-lm"
+    config.model.name = str(tiny_gpt2)
+    assert helper.model_shapes(config)[0].num_parameters > 0
+    assert own_helper.pid is not None and not own_helper.unavailable
