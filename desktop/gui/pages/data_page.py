@@ -788,7 +788,7 @@ class DataPage(WizardPage):
         self.stats_label.setText(self.tr("Loading the tokenizer…"))
         if self.histogram is None:  # for the histogram: pyqtgraph takes 0.4 s to import, never here
             if "pyqtgraph" in sys.modules:
-                QTimer.singleShot(0, lambda: self._on_plots_importable(None))
+                QTimer.singleShot(0, self, lambda: self._on_plots_importable(None))
             else:
                 run_in_background(
                     lambda: importlib.import_module("pyqtgraph"),

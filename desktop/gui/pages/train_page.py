@@ -184,6 +184,8 @@ class TrainPage(WizardPage):
         self.plots: list = []
         self._importing_plots = False
         self.idle_s: Callable[[], float] = lambda: PLOT_IDLE_S
+        self._plots_later = QTimer(self, singleShot=True, interval=PLOT_RETRY_MS)
+        self._plots_later.timeout.connect(self.prepare_plots)
         """Seconds since the user's last input (the window sets it), for :meth:`prepare_plots`."""
         self._next_flush = 0  # the plot the repaint timer looks at next
         self.plot_area = QWidget()
@@ -239,7 +241,7 @@ class TrainPage(WizardPage):
         if len(self.plots) == 4:
             return
         if self.idle_s() < PLOT_IDLE_S:
-            QTimer.singleShot(PLOT_RETRY_MS, self.prepare_plots)
+            self._plots_later.start()  # a timer of this page: it dies with the page
             return
         if "pyqtgraph" not in sys.modules:
             if not self._importing_plots:
@@ -252,7 +254,7 @@ class TrainPage(WizardPage):
                 )
             return
         if self._make_next_plot():
-            QTimer.singleShot(0, self.prepare_plots)
+            QTimer.singleShot(0, self, self.prepare_plots)  # dropped if the page is gone
 
     def _make_next_plot(self) -> bool:
         """Make the next missing plot; whether one was made."""
