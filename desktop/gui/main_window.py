@@ -755,8 +755,5 @@ class MainWindow(QMainWindow):
         for page in self.pages:
             page.shutdown()
         shutdown_all()  # at most about 2 s; what has not ended by then is left behind
-        self.collector.stop()
-        from desktop.core.helper import shared
-
-        shared().close()
+        self.collector.stop()  # the helper process ends with the app (its stdin closes)
         event.accept()
