@@ -72,7 +72,7 @@ def token_statistics(config: RunConfig) -> TokenReport:
         ConfigError, DataError, ModelError: As :func:`~desktop.core.preview.preview` and
             :func:`~desktop.core.models.load_tokenizer` raise them.
     """
-    answer = _ask("token_statistics", config=_config_to_wire(config))
+    answer = _helper.ask("token_statistics", config=_config_to_wire(config))
     if answer is None:
         return _token_statistics(config)
     from desktop.core.preview import TokenStats
@@ -92,7 +92,7 @@ def model_shapes(config: RunConfig) -> tuple[Any, Any]:
     from desktop.core.memory import fetch_model_config
 
     fetch_model_config(config)  # here: the network and the keyring stay in the app's process
-    answer = _ask("model_shapes", config=_config_to_wire(config))
+    answer = _helper.ask("model_shapes", config=_config_to_wire(config))
     if answer is None:
         from desktop.core.memory import shapes_with_and_without_lora
 
@@ -111,7 +111,7 @@ def model_fit(
     """:func:`desktop.core.fit.fit` for a model's ``config.json`` (already fetched)."""
     from desktop.core.fit import Fit, fit
 
-    answer = _ask(
+    answer = _helper.ask(
         "model_fit",
         model_config=model_config,
         config=_config_to_wire(config),
@@ -377,12 +377,3 @@ def _log_path() -> Path:
 
 _helper = Helper()
 atexit.register(_helper.close)
-
-
-def shared() -> Helper:
-    """The app's helper."""
-    return _helper
-
-
-def _ask(call: str, **args: Any) -> Any:
-    return _helper.ask(call, **args)

@@ -88,8 +88,7 @@ class Warmup(QObject):
             self._timer.stop()
             # A failure (a broken PyTorch) is left to the step that needs it, which explains it.
             failed = lambda *_: self._finish()  # noqa: E731
-            importer = self._importer
-            workers.run_in_background(lambda: importer(), self, self._on_imported, failed)
+            workers.run_in_background(self._importer, self, self._on_imported, failed)
 
     def _on_imported(self, _result: object) -> None:
         self._imported()
