@@ -634,11 +634,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     config = _load(args)
     tokenizer = None
     if complete(model_folder(config)):  # on this computer (not just its config): check the tokenizer too
-        _quiet_libraries()
-        from desktop.core.models import load_tokenizer
-
-        tokenizer = load_tokenizer(config.model)
-    result = preview(config, num_rows=0, tokenizer=tokenizer)
+        tokenizer = _tokenizer_loader(config)
+    result = preview(config, num_rows=0, load_tokenizer=tokenizer)
     print(
         say(
             "{config}: OK. {train} training rows, {eval} for evaluation.",
@@ -662,13 +659,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     if head is not None:
         _print_rows(head)
         print(say("Checking every row…"), file=sys.stderr, flush=True)
-    tokenizer = None
-    if not args.no_tokens:
-        _quiet_libraries()
-        from desktop.core.models import load_tokenizer
-
-        tokenizer = load_tokenizer(config.model)
-    result = preview(config, num_rows=args.rows, tokenizer=tokenizer)
+    tokenizer = None if args.no_tokens else _tokenizer_loader(config)
+    result = preview(config, num_rows=args.rows, load_tokenizer=tokenizer)
     if head is None or head.guess.columns != result.guess.columns:
         _print_rows(result)
     print(
@@ -697,6 +689,18 @@ def cmd_preview(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(say("note: {note}", note=text(note)))
     return EXIT_OK
+
+
+def _tokenizer_loader(config: Any) -> Any:
+    """Loads the model's tokenizer when called (after the data is checked, see ``preview``)."""
+
+    def load() -> Any:
+        _quiet_libraries()
+        from desktop.core.models import load_tokenizer
+
+        return load_tokenizer(config.model)
+
+    return load
 
 
 def _print_rows(result: Any) -> None:

@@ -328,7 +328,7 @@ def unknown_share(tokenizer: Any, texts: list[str], sample: int = 500) -> float:
 
 def _check_labels(train: Table, eval_: Table | None, column: str, config: RunConfig) -> list[str]:
     spellings: dict[str, set[str]] = defaultdict(set)
-    for value in unique_values(train.frame[column]):
+    for value in unique_values(train.column(column)):
         spellings[label_key(value)].add(str(value))
     classes = len(spellings)
     if classes > 50 and classes > MAX_CLASS_SHARE * len(train):
@@ -346,7 +346,7 @@ def _check_labels(train: Table, eval_: Table | None, column: str, config: RunCon
             ),
         )
     if eval_ is not None:
-        unseen = sorted({label_key(v) for v in unique_values(eval_.frame[column])} - set(spellings))
+        unseen = sorted({label_key(v) for v in unique_values(eval_.column(column))} - set(spellings))
         if unseen:
             hint = (
                 msg("Add training examples of those labels, or leave their rows out.")

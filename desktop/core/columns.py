@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.config import Columns
-from desktop.core.data import Table, blank_mask, is_blank
+from desktop.core.data import Table, is_blank
 from desktop.core.errors import DataError
 from desktop.core.messages import msg
 
@@ -158,7 +158,7 @@ def _by_name(table: Table, roles: tuple[str, ...], mapped: dict[str, str], found
 
 def _by_content(table: Table, option: str, mapped: dict[str, str], found_by: dict[str, str]) -> None:
     free = [c for c in table.columns if c not in mapped.values()]
-    sample = table.frame.head(500)
+    sample = table.head(500).frame
 
     def assign(role: str, column: str | None) -> None:
         if column is not None and role not in mapped:
@@ -311,9 +311,9 @@ def check_rows(
     for role in required:
         column = getattr(columns, role)
         if role == "messages":
-            rows = [i for i, v in enumerate(table.frame[column].tolist()) if not _usable_chat(v)]
+            rows = [i for i, v in enumerate(table.column(column).tolist()) if not _usable_chat(v)]
         else:
-            rows = blank_mask(table.frame[column]).nonzero()[0].tolist()
+            rows = table.blank(column).nonzero()[0].tolist()
         if len(rows) == len(table):
             raise DataError(
                 msg(
@@ -346,9 +346,13 @@ def check_rows(
                 rows=table.locate_many(sorted(bad)),
             )
         )
-        table = table.take([i for i in range(len(table)) if i not in bad])
+        import numpy as np
+
+        usable = np.ones(len(table), dtype=bool)
+        usable[list(bad)] = False
+        table = table.take(np.flatnonzero(usable))
     if task == "classification" and training:
-        classes = {label_key(v) for v in unique_values(table.frame[columns.label])}
+        classes = {label_key(v) for v in unique_values(table.column(columns.label))}
         if len(classes) < 2:
             raise DataError(
                 msg(

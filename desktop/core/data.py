@@ -26,31 +26,80 @@ ENCODING_CANDIDATES = ["gb18030", "big5", "cp1252", "shift_jis", "euc_kr", "utf_
 class Table:
     """Rows of data with the columns of the source, plus where each row is in its file.
 
+    A table can be a view: the rows ``rows`` of a larger frame, in that order. Taking rows (a split,
+    rows left out, a chunk) makes a view and copies nothing, so a file of millions of rows is in memory
+    once however it is split and checked; :meth:`column` copies one column of the view when asked.
+
     Attributes:
-        frame: The rows (``pandas.DataFrame``); blank cells are ``None``.
+        base: The rows read (``pandas.DataFrame``, Arrow-backed for a large CSV); blank cells are
+            ``None``. A view uses only its ``rows`` of it: use :meth:`column`, :meth:`records` or
+            :attr:`frame`, never ``base`` directly.
         source: The file name(s) or hub id, for messages.
     """
 
-    frame: pd.DataFrame
+    base: pd.DataFrame
     source: str
     # (first row, (file name, "row" or "line"), line numbers or None, number of the first row) per source file
     segments: list[tuple[int, tuple[str, str], list[int] | None, int]] = field(
         default_factory=list, repr=False
     )
-    # original row index of each row, once rows were filtered or shuffled
-    origin: list[int] | None = field(default=None, repr=False)
+    # position of each row among the rows as read (to find it in its file), or None: the same as its index
+    origin: Any = field(default=None, repr=False)
+    # position of each row in ``base``, or None: every row of ``base``, in order
+    rows: Any = field(default=None, repr=False)
 
     def __len__(self) -> int:
-        return len(self.frame)
+        return len(self.base) if self.rows is None else len(self.rows)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A view is sent to another process (a chunk to tokenize) with its own rows only.
+        return (Table, (self.frame, self.source, self.segments, self.origin))
 
     @property
     def columns(self) -> list[str]:
         """The column names."""
-        return [str(c) for c in self.frame.columns]
+        return [str(c) for c in self.base.columns]
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The rows as a ``pandas.DataFrame`` (of a view: a copy of its rows; for small tables)."""
+        if self.rows is None:
+            return self.base
+        import pandas as pd
+
+        names = self.base.columns
+        return pd.DataFrame({name: self.column(name) for name in names}, columns=names)
+
+    def column(self, name: str) -> pd.Series:
+        """One column's values in the table's order (a ``pandas.Series`` indexed from 0)."""
+        values = self.base[name]
+        if self.rows is None:
+            return values
+        return _take_series(values, self.rows)
+
+    def compact(self) -> Table:
+        """This table with its own rows only (a view no longer keeps the whole frame it is taken from)."""
+        return self if self.rows is None else Table(self.frame, self.source, self.segments, self.origin)
+
+    def head(self, count: int) -> Table:
+        """A view of the first ``count`` rows."""
+        return self if count >= len(self) else self.take(range(max(0, count)))
+
+    def records(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The first ``limit`` rows (all when ``None``) as ``{column: value}``."""
+        return (self if limit is None else self.head(limit)).frame.to_dict("records")
+
+    def blank(self, name: str) -> Any:
+        """Which rows of the column hold no usable value (:func:`is_blank`), as a numpy array."""
+        if self.rows is None:
+            return blank_mask(self.base[name])
+        if len(self.rows) > len(self.base) // 4:  # most of the rows: measured in place, then picked
+            return blank_mask(self.base[name])[self.rows]
+        return blank_mask(self.column(name))
 
     def locate(self, index: int) -> str:
         """How a user finds row ``index`` in the source, e.g. ``reviews.csv row 7``."""
-        index = self.origin[index] if self.origin is not None else index
+        index = int(self.origin[index]) if self.origin is not None else index
         starts = [s[0] for s in self.segments]
         start, (name, word), numbers, first = self.segments[bisect.bisect_right(starts, index) - 1]
         number = int(numbers[index - start]) if numbers is not None else index - start + first
@@ -68,40 +117,53 @@ class Table:
         return msg("{items} and {more} more", items=listed, more=more) if more > 0 else listed
 
     def take(self, indices: Any) -> Table:
-        """A new table of the given rows (a list or an array of positions), which keep their locations."""
+        """A view of the given rows (a list, range or array of positions), which keep their locations."""
         import numpy as np
 
         positions = np.asarray(indices, dtype=np.int64)
-        frame = self.frame.iloc[positions].reset_index(drop=True)
-        origin = np.asarray(self.origin)[positions] if self.origin is not None else positions
-        return Table(frame, self.source, self.segments, origin)
+        rows = self.rows[positions] if self.rows is not None else positions
+        origin = self.origin[positions] if self.origin is not None else positions
+        return Table(self.base, self.source, self.segments, origin, rows)
 
-    def take_apart(self, *parts: Any) -> list[Table]:
-        """Tables of the given rows each (arrays of positions), made a column at a time, each column
-        of this table dropped once it is copied: the peak is this table and one column more, not two
-        tables. This table is left without columns: it must not be used after."""
+    def numbers(self) -> tuple[tuple[str, str], Any]:
+        """The label of a table read from one file and each row's number in it (for joining files)."""
         import numpy as np
-        import pandas as pd
 
-        positions = [np.asarray(part, dtype=np.int64) for part in parts]
-        names = list(self.frame.columns)
-        columns: list[dict[Any, Any]] = [{} for _ in positions]
-        for name in names:
-            column = self.frame[name]
-            for taken, rows in zip(columns, positions, strict=True):
-                taken[name] = column.take(rows).reset_index(drop=True)
-            del column
-            del self.frame[name]
-        origin = np.asarray(self.origin) if self.origin is not None else None
-        return [
-            Table(
-                pd.DataFrame(taken, columns=names),
-                self.source,
-                self.segments,
-                origin[rows] if origin is not None else rows,
-            )
-            for taken, rows in zip(columns, positions, strict=True)
-        ]
+        (_, label, numbers, first), *more = self.segments
+        if more:
+            raise ValueError("a table of several files")
+        origin = self.origin if self.origin is not None else np.arange(len(self))
+        return label, (np.asarray(numbers)[origin] if numbers is not None else origin + first)
+
+
+def _take_series(values: Any, rows: Any) -> Any:
+    """``values`` at positions ``rows`` as a new Series indexed from 0. Arrow-backed text is taken a
+    chunk at a time: Arrow's own take of a chunked column joins its chunks first (even to take no
+    row), a copy of the whole column (200 MB for the review texts of a 1.75 M-row file)."""
+    import numpy as np
+    import pandas as pd
+
+    array = values.array
+    if not isinstance(array, pd.arrays.ArrowStringArray):
+        return values.take(rows).reset_index(drop=True)
+    import pyarrow as pa
+
+    order = None
+    if len(rows) > 1 and not bool(np.all(rows[1:] >= rows[:-1])):
+        order = np.argsort(rows, kind="stable")
+        rows = rows[order]
+    chunked = array.__arrow_array__()
+    bounds = np.cumsum([0] + [len(c) for c in chunked.chunks])
+    cuts = np.searchsorted(rows, bounds)
+    pieces = [
+        chunk.take(pa.array(rows[cuts[i] : cuts[i + 1]] - bounds[i]))
+        for i, chunk in enumerate(chunked.chunks)
+        if cuts[i + 1] > cuts[i]
+    ]
+    taken = pa.chunked_array(pieces, type=chunked.type)
+    if order is not None:  # back in the order asked: a take of the rows taken, not of the column
+        taken = taken.take(pa.array(np.argsort(order, kind="stable")))
+    return pd.Series(type(array)(taken), name=values.name, dtype=values.dtype)
 
 
 # --------------------------------------------------------------------------- encodings
@@ -201,21 +263,27 @@ def read_file(path: str | Path) -> Table:
         )
     if path.stat().st_size == 0:
         raise _empty(path)
-    frame, numbers, word, offset = reader(path)
-    if len(frame) == 0:
+    frame, numbers, word, offset, rows = reader(path)
+    if (len(frame) if rows is None else len(rows)) == 0:
         raise DataError(
             msg("{file} has no data rows.", file=path.name), msg("Add examples below the header row.")
         )
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = _nulls_to_none(frame)
-    return Table(frame, path.name, [(0, (path.name, word), numbers, offset)])
+    return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], rows, rows)
+
+
+Read = tuple[Any, Any, str, int, Any]
+"""What a reader returns: the rows read, their numbers in the file (``None``: counted from the next
+item), the word for where they are ("row", "line"), the number of the first, and the positions of the
+rows that hold data (``None``: all; a view leaves the rest out without copying)."""
 
 
 READ_BLOCK = 1 << 24
 """Bytes of a CSV or TSV that Arrow parses at a time (16 MB; progress is said after each)."""
 
 
-def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
+def _read_delimited(path: Path, sep: str) -> Read:
     fast = _read_delimited_fast(path, sep)
     if fast is not None:
         return fast
@@ -249,16 +317,24 @@ def _read_delimited(path: Path, sep: str) -> tuple[Any, list[int], str, int]:
     return _drop_empty_rows(frame)
 
 
-def _read_delimited_fast(path: Path, sep: str) -> tuple[Any, Any, str, int] | None:
+def _read_delimited_fast(path: Path, sep: str) -> Read | None:
     """A UTF-8 CSV or TSV read by Arrow's parser (multithreaded, from the file, no Python string of it
-    whole): ten times faster than through pandas on a file of millions of rows. ``None`` sends the file
-    the careful way: another encoding, a blank line (rows are numbered as a spreadsheet numbers them),
-    or anything Arrow refuses (the careful way then says what is wrong, and where)."""
+    whole): ten times faster than through pandas on a file of millions of rows. The rows are parsed
+    into the app's cache and read from there memory-mapped (:mod:`arrow_cache`); the next read of the
+    same file only maps them. ``None`` sends the file the careful way: another encoding, a blank line
+    (rows are numbered as a spreadsheet numbers them), or anything Arrow refuses (the careful way then
+    says what is wrong, and where)."""
     import mmap
 
     import pyarrow as pa
-    import pyarrow.csv as pacsv
 
+    from desktop.core import arrow_cache
+
+    stat = path.stat()
+    name = arrow_cache.key("delimited", str(path.resolve()), stat.st_size, stat.st_mtime_ns, sep)
+    table = arrow_cache.open_table("tables", name)
+    if table is not None:
+        return _arrow_frame(table)
     with open(path, "rb") as fh:
         try:
             view = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -271,25 +347,36 @@ def _read_delimited_fast(path: Path, sep: str) -> tuple[Any, Any, str, int] | No
             header = _csv_header(view[: end if end >= 0 else len(view)], sep)
     if header is None:
         return None
-    from desktop.core import progress
-
-    size, block = max(1, path.stat().st_size), READ_BLOCK
-    batches = []
     try:
-        # A block at a time (as fast as one read here), so a window can show how far it is and stop.
-        with pacsv.open_csv(path, **_arrow_csv_options(header, sep, block)) as reader:
-            schema = reader.schema
-            for batch in reader:
-                batches.append(batch)
-                progress.report(len(batches) * block / size, msg("Reading {file}", file=path.name))
+        try:
+            table = _parse_delimited(path, sep, header, name)
+        except OSError:  # the cache cannot be written (a full disk): the rows are kept in memory
+            table = _parse_delimited(path, sep, header, None)
     except (pa.ArrowInvalid, OSError):
         return None
-    table = pa.Table.from_batches(batches, schema=schema)
-    del batches
-    frame = _arrow_frame(table)
-    del table
     release_memory()  # the parser's buffers
-    return frame
+    return _arrow_frame(table)
+
+
+def _parse_delimited(path: Path, sep: str, header: list[str], cache_name: str | None) -> Any:
+    """The rows of a CSV or TSV as an Arrow table, parsed a block at a time (so a window can show how
+    far it is, and stop) into the cache file ``cache_name`` (or kept in memory: ``None``)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from desktop.core import arrow_cache, progress
+
+    size, block = max(1, path.stat().st_size), READ_BLOCK
+
+    def batches(reader: Any) -> Any:
+        for done, batch in enumerate(reader, 1):
+            yield batch
+            progress.report(min(1.0, done * block / size), msg("Reading {file}", file=path.name))
+
+    with pacsv.open_csv(path, **_arrow_csv_options(header, sep, block)) as reader:
+        if cache_name is not None:
+            return arrow_cache.write_table("tables", cache_name, batches(reader), reader.schema)
+        return pa.Table.from_batches(list(batches(reader)), schema=reader.schema)
 
 
 def _unusual(start: bytes) -> bool:
@@ -308,7 +395,7 @@ def _arrow_csv_options(header: list[str], sep: str, block_size: int) -> dict[str
             delimiter=sep, quote_char=False if sep == "\t" else '"', newlines_in_values=sep != "\t"
         ),
         "convert_options": pacsv.ConvertOptions(
-            column_types={name: pa.string() for name in header},
+            column_types={name: pa.large_string() for name in header},
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
         ),
@@ -326,27 +413,25 @@ def _csv_header(first: bytes, sep: str) -> list[str] | None:
     return header if header and len(set(header)) == len(header) else None
 
 
-def _arrow_frame(table: Any) -> tuple[Any, Any, str, int] | None:
+def _arrow_frame(table: Any) -> Read | None:
     """An Arrow table of strings as a pandas frame, Arrow-backed: the text stays in Arrow's buffers
-    (no Python object per cell) and string checks run in Arrow's kernels. Rows whose every cell is
-    blank are left out, as the careful way leaves them; the rest keep their spreadsheet row numbers."""
-    import numpy as np
-    import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+    (no Python object per cell, no copy) and string checks run in Arrow's kernels. Rows whose every
+    cell is blank are left out of the view, as the careful way leaves them; the rows are numbered as a
+    spreadsheet numbers them (the header is row 1)."""
     if table.num_rows == 0:
         return None
-    blank = None
-    for column in table.columns:
-        empty = pc.equal(pc.utf8_trim_whitespace(column), "")
-        blank = empty if blank is None else pc.and_(blank, empty)
-    keep = np.flatnonzero(~blank.to_numpy(zero_copy_only=False))
-    if len(keep) < table.num_rows:
-        table = table.take(pa.array(keep))
-    frame = table.to_pandas(types_mapper={pa.string(): pd.StringDtype("pyarrow")}.get)
+    frame = _arrow_to_pandas(table)
     frame.columns = [str(c).lstrip("\ufeff") for c in frame.columns]
-    return frame, keep + 2, "row", 2
+    return _drop_empty_rows(frame)
+
+
+def _arrow_to_pandas(table: Any) -> Any:
+    """A pandas frame of an Arrow table whose text columns stay Arrow's (no copy, no Python strings)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    text = pd.StringDtype("pyarrow")
+    return table.to_pandas(types_mapper={pa.string(): text, pa.large_string(): text}.get)
 
 
 def read_head(path: str | Path, rows: int = 1000) -> Table:
@@ -361,13 +446,13 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
     if sep is not None and path.is_file():
         head = _head_delimited(path, sep, rows)
         if head is not None:
-            frame, numbers, word, offset = head
-            return Table(frame, path.name, [(0, (path.name, word), numbers, offset)])
+            frame, numbers, word, offset, keep = head
+            return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
     table = read_file(path)
     return table.take(list(range(min(rows, len(table)))))
 
 
-def _head_delimited(path: Path, sep: str, rows: int) -> tuple[Any, Any, str, int] | None:
+def _head_delimited(path: Path, sep: str, rows: int) -> Read | None:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -391,8 +476,10 @@ def _head_delimited(path: Path, sep: str, rows: int) -> tuple[Any, Any, str, int
     found = _arrow_frame(pa.Table.from_batches(batches)) if batches else None
     if found is None:
         return None
-    frame, numbers, word, offset = found
-    return frame.head(rows), numbers[:rows], word, offset
+    import numpy as np
+
+    frame, numbers, word, offset, keep = found
+    return frame, numbers, word, offset, np.arange(min(rows, len(frame))) if keep is None else keep[:rows]
 
 
 def _empty(path: Path) -> DataError:
@@ -401,36 +488,37 @@ def _empty(path: Path) -> DataError:
     )
 
 
-def _drop_empty_rows(frame: Any) -> tuple[Any, list[int], str, int]:
+def _drop_empty_rows(frame: Any) -> Read:
+    """The rows of ``frame`` with a value in some cell; numbered as a spreadsheet numbers them: the
+    header is row 1, and blank lines count as rows."""
     import numpy as np
 
-    # Numbers as a spreadsheet shows them: the header is row 1, and blank lines count as rows.
     blank = np.ones(len(frame), dtype=bool)
     for name in frame.columns:
         blank &= blank_mask(frame[name])
     keep = np.flatnonzero(~blank)
-    return frame.iloc[keep].reset_index(drop=True), keep + 2, "row", 2
+    return frame, None, "row", 2, None if len(keep) == len(frame) else keep
 
 
-def _read_csv(path: Path) -> tuple[Any, list[int], str, int]:
+def _read_csv(path: Path) -> Read:
     return _read_delimited(path, ",")
 
 
-def _read_tsv(path: Path) -> tuple[Any, list[int], str, int]:
+def _read_tsv(path: Path) -> Read:
     return _read_delimited(path, "\t")
 
 
-def _read_txt(path: Path) -> tuple[Any, list[int], str, int]:
+def _read_txt(path: Path) -> Read:
     import pandas as pd
 
     text = decode_text(path.read_bytes(), path.name)
     lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if not lines:
         raise _empty(path)
-    return pd.DataFrame({"text": [t for _, t in lines]}), [n for n, _ in lines], "line", 1
+    return pd.DataFrame({"text": [t for _, t in lines]}), [n for n, _ in lines], "line", 1, None
 
 
-def _read_jsonl(path: Path) -> tuple[Any, list[int], str, int]:
+def _read_jsonl(path: Path) -> Read:
     import pandas as pd
 
     text = decode_text(path.read_bytes(), path.name)
@@ -460,10 +548,10 @@ def _read_jsonl(path: Path) -> tuple[Any, list[int], str, int]:
         numbers.append(n)
     if not records:
         raise _empty(path)
-    return pd.DataFrame.from_records(records), numbers, "line", 1
+    return pd.DataFrame.from_records(records), numbers, "line", 1, None
 
 
-def _read_json(path: Path) -> tuple[Any, None, str, int]:
+def _read_json(path: Path) -> Read:
     import pandas as pd
 
     text = decode_text(path.read_bytes(), path.name)
@@ -488,14 +576,14 @@ def _read_json(path: Path) -> tuple[Any, None, str, int]:
             msg("{file} does not hold a list of records.", file=path.name),
             'Write it as [{"text": "...", "label": "..."}, ...].',
         )
-    return pd.DataFrame.from_records(data), None, "item", 1
+    return pd.DataFrame.from_records(data), None, "item", 1, None
 
 
-def _read_parquet(path: Path) -> tuple[Any, None, str, int]:
+def _read_parquet(path: Path) -> Read:
     import pandas as pd
 
     try:
-        return pd.read_parquet(path), None, "row", 1
+        return pd.read_parquet(path), None, "row", 1, None
     except Exception as exc:
         raise DataError(
             msg("{file} is not a readable Parquet file ({error}).", file=path.name, error=exc),
@@ -503,7 +591,7 @@ def _read_parquet(path: Path) -> tuple[Any, None, str, int]:
         ) from None
 
 
-def _read_xlsx(path: Path) -> tuple[Any, list[int], str, int]:
+def _read_xlsx(path: Path) -> Read:
     import pandas as pd
 
     try:
@@ -528,15 +616,18 @@ _READERS = {
 
 
 def _nulls_to_none(frame: Any) -> Any:
-    """Missing cells as ``None`` (the rest of the app's one spelling of "no value"). A frame of Arrow
-    strings without missing cells (a CSV read by Arrow: a blank cell is ``""``) is left as it is."""
-    arrow = all(
-        str(dtype) == "string" and getattr(dtype, "storage", "") == "pyarrow" for dtype in frame.dtypes
-    )
-    if arrow and not frame.isna().to_numpy().any():
-        return frame
-    frame = frame.astype(object)
-    return frame.where(frame.notna(), None)
+    """Missing cells as ``None`` (the rest of the app's one spelling of "no value"). A column of Arrow
+    strings without missing cells (a CSV read by Arrow: a blank cell is ``""``) is left as it is: its
+    text stays in Arrow's buffers."""
+    import pandas as pd
+
+    for name in list(frame.columns):
+        column = frame[name]
+        if isinstance(column.array, pd.arrays.ArrowStringArray) and not column.isna().any():
+            continue
+        values = column.astype(object)
+        frame[name] = values.where(values.notna(), None)
+    return frame
 
 
 def concat(tables: list[Table]) -> Table:
@@ -548,7 +639,8 @@ def concat(tables: list[Table]) -> Table:
     frame = pd.concat([t.frame for t in tables], ignore_index=True)
     segments, start = [], 0
     for t in tables:
-        segments += [(start + s, label, numbers, first) for s, label, numbers, first in t.segments]
+        label, numbers = t.numbers()
+        segments.append((start, label, numbers, 0))
         start += len(t)
     return Table(_nulls_to_none(frame), ", ".join(t.source for t in tables), segments)
 
@@ -605,7 +697,7 @@ def read_hub(hub_id: str, config_name: str, split: str) -> Table:
             ),
             msg("Check the configuration and split names (the dataset's page lists them)."),
         ) from None
-    frame = _nulls_to_none(ds.to_pandas())
+    frame = _nulls_to_none(_arrow_to_pandas(ds.with_format("arrow")[:]))  # the cache's file, mapped
     if len(frame) == 0:
         raise DataError(
             msg("The split {split} of {name} has no rows.", split=split, name=hub_id),
@@ -634,16 +726,13 @@ def load_train_eval(config: RunConfig) -> tuple[Table, Table | None]:
 
 
 def split_fraction(table: Table, fraction: float, seed: int) -> tuple[Table, Table]:
-    """Hold out ``fraction`` of the rows (at least one) at random, reproducibly. ``table`` is taken
-    apart (see :meth:`Table.take_apart`)."""
+    """Hold out ``fraction`` of the rows (at least one) at random, reproducibly; both parts keep the
+    rows' order and are views of ``table`` (nothing copied)."""
     import numpy as np
 
     order = np.random.default_rng(seed).permutation(len(table))
     n_eval = min(len(table) - 1, max(1, math.floor(len(table) * fraction + 0.5)))
-    kept, held_out = table.take_apart(np.sort(order[n_eval:]), np.sort(order[:n_eval]))
-    del table, order
-    release_memory()
-    return kept, held_out
+    return table.take(np.sort(order[n_eval:])), table.take(np.sort(order[:n_eval]))
 
 
 def release_memory() -> None:
@@ -664,9 +753,17 @@ def release_memory() -> None:
 
 
 def blank_mask(values: Any) -> Any:
-    """:func:`is_blank` of every value of a pandas Series, as a numpy array (vectorised)."""
+    """:func:`is_blank` of every value of a pandas Series, as a numpy array (vectorised; Arrow-backed
+    text is measured where it lies, without a trimmed copy)."""
+    import pandas as pd
 
     missing = values.isna().to_numpy()
+    if isinstance(values.array, pd.arrays.ArrowStringArray):
+        import pyarrow.compute as pc
+
+        text = values.array.__arrow_array__()
+        blank = pc.or_(pc.equal(pc.binary_length(text), 0), pc.utf8_is_space(text))
+        return missing | blank.fill_null(False).to_numpy(zero_copy_only=False)
     if values.dtype != object and not str(values.dtype).startswith(("str", "string")):
         return missing
     try:

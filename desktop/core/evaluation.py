@@ -249,13 +249,19 @@ def classify_report(
     )
 
 
-def label_counts(values: list[Any]) -> dict[str, int]:
-    """Rows per label, labels written as the model names them."""
+def label_counts(values: Any) -> dict[str, int]:
+    """Rows per label, labels written as the model names them (of a list, or of a pandas Series:
+    counted by pandas, without a Python object per row)."""
     from collections import Counter
 
     from desktop.core.columns import label_key
 
-    return dict(Counter(label_key(v) for v in values))
+    if not hasattr(values, "value_counts"):
+        return dict(Counter(label_key(v) for v in values))
+    counts: Counter[str] = Counter()
+    for value, count in values.value_counts(dropna=False, sort=False).items():
+        counts[label_key(value)] += int(count)
+    return dict(counts)
 
 
 def softmax(logits: Any) -> Any:

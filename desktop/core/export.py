@@ -570,7 +570,7 @@ def _examples(run: RunDir, count: int = 4) -> list[str]:
     )
     if not column:
         return ["Hello, world.", "你好，世界。"]
-    return [str(v) for v in table.frame[column].head(count)]
+    return [str(v) for v in table.head(count).column(column)]
 
 
 def mlflow_problem() -> None:

@@ -100,7 +100,7 @@ def predict_file(
     column = _text_column(
         table.columns, column, run_config or folder / "finetune-studio-config.toml", info.task
     )
-    texts = ["" if v is None else str(v) for v in table.frame[column]]
+    texts = ["" if v is None else str(v) for v in table.column(column)]
     report(0.0, msg("Loading the model"))
     playground = Playground(info)
     playground.load()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.core.checks import check_data, check_tokenizer, read_data
 from desktop.core.columns import Guess
 from desktop.core.config import RunConfig
-from desktop.core.data import Table
+from desktop.core.data import Table, release_memory
 from desktop.core.errors import StudioError
 
 
@@ -84,12 +85,17 @@ def preview_head(config: RunConfig, num_rows: int = 5) -> Preview | None:
         return None
     table = concat([read_head(path, HEAD_ROWS) for path in config.data.files[:1]])
     guess = guess_columns(table, config.task, config.columns)
-    rows = table.frame.head(num_rows).to_dict("records")
+    rows = table.records(num_rows)
     return Preview(table.columns, rows, guess, 0, 0, [], complete=False)
 
 
 def preview(
-    config: RunConfig, num_rows: int = 5, tokenizer: Any = None, sample: int = 5000, schedule: bool = True
+    config: RunConfig,
+    num_rows: int = 5,
+    tokenizer: Any = None,
+    sample: int = 5000,
+    schedule: bool = True,
+    load_tokenizer: Callable[[], Any] | None = None,
 ) -> Preview:
     """Read and check the data exactly as a run would, and measure token lengths.
 
@@ -104,13 +110,15 @@ def preview(
         sample: The most rows measured.
         schedule: Also check the training schedule against the number of rows (the data page
             leaves that to Memory & speed).
+        load_tokenizer: Instead of ``tokenizer``: loads it once the data is checked and only the
+            sample measured is kept (PyTorch and a million rows are never in memory together).
 
     Raises:
         ConfigError, ModelError, DataError: What training would refuse, with the same message. When
             the data was read but does not fit, the error's ``partial`` is a :class:`Preview` of it.
     """
     train, eval_, guess = read_data(config)
-    read = Preview(train.columns, train.frame.head(num_rows).to_dict("records"), guess, len(train), 0, [])
+    read = Preview(train.columns, train.records(num_rows), guess, len(train), 0, [])
     try:
         checked = check_data(config, train, eval_, guess, schedule)
     except StudioError as exc:
@@ -119,7 +127,7 @@ def preview(
     train = checked.train
     result = Preview(
         columns=train.columns,
-        rows=train.frame.head(num_rows).to_dict("records"),
+        rows=train.records(num_rows),
         guess=checked.guess,
         num_train=len(train),
         num_eval=len(checked.eval) if checked.eval is not None else 0,
@@ -129,11 +137,16 @@ def preview(
     if config.task == "classification" and label:
         from desktop.core.evaluation import label_counts
 
-        result.label_counts = {"train": label_counts(train.frame[label].tolist())}
+        result.label_counts = {"train": label_counts(train.column(label))}
         if checked.eval is not None:
-            result.label_counts["eval"] = label_counts(checked.eval.frame[label].tolist())
+            result.label_counts["eval"] = label_counts(checked.eval.column(label))
+    if tokenizer is None and load_tokenizer is not None:
+        head = train.head(sample).compact()
+        del train, eval_, checked, read
+        release_memory()
+        tokenizer, train = load_tokenizer(), head
     if tokenizer is not None:
-        texts = sample_texts(config, train, checked.guess, tokenizer, sample)
+        texts = sample_texts(config, train, result.guess, tokenizer, sample)
         result.notes = result.notes + check_tokenizer(
             config, tokenizer, [t for v in texts.values() for t in v]
         )

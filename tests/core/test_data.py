@@ -237,3 +237,73 @@ def test_a_few_lines_of_gbk_are_read_as_chinese_not_korean(tmp_path: Path) -> No
     korean = tmp_path / "ko.csv"
     korean.write_bytes("안녕하세요,날짜\r\n배터리가 오래 갑니다,11-01\r\n".encode("euc_kr"))
     assert read_file(korean).columns == ["안녕하세요", "날짜"]  # a clear Korean file stays Korean
+
+
+def test_splitting_and_leaving_rows_out_copy_nothing_and_keep_locations(tmp_path: Path) -> None:
+    import pickle
+
+    path = tmp_path / "reviews.csv"
+    lines = ["text,label"] + [f"review {i},{'ab'[i % 2]}" if i != 5 else ",a" for i in range(40)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = read_file(path)
+    kept, notes = check_rows(table, "classification", Columns(text="text", label="label"), drop_bad_rows=True)
+    assert "reviews.csv row 7" in notes[0]
+    train, eval_ = split_fraction(kept, 0.25, seed=3)
+    assert train.base is eval_.base is table.base  # views of the rows read once, however many parts
+    for part in (train, eval_):
+        for i in range(len(part)):
+            assert part.locate(i) == f"reviews.csv row {int(part.column('text')[i].split()[1]) + 2}"
+    chunk = pickle.loads(pickle.dumps(train.take(range(3))))  # a chunk sent to a tokenizing process
+    assert len(chunk.base) == 3 and chunk.records() == train.records(3)
+    assert chunk.locate(2) == train.locate(2)
+
+
+def test_a_large_csv_is_parsed_once_then_read_from_its_arrow_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import pyarrow.csv as pacsv
+
+    from desktop.core import arrow_cache
+
+    path = tmp_path / "big.csv"
+    path.write_text("text,label\n" + "".join(f"text {i},{i % 3}\n" for i in range(5000)), encoding="utf-8")
+    first = read_file(path)
+    cached = list(arrow_cache.folder("tables").iterdir())
+    assert [p.suffix for p in cached] == [".arrow"]  # complete, nothing temporary left
+
+    def no_parsing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(pacsv, "open_csv", no_parsing)
+        again = read_file(path)
+    assert again.records() == first.records() and again.locate(4999) == "big.csv row 5001"
+    path.write_text("text,label\nchanged,1\nagain,2\n", encoding="utf-8")
+    os.utime(path, ns=(1, 1))  # another file now: parsed again, whatever its time
+    assert read_file(path).column("text").tolist() == ["changed", "again"]
+
+
+def test_data_is_read_when_the_cache_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core import arrow_cache
+
+    path = _write(tmp_path / "data.csv")
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(arrow_cache.tempfile, "mkstemp", full_disk)
+    assert read_file(path).records() == ROWS
+
+
+def test_a_csv_arrow_refuses_leaves_no_cache_file_and_is_read_the_careful_way(tmp_path: Path) -> None:
+    from desktop.core import arrow_cache
+
+    path = tmp_path / "ragged.csv"
+    path.write_text("text,label\n" + "good,1\n" * 100 + "one,too,many\n", encoding="utf-8")
+    with pytest.raises(DataError, match="not a well-formed CSV"):
+        read_file(path)
+    assert not arrow_cache.folder("tables").exists() or not list(arrow_cache.folder("tables").iterdir())

@@ -73,7 +73,7 @@ def render(table: Table, columns: Columns, tokenizer: Any) -> list[tuple[str, li
     fmt = causal_format(columns)
     eos = tokenizer.eos_token or ""
     out = []
-    for row in table.frame.to_dict("records"):
+    for row in table.records():
         if fmt == "text":
             text = str(row[columns.text])
             out.append((text + eos, [(0, len(text) + len(eos))]))
@@ -93,7 +93,7 @@ def pairs(table: Table, columns: Columns, limit: int) -> tuple[list[tuple[str, s
     if fmt not in ("prompt", "chat", "instruction"):
         return [], False
     out = []
-    for row in table.frame.head(limit).to_dict("records"):
+    for row in table.records(limit):
         if fmt == "prompt":
             out.append((str(row[columns.prompt]), str(row[columns.completion])))
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from desktop.core.columns import label_key
+from desktop.core.columns import label_key, unique_values
 from desktop.core.config import Columns, RunConfig
 from desktop.core.data import Table
 from desktop.core.models import load_model
@@ -22,9 +22,9 @@ def label_maps(labels: list[Any]) -> tuple[dict[str, int], dict[int, str]]:
 
 def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, list[str]]:
     """The texts the model reads, for token statistics."""
-    out = {"text": [str(v) for v in table.frame[columns.text]]}
+    out = {"text": [str(v) for v in table.column(columns.text)]}
     if columns.text_pair:
-        out["text_pair"] = [str(v or "") for v in table.frame[columns.text_pair]]
+        out["text_pair"] = [str(v or "") for v in table.column(columns.text_pair)]
     return out
 
 
@@ -33,7 +33,7 @@ def _encode(
 ) -> list[dict]:
     inputs = texts(table, columns)
     enc = tokenizer(inputs["text"], inputs.get("text_pair"), truncation=True, max_length=max_length)
-    labels = [label2id[label_key(v)] for v in table.frame[columns.label]]
+    labels = [label2id[label_key(v)] for v in table.column(columns.label)]
     keys = list(enc.keys())
     return [{**{k: enc[k][i] for k in keys}, "labels": labels[i]} for i in range(len(labels))]
 
@@ -50,7 +50,7 @@ def prepare(
     """Load a sequence-classification model and tokenize the rows."""
     from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
 
-    label2id, id2label = label_maps(train.frame[columns.label].tolist())  # checked by load_and_check
+    label2id, id2label = label_maps(unique_values(train.column(columns.label)))  # checked by load_and_check
     model = load_model(
         AutoModelForSequenceClassification,
         config.model,
@@ -71,10 +71,10 @@ def prepare(
     )
     from desktop.core.evaluation import label_counts
 
-    counts = {"train": label_counts(train.frame[columns.label].tolist())}
+    counts = {"train": label_counts(train.column(columns.label))}
     eval_texts = None
     if eval_ is not None:
-        counts["eval"] = label_counts(eval_.frame[columns.label].tolist())
+        counts["eval"] = label_counts(eval_.column(columns.label))
         parts = texts(eval_, columns)
         eval_texts = [
             f"{a}\n{b}" if b else a

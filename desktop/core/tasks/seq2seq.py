@@ -14,8 +14,8 @@ from desktop.core.tasks import Prepared, Tokenizing
 def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, list[str]]:
     """Source and target texts, for token statistics."""
     return {
-        "source": [str(v) for v in table.frame[columns.source]],
-        "target": [str(v) for v in table.frame[columns.target]],
+        "source": [str(v) for v in table.column(columns.source)],
+        "target": [str(v) for v in table.column(columns.target)],
     }
 
 
