@@ -8,13 +8,15 @@ memory (max RSS) is its own:
 
 - the baseline: ``datasets.load_dataset("csv")`` of the same file and a ``map`` over every row (what a
   plain Transformers script does before training),
-- ``finetune-studio-cli preview`` (first rows, mapping, no token statistics),
-- ``finetune-studio-cli validate`` (the full check of every row),
+- ``finetune-studio-cli preview`` (first rows, mapping, no token statistics), the first time (it
+  parses the file into the app's Arrow cache),
+- ``finetune-studio-cli validate`` (the full check of every row, with the tokenizer check), reading
+  the cached copy, and ``preview`` again,
 - with ``--tokenize``: tokenizing every row with MiniLM's tokenizer: the baseline (plain transformers,
   in batches of 10 000), and the app's training path, twice (the second run reads the app's cache).
 
-Targets: preview under 2 s; preview and validate under 500 MB. The baseline gets a fresh datasets cache
-each time (a second ``load_dataset`` of the same file would only read its Arrow cache).
+Targets: the first rows shown under 2 s; preview and validate under 500 MB. The baseline gets a fresh
+datasets cache each time (a second ``load_dataset`` of the same file would only read its Arrow cache).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ config = load_config(sys.argv[1])
 checked = load_and_check(config)
 tokenizer = load_tokenizer(config.model)
 columns = checked.guess.columns
-label2id, _ = label_maps(checked.train.frame[columns.label].unique().tolist())
+label2id, _ = label_maps(checked.train.column(columns.label).unique().tolist())
 start = time.perf_counter()
 length = config.training.max_length
 encode = functools.partial(
@@ -141,15 +143,21 @@ def main() -> int:
         encoding="utf-8",
     )
     env = {**os.environ, "FINETUNE_STUDIO_HOME": str(folder / "home"), "HF_DATASETS_OFFLINE": "1"}
-    # The first tokenizing must tokenize: the bench's own cache from an earlier time goes.
-    shutil.rmtree(folder / "home" / "cache" / "tokenized", ignore_errors=True)
+    # The first read must parse, the first tokenizing tokenize: the bench's own caches from an earlier
+    # time go.
+    for kind in ("tables", "tokenized"):
+        shutil.rmtree(folder / "home" / "cache" / kind, ignore_errors=True)
     python = sys.executable
-    results = {}
+    results, shown_after = {}, {}
     # Each measurement in its own bench process, so that ru_maxrss of the children is that child's.
     for name, command in (
         ("baseline", [python, "-c", BASELINE, str(data), str(folder / f"hf-cache-{time.time_ns()}")]),
         ("preview", [python, "-m", "desktop.cli", "preview", str(config), "--no-tokens", "--rows", "5"]),
         ("validate", [python, "-m", "desktop.cli", "validate", str(config)]),
+        (
+            "preview again",
+            [python, "-m", "desktop.cli", "preview", str(config), "--no-tokens", "--rows", "5"],
+        ),
         *(_tokenizing(python, config, folder) if args.tokenize else []),
     ):
         wrapped = [python, __file__, "--child", *command]
@@ -161,9 +169,9 @@ def main() -> int:
         _, seconds, peak = line.split()
         results[name] = (float(seconds), float(peak))
         first = next((x for x in done.stderr.splitlines() if x.startswith("first line after")), "")
-        shown = (
-            f"   ({first.replace('first line after', 'first rows shown after')})" if name == "preview" else ""
-        )
+        if name.startswith("preview"):
+            shown_after[name] = float(first.split()[3])
+        shown = f"   (first rows shown after {shown_after[name]:.2f} s)" if name in shown_after else ""
         print(f"{name:14} {float(seconds):7.1f} s   peak {float(peak):7.0f} MB{shown}")
     base_s = results["baseline"][0]
     print(
@@ -175,8 +183,11 @@ def main() -> int:
             f"tokenizing: {results['tokenize'][0] / results['baseline tok.'][0]:.2f} of the baseline's time "
             f"({os.cpu_count()} cores); from the cache: {results['tokenize again'][0]:.1f} s"
         )
-    ok = results["preview"][0] < 2.0 and max(results["preview"][1], results["validate"][1]) < 500
-    print("PASS" if ok else "FAIL", "(targets: preview done under 2 s, preview and validate under 500 MB)")
+    peak = max(results[name][1] for name in ("preview", "validate", "preview again"))
+    ok = max(shown_after.values()) < 2.0 and peak < 500
+    print(
+        "PASS" if ok else "FAIL", "(targets: first rows shown under 2 s; preview and validate under 500 MB)"
+    )
     if args.folder is None:
         shutil.rmtree(folder, ignore_errors=True)
     return 0 if ok else 1
