@@ -336,10 +336,10 @@ def test_tokenizing_reports_progress_by_chunk_and_stops_between_chunks(tmp_path:
     )
     seen: list[float] = []
     rows = Tokenizing(report=lambda part, n, share: seen.append(share)).rows(
-        "train", table, None, lambda t: [int(v) for v in t.frame["text"]]
+        "train", table, None, lambda t: [{"input_ids": [int(v)], "labels": 0} for v in t.column("text")]
     )
     total = CHUNK_ROWS * 3 + 5
-    assert rows == list(range(total))
+    assert [row["input_ids"][0] for row in rows] == list(range(total))
     assert seen == [start / total for start in (0, CHUNK_ROWS, 2 * CHUNK_ROWS, 3 * CHUNK_ROWS)] + [1.0]
 
     class Stopped(Exception):
@@ -351,8 +351,56 @@ def test_tokenizing_reports_progress_by_chunk_and_stops_between_chunks(tmp_path:
 
     with pytest.raises(Stopped):
         Tokenizing(report=lambda part, n, share: seen.append(share), check_stop=stop_after_first).rows(
-            "train", table, None, lambda t: [0] * len(t)
+            "train", table, None, lambda t: [{"labels": 0}] * len(t)
         )
+
+
+def test_tokenized_rows_are_arrow_columns_read_as_the_dicts_they_were() -> None:
+    import pyarrow as pa
+
+    from desktop.core.examples import Examples, to_batch
+
+    rows = [
+        {"input_ids": [101, 7, 30521, 102], "attention_mask": [1, 1, 1, 1], "labels": 2},
+        {"input_ids": [101, 102], "attention_mask": [1, 1], "labels": 0},
+    ]
+    examples = Examples.from_batches([to_batch(rows), None, to_batch(rows[::-1])])
+    assert list(examples) == rows + rows[::-1]
+    assert examples[-1] == rows[0] and examples[1:3] == [rows[1], rows[1]]
+    assert examples.lengths().tolist() == [4, 2, 2, 4]
+    assert examples.table.column("input_ids").type == pa.large_list(pa.int32())  # 4 bytes a token
+    seq2seq = [{"input_ids": [5, 6], "labels": [7, -100]}]
+    assert list(Examples.from_batches([to_batch(seq2seq)])) == seq2seq
+
+
+def test_the_tokenized_cache_is_an_arrow_file_that_a_loader_worker_maps_again(
+    tiny_bert: Path, tmp_path: Path
+) -> None:
+    import functools
+    import pickle
+
+    from transformers import AutoTokenizer
+
+    from desktop.core import arrow_cache
+    from desktop.core.data import read_file
+    from desktop.core.tasks import Tokenizing, classification
+
+    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
+    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert)
+    table = read_file(samples / "reviews.csv")
+    columns = classification.Columns(text="text", label="label")
+    labels = {label: i for i, label in enumerate(sorted(set(table.column("label"))))}
+    encode = functools.partial(
+        classification._encode, columns=columns, tokenizer=tokenizer, max_length=32, label2id=labels
+    )
+    folder = arrow_cache.folder("tokenized")
+    folder.mkdir(parents=True)
+    (folder / f"{'0' * 32}.pkl").write_bytes(b"tokenized rows of an older version")
+    rows = Tokenizing(config, tokenizer, cache=True).rows("train", table, columns, encode)
+    assert [p.suffix for p in folder.iterdir()] == [".arrow"]  # the older cache file went
+    sent = pickle.dumps(rows)  # to a data loader worker (a new process on Windows)
+    assert len(sent) < 1000 and list(pickle.loads(sent)) == encode(table)
 
 
 def test_large_data_is_tokenized_by_several_processes_in_order(
@@ -380,7 +428,7 @@ def test_large_data_is_tokenized_by_several_processes_in_order(
     rows = Tokenizing(report=lambda part, n, share: shares.append(share)).rows(
         "train", table, columns, encode
     )
-    assert rows == encode(table)  # the same examples, in the same order, as in one process
+    assert list(rows) == encode(table)  # the same examples, in the same order, as in one process
     assert shares == [0.25, 0.5, 0.75, 1.0, 1.0]
     checks: list[int] = []
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ class Prepared:
 
     Attributes:
         model: The model, loaded with the task's head.
-        train: Tokenized training examples (a list of feature dicts).
+        train: Tokenized training examples (a sequence of feature dicts, :class:`Examples`).
         eval: Tokenized evaluation examples, or ``None``.
         collator: Batches examples, padding them.
         compute_metrics: Eval metrics from predictions, or ``None`` when the loss says it all.
@@ -40,8 +41,8 @@ class Prepared:
     """
 
     model: Any
-    train: list[dict[str, Any]]
-    eval: list[dict[str, Any]] | None
+    train: Sequence[dict[str, Any]]
+    eval: Sequence[dict[str, Any]] | None
     collator: Any
     compute_metrics: Any = None
     seq2seq: bool = False
@@ -72,8 +73,6 @@ def task_module(task: str) -> Any:
 # --------------------------------------------------------------------------- tokenizing
 
 
-CACHE_KEEP = 4
-"""Tokenized datasets kept in the cache (the newest): a million rows take a few hundred MB."""
 CHUNK_ROWS = 10_000
 PARALLEL_MIN_ROWS = 100_000
 """From this many rows on, chunks are tokenized by several processes at once (below, starting them
@@ -82,7 +81,8 @@ MAX_WORKERS = 8
 
 
 class Tokenizing:
-    """How the rows are tokenized for a run: in chunks, with progress and Stop between chunks, and
+    """How the rows are tokenized for a run: in chunks, with progress and Stop between chunks, into
+    Arrow (:class:`~desktop.core.examples.Examples`: 4 bytes a token, not a Python object), and
     cached, so that a second run on the same data with the same tokenizer and settings skips it.
 
     Args:
@@ -107,34 +107,49 @@ class Tokenizing:
         self.cache = cache and config is not None
 
     def rows(self, part: str, table: Any, columns: Any, encode: Any, chunked: bool = True) -> Any:
-        """``encode(table)`` of every row of ``table``, from the cache when it holds it.
+        """``encode(table)`` of every row of ``table`` as :class:`~desktop.core.examples.Examples`,
+        from the cache when it holds them. ``encode`` returns a list of examples (dicts of token
+        lists and numbers).
 
-        ``chunked``: ``encode`` maps each row to its own examples (a list), so the rows can be
-        encoded a chunk at a time; otherwise ``encode`` runs once on the whole table.
+        ``chunked``: ``encode`` maps each row to its own examples, so the rows can be encoded a chunk
+        at a time (in several processes when ``encode`` pickles and there are many); otherwise
+        ``encode`` runs once on the whole table.
         """
-
-        def make() -> Any:
-            self.check_stop()
-            workers = parallel_workers(len(table)) if chunked else 0
-            if not chunked or len(table) <= CHUNK_ROWS:
-                out = encode(table)
-            elif workers:
-                out = self._in_processes(part, table, encode, workers)
-            else:
-                out = []
-                for start in range(0, len(table), CHUNK_ROWS):
-                    self.check_stop()
-                    self.report(part, len(table), start / len(table))
-                    out += encode(table.take(list(range(start, min(len(table), start + CHUNK_ROWS)))))
-            self.report(part, len(table), 1.0)
-            return out
+        from desktop.core import arrow_cache
+        from desktop.core.examples import Examples
 
         if not self.cache:
-            return make()
-        return cached(self._key(part, table, columns), make)
+            return Examples.from_batches(list(self._batches(part, table, encode, chunked)))
+        name = self._key(part, table, columns)
+        found = arrow_cache.open_table("tokenized", name)
+        if found is None:
+            batches = self._batches(part, table, encode, chunked)
+            try:
+                found = arrow_cache.write_table("tokenized", name, batches)
+            except OSError:  # the cache cannot be written (a full disk): the run goes on without it
+                return Examples.from_batches(list(self._batches(part, table, encode, chunked)))
+        return Examples(found, str(arrow_cache.folder("tokenized") / f"{name}.arrow"))
 
-    def _in_processes(self, part: str, table: Any, encode: Any, workers: int) -> list:
-        """``encode`` of every chunk of ``table`` in ``workers`` processes, in order; Stop between chunks.
+    def _batches(self, part: str, table: Any, encode: Any, chunked: bool) -> Any:
+        """The examples of ``table`` as Arrow record batches, a chunk of rows at a time."""
+        from desktop.core.examples import to_batch
+
+        self.check_stop()
+        workers = parallel_workers(len(table)) if chunked else 0
+        if not chunked or len(table) <= CHUNK_ROWS:
+            yield to_batch(encode(table))
+        elif workers:
+            yield from self._in_processes(part, table, encode, workers)
+        else:
+            for start in range(0, len(table), CHUNK_ROWS):
+                self.check_stop()
+                self.report(part, len(table), start / len(table))
+                yield to_batch(encode(table.take(range(start, min(len(table), start + CHUNK_ROWS)))))
+        self.report(part, len(table), 1.0)
+
+    def _in_processes(self, part: str, table: Any, encode: Any, workers: int) -> Any:
+        """``encode`` of every chunk of ``table`` in ``workers`` processes, yielded in order as Arrow
+        batches (each process sends its chunk's batch, not Python objects); Stop between chunks.
 
         ``encode`` must pickle (a module-level function, or a ``functools.partial`` of one): each
         process receives it once, then only the chunks. The processes are started fresh (spawn), the
@@ -144,7 +159,7 @@ class Tokenizing:
         import multiprocessing
 
         starts = list(range(0, len(table), CHUNK_ROWS))
-        results: list[Any] = [None] * len(starts)
+        results: dict[int, Any] = {}
         pool = cf.ProcessPoolExecutor(
             workers,
             mp_context=multiprocessing.get_context("spawn"),
@@ -152,12 +167,12 @@ class Tokenizing:
             initargs=(encode,),
         )
         pending: dict[Any, int] = {}
-        submitted = done = 0
+        submitted = done = handed = 0
         try:
-            while done < len(starts):
+            while handed < len(starts):
                 while submitted < len(starts) and len(pending) < 2 * workers:  # a few chunks in flight
                     start = starts[submitted]
-                    chunk = table.take(list(range(start, min(len(table), start + CHUNK_ROWS))))
+                    chunk = table.take(range(start, min(len(table), start + CHUNK_ROWS)))
                     pending[pool.submit(_worker_encode, chunk)] = submitted
                     submitted += 1
                 finished, _ = cf.wait(list(pending), timeout=0.25, return_when=cf.FIRST_COMPLETED)
@@ -166,11 +181,13 @@ class Tokenizing:
                     results[pending.pop(future)] = future.result()
                     done += 1
                     self.report(part, len(table), done / len(starts))
+                while handed in results:  # in order, each batch let go once handed on
+                    yield results.pop(handed)
+                    handed += 1
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)  # Stop: the chunks under way end, no more
             raise
         pool.shutdown()
-        return [row for chunk in results for row in chunk]
 
     def _key(self, part: str, table: Any, columns: Any) -> str:
         import dataclasses
@@ -266,47 +283,6 @@ def _worker_start(encode: Any) -> None:
 
 
 def _worker_encode(chunk: Any) -> Any:
-    return _WORKER_ENCODE(chunk)
+    from desktop.core.examples import to_batch
 
-
-def cached(key: str, make: Any) -> Any:
-    """The value saved under ``key`` in the tokenized cache, or ``make()`` (then saved, atomically)."""
-    import pickle
-    import tempfile
-
-    from desktop.core.paths import data_dir
-
-    folder = data_dir() / "cache" / "tokenized"
-    path = folder / f"{key}.pkl"
-    try:
-        with open(path, "rb") as fh:
-            value = pickle.load(fh)  # the app's own file, in the app's own folder
-        os.utime(path)  # recently used: kept longest
-        return value
-    except Exception:  # none yet, or a damaged or older one: made again
-        pass
-    value = make()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _prune(folder)
-    except OSError:  # a full disk: the run goes on without a cache
-        pass
-    return value
-
-
-def _prune(folder: Path) -> None:
-    """Keep the :data:`CACHE_KEEP` newest tokenized datasets; only files of this cache's own naming."""
-    import re
-
-    mine = [p for p in folder.glob("*.pkl") if re.fullmatch(r"[0-9a-f]{32}\.pkl", p.name)]
-    mine.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in mine[CACHE_KEEP:]:
-        old.unlink(missing_ok=True)
+    return to_batch(_WORKER_ENCODE(chunk))

@@ -13,6 +13,7 @@ Instructions and chats go through the tokenizer's chat template; a tokenizer wit
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from desktop.core.columns import causal_format, parse_messages
@@ -113,7 +114,9 @@ def texts(table: Table, columns: Columns, tokenizer: Any) -> dict[str, list[str]
 
 def _encode_spans(
     rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: Any, max_length: int
-) -> tuple[list[dict], int]:
+) -> list[dict]:
+    """One example a row, its labels masked outside its trainable spans; none for a row whose spans
+    are cut off (the prompt alone fills the max length)."""
     enc = tokenizer(
         [t for t, _ in rendered],
         truncation=True,
@@ -121,7 +124,7 @@ def _encode_spans(
         return_offsets_mapping=True,
         add_special_tokens=False,
     )
-    examples, dropped = [], 0
+    examples = []
     for i, (_, spans) in enumerate(rendered):
         ids, offsets = enc["input_ids"][i], enc["offset_mapping"][i]
         labels = [
@@ -129,10 +132,9 @@ def _encode_spans(
             for tok, (start, end) in zip(ids, offsets, strict=True)
         ]
         if all(label == IGNORE for label in labels):
-            dropped += 1
             continue
         examples.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels})
-    return examples, dropped
+    return examples
 
 
 def _encode_blocks(
@@ -148,6 +150,14 @@ def _encode_blocks(
     return [{"input_ids": b, "attention_mask": [1] * len(b), "labels": list(b)} for b in blocks if len(b) > 1]
 
 
+def _examples(rows: Table, columns: Columns, tokenizer: Any, max_length: int) -> list[dict]:
+    """The examples of some rows: their trainable spans, or plain text's blocks."""
+    rendered = render(rows, columns, tokenizer)
+    if causal_format(columns) == "text":
+        return _encode_blocks(rendered, tokenizer, max_length)
+    return _encode_spans(rendered, tokenizer, max_length)
+
+
 def encode(
     table: Table,
     columns: Columns,
@@ -155,19 +165,16 @@ def encode(
     max_length: int,
     tokenizing: Tokenizing | None = None,
     part: str = "train",
-) -> tuple[list[dict], list[str]]:
+) -> tuple[Any, list[str]]:
     """Tokenized examples with labels masked outside the trainable spans, and notes."""
     fmt = causal_format(columns)
     if fmt in ("chat", "instruction"):
         ensure_chat_template(tokenizer)
-
-    def examples_of(rows: Table) -> tuple[list[dict], int]:
-        rendered = render(rows, columns, tokenizer)
-        if fmt == "text":  # blocks run across rows: the table is tokenized in one piece
-            return _encode_blocks(rendered, tokenizer, max_length), 0
-        return _encode_spans(rendered, tokenizer, max_length)
-
-    examples, dropped = (tokenizing or Tokenizing()).rows(part, table, columns, examples_of, chunked=False)
+    # A partial of a module-level function: it pickles, so large data is tokenized in several processes.
+    # Plain text runs across rows (blocks of max_length tokens): the table is tokenized in one piece.
+    examples_of = functools.partial(_examples, columns=columns, tokenizer=tokenizer, max_length=max_length)
+    examples = (tokenizing or Tokenizing()).rows(part, table, columns, examples_of, chunked=fmt != "text")
+    dropped = len(table) - len(examples)  # every other format: one example a row, or none
     if fmt == "text":
         return examples, []
     notes = []
