@@ -39,6 +39,10 @@ from desktop.core.messages import from_wire, msg, to_wire
 
 log = logging.getLogger(__name__)
 
+IDLE_S = 300.0
+"""A helper without a question for this long ends, giving its memory back (PyTorch and Transformers,
+300-400 MB); the next question starts a new one (a few seconds)."""
+
 READ_AT_IMPORT = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "MODELSCOPE_", "TOKENIZERS_", "PYTORCH_", "CUDA_")
 """Environment variables the libraries read once, when imported: a change needs a fresh helper."""
 
@@ -252,6 +256,7 @@ class Helper:
         self._process: subprocess.Popen | None = None
         self._key: tuple[tuple[str, str], ...] = ()
         self._ids = itertools.count(1)
+        self._idle: threading.Timer | None = None
         self.unavailable = False
         """The helper could not be started: questions are answered in this process."""
 
@@ -296,6 +301,7 @@ class Helper:
                     ),
                     msg("Try again. If it happens again, its log is {path}.", path=str(_log_path())),
                 ) from None
+            self._end_when_idle()
         if "error" in answer:
             error = answer["error"]
             if not error.get("kind"):
@@ -309,6 +315,21 @@ class Helper:
         """End the helper (it ends by itself too when this process ends)."""
         with self._lock:
             self._end()
+
+    def _end_when_idle(self) -> None:
+        """(Re)start the countdown to ending the helper after :data:`IDLE_S` without a question."""
+        if self._idle is not None:
+            self._idle.cancel()
+        process = self._process
+
+        def end() -> None:
+            with self._lock:
+                if self._process is process:  # not one started since, nor one being asked (the lock)
+                    self._end()
+
+        self._idle = threading.Timer(IDLE_S, end)
+        self._idle.daemon = True
+        self._idle.start()
 
     def _running(self) -> subprocess.Popen | None:
         key = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(READ_AT_IMPORT)))

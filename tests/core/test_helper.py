@@ -64,6 +64,25 @@ def test_one_helper_serves_every_question_until_the_environment_changes(
     assert own_helper.pid not in (None, pid)  # read once at import: a fresh helper
 
 
+def test_an_idle_helper_ends_and_the_next_question_starts_another(
+    own_helper: helper.Helper, tiny_gpt2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    monkeypatch.setattr(helper, "IDLE_S", 0.5)
+    config = RunConfig()
+    config.task = "causal-lm"
+    config.model.name = str(tiny_gpt2)
+    shapes = helper.model_shapes(config)
+    first = own_helper.pid
+    assert first is not None
+    deadline = time.monotonic() + 30
+    while own_helper.pid is not None and time.monotonic() < deadline:  # its memory goes back
+        own_helper._idle.join(0.1)
+    assert own_helper.pid is None
+    assert helper.model_shapes(config) == shapes and own_helper.pid not in (None, first)
+
+
 def test_errors_keep_their_kind_and_message(
     own_helper: helper.Helper, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
