@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import faulthandler
 import gc
 import os
 import pstats
@@ -57,6 +58,13 @@ def main() -> int:
     parser.add_argument(
         "--think", type=float, default=3.0, help="seconds the user spends on a page before going on"
     )
+    parser.add_argument(
+        "--dump-stalls",
+        metavar="FILE",
+        type=Path,
+        help=f"at each stall over {TARGET_MS} ms, write every thread's stack to FILE (faulthandler's "
+        "watchdog: it needs no lock, so it sees what held the GUI thread)",
+    )
     args = parser.parse_args()
 
     from PySide6.QtCore import QEventLoop, QTimer
@@ -77,11 +85,17 @@ def main() -> int:
     stalls: dict[str, list[float]] = {}
     last = [time.perf_counter()]
 
+    dump = open(args.dump_stalls, "w", encoding="utf-8") if args.dump_stalls else None  # noqa: SIM115
+
     def tick() -> None:
         now = time.perf_counter()
         if phase["name"]:
             stalls.setdefault(phase["name"], []).append(max(0.0, (now - last[0]) * 1000 - TICK_MS))
         last[0] = now
+        if dump is not None:
+            dump.write(f"-- {phase['name'] or 'between phases'} --\n")
+            dump.flush()
+            faulthandler.dump_traceback_later((TICK_MS + TARGET_MS) / 1000, file=dump)
 
     collections: dict[str, list[tuple[float, int, str]]] = {}
     began = [0.0]

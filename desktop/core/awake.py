@@ -45,15 +45,27 @@ class KeepAwake:
             return True
         return shutil.which("systemd-inhibit") is not None and Path(SYSTEM_BUS).exists()
 
-    def acquire(self) -> bool:
-        """Ask the system to stay awake; whether it agreed. Holding it twice is holding it once."""
+    def acquire(self, wait: bool = True) -> bool:
+        """Ask the system to stay awake; whether it agreed. Holding it twice is holding it once.
+
+        ``wait=False`` (a window's thread): on Linux, the login manager's answer is not waited for
+        (an inhibitor that ends within 0.2 s was refused); :meth:`check` tells later.
+        """
         if self.held:
             return True
         try:
-            self.held = _windows_hold() if _on_windows() else self._linux_hold()
+            self.held = _windows_hold() if _on_windows() else self._linux_hold(wait)
         except Exception:  # no way to hold it here: the run goes on, the page says sleep may interrupt it
             log.warning("could not keep the computer awake", exc_info=True)
             self.held = False
+        return self.held
+
+    def check(self) -> bool:
+        """Whether the computer is still kept awake (on Linux: the inhibitor still runs; it ends at once
+        where there is no login manager to hold the lock)."""
+        inhibitor = self._inhibitor
+        if self.held and inhibitor is not None and inhibitor.poll() is not None:
+            self._inhibitor, self.held = None, False
         return self.held
 
     def release(self) -> None:
@@ -80,7 +92,7 @@ class KeepAwake:
     def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def _linux_hold(self) -> bool:
+    def _linux_hold(self, wait: bool = True) -> bool:
         program = shutil.which("systemd-inhibit")
         if program is None:
             return False
@@ -99,6 +111,8 @@ class KeepAwake:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        if not wait:
+            return True
         try:
             self._inhibitor.wait(timeout=0.2)  # ended at once: no login manager (a container, WSL)
         except subprocess.TimeoutExpired:

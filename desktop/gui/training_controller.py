@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import traceback
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
@@ -30,6 +30,9 @@ from desktop.core.runs import RunDir
 from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
 from desktop.gui.workers import BackgroundTask
+
+AWAKE_CHECK_MS = 500
+"""When the login manager's answer to keeping the computer awake is looked at (Linux)."""
 
 
 def _train(
@@ -129,8 +132,15 @@ class TrainingController(QObject):
         task.start()
         self.running_changed.emit(True)
         if self.keep_awake:
+            # Asked without waiting on this thread for the login manager's answer, checked a moment later.
             self._awake = KeepAwake()
-            self.awake_changed.emit(self._awake.acquire())
+            self.awake_changed.emit(self._awake.acquire(wait=False))
+            QTimer.singleShot(AWAKE_CHECK_MS, self, self._check_awake)
+
+    def _check_awake(self) -> None:
+        if self._awake is not None and not self._awake.check():
+            self._awake = None
+            self.awake_changed.emit(False)
 
     def stop(self) -> None:
         """Ask the run to stop after the current step; a checkpoint is kept.

@@ -62,6 +62,21 @@ def test_without_a_login_manager_nothing_is_held(tmp_path: Path, monkeypatch: py
     keep.release()  # harmless
 
 
+@POSIX
+def test_a_window_asks_without_waiting_and_learns_of_a_refusal_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_inhibitor(tmp_path, monkeypatch, works=False)
+    keep = KeepAwake()
+    assert keep.acquire(wait=False)  # asked; the answer is not waited for on the window's thread
+    keep._inhibitor.wait(timeout=10)
+    assert keep.check() is False and not keep.held
+    fake_inhibitor(tmp_path, monkeypatch, works=True)
+    keep = KeepAwake()
+    assert keep.acquire(wait=False) and keep.check()
+    keep.release()
+
+
 def test_windows_sets_and_clears_the_execution_state(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
 
