@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
@@ -48,10 +49,13 @@ def generation_to_collect(
     idle_s: float,
     since_full_s: float,
     busy: bool = False,
+    importing: bool = False,
 ) -> int | None:
     """The generation to collect now (``None``: nothing), as CPython would choose it, except that the
     oldest generation waits for an idle moment with no background work (an import in progress has
-    not frozen its objects yet).
+    not frozen its objects yet), and only the young one is collected while a warm-up import runs: the
+    middle one would walk the hundreds of thousands of objects the import makes (47 ms at a time,
+    measured), all of them kept for good and frozen once it is done.
 
     Args:
         counts: ``gc.get_count()``: allocations since the last young collection, young collections
@@ -60,13 +64,14 @@ def generation_to_collect(
         idle_s: Seconds since the user's last input.
         since_full_s: Seconds since the last full collection.
         busy: Background work is running.
+        importing: A warm-up import is under way (see :mod:`desktop.gui.warmup`).
     """
     if counts[0] < thresholds[0]:
         return None
     quiet = idle_s >= IDLE_S and not busy
     if counts[2] >= thresholds[2] and (quiet or since_full_s >= FULL_AT_MOST_EVERY_S):
         return 2
-    if counts[1] >= thresholds[1]:
+    if counts[1] >= thresholds[1] and not importing:
         return 1
     return 0
 
@@ -80,6 +85,8 @@ class Collector(QObject):
         self._timer.timeout.connect(self._tick)
         self._last_input = self._last_full = time.monotonic()
         self._was_enabled = False
+        self.importing: Callable[[], bool] = lambda: False
+        """Whether a warm-up import is under way (set by the window)."""
 
     def idle_s_now(self) -> float:
         """Seconds since the user last pressed a key, clicked or moved the mouse."""
@@ -119,7 +126,12 @@ class Collector(QObject):
     def _tick(self) -> None:
         now = time.monotonic()
         generation = generation_to_collect(
-            gc.get_count(), gc.get_threshold(), now - self._last_input, now - self._last_full, workers.busy()
+            gc.get_count(),
+            gc.get_threshold(),
+            now - self._last_input,
+            now - self._last_full,
+            workers.busy(),
+            self.importing(),
         )
         if generation is None:
             return

@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
             imported=self.collector.freeze,
         )
         self.data_page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
+        self.collector.importing = lambda: "importing" in (self.data_warmup.state, self.warmup.state)
         self.train_page.idle_s = self.collector.idle_s_now
         self.pages: list[WizardPage] = [
             self.environment_page,

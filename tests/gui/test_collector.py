@@ -19,19 +19,20 @@ THRESHOLDS = (700, 10, 10)
 
 
 @pytest.mark.parametrize(
-    ("counts", "idle_s", "since_full_s", "busy", "expected"),
+    ("counts", "idle_s", "since_full_s", "busy", "importing", "expected"),
     [
-        ((100, 0, 0), 60.0, 0.0, False, None),  # below the threshold: nothing
-        ((701, 3, 0), 0.0, 0.0, False, 0),  # the young generation
-        ((701, 10, 2), 0.0, 0.0, False, 1),  # the middle one, as Python would
-        ((701, 10, 10), 0.0, 0.0, False, 1),  # the whole heap waits while the user acts...
-        ((701, 10, 10), IDLE_S, 0.0, False, 2),  # ...and is collected once idle
-        ((701, 10, 10), IDLE_S, 0.0, True, 1),  # but not while an import may be under way
-        ((701, 10, 10), 0.0, 601.0, True, 2),  # and never put off for more than ten minutes
+        ((100, 0, 0), 60.0, 0.0, False, False, None),  # below the threshold: nothing
+        ((701, 3, 0), 0.0, 0.0, False, False, 0),  # the young generation
+        ((701, 10, 2), 0.0, 0.0, False, False, 1),  # the middle one, as Python would
+        ((701, 10, 2), 0.0, 0.0, True, True, 0),  # but not the import's objects, frozen after it
+        ((701, 10, 10), 0.0, 0.0, False, False, 1),  # the whole heap waits while the user acts...
+        ((701, 10, 10), IDLE_S, 0.0, False, False, 2),  # ...and is collected once idle
+        ((701, 10, 10), IDLE_S, 0.0, True, False, 1),  # but not while an import may be under way
+        ((701, 10, 10), 0.0, 601.0, True, True, 2),  # and never put off for more than ten minutes
     ],
 )
-def test_the_generation_collected(counts, idle_s, since_full_s, busy, expected) -> None:
-    assert generation_to_collect(counts, THRESHOLDS, idle_s, since_full_s, busy) == expected
+def test_the_generation_collected(counts, idle_s, since_full_s, busy, importing, expected) -> None:
+    assert generation_to_collect(counts, THRESHOLDS, idle_s, since_full_s, busy, importing) == expected
 
 
 class _Cycle:

@@ -44,6 +44,8 @@ def test_progress_and_plots_follow_the_events(
     assert page.memory_plot.count("allocated") == 0  # no GPU figures on CPU
     assert page.speed_plot.count("samples") == 20 and page.speed_plot.count("tokens") == 20
     assert "eval_accuracy 0.8" in page.log.toPlainText()
+    low, high = page.loss_plot.getPlotItem().vb.viewRange()[0]
+    assert low <= 0 and 100 <= high < 110  # the whole run across the plot: how far it is, at a glance
 
     qtbot.mouseClick(page.stop_button, Qt.MouseButton.LeftButton)
     assert fake_controller.stop_requests == 1 and "Stopping" in page.status.text()

@@ -465,6 +465,8 @@ class TrainPage(WizardPage):
         # are done again, so their points go.
         if any([plot.truncate_after(event.resumed_from_step) for plot in self.plots]):
             self._smoothed = None
+        for plot in self.plots:
+            plot.set_steps(event.total_steps)
         self.recovery_note.setVisible(event.oom_recovery)
         self.progress.setMaximum(max(1, event.total_steps))
         self.progress.setValue(event.resumed_from_step)

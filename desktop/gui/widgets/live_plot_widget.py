@@ -149,6 +149,12 @@ class LivePlotWidget(pg.PlotWidget):
         self._points[name].append(x, y)
         self._dirty.add(name)
 
+    def set_steps(self, total: int) -> None:
+        """Show steps 0 to ``total`` across the plot for the whole run: the curves show how far the run
+        is, and the step axis is painted once instead of at every new point."""
+        self.getPlotItem().vb.disableAutoRange(axis=pg.ViewBox.XAxis)
+        self.setXRange(0, max(1, total), padding=0.02)
+
     def count(self, name: str) -> int:
         """How many points the curve has."""
         return len(self._points[name])
