@@ -94,7 +94,7 @@ class KeepAwake:
 
     def _linux_hold(self, wait: bool = True) -> bool:
         program = shutil.which("systemd-inhibit")
-        if program is None:
+        if program is None or not Path(SYSTEM_BUS).exists():  # no login manager to ask (a container)
             return False
         from desktop.core import processes
 

@@ -21,6 +21,28 @@ BELOW_NORMAL = subprocess.BELOW_NORMAL_PRIORITY_CLASS if WINDOWS else 0
 """``creationflags`` for a child that should leave the window the cores it needs (0 elsewhere)."""
 
 
+THREAD_NICENESS = 10
+"""The niceness of a thread that trains in the window's own process (Linux; the window runs at 0)."""
+
+
+def lower_this_thread() -> None:
+    """Run the calling thread below normal priority, so that the window's thread gets a core whenever
+    it needs one (a run in the window's own process). On Linux the priority is per thread and the
+    threads it starts inherit it: PyTorch's compute threads, started by the first operation, run below
+    the window too. On Windows only this thread is lowered."""
+    import threading
+
+    if WINDOWS:
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+        kernel32.SetThreadPriority(kernel32.GetCurrentThread(), -1)  # THREAD_PRIORITY_BELOW_NORMAL
+    elif sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):  # lowering is always allowed; the thread is gone: nothing
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid), THREAD_NICENESS))
+
+
 def creation_flags(detached: bool = False) -> int:
     """``creationflags`` for a child: no console window on Windows (0 elsewhere).
 

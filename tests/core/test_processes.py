@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -47,3 +48,33 @@ def test_kill_tree_stops_the_children_of_a_child_too() -> None:
     parent.wait(timeout=10)
     assert time.monotonic() - started < 8
     assert not psutil.pid_exists(grandchild) or psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priorities are Linux's")
+def test_a_lowered_thread_and_the_threads_it_starts_run_below_the_window() -> None:
+    import threading
+
+    from desktop.core.processes import THREAD_NICENESS, lower_this_thread
+
+    seen: dict[str, int] = {}
+
+    def niceness() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def compute() -> None:  # a thread the run starts (PyTorch's compute threads)
+        seen["started by it"] = niceness()
+
+    def run() -> None:
+        lower_this_thread()
+        seen["run"] = niceness()
+        inner = threading.Thread(target=compute)
+        inner.start()
+        inner.join()
+
+    window = niceness()
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    lowered = max(window, THREAD_NICENESS)
+    assert seen == {"run": lowered, "started by it": lowered}
+    assert niceness() == window  # the window's own thread is untouched
