@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -319,22 +320,51 @@ def _read_delimited(path: Path, sep: str) -> Read:
 
 def _read_delimited_fast(path: Path, sep: str) -> Read | None:
     """A UTF-8 CSV or TSV read by Arrow's parser (multithreaded, from the file, no Python string of it
-    whole): ten times faster than through pandas on a file of millions of rows. The rows are parsed
-    into the app's cache and read from there memory-mapped (:mod:`arrow_cache`); the next read of the
-    same file only maps them. ``None`` sends the file the careful way: another encoding, a blank line
+    whole): ten times faster than through pandas on a file of millions of rows, and parsed once (see
+    :func:`_read_cached`). ``None`` sends the file the careful way: another encoding, a blank line
     (rows are numbered as a spreadsheet numbers them), or anything Arrow refuses (the careful way then
     says what is wrong, and where)."""
-    import mmap
 
+    def parse(cache_name: str | None) -> Any:
+        first = _plain_lines(path)
+        header = _csv_header(first, sep) if first is not None else None
+        return None if header is None else _parse_delimited(path, sep, header, cache_name)
+
+    table = _read_cached(path, f"delimited {sep}", parse)
+    return _arrow_frame(table) if table is not None else None
+
+
+def _read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> Any:
+    """The rows of ``path`` as an Arrow table, parsed once: ``parse(name)`` parses them into the app's
+    cache file ``name`` (:mod:`arrow_cache`), and the rows are read from there memory-mapped; the
+    next read of the same file (same path, size and time) only maps them again. Where the cache cannot
+    be written the rows are parsed into memory (``parse(None)``). ``None`` when ``parse`` says the
+    file is not for Arrow, or Arrow refuses it."""
     import pyarrow as pa
 
     from desktop.core import arrow_cache
 
     stat = path.stat()
-    name = arrow_cache.key("delimited", str(path.resolve()), stat.st_size, stat.st_mtime_ns, sep)
+    name = arrow_cache.key(kind, str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     table = arrow_cache.open_table("tables", name)
     if table is not None:
-        return _arrow_frame(table)
+        return table
+    try:
+        try:
+            table = parse(name)
+        except OSError:  # the cache cannot be written (a full disk): the rows are kept in memory
+            table = parse(None)
+    except (pa.ArrowInvalid, OSError):
+        return None
+    release_memory()  # the parser's buffers
+    return table
+
+
+def _plain_lines(path: Path) -> bytes | None:
+    """The first line of a file whose lines are numbered as its rows (no byte-order mark of UTF-16, no
+    blank line), or ``None``."""
+    import mmap
+
     with open(path, "rb") as fh:
         try:
             view = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -344,18 +374,7 @@ def _read_delimited_fast(path: Path, sep: str) -> Read | None:
             if _unusual(view[:4]) or view.find(b"\n\n") >= 0 or view.find(b"\n\r\n") >= 0:
                 return None
             end = view.find(b"\n")
-            header = _csv_header(view[: end if end >= 0 else len(view)], sep)
-    if header is None:
-        return None
-    try:
-        try:
-            table = _parse_delimited(path, sep, header, name)
-        except OSError:  # the cache cannot be written (a full disk): the rows are kept in memory
-            table = _parse_delimited(path, sep, header, None)
-    except (pa.ArrowInvalid, OSError):
-        return None
-    release_memory()  # the parser's buffers
-    return _arrow_frame(table)
+            return view[: end if end >= 0 else len(view)]
 
 
 def _parse_delimited(path: Path, sep: str, header: list[str], cache_name: str | None) -> Any:
@@ -364,19 +383,60 @@ def _parse_delimited(path: Path, sep: str, header: list[str], cache_name: str | 
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from desktop.core import arrow_cache, progress
+    from desktop.core import arrow_cache
 
-    size, block = max(1, path.stat().st_size), READ_BLOCK
-
-    def batches(reader: Any) -> Any:
-        for done, batch in enumerate(reader, 1):
-            yield batch
-            progress.report(min(1.0, done * block / size), msg("Reading {file}", file=path.name))
-
-    with pacsv.open_csv(path, **_arrow_csv_options(header, sep, block)) as reader:
+    with pacsv.open_csv(path, **_arrow_csv_options(header, sep, READ_BLOCK)) as reader:
+        batches = _reported(reader, path)
         if cache_name is not None:
-            return arrow_cache.write_table("tables", cache_name, batches(reader), reader.schema)
-        return pa.Table.from_batches(list(batches(reader)), schema=reader.schema)
+            return arrow_cache.write_table("tables", cache_name, batches, reader.schema)
+        return pa.Table.from_batches(list(batches), schema=reader.schema)
+
+
+def _read_jsonl_fast(path: Path) -> Read | None:
+    """A UTF-8 JSONL file read by Arrow's JSON parser, parsed once (see :func:`_read_cached`): a file of
+    a million chats or reviews without a Python object per field. ``None`` sends it the careful way: a
+    blank line, another encoding, or anything Arrow refuses (a line that is not a JSON object, a field
+    whose type changes): the careful way names the line."""
+
+    def parse(cache_name: str | None) -> Any:
+        first = _plain_lines(path)
+        if first is None or first.startswith(b"\xef\xbb\xbf"):
+            return None
+        return _parse_jsonl(path, cache_name)
+
+    table = _read_cached(path, "jsonl", parse)
+    if table is None or table.num_rows == 0:
+        return None
+    return _arrow_to_pandas(table), None, "line", 1, None
+
+
+def _parse_jsonl(path: Path, cache_name: str | None) -> Any:
+    """The records of a JSONL file as an Arrow table, a block at a time (as :func:`_parse_delimited`)."""
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    from desktop.core import arrow_cache
+
+    def checked(reader: Any) -> Any:
+        for batch in reader:
+            batch.validate(full=True)  # Arrow's JSON parser takes any bytes for text: UTF-8 only here
+            yield batch
+
+    with pajson.open_json(path, read_options=pajson.ReadOptions(block_size=READ_BLOCK)) as reader:
+        batches = _reported(checked(reader), path)
+        if cache_name is not None:
+            return arrow_cache.write_table("tables", cache_name, batches, reader.schema)
+        return pa.Table.from_batches(list(batches), schema=reader.schema)
+
+
+def _reported(reader: Any, path: Path) -> Any:
+    """The batches of an Arrow reader, saying how far into the file each is (a block each)."""
+    from desktop.core import progress
+
+    size = max(1, path.stat().st_size)
+    for done, batch in enumerate(reader, 1):
+        yield batch
+        progress.report(min(1.0, done * READ_BLOCK / size), msg("Reading {file}", file=path.name))
 
 
 def _unusual(start: bytes) -> bool:
@@ -519,6 +579,9 @@ def _read_txt(path: Path) -> Read:
 
 
 def _read_jsonl(path: Path) -> Read:
+    fast = _read_jsonl_fast(path)
+    if fast is not None:
+        return fast
     import pandas as pd
 
     text = decode_text(path.read_bytes(), path.name)

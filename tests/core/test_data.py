@@ -307,3 +307,28 @@ def test_a_csv_arrow_refuses_leaves_no_cache_file_and_is_read_the_careful_way(tm
     with pytest.raises(DataError, match="not a well-formed CSV"):
         read_file(path)
     assert not arrow_cache.folder("tables").exists() or not list(arrow_cache.folder("tables").iterdir())
+
+
+def test_a_jsonl_of_chats_is_parsed_once_by_arrow_and_keeps_its_line_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow.json as pajson
+
+    from desktop.core import arrow_cache
+
+    good = {"messages": [{"role": "user", "content": "你好"}, {"role": "assistant", "content": "您好！"}]}
+    bad = {"messages": [{"role": "user", "content": "还有吗"}]}
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [good] * 3 + [bad]), "utf-8")
+    first = read_file(path)
+    assert len(list(arrow_cache.folder("tables").glob("*.arrow"))) == 1  # parsed by Arrow, kept
+    with monkeypatch.context() as patch:
+        patch.setattr(pajson, "open_json", lambda *a, **k: pytest.fail("parsed again"))
+        again = read_file(path)
+    guess = guess_columns(again, "causal-lm")
+    with pytest.raises(DataError, match=r"1 row has no chat conversation.*chats\.jsonl line 4"):
+        check_rows(again, "causal-lm", guess.columns)
+    assert len(first) == 4 and guess.columns.messages == "messages"
+    gbk = tmp_path / "gbk.jsonl"  # not UTF-8: Arrow would take its bytes as text; read the careful way
+    gbk.write_bytes('{"text": "这是评论", "label": "好评"}\n'.encode("gbk"))
+    assert read_file(gbk).records() == [{"text": "这是评论", "label": "好评"}]
