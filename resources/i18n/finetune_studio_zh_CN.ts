@@ -2180,8 +2180,16 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>打开 NVIDIA 控制面板</translation>
     </message>
     <message>
+        <source>Kept awake</source>
+        <translation>保持唤醒</translation>
+    </message>
+    <message>
         <source>The computer stays awake while this run trains (the display may still turn off). Settings › Keep the computer awake while training.</source>
         <translation>训练期间电脑不会进入睡眠（显示器仍可能关闭）。设置 › 训练时保持电脑唤醒。</translation>
+    </message>
+    <message>
+        <source>Sleep would stop this run</source>
+        <translation>睡眠会中断本次训练</translation>
     </message>
     <message>
         <source>This computer could not be kept awake: if it goes to sleep, the run stops there. For a long run, set its power settings not to sleep.</source>

@@ -2180,8 +2180,16 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>開啟 NVIDIA 控制面板</translation>
     </message>
     <message>
+        <source>Kept awake</source>
+        <translation>保持喚醒</translation>
+    </message>
+    <message>
         <source>The computer stays awake while this run trains (the display may still turn off). Settings › Keep the computer awake while training.</source>
         <translation>訓練期間電腦不會進入睡眠（螢幕仍可能關閉）。設定 › 訓練時保持電腦喚醒。</translation>
+    </message>
+    <message>
+        <source>Sleep would stop this run</source>
+        <translation>睡眠會中斷本次訓練</translation>
     </message>
     <message>
         <source>This computer could not be kept awake: if it goes to sleep, the run stops there. For a long run, set its power settings not to sleep.</source>

@@ -62,7 +62,8 @@ def test_a_child_killed_from_outside_is_a_failed_run_and_the_window_goes_on(
     controller = window.controller
     with qtbot.waitSignal(controller.progress_changed, timeout=120_000):
         controller.start(window.current_config())
-    assert record.is_file() and "stays awake" in window.train_page.awake.text()
+    awake = window.train_page.awake
+    assert record.is_file() and awake.text() == "Kept awake" and "stays awake" in awake.toolTip()
     inhibitor = psutil.Process(controller._awake._inhibitor.pid)
     worker = next(
         p for p in psutil.Process().children(recursive=True) if "desktop.worker" in " ".join(p.cmdline())

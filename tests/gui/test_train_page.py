@@ -240,3 +240,23 @@ def test_memory_in_shared_system_memory_is_plotted_once_windows_pages_it(
             x, y = page.memory_plot._points["shared"].view()
             assert list(x) == [20, 30] and list(y) == [1.5, 0.0]
         fake_controller.end()
+
+
+def test_the_sleep_lock_shows_on_the_timing_line_without_moving_the_plots(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    from desktop.gui.pages.train_page import TrainPage
+
+    page = TrainPage(fake_controller, window.current_config)  # shown on its own: the window needs data
+    qtbot.addWidget(page)
+    page.resize(900, 700)
+    page.show()
+    fake_controller.training_started.emit(StartedEvent("/runs/x", 100, 90, 10, "cpu"))
+    page.layout().activate()
+    qtbot.waitUntil(lambda: page.plot_area.height() > 0)
+    before = page.plot_area.geometry()
+    fake_controller.awake_changed.emit(True)
+    page.layout().activate()
+    assert page.awake.isVisible() and page.awake.text() == "Kept awake"
+    assert "stays awake" in page.awake.toolTip()
+    assert page.plot_area.geometry() == before  # a resize redoes every axis of four plots

@@ -149,9 +149,11 @@ class TrainPage(WizardPage):
         self.recovery_note.setObjectName("hint")
         self.recovery_note.setWordWrap(True)
         self.recovery_note.setVisible(False)
-        self.awake = QLabel()  # whether the computer is kept from sleeping during the run
+        # Whether the computer is kept from sleeping during the run: one line on the timing's row, the
+        # explanation in its tooltip. A line of its own above the plots resized all four when it came
+        # and went (pyqtgraph redoes every axis on a resize: half a second at Start).
+        self.awake = QLabel()
         self.awake.setObjectName("hint")
-        self.awake.setWordWrap(True)
         self.awake.setVisible(False)
         self.progress = QProgressBar()
         self.progress.setFormat(self.tr("step %v of %m"))
@@ -205,8 +207,10 @@ class TrainPage(WizardPage):
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
-        layout.addWidget(self.timing)
-        layout.addWidget(self.awake)
+        timing_row = QHBoxLayout()
+        timing_row.addWidget(self.timing, 1)
+        timing_row.addWidget(self.awake)
+        layout.addLayout(timing_row)
         layout.addWidget(self.recovery_note)
         layout.addWidget(self.adjusted_bar)
         layout.addWidget(self.spill_bar)
@@ -440,14 +444,16 @@ class TrainPage(WizardPage):
 
     def _on_controller_awake_changed(self, held: bool) -> None:
         if held:
-            self.awake.setText(
+            self.awake.setText(self.tr("Kept awake"))
+            self.awake.setToolTip(
                 self.tr(
                     "The computer stays awake while this run trains (the display may still turn off). "
                     "Settings › Keep the computer awake while training."
                 )
             )
         elif self.controller.is_running() and KeepAwake.supported():
-            self.awake.setText(
+            self.awake.setText(self.tr("Sleep would stop this run"))
+            self.awake.setToolTip(
                 self.tr(
                     "This computer could not be kept awake: if it goes to sleep, the run stops there. "
                     "For a long run, set its power settings not to sleep."
