@@ -403,6 +403,33 @@ def test_the_tokenized_cache_is_an_arrow_file_that_a_loader_worker_maps_again(
     assert len(sent) < 1000 and list(pickle.loads(sent)) == encode(table)
 
 
+def test_a_chunk_whose_rows_all_go_makes_no_batch_and_the_cache_still_holds_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pandas as pd
+
+    from desktop.core import tasks
+    from desktop.core.config import Columns, RunConfig
+    from desktop.core.data import Table
+    from desktop.core.tasks import Tokenizing
+
+    class Vocabulary:  # what the cache key reads of a tokenizer
+        name_or_path = "test"
+
+        def __len__(self) -> int:
+            return 100
+
+    monkeypatch.setattr(tasks, "CHUNK_ROWS", 2)
+    table = Table(pd.DataFrame({"text": ["", "", "a", "b", "c"]}), "t.csv", [(0, ("t.csv", "row"), None, 2)])
+
+    def encode(chunk: Table) -> list[dict]:  # rows with nothing to learn are left out (causal-LM)
+        return [{"input_ids": [len(text)], "labels": 0} for text in chunk.column("text") if text]
+
+    columns = Columns(text="text")
+    rows = Tokenizing(RunConfig(), Vocabulary(), cache=True).rows("train", table, columns, encode)
+    assert list(rows) == [{"input_ids": [1], "labels": 0}] * 3  # the first chunk made none
+
+
 def test_large_data_is_tokenized_by_several_processes_in_order(
     tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

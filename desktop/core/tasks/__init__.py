@@ -131,7 +131,11 @@ class Tokenizing:
         return Examples(found, str(arrow_cache.folder("tokenized") / f"{name}.arrow"))
 
     def _batches(self, part: str, table: Any, encode: Any, chunked: bool) -> Any:
-        """The examples of ``table`` as Arrow record batches, a chunk of rows at a time."""
+        """The examples of ``table`` as Arrow record batches, a chunk of rows at a time (a chunk that
+        makes none, every row left out, makes no batch)."""
+        return (batch for batch in self._chunks(part, table, encode, chunked) if batch is not None)
+
+    def _chunks(self, part: str, table: Any, encode: Any, chunked: bool) -> Any:
         from desktop.core.examples import to_batch
 
         self.check_stop()
