@@ -102,14 +102,16 @@ class LivePlotWidget(pg.PlotWidget):
     """
 
     def __init__(self, title: str, y_label: str = "", scientific: bool = False) -> None:
-        super().__init__(axisItems={"left": _ScientificAxis("left")} if scientific else None)
+        # No right-click menus: never shown, and building them was a third of making a plot.
+        super().__init__(
+            axisItems={"left": _ScientificAxis("left")} if scientific else None, enableMenu=False
+        )
         if scientific:
             self.getAxis("left").setWidth(62)  # room for "2.0e-04" before the first paint
         self.setTitle(title, size="10pt")
         self.setLabel("left", y_label)
         self.setLabel("bottom", self.tr("step"))
         self.showGrid(x=True, y=True, alpha=0.15)
-        self.setMenuEnabled(False)
         self.setMinimumSize(260, 170)
         self.legend = self.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(128, 128, 128, 40))
         self._points: dict[str, Points] = {}
@@ -210,7 +212,7 @@ class ThroughputPlotWidget(LivePlotWidget):
     def __init__(self, title: str) -> None:
         super().__init__(title, self.tr("samples/s"))
         plot = self.getPlotItem()
-        self.right_view = pg.ViewBox()
+        self.right_view = pg.ViewBox(enableMenu=False)
         plot.showAxis("right")
         plot.scene().addItem(self.right_view)
         plot.getAxis("right").linkToView(self.right_view)
