@@ -43,3 +43,12 @@ def test_the_plot_draws_at_most_what_it_has_pixels_for(qtbot) -> None:
     plot.flush()
     x, _y = plot._curves["loss"].getData()
     assert plot.count("loss") == 50_000 and len(x) <= MAX_DRAWN + 3
+
+
+def test_the_grid_has_lines_at_ticks_not_graph_paper(qtbot) -> None:
+    # pyqtgraph's default adds a line up to every two pixels: unreadable, and most of a repaint's cost.
+    plot = LivePlotWidget("loss")
+    qtbot.addWidget(plot)
+    for side in ("left", "bottom"):
+        levels = plot.getAxis(side).tickValues(0, 400, 480)  # 400 steps across 480 pixels
+        assert sum(len(ticks) for _spacing, ticks in levels) <= 12
