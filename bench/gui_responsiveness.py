@@ -37,6 +37,7 @@ import gc
 import os
 import pstats
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -66,6 +67,13 @@ def main() -> int:
         "watchdog: it needs no lock, so it sees what held the GUI thread; a diagnosis only: dumping "
         "while other threads run can crash the process, seen in two runs of five)",
     )
+    parser.add_argument(
+        "--slow-events",
+        type=float,
+        metavar="MS",
+        help="list every event the GUI thread took longer than MS to handle (nested ones too: a window's "
+        "repaint and then each widget's): what it was and which object received it",
+    )
     args = parser.parse_args()
 
     from PySide6.QtCore import QEventLoop, QTimer
@@ -75,14 +83,15 @@ def main() -> int:
     from desktop.gui.main_window import MainWindow
     from desktop.gui.settings import Settings
 
-    app = QApplication([])
+    phase = {"name": ""}
+    slow: list[tuple[str, int, float, str, str]] = []
+    app = _timed_application()(args.slow_events, phase, slow) if args.slow_events else QApplication([])
     apply_theme(app, "light")
     tmp = Path(tempfile.mkdtemp())
     os.environ["FINETUNE_STUDIO_HOME"] = str(tmp / "home")
     window = MainWindow(Settings(tmp / "settings.ini"))
     window.show()
 
-    phase = {"name": ""}
     stalls: dict[str, list[float]] = {}
     last = [time.perf_counter()]
 
@@ -212,6 +221,11 @@ def main() -> int:
     print(
         "PASS" if ok else "FAIL", f"(worst stall {worst_all:.0f} ms; target under {TARGET_MS} ms everywhere)"
     )
+    sys.setprofile(None)
+    if slow:
+        print(f"events over {args.slow_events:g} ms (depth 0: handed out by the event loop itself):")
+        for name, depth, took, kind, receiver in slow:
+            print(f"  {name:>12} {'  ' * depth}{took:6.1f}ms  {kind} -> {receiver}")
     gc.callbacks.remove(timed)
     window.close()
     return 0 if ok else 1
@@ -219,6 +233,55 @@ def main() -> int:
 
 class _Relay(QObject):
     reached = Signal()
+
+
+def _timed_application() -> type:
+    from PySide6.QtWidgets import QApplication
+
+    class Timed(QApplication):
+        """Times every event it hands out (``notify``: also the nested ones, such as each widget's
+        paint event within a window's repaint)."""
+
+        def __init__(self, over_ms: float, phase: dict, slow: list) -> None:
+            super().__init__([])
+            self._over, self._phase, self._slow, self._depth = over_ms, phase, slow, 0
+            self._called: dict[object, float] = {}
+            self._longest = (0.0, "")
+            sys.setprofile(self._profile)  # this thread only
+
+        def _profile(self, frame: object, event: str, _arg: object) -> None:
+            """The longest Python function called straight from Qt (a slot, a handler) in an event."""
+            if event not in ("call", "return") or frame.f_back is None:
+                return
+            if frame.f_back.f_code is not Timed.notify.__code__:
+                return
+            if event == "call":
+                self._called[frame] = time.perf_counter()
+            elif frame in self._called:
+                took = (time.perf_counter() - self._called.pop(frame)) * 1000
+                if took > self._longest[0]:
+                    code = frame.f_code
+                    where = f"{Path(code.co_filename).name}:{code.co_firstlineno}"
+                    self._longest = (took, f"{where} {code.co_name}")
+
+        def notify(self, receiver: object, event: object) -> bool:
+            began = time.perf_counter()
+            if self._depth == 0:
+                self._longest = (0.0, "")
+            self._depth += 1
+            try:
+                return super().notify(receiver, event)
+            finally:
+                self._depth -= 1
+                took = (time.perf_counter() - began) * 1000
+                if took >= self._over and self._phase["name"]:
+                    kind = event.type().name if hasattr(event.type(), "name") else str(event.type())
+                    what = f"{type(receiver).__name__} {receiver.objectName()}".strip()
+                    if self._longest[0] >= self._over / 2:
+                        what += f" (in Python: {self._longest[1]}, {self._longest[0]:.0f} ms)"
+                    self._slow.append((self._phase["name"], self._depth, took, kind, what))
+
+    return Timed
 
 
 def _listed(window: object) -> object:
