@@ -63,8 +63,10 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         from desktop.core.lazy import load_libraries_outside_the_lock
+        from desktop.gui.import_hook import read_sources_cheaply
 
         load_libraries_outside_the_lock()  # background imports (PyTorch, Arrow) never freeze the window
+        read_sources_cheaply()  # nor does PySide6's look at each of their modules keep its source
         self.setWindowTitle(self.tr("Finetune Studio"))
         self.setMinimumSize(QSize(800, 520))  # a 1366 x 768 laptop at 125% has about 1024 x 576
         self.settings = settings
