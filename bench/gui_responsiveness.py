@@ -84,7 +84,8 @@ def main() -> int:
     from desktop.gui.settings import Settings
 
     phase = {"name": ""}
-    slow: list[tuple[str, int, float, str, str]] = []
+    slow: list[tuple[float, str, int, float, str, str]] = []  # (when, phase, depth, ms, what, receiver)
+    began_s = time.perf_counter()
     app = _timed_application()(args.slow_events, phase, slow) if args.slow_events else QApplication([])
     apply_theme(app, "light")
     tmp = Path(tempfile.mkdtemp())
@@ -100,7 +101,10 @@ def main() -> int:
     def tick() -> None:
         now = time.perf_counter()
         if phase["name"]:
-            stalls.setdefault(phase["name"], []).append(max(0.0, (now - last[0]) * 1000 - TICK_MS))
+            late = max(0.0, (now - last[0]) * 1000 - TICK_MS)
+            stalls.setdefault(phase["name"], []).append(late)
+            if args.slow_events and late >= TARGET_MS:  # listed with the slow events, in time order
+                slow.append((now, phase["name"], 0, late, "(a tick this late)", ""))
         last[0] = now
         if dump is not None:
             dump.write(f"-- {phase['name'] or 'between phases'} --\n")
@@ -224,8 +228,9 @@ def main() -> int:
     sys.setprofile(None)
     if slow:
         print(f"events over {args.slow_events:g} ms (depth 0: handed out by the event loop itself):")
-        for name, depth, took, kind, receiver in slow:
-            print(f"  {name:>12} {'  ' * depth}{took:6.1f}ms  {kind} -> {receiver}")
+        for at, name, depth, took, kind, receiver in sorted(slow):
+            arrow = f" -> {receiver}" if receiver else ""
+            print(f"  {at - began_s:7.2f}s {name:>12} {'  ' * depth}{took:6.1f}ms  {kind}{arrow}")
     gc.callbacks.remove(timed)
     window.close()
     return 0 if ok else 1
@@ -279,7 +284,9 @@ def _timed_application() -> type:
                     what = f"{type(receiver).__name__} {receiver.objectName()}".strip()
                     if self._longest[0] >= self._over / 2:
                         what += f" (in Python: {self._longest[1]}, {self._longest[0]:.0f} ms)"
-                    self._slow.append((self._phase["name"], self._depth, took, kind, what))
+                    self._slow.append(
+                        (time.perf_counter(), self._phase["name"], self._depth, took, kind, what)
+                    )
 
     return Timed
 

@@ -715,12 +715,15 @@ class MainWindow(QMainWindow):
     def probe_sources(self) -> None:
         """With the source on Auto and no pick from the last day, find in the background which source
         answers fastest (at most 3 s; remembered for the next day)."""
-        from desktop.core import sources
+        from desktop.gui.workers import run_in_background
 
-        if sources.auto_is_stale():
-            from desktop.gui.workers import run_in_background
+        def probe() -> None:
+            from desktop.core import sources  # imported here too: urllib and its kin, 20-30 ms
 
-            run_in_background(sources.pick, self, lambda result: None, lambda exc, detail: None)
+            if sources.auto_is_stale():
+                sources.pick()
+
+        run_in_background(probe, self, lambda result: None, lambda exc, detail: None)
 
     def save_state(self) -> None:
         """Remember geometry and the run config for the next start."""

@@ -38,6 +38,7 @@ from desktop.gui.workers import run_in_background
 REPAINT_MS = 40  # one plot repaints per tick: each at most ~6 times a second, whatever the step rate
 SMOOTHING = 0.8
 GB = 1024**3
+PLOT_GAP_MS = 50  # between two plots made ahead of need
 PLOT_IDLE_S = 1.0  # the plots are made ahead of need once the user has left the mouse and keys this long
 PLOT_RETRY_MS = 250
 GPU_COLORS = ("#d9534f", "#2b8cbe", "#41ab5d", "#e6850e", "#6a51a3", "#ce1256", "#636363", "#8c6d31")
@@ -258,7 +259,9 @@ class TrainPage(WizardPage):
                 )
             return
         if self._make_next_plot():
-            QTimer.singleShot(0, self, self.prepare_plots)  # dropped if the page is gone
+            # The next one after a pause: made at once, it would run before the window repaints or
+            # handles a click (Qt takes queued calls first), as one long freeze.
+            QTimer.singleShot(PLOT_GAP_MS, self, self.prepare_plots)  # dropped if the page is gone
 
     def _make_next_plot(self) -> bool:
         """Make the next missing plot; whether one was made."""
