@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -354,7 +355,7 @@ def _read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> A
             table = parse(name)
         except OSError:  # the cache cannot be written (a full disk): the rows are kept in memory
             table = parse(None)
-    except (pa.ArrowInvalid, OSError):
+    except (pa.ArrowException, OSError):
         return None
     release_memory()  # the parser's buffers
     return table
@@ -568,14 +569,82 @@ def _read_tsv(path: Path) -> Read:
     return _read_delimited(path, "\t")
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+"""What ends a line of a text file (as Arrow's parser takes them): not the other breaks Python's
+``splitlines`` knows (form feed, U+2028...), which sit inside lines of scraped text."""
+
+
 def _read_txt(path: Path) -> Read:
+    fast = _read_txt_fast(path)
+    if fast is not None:
+        return fast
     import pandas as pd
 
     text = decode_text(path.read_bytes(), path.name)
-    lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    lines = [(n, line.strip()) for n, line in enumerate(_LINE_END.split(text), 1) if line.strip()]
     if not lines:
         raise _empty(path)
     return pd.DataFrame({"text": [t for _, t in lines]}), [n for n, _ in lines], "line", 1, None
+
+
+TXT_DELIMITER = "\x1f"
+"""The field separator Arrow is given for a text file (the ASCII unit separator: never in a text; a
+line holding one makes Arrow refuse the file, which is then read the careful way)."""
+
+
+def _read_txt_fast(path: Path) -> Read | None:
+    """A UTF-8 text file read by Arrow, one example a line, parsed once (see :func:`_read_cached`):
+    a corpus of millions of lines without a Python string per line. Lines are stripped; blank ones are
+    left out of the view and keep their numbers. ``None`` sends the file the careful way (another
+    encoding)."""
+
+    def parse(cache_name: str | None) -> Any:
+        with open(path, "rb") as fh:
+            if _unusual(fh.read(4)):
+                return None
+        return _parse_txt(path, cache_name)
+
+    table = _read_cached(path, "txt", parse)
+    if table is None or table.num_rows == 0:
+        return None
+    frame = _arrow_to_pandas(table)
+    import numpy as np
+
+    keep = np.flatnonzero(~blank_mask(frame["text"]))
+    if len(keep) == 0:
+        raise _empty(path)
+    return frame, None, "line", 1, None if len(keep) == len(frame) else keep
+
+
+def _parse_txt(path: Path, cache_name: str | None) -> Any:
+    """The lines of a text file as an Arrow table of one column, ``text``, stripped, a block at a
+    time (as :func:`_parse_delimited`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    from desktop.core import arrow_cache
+
+    schema = pa.schema([("text", pa.large_string())])
+    options = {
+        "read_options": pacsv.ReadOptions(block_size=READ_BLOCK, column_names=["text"]),
+        "parse_options": pacsv.ParseOptions(
+            delimiter=TXT_DELIMITER, quote_char=False, escape_char=False, ignore_empty_lines=False
+        ),
+        "convert_options": pacsv.ConvertOptions(
+            column_types={"text": pa.large_string()}, strings_can_be_null=False
+        ),
+    }
+
+    def stripped(reader: Any) -> Any:
+        for batch in reader:
+            yield pa.record_batch([pc.utf8_trim_whitespace(batch.column(0))], schema=schema)
+
+    with pacsv.open_csv(path, **options) as reader:
+        batches = _reported(stripped(reader), path)
+        if cache_name is not None:
+            return arrow_cache.write_table("tables", cache_name, batches, schema)
+        return pa.Table.from_batches(list(batches), schema=schema)
 
 
 def _read_jsonl(path: Path) -> Read:
@@ -643,15 +712,52 @@ def _read_json(path: Path) -> Read:
 
 
 def _read_parquet(path: Path) -> Read:
+    """A Parquet file decompressed once, a row group at a time, into the cache (see
+    :func:`_read_cached`), and read from there memory-mapped; text columns stay Arrow's."""
+    table = _read_cached(path, "parquet", lambda cache_name: _parse_parquet(path, cache_name))
+    if table is not None:
+        return _arrow_to_pandas(table), None, "row", 1, None
     import pandas as pd
 
-    try:
+    try:  # what Arrow refused, read whole by pandas, which says why it cannot be read
         return pd.read_parquet(path), None, "row", 1, None
     except Exception as exc:
         raise DataError(
             msg("{file} is not a readable Parquet file ({error}).", file=path.name, error=exc),
             msg("Export it again."),
         ) from None
+
+
+def _parse_parquet(path: Path, cache_name: str | None) -> Any:
+    """The rows of a Parquet file as an Arrow table, a row group at a time (progress and stop as
+    :func:`_parse_delimited`); text columns as ``large_string`` (pandas takes them without a copy)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from desktop.core import arrow_cache, progress
+
+    with pq.ParquetFile(path) as source:
+        if source.metadata.num_rows == 0:
+            return None
+        schema = pa.schema(
+            [
+                field.with_type(pa.large_string()) if pa.types.is_string(field.type) else field
+                for field in source.schema_arrow
+            ],
+            metadata=source.schema_arrow.metadata,  # pandas' own: an index it saved is one again
+        )
+        total = max(1, source.metadata.num_rows)
+
+        def batches() -> Any:
+            done = 0
+            for batch in source.iter_batches(batch_size=1 << 16):
+                done += batch.num_rows
+                yield batch.cast(schema)
+                progress.report(done / total, msg("Reading {file}", file=path.name))
+
+        if cache_name is not None:
+            return arrow_cache.write_table("tables", cache_name, batches(), schema)
+        return pa.Table.from_batches(list(batches()), schema=schema)
 
 
 def _read_xlsx(path: Path) -> Read:

@@ -332,3 +332,47 @@ def test_a_jsonl_of_chats_is_parsed_once_by_arrow_and_keeps_its_line_numbers(
     gbk = tmp_path / "gbk.jsonl"  # not UTF-8: Arrow would take its bytes as text; read the careful way
     gbk.write_bytes('{"text": "这是评论", "label": "好评"}\n'.encode("gbk"))
     assert read_file(gbk).records() == [{"text": "这是评论", "label": "好评"}]
+
+
+def test_a_text_file_is_parsed_once_by_arrow_with_its_line_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow.csv as pacsv
+
+    from desktop.core import arrow_cache
+
+    path = tmp_path / "corpus.txt"
+    path.write_bytes('\ufeff第一行\n\n  second line  \r\nthird\rlast, "quoted"'.encode())
+    first = read_file(path)
+    assert len(list(arrow_cache.folder("tables").glob("*.arrow"))) == 1  # parsed by Arrow, kept
+    with monkeypatch.context() as patch:
+        patch.setattr(pacsv, "open_csv", lambda *a, **k: pytest.fail("parsed again"))
+        again = read_file(path)
+    texts = ["第一行", "second line", "third", 'last, "quoted"']
+    assert first.column("text").tolist() == texts and again.records() == first.records()
+    assert [again.locate(i) for i in range(4)] == [f"corpus.txt line {n}" for n in (1, 3, 4, 5)]
+    gbk = tmp_path / "gbk.txt"  # another encoding: read the careful way, the same lines
+    gbk.write_bytes('第一行\n\n  second line  \r\nthird\rlast, "quoted"'.encode("gbk"))
+    careful = read_file(gbk)
+    assert careful.column("text").tolist() == texts and careful.locate(1) == "gbk.txt line 3"
+
+
+def test_a_parquet_file_is_decompressed_once_and_its_text_stays_in_arrow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from desktop.core import arrow_cache
+
+    path = tmp_path / "reviews.parquet"
+    rows = pd.DataFrame({"text": [f"review {i}" for i in range(3000)], "label": [i % 2 for i in range(3000)]})
+    rows.to_parquet(path, row_group_size=1000)
+    first = read_file(path)
+    assert len(list(arrow_cache.folder("tables").glob("*.arrow"))) == 1  # decompressed, kept
+    with monkeypatch.context() as patch:
+        for name in ("ParquetFile", "read_table"):
+            patch.setattr(pq, name, lambda *a, **k: pytest.fail("decompressed again"))
+        again = read_file(path)
+    assert again.records() == first.records() == rows.to_dict("records")
+    assert isinstance(again.column("text").array, pd.arrays.ArrowStringArray)  # no Python str per row
