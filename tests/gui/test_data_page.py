@@ -187,8 +187,10 @@ def test_the_first_rows_show_while_every_row_is_checked(
         page.data_edit.editingFinished.emit()
     assert page.table.rowCount() > 0 and page.mapping_combos["text"].currentText() == "review"
     assert page.split_info.text() == "Checking every row…" and page._data_problem  # Next waits for the check
+    combo = page.mapping_combos["text"]  # the user may have its list open while every row is checked
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         release.set()
+    assert page.mapping_combos["text"] is combo  # the same guesses: the list is not made again under them
     lines = page.split_info.text().splitlines()
     assert lines[0] == "2700 rows for training, 300 for evaluation" and not page._data_problem
     train_a, train_b = lines[1].removeprefix("Labels (training/evaluation): ").split(" · ")

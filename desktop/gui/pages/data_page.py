@@ -64,6 +64,8 @@ class DataPage(WizardPage):
         self.subtitle = self.tr("What to train, and on which examples.")
         self._config = RunConfig()
         self._preview: Preview | None = None
+        self._table_shown: tuple | None = None  # the columns and rows in the table
+        self._mapping_rows: tuple | None = None  # the roles and columns the mapping's combos offer
         self._data_problem = self.tr("Choose a data file or a hub dataset.")
         self._model_problem = ""
         self._download_problem = ""  # a hub model not downloaded yet
@@ -679,6 +681,7 @@ class DataPage(WizardPage):
     def _clear_data(self) -> None:
         """Forget the last file's table, mapping, notes and token statistics."""
         self._preview = self._stats = None
+        self._table_shown = None
         self.table.clear()
         self.table.setRowCount(0)
         self.table.setColumnCount(0)
@@ -701,6 +704,10 @@ class DataPage(WizardPage):
         self.validity_changed.emit()
 
     def _fill_table(self, result: Preview) -> None:
+        shown_now = (result.columns, result.rows)
+        if shown_now == self._table_shown:  # the full check's first rows are the ones shown already
+            return
+        self._table_shown = shown_now
         self.table.clear()
         self.table.setColumnCount(len(result.columns))
         self.table.setRowCount(len(result.rows))
@@ -718,35 +725,39 @@ class DataPage(WizardPage):
     def _build_mapping(
         self, required: tuple[str, ...], optional: tuple[str, ...], found_by: dict[str, str]
     ) -> None:
-        while self.mapping_form.rowCount():
-            self.mapping_form.removeRow(0)
-        self.mapping_combos = {}
+        columns = list(self._preview.columns) if self._preview else []
         is_causal = self._config.task == "causal-lm"
         self.format_combo.setVisible(is_causal)
         self.format_row.labelForField(self.format_combo).setVisible(is_causal)
         if is_causal:
             fmt = causal_format(self._config.columns) or "text"
             self.format_combo.setCurrentIndex(list(CAUSAL_FORMATS).index(fmt))
-        columns = self._preview.columns if self._preview else []
-        for role in required + optional:
-            combo = QComboBox()
-            combo.addItem(self.tr("(none)") if role in optional else self.tr("(choose a column)"), "")
-            for column in columns:
-                combo.addItem(column, column)
+        rows = (required, optional, columns)
+        if rows != self._mapping_rows:  # else the same rows stay (the full check after the first rows)
+            self._mapping_rows = rows
+            while self.mapping_form.rowCount():
+                self.mapping_form.removeRow(0)
+            self.mapping_combos = {}
+            for role in required + optional:
+                combo = QComboBox()
+                combo.addItem(self.tr("(none)") if role in optional else self.tr("(choose a column)"), "")
+                for column in columns:
+                    combo.addItem(column, column)
+                combo.activated.connect(self._on_mapping_changed)
+                self.mapping_combos[role] = combo
+                words = self._role_words().get(role, role)
+                label = QLabel(
+                    self.tr("{role}:").format(role=words)
+                    if role in required
+                    else self.tr("{role} (optional):").format(role=words)
+                )
+                label.setToolTip(f"columns.{role}")  # the field in the run config
+                self.mapping_form.addRow(label, combo)
+        how = {"name": self.tr("guessed from its name"), "content": self.tr("guessed from the content")}
+        for role, combo in self.mapping_combos.items():
             current = getattr(self._config.columns, role)
             combo.setCurrentIndex(max(0, combo.findData(current)) if current else 0)
-            how = {"name": self.tr("guessed from its name"), "content": self.tr("guessed from the content")}
             combo.setToolTip(how.get(found_by.get(role, ""), ""))
-            combo.activated.connect(self._on_mapping_changed)
-            self.mapping_combos[role] = combo
-            words = self._role_words().get(role, role)
-            label = QLabel(
-                self.tr("{role}:").format(role=words)
-                if role in required
-                else self.tr("{role} (optional):").format(role=words)
-            )
-            label.setToolTip(f"columns.{role}")  # the field in the run config
-            self.mapping_form.addRow(label, combo)
 
     def _role_words(self) -> dict[str, str]:
         """The column roles as the page names them (the config calls them ``columns.<role>``)."""
