@@ -177,6 +177,7 @@ def test_the_first_rows_show_while_every_row_is_checked(
         return full(*args, **kwargs)
 
     monkeypatch.setattr(data_page, "preview", slow_full_check)
+    monkeypatch.setattr(data_page, "HEAD_FIRST_BYTES", 0)  # as a file of millions of rows
     data = tmp_path / "reviews.csv"
     data.write_text("review,label\n" + "".join(f"text number {i},{'ab'[i % 2]}\n" for i in range(3000)))
     page = window.data_page
@@ -204,8 +205,10 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
     import threading
 
     from desktop.core import checks, data
+    from desktop.gui.pages import data_page
 
     monkeypatch.setattr(data, "READ_BLOCK", 8192)  # a large file's blocks, in a small one
+    monkeypatch.setattr(data_page, "HEAD_FIRST_BYTES", 0)  # and its first rows shown first
     gate = threading.Event()
     check_rows = checks.check_rows
 
@@ -214,6 +217,14 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
         return check_rows(*args, **kwargs)
 
     monkeypatch.setattr(checks, "check_rows", held_check_rows)
+    reported = threading.Event()
+    head = data_page.preview_head
+
+    def late_head(*args, **kwargs):  # the first rows come after the check has said how far it is
+        reported.wait(30)
+        return head(*args, **kwargs)
+
+    monkeypatch.setattr(data_page, "preview_head", late_head)
     path = tmp_path / "reviews.csv"
     path.write_text(
         "review,label\n" + "".join(f"text number {i} is long,{'ab'[i % 2]}\n" for i in range(4000))
@@ -223,8 +234,11 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
     page.model_edit.editingFinished.emit()
     page.data_edit.setText(str(path))
     page.data_edit.editingFinished.emit()
-    qtbot.waitUntil(lambda: not page.cancel_check.isHidden() and page.busy.maximum() == 1000, timeout=30_000)
-    qtbot.waitUntil(lambda: "Checking every row: Checking 3600 rows, 60%" in page.split_info.text())
+    qtbot.waitUntil(lambda: not page.cancel_check.isHidden() and page.busy.value() == 600, timeout=30_000)
+    with qtbot.waitSignal(page.head_loaded, timeout=30_000):
+        reported.set()
+    assert page.split_info.text().startswith("Checking every row: ") and ", 60%…" in page.split_info.text()
+    qtbot.waitUntil(lambda: page.split_info.text() == "Checking every row: Checking 3600 rows, 60%…")
     assert page.busy.value() == 600 and page.table.rowCount() > 0  # the first rows are shown meanwhile
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         page.cancel_check.click()

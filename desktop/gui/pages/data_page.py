@@ -43,6 +43,8 @@ from desktop.gui.settings import Key, Settings
 from desktop.gui.workers import BackgroundTask, run_in_background
 
 PREVIEW_ROWS = 50
+HEAD_FIRST_BYTES = 4 << 20
+"""Data of this size or more (or on the hub) shows its first rows before every row is checked."""
 
 
 class DataPage(WizardPage):
@@ -132,6 +134,7 @@ class DataPage(WizardPage):
         self.cancel_check.setVisible(False)
         self.cancel_check.clicked.connect(self._cancel_check)
         self._check_stop: threading.Event | None = None
+        self._check_progress: tuple[float, str] | None = None  # the full check's last report
         self.sample_button = QPushButton(self.tr("Try the sample"))
         self.sample_button.setToolTip(self.tr("Load short English reviews and a small offline English model"))
         self.sample_button.clicked.connect(self.sample_requested)
@@ -545,6 +548,7 @@ class DataPage(WizardPage):
 
     def _load_preview(self) -> None:
         self._generation += 1
+        self._check_progress = None
         generation, config = self._generation, copy.deepcopy(self._config)
         problems = [p.message for p in config.validate() if p.field.startswith(("data", "validation"))]
         if not config.data.files and not config.data.hub_id:
@@ -559,12 +563,14 @@ class DataPage(WizardPage):
         self._show_data_problem(self.tr("Reading the data…"), shown=False)
         self.busy.setVisible(True)
         # The first rows and the mapping in a moment, however large the file; every row is checked
-        # meanwhile, and that result replaces them (a large file: seconds later).
-        self._run(
-            lambda: preview_head(config, num_rows=PREVIEW_ROWS),
-            lambda result: self._on_head(generation, result),
-            lambda exc: None,  # the full check says what is wrong
-        )
+        # meanwhile, and that result replaces them (a large file: seconds later). A small file is
+        # checked whole as fast: read once (a second reading thread took the window's turns).
+        if _local_bytes(config.data.files) >= HEAD_FIRST_BYTES:
+            self._run(
+                lambda: preview_head(config, num_rows=PREVIEW_ROWS),
+                lambda result: self._on_head(generation, result),
+                lambda exc: None,  # the full check says what is wrong
+            )
         if self._check_stop is not None:
             self._check_stop.set()  # the check of the data before is of no use now
         stop = self._check_stop = threading.Event()
@@ -590,16 +596,24 @@ class DataPage(WizardPage):
     def _on_check_progress(self, generation: int, value: tuple) -> None:
         if generation != self._generation:
             return
-        share, what = value
+        self._check_progress = value
         self.busy.setRange(0, 1000)
-        self.busy.setValue(int(share * 1000))
+        self.busy.setValue(int(value[0] * 1000))
         self.cancel_check.setVisible(True)
         if self._preview is not None and not self._preview.complete:
-            self.split_info.setText(
-                self.tr("Checking every row: {what}, {percent}%…").format(
-                    what=shown(what), percent=int(share * 100)
-                )
+            self._show_check_progress()
+
+    def _show_check_progress(self) -> None:
+        """How far the full check is, under the first rows (it may be ahead of them)."""
+        if self._check_progress is None:
+            self.split_info.setText(self.tr("Checking every row…"))
+            return
+        share, what = self._check_progress
+        self.split_info.setText(
+            self.tr("Checking every row: {what}, {percent}%…").format(
+                what=shown(what), percent=int(share * 100)
             )
+        )
 
     def _cancel_check(self) -> None:
         """Stop the full check; the first rows stay shown and training checks every row at Start."""
@@ -614,7 +628,7 @@ class DataPage(WizardPage):
         self._fill_table(result)
         required, optional = roles_for(self._config.task, result.guess.columns)
         self._build_mapping(required, optional, result.guess.found_by)
-        self.split_info.setText(self.tr("Checking every row…"))
+        self._show_check_progress()
         self.head_loaded.emit()
 
     def _on_preview(self, generation: int, result: Preview) -> None:
@@ -867,3 +881,11 @@ class DataPage(WizardPage):
         message = shown(exc.message) if isinstance(exc, StudioError) else str(exc)
         self.stats_label.setText(self.tr("Token lengths unavailable: {error}").format(error=message))
         self.token_stats_loaded.emit()
+
+
+def _local_bytes(files: list[str]) -> int:
+    """The size of the data files (a hub dataset, an unreadable path: as large as can be)."""
+    try:
+        return sum(Path(name).expanduser().stat().st_size for name in files) if files else 1 << 62
+    except OSError:
+        return 1 << 62
