@@ -345,8 +345,7 @@ def _read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> A
 
     from desktop.core import arrow_cache
 
-    stat = path.stat()
-    name = arrow_cache.key(kind, str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    name = _cache_name(path, kind)
     table = arrow_cache.open_table("tables", name)
     if table is not None:
         return table
@@ -359,6 +358,43 @@ def _read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> A
         return None
     release_memory()  # the parser's buffers
     return table
+
+
+def _cache_name(path: Path, kind: str) -> str:
+    """The name of ``path``'s rows in the table cache: its path, size and time, and how it is read."""
+    from desktop.core import arrow_cache
+
+    stat = path.stat()
+    return arrow_cache.key(kind, str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def _read_kept(path: Path, kind: str, read: Callable[[], Any]) -> Any:
+    """The frame of a file Arrow cannot parse itself (a JSON array, a workbook), read whole by ``read``
+    the first time and kept in the table cache as Arrow, so that later reads of the same file map it
+    in a moment. A frame Arrow cannot hold (a column of numbers and texts mixed) is not kept: the file
+    is then read whole each time, as it always was."""
+    import pyarrow as pa
+
+    from desktop.core import arrow_cache
+
+    name = _cache_name(path, kind)
+    table = arrow_cache.open_table("tables", name)
+    if table is not None:  # the values as read: whole numbers stay whole beside gaps, dates dates
+        text = pd_string_dtype()
+        return table.to_pandas(
+            types_mapper={pa.string(): text, pa.large_string(): text}.get,
+            integer_object_nulls=True,
+            timestamp_as_object=True,
+            date_as_object=True,
+        )
+    frame = read()
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if not any(pa.types.is_nested(field.type) for field in table.schema):  # lists come back as arrays
+            arrow_cache.write_table("tables", name, table.to_batches(), table.schema)
+    except (pa.ArrowException, OSError, TypeError, ValueError):
+        pass  # not kept: read whole next time
+    return frame
 
 
 def _plain_lines(path: Path) -> bytes | None:
@@ -488,11 +524,17 @@ def _arrow_frame(table: Any) -> Read | None:
 
 def _arrow_to_pandas(table: Any) -> Any:
     """A pandas frame of an Arrow table whose text columns stay Arrow's (no copy, no Python strings)."""
-    import pandas as pd
     import pyarrow as pa
 
-    text = pd.StringDtype("pyarrow")
+    text = pd_string_dtype()
     return table.to_pandas(types_mapper={pa.string(): text, pa.large_string(): text}.get)
+
+
+def pd_string_dtype() -> Any:
+    """pandas' text type backed by Arrow's buffers."""
+    import pandas as pd
+
+    return pd.StringDtype("pyarrow")
 
 
 def read_head(path: str | Path, rows: int = 1000) -> Table:
@@ -684,6 +726,10 @@ def _read_jsonl(path: Path) -> Read:
 
 
 def _read_json(path: Path) -> Read:
+    return _read_kept(path, "json", lambda: _json_frame(path)), None, "item", 1, None
+
+
+def _json_frame(path: Path) -> Any:
     import pandas as pd
 
     text = decode_text(path.read_bytes(), path.name)
@@ -708,7 +754,7 @@ def _read_json(path: Path) -> Read:
             msg("{file} does not hold a list of records.", file=path.name),
             'Write it as [{"text": "...", "label": "..."}, ...].',
         )
-    return pd.DataFrame.from_records(data), None, "item", 1, None
+    return pd.DataFrame.from_records(data)
 
 
 def _read_parquet(path: Path) -> Read:
@@ -761,16 +807,19 @@ def _parse_parquet(path: Path, cache_name: str | None) -> Any:
 
 
 def _read_xlsx(path: Path) -> Read:
+    return _drop_empty_rows(_read_kept(path, "xlsx", lambda: _excel_frame(path)))
+
+
+def _excel_frame(path: Path) -> Any:
     import pandas as pd
 
     try:
-        frame = pd.read_excel(path, sheet_name=0, dtype=object, engine="openpyxl")
+        return pd.read_excel(path, sheet_name=0, dtype=object, engine="openpyxl")
     except Exception as exc:
         raise DataError(
             msg("{file} is not a readable Excel workbook ({error}).", file=path.name, error=exc),
             msg("Save it from Excel as .xlsx (the first sheet is used, with a header row)."),
         ) from None
-    return _drop_empty_rows(frame)
 
 
 _READERS = {

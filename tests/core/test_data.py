@@ -376,3 +376,49 @@ def test_a_parquet_file_is_decompressed_once_and_its_text_stays_in_arrow(
         again = read_file(path)
     assert again.records() == first.records() == rows.to_dict("records")
     assert isinstance(again.column("text").array, pd.arrays.ArrowStringArray)  # no Python str per row
+
+
+def test_a_workbook_is_read_once_and_its_values_come_back_as_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import datetime
+
+    import pandas as pd
+
+    path = tmp_path / "reviews.xlsx"
+    pd.DataFrame(
+        {
+            "text": ["good", None, "bad", "fine"],
+            "label": [1, 2, None, 0],  # whole numbers beside a gap: not 1.0 (another class name)
+            "when": [datetime.datetime(2024, 1, 1), None, None, None],
+        }
+    ).to_excel(path, index=False)
+    first = read_file(path)
+    with monkeypatch.context() as patch:
+        patch.setattr(pd, "read_excel", lambda *a, **k: pytest.fail("opened the workbook again"))
+        again = read_file(path)
+    labels = [str(row["label"]) for row in again.records()]
+    assert again.records() == first.records() and labels == ["1", "2", "None", "0"]
+    assert again.records()[0]["when"] == datetime.datetime(2024, 1, 1)
+    assert again.locate(3) == "reviews.xlsx row 5"
+    mixed = tmp_path / "mixed.xlsx"  # a column of texts and numbers: Arrow cannot keep it; read each time
+    pd.DataFrame({"text": ["x", 5, "y"], "label": ["p", "n", "p"]}).to_excel(mixed, index=False)
+    assert (
+        read_file(mixed).records()
+        == read_file(mixed).records()
+        == [
+            {"text": "x", "label": "p"},
+            {"text": 5, "label": "n"},
+            {"text": "y", "label": "p"},
+        ]
+    )
+
+
+def test_a_json_array_of_chats_reads_the_same_every_time(tmp_path: Path) -> None:
+    path = tmp_path / "chats.json"  # lists of messages are not kept (they would come back as arrays)
+    chats = [{"messages": [{"role": "user", "content": "你好"}, {"role": "assistant", "content": "您好"}]}]
+    path.write_text(json.dumps(chats, ensure_ascii=False), encoding="utf-8")
+    assert read_file(path).records() == read_file(path).records() == chats
+    flat = tmp_path / "reviews.json"
+    flat.write_text(json.dumps(ROWS, ensure_ascii=False), encoding="utf-8")
+    assert read_file(flat).records() == read_file(flat).records() == ROWS
