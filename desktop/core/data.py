@@ -281,6 +281,11 @@ item), the word for where they are ("row", "line"), the number of the first, and
 rows that hold data (``None``: all; a view leaves the rest out without copying)."""
 
 
+CACHE_FROM_BYTES = 1 << 20
+"""Files of this size or more are kept in the table cache; a smaller one is parsed in a moment each
+time, and would take one of the cache's places (:data:`~desktop.core.arrow_cache.KEEP`) from a
+large file whose parsing takes seconds."""
+
 READ_BLOCK = 1 << 24
 """Bytes of a CSV or TSV that Arrow parses at a time (16 MB; progress is said after each)."""
 
@@ -339,19 +344,20 @@ def _read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> A
     """The rows of ``path`` as an Arrow table, parsed once: ``parse(name)`` parses them into the app's
     cache file ``name`` (:mod:`arrow_cache`), and the rows are read from there memory-mapped; the
     next read of the same file (same path, size and time) only maps them again. Where the cache cannot
-    be written the rows are parsed into memory (``parse(None)``). ``None`` when ``parse`` says the
-    file is not for Arrow, or Arrow refuses it."""
+    be written, and for a small file (:data:`CACHE_FROM_BYTES`), the rows are parsed into memory
+    (``parse(None)``). ``None`` when ``parse`` says the file is not for Arrow, or Arrow refuses it."""
     import pyarrow as pa
 
     from desktop.core import arrow_cache
 
+    small = path.stat().st_size < CACHE_FROM_BYTES
     name = _cache_name(path, kind)
-    table = arrow_cache.open_table("tables", name)
+    table = None if small else arrow_cache.open_table("tables", name)
     if table is not None:
         return table
     try:
         try:
-            table = parse(name)
+            table = parse(None if small else name)
         except OSError:  # the cache cannot be written (a full disk): the rows are kept in memory
             table = parse(None)
     except (pa.ArrowException, OSError):
@@ -377,6 +383,8 @@ def _read_kept(path: Path, kind: str, read: Callable[[], Any]) -> Any:
 
     from desktop.core import arrow_cache
 
+    if path.stat().st_size < CACHE_FROM_BYTES:
+        return read()
     name = _cache_name(path, kind)
     table = arrow_cache.open_table("tables", name)
     if table is not None:  # the values as read: whole numbers stay whole beside gaps, dates dates

@@ -261,6 +261,7 @@ def test_splitting_and_leaving_rows_out_copy_nothing_and_keep_locations(tmp_path
 def test_a_large_csv_is_parsed_once_then_read_from_its_arrow_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("desktop.core.data.CACHE_FROM_BYTES", 0)  # kept however small
     import os
 
     import pyarrow.csv as pacsv
@@ -312,6 +313,7 @@ def test_a_csv_arrow_refuses_leaves_no_cache_file_and_is_read_the_careful_way(tm
 def test_a_jsonl_of_chats_is_parsed_once_by_arrow_and_keeps_its_line_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("desktop.core.data.CACHE_FROM_BYTES", 0)  # kept however small
     import pyarrow.json as pajson
 
     from desktop.core import arrow_cache
@@ -337,6 +339,7 @@ def test_a_jsonl_of_chats_is_parsed_once_by_arrow_and_keeps_its_line_numbers(
 def test_a_text_file_is_parsed_once_by_arrow_with_its_line_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("desktop.core.data.CACHE_FROM_BYTES", 0)  # kept however small
     import pyarrow.csv as pacsv
 
     from desktop.core import arrow_cache
@@ -360,6 +363,7 @@ def test_a_text_file_is_parsed_once_by_arrow_with_its_line_numbers(
 def test_a_parquet_file_is_decompressed_once_and_its_text_stays_in_arrow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("desktop.core.data.CACHE_FROM_BYTES", 0)  # kept however small
     import pandas as pd
     import pyarrow.parquet as pq
 
@@ -381,6 +385,7 @@ def test_a_parquet_file_is_decompressed_once_and_its_text_stays_in_arrow(
 def test_a_workbook_is_read_once_and_its_values_come_back_as_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("desktop.core.data.CACHE_FROM_BYTES", 0)  # kept however small
     import datetime
 
     import pandas as pd
@@ -422,3 +427,11 @@ def test_a_json_array_of_chats_reads_the_same_every_time(tmp_path: Path) -> None
     flat = tmp_path / "reviews.json"
     flat.write_text(json.dumps(ROWS, ensure_ascii=False), encoding="utf-8")
     assert read_file(flat).records() == read_file(flat).records() == ROWS
+
+
+def test_a_small_file_takes_no_place_in_the_cache(tmp_path: Path) -> None:
+    from desktop.core import arrow_cache
+
+    for suffix in (".csv", ".jsonl", ".parquet", ".json"):  # parsed in a moment each time
+        assert read_file(_write(tmp_path / f"small{suffix}")).records() == ROWS
+    assert not list(arrow_cache.folder("tables").glob("*.arrow"))  # a large file's copy stays
