@@ -388,12 +388,8 @@ def _read_kept(path: Path, kind: str, read: Callable[[], Any]) -> Any:
     name = _cache_name(path, kind)
     table = arrow_cache.open_table("tables", name)
     if table is not None:  # the values as read: whole numbers stay whole beside gaps, dates dates
-        text = pd_string_dtype()
-        return table.to_pandas(
-            types_mapper={pa.string(): text, pa.large_string(): text}.get,
-            integer_object_nulls=True,
-            timestamp_as_object=True,
-            date_as_object=True,
+        return _arrow_to_pandas(
+            table, integer_object_nulls=True, timestamp_as_object=True, date_as_object=True
         )
     frame = read()
     try:
@@ -425,16 +421,11 @@ def _plain_lines(path: Path) -> bytes | None:
 def _parse_delimited(path: Path, sep: str, header: list[str], cache_name: str | None) -> Any:
     """The rows of a CSV or TSV as an Arrow table, parsed a block at a time (so a window can show how
     far it is, and stop) into the cache file ``cache_name`` (or kept in memory: ``None``)."""
-    import pyarrow as pa
     import pyarrow.csv as pacsv
-
-    from desktop.core import arrow_cache
 
     with pacsv.open_csv(path, **_arrow_csv_options(header, sep, READ_BLOCK)) as reader:
         batches = _reported(reader, path)
-        if cache_name is not None:
-            return arrow_cache.write_table("tables", cache_name, batches, reader.schema)
-        return pa.Table.from_batches(list(batches), schema=reader.schema)
+        return _collected(batches, reader.schema, cache_name)
 
 
 def _read_jsonl_fast(path: Path) -> Read | None:
@@ -457,10 +448,7 @@ def _read_jsonl_fast(path: Path) -> Read | None:
 
 def _parse_jsonl(path: Path, cache_name: str | None) -> Any:
     """The records of a JSONL file as an Arrow table, a block at a time (as :func:`_parse_delimited`)."""
-    import pyarrow as pa
     import pyarrow.json as pajson
-
-    from desktop.core import arrow_cache
 
     def checked(reader: Any) -> Any:
         for batch in reader:
@@ -469,9 +457,19 @@ def _parse_jsonl(path: Path, cache_name: str | None) -> Any:
 
     with pajson.open_json(path, read_options=pajson.ReadOptions(block_size=READ_BLOCK)) as reader:
         batches = _reported(checked(reader), path)
-        if cache_name is not None:
-            return arrow_cache.write_table("tables", cache_name, batches, reader.schema)
-        return pa.Table.from_batches(list(batches), schema=reader.schema)
+        return _collected(batches, reader.schema, cache_name)
+
+
+def _collected(batches: Any, schema: Any, cache_name: str | None) -> Any:
+    """Parsed batches as one Arrow table: written as they come to the cache file ``cache_name`` and
+    mapped from there, or (``None``) kept in memory."""
+    import pyarrow as pa
+
+    from desktop.core import arrow_cache
+
+    if cache_name is not None:
+        return arrow_cache.write_table("tables", cache_name, batches, schema)
+    return pa.Table.from_batches(list(batches), schema=schema)
 
 
 def _reported(reader: Any, path: Path) -> Any:
@@ -530,19 +528,14 @@ def _arrow_frame(table: Any) -> Read | None:
     return _drop_empty_rows(frame)
 
 
-def _arrow_to_pandas(table: Any) -> Any:
-    """A pandas frame of an Arrow table whose text columns stay Arrow's (no copy, no Python strings)."""
+def _arrow_to_pandas(table: Any, **options: Any) -> Any:
+    """A pandas frame of an Arrow table whose text columns stay Arrow's (no copy, no Python strings);
+    ``options``: more of ``Table.to_pandas``'s."""
+    import pandas as pd
     import pyarrow as pa
 
-    text = pd_string_dtype()
-    return table.to_pandas(types_mapper={pa.string(): text, pa.large_string(): text}.get)
-
-
-def pd_string_dtype() -> Any:
-    """pandas' text type backed by Arrow's buffers."""
-    import pandas as pd
-
-    return pd.StringDtype("pyarrow")
+    text = pd.StringDtype("pyarrow")
+    return table.to_pandas(types_mapper={pa.string(): text, pa.large_string(): text}.get, **options)
 
 
 def read_head(path: str | Path, rows: int = 1000) -> Table:
@@ -673,8 +666,6 @@ def _parse_txt(path: Path, cache_name: str | None) -> Any:
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from desktop.core import arrow_cache
-
     schema = pa.schema([("text", pa.large_string())])
     options = {
         "read_options": pacsv.ReadOptions(block_size=READ_BLOCK, column_names=["text"]),
@@ -692,9 +683,7 @@ def _parse_txt(path: Path, cache_name: str | None) -> Any:
 
     with pacsv.open_csv(path, **options) as reader:
         batches = _reported(stripped(reader), path)
-        if cache_name is not None:
-            return arrow_cache.write_table("tables", cache_name, batches, schema)
-        return pa.Table.from_batches(list(batches), schema=schema)
+        return _collected(batches, schema, cache_name)
 
 
 def _read_jsonl(path: Path) -> Read:
@@ -788,7 +777,7 @@ def _parse_parquet(path: Path, cache_name: str | None) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from desktop.core import arrow_cache, progress
+    from desktop.core import progress
 
     with pq.ParquetFile(path) as source:
         if source.metadata.num_rows == 0:
@@ -809,9 +798,7 @@ def _parse_parquet(path: Path, cache_name: str | None) -> Any:
                 yield batch.cast(schema)
                 progress.report(done / total, msg("Reading {file}", file=path.name))
 
-        if cache_name is not None:
-            return arrow_cache.write_table("tables", cache_name, batches(), schema)
-        return pa.Table.from_batches(list(batches()), schema=schema)
+        return _collected(batches(), schema, cache_name)
 
 
 def _read_xlsx(path: Path) -> Read:
