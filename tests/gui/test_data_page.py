@@ -156,6 +156,18 @@ def test_switching_the_task_rechecks_the_model_and_the_columns(
     assert page.problem().startswith(page.model_error.text().splitlines()[0])
 
 
+def test_chats_are_shown_again_when_the_split_changes(window: MainWindow, qtbot, samples: Path) -> None:
+    page = window.data_page
+    page.task_combo.setCurrentIndex(page.task_combo.findData("causal-lm"))
+    page.model_edit.setText("gpt2")
+    page.model_edit.editingFinished.emit()
+    _set_data(window, qtbot, samples / "chat.jsonl")
+    first = page.table.item(0, 0).text()
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        page.fraction_spin.setValue(page.fraction_spin.value() + 10)  # other rows for training
+    assert first.startswith("[{") and page.table.rowCount() > 0 and page.table.item(0, 0).text()
+
+
 def test_text_the_model_cannot_read_is_warned_on_the_page(window: MainWindow, qtbot, samples: Path) -> None:
     page = _load_with_stats(window, qtbot, "bundled:all-minilm-l6-v2", samples / "reviews-zh.csv")
     assert not page.notes_label.isHidden()

@@ -718,17 +718,17 @@ class DataPage(WizardPage):
         self.validity_changed.emit()
 
     def _fill_table(self, result: Preview) -> None:
-        shown_now = (result.columns, result.rows)
+        cells = [[_cell_text(row.get(column)) for column in result.columns] for row in result.rows]
+        shown_now = (list(result.columns), cells)  # texts: a chat's messages are arrays, not comparable
         if shown_now == self._table_shown:  # the full check's first rows are the ones shown already
             return
         self._table_shown = shown_now
         self.table.clear()
         self.table.setColumnCount(len(result.columns))
-        self.table.setRowCount(len(result.rows))
+        self.table.setRowCount(len(cells))
         self.table.setHorizontalHeaderLabels(result.columns)
-        for r, row in enumerate(result.rows):
-            for c, column in enumerate(result.columns):
-                text = str(row.get(column, "") if row.get(column) is not None else "")
+        for r, row in enumerate(cells):
+            for c, text in enumerate(row):
                 item = QTableWidgetItem(text if len(text) < 300 else text[:299] + "…")
                 item.setToolTip(text[:2000])
                 self.table.setItem(r, c, item)
@@ -889,3 +889,8 @@ def _local_bytes(files: list[str]) -> int:
         return sum(Path(name).expanduser().stat().st_size for name in files) if files else 1 << 62
     except OSError:
         return 1 << 62
+
+
+def _cell_text(value: object) -> str:
+    """A cell as the table shows it (nothing for a missing value)."""
+    return "" if value is None else str(value)
