@@ -10,10 +10,11 @@ import threading
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.errors import human_size
 from desktop.gui.core_text import shown
+from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask
 
 
@@ -30,7 +31,7 @@ class DownloadPanel(QWidget):
         self._task: BackgroundTask | None = None
         self.status = QLabel()
         self.status.setWordWrap(True)
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setVisible(False)
         self.cancel_button = QPushButton(self.tr("Cancel download"))
         self.cancel_button.setVisible(False)

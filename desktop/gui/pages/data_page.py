@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QTableWidget,
@@ -40,6 +39,7 @@ from desktop.gui.core_text import sentences, shown
 from desktop.gui.fit_text import badge_text
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.settings import Key, Settings
+from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask, run_in_background
 
 PREVIEW_ROWS = 50
@@ -122,7 +122,7 @@ class DataPage(WizardPage):
         self.data_download.clicked.connect(self.download_dataset)
         self.download_dialog = None
         self.data_error = error_label()
-        self.busy = QProgressBar()
+        self.busy = ProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumHeight(6)
         self.busy.setTextVisible(False)

@@ -32,6 +32,7 @@ from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.repair_controller import RepairController
 from desktop.gui.settings import Key, Settings
+from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask
 
 GB = 1024**3
@@ -125,7 +126,7 @@ class EnvironmentPage(WizardPage):
         self.install_button.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.clicked.connect(self.repair.cancel)
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setRange(0, 100)
         self.log_button = QToolButton(text=self.tr("Show log"), checkable=True)
         self.log = QPlainTextEdit(readOnly=True)

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
-    QProgressBar,
     QPushButton,
     QTabWidget,
     QVBoxLayout,
@@ -30,6 +29,7 @@ from desktop.core.training import RunResult
 from desktop.gui import translations
 from desktop.gui.core_text import error_text, sentences
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.gui.workers import BackgroundTask
 
@@ -89,7 +89,7 @@ class ExportPage(WizardPage):
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self._cancel_export)
-        self.export_busy = QProgressBar()
+        self.export_busy = ProgressBar()
         self.export_busy.setRange(0, 100)
         self.export_busy.setVisible(False)
         self.export_status = QLabel()

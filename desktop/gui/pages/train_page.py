@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QProgressBar,
     QPushButton,
     QToolButton,
     QVBoxLayout,
@@ -33,6 +32,7 @@ from desktop.core.spill import SpillWatch, shared_bytes
 from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import run_in_background
 
 REPAINT_MS = 40  # one plot repaints per tick: each at most ~6 times a second, whatever the step rate
@@ -156,7 +156,7 @@ class TrainPage(WizardPage):
         self.awake = QLabel()
         self.awake.setObjectName("hint")
         self.awake.setVisible(False)
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setFormat(self.tr("step %v of %m"))
         self.progress.setValue(0)
         self.timing = QLabel()

@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.errors import StudioError
 from desktop.gui.core_text import error_text, shown
+from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask
 
 FILES = "*.csv *.tsv *.txt *.jsonl *.json *.xlsx *.parquet"
@@ -58,7 +58,7 @@ class PredictPanel(QWidget):
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setVisible(False)
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setVisible(False)
         self.status = QLabel()
         self.status.setWordWrap(True)
