@@ -142,7 +142,7 @@ def main() -> int:
             Qt.MouseButton.NoButton,
             Qt.KeyboardModifier.NoModifier,
         )
-        QApplication.sendEvent(window, move)
+        QApplication.sendEvent(window.windowHandle(), move)  # where the system hands input first
 
     def run(name: str, action: object, signal: object, timeout_s: float = 300) -> None:
         """Do ``action`` in phase ``name`` and wait (in the event loop) for ``signal``."""

@@ -8,8 +8,9 @@ import threading
 from typing import ClassVar
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QWidget
 
 from desktop.gui import warmup as warmup_module
 from desktop.gui.collector import IDLE_S, Collector, generation_to_collect
@@ -115,8 +116,10 @@ def test_a_user_at_work_puts_the_import_off(qtbot, monkeypatch: pytest.MonkeyPat
         edit = QLineEdit()
         qtbot.addWidget(edit)
         edit.show()
+        edit.activateWindow()
+        qtbot.waitActive(edit)
         for _ in range(3):
-            qtbot.keyClick(edit, Qt.Key.Key_A)  # typing: input less than IDLE_S ago
+            QTest.keyClick(edit.windowHandle(), Qt.Key.Key_A)  # typing, through the window as the system does
             with qtbot.waitSignal(warm.done, timeout=int(warmup_module.IDLE_S * 400), raising=False) as early:
                 pass
             assert not early.signal_triggered
@@ -126,3 +129,46 @@ def test_a_user_at_work_puts_the_import_off(qtbot, monkeypatch: pytest.MonkeyPat
         assert started == [True]
     finally:
         collector.stop()
+
+
+def test_widgets_events_run_no_python_of_the_collector(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each Python call takes the interpreter's lock: one per widget per repaint made a page's repaint
+    wait up to 5 ms per widget while a background thread ran Python (0.5 s for a page; 2 ms without)."""
+    seen: list[str] = []
+
+    def counting(self, watched, event) -> bool:
+        seen.append(type(watched).__name__)
+        return False
+
+    monkeypatch.setattr(Collector, "eventFilter", counting)
+    page = QWidget()
+    grid = QGridLayout(page)
+    labels = [QLabel(f"label {i}") for i in range(40)]
+    for i, label in enumerate(labels):
+        grid.addWidget(label, i, 0)
+    qtbot.addWidget(page)
+    painted = _Painted()
+    labels[-1].installEventFilter(painted)
+    collector = Collector()
+    collector.start()
+    try:
+        page.show()
+        qtbot.waitUntil(lambda: painted.count > 0)
+        painted.count = 0
+        for label in labels:
+            label.setText(label.text() + " changed")
+        qtbot.waitUntil(lambda: painted.count > 0)  # repainted
+    finally:
+        collector.stop()
+    assert "QLabel" not in seen
+
+
+class _Painted(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
