@@ -258,3 +258,26 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
     assert "Not every row was checked (cancelled)" in page.split_info.text()
     assert not page._data_problem and page.cancel_check.isHidden() and page.busy.isHidden()
     assert page.table.rowCount() > 0 and window.current_config().columns.text == "review"
+
+
+def test_the_histogram_is_made_while_the_user_is_idle_and_shows_the_lengths(
+    window: MainWindow, qtbot, tiny_bert: Path, tmp_path: Path
+) -> None:
+    import pyqtgraph  # noqa: F401  (the window's warm-up imports it)
+
+    from desktop.gui.pages.data_page import HISTOGRAM_IDLE_S
+
+    page = window.data_page
+    idle = {"s": 0.0}
+    page.idle_s = lambda: idle["s"]
+    page.prepare_histogram()
+    assert page.histogram is None  # the user is at work: not now (15-50 ms on the window's thread)
+    idle["s"] = HISTOGRAM_IDLE_S
+    qtbot.waitUntil(lambda: page.histogram is not None)
+    made = page.histogram
+    assert not made.isVisibleTo(page)  # nothing to show yet
+    data = tmp_path / "d.csv"
+    data.write_text("text,label\nhello there,a\nworld,b\nagain and again,a\nyes,b\n", encoding="utf-8")
+    _load_with_stats(window, qtbot, str(tiny_bert), data)
+    assert page.histogram is made and made.isVisibleTo(page)
+    assert "median" in page.stats_label.text()
