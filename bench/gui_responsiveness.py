@@ -5,7 +5,10 @@
 ``--separate-process`` trains in a child process (Memory & speed: Run in a separate process): the heavy
 imports, the model and the Trainer are then in the child, and the GUI process only reads its events.
 
-A 10 ms QTimer runs on the GUI thread; each tick records how late it fired. The journey, with the
+A 10 ms QTimer runs on the GUI thread; each tick records how late it fired. The tick is Python, as
+the app's slots are: it also waits while another thread holds the interpreter's lock (a C call of a
+library: PyTorch setting itself up, weights copied into memory), which freezes any Python the window
+runs, though not Qt's own drawing. The journey, with the
 bundled sample (MiniLM, English reviews), each phase timed until what the user waits for is shown:
 
   data load       sample chosen -> rows, mapping and token statistics shown
@@ -72,7 +75,9 @@ def main() -> int:
         type=float,
         metavar="MS",
         help="list every event the GUI thread took longer than MS to handle (nested ones too: a window's "
-        "repaint and then each widget's): what it was and which object received it",
+        "repaint and then each widget's): what it was and which object received it. A diagnosis only: it "
+        "runs Python for every event, and while another thread runs Python each event then waits for "
+        "the interpreter's lock (what the app's own event filter did until it watched windows only)",
     )
     args = parser.parse_args()
 
