@@ -32,7 +32,7 @@ def test_next_is_disabled_with_the_reason_until_the_data_page_is_complete(window
 def test_try_the_sample_makes_every_step_reachable(window: MainWindow, qtbot) -> None:
     with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
         qtbot.mouseClick(window.data_page.sample_button, Qt.MouseButton.LeftButton)
-    assert window.stack.currentIndex() == 1
+    qtbot.waitUntil(lambda: window.stack.currentIndex() == 1)  # the page a moment after its config
     assert window.data_page.mapping_combos["text"].currentText() == "text"
     assert window.data_page.mapping_combos["label"].currentText() == "label"
     assert window.next_button.isEnabled() and window.reason.text() == ""
@@ -43,6 +43,15 @@ def test_try_the_sample_makes_every_step_reachable(window: MainWindow, qtbot) ->
     # free navigation back to a finished step
     window.steps.setCurrentRow(1)
     assert window.stack.currentIndex() == 1
+
+
+def test_the_sample_leaves_a_user_on_the_step_they_went_to_meanwhile(window: MainWindow, qtbot) -> None:
+    qtbot.waitUntil(lambda: (window.go_to(1), window.stack.currentIndex() == 1)[1])  # "Try the sample"
+    # The moment the data page would be shown, and the sample read all the same:
+    with qtbot.waitSignals([window._sample_page.timeout, window.data_page.preview_loaded], timeout=30_000):
+        window.load_sample()
+        window.go_to(0)  # back, before the data page is shown
+    assert window.stack.currentIndex() == 0
 
 
 def test_window_state_and_last_config_are_restored(qtbot, tmp_path: Path) -> None:
