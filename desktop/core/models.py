@@ -112,6 +112,16 @@ def load_tokenizer(source: ModelSource) -> Any:
     return tokenizer
 
 
+def _read_weights_ahead(path: str, source: ModelSource) -> None:
+    """The weights into the system's cache, without holding Python's lock (see :mod:`readahead`)."""
+    from desktop.core.downloads import local_copy
+    from desktop.core.readahead import read_ahead
+
+    folder = Path(path) if Path(path).is_dir() else local_copy(source.name, source.revision)
+    if folder is not None:
+        read_ahead(folder)
+
+
 def load_model(auto_class: Any, source: ModelSource, task_name: str, **kwargs: Any) -> Any:
     """Load the model with the task's Auto class.
 
@@ -119,8 +129,10 @@ def load_model(auto_class: Any, source: ModelSource, task_name: str, **kwargs: A
         ModelError: The model cannot be found, or has no head for this task.
     """
     access = pretrained_kwargs(source)
+    path = resolve(source)
+    _read_weights_ahead(path, source)
     try:
-        return auto_class.from_pretrained(resolve(source), **access, **kwargs)
+        return auto_class.from_pretrained(path, **access, **kwargs)
     except ValueError as exc:
         if "Unrecognized configuration class" in str(exc):
             raise _no_head(source.name, task_name) from None

@@ -39,7 +39,11 @@ def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callabl
     Raises:
         InputError: No checkpoint of the run loads.
     """
+    from desktop.core.readahead import read_ahead
+
     while True:
+        if checkpoint is not None:
+            read_ahead(checkpoint)  # PyTorch reads it holding Python's lock: the disk is waited for here
         try:
             return trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
         except Exception as exc:
