@@ -14,6 +14,16 @@ from typing import Any
 _lock = threading.Lock()
 
 
+def imported(name: str) -> bool:
+    """Whether module ``name`` is imported, and done: a module that another thread is importing is in
+    ``sys.modules`` from the start, and importing it then waits until that thread is done (the window's
+    thread froze 8 s so, for pyqtgraph imported in the background from a cold disk)."""
+    import sys
+
+    module = sys.modules.get(name)
+    return module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False)
+
+
 def transformers_names(*names: str) -> tuple[Any, ...]:
     """``transformers.<name>`` for each of ``names``, imported under one process-wide lock."""
     with _lock:

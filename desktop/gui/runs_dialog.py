@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.errors import StudioError
+from desktop.core.lazy import imported
 from desktop.core.runs import RunDir, RunInfo, delete_run, list_runs, loss_curve
 from desktop.gui.core_text import error_text
 from desktop.gui.workers import BackgroundTask, run_in_background
@@ -197,7 +197,7 @@ class RunsDialog(QDialog):
         self.plot_area = QWidget()
         self.plot_area.setMinimumHeight(200)
         QVBoxLayout(self.plot_area).setContentsMargins(0, 0, 0, 0)
-        if "pyqtgraph" not in sys.modules:
+        if not imported("pyqtgraph"):
             run_in_background(
                 lambda: importlib.import_module("pyqtgraph"), self, lambda _: None, lambda *_: None
             )

@@ -10,11 +10,11 @@ app has been idle for :data:`IDLE_S`: no key or mouse input, no background task 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from desktop.core.lazy import imported
 from desktop.gui import workers
 
 IDLE_S = 2.0
@@ -100,4 +100,4 @@ class Warmup(QObject):
         self.done.emit()
 
     def _ready(self) -> bool:
-        return all(name in sys.modules for name in self._modules)
+        return all(imported(name) for name in self._modules)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +33,7 @@ from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
 from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.errors import StudioError, human_size
 from desktop.core.helper import TokenReport
+from desktop.core.lazy import imported
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview, preview_head
 from desktop.gui.core_text import sentences, shown
@@ -820,7 +820,7 @@ class DataPage(WizardPage):
         generation, config = self._generation, copy.deepcopy(self._config)
         self.stats_label.setText(self.tr("Loading the tokenizer…"))
         if self.histogram is None:  # for the histogram: pyqtgraph takes 0.4 s to import, never here
-            if "pyqtgraph" in sys.modules:
+            if imported("pyqtgraph"):
                 QTimer.singleShot(0, self, lambda: self._on_plots_importable(None))
             else:
                 run_in_background(
@@ -875,7 +875,7 @@ class DataPage(WizardPage):
         """Make the histogram ahead of need, while the user is idle and once pyqtgraph is imported (the
         window's warm-up imports it): made when the first statistics come, its 15-50 ms would join the
         turns that show the data just loaded."""
-        if self.histogram is not None or "pyqtgraph" not in sys.modules:
+        if self.histogram is not None or not imported("pyqtgraph"):
             return
         if self.idle_s() < HISTOGRAM_IDLE_S:
             self._histogram_later.start()  # a timer of this page: it dies with the page

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
 from desktop.core.events import AdjustedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.lazy import imported
 from desktop.core.runs import RunDir
 from desktop.core.spill import SpillWatch, shared_bytes
 from desktop.core.training import RunResult
@@ -248,7 +249,7 @@ class TrainPage(WizardPage):
         if self.idle_s() < PLOT_IDLE_S:
             self._plots_later.start()  # a timer of this page: it dies with the page
             return
-        if "pyqtgraph" not in sys.modules:
+        if not imported("pyqtgraph"):
             if not self._importing_plots:
                 self._importing_plots = True
                 run_in_background(
