@@ -8,13 +8,14 @@ import threading
 from typing import ClassVar
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QWidget
 
 from desktop.gui import warmup as warmup_module
 from desktop.gui.collector import IDLE_S, Collector, generation_to_collect
 from desktop.gui.warmup import Warmup
+from tests.gui.paints import PaintCounter
 
 THRESHOLDS = (700, 10, 10)
 
@@ -147,7 +148,7 @@ def test_widgets_events_run_no_python_of_the_collector(qtbot, monkeypatch: pytes
     for i, label in enumerate(labels):
         grid.addWidget(label, i, 0)
     qtbot.addWidget(page)
-    painted = _Painted()
+    painted = PaintCounter()
     labels[-1].installEventFilter(painted)
     collector = Collector()
     collector.start()
@@ -161,14 +162,3 @@ def test_widgets_events_run_no_python_of_the_collector(qtbot, monkeypatch: pytes
     finally:
         collector.stop()
     assert "QLabel" not in seen
-
-
-class _Painted(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.count += 1
-        return False

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from desktop.gui.widgets.progress_bar import ProgressBar
-
-
-class _Paints(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Paint:
-            self.count += 1
-        return False
+from tests.gui.paints import PaintCounter
 
 
 def test_setting_the_value_paints_with_the_window_not_at_once(qtbot) -> None:
@@ -27,7 +16,7 @@ def test_setting_the_value_paints_with_the_window_not_at_once(qtbot) -> None:
     layout.addWidget(label)
     layout.addWidget(bar)
     qtbot.addWidget(window)
-    paints = _Paints()
+    paints = PaintCounter()
     label.installEventFilter(paints)
     bar.installEventFilter(paints)
     window.show()
