@@ -393,6 +393,9 @@ class RunsDialog(QDialog):
             self._loading.cancel()
 
         def read() -> dict[tuple[Path, int, str], list[tuple[int, float]]]:
+            # Here, not on the window's thread, the wait for pyqtgraph if the import begun at opening
+            # is not done yet (importing a module another thread imports waits for that thread).
+            importlib.import_module("pyqtgraph")
             return {key: loss_curve(RunDir(key[0])) for key in missing}
 
         def done(curves: dict[tuple[Path, int, str], list[tuple[int, float]]]) -> None:
