@@ -391,6 +391,7 @@ def _grab(window: MainWindow, index: int, path: Path) -> Path:
     window.page_subtitle.setText(window.pages[index].subtitle)
     window._update_navigation()
     window.banner.setVisible(False)
+    window.train_page.reveal_plots()
     QApplication.processEvents()
     window.grab().save(str(path))
     return path

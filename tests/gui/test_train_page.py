@@ -260,3 +260,23 @@ def test_the_sleep_lock_shows_on_the_timing_line_without_moving_the_plots(
     assert page.awake.isVisible() and page.awake.text() == "Kept awake"
     assert "stays awake" in page.awake.toolTip()
     assert page.plot_area.geometry() == before  # a resize redoes every axis of four plots
+
+
+def test_the_plots_appear_a_frame_apart_the_first_time_without_moving(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    from desktop.gui.pages.train_page import TrainPage
+
+    page = TrainPage(fake_controller, window.current_config)
+    qtbot.addWidget(page)
+    page.resize(900, 700)
+    page.show()  # painting all four at once held the window 45-65 ms
+    assert [plot.isVisible() for plot in page.plots] == [True, False, False, False]
+    page.layout().activate()
+    places = [plot.geometry() for plot in page.plots]
+    assert all(place.width() > 100 and place.height() > 100 for place in places)  # kept for them
+    qtbot.waitUntil(lambda: all(plot.isVisible() for plot in page.plots), timeout=2000)
+    assert [plot.geometry() for plot in page.plots] == places  # the first ones did not move
+    page.hide()
+    page.show()
+    assert all(plot.isVisible() for plot in page.plots)  # once painted, shown at once

@@ -42,6 +42,7 @@ GB = 1024**3
 PLOT_GAP_MS = 50  # between two plots made ahead of need
 PLOT_IDLE_S = 1.0  # the plots are made ahead of need once the user has left the mouse and keys this long
 PLOT_RETRY_MS = 250
+PLOT_REVEAL_MS = 20  # the first time the step is shown, its plots appear one per frame
 GPU_COLORS = ("#d9534f", "#2b8cbe", "#41ab5d", "#e6850e", "#6a51a3", "#ce1256", "#636363", "#8c6d31")
 
 
@@ -192,6 +193,7 @@ class TrainPage(WizardPage):
         self._plots_later.timeout.connect(self.prepare_plots)
         """Seconds since the user's last input (the window sets it), for :meth:`prepare_plots`."""
         self._next_flush = 0  # the plot the repaint timer looks at next
+        self._unrevealed: list = []  # plots never shown yet, shown one per PLOT_REVEAL_MS
         self.plot_area = QWidget()
         self.plot_grid = QGridLayout(self.plot_area)
         self.plot_grid.setContentsMargins(0, 0, 0, 0)
@@ -298,13 +300,34 @@ class TrainPage(WizardPage):
             plot = self.speed_plot
         else:
             return False
+        policy = plot.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # its place kept in the grid until it is revealed
+        plot.setSizePolicy(policy)
+        plot.setVisible(False)
         self.plot_grid.addWidget(plot, made // 2, made % 2)
         self.plots.append(plot)
+        self._unrevealed.append(plot)
         return True
 
     def showEvent(self, event: QShowEvent) -> None:
         self.ensure_plots()
+        if self._unrevealed:
+            # The first paint of a plot lays out and draws its axes, 10-25 ms each: all four in the
+            # page's first paint held the window 45-65 ms. One now, the others a frame apart.
+            self._reveal_next_plot()
         super().showEvent(event)
+
+    def _reveal_next_plot(self) -> None:
+        if self._unrevealed and self.isVisible():
+            self._unrevealed.pop(0).setVisible(True)
+            if self._unrevealed:
+                QTimer.singleShot(PLOT_REVEAL_MS, self, self._reveal_next_plot)
+
+    def reveal_plots(self) -> None:
+        """Show every plot at once (for a screenshot)."""
+        self.ensure_plots()
+        while self._unrevealed:
+            self._unrevealed.pop(0).setVisible(True)
 
     # ------------------------------------------------------------------ buttons
 
