@@ -8,10 +8,20 @@ one lock; after it the names are plain module attributes.
 
 from __future__ import annotations
 
+import importlib._bootstrap
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 _lock = threading.Lock()
+_names_wanted = 0  # threads waiting for ``_lock``
+_hook_lock = threading.Lock()  # for _names_wanted and installing _import
+_aside = threading.local()  # ``busy``: set in a thread that steps aside (see stepping_aside)
+_builtin_import: Callable[..., Any] | None = None
+PAUSE_S = 0.02
+"""How often a thread that steps aside looks whether it may go on."""
 
 
 def imported(name: str) -> bool:
@@ -26,10 +36,82 @@ def imported(name: str) -> bool:
 
 def transformers_names(*names: str) -> tuple[Any, ...]:
     """``transformers.<name>`` for each of ``names``, imported under one process-wide lock."""
-    with _lock:
+    global _names_wanted
+    with _hook_lock:
+        _names_wanted += 1  # a thread stepping aside inside the lock goes on (see _awaited)
+    try:
+        _lock.acquire()
+    finally:
+        with _hook_lock:
+            _names_wanted -= 1
+    try:
         import transformers
 
         return tuple(getattr(transformers, name) for name in names)
+    finally:
+        _lock.release()
+
+
+@contextmanager
+def stepping_aside(busy: Callable[[], bool]) -> Iterator[None]:
+    """Imports this thread makes inside the block wait, at each ``import`` statement, while ``busy()``
+    is true (the user at work in the window), unless another thread waits for a module this one is
+    in the middle of importing.
+
+    A module's code runs holding the interpreter's lock, handing it over every 5 ms at best and not at
+    all inside a C call (PyTorch's core sets itself up in one of 60-95 ms): a stack imported in the
+    background still makes the window's thread wait, in slices, each time it runs Python. Stepping
+    aside moves that work to moments without input. A module already being imported goes on to its
+    end; nothing waits while another thread needs a module this one holds (Python's import lock for
+    it), or :func:`transformers_names`, so a step that needs the stack never waits for the user.
+    """
+    _install_import_hook()
+    _aside.busy = busy
+    try:
+        yield
+    finally:
+        _aside.busy = None
+
+
+def _install_import_hook() -> None:
+    global _builtin_import
+    import builtins
+
+    with _hook_lock:
+        if _builtin_import is None:
+            _builtin_import = builtins.__import__
+            builtins.__import__ = _import
+
+
+def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+    """``builtins.__import__`` that first waits while this thread steps aside and the window is busy."""
+    busy = getattr(_aside, "busy", None)
+    if busy is not None:  # no import in here: it would come back here
+        me = threading.get_ident()
+        while busy() and not _awaited(me):
+            time.sleep(PAUSE_S)
+    return _builtin_import(name, globals, locals, fromlist, level)
+
+
+def _awaited(me: int) -> bool:
+    """Whether another thread waits for a module thread ``me`` is importing, or for ``_lock``."""
+    if _names_wanted:
+        return True
+    try:
+        # Python 3.10-3.11: a dict, thread -> the module lock it waits for; 3.12 on: a dict of weak
+        # references to a list of them.
+        table = importlib._bootstrap._blocking_on
+        if isinstance(table, dict):
+            entries = list(table.values())
+        else:
+            entries = [ref() for ref in list(table.data.values())]
+        for waited in entries:
+            for lock in waited if isinstance(waited, list) else (waited,):
+                if getattr(lock, "owner", None) == me:
+                    return True
+    except Exception:  # an interpreter that keeps this otherwise: never hold others up
+        return True
+    return False
 
 
 class _LoadedOutsideTheLock:

@@ -6,6 +6,8 @@ extension setting itself up, NumPy's and pandas' modules made), which no thread 
 window would stutter if the user were acting then. A :class:`Warmup` imports one such stack once it is
 wanted (the data stack from the start, the training stack once the user has a model and data) and the
 app has been idle for :data:`IDLE_S`: no key or mouse input, no background task and no run in progress.
+When the user acts again, the import steps aside at its next module until they have been still for
+:data:`RESUME_S` (see :func:`desktop.core.lazy.stepping_aside`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from desktop.gui import workers
 
 IDLE_S = 2.0
 """Seconds without input before the import starts."""
+RESUME_S = 0.5
+"""Seconds without input before an import the user interrupted goes on."""
 
 
 def _import_data_stack() -> None:
@@ -88,7 +92,15 @@ class Warmup(QObject):
             self._timer.stop()
             # A failure (a broken PyTorch) is left to the step that needs it, which explains it.
             failed = lambda *_: self._finish()  # noqa: E731
-            workers.run_in_background(self._importer, self, self._on_imported, failed)
+            workers.run_in_background(self._import, self, self._on_imported, failed)
+
+    def _import(self) -> None:
+        """In the background: the import, stepping aside while the user is at work (it goes on at the
+        next idle moment, or at once when a step needs what it is importing)."""
+        from desktop.core.lazy import stepping_aside
+
+        with stepping_aside(lambda: self._idle_s() < RESUME_S):
+            self._importer()
 
     def _on_imported(self, _result: object) -> None:
         self._imported()

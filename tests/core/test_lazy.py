@@ -1,4 +1,6 @@
-"""A module another thread is still importing does not count as imported (importing it would wait)."""
+"""Imports across threads: a module another thread is still importing does not count as imported
+(importing it would wait); a background import steps aside while the user is at work, unless another
+thread needs what it is importing."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop.core import lazy
 from desktop.core.lazy import imported
 
 
@@ -35,3 +38,86 @@ def test_a_module_being_imported_elsewhere_is_not_imported_yet(
     assert imported("studio_slow_module") and imported("sys")
     assert not imported("studio_no_such_module")
     del sys.modules["studio_slow_module"]
+
+
+@pytest.fixture
+def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
+    """A package ``studio_stack`` whose first module finds the user at work (``busy`` set), so that
+    the import stops at its second module, holding the package's import lock."""
+    state = types.SimpleNamespace(busy=threading.Event(), done=threading.Event(), failed=[])
+    gate = types.ModuleType("studio_stack_gate")
+    gate.busy = state.busy
+    monkeypatch.setitem(sys.modules, "studio_stack_gate", gate)
+    package = tmp_path / "studio_stack"
+    package.mkdir()
+    (package / "__init__.py").write_text("import studio_stack.first\nimport studio_stack.second\n")
+    (package / "first.py").write_text("import studio_stack_gate\nstudio_stack_gate.busy.set()\n")
+    (package / "second.py").write_text("LOADED = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(lazy, "PAUSE_S", 0.005)
+    yield state
+    state.busy.clear()
+    for name in ("studio_stack", "studio_stack.first", "studio_stack.second"):
+        sys.modules.pop(name, None)
+
+
+def _warm_up(state: types.SimpleNamespace, around: object = None) -> threading.Thread:
+    def run() -> None:
+        try:
+            with lazy.stepping_aside(state.busy.is_set):
+                if around is None:
+                    import studio_stack
+                else:
+                    with around:
+                        import studio_stack  # noqa: F401
+        except Exception as exc:
+            state.failed.append(exc)
+        state.done.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert state.busy.wait(30)
+    return thread
+
+
+def test_a_background_import_waits_while_the_user_is_at_work_and_goes_on_after(stack) -> None:
+    _warm_up(stack)
+    assert not stack.done.wait(0.3)  # a condition that must stay false: nothing to wait for instead
+    assert "studio_stack.second" not in sys.modules
+    stack.busy.clear()  # the user leaves the window alone
+    assert stack.done.wait(30) and not stack.failed
+    assert sys.modules["studio_stack.second"].LOADED
+
+
+def _user_leaves_in(seconds: float, stack: types.SimpleNamespace) -> threading.Timer:
+    """Were the import to wait for the user, the test ends (and fails) when the user leaves."""
+    timer = threading.Timer(seconds, stack.busy.clear)
+    timer.start()
+    return timer
+
+
+def test_a_thread_that_needs_the_module_does_not_wait_for_the_user(stack) -> None:
+    _warm_up(stack)
+    timer = _user_leaves_in(10, stack)
+    import studio_stack  # Start pressed: the training thread needs it, the user still at work
+
+    assert stack.busy.is_set(), "it waited for the user"
+    timer.cancel()
+    assert studio_stack.second.LOADED and stack.done.wait(30) and not stack.failed
+
+
+def test_a_thread_that_needs_transformers_names_does_not_wait_for_the_user(stack) -> None:
+    _warm_up(stack, around=lazy._lock)  # the warm-up inside transformers_names
+    timer = _user_leaves_in(10, stack)
+    assert lazy.transformers_names() == ()
+    assert stack.busy.is_set(), "it waited for the user"
+    timer.cancel()
+    assert stack.done.wait(30) and not stack.failed
+
+
+def test_other_threads_import_as_before(stack) -> None:
+    lazy._install_import_hook()
+    stack.busy.set()  # the user at work: only a thread that steps aside waits for that
+    import studio_stack
+
+    assert studio_stack.second.LOADED
