@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -67,6 +68,7 @@ def main() -> int:
     )
     server.kill()
     server.wait()
+    shutil.rmtree(folder, ignore_errors=True)
 
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
