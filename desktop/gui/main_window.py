@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
             self.collector.idle_s_now,
             running=self.controller.is_running,
             imported=self.collector.freeze,
+            window_busy=lambda: self.train_page.making_plots,
         )
         self.data_page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
         self.collector.importing = lambda: "importing" in (self.data_warmup.state, self.warmup.state)

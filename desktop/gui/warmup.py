@@ -53,6 +53,8 @@ class Warmup(QObject):
         idle_s: Seconds since the user's last input.
         running: Whether a run is in progress (no import then: the window is showing its plots).
         imported: Called on the GUI thread once the stack is imported by this object.
+        window_busy: Whether the window is doing work of its own in an idle moment (the import steps
+            aside meanwhile, as it does for the user); called from the importing thread.
     """
 
     done = Signal()
@@ -65,10 +67,12 @@ class Warmup(QObject):
         idle_s: Callable[[], float],
         running: Callable[[], bool] = lambda: False,
         imported: Callable[[], None] = lambda: None,
+        window_busy: Callable[[], bool] = lambda: False,
     ) -> None:
         super().__init__(parent)
         self._modules, self._importer = STACKS[stack]
         self._idle_s, self._running, self._imported = idle_s, running, imported
+        self._window_busy = window_busy
         self._state = "idle"  # -> "waiting" -> "importing" -> "done"
         self._timer = QTimer(self, interval=250)
         self._timer.timeout.connect(self._check)
@@ -99,7 +103,7 @@ class Warmup(QObject):
         next idle moment, or at once when a step needs what it is importing)."""
         from desktop.core.lazy import stepping_aside
 
-        with stepping_aside(lambda: self._idle_s() < RESUME_S):
+        with stepping_aside(lambda: self._idle_s() < RESUME_S or self._window_busy()):
             self._importer()
 
     def _on_imported(self, _result: object) -> None:

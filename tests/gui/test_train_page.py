@@ -280,3 +280,21 @@ def test_the_plots_appear_a_frame_apart_the_first_time_without_moving(
     page.hide()
     page.show()
     assert all(plot.isVisible() for plot in page.plots)  # once painted, shown at once
+
+
+def test_making_the_plots_ahead_of_need_is_known_while_it_lasts(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    """What the training stack's background import steps aside for (see test_warmup)."""
+    import pyqtgraph  # noqa: F401  (imported by the window's warm-up in the app)
+
+    from desktop.gui.pages.train_page import TrainPage
+
+    page = TrainPage(fake_controller, window.current_config)
+    qtbot.addWidget(page)
+    page.idle_s = lambda: 3600.0
+    assert not page.making_plots
+    page.prepare_plots()
+    assert len(page.plots) == 1 and page.making_plots  # the next ones a moment apart
+    qtbot.waitUntil(lambda: len(page.plots) == 4, timeout=5000)
+    assert not page.making_plots

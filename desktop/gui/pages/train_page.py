@@ -194,6 +194,9 @@ class TrainPage(WizardPage):
         """Seconds since the user's last input (the window sets it), for :meth:`prepare_plots`."""
         self._next_flush = 0  # the plot the repaint timer looks at next
         self._unrevealed: list = []  # plots never shown yet, shown one per PLOT_REVEAL_MS
+        self.making_plots = False
+        """Whether :meth:`prepare_plots` is under way (read by other threads: a background import steps
+        aside meanwhile, which doubled the time each plot took, to 40-110 ms)."""
         self.plot_area = QWidget()
         self.plot_grid = QGridLayout(self.plot_area)
         self.plot_grid.setContentsMargins(0, 0, 0, 0)
@@ -261,10 +264,12 @@ class TrainPage(WizardPage):
                     lambda *_: None,
                 )
             return
+        self.making_plots = True
         if self._make_next_plot():
             # The next one after a pause: made at once, it would run before the window repaints or
             # handles a click (Qt takes queued calls first), as one long freeze.
             QTimer.singleShot(PLOT_GAP_MS, self, self.prepare_plots)  # dropped if the page is gone
+        self.making_plots = len(self.plots) < 4
 
     def _make_next_plot(self) -> bool:
         """Make the next missing plot; whether one was made."""
