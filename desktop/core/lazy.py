@@ -8,7 +8,11 @@ one lock; after it the names are plain module attributes.
 
 from __future__ import annotations
 
+import _imp
 import importlib._bootstrap
+import importlib.machinery
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -86,7 +90,10 @@ def _install_import_hook() -> None:
 def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
     """``builtins.__import__`` that first waits while this thread steps aside and the window is busy."""
     busy = getattr(_aside, "busy", None)
-    if busy is not None:  # no import in here: it would come back here
+    # Never while holding Python's global import lock (an import statement run by a finder): every
+    # thread's next import would wait for the user too, the window's thread among them. No import in
+    # here: it would come back here.
+    if busy is not None and not _imp.lock_held():
         me = threading.get_ident()
         while busy() and not _awaited(me):
             time.sleep(PAUSE_S)
@@ -114,10 +121,22 @@ def _awaited(me: int) -> bool:
     return False
 
 
+class _LibraryLoader(importlib.machinery.ExtensionFileLoader):
+    """Python's loader of a compiled module, which first loads the module's shared library with the
+    interpreter's lock released (see :class:`_LoadedOutsideTheLock`): when the module is made, not
+    when it is found, which happens under Python's global import lock (held there, the library's
+    100-350 ms would hold up every other thread's next import, the window's thread among them)."""
+
+    def create_module(self, spec: Any) -> Any:
+        if _outside is not None:
+            _outside.dlopen(os.fsencode(self.path), sys.getdlopenflags())
+        return super().create_module(spec)
+
+
 class _LoadedOutsideTheLock:
-    """A finder first on ``sys.meta_path`` that, for a compiled extension module, loads its shared
-    library with the global interpreter lock released, before Python's own loader loads it again
-    (which is then only a look-up).
+    """A finder first on ``sys.meta_path`` that gives a compiled extension module a loader
+    (:class:`_LibraryLoader`) that loads its shared library with the global interpreter lock
+    released, before Python's own loader loads it again (which is then only a look-up).
 
     On Linux, CPython's loader calls ``dlopen`` holding the lock; a big library (``libtorch_cpu``,
     ``libarrow``) takes 100-350 ms to map, relocate and initialise, and the window's thread waits all
@@ -129,16 +148,12 @@ class _LoadedOutsideTheLock:
     def __init__(self) -> None:
         import ctypes
 
-        self._dlopen = ctypes.CDLL(None).dlopen
-        self._dlopen.restype = ctypes.c_void_p
-        self._dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        self.dlopen = ctypes.CDLL(None).dlopen
+        self.dlopen.restype = ctypes.c_void_p
+        self.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
         self._busy = threading.local()
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        import importlib.machinery
-        import os
-        import sys
-
         if getattr(self._busy, "on", False):
             return None
         self._busy.on = True
@@ -148,8 +163,8 @@ class _LoadedOutsideTheLock:
                     continue
                 spec = finder.find_spec(name, path, target)
                 if spec is not None:
-                    if isinstance(spec.loader, importlib.machinery.ExtensionFileLoader) and spec.origin:
-                        self._dlopen(os.fsencode(spec.origin), sys.getdlopenflags())
+                    if type(spec.loader) is importlib.machinery.ExtensionFileLoader:
+                        spec.loader = _LibraryLoader(spec.loader.name, spec.loader.path)
                     return spec
             return None
         finally:
@@ -168,8 +183,6 @@ def load_libraries_outside_the_lock() -> None:
     and nothing was measured; not on macOS, which the app does not target.
     """
     global _outside
-    import sys
-
     if _outside is not None or not sys.platform.startswith("linux"):
         return
     try:

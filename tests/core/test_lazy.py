@@ -121,3 +121,58 @@ def test_other_threads_import_as_before(stack) -> None:
     import studio_stack
 
     assert studio_stack.second.LOADED
+
+
+def test_an_import_made_by_a_finder_never_waits_for_the_user(stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finder runs holding Python's global import lock: waiting there would make every thread's next
+    import wait for the user, the window's thread among them (seen: the memory estimate's page froze
+    0.5 s looking up which optional libraries are installed)."""
+    import importlib.util
+
+    in_finder = threading.Event()
+
+    class Finder:
+        def find_spec(self, name: str, path: object, target: object = None) -> None:
+            if name == "studio_probe_module":
+                stack.busy.set()  # the user acts just then
+                in_finder.set()
+                import studio_stack_gate  # noqa: F401  (an import statement under the global lock)
+            return None
+
+    monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
+
+    def run() -> None:
+        with lazy.stepping_aside(stack.busy.is_set), pytest.raises(ImportError):
+            import studio_probe_module  # noqa: F401
+        stack.done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    assert in_finder.wait(30)
+    timer = _user_leaves_in(10, stack)
+    assert importlib.util.find_spec("studio_no_such_module") is None  # the window's look-up
+    assert stack.busy.is_set(), "it waited for the user"
+    timer.cancel()
+    assert stack.done.wait(30)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loader is used on Linux only")
+def test_compiled_modules_load_their_library_when_made_not_when_found() -> None:
+    """Found under Python's global import lock, loaded (100-350 ms for PyTorch's) only once the module
+    is made, with no lock of Python's held: a look-up by the window's thread never waits for it."""
+    import subprocess
+
+    code = (
+        "import importlib.util, sys\n"
+        "from desktop.core.lazy import load_libraries_outside_the_lock\n"
+        "load_libraries_outside_the_lock()\n"
+        "spec = importlib.util.find_spec('_lzma')\n"
+        "mapped = lambda: spec.origin in open('/proc/self/maps').read()\n"
+        "found_only = mapped()\n"
+        "import _lzma, lzma\n"
+        "loader = type(_lzma.__loader__).__name__\n"
+        "print(found_only, mapped(), loader, lzma.decompress(lzma.compress(b'ok')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    assert out.split() == ["False", "True", "_LibraryLoader", "b'ok'"]
