@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import sys
+import threading
+import types
 from pathlib import Path
 
 import pytest
@@ -122,3 +125,27 @@ def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gpt2: Path, k
     monkeypatch.setattr(hub_module, "_answers", {})
     yield fake
     fake.stop()
+
+
+@pytest.fixture
+def gated_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """A package ``studio_gated`` of two modules. Importing the first sets the event returned (a test
+    makes the user act just then), so that an import stepping aside stops before the second one,
+    holding the package's import lock."""
+    from desktop.core import lazy
+
+    first_ran = threading.Event()
+    gate = types.ModuleType("studio_gated_gate")
+    gate.first_ran = first_ran
+    monkeypatch.setitem(sys.modules, "studio_gated_gate", gate)
+    package = tmp_path / "studio_gated"
+    package.mkdir()
+    (package / "__init__.py").write_text("import studio_gated.first\nimport studio_gated.second\n")
+    (package / "first.py").write_text("import studio_gated_gate\nstudio_gated_gate.first_ran.set()\n")
+    (package / "second.py").write_text("LOADED = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(lazy, "PAUSE_S", 0.005)
+    yield first_ran
+    first_ran.clear()  # a thread still stepping aside goes on
+    for name in ("studio_gated", "studio_gated.first", "studio_gated.second"):
+        sys.modules.pop(name, None)

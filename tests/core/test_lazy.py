@@ -41,24 +41,9 @@ def test_a_module_being_imported_elsewhere_is_not_imported_yet(
 
 
 @pytest.fixture
-def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
-    """A package ``studio_stack`` whose first module finds the user at work (``busy`` set), so that
-    the import stops at its second module, holding the package's import lock."""
-    state = types.SimpleNamespace(busy=threading.Event(), done=threading.Event(), failed=[])
-    gate = types.ModuleType("studio_stack_gate")
-    gate.busy = state.busy
-    monkeypatch.setitem(sys.modules, "studio_stack_gate", gate)
-    package = tmp_path / "studio_stack"
-    package.mkdir()
-    (package / "__init__.py").write_text("import studio_stack.first\nimport studio_stack.second\n")
-    (package / "first.py").write_text("import studio_stack_gate\nstudio_stack_gate.busy.set()\n")
-    (package / "second.py").write_text("LOADED = True\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(lazy, "PAUSE_S", 0.005)
-    yield state
-    state.busy.clear()
-    for name in ("studio_stack", "studio_stack.first", "studio_stack.second"):
-        sys.modules.pop(name, None)
+def stack(gated_package: threading.Event) -> types.SimpleNamespace:
+    """The gated package, whose first module finds the user at work (``busy`` set)."""
+    return types.SimpleNamespace(busy=gated_package, done=threading.Event(), failed=[])
 
 
 def _warm_up(state: types.SimpleNamespace, around: object = None) -> threading.Thread:
@@ -66,10 +51,10 @@ def _warm_up(state: types.SimpleNamespace, around: object = None) -> threading.T
         try:
             with lazy.stepping_aside(state.busy.is_set):
                 if around is None:
-                    import studio_stack
+                    import studio_gated
                 else:
                     with around:
-                        import studio_stack  # noqa: F401
+                        import studio_gated  # noqa: F401
         except Exception as exc:
             state.failed.append(exc)
         state.done.set()
@@ -83,10 +68,10 @@ def _warm_up(state: types.SimpleNamespace, around: object = None) -> threading.T
 def test_a_background_import_waits_while_the_user_is_at_work_and_goes_on_after(stack) -> None:
     _warm_up(stack)
     assert not stack.done.wait(0.3)  # a condition that must stay false: nothing to wait for instead
-    assert "studio_stack.second" not in sys.modules
+    assert "studio_gated.second" not in sys.modules
     stack.busy.clear()  # the user leaves the window alone
     assert stack.done.wait(30) and not stack.failed
-    assert sys.modules["studio_stack.second"].LOADED
+    assert sys.modules["studio_gated.second"].LOADED
 
 
 def _user_leaves_in(seconds: float, stack: types.SimpleNamespace) -> threading.Timer:
@@ -99,11 +84,11 @@ def _user_leaves_in(seconds: float, stack: types.SimpleNamespace) -> threading.T
 def test_a_thread_that_needs_the_module_does_not_wait_for_the_user(stack) -> None:
     _warm_up(stack)
     timer = _user_leaves_in(10, stack)
-    import studio_stack  # Start pressed: the training thread needs it, the user still at work
+    import studio_gated  # Start pressed: the training thread needs it, the user still at work
 
     assert stack.busy.is_set(), "it waited for the user"
     timer.cancel()
-    assert studio_stack.second.LOADED and stack.done.wait(30) and not stack.failed
+    assert studio_gated.second.LOADED and stack.done.wait(30) and not stack.failed
 
 
 def test_a_thread_that_needs_transformers_names_does_not_wait_for_the_user(stack) -> None:
@@ -118,9 +103,9 @@ def test_a_thread_that_needs_transformers_names_does_not_wait_for_the_user(stack
 def test_other_threads_import_as_before(stack) -> None:
     lazy._install_import_hook()
     stack.busy.set()  # the user at work: only a thread that steps aside waits for that
-    import studio_stack
+    import studio_gated
 
-    assert studio_stack.second.LOADED
+    assert studio_gated.second.LOADED
 
 
 def test_an_import_made_by_a_finder_never_waits_for_the_user(stack, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,7 +121,7 @@ def test_an_import_made_by_a_finder_never_waits_for_the_user(stack, monkeypatch:
             if name == "studio_probe_module":
                 stack.busy.set()  # the user acts just then
                 in_finder.set()
-                import studio_stack_gate  # noqa: F401  (an import statement under the global lock)
+                import studio_gated_gate  # noqa: F401  (an import statement under the global lock)
             return None
 
     monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
