@@ -158,7 +158,15 @@ def run_in_background(
 
 
 def busy() -> bool:
-    """Whether any background task is running (GUI thread)."""
+    """Whether any background task is running (GUI thread).
+
+    A task deleted with its parent before its result came (a dialog closed meanwhile) no longer
+    counts: nothing would take it off the list, and the app would think itself busy for good (the
+    training stack's warm-up, which waits for no background work, then never ran).
+    """
+    from shiboken6 import isValid
+
+    _live.difference_update([task for task in _live if not isValid(task)])
     return bool(_live)
 
 

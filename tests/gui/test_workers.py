@@ -75,3 +75,4 @@ def test_a_task_whose_owner_is_gone_still_ends_its_thread(qtbot) -> None:
         owner.deleteLater()  # a dialog closed and collected while its work runs
     gate.set()
     qtbot.waitUntil(lambda: not thread.isRunning(), timeout=10_000)  # no running thread left behind
+    assert not workers.busy()  # or the training stack's warm-up, waiting for no work, never ran
