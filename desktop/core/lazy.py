@@ -4,6 +4,10 @@
 same time can fail with "cannot import name 'AutoTokenizer' from 'transformers'" (the app's data page
 reads token statistics while the fit badge builds a model config). The first access goes through
 one lock; after it the names are plain module attributes.
+
+Imports in a background thread also hold up the window's thread, which needs the same interpreter
+lock: :func:`stepping_aside` lets such an import wait while the user acts, and
+:func:`load_libraries_outside_the_lock` loads compiled libraries without that lock (Linux).
 """
 
 from __future__ import annotations
