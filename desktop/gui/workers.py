@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
+from shiboken6 import isValid
 
 SHUTDOWN_GRACE_S = 2.0
 
@@ -164,8 +165,6 @@ def busy() -> bool:
     counts: nothing would take it off the list, and the app would think itself busy for good (the
     training stack's warm-up, which waits for no background work, then never ran).
     """
-    from shiboken6 import isValid
-
     _live.difference_update([task for task in _live if not isValid(task)])
     return bool(_live)
 
