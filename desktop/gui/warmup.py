@@ -5,14 +5,15 @@ PyTorch and Transformers. Importing them holds Python's lock for up to ~150 ms a
 extension setting itself up, NumPy's and pandas' modules made), which no thread can avoid, and the
 window would stutter if the user were acting then. A :class:`Warmup` imports one such stack once it is
 wanted (the data stack from the start, the training stack once the user has a model and data) and the
-app has been idle for :data:`IDLE_S`: no key or mouse input, no background task and no run in progress.
-When the user acts again, the import steps aside at its next module until they have been still for
-:data:`RESUME_S` (see :func:`desktop.core.lazy.stepping_aside`).
+app is idle: no key or mouse input for a while, no run in progress and, for the training stack, no
+background task (see :data:`STACKS`). When the user acts again, the import steps aside at its next
+module until they have been still for :data:`RESUME_S` (see :func:`desktop.core.lazy.stepping_aside`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -20,9 +21,10 @@ from desktop.core.lazy import imported
 from desktop.gui import workers
 
 IDLE_S = 2.0
-"""Seconds without input before the import starts."""
+"""Seconds without input before the training stack's import starts."""
 RESUME_S = 0.5
-"""Seconds without input before an import the user interrupted goes on."""
+"""Seconds without input before the data stack's import starts, or an import the user interrupted goes
+on."""
 
 
 def _import_data_stack() -> None:
@@ -38,11 +40,27 @@ def _import_training_stack() -> None:
     import_training_stack()
 
 
-STACKS: dict[str, tuple[tuple[str, ...], Callable[[], None]]] = {
-    "data": (("numpy", "pandas", "pyarrow.csv", "pyarrow.compute", "pyqtgraph"), _import_data_stack),
-    "training": (("torch", "transformers.trainer"), _import_training_stack),
+class Stack(NamedTuple):
+    """Libraries imported together, and when."""
+
+    modules: tuple[str, ...]
+    """The modules that show it is imported."""
+    importer: Callable[[], None]
+    idle_s: float
+    """Seconds without input before the import starts."""
+    alongside_work: bool
+    """Whether it starts while background tasks run."""
+
+
+STACKS: dict[str, Stack] = {
+    # Needed by the very next step, and short (under a second; no C call over ~30 ms): from the
+    # window's first moments, beside the Environment step's checks (a child process, mostly).
+    "data": Stack(
+        ("numpy", "pandas", "pyarrow.csv", "pyarrow.compute", "pyqtgraph"), _import_data_stack, RESUME_S, True
+    ),
+    # Seconds long, with C calls of 60-95 ms: in a pause that promises to last (the user reading).
+    "training": Stack(("torch", "transformers.trainer"), _import_training_stack, IDLE_S, False),
 }
-"""A stack: the modules that show it is imported, and what imports it."""
 
 
 class Warmup(QObject):
@@ -70,7 +88,7 @@ class Warmup(QObject):
         window_busy: Callable[[], bool] = lambda: False,
     ) -> None:
         super().__init__(parent)
-        self._modules, self._importer = STACKS[stack]
+        self._stack = STACKS[stack]
         self._idle_s, self._running, self._imported = idle_s, running, imported
         self._window_busy = window_busy
         self._state = "idle"  # -> "waiting" -> "importing" -> "done"
@@ -91,7 +109,11 @@ class Warmup(QObject):
     def _check(self) -> None:
         if self._ready():
             self._finish()
-        elif self._idle_s() >= IDLE_S and not workers.busy() and not self._running():
+        elif (
+            self._idle_s() >= self._stack.idle_s
+            and (self._stack.alongside_work or not workers.busy())
+            and not self._running()
+        ):
             self._state = "importing"
             self._timer.stop()
             # A failure (a broken PyTorch) is left to the step that needs it, which explains it.
@@ -104,7 +126,7 @@ class Warmup(QObject):
         from desktop.core.lazy import stepping_aside
 
         with stepping_aside(lambda: self._idle_s() < RESUME_S or self._window_busy()):
-            self._importer()
+            self._stack.importer()
 
     def _on_imported(self, _result: object) -> None:
         self._imported()
@@ -116,4 +138,4 @@ class Warmup(QObject):
         self.done.emit()
 
     def _ready(self) -> bool:
-        return all(imported(name) for name in self._modules)
+        return all(imported(name) for name in self._stack.modules)
