@@ -42,7 +42,8 @@ def test_only_the_data_stack_is_imported_beside_background_work(
     qtbot, stack, monkeypatch, name, starts
 ) -> None:
     """The next step needs the data stack: its import starts while the Environment step's checks run
-    (2 s here) instead of after them; the training stack's, seconds long, waits until the app is idle."""
+    (about 2 s on two cores) instead of after them; the training stack's, seconds long, waits until no
+    background work is left."""
     fake = warmup.STACKS[name]._replace(
         modules=("studio_gated.second",), importer=warmup.STACKS["test"].importer
     )
