@@ -705,7 +705,7 @@ def _read_jsonl(path: Path) -> Read:
                     "{file} line {line} is not valid JSON ({error} at column {column}).",
                     file=path.name,
                     line=n,
-                    error=exc.msg,
+                    error=exc.msg.removesuffix(" at"),  # "Unterminated string starting at"
                     column=exc.colno,
                 ),
                 msg("Each line must hold one JSON object; fix or remove that line."),
@@ -737,7 +737,7 @@ def _json_frame(path: Path) -> Any:
             msg(
                 "{file} is not valid JSON: {error} at line {line}, column {column}.",
                 file=path.name,
-                error=exc.msg,
+                error=exc.msg.removesuffix(" at"),  # "Unterminated string starting at"
                 line=exc.lineno,
                 column=exc.colno,
             ),

@@ -214,6 +214,16 @@ def test_the_head_of_a_large_csv_is_read_without_reading_it_all(tmp_path: Path) 
     assert [row["label"] for row in quick.rows] == ["neg", "pos", "pos"]
 
 
+def test_a_json_file_cut_off_in_a_text_says_where_the_text_begins(tmp_path: Path) -> None:
+    cut = tmp_path / "cut.json"
+    cut.write_text('[{"text": "no end', encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        read_file(cut)
+    assert (
+        "cut.json is not valid JSON: Unterminated string starting at line 1, column 11." in info.value.message
+    )
+
+
 def test_a_utf8_file_with_a_line_in_another_encoding_names_that_line(tmp_path: Path) -> None:
     lines = ["text,label"] + [f"这是第{i}条评论，很好用,好评" for i in range(40)]
     raw = "\n".join(lines).encode("utf-8").split(b"\n")
