@@ -540,18 +540,29 @@ def _arrow_to_pandas(table: Any, **options: Any) -> Any:
 
 def read_head(path: str | Path, rows: int = 1000) -> Table:
     """The first ``rows`` data rows of a file, in a moment however large the file: a UTF-8 CSV or TSV
-    is read a block at a time until there are enough; other files are read whole.
+    is read a block at a time until there are enough, a UTF-8 JSONL file or JSON array a record at a
+    time; other files are read whole.
 
     Raises:
         DataError: As :func:`read_file`.
     """
     path = Path(path)
-    sep = {".csv": ",", ".tsv": "\t"}.get(path.suffix.lower())
+    suffix = path.suffix.lower()
+    sep = {".csv": ",", ".tsv": "\t"}.get(suffix)
     if sep is not None and path.is_file():
         head = _head_delimited(path, sep, rows)
         if head is not None:
             frame, numbers, word, offset, keep = head
             return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
+    if suffix in (".json", ".jsonl") and path.is_file():
+        found = _head_jsonl(path, rows) if suffix == ".jsonl" else _head_json_array(path, rows)
+        if found is not None:
+            import pandas as pd
+
+            records, numbers, word = found
+            frame = pd.DataFrame.from_records(records)
+            frame.columns = [str(c).strip() for c in frame.columns]
+            return Table(_nulls_to_none(frame), path.name, [(0, (path.name, word), numbers, 1)])
     table = read_file(path)
     return table.take(list(range(min(rows, len(table)))))
 
@@ -584,6 +595,111 @@ def _head_delimited(path: Path, sep: str, rows: int) -> Read | None:
 
     frame, numbers, word, offset, keep = found
     return frame, numbers, word, offset, np.arange(min(rows, len(frame))) if keep is None else keep[:rows]
+
+
+HEAD_JSON_BYTES = 64 << 20
+"""The most of a JSON or JSONL file read for its first rows; past it (records that long, or a file that
+is not what it says), the file is read whole."""
+
+
+def _head_jsonl(path: Path, rows: int) -> tuple[list[dict], list[int], str] | None:
+    """The first ``rows`` records of a UTF-8 JSONL file and their line numbers, read a line at a time.
+
+    ``None`` (no record, another encoding, a line that is not a JSON object) leaves the file to
+    :func:`read_file`, which reads it whole and names what is wrong.
+    """
+    records: list[dict] = []
+    numbers: list[int] = []
+    read = 0
+    with open(path, "rb") as fh:
+        for number, line in enumerate(fh, 1):
+            read += len(line)
+            if read > HEAD_JSON_BYTES or line.startswith(b"\xef\xbb\xbf"):
+                return None
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                return None
+            if not isinstance(record, dict):
+                return None
+            records.append(record)
+            numbers.append(number)
+            if len(records) == rows:
+                break
+    return (records, numbers, "line") if records else None
+
+
+def _head_json_array(path: Path, rows: int) -> tuple[list[dict], None, str] | None:
+    """The first ``rows`` records of a UTF-8 file that holds one JSON array of objects, decoded a record
+    at a time from the start (a chat export of gigabytes shows its first rows in a moment).
+
+    ``None`` (another encoding or shape, a record that does not decode) leaves the file to
+    :func:`read_file`, which reads it whole and names what is wrong.
+    """
+    import codecs
+
+    decoder = json.JSONDecoder()
+    decode = codecs.getincrementaldecoder("utf-8-sig")().decode
+    records: list[dict] = []
+    text, at, opened, ended = "", 0, False, False
+    with open(path, "rb") as fh:
+        while True:
+            if not opened:
+                at = _skip_space(text, at)
+                if at < len(text):
+                    if text[at] != "[":
+                        return None
+                    opened, at = True, at + 1
+            if opened:
+                at, state = _array_records(decoder, text, at, records, rows)
+                if state == "bad":
+                    return None
+                if state == "done":
+                    return (records, None, "item") if records else None
+            if ended or fh.tell() >= HEAD_JSON_BYTES:
+                return None
+            chunk = fh.read(1 << 20)
+            ended = not chunk
+            try:
+                text = text[at:] + decode(chunk, final=ended)
+            except UnicodeDecodeError:
+                return None
+            at = 0
+
+
+def _array_records(
+    decoder: json.JSONDecoder, text: str, at: int, records: list, rows: int
+) -> tuple[int, str]:
+    """Decode the records of a JSON array in ``text`` from ``at`` (just after ``[`` or a record) into
+    ``records`` until there are ``rows``; where it stopped, and why: ``"done"`` (enough, or the array
+    ended), ``"more"`` (the text ends within a record: decode again from there with more) or ``"bad"``."""
+    while len(records) < rows:
+        start = _skip_space(text, at)
+        if start == len(text):
+            return start, "more"
+        if text[start] == "]":
+            return start, "done"
+        at = start
+        if records:
+            if text[at] != ",":
+                return start, "bad"
+            at = _skip_space(text, at + 1)
+        try:
+            record, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:  # cut off where the text read so far ends, or malformed
+            return start, "more"
+        if not isinstance(record, dict):
+            return start, "bad"
+        records.append(record)
+    return at, "done"
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
 
 
 def _empty(path: Path) -> DataError:

@@ -214,6 +214,74 @@ def test_the_head_of_a_large_csv_is_read_without_reading_it_all(tmp_path: Path) 
     assert [row["label"] for row in quick.rows] == ["neg", "pos", "pos"]
 
 
+def _chats(count: int) -> list[dict]:
+    """Chat records of about 1 KB each, in Chinese (characters of three bytes fall across the blocks a
+    reader takes)."""
+    return [
+        {"instruction": f"第{i}个问题：" + "怎么办" * 100, "output": f"第{i}个回答", "score": i % 5 or None}
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_the_head_of_a_json_array_is_read_without_reading_it_all(tmp_path: Path, indent: int | None) -> None:
+    """A chat export of gigabytes (one JSON array) shows its first rows at once; the whole file is
+    read, and what is wrong with it named, only by the full check."""
+    from desktop.core.config import RunConfig
+    from desktop.core.data import read_head
+    from desktop.core.preview import preview_head
+
+    chats = _chats(3000)
+    text = json.dumps(chats, ensure_ascii=False, indent=indent)
+    path = tmp_path / "chats.json"
+    path.write_text(text[: len(text) * 2 // 3] + "\n  {broken", encoding="utf-8")  # a bad end, 2 MB in
+    head = read_head(path, rows=1000)
+    assert len(head) == 1000 and head.columns == ["instruction", "output", "score"]
+    assert head.records(1000) == [
+        {**chat, "score": chat["score"] and float(chat["score"])} for chat in chats[:1000]
+    ]
+    assert head.locate(999) == "chats.json row 1000"
+    with pytest.raises(DataError, match=r"chats\.json is not valid JSON"):
+        read_file(path)
+    config = RunConfig(task="causal-lm")
+    config.data.files = [str(path)]
+    quick = preview_head(config, num_rows=2)
+    assert quick.guess.columns.instruction == "instruction" and quick.guess.columns.output == "output"
+    assert [row["output"] for row in quick.rows] == ["第0个回答", "第1个回答"]
+
+
+def test_the_head_of_a_jsonl_file_is_read_without_reading_it_all(tmp_path: Path) -> None:
+    from desktop.core.data import read_head
+
+    chats = _chats(1500)
+    lines = [json.dumps(chat, ensure_ascii=False) for chat in chats]
+    lines.insert(10, "")  # a blank line: the numbers are the file's
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join(lines) + "\n{broken\n", encoding="utf-8")
+    head = read_head(path, rows=1000)
+    assert len(head) == 1000 and head.records(1)[0]["output"] == "第0个回答"
+    assert head.locate(999) == "chats.jsonl line 1001"
+    with pytest.raises(DataError, match=r"chats\.jsonl line 1502 is not valid JSON"):
+        read_file(path)
+
+
+def test_the_head_of_a_json_file_it_cannot_take_a_record_at_a_time_is_read_whole(tmp_path: Path) -> None:
+    from desktop.core.data import read_head
+
+    chats = _chats(20)
+    gbk = tmp_path / "gbk.json"  # another encoding: detected by the whole read
+    gbk.write_bytes(json.dumps(chats, ensure_ascii=False).encode("gbk"))
+    wrapped = tmp_path / "wrapped.json"  # the records under a key
+    wrapped.write_text(json.dumps({"data": chats}, ensure_ascii=False), encoding="utf-8")
+    for path in (gbk, wrapped):
+        assert read_head(path, rows=5).records(5) == read_file(path).records(5)
+        assert len(read_head(path, rows=5)) == 5
+    numbers = tmp_path / "numbers.json"
+    numbers.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(DataError, match="does not hold a list of records"):
+        read_head(numbers)
+
+
 def test_a_json_file_cut_off_in_a_text_says_where_the_text_begins(tmp_path: Path) -> None:
     cut = tmp_path / "cut.json"
     cut.write_text('[{"text": "no end', encoding="utf-8")
