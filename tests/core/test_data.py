@@ -282,6 +282,35 @@ def test_the_head_of_a_json_file_it_cannot_take_a_record_at_a_time_is_read_whole
         read_head(numbers)
 
 
+def test_the_head_of_a_workbook_leaves_the_rest_of_the_sheet_unread(tmp_path: Path, monkeypatch) -> None:
+    """The first rows of a workbook come without reading the whole sheet; once the whole sheet has been
+    read (and kept in the table cache), from the cache."""
+    from desktop.core.data import read_head
+
+    monkeypatch.setattr("desktop.core.data.CACHE_FROM_BYTES", 0)  # kept however small
+    path = tmp_path / "reviews.xlsx"
+    pd.DataFrame(
+        {
+            "review": [f"第{i}条评论" if i != 3 else None for i in range(3000)],
+            "label": ["好评", "差评"] * 1500,
+        }
+    ).to_excel(path, index=False)
+    read = []
+    real = pd.read_excel
+    monkeypatch.setattr(pd, "read_excel", lambda *a, **k: read.append(k["nrows"]) or real(*a, **k))
+    head = read_head(path, rows=10)
+    assert read == [10] and len(head) == 10 and head.locate(9) == "reviews.xlsx row 11"
+    assert head.records(4) == [
+        {"review": "第0条评论", "label": "好评"},
+        {"review": "第1条评论", "label": "差评"},
+        {"review": "第2条评论", "label": "好评"},
+        {"review": None, "label": "差评"},
+    ]
+    whole = read_file(path)  # the full check: the whole sheet, kept
+    assert read == [10, None] and len(whole) == 3000
+    assert read_head(path, rows=10).records(10) == head.records(10) and read == [10, None]
+
+
 def test_a_json_file_cut_off_in_a_text_says_where_the_text_begins(tmp_path: Path) -> None:
     cut = tmp_path / "cut.json"
     cut.write_text('[{"text": "no end', encoding="utf-8")
