@@ -554,23 +554,12 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
         if head is not None:
             frame, numbers, word, offset, keep = head
             return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
-    if suffix == ".xlsx" and path.is_file():
-        head = _head_xlsx(path, rows)
-        if head is not None:
-            frame, numbers, word, offset, keep = head
-            frame.columns = [str(c).strip() for c in frame.columns]
-            return Table(
-                _nulls_to_none(frame), path.name, [(0, (path.name, word), numbers, offset)], keep, keep
-            )
-    if suffix in (".json", ".jsonl") and path.is_file():
-        found = _head_jsonl(path, rows) if suffix == ".jsonl" else _head_json_array(path, rows)
-        if found is not None:
-            import pandas as pd
-
-            records, numbers, word = found
-            frame = pd.DataFrame.from_records(records)
-            frame.columns = [str(c).strip() for c in frame.columns]
-            return Table(_nulls_to_none(frame), path.name, [(0, (path.name, word), numbers, 1)])
+    reader = {".jsonl": _head_jsonl, ".json": _head_json_array, ".xlsx": _head_xlsx}.get(suffix)
+    head = reader(path, rows) if reader is not None and path.is_file() else None
+    if head is not None:  # as read_file makes its frame
+        frame, numbers, word, offset, keep = head
+        frame.columns = [str(c).strip() for c in frame.columns]
+        return Table(_nulls_to_none(frame), path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
     table = read_file(path)
     return table.take(list(range(min(rows, len(table)))))
 
@@ -610,8 +599,8 @@ HEAD_JSON_BYTES = 64 << 20
 is not what it says), the file is read whole."""
 
 
-def _head_jsonl(path: Path, rows: int) -> tuple[list[dict], list[int], str] | None:
-    """The first ``rows`` records of a UTF-8 JSONL file and their line numbers, read a line at a time.
+def _head_jsonl(path: Path, rows: int) -> Read | None:
+    """The first ``rows`` records of a UTF-8 JSONL file, read a line at a time.
 
     ``None`` (no record, another encoding, a line that is not a JSON object) leaves the file to
     :func:`read_file`, which reads it whole and names what is wrong.
@@ -622,7 +611,7 @@ def _head_jsonl(path: Path, rows: int) -> tuple[list[dict], list[int], str] | No
     with open(path, "rb") as fh:
         for number, line in enumerate(fh, 1):
             read += len(line)
-            if read > HEAD_JSON_BYTES or line.startswith(b"\xef\xbb\xbf"):
+            if read > HEAD_JSON_BYTES or (number == 1 and line.startswith(b"\xef\xbb\xbf")):
                 return None
             if not line.strip():
                 continue
@@ -636,10 +625,16 @@ def _head_jsonl(path: Path, rows: int) -> tuple[list[dict], list[int], str] | No
             numbers.append(number)
             if len(records) == rows:
                 break
-    return (records, numbers, "line") if records else None
+    return _records_frame(records, numbers, "line")
 
 
-def _head_json_array(path: Path, rows: int) -> tuple[list[dict], None, str] | None:
+def _records_frame(records: list[dict], numbers: list[int] | None, word: str) -> Read | None:
+    import pandas as pd
+
+    return (pd.DataFrame.from_records(records), numbers, word, 1, None) if records else None
+
+
+def _head_json_array(path: Path, rows: int) -> Read | None:
     """The first ``rows`` records of a UTF-8 file that holds one JSON array of objects, decoded a record
     at a time from the start (a chat export of gigabytes shows its first rows in a moment).
 
@@ -665,7 +660,7 @@ def _head_json_array(path: Path, rows: int) -> tuple[list[dict], None, str] | No
                 if state == "bad":
                     return None
                 if state == "done":
-                    return (records, None, "item") if records else None
+                    return _records_frame(records, None, "item")
             if ended or fh.tell() >= HEAD_JSON_BYTES:
                 return None
             chunk = fh.read(1 << 20)
@@ -937,7 +932,10 @@ def _head_xlsx(path: Path, rows: int) -> Read | None:
 
     if (arrow_cache.folder("tables") / f"{_cache_name(path, 'xlsx')}.arrow").is_file():
         return None
-    return _drop_empty_rows(_excel_frame(path, rows))
+    frame, numbers, word, offset, keep = _drop_empty_rows(_excel_frame(path, rows))
+    if len(frame) == 0 or (keep is not None and len(keep) == 0):
+        return None  # no data in the first rows: read whole, which says so or finds the data below
+    return frame, numbers, word, offset, keep
 
 
 def _excel_frame(path: Path, rows: int | None = None) -> Any:
