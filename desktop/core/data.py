@@ -8,7 +8,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -641,62 +641,104 @@ def _head_json_array(path: Path, rows: int) -> Read | None:
     ``None`` (another encoding or shape, a record that does not decode) leaves the file to
     :func:`read_file`, which reads it whole and names what is wrong.
     """
+    records: list[dict] = []
+    try:
+        for record, _text in _json_array_records(path, HEAD_JSON_BYTES):
+            records.append(record)
+            if len(records) == rows:
+                break
+    except _NotAnArray:
+        return None
+    return _records_frame(records, None, "item")
+
+
+class _NotAnArray(Exception):
+    """The file is not a UTF-8 JSON array of objects, or a record in it does not decode."""
+
+
+def _json_array_records(path: Path, limit_bytes: int | None = None) -> Iterator[tuple[dict, str]]:
+    """Each record of a UTF-8 file that holds one JSON array of objects, with its text in the file,
+    decoded one at a time from blocks of 1 MB (an incremental decoder: a character cut at a block's end
+    is whole), so that the file's records are never in memory together.
+
+    Raises:
+        _NotAnArray: Another encoding or shape, a record that does not decode, or (``limit_bytes``) a
+            record not complete within that many bytes of the file.
+    """
     import codecs
 
     decoder = json.JSONDecoder()
     decode = codecs.getincrementaldecoder("utf-8-sig")().decode
-    records: list[dict] = []
-    text, at, opened, ended = "", 0, False, False
+    text, at, opened, ended, first = "", 0, False, False, True
     with open(path, "rb") as fh:
         while True:
             if not opened:
                 at = _skip_space(text, at)
                 if at < len(text):
                     if text[at] != "[":
-                        return None
+                        raise _NotAnArray
                     opened, at = True, at + 1
-            if opened:
-                at, state = _array_records(decoder, text, at, records, rows)
-                if state == "bad":
-                    return None
-                if state == "done":
-                    return _records_frame(records, None, "item")
-            if ended or fh.tell() >= HEAD_JSON_BYTES:
-                return None
+            while opened:  # the records complete in the text read so far
+                start = _skip_space(text, at)
+                if start == len(text):
+                    break
+                if text[start] == "]":
+                    return
+                if not first:
+                    if text[start] != ",":
+                        raise _NotAnArray
+                    start = _skip_space(text, start + 1)
+                try:
+                    record, end = decoder.raw_decode(text, start)
+                except json.JSONDecodeError:  # cut off where the text read so far ends, or malformed
+                    break
+                if not isinstance(record, dict):
+                    raise _NotAnArray
+                yield record, text[start:end]
+                first, at = False, end
+            if ended or (limit_bytes is not None and fh.tell() >= limit_bytes):
+                raise _NotAnArray
             chunk = fh.read(1 << 20)
             ended = not chunk
             try:
                 text = text[at:] + decode(chunk, final=ended)
             except UnicodeDecodeError:
-                return None
+                raise _NotAnArray from None
             at = 0
 
 
-def _array_records(
-    decoder: json.JSONDecoder, text: str, at: int, records: list, rows: int
-) -> tuple[int, str]:
-    """Decode the records of a JSON array in ``text`` from ``at`` (just after ``[`` or a record) into
-    ``records`` until there are ``rows``; where it stopped, and why: ``"done"`` (enough, or the array
-    ended), ``"more"`` (the text ends within a record: decode again from there with more) or ``"bad"``."""
-    while len(records) < rows:
-        start = _skip_space(text, at)
-        if start == len(text):
-            return start, "more"
-        if text[start] == "]":
-            return start, "done"
-        at = start
-        if records:
-            if text[at] != ",":
-                return start, "bad"
-            at = _skip_space(text, at + 1)
-        try:
-            record, at = decoder.raw_decode(text, at)
-        except json.JSONDecodeError:  # cut off where the text read so far ends, or malformed
-            return start, "more"
-        if not isinstance(record, dict):
-            return start, "bad"
-        records.append(record)
-    return at, "done"
+class _JsonLines(io.RawIOBase):
+    """The records of a JSON array as the bytes of JSON Lines, for Arrow's JSON parser (which reads no
+    arrays), made as the parser asks for them. A record written over several lines is written again on
+    one. ``failed``: the records ended early (the file is not what it says)."""
+
+    def __init__(self, records: Iterator[tuple[dict, str]]) -> None:
+        super().__init__()
+        self._records: Iterator[tuple[dict, str]] | None = records
+        self._buffer = bytearray()
+        self.failed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, out: Any) -> int:
+        while len(self._buffer) < len(out) and self._records is not None:
+            try:
+                record, text = next(self._records)
+            except StopIteration:
+                self._records = None
+                break
+            except _NotAnArray:
+                self._records, self.failed = None, True
+                break
+            if "\n" in text or "\r" in text:
+                text = json.dumps(record)
+            self._buffer += text.encode("utf-8", "surrogatepass")
+            self._buffer += b"\n"
+        count = min(len(out), len(self._buffer))
+        out[:count] = self._buffer[:count]
+        del self._buffer[:count]
+        return count
 
 
 def _skip_space(text: str, at: int) -> int:
@@ -842,7 +884,43 @@ def _read_jsonl(path: Path) -> Read:
 
 
 def _read_json(path: Path) -> Read:
+    fast = _read_json_fast(path)
+    if fast is not None:
+        return fast
     return _read_kept(path, "json", lambda: _json_frame(path)), None, "item", 1, None
+
+
+def _read_json_fast(path: Path) -> Read | None:
+    """A UTF-8 JSON array of flat records (reviews, instructions) parsed by Arrow's JSON parser, fed one
+    record at a time as JSON Lines, once (see :func:`_read_cached`): the file's records are never in
+    memory together as Python objects (a 260 MB array: 1.9 GB so). ``None`` sends the file the whole
+    way: a small one (parsed in a moment), nested records (chats: Arrow gives lists back as arrays),
+    another encoding or shape, a field whose type changes: the whole read names what is wrong."""
+    if path.stat().st_size < CACHE_FROM_BYTES:
+        return None
+
+    def parse(cache_name: str | None) -> Any:
+        import pyarrow as pa
+        import pyarrow.json as pajson
+
+        lines = _JsonLines(_json_array_records(path))
+
+        def checked(reader: Any) -> Any:
+            for batch in reader:
+                if any(pa.types.is_nested(f.type) for f in batch.schema):
+                    raise pa.ArrowInvalid("nested records")
+                batch.validate(full=True)
+                yield batch
+            if lines.failed:
+                raise pa.ArrowInvalid("not a JSON array of objects")
+
+        with pajson.open_json(lines, read_options=pajson.ReadOptions(block_size=READ_BLOCK)) as reader:
+            return _collected(_reported(checked(reader), path), reader.schema, cache_name)
+
+    table = _read_cached(path, "json-lines", parse)
+    if table is None or table.num_rows == 0:
+        return None
+    return _arrow_to_pandas(table), None, "item", 1, None
 
 
 def _json_frame(path: Path) -> Any:

@@ -311,6 +311,52 @@ def test_the_head_of_a_workbook_leaves_the_rest_of_the_sheet_unread(tmp_path: Pa
     assert read_head(path, rows=10).records(10) == head.records(10) and read == [10, None]
 
 
+@pytest.mark.parametrize("indent", [None, 1])
+def test_a_json_array_of_flat_records_is_never_in_memory_whole(tmp_path: Path, monkeypatch, indent) -> None:
+    """Arrow parses the records fed to it one at a time: not the whole file's records as Python objects
+    (a 260 MB array took 1.9 GB so), with the values the whole read gives."""
+    import desktop.core.data as data
+
+    monkeypatch.setattr(data, "CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr(data, "_json_frame", lambda path: pytest.fail("read the whole file"))
+    rows = [
+        {
+            "id": i,
+            "review": f"第{i}条评论" + "好" * (i % 30),
+            "label": ["好评", "差评"][i % 2],
+            "stars": i % 5 or None,
+        }
+        for i in range(5000)
+    ]
+    path = tmp_path / "reviews.json"
+    path.write_text(json.dumps(rows, ensure_ascii=False, indent=indent), encoding="utf-8")
+    whole = [{**row, "stars": row["stars"] and float(row["stars"])} for row in rows]  # as pandas reads them
+    first = read_file(path)
+    assert first.records(5000) == whole and first.locate(4999) == "reviews.json row 5000"
+    assert read_file(path).records(5000) == whole  # the next time, from the table cache
+
+
+def test_a_json_array_arrow_cannot_take_is_read_whole(tmp_path: Path, monkeypatch) -> None:
+    """Chats (lists of messages: Arrow gives them back as arrays), a field whose type changes, a record
+    that does not decode: read whole, as before, which gives lists and names the error."""
+    import desktop.core.data as data
+
+    monkeypatch.setattr(data, "CACHE_FROM_BYTES", 0)
+    chats = [
+        {"messages": [{"role": "user", "content": f"问题{i}"}, {"role": "assistant", "content": "好"}]}
+        for i in range(50)
+    ]
+    mixed = [{"text": f"t{i}", "label": i if i % 40 else "other"} for i in range(50)]
+    for name, rows in (("chats", chats), ("mixed", mixed)):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+        assert read_file(path).records(50) == rows
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(mixed)[:-1] + ", {oops}]", encoding="utf-8")
+    with pytest.raises(DataError, match=r"broken\.json is not valid JSON: Expecting property name"):
+        read_file(broken)
+
+
 def test_a_json_file_cut_off_in_a_text_says_where_the_text_begins(tmp_path: Path) -> None:
     cut = tmp_path / "cut.json"
     cut.write_text('[{"text": "no end', encoding="utf-8")
