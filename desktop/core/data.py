@@ -682,8 +682,18 @@ def _json_array_records(path: Path, limit_bytes: int | None = None) -> Iterator[
                 start = _skip_space(text, at)
                 if start == len(text):
                     break
-                if text[start] == "]":
-                    return
+                if text[start] == "]":  # the end; what follows it must be blank, as for json.loads
+                    rest = text[start + 1 :]
+                    while rest.strip(" \t\r\n") == "":
+                        if ended:
+                            return
+                        chunk = fh.read(1 << 20)
+                        ended = not chunk
+                        try:
+                            rest = decode(chunk, final=ended)
+                        except UnicodeDecodeError:
+                            break
+                    raise _NotAnArray
                 if not first:
                     if text[start] != ",":
                         raise _NotAnArray
@@ -733,7 +743,7 @@ class _JsonLines(io.RawIOBase):
                 break
             if "\n" in text or "\r" in text:
                 text = json.dumps(record)
-            self._buffer += text.encode("utf-8", "surrogatepass")
+            self._buffer += text.encode("utf-8")
             self._buffer += b"\n"
         count = min(len(out), len(self._buffer))
         out[:count] = self._buffer[:count]

@@ -355,6 +355,10 @@ def test_a_json_array_arrow_cannot_take_is_read_whole(tmp_path: Path, monkeypatc
     broken.write_text(json.dumps(mixed)[:-1] + ", {oops}]", encoding="utf-8")
     with pytest.raises(DataError, match=r"broken\.json is not valid JSON: Expecting property name"):
         read_file(broken)
+    more = tmp_path / "more.json"  # something after the array
+    more.write_text(json.dumps(mixed) + '\n{"text": "x"}', encoding="utf-8")
+    with pytest.raises(DataError, match=r"more\.json is not valid JSON: Extra data"):
+        read_file(more)
 
 
 def test_a_json_file_cut_off_in_a_text_says_where_the_text_begins(tmp_path: Path) -> None:
