@@ -356,7 +356,7 @@ def test_a_json_array_arrow_cannot_take_is_read_whole(tmp_path: Path, monkeypatc
     with pytest.raises(DataError, match=r"broken\.json is not valid JSON: Expecting property name"):
         read_file(broken)
     more = tmp_path / "more.json"  # something after the array
-    more.write_text(json.dumps(mixed) + '\n{"text": "x"}', encoding="utf-8")
+    more.write_text(json.dumps(chats[0]["messages"] * 20) + '\n{"role": "user"}', encoding="utf-8")
     with pytest.raises(DataError, match=r"more\.json is not valid JSON: Extra data"):
         read_file(more)
 
