@@ -904,8 +904,9 @@ def _read_json_fast(path: Path) -> Read | None:
     """A UTF-8 JSON array of flat records (reviews, instructions) parsed by Arrow's JSON parser, fed one
     record at a time as JSON Lines, once (see :func:`_read_cached`): the file's records are never in
     memory together as Python objects (a 260 MB array: 1.9 GB so). ``None`` sends the file the whole
-    way: a small one (parsed in a moment), nested records (chats: Arrow gives lists back as arrays),
-    another encoding or shape, a field whose type changes: the whole read names what is wrong."""
+    way, which reads it as before: a small one (parsed in a moment), nested records (chats: Arrow gives
+    lists back as arrays), a field whose type changes, another encoding or shape, a broken file (the
+    whole read names what is wrong)."""
     if path.stat().st_size < CACHE_FROM_BYTES:
         return None
 
