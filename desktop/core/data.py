@@ -909,6 +909,15 @@ def _read_json_fast(path: Path) -> Read | None:
     whole read names what is wrong)."""
     if path.stat().st_size < CACHE_FROM_BYTES:
         return None
+    records = _json_array_records(path, HEAD_JSON_BYTES)
+    try:
+        first, _text = next(records, ({}, ""))
+    except _NotAnArray:
+        return None
+    finally:
+        records.close()
+    if not first or any(isinstance(value, (list, dict)) for value in first.values()):
+        return None  # chats: known from the first record, before Arrow parses a block
 
     def parse(cache_name: str | None) -> Any:
         import pyarrow as pa

@@ -350,7 +350,10 @@ def test_a_json_array_arrow_cannot_take_is_read_whole(tmp_path: Path, monkeypatc
     for name, rows in (("chats", chats), ("mixed", mixed)):
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
-        assert read_file(path).records(50) == rows
+        with monkeypatch.context() as patch:
+            if name == "chats":  # known from the first record: Arrow never gets a block of them
+                patch.setattr("pyarrow.json.open_json", lambda *a, **k: pytest.fail("handed to Arrow"))
+            assert read_file(path).records(50) == rows
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps(mixed)[:-1] + ", {oops}]", encoding="utf-8")
     with pytest.raises(DataError, match=r"broken\.json is not valid JSON: Expecting property name"):
