@@ -42,6 +42,11 @@ def folder(kind: str) -> Path:
     return data_dir() / "cache" / kind
 
 
+def has_table(kind: str, name: str) -> bool:
+    """Whether the cache holds table ``name`` of ``kind`` (without opening it)."""
+    return (folder(kind) / f"{name}.arrow").is_file()
+
+
 def open_table(kind: str, name: str) -> Any:
     """The cached table ``name`` of ``kind``, memory-mapped (nothing is copied), or ``None`` when
     there is none (or it cannot be read: it is then made again)."""

@@ -1028,7 +1028,7 @@ def _head_xlsx(path: Path, rows: int) -> Read | None:
     in a moment (see :func:`_read_kept`)."""
     from desktop.core import arrow_cache
 
-    if (arrow_cache.folder("tables") / f"{_cache_name(path, 'xlsx')}.arrow").is_file():
+    if arrow_cache.has_table("tables", _cache_name(path, "xlsx")):
         return None
     frame, numbers, word, offset, keep = _drop_empty_rows(_excel_frame(path, rows))
     if len(frame) == 0 or (keep is not None and len(keep) == 0):
