@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
+from desktop.gui.widgets.histogram_widget import HistogramWidget
 from desktop.gui.widgets.live_plot_widget import MAX_DRAWN, LivePlotWidget, Points
 
 
@@ -52,3 +55,24 @@ def test_the_grid_has_lines_at_ticks_not_graph_paper(qtbot) -> None:
     for side in ("left", "bottom"):
         levels = plot.getAxis(side).tickValues(0, 400, 480)  # 400 steps across 480 pixels
         assert sum(len(ticks) for _spacing, ticks in levels) <= 12
+
+
+@pytest.mark.parametrize("make_plot", [lambda: LivePlotWidget("loss"), HistogramWidget])
+def test_leaving_a_page_with_a_plot_does_not_deactivate_its_scene(qtbot, make_plot) -> None:
+    # Qt's view, hidden, deactivated its scene: every plot item then asked to be repainted, and the
+    # scene, handling that, painted the window before the next page was laid out (then again after):
+    # a page switch cost two paints of the whole window.
+    window = QWidget()
+    qtbot.addWidget(window)
+    pages = QStackedWidget(window)
+    QVBoxLayout(window).addWidget(pages)
+    pages.addWidget(QLabel("the next step"))
+    with qtbot.waitActive(window):
+        window.show()
+        window.activateWindow()
+    plot = make_plot()  # made while the window is active, as the app makes its plots
+    pages.addWidget(plot)
+    pages.setCurrentWidget(plot)
+    assert plot.isVisible() and plot.scene().isActive()
+    pages.setCurrentIndex(0)
+    assert not plot.isVisible() and plot.scene().isActive()

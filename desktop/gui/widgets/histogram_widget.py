@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from desktop.gui.widgets.plotting import pg
+from desktop.gui.widgets.plotting import PlotWidget, pg
 
 
-class HistogramWidget(pg.PlotWidget):
+class HistogramWidget(PlotWidget):
     """Bars of how many examples have each token length."""
 
     def __init__(self) -> None:

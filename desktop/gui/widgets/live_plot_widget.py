@@ -12,7 +12,7 @@ import math
 import numpy as np
 from PySide6.QtCore import Qt
 
-from desktop.gui.widgets.plotting import pg
+from desktop.gui.widgets.plotting import PlotWidget, pg
 
 MAX_DRAWN = 1200
 """The most points a curve hands to pyqtgraph: the lows and highs of 600 stretches, as many as a plot
@@ -96,7 +96,7 @@ class Points:
         return self.n
 
 
-class LivePlotWidget(pg.PlotWidget):
+class LivePlotWidget(PlotWidget):
     """Named curves that collect points; :meth:`flush` draws what arrived since the last flush.
 
     Args:
