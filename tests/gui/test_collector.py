@@ -116,9 +116,9 @@ def test_a_user_at_work_puts_the_import_off(qtbot, monkeypatch: pytest.MonkeyPat
         warm.want()
         edit = QLineEdit()
         qtbot.addWidget(edit)
-        edit.show()
-        edit.activateWindow()
-        qtbot.waitActive(edit)
+        with qtbot.waitActive(edit):  # a context manager: called bare, it waits for nothing
+            edit.show()
+            edit.activateWindow()
         for _ in range(3):
             QTest.keyClick(edit.windowHandle(), Qt.Key.Key_A)  # typing, through the window as the system does
             with qtbot.waitSignal(warm.done, timeout=int(warmup_module.IDLE_S * 400), raising=False) as early:
