@@ -8,6 +8,7 @@ import io
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -394,8 +395,7 @@ def _read_kept(path: Path, kind: str, read: Callable[[], Any]) -> Any:
     frame = read()
     try:
         table = pa.Table.from_pandas(frame, preserve_index=False)
-        if not any(pa.types.is_nested(field.type) for field in table.schema):  # lists come back as arrays
-            arrow_cache.write_table("tables", name, table.to_batches(), table.schema)
+        arrow_cache.write_table("tables", name, table.to_batches(), table.schema)
     except (pa.ArrowException, OSError, TypeError, ValueError):
         pass  # not kept: read whole next time
     return frame
@@ -529,13 +529,21 @@ def _arrow_frame(table: Any) -> Read | None:
 
 
 def _arrow_to_pandas(table: Any, **options: Any) -> Any:
-    """A pandas frame of an Arrow table whose text columns stay Arrow's (no copy, no Python strings);
-    ``options``: more of ``Table.to_pandas``'s."""
+    """A pandas frame of an Arrow table whose text columns stay Arrow's (no copy, no Python strings),
+    and so do its nested ones (chats: a list of messages each; a cell is read as Python lists and dicts
+    when asked for, a missing one as ``None`` in :meth:`Table.records`); ``options``: more of
+    ``Table.to_pandas``'s."""
     import pandas as pd
     import pyarrow as pa
 
     text = pd.StringDtype("pyarrow")
-    return table.to_pandas(types_mapper={pa.string(): text, pa.large_string(): text}.get, **options)
+
+    def mapped(kind: Any) -> Any:
+        if kind in (pa.string(), pa.large_string()):
+            return text
+        return pd.ArrowDtype(kind) if pa.types.is_nested(kind) else None
+
+    return table.to_pandas(types_mapper=mapped, **options)
 
 
 def read_head(path: str | Path, rows: int = 1000) -> Table:
@@ -901,12 +909,11 @@ def _read_json(path: Path) -> Read:
 
 
 def _read_json_fast(path: Path) -> Read | None:
-    """A UTF-8 JSON array of flat records (reviews, instructions) parsed by Arrow's JSON parser, fed one
-    record at a time as JSON Lines, once (see :func:`_read_cached`): the file's records are never in
-    memory together as Python objects (a 260 MB array: 1.9 GB so). ``None`` sends the file the whole
-    way, which reads it as before: a small one (parsed in a moment), nested records (chats: Arrow gives
-    lists back as arrays), a field whose type changes, another encoding or shape, a broken file (the
-    whole read names what is wrong)."""
+    """A UTF-8 JSON array of records (reviews, instructions, chats) parsed by Arrow's JSON parser, fed
+    one record at a time as JSON Lines, once (see :func:`_read_cached`): the file's records are never
+    in memory together as Python objects (a 260 MB array: 1.9 GB so). ``None`` sends the file the whole
+    way, which reads it as before: a small one (parsed in a moment), a field whose type changes,
+    another encoding or shape, a broken file (the whole read names what is wrong)."""
     if path.stat().st_size < CACHE_FROM_BYTES:
         return None
     records = _json_array_records(path, HEAD_JSON_BYTES)
@@ -916,8 +923,8 @@ def _read_json_fast(path: Path) -> Read | None:
         return None
     finally:
         records.close()
-    if not first or any(isinstance(value, (list, dict)) for value in first.values()):
-        return None  # chats: known from the first record, before Arrow parses a block
+    if not first:
+        return None
 
     def parse(cache_name: str | None) -> Any:
         import pyarrow as pa
@@ -927,8 +934,6 @@ def _read_json_fast(path: Path) -> Read | None:
 
         def checked(reader: Any) -> Any:
             for batch in reader:
-                if any(pa.types.is_nested(f.type) for f in batch.schema):
-                    raise pa.ArrowInvalid("nested records")
                 batch.validate(full=True)
                 yield batch
             if lines.failed:
@@ -1070,6 +1075,8 @@ def _nulls_to_none(frame: Any) -> Any:
         column = frame[name]
         if isinstance(column.array, pd.arrays.ArrowStringArray) and not column.isna().any():
             continue
+        if isinstance(column.dtype, pd.ArrowDtype) and column.dtype.pyarrow_dtype.num_fields:
+            continue  # nested (chats): Arrow's, a missing cell ``None`` in records, ``pd.NA`` alone
         values = column.astype(object)
         frame[name] = values.where(values.notna(), None)
     return frame
@@ -1223,5 +1230,8 @@ def is_blank(value: Any) -> bool:
     if value is None:
         return True
     if isinstance(value, float) and math.isnan(value):
+        return True
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and value is pandas.NA:  # a missing cell of a nested Arrow column
         return True
     return isinstance(value, str) and not value.strip()
