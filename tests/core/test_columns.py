@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -86,3 +87,35 @@ def test_seq2seq_by_names_and_content(samples: Path) -> None:
     rows = [{"英文": f"I like item {i}.", "中文": f"我喜欢第{i}件东西。"} for i in range(5)]
     guess = guess_columns(_table(rows), "seq2seq")
     assert (guess.columns.source, guess.columns.target) == ("英文", "中文")
+
+
+def test_chats_are_checked_a_chunk_at_a_time_and_every_bad_one_is_found() -> None:
+    from desktop.core.columns import _unusable_chats
+
+    good = [{"role": "user", "content": "你好"}, {"role": "assistant", "content": "您好"}]
+    no_reply = good[:1]
+    values = pd.Series([good, no_reply, None, good, good, no_reply, "not json"])
+    assert _unusable_chats(values, chunk=2) == [1, 2, 5, 6] == _unusable_chats(values)
+
+
+def test_chats_kept_in_arrow_are_checked_as_python_checks_them(tmp_path) -> None:
+    from desktop.core.columns import _unusable_arrow_chats, _usable_chat
+    from desktop.core.data import read_file
+
+    user, reply = {"role": "user", "content": "问"}, {"role": "assistant", "content": "答"}
+    cells = [
+        [user, reply],
+        [user],  # no reply
+        None,  # no chat
+        [],
+        [user, {"role": "assistant"}],  # a reply without its text
+        [{"role": None, "content": "x"}, reply],
+        [reply],
+        [user, reply, user],
+        [user, {"role": "assistant", "content": "好", "name": "bot"}],
+    ] * 700  # more rows than one Arrow chunk holds, in some files
+    path = tmp_path / "chats.jsonl"
+    path.write_text("".join(json.dumps({"messages": c}, ensure_ascii=False) + "\n" for c in cells), "utf-8")
+    column = read_file(path).column("messages")
+    expected = [i for i, value in enumerate(column.tolist()) if not _usable_chat(value)]
+    assert _unusable_arrow_chats(column) == expected and len(expected) == 5 * 700
