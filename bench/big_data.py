@@ -15,9 +15,9 @@ one JSON array. Then runs, each as its own process so that its peak memory (max 
 - with ``--tokenize``: tokenizing every row with MiniLM's tokenizer: the baseline (plain transformers,
   in batches of 10 000), and the app's training path, twice (the second run reads the app's cache).
 
-Targets: the first rows shown under 2 s; preview and validate under 500 MB (the issue's bound, for
-the CSV: a JSON array is still read whole by the full check). The baseline gets a fresh datasets cache
-each time (a second ``load_dataset`` of the same file would only read its Arrow cache).
+Targets: the first rows shown under 2 s; preview and validate under 500 MB (the issue's bound, set
+for the CSV). The baseline gets a fresh datasets cache each time (a second ``load_dataset`` of the same
+file would only read its Arrow cache).
 """
 
 from __future__ import annotations
