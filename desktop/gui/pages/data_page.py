@@ -727,7 +727,7 @@ class DataPage(WizardPage):
 
     def _fill_table(self, result: Preview) -> None:
         cells = [[_cell_text(row.get(column)) for column in result.columns] for row in result.rows]
-        shown_now = (list(result.columns), cells)  # texts: a chat's messages are arrays, not comparable
+        shown_now = (list(result.columns), cells)  # texts: a cell may hold lists or arrays
         if shown_now == self._table_shown:  # the full check's first rows are the ones shown already
             return
         self._table_shown = shown_now
