@@ -144,12 +144,9 @@ def main(argv: list[str] | None = None) -> int:
         QTimer.singleShot(0, lambda: (print("shown", flush=True), window.close(), app.quit()))
     code = app.exec()
     mark.release()
-    from desktop.gui.workers import detached
+    from desktop.gui.workers import leave
 
-    if detached():  # a model still loading, a probe still running: leave without waiting for it
-        logging.shutdown()
-        os._exit(code)
-    return code
+    return leave(code)
 
 
 if __name__ == "__main__":

@@ -5,11 +5,13 @@ probe, the PyTorch repair, export, try-it) is a :class:`BackgroundTask`. Results
 progress arrive as queued signals on the GUI thread, so no widget is ever touched from a worker.
 Finished tasks delete their thread and worker. Closing the app cancels what still runs and waits at
 most :data:`SHUTDOWN_GRACE_S` (:func:`shutdown_all`); what has not ended by then is detached, and
-the app leaves without waiting for it (:func:`detached`).
+the app leaves without waiting for it (:func:`leave`).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
 import traceback
@@ -175,7 +177,7 @@ def shutdown_all(grace_s: float = SHUTDOWN_GRACE_S) -> bool:
     Tasks still running then are detached: kept alive until the process exits (see :func:`detached`).
     """
     deadline = time.monotonic() + grace_s
-    tasks = list(_live)
+    tasks = [task for task in _live if task not in _detached]  # those left behind are not waited for twice
     for task in tasks:
         task.cancel()
     for task in tasks:
@@ -187,3 +189,19 @@ def shutdown_all(grace_s: float = SHUTDOWN_GRACE_S) -> bool:
 def detached() -> bool:
     """Whether background work is still running after :func:`shutdown_all` (the app exits without it)."""
     return any(task.is_running() for task in _detached)
+
+
+def leave(code: int, grace_s: float = SHUTDOWN_GRACE_S) -> int:
+    """End the app's background work once its event loop has returned; ``code`` is returned.
+
+    The window's close already ended what ran then, but a timer due in the same pass of the event loop
+    (the hub's source probe 0.5 s after start, the libraries' warm-up) can start a task after it: such a
+    thread, still running while Python finalizes, aborted the process ("QThread: Destroyed while thread
+    is still running") or crashed it when it next ran Python. What still runs after ``grace_s`` is left
+    behind: the process ends at once (``os._exit``) with ``code``, without finalizing.
+    """
+    shutdown_all(grace_s)
+    if detached():  # a model still loading, a probe still running: leave without waiting for it
+        logging.shutdown()
+        os._exit(code)
+    return code

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -76,3 +79,25 @@ def test_a_task_whose_owner_is_gone_still_ends_its_thread(qtbot) -> None:
     gate.set()
     qtbot.waitUntil(lambda: not thread.isRunning(), timeout=10_000)  # no running thread left behind
     assert not workers.busy()  # or the training stack's warm-up, waiting for no work, never ran
+
+
+LATE_TASK = """
+import sys, threading
+from PySide6.QtWidgets import QApplication
+from desktop.gui import workers
+
+app = QApplication([])
+workers.shutdown_all()  # the window closed; then a timer due in the same pass starts a task (the hub probe)
+never = threading.Event()
+workers.run_in_background(lambda: never.wait(60), None, lambda _: None, lambda e, d: None)
+sys.exit(workers.leave(3, grace_s=0.2))
+"""
+
+
+def test_a_task_started_after_the_window_closed_does_not_crash_the_exit() -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    ended = subprocess.run(
+        [sys.executable, "-c", LATE_TASK], capture_output=True, text=True, env=env, timeout=120
+    )
+    # Finalizing Python with the thread still running crashed the process (exit code -11 or -6).
+    assert (ended.returncode, ended.stderr) == (3, "")
