@@ -1,9 +1,12 @@
 """Event-loop stalls of the GUI thread over the whole journey, phase by phase (target: none over 50 ms).
 
-    python bench/gui_responsiveness.py [--steps 40] [--separate-process]
+    python bench/gui_responsiveness.py [--steps 40] [--separate-process] [--cold]
 
 ``--separate-process`` trains in a child process (Memory & speed: Run in a separate process): the heavy
 imports, the model and the Trainer are then in the child, and the GUI process only reads its events.
+``--cold`` first makes the system forget the files of Python, the installed libraries and the app (as
+after a reboot, or when other work has pushed them out of memory): what the journey loads is then read
+from disk.
 
 A 10 ms QTimer runs on the GUI thread; each tick records how late it fired. The tick is Python, as
 the app's slots are: it also waits while another thread holds the interpreter's lock (a C call of a
@@ -83,7 +86,15 @@ def main() -> int:
         "runs Python for every event, and while another thread runs Python each event then waits for "
         "the interpreter's lock (what the app's own event filter did until it watched windows only)",
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="first drop Python's, the libraries' and the app's files from the system's cache (as after a reboot)",
+    )
     args = parser.parse_args()
+    if args.cold:
+        files, size = _forget_libraries()
+        print(f"cold: {files} files ({size / 2**20:.0f} MB) dropped from the cache")
 
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
@@ -252,6 +263,28 @@ def main() -> int:
 
 class _Relay(QObject):
     reached = Signal()
+
+
+def _forget_libraries() -> tuple[int, int]:
+    """Ask the system to drop the files of Python, the installed libraries and the app from its cache
+    (``posix_fadvise`` ``DONTNEED``; pages a process has mapped, PySide6's here, stay); the files and
+    bytes asked for."""
+    import sysconfig
+
+    roots = {Path(sysconfig.get_path(name)) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    roots.add(Path(__file__).resolve().parents[1] / "desktop")
+    files = size = 0
+    for root in roots:
+        for path in root.rglob("*"):
+            if not path.is_file() or path.is_symlink():
+                continue
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+            files, size = files + 1, size + path.stat().st_size
+    return files, size
 
 
 def _timed_application() -> type:
