@@ -93,6 +93,12 @@ def _install_import_hook() -> None:
 
 def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
     """``builtins.__import__`` that first waits while this thread steps aside and the window is busy."""
+    _step_aside()
+    return _builtin_import(name, globals, locals, fromlist, level)
+
+
+def _step_aside() -> None:
+    """Wait while this thread steps aside and the user is at work (see :func:`stepping_aside`)."""
     busy = getattr(_aside, "busy", None)
     # Never while holding Python's global import lock (an import statement run by a finder): every
     # thread's next import would wait for the user too, the window's thread among them. No import in
@@ -101,7 +107,6 @@ def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = 
         me = threading.get_ident()
         while busy() and not _awaited(me):
             time.sleep(PAUSE_S)
-    return _builtin_import(name, globals, locals, fromlist, level)
 
 
 def _awaited(me: int) -> bool:
@@ -134,6 +139,10 @@ class _LibraryLoader(importlib.machinery.ExtensionFileLoader):
     def create_module(self, spec: Any) -> Any:
         if _outside is not None:
             _outside.dlopen(os.fsencode(self.path), sys.getdlopenflags())
+            # The load can take seconds from a cold disk; a user who came back meanwhile is not made to
+            # wait for the module's set-up, one C call that holds the lock (PyTorch's core: 60-95 ms,
+            # 70-100 ms seen in the window when its files were not in the system's cache).
+            _step_aside()
         return super().create_module(spec)
 
 

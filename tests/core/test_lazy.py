@@ -161,3 +161,38 @@ def test_compiled_modules_load_their_library_when_made_not_when_found() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     ).stdout
     assert out.split() == ["False", "True", "_LibraryLoader", "b'ok'"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loader is used on Linux only")
+def test_a_compiled_module_is_not_set_up_while_the_user_is_back_from_its_load() -> None:
+    """Its library loaded (seconds, from a cold disk) while the user came back: the module's set-up,
+    one C call that holds Python's lock (PyTorch's 60-95 ms), waits until the user leaves again."""
+    import subprocess
+
+    code = (
+        "import importlib.util, threading\n"
+        "from desktop.core import lazy\n"
+        "lazy.load_libraries_outside_the_lock()\n"
+        "spec = importlib.util.find_spec('_lzma')\n"
+        "calls, asked, away = [], threading.Event(), threading.Event()\n"
+        "def busy():\n"
+        "    calls.append(1)\n"
+        "    if len(calls) == 1:\n"
+        "        return False  # at the import statement: the user is away\n"
+        "    asked.set()\n"
+        "    return not away.is_set()  # after the load: back\n"
+        "def warm_up():\n"
+        "    with lazy.stepping_aside(busy):\n"
+        "        import _lzma\n"
+        "thread = threading.Thread(target=warm_up)\n"
+        "thread.start()\n"
+        "waited = asked.wait(10)\n"
+        "print(waited, spec.origin in open('/proc/self/maps').read(), lazy.imported('_lzma'))\n"
+        "away.set()\n"
+        "thread.join(30)\n"
+        "print(lazy.imported('_lzma'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    assert out.split() == ["True", "True", "False", "True"]  # loaded, not set up; then set up
