@@ -59,6 +59,7 @@ from PySide6.QtCore import QObject, Signal
 
 TICK_MS = 10
 TARGET_MS = 50
+SLOW_IMPORT_MS = 20
 
 
 def main() -> int:
@@ -89,7 +90,7 @@ def main() -> int:
     parser.add_argument(
         "--cold",
         action="store_true",
-        help="first drop Python's, the libraries' and the app's files from the system's cache (as after a reboot)",
+        help="first drop Python's, the libraries' and the app's files from the system's cache",
     )
     args = parser.parse_args()
     if args.cold:
@@ -144,6 +145,7 @@ def main() -> int:
             )
 
     gc.callbacks.append(timed)
+    slow_imports = _time_window_imports(phase)
     timer = QTimer(interval=TICK_MS)
     timer.timeout.connect(tick)
     timer.start()
@@ -250,6 +252,10 @@ def main() -> int:
         f"(worst stall of the journey {worst_all:.0f} ms; target under {TARGET_MS} ms in every phase)",
     )
     sys.setprofile(None)
+    if slow_imports:  # the window's thread waited for a module (another thread importing it, a cold disk)
+        print(f"imports on the window's thread over {SLOW_IMPORT_MS} ms:")
+        for name, module, took in slow_imports:
+            print(f"  {name:>12} {took:7.1f}ms  {module}")
     if slow:
         print(f"events over {args.slow_events:g} ms (depth 0: handed out by the event loop itself):")
         for at, name, depth, took, kind, receiver in sorted(slow):
@@ -285,6 +291,30 @@ def _forget_libraries() -> tuple[int, int]:
                 os.close(fd)
             files, size = files + 1, size + path.stat().st_size
     return files, size
+
+
+def _time_window_imports(phase: dict) -> list[tuple[str, str, float]]:
+    """Time every import statement the window's thread runs in a phase; those over
+    :data:`SLOW_IMPORT_MS` are listed (phase, module, ms): a module another thread was importing makes
+    this thread wait until that thread is done with it."""
+    import builtins
+
+    original, window_thread = builtins.__import__, threading.main_thread()
+    slow: list[tuple[str, str, float]] = []
+
+    def timed_import(name: str, *args: object, **kwargs: object) -> object:
+        if threading.current_thread() is not window_thread or not phase["name"]:
+            return original(name, *args, **kwargs)
+        began = time.perf_counter()
+        try:
+            return original(name, *args, **kwargs)
+        finally:
+            took = (time.perf_counter() - began) * 1000
+            if took >= SLOW_IMPORT_MS:
+                slow.append((phase["name"], name, took))
+
+    builtins.__import__ = timed_import
+    return slow
 
 
 def _timed_application() -> type:
