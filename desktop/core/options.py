@@ -53,6 +53,30 @@ class Capabilities:
         )
 
 
+OPTIONAL_PACKAGES = ("bitsandbytes", "triton", "flash_attn", "deepspeed")
+"""The optional packages whose presence the Memory & speed page shows (see :func:`installed`)."""
+
+_installed: dict[str, bool] = {}
+
+
+def installed(name: str) -> bool:
+    """Whether the module ``name`` can be imported here, looked up once per process (or after
+    :func:`forget_installed`).
+
+    A look-up takes Python's global import lock, which a background import holds while each of its own
+    look-ups reads folders: from a cold disk, the window's thread waited 5-16 ms for each package.
+    The answers are kept, and looked up ahead by the warm-up (see ``desktop.gui.warmup``).
+    """
+    if name not in _installed:
+        _installed[name] = importlib.util.find_spec(name) is not None
+    return _installed[name]
+
+
+def forget_installed() -> None:
+    """Look the packages up again (packages were installed or removed: a repair of PyTorch)."""
+    _installed.clear()
+
+
 def _works(module: str) -> bool:
     if importlib.util.find_spec(module) is None:
         return False

@@ -344,20 +344,17 @@ class MainWindow(QMainWindow):
 
     def _give_options_their_context(self) -> None:
         """Tell the Memory & speed page which model and GPU its estimate is for."""
-        import importlib.util
-
-        from desktop.core.options import Capabilities
+        from desktop.core.options import Capabilities, installed
 
         env = self.environment_page
         gpus = env.report.nvidia if env.report else []
         info = env.info
-        found = lambda name: importlib.util.find_spec(name) is not None  # noqa: E731
         caps = Capabilities(
             cuda=bool(info and info.cuda_available),
             bf16=bool(info and info.bf16),
-            bitsandbytes=found("bitsandbytes"),
-            triton=found("triton"),
-            flash_attn=found("flash_attn"),
+            bitsandbytes=installed("bitsandbytes"),
+            triton=installed("triton"),
+            flash_attn=installed("flash_attn"),
         )
         gpu = gpus[0] if gpus else None
         free = gpu.memory_free if gpu and gpu.memory_free else None

@@ -29,7 +29,10 @@ on."""
 
 def _import_data_stack() -> None:
     from desktop.core.lazy import import_data_stack
+    from desktop.core.options import OPTIONAL_PACKAGES, installed
 
+    for name in OPTIONAL_PACKAGES:  # for the Memory & speed page, whose thread would wait for the lock
+        installed(name)
     import_data_stack()
     import pyqtgraph  # noqa: F401  (the data page's histogram, the Train step's plots)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -258,3 +259,18 @@ def test_the_seq2seq_collator_can_go_to_data_loader_workers(
     assert "decoder_input_ids" not in batch  # the model makes them from the labels
     loss = task.model(**batch).loss
     assert loss.isfinite() and loss.item() > 0
+
+
+def test_a_package_installed_by_a_repair_is_seen_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core.options import forget_installed, installed
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert not installed("studio_fake_bitsandbytes")
+    (tmp_path / "studio_fake_bitsandbytes.py").write_text("", encoding="utf-8")  # the repair installs it
+    importlib.invalidate_caches()
+    assert not installed("studio_fake_bitsandbytes")  # looked up once per process
+    forget_installed()  # what the repair's end does
+    assert installed("studio_fake_bitsandbytes")
+    forget_installed()

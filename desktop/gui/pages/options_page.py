@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib.util
 import sys
 
 from PySide6.QtCore import Qt, Signal
@@ -31,7 +30,7 @@ from PySide6.QtWidgets import (
 from desktop.core.config import ATTENTIONS, COMPILE_BACKENDS, OPTIMIZERS, PRECISIONS, SCHEDULERS, RunConfig
 from desktop.core.errors import ConfigError, Problem, StudioError
 from desktop.core.memory import Estimate
-from desktop.core.options import Capabilities, resolve
+from desktop.core.options import Capabilities, installed, resolve
 from desktop.core.paths import default_runs_dir
 from desktop.core.presets import presets_for
 from desktop.gui.core_text import sentences as sentences_joined
@@ -238,7 +237,7 @@ class OptionsPage(WizardPage):
         """How many NVIDIA GPUs this computer has: with two or more, the page offers to use them."""
         self._gpus = count
         self.gpu_count.setMaximum(max(1, count))
-        deepspeed = importlib.util.find_spec("deepspeed") is not None and not _on_windows()
+        deepspeed = installed("deepspeed") and not _on_windows()
         model = self.strategy.model()
         for row in (2, 3):  # the DeepSpeed strategies
             model.item(row).setEnabled(deepspeed)
