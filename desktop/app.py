@@ -119,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     install(app, language)
     if args.screenshots:
         from desktop.gui.screenshots import save_screenshots
+        from desktop.gui.workers import leave
 
         save_screenshots(args.screenshots, args.theme)
-        return 0
+        return leave(0)  # the windows it showed may have started background work
 
     from desktop.core.instance import InstanceMark, wait_for_exit
     from desktop.gui.main_window import MainWindow
