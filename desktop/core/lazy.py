@@ -139,9 +139,9 @@ class _LibraryLoader(importlib.machinery.ExtensionFileLoader):
     def create_module(self, spec: Any) -> Any:
         if _outside is not None:
             _outside.dlopen(os.fsencode(self.path), sys.getdlopenflags())
-            # The load can take seconds from a cold disk; a user who came back meanwhile is not made to
-            # wait for the module's set-up, one C call that holds the lock (PyTorch's core: 60-95 ms,
-            # 70-100 ms seen in the window when its files were not in the system's cache).
+            # The load can take seconds from a cold disk (the user was away at the import statement,
+            # the last look); one who came back meanwhile is not made to wait for the module's set-up,
+            # one C call that holds the lock (PyTorch's core: 60-95 ms measured warm).
             _step_aside()
         return super().create_module(spec)
 
