@@ -93,6 +93,8 @@ def main() -> int:
         help="first drop Python's, the libraries' and the app's files from the system's cache",
     )
     args = parser.parse_args()
+    if args.cold and not hasattr(os, "posix_fadvise"):
+        parser.error("--cold needs Linux (posix_fadvise)")
     if args.cold:
         files, size = _forget_libraries()
         print(f"cold: {files} files ({size / 2**20:.0f} MB) dropped from the cache")
