@@ -8,11 +8,14 @@ wanted (the data stack from the start, the training stack once the user has a mo
 app is idle: no key or mouse input for a while, no run in progress and, for the training stack, no
 background task (see :data:`STACKS`). When the user acts again, the import steps aside at its next
 module until they have been still for :data:`RESUME_S` (see :func:`desktop.core.lazy.stepping_aside`).
+The data warm-up first reads the app's own files (:data:`APP_FOLDER`, the resources), which the
+window's thread reads as it needs them, into the system's cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -20,6 +23,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from desktop.core.lazy import imported
 from desktop.gui import workers
 
+APP_FOLDER = Path(__file__).resolve().parents[1]
+"""The app's package (``desktop``), read ahead by the data warm-up."""
 IDLE_S = 2.0
 """Seconds without input before the training stack's import starts."""
 RESUME_S = 0.5
@@ -28,9 +33,11 @@ on."""
 
 
 def _import_data_stack() -> None:
-    from desktop.core.lazy import import_data_stack
+    from desktop.core.lazy import import_data_stack, read_ahead
     from desktop.core.options import OPTIONAL_PACKAGES, installed
+    from desktop.core.paths import resources_dir
 
+    read_ahead(APP_FOLDER, resources_dir())  # modules the window imports later, the sample
     for name in OPTIONAL_PACKAGES:  # for the Memory & speed page, whose thread would wait for the lock
         installed(name)
     import_data_stack()
