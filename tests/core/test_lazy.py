@@ -140,12 +140,18 @@ def test_an_import_made_by_a_finder_never_waits_for_the_user(stack, monkeypatch:
     assert stack.done.wait(30)
 
 
+def _printed_by(code: str) -> list[str]:
+    """What ``code`` prints, word by word, run in a fresh process (its modules not yet imported)."""
+    import subprocess
+
+    run = [sys.executable, "-c", code]
+    return subprocess.run(run, capture_output=True, text=True, timeout=120, check=True).stdout.split()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loader is used on Linux only")
 def test_compiled_modules_load_their_library_when_made_not_when_found() -> None:
     """Found under Python's global import lock, loaded (100-350 ms for PyTorch's) only once the module
     is made, with no lock of Python's held: a look-up by the window's thread never waits for it."""
-    import subprocess
-
     code = (
         "import importlib.util, sys\n"
         "from desktop.core.lazy import load_libraries_outside_the_lock\n"
@@ -157,18 +163,13 @@ def test_compiled_modules_load_their_library_when_made_not_when_found() -> None:
         "loader = type(_lzma.__loader__).__name__\n"
         "print(found_only, mapped(), loader, lzma.decompress(lzma.compress(b'ok')))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    ).stdout
-    assert out.split() == ["False", "True", "_LibraryLoader", "b'ok'"]
+    assert _printed_by(code) == ["False", "True", "_LibraryLoader", "b'ok'"]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loader is used on Linux only")
 def test_a_compiled_module_is_not_set_up_while_the_user_is_back_from_its_load() -> None:
     """Its library loaded (seconds, from a cold disk) while the user came back: the module's set-up,
     one C call that holds Python's lock (PyTorch's 60-95 ms), waits until the user leaves again."""
-    import subprocess
-
     code = (
         "import importlib.util, threading\n"
         "from desktop.core import lazy\n"
@@ -192,10 +193,7 @@ def test_a_compiled_module_is_not_set_up_while_the_user_is_back_from_its_load() 
         "thread.join(30)\n"
         "print(lazy.imported('_lzma'))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    ).stdout
-    assert out.split() == ["True", "True", "False", "True"]  # loaded, not set up; then set up
+    assert _printed_by(code) == ["True", "True", "False", "True"]  # loaded, not set up; then set up
 
 
 def test_read_ahead_reads_every_file_below_the_folders_and_skips_what_it_cannot(tmp_path: Path) -> None:
