@@ -46,8 +46,8 @@ class Capabilities:
             cuda=cuda,
             bf16=cuda and torch.cuda.is_bf16_supported(),
             bitsandbytes=_works("bitsandbytes"),
-            triton=importlib.util.find_spec("triton") is not None,
-            flash_attn=importlib.util.find_spec("flash_attn") is not None,
+            triton=installed("triton"),
+            flash_attn=installed("flash_attn"),
             cpp_compiler=shutil.which("cl" if sys.platform == "win32" else "c++") is not None
             or shutil.which("g++") is not None,
         )
@@ -78,7 +78,7 @@ def forget_installed() -> None:
 
 
 def _works(module: str) -> bool:
-    if importlib.util.find_spec(module) is None:
+    if not installed(module):
         return False
     try:
         importlib.import_module(module)
