@@ -39,15 +39,20 @@ def _train(
     config: RunConfig, resume: RunDir | None, stop: threading.Event, task: BackgroundTask
 ) -> RunResult:
     """One run on the task's thread; every event goes to the GUI thread through the task."""
-    from desktop.core.processes import lower_this_thread
+    from desktop.core.processes import ComputeThreadsBelow
     from desktop.core.training import run_training
 
-    # Below the window, and PyTorch's compute threads with it: on a CPU the run takes every core it
-    # gets, and the window's thread, starved, froze for up to 0.7 s at a time (measured on two cores).
-    lower_this_thread()
+    # PyTorch's compute threads below the window: on a CPU the run takes every core it gets, and the
+    # window's thread, starved, froze for up to 0.7 s at a time (measured on two cores). This thread
+    # stays at the window's priority: the window waits for it whenever it holds Python's lock.
+    below = ComputeThreadsBelow()
+
+    def report(event: Event) -> None:
+        below.lower_new()
+        task.report(event)
 
     try:
-        return run_training(config, task.report, stop, resume=resume)
+        return run_training(config, report, stop, resume=resume)
     except BaseException as exc:  # run_training reports failures itself; this is a last resort
         reason = msg("Training stopped with an unexpected error: {error}", error=exc)
         failure = FailedEvent(reason, "", traceback.format_exc())

@@ -21,6 +21,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from shiboken6 import isValid
 
+from desktop.core.processes import running_python
+
 SHUTDOWN_GRACE_S = 2.0
 
 _live: set[BackgroundTask] = set()
@@ -49,9 +51,11 @@ class _FunctionWorker(QObject):
 
     @Slot()
     def run(self) -> None:
-        # Every exception is reported; none may escape into Qt's event loop.
+        # Every exception is reported; none may escape into Qt's event loop. A run's compute threads
+        # run below the window, this one, running Python, must not (processes.ComputeThreadsBelow).
         try:
-            result = self._function()
+            with running_python():
+                result = self._function()
         except BaseException as exc:
             self.raised.emit(exc, traceback.format_exc())
         else:

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 
+import pytest
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication
 
@@ -101,3 +102,26 @@ def test_a_task_started_after_the_window_closed_does_not_crash_the_exit() -> Non
     )
     # Finalizing Python with the thread still running crashed the process (exit code -11 or -6).
     assert (ended.returncode, ended.stderr) == (3, "")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priorities are Linux's")
+def test_a_background_task_keeps_the_windows_priority_while_a_run_lowers_its_compute_threads(qtbot) -> None:
+    """A task runs Python: the window waits for it whenever it holds Python's lock, so it must not
+    be lowered as a run's compute threads are (a run's thread is a task too)."""
+    from desktop.core.processes import ComputeThreadsBelow
+
+    below = ComputeThreadsBelow()
+    started, looked = threading.Event(), threading.Event()
+
+    def work() -> int:
+        started.set()
+        looked.wait(10)
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    task = BackgroundTask(work)
+    with qtbot.waitSignal(task.finished, timeout=10_000) as blocker:
+        task.start()
+        assert started.wait(10)
+        below.lower_new()
+        looked.set()
+    assert blocker.args == [os.getpriority(os.PRIO_PROCESS, 0)]
