@@ -1,12 +1,14 @@
 """Event-loop stalls of the GUI thread over the whole journey, phase by phase (target: none over 50 ms).
 
-    python bench/gui_responsiveness.py [--steps 40] [--separate-process] [--cold]
+    python bench/gui_responsiveness.py [--steps 40] [--separate-process] [--cold] [--busy N]
 
 ``--separate-process`` trains in a child process (Memory & speed: Run in a separate process): the heavy
 imports, the model and the Trainer are then in the child, and the GUI process only reads its events.
 ``--cold`` first makes the system forget the files of Python, the installed libraries and the app (as
 after a reboot, or when other work has pushed them out of memory): what the journey loads is then read
-from disk.
+from disk. ``--busy N`` keeps N other programs busy on the cores meanwhile (a build, a game, a
+browser): the window then shares the cores, and a thread of the app that holds Python's lock gets one
+only as often as its priority allows.
 
 A 10 ms QTimer runs on the GUI thread; each tick records how late it fired. The tick is Python, as
 the app's slots are: it also waits while another thread holds the interpreter's lock (a C call of a
@@ -60,6 +62,13 @@ from PySide6.QtCore import QObject, Signal
 TICK_MS = 10
 TARGET_MS = 50
 SLOW_IMPORT_MS = 20
+SPIN = """
+import os
+parent = os.getppid()
+while os.getppid() == parent:  # until the bench ends, even killed
+    for _ in range(100_000):
+        pass
+"""
 
 
 def main() -> int:
@@ -88,16 +97,32 @@ def main() -> int:
         "the interpreter's lock (what the app's own event filter did until it watched windows only)",
     )
     parser.add_argument(
+        "--list-stalls",
+        action="store_true",
+        help=f"print each stall over {TARGET_MS} ms as it happens, with the system's monotonic clock when it "
+        "ended: the clock of `perf record -k CLOCK_MONOTONIC`, to see in a recording what the process's "
+        "threads did meanwhile (a diagnosis)",
+    )
+    parser.add_argument(
         "--cold",
         action="store_true",
         help="first drop Python's, the libraries' and the app's files from the system's cache",
     )
+    parser.add_argument("--busy", type=int, default=0, metavar="N", help="N other programs keep cores busy")
     args = parser.parse_args()
     if args.cold and not hasattr(os, "posix_fadvise"):
         parser.error("--cold needs Linux (posix_fadvise)")
     if args.cold:
         files, size = _forget_libraries()
         print(f"cold: {files} files ({size / 2**20:.0f} MB) dropped from the cache")
+    import atexit
+    import subprocess
+
+    for _ in range(args.busy):  # each spins until this process ends, however it ends
+        spinner = subprocess.Popen([sys.executable, "-c", SPIN])
+        atexit.register(spinner.kill)
+    if args.busy:
+        print(f"busy: {args.busy} other programs keep the cores busy")
 
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
@@ -126,6 +151,9 @@ def main() -> int:
         if phase["name"]:
             late = max(0.0, (now - last[0]) * 1000 - TICK_MS)
             stalls.setdefault(phase["name"], []).append(late)
+            if args.list_stalls and late >= TARGET_MS:
+                ended = time.clock_gettime(time.CLOCK_MONOTONIC)
+                print(f"stall: {phase['name']}, {late:.0f} ms, ended at {ended:.3f} s", flush=True)
             if args.slow_events and late >= TARGET_MS:  # listed with the slow events, in time order
                 slow.append((now, phase["name"], 0, late, "(a tick this late)", ""))
         last[0] = now
