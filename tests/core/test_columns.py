@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -119,3 +120,61 @@ def test_chats_kept_in_arrow_are_checked_as_python_checks_them(tmp_path) -> None
     column = read_file(path).column("messages")
     expected = [i for i, value in enumerate(column.tolist()) if not _usable_chat(value)]
     assert _unusable_arrow_chats(column) == expected and len(expected) == 5 * 700
+
+
+def _chat_csv(path, cells) -> Any:
+    """The chat column of a CSV file whose cells are ``cells`` (JSON text, as exported chats are)."""
+    pd.DataFrame({"id": range(len(cells)), "messages": cells}).to_csv(path, index=False)
+    return read_file(path).column("messages")
+
+
+USER, REPLY = {"role": "user", "content": "问"}, {"role": "assistant", "content": "答"}
+
+
+def test_chats_held_as_json_text_are_checked_by_arrow_as_python_checks_them(tmp_path, monkeypatch) -> None:
+    from desktop.core import columns
+
+    cells = [
+        json.dumps([USER, REPLY], ensure_ascii=False),
+        json.dumps([USER]),  # no reply
+        "",  # no chat
+        "null",
+        "[]",
+        json.dumps([USER, {"role": "assistant"}]),  # a reply without its text
+        json.dumps([{"role": None, "content": "x"}, REPLY]),
+        json.dumps([USER, dict(REPLY, name="bot")], ensure_ascii=False),  # more than role and content
+        json.dumps([USER, REPLY], ensure_ascii=False, indent=2),  # over several lines
+        "[null]",
+    ] * 300
+    column = _chat_csv(tmp_path / "chats.csv", cells)
+    expected = [i for i, value in enumerate(column.tolist()) if not columns._usable_chat(value)]
+
+    def python(*args: Any) -> list[int]:
+        raise AssertionError("every cell here is JSON that Arrow reads: no Python objects")
+
+    monkeypatch.setattr(columns, "_unusable_python_chats", python)
+    assert columns._unusable_chats(column) == expected and len(expected) == 7 * 300
+
+
+def test_json_text_that_arrow_refuses_is_checked_by_python_a_piece_at_a_time(tmp_path, monkeypatch) -> None:
+    """A number for a role, text that is not JSON, an object for the list: Python's answer, for the
+    piece that holds such a cell only."""
+    from desktop.core import columns
+
+    good = json.dumps([USER, REPLY], ensure_ascii=False)
+    cells = [good] * 3000
+    cells[10] = json.dumps([{"role": 1, "content": "x"}, REPLY])
+    cells[1500] = "not json"
+    cells[2999] = json.dumps({"role": "user", "content": "x"})
+    column = _chat_csv(tmp_path / "chats.csv", cells)
+    by_python: list[int] = []
+    python = columns._unusable_python_chats
+
+    def counted(values: Any, chunk: int = 10_000) -> list[int]:
+        by_python.append(len(values))
+        return python(values, chunk)
+
+    monkeypatch.setattr(columns, "_unusable_python_chats", counted)
+    monkeypatch.setattr(columns, "JSON_BYTES", 4096)  # pieces of about 100 cells
+    assert columns._unusable_chats(column) == [10, 1500, 2999]
+    assert len(by_python) == 3 and sum(by_python) < 400
