@@ -43,9 +43,16 @@ class ComputeThreadsBelow:
 
     Threads are looked at when :meth:`lower_new` is called (the run calls it with each of its events).
     A thread runs Python if ``threading`` started it or it runs inside :func:`running_python` (the
-    app's background tasks, on ``QThread`` objects, do). Nothing else tells: the compute threads that PyTorch
-    starts from a run's ``QThread`` are named ``QThread`` too, and ``threading.current_thread()`` in
-    a ``QThread`` can return the entry of an earlier thread that had the same identifier.
+    app's background tasks, on ``QThread`` objects, do). Nothing else tells: the compute threads that
+    PyTorch starts from a run's ``QThread`` are named ``QThread`` too, and
+    ``threading.current_thread()`` in a ``QThread`` can return the entry of an earlier thread that had
+    the same identifier.
+
+    On Windows no thread is lowered (the run's thread was, until this was measured): priorities there
+    are strict, a thread below normal runs only when no thread of normal priority is ready, or after
+    seconds of starving, so a lowered thread holding Python's lock would freeze the window for
+    seconds while other programs are busy. Lowering PyTorch's compute threads there (a snapshot of
+    the process's threads) is not done: untested.
     """
 
     def __init__(self) -> None:
