@@ -77,6 +77,17 @@ class ComputeThreadsBelow:
         return lowered
 
 
+def lower_this_process() -> None:
+    """Run this process below normal priority: a child of the app that works beside the window on the
+    same cores (one that tokenizes). It has its own Python lock, so the window never waits for it."""
+    try:
+        import psutil
+
+        psutil.Process().nice(psutil.BELOW_NORMAL_PRIORITY_CLASS if WINDOWS else THREAD_NICENESS)
+    except Exception:  # a system that refuses: it works at normal priority
+        return
+
+
 _python_threads: set[int] = set()
 
 

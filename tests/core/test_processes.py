@@ -96,3 +96,14 @@ def test_a_run_lowers_its_compute_threads_but_not_the_threads_that_run_python() 
     assert compute and set(compute) == {lowered}  # PyTorch's threads, all of them below the window
     assert lines["run"] == f"{window} python {window}"
     assert lines["window"] == str(window)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="niceness is Linux's")
+def test_the_tokenizing_processes_run_below_the_window() -> None:
+    """They start from the run's thread, which stays at the window's priority (see above)."""
+    from desktop.core.processes import THREAD_NICENESS
+
+    code = "import os; from desktop.core.tasks import _worker_start; _worker_start(None); print(os.nice(0))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == max(os.nice(0), THREAD_NICENESS)
