@@ -23,14 +23,15 @@ BELOW_NORMAL = subprocess.BELOW_NORMAL_PRIORITY_CLASS if WINDOWS else 0
 
 
 THREAD_NICENESS = 10
-"""The niceness of the compute threads of a run in the window's own process (Linux; the window runs
-at 0)."""
+"""The niceness of what a run in the window's own process computes with: its compute threads and its
+processes (the window runs at 0)."""
 
 
-class ComputeThreadsBelow:
+class ComputeBelowTheWindow:
     """Runs the threads that this process starts from now on below normal priority, except those that
-    run Python (Linux; nothing elsewhere): PyTorch's compute threads, the tokenizers' and Arrow's, which
-    take every core they get, so that the window's thread gets one whenever it needs one.
+    run Python (Linux), and the processes it starts (every system): PyTorch's compute threads, the
+    tokenizers' and Arrow's, the data loader's and the compiler's processes, which take every core
+    they get, so that the window's thread gets one whenever it needs one.
 
     A thread that runs Python stays at the window's priority, the run's own thread first: the window's
     thread waits for Python's lock whenever such a thread holds it, and a lowered one, when other
@@ -39,14 +40,14 @@ class ComputeThreadsBelow:
     47 ms at a time (30 ms median), at niceness 0 up to 14 ms. The app's journey there (training on
     the CPU, in the window's process): with the run's thread lowered, worst stalls of 195-211 ms while
     the run prepared, 172-202 ms while it resumed; with only its compute threads lowered, 34-38 ms and
-    45-102 ms (two runs each).
+    45-102 ms (two runs each). A process has a lock of its own: the window never waits for it.
 
-    Threads are looked at when :meth:`lower_new` is called (the run calls it with each of its events).
-    A thread runs Python if ``threading`` started it or it runs inside :func:`running_python` (the
-    app's background tasks, on ``QThread`` objects, do). Nothing else tells: the compute threads that
-    PyTorch starts from a run's ``QThread`` are named ``QThread`` too, and
-    ``threading.current_thread()`` in a ``QThread`` can return the entry of an earlier thread that had
-    the same identifier.
+    Threads and processes are looked at when :meth:`lower_new` is called (the run calls it with each
+    of its events; processes at most every :data:`CHILDREN_EVERY_S`). A thread runs Python if
+    ``threading`` started it or it runs inside :func:`running_python` (the app's background tasks, on
+    ``QThread`` objects, do). Nothing else tells: the compute threads that PyTorch starts from a run's
+    ``QThread`` are named ``QThread`` too, and ``threading.current_thread()`` in a ``QThread`` can
+    return the entry of an earlier thread that had the same identifier.
 
     On Windows no thread is lowered (the run's thread was, until this was measured): priorities there
     are strict, a thread below normal runs only when no thread of normal priority is ready, or after
@@ -55,16 +56,24 @@ class ComputeThreadsBelow:
     the process's threads) is not done: untested.
     """
 
+    CHILDREN_EVERY_S = 1.0
+
     def __init__(self) -> None:
-        self._seen = _thread_ids()
+        self._threads = _thread_ids()
+        self._children = _children()
+        self._children_looked = -self.CHILDREN_EVERY_S
 
     def lower_new(self) -> int:
-        """Lower the threads started since the last look that do not run Python; how many."""
-        if not self._seen:  # no per-thread priorities to set here
+        """Lower the threads started since the last look that do not run Python, and the processes;
+        how many."""
+        return self._lower_threads() + self._lower_children()
+
+    def _lower_threads(self) -> int:
+        if not self._threads:  # no per-thread priorities to set here
             return 0
         current = _thread_ids()
-        new = current - self._seen
-        self._seen = current
+        new = current - self._threads
+        self._threads = current
         python = {thread.native_id for thread in threading.enumerate()} | _python_threads
         lowered = 0
         for tid in new - python:
@@ -76,6 +85,25 @@ class ComputeThreadsBelow:
             lowered += 1
         return lowered
 
+    def _lower_children(self) -> int:
+        import time
+
+        now = time.monotonic()
+        if now - self._children_looked < self.CHILDREN_EVERY_S:  # a look reads every process's state
+            return 0
+        self._children_looked = now
+        current = _children()
+        new = {pid: child for pid, child in current.items() if pid not in self._children}
+        self._children = current
+        lowered = 0
+        for child in new.values():
+            try:
+                _lower(child)
+            except Exception:  # ended meanwhile, or not ours to change
+                continue
+            lowered += 1
+        return lowered
+
 
 def lower_this_process() -> None:
     """Run this process below normal priority: a child of the app that works beside the window on the
@@ -83,9 +111,21 @@ def lower_this_process() -> None:
     try:
         import psutil
 
-        psutil.Process().nice(psutil.BELOW_NORMAL_PRIORITY_CLASS if WINDOWS else THREAD_NICENESS)
+        _lower(psutil.Process())
     except Exception:  # a system that refuses: it works at normal priority
         return
+
+
+def _lower(process: Any) -> None:
+    """Run ``process`` (``psutil.Process``) below normal priority, never above where it is: its main
+    thread and the threads it starts from now on on Linux, the whole process on Windows."""
+    import psutil
+
+    if WINDOWS:
+        if process.nice() == psutil.NORMAL_PRIORITY_CLASS:
+            process.nice(psutil.BELOW_NORMAL_PRIORITY_CLASS)
+    else:
+        process.nice(max(process.nice(), THREAD_NICENESS))
 
 
 _python_threads: set[int] = set()
@@ -101,6 +141,16 @@ def running_python() -> Iterator[None]:
         yield
     finally:
         _python_threads.discard(tid)
+
+
+def _children() -> dict[int, Any]:
+    """This process's child processes and theirs (``psutil.Process`` by id)."""
+    try:
+        import psutil
+
+        return {child.pid: child for child in psutil.Process().children(recursive=True)}
+    except Exception:  # psutil refused: nothing is lowered
+        return {}
 
 
 def _thread_ids() -> set[int]:

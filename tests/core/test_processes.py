@@ -52,13 +52,13 @@ def test_kill_tree_stops_the_children_of_a_child_too() -> None:
 
 COMPUTE_THREADS = """
 import os, sys, threading, torch
-from desktop.core.processes import ComputeThreadsBelow
+from desktop.core.processes import ComputeBelowTheWindow
 
 def niceness(tid):
     return os.getpriority(os.PRIO_PROCESS, tid)
 
 def run():
-    below = ComputeThreadsBelow()
+    below = ComputeBelowTheWindow()
     before = set(os.listdir("/proc/self/task"))
     torch.set_num_threads(3)
     a = torch.randn(512, 512)
@@ -107,3 +107,19 @@ def test_the_tokenizing_processes_run_below_the_window() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) == max(os.nice(0), THREAD_NICENESS)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="niceness is Linux's")
+def test_a_run_lowers_the_processes_it_starts() -> None:
+    """The data loader's workers, the compiler's: a process has its own Python lock, so it is lowered
+    even though it runs Python."""
+    from desktop.core.processes import THREAD_NICENESS, ComputeBelowTheWindow
+
+    below = ComputeBelowTheWindow()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert below.lower_new() >= 1
+        assert psutil.Process(child.pid).nice() == max(os.nice(0), THREAD_NICENESS)
+    finally:
+        child.kill()
+        child.wait()
