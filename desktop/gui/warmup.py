@@ -41,7 +41,13 @@ def _import_data_stack() -> None:
     for name in OPTIONAL_PACKAGES:  # for the Memory & speed page, whose thread would wait for the lock
         installed(name)
     import_data_stack()
-    import pyqtgraph  # noqa: F401  (the data page's histogram, the Train step's plots)
+    # What the window's thread would otherwise read from a cold disk in data load (strace): the
+    # codec it reads configs with, the icons of the histogram's buttons.
+    import encodings.utf_8_sig  # noqa: F401
+
+    import pyqtgraph  # the data page's histogram, the Train step's plots
+
+    read_ahead(Path(pyqtgraph.__file__).parent / "icons")
 
 
 def _import_training_stack() -> None:
