@@ -112,6 +112,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.cold and not hasattr(os, "posix_fadvise"):
         parser.error("--cold needs Linux (posix_fadvise)")
+    _compile_the_app()
     if args.cold:
         files, size = _forget_libraries()
         print(f"cold: {files} files ({size / 2**20:.0f} MB) dropped from the cache")
@@ -299,6 +300,16 @@ def main() -> int:
 
 class _Relay(QObject):
     reached = Signal()
+
+
+def _compile_the_app() -> None:
+    """Compile the app's modules where their compiled form is missing or older than the source, as
+    pip does when it installs the app: a checkout may lack them (``PYTHONDONTWRITEBYTECODE``, modules
+    changed since), and the window's thread then compiled each module it imported, on every run (56
+    of 106 here once, ``hub.py`` among them: parsed in data load)."""
+    import compileall
+
+    compileall.compile_dir(Path(__file__).resolve().parents[1] / "desktop", quiet=1)
 
 
 def _forget_libraries() -> tuple[int, int]:
