@@ -134,7 +134,7 @@ _python_threads: set[int] = set()
 @contextlib.contextmanager
 def running_python() -> Iterator[None]:
     """The calling thread, one that ``threading`` did not start (a ``QThread``), runs Python inside the
-    block: :class:`ComputeThreadsBelow` leaves it at the window's priority."""
+    block: :class:`ComputeBelowTheWindow` leaves it at the window's priority."""
     tid = threading.get_native_id()
     _python_threads.add(tid)
     try:
