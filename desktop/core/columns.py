@@ -492,18 +492,14 @@ def _unusable_json_chats(values: Any, python_chunk: int = 10_000) -> list[int] |
         if not all(pa.types.is_string(c.type) or pa.types.is_large_string(c.type) for c in chunks):
             return None
     elif pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype):
-        step = max(1, python_chunk)
-        try:  # a piece at a time: the whole column as Arrow text at once would be a second copy of it
-            first = pa.array(values.iloc[:step], type=pa.large_string(), from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # not text (lists, numbers): Python checks it
-            return None
-        chunks = _arrow_text_pieces(values, step, first)
+        # A piece at a time: the whole column as Arrow text at once would be a second copy of it.
+        chunks = _arrow_text_pieces(values, python_chunk)
     else:
         return None
     bad: list[int] = []
     start = 0
     for chunk in chunks:
-        if chunk is None:  # a piece of a Python column that is not all text
+        if chunk is None:  # a piece of a Python column that is not all text (lists, numbers)
             chunk_len = min(python_chunk, len(values) - start)
             bad.extend(start + i for i in _unusable_python_chats(values.iloc[start : start + chunk_len]))
             start += chunk_len
@@ -517,13 +513,12 @@ def _unusable_json_chats(values: Any, python_chunk: int = 10_000) -> list[int] |
     return bad
 
 
-def _arrow_text_pieces(values: Any, step: int, first: Any) -> Iterator[Any]:
-    """The cells of Python column ``values`` as Arrow text, ``step`` at a time (``first`` made already);
-    ``None`` for a piece that is not all text."""
+def _arrow_text_pieces(values: Any, step: int) -> Iterator[Any]:
+    """The cells of Python column ``values`` as Arrow text, ``step`` at a time; ``None`` for a piece
+    that is not all text."""
     import pyarrow as pa
 
-    yield first
-    for start in range(step, len(values), step):
+    for start in range(0, len(values), step):
         try:
             yield pa.array(values.iloc[start : start + step], type=pa.large_string(), from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -545,21 +540,16 @@ def _by_size(array: Any, limit: int) -> Iterator[Any]:
         begin = end
 
 
-_JSON_CHAT_SCHEMA: Any = None
-
-
 def _bad_json_chats_in(part: Any) -> list[int] | None:
     """The positions of the cells of Arrow text array ``part`` that hold no usable chat as JSON text, or
     ``None`` where Arrow's JSON reader cannot tell (see :func:`_unusable_json_chats`)."""
-    global _JSON_CHAT_SCHEMA
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    if _JSON_CHAT_SCHEMA is None:
-        message = pa.struct([("role", pa.string()), ("content", pa.string())])
-        _JSON_CHAT_SCHEMA = pa.schema([("m", pa.list_(message))])
+    message = pa.struct([("role", pa.string()), ("content", pa.string())])
+    schema = pa.schema([("m", pa.list_(message))])
 
     def text(value: str) -> Any:
         return pa.scalar(value, pa.large_string())
@@ -571,7 +561,7 @@ def _bad_json_chats_in(part: Any) -> list[int] | None:
     ends = np.frombuffer(offsets, dtype=np.int64, count=len(lines) + 1, offset=lines.offset * 8)
     joined = data[int(ends[0]) : int(ends[-1])]  # every line, one after the other
     options = pj.ParseOptions(
-        explicit_schema=_JSON_CHAT_SCHEMA, newlines_in_values=True, unexpected_field_behavior="ignore"
+        explicit_schema=schema, newlines_in_values=True, unexpected_field_behavior="ignore"
     )
     try:
         table = pj.read_json(
