@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 _lock = threading.Lock()
@@ -204,29 +203,6 @@ def load_libraries_outside_the_lock() -> None:
     except (OSError, AttributeError):  # no dlopen to call: imports stay as they are
         return
     sys.meta_path.insert(0, _outside)
-
-
-def read_ahead(*folders: Path) -> int:
-    """Read every file under ``folders`` once, so that the system has them in memory when they are
-    needed; the bytes read. Reading releases the interpreter's lock: meant for a background thread.
-
-    The window's thread imports the app's own modules as it needs them (the histogram, the plots, the
-    hub): after a reboot, or once other work has pushed them out of the system's cache, each read waited
-    for the disk there, 70-210 ms apiece on this project's test machine under load.
-    """
-    buffer = bytearray(1 << 20)
-    done = 0
-    for folder in folders:
-        for path in folder.rglob("*"):
-            try:
-                if not path.is_file():
-                    continue
-                with open(path, "rb", buffering=0) as fh:
-                    while count := fh.readinto(buffer):
-                        done += count
-            except OSError:  # gone meanwhile, or not readable: nothing to gain from it
-                continue
-    return done
 
 
 def import_data_stack() -> None:

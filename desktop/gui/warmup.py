@@ -36,15 +36,16 @@ def _import_data_stack() -> None:
     import encodings.utf_8_sig  # noqa: F401  (the codec the window's thread reads configs with)
     import importlib.util
 
-    from desktop.core.lazy import import_data_stack, read_ahead
+    from desktop.core.lazy import import_data_stack
     from desktop.core.options import OPTIONAL_PACKAGES, installed
     from desktop.core.paths import resources_dir
+    from desktop.core.readahead import read_folders
 
     # First what the window's thread reads in data load (strace of a cold start: 120 ms for the codec
     # above, then the app's modules, the sample, the icons of the histogram's buttons), then the stack.
     plots = importlib.util.find_spec("pyqtgraph")
     icons = [Path(folder) / "icons" for folder in (plots.submodule_search_locations or [])] if plots else []
-    read_ahead(APP_FOLDER, resources_dir(), *icons)
+    read_folders(APP_FOLDER, resources_dir(), *icons)
     for name in OPTIONAL_PACKAGES:  # for the Memory & speed page, whose thread would wait for the lock
         installed(name)
     import_data_stack()

@@ -194,14 +194,3 @@ def test_a_compiled_module_is_not_set_up_while_the_user_is_back_from_its_load() 
         "print(lazy.imported('_lzma'))\n"
     )
     assert _printed_by(code) == ["True", "True", "False", "True"]  # loaded, not set up; then set up
-
-
-def test_read_ahead_reads_every_file_below_the_folders_and_skips_what_it_cannot(tmp_path: Path) -> None:
-    app, samples = tmp_path / "desktop", tmp_path / "samples"
-    (app / "gui" / "widgets").mkdir(parents=True)
-    samples.mkdir()
-    (app / "gui" / "widgets" / "plotting.py").write_bytes(b"x" * 2_500_000)  # more than one read
-    (app / "__init__.py").write_bytes(b"")
-    (samples / "reviews.csv").write_bytes(b"text,label\n")
-    (app / "gone.py").symlink_to(tmp_path / "nowhere.py")  # a dangling link: skipped
-    assert lazy.read_ahead(app, samples) == 2_500_000 + len(b"text,label\n")

@@ -65,3 +65,14 @@ def test_a_checkpoint_is_read_ahead_before_the_trainer_resumes_from_it(
     checkpoint.mkdir(parents=True)
     assert train_from(trainer, RunDir(tmp_path), checkpoint, lambda event: None) == "done"
     assert order == ["read checkpoint-20", "train"]
+
+
+def test_read_folders_reads_every_file_below_the_folders_and_skips_what_it_cannot(tmp_path: Path) -> None:
+    app, samples = tmp_path / "desktop", tmp_path / "samples"
+    (app / "gui" / "widgets").mkdir(parents=True)
+    samples.mkdir()
+    (app / "gui" / "widgets" / "plotting.py").write_bytes(b"x" * 2_500_000)  # more than one read
+    (app / "__init__.py").write_bytes(b"")
+    (samples / "reviews.csv").write_bytes(b"text,label\n")
+    (app / "gone.py").symlink_to(tmp_path / "nowhere.py")  # a dangling link: skipped
+    assert readahead.read_folders(app, samples) == 2_500_000 + len(b"text,label\n")
