@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -53,6 +54,20 @@ def test_the_sample_leaves_a_user_on_the_step_they_went_to_meanwhile(window: Mai
         window.load_sample()
         window.go_to(0)  # back, before the data page is shown
     assert window.stack.currentIndex() == 0
+
+
+def test_the_windows_thread_waits_at_most_a_millisecond_for_pythons_lock(qtbot, tmp_path: Path) -> None:
+    """While another thread runs Python (an import in the background, the run's loop), each slot and
+    paint of the window waits for Python's lock up to the switch interval; Python's 5 ms added up to
+    stalls of 50-140 ms in the journey."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)  # Python's default, as in a process no window was made in yet
+    try:
+        window = MainWindow(Settings(tmp_path / "settings.ini"), FakeController())
+        qtbot.addWidget(window)
+        assert sys.getswitchinterval() <= 0.001
+    finally:
+        sys.setswitchinterval(before)
 
 
 def test_window_state_and_last_config_are_restored(qtbot, tmp_path: Path) -> None:
