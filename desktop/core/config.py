@@ -5,12 +5,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomlkit
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, as a package
+    import tomli as tomllib
 
 from desktop.core.errors import ConfigError, Problem
 from desktop.core.messages import Msg, collected, msg
@@ -407,10 +413,23 @@ def load_config(path: str | Path) -> RunConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([Problem(str(path), msg("cannot be read ({error}).", error=exc))]) from None
     try:
-        data = tomlkit.parse(text).unwrap()
-    except tomlkit.exceptions.ParseError as exc:
+        data = parse_toml(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError([Problem(str(path), msg("is not valid TOML: {error}.", error=exc))]) from None
     return from_dict(data, base_dir=path.resolve().parent)
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """The values of a TOML text (a config as saved), as plain Python values.
+
+    Read with ``tomllib`` rather than tomlkit, which writes configs with their comments: tomlkit reads
+    a saved config in 9-12 ms, ``tomllib`` in under 1 ms, and the window reads one when a run is
+    resumed, ends or is exported.
+
+    Raises:
+        tomllib.TOMLDecodeError: The text is not TOML.
+    """
+    return tomllib.loads(text)
 
 
 def with_overrides(config: RunConfig, assignments: list[str], base_dir: Path | None = None) -> RunConfig:

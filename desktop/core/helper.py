@@ -156,11 +156,9 @@ def _config_to_wire(config: RunConfig) -> dict[str, Any]:
 
 
 def _config_from_wire(value: dict[str, Any]) -> RunConfig:
-    import tomlkit
+    from desktop.core.config import from_dict, parse_toml
 
-    from desktop.core.config import from_dict
-
-    return from_dict(tomlkit.parse(value["toml"]).unwrap(), base_dir=Path(value["base"]))
+    return from_dict(parse_toml(value["toml"]), base_dir=Path(value["base"]))
 
 
 # --------------------------------------------------------------------------- the helper's side

@@ -713,11 +713,9 @@ class MainWindow(QMainWindow):
         config = RunConfig()
         if text:
             try:
-                import tomlkit
+                from desktop.core.config import from_dict, parse_toml
 
-                from desktop.core.config import from_dict
-
-                config = from_dict(tomlkit.parse(text).unwrap())
+                config = from_dict(parse_toml(text))
             except Exception:  # a damaged setting must not stop the app from starting
                 config = RunConfig()
         self.set_config(config)
