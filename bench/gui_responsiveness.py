@@ -1,6 +1,6 @@
 """Event-loop stalls of the GUI thread over the whole journey, phase by phase (target: none over 50 ms).
 
-    python bench/gui_responsiveness.py [--steps 40] [--separate-process] [--cold] [--busy N]
+    python bench/gui_responsiveness.py [--steps 40] [--separate-process] [--cold] [--busy N] [--witness]
 
 ``--separate-process`` trains in a child process (Memory & speed: Run in a separate process): the heavy
 imports, the model and the Trainer are then in the child, and the GUI process only reads its events.
@@ -8,7 +8,10 @@ imports, the model and the Trainer are then in the child, and the GUI process on
 after a reboot, or when other work has pushed them out of memory): what the journey loads is then read
 from disk. ``--busy N`` keeps N other programs busy on the cores meanwhile (a build, a game, a
 browser): the window then shares the cores, and a thread of the app that holds Python's lock gets one
-only as often as its priority allows.
+only as often as its priority allows. ``--witness`` runs a second program beside the app that does
+nothing but tick every 10 ms, at the window's priority: a stall of the window during which the witness
+stalled too was the machine's (its cores taken by other programs or by the system), not
+the app's; the table then also gives each phase's worst stall the witness did not share.
 
 A 10 ms QTimer runs on the GUI thread; each tick records how late it fired. The tick is Python, as
 the app's slots are: it also waits while another thread holds the interpreter's lock (a C call of a
@@ -70,6 +73,18 @@ while os.getppid() == parent:  # until the bench ends, even killed
         pass
 """
 
+WITNESS = """
+import os, time
+parent = os.getppid()
+last = time.monotonic()
+while os.getppid() == parent:  # until the bench ends, even killed
+    time.sleep(0.01)
+    now = time.monotonic()
+    if now - last - 0.01 >= 0.02:  # its own stall: from when it should have woken to when it did
+        print(f"{last + 0.01:.4f} {now:.4f}", flush=True)
+    last = now
+"""
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -109,6 +124,9 @@ def main() -> int:
         help="first drop Python's, the libraries' and the app's files from the system's cache",
     )
     parser.add_argument("--busy", type=int, default=0, metavar="N", help="N other programs keep cores busy")
+    parser.add_argument(
+        "--witness", action="store_true", help="tell the machine's stalls from the app's (a ticking program)"
+    )
     args = parser.parse_args()
     if args.cold and not hasattr(os, "posix_fadvise"):
         parser.error("--cold needs Linux (posix_fadvise)")
@@ -124,6 +142,12 @@ def main() -> int:
         atexit.register(spinner.kill)
     if args.busy:
         print(f"busy: {args.busy} other programs keep the cores busy")
+    witnessed = Path(tempfile.gettempdir()) / f"finetune-studio-witness-{os.getpid()}.txt"
+    if args.witness:
+        with open(witnessed, "w", encoding="utf-8") as out:
+            witness = subprocess.Popen([sys.executable, "-c", WITNESS], stdout=out)
+        atexit.register(witness.kill)
+        atexit.register(witnessed.unlink, missing_ok=True)
 
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
@@ -143,6 +167,7 @@ def main() -> int:
     window.show()
 
     stalls: dict[str, list[float]] = {}
+    long_stalls: list[tuple[str, float, float]] = []  # phase, from, to (the system's monotonic clock)
     last = [time.perf_counter()]
 
     dump = open(args.dump_stalls, "w", encoding="utf-8") if args.dump_stalls else None  # noqa: SIM115
@@ -152,8 +177,10 @@ def main() -> int:
         if phase["name"]:
             late = max(0.0, (now - last[0]) * 1000 - TICK_MS)
             stalls.setdefault(phase["name"], []).append(late)
+            ended = time.clock_gettime(time.CLOCK_MONOTONIC)
+            if late >= TARGET_MS:
+                long_stalls.append((phase["name"], ended - late / 1000, ended))
             if args.list_stalls and late >= TARGET_MS:
-                ended = time.clock_gettime(time.CLOCK_MONOTONIC)
                 print(f"stall: {phase['name']}, {late:.0f} ms, ended at {ended:.3f} s", flush=True)
             if args.slow_events and late >= TARGET_MS:  # listed with the slow events, in time order
                 slow.append((now, phase["name"], 0, late, "(a tick this late)", ""))
@@ -263,7 +290,9 @@ def main() -> int:
 
     worst_all = 0.0
     print("training in a child process" if args.separate_process else "training in the app's process")
-    print(f"{'phase':>12} {'ticks':>6} {'worst':>9} {'p99':>9} {'median':>8}")
+    own = _not_shared(long_stalls, _witness_stalls(witnessed)) if args.witness else None
+    shown_own = f" {'not shared':>10}" if own is not None else ""
+    print(f"{'phase':>12} {'ticks':>6} {'worst':>9}{shown_own} {'p99':>9} {'median':>8}")
     for name, values in stalls.items():
         ordered = sorted(values)
         p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -275,13 +304,26 @@ def main() -> int:
         median = statistics.median(values)
         longest = max(collections.get(name, [(0.0, 0, "")]))
         gc_text = f"  gc {longest[0]:.0f}ms (gen {longest[1]}, {longest[2]})" if longest[0] >= 10 else ""
-        row = f"{name:>12} {len(values):>6} {max(values):>7.1f}ms {p99:>7.1f}ms {median:>6.1f}ms"
+        own_worst = ""
+        if own is not None:  # the app's own: its stalls the witness did not share, and those under target
+            mine = [late for phase_name, late in own if phase_name == name]
+            own_worst = f" {max(mine + [v for v in values if v < TARGET_MS]):>8.1f}ms"
+        row = f"{name:>12} {len(values):>6} {max(values):>7.1f}ms{own_worst} {p99:>7.1f}ms {median:>6.1f}ms"
         print(row + flag + gc_text)
     ok = worst_all < TARGET_MS
     print(
         "PASS" if ok else "FAIL",
         f"(worst stall of the journey {worst_all:.0f} ms; target under {TARGET_MS} ms in every phase)",
     )
+    if own is not None:
+        counted = [(n, late) for n, late in own if n != "idle"]
+        over = sum(1 for n, *_ in long_stalls if n != "idle")
+        worst_own = max((late for _, late in counted), default=0.0)
+        print(
+            f"witness: {over - len(counted)} of {over} stalls over {TARGET_MS} ms were the machine's "
+            f"(the witness stalled too); the app's own: {len(counted)}"
+            + (f", worst {worst_own:.0f} ms" if counted else "")
+        )
     sys.setprofile(None)
     if slow_imports:  # the window's thread waited for a module (another thread importing it, a cold disk)
         print(f"imports on the window's thread over {SLOW_IMPORT_MS} ms:")
@@ -296,6 +338,28 @@ def main() -> int:
     window.close()
     shutil.rmtree(tmp, ignore_errors=True)  # the runs of the journey: 700 MB
     return 0 if ok else 1
+
+
+def _witness_stalls(path: Path) -> list[tuple[float, float]]:
+    """The witness's stalls: from, to (the system's monotonic clock)."""
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except OSError:
+        return []
+    return [(float(a), float(b)) for a, b in (line.split() for line in lines if line.strip())]
+
+
+def _not_shared(
+    stalls: list[tuple[str, float, float]], witness: list[tuple[float, float]]
+) -> list[tuple[str, float]]:
+    """The window's stalls (phase, ms) of which the witness was running at least half the time: the
+    app's own. Where the witness stalled over half the same time, the machine held both."""
+    own = []
+    for name, start, end in stalls:
+        shared = sum(max(0.0, min(end, b) - max(start, a)) for a, b in witness)
+        if shared < (end - start) / 2:
+            own.append((name, (end - start) * 1000))
+    return own
 
 
 class _Relay(QObject):
