@@ -295,6 +295,8 @@ def test_making_the_plots_ahead_of_need_is_known_while_it_lasts(
     page.idle_s = lambda: 3600.0
     assert not page.making_plots
     page.prepare_plots()
+    assert len(page.plots) == 0 and page.making_plots  # half a plot in one turn: its curves the next
+    page.prepare_plots()
     assert len(page.plots) == 1 and page.making_plots  # the next ones a moment apart
     qtbot.waitUntil(lambda: len(page.plots) == 4, timeout=5000)
     assert not page.making_plots
