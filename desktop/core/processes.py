@@ -74,7 +74,9 @@ class ComputeBelowTheWindow:
     are strict, a thread below normal runs only when no thread of normal priority is ready, or after
     seconds of starving, so a lowered thread holding Python's lock would freeze the window for
     seconds while other programs are busy. Lowering PyTorch's compute threads there (a snapshot of
-    the process's threads) is not done: untested.
+    the process's threads) is not done: untested, and less needed, as Windows raises a thread that
+    owns windows by two levels for a moment when input or a window message wakes it, above the
+    compute threads of the same priority.
     """
 
     CHILDREN_EVERY_S = 1.0
