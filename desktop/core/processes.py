@@ -42,7 +42,7 @@ def switch_the_lock_often() -> None:
     here, one thread running Python: 20 takes of the lock cost 105 ms at Python's 5 ms, 24 ms at 1 ms,
     14 ms at 0.5 ms. While PyTorch and Transformers import in the background, the longest holds went
     from 44-58 ms to 33-35 ms (what remains is single C calls); the app's journey (the
-    responsiveness bench, warm) went from 1 run in 6 under 50 ms to 5 in 6. The cost: where two
+    responsiveness bench, warm) went from 1 run in 4 under 50 ms to 5 in 6. The cost: where two
     threads both run Python without pause, a switch each millisecond (a few microseconds each).
     """
     sys.setswitchinterval(LOCK_SWITCH_S)
