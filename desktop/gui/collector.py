@@ -124,9 +124,10 @@ class Collector(QObject):
 
     def freeze(self) -> None:
         """Move every object alive now out of the collector's reach (after a big import: its modules,
-        classes and functions live as long as the process)."""
-        gc.collect(0)
-        gc.freeze()
+        classes and functions live as long as the process; see :mod:`desktop.core.heap`)."""
+        from desktop.core.heap import freeze_imports
+
+        freeze_imports()
 
     def _watch_windows(self, *_: object) -> None:
         """See the input of each window (not of the whole application: see :meth:`eventFilter`)."""
