@@ -800,15 +800,21 @@ def free_gpu_memory() -> None:
 
 
 def release_memory() -> None:
-    """Give GPU memory back after a run.
+    """Give a run's memory (and GPU memory) back once the run is over.
 
-    The trainer and model hold reference cycles, so their CUDA tensors are freed only by a full
-    collection (of the objects made since the imports: :mod:`desktop.core.heap`). On CPU the next
-    automatic collection frees them.
+    The trainer and model hold reference cycles, so their tensors are freed only by a full collection.
+    With the imports frozen (:mod:`desktop.core.heap`) it walks the objects made since, and costs
+    about what freeing the run's objects costs (14-21 ms for MiniLM, measured), here, rather than at
+    the next run's start (accelerate collects there). Without them frozen it would walk half a million
+    objects (0.2-0.3 s): on a CPU the next automatic collection frees them then.
     """
     import sys
 
+    from desktop.core.heap import training_stack_frozen
+
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+    gpu = torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized()
+    if gpu or training_stack_frozen():
         gc.collect()
+    if gpu:
         torch.cuda.empty_cache()
