@@ -123,3 +123,24 @@ def test_a_run_lowers_the_processes_it_starts() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux's batch policy")
+def test_a_thread_that_runs_pythons_tasks_does_not_take_the_windows_core_when_it_wakes() -> None:
+    """The app's background tasks run as batch threads (woken by the window releasing Python's lock,
+    they do not preempt it), and the thread is as it was after the task."""
+    import threading
+
+    seen: list[int] = []
+
+    def task() -> None:
+        with processes.running_python():
+            seen.append(os.sched_getscheduler(0))
+        seen.append(os.sched_getscheduler(0))
+
+    thread = threading.Thread(target=task)
+    thread.start()
+    thread.join()
+
+    assert seen == [os.SCHED_BATCH, os.SCHED_OTHER]
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller's own thread is left alone
