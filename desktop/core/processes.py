@@ -182,7 +182,7 @@ def as_batch_thread() -> Iterator[None]:
     a journey of the responsiveness bench, 8.4-8.8 thousand with batch threads; the journey under
     50 ms in 4 runs of 5 against 3 of 5). Lowering the thread's priority instead would starve it while
     it holds the lock (see :class:`ComputeBelowTheWindow`). The threads and processes it starts inherit
-    the policy. Training takes as long (15 steps of MiniLM beside a busy window: 15.6-16.3 s against
+    the policy. Training takes as long (12 CPU steps of MiniLM beside a busy window: 15.6-16.3 s against
     15.4-16.4 s).
     """
     before = None
