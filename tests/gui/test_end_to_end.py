@@ -68,6 +68,7 @@ def test_train_from_the_gui_to_a_model_folder(app_window: MainWindow, qtbot, tmp
     assert "Verified: reloaded in a fresh process" in export.export_status.text()
 
     panel = export.try_it  # the finished run's model answers in the try-it tab
+    export.tabs.setCurrentWidget(panel)
     panel.prompt.setPlainText("Terrible, it broke after a day.")
     with qtbot.waitSignal(panel.answered, timeout=RUN_TIMEOUT_MS):
         qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
