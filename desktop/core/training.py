@@ -196,11 +196,10 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
     checked = load_and_check(config)  # the same checks as preview and validate
     train, eval_, columns, notes = checked.train, checked.eval, checked.guess.columns, checked.notes
     phase(msg("Loading PyTorch and Transformers"))
-    import torch  # noqa: F401  (the slow import, reported as its own phase)
-    import transformers  # noqa: F401
-
     from desktop.core.heap import freeze_training_stack
+    from desktop.core.lazy import import_training_stack
 
+    import_training_stack()  # the slow import, reported as its own phase: the Trainer's modules too
     freeze_training_stack()  # before the run makes its model: the collections of the run skip the imports
 
     from desktop.core.options import Capabilities, apply_lora, model_kwargs, resolve
