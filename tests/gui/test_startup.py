@@ -69,6 +69,8 @@ wait(window.options_page.estimate_updated)
 print("estimate:", window.options_page.fit_label.text().splitlines()[0])
 print("heavy:", " ".join(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers"))))
 window.close()
+from desktop.gui.workers import leave
+sys.exit(leave(0))  # as the app ends: a warm-up or probe still running must not abort the exit
 """
 
 
