@@ -21,13 +21,12 @@ import gc
 
 from desktop.core.lazy import imported
 
-_training_stack_frozen = False
-
-
 TRAINING_STACK = ("torch", "transformers.trainer")
 """The modules that show the training stack imported (:func:`desktop.core.lazy.import_training_stack`):
 ``transformers`` alone is a lazy shell, and the Trainer's modules are 40% of the stack's objects (a
 heap frozen before them left 197 thousand objects to each of a run's collections: 117-232 ms)."""
+
+_training_stack_frozen = False
 
 
 def freeze_imports() -> None:

@@ -192,7 +192,7 @@ def as_batch_thread() -> Iterator[None]:
                 os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
                 before = os.SCHED_OTHER
         except OSError:  # not allowed here (a container's seccomp profile): the thread stays as it is
-            before = None
+            pass
     try:
         yield
     finally:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from desktop.core.heap import TRAINING_STACK
 from desktop.core.lazy import imported
 from desktop.gui import workers
 
@@ -77,7 +78,7 @@ STACKS: dict[str, Stack] = {
         ("numpy", "pandas", "pyarrow.csv", "pyarrow.compute", "pyqtgraph"), _import_data_stack, RESUME_S, True
     ),
     # Seconds long, with C calls of 60-95 ms: in a pause that promises to last (the user reading).
-    "training": Stack(("torch", "transformers.trainer"), _import_training_stack, IDLE_S, False),
+    "training": Stack(TRAINING_STACK, _import_training_stack, IDLE_S, False),
 }
 
 
