@@ -20,7 +20,11 @@ from pathlib import Path
 
 from desktop.core.checkpoints import WEIGHT_SUFFIXES
 
-CHUNK_BYTES = 16 << 20
+CHUNK_BYTES = 1 << 20
+"""The buffer the files are read through. Making it takes Python's lock: the system hands its pages
+over one by one as they are first written (zeroed), so 16 MB took 13-49 ms here, every thread of the
+window's process waiting meanwhile; 1 MB takes 1-3 ms. Reading through a smaller buffer costs a few
+more system calls (1000 a gigabyte), each of them with the lock released."""
 MEMORY_SHARE = 4
 """Files are read ahead only if all of them fit in this fraction (1/4) of the memory available: larger
 ones would push their own first pages out of the cache before the library reads them."""
@@ -51,7 +55,7 @@ def read_folders(*folders: Path) -> int:
     hub): after a reboot, or once other work has pushed them out of the system's cache, each read waited
     for the disk there, 70-210 ms apiece on this project's test machine under load.
     """
-    return _read((path for folder in folders for path in folder.rglob("*")), bytearray(1 << 20))
+    return _read((path for folder in folders for path in folder.rglob("*")), bytearray(CHUNK_BYTES))
 
 
 def _read(paths: Iterable[Path], buffer: bytearray) -> int:
