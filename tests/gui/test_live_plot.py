@@ -76,3 +76,38 @@ def test_leaving_a_page_with_a_plot_does_not_deactivate_its_scene(qtbot, make_pl
     assert plot.isVisible() and plot.scene().isActive()
     pages.setCurrentIndex(0)
     assert not plot.isVisible() and plot.scene().isActive()
+
+
+def test_a_new_point_repaints_the_curve_not_the_axes_until_their_range_changes(qtbot, monkeypatch) -> None:
+    # The grid lines cross the plot, so each new point repainted both axes: their tick labels drawn
+    # again, in Python, three quarters of a repaint, while the window shares Python's lock with the run.
+    from desktop.gui.widgets.plotting import pg
+
+    painted: list[object] = []
+    paint = pg.AxisItem.paint
+
+    def counted(axis: object, *args: object) -> None:
+        painted.append(axis)
+        paint(axis, *args)
+
+    monkeypatch.setattr(pg.AxisItem, "paint", counted)
+    plot = LivePlotWidget("loss")
+    qtbot.addWidget(plot)
+    plot.resize(420, 260)
+    plot.add_curve("loss", "loss", "#2f6fde")
+    plot.set_steps(100)
+    with qtbot.waitExposed(plot):
+        plot.show()
+    left = plot.getAxis("left")
+
+    def add(step: int, loss: float) -> int:
+        plot.append("loss", step, loss)
+        plot.flush()
+        plot.viewport().repaint()
+        return painted.count(left)
+
+    add(0, 1.0)
+    before = add(1, 0.5)
+    assert before > 0
+    assert add(2, 0.7) == before  # within the axes' range: the kept picture of the axes is copied
+    assert add(3, 5.0) > before  # the loss left the range: new ticks are drawn
