@@ -67,10 +67,11 @@ class MainWindow(QMainWindow):
     ) -> None:
         super().__init__()
         from desktop.core.lazy import load_libraries_outside_the_lock
-        from desktop.core.processes import switch_the_lock_often
+        from desktop.core.processes import switch_the_lock_often, wake_the_window_promptly
         from desktop.gui.import_hook import read_sources_cheaply
 
         switch_the_lock_often()  # the window's thread waits less for Python's lock at each of its slots
+        wake_the_window_promptly()  # and less for a core each time it wakes (Linux)
         load_libraries_outside_the_lock()  # background imports (PyTorch, Arrow) never freeze the window
         read_sources_cheaply()  # nor does PySide6's look at each of their modules keep its source
         self.setWindowTitle(self.tr("Finetune Studio"))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import platform
+import re
 import subprocess
 import sys
+import threading
 import time
 
 import psutil
@@ -129,8 +132,6 @@ def test_a_run_lowers_the_processes_it_starts() -> None:
 def test_a_thread_that_runs_pythons_tasks_does_not_take_the_windows_core_when_it_wakes() -> None:
     """The app's background tasks run as batch threads (woken by the window releasing Python's lock,
     they do not preempt it), and the thread is as it was after the task."""
-    import threading
-
     seen: list[int] = []
 
     def task() -> None:
@@ -144,3 +145,65 @@ def test_a_thread_that_runs_pythons_tasks_does_not_take_the_windows_core_when_it
 
     assert seen == [os.SCHED_BATCH, os.SCHED_OTHER]
     assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller's own thread is left alone
+
+
+SLICES = """
+import subprocess, sys, threading
+from desktop.core import processes
+
+before = processes.time_slice_ns()
+taken = processes.wake_the_window_promptly()
+started = []
+thread = threading.Thread(target=lambda: started.append(processes.time_slice_ns()))
+thread.start()
+thread.join()
+child = subprocess.run(
+    [sys.executable, "-c", "from desktop.core import processes; print(processes.time_slice_ns())"],
+    capture_output=True, text=True, check=True,
+).stdout.strip()
+print(taken, before, processes.time_slice_ns(), started[0], child)
+"""
+
+
+def _kernel_at_least(major: int, minor: int) -> bool:
+    found = re.match(r"(\d+)\.(\d+)", platform.release())
+    return found is not None and (int(found[1]), int(found[2])) >= (major, minor)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's time slices")
+def test_the_windows_thread_gets_a_short_time_slice_and_what_it_starts_the_default() -> None:
+    """A short slice: the window's thread gets a core soon after it wakes. The run's threads and the
+    app's processes, started from it, keep the system's longer slice (in a child: the test's own thread
+    is left alone)."""
+    done = subprocess.run([sys.executable, "-c", SLICES], capture_output=True, text=True, check=True)
+    taken, before, now, thread, child = done.stdout.split()
+
+    if _kernel_at_least(6, 12):  # where a normal thread may ask for its own slice
+        assert taken == "True"
+        assert int(now) == processes.WINDOW_SLICE_NS
+        assert thread == child == before != now
+    else:  # older systems: the call changes nothing, and says so
+        assert taken == "False"
+        assert thread == child == now == before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's time slices")
+def test_a_system_that_refuses_the_short_time_slice_leaves_the_thread_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A container's seccomp profile may refuse the system call: the window starts all the same."""
+    real = processes._SCHED_SETATTR[platform.machine()]
+    monkeypatch.setitem(processes._SCHED_SETATTR, platform.machine(), 99_999)  # not a system call
+    seen: list[object] = []
+
+    def window_thread() -> None:  # a fresh thread: the system's slice, whatever pytest's thread has
+        seen.append(processes.wake_the_window_promptly())
+        monkeypatch.setitem(processes._SCHED_SETATTR, platform.machine(), real)
+        seen.append(processes.time_slice_ns())
+
+    thread = threading.Thread(target=window_thread)
+    thread.start()
+    thread.join()
+
+    assert seen[0] is False
+    assert seen[1] != processes.WINDOW_SLICE_NS

@@ -70,6 +70,21 @@ def test_the_windows_thread_waits_at_most_a_millisecond_for_pythons_lock(qtbot, 
         sys.setswitchinterval(before)
 
 
+def test_the_window_asks_for_a_prompt_turn_on_a_core_from_its_own_thread(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The short time slice goes to the thread that runs the window, not to a background one."""
+    import threading
+
+    from desktop.core import processes
+
+    asked: list[int] = []
+    monkeypatch.setattr(processes, "wake_the_window_promptly", lambda: asked.append(threading.get_ident()))
+    window = MainWindow(Settings(tmp_path / "settings.ini"), FakeController())
+    qtbot.addWidget(window)
+    assert asked == [threading.main_thread().ident]
+
+
 def test_window_state_and_last_config_are_restored(qtbot, tmp_path: Path) -> None:
     settings = Settings(tmp_path / "settings.ini")
     first = MainWindow(settings, FakeController())
