@@ -64,6 +64,11 @@ _SCHED_ATTR = struct.Struct("IIQiIQQQ")
 deadline, period."""
 
 
+def _sched_setattr_number() -> int | None:
+    """``sched_setattr``'s number here (``None``: not Linux, or a machine it is not known for)."""
+    return _SCHED_SETATTR.get(platform.machine()) if sys.platform.startswith("linux") else None
+
+
 def wake_the_window_promptly() -> bool:
     """Ask Linux to run the calling thread, the window's, on a core soon after it wakes; whether the
     system took it (Linux 6.12 and newer, where ``sched_runtime`` sets a normal thread's time slice).
@@ -77,7 +82,7 @@ def wake_the_window_promptly() -> bool:
     default again (``SCHED_FLAG_RESET_ON_FORK``): the run's threads keep their long slices. Elsewhere,
     nothing: Windows raises the thread that owns a window for a moment when something wakes it.
     """
-    number = _SCHED_SETATTR.get(platform.machine()) if sys.platform.startswith("linux") else None
+    number = _sched_setattr_number()
     if number is None:
         return False
     try:
@@ -99,7 +104,7 @@ def wake_the_window_promptly() -> bool:
 
 def time_slice_ns() -> int | None:
     """The calling thread's time slice on Linux 6.12 and newer (``None`` where it cannot be read)."""
-    number = _SCHED_SETATTR.get(platform.machine()) if sys.platform.startswith("linux") else None
+    number = _sched_setattr_number()
     if number is None:
         return None
     import ctypes
