@@ -74,7 +74,7 @@ def main() -> int:
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # accepts connections, never answers: a blocked network
     from desktop.core import hub as hub_module
-    from desktop.core.errors import ModelError
+    from desktop.core.system.errors import ModelError
 
     hub_module._answers.clear()
     started = time.perf_counter()

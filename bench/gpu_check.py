@@ -115,8 +115,8 @@ def recovery_runs(model: Path, data: Path, tmp: Path, cap_gb: float, steps: int)
     import torch
 
     from desktop.core import recovery
-    from desktop.core.events import AdjustedEvent, ProgressEvent, StartedEvent
     from desktop.core.runs import RunDir
+    from desktop.core.system.events import AdjustedEvent, ProgressEvent, StartedEvent
     from desktop.core.training import run_training
 
     total = torch.cuda.get_device_properties(0).total_memory
@@ -170,8 +170,8 @@ def recovery_runs(model: Path, data: Path, tmp: Path, cap_gb: float, steps: int)
 def estimate_against_peak(model: Path, data: Path, tmp: Path, steps: int) -> bool:
     import torch
 
-    from desktop.core.events import MemoryEvent
     from desktop.core.memory import estimate, shapes_for_config
+    from desktop.core.system.events import MemoryEvent
     from desktop.core.training import run_training
 
     print("\n3. The VRAM estimate against the measured peak (allocator level; target within 15%)")

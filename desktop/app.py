@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QApplication
 
-from desktop.core.paths import resources_dir
+from desktop.core.system.paths import resources_dir
 
 RESOURCES = resources_dir()
 
@@ -58,7 +58,7 @@ def windowed_streams() -> None:
     ``None`` there, and libraries that print (tqdm, warnings) would raise. They go to the app's log."""
     if sys.stdout is not None and sys.stderr is not None:
         return
-    from desktop.core.paths import data_dir
+    from desktop.core.system.paths import data_dir
 
     try:
         folder = data_dir() / "logs"
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("FinetuneStudio")
     app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     apply_theme(app, args.theme)
-    from desktop.core.language import choose
+    from desktop.core.system.language import choose
     from desktop.gui import translations
     from desktop.gui.settings import Key, Settings
     from desktop.gui.translations import chinese_font_missing, install
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         save_screenshots(args.screenshots, args.theme)
         return leave(0)  # the windows it showed may have started background work
 
-    from desktop.core.instance import InstanceMark, wait_for_exit
+    from desktop.core.system.instance import InstanceMark, wait_for_exit
     from desktop.gui.main_window import MainWindow
 
     if args.wait_pid and not wait_for_exit(args.wait_pid):

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from desktop import cli_text
 from desktop.cli_text import say, set_language, text
 from desktop.core.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
-from desktop.core.errors import ConfigError, InputError, StudioError, disk_error
-from desktop.core.events import (
+from desktop.core.system.errors import ConfigError, InputError, StudioError, disk_error
+from desktop.core.system.events import (
     AdjustedEvent,
     CheckpointEvent,
     Event,
@@ -26,7 +26,7 @@ from desktop.core.events import (
     ProgressEvent,
     StartedEvent,
 )
-from desktop.core.secrets import redact, shell_join
+from desktop.core.system.secrets import redact, shell_join
 
 if TYPE_CHECKING:
     from desktop.core.training import RunResult
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     from desktop.cli_hub import apply_hub_options
 
     apply_hub_options(args)
-    from desktop.core.instance import InstanceMark
+    from desktop.core.system.instance import InstanceMark
 
     # A run or an export uses the runtime's PyTorch: the repair and the launcher wait for it.
     uses_torch = args.command in ("train", "export", "preview", "validate")
@@ -103,7 +103,7 @@ def _error(exc: StudioError) -> None:
 
 def _save_traceback() -> Path | str:
     """Write the current exception's traceback to the app's log folder; where it went."""
-    from desktop.core.paths import data_dir
+    from desktop.core.system.paths import data_dir
 
     text = redact(traceback.format_exc())
     try:
@@ -463,8 +463,8 @@ def _format_metrics(event: LogEvent) -> str:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train, showing progress; Ctrl-C stops after the current step and keeps a checkpoint."""
-    from desktop.core.paths import default_runs_dir
     from desktop.core.runs import RunBusyError, RunDir, find_resumable
+    from desktop.core.system.paths import default_runs_dir
     from desktop.core.training import run_training
 
     config = _load(args)
@@ -508,12 +508,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     ensure_downloaded(config)  # its own step, with a progress bar
     _quiet_libraries()
-    from desktop.core.stopping import GracefulStop
+    from desktop.core.system.stopping import GracefulStop
 
     stop = threading.Event()
     console = _Console()
     graceful = GracefulStop(stop, lambda reason: console._line(_stop_line(reason)))
-    from desktop.core.awake import KeepAwake
+    from desktop.core.system.awake import KeepAwake
 
     awake = KeepAwake()
     if not args.allow_sleep and not awake.acquire() and KeepAwake.supported():
@@ -779,8 +779,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _find_run(name: str, runs_dir: Path | None) -> Any:
     """A run folder by path or by name in the runs folder, or ``None``."""
-    from desktop.core.paths import default_runs_dir
     from desktop.core.runs import RunDir
+    from desktop.core.system.paths import default_runs_dir
 
     run = RunDir(name)
     if not run.is_run():
@@ -791,7 +791,7 @@ def _find_run(name: str, runs_dir: Path | None) -> Any:
 def cmd_predict(args: argparse.Namespace) -> int:
     """Predict every row of a file with a trained model and write the file with the predictions added."""
     from desktop.core.predict import default_output, predict_file
-    from desktop.core.progress import reporting
+    from desktop.core.system.progress import reporting
 
     run = _find_run(args.model, args.runs_dir)
     model = run.path if run is not None else Path(args.model)
@@ -970,7 +970,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(redact(shell_join(plan.command)))
         return EXIT_OK
-    from desktop.core.instance import others_running
+    from desktop.core.system.instance import others_running
 
     others = others_running()
     if others:
@@ -1049,8 +1049,8 @@ def cmd_job_export(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """List run folders, newest first."""
-    from desktop.core.paths import default_runs_dir
     from desktop.core.runs import list_runs
+    from desktop.core.system.paths import default_runs_dir
 
     runs_dir = args.runs_dir or default_runs_dir()
     if args.import_run is not None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from desktop.cli_text import say, text
 from desktop.core.config import TASKS, RunConfig
-from desktop.core.errors import human_count, human_size
+from desktop.core.system.errors import human_count, human_size
 
 
 def hub_options() -> argparse.ArgumentParser:

@@ -2,7 +2,7 @@
 ``LC_MESSAGES`` / ``LANG``; the Windows display language).
 
 The CLI's own sentences are written as ``say("template with {names}", names=...)``; core's messages
-(:func:`desktop.core.messages.msg`) go through :func:`text`. Both come from the same translation files
+(:func:`desktop.core.system.messages.msg`) go through :func:`text`. Both come from the same translation files
 as the windows' (``resources/i18n``, context ``core``), collected by ``tools/i18n.py``.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from desktop.core.language import ENGLISH, LANGUAGES, choose
-from desktop.core.messages import Msg
-from desktop.core.translations import localized
+from desktop.core.system.language import ENGLISH, LANGUAGES, choose
+from desktop.core.system.messages import Msg
+from desktop.core.system.translations import localized
 
 language = ENGLISH
 """The language the CLI speaks in this process."""

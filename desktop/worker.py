@@ -16,9 +16,9 @@ import threading
 from pathlib import Path
 
 from desktop.core.config import load_config
-from desktop.core.errors import InputError
-from desktop.core.events import Event, FailedEvent
-from desktop.core.stopping import GracefulStop
+from desktop.core.system.errors import InputError
+from desktop.core.system.events import Event, FailedEvent
+from desktop.core.system.stopping import GracefulStop
 
 STOP_POLL_S = 0.25
 

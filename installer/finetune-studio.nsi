@@ -42,7 +42,7 @@ ManifestDPIAware true
 !define EXE "FinetuneStudio.exe"
 !define DATA_DIR "$LOCALAPPDATA\FinetuneStudio"
 !define SETTINGS_DIR "$APPDATA\FinetuneStudio"
-; The app and the command line hold this named mutex while they run (desktop/core/instance.py).
+; The app and the command line hold this named mutex while they run (desktop/core/system/instance.py).
 !define RUNNING_MUTEX "FinetuneStudio.Running"
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${APP_ID}"
 

@@ -132,7 +132,7 @@ def gated_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> threading.
     """A package ``studio_gated`` of two modules. Importing the first sets the event returned (a test
     makes the user act just then), so that an import stepping aside stops before the second one,
     holding the package's import lock."""
-    from desktop.core import lazy
+    from desktop.core.system import lazy
 
     first_ran = threading.Event()
     gate = types.ModuleType("studio_gated_gate")

@@ -7,7 +7,7 @@
     python tools/i18n.py release   # pyside6-lrelease: .qm files, for translators who want to try them
 
 The .ts files are the source translators edit (in Qt Linguist or as text) and what the app reads at run
-time (desktop/core/translations.py): there is no compiled .qm to build, ship or keep in step.
+time (desktop/core/system/translations.py): there is no compiled .qm to build, ship or keep in step.
 """
 
 from __future__ import annotations

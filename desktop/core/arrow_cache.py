@@ -37,7 +37,7 @@ def key(*parts: Any) -> str:
 
 def folder(kind: str) -> Path:
     """Where files of ``kind`` are kept."""
-    from desktop.core.paths import data_dir
+    from desktop.core.system.paths import data_dir
 
     return data_dir() / "cache" / kind
 

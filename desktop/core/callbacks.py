@@ -14,9 +14,16 @@ from typing import Any
 from transformers import TrainerCallback
 
 from desktop.core import distributed
-from desktop.core.errors import DiskError, human_size
-from desktop.core.events import CheckpointEvent, Event, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
-from desktop.core.messages import msg
+from desktop.core.system.errors import DiskError, human_size
+from desktop.core.system.events import (
+    CheckpointEvent,
+    Event,
+    LogEvent,
+    MemoryEvent,
+    ProgressEvent,
+    StartedEvent,
+)
+from desktop.core.system.messages import msg
 
 
 def free_bytes(folder: str) -> int:

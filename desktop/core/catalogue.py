@@ -10,8 +10,8 @@ import json
 from functools import lru_cache
 
 from desktop.core.hub_search import ModelHit
-from desktop.core.messages import collected
-from desktop.core.paths import resources_dir
+from desktop.core.system.messages import collected
+from desktop.core.system.paths import resources_dir
 
 
 @lru_cache(maxsize=1)

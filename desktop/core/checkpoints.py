@@ -7,7 +7,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+from desktop.core.system.readahead import WEIGHT_SUFFIXES
 
 
 def checkpoint_problem(folder: Path) -> str:

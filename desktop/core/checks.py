@@ -18,8 +18,8 @@ from typing import Any
 from desktop.core.columns import Guess, check_rows, guess_columns, label_key, unique_values
 from desktop.core.config import RunConfig
 from desktop.core.data import Table, load_train_eval
-from desktop.core.errors import ConfigError, DataError, ModelError, Problem
-from desktop.core.messages import msg
+from desktop.core.system.errors import ConfigError, DataError, ModelError, Problem
+from desktop.core.system.messages import msg
 
 TOKENIZER_FILES = ("tokenizer.json", "vocab.*", "*.model", "*.spm", "merges.txt", "*.tiktoken", "tekken.json")
 """What a folder needs so that a tokenizer with a real vocabulary can be built from it."""
@@ -148,7 +148,7 @@ def read_data(config: RunConfig) -> tuple[Table, Table | None, Guess]:
     if problems:
         raise ConfigError(problems)
     check_model_folder(config)
-    from desktop.core import progress
+    from desktop.core.system import progress
 
     with progress.part(0.0, READING_SHARE):
         train, eval_ = load_train_eval(config)
@@ -163,7 +163,7 @@ def check_data(
     Raises:
         DataError, ConfigError: The data does not fit the task or the schedule.
     """
-    from desktop.core import progress
+    from desktop.core.system import progress
 
     progress.report(READING_SHARE, msg("Checking {rows} rows", rows=len(train)))
     train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)

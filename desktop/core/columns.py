@@ -12,8 +12,8 @@ from typing import Any
 
 from desktop.core.config import Columns
 from desktop.core.data import Table, is_blank
-from desktop.core.errors import DataError
-from desktop.core.messages import msg
+from desktop.core.system.errors import DataError
+from desktop.core.system.messages import msg
 
 # Names that say what a column holds, English and Chinese; compared after lower-casing and
 # removing spaces, dashes and underscores.

@@ -18,8 +18,8 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser, as a package
     import tomli as tomllib
 
-from desktop.core.errors import ConfigError, Problem
-from desktop.core.messages import Msg, collected, msg
+from desktop.core.system.errors import ConfigError, Problem
+from desktop.core.system.messages import Msg, collected, msg
 
 SCHEMA_VERSION = "1.3"  # 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery
 TASKS = ("classification", "causal-lm", "seq2seq")
@@ -249,7 +249,7 @@ class RunConfig:
 
     def save(self, path: str | Path, comments: bool = False) -> None:
         """Write the config to ``path`` atomically (never half-written)."""
-        from desktop.core.paths import atomic_write_text
+        from desktop.core.system.paths import atomic_write_text
 
         atomic_write_text(Path(path), self.to_toml(comments))
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop.core.errors import DataError
-from desktop.core.messages import msg
+from desktop.core.system.errors import DataError
+from desktop.core.system.messages import msg
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -478,7 +478,7 @@ def _collected(batches: Any, schema: Any, cache_name: str | None) -> Any:
 
 def _reported(reader: Any, path: Path) -> Any:
     """The batches of an Arrow reader, saying how far into the file each is (a block each)."""
-    from desktop.core import progress
+    from desktop.core.system import progress
 
     size = max(1, path.stat().st_size)
     for done, batch in enumerate(reader, 1):
@@ -1006,7 +1006,7 @@ def _parse_parquet(path: Path, cache_name: str | None) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from desktop.core import progress
+    from desktop.core.system import progress
 
     with pq.ParquetFile(path) as source:
         if source.metadata.num_rows == 0:
@@ -1111,7 +1111,7 @@ def concat(tables: list[Table]) -> Table:
 
 def read_files(paths: list[str]) -> Table:
     """Read and join local data files (progress: each file its share by size, see :mod:`progress`)."""
-    from desktop.core import progress
+    from desktop.core.system import progress
 
     sizes = []
     for p in paths:

@@ -8,7 +8,7 @@ import platform
 import sys
 
 from desktop.core.gpu import GpuReport
-from desktop.core.secrets import redact
+from desktop.core.system.secrets import redact
 from desktop.core.torch_probe import TorchInfo
 from desktop.core.wheels import Verdict
 

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop.core.errors import DiskInputError, ModelError, free_mb, human_size
-from desktop.core.messages import msg
 from desktop.core.sources import MODELSCOPE, Source, offline, split_ref, token
+from desktop.core.system.errors import DiskInputError, ModelError, free_mb, human_size
+from desktop.core.system.messages import msg
 
 SPACE_MARGIN = 1.05  # ask for 5 % more free space than the files take
 _MODEL_FILES = (

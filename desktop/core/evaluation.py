@@ -393,7 +393,7 @@ def _cell(text: str, width: int = 120) -> str:
 def save(run_dir: Path, fine_tuned: Report | None = None, base: Report | None = None) -> Path:
     """Write the fine-tuned and / or the base model's report into the run's ``evaluation.json``
     (atomically; a part not given keeps what the file has)."""
-    from desktop.core.paths import atomic_write_text
+    from desktop.core.system.paths import atomic_write_text
 
     path = Path(run_dir) / EVALUATION_NAME
     try:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core import processes
-from desktop.core.errors import (
+from desktop.core.runs import RunDir
+from desktop.core.system import processes
+from desktop.core.system.errors import (
     DiskInputError,
     InputError,
     StudioError,
@@ -28,10 +29,9 @@ from desktop.core.errors import (
     disk_error,
     human_size,
 )
-from desktop.core.events import FinishedEvent, LogEvent
-from desktop.core.messages import msg
-from desktop.core.paths import folder_size
-from desktop.core.runs import RunDir
+from desktop.core.system.events import FinishedEvent, LogEvent
+from desktop.core.system.messages import msg
+from desktop.core.system.paths import folder_size
 
 DTYPES = ("fp32", "fp16", "bf16")
 PIPELINE_TASKS = {
@@ -220,7 +220,7 @@ def check_destination(dest: Path, run: RunDir, config: Any) -> None:
         InputError: ``dest`` is a file; is, holds or lies inside a run folder, the runs folder, the
             source model or the app's data folder; or is a non-empty folder no export wrote.
     """
-    from desktop.core.paths import data_dir, default_runs_dir
+    from desktop.core.system.paths import data_dir, default_runs_dir
 
     if dest.exists() and not dest.is_dir():
         raise InputError(
@@ -286,7 +286,7 @@ def _lock_destination(dest: Path) -> Any:
 
     import filelock
 
-    from desktop.core.paths import data_dir
+    from desktop.core.system.paths import data_dir
 
     # In the app's folder, not beside the export: nothing is left in the user's folder.
     key = hashlib.sha256(str(dest.resolve()).encode("utf-8")).hexdigest()[:20]
@@ -497,7 +497,7 @@ finetune-studio-cli train finetune-studio-config.toml
 
 def _card_section(language: str, model: str, task: str, data: str, metrics: dict) -> str:
     """The model card's section in ``language`` (its sentences come from the translation files)."""
-    from desktop.core.translations import localized
+    from desktop.core.system.translations import localized
 
     lines = [
         localized(msg("About this model"), language),

@@ -108,7 +108,7 @@ def fit(
         ram_available: Available RAM in bytes.
         rows: Training rows, for the rough time per epoch without a GPU.
     """
-    from desktop.core.lazy import transformers_names
+    from desktop.core.system.lazy import transformers_names
 
     (AutoConfig,) = transformers_names("AutoConfig")
 

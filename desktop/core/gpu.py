@@ -8,8 +8,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from desktop.core import processes
-from desktop.core.messages import msg
+from desktop.core.system import processes
+from desktop.core.system.messages import msg
 
 VENDORS = {"0x10de": "nvidia", "0x1002": "amd", "0x8086": "intel"}
 

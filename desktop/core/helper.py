@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import DataError, InputError, ModelError, StudioError
-from desktop.core.messages import from_wire, msg, to_wire
+from desktop.core.system.errors import DataError, InputError, ModelError, StudioError
+from desktop.core.system.messages import from_wire, msg, to_wire
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,7 @@ def _answer(request: dict[str, Any]) -> dict[str, Any]:
 def _warm() -> None:
     """Import what every question needs, before the first one arrives (it waits in the pipe)."""
     try:
-        from desktop.core.lazy import transformers_names
+        from desktop.core.system.lazy import transformers_names
 
         transformers_names("AutoTokenizer", "AutoConfig", "AutoModelForCausalLM")
     except Exception:  # a broken install: each question then says what is wrong
@@ -341,8 +341,8 @@ class Helper:
         return process
 
     def _start(self) -> subprocess.Popen | None:
-        from desktop.core import processes
-        from desktop.core.processes import own_session, package_path
+        from desktop.core.system import processes
+        from desktop.core.system.processes import own_session, package_path
 
         with _log_file() as stderr:
             try:
@@ -389,7 +389,7 @@ def _log_file() -> Any:
 
 
 def _log_path() -> Path:
-    from desktop.core.paths import data_dir
+    from desktop.core.system.paths import data_dir
 
     return data_dir() / "logs" / "helper.log"
 

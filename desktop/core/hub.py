@@ -11,8 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from desktop.core.errors import ModelError
-from desktop.core.messages import msg
 from desktop.core.sources import (
     MODELSCOPE,
     PROBE_TIMEOUT_S,
@@ -22,6 +20,8 @@ from desktop.core.sources import (
     resolve,
     split_ref,
 )
+from desktop.core.system.errors import ModelError
+from desktop.core.system.messages import msg
 
 _answers: dict[str, tuple[float, str]] = {}  # endpoint -> (when, problem or "")
 _REMEMBER_S = 60.0
@@ -140,7 +140,7 @@ class GatedError(ModelError):
 
 def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = False) -> ModelError:
     """One sentence and what to do, for whatever the hub clients raised."""
-    from desktop.core.errors import exception_chain
+    from desktop.core.system.errors import exception_chain
 
     names = {type(e).__name__ for e in exception_chain(exc)}
     statuses = {getattr(getattr(e, "response", None), "status_code", None) for e in exception_chain(exc)}

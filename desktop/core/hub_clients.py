@@ -236,7 +236,7 @@ def _hf_write_ref(snapshot: Path, commit: str) -> None:
     refs = snapshot.parent.parent / "refs"
     main = refs / "main"
     if snapshot.name == commit and (not main.is_file() or main.read_text().strip() != commit):
-        from desktop.core.paths import atomic_write_text
+        from desktop.core.system.paths import atomic_write_text
 
         atomic_write_text(main, commit)
 

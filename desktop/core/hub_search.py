@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.messages import msg
-from desktop.core.paths import folder_size
 from desktop.core.sources import MODELSCOPE, MODELSCOPE_PREFIX, Source, token
+from desktop.core.system.messages import msg
+from desktop.core.system.paths import folder_size
 
 # Our tasks -> the hub's pipeline tags worth searching (base encoders are "fill-mask").
 HF_TASKS = {
@@ -309,7 +309,7 @@ def delete_from_cache(hit: ModelHit) -> int:
 
 
 def _recent_path() -> Path:
-    from desktop.core.paths import data_dir
+    from desktop.core.system.paths import data_dir
 
     return data_dir() / "recent_models.json"
 
@@ -325,7 +325,7 @@ def recent_folders() -> list[Path]:
 
 def remember_folder(folder: str | Path) -> None:
     """Put a local model folder at the top of the recent list (at most 20)."""
-    from desktop.core.paths import atomic_write_text
+    from desktop.core.system.paths import atomic_write_text
 
     folder = str(Path(folder).expanduser().resolve())
     names = [folder] + [str(p) for p in recent_folders() if str(p) != folder]

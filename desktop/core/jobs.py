@@ -18,8 +18,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import InputError
-from desktop.core.messages import msg
+from desktop.core.system.errors import InputError
+from desktop.core.system.messages import msg
 
 GUI_ONLY = {"pyside6-essentials", "pyside6", "pyqtgraph", "uv", "keyring", "shiboken6"}
 """Packages the app needs for its windows and the PyTorch repair, not for a run."""

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.config import Launch
-from desktop.core.errors import InputError
-from desktop.core.messages import msg
+from desktop.core.system.errors import InputError
+from desktop.core.system.messages import msg
 
 DEFAULT_PORT = 29500
 
@@ -132,7 +132,7 @@ def write_accelerate_config(path: Path, settings: dict[str, Any]) -> Path:
     """Write Accelerate's config as YAML (what ``accelerate launch --config_file`` reads)."""
     import yaml
 
-    from desktop.core.paths import atomic_write_text
+    from desktop.core.system.paths import atomic_write_text
 
     header = (
         "# Accelerate config written by Finetune Studio (accelerate launch --config_file this-file).\n"

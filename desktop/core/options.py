@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import ConfigError, Problem
-from desktop.core.messages import msg
+from desktop.core.system.errors import ConfigError, Problem
+from desktop.core.system.messages import msg
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ the file back with the predictions added (the label and its probability, or the 
 
 The file keeps its rows, its columns and (CSV / TSV) its encoding: a GBK file from Excel comes back in
 GBK. The result is written beside its final name and renamed when complete, so a cancelled or failed
-prediction leaves nothing half-written. Progress and Cancel go through :mod:`desktop.core.progress`.
+prediction leaves nothing half-written. Progress and Cancel go through :mod:`desktop.core.system.progress`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.errors import InputError
-from desktop.core.messages import msg
-from desktop.core.progress import report
+from desktop.core.system.errors import InputError
+from desktop.core.system.messages import msg
+from desktop.core.system.progress import report
 
 BATCH = 32
 """Rows classified at a time."""

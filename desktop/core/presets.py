@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from desktop.core.config import RunConfig
 from desktop.core.memory import TIGHT, Estimate, ParamShapes, estimate
-from desktop.core.messages import msg
 from desktop.core.options import Capabilities
+from desktop.core.system.messages import msg
 
 GB = 1024**3
 BATCH_SIZES = (64, 48, 32, 24, 16, 8, 4, 2, 1)  # multiples of 8 first: tensor cores like them

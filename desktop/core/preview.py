@@ -10,7 +10,7 @@ from desktop.core.checks import check_data, check_tokenizer, read_data
 from desktop.core.columns import Guess
 from desktop.core.config import RunConfig
 from desktop.core.data import Table, release_memory
-from desktop.core.errors import StudioError
+from desktop.core.system.errors import StudioError
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.config import RunConfig
-from desktop.core.messages import msg
+from desktop.core.system.messages import msg
 
 MAX_ATTEMPTS = 5
 """Changes tried in one run before the out-of-memory error is reported like any failure."""

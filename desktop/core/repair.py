@@ -9,9 +9,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from desktop.core import processes
-from desktop.core.messages import joined, msg
-from desktop.core.secrets import redact
+from desktop.core.system import processes
+from desktop.core.system.messages import joined, msg
+from desktop.core.system.secrets import redact
 from desktop.core.torch_probe import TorchInfo, probe_torch
 from desktop.core.wheels import WheelTarget
 

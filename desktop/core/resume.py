@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.checkpoints import checkpoint_problem
-from desktop.core.errors import InputError
-from desktop.core.events import Event, PreparingEvent
-from desktop.core.messages import msg
 from desktop.core.runs import DAMAGED_PREFIX, RunDir
+from desktop.core.system.errors import InputError
+from desktop.core.system.events import Event, PreparingEvent
+from desktop.core.system.messages import msg
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callabl
     Raises:
         InputError: No checkpoint of the run loads.
     """
-    from desktop.core.readahead import read_ahead
+    from desktop.core.system.readahead import read_ahead
 
     while True:
         if checkpoint is not None:

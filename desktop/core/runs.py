@@ -16,8 +16,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from desktop.core.checkpoints import checkpoint_problem, is_complete
 from desktop.core.config import RunConfig, load_config
-from desktop.core.errors import InputError
-from desktop.core.events import (
+from desktop.core.system.errors import InputError
+from desktop.core.system.events import (
     TERMINAL,
     Event,
     FailedEvent,
@@ -26,8 +26,8 @@ from desktop.core.events import (
     StoppedEvent,
     event_from_dict,
 )
-from desktop.core.messages import msg
-from desktop.core.paths import atomic_write_text
+from desktop.core.system.messages import msg
+from desktop.core.system.paths import atomic_write_text
 
 if TYPE_CHECKING:
     from desktop.core.training import RunResult

@@ -22,7 +22,7 @@ import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from desktop.core.paths import atomic_write_text, data_dir
+from desktop.core.system.paths import atomic_write_text, data_dir
 
 HUGGING_FACE = "huggingface"
 MIRROR = "mirror"
@@ -56,7 +56,7 @@ class Source:
     @property
     def label(self) -> str:
         """``Hugging Face``, ``mirror (hf-mirror.com)`` or ``ModelScope``, for messages (translatable)."""
-        from desktop.core.messages import msg
+        from desktop.core.system.messages import msg
 
         if self.kind != MODELSCOPE and (self.name == MIRROR or self.endpoint != HF_URL):
             return msg("mirror ({host})", host=self.endpoint.split("://", 1)[-1])
@@ -231,7 +231,7 @@ def token(kind: str) -> str | None:
     env = os.environ.get("HF_TOKEN" if kind == HUGGING_FACE else "MODELSCOPE_API_TOKEN")
     if env:
         return env
-    from desktop.core.secrets import KEYRING_SERVICE, _keyring
+    from desktop.core.system.secrets import KEYRING_SERVICE, _keyring
 
     keyring = _keyring()
     if keyring is None:
@@ -244,7 +244,7 @@ def token(kind: str) -> str | None:
 
 def set_token(kind: str, value: str) -> bool:
     """Keep ``value`` in the OS keyring (empty: forget it). False when there is no usable keyring."""
-    from desktop.core.secrets import KEYRING_SERVICE, _keyring
+    from desktop.core.system.secrets import KEYRING_SERVICE, _keyring
 
     keyring = _keyring()
     if keyring is None:

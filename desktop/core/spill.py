@@ -16,7 +16,7 @@ import statistics
 import sys
 from dataclasses import dataclass, field
 
-from desktop.core.events import MemoryEvent, ProgressEvent
+from desktop.core.system.events import MemoryEvent, ProgressEvent
 
 FULL = 0.97
 """The share of the card's memory in use from which it counts as full."""

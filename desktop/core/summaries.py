@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from desktop.core.events import (
+from desktop.core.system.events import (
     Event,
     FailedEvent,
     FinishedEvent,
@@ -166,7 +166,7 @@ def _number(value: Any) -> bool:
 
 def write(folder: Path, summary: Summary) -> None:
     """Save ``summary`` in the run folder (atomically: a reader sees the old one or the new one)."""
-    from desktop.core.paths import atomic_write_text
+    from desktop.core.system.paths import atomic_write_text
 
     atomic_write_text(folder / SUMMARY_NAME, summary.to_json())
 

@@ -23,8 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import InputError
-from desktop.core.events import (
+from desktop.core.runs import RunDir
+from desktop.core.system.errors import InputError
+from desktop.core.system.events import (
     CheckpointEvent,
     Event,
     FailedEvent,
@@ -34,8 +35,7 @@ from desktop.core.events import (
     StoppedEvent,
     event_from_wire,
 )
-from desktop.core.messages import Msg, joined, msg
-from desktop.core.runs import RunDir
+from desktop.core.system.messages import Msg, joined, msg
 from desktop.core.training import RunResult
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ class ChildRun:
             self.on_event(failure)
             return RunResult("invalid", failure=failure)
         if note:
-            from desktop.core.events import PreparingEvent
+            from desktop.core.system.events import PreparingEvent
 
             self.on_event(PreparingEvent(note))
         folder = Path(tempfile.mkdtemp(prefix="finetune-studio-run-"))
@@ -129,8 +129,8 @@ class ChildRun:
         stop: threading.Event,
         hard_stop: threading.Event,
     ) -> RunResult:
-        from desktop.core import processes
         from desktop.core.launch import worker_command
+        from desktop.core.system import processes
 
         stop_file = folder / "stop"
         command = worker_command(
@@ -248,7 +248,7 @@ def _watch(
     killed: threading.Event,
 ) -> None:
     """Pass Stop on as the stop file; end the process tree on a hard stop."""
-    from desktop.core import processes
+    from desktop.core.system import processes
 
     asked = False
     while not done.wait(0.1):

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
-from desktop.core import processes
-from desktop.core.messages import msg
+from desktop.core.system import processes
+from desktop.core.system.messages import msg
 
 _PROBE = r"""
 import importlib.metadata, importlib.util, json, os

@@ -16,7 +16,9 @@ from typing import Any
 
 from desktop.core import recovery
 from desktop.core.config import RunConfig
-from desktop.core.errors import (
+from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
+from desktop.core.runs import RunDir
+from desktop.core.system.errors import (
     InputError,
     check_writable,
     diagnose,
@@ -24,7 +26,7 @@ from desktop.core.errors import (
     failure_stage,
     out_of_memory,
 )
-from desktop.core.events import (
+from desktop.core.system.events import (
     AdjustedEvent,
     Event,
     FailedEvent,
@@ -32,10 +34,8 @@ from desktop.core.events import (
     PreparingEvent,
     StoppedEvent,
 )
-from desktop.core.messages import msg
-from desktop.core.paths import default_runs_dir
-from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
-from desktop.core.runs import RunDir
+from desktop.core.system.messages import msg
+from desktop.core.system.paths import default_runs_dir
 
 log = logging.getLogger(__name__)
 
@@ -196,8 +196,8 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
     checked = load_and_check(config)  # the same checks as preview and validate
     train, eval_, columns, notes = checked.train, checked.eval, checked.guess.columns, checked.notes
     phase(msg("Loading PyTorch and Transformers"))
-    from desktop.core.heap import freeze_training_stack
-    from desktop.core.lazy import import_training_stack
+    from desktop.core.system.heap import freeze_training_stack
+    from desktop.core.system.lazy import import_training_stack
 
     import_training_stack()  # the slow import, reported as its own phase: the Trainer's modules too
     freeze_training_stack()  # before the run makes its model: the collections of the run skip the imports
@@ -342,7 +342,7 @@ def _train(
                     emit(PreparingEvent(msg("Trying the longest batch first: a lack of memory shows now")))
                     recovery.probe_longest_batch(trainer)
                 # accelerate runs gc.collect() at train start: with the imports frozen (_prepare) it walks
-                # only the run's own objects (desktop.core.heap).
+                # only the run's own objects (desktop.core.system.heap).
                 output = train_from(trainer, run, checkpoint, emit)
                 break
             except Exception as exc:
@@ -767,7 +767,7 @@ class _RedactingFormatter(logging.Formatter):
     """Log lines without credentials: tokens and passwords in URLs become ``***``."""
 
     def format(self, record: logging.LogRecord) -> str:
-        from desktop.core.secrets import redact
+        from desktop.core.system.secrets import redact
 
         return redact(super().format(record))
 
@@ -802,14 +802,14 @@ def release_memory() -> None:
     """Give a run's memory (and GPU memory) back once the run is over.
 
     The trainer and model hold reference cycles, so their tensors are freed only by a full collection.
-    With the imports frozen (:mod:`desktop.core.heap`) it walks the objects made since, and costs
+    With the imports frozen (:mod:`desktop.core.system.heap`) it walks the objects made since, and costs
     about what freeing the run's objects costs (14-21 ms for MiniLM, measured), here, rather than at
     the next run's start (accelerate collects there). Without them frozen it would walk half a million
     objects (0.2-0.3 s): on a CPU the next automatic collection frees them then.
     """
     import sys
 
-    from desktop.core.heap import training_stack_frozen
+    from desktop.core.system.heap import training_stack_frozen
 
     torch = sys.modules.get("torch")
     gpu = torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized()

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.errors import ModelError
-from desktop.core.messages import msg
+from desktop.core.system.errors import ModelError
+from desktop.core.system.messages import msg
 
 STUDIO_CONFIG = "finetune-studio-config.toml"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.gpu import GpuInfo, GpuReport
-from desktop.core.messages import msg
-from desktop.core.paths import resources_dir
+from desktop.core.system.messages import msg
+from desktop.core.system.paths import resources_dir
 from desktop.core.torch_probe import TorchInfo
 
 TABLE_PATH = resources_dir() / "torch_wheels.json"

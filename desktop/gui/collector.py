@@ -124,8 +124,8 @@ class Collector(QObject):
 
     def freeze(self) -> None:
         """Move every object alive now out of the collector's reach (after a big import: its modules,
-        classes and functions live as long as the process; see :mod:`desktop.core.heap`)."""
-        from desktop.core.heap import freeze_imports
+        classes and functions live as long as the process; see :mod:`desktop.core.system.heap`)."""
+        from desktop.core.system.heap import freeze_imports
 
         freeze_imports()
 

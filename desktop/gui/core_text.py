@@ -6,11 +6,11 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
-from desktop.core.translations import CORE, render
+from desktop.core.system.translations import CORE, render
 
 
 def shown(text: Any) -> str:
-    """``text`` translated when it is a :class:`~desktop.core.messages.Msg` (its values too, when they
+    """``text`` translated when it is a :class:`~desktop.core.system.messages.Msg` (its values too, when they
     are messages themselves); other text as it is."""
     return render(text, lambda template: QCoreApplication.translate(CORE, template))
 
@@ -18,8 +18,8 @@ def shown(text: Any) -> str:
 def error_text(exc: BaseException, separator: str = "\n") -> str:
     """What a failure says to the user, in the user's language: a :class:`StudioError`'s message and
     hint; any other exception's own text."""
-    from desktop.core.errors import StudioError
-    from desktop.core.messages import Msg
+    from desktop.core.system.errors import StudioError
+    from desktop.core.system.messages import Msg
 
     if not isinstance(exc, StudioError):
         first = exc.args[0] if len(exc.args) == 1 else None

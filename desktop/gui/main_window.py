@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.config import RunConfig, load_config, with_changes
-from desktop.core.errors import StudioError
-from desktop.core.events import AdjustedEvent
-from desktop.core.paths import resources_dir
 from desktop.core.runs import RunDir, newest_crashed
+from desktop.core.system.errors import StudioError
+from desktop.core.system.events import AdjustedEvent
+from desktop.core.system.paths import resources_dir
 from desktop.core.training import RunResult
 from desktop.gui.core_text import error_text, shown
 from desktop.gui.pages.base import WizardPage
@@ -66,8 +66,8 @@ class MainWindow(QMainWindow):
         self, settings: Settings, controller: object | None = None, repair_on_start: bool = False
     ) -> None:
         super().__init__()
-        from desktop.core.lazy import load_libraries_outside_the_lock
-        from desktop.core.processes import switch_the_lock_often, wake_the_window_promptly
+        from desktop.core.system.lazy import load_libraries_outside_the_lock
+        from desktop.core.system.processes import switch_the_lock_often, wake_the_window_promptly
         from desktop.gui.import_hook import read_sources_cheaply
 
         switch_the_lock_often()  # the window's thread waits less for Python's lock at each of its slots
@@ -369,7 +369,7 @@ class MainWindow(QMainWindow):
         """English, 简体中文, 繁體中文: each named as its readers write it; the one in use checked."""
         from PySide6.QtGui import QActionGroup
 
-        from desktop.core.language import LANGUAGES, choose
+        from desktop.core.system.language import LANGUAGES, choose
 
         current = choose("", self.settings.text(Key.LANGUAGE))
         group = QActionGroup(self)
@@ -611,7 +611,7 @@ class MainWindow(QMainWindow):
 
     def runs_dir(self) -> Path:
         """The folder the runs go to (the config's, else the app's data folder)."""
-        from desktop.core.paths import default_runs_dir
+        from desktop.core.system.paths import default_runs_dir
 
         folder = self.current_config().output.runs_dir
         return Path(folder) if folder else default_runs_dir()

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import human_count, human_size
 from desktop.core.hub_search import ModelHit
+from desktop.core.system.errors import human_count, human_size
 from desktop.gui.core_text import error_text, shown
 from desktop.gui.download_panel import DownloadPanel
 from desktop.gui.fit_text import badge_text

@@ -7,8 +7,8 @@ import traceback
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from desktop.core.messages import msg
 from desktop.core.repair import RepairPlan, RepairResult, run_repair
+from desktop.core.system.messages import msg
 from desktop.gui.workers import BackgroundTask
 
 

@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.errors import StudioError
-from desktop.core.lazy import imported
 from desktop.core.runs import RunDir, RunInfo, delete_run, list_runs, loss_curve
+from desktop.core.system.errors import StudioError
+from desktop.core.system.lazy import imported
 from desktop.gui.core_text import error_text
 from desktop.gui.workers import BackgroundTask, run_in_background
 

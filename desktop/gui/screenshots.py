@@ -18,9 +18,9 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
-from desktop.core.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.gpu import GpuInfo, GpuReport
-from desktop.core.messages import Msg
+from desktop.core.system.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.system.messages import Msg
 from desktop.core.torch_probe import TorchInfo
 from desktop.core.training import RunResult
 from desktop.gui.main_window import MainWindow
@@ -90,7 +90,7 @@ def _synthetic_evaluation(folder: Path) -> None:
 
     from desktop.core import evaluation
     from desktop.core.config import RunConfig
-    from desktop.core.paths import resources_dir
+    from desktop.core.system.paths import resources_dir
 
     config = RunConfig(task="classification")  # the run's config: the try-it panel's base model
     config.model.name = "bundled:all-MiniLM-L6-v2"
@@ -121,8 +121,8 @@ def _synthetic_evaluation(folder: Path) -> None:
 def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     """The Train page on a gaming GPU: Windows paging a run into shared memory (the spill bar), and
     a run that ran out of memory and went on with less (the recovery bar and its log)."""
-    from desktop.core.events import AdjustedEvent
     from desktop.core.spill import SpillWatch
+    from desktop.core.system.events import AdjustedEvent
 
     page, rng, gib, files = window.train_page, random.Random(11), 2**30, []
     device = "cuda:0 (NVIDIA GeForce RTX 4060 Laptop GPU)"
@@ -208,8 +208,8 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
 def _synthetic_history(runs: Path) -> None:
     """Four past runs: two finished with different learning rates, one stopped, one crashed."""
     from desktop.core.config import RunConfig
-    from desktop.core.events import FinishedEvent, StoppedEvent
     from desktop.core.runs import RunDir
+    from desktop.core.system.events import FinishedEvent, StoppedEvent
 
     rng = random.Random(3)
     plans = [
@@ -344,7 +344,7 @@ def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
 
 def _setup_window(tmp: Path, out: Path, suffix: str) -> list[Path]:
     """The launcher's setup window: installing, and after a failed download."""
-    from desktop.core.messages import msg
+    from desktop.core.system.messages import msg
     from desktop.gui.core_text import shown
     from desktop.launcher.runtime import Bundle, Options, Runtime
     from desktop.launcher.window import SetupWindow

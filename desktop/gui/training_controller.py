@@ -12,9 +12,10 @@ import traceback
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
-from desktop.core.events import (
+from desktop.core.runs import RunDir
+from desktop.core.system.awake import KeepAwake
+from desktop.core.system.events import (
     AdjustedEvent,
     CheckpointEvent,
     Event,
@@ -25,8 +26,7 @@ from desktop.core.events import (
     ProgressEvent,
     StartedEvent,
 )
-from desktop.core.messages import msg
-from desktop.core.runs import RunDir
+from desktop.core.system.messages import msg
 from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
 from desktop.gui.workers import BackgroundTask
@@ -39,7 +39,7 @@ def _train(
     config: RunConfig, resume: RunDir | None, stop: threading.Event, task: BackgroundTask
 ) -> RunResult:
     """One run on the task's thread; every event goes to the GUI thread through the task."""
-    from desktop.core.processes import ComputeBelowTheWindow
+    from desktop.core.system.processes import ComputeBelowTheWindow
     from desktop.core.training import run_training
 
     # PyTorch's compute threads and the run's processes below the window: on a CPU the run takes every

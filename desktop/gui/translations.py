@@ -5,15 +5,15 @@ from __future__ import annotations
 from PySide6.QtCore import QLibraryInfo, QLocale, QTranslator
 from PySide6.QtWidgets import QApplication
 
-from desktop.core.language import ENGLISH
-from desktop.core.translations import Translations, translations
+from desktop.core.system.language import ENGLISH
+from desktop.core.system.translations import Translations, translations
 
 current = ENGLISH
 """The language the app's translators were installed for (the model card gets a section in it)."""
 
 
 class TableTranslator(QTranslator):
-    """A translator over the app's :class:`~desktop.core.translations.Translations`, which are read
+    """A translator over the app's :class:`~desktop.core.system.translations.Translations`, which are read
     from the ``.ts`` files themselves (no compiled ``.qm``)."""
 
     def __init__(self, table: Translations, parent: QApplication | None = None) -> None:

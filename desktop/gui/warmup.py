@@ -7,7 +7,7 @@ window would stutter if the user were acting then. A :class:`Warmup` imports one
 wanted (the data stack from the start, the training stack once the user has a model and data) and the
 app is idle: no key or mouse input for a while, no run in progress and, for the training stack, no
 background task (see :data:`STACKS`). When the user acts again, the import steps aside at its next
-module until they have been still for :data:`RESUME_S` (see :func:`desktop.core.lazy.stepping_aside`).
+module until they have been still for :data:`RESUME_S` (see :func:`desktop.core.system.lazy.stepping_aside`).
 The data warm-up first reads the app's own files (:data:`APP_FOLDER`, the resources), which the
 window's thread reads as it needs them, into the system's cache.
 """
@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from desktop.core.heap import TRAINING_STACK
-from desktop.core.lazy import imported
+from desktop.core.system.heap import TRAINING_STACK
+from desktop.core.system.lazy import imported
 from desktop.gui import workers
 
 APP_FOLDER = Path(__file__).resolve().parents[1]
@@ -37,10 +37,10 @@ def _import_data_stack() -> None:
     import encodings.utf_8_sig  # noqa: F401  (the codec the window's thread reads configs with)
     import importlib.util
 
-    from desktop.core.lazy import import_data_stack
     from desktop.core.options import OPTIONAL_PACKAGES, installed
-    from desktop.core.paths import resources_dir
-    from desktop.core.readahead import read_folders
+    from desktop.core.system.lazy import import_data_stack
+    from desktop.core.system.paths import resources_dir
+    from desktop.core.system.readahead import read_folders
 
     # First what the window's thread reads in data load (strace of a cold start: 120 ms for the codec
     # above, then the app's modules, the sample, the icons of the histogram's buttons), then the stack.
@@ -54,7 +54,7 @@ def _import_data_stack() -> None:
 
 
 def _import_training_stack() -> None:
-    from desktop.core.lazy import import_training_stack
+    from desktop.core.system.lazy import import_training_stack
 
     import_training_stack()
 
@@ -142,7 +142,7 @@ class Warmup(QObject):
     def _import(self) -> None:
         """In the background: the import, stepping aside while the user is at work (it goes on at the
         next idle moment, or at once when a step needs what it is importing)."""
-        from desktop.core.lazy import stepping_aside
+        from desktop.core.system.lazy import stepping_aside
 
         with stepping_aside(lambda: self._idle_s() < RESUME_S or self._window_busy()):
             self._stack.importer()

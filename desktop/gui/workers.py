@@ -21,7 +21,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from shiboken6 import isValid
 
-from desktop.core.processes import running_python
+from desktop.core.system.processes import running_python
 
 SHUTDOWN_GRACE_S = 2.0
 

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from desktop.core.messages import msg
-from desktop.core.paths import data_dir, resources_dir
-from desktop.core.processes import creation_flags, reset_frozen_dll_directory
-from desktop.core.secrets import recall_url, remember_url
+from desktop.core.system.messages import msg
+from desktop.core.system.paths import data_dir, resources_dir
+from desktop.core.system.processes import creation_flags, reset_frozen_dll_directory
+from desktop.core.system.secrets import recall_url, remember_url
 from desktop.launcher.runtime import (
     MIRRORS,
     PYTHON,
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     state = "repair" if args.repair else runtime.state(bundle)
     _log(data, f"launcher {bundle.version}: runtime {state}")
     if state != "ready" and runtime.root.exists():
-        from desktop.core.instance import others_running
+        from desktop.core.system.instance import others_running
 
         if others_running():  # its PyTorch and app files are in use: never clear or update it now
             return _fail(
@@ -258,7 +258,7 @@ def _qt_app() -> Any:
     if _APP is None:
         _APP = QApplication.instance() or QApplication(sys.argv[:1])
         _APP.setWindowIcon(QIcon(str(resources_dir() / "icon.png")))
-        from desktop.core.language import choose
+        from desktop.core.system.language import choose
         from desktop.gui.settings import Key, Settings
         from desktop.gui.translations import install
 

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from desktop.core import processes
-from desktop.core.messages import msg
-from desktop.core.secrets import redact, shell_join
+from desktop.core.system import processes
+from desktop.core.system.messages import msg
+from desktop.core.system.secrets import redact, shell_join
 
 MARKER = "finetune-studio-runtime.json"
 APP_PACKAGE = "finetune-studio"

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.messages import msg
+from desktop.core.system.messages import msg
 from desktop.gui.core_text import shown
 from desktop.launcher.runtime import MIRRORS, Bundle, Cancelled, Options, Runtime, SetupError, setup
 

@@ -366,7 +366,7 @@ def test_evaluate_shows_a_generators_figures_and_answers(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     from desktop.core import evaluation
-    from desktop.core.events import FinishedEvent
+    from desktop.core.system.events import FinishedEvent
     from tests.core.helpers import fake_run
 
     run = fake_run(tmp_path / "runs", "chat", FinishedEvent(20, "model", {}))

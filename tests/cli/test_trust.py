@@ -341,7 +341,7 @@ def test_an_unwritable_runs_folder_is_found_before_the_model_loads(
     capsys: pytest.CaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import desktop.core.errors as errors
+    import desktop.core.system.errors as errors
 
     def denied(*args: object, dir: str = "", **kwargs: object) -> object:
         raise PermissionError(13, "Permission denied", dir)
@@ -384,7 +384,7 @@ def test_credentials_in_urls_are_never_printed(capsys: pytest.CaptureFixture) ->
 
 
 def test_commands_to_copy_are_quoted_for_the_shell() -> None:
-    from desktop.core.secrets import shell_join
+    from desktop.core.system.secrets import shell_join
 
     args = ["finetune-studio-cli", "train", "/home/a b/run's/config.toml", "--resume"]
     assert (

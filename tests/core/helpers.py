@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from desktop.core.config import RunConfig
-from desktop.core.events import Event, LogEvent, ProgressEvent, StartedEvent
 from desktop.core.runs import RunDir
+from desktop.core.system.events import Event, LogEvent, ProgressEvent, StartedEvent
 
 
 def make_config(task: str, model: Path, files: list[Path], runs_dir: Path, **training: object) -> RunConfig:

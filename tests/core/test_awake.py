@@ -9,8 +9,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from desktop.core import awake
-from desktop.core.awake import KeepAwake
+from desktop.core.system import awake
+from desktop.core.system.awake import KeepAwake
 
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for systemd-inhibit")
 

@@ -6,7 +6,7 @@ import json
 
 from desktop.core.catalogue import recommended
 from desktop.core.config import HUB_ID
-from desktop.core.paths import resources_dir
+from desktop.core.system.paths import resources_dir
 
 
 def test_every_entry_is_complete_and_names_where_it_was_checked() -> None:

@@ -12,9 +12,9 @@ import psutil
 import pytest
 
 from desktop.core.config import RunConfig, load_config
-from desktop.core.events import Event, FailedEvent, ProgressEvent, StoppedEvent
 from desktop.core.runs import RunDir
 from desktop.core.supervisor import ChildRun, crash_failure
+from desktop.core.system.events import Event, FailedEvent, ProgressEvent, StoppedEvent
 
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -179,8 +179,8 @@ def test_crash_diagnoses_name_the_cause() -> None:
 
 
 def test_a_messages_template_survives_the_process_boundary() -> None:
-    from desktop.core.events import PreparingEvent, event_from_wire
-    from desktop.core.messages import msg
+    from desktop.core.system.events import PreparingEvent, event_from_wire
+    from desktop.core.system.messages import msg
 
     event = PreparingEvent(msg("Tokenizing {rows} training rows: {percent}%", rows=10, percent=50))
     back = event_from_wire(event.to_wire())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core.config import RunConfig, load_config, with_overrides
-from desktop.core.errors import ConfigError
+from desktop.core.system.errors import ConfigError
 
 
 def _config(tmp_path: Path) -> RunConfig:

@@ -11,7 +11,7 @@ import pytest
 from desktop.core.columns import check_rows, guess_columns
 from desktop.core.config import Columns
 from desktop.core.data import read_file, split_fraction
-from desktop.core.errors import DataError
+from desktop.core.system.errors import DataError
 
 ROWS = [
     {"text": "很好用", "label": "正面"},

@@ -11,8 +11,8 @@ import pytest
 from desktop.core import downloads, hub_search, sources
 from desktop.core.config import ModelSource
 from desktop.core.downloads import DownloadCancelled, Progress
-from desktop.core.errors import DiskInputError, ModelError
 from desktop.core.models import load_tokenizer
+from desktop.core.system.errors import DiskInputError, ModelError
 from tests.fakehub import TOKEN, FakeHub, Repo
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core.config import RunConfig
-from desktop.core.errors import diagnose
+from desktop.core.system.errors import diagnose
 
 
 def _raised_in(function_name: str, exc: BaseException) -> BaseException:
@@ -116,7 +116,7 @@ def test_a_full_disk_is_found_anywhere_in_the_exception_chain(tmp_path: Path) ->
 
 
 def test_sizes_read_at_a_glance() -> None:
-    from desktop.core.errors import human_size
+    from desktop.core.system.errors import human_size
 
     assert [human_size(n) for n in (380 * 1024, 12 * 2**20, 1.44 * 2**30, 80 * 2**30)] == [
         "380 KB",

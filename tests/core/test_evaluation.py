@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core import evaluation
-from desktop.core.events import PreparingEvent
+from desktop.core.system.events import PreparingEvent
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from desktop.core import reload_check
-from desktop.core.errors import InputError
 from desktop.core.export import ExportCancelled, export_run, verify_export
 from desktop.core.runs import RunDir
+from desktop.core.system.errors import InputError
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
 

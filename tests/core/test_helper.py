@@ -9,8 +9,8 @@ import pytest
 
 from desktop.core import helper
 from desktop.core.config import RunConfig
-from desktop.core.errors import ModelError, StudioError
 from desktop.core.memory import shapes_with_and_without_lora
+from desktop.core.system.errors import ModelError, StudioError
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 

@@ -10,8 +10,8 @@ import pytest
 
 from desktop.core import downloads, hub, hub_search, sources
 from desktop.core.config import ModelSource
-from desktop.core.errors import ModelError
 from desktop.core.models import load_tokenizer
+from desktop.core.system.errors import ModelError
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from desktop.core.config import RunConfig
 from desktop.core.data import load_train_eval
-from desktop.core.errors import DataError
+from desktop.core.system.errors import DataError
 
 
 @pytest.fixture

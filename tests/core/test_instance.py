@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from desktop.core.instance import InstanceMark, others_running, wait_for_exit
+from desktop.core.system.instance import InstanceMark, others_running, wait_for_exit
 
 HOLD = (
-    "import sys, time; from desktop.core.instance import InstanceMark; "
+    "import sys, time; from desktop.core.system.instance import InstanceMark; "
     "mark = InstanceMark(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(60)"
 )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.language import ENGLISH, SIMPLIFIED, TRADITIONAL, choose, normalize, system_language
+from desktop.core.system.language import ENGLISH, SIMPLIFIED, TRADITIONAL, choose, normalize, system_language
 
 
 @pytest.mark.parametrize(

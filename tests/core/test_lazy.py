@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import lazy
-from desktop.core.lazy import imported
+from desktop.core.system import lazy
+from desktop.core.system.lazy import imported
 
 
 def test_a_module_being_imported_elsewhere_is_not_imported_yet(
@@ -154,7 +154,7 @@ def test_compiled_modules_load_their_library_when_made_not_when_found() -> None:
     is made, with no lock of Python's held: a look-up by the window's thread never waits for it."""
     code = (
         "import importlib.util, sys\n"
-        "from desktop.core.lazy import load_libraries_outside_the_lock\n"
+        "from desktop.core.system.lazy import load_libraries_outside_the_lock\n"
         "load_libraries_outside_the_lock()\n"
         "spec = importlib.util.find_spec('_lzma')\n"
         "mapped = lambda: spec.origin in open('/proc/self/maps').read()\n"
@@ -172,7 +172,7 @@ def test_a_compiled_module_is_not_set_up_while_the_user_is_back_from_its_load() 
     one C call that holds Python's lock (PyTorch's 60-95 ms), waits until the user leaves again."""
     code = (
         "import importlib.util, threading\n"
-        "from desktop.core import lazy\n"
+        "from desktop.core.system import lazy\n"
         "lazy.load_libraries_outside_the_lock()\n"
         "spec = importlib.util.find_spec('_lzma')\n"
         "calls, asked, away = [], threading.Event(), threading.Event()\n"

@@ -9,8 +9,8 @@ import pytest
 
 from desktop.core.callbacks import EventCallback
 from desktop.core.config import RunConfig
-from desktop.core.errors import ConfigError
 from desktop.core.options import Capabilities, resolve
+from desktop.core.system.errors import ConfigError
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
 

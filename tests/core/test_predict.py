@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.errors import InputError
 from desktop.core.predict import predict_file
-from desktop.core.progress import Cancelled, reporting
+from desktop.core.system.errors import InputError
+from desktop.core.system.progress import Cancelled, reporting
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
 

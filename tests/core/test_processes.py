@@ -13,7 +13,7 @@ import time
 import psutil
 import pytest
 
-from desktop.core import processes
+from desktop.core.system import processes
 
 
 def test_no_console_window_on_windows(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,7 +55,7 @@ def test_kill_tree_stops_the_children_of_a_child_too() -> None:
 
 COMPUTE_THREADS = """
 import os, sys, threading, torch
-from desktop.core.processes import ComputeBelowTheWindow
+from desktop.core.system.processes import ComputeBelowTheWindow
 
 def niceness(tid):
     return os.getpriority(os.PRIO_PROCESS, tid)
@@ -87,7 +87,7 @@ print("window", niceness(threading.get_native_id()))
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priorities are Linux's")
 def test_a_run_lowers_its_compute_threads_but_not_the_threads_that_run_python() -> None:
     """The window waits for any thread that holds Python's lock: those stay at its priority."""
-    from desktop.core.processes import THREAD_NICENESS
+    from desktop.core.system.processes import THREAD_NICENESS
 
     window = os.getpriority(os.PRIO_PROCESS, 0)
     command = [sys.executable, "-c", COMPUTE_THREADS]
@@ -104,7 +104,7 @@ def test_a_run_lowers_its_compute_threads_but_not_the_threads_that_run_python() 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="niceness is Linux's")
 def test_the_tokenizing_processes_run_below_the_window() -> None:
     """They start from the run's thread, which stays at the window's priority (see above)."""
-    from desktop.core.processes import THREAD_NICENESS
+    from desktop.core.system.processes import THREAD_NICENESS
 
     code = "import os; from desktop.core.tasks import _worker_start; _worker_start(None); print(os.nice(0))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -116,7 +116,7 @@ def test_the_tokenizing_processes_run_below_the_window() -> None:
 def test_a_run_lowers_the_processes_it_starts() -> None:
     """The data loader's workers, the compiler's: a process has its own Python lock, so it is lowered
     even though it runs Python."""
-    from desktop.core.processes import THREAD_NICENESS, ComputeBelowTheWindow
+    from desktop.core.system.processes import THREAD_NICENESS, ComputeBelowTheWindow
 
     below = ComputeBelowTheWindow()
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -149,7 +149,7 @@ def test_a_thread_that_runs_pythons_tasks_does_not_take_the_windows_core_when_it
 
 SLICES = """
 import subprocess, sys, threading
-from desktop.core import processes
+from desktop.core.system import processes
 
 before = processes.time_slice_ns()
 taken = processes.wake_the_window_promptly()
@@ -158,7 +158,7 @@ thread = threading.Thread(target=lambda: started.append(processes.time_slice_ns(
 thread.start()
 thread.join()
 child = subprocess.run(
-    [sys.executable, "-c", "from desktop.core import processes; print(processes.time_slice_ns())"],
+    [sys.executable, "-c", "from desktop.core.system import processes; print(processes.time_slice_ns())"],
     capture_output=True, text=True, check=True,
 ).stdout.strip()
 print(taken, before, processes.time_slice_ns(), started[0], child)

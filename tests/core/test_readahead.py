@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from desktop.core import readahead
 from desktop.core.config import ModelSource
-from desktop.core.readahead import read_ahead
 from desktop.core.runs import RunDir
+from desktop.core.system import readahead
+from desktop.core.system.readahead import read_ahead
 
 
 def test_the_weight_files_of_a_folder_are_read_and_nothing_else(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ import torch
 
 from desktop.core import recovery
 from desktop.core.config import RunConfig
-from desktop.core.events import AdjustedEvent, FailedEvent, PreparingEvent, ProgressEvent, StartedEvent
 from desktop.core.runs import RunDir, loss_curve
+from desktop.core.system.events import AdjustedEvent, FailedEvent, PreparingEvent, ProgressEvent, StartedEvent
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
 
@@ -283,8 +283,8 @@ def test_when_nothing_is_left_the_run_fails_with_what_was_tried(
 
 
 def test_a_change_reaches_the_app_from_a_child_process_in_the_users_language() -> None:
-    from desktop.core.events import event_from_wire
-    from desktop.core.translations import localized
+    from desktop.core.system.events import event_from_wire
+    from desktop.core.system.translations import localized
 
     config = RunConfig()
     adjustment = recovery.next_setting(config, 0)

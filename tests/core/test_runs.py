@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.errors import InputError
-from desktop.core.events import (
+from desktop.core.runs import RunDir, delete_run, list_runs, loss_curve, run_result
+from desktop.core.system.errors import InputError
+from desktop.core.system.events import (
     FailedEvent,
     FinishedEvent,
     LogEvent,
@@ -16,7 +17,6 @@ from desktop.core.events import (
     StartedEvent,
     StoppedEvent,
 )
-from desktop.core.runs import RunDir, delete_run, list_runs, loss_curve, run_result
 from tests.core.helpers import fake_run as _run
 
 

@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from desktop.core.secrets import recall_url, redact, remember_url
+from desktop.core.system.secrets import recall_url, redact, remember_url
 
 URL = "https://alice:s3cret@mirror.example.cn/pytorch/cu128"
 

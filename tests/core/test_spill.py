@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from desktop.core.events import MemoryEvent, ProgressEvent
 from desktop.core.spill import SpillWatch
+from desktop.core.system.events import MemoryEvent, ProgressEvent
 
 GIB = 2**30
 

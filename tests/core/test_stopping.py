@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from desktop.core.stopping import GracefulStop
+from desktop.core.system.stopping import GracefulStop
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")

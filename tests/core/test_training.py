@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from desktop.core.events import (
+from desktop.core.runs import RunDir, list_runs
+from desktop.core.system.events import (
     CheckpointEvent,
     FailedEvent,
     FinishedEvent,
@@ -20,7 +21,6 @@ from desktop.core.events import (
     StoppedEvent,
     event_from_json,
 )
-from desktop.core.runs import RunDir, list_runs
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
 
@@ -173,7 +173,7 @@ def test_runs_leave_the_imports_frozen_and_their_own_models_collectable(
 
     import transformers
 
-    from desktop.core.heap import training_stack_frozen
+    from desktop.core.system.heap import training_stack_frozen
 
     models: list[weakref.ref] = []
 
@@ -291,7 +291,7 @@ def test_stop_works_during_preparation_and_leaves_nothing_behind(
 ) -> None:
     import threading
 
-    from desktop.core.events import PreparingEvent, StartedEvent, StoppedEvent
+    from desktop.core.system.events import PreparingEvent, StartedEvent, StoppedEvent
 
     config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs")
     stop, events = threading.Event(), Recorder()
@@ -342,7 +342,7 @@ def test_the_tokens_curve_is_measured_not_a_copy_of_the_samples_curve(
 def test_a_second_run_on_the_same_data_skips_tokenizing(
     tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop.core.events import PreparingEvent
+    from desktop.core.system.events import PreparingEvent
     from desktop.core.tasks import classification
 
     samples = Path(__file__).resolve().parents[2] / "resources" / "samples"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.errors import ModelError
 from desktop.core.export import export_run
+from desktop.core.system.errors import ModelError
 from desktop.core.tryit import Playground, inspect_folder
 from tests.core.test_export import _finished_run
 

@@ -13,8 +13,8 @@ import psutil
 import pytest
 
 from desktop.core.config import RunConfig
-from desktop.core.events import LogEvent, ProgressEvent, StartedEvent
 from desktop.core.runs import RunDir
+from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Key, Settings
 from desktop.gui.training_controller import TrainingController

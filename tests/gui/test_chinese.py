@@ -49,7 +49,7 @@ def test_choosing_a_language_is_remembered_and_the_restarted_window_speaks_it(
     window.language_actions["zh_CN"].trigger()
     assert window.settings.text(Key.LANGUAGE) == "zh_CN" and "next start" in asked[0]
 
-    from desktop.core.language import choose
+    from desktop.core.system.language import choose
 
     language(choose("", window.settings.text(Key.LANGUAGE)))  # what the next start does
     restarted = MainWindow(Settings(tmp_path / "settings.ini"))

@@ -79,7 +79,8 @@ def test_the_stack_is_imported_at_the_first_idle_moment(qtbot, monkeypatch: pyte
     imported: list[str] = []
     monkeypatch.setattr(Warmup, "_ready", lambda self: bool(imported))
     monkeypatch.setattr(
-        "desktop.core.lazy.import_training_stack", lambda: imported.append(threading.current_thread().name)
+        "desktop.core.system.lazy.import_training_stack",
+        lambda: imported.append(threading.current_thread().name),
     )
     idle = {"s": 0.0}
     running = {"yes": True}
@@ -108,7 +109,7 @@ def test_the_stack_is_imported_at_the_first_idle_moment(qtbot, monkeypatch: pyte
 def test_a_user_at_work_puts_the_import_off(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Warmup, "_ready", lambda self: False)
     started: list[bool] = []
-    monkeypatch.setattr("desktop.core.lazy.import_training_stack", lambda: started.append(True))
+    monkeypatch.setattr("desktop.core.system.lazy.import_training_stack", lambda: started.append(True))
     collector = Collector()
     collector.start()
     try:

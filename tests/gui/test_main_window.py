@@ -76,7 +76,7 @@ def test_the_window_asks_for_a_prompt_turn_on_a_core_from_its_own_thread(
     """The short time slice goes to the thread that runs the window, not to a background one."""
     import threading
 
-    from desktop.core import processes
+    from desktop.core.system import processes
 
     asked: list[int] = []
     monkeypatch.setattr(processes, "wake_the_window_promptly", lambda: asked.append(threading.get_ident()))

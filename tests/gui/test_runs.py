@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.core.events import FinishedEvent, LogEvent, ProgressEvent, StoppedEvent
 from desktop.core.runs import RunDir
+from desktop.core.system.events import FinishedEvent, LogEvent, ProgressEvent, StoppedEvent
 from desktop.core.training import run_training
 from desktop.gui.main_window import MainWindow
 from desktop.gui.runs_dialog import RunsDialog

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from desktop.core.events import FailedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.system.events import FailedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.training import RunResult
 from desktop.gui.main_window import MainWindow
 from tests.gui.conftest import FakeController
@@ -173,7 +173,7 @@ def test_a_spilling_run_on_windows_shows_the_bar_with_its_slowdown_and_the_fixes
 def test_an_out_of_memory_recovery_is_shown_plotted_from_its_checkpoint_and_undoable(
     window: MainWindow, fake_controller: FakeController, qtbot
 ) -> None:
-    from desktop.core.events import AdjustedEvent
+    from desktop.core.system.events import AdjustedEvent
 
     page = window.train_page
     config = window.current_config()

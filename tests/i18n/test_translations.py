@@ -84,7 +84,7 @@ def test_the_windows_speak_chinese_with_plural_forms(chinese) -> None:
 
 
 def test_traditional_chinese_uses_taiwan_words() -> None:
-    from desktop.core.translations import translations
+    from desktop.core.system.translations import translations
 
     table = translations("zh_TW")
     assert table.translate("MainWindow", "&File") == "檔案(&F)"
@@ -112,8 +112,8 @@ def test_core_messages_stay_english_text_and_are_shown_translated(chinese) -> No
 
 
 def test_placeholders_survive_translation_and_a_broken_one_falls_back_to_english() -> None:
-    from desktop.core.messages import msg
-    from desktop.core.translations import localized, render
+    from desktop.core.system.messages import msg
+    from desktop.core.system.translations import localized, render
 
     message = msg("{name} cannot be downloaded: the network is switched off (HF_HUB_OFFLINE).", name="org/m")
     assert localized(message, "zh_CN") == "无法下载 org/m：网络已关闭（HF_HUB_OFFLINE）。"

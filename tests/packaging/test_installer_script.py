@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.instance import MUTEX_NAME
+from desktop.core.system.instance import MUTEX_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "installer" / "finetune-studio.nsi"

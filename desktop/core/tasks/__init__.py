@@ -283,7 +283,7 @@ def _worker_start(encode: Any) -> None:
     """A tokenizing process: one thread each (the processes are the parallelism), ``encode`` kept, below
     the window (on Linux it would inherit the priority of the run's thread, which is the window's)."""
     global _WORKER_ENCODE
-    from desktop.core.processes import lower_this_process
+    from desktop.core.system.processes import lower_this_process
 
     lower_this_process()
     os.environ["TOKENIZERS_PARALLELISM"] = "false"

@@ -19,9 +19,9 @@ from typing import Any
 from desktop.core.columns import causal_format, parse_messages
 from desktop.core.config import Columns, RunConfig
 from desktop.core.data import Table
-from desktop.core.errors import DataError
-from desktop.core.messages import msg
 from desktop.core.models import load_model
+from desktop.core.system.errors import DataError
+from desktop.core.system.messages import msg
 from desktop.core.tasks import Prepared, Tokenizing
 
 FALLBACK_CHAT_TEMPLATE = (

@@ -31,11 +31,11 @@ from PySide6.QtWidgets import (
 
 from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
 from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
-from desktop.core.errors import StudioError, human_size
 from desktop.core.helper import TokenReport
-from desktop.core.lazy import imported
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview, preview_head
+from desktop.core.system.errors import StudioError, human_size
+from desktop.core.system.lazy import imported
 from desktop.gui.core_text import sentences, shown
 from desktop.gui.fit_text import badge_text
 from desktop.gui.pages.base import WizardPage, error_label, show_error
@@ -584,7 +584,7 @@ class DataPage(WizardPage):
         stop = self._check_stop = threading.Event()
 
         def check_all() -> Preview:
-            from desktop.core import progress
+            from desktop.core.system import progress
 
             with progress.reporting(lambda share, what: task.report((share, what)), stop.is_set):
                 return preview(config, num_rows=PREVIEW_ROWS, schedule=False)
@@ -677,7 +677,7 @@ class DataPage(WizardPage):
         self._checked = generation
         self.busy.setVisible(False)
         self.cancel_check.setVisible(False)
-        from desktop.core.progress import Cancelled
+        from desktop.core.system.progress import Cancelled
 
         if isinstance(exc, Cancelled) and self._preview is not None:  # the first rows stay
             self.split_info.setText(

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from desktop.core.diagnostics import diagnostics
 from desktop.core.gpu import GpuInfo, GpuReport, detect_gpus
 from desktop.core.repair import RepairPlan, plan_repair
-from desktop.core.secrets import recall_url, redact, remember_url
+from desktop.core.system.secrets import recall_url, redact, remember_url
 from desktop.core.torch_probe import TorchInfo, probe_torch
 from desktop.core.wheels import Verdict, verdict
 from desktop.gui.core_text import shown
@@ -275,7 +275,7 @@ class EnvironmentPage(WizardPage):
         if self._blocked:
             self.result_label.setText(self._blocked)
             return
-        from desktop.core.instance import others_running
+        from desktop.core.system.instance import others_running
 
         others = others_running()
         if others:  # their PyTorch DLLs are in use: uv would stop halfway through the swap

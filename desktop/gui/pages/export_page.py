@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from desktop.core.errors import StudioError
+from desktop.core.system.errors import StudioError
 from desktop.core.training import RunResult
 from desktop.gui import translations
 from desktop.gui.core_text import error_text, sentences

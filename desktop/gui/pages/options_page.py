@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.config import ATTENTIONS, COMPILE_BACKENDS, OPTIMIZERS, PRECISIONS, SCHEDULERS, RunConfig
-from desktop.core.errors import ConfigError, Problem, StudioError
 from desktop.core.memory import Estimate
 from desktop.core.options import Capabilities, installed, resolve
-from desktop.core.paths import default_runs_dir
 from desktop.core.presets import presets_for
+from desktop.core.system.errors import ConfigError, Problem, StudioError
+from desktop.core.system.paths import default_runs_dir
 from desktop.gui.core_text import sentences as sentences_joined
 from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage, error_label, show_error

@@ -24,12 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.awake import KeepAwake
 from desktop.core.config import RunConfig
-from desktop.core.events import AdjustedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
-from desktop.core.lazy import imported
 from desktop.core.runs import RunDir
 from desktop.core.spill import SpillWatch, shared_bytes
+from desktop.core.system.awake import KeepAwake
+from desktop.core.system.events import AdjustedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.system.lazy import imported
 from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
@@ -63,7 +63,7 @@ def _nvidia_control_panel() -> str | None:
 
 
 def _open_program(path: str) -> None:
-    from desktop.core import processes
+    from desktop.core.system import processes
 
     processes.popen([path])
 
@@ -354,7 +354,7 @@ class TrainPage(WizardPage):
 
     def resume_run(self, run: RunDir) -> None:
         """Continue ``run`` (from the run history) from its last checkpoint; its curves so far are shown."""
-        from desktop.core.events import LogEvent
+        from desktop.core.system.events import LogEvent
 
         self._resumable = run
         self._begin()

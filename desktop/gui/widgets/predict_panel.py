@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.errors import StudioError
+from desktop.core.system.errors import StudioError
 from desktop.gui.core_text import error_text, shown
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask
@@ -152,8 +152,8 @@ class PredictPanel(QWidget):
             return
         import threading
 
-        from desktop.core import progress
         from desktop.core.predict import predict_file
+        from desktop.core.system import progress
 
         model, source = self.model, Path(self.input_edit.text().strip())
         out, column = Path(self.output_edit.text().strip()), self.column.currentData() or ""

@@ -16,7 +16,7 @@ def resources_dir() -> Path:
     In a source checkout (or an editable install) they are the repository's ``resources/``; an app
     installed from its wheel has them in ``<prefix>/share/finetune-studio/resources``.
     """
-    source = Path(__file__).resolve().parents[2] / "resources"
+    source = Path(__file__).resolve().parents[3] / "resources"
     if (source / "torch_wheels.json").is_file():
         return source
     return Path(sys.prefix) / "share" / "finetune-studio" / "resources"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.messages import joined, msg
+from desktop.core.system.messages import joined, msg
 
 
 class StudioError(Exception):

@@ -13,8 +13,8 @@ import contextvars
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from desktop.core.errors import StudioError
-from desktop.core.messages import Msg, msg
+from desktop.core.system.errors import StudioError
+from desktop.core.system.messages import Msg, msg
 
 
 class Cancelled(StudioError):

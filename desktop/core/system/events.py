@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from desktop.core.messages import from_wire, to_wire
+from desktop.core.system.messages import from_wire, to_wire
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import contextlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from desktop.core.checkpoints import WEIGHT_SUFFIXES
-
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+"""The suffixes of files that hold a model's weights or a checkpoint's tensors."""
 CHUNK_BYTES = 1 << 20
 """The buffer the files are read through. Making it takes Python's lock: the system hands its pages
 over one by one as they are first written (zeroed), so 16 MB took 13-49 ms here, every thread of the

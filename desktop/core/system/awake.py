@@ -96,7 +96,7 @@ class KeepAwake:
         program = shutil.which("systemd-inhibit")
         if program is None or not Path(SYSTEM_BUS).exists():  # no login manager to ask (a container)
             return False
-        from desktop.core import processes
+        from desktop.core.system import processes
 
         self._inhibitor = processes.popen(
             [

@@ -25,7 +25,7 @@ _MARK_NAME = re.compile(r"[a-z]+-\d+")  # kind-pid, as InstanceMark names its fi
 
 
 def _folder() -> Path:
-    from desktop.core.paths import data_dir
+    from desktop.core.system.paths import data_dir
 
     return data_dir() / "instances"
 

@@ -378,7 +378,7 @@ def package_path() -> str:
     so the child imports this app's code."""
     from pathlib import Path
 
-    here = str(Path(__file__).resolve().parents[2])
+    here = str(Path(__file__).resolve().parents[3])
     current = os.environ.get("PYTHONPATH", "")
     return os.pathsep.join([here, current]) if current else here
 

@@ -15,14 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from desktop.core.language import ENGLISH
-from desktop.core.messages import Msg
-from desktop.core.paths import resources_dir
+from desktop.core.system.language import ENGLISH
+from desktop.core.system.messages import Msg
+from desktop.core.system.paths import resources_dir
 
 log = logging.getLogger(__name__)
 
 CORE = "core"
-"""The context of core's messages (:func:`desktop.core.messages.msg`) in the translation files."""
+"""The context of core's messages (:func:`desktop.core.system.messages.msg`) in the translation files."""
 
 
 def ts_file(language: str, folder: Path | None = None) -> Path:
@@ -80,7 +80,7 @@ def translations(language: str) -> Translations:
 
 
 def render(text: Any, translate: Callable[[str], str | None]) -> str:
-    """``text`` in the user's language when it is a :class:`~desktop.core.messages.Msg`: its template
+    """``text`` in the user's language when it is a :class:`~desktop.core.system.messages.Msg`: its template
     through ``translate`` (``None``: the English one), filled with its values, which are rendered the
     same way when they are messages themselves. Other text comes back as it is."""
     if not isinstance(text, Msg):

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import gc
 
-from desktop.core.lazy import imported
+from desktop.core.system.lazy import imported
 
 TRAINING_STACK = ("torch", "transformers.trainer")
-"""The modules that show the training stack imported (:func:`desktop.core.lazy.import_training_stack`):
+"""The modules that show the training stack imported (:func:`desktop.core.system.lazy.import_training_stack`):
 ``transformers`` alone is a lazy shell, and the Trainer's modules are 40% of the stack's objects (a
 heap frozen before them left 197 thousand objects to each of a run's collections: 117-232 ms)."""
 
