@@ -570,7 +570,7 @@ def _train_in_child(
     config: RunConfig, console: _Console, stop: threading.Event, resume: Any, origin: Path
 ) -> RunResult:
     """The run in a child process; a second Ctrl-C ends its process tree at once."""
-    from desktop.core.gpu import detect_gpus
+    from desktop.core.environment.gpu import detect_gpus
     from desktop.core.supervisor import ChildRun
 
     hard_stop = threading.Event()
@@ -927,16 +927,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     import dataclasses
     import json
 
-    from desktop.core.gpu import detect_gpus
-    from desktop.core.torch_probe import probe_torch
-    from desktop.core.wheels import verdict
+    from desktop.core.environment.gpu import detect_gpus
+    from desktop.core.environment.torch_probe import probe_torch
+    from desktop.core.environment.wheels import verdict
 
     report, probe = detect_gpus(), probe_torch()
     system = "windows" if sys.platform == "win32" else "linux"
     result = verdict(report, probe, system)
     plan = None
     if result.target is not None:
-        from desktop.core.repair import plan_repair
+        from desktop.core.environment.repair import plan_repair
 
         plan = plan_repair(result.target, index_url=args.index_url, previous=probe.version)
     if args.json:
@@ -987,8 +987,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def _run_fix(plan: Any) -> int:
     from tqdm import tqdm
 
-    from desktop.core.repair import run_repair
-    from desktop.core.torch_probe import prove_gpu
+    from desktop.core.environment.repair import run_repair
+    from desktop.core.environment.torch_probe import prove_gpu
 
     bar = tqdm(total=100, unit="%", file=sys.stderr, dynamic_ncols=True, desc=say("Installing PyTorch"))
     stop = threading.Event()

@@ -43,9 +43,9 @@ def torch_plan(python: Path) -> tuple[str, str] | None:
     plain ``pip install torch`` would take a CUDA build of several GB on Linux.
     """
     sys.path.insert(0, str(ROOT))  # the doctor's modules import only the standard library
-    from desktop.core.gpu import detect_gpus
-    from desktop.core.torch_probe import TorchInfo, probe_torch
-    from desktop.core.wheels import WheelTable, verdict
+    from desktop.core.environment.gpu import detect_gpus
+    from desktop.core.environment.torch_probe import TorchInfo, probe_torch
+    from desktop.core.environment.wheels import WheelTable, verdict
 
     system = "windows" if os.name == "nt" else "linux"
     report, table = detect_gpus(), WheelTable.load()

@@ -7,13 +7,13 @@ import traceback
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from desktop.core.repair import RepairPlan, RepairResult, run_repair
+from desktop.core.environment.repair import RepairPlan, RepairResult, run_repair
 from desktop.core.system.messages import msg
 from desktop.gui.workers import BackgroundTask
 
 
 def _repair(plan: RepairPlan, task: BackgroundTask, cancel: threading.Event) -> tuple[RepairResult, object]:
-    from desktop.core.torch_probe import prove_gpu
+    from desktop.core.environment.torch_probe import prove_gpu
 
     try:
         result = run_repair(

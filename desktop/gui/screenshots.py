@@ -18,10 +18,10 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
-from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.environment.gpu import GpuInfo, GpuReport
+from desktop.core.environment.torch_probe import TorchInfo
 from desktop.core.system.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.system.messages import Msg
-from desktop.core.torch_probe import TorchInfo
 from desktop.core.training import RunResult
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Settings
@@ -121,7 +121,7 @@ def _synthetic_evaluation(folder: Path) -> None:
 def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     """The Train page on a gaming GPU: Windows paging a run into shared memory (the spill bar), and
     a run that ran out of memory and went on with less (the recovery bar and its log)."""
-    from desktop.core.spill import SpillWatch
+    from desktop.core.environment.spill import SpillWatch
     from desktop.core.system.events import AdjustedEvent
 
     page, rng, gib, files = window.train_page, random.Random(11), 2**30, []

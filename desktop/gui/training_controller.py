@@ -69,7 +69,7 @@ def _train_child(
     task: BackgroundTask,
 ) -> RunResult:
     """One run in a child process, supervised from the task's thread."""
-    from desktop.core.gpu import detect_gpus
+    from desktop.core.environment.gpu import detect_gpus
     from desktop.core.supervisor import ChildRun
 
     try:

@@ -170,9 +170,9 @@ def choose_torch(options: Options, wheelhouse: Path | None, system: str | None =
 
     Offline, the wheelhouse decides: its build for the chosen tag, else the build it has.
     """
-    from desktop.core.gpu import detect_gpus
-    from desktop.core.torch_probe import TorchInfo
-    from desktop.core.wheels import WheelTable, verdict
+    from desktop.core.environment.gpu import detect_gpus
+    from desktop.core.environment.torch_probe import TorchInfo
+    from desktop.core.environment.wheels import WheelTable, verdict
 
     system = system or ("windows" if WINDOWS else "linux")
     table = WheelTable.load()

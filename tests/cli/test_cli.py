@@ -258,7 +258,7 @@ def test_worker_prints_json_events_and_stops_on_request(
 
 
 def test_doctor_reports_this_cpu_machine_as_json(capsys: pytest.CaptureFixture) -> None:
-    import desktop.core.gpu as gpu
+    import desktop.core.environment.gpu as gpu
 
     if gpu.detect_gpus().nvidia:
         pytest.skip("this machine has an NVIDIA GPU; the verdict differs")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import gpu
+from desktop.core.environment import gpu
 
 
 class NVMLError(Exception):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.repair import plan_repair, progress_of, run_repair
-from desktop.core.torch_probe import probe_torch
-from desktop.core.wheels import WheelTarget
+from desktop.core.environment.repair import plan_repair, progress_of, run_repair
+from desktop.core.environment.torch_probe import probe_torch
+from desktop.core.environment.wheels import WheelTarget
 
 TARGET = WheelTarget(
     "2.13.0", "cu126", "https://download.pytorch.org/whl/cu126", "the newest build for the GPU"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.core.spill import SpillWatch
+from desktop.core.environment.spill import SpillWatch
 from desktop.core.system.events import MemoryEvent, ProgressEvent
 
 GIB = 2**30

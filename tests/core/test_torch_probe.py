@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.torch_probe import probe_torch, prove_gpu
+from desktop.core.environment.torch_probe import probe_torch, prove_gpu
 
 
 def test_real_cpu_torch() -> None:

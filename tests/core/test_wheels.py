@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.gpu import GpuInfo, GpuReport
-from desktop.core.torch_probe import TorchInfo
-from desktop.core.wheels import WheelTable, verdict
+from desktop.core.environment.gpu import GpuInfo, GpuReport
+from desktop.core.environment.torch_probe import TorchInfo
+from desktop.core.environment.wheels import WheelTable, verdict
 
 TABLE = WheelTable.load()
 CPU_213 = TorchInfo(installed=True, version="2.13.0+cpu")

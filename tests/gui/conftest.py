@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QObject, Signal
 
-from desktop.core.torch_probe import TorchInfo
+from desktop.core.environment.torch_probe import TorchInfo
 from desktop.gui import workers
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Settings

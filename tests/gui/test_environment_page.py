@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from desktop.core.gpu import GpuInfo, GpuReport
-from desktop.core.repair import RepairResult
-from desktop.core.torch_probe import GpuProof, TorchDevice, TorchInfo, probe_torch
+from desktop.core.environment.gpu import GpuInfo, GpuReport
+from desktop.core.environment.repair import RepairResult
+from desktop.core.environment.torch_probe import GpuProof, TorchDevice, TorchInfo, probe_torch
 from desktop.gui.pages.environment_page import EnvironmentPage, check_environment
 
 RTX_4070 = GpuReport(
@@ -83,7 +83,8 @@ def test_repair_streams_progress_and_proves_the_gpu(qtbot, monkeypatch: pytest.M
 
     monkeypatch.setattr("desktop.gui.repair_controller.run_repair", fake_run_repair)
     monkeypatch.setattr(
-        "desktop.core.torch_probe.prove_gpu", lambda python: GpuProof(True, "NVIDIA GeForce RTX 4070", 0.12)
+        "desktop.core.environment.torch_probe.prove_gpu",
+        lambda python: GpuProof(True, "NVIDIA GeForce RTX 4070", 0.12),
     )
     monkeypatch.delitem(sys.modules, "torch", raising=False)  # as in the app, which never imports torch
     with qtbot.waitSignal(page.repair.repair_finished, timeout=30_000):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.environment.gpu import GpuInfo, GpuReport
 from desktop.launcher import runtime as rt
 from desktop.launcher.runtime import Bundle, Marker, Options, Runtime, SetupError, TorchChoice
 
@@ -75,11 +75,11 @@ def test_pytorch_choice_follows_the_doctor(monkeypatch: pytest.MonkeyPatch, tmp_
     rtx = GpuReport(
         [GpuInfo("NVIDIA GeForce RTX 4070", "nvidia", (8, 9), 12 * 2**30)], "581.57", (13, 0), "nvml"
     )
-    monkeypatch.setattr("desktop.core.gpu.detect_gpus", lambda: rtx)
+    monkeypatch.setattr("desktop.core.environment.gpu.detect_gpus", lambda: rtx)
     choice = rt.choose_torch(Options(), None, "windows")
     assert choice.cuda and choice.requirement.endswith("+cu130") and "cu130" in choice.index_url
 
-    monkeypatch.setattr("desktop.core.gpu.detect_gpus", lambda: GpuReport())
+    monkeypatch.setattr("desktop.core.environment.gpu.detect_gpus", lambda: GpuReport())
     choice = rt.choose_torch(Options(torch_index_url="https://mirror.example/whl/cpu"), None, "linux")
     assert not choice.cuda and choice.requirement.endswith("+cpu")
     assert choice.index_url == "https://mirror.example/whl/cpu"

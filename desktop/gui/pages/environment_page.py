@@ -22,12 +22,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.diagnostics import diagnostics
-from desktop.core.gpu import GpuInfo, GpuReport, detect_gpus
-from desktop.core.repair import RepairPlan, plan_repair
+from desktop.core.environment.diagnostics import diagnostics
+from desktop.core.environment.gpu import GpuInfo, GpuReport, detect_gpus
+from desktop.core.environment.repair import RepairPlan, plan_repair
+from desktop.core.environment.torch_probe import TorchInfo, probe_torch
+from desktop.core.environment.wheels import Verdict, verdict
 from desktop.core.system.secrets import recall_url, redact, remember_url
-from desktop.core.torch_probe import TorchInfo, probe_torch
-from desktop.core.wheels import Verdict, verdict
 from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.repair_controller import RepairController

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.config import RunConfig
+from desktop.core.environment.spill import SpillWatch, shared_bytes
 from desktop.core.runs import RunDir
-from desktop.core.spill import SpillWatch, shared_bytes
 from desktop.core.system.awake import KeepAwake
 from desktop.core.system.events import AdjustedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.system.lazy import imported

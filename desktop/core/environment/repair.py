@@ -9,11 +9,11 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from desktop.core.environment.torch_probe import TorchInfo, probe_torch
+from desktop.core.environment.wheels import WheelTarget
 from desktop.core.system import processes
 from desktop.core.system.messages import joined, msg
 from desktop.core.system.secrets import redact
-from desktop.core.torch_probe import TorchInfo, probe_torch
-from desktop.core.wheels import WheelTarget
 
 COMPANIONS = ("torchvision", "torchaudio")
 # Lines of uv's and pip's output that mark how far an install has come, with the share done.

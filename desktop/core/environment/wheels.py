@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.gpu import GpuInfo, GpuReport
+from desktop.core.environment.gpu import GpuInfo, GpuReport
+from desktop.core.environment.torch_probe import TorchInfo
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import resources_dir
-from desktop.core.torch_probe import TorchInfo
 
 TABLE_PATH = resources_dir() / "torch_wheels.json"
 
@@ -236,8 +236,8 @@ def verdict(
     """Judge the installed PyTorch against the GPUs and the driver (a pure function).
 
     Args:
-        report: The GPUs and driver, from :func:`desktop.core.gpu.detect_gpus`.
-        probe: The installed torch, from :func:`desktop.core.torch_probe.probe_torch`.
+        report: The GPUs and driver, from :func:`desktop.core.environment.gpu.detect_gpus`.
+        probe: The installed torch, from :func:`desktop.core.environment.torch_probe.probe_torch`.
         system: ``linux`` or ``windows``.
         table: The wheel table (the bundled one by default).
         release: The torch release to pin (``"2.14"``); by default the installed one, so the

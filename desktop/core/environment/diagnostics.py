@@ -7,10 +7,10 @@ import importlib.metadata
 import platform
 import sys
 
-from desktop.core.gpu import GpuReport
+from desktop.core.environment.gpu import GpuReport
+from desktop.core.environment.torch_probe import TorchInfo
+from desktop.core.environment.wheels import Verdict
 from desktop.core.system.secrets import redact
-from desktop.core.torch_probe import TorchInfo
-from desktop.core.wheels import Verdict
 
 PACKAGES = (
     "finetune-studio",
