@@ -75,7 +75,7 @@ def write_data(path: Path, rows: int, form: str) -> None:
 TOKENIZE = """
 import functools, sys, time
 from desktop.core.checks import load_and_check
-from desktop.core.config import load_config
+from desktop.core.settings.config import load_config
 from desktop.core.models import load_tokenizer
 from desktop.core.tasks import Tokenizing
 from desktop.core.tasks.classification import _encode, label_maps
@@ -219,8 +219,8 @@ def main() -> int:
 def _tokenizing(python: str, config: Path, data: Path) -> list[tuple[str, list[str]]]:
     """The tokenization steps: the baseline's (datasets' map with the tokenizer), ours, ours again."""
     sys.path.insert(0, str(ROOT))
-    from desktop.core.config import ModelSource
     from desktop.core.models import resolve
+    from desktop.core.settings.config import ModelSource
 
     tokenizer = resolve(ModelSource(name="bundled:all-minilm-l6-v2"))
     return [

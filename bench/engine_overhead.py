@@ -22,7 +22,7 @@ BATCH, MAX_LENGTH, LR, SEED = 16, 64, 1e-4, 42
 
 
 def engine(steps: int, out: Path) -> float:
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
     from desktop.core.training import run_training
 
     config = RunConfig(task="classification")

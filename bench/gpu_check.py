@@ -72,7 +72,7 @@ def write_data(path: Path, rows: int = 800, words: int = 700) -> Path:
 
 
 def make_config(model: Path, data: Path, runs: Path, steps: int, batch: int) -> object:
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
 
     config = RunConfig(task="causal-lm")
     config.model.name = str(model)
@@ -170,7 +170,8 @@ def recovery_runs(model: Path, data: Path, tmp: Path, cap_gb: float, steps: int)
 def estimate_against_peak(model: Path, data: Path, tmp: Path, steps: int) -> bool:
     import torch
 
-    from desktop.core.memory import estimate, shapes_for_config
+    from desktop.core.fit import shapes_for_config
+    from desktop.core.settings.memory import estimate
     from desktop.core.system.events import MemoryEvent
     from desktop.core.training import run_training
 

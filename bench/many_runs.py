@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def make_runs(folder: Path, count: int, steps: int) -> None:
     from desktop.core import summaries
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
     from desktop.core.system.events import FinishedEvent, LogEvent, ProgressEvent, StartedEvent, StoppedEvent
 
     rng = random.Random(1)

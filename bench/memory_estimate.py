@@ -22,7 +22,7 @@ MB = 2**20
 
 
 def cases(tmp: Path) -> list[tuple[str, object]]:
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
     from tests import tiny_models
 
     gpt2 = tiny_models.gpt2(tmp / "gpt2")
@@ -70,7 +70,8 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from desktop.core.memory import estimate, shapes_for_config
+    from desktop.core.fit import shapes_for_config
+    from desktop.core.settings.memory import estimate
 
     gpu = torch.cuda.is_available()
     print(f"device: {torch.cuda.get_device_name(0) if gpu else 'CPU (exact terms only)'}")

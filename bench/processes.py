@@ -31,7 +31,7 @@ BATCH, MAX_LENGTH, LR, SEED = 16, 64, 1e-4, 42
 
 
 def _config(steps: int, out: Path, processes: int = 1, child: bool = False):
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
 
     config = RunConfig(task="classification")
     config.model.name = "bundled:all-minilm-l6-v2"

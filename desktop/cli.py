@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop import cli_text
 from desktop.cli_text import say, set_language, text
-from desktop.core.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
+from desktop.core.settings.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
 from desktop.core.system.errors import ConfigError, InputError, StudioError, disk_error
 from desktop.core.system.events import (
     AdjustedEvent,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.cli_text import say, text
-from desktop.core.config import TASKS, RunConfig
+from desktop.core.settings.config import TASKS, RunConfig
 from desktop.core.system.errors import human_count, human_size
 
 

@@ -15,7 +15,7 @@ import sys
 import threading
 from pathlib import Path
 
-from desktop.core.config import load_config
+from desktop.core.settings.config import load_config
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import Event, FailedEvent
 from desktop.core.system.stopping import GracefulStop

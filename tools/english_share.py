@@ -206,7 +206,7 @@ def main(language: str) -> int:
     for menu_action in window.menuBar().actions():
         texts.append(menu_action.text())
         texts += [a.text() for a in menu_action.menu().actions() if a.text()]
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
     from desktop.gui.hub_settings import HubSettingsDialog
     from desktop.gui.model_browser import ModelBrowser
     from desktop.gui.runs_dialog import RunsDialog

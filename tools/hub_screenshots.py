@@ -45,7 +45,7 @@ def main(out: Path) -> int:
     constants.HF_HUB_OFFLINE, constants.HF_HUB_CACHE = False, str(home / "hf")
     constants.DOWNLOAD_CHUNK_SIZE = 256 * 1024  # progress within a small file
     app = QApplication.instance() or QApplication(sys.argv)
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
     from desktop.gui.model_browser import FIT_COLUMN, ModelBrowser
 
     browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=8 * 2**30, ram=16 * 2**30)

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.core.config import Columns
 from desktop.core.data import Table, is_blank
+from desktop.core.settings.config import Columns
 from desktop.core.system.errors import DataError
 from desktop.core.system.messages import msg
 

@@ -20,7 +20,7 @@ from desktop.core.system.messages import msg
 if TYPE_CHECKING:
     import pandas as pd
 
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
 
 ENCODING_CANDIDATES = ["gb18030", "big5", "cp1252", "shift_jis", "euc_kr", "utf_16"]
 

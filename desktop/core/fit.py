@@ -1,6 +1,6 @@
 """The fit badge: will this model train on this computer with the current Memory & speed options?
 
-Computed by :mod:`desktop.core.memory` from the model's ``config.json`` alone (fetched from the hub,
+Computed by :mod:`desktop.core.settings.memory` from the model's ``config.json`` alone (fetched from the hub,
 a few kB; the model is built on the ``meta`` device, so no weights and no memory). On a machine without
 an NVIDIA GPU the answer is the RAM needed and a rough time per epoch instead.
 """
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
+from desktop.core.settings.memory import ParamShapes
 from desktop.core.sources import MODELSCOPE, Source, split_ref, token
 
 # A rough CPU training speed (FLOP/s per core, fp32, forward + backward) for the time per epoch.
@@ -112,7 +113,8 @@ def fit(
 
     (AutoConfig,) = transformers_names("AutoConfig")
 
-    from desktop.core.memory import estimate, shapes_for_model_config
+    from desktop.core.settings.memory import estimate
+    from desktop.core.shapes import shapes_for_model_config
 
     values = dict(model_config)
     model_type = values.pop("model_type", "")
@@ -139,3 +141,50 @@ def fit(
         tokens = rows * config.training.max_length
         epoch_s = 6 * parameters * tokens / (CPU_FLOPS_PER_CORE * (os.cpu_count() or 1))
     return Fit(verdict, needed, available, on_gpu, parameters, with_lora, with_qlora, epoch_s)
+
+
+def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShapes:
+    """Parameter shapes of the configured model, built on the ``meta`` device (no memory, no weights).
+
+    Args:
+        config: Model source, task and LoRA settings.
+        lora: Override ``config.lora.enabled`` (to compare with and without adapters).
+    """
+    from desktop.core.system.lazy import transformers_names
+
+    (AutoConfig,) = transformers_names("AutoConfig")
+
+    from desktop.core.models import pretrained_kwargs, resolve
+    from desktop.core.shapes import shapes_for_model_config
+
+    fetch_model_config(config)
+    model_config = AutoConfig.from_pretrained(
+        resolve(config.model), **pretrained_kwargs(config.model, need="config")
+    )
+    return shapes_for_model_config(model_config, config, lora)
+
+
+def fetch_model_config(config: RunConfig) -> None:
+    """Bring a hub model's ``config.json`` alone (a few kB, never the weights) into the hub's cache, so
+    that :func:`shapes_for_config` reads it offline. Nothing to do for a local or bundled model.
+
+    Raises:
+        ModelError: The hub cannot be reached or has no such model.
+    """
+    from desktop.core.hub import complete_in_cache
+
+    name, revision = config.model.name.strip(), config.model.revision
+    on_hub = name and not name.startswith("bundled:") and not Path(name).expanduser().is_dir()
+    if on_hub and not complete_in_cache(name, revision, "config"):
+        fetch_config(name)
+
+
+def shapes_with_and_without_lora(config: RunConfig) -> tuple[ParamShapes, ParamShapes | None]:
+    """The model's shapes as it is and with LoRA adapters (``None`` for a model LoRA cannot adapt):
+    what the Memory & speed page compares."""
+    full = shapes_for_config(config, lora=False)
+    try:
+        with_lora = shapes_for_config(config, lora=True)
+    except Exception:  # a model LoRA cannot adapt: no LoRA suggestions
+        with_lora = None
+    return full, with_lora

@@ -33,7 +33,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import DataError, InputError, ModelError, StudioError
 from desktop.core.system.messages import from_wire, msg, to_wire
 
@@ -88,17 +88,17 @@ def token_statistics(config: RunConfig) -> TokenReport:
 
 def model_shapes(config: RunConfig) -> tuple[Any, Any]:
     """The model's parameter shapes as it is and with LoRA (``None`` where LoRA cannot adapt it); see
-    :func:`desktop.core.memory.shapes_with_and_without_lora`.
+    :func:`desktop.core.fit.shapes_with_and_without_lora`.
 
     Raises:
         ModelError: The model's config cannot be fetched or read.
     """
-    from desktop.core.memory import fetch_model_config
+    from desktop.core.fit import fetch_model_config
 
     fetch_model_config(config)  # here: the network and the keyring stay in the app's process
     answer = _helper.ask("model_shapes", config=_config_to_wire(config))
     if answer is None:
-        from desktop.core.memory import shapes_with_and_without_lora
+        from desktop.core.fit import shapes_with_and_without_lora
 
         return shapes_with_and_without_lora(config)
     full, with_lora = answer
@@ -137,7 +137,7 @@ def _token_statistics(config: RunConfig) -> TokenReport:
 
 
 def _shapes(values: dict[str, Any]) -> Any:
-    from desktop.core.memory import ParamShapes
+    from desktop.core.settings.memory import ParamShapes
 
     def shapes(value: list) -> tuple[tuple[int, ...], ...]:
         return tuple(tuple(shape) for shape in value)
@@ -156,7 +156,7 @@ def _config_to_wire(config: RunConfig) -> dict[str, Any]:
 
 
 def _config_from_wire(value: dict[str, Any]) -> RunConfig:
-    from desktop.core.config import from_dict, parse_toml
+    from desktop.core.settings.config import from_dict, parse_toml
 
     return from_dict(parse_toml(value["toml"]), base_dir=Path(value["base"]))
 
@@ -173,7 +173,7 @@ def _answer_token_statistics(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _answer_model_shapes(config: dict[str, Any]) -> list[Any]:
-    from desktop.core.memory import shapes_with_and_without_lora
+    from desktop.core.fit import shapes_with_and_without_lora
 
     full, with_lora = shapes_with_and_without_lora(_config_from_wire(config))
     return [dataclasses.asdict(full), dataclasses.asdict(with_lora) if with_lora is not None else None]

@@ -17,7 +17,7 @@ import stat
 from dataclasses import replace
 from pathlib import Path
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import InputError
 from desktop.core.system.messages import msg
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from desktop.core.config import Launch
+from desktop.core.settings.config import Launch
 from desktop.core.system.errors import InputError
 from desktop.core.system.messages import msg
 

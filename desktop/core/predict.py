@@ -138,7 +138,7 @@ def _text_column(columns: list[str], given: str, saved: Path, task: str) -> str:
             )
         return given
     if saved.is_file():
-        from desktop.core.config import load_config
+        from desktop.core.settings.config import load_config
 
         trained = load_config(saved).columns
         for name in (trained.text, trained.source, trained.prompt, trained.instruction):

@@ -8,8 +8,8 @@ from typing import Any
 
 from desktop.core.checks import check_data, check_tokenizer, read_data
 from desktop.core.columns import Guess
-from desktop.core.config import RunConfig
 from desktop.core.data import Table, release_memory
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import StudioError
 
 

@@ -22,7 +22,7 @@ import heapq
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.messages import msg
 
 MAX_ATTEMPTS = 5
@@ -67,7 +67,7 @@ def next_setting(config: RunConfig, attempt: int, eight_bit: bool = False) -> Ad
         attempt: Changes already made in this run (0 the first time).
         eight_bit: Whether 8-bit optimizers run here (bitsandbytes on CUDA).
     """
-    from desktop.core.presets import describe_changes
+    from desktop.core.settings.presets import describe_changes
 
     if attempt >= MAX_ATTEMPTS:
         return None

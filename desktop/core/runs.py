@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from desktop.core.checkpoints import checkpoint_problem, is_complete
-from desktop.core.config import RunConfig, load_config
+from desktop.core.settings.config import RunConfig, load_config
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import (
     TERMINAL,

@@ -79,7 +79,7 @@ class Summary:
 
     def read_config(self, config_path: Path) -> None:
         """Take the config's fields (task, model, data, hyperparameters) from ``config_path``."""
-        from desktop.core.config import load_config
+        from desktop.core.settings.config import load_config
 
         try:
             self.config_mtime_ns = config_path.stat().st_mtime_ns

@@ -22,8 +22,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from desktop.core.config import RunConfig
 from desktop.core.runs import RunDir
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import (
     CheckpointEvent,

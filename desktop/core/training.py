@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core import recovery
-from desktop.core.config import RunConfig
 from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
 from desktop.core.runs import RunDir
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import (
     InputError,
     check_writable,
@@ -202,7 +202,7 @@ def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadi
     import_training_stack()  # the slow import, reported as its own phase: the Trainer's modules too
     freeze_training_stack()  # before the run makes its model: the collections of the run skip the imports
 
-    from desktop.core.options import Capabilities, apply_lora, model_kwargs, resolve
+    from desktop.core.settings.options import Capabilities, apply_lora, model_kwargs, resolve
 
     options = resolve(config, Capabilities.detect())  # refuses what this machine cannot run
     phase(msg("Loading the tokenizer and the model"))
@@ -364,7 +364,7 @@ def _train(
                 free_gpu_memory()
                 prepared = rebuild(recovering.config)
             else:
-                from desktop.core.options import Capabilities, resolve
+                from desktop.core.settings.options import Capabilities, resolve
 
                 options = resolve(recovering.config, Capabilities.detect())
                 prepared = replace(prepared, config=recovering.config, trainer_options=options.training_args)
@@ -473,7 +473,7 @@ class _Recovery:
         found = out_of_memory(exc)
         if not self.enabled or found is None or failure_stage(found) in ("evaluation", "loading"):
             return None
-        from desktop.core.options import Capabilities
+        from desktop.core.settings.options import Capabilities
 
         caps = Capabilities.detect()
         adjustment = recovery.next_setting(

@@ -57,7 +57,7 @@ def inspect_folder(folder: str | Path, run_config: Path | None = None) -> Folder
     task = chat = None
     trained_from, seed = "", 42
     if saved.is_file():
-        from desktop.core.config import load_config
+        from desktop.core.settings.config import load_config
 
         config = load_config(saved)
         task = config.task
@@ -94,8 +94,8 @@ def base_playground(info: FolderInfo) -> Playground | None:
     as it was before the first step: the same labels, and the run's seed."""
     if not info.trained_from:
         return None
-    from desktop.core.config import ModelSource
     from desktop.core.models import pretrained_kwargs, resolve
+    from desktop.core.settings.config import ModelSource
 
     source = ModelSource(name=info.trained_from)
     kwargs: dict[str, Any] = dict(pretrained_kwargs(source))  # from this computer only: never a download

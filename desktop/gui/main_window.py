@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.config import RunConfig, load_config, with_changes
 from desktop.core.runs import RunDir, newest_crashed
+from desktop.core.settings.config import RunConfig, load_config, with_changes
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import AdjustedEvent
 from desktop.core.system.paths import resources_dir
@@ -347,7 +347,7 @@ class MainWindow(QMainWindow):
 
     def _give_options_their_context(self) -> None:
         """Tell the Memory & speed page which model and GPU its estimate is for."""
-        from desktop.core.options import Capabilities, installed
+        from desktop.core.settings.options import Capabilities, installed
 
         env = self.environment_page
         gpus = env.report.nvidia if env.report else []
@@ -714,7 +714,7 @@ class MainWindow(QMainWindow):
         config = RunConfig()
         if text:
             try:
-                from desktop.core.config import from_dict, parse_toml
+                from desktop.core.settings.config import from_dict, parse_toml
 
                 config = from_dict(parse_toml(text))
             except Exception:  # a damaged setting must not stop the app from starting

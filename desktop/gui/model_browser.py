@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.config import RunConfig
 from desktop.core.hub_search import ModelHit
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import human_count, human_size
 from desktop.gui.core_text import error_text, shown
 from desktop.gui.download_panel import DownloadPanel

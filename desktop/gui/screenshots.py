@@ -89,7 +89,7 @@ def _synthetic_evaluation(folder: Path) -> None:
     import csv
 
     from desktop.core import evaluation
-    from desktop.core.config import RunConfig
+    from desktop.core.settings.config import RunConfig
     from desktop.core.system.paths import resources_dir
 
     config = RunConfig(task="classification")  # the run's config: the try-it panel's base model
@@ -207,8 +207,8 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
 
 def _synthetic_history(runs: Path) -> None:
     """Four past runs: two finished with different learning rates, one stopped, one crashed."""
-    from desktop.core.config import RunConfig
     from desktop.core.runs import RunDir
+    from desktop.core.settings.config import RunConfig
     from desktop.core.system.events import FinishedEvent, StoppedEvent
 
     rng = random.Random(3)
@@ -309,8 +309,8 @@ SMALL = (1024, 576)
 
 def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     """The model browser, the model sources dialog and a download, as the user opens them."""
-    from desktop.core.config import RunConfig
     from desktop.core.downloads import Progress
+    from desktop.core.settings.config import RunConfig
     from desktop.gui.download_panel import DownloadDialog
     from desktop.gui.hub_settings import HubSettingsDialog
     from desktop.gui.model_browser import ModelBrowser

@@ -12,8 +12,8 @@ import traceback
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop.core.config import RunConfig
 from desktop.core.runs import RunDir
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.awake import KeepAwake
 from desktop.core.system.events import (
     AdjustedEvent,

@@ -37,7 +37,7 @@ def _import_data_stack() -> None:
     import encodings.utf_8_sig  # noqa: F401  (the codec the window's thread reads configs with)
     import importlib.util
 
-    from desktop.core.options import OPTIONAL_PACKAGES, installed
+    from desktop.core.settings.options import OPTIONAL_PACKAGES, installed
     from desktop.core.system.lazy import import_data_stack
     from desktop.core.system.paths import resources_dir
     from desktop.core.system.readahead import read_folders

@@ -275,7 +275,9 @@ def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice,
     steps.append(Step("torch_check", "Checking PyTorch", [py, "-c", TORCH_CHECK]))
     steps.append(
         Step(
-            "check", "Checking the installation", [py, "-c", "import desktop.core.config, PySide6.QtWidgets"]
+            "check",
+            "Checking the installation",
+            [py, "-c", "import desktop.core.settings.config, PySide6.QtWidgets"],
         )
     )
     return steps

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.core.config import load_config
+from desktop.core.settings.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 POSITIVE = ["非常好用", "物超所值", "质量很好", "值得推荐", "让人惊喜"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from desktop.core.config import RunConfig
 from desktop.core.runs import RunDir
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import Event, LogEvent, ProgressEvent, StartedEvent
 
 

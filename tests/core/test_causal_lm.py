@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from desktop.core.config import Columns
 from desktop.core.data import Table
+from desktop.core.settings.config import Columns
 from desktop.core.tasks.causal_lm import IGNORE, encode
 
 

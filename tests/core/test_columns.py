@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from desktop.core.columns import causal_format, guess_columns
-from desktop.core.config import Columns
 from desktop.core.data import Table, read_file
+from desktop.core.settings.config import Columns
 
 
 def _table(rows: list[dict]) -> Table:

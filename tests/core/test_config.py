@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.config import RunConfig, load_config, with_overrides
+from desktop.core.settings.config import RunConfig, load_config, with_overrides
 from desktop.core.system.errors import ConfigError
 
 

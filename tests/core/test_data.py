@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from desktop.core.columns import check_rows, guess_columns
-from desktop.core.config import Columns
 from desktop.core.data import read_file, split_fraction
+from desktop.core.settings.config import Columns
 from desktop.core.system.errors import DataError
 
 ROWS = [
@@ -190,9 +190,9 @@ def test_row_numbers_match_the_spreadsheet_with_blank_lines(tmp_path: Path, suff
 
 
 def test_the_head_of_a_large_csv_is_read_without_reading_it_all(tmp_path: Path) -> None:
-    from desktop.core.config import RunConfig
     from desktop.core.data import read_head
     from desktop.core.preview import preview_head
+    from desktop.core.settings.config import RunConfig
 
     path = tmp_path / "big.csv"
     with open(path, "w", encoding="utf-8") as fh:
@@ -227,9 +227,9 @@ def _chats(count: int) -> list[dict]:
 def test_the_head_of_a_json_array_is_read_without_reading_it_all(tmp_path: Path, indent: int | None) -> None:
     """A chat export of gigabytes (one JSON array) shows its first rows at once; the whole file is
     read, and what is wrong with it named, only by the full check."""
-    from desktop.core.config import RunConfig
     from desktop.core.data import read_head
     from desktop.core.preview import preview_head
+    from desktop.core.settings.config import RunConfig
 
     chats = _chats(3000)
     text = json.dumps(chats, ensure_ascii=False, indent=indent)

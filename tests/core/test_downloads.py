@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from desktop.core import downloads, hub_search, sources
-from desktop.core.config import ModelSource
 from desktop.core.downloads import DownloadCancelled, Progress
 from desktop.core.models import load_tokenizer
+from desktop.core.settings.config import ModelSource
 from desktop.core.system.errors import DiskInputError, ModelError
 from tests.fakehub import TOKEN, FakeHub, Repo
 
@@ -140,8 +140,8 @@ def test_auto_picks_the_source_that_answers(fake_hub: FakeHub, monkeypatch: pyte
 def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
     fake_hub: FakeHub, samples: Path
 ) -> None:
-    from desktop.core.config import RunConfig
     from desktop.core.data import load_train_eval
+    from desktop.core.settings.config import RunConfig
 
     csv = (samples / "reviews.csv").read_bytes()
     fake_hub.add(
@@ -163,8 +163,8 @@ def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
 def test_a_config_fetched_for_the_fit_badge_is_not_taken_for_a_download(fake_hub: FakeHub) -> None:
     from desktop.core import hub
     from desktop.core.checks import check_model_folder
-    from desktop.core.config import RunConfig
     from desktop.core.fit import fetch_config
+    from desktop.core.settings.config import RunConfig
 
     assert fetch_config("tiny/gpt2")["model_type"] == "gpt2"
     served = {name for name, _ in fake_hub.served}
@@ -191,8 +191,9 @@ def test_parameters_and_size_come_from_the_safetensors_headers(fake_hub: FakeHub
 
 
 def test_the_memory_estimate_of_a_hub_model_needs_only_its_config(fake_hub: FakeHub) -> None:
-    from desktop.core.config import RunConfig
-    from desktop.core.memory import estimate, shapes_for_config
+    from desktop.core.fit import shapes_for_config
+    from desktop.core.settings.config import RunConfig
+    from desktop.core.settings.memory import estimate
 
     config = RunConfig(task="causal-lm")
     config.model.name = "tiny/gpt2"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import diagnose
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.config import RunConfig
 from desktop.core.fit import fit
+from desktop.core.settings.config import RunConfig
 
 GB = 2**30
 

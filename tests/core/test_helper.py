@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from desktop.core import helper
-from desktop.core.config import RunConfig
-from desktop.core.memory import shapes_with_and_without_lora
+from desktop.core.fit import shapes_with_and_without_lora
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ModelError, StudioError
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"

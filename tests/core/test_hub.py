@@ -9,8 +9,8 @@ import time
 import pytest
 
 from desktop.core import downloads, hub, hub_search, sources
-from desktop.core.config import ModelSource
 from desktop.core.models import load_tokenizer
+from desktop.core.settings.config import ModelSource
 from desktop.core.system.errors import ModelError
 
 

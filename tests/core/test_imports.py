@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 MODULES = [
-    "desktop.core.config",
+    "desktop.core.settings.config",
     "desktop.core.data",
     "desktop.core.columns",
     "desktop.core.system.events",

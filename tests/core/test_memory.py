@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from desktop.core.config import RunConfig
-from desktop.core.memory import estimate, optimizer_bytes, shapes_for_config, shapes_of
-from desktop.core.options import Capabilities
-from desktop.core.presets import apply_preset, fit_gpu
+from desktop.core.fit import shapes_for_config
+from desktop.core.settings.config import RunConfig
+from desktop.core.settings.memory import estimate, optimizer_bytes, shapes_of
+from desktop.core.settings.options import Capabilities
+from desktop.core.settings.presets import apply_preset, fit_gpu
 
 GB = 1024**3
 
@@ -80,7 +81,7 @@ def test_exact_for_minilm_and_with_lora() -> None:
 
     config.lora.enabled = True
     lora = shapes_for_config(config)
-    from desktop.core.options import apply_lora
+    from desktop.core.settings.options import apply_lora
 
     peft_model = apply_lora(model, config)
     trainable = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
@@ -164,7 +165,7 @@ def test_presets_explain_what_they_change(tiny_gpt2: Path) -> None:
 
 
 def test_fastest_and_balanced_differ_or_are_one_button() -> None:
-    from desktop.core.presets import presets_for
+    from desktop.core.settings.presets import presets_for
 
     config = RunConfig(task="causal-lm")
     gpu = Capabilities(cuda=True, bf16=True, triton=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from desktop.core.callbacks import EventCallback
-from desktop.core.config import RunConfig
-from desktop.core.options import Capabilities, resolve
+from desktop.core.settings.config import RunConfig
+from desktop.core.settings.options import Capabilities, resolve
 from desktop.core.system.errors import ConfigError
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
@@ -172,7 +172,7 @@ def test_lora_trains_adapters_and_saves_a_merged_model(
 def test_lora_targets_are_found_in_each_model_family(tiny_gpt2: Path, tiny_bert: Path, tiny_t5: Path) -> None:
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-    from desktop.core.options import find_target_modules
+    from desktop.core.settings.options import find_target_modules
 
     assert find_target_modules(AutoModelForCausalLM.from_pretrained(tiny_gpt2)) == [
         "c_attn",
@@ -190,7 +190,7 @@ def test_qlora_needs_a_gpu_and_bitsandbytes_and_loads_the_base_in_4_bits() -> No
     config.lora.qlora = True
     with pytest.raises(ConfigError, match="QLoRA needs a CUDA GPU"):
         resolve(config, CPU)
-    from desktop.core.options import model_kwargs
+    from desktop.core.settings.options import model_kwargs
 
     resolved = resolve(config, GPU)
     quant = model_kwargs(resolved)["quantization_config"]
@@ -199,7 +199,8 @@ def test_qlora_needs_a_gpu_and_bitsandbytes_and_loads_the_base_in_4_bits() -> No
 
 
 def test_qlora_estimate_counts_half_a_byte_per_frozen_weight(tiny_gpt2: Path) -> None:
-    from desktop.core.memory import estimate, shapes_for_config
+    from desktop.core.fit import shapes_for_config
+    from desktop.core.settings.memory import estimate
 
     config = make_config("causal-lm", tiny_gpt2, [], Path("."))
     config.lora.enabled = True
@@ -264,7 +265,7 @@ def test_the_seq2seq_collator_can_go_to_data_loader_workers(
 def test_a_package_installed_by_a_repair_is_seen_after_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop.core.options import forget_installed, installed
+    from desktop.core.settings.options import forget_installed, installed
 
     monkeypatch.syspath_prepend(str(tmp_path))
     assert not installed("studio_fake_bitsandbytes")

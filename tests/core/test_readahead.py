@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from desktop.core.config import ModelSource
 from desktop.core.runs import RunDir
+from desktop.core.settings.config import ModelSource
 from desktop.core.system import readahead
 from desktop.core.system.readahead import read_ahead
 

@@ -228,7 +228,7 @@ def test_out_of_memory_with_recovery_off_offers_remedies_and_apply_and_retry_wor
 ) -> None:
     from transformers import Trainer
 
-    from desktop.core.config import with_changes
+    from desktop.core.settings.config import with_changes
 
     def out_of_memory(self: object, *args: object, **kwargs: object) -> None:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
@@ -449,8 +449,8 @@ def test_a_chunk_whose_rows_all_go_makes_no_batch_and_the_cache_still_holds_the_
     import pandas as pd
 
     from desktop.core import tasks
-    from desktop.core.config import Columns, RunConfig
     from desktop.core.data import Table
+    from desktop.core.settings.config import Columns, RunConfig
     from desktop.core.tasks import Tokenizing
 
     class Vocabulary:  # what the cache key reads of a tokenizer

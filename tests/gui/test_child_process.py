@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from desktop.core.config import RunConfig
 from desktop.core.runs import RunDir
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Key, Settings
@@ -146,7 +146,7 @@ def test_closing_during_a_child_run_ends_it_at_once(window: MainWindow, qtbot, m
 
 
 def test_two_gpus_offer_processes_and_a_per_gpu_estimate(window: MainWindow, qtbot, tiny_gpt2) -> None:
-    from desktop.core.options import Capabilities
+    from desktop.core.settings.options import Capabilities
 
     page = window.options_page
     assert page.gpu_count.isHidden() and page.strategy.isHidden()  # one GPU or none: nothing to choose

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Key, Settings
 from tests.gui.conftest import FakeController

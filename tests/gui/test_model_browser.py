@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.gui.model_browser import FIT_COLUMN, ModelBrowser
 from tests.fakehub import FakeHub
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.gui.main_window import MainWindow
 
 
@@ -58,7 +58,7 @@ def test_loaded_config_shows_its_options_and_bad_values_block_next(window: MainW
 
 
 def test_estimate_presets_and_fit_my_gpu(window: MainWindow, qtbot, tiny_gpt2) -> None:
-    from desktop.core.options import Capabilities
+    from desktop.core.settings.options import Capabilities
 
     config = RunConfig(task="causal-lm")
     config.model.name = str(tiny_gpt2)
@@ -91,7 +91,7 @@ def test_estimate_presets_and_fit_my_gpu(window: MainWindow, qtbot, tiny_gpt2) -
 
 
 def test_options_this_machine_cannot_run_are_refused_on_the_page(window: MainWindow, qtbot) -> None:
-    from desktop.core.options import Capabilities
+    from desktop.core.settings.options import Capabilities
 
     page = window.options_page
     with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
@@ -109,7 +109,7 @@ def test_options_this_machine_cannot_run_are_refused_on_the_page(window: MainWin
 def test_without_an_nvidia_gpu_the_page_talks_about_ram_and_time(
     window: MainWindow, qtbot, tiny_gpt2
 ) -> None:
-    from desktop.core.options import Capabilities
+    from desktop.core.settings.options import Capabilities
 
     config = RunConfig(task="causal-lm")
     config.model.name = str(tiny_gpt2)
@@ -151,7 +151,7 @@ def test_an_accumulation_longer_than_an_epoch_is_shown_under_its_field(window: M
 def test_on_windows_a_run_too_big_for_the_gpu_is_said_to_spill_not_fail(
     window: MainWindow, qtbot, tiny_gpt2, monkeypatch
 ) -> None:
-    from desktop.core.options import Capabilities
+    from desktop.core.settings.options import Capabilities
     from desktop.gui.pages import options_page
 
     monkeypatch.setattr(options_page, "_on_windows", lambda: True)

@@ -17,9 +17,9 @@ import functools
 from typing import Any
 
 from desktop.core.columns import causal_format, parse_messages
-from desktop.core.config import Columns, RunConfig
 from desktop.core.data import Table
 from desktop.core.models import load_model
+from desktop.core.settings.config import Columns, RunConfig
 from desktop.core.system.errors import DataError
 from desktop.core.system.messages import msg
 from desktop.core.tasks import Prepared, Tokenizing

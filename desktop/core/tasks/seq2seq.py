@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from desktop.core.config import Columns, RunConfig
 from desktop.core.data import Table
 from desktop.core.models import load_model
+from desktop.core.settings.config import Columns, RunConfig
 from desktop.core.tasks import Prepared, Tokenizing
 
 

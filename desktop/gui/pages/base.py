@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.gui.core_text import shown
 
 

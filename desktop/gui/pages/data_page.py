@@ -30,10 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
-from desktop.core.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.helper import TokenReport
 from desktop.core.models import describe_local_model
 from desktop.core.preview import Preview, preview, preview_head
+from desktop.core.settings.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.system.errors import StudioError, human_size
 from desktop.core.system.lazy import imported
 from desktop.gui.core_text import sentences, shown

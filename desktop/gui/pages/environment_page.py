@@ -311,7 +311,7 @@ class EnvironmentPage(WizardPage):
         self.progress.setValue(int(share * 100))
 
     def _on_repair_repair_finished(self, result: Any, proof: Any) -> None:
-        from desktop.core.options import forget_installed
+        from desktop.core.settings.options import forget_installed
 
         forget_installed()  # the repair may have installed bitsandbytes or triton with PyTorch
         self.install_button.setEnabled(not self._blocked)

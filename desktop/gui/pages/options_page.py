@@ -27,10 +27,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.config import ATTENTIONS, COMPILE_BACKENDS, OPTIMIZERS, PRECISIONS, SCHEDULERS, RunConfig
-from desktop.core.memory import Estimate
-from desktop.core.options import Capabilities, installed, resolve
-from desktop.core.presets import presets_for
+from desktop.core.settings.config import (
+    ATTENTIONS,
+    COMPILE_BACKENDS,
+    OPTIMIZERS,
+    PRECISIONS,
+    SCHEDULERS,
+    RunConfig,
+)
+from desktop.core.settings.memory import Estimate
+from desktop.core.settings.options import Capabilities, installed, resolve
+from desktop.core.settings.presets import presets_for
 from desktop.core.system.errors import ConfigError, Problem, StudioError
 from desktop.core.system.paths import default_runs_dir
 from desktop.gui.core_text import sentences as sentences_joined
@@ -48,7 +55,7 @@ def _on_windows() -> bool:
 
 def _field_help(name: str) -> str:
     """The help text of a ``[launch]`` field (its tooltip)."""
-    from desktop.core.config import Launch
+    from desktop.core.settings.config import Launch
 
     return next(f.metadata["help"] for f in dataclasses.fields(Launch) if f.name == name)
 
@@ -382,7 +389,7 @@ class OptionsPage(WizardPage):
         """The estimate for the options as they are now (``None`` until the model's size is known)."""
         if self._shapes is None:
             return None
-        from desktop.core.memory import estimate
+        from desktop.core.settings.memory import estimate
 
         config = copy.deepcopy(self._context_config)
         self.apply_to(config)
@@ -439,7 +446,7 @@ class OptionsPage(WizardPage):
 
     def apply_preset(self, name: str) -> None:
         """Apply a preset (or Fit my GPU) and say what changed; Undo puts the old values back."""
-        from desktop.core.presets import apply_preset, fit_gpu
+        from desktop.core.settings.presets import apply_preset, fit_gpu
 
         before = copy.deepcopy(self._context_config)
         self.apply_to(before)

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.config import RunConfig
 from desktop.core.environment.spill import SpillWatch, shared_bytes
 from desktop.core.runs import RunDir
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.awake import KeepAwake
 from desktop.core.system.events import AdjustedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.system.lazy import imported

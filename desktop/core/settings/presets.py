@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from desktop.core.config import RunConfig
-from desktop.core.memory import TIGHT, Estimate, ParamShapes, estimate
-from desktop.core.options import Capabilities
+from desktop.core.settings.config import RunConfig
+from desktop.core.settings.memory import TIGHT, Estimate, ParamShapes, estimate
+from desktop.core.settings.options import Capabilities
 from desktop.core.system.messages import msg
 
 GB = 1024**3

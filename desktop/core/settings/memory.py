@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.messages import msg
 
 CUDA_CONTEXT = 500 * 2**20
@@ -192,80 +192,3 @@ def per_gpu(config: RunConfig, weights: int, gradients: int, optimizer: int) -> 
     if strategy == "deepspeed-zero2":
         return weights, -(-gradients // n), -(-optimizer // n)
     return weights, 2 * gradients, optimizer
-
-
-def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShapes:
-    """Parameter shapes of the configured model, built on the ``meta`` device (no memory, no weights).
-
-    Args:
-        config: Model source, task and LoRA settings.
-        lora: Override ``config.lora.enabled`` (to compare with and without adapters).
-    """
-    from desktop.core.system.lazy import transformers_names
-
-    (AutoConfig,) = transformers_names("AutoConfig")
-
-    from desktop.core.models import pretrained_kwargs, resolve
-
-    fetch_model_config(config)
-    model_config = AutoConfig.from_pretrained(
-        resolve(config.model), **pretrained_kwargs(config.model, need="config")
-    )
-    return shapes_for_model_config(model_config, config, lora)
-
-
-def fetch_model_config(config: RunConfig) -> None:
-    """Bring a hub model's ``config.json`` alone (a few kB, never the weights) into the hub's cache, so
-    that :func:`shapes_for_config` reads it offline. Nothing to do for a local or bundled model.
-
-    Raises:
-        ModelError: The hub cannot be reached or has no such model.
-    """
-    from pathlib import Path
-
-    from desktop.core.hub import complete_in_cache
-
-    name, revision = config.model.name.strip(), config.model.revision
-    on_hub = name and not name.startswith("bundled:") and not Path(name).expanduser().is_dir()
-    if on_hub and not complete_in_cache(name, revision, "config"):
-        from desktop.core.fit import fetch_config
-
-        fetch_config(name)
-
-
-def shapes_with_and_without_lora(config: RunConfig) -> tuple[ParamShapes, ParamShapes | None]:
-    """The model's shapes as it is and with LoRA adapters (``None`` for a model LoRA cannot adapt):
-    what the Memory & speed page compares."""
-    full = shapes_for_config(config, lora=False)
-    try:
-        with_lora = shapes_for_config(config, lora=True)
-    except Exception:  # a model LoRA cannot adapt: no LoRA suggestions
-        with_lora = None
-    return full, with_lora
-
-
-def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | None = None) -> ParamShapes:
-    """Parameter shapes for a model's ``config.json`` (a transformers config), on the ``meta`` device.
-
-    This is all the fit badge needs of a model on the hub: its config, never its weights.
-    """
-    import torch
-
-    from desktop.core.system.lazy import transformers_names
-
-    AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification = transformers_names(
-        "AutoModelForCausalLM", "AutoModelForSeq2SeqLM", "AutoModelForSequenceClassification"
-    )
-
-    auto = {
-        "classification": AutoModelForSequenceClassification,
-        "causal-lm": AutoModelForCausalLM,
-        "seq2seq": AutoModelForSeq2SeqLM,
-    }[config.task]
-    with torch.device("meta"):
-        model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
-        if (config.lora.enabled or config.lora.qlora) if lora is None else lora:
-            from desktop.core.options import apply_lora
-
-            model = apply_lora(model, config)
-    return shapes_of(model, lm_head=config.task != "classification")

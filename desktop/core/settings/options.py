@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.core.config import RunConfig
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.messages import msg
 

@@ -1,0 +1,39 @@
+"""A model's parameter shapes, built on the ``meta`` device from its ``config.json`` alone.
+
+No weights and no memory: what the memory estimate and the fit badge need of a model, local or on a
+hub (where only ``config.json``, a few kB, is fetched).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from desktop.core.settings.config import RunConfig
+from desktop.core.settings.memory import ParamShapes, shapes_of
+
+
+def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | None = None) -> ParamShapes:
+    """Parameter shapes for a model's ``config.json`` (a transformers config), on the ``meta`` device.
+
+    This is all the fit badge needs of a model on the hub: its config, never its weights.
+    """
+    import torch
+
+    from desktop.core.system.lazy import transformers_names
+
+    AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification = transformers_names(
+        "AutoModelForCausalLM", "AutoModelForSeq2SeqLM", "AutoModelForSequenceClassification"
+    )
+
+    auto = {
+        "classification": AutoModelForSequenceClassification,
+        "causal-lm": AutoModelForCausalLM,
+        "seq2seq": AutoModelForSeq2SeqLM,
+    }[config.task]
+    with torch.device("meta"):
+        model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
+        if (config.lora.enabled or config.lora.qlora) if lora is None else lora:
+            from desktop.core.settings.options import apply_lora
+
+            model = apply_lora(model, config)
+    return shapes_of(model, lm_head=config.task != "classification")
