@@ -76,7 +76,7 @@ TOKENIZE = """
 import functools, sys, time
 from desktop.core.checks import load_and_check
 from desktop.core.settings.config import load_config
-from desktop.core.models import load_tokenizer
+from desktop.core.hub.models import load_tokenizer
 from desktop.core.tasks import Tokenizing
 from desktop.core.tasks.classification import _encode, label_maps
 config = load_config(sys.argv[1])
@@ -219,7 +219,7 @@ def main() -> int:
 def _tokenizing(python: str, config: Path, data: Path) -> list[tuple[str, list[str]]]:
     """The tokenization steps: the baseline's (datasets' map with the tokenizer), ours, ours again."""
     sys.path.insert(0, str(ROOT))
-    from desktop.core.models import resolve
+    from desktop.core.hub.models import resolve
     from desktop.core.settings.config import ModelSource
 
     tokenizer = resolve(ModelSource(name="bundled:all-minilm-l6-v2"))

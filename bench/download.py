@@ -45,7 +45,7 @@ def main() -> int:
     import huggingface_hub.constants as constants
     from huggingface_hub import snapshot_download
 
-    from desktop.core import downloads, sources
+    from desktop.core.hub import downloads, sources
 
     constants.HF_HUB_OFFLINE = False
     size = float(args.mb)
@@ -73,7 +73,7 @@ def main() -> int:
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)  # accepts connections, never answers: a blocked network
-    from desktop.core import hub as hub_module
+    from desktop.core.hub import access as hub_module
     from desktop.core.system.errors import ModelError
 
     hub_module._answers.clear()

@@ -170,7 +170,7 @@ def recovery_runs(model: Path, data: Path, tmp: Path, cap_gb: float, steps: int)
 def estimate_against_peak(model: Path, data: Path, tmp: Path, steps: int) -> bool:
     import torch
 
-    from desktop.core.fit import shapes_for_config
+    from desktop.core.hub.fit import shapes_for_config
     from desktop.core.settings.memory import estimate
     from desktop.core.system.events import MemoryEvent
     from desktop.core.training import run_training

@@ -70,7 +70,7 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from desktop.core.fit import shapes_for_config
+    from desktop.core.hub.fit import shapes_for_config
     from desktop.core.settings.memory import estimate
 
     gpu = torch.cuda.is_available()

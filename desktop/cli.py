@@ -336,7 +336,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         config.data.files = [_relative(Path(d).resolve(), base) for d in args.data]
     if Path(args.model).is_dir():
         config.model.name = _relative(Path(args.model).resolve(), out.resolve().parent)
-        from desktop.core.hub_search import remember_folder
+        from desktop.core.hub.search import remember_folder
 
         with contextlib.suppress(OSError):  # the app's model browser lists folders used before
             remember_folder(args.model)
@@ -628,7 +628,7 @@ def _quiet_libraries() -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check the config, the model folder and the data as training would; OK means training accepts them."""
     from desktop.core.checks import model_folder
-    from desktop.core.hub import complete
+    from desktop.core.hub.access import complete
     from desktop.core.preview import preview
 
     config = _load(args)
@@ -696,7 +696,7 @@ def _tokenizer_loader(config: Any) -> Any:
 
     def load() -> Any:
         _quiet_libraries()
-        from desktop.core.models import load_tokenizer
+        from desktop.core.hub.models import load_tokenizer
 
         return load_tokenizer(config.model)
 

@@ -1,7 +1,7 @@
 """The CLI's hub commands: ``models search | download | list | sources`` and ``datasets download``.
 
-They share the core with the app (:mod:`desktop.core.sources`, :mod:`desktop.core.downloads`,
-:mod:`desktop.core.hub_search`), so a source, a mirror or a token set in one is used by the other.
+They share the core with the app (:mod:`desktop.core.hub.sources`, :mod:`desktop.core.hub.downloads`,
+:mod:`desktop.core.hub.search`), so a source, a mirror or a token set in one is used by the other.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from desktop.core.system.errors import human_count, human_size
 
 def hub_options() -> argparse.ArgumentParser:
     """``--source`` and ``--endpoint``, for every command that may reach a hub."""
-    from desktop.core.sources import CHOICES
+    from desktop.core.hub.sources import CHOICES
 
     options = argparse.ArgumentParser(add_help=False)
     options.add_argument(
@@ -86,7 +86,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from desktop.core import hub_search, sources
+    from desktop.core.hub import search as hub_search
+    from desktop.core.hub import sources
 
     source = sources.resolve(probe_if_stale=True)
     hits = hub_search.search(source, args.query, args.task or "", args.sort, args.limit)
@@ -117,8 +118,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_download(args: argparse.Namespace) -> int:
-    from desktop.core import sources
-    from desktop.core.downloads import DownloadCancelled
+    from desktop.core.hub import sources
+    from desktop.core.hub.clients import DownloadCancelled
 
     source = sources.resolve(probe_if_stale=True)
     values = {"name": args.id, "source": text(source.label), "endpoint": source.endpoint}
@@ -144,7 +145,7 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
     """Download with a progress bar on stderr (bytes, speed, time left); Ctrl-C cancels, resumably."""
     from tqdm import tqdm
 
-    from desktop.core.downloads import download
+    from desktop.core.hub.downloads import download
 
     cancel = threading.Event()
     bars: list[Any] = []  # opened at the first progress, once the files and their sizes are known
@@ -194,7 +195,7 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from desktop.core.hub_search import on_this_computer
+    from desktop.core.hub.search import on_this_computer
 
     hits = on_this_computer()
     if args.json:
@@ -211,7 +212,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_sources(args: argparse.Namespace) -> int:
-    from desktop.core import sources
+    from desktop.core.hub import sources
 
     chosen, probes = sources.pick()
     for p in probes:
@@ -232,9 +233,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
 def ensure_downloaded(config: RunConfig, model: bool = True) -> None:
     """Before a run: download the model (unless ``model`` is false: ``init``) and a hub dataset that are not
     on this computer yet, each as its own step with a progress bar (never inside "Preparing")."""
-    from desktop.core import sources
-    from desktop.core.downloads import local_copy
-    from desktop.core.hub import complete_in_cache
+    from desktop.core.hub import sources
+    from desktop.core.hub.access import complete_in_cache
+    from desktop.core.hub.clients import local_copy
 
     name = config.model.name.strip()
     local = Path(name).expanduser().is_dir() or name.startswith("bundled:")

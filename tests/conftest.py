@@ -108,7 +108,7 @@ def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gpt2: Path, k
     ``MODELSCOPE_ENDPOINT``, with empty caches in the test's folder."""
     import huggingface_hub.constants as constants
 
-    from desktop.core import hub as hub_module
+    from desktop.core.hub import access as hub_module
     from tests.fakehub import FakeHub
 
     fake = FakeHub().start()

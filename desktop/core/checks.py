@@ -190,7 +190,7 @@ def check_data(
 
 def model_folder(config: RunConfig) -> Path | None:
     """The folder the model loads from, when it is on this computer (local, bundled or cached)."""
-    from desktop.core.models import resolve
+    from desktop.core.hub.models import resolve
 
     try:
         path = Path(resolve(config.model))
@@ -198,7 +198,7 @@ def model_folder(config: RunConfig) -> Path | None:
         return None
     if path.is_dir():
         return path
-    from desktop.core.hub import cached_snapshot
+    from desktop.core.hub.access import cached_snapshot
 
     return cached_snapshot(config.model.name, config.model.revision)
 
@@ -215,7 +215,7 @@ def check_model_folder(config: RunConfig) -> None:
     folder = model_folder(config)
     if folder is None:
         return
-    from desktop.core.hub import complete
+    from desktop.core.hub.access import complete
 
     name = config.model.name.strip()
     from_hub = not Path(name).expanduser().is_dir() and not name.startswith("bundled:")

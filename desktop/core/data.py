@@ -1130,14 +1130,14 @@ def read_files(paths: list[str]) -> Table:
 def read_hub(hub_id: str, config_name: str, split: str) -> Table:
     """Load one split of a hub dataset from its downloaded copy (Hugging Face's or ModelScope's cache).
 
-    A dataset is downloaded as its own step (:mod:`desktop.core.downloads`), never inside loading.
+    A dataset is downloaded as its own step (:mod:`desktop.core.hub.downloads`), never inside loading.
 
     Raises:
         DataError: The dataset is not on this computer yet, or the configuration or split cannot be loaded.
     """
     import datasets
 
-    from desktop.core.downloads import local_copy
+    from desktop.core.hub.clients import local_copy
 
     folder = local_copy(hub_id, dataset=True)
     if folder is None:

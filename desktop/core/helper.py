@@ -74,7 +74,7 @@ def token_statistics(config: RunConfig) -> TokenReport:
 
     Raises:
         ConfigError, DataError, ModelError: As :func:`~desktop.core.preview.preview` and
-            :func:`~desktop.core.models.load_tokenizer` raise them.
+            :func:`~desktop.core.hub.models.load_tokenizer` raise them.
     """
     answer = _helper.ask("token_statistics", config=_config_to_wire(config))
     if answer is None:
@@ -88,17 +88,17 @@ def token_statistics(config: RunConfig) -> TokenReport:
 
 def model_shapes(config: RunConfig) -> tuple[Any, Any]:
     """The model's parameter shapes as it is and with LoRA (``None`` where LoRA cannot adapt it); see
-    :func:`desktop.core.fit.shapes_with_and_without_lora`.
+    :func:`desktop.core.hub.fit.shapes_with_and_without_lora`.
 
     Raises:
         ModelError: The model's config cannot be fetched or read.
     """
-    from desktop.core.fit import fetch_model_config
+    from desktop.core.hub.fit import fetch_model_config
 
     fetch_model_config(config)  # here: the network and the keyring stay in the app's process
     answer = _helper.ask("model_shapes", config=_config_to_wire(config))
     if answer is None:
-        from desktop.core.fit import shapes_with_and_without_lora
+        from desktop.core.hub.fit import shapes_with_and_without_lora
 
         return shapes_with_and_without_lora(config)
     full, with_lora = answer
@@ -112,8 +112,8 @@ def model_fit(
     ram_available: int,
     rows: int | None = None,
 ) -> Any:
-    """:func:`desktop.core.fit.fit` for a model's ``config.json`` (already fetched)."""
-    from desktop.core.fit import Fit, fit
+    """:func:`desktop.core.hub.fit.fit` for a model's ``config.json`` (already fetched)."""
+    from desktop.core.hub.fit import Fit, fit
 
     answer = _helper.ask(
         "model_fit",
@@ -129,7 +129,7 @@ def model_fit(
 
 
 def _token_statistics(config: RunConfig) -> TokenReport:
-    from desktop.core.models import load_tokenizer
+    from desktop.core.hub.models import load_tokenizer
     from desktop.core.preview import preview
 
     result = preview(config, num_rows=0, tokenizer=load_tokenizer(config.model), schedule=False)
@@ -173,14 +173,14 @@ def _answer_token_statistics(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _answer_model_shapes(config: dict[str, Any]) -> list[Any]:
-    from desktop.core.fit import shapes_with_and_without_lora
+    from desktop.core.hub.fit import shapes_with_and_without_lora
 
     full, with_lora = shapes_with_and_without_lora(_config_from_wire(config))
     return [dataclasses.asdict(full), dataclasses.asdict(with_lora) if with_lora is not None else None]
 
 
 def _answer_model_fit(config: dict[str, Any], **args: Any) -> dict[str, Any]:
-    from desktop.core.fit import fit
+    from desktop.core.hub.fit import fit
 
     return dataclasses.asdict(fit(config=_config_from_wire(config), **args))
 

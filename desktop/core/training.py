@@ -183,7 +183,7 @@ class _StoppedWhilePreparing(Exception):
 
 def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> _Prepared:
     from desktop.core.checks import check_tokenizer, load_and_check
-    from desktop.core.models import load_tokenizer
+    from desktop.core.hub.models import load_tokenizer
     from desktop.core.preview import sample_texts
     from desktop.core.tasks import Tokenizing, task_module
 

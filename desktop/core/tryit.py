@@ -94,7 +94,7 @@ def base_playground(info: FolderInfo) -> Playground | None:
     as it was before the first step: the same labels, and the run's seed."""
     if not info.trained_from:
         return None
-    from desktop.core.models import pretrained_kwargs, resolve
+    from desktop.core.hub.models import pretrained_kwargs, resolve
     from desktop.core.settings.config import ModelSource
 
     source = ModelSource(name=info.trained_from)

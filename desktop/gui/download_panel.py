@@ -55,7 +55,7 @@ class DownloadPanel(QWidget):
 
     def start(self, ref: str, source: Any, dataset: bool = False) -> None:
         """Download ``ref`` (a model, or a dataset) from ``source``."""
-        from desktop.core.downloads import download
+        from desktop.core.hub.downloads import download
 
         cancel = threading.Event()
         self.token_button.setVisible(False)
@@ -111,7 +111,7 @@ class DownloadPanel(QWidget):
         self.downloaded.emit(str(folder))
 
     def _on_failed(self, exc: object, detail: str) -> None:
-        from desktop.core.downloads import DownloadCancelled
+        from desktop.core.hub.clients import DownloadCancelled
 
         self._end()
         if isinstance(exc, DownloadCancelled):
@@ -119,7 +119,7 @@ class DownloadPanel(QWidget):
                 self.tr("Download cancelled. What was downloaded is kept: Download again resumes it.")
             )
             return
-        from desktop.core.hub import GatedError
+        from desktop.core.hub.access import GatedError
 
         message, hint = shown(getattr(exc, "message", str(exc))), shown(getattr(exc, "hint", ""))
         self.status.setText(f"{message}\n{hint}" if hint else message)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core import sources
+from desktop.core.hub import sources
 from desktop.gui.core_text import error_text, shown
 from desktop.gui.workers import run_in_background
 

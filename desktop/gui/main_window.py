@@ -731,7 +731,7 @@ class MainWindow(QMainWindow):
         from desktop.gui.workers import run_in_background
 
         def probe() -> None:
-            from desktop.core import sources  # imported here too: urllib and its kin, 20-30 ms
+            from desktop.core.hub import sources  # imported here too: urllib and its kin, 20-30 ms
 
             if sources.auto_is_stale():
                 sources.pick()

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.hub_search import ModelHit
+from desktop.core.hub.search import ModelHit
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import human_count, human_size
 from desktop.gui.core_text import error_text, shown
@@ -59,7 +59,7 @@ class ModelBrowser(QDialog):
         self._tasks: list[BackgroundTask] = []
         self._fit_queue: list[tuple[QTableWidget, int, str]] = []
         self._fitting = False
-        from desktop.core import sources
+        from desktop.core.hub import sources
 
         self._source = sources.resolve()
 
@@ -75,7 +75,7 @@ class ModelBrowser(QDialog):
         self.query.setPlaceholderText(self.tr("Search models, e.g. qwen, chinese, bert"))
         self.query.returnPressed.connect(self.search)
         self.where = QComboBox()  # where to search: the Hugging Face source in use, or ModelScope
-        from desktop.core.sources import MODELSCOPE, candidates
+        from desktop.core.hub.sources import MODELSCOPE, candidates
 
         others = candidates()
         hf_like = self._source if self._source.kind != MODELSCOPE else others["huggingface"]
@@ -161,7 +161,7 @@ class ModelBrowser(QDialog):
 
     # -- rows ------------------------------------------------------------------------------------
     def _recommended_hits(self) -> list[ModelHit]:
-        from desktop.core.catalogue import recommended
+        from desktop.core.hub.catalogue import recommended
 
         return recommended(self._config.task, self._source.kind)
 
@@ -214,9 +214,9 @@ class ModelBrowser(QDialog):
         source = self._source_for(hit)
 
         def work() -> Any:
-            from desktop.core.fit import fetch_config
             from desktop.core.helper import model_fit
-            from desktop.core.hub_search import weights_info
+            from desktop.core.hub.fit import fetch_config
+            from desktop.core.hub.search import weights_info
 
             figures = (hit.parameters, hit.size_bytes)
             if hit.parameters is None and hit.source not in ("local", "catalogue"):
@@ -266,7 +266,7 @@ class ModelBrowser(QDialog):
 
     # -- actions ---------------------------------------------------------------------------------
     def search(self) -> None:
-        from desktop.core.hub_search import search
+        from desktop.core.hub.search import search
 
         query, task, sort, source = (
             self.query.text().strip(),
@@ -296,7 +296,7 @@ class ModelBrowser(QDialog):
         self.status.setText(f"{message}\n{hint}" if hint else message)
 
     def refresh_local(self) -> None:
-        from desktop.core.hub_search import on_this_computer
+        from desktop.core.hub.search import on_this_computer
 
         self._tasks.append(
             run_in_background(
@@ -363,7 +363,7 @@ class ModelBrowser(QDialog):
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
-        from desktop.core.hub_search import delete_from_cache
+        from desktop.core.hub.search import delete_from_cache
 
         try:
             freed = delete_from_cache(hit)

@@ -309,7 +309,7 @@ SMALL = (1024, 576)
 
 def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     """The model browser, the model sources dialog and a download, as the user opens them."""
-    from desktop.core.downloads import Progress
+    from desktop.core.hub.downloads import Progress
     from desktop.core.settings.config import RunConfig
     from desktop.gui.download_panel import DownloadDialog
     from desktop.gui.hub_settings import HubSettingsDialog

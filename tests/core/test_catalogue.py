@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from desktop.core.catalogue import recommended
+from desktop.core.hub.catalogue import recommended
 from desktop.core.settings.config import HUB_ID
 from desktop.core.system.paths import resources_dir
 

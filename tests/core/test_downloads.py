@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import downloads, hub_search, sources
-from desktop.core.downloads import DownloadCancelled, Progress
-from desktop.core.models import load_tokenizer
+from desktop.core.hub import clients as clients
+from desktop.core.hub import downloads, sources
+from desktop.core.hub import search as hub_search
+from desktop.core.hub.clients import DownloadCancelled
+from desktop.core.hub.downloads import Progress
+from desktop.core.hub.models import load_tokenizer
 from desktop.core.settings.config import ModelSource
 from desktop.core.system.errors import DiskInputError, ModelError
 from tests.fakehub import TOKEN, FakeHub, Repo
@@ -26,7 +29,7 @@ def test_a_download_fetches_only_what_training_needs_and_reports_up_to_100_perce
     assert all(a.done <= b.done for a, b in itertools.pairwise(seen))  # never goes backwards
     fake_hub.stop()  # the network is gone: the model loads from the cache
     assert load_tokenizer(ModelSource("tiny/gpt2")).vocab_size > 0
-    assert downloads.local_copy("tiny/gpt2") == folder
+    assert clients.local_copy("tiny/gpt2") == folder
 
 
 def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
@@ -34,7 +37,7 @@ def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
 ) -> None:
     import huggingface_hub.constants
 
-    from desktop.core import hub_clients
+    from desktop.core.hub import clients as hub_clients
 
     monkeypatch.setattr(huggingface_hub.constants, "DOWNLOAD_CHUNK_SIZE", 16 * 1024)  # 10 MB for real
     monkeypatch.setattr(hub_clients, "RESUME_FROM", 0)  # 8 MB for real: the tiny model's weights resume
@@ -123,7 +126,7 @@ def test_modelscope_downloads_into_its_own_cache_and_trains_from_there(fake_hub:
     with pytest.raises(ValueError, match="not a model folder in the ModelScope cache"):
         hub_search.delete_from_cache(elsewhere)  # only a repository folder of the cache is deleted
     assert hub_search.delete_from_cache(listed["modelscope:tiny/gpt2"]) > 200_000
-    assert downloads.local_copy("modelscope:tiny/gpt2") is None
+    assert clients.local_copy("modelscope:tiny/gpt2") is None
 
 
 def test_auto_picks_the_source_that_answers(fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,9 +164,9 @@ def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
 
 
 def test_a_config_fetched_for_the_fit_badge_is_not_taken_for_a_download(fake_hub: FakeHub) -> None:
-    from desktop.core import hub
     from desktop.core.checks import check_model_folder
-    from desktop.core.fit import fetch_config
+    from desktop.core.hub import access as hub
+    from desktop.core.hub.fit import fetch_config
     from desktop.core.settings.config import RunConfig
 
     assert fetch_config("tiny/gpt2")["model_type"] == "gpt2"
@@ -179,7 +182,7 @@ def test_a_config_fetched_for_the_fit_badge_is_not_taken_for_a_download(fake_hub
 
 
 def test_parameters_and_size_come_from_the_safetensors_headers(fake_hub: FakeHub, tiny_gpt2: Path) -> None:
-    from desktop.core.models import describe_local_model
+    from desktop.core.hub.models import describe_local_model
 
     expected = describe_local_model(tiny_gpt2).num_parameters
     weights = len(fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"])
@@ -191,7 +194,7 @@ def test_parameters_and_size_come_from_the_safetensors_headers(fake_hub: FakeHub
 
 
 def test_the_memory_estimate_of_a_hub_model_needs_only_its_config(fake_hub: FakeHub) -> None:
-    from desktop.core.fit import shapes_for_config
+    from desktop.core.hub.fit import shapes_for_config
     from desktop.core.settings.config import RunConfig
     from desktop.core.settings.memory import estimate
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.fit import fit
+from desktop.core.hub.fit import fit
 from desktop.core.settings.config import RunConfig
 
 GB = 2**30

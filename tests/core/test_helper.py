@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core import helper
-from desktop.core.fit import shapes_with_and_without_lora
+from desktop.core.hub.fit import shapes_with_and_without_lora
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ModelError, StudioError
 
@@ -40,7 +40,7 @@ def test_answers_are_those_of_this_process(own_helper: helper.Helper, tiny_bert:
     assert report.token_stats["text"].count > 100
     assert helper.model_shapes(config) == shapes_with_and_without_lora(config)
 
-    from desktop.core.fit import fetch_config, fit
+    from desktop.core.hub.fit import fetch_config, fit
 
     model_config = fetch_config(str(tiny_bert))
     assert helper.model_fit(model_config, config, 8 * 2**30, 16 * 2**30) == fit(

@@ -8,8 +8,10 @@ import time
 
 import pytest
 
-from desktop.core import downloads, hub, hub_search, sources
-from desktop.core.models import load_tokenizer
+from desktop.core.hub import access as hub
+from desktop.core.hub import downloads, sources
+from desktop.core.hub import search as hub_search
+from desktop.core.hub.models import load_tokenizer
 from desktop.core.settings.config import ModelSource
 from desktop.core.system.errors import ModelError
 

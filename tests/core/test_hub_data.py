@@ -22,12 +22,12 @@ def fake_datasets(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
         "validation": {"sentence": ["great", "poor"], "label": [1, 0]},
     }
 
-    from desktop.core import downloads
+    from desktop.core.hub import clients
 
     def local_copy(ref: str, revision: str = "", dataset: bool = False) -> object:
         return f"/cache/datasets--{ref.replace('/', '--')}" if ref == "owner/reviews" and dataset else None
 
-    monkeypatch.setattr(downloads, "local_copy", local_copy)
+    monkeypatch.setattr(clients, "local_copy", local_copy)
 
     def load_dataset(
         path: str, name: str | None = None, split: str | None = None, **kwargs: object

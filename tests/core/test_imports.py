@@ -12,7 +12,7 @@ MODULES = [
     "desktop.core.system.events",
     "desktop.core.system.errors",
     "desktop.core.runs",
-    "desktop.core.models",
+    "desktop.core.hub.models",
     "desktop.core.preview",
     "desktop.core.training",
     "desktop.core.tasks.classification",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from desktop.core.fit import shapes_for_config
+from desktop.core.hub.fit import shapes_for_config
 from desktop.core.settings.config import RunConfig
 from desktop.core.settings.memory import estimate, optimizer_bytes, shapes_of
 from desktop.core.settings.options import Capabilities

@@ -199,7 +199,7 @@ def test_qlora_needs_a_gpu_and_bitsandbytes_and_loads_the_base_in_4_bits() -> No
 
 
 def test_qlora_estimate_counts_half_a_byte_per_frozen_weight(tiny_gpt2: Path) -> None:
-    from desktop.core.fit import shapes_for_config
+    from desktop.core.hub.fit import shapes_for_config
     from desktop.core.settings.memory import estimate
 
     config = make_config("causal-lm", tiny_gpt2, [], Path("."))
@@ -248,7 +248,7 @@ def test_the_seq2seq_collator_can_go_to_data_loader_workers(
     import pickle
 
     from desktop.core.checks import load_and_check
-    from desktop.core.models import load_tokenizer
+    from desktop.core.hub.models import load_tokenizer
     from desktop.core.tasks import seq2seq
 
     config = make_config("seq2seq", tiny_t5, [samples / "translation.tsv"], tmp_path / "runs")

@@ -37,7 +37,7 @@ def test_weights_too_large_for_the_memory_available_are_left_to_the_library(
 def test_a_model_is_read_ahead_before_it_is_loaded(tiny_bert: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from transformers import AutoModelForSequenceClassification
 
-    from desktop.core.models import load_model
+    from desktop.core.hub.models import load_model
 
     order: list[str] = []
     monkeypatch.setattr(readahead, "read_ahead", lambda folder: order.append(f"read {Path(folder).name}"))

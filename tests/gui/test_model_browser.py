@@ -44,7 +44,7 @@ def test_recommended_search_badge_download_and_use(qtbot, fake_hub: FakeHub) -> 
 def test_a_hub_that_does_not_answer_is_one_sentence_in_the_dialog(qtbot, monkeypatch) -> None:
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    from desktop.core import hub
+    from desktop.core.hub import access as hub
 
     monkeypatch.setattr(hub, "_answers", {})
     browser = ModelBrowser(RunConfig(task="classification"), gpu_free=None, ram=16 * GB)
@@ -58,7 +58,7 @@ def test_a_hub_that_does_not_answer_is_one_sentence_in_the_dialog(qtbot, monkeyp
 def test_source_settings_save_the_choice_and_keep_the_token_in_the_keyring(
     qtbot, fake_hub: FakeHub, keyring_backend: dict
 ) -> None:
-    from desktop.core import sources
+    from desktop.core.hub import sources
     from desktop.gui.hub_settings import HubSettingsDialog
 
     dialog = HubSettingsDialog()
@@ -122,7 +122,7 @@ def test_a_gated_model_offers_to_enter_a_token(qtbot, fake_hub: FakeHub) -> None
 def test_search_can_ask_modelscope_and_local_folders_used_before_are_listed(
     qtbot, fake_hub: FakeHub, tiny_gpt2
 ) -> None:
-    from desktop.core.hub_search import remember_folder
+    from desktop.core.hub.search import remember_folder
 
     remember_folder(tiny_gpt2)
     browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=None, ram=16 * GB)

@@ -92,8 +92,8 @@ def test_traditional_chinese_uses_taiwan_words() -> None:
 
 
 def test_core_messages_stay_english_text_and_are_shown_translated(chinese) -> None:
-    from desktop.core.hub import translate
-    from desktop.core.sources import MIRROR, Source
+    from desktop.core.hub.access import translate
+    from desktop.core.hub.sources import MIRROR, Source
     from desktop.gui.core_text import shown
 
     class GatedRepoError(Exception):

@@ -210,7 +210,7 @@ class Tokenizing:
                 files.append((name, -1, -1))
         hub = ""
         if config.data.hub_id:
-            from desktop.core.downloads import local_copy
+            from desktop.core.hub.clients import local_copy
 
             folder = local_copy(config.data.hub_id, dataset=True)
             hub = f"{folder}:{folder.stat().st_mtime_ns if folder else ''}"

@@ -18,7 +18,7 @@ from typing import Any
 
 from desktop.core.columns import causal_format, parse_messages
 from desktop.core.data import Table
-from desktop.core.models import load_model
+from desktop.core.hub.models import load_model
 from desktop.core.settings.config import Columns, RunConfig
 from desktop.core.system.errors import DataError
 from desktop.core.system.messages import msg

@@ -7,7 +7,7 @@ from typing import Any
 
 from desktop.core.columns import label_key, unique_values
 from desktop.core.data import Table
-from desktop.core.models import load_model
+from desktop.core.hub.models import load_model
 from desktop.core.settings.config import Columns, RunConfig
 from desktop.core.tasks import Prepared, Tokenizing
 

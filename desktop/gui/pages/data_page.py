@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
 from desktop.core.helper import TokenReport
-from desktop.core.models import describe_local_model
+from desktop.core.hub.models import describe_local_model
 from desktop.core.preview import Preview, preview, preview_head
 from desktop.core.settings.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.system.errors import StudioError, human_size
@@ -326,7 +326,7 @@ class DataPage(WizardPage):
             self._check_model()
             self._load_token_stats()
             if name and self._is_folder(name) and not self._model_problem:
-                from desktop.core.hub_search import remember_folder
+                from desktop.core.hub.search import remember_folder
 
                 with contextlib.suppress(OSError):  # the browser's "On this computer" lists it
                     remember_folder(name)
@@ -348,13 +348,13 @@ class DataPage(WizardPage):
     def _dataset_missing(self) -> bool:
         if not self._config.data.hub_id:
             return False
-        from desktop.core.downloads import local_copy
+        from desktop.core.hub.clients import local_copy
 
         return local_copy(self._config.data.hub_id, dataset=True) is None
 
     def download_dataset(self) -> None:
         """Download the hub dataset as its own step (a small window with progress and Cancel)."""
-        from desktop.core import sources
+        from desktop.core.hub import sources
         from desktop.gui.download_panel import DownloadDialog
 
         hub_id = self._config.data.hub_id
@@ -400,7 +400,7 @@ class DataPage(WizardPage):
         name = self._config.model.name.strip()
         if not name or name.startswith("bundled:") or Path(name).expanduser().is_dir():
             return False
-        from desktop.core.hub import complete_in_cache
+        from desktop.core.hub.access import complete_in_cache
 
         return not complete_in_cache(name, self._config.model.revision)
 
@@ -503,15 +503,15 @@ class DataPage(WizardPage):
         name = self._config.model.name.strip()
         if problems or not name:
             return
-        from desktop.core.models import resolve
+        from desktop.core.hub.models import resolve
         from desktop.gui.pages.options_page import _free_ram
 
         config, gpu_free = copy.deepcopy(self._config), self._gpu_free
         rows = self.train_rows()
 
         def work() -> Any:
-            from desktop.core.fit import fetch_config
             from desktop.core.helper import model_fit
+            from desktop.core.hub.fit import fetch_config
 
             ram = _free_ram()  # here: psutil's first import takes 0.1 s
             return model_fit(fetch_config(resolve(config.model)), config, gpu_free, ram, rows or None)

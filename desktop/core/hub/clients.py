@@ -7,14 +7,28 @@ call); ``modelscope_hub`` serves ModelScope. Both are imported here only, when f
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.sources import MODELSCOPE, Source
+from desktop.core.hub.sources import MODELSCOPE, Source, split_ref
 
 PARTIAL_SUFFIX = ".finetune-studio.incomplete"  # the client's scan counts it as an incomplete file
 RESUME_FROM = 8 * 2**20  # files from this size on resume across cancels and crashes
+
+
+class DownloadCancelled(Exception):
+    """The user pressed Cancel; what was downloaded stays in the cache and the next try resumes."""
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file of a hub repository and its size in bytes."""
+
+    name: str
+    size: int
 
 
 class _Abort(BaseException):
@@ -27,7 +41,6 @@ class _Abort(BaseException):
 
 def list_files(source: Source, repo_id: str, revision: str, dataset: bool, token: str | None):
     """The repository's files with their sizes, and the commit (or revision) they belong to."""
-    from desktop.core.downloads import RemoteFile
 
     if source.kind == MODELSCOPE:
         api = _ms_api(source, token)
@@ -59,13 +72,13 @@ def cache_root(source: Source, cache_dir: Path | None) -> Path:
     if cache_dir is not None:
         return cache_dir
     if source.kind == MODELSCOPE:
-        return _ms_cache()
+        return ms_cache()
     from huggingface_hub import constants
 
     return Path(constants.HF_HUB_CACHE)
 
 
-def _ms_cache() -> Path:
+def ms_cache() -> Path:
     return Path(os.environ.get("MODELSCOPE_CACHE") or Path.home() / ".cache" / "modelscope").expanduser()
 
 
@@ -93,7 +106,7 @@ def missing(
 def _ms_snapshot(repo_id: str, revision: str, dataset: bool, cache_dir: Path | None) -> Path:
     owner, name = repo_id.split("/", 1)
     return (
-        (cache_dir or _ms_cache())
+        (cache_dir or ms_cache())
         / ("datasets" if dataset else "models")
         / f"{owner}--{name}"
         / "snapshots"
@@ -117,8 +130,6 @@ def fetch(
             return _ms_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir)
         return _hf_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir)
     except _Abort:
-        from desktop.core.downloads import DownloadCancelled
-
         raise DownloadCancelled() from None
 
 
@@ -256,7 +267,7 @@ def _ms_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) 
         repo_id,
         "dataset" if dataset else "model",
         revision=commit,
-        cache_dir=cache_dir or _ms_cache(),  # the client remembers the first cache it saw
+        cache_dir=cache_dir or ms_cache(),  # the client remembers the first cache it saw
         allow_patterns=[f.name for f in files],
         progress_callbacks=[Callback],
         max_workers=4,
@@ -309,3 +320,15 @@ def ms_local(repo_id: str, dataset: bool = False, revision: str = "") -> Path | 
     if dataset:
         return folder if folder.is_dir() and any(folder.iterdir()) else None
     return folder if (folder / "config.json").is_file() else None
+
+
+def local_copy(ref: str, revision: str = "", dataset: bool = False) -> Path | None:
+    """The folder of ``ref`` on this computer (Hugging Face or ModelScope cache) when it is complete."""
+    forced, repo_id = split_ref(ref)
+    with contextlib.suppress(Exception):
+        if forced != MODELSCOPE:
+            found = hf_local(repo_id, revision, dataset)
+            if found is not None:
+                return found
+        return ms_local(repo_id, dataset)
+    return None

@@ -41,27 +41,27 @@ def resolve(source: ModelSource) -> str:
 
 
 def _modelscope_copy(name: str, revision: str) -> Path | None:
-    from desktop.core.sources import MODELSCOPE, split_ref
+    from desktop.core.hub.sources import MODELSCOPE, split_ref
 
     forced, repo_id = split_ref(name)
     if "/" not in repo_id or (forced != MODELSCOPE and _in_hf_cache(repo_id, revision)):
         return None
-    from desktop.core.hub_clients import ms_local
+    from desktop.core.hub.clients import ms_local
 
     return ms_local(repo_id, revision=revision if forced == MODELSCOPE else "")
 
 
 def _in_hf_cache(repo_id: str, revision: str) -> bool:
-    from desktop.core.hub import _hf_only
+    from desktop.core.hub.access import hf_only
 
-    return _hf_only(repo_id, revision) is not None
+    return hf_only(repo_id, revision) is not None
 
 
 def pretrained_kwargs(source: ModelSource, need: str = "model") -> dict[str, Any]:
     """Keyword arguments for every ``from_pretrained`` call of this source.
 
     A hub model loads from the local cache alone; one that is not there yet is an error that says
-    to download it first (:mod:`desktop.core.downloads`), so loading never downloads silently.
+    to download it first (:mod:`desktop.core.hub.downloads`), so loading never downloads silently.
 
     Raises:
         ModelError: The model has not been downloaded (or the hub is switched off).
@@ -72,7 +72,7 @@ def pretrained_kwargs(source: ModelSource, need: str = "model") -> dict[str, Any
         return kwargs  # a folder (local, bundled, or a ModelScope download): no revision applies
     if source.revision:
         kwargs["revision"] = source.revision
-    from desktop.core.hub import access_kwargs
+    from desktop.core.hub.access import access_kwargs
 
     kwargs.update(access_kwargs(name, source.revision, need))
     return kwargs
@@ -108,7 +108,7 @@ def load_tokenizer(source: ModelSource) -> Any:
 
 def _read_weights_ahead(path: str, source: ModelSource) -> None:
     """The weights into the system's cache, without holding Python's lock (see :mod:`readahead`)."""
-    from desktop.core.downloads import local_copy
+    from desktop.core.hub.clients import local_copy
     from desktop.core.system.readahead import read_ahead
 
     folder = Path(path) if Path(path).is_dir() else local_copy(source.name, source.revision)

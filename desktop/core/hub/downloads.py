@@ -10,7 +10,6 @@ them, between two chunks.
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import threading
 import time
@@ -18,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop.core.sources import MODELSCOPE, Source, offline, split_ref, token
+from desktop.core.hub.clients import DownloadCancelled, RemoteFile
+from desktop.core.hub.sources import MODELSCOPE, Source, offline, split_ref, token
 from desktop.core.system.errors import DiskInputError, ModelError, free_mb, human_size
 from desktop.core.system.messages import msg
 
@@ -43,10 +43,6 @@ _MODEL_FILES = (
 _DATA_FILES = ("*.csv", "*.tsv", "*.json", "*.jsonl", "*.parquet", "*.txt", "*.arrow", "*.xlsx", "README.md")
 
 
-class DownloadCancelled(Exception):
-    """The user pressed Cancel; what was downloaded stays in the cache and the next try resumes."""
-
-
 @dataclass(frozen=True)
 class Progress:
     """Where a download stands."""
@@ -66,12 +62,6 @@ class Progress:
         if self.speed <= 0 or not self.total:
             return None
         return max(0.0, (self.total - self.done) / self.speed)
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    name: str
-    size: int
 
 
 def needed_files(files: list[RemoteFile], dataset: bool = False) -> list[RemoteFile]:
@@ -154,7 +144,7 @@ def download(
     """
     forced, repo_id = split_ref(ref)
     if forced == MODELSCOPE and source.kind != MODELSCOPE:
-        from desktop.core.sources import candidates
+        from desktop.core.hub.sources import candidates
 
         source = candidates()[MODELSCOPE]
     if offline():
@@ -162,10 +152,10 @@ def download(
             msg("{name} cannot be downloaded: the network is switched off (HF_HUB_OFFLINE).", name=repo_id),
             msg("Unset HF_HUB_OFFLINE, or pick a model that is already on this computer."),
         )
-    from desktop.core.hub import fail_fast, translate
+    from desktop.core.hub.access import fail_fast, translate
 
     fail_fast(source, repo_id)
-    from desktop.core import hub_clients as clients
+    from desktop.core.hub import clients as clients
 
     try:
         files, commit = clients.list_files(source, repo_id, revision, dataset, token(source.kind))
@@ -214,17 +204,3 @@ def _check_space(folder: Path, needed: int) -> None:
                 "HF_HOME / MODELSCOPE_CACHE to a bigger disk."
             ),
         )
-
-
-def local_copy(ref: str, revision: str = "", dataset: bool = False) -> Path | None:
-    """The folder of ``ref`` on this computer (Hugging Face or ModelScope cache) when it is complete."""
-    from desktop.core import hub_clients as clients
-
-    forced, repo_id = split_ref(ref)
-    with contextlib.suppress(Exception):
-        if forced != MODELSCOPE:
-            found = clients.hf_local(repo_id, revision, dataset)
-            if found is not None:
-                return found
-        return clients.ms_local(repo_id, dataset)
-    return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from desktop.core.hub_search import ModelHit
+from desktop.core.hub.search import ModelHit
 from desktop.core.system.messages import collected
 from desktop.core.system.paths import resources_dir
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.sources import MODELSCOPE, MODELSCOPE_PREFIX, Source, token
+from desktop.core.hub.sources import MODELSCOPE, MODELSCOPE_PREFIX, Source, token
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import folder_size
 
@@ -68,7 +68,7 @@ def search(
     Raises:
         ModelError: The source does not answer (within seconds), or answered with an error.
     """
-    from desktop.core.hub import fail_fast, translate
+    from desktop.core.hub.access import fail_fast, translate
 
     fail_fast(source, query or "search")
     try:
@@ -169,8 +169,8 @@ def weights_info(ref: str, source: Source) -> tuple[int | None, int | None]:
     """Parameters and bytes of a hub model's ``*.safetensors`` weights: the sizes from the file listing,
     the parameters from each file's header (its first bytes, read with HTTP Range requests and never
     more, even from a server that ignores Range). ``(None, None)`` when it has no safetensors."""
-    from desktop.core.hub_clients import list_files
-    from desktop.core.sources import candidates, split_ref
+    from desktop.core.hub.clients import list_files
+    from desktop.core.hub.sources import candidates, split_ref
 
     forced, repo_id = split_ref(ref)
     if forced == MODELSCOPE:
@@ -254,9 +254,9 @@ def on_this_computer() -> list[ModelHit]:
         import traceback
 
         traceback.print_exc()
-    from desktop.core.hub_clients import _ms_cache
+    from desktop.core.hub.clients import ms_cache
 
-    models = _ms_cache() / "models"
+    models = ms_cache() / "models"
     for folder in sorted(models.glob("*--*")) if models.is_dir() else []:
         repo_id = folder.name.replace("--", "/", 1)
         hits.append(
@@ -282,10 +282,10 @@ def delete_from_cache(hit: ModelHit) -> int:
     if hit.source == "local" or not hit.path:
         raise ValueError(msg("Only models in a hub cache can be deleted here."))
     if hit.source == MODELSCOPE:
-        from desktop.core.hub_clients import _ms_cache
+        from desktop.core.hub.clients import ms_cache
 
         folder = Path(hit.path).resolve()
-        models = (_ms_cache() / "models").resolve()
+        models = (ms_cache() / "models").resolve()
         if folder.parent != models or "--" not in folder.name:
             raise ValueError(
                 msg(

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from desktop.core.sources import (
+from desktop.core.hub.sources import (
     MODELSCOPE,
     PROBE_TIMEOUT_S,
     Source,
@@ -43,7 +43,7 @@ def complete(folder: Path | None, need: str = "model") -> bool:
 
 def cached_snapshot(ref: str, revision: str = "") -> Path | None:
     """The local folder of a hub model (either cache) when its ``config.json`` is there."""
-    from desktop.core.downloads import local_copy
+    from desktop.core.hub.clients import local_copy
 
     return local_copy(ref, revision)
 
@@ -95,13 +95,13 @@ def fail_fast(source: Source, repo_id: str) -> None:
 def access_kwargs(ref: str, revision: str = "", need: str = "model") -> dict[str, Any]:
     """Extra ``from_pretrained`` arguments for a hub model in Hugging Face's cache: the cache alone.
 
-    A model is downloaded as its own step (:mod:`desktop.core.downloads`), never inside loading.
+    A model is downloaded as its own step (:mod:`desktop.core.hub.downloads`), never inside loading.
 
     Raises:
         ModelError: The model is not on this computer (with what to do; ``HF_HUB_OFFLINE`` named).
     """
     forced, repo_id = split_ref(ref)
-    if forced != MODELSCOPE and complete(_hf_only(repo_id, revision), need):
+    if forced != MODELSCOPE and complete(hf_only(repo_id, revision), need):
         return {"local_files_only": True}
     if offline():
         raise ModelError(
@@ -125,8 +125,8 @@ def not_downloaded(ref: str) -> ModelError:
     )
 
 
-def _hf_only(repo_id: str, revision: str) -> Path | None:
-    from desktop.core.hub_clients import hf_local
+def hf_only(repo_id: str, revision: str) -> Path | None:
+    from desktop.core.hub.clients import hf_local
 
     try:
         return hf_local(repo_id, revision)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.core.hub.sources import MODELSCOPE, Source, split_ref, token
 from desktop.core.settings.config import RunConfig
 from desktop.core.settings.memory import ParamShapes
-from desktop.core.sources import MODELSCOPE, Source, split_ref, token
 
 # A rough CPU training speed (FLOP/s per core, fp32, forward + backward) for the time per epoch.
 CPU_FLOPS_PER_CORE = 15e9
@@ -64,13 +64,13 @@ def fetch_config(ref: str, source: Source | None = None) -> dict[str, Any]:
     folder = Path(ref).expanduser()
     if folder.is_dir():
         return json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    from desktop.core.downloads import local_copy
+    from desktop.core.hub.clients import local_copy
 
     cached = local_copy(ref)
     if cached is not None and (cached / "config.json").is_file():
         return json.loads((cached / "config.json").read_text(encoding="utf-8"))
-    from desktop.core.hub import fail_fast, translate
-    from desktop.core.sources import candidates, resolve
+    from desktop.core.hub.access import fail_fast, translate
+    from desktop.core.hub.sources import candidates, resolve
 
     forced, repo_id = split_ref(ref)
     source = candidates()[MODELSCOPE] if forced == MODELSCOPE else (source or resolve())
@@ -79,10 +79,10 @@ def fetch_config(ref: str, source: Source | None = None) -> dict[str, Any]:
         if source.kind == MODELSCOPE:
             from modelscope_hub import HubApi
 
-            from desktop.core.hub_clients import _ms_cache
+            from desktop.core.hub.clients import ms_cache
 
             path = HubApi(endpoint=source.endpoint, token=token(MODELSCOPE) or None).download_file(
-                repo_id, "model", "config.json", cache_dir=_ms_cache()
+                repo_id, "model", "config.json", cache_dir=ms_cache()
             )
         else:
             from huggingface_hub import hf_hub_download
@@ -113,8 +113,8 @@ def fit(
 
     (AutoConfig,) = transformers_names("AutoConfig")
 
+    from desktop.core.hub.shapes import shapes_for_model_config
     from desktop.core.settings.memory import estimate
-    from desktop.core.shapes import shapes_for_model_config
 
     values = dict(model_config)
     model_type = values.pop("model_type", "")
@@ -154,8 +154,8 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
 
     (AutoConfig,) = transformers_names("AutoConfig")
 
-    from desktop.core.models import pretrained_kwargs, resolve
-    from desktop.core.shapes import shapes_for_model_config
+    from desktop.core.hub.models import pretrained_kwargs, resolve
+    from desktop.core.hub.shapes import shapes_for_model_config
 
     fetch_model_config(config)
     model_config = AutoConfig.from_pretrained(
@@ -171,7 +171,7 @@ def fetch_model_config(config: RunConfig) -> None:
     Raises:
         ModelError: The hub cannot be reached or has no such model.
     """
-    from desktop.core.hub import complete_in_cache
+    from desktop.core.hub.access import complete_in_cache
 
     name, revision = config.model.name.strip(), config.model.revision
     on_hub = name and not name.startswith("bundled:") and not Path(name).expanduser().is_dir()
