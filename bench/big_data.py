@@ -74,11 +74,11 @@ def write_data(path: Path, rows: int, form: str) -> None:
 
 TOKENIZE = """
 import functools, sys, time
-from desktop.core.checks import load_and_check
+from desktop.core.data.checks import load_and_check
 from desktop.core.settings.config import load_config
 from desktop.core.hub.models import load_tokenizer
-from desktop.core.tasks import Tokenizing
-from desktop.core.tasks.classification import _encode, label_maps
+from desktop.core.data.tasks import Tokenizing
+from desktop.core.data.tasks.classification import _encode, label_maps
 config = load_config(sys.argv[1])
 checked = load_and_check(config)
 tokenizer = load_tokenizer(config.model)

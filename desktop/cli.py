@@ -307,8 +307,8 @@ def _load(args: argparse.Namespace) -> RunConfig:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a complete, commented config for a task, model and data."""
-    from desktop.core.columns import check_rows, describe, guess_columns
-    from desktop.core.data import read_files, read_hub
+    from desktop.core.data.columns import check_rows, describe, guess_columns
+    from desktop.core.data.tables import read_files, read_hub
 
     out = Path(args.output)
     if out.exists() and not args.force:
@@ -627,9 +627,9 @@ def _quiet_libraries() -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check the config, the model folder and the data as training would; OK means training accepts them."""
-    from desktop.core.checks import model_folder
+    from desktop.core.data.checks import model_folder
+    from desktop.core.data.preview import preview
     from desktop.core.hub.access import complete
-    from desktop.core.preview import preview
 
     config = _load(args)
     tokenizer = None
@@ -652,7 +652,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_preview(args: argparse.Namespace) -> int:
     """Show the first rows and the column mapping at once, then check every row and show the counts,
     notes and token statistics."""
-    from desktop.core.preview import preview, preview_head
+    from desktop.core.data.preview import preview, preview_head
 
     config = _load(args)
     head = preview_head(config, num_rows=args.rows)  # a moment, however large the file
@@ -705,7 +705,7 @@ def _tokenizer_loader(config: Any) -> Any:
 
 def _print_rows(result: Any) -> None:
     """The column mapping and the first rows of a preview."""
-    from desktop.core.columns import describe
+    from desktop.core.data.columns import describe
 
     print(say("Column mapping:"))
     for line in describe(result.guess):

@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop.core.data.tasks import SAMPLE_ROWS, SCORED_ROWS
+
 EVALUATION_NAME = "evaluation.json"
 MAX_ERRORS = 500
 """Wrong rows kept in the file (the most confident first): enough to read, small enough to open."""
@@ -29,10 +31,6 @@ MAX_ROWS_WITH_TEXT = 5000
 """Up to this many evaluation rows, each row's text (its start) and confidence are kept, so that a click
 on any cell of the confusion matrix shows its rows; beyond, the wrong rows only."""
 ROW_TEXT = 200
-SAMPLE_ROWS = 8
-"""Evaluation rows whose reference and answer are shown side by side."""
-SCORED_ROWS = 200
-"""Sequence-to-sequence: the most evaluation rows BLEU and chrF are computed on."""
 GENERATION_S = 60.0
 """The time the answers for BLEU and chrF may take; the rows answered by then are scored."""
 
@@ -247,21 +245,6 @@ def classify_report(
             else []
         ),
     )
-
-
-def label_counts(values: Any) -> dict[str, int]:
-    """Rows per label, labels written as the model names them (of a list, or of a pandas Series:
-    counted by pandas, without a Python object per row)."""
-    from collections import Counter
-
-    from desktop.core.columns import label_key
-
-    if not hasattr(values, "value_counts"):
-        return dict(Counter(label_key(v) for v in values))
-    counts: Counter[str] = Counter()
-    for value, count in values.value_counts(dropna=False, sort=False).items():
-        counts[label_key(value)] += int(count)
-    return dict(counts)
 
 
 def softmax(logits: Any) -> Any:

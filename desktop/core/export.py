@@ -383,7 +383,7 @@ def _write(
     else:
         import torch
 
-        from desktop.core.tasks import auto_class
+        from desktop.core.data.tasks import auto_class
 
         stage("load", 0.05)
         model = auto_class(config.task).from_pretrained(source)
@@ -427,7 +427,7 @@ def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str, lang
     if train:
         line_chart({"train loss": train, "eval loss": evals}, out / "loss.png")
     data = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
-    from desktop.core.tasks import auto_class
+    from desktop.core.data.tasks import auto_class
 
     auto = auto_class(config.task).__name__
     load = (
@@ -557,7 +557,7 @@ def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None 
 
 def _examples(run: RunDir, count: int = 4) -> list[str]:
     """A few texts from the run's data (the first rows), to compare outputs on."""
-    from desktop.core.data import load_train_eval
+    from desktop.core.data.tables import load_train_eval
 
     config = run.config()
     try:

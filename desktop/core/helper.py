@@ -57,7 +57,7 @@ class TokenReport:
     """Token-length statistics by kind of text, and what the tokenizer check noticed."""
 
     token_stats: dict[str, Any]
-    """Kind of text -> :class:`~desktop.core.preview.TokenStats`."""
+    """Kind of text -> :class:`~desktop.core.data.preview.TokenStats`."""
     notes: list[str]
 
 
@@ -69,17 +69,17 @@ class HelperGone(StudioError):
 
 
 def token_statistics(config: RunConfig) -> TokenReport:
-    """Token lengths of the data (a sample, see :func:`desktop.core.preview.preview`) for the model's
+    """Token lengths of the data (a sample, see :func:`desktop.core.data.preview.preview`) for the model's
     tokenizer.
 
     Raises:
-        ConfigError, DataError, ModelError: As :func:`~desktop.core.preview.preview` and
+        ConfigError, DataError, ModelError: As :func:`~desktop.core.data.preview.preview` and
             :func:`~desktop.core.hub.models.load_tokenizer` raise them.
     """
     answer = _helper.ask("token_statistics", config=_config_to_wire(config))
     if answer is None:
         return _token_statistics(config)
-    from desktop.core.preview import TokenStats
+    from desktop.core.data.preview import TokenStats
 
     return TokenReport(
         {name: TokenStats(**values) for name, values in answer["token_stats"].items()}, answer["notes"]
@@ -129,8 +129,8 @@ def model_fit(
 
 
 def _token_statistics(config: RunConfig) -> TokenReport:
+    from desktop.core.data.preview import preview
     from desktop.core.hub.models import load_tokenizer
-    from desktop.core.preview import preview
 
     result = preview(config, num_rows=0, tokenizer=load_tokenizer(config.model), schedule=False)
     return TokenReport(result.token_stats, result.notes)

@@ -182,10 +182,10 @@ class _StoppedWhilePreparing(Exception):
 
 
 def _prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> _Prepared:
-    from desktop.core.checks import check_tokenizer, load_and_check
+    from desktop.core.data.checks import check_tokenizer, load_and_check
+    from desktop.core.data.preview import sample_texts
+    from desktop.core.data.tasks import Tokenizing, task_module
     from desktop.core.hub.models import load_tokenizer
-    from desktop.core.preview import sample_texts
-    from desktop.core.tasks import Tokenizing, task_module
 
     def phase(message: str) -> None:  # Stop works between any two phases of the preparation
         if stop.is_set():

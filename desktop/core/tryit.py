@@ -157,7 +157,7 @@ class Playground:
         import torch
         from transformers import AutoTokenizer
 
-        from desktop.core.tasks import auto_class
+        from desktop.core.data.tasks import auto_class
 
         info = self.info
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -236,7 +236,7 @@ class Playground:
         text = prompt
         chat = self.info.chat if use_chat is None else use_chat
         if chat and self.info.task == "causal-lm":
-            from desktop.core.tasks.causal_lm import ensure_chat_template
+            from desktop.core.data.tasks.causal_lm import ensure_chat_template
 
             ensure_chat_template(self.tokenizer)
             text = self.tokenizer.apply_chat_template(

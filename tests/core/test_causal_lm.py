@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from desktop.core.data import Table
+from desktop.core.data.tables import Table
+from desktop.core.data.tasks.causal_lm import IGNORE, encode
 from desktop.core.settings.config import Columns
-from desktop.core.tasks.causal_lm import IGNORE, encode
 
 
 def _table(rows: list[dict]) -> Table:

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from desktop.core.columns import causal_format, guess_columns
-from desktop.core.data import Table, read_file
+from desktop.core.data.columns import causal_format, guess_columns
+from desktop.core.data.tables import Table, read_file
 from desktop.core.settings.config import Columns
 
 
@@ -91,7 +91,7 @@ def test_seq2seq_by_names_and_content(samples: Path) -> None:
 
 
 def test_chats_are_checked_a_chunk_at_a_time_and_every_bad_one_is_found() -> None:
-    from desktop.core.columns import _unusable_chats
+    from desktop.core.data.columns import _unusable_chats
 
     good = [{"role": "user", "content": "你好"}, {"role": "assistant", "content": "您好"}]
     no_reply = good[:1]
@@ -100,8 +100,8 @@ def test_chats_are_checked_a_chunk_at_a_time_and_every_bad_one_is_found() -> Non
 
 
 def test_chats_kept_in_arrow_are_checked_as_python_checks_them(tmp_path) -> None:
-    from desktop.core.columns import _unusable_arrow_chats, _usable_chat
-    from desktop.core.data import read_file
+    from desktop.core.data.columns import _unusable_arrow_chats, _usable_chat
+    from desktop.core.data.tables import read_file
 
     user, reply = {"role": "user", "content": "问"}, {"role": "assistant", "content": "答"}
     cells = [
@@ -132,7 +132,7 @@ USER, REPLY = {"role": "user", "content": "问"}, {"role": "assistant", "content
 
 
 def test_chats_held_as_json_text_are_checked_by_arrow_as_python_checks_them(tmp_path, monkeypatch) -> None:
-    from desktop.core import columns
+    from desktop.core.data import columns
 
     cells = [
         json.dumps([USER, REPLY], ensure_ascii=False),
@@ -159,7 +159,7 @@ def test_chats_held_as_json_text_are_checked_by_arrow_as_python_checks_them(tmp_
 def test_json_text_that_arrow_refuses_is_checked_by_python_a_piece_at_a_time(tmp_path, monkeypatch) -> None:
     """A number for a role, text that is not JSON, an object for the list: Python's answer, for the
     piece that holds such a cell only."""
-    from desktop.core import columns
+    from desktop.core.data import columns
 
     good = json.dumps([USER, REPLY], ensure_ascii=False)
     cells = [good] * 3000

@@ -143,7 +143,7 @@ def test_auto_picks_the_source_that_answers(fake_hub: FakeHub, monkeypatch: pyte
 def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
     fake_hub: FakeHub, samples: Path
 ) -> None:
-    from desktop.core.data import load_train_eval
+    from desktop.core.data.tables import load_train_eval
     from desktop.core.settings.config import RunConfig
 
     csv = (samples / "reviews.csv").read_bytes()
@@ -164,7 +164,7 @@ def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
 
 
 def test_a_config_fetched_for_the_fit_badge_is_not_taken_for_a_download(fake_hub: FakeHub) -> None:
-    from desktop.core.checks import check_model_folder
+    from desktop.core.data.checks import check_model_folder
     from desktop.core.hub import access as hub
     from desktop.core.hub.fit import fetch_config
     from desktop.core.settings.config import RunConfig

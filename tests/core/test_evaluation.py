@@ -44,8 +44,8 @@ def test_the_report_counts_every_row_once_and_lists_the_confident_mistakes_first
 def test_a_finished_run_keeps_an_evaluation_that_matches_the_model_on_its_evaluation_rows(
     tiny_bert: Path, tmp_path: Path
 ) -> None:
-    from desktop.core.checks import load_and_check
-    from desktop.core.columns import label_key
+    from desktop.core.data.checks import load_and_check
+    from desktop.core.data.columns import label_key
     from desktop.core.tryit import Playground, inspect_folder
 
     rows = ["评论,标签"]

@@ -48,7 +48,7 @@ MODELS = [("causal-lm", "tiny_gpt2"), ("classification", "tiny_bert"), ("seq2seq
 def test_exact_terms_match_the_real_model(task: str, fixture: str, request: pytest.FixtureRequest) -> None:
     from transformers import Adafactor
 
-    from desktop.core.tasks import auto_class
+    from desktop.core.data.tasks import auto_class
 
     folder = request.getfixturevalue(fixture)
     config = _config(task, folder)

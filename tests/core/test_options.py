@@ -247,9 +247,9 @@ def test_the_seq2seq_collator_can_go_to_data_loader_workers(
 ) -> None:
     import pickle
 
-    from desktop.core.checks import load_and_check
+    from desktop.core.data.checks import load_and_check
+    from desktop.core.data.tasks import seq2seq
     from desktop.core.hub.models import load_tokenizer
-    from desktop.core.tasks import seq2seq
 
     config = make_config("seq2seq", tiny_t5, [samples / "translation.tsv"], tmp_path / "runs")
     checked = load_and_check(config)

@@ -106,7 +106,9 @@ def test_the_tokenizing_processes_run_below_the_window() -> None:
     """They start from the run's thread, which stays at the window's priority (see above)."""
     from desktop.core.system.processes import THREAD_NICENESS
 
-    code = "import os; from desktop.core.tasks import _worker_start; _worker_start(None); print(os.nice(0))"
+    code = (
+        "import os; from desktop.core.data.tasks import _worker_start; _worker_start(None); print(os.nice(0))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) == max(os.nice(0), THREAD_NICENESS)

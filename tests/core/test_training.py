@@ -342,8 +342,8 @@ def test_the_tokens_curve_is_measured_not_a_copy_of_the_samples_curve(
 def test_a_second_run_on_the_same_data_skips_tokenizing(
     tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from desktop.core.data.tasks import classification
     from desktop.core.system.events import PreparingEvent
-    from desktop.core.tasks import classification
 
     samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
     config = make_config(
@@ -366,8 +366,8 @@ def test_a_second_run_on_the_same_data_skips_tokenizing(
 def test_tokenizing_reports_progress_by_chunk_and_stops_between_chunks(tmp_path: Path) -> None:
     import pandas as pd
 
-    from desktop.core.data import Table
-    from desktop.core.tasks import CHUNK_ROWS, Tokenizing
+    from desktop.core.data.tables import Table
+    from desktop.core.data.tasks import CHUNK_ROWS, Tokenizing
 
     table = Table(
         pd.DataFrame({"text": [str(i) for i in range(CHUNK_ROWS * 3 + 5)]}),
@@ -398,7 +398,7 @@ def test_tokenizing_reports_progress_by_chunk_and_stops_between_chunks(tmp_path:
 def test_tokenized_rows_are_arrow_columns_read_as_the_dicts_they_were() -> None:
     import pyarrow as pa
 
-    from desktop.core.examples import Examples, to_batch
+    from desktop.core.data.examples import Examples, to_batch
 
     rows = [
         {"input_ids": [101, 7, 30521, 102], "attention_mask": [1, 1, 1, 1], "labels": 2},
@@ -421,9 +421,9 @@ def test_the_tokenized_cache_is_an_arrow_file_that_a_loader_worker_maps_again(
 
     from transformers import AutoTokenizer
 
-    from desktop.core import arrow_cache
-    from desktop.core.data import read_file
-    from desktop.core.tasks import Tokenizing, classification
+    from desktop.core.data import arrow_cache
+    from desktop.core.data.tables import read_file
+    from desktop.core.data.tasks import Tokenizing, classification
 
     samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
     config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs")
@@ -448,10 +448,10 @@ def test_a_chunk_whose_rows_all_go_makes_no_batch_and_the_cache_still_holds_the_
 ) -> None:
     import pandas as pd
 
-    from desktop.core import tasks
-    from desktop.core.data import Table
+    from desktop.core.data import tasks
+    from desktop.core.data.tables import Table
+    from desktop.core.data.tasks import Tokenizing
     from desktop.core.settings.config import Columns, RunConfig
-    from desktop.core.tasks import Tokenizing
 
     class Vocabulary:  # what the cache key reads of a tokenizer
         name_or_path = "test"
@@ -477,9 +477,9 @@ def test_large_data_is_tokenized_by_several_processes_in_order(
 
     from transformers import AutoTokenizer
 
-    from desktop.core import tasks
-    from desktop.core.data import read_file
-    from desktop.core.tasks import Tokenizing, classification
+    from desktop.core.data import tasks
+    from desktop.core.data.tables import read_file
+    from desktop.core.data.tasks import Tokenizing, classification
 
     samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
     table = read_file(samples / "reviews.csv")  # 150 rows: 4 chunks of 40

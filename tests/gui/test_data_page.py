@@ -216,7 +216,8 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
 ) -> None:
     import threading
 
-    from desktop.core import checks, data
+    from desktop.core.data import checks
+    from desktop.core.data import tables as data
     from desktop.gui.pages import data_page
 
     monkeypatch.setattr(data, "READ_BLOCK", 8192)  # a large file's blocks, in a small one

@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from desktop.core.columns import CAUSAL_FORMATS, causal_format, roles_for
+from desktop.core.data.columns import CAUSAL_FORMATS, causal_format, roles_for
+from desktop.core.data.preview import Preview, preview, preview_head
 from desktop.core.helper import TokenReport
 from desktop.core.hub.models import describe_local_model
-from desktop.core.preview import Preview, preview, preview_head
 from desktop.core.settings.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.system.errors import StudioError, human_size
 from desktop.core.system.lazy import imported
@@ -446,7 +446,7 @@ class DataPage(WizardPage):
     # ------------------------------------------------------------------ model
 
     def _check_model(self) -> None:
-        from desktop.core.checks import check_model_folder
+        from desktop.core.data.checks import check_model_folder
 
         problems = [p.message for p in self._config.validate() if p.field == "model.name"]
         if not problems:

@@ -651,7 +651,7 @@ class OptionsPage(WizardPage):
             if p.field.startswith(("training", "performance", "lora", "output", "launch"))
         ]
         if not problems and self._train_rows:  # an accumulation longer than an epoch, by its field
-            from desktop.core.checks import schedule_problems
+            from desktop.core.data.checks import schedule_problems
 
             problems = schedule_problems(config, self._train_rows)
         if not problems:  # what this machine cannot run, said now rather than at Start

@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from desktop.core.columns import label_key, unique_values
-from desktop.core.data import Table
+from desktop.core.data.columns import label_key, unique_values
+from desktop.core.data.tables import Table
+from desktop.core.data.tasks import Prepared, Tokenizing
 from desktop.core.hub.models import load_model
 from desktop.core.settings.config import Columns, RunConfig
-from desktop.core.tasks import Prepared, Tokenizing
 
 
 def label_maps(labels: list[Any]) -> tuple[dict[str, int], dict[int, str]]:
@@ -69,7 +69,7 @@ def prepare(
     encode = functools.partial(
         _encode, columns=columns, tokenizer=tokenizer, max_length=max_length, label2id=label2id
     )
-    from desktop.core.evaluation import label_counts
+    from desktop.core.data.columns import label_counts
 
     counts = {"train": label_counts(train.column(columns.label))}
     eval_texts = None

@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from desktop.core.data import Table
+from desktop.core.data.tables import Table
+from desktop.core.data.tasks import Prepared, Tokenizing
 from desktop.core.hub.models import load_model
 from desktop.core.settings.config import Columns, RunConfig
-from desktop.core.tasks import Prepared, Tokenizing
 
 
 def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, list[str]]:
@@ -45,7 +45,7 @@ def prepare(
     # A partial of a module-level function: it pickles, so large data is tokenized in several processes.
     rows = functools.partial(encode, columns=columns, tokenizer=tokenizer, max_length=max_length)
 
-    from desktop.core.evaluation import SCORED_ROWS
+    from desktop.core.data.tasks import SCORED_ROWS
 
     sample = texts(eval_.take(range(min(SCORED_ROWS, len(eval_)))), columns) if eval_ is not None else None
     return Prepared(

@@ -284,7 +284,7 @@ rows that hold data (``None``: all; a view leaves the rest out without copying).
 
 CACHE_FROM_BYTES = 1 << 20
 """Files of this size or more are kept in the table cache; a smaller one is parsed in a moment each
-time, and would take one of the cache's places (:data:`~desktop.core.arrow_cache.KEEP`) from a
+time, and would take one of the cache's places (:data:`~desktop.core.data.arrow_cache.KEEP`) from a
 large file whose parsing takes seconds."""
 
 READ_BLOCK = 1 << 24
@@ -349,7 +349,7 @@ def _read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> A
     (``parse(None)``). ``None`` when ``parse`` says the file is not for Arrow, or Arrow refuses it."""
     import pyarrow as pa
 
-    from desktop.core import arrow_cache
+    from desktop.core.data import arrow_cache
 
     small = path.stat().st_size < CACHE_FROM_BYTES
     name = _cache_name(path, kind)
@@ -369,7 +369,7 @@ def _read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> A
 
 def _cache_name(path: Path, kind: str) -> str:
     """The name of ``path``'s rows in the table cache: its path, size and time, and how it is read."""
-    from desktop.core import arrow_cache
+    from desktop.core.data import arrow_cache
 
     stat = path.stat()
     return arrow_cache.key(kind, str(path.resolve()), stat.st_size, stat.st_mtime_ns)
@@ -382,7 +382,7 @@ def _read_kept(path: Path, kind: str, read: Callable[[], Any]) -> Any:
     is then read whole each time, as it always was."""
     import pyarrow as pa
 
-    from desktop.core import arrow_cache
+    from desktop.core.data import arrow_cache
 
     if path.stat().st_size < CACHE_FROM_BYTES:
         return read()
@@ -469,7 +469,7 @@ def _collected(batches: Any, schema: Any, cache_name: str | None) -> Any:
     mapped from there, or (``None``) kept in memory."""
     import pyarrow as pa
 
-    from desktop.core import arrow_cache
+    from desktop.core.data import arrow_cache
 
     if cache_name is not None:
         return arrow_cache.write_table("tables", cache_name, batches, schema)
@@ -1038,7 +1038,7 @@ def _head_xlsx(path: Path, rows: int) -> Read | None:
     """The first ``rows`` rows of a workbook's first sheet, the rest of the sheet left unread (150,000
     rows: 1.6 s instead of 8.4 s); ``None`` when the whole sheet is in the table cache, which maps it
     in a moment (see :func:`_read_kept`)."""
-    from desktop.core import arrow_cache
+    from desktop.core.data import arrow_cache
 
     if arrow_cache.has_table("tables", _cache_name(path, "xlsx")):
         return None

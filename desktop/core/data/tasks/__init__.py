@@ -10,10 +10,14 @@ from pathlib import Path
 from typing import Any
 
 TASK_MODULES = {
-    "classification": "desktop.core.tasks.classification",
-    "causal-lm": "desktop.core.tasks.causal_lm",
-    "seq2seq": "desktop.core.tasks.seq2seq",
+    "classification": "desktop.core.data.tasks.classification",
+    "causal-lm": "desktop.core.data.tasks.causal_lm",
+    "seq2seq": "desktop.core.data.tasks.seq2seq",
 }
+SAMPLE_ROWS = 8
+"""Evaluation rows whose reference and answer are shown side by side."""
+SCORED_ROWS = 200
+"""Sequence-to-sequence: the most evaluation rows BLEU and chrF are computed on."""
 TASK_NAMES = {
     "classification": "text classification",
     "causal-lm": "causal-LM fine-tuning",
@@ -82,7 +86,7 @@ MAX_WORKERS = 8
 
 class Tokenizing:
     """How the rows are tokenized for a run: in chunks, with progress and Stop between chunks, into
-    Arrow (:class:`~desktop.core.examples.Examples`: 4 bytes a token, not a Python object), and
+    Arrow (:class:`~desktop.core.data.examples.Examples`: 4 bytes a token, not a Python object), and
     cached, so that a second run on the same data with the same tokenizer and settings skips it.
 
     Args:
@@ -107,7 +111,7 @@ class Tokenizing:
         self.cache = cache and config is not None
 
     def rows(self, part: str, table: Any, columns: Any, encode: Any, chunked: bool = True) -> Any:
-        """``encode(table)`` of every row of ``table`` as :class:`~desktop.core.examples.Examples`,
+        """``encode(table)`` of every row of ``table`` as :class:`~desktop.core.data.examples.Examples`,
         from the cache when it holds them. ``encode`` returns a list of examples (dicts of token
         lists and numbers).
 
@@ -115,8 +119,8 @@ class Tokenizing:
         at a time (in several processes when ``encode`` pickles and there are many); otherwise
         ``encode`` runs once on the whole table.
         """
-        from desktop.core import arrow_cache
-        from desktop.core.examples import Examples
+        from desktop.core.data import arrow_cache
+        from desktop.core.data.examples import Examples
 
         if not self.cache:
             return Examples.from_batches(list(self._batches(part, table, encode, chunked)))
@@ -136,7 +140,7 @@ class Tokenizing:
         return (batch for batch in self._chunks(part, table, encode, chunked) if batch is not None)
 
     def _chunks(self, part: str, table: Any, encode: Any, chunked: bool) -> Any:
-        from desktop.core.examples import to_batch
+        from desktop.core.data.examples import to_batch
 
         self.check_stop()
         workers = parallel_workers(len(table)) if chunked else 0
@@ -291,6 +295,6 @@ def _worker_start(encode: Any) -> None:
 
 
 def _worker_encode(chunk: Any) -> Any:
-    from desktop.core.examples import to_batch
+    from desktop.core.data.examples import to_batch
 
     return to_batch(_WORKER_ENCODE(chunk))

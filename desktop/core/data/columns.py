@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from desktop.core.data import Table, is_blank
+from desktop.core.data.tables import Table, is_blank
 from desktop.core.settings.config import Columns
 from desktop.core.system.errors import DataError
 from desktop.core.system.messages import msg
@@ -595,3 +595,16 @@ def describe(guess: Guess) -> list[str]:
         for role, column in dataclasses.asdict(guess.columns).items()
         if column
     ]
+
+
+def label_counts(values: Any) -> dict[str, int]:
+    """Rows per label, labels written as the model names them (of a list, or of a pandas Series:
+    counted by pandas, without a Python object per row)."""
+    from collections import Counter
+
+    if not hasattr(values, "value_counts"):
+        return dict(Counter(label_key(v) for v in values))
+    counts: Counter[str] = Counter()
+    for value, count in values.value_counts(dropna=False, sort=False).items():
+        counts[label_key(value)] += int(count)
+    return dict(counts)

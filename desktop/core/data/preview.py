@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop.core.checks import check_data, check_tokenizer, read_data
-from desktop.core.columns import Guess
-from desktop.core.data import Table, release_memory
+from desktop.core.data.checks import check_data, check_tokenizer, read_data
+from desktop.core.data.columns import Guess
+from desktop.core.data.tables import Table, release_memory
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import StudioError
 
@@ -78,8 +78,8 @@ def preview_head(config: RunConfig, num_rows: int = 5) -> Preview | None:
     Raises:
         DataError: The first file cannot be read.
     """
-    from desktop.core.columns import guess_columns
-    from desktop.core.data import concat, read_head
+    from desktop.core.data.columns import guess_columns
+    from desktop.core.data.tables import concat, read_head
 
     if config.data.hub_id or not config.data.files:
         return None
@@ -100,7 +100,7 @@ def preview(
     """Read and check the data exactly as a run would, and measure token lengths.
 
     It accepts what training accepts and refuses what training refuses (both go through
-    :func:`~desktop.core.checks.load_and_check`).
+    :func:`~desktop.core.data.checks.load_and_check`).
 
     Args:
         config: The run config.
@@ -135,7 +135,7 @@ def preview(
     )
     label = checked.guess.columns.label
     if config.task == "classification" and label:
-        from desktop.core.evaluation import label_counts
+        from desktop.core.data.columns import label_counts
 
         result.label_counts = {"train": label_counts(train.column(label))}
         if checked.eval is not None:
@@ -160,7 +160,7 @@ def sample_texts(
     config: RunConfig, train: Table, guess: Guess, tokenizer: Any, sample: int
 ) -> dict[str, list[str]]:
     """The texts the model will read, by kind, from the first ``sample`` training rows."""
-    from desktop.core.tasks import task_module
+    from desktop.core.data.tasks import task_module
 
     head = train.take(list(range(min(sample, len(train)))))
     return task_module(config.task).texts(head, guess.columns, tokenizer)

@@ -16,13 +16,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from desktop.core.columns import causal_format, parse_messages
-from desktop.core.data import Table
+from desktop.core.data.columns import causal_format, parse_messages
+from desktop.core.data.tables import Table
+from desktop.core.data.tasks import Prepared, Tokenizing
 from desktop.core.hub.models import load_model
 from desktop.core.settings.config import Columns, RunConfig
 from desktop.core.system.errors import DataError
 from desktop.core.system.messages import msg
-from desktop.core.tasks import Prepared, Tokenizing
 
 FALLBACK_CHAT_TEMPLATE = (
     "{% for message in messages %}"
@@ -222,7 +222,7 @@ def prepare(
     model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **(model_kwargs or {}))
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
-    from desktop.core.evaluation import SAMPLE_ROWS
+    from desktop.core.data.tasks import SAMPLE_ROWS
 
     eval_pairs, chat = pairs(eval_, columns, SAMPLE_ROWS) if eval_ is not None else ([], False)
     return Prepared(

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.columns import Guess, check_rows, guess_columns, label_key, unique_values
-from desktop.core.data import Table, load_train_eval
+from desktop.core.data.columns import Guess, check_rows, guess_columns, label_key, unique_values
+from desktop.core.data.tables import Table, load_train_eval
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ConfigError, DataError, ModelError, Problem
 from desktop.core.system.messages import msg
@@ -175,7 +175,7 @@ def check_data(
         notes += eval_notes
     if config.task == "classification":
         notes += _check_labels(train, eval_, guess.columns.label, config)
-    from desktop.core.data import release_memory
+    from desktop.core.data.tables import release_memory
 
     release_memory()  # the masks and copies of the checks
     if schedule:  # the data page leaves the schedule to Memory & speed, which shows it by its field
