@@ -115,7 +115,7 @@ def recovery_runs(model: Path, data: Path, tmp: Path, cap_gb: float, steps: int)
     import torch
 
     from desktop.core import recovery
-    from desktop.core.runs import RunDir
+    from desktop.core.runs.folders import RunDir
     from desktop.core.system.events import AdjustedEvent, ProgressEvent, StartedEvent
     from desktop.core.training import run_training
 

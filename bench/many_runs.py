@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def make_runs(folder: Path, count: int, steps: int) -> None:
-    from desktop.core import summaries
+    from desktop.core.runs import summaries
     from desktop.core.settings.config import RunConfig
     from desktop.core.system.events import FinishedEvent, LogEvent, ProgressEvent, StartedEvent, StoppedEvent
 
@@ -67,7 +67,7 @@ def make_runs(folder: Path, count: int, steps: int) -> None:
 
 
 def drop_summaries(folder: Path) -> None:
-    from desktop.core.summaries import SUMMARY_NAME
+    from desktop.core.runs.summaries import SUMMARY_NAME
 
     for run in folder.iterdir():
         (run / SUMMARY_NAME).unlink(missing_ok=True)
@@ -81,7 +81,7 @@ def timed(function: object) -> tuple[float, object]:
 
 def baseline(folder: Path) -> int:
     """What listing cost before summaries: every config read and every event log parsed."""
-    from desktop.core.runs import run_dirs
+    from desktop.core.runs.folders import run_dirs
 
     count = 0
     for run in run_dirs(folder):
@@ -136,7 +136,7 @@ def main() -> int:
     args = parser.parse_args()
     folder = (args.folder or Path(tempfile.mkdtemp(prefix="fs-many-runs-"))) / "runs"
     os.environ.setdefault("FINETUNE_STUDIO_HOME", str(folder.parent / "home"))
-    from desktop.core.runs import list_runs
+    from desktop.core.runs.folders import list_runs
 
     t, _ = timed(lambda: make_runs(folder, args.runs, args.steps))
     size = sum(p.stat().st_size for p in folder.rglob("events.jsonl"))

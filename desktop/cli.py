@@ -29,7 +29,7 @@ from desktop.core.system.events import (
 from desktop.core.system.secrets import redact, shell_join
 
 if TYPE_CHECKING:
-    from desktop.core.training import RunResult
+    from desktop.core.system.events import RunResult
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_STOPPED = 0, 1, 2, 130
 
@@ -463,7 +463,7 @@ def _format_metrics(event: LogEvent) -> str:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train, showing progress; Ctrl-C stops after the current step and keeps a checkpoint."""
-    from desktop.core.runs import RunBusyError, RunDir, find_resumable
+    from desktop.core.runs.folders import RunBusyError, RunDir, find_resumable
     from desktop.core.system.paths import default_runs_dir
     from desktop.core.training import run_training
 
@@ -779,7 +779,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def _find_run(name: str, runs_dir: Path | None) -> Any:
     """A run folder by path or by name in the runs folder, or ``None``."""
-    from desktop.core.runs import RunDir
+    from desktop.core.runs.folders import RunDir
     from desktop.core.system.paths import default_runs_dir
 
     run = RunDir(name)
@@ -1049,12 +1049,12 @@ def cmd_job_export(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """List run folders, newest first."""
-    from desktop.core.runs import list_runs
+    from desktop.core.runs.folders import list_runs
     from desktop.core.system.paths import default_runs_dir
 
     runs_dir = args.runs_dir or default_runs_dir()
     if args.import_run is not None:
-        from desktop.core.runs import import_run
+        from desktop.core.runs.folders import import_run
 
         imported = import_run(args.import_run, runs_dir)
         print(say("Imported as {folder}.", folder=imported.path))

@@ -43,7 +43,7 @@ def _watch_stdin(stop: threading.Event) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one config; returns the exit code."""
-    from desktop.core.runs import RunDir
+    from desktop.core.runs.folders import RunDir
     from desktop.core.training import run_training
 
     parser = argparse.ArgumentParser(prog="python -m desktop.worker")

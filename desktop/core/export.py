@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.system import processes
 from desktop.core.system.errors import (
     DiskInputError,

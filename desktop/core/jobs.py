@@ -71,7 +71,7 @@ def export_job(config: RunConfig, dest: Path, *, num_processes: int | None = Non
 
 def job_folder_name(config: RunConfig, parent: Path) -> str:
     """A new folder name in ``parent`` for the job of ``config``: ``<name>-job``, numbered if taken."""
-    from desktop.core.runs import default_name, slug
+    from desktop.core.runs.folders import default_name, slug
 
     base = slug(config.output.name or default_name(config)) + "-job"
     name = base

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from desktop.core.checkpoints import checkpoint_problem
-from desktop.core.runs import DAMAGED_PREFIX, RunDir
+from desktop.core.runs.checkpoints import checkpoint_problem
+from desktop.core.runs.folders import DAMAGED_PREFIX, RunDir
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import Event, PreparingEvent
 from desktop.core.system.messages import msg
@@ -33,7 +33,7 @@ CHECKPOINT_LOADERS = frozenset(
 def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callable[[Event], None]) -> Any:
     """``trainer.train()`` from ``checkpoint``; one that fails to load is set aside for the next older.
 
-    The file checks in :mod:`desktop.core.checkpoints` catch torn files; this catches the rest (a
+    The file checks in :mod:`desktop.core.runs.checkpoints` catch torn files; this catches the rest (a
     whole-looking file with damaged contents) the moment PyTorch reads it.
 
     Raises:

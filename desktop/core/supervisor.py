@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import (
@@ -31,12 +31,12 @@ from desktop.core.system.events import (
     FailedEvent,
     FinishedEvent,
     ProgressEvent,
+    RunResult,
     StartedEvent,
     StoppedEvent,
     event_from_wire,
 )
 from desktop.core.system.messages import Msg, joined, msg
-from desktop.core.training import RunResult
 
 log = logging.getLogger(__name__)
 
@@ -356,7 +356,7 @@ def _resume_note(resume: RunDir, config: RunConfig) -> Msg | None:
 
 def _clean_partial_checkpoints(run: RunDir, keep: set[str]) -> None:
     """Delete checkpoint folders the dead child had started but not finished (it wrote them)."""
-    from desktop.core.checkpoints import checkpoint_problem
+    from desktop.core.runs.checkpoints import checkpoint_problem
 
     for path in run.checkpoints():
         if path.name not in keep and checkpoint_problem(path):

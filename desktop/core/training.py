@@ -10,13 +10,13 @@ import shutil
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from desktop.core import recovery
 from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import (
     InputError,
@@ -32,40 +32,14 @@ from desktop.core.system.events import (
     FailedEvent,
     FinishedEvent,
     PreparingEvent,
+    RunResult,
     StoppedEvent,
 )
+from desktop.core.system.heap import release_memory
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import default_runs_dir
 
 log = logging.getLogger(__name__)
-
-EXIT_CODES = {"finished": 0, "failed": 1, "invalid": 2, "stopped": 130}
-
-
-@dataclass
-class RunResult:
-    """How a run ended.
-
-    Attributes:
-        status: ``finished``, ``stopped``, ``failed`` or ``invalid`` (bad input, nothing started).
-        run_dir: The run folder (``None`` when the input was rejected before one was made).
-        model_dir: The saved model, when finished.
-        metrics: The last eval metrics and the training loss.
-        failure: The failure event, when failed or invalid.
-        notes: Things the user should know about the data (rows left out, truncation).
-    """
-
-    status: str
-    run_dir: Path | None = None
-    model_dir: Path | None = None
-    metrics: dict[str, float] = field(default_factory=dict)
-    failure: FailedEvent | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        """The CLI's exit code for this outcome."""
-        return EXIT_CODES[self.status]
 
 
 @dataclass
@@ -591,7 +565,7 @@ def _evaluate_base(trainer: Any, prepared: _Prepared, run: RunDir, emit: Callabl
         else:
             rows = sum(n for _, n in losses)
             loss = sum(value * n for value, n in losses) / rows if rows else None
-            answer = _answerer(trainer, prepared, run)
+            answer = _answerer(trainer, prepared)
             left = BASE_EVALUATION_S - (time.perf_counter() - started)
             budget = max(0.0, min(evaluation.GENERATION_S, left))
             report = evaluation.generation_report(
@@ -604,20 +578,27 @@ def _evaluate_base(trainer: Any, prepared: _Prepared, run: RunDir, emit: Callabl
         model.train()
 
 
-def _answerer(trainer: Any, prepared: _Prepared, run: RunDir) -> Callable[[str], str]:
+def _answerer(trainer: Any, prepared: _Prepared) -> Callable[[str, str], str]:
     """The model the trainer holds, answering one prompt as the try-it panel would (greedy)."""
-    from desktop.core.tryit import FolderInfo, Playground
+    from desktop.core.data.tasks.generation import generate_reply
 
-    chat = prepared.task.chat
-    playground = Playground(FolderInfo(run.path, prepared.config.task, chat=chat))
-    playground.model, playground.tokenizer = trainer.model, prepared.tokenizer
-    playground.device = trainer.args.device
+    chat, task, tokenizer = prepared.task.chat, prepared.config.task, prepared.tokenizer
     trainer.model.eval()
 
     def answer(prompt: str, reference: str) -> str:
         # As long as the reference and half again: a model that does not stop costs no more.
-        longest = min(ANSWER_TOKENS, len(prepared.tokenizer(reference)["input_ids"]) * 3 // 2 + 8)
-        return playground.generate(prompt, max_new_tokens=longest, temperature=0, use_chat=chat).strip()
+        longest = min(ANSWER_TOKENS, len(tokenizer(reference)["input_ids"]) * 3 // 2 + 8)
+        reply = generate_reply(
+            trainer.model,
+            tokenizer,
+            trainer.args.device,
+            task,
+            prompt,
+            chat,
+            max_new_tokens=longest,
+            temperature=0,
+        )
+        return reply.strip()
 
     return answer
 
@@ -645,7 +626,7 @@ def _write_evaluation(
                     prepared.num_eval,
                     metrics.get("eval_loss"),
                     task.eval_pairs,
-                    _answerer(trainer, prepared, run),
+                    _answerer(trainer, prepared),
                 )
                 evaluation.save(run.path, report)
             return
@@ -795,25 +776,4 @@ def free_gpu_memory() -> None:
     gc.collect()
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
-        torch.cuda.empty_cache()
-
-
-def release_memory() -> None:
-    """Give a run's memory (and GPU memory) back once the run is over.
-
-    The trainer and model hold reference cycles, so their tensors are freed only by a full collection.
-    With the imports frozen (:mod:`desktop.core.system.heap`) it walks the objects made since, and costs
-    about what freeing the run's objects costs (14-21 ms for MiniLM, measured), here, rather than at
-    the next run's start (accelerate collects there). Without them frozen it would walk half a million
-    objects (0.2-0.3 s): on a CPU the next automatic collection frees them then.
-    """
-    import sys
-
-    from desktop.core.system.heap import training_stack_frozen
-
-    torch = sys.modules.get("torch")
-    gpu = torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized()
-    if gpu or training_stack_frozen():
-        gc.collect()
-    if gpu:
         torch.cuda.empty_cache()

@@ -216,54 +216,17 @@ class Playground:
             on_text: Called with each new piece of text (from the thread that generates).
             stop: Set it to end generation after the current token.
         """
-        import torch
-        from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
+        from desktop.core.data.tasks.generation import generate_reply
 
-        pieces: list[str] = []
-
-        class Streamer(TextStreamer):
-            def on_finalized_text(self, text: str, stream_end: bool = False) -> None:
-                if text:
-                    pieces.append(text)
-                    if on_text is not None:
-                        on_text(text)
-
-        class StopFlag(StoppingCriteria):
-            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-                done = stop is not None and stop.is_set()
-                return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
-
-        text = prompt
         chat = self.info.chat if use_chat is None else use_chat
-        if chat and self.info.task == "causal-lm":
-            from desktop.core.data.tasks.causal_lm import ensure_chat_template
-
-            ensure_chat_template(self.tokenizer)
-            text = self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
-            )
-        add_special = self.info.task == "seq2seq" or not chat
-        inputs = self.tokenizer(text, return_tensors="pt", add_special_tokens=add_special).to(self.device)
-        sampling = (
-            {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
-        )
-        pad = self.tokenizer.pad_token_id
-        if pad is None:
-            pad = self.tokenizer.eos_token_id
-        with torch.no_grad():
-            self.model.generate(
-                **inputs,
-                max_new_tokens=max_new_tokens,
-                streamer=Streamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True),
-                stopping_criteria=StoppingCriteriaList([StopFlag()]),
-                pad_token_id=pad,
-                **sampling,
-            )
-        return "".join(pieces)
+        return generate_reply(
+            self.model, self.tokenizer, self.device, self.info.task, prompt, chat,
+            max_new_tokens=max_new_tokens, temperature=temperature, on_text=on_text, stop=stop,
+        )  # fmt: skip
 
     def release(self) -> None:
         """Drop the model so its memory (and VRAM) is returned."""
-        from desktop.core.training import release_memory
+        from desktop.core.system.heap import release_memory
 
         self.model = self.tokenizer = None
         release_memory()

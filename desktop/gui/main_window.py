@@ -25,12 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.runs import RunDir, newest_crashed
+from desktop.core.runs.folders import RunDir, newest_crashed
 from desktop.core.settings.config import RunConfig, load_config, with_changes
 from desktop.core.system.errors import StudioError
-from desktop.core.system.events import AdjustedEvent
+from desktop.core.system.events import AdjustedEvent, RunResult
 from desktop.core.system.paths import resources_dir
-from desktop.core.training import RunResult
 from desktop.gui.core_text import error_text, shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.data_page import DataPage
@@ -653,7 +652,7 @@ class MainWindow(QMainWindow):
 
     def show_finished_run(self, run: RunDir) -> None:
         """Show a finished run on the Export step, to export it or try it."""
-        from desktop.core.runs import run_result
+        from desktop.core.runs.folders import run_result
 
         result = run_result(run)
         if result.model_dir is None:

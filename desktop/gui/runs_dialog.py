@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.runs import RunDir, RunInfo, delete_run, list_runs, loss_curve
+from desktop.core.runs.folders import RunDir, RunInfo, delete_run, list_runs, loss_curve
 from desktop.core.system.errors import StudioError
 from desktop.core.system.lazy import imported
 from desktop.gui.core_text import error_text
@@ -466,7 +466,7 @@ class RunsDialog(QDialog):
         """Copy the run folder ``folder`` into the runs folder in the background, then list it."""
         if self._import_task is not None:
             return
-        from desktop.core.runs import import_run
+        from desktop.core.runs.folders import import_run
 
         runs_dir = self.runs_dir
         task = self._import_task = BackgroundTask(lambda: import_run(folder, runs_dir), self)

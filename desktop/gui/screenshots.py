@@ -20,9 +20,8 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.core.environment.gpu import GpuInfo, GpuReport
 from desktop.core.environment.torch_probe import TorchInfo
-from desktop.core.system.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.system.events import LogEvent, MemoryEvent, ProgressEvent, RunResult, StartedEvent
 from desktop.core.system.messages import Msg
-from desktop.core.training import RunResult
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Settings
 
@@ -207,7 +206,7 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
 
 def _synthetic_history(runs: Path) -> None:
     """Four past runs: two finished with different learning rates, one stopped, one crashed."""
-    from desktop.core.runs import RunDir
+    from desktop.core.runs.folders import RunDir
     from desktop.core.settings.config import RunConfig
     from desktop.core.system.events import FinishedEvent, StoppedEvent
 

@@ -12,7 +12,7 @@ import traceback
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.awake import KeepAwake
 from desktop.core.system.events import (
@@ -24,10 +24,10 @@ from desktop.core.system.events import (
     MemoryEvent,
     PreparingEvent,
     ProgressEvent,
+    RunResult,
     StartedEvent,
 )
 from desktop.core.system.messages import msg
-from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
 from desktop.gui.workers import BackgroundTask
 

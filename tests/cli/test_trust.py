@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from tests.cli.test_cli import _cli, _write_config
 from tests.core.helpers import fake_run
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig, load_config
 from desktop.core.supervisor import ChildRun, crash_failure
 from desktop.core.system.events import Event, FailedEvent, ProgressEvent, StoppedEvent

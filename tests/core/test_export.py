@@ -16,7 +16,7 @@ import pytest
 
 from desktop.core import reload_check
 from desktop.core.export import ExportCancelled, export_run, verify_export
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.system.errors import InputError
 from desktop.core.training import run_training
 from tests.core.helpers import Recorder, make_config
@@ -210,7 +210,7 @@ def test_a_killed_export_leaves_no_model_and_the_next_one_cleans_up(request, tmp
     dest = tmp_path / "out"
     code = (
         "import sys, time; from pathlib import Path; from desktop.core.export import export_run; "
-        "from desktop.core.runs import RunDir\n"
+        "from desktop.core.runs.folders import RunDir\n"
         "def hang(stage, fraction):\n"
         "    if stage == 'card':\n"
         "        print('writing', flush=True); time.sleep(120)\n"

@@ -11,7 +11,7 @@ MODULES = [
     "desktop.core.data.columns",
     "desktop.core.system.events",
     "desktop.core.system.errors",
-    "desktop.core.runs",
+    "desktop.core.runs.folders",
     "desktop.core.hub.models",
     "desktop.core.data.preview",
     "desktop.core.training",

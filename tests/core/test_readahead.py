@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import ModelSource
 from desktop.core.system import readahead
 from desktop.core.system.readahead import read_ahead

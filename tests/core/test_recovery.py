@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from desktop.core import recovery
-from desktop.core.runs import RunDir, loss_curve
+from desktop.core.runs.folders import RunDir, loss_curve
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import AdjustedEvent, FailedEvent, PreparingEvent, ProgressEvent, StartedEvent
 from desktop.core.training import run_training

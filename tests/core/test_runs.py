@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.runs import RunDir, delete_run, list_runs, loss_curve, run_result
+from desktop.core.runs.folders import RunDir, delete_run, list_runs, loss_curve, run_result
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import (
     FailedEvent,
@@ -131,7 +131,7 @@ def test_a_torn_last_line_does_not_swallow_the_next_event(tmp_path: Path) -> Non
 
 
 def test_listing_reads_the_summary_and_folds_in_only_the_newer_events(tmp_path: Path) -> None:
-    from desktop.core import summaries
+    from desktop.core.runs import summaries
 
     run = _run(tmp_path / "runs", "long")
     saved = summaries.Summary.from_json((run.path / summaries.SUMMARY_NAME).read_text(encoding="utf-8"))
@@ -149,7 +149,7 @@ def test_listing_reads_the_summary_and_folds_in_only_the_newer_events(tmp_path: 
 
 
 def test_a_run_without_a_summary_is_read_in_full_once(tmp_path: Path) -> None:
-    from desktop.core import summaries
+    from desktop.core.runs import summaries
 
     run = _run(tmp_path / "runs", "older", FinishedEvent(20, "model", {}))
     (run.path / summaries.SUMMARY_NAME).unlink()  # a run of an older version
@@ -161,7 +161,7 @@ def test_a_run_without_a_summary_is_read_in_full_once(tmp_path: Path) -> None:
 
 
 def test_a_long_loss_curve_is_thinned_but_keeps_its_peaks() -> None:
-    from desktop.core.runs import thin
+    from desktop.core.runs.folders import thin
 
     points = [(step, 1.0) for step in range(100_000)]
     points[54_321] = (54_321, 9.0)  # one spike

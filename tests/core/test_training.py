@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from desktop.core.runs import RunDir, list_runs
+from desktop.core.runs.folders import RunDir, list_runs
 from desktop.core.system.events import (
     CheckpointEvent,
     FailedEvent,

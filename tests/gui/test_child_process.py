@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
 from desktop.gui.main_window import MainWindow

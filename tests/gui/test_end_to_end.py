@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.gui.main_window import MainWindow
 from desktop.gui.settings import Settings
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.core.training import RunResult, run_training
+from desktop.core.system.events import RunResult
+from desktop.core.training import run_training
 from desktop.gui.main_window import MainWindow
 from tests.core.helpers import Recorder, make_config
 

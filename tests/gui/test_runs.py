@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.system.events import FinishedEvent, LogEvent, ProgressEvent, StoppedEvent
 from desktop.core.training import run_training
 from desktop.gui.main_window import MainWindow

@@ -6,8 +6,14 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from desktop.core.system.events import FailedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
-from desktop.core.training import RunResult
+from desktop.core.system.events import (
+    FailedEvent,
+    LogEvent,
+    MemoryEvent,
+    ProgressEvent,
+    RunResult,
+    StartedEvent,
+)
 from desktop.gui.main_window import MainWindow
 from tests.gui.conftest import FakeController
 

@@ -175,9 +175,9 @@ def check_data(
         notes += eval_notes
     if config.task == "classification":
         notes += _check_labels(train, eval_, guess.columns.label, config)
-    from desktop.core.data.tables import release_memory
+    from desktop.core.data.tables import trim_memory
 
-    release_memory()  # the masks and copies of the checks
+    trim_memory()  # the masks and copies of the checks
     if schedule:  # the data page leaves the schedule to Memory & speed, which shows it by its field
         problems = schedule_problems(config, len(train))
         if problems:

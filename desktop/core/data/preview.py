@@ -8,7 +8,7 @@ from typing import Any
 
 from desktop.core.data.checks import check_data, check_tokenizer, read_data
 from desktop.core.data.columns import Guess
-from desktop.core.data.tables import Table, release_memory
+from desktop.core.data.tables import Table, trim_memory
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import StudioError
 
@@ -143,7 +143,7 @@ def preview(
     if tokenizer is None and load_tokenizer is not None:
         head = train.head(sample).compact()
         del train, eval_, checked, read
-        release_memory()
+        trim_memory()
         tokenizer, train = load_tokenizer(), head
     if tokenizer is not None:
         texts = sample_texts(config, train, result.guess, tokenizer, sample)

@@ -363,7 +363,7 @@ def _read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> A
             table = parse(None)
     except (pa.ArrowException, OSError):
         return None
-    release_memory()  # the parser's buffers
+    trim_memory()  # the parser's buffers
     return table
 
 
@@ -1199,7 +1199,7 @@ def split_fraction(table: Table, fraction: float, seed: int) -> tuple[Table, Tab
     return table.take(np.sort(order[n_eval:])), table.take(np.sort(order[:n_eval]))
 
 
-def release_memory() -> None:
+def trim_memory() -> None:
     """Give memory freed by large transient work (Arrow's parse buffers, a table just split) back to
     the system. Arrow's allocator and glibc's keep freed memory for reuse: after reading a 200 MB file,
     about as much again stays with the process until then."""

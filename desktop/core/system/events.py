@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from desktop.core.system.messages import from_wire, to_wire
@@ -207,3 +208,32 @@ def event_from_wire(line: str) -> Event:
     if not isinstance(data, dict):
         raise ValueError(f"not a run event: {line!r}")
     return event_from_dict(from_wire(data))
+
+
+EXIT_CODES = {"finished": 0, "failed": 1, "invalid": 2, "stopped": 130}
+
+
+@dataclass
+class RunResult:
+    """How a run ended.
+
+    Attributes:
+        status: ``finished``, ``stopped``, ``failed`` or ``invalid`` (bad input, nothing started).
+        run_dir: The run folder (``None`` when the input was rejected before one was made).
+        model_dir: The saved model, when finished.
+        metrics: The last eval metrics and the training loss.
+        failure: The failure event, when failed or invalid.
+        notes: Things the user should know about the data (rows left out, truncation).
+    """
+
+    status: str
+    run_dir: Path | None = None
+    model_dir: Path | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    failure: FailedEvent | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI's exit code for this outcome."""
+        return EXIT_CODES[self.status]

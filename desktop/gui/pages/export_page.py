@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.system.errors import StudioError
-from desktop.core.training import RunResult
+from desktop.core.system.events import RunResult
 from desktop.gui import translations
 from desktop.gui.core_text import error_text, sentences
 from desktop.gui.pages.base import WizardPage
@@ -198,7 +198,7 @@ class ExportPage(WizardPage):
             self.export_status.setText(self.tr("Choose a folder to export to."))
             return
         from desktop.core.export import check_destination, export_run
-        from desktop.core.runs import RunDir
+        from desktop.core.runs.folders import RunDir
 
         run, path = RunDir(self.result.run_dir), Path(dest).expanduser().absolute()
         try:  # refused before asking anything: never "Replace?" for a folder that must not be replaced

@@ -25,12 +25,18 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.environment.spill import SpillWatch, shared_bytes
-from desktop.core.runs import RunDir
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.awake import KeepAwake
-from desktop.core.system.events import AdjustedEvent, LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.system.events import (
+    AdjustedEvent,
+    LogEvent,
+    MemoryEvent,
+    ProgressEvent,
+    RunResult,
+    StartedEvent,
+)
 from desktop.core.system.lazy import imported
-from desktop.core.training import RunResult
 from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.progress_bar import ProgressBar

@@ -12,9 +12,9 @@ import time
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-from desktop.core.checkpoints import checkpoint_problem, is_complete
+from desktop.core.runs.checkpoints import checkpoint_problem, is_complete
 from desktop.core.settings.config import RunConfig, load_config
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import (
@@ -23,14 +23,12 @@ from desktop.core.system.events import (
     FailedEvent,
     FinishedEvent,
     ProgressEvent,
+    RunResult,
     StoppedEvent,
     event_from_dict,
 )
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import atomic_write_text
-
-if TYPE_CHECKING:
-    from desktop.core.training import RunResult
 
 CONFIG_NAME = "config.toml"
 EVENTS_NAME = "events.jsonl"
@@ -86,7 +84,7 @@ class RunDir:
             if origin is not None:
                 atomic_write_text(run.path / ORIGIN_NAME, json.dumps({"config_file": str(origin)}))
             config.save(run.config_path)
-            from desktop.core import summaries
+            from desktop.core.runs import summaries
 
             first = summaries.Summary(created=time.time())
             first.read_config(run.config_path)
@@ -122,7 +120,7 @@ class RunDir:
         self._events.write(event.to_json() + "\n")
         self._events.flush()
         if self._summary is None:
-            from desktop.core.summaries import Writer
+            from desktop.core.runs.summaries import Writer
 
             self._summary = Writer(self.path, self.events_path, self.config_path)
         else:
@@ -331,7 +329,7 @@ def describe(run: RunDir) -> RunInfo:
 
 
 def _describe(run: RunDir) -> RunInfo:
-    from desktop.core import summaries
+    from desktop.core.runs import summaries
 
     summary, changed = summaries.read(run.path, run.events_path, run.config_path)
     locked = None
@@ -457,8 +455,6 @@ def newest_crashed(runs_dir: Path, skip: Container[str] = ()) -> tuple[RunDir, i
 
 def run_result(run: RunDir) -> RunResult:
     """A finished run as the training returned it: its model folder and final metrics."""
-    from desktop.core.training import RunResult
-
     finished = next((e for e in reversed(run.events()) if isinstance(e, FinishedEvent)), None)
     model = run.model_dir if (run.model_dir / "config.json").is_file() else None
     metrics = dict(finished.metrics) if finished else {}
