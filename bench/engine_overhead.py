@@ -23,7 +23,7 @@ BATCH, MAX_LENGTH, LR, SEED = 16, 64, 1e-4, 42
 
 def engine(steps: int, out: Path) -> float:
     from desktop.core.settings.config import RunConfig
-    from desktop.core.training import run_training
+    from desktop.core.training.run import run_training
 
     config = RunConfig(task="classification")
     config.model.name = "bundled:all-minilm-l6-v2"

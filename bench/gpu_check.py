@@ -89,7 +89,7 @@ def make_config(model: Path, data: Path, runs: Path, steps: int, batch: int) -> 
 def nvml_beside_torch() -> None:
     import torch
 
-    from desktop.core.callbacks import nvml_memory
+    from desktop.core.training.callbacks import nvml_memory
 
     print("\n1. NVML beside PyTorch (GB)")
     print(f"   {'':<22}{'torch allocated':>16}{'torch reserved':>16}{'NVML used':>12}{'NVML total':>12}")
@@ -114,10 +114,10 @@ def nvml_beside_torch() -> None:
 def recovery_runs(model: Path, data: Path, tmp: Path, cap_gb: float, steps: int) -> bool:
     import torch
 
-    from desktop.core import recovery
     from desktop.core.runs.folders import RunDir
     from desktop.core.system.events import AdjustedEvent, ProgressEvent, StartedEvent
-    from desktop.core.training import run_training
+    from desktop.core.training import recovery
+    from desktop.core.training.run import run_training
 
     total = torch.cuda.get_device_properties(0).total_memory
     torch.cuda.set_per_process_memory_fraction(min(1.0, cap_gb * GB / total))
@@ -173,7 +173,7 @@ def estimate_against_peak(model: Path, data: Path, tmp: Path, steps: int) -> boo
     from desktop.core.hub.fit import shapes_for_config
     from desktop.core.settings.memory import estimate
     from desktop.core.system.events import MemoryEvent
-    from desktop.core.training import run_training
+    from desktop.core.training.run import run_training
 
     print("\n3. The VRAM estimate against the measured peak (allocator level; target within 15%)")
     ok = True

@@ -53,7 +53,7 @@ def cases(tmp: Path) -> list[tuple[str, object]]:
 
 def _measured_peak(config: object) -> int:
     from desktop.core.system.events import MemoryEvent
-    from desktop.core.training import run_training
+    from desktop.core.training.run import run_training
 
     peaks: list[int] = []
     result = run_training(

@@ -74,7 +74,7 @@ class _Clock:
 
 
 def in_process(steps: int, out: Path) -> _Clock:
-    from desktop.core.training import run_training
+    from desktop.core.training.run import run_training
 
     clock = _Clock()
     result = run_training(_config(steps, out), clock)
@@ -83,7 +83,7 @@ def in_process(steps: int, out: Path) -> _Clock:
 
 
 def child(steps: int, out: Path, processes: int = 1) -> _Clock:
-    from desktop.core.supervisor import ChildRun
+    from desktop.core.training.supervisor import ChildRun
 
     clock = _Clock()
     config = _config(steps, out, processes, child=True)

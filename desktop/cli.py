@@ -465,7 +465,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     """Train, showing progress; Ctrl-C stops after the current step and keeps a checkpoint."""
     from desktop.core.runs.folders import RunBusyError, RunDir, find_resumable
     from desktop.core.system.paths import default_runs_dir
-    from desktop.core.training import run_training
+    from desktop.core.training.run import run_training
 
     config = _load(args)
     _apply_launch(config, args)
@@ -571,7 +571,7 @@ def _train_in_child(
 ) -> RunResult:
     """The run in a child process; a second Ctrl-C ends its process tree at once."""
     from desktop.core.environment.gpu import detect_gpus
-    from desktop.core.supervisor import ChildRun
+    from desktop.core.training.supervisor import ChildRun
 
     hard_stop = threading.Event()
     child = ChildRun(config, console, resume=resume, origin=origin, gpus=len(detect_gpus().nvidia) or None)
@@ -868,7 +868,7 @@ def _pad(value: str, width: int, right: bool = False) -> str:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Print a finished classification run's evaluation, base -> fine-tuned where both are known."""
-    from desktop.core import evaluation
+    from desktop.core.training import evaluation
 
     run = _find_run(args.run, args.runs_dir)
     if run is None:
@@ -1030,7 +1030,7 @@ def _run_fix(plan: Any) -> int:
 
 def cmd_job_export(args: argparse.Namespace) -> int:
     """Write a run config as a job folder: launch.sh for one machine, job.sbatch for Slurm."""
-    from desktop.core.jobs import export_job
+    from desktop.core.training.jobs import export_job
 
     config = _load(args)
     folder = export_job(config, args.dest, num_processes=args.num_processes, nodes=args.nodes)

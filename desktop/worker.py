@@ -5,7 +5,7 @@ A supervisor stops the run gracefully by creating the ``--stop-file`` (what work
 or with SIGINT / SIGTERM; it keeps a checkpoint. Exit codes are the CLI's.
 
 Started by ``accelerate launch`` (several GPUs, or a cluster job), every rank runs this; only rank 0
-prints events (see :mod:`desktop.core.distributed`).
+prints events (see :mod:`desktop.core.training.distributed`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _watch_stdin(stop: threading.Event) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run one config; returns the exit code."""
     from desktop.core.runs.folders import RunDir
-    from desktop.core.training import run_training
+    from desktop.core.training.run import run_training
 
     parser = argparse.ArgumentParser(prog="python -m desktop.worker")
     parser.add_argument("config", type=Path)
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--origin", help="the config file the run comes from (default: CONFIG; empty: none)")
     args = parser.parse_args(argv)
     sys.stdout.reconfigure(encoding="utf-8")
-    from desktop.core import distributed
+    from desktop.core.training import distributed
 
     main_rank = distributed.world().main
     try:

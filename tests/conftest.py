@@ -41,7 +41,7 @@ def app_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def quick_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Evaluations answer their few sample rows only: a tiny random model never stops talking, and its
     BLEU over 200 rows would cost every sequence-to-sequence test a minute."""
-    from desktop.core import evaluation
+    from desktop.core.training import evaluation
 
     monkeypatch.setattr(evaluation, "GENERATION_S", 0.0)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 def _install() -> None:
-    from desktop.core.callbacks import EventCallback
+    from desktop.core.training.callbacks import EventCallback
 
     how, step = os.environ["CRASH"], int(os.environ.get("CRASH_STEP", "2"))
     original_step_end = EventCallback.on_step_end

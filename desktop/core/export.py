@@ -438,7 +438,7 @@ def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str, lang
         'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")'
     )
     rows = "\n".join(f"| {k} | {v:.4g} |" for k, v in metrics.items())
-    from desktop.core.evaluation import card_section
+    from desktop.core.training.evaluation import card_section
 
     evaluation_section = card_section(run.path, out)
     options = json.dumps(

@@ -535,7 +535,7 @@ class MainWindow(QMainWindow):
         parent = QFileDialog.getExistingDirectory(self, self.tr("Where to write the job folder"))
         if not parent:
             return
-        from desktop.core.jobs import export_job, job_folder_name
+        from desktop.core.training.jobs import export_job, job_folder_name
 
         dest = Path(parent) / job_folder_name(config, Path(parent))
         gpus, nodes = shape

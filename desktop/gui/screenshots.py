@@ -87,9 +87,9 @@ def _synthetic_evaluation(folder: Path) -> None:
     """The evaluation a run of the English sample keeps: base model -> fine-tuned, with a few mistakes."""
     import csv
 
-    from desktop.core import evaluation
     from desktop.core.settings.config import RunConfig
     from desktop.core.system.paths import resources_dir
+    from desktop.core.training import evaluation
 
     config = RunConfig(task="classification")  # the run's config: the try-it panel's base model
     config.model.name = "bundled:all-MiniLM-L6-v2"

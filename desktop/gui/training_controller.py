@@ -40,7 +40,7 @@ def _train(
 ) -> RunResult:
     """One run on the task's thread; every event goes to the GUI thread through the task."""
     from desktop.core.system.processes import ComputeBelowTheWindow
-    from desktop.core.training import run_training
+    from desktop.core.training.run import run_training
 
     # PyTorch's compute threads and the run's processes below the window: on a CPU the run takes every
     # core it gets, and the window's thread, starved, froze for up to 0.7 s at a time (measured on two
@@ -70,7 +70,7 @@ def _train_child(
 ) -> RunResult:
     """One run in a child process, supervised from the task's thread."""
     from desktop.core.environment.gpu import detect_gpus
-    from desktop.core.supervisor import ChildRun
+    from desktop.core.training.supervisor import ChildRun
 
     try:
         gpus = len(detect_gpus().nvidia) or None

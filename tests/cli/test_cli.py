@@ -365,8 +365,8 @@ def test_predict_on_a_gbk_csv_keeps_its_rows_and_encoding_and_evaluate_shows_the
 def test_evaluate_shows_a_generators_figures_and_answers(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from desktop.core import evaluation
     from desktop.core.system.events import FinishedEvent
+    from desktop.core.training import evaluation
     from tests.core.helpers import fake_run
 
     run = fake_run(tmp_path / "runs", "chat", FinishedEvent(20, "model", {}))

@@ -323,7 +323,7 @@ def test_a_full_disk_at_a_checkpoint_is_one_sentence_and_leaves_no_partial_check
     capsys: pytest.CaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import desktop.core.callbacks as callbacks
+    import desktop.core.training.callbacks as callbacks
 
     monkeypatch.setattr(callbacks, "free_bytes", lambda folder: 1024)
     config = _config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")

@@ -13,8 +13,8 @@ import pytest
 
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig, load_config
-from desktop.core.supervisor import ChildRun, crash_failure
 from desktop.core.system.events import Event, FailedEvent, ProgressEvent, StoppedEvent
+from desktop.core.training.supervisor import ChildRun, crash_failure
 
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

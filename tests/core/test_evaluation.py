@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import evaluation
 from desktop.core.system.events import PreparingEvent
-from desktop.core.training import run_training
+from desktop.core.training import evaluation
+from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config
 
 
@@ -89,7 +89,7 @@ def test_a_finished_run_keeps_an_evaluation_that_matches_the_model_on_its_evalua
 def test_a_slow_base_evaluation_is_skipped_and_said(
     tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop.core import training
+    from desktop.core.training import run as training
 
     monkeypatch.setattr(training, "BASE_EVALUATION_S", 0.0)  # as if the evaluation rows were many
     config = make_config(

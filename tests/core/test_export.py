@@ -18,7 +18,7 @@ from desktop.core import reload_check
 from desktop.core.export import ExportCancelled, export_run, verify_export
 from desktop.core.runs.folders import RunDir
 from desktop.core.system.errors import InputError
-from desktop.core.training import run_training
+from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config
 
 TASKS = [

@@ -14,7 +14,7 @@ MODULES = [
     "desktop.core.runs.folders",
     "desktop.core.hub.models",
     "desktop.core.data.preview",
-    "desktop.core.training",
+    "desktop.core.training.run",
     "desktop.core.data.tasks.classification",
     "desktop.core.data.tasks.causal_lm",
     "desktop.core.data.tasks.seq2seq",

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.callbacks import EventCallback
 from desktop.core.settings.config import RunConfig
 from desktop.core.settings.options import Capabilities, resolve
 from desktop.core.system.errors import ConfigError
-from desktop.core.training import run_training
+from desktop.core.training.callbacks import EventCallback
+from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config
 
 GPU = Capabilities(cuda=True, bf16=True, bitsandbytes=True, triton=True, flash_attn=True, windows=False)

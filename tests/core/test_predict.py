@@ -10,7 +10,7 @@ import pytest
 from desktop.core.predict import predict_file
 from desktop.core.system.errors import InputError
 from desktop.core.system.progress import Cancelled, reporting
-from desktop.core.training import run_training
+from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config
 
 

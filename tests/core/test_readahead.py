@@ -56,7 +56,7 @@ def test_a_model_is_read_ahead_before_it_is_loaded(tiny_bert: Path, monkeypatch:
 def test_a_checkpoint_is_read_ahead_before_the_trainer_resumes_from_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop.core.resume import train_from
+    from desktop.core.training.resume import train_from
 
     order: list[str] = []
     monkeypatch.setattr(readahead, "read_ahead", lambda folder: order.append(f"read {Path(folder).name}"))

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from desktop.core import recovery
 from desktop.core.runs.folders import RunDir, loss_curve
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import AdjustedEvent, FailedEvent, PreparingEvent, ProgressEvent, StartedEvent
-from desktop.core.training import run_training
+from desktop.core.training import recovery
+from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config
 
 OOM = "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 8.00 GiB"

@@ -21,7 +21,7 @@ from desktop.core.system.events import (
     StoppedEvent,
     event_from_json,
 )
-from desktop.core.training import run_training
+from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config
 
 
@@ -310,7 +310,7 @@ def test_stop_works_during_preparation_and_leaves_nothing_behind(
 def test_tokens_per_second_counts_the_real_tokens_not_padding(tiny_bert: Path) -> None:
     from transformers import AutoTokenizer, DataCollatorWithPadding
 
-    from desktop.core.callbacks import CountingCollator, TokenCount
+    from desktop.core.training.callbacks import CountingCollator, TokenCount
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert)
     texts = ["short", "a much longer text with many more words in it than the first one has"]

@@ -93,7 +93,7 @@ def test_an_adapter_only_export_runs_on_its_base_model(request, tmp_path: Path) 
 
 
 def test_the_base_model_answers_beside_the_fine_tuned_one(request, tmp_path: Path) -> None:
-    from desktop.core import evaluation
+    from desktop.core.training import evaluation
     from desktop.core.tryit import base_playground
 
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)

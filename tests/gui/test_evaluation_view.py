@@ -6,8 +6,8 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from desktop.core import evaluation
 from desktop.core.system.events import FinishedEvent, RunResult
+from desktop.core.training import evaluation
 from desktop.gui.main_window import MainWindow
 from desktop.gui.widgets.evaluation_view import EvaluationView
 from tests.core.helpers import fake_run

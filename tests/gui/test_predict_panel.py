@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.core.system.events import RunResult
-from desktop.core.training import run_training
+from desktop.core.training.run import run_training
 from desktop.gui.main_window import MainWindow
 from tests.core.helpers import Recorder, make_config
 

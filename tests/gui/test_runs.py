@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from desktop.core.runs.folders import RunDir
 from desktop.core.system.events import FinishedEvent, LogEvent, ProgressEvent, StoppedEvent
-from desktop.core.training import run_training
+from desktop.core.training.run import run_training
 from desktop.gui.main_window import MainWindow
 from desktop.gui.runs_dialog import RunsDialog
 from desktop.gui.settings import Settings

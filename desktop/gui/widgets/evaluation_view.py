@@ -2,7 +2,7 @@
 matrix (click a cell for its rows), the mistakes the model was surest of, and the labels of the training
 and evaluation sets. A causal LM or a sequence-to-sequence model: loss, perplexity, BLEU and chrF, and
 evaluation rows with the reference beside the base model's and the fine-tuned model's answers. Reads
-``evaluation.json`` from the run folder (:mod:`desktop.core.evaluation`)."""
+``evaluation.json`` from the run folder (:mod:`desktop.core.training.evaluation`)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core import evaluation
-from desktop.core.evaluation import ClassificationReport, GenerationReport
+from desktop.core.training import evaluation
+from desktop.core.training.evaluation import ClassificationReport, GenerationReport
 
 RIGHT = QColor(58, 165, 93)
 WRONG = QColor(217, 83, 79)

@@ -93,7 +93,7 @@ class ChildRun:
             stop: Set to stop after the current step with a checkpoint.
             hard_stop: Set to end the child's whole process tree at once.
         """
-        from desktop.core.launch import accelerate_settings, check_launch, write_accelerate_config
+        from desktop.core.training.launch import accelerate_settings, check_launch, write_accelerate_config
 
         try:
             check_launch(self.config.launch, self.gpus)
@@ -129,8 +129,8 @@ class ChildRun:
         stop: threading.Event,
         hard_stop: threading.Event,
     ) -> RunResult:
-        from desktop.core.launch import worker_command
         from desktop.core.system import processes
+        from desktop.core.training.launch import worker_command
 
         stop_file = folder / "stop"
         command = worker_command(

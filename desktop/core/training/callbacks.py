@@ -13,7 +13,6 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from desktop.core import distributed
 from desktop.core.system.errors import DiskError, human_size
 from desktop.core.system.events import (
     CheckpointEvent,
@@ -24,6 +23,7 @@ from desktop.core.system.events import (
     StartedEvent,
 )
 from desktop.core.system.messages import msg
+from desktop.core.training import distributed
 
 
 def free_bytes(folder: str) -> int:

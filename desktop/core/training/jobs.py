@@ -83,7 +83,7 @@ def job_folder_name(config: RunConfig, parent: Path) -> str:
 
 
 def _write(config: RunConfig, folder: Path, per_node: int, nodes: int) -> None:
-    from desktop.core.launch import accelerate_settings, write_accelerate_config
+    from desktop.core.training.launch import accelerate_settings, write_accelerate_config
 
     job = replace(config)
     job.data = replace(config.data, files=_copy_files(config.data.files, folder / "data", "data"))
@@ -126,7 +126,7 @@ def _copy_files(files: list[str], target: Path, relative: str) -> list[str]:
 
 def _copy_app(target: Path) -> None:
     """The worker's code: the ``desktop`` package without its windows (Python files only)."""
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]
     shutil.copytree(
         package,
         target / "desktop",

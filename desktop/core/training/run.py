@@ -14,8 +14,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from desktop.core import recovery
-from desktop.core.resume import remove_partial_checkpoints, resume_point, train_from
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import (
@@ -38,6 +36,8 @@ from desktop.core.system.events import (
 from desktop.core.system.heap import release_memory
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import default_runs_dir
+from desktop.core.training import recovery
+from desktop.core.training.resume import remove_partial_checkpoints, resume_point, train_from
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def run_training(
         resume: A stopped or interrupted run folder to continue from its newest good checkpoint.
         origin: The config file the run comes from, recorded so ``--resume`` finds this run.
     """
-    from desktop.core import distributed
+    from desktop.core.training import distributed
 
     stop = stop or threading.Event()
     runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
@@ -269,7 +269,7 @@ def _training_args(
 
 def _distributed_args() -> dict[str, Any]:
     """With several processes: gloo where there is no NCCL (CPU, Windows), and CPU without a GPU."""
-    from desktop.core import distributed
+    from desktop.core.training import distributed
 
     if not distributed.world().distributed:
         return {}
@@ -291,12 +291,12 @@ def _train(
     resuming: bool,
     rebuild: Callable[[RunConfig], _Prepared],
 ) -> RunResult:
-    """Train, and on a GPU out-of-memory error go on with less memory (see :mod:`desktop.core.recovery`).
+    """Train, and on a GPU out-of-memory error go on with less memory (see :mod:`.recovery`).
 
     Args:
         rebuild: Prepares the run again for a config (a fresh model, when the run starts over).
     """
-    from desktop.core import distributed
+    from desktop.core.training import distributed
 
     main = distributed.world().main
     checkpoint = resume_point(run, emit) if resuming and main else None  # rank 0 sets damaged ones aside
@@ -390,8 +390,8 @@ def _make_trainer(
     """The Trainer for ``prepared`` and the callback that reports its events."""
     from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
 
-    from desktop.core import distributed
-    from desktop.core.callbacks import CountingCollator, EventCallback, TokenCount
+    from desktop.core.training import distributed
+    from desktop.core.training.callbacks import CountingCollator, EventCallback, TokenCount
 
     config, task = prepared.config, prepared.task
     args = _training_args(
@@ -435,7 +435,7 @@ class _Recovery:
     change together)."""
 
     def __init__(self, run: RunDir, emit: Callable[[Event], None], config: RunConfig, main: bool) -> None:
-        from desktop.core import distributed
+        from desktop.core.training import distributed
 
         self.run, self.emit, self.config, self.main = run, emit, config, main
         self.enabled = config.performance.oom_recovery and not distributed.world().distributed
@@ -506,7 +506,7 @@ BASE_EVALUATION_S = 60.0
 
 def _wants_base_evaluation(prepared: _Prepared, resuming: bool, recovering: _Recovery) -> bool:
     """Once per run, before the first step, with evaluation rows, in one process."""
-    from desktop.core import distributed
+    from desktop.core.training import distributed
 
     config = prepared.config
     return (
@@ -528,7 +528,7 @@ def _evaluate_base(trainer: Any, prepared: _Prepared, run: RunDir, emit: Callabl
 
     import numpy as np
 
-    from desktop.core import evaluation
+    from desktop.core.training import evaluation
 
     emit(PreparingEvent(msg("Evaluating the base model, for the figures before and after")))
     task, model = prepared.task, trainer.model
@@ -615,7 +615,7 @@ def _write_evaluation(
 
     The model is already saved: a failure here is logged, and the run still finishes.
     """
-    from desktop.core import distributed, evaluation
+    from desktop.core.training import distributed, evaluation
 
     task = prepared.task
     try:
@@ -686,7 +686,7 @@ def _save_model(trainer: Any, run: RunDir, tokenizer: Any, lora: bool, recoverin
     weights, so ``model/`` always loads with ``from_pretrained``. When the GPU runs out of memory
     saving or merging (and recovery is on), the model moves to the CPU and is saved from there.
     """
-    from desktop.core import distributed
+    from desktop.core.training import distributed
 
     main = distributed.world().main
     model_dir = run.model_dir
