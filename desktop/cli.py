@@ -724,7 +724,7 @@ def _short(value: Any, width: int = 60) -> str:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export a finished run; verify it by reloading it in a fresh process."""
-    from desktop.core.export import STAGES, export_run
+    from desktop.core.results.export import STAGES, export_run
 
     run = _find_run(args.run, args.runs_dir)
     if run is None:
@@ -790,7 +790,7 @@ def _find_run(name: str, runs_dir: Path | None) -> Any:
 
 def cmd_predict(args: argparse.Namespace) -> int:
     """Predict every row of a file with a trained model and write the file with the predictions added."""
-    from desktop.core.predict import default_output, predict_file
+    from desktop.core.results.predict import default_output, predict_file
     from desktop.core.system.progress import reporting
 
     run = _find_run(args.model, args.runs_dir)

@@ -46,7 +46,7 @@ def test_a_finished_run_keeps_an_evaluation_that_matches_the_model_on_its_evalua
 ) -> None:
     from desktop.core.data.checks import load_and_check
     from desktop.core.data.columns import label_key
-    from desktop.core.tryit import Playground, inspect_folder
+    from desktop.core.results.tryit import Playground, inspect_folder
 
     rows = ["评论,标签"]
     for i in range(60):

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import reload_check
-from desktop.core.export import ExportCancelled, export_run, verify_export
+from desktop.core.results import reload_check
+from desktop.core.results.export import ExportCancelled, export_run, verify_export
 from desktop.core.runs.folders import RunDir
 from desktop.core.system.errors import InputError
 from desktop.core.training.run import run_training
@@ -123,7 +123,7 @@ def test_failure_mid_write_leaves_nothing(request, tmp_path: Path, monkeypatch: 
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError("simulated write error")
 
-    monkeypatch.setattr("desktop.core.export._model_card", broken)
+    monkeypatch.setattr("desktop.core.results.export._model_card", broken)
     with pytest.raises(OSError, match="simulated"):
         export_run(run, tmp_path / "out")
     assert not (tmp_path / "out").exists()
@@ -209,7 +209,7 @@ def test_a_killed_export_leaves_no_model_and_the_next_one_cleans_up(request, tmp
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
     dest = tmp_path / "out"
     code = (
-        "import sys, time; from pathlib import Path; from desktop.core.export import export_run; "
+        "import sys, time; from pathlib import Path; from desktop.core.results.export import export_run; "
         "from desktop.core.runs.folders import RunDir\n"
         "def hang(stage, fraction):\n"
         "    if stage == 'card':\n"
@@ -242,7 +242,7 @@ def test_verification_takes_texts_longer_than_a_windows_command_line(request, tm
 
 
 def test_a_leftover_folder_is_removed_only_when_an_export_made_it(tmp_path: Path) -> None:
-    from desktop.core.export import MARKER_NAME, _remove_stale_partials
+    from desktop.core.results.export import MARKER_NAME, _remove_stale_partials
 
     dest = tmp_path / "model"
     dead = 999_999_999  # no such process

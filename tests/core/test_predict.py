@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.predict import predict_file
+from desktop.core.results.predict import predict_file
 from desktop.core.system.errors import InputError
 from desktop.core.system.progress import Cancelled, reporting
 from desktop.core.training.run import run_training

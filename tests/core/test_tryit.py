@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.export import export_run
+from desktop.core.results.export import export_run
+from desktop.core.results.tryit import Playground, inspect_folder
 from desktop.core.system.errors import ModelError
-from desktop.core.tryit import Playground, inspect_folder
 from tests.core.test_export import _finished_run
 
 
@@ -93,8 +93,8 @@ def test_an_adapter_only_export_runs_on_its_base_model(request, tmp_path: Path) 
 
 
 def test_the_base_model_answers_beside_the_fine_tuned_one(request, tmp_path: Path) -> None:
+    from desktop.core.results.tryit import base_playground
     from desktop.core.training import evaluation
-    from desktop.core.tryit import base_playground
 
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
     info = inspect_folder(run.model_dir, run.config_path)
@@ -114,7 +114,7 @@ def test_the_base_model_answers_beside_the_fine_tuned_one(request, tmp_path: Pat
 
 
 def test_a_causal_lm_base_answers_through_the_runs_chat_template(request, tmp_path: Path) -> None:
-    from desktop.core.tryit import base_playground
+    from desktop.core.results.tryit import base_playground
 
     run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
     info = inspect_folder(run.model_dir, run.config_path)

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication
 
-from desktop.core.export import export_run
+from desktop.core.results.export import export_run
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from tests.core.test_export import _finished_run
 

@@ -44,7 +44,7 @@ class ExportPage(WizardPage):
     """Shows the finished run's model and exports a complete, verified copy of it."""
 
     exported = Signal(object)
-    """An export finished: the :class:`~desktop.core.export.ExportResult`."""
+    """An export finished: the :class:`~desktop.core.results.export.ExportResult`."""
     busy_changed = Signal(bool)
     """An export started (``True``) or ended."""
 
@@ -197,7 +197,7 @@ class ExportPage(WizardPage):
         if not dest:
             self.export_status.setText(self.tr("Choose a folder to export to."))
             return
-        from desktop.core.export import check_destination, export_run
+        from desktop.core.results.export import check_destination, export_run
         from desktop.core.runs.folders import RunDir
 
         run, path = RunDir(self.result.run_dir), Path(dest).expanduser().absolute()
@@ -277,7 +277,7 @@ class ExportPage(WizardPage):
 
     def _on_task_failed(self, exc: object, detail: str) -> None:
         self._export_done()
-        from desktop.core.export import ExportCancelled
+        from desktop.core.results.export import ExportCancelled
 
         if isinstance(exc, ExportCancelled):
             self.export_status.setText(self.tr("Export cancelled; nothing was written."))

@@ -1,6 +1,6 @@
 """Predict on a file: pick a CSV, TSV, JSONL or Excel file, run the model over every row in the
 background (progress bar, Cancel), and get the file back with the predictions added
-(:func:`desktop.core.predict.predict_file`)."""
+(:func:`desktop.core.results.predict.predict_file`)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class PredictPanel(QWidget):
     """Runs a trained model over a file; :meth:`set_model` says which model."""
 
     predicted = Signal(object)
-    """The predictions were written: the :class:`~desktop.core.predict.Prediction`."""
+    """The predictions were written: the :class:`~desktop.core.results.predict.Prediction`."""
     failed = Signal(str)
     """Predicting failed or was cancelled: what the user is told."""
 
@@ -132,7 +132,7 @@ class PredictPanel(QWidget):
                     self.column.addItem(name, name)
             except StudioError as exc:
                 self.status.setText(error_text(exc))
-            from desktop.core.predict import default_output
+            from desktop.core.results.predict import default_output
 
             self.output_edit.setText(str(default_output(path)))
         self._update()
@@ -152,7 +152,7 @@ class PredictPanel(QWidget):
             return
         import threading
 
-        from desktop.core.predict import predict_file
+        from desktop.core.results.predict import predict_file
         from desktop.core.system import progress
 
         model, source = self.model, Path(self.input_edit.text().strip())

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.results.tryit import FolderInfo, Playground, base_playground, inspect_folder
 from desktop.core.system.errors import StudioError
-from desktop.core.tryit import FolderInfo, Playground, base_playground, inspect_folder
 from desktop.gui.core_text import error_text
 from desktop.gui.workers import BackgroundTask
 

@@ -81,7 +81,7 @@ def predict_file(
         Cancelled: Cancel was pressed (nothing is written).
     """
     from desktop.core.data.tables import read_file
-    from desktop.core.tryit import Playground, inspect_folder
+    from desktop.core.results.tryit import Playground, inspect_folder
 
     path, out = Path(path), Path(out)
     if out.suffix.lower() not in WRITABLE:

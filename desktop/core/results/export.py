@@ -413,7 +413,7 @@ def _write(
 def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str, language: str = "en") -> None:
     """The model card (``README.md``): in English, the language of model hubs, with a section in the
     user's language when the app runs in Chinese."""
-    from desktop.core.plot_png import line_chart
+    from desktop.core.results.plot_png import line_chart
 
     events = run.events()
     train = [(e.step, e.metrics["loss"]) for e in events if isinstance(e, LogEvent) and "loss" in e.metrics]
@@ -524,7 +524,7 @@ def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None 
     The folder is loaded in a fresh, isolated interpreter by a script that imports only torch and
     transformers, so nothing of this process (or of this app) helps it load.
     """
-    from desktop.core import reload_check
+    from desktop.core.results import reload_check
 
     texts = texts or _examples(run)
     try:
