@@ -1,6 +1,6 @@
 """Helper-process entry: ``python -m desktop.helper`` answers the window's questions that need PyTorch.
 
-One JSON request per line on stdin, one answer per line on stdout (see :mod:`desktop.core.helper`); it
+One JSON request per line on stdin, one answer per line on stdout (see :mod:`desktop.core.helper_process`); it
 ends when stdin closes, which is also what happens when the app ends or dies. What libraries print
 goes to stderr (the app's ``logs/helper.log``), never between the answers.
 """
@@ -23,7 +23,7 @@ def main() -> int:
     if hasattr(os, "nice"):
         with contextlib.suppress(OSError):
             os.nice(NICENESS)
-    from desktop.core.helper import serve
+    from desktop.core.helper_process import serve
 
     return serve(sys.stdin.buffer, answers)
 

@@ -214,7 +214,7 @@ class ModelBrowser(QDialog):
         source = self._source_for(hit)
 
         def work() -> Any:
-            from desktop.core.helper import model_fit
+            from desktop.core.helper_process import model_fit
             from desktop.core.hub.fit import fetch_config
             from desktop.core.hub.search import weights_info
 

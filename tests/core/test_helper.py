@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core import helper
+from desktop.core import helper_process as helper
 from desktop.core.hub.fit import shapes_with_and_without_lora
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ModelError, StudioError

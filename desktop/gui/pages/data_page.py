@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.data.columns import CAUSAL_FORMATS, causal_format, roles_for
 from desktop.core.data.preview import Preview, preview, preview_head
-from desktop.core.helper import TokenReport
+from desktop.core.helper_process import TokenReport
 from desktop.core.hub.models import describe_local_model
 from desktop.core.settings.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.system.errors import StudioError, human_size
@@ -510,7 +510,7 @@ class DataPage(WizardPage):
         rows = self.train_rows()
 
         def work() -> Any:
-            from desktop.core.helper import model_fit
+            from desktop.core.helper_process import model_fit
             from desktop.core.hub.fit import fetch_config
 
             ram = _free_ram()  # here: psutil's first import takes 0.1 s
@@ -831,7 +831,7 @@ class DataPage(WizardPage):
                 )
 
         def measure() -> TokenReport:
-            from desktop.core.helper import token_statistics
+            from desktop.core.helper_process import token_statistics
 
             return token_statistics(config)  # in the helper process: this one never imports PyTorch
 

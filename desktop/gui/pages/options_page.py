@@ -359,7 +359,7 @@ class OptionsPage(WizardPage):
         self.fit_label.setText(self.tr("Reading the model's size…"))
 
         def read() -> tuple:
-            from desktop.core.helper import model_shapes
+            from desktop.core.helper_process import model_shapes
 
             return model_shapes(config)  # in the helper process: this one never imports PyTorch
 
