@@ -154,7 +154,7 @@ def main() -> int:
 
     from desktop.app import apply_theme
     from desktop.gui.main_window import MainWindow
-    from desktop.gui.settings import Settings
+    from desktop.shared_ui import Settings
 
     phase = {"name": ""}
     slow: list[tuple[float, str, int, float, str, str]] = []  # (when, phase, depth, ms, what, receiver)

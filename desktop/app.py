@@ -105,18 +105,17 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("FinetuneStudio")
     app.setWindowIcon(QIcon(str(RESOURCES / "icon.png")))
     apply_theme(app, args.theme)
+    from desktop import shared_ui
     from desktop.core.system.language import choose
-    from desktop.gui import translations
-    from desktop.gui.settings import Key, Settings
-    from desktop.gui.translations import chinese_font_missing, install
+    from desktop.shared_ui import Key, Settings, chinese_font_missing, install_translators
 
     settings = Settings(args.settings)
     language = choose(args.lang or "", settings.text(Key.LANGUAGE))
     font_notice = ""
     if chinese_font_missing(language):  # boxes instead of characters: English, and what to install
-        font_notice, language = translations.font_notice(language), "en"
+        font_notice, language = shared_ui.font_notice(language), "en"
         logging.warning("no font with Chinese characters: %s", font_notice)
-    install(app, language)
+    install_translators(app, language)
     if args.screenshots:
         from desktop.gui.screenshots import save_screenshots
         from desktop.gui.workers import leave

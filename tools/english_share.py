@@ -178,11 +178,10 @@ def main(language: str) -> int:
 
     from desktop.gui import screenshots
     from desktop.gui.main_window import MainWindow
-    from desktop.gui.settings import Settings
-    from desktop.gui.translations import install
+    from desktop.shared_ui import Settings, install_translators
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    install(app, language)
+    install_translators(app, language)
     tmp = Path(tempfile.mkdtemp(prefix="fs-english-"))
     window = MainWindow(Settings(tmp / "settings.ini"))
     window.resize(1280, 820)

@@ -13,9 +13,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.system.errors import human_size
-from desktop.gui.core_text import shown
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask
+from desktop.shared_ui import shown
 
 
 class DownloadPanel(QWidget):

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.hub import sources
-from desktop.gui.core_text import error_text, shown
 from desktop.gui.workers import run_in_background
+from desktop.shared_ui import error_text, shown
 
 
 class HubSettingsDialog(QDialog):

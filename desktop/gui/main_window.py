@@ -30,16 +30,15 @@ from desktop.core.settings.config import RunConfig, load_config, with_changes
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import AdjustedEvent, RunResult
 from desktop.core.system.paths import resources_dir
-from desktop.gui.core_text import error_text, shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.data_page import DataPage
 from desktop.gui.pages.environment_page import EnvironmentPage
 from desktop.gui.pages.export_page import ExportPage
 from desktop.gui.pages.options_page import OptionsPage
 from desktop.gui.pages.train_page import TrainPage
-from desktop.gui.settings import Key, Settings
 from desktop.gui.training_controller import TrainingController
 from desktop.gui.workers import BackgroundTask, shutdown_all
+from desktop.shared_ui import Key, Settings, error_text, shown
 
 SAMPLE_CONFIG = resources_dir() / "samples" / "classification.toml"
 PAGE_AFTER_CONFIG_MS = 30

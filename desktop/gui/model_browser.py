@@ -29,10 +29,10 @@ from PySide6.QtWidgets import (
 from desktop.core.hub.search import ModelHit
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import human_count, human_size
-from desktop.gui.core_text import error_text, shown
 from desktop.gui.download_panel import DownloadPanel
 from desktop.gui.fit_text import badge_text
 from desktop.gui.workers import BackgroundTask, run_in_background
+from desktop.shared_ui import error_text, shown
 
 FIT_COLUMN = 7
 MAX_FIT_ROWS = 12  # config fetches per table: the first rows, one after another

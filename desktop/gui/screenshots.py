@@ -23,7 +23,7 @@ from desktop.core.environment.torch_probe import TorchInfo
 from desktop.core.system.events import LogEvent, MemoryEvent, ProgressEvent, RunResult, StartedEvent
 from desktop.core.system.messages import Msg
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Settings
+from desktop.shared_ui import Settings
 
 NAMES = ["environment", "model-and-data", "memory-and-speed", "train", "export"]
 
@@ -344,9 +344,9 @@ def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
 def _setup_window(tmp: Path, out: Path, suffix: str) -> list[Path]:
     """The launcher's setup window: installing, and after a failed download."""
     from desktop.core.system.messages import msg
-    from desktop.gui.core_text import shown
     from desktop.launcher.runtime import Bundle, Options, Runtime
     from desktop.launcher.window import SetupWindow
+    from desktop.shared_ui import shown
 
     wheel = tmp / "finetune_studio-0.3.0-py3-none-any.whl"
     wheel.write_bytes(b"")

@@ -28,8 +28,8 @@ from desktop.core.system.events import (
     StartedEvent,
 )
 from desktop.core.system.messages import msg
-from desktop.gui.core_text import shown
 from desktop.gui.workers import BackgroundTask
+from desktop.shared_ui import shown
 
 AWAKE_CHECK_MS = 500
 """When the login manager's answer to keeping the computer awake is looked at (Linux)."""

@@ -219,8 +219,8 @@ def _setup_in_window(
     import shiboken6
     from PySide6.QtWidgets import QMessageBox
 
-    from desktop.gui.core_text import shown
     from desktop.launcher.window import SetupWindow
+    from desktop.shared_ui import shown
 
     app = _qt_app()
     try:
@@ -259,12 +259,11 @@ def _qt_app() -> Any:
         _APP = QApplication.instance() or QApplication(sys.argv[:1])
         _APP.setWindowIcon(QIcon(str(resources_dir() / "icon.png")))
         from desktop.core.system.language import choose
-        from desktop.gui.settings import Key, Settings
-        from desktop.gui.translations import install
+        from desktop.shared_ui import Key, Settings, install_translators
 
         # The language the app was set to (View > Language), else the system's: the setup window
         # speaks it before the app ever started.
-        install(_APP, choose(_LANGUAGE, Settings().text(Key.LANGUAGE)))
+        install_translators(_APP, choose(_LANGUAGE, Settings().text(Key.LANGUAGE)))
     return _APP
 
 
@@ -341,7 +340,7 @@ def _fail(args: argparse.Namespace, exc: SetupError) -> int:
     if not _headless(args) and not args.smoke:
         from PySide6.QtWidgets import QMessageBox
 
-        from desktop.gui.core_text import shown
+        from desktop.shared_ui import shown
 
         _qt_app()
         box = QMessageBox(QMessageBox.Icon.Warning, "Finetune Studio", shown(exc.message))

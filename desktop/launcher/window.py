@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.system.messages import msg
-from desktop.gui.core_text import shown
 from desktop.launcher.runtime import MIRRORS, Bundle, Cancelled, Options, Runtime, SetupError, setup
+from desktop.shared_ui import shown
 
 
 class _SetupWorker(QObject):

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, Signal
 from desktop.core.environment.torch_probe import TorchInfo
 from desktop.gui import workers
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Settings
+from desktop.shared_ui import Settings
 
 
 class FakeController(QObject):
@@ -65,9 +65,9 @@ class FakeController(QObject):
 @pytest.fixture(scope="session", autouse=True)
 def english(qapp) -> None:
     """The app's English translator (plural forms: "1 row", "2 rows"), installed as start-up does."""
-    from desktop.gui.translations import install
+    from desktop.shared_ui import install_translators
 
-    install(qapp, "en")
+    install_translators(qapp, "en")
 
 
 @pytest.fixture(autouse=True)

@@ -16,8 +16,8 @@ from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Key, Settings
 from desktop.gui.training_controller import TrainingController
+from desktop.shared_ui import Key, Settings
 
 
 def _config(tmp_path: Path, model: Path, data: Path, steps: int) -> RunConfig:

@@ -9,23 +9,23 @@ from PySide6.QtCore import QCoreApplication, QLocale
 from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QMessageBox
 
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Key, Settings
+from desktop.shared_ui import Key, Settings
 
 
 @pytest.fixture
 def language(qapp):
     """Install a language's translators as the app does at start-up; English again afterwards."""
-    from desktop.gui import translations
+    from desktop import shared_ui
 
     installed = []
 
     def use(code: str) -> None:
-        installed.extend(translations.install(qapp, code))
+        installed.extend(shared_ui.install_translators(qapp, code))
 
     yield use
     for translator in installed:
         QCoreApplication.removeTranslator(translator)
-    translations.current = "en"
+    shared_ui.current = "en"
     QLocale.setDefault(QLocale(QLocale.Language.English))
 
 

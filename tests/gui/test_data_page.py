@@ -88,7 +88,7 @@ def test_file_pickers_start_in_the_last_folder(
 ) -> None:
     from PySide6.QtWidgets import QFileDialog
 
-    from desktop.gui.settings import Key
+    from desktop.shared_ui import Key
 
     data = tmp_path / "sub" / "d.csv"
     data.parent.mkdir()

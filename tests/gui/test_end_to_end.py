@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from desktop.core.runs.folders import RunDir
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Settings
+from desktop.shared_ui import Settings
 
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 RUN_TIMEOUT_MS = 180_000

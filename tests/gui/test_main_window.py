@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from desktop.core.settings.config import RunConfig
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Key, Settings
+from desktop.shared_ui import Key, Settings
 from tests.gui.conftest import FakeController
 
 
@@ -136,10 +136,10 @@ def test_declining_to_close_keeps_training(
 def test_qt_dialogs_follow_the_chosen_language(qtbot) -> None:
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from desktop.gui.translations import install
+    from desktop.shared_ui import install_translators
 
     app = QApplication.instance()
-    translators = install(app, "zh_CN")  # Qt's own translations ship with PySide6
+    translators = install_translators(app, "zh_CN")  # Qt's own translations ship with PySide6
     try:
         assert translators
         box = QMessageBox(QMessageBox.Icon.Question, "", "", QMessageBox.StandardButton.Yes)
@@ -156,7 +156,7 @@ def test_qt_dialogs_follow_the_chosen_language(qtbot) -> None:
 def test_view_language_offers_the_three_languages_and_remembers_the_choice(window, monkeypatch) -> None:
     from PySide6.QtWidgets import QMessageBox
 
-    from desktop.gui.settings import Key
+    from desktop.shared_ui import Key
 
     assert [a.text() for a in window.language_actions.values()] == ["English", "简体中文", "繁體中文"]
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)

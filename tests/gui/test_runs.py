@@ -13,8 +13,8 @@ from desktop.core.system.events import FinishedEvent, LogEvent, ProgressEvent, S
 from desktop.core.training.run import run_training
 from desktop.gui.main_window import MainWindow
 from desktop.gui.runs_dialog import RunsDialog
-from desktop.gui.settings import Settings
 from desktop.gui.training_controller import TrainingController
+from desktop.shared_ui import Settings
 from tests.core.helpers import fake_run as _run
 from tests.core.helpers import make_config
 

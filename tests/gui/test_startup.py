@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from desktop.app import apply_theme
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Settings
+from desktop.shared_ui import Settings
 apply_theme(app, "light")
 window = MainWindow(Settings(sys.argv[1]))
 window.show()
@@ -45,7 +45,7 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from desktop.gui.main_window import MainWindow
-from desktop.gui.settings import Settings
+from desktop.shared_ui import Settings
 import desktop.gui.warmup
 desktop.gui.warmup.IDLE_S = 3600  # this test is about what the steps themselves import
 

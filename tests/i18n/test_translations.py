@@ -66,9 +66,9 @@ def chinese(qapp):
     """The app's zh_CN translators installed, as the app installs them; removed afterwards."""
     from PySide6.QtCore import QCoreApplication
 
-    from desktop.gui.translations import install
+    from desktop.shared_ui import install_translators
 
-    installed = install(qapp, "zh_CN")
+    installed = install_translators(qapp, "zh_CN")
     yield
     for translator in installed:
         QCoreApplication.removeTranslator(translator)
@@ -94,7 +94,7 @@ def test_traditional_chinese_uses_taiwan_words() -> None:
 def test_core_messages_stay_english_text_and_are_shown_translated(chinese) -> None:
     from desktop.core.hub.access import translate
     from desktop.core.hub.sources import MIRROR, Source
-    from desktop.gui.core_text import shown
+    from desktop.shared_ui import shown
 
     class GatedRepoError(Exception):
         pass
@@ -158,7 +158,7 @@ def test_cli_help_is_translated(capsys: pytest.CaptureFixture[str]) -> None:
 def test_without_a_chinese_font_linux_says_which_package_to_install(monkeypatch, qapp) -> None:
     from PySide6.QtGui import QFontDatabase
 
-    from desktop.gui.translations import chinese_font_missing, font_notice
+    from desktop.shared_ui import chinese_font_missing, font_notice
 
     monkeypatch.setattr(QFontDatabase, "families", staticmethod(lambda *args: []))
     assert chinese_font_missing("zh_CN", platform="linux")
@@ -171,9 +171,9 @@ def test_without_a_chinese_font_linux_says_which_package_to_install(monkeypatch,
 def test_english_has_its_plural_forms(qapp) -> None:
     from PySide6.QtCore import QCoreApplication
 
-    from desktop.gui.translations import install
+    from desktop.shared_ui import install_translators
 
-    installed = install(qapp, "en")
+    installed = install_translators(qapp, "en")
     try:
         translate = QCoreApplication.translate
         assert translate("ModelBrowser", "%n model(s) found.", "", 1) == "1 model found."

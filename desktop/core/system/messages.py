@@ -3,7 +3,7 @@
 ``msg("{model} is not on this computer yet.", model=repo_id)`` is a plain ``str`` with the English
 text (the CLI prints it, logs record it, comparisons keep working) that also carries its template and
 its values. The layer that shows it translates the template and fills in the values
-(:func:`desktop.gui.core_text.shown`); core stays free of Qt. ``tools/i18n.py`` finds every
+(:func:`desktop.shared_ui.shown`); core stays free of Qt. ``tools/i18n.py`` finds every
 ``msg("...")`` template in ``desktop/core`` for the translation files.
 """
 

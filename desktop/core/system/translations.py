@@ -1,7 +1,7 @@
 """The app's translations, read straight from its Qt Linguist files (``resources/i18n/*.ts``).
 
 One format and one set of files serve the windows and the command line: the windows hand this table
-to Qt (:mod:`desktop.gui.translations`), the CLI asks it directly, and core stays free of Qt. Reading
+to Qt (:mod:`desktop.shared_ui`), the CLI asks it directly, and core stays free of Qt. Reading
 the ``.ts`` source itself (a few milliseconds) means there is no compiled ``.qm`` to build, ship and
 keep in step with it.
 """

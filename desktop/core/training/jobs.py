@@ -133,7 +133,7 @@ def _copy_app(target: Path) -> None:
         ignore=lambda folder, names: [
             n
             for n in names
-            if n in ("gui", "launcher", "__pycache__", "app.py", "__main__.py")
+            if n in ("gui", "launcher", "__pycache__", "app.py", "__main__.py", "shared_ui.py")
             or (Path(folder, n).is_file() and not n.endswith(".py"))
         ],
     )

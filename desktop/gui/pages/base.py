@@ -6,7 +6,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
 from desktop.core.settings.config import RunConfig
-from desktop.gui.core_text import shown
+from desktop.shared_ui import shown
 
 
 class WizardPage(QWidget):

@@ -36,12 +36,11 @@ from desktop.core.hub.models import describe_local_model
 from desktop.core.settings.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.system.errors import StudioError, human_size
 from desktop.core.system.lazy import imported
-from desktop.gui.core_text import sentences, shown
 from desktop.gui.fit_text import badge_text
 from desktop.gui.pages.base import WizardPage, error_label, show_error
-from desktop.gui.settings import Key, Settings
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask, run_in_background
+from desktop.shared_ui import Key, Settings, sentences, shown
 
 PREVIEW_ROWS = 50
 HISTOGRAM_IDLE_S = 1.0

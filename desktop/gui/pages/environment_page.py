@@ -28,12 +28,11 @@ from desktop.core.environment.repair import RepairPlan, plan_repair
 from desktop.core.environment.torch_probe import TorchInfo, probe_torch
 from desktop.core.environment.wheels import Verdict, verdict
 from desktop.core.system.secrets import recall_url, redact, remember_url
-from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.repair_controller import RepairController
-from desktop.gui.settings import Key, Settings
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask
+from desktop.shared_ui import Key, Settings, shown
 
 GB = 1024**3
 

@@ -24,14 +24,14 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from desktop import shared_ui
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import RunResult
-from desktop.gui import translations
-from desktop.gui.core_text import error_text, sentences
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.gui.workers import BackgroundTask
+from desktop.shared_ui import error_text, sentences
 
 
 class _ProgressRelay(QObject):
@@ -232,7 +232,7 @@ class ExportPage(WizardPage):
         self.export_status.setText(self.tr("Exporting and verifying…"))
         self._cancel.clear()
         cancel, report = self._cancel, self._relay.progressed.emit
-        language = translations.current
+        language = shared_ui.current
         self._task = BackgroundTask(
             lambda: export_run(
                 run,

@@ -40,10 +40,10 @@ from desktop.core.settings.options import Capabilities, installed, resolve
 from desktop.core.settings.presets import presets_for
 from desktop.core.system.errors import ConfigError, Problem, StudioError
 from desktop.core.system.paths import default_runs_dir
-from desktop.gui.core_text import sentences as sentences_joined
-from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage, error_label, show_error
 from desktop.gui.workers import BackgroundTask
+from desktop.shared_ui import sentences as sentences_joined
+from desktop.shared_ui import shown
 
 GB = 1024**3
 

@@ -37,10 +37,10 @@ from desktop.core.system.events import (
     StartedEvent,
 )
 from desktop.core.system.lazy import imported
-from desktop.gui.core_text import shown
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import run_in_background
+from desktop.shared_ui import shown
 
 REPAINT_MS = 40  # one plot repaints per tick: each at most ~6 times a second, whatever the step rate
 SMOOTHING = 0.8

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.system.errors import StudioError
-from desktop.gui.core_text import error_text, shown
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.workers import BackgroundTask
+from desktop.shared_ui import error_text, shown
 
 FILES = "*.csv *.tsv *.txt *.jsonl *.json *.xlsx *.parquet"
 

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 
 from desktop.core.results.tryit import FolderInfo, Playground, base_playground, inspect_folder
 from desktop.core.system.errors import StudioError
-from desktop.gui.core_text import error_text
 from desktop.gui.workers import BackgroundTask
+from desktop.shared_ui import error_text
 
 MAX_LABELS = 8
 """Labels shown for a prediction (the most likely ones)."""
