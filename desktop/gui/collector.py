@@ -11,18 +11,23 @@ So the window's process turns automatic collection off (:meth:`Collector.start`)
 GUI thread collects what Python would have: the young generations as soon as their thresholds are
 passed (a few milliseconds: few objects), the whole heap only when the user has been idle for a moment
 (or after :data:`FULL_AT_MOST_EVERY_S` of constant use). What a finished import leaves behind can be
-frozen (:meth:`Collector.freeze`): no later collection walks it again.
+frozen (:meth:`Collector.freeze`): no later collection walks it again. Core's own collections (a run
+giving its memory back, the freeze after an import: :func:`desktop.core.system.heap.collect`) are
+handed to the same thread while the collector runs; the thread that asked waits for them.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 
+from desktop.core.system import heap
 from desktop.gui import workers
 
 TICK_MS = 10
@@ -33,6 +38,9 @@ FULL_AT_MOST_EVERY_S = 600.0
 """A full collection happens at least this often, idle or not (memory stays bounded)."""
 WINDOWS_EVERY_TICKS = 25
 """How often (in ticks) windows made since are looked for, to watch their input (a menu, a list's popup)."""
+COLLECT_WAIT_S = 5.0
+"""How long a background thread that asked for a collection (a run freeing its GPU memory) waits for the
+window's thread to make it; past that (the window is closing) it goes on without."""
 _WATCHED = "finetune_studio_input_watched"
 
 _INPUT = frozenset(
@@ -82,8 +90,13 @@ def generation_to_collect(
 class Collector(QObject):
     """Collects cycles on the GUI thread while started (see the module's text)."""
 
+    _collect_requested = Signal(int, object)
+    """A background thread asked core for a collection: the generation and a ``threading.Event`` to set."""
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._collect_requested.connect(self._on_self_collect_requested)
+        self._previous_router: Callable[[int], None] | None = None
         self._timer = QTimer(self, interval=TICK_MS)
         self._timer.timeout.connect(self._tick)
         self._last_input = self._last_full = time.monotonic()
@@ -102,6 +115,7 @@ class Collector(QObject):
             return
         self._was_enabled = gc.isenabled()
         gc.disable()
+        self._previous_router = heap.route_collections(self._collect_here)
         QGuiApplication.instance().focusWindowChanged.connect(self._watch_windows)
         self._watch_windows()
         self._ticks = 0
@@ -112,6 +126,7 @@ class Collector(QObject):
         if not self._timer.isActive():
             return
         self._timer.stop()
+        heap.route_collections(self._previous_router)
         app = QGuiApplication.instance()
         if app is not None:
             app.focusWindowChanged.disconnect(self._watch_windows)
@@ -128,6 +143,31 @@ class Collector(QObject):
         from desktop.core.system.heap import freeze_imports
 
         freeze_imports()
+
+    def _collect_here(self, generation: int) -> None:
+        """Core's collections (:func:`desktop.core.system.heap.collect`), made on this object's thread: a
+        background thread waits until it is done (a run frees its GPU memory before going on)."""
+        if not shiboken6.isValid(self):  # the window is gone: nothing of Qt is left to free
+            gc.collect(generation)
+            return
+        if QThread.currentThread() is self.thread():
+            self._collect(generation)
+            return
+        done = threading.Event()
+        self._collect_requested.emit(generation, done)
+        done.wait(COLLECT_WAIT_S)
+
+    @Slot(int, object)
+    def _on_self_collect_requested(self, generation: int, done: threading.Event) -> None:
+        try:
+            self._collect(generation)
+        finally:
+            done.set()
+
+    def _collect(self, generation: int) -> None:
+        gc.collect(generation)
+        if generation == 2:
+            self._last_full = time.monotonic()
 
     def _watch_windows(self, *_: object) -> None:
         """See the input of each window (not of the whole application: see :meth:`eventFilter`)."""
@@ -162,8 +202,5 @@ class Collector(QObject):
             workers.busy(),
             self.importing(),
         )
-        if generation is None:
-            return
-        gc.collect(generation)
-        if generation == 2:
-            self._last_full = now
+        if generation is not None:
+            self._collect(generation)

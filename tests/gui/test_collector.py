@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QWidget
 
+from desktop.core.system import heap
 from desktop.gui import warmup as warmup_module
 from desktop.gui.collector import IDLE_S, Collector, generation_to_collect
 from desktop.gui.warmup import Warmup
@@ -73,6 +74,31 @@ def test_cycles_made_in_a_worker_are_collected_on_the_gui_thread(qtbot) -> None:
     finally:
         collector.stop()
     assert gc.isenabled()
+
+
+def test_a_run_that_frees_its_memory_waits_for_the_gui_thread_to_collect(qtbot) -> None:
+    """What a run does at its end and after running out of GPU memory (core's heap.collect) is made on
+    the window's thread too, and the run goes on only once it is done."""
+    collector = Collector()
+    collector.start()
+    try:
+        _Cycle.freed_in.clear()
+        freed_when_back: list[int] = []
+
+        def release() -> None:
+            for _ in range(50):
+                _Cycle()
+            heap.collect()
+            freed_when_back.append(len(_Cycle.freed_in))
+
+        run = threading.Thread(target=release, name="run")
+        run.start()
+        qtbot.waitUntil(lambda: not run.is_alive(), timeout=10_000)
+        assert freed_when_back == [50]
+        assert set(_Cycle.freed_in) == {threading.main_thread().name}
+    finally:
+        collector.stop()
+    heap.collect()  # the window's collector is gone: core collects where it is asked again
 
 
 def test_the_stack_is_imported_at_the_first_idle_moment(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,7 @@ reference cycle would stay, which is why nothing is frozen while a run's model e
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 
 from desktop.core.system.lazy import imported
 
@@ -27,13 +28,33 @@ TRAINING_STACK = ("torch", "transformers.trainer")
 heap frozen before them left 197 thousand objects to each of a run's collections: 117-232 ms)."""
 
 _training_stack_frozen = False
+_router: Callable[[int], None] | None = None
+
+
+def collect(generation: int = 2) -> None:
+    """``gc.collect(generation)`` where the process collects cycles: the window's thread in the app
+    (see :func:`route_collections`), here elsewhere. Core collects through this, never ``gc.collect``:
+    a collection frees whatever cycles it finds, and Qt objects freed off the GUI thread can deadlock."""
+    router = _router
+    if router is None:
+        gc.collect(generation)
+    else:
+        router(generation)
+
+
+def route_collections(router: Callable[[int], None] | None) -> Callable[[int], None] | None:
+    """Hand every :func:`collect` to ``router`` (``None``: collect in the calling thread); returns the
+    router it replaces, to put back."""
+    global _router
+    previous, _router = _router, router
+    return previous
 
 
 def freeze_imports() -> None:
     """Freeze every object alive now (call it just after a heavy import), young garbage collected
     first; notes whether the training stack was among them."""
     global _training_stack_frozen
-    gc.collect(0)
+    collect(0)
     gc.freeze()
     if all(imported(name) for name in TRAINING_STACK):
         _training_stack_frozen = True
@@ -65,6 +86,6 @@ def release_memory() -> None:
     torch = sys.modules.get("torch")
     gpu = torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized()
     if gpu or training_stack_frozen():
-        gc.collect()
+        collect()
     if gpu:
         torch.cuda.empty_cache()

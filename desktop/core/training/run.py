@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import os
 import shutil
@@ -33,7 +32,7 @@ from desktop.core.system.events import (
     RunResult,
     StoppedEvent,
 )
-from desktop.core.system.heap import release_memory
+from desktop.core.system.heap import collect, release_memory
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import default_runs_dir
 from desktop.core.training import recovery
@@ -773,7 +772,7 @@ def free_gpu_memory() -> None:
     """Return the GPU memory nothing refers to any more (after an out-of-memory error)."""
     import sys
 
-    gc.collect()
+    collect()
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.empty_cache()
