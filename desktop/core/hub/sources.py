@@ -231,9 +231,9 @@ def token(kind: str) -> str | None:
     env = os.environ.get("HF_TOKEN" if kind == HUGGING_FACE else "MODELSCOPE_API_TOKEN")
     if env:
         return env
-    from desktop.core.system.secrets import KEYRING_SERVICE, _keyring
+    from desktop.core.system.secrets import KEYRING_SERVICE, keyring_backend
 
-    keyring = _keyring()
+    keyring = keyring_backend()
     if keyring is None:
         return None
     try:
@@ -244,9 +244,9 @@ def token(kind: str) -> str | None:
 
 def set_token(kind: str, value: str) -> bool:
     """Keep ``value`` in the OS keyring (empty: forget it). False when there is no usable keyring."""
-    from desktop.core.system.secrets import KEYRING_SERVICE, _keyring
+    from desktop.core.system.secrets import KEYRING_SERVICE, keyring_backend
 
-    keyring = _keyring()
+    keyring = keyring_backend()
     if keyring is None:
         return False
     try:

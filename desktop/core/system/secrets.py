@@ -41,7 +41,7 @@ def remember_url(name: str, url: str) -> str:
 
     Without a usable keyring the credentials are not kept at all (the user types them again).
     """
-    keyring = _keyring()
+    keyring = keyring_backend()
     if not has_credentials(url):
         if keyring is not None:
             with contextlib.suppress(Exception):
@@ -60,7 +60,7 @@ def recall_url(name: str, saved: str) -> str:
     """
     if f"://{REDACTED}@" not in saved:
         return saved
-    keyring = _keyring()
+    keyring = keyring_backend()
     full = None
     if keyring is not None:
         with contextlib.suppress(Exception):
@@ -70,7 +70,7 @@ def recall_url(name: str, saved: str) -> str:
     return _URL_CREDENTIALS.sub(lambda m: m.group("scheme"), saved)
 
 
-def _keyring() -> Any:
+def keyring_backend() -> Any:
     try:
         import keyring
     except Exception:  # not installed (the frozen launcher) or no backend
