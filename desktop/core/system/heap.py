@@ -1,18 +1,11 @@
 """The objects that heavy imports make, kept out of the cycle collector's reach for good.
 
-Once PyTorch and Transformers are imported, the heap holds about half a million objects (their
-modules, classes and functions) that live as long as the process. A full collection walks them all
-and holds Python's lock meanwhile, 0.2-0.3 s (measured on two cores: 226-274 ms), and every other
-thread waits, the window's too. Full collections happen at a run's start (accelerate's), after a
-run on a GPU (the run's tensors are freed by one, see :func:`release_memory`),
-and in the window's process whenever the user is idle (:mod:`desktop.gui.collector`).
-
-:func:`freeze_imports` moves every object alive out of the collector's reach (``gc.freeze``); it is
-called just after the training stack is imported, before a run makes anything of its own, and the
-heap is never unfrozen: what was alive then stays where it is, and a later full collection walks only
-what came after (the run's model and trainer: about 15 thousand objects, 2 ms, in the responsiveness
-bench). Objects frozen there are still freed when nothing refers to them any more; only those in a
-reference cycle would stay, which is why nothing is frozen while a run's model exists.
+Once PyTorch and Transformers are imported, the heap holds about half a million objects that live as
+long as the process, and a full collection walks them all holding Python's lock (0.2-0.3 s).
+:func:`freeze_imports` moves every object alive out of the collector's reach (``gc.freeze``) just
+after the training stack is imported, before a run makes anything of its own; the heap is never
+unfrozen. Core collects through :func:`collect`, which the window hands to its own thread. Figures:
+docs/decisions/005-cycle-collection.md.
 """
 
 from __future__ import annotations

@@ -36,18 +36,8 @@ window's process (Python's default: 5 ms)."""
 
 def switch_the_lock_often() -> None:
     """Make a thread that runs Python hand Python's lock over within :data:`LOCK_SWITCH_S` of another
-    thread asking for it (the window's process calls this at start).
-
-    The window's thread takes the lock each time Qt calls its Python: a slot, a timer, each item a
-    plot paints. While another thread runs Python (an import in the background, the run's loop, a
-    background task), it waits up to the switch interval each time, and those waits add up. Measured
-    here, one thread running Python: 20 takes of the lock cost 105 ms at Python's 5 ms, 24 ms at 1 ms,
-    14 ms at 0.5 ms. While PyTorch and Transformers import in the background, the longest holds went
-    from 44-58 ms to 33-35 ms (what remains is single C calls); the app's journey (the
-    responsiveness bench, warm) went from 1 run in 4 under 50 ms to 5 in 6. The cost: where two
-    threads both run Python without pause, a switch each millisecond (a few microseconds each);
-    training beside a ticking window thread took as long at 1 ms as at 5 (15 CPU steps of MiniLM:
-    14.6-14.8 s against 14.6-15.0 s).
+    thread asking for it (the window's process calls this at start): the window's thread takes the lock
+    at each slot, timer and plot item it paints. Figures: docs/decisions/001-gil-switch-interval.md.
     """
     sys.setswitchinterval(LOCK_SWITCH_S)
 
@@ -73,14 +63,9 @@ def wake_the_window_promptly() -> bool:
     """Ask Linux to run the calling thread, the window's, on a core soon after it wakes; whether the
     system took it (Linux 6.12 and newer, where ``sched_runtime`` sets a normal thread's time slice).
 
-    The window's thread sleeps and wakes dozens of times a frame: for its timers, and for Python's lock
-    each time another thread hands it over. Where a core is busy with a thread of the same priority
-    (the run's, on a CPU), Linux's scheduler lets that thread finish its slice first, and the window
-    waited up to 3.7 ms at each wake (a thread sleeping 1 ms beside a busy one on the same core: 99th
-    percentile 3.7 ms; with a 0.5 ms slice 0.11 ms). A shorter slice does not give the thread more of
-    the cores, only an earlier turn. Threads and processes started from this one get the system's
-    default again (``SCHED_FLAG_RESET_ON_FORK``): the run's threads keep their long slices. Elsewhere,
-    nothing: Windows raises the thread that owns a window for a moment when something wakes it.
+    A shorter slice gives the thread no more of the cores, only an earlier turn; threads and processes
+    started from this one get the system's default again (``SCHED_FLAG_RESET_ON_FORK``). Elsewhere,
+    nothing. Figures: docs/decisions/002-window-thread-time-slice.md.
     """
     number = _sched_setattr_number()
     if number is None:
@@ -123,29 +108,12 @@ class ComputeBelowTheWindow:
     tokenizers' and Arrow's, the data loader's and the compiler's processes, which take every core
     they get, so that the window's thread gets one whenever it needs one.
 
-    A thread that runs Python stays at the window's priority, the run's own thread first: the window's
-    thread waits for Python's lock whenever such a thread holds it, and a lowered one, when other
-    programs keep the cores busy, gets a core a tenth of the time, with the lock. Measured on two
-    cores, two busy programs: a thread running Python at niceness 10 held the window's thread up to
-    47 ms at a time (30 ms median), at niceness 0 up to 14 ms. The app's journey there (training on
-    the CPU, in the window's process): with the run's thread lowered, worst stalls of 195-211 ms while
-    the run prepared, 172-202 ms while it resumed; with only its compute threads lowered, 34-38 ms and
-    45-102 ms (two runs each). A process has a lock of its own: the window never waits for it.
-
-    Threads and processes are looked at when :meth:`lower_new` is called (the run calls it with each
-    of its events; processes at most every :data:`CHILDREN_EVERY_S`). A thread runs Python if
-    ``threading`` started it or it runs inside :func:`running_python` (the app's background tasks, on
-    ``QThread`` objects, do). Nothing else tells: the compute threads that PyTorch starts from a run's
-    ``QThread`` are named ``QThread`` too, and ``threading.current_thread()`` in a ``QThread`` can
-    return the entry of an earlier thread that had the same identifier.
-
-    On Windows no thread is lowered (the run's thread was, until this was measured): priorities there
-    are strict, a thread below normal runs only when no thread of normal priority is ready, or after
-    seconds of starving, so a lowered thread holding Python's lock would freeze the window for
-    seconds while other programs are busy. Lowering PyTorch's compute threads there (a snapshot of
-    the process's threads) is not done: untested, and less needed, as Windows raises a thread that
-    owns windows by two levels for a moment when input or a window message wakes it, above the
-    compute threads of the same priority.
+    A thread that runs Python stays at the window's priority: the window waits for Python's lock
+    whenever such a thread holds it. Threads and processes are looked at when :meth:`lower_new` is
+    called (the run calls it with each of its events; processes at most every
+    :data:`CHILDREN_EVERY_S`). A thread runs Python if ``threading`` started it or it runs inside
+    :func:`running_python`. On Windows no thread is lowered (priorities there are strict). Why, with
+    figures: docs/decisions/003-compute-thread-priority.md.
     """
 
     CHILDREN_EVERY_S = 1.0
@@ -242,15 +210,9 @@ def as_batch_thread() -> Iterator[None]:
     """Run the calling thread under Linux's batch policy inside the block (elsewhere: unchanged).
 
     A batch thread gets the same share of the cores as a normal one, but waking up it does not take
-    the core of the thread that woke it. The window's thread wakes the app's background threads all the
-    time: each release of Python's lock wakes the thread waiting for it. A normal thread then took the
-    window's core at once and kept it for its time slice, and the window waited 2-5 ms, several times
-    in one repaint (seen in perf's scheduler trace, training on two cores: 10-13 thousand such waits in
-    a journey of the responsiveness bench, 8.4-8.8 thousand with batch threads; the journey under
-    50 ms in 4 runs of 5 against 3 of 5). Lowering the thread's priority instead would starve it while
-    it holds the lock (see :class:`ComputeBelowTheWindow`). The threads and processes it starts inherit
-    the policy. Training takes as long (12 CPU steps of MiniLM beside a busy window: 15.6-16.3 s against
-    15.4-16.4 s).
+    the core of the thread that woke it: the window's thread, which wakes the app's background threads
+    each time it hands Python's lock over. The threads and processes it starts inherit the policy.
+    Figures: docs/decisions/003-compute-thread-priority.md.
     """
     before = None
     if hasattr(os, "SCHED_BATCH"):

@@ -1,15 +1,10 @@
 """A model's weight files read into the system's file cache, with Python's lock released, before a
 library reads them holding it.
 
-PyTorch and safetensors copy a model's weights out of a memory-mapped file, and ``torch.load`` reads a
-checkpoint's tensors, inside C calls that keep the interpreter's lock. When the file is not in the
-system's cache (a model not used since the computer started, a checkpoint written an hour ago), each
-page is read from the disk during that call, and every other thread of the process waits for it: the
-window, which shares the process with a run, froze up to 0.86 s while the 90 MB sample model loaded with
-the disk slow (12 freezes over 15 ms; none with the files read ahead). Python's own reads release the
-lock, so reading the files first moves the wait for the disk out of it; the library then copies from
-memory. The disk is read once either way; files in the cache already are read again at about 0.2 s a
-gigabyte (4.5 GB/s here), a moment next to loading the model.
+PyTorch and safetensors copy weights out of a memory-mapped file, and ``torch.load`` reads a
+checkpoint, inside C calls that keep the interpreter's lock: a page read from the disk there makes
+every other thread wait, the window too. Python's own reads release the lock, so reading the files
+first moves the wait for the disk out of it. Figures: docs/decisions/004-weight-read-ahead.md.
 """
 
 from __future__ import annotations
@@ -21,10 +16,8 @@ from pathlib import Path
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 """The suffixes of files that hold a model's weights or a checkpoint's tensors."""
 CHUNK_BYTES = 1 << 20
-"""The buffer the files are read through. Making it takes Python's lock: the system hands its pages
-over one by one as they are first written (zeroed), so 16 MB took 13-49 ms here, every thread of the
-window's process waiting meanwhile; 1 MB takes 1-3 ms. Reading through a smaller buffer costs a few
-more system calls (1000 a gigabyte), each of them with the lock released."""
+"""The buffer the files are read through: making a larger one holds Python's lock while the system
+hands its pages over (16 MB: 13-49 ms; 1 MB: 1-3 ms; docs/decisions/004-weight-read-ahead.md)."""
 MEMORY_SHARE = 4
 """Files are read ahead only if all of them fit in this fraction (1/4) of the memory available: larger
 ones would push their own first pages out of the cache before the library reads them."""
