@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import platform
 import sys
 
@@ -39,6 +38,8 @@ def diagnostics(report: GpuReport, probe: TorchInfo, verdict: Verdict | None = N
         f"Python: {sys.version.split()[0]} ({sys.executable})",
         "Packages:",
     ]
+    import importlib.metadata  # 30-60 ms: only when a report is asked for, not at start-up
+
     for name in PACKAGES:
         try:
             lines.append(f"  {name} {importlib.metadata.version(name)}")

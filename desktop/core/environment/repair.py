@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import subprocess
 import sys
 import threading
@@ -72,6 +71,8 @@ def installed_companions(python: str = sys.executable) -> list[str]:
         except (OSError, subprocess.TimeoutExpired):
             return []
         return out.stdout.split()
+    import importlib.metadata
+
     found = []
     for name in COMPANIONS:
         try:

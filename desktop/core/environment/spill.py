@@ -12,7 +12,6 @@ On Linux the driver fails with out-of-memory instead, so there is nothing to det
 
 from __future__ import annotations
 
-import statistics
 import sys
 from dataclasses import dataclass, field
 
@@ -84,6 +83,8 @@ class SpillWatch:
         first = self._durations[2 : 2 + BASELINE_STEPS]
         if len(first) < 3 or len(self._durations) < 2 + BASELINE_STEPS + RECENT_STEPS:
             return None
+        import statistics
+
         baseline = statistics.median(first)
         recent = statistics.median(self._durations[-RECENT_STEPS:])
         return recent / baseline if baseline > 0 else None
