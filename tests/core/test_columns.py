@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from desktop.core.data.columns import causal_format, guess_columns
-from desktop.core.data.tables import Table, read_file
+from desktop.core.data.local_files import read_file
+from desktop.core.data.tables import Table
 from desktop.core.settings.config import Columns
 
 
@@ -101,7 +102,7 @@ def test_chats_are_checked_a_chunk_at_a_time_and_every_bad_one_is_found() -> Non
 
 def test_chats_kept_in_arrow_are_checked_as_python_checks_them(tmp_path) -> None:
     from desktop.core.data.columns import _unusable_arrow_chats, _usable_chat
-    from desktop.core.data.tables import read_file
+    from desktop.core.data.local_files import read_file
 
     user, reply = {"role": "user", "content": "问"}, {"role": "assistant", "content": "答"}
     cells = [
