@@ -308,7 +308,8 @@ def _load(args: argparse.Namespace) -> RunConfig:
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a complete, commented config for a task, model and data."""
     from desktop.core.data.columns import check_rows, describe, guess_columns
-    from desktop.core.data.tables import read_files, read_hub
+    from desktop.core.data.hub_datasets import read_hub
+    from desktop.core.data.local_files import read_files
 
     out = Path(args.output)
     if out.exists() and not args.force:

@@ -64,7 +64,7 @@ def core_templates() -> list[str]:
                 continue
             name, first = getattr(node.func, "id", ""), node.args[0]
             literal = isinstance(first, ast.Constant) and isinstance(first.value, str)
-            if name in ("msg", "Msg", "say", "_help") and literal:  # _help(): a config field's help text
+            if name in ("msg", "Msg", "say", "help_field") and literal:  # a config field's help text
                 found[first.value] = None
             elif name in ("msg", "Msg", "say") and getattr(first, "id", "") != "template":
                 # (a function that passes its own ``template`` on is where msg() or say() is defined)

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from desktop.core.data.columns import causal_format, guess_columns
-from desktop.core.data.tables import Table, read_file
+from desktop.core.data.local_files import read_file
+from desktop.core.data.tables import Table
 from desktop.core.settings.config import Columns
 
 
@@ -91,17 +92,17 @@ def test_seq2seq_by_names_and_content(samples: Path) -> None:
 
 
 def test_chats_are_checked_a_chunk_at_a_time_and_every_bad_one_is_found() -> None:
-    from desktop.core.data.columns import _unusable_chats
+    from desktop.core.data.chats import unusable_chats
 
     good = [{"role": "user", "content": "你好"}, {"role": "assistant", "content": "您好"}]
     no_reply = good[:1]
     values = pd.Series([good, no_reply, None, good, good, no_reply, "not json"])
-    assert _unusable_chats(values, chunk=2) == [1, 2, 5, 6] == _unusable_chats(values)
+    assert unusable_chats(values, chunk=2) == [1, 2, 5, 6] == unusable_chats(values)
 
 
 def test_chats_kept_in_arrow_are_checked_as_python_checks_them(tmp_path) -> None:
-    from desktop.core.data.columns import _unusable_arrow_chats, _usable_chat
-    from desktop.core.data.tables import read_file
+    from desktop.core.data.chats import _unusable_arrow_chats, _usable_chat
+    from desktop.core.data.local_files import read_file
 
     user, reply = {"role": "user", "content": "问"}, {"role": "assistant", "content": "答"}
     cells = [
@@ -132,7 +133,7 @@ USER, REPLY = {"role": "user", "content": "问"}, {"role": "assistant", "content
 
 
 def test_chats_held_as_json_text_are_checked_by_arrow_as_python_checks_them(tmp_path, monkeypatch) -> None:
-    from desktop.core.data import columns
+    from desktop.core.data import chats
 
     cells = [
         json.dumps([USER, REPLY], ensure_ascii=False),
@@ -147,19 +148,19 @@ def test_chats_held_as_json_text_are_checked_by_arrow_as_python_checks_them(tmp_
         "[null]",
     ] * 300
     column = _chat_csv(tmp_path / "chats.csv", cells)
-    expected = [i for i, value in enumerate(column.tolist()) if not columns._usable_chat(value)]
+    expected = [i for i, value in enumerate(column.tolist()) if not chats._usable_chat(value)]
 
     def python(*args: Any) -> list[int]:
         raise AssertionError("every cell here is JSON that Arrow reads: no Python objects")
 
-    monkeypatch.setattr(columns, "_unusable_python_chats", python)
-    assert columns._unusable_chats(column) == expected and len(expected) == 7 * 300
+    monkeypatch.setattr(chats, "_unusable_python_chats", python)
+    assert chats.unusable_chats(column) == expected and len(expected) == 7 * 300
 
 
 def test_json_text_that_arrow_refuses_is_checked_by_python_a_piece_at_a_time(tmp_path, monkeypatch) -> None:
     """A number for a role, text that is not JSON, an object for the list: Python's answer, for the
     piece that holds such a cell only."""
-    from desktop.core.data import columns
+    from desktop.core.data import chats
 
     good = json.dumps([USER, REPLY], ensure_ascii=False)
     cells = [good] * 3000
@@ -168,13 +169,13 @@ def test_json_text_that_arrow_refuses_is_checked_by_python_a_piece_at_a_time(tmp
     cells[2999] = json.dumps({"role": "user", "content": "x"})
     column = _chat_csv(tmp_path / "chats.csv", cells)
     by_python: list[int] = []
-    python = columns._unusable_python_chats
+    python = chats._unusable_python_chats
 
     def counted(values: Any, chunk: int = 10_000) -> list[int]:
         by_python.append(len(values))
         return python(values, chunk)
 
-    monkeypatch.setattr(columns, "_unusable_python_chats", counted)
-    monkeypatch.setattr(columns, "JSON_BYTES", 4096)  # pieces of about 100 cells
-    assert columns._unusable_chats(column) == [10, 1500, 2999]
+    monkeypatch.setattr(chats, "_unusable_python_chats", counted)
+    monkeypatch.setattr(chats, "JSON_BYTES", 4096)  # pieces of about 100 cells
+    assert chats.unusable_chats(column) == [10, 1500, 2999]
     assert len(by_python) == 3 and sum(by_python) < 400

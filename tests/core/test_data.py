@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from desktop.core.data.columns import check_rows, guess_columns
-from desktop.core.data.tables import read_file, split_fraction
+from desktop.core.data.local_files import read_file
+from desktop.core.data.train_eval import split_fraction
 from desktop.core.settings.config import Columns
 from desktop.core.system.errors import DataError
 
@@ -190,8 +191,8 @@ def test_row_numbers_match_the_spreadsheet_with_blank_lines(tmp_path: Path, suff
 
 
 def test_the_head_of_a_large_csv_is_read_without_reading_it_all(tmp_path: Path) -> None:
+    from desktop.core.data.local_files import read_head
     from desktop.core.data.preview import preview_head
-    from desktop.core.data.tables import read_head
     from desktop.core.settings.config import RunConfig
 
     path = tmp_path / "big.csv"
@@ -227,8 +228,8 @@ def _chats(count: int) -> list[dict]:
 def test_the_head_of_a_json_array_is_read_without_reading_it_all(tmp_path: Path, indent: int | None) -> None:
     """A chat export of gigabytes (one JSON array) shows its first rows at once; the whole file is
     read, and what is wrong with it named, only by the full check."""
+    from desktop.core.data.local_files import read_head
     from desktop.core.data.preview import preview_head
-    from desktop.core.data.tables import read_head
     from desktop.core.settings.config import RunConfig
 
     chats = _chats(3000)
@@ -251,7 +252,7 @@ def test_the_head_of_a_json_array_is_read_without_reading_it_all(tmp_path: Path,
 
 
 def test_the_head_of_a_jsonl_file_is_read_without_reading_it_all(tmp_path: Path) -> None:
-    from desktop.core.data.tables import read_head
+    from desktop.core.data.local_files import read_head
 
     chats = _chats(1500)
     lines = [json.dumps(chat, ensure_ascii=False) for chat in chats]
@@ -266,7 +267,7 @@ def test_the_head_of_a_jsonl_file_is_read_without_reading_it_all(tmp_path: Path)
 
 
 def test_the_head_of_a_json_file_it_cannot_take_a_record_at_a_time_is_read_whole(tmp_path: Path) -> None:
-    from desktop.core.data.tables import read_head
+    from desktop.core.data.local_files import read_head
 
     chats = _chats(20)
     gbk = tmp_path / "gbk.json"  # another encoding: detected by the whole read
@@ -285,9 +286,9 @@ def test_the_head_of_a_json_file_it_cannot_take_a_record_at_a_time_is_read_whole
 def test_the_head_of_a_workbook_leaves_the_rest_of_the_sheet_unread(tmp_path: Path, monkeypatch) -> None:
     """The first rows of a workbook come without reading the whole sheet; once the whole sheet has been
     read (and kept in the table cache), from the cache."""
-    from desktop.core.data.tables import read_head
+    from desktop.core.data.local_files import read_head
 
-    monkeypatch.setattr("desktop.core.data.tables.CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr("desktop.core.data.formats.parsing.CACHE_FROM_BYTES", 0)  # kept however small
     path = tmp_path / "reviews.xlsx"
     pd.DataFrame(
         {
@@ -315,10 +316,10 @@ def test_the_head_of_a_workbook_leaves_the_rest_of_the_sheet_unread(tmp_path: Pa
 def test_a_json_array_of_flat_records_is_never_in_memory_whole(tmp_path: Path, monkeypatch, indent) -> None:
     """Arrow parses the records fed to it one at a time: not the whole file's records as Python objects
     (a 260 MB array took 1.9 GB so), with the values the whole read gives."""
-    import desktop.core.data.tables as data
+    from desktop.core.data.formats import json_files, parsing
 
-    monkeypatch.setattr(data, "CACHE_FROM_BYTES", 0)  # kept however small
-    monkeypatch.setattr(data, "_json_frame", lambda path: pytest.fail("read the whole file"))
+    monkeypatch.setattr(parsing, "CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr(json_files, "_json_frame", lambda path: pytest.fail("read the whole file"))
     rows = [
         {
             "id": i,
@@ -339,9 +340,9 @@ def test_a_json_array_of_flat_records_is_never_in_memory_whole(tmp_path: Path, m
 def test_a_json_array_arrow_cannot_take_is_read_whole(tmp_path: Path, monkeypatch) -> None:
     """A field whose type changes, a record that does not decode, something after the array: read
     whole, as before, which gives the values and names the error."""
-    import desktop.core.data.tables as data
+    from desktop.core.data.formats import parsing
 
-    monkeypatch.setattr(data, "CACHE_FROM_BYTES", 0)
+    monkeypatch.setattr(parsing, "CACHE_FROM_BYTES", 0)
     mixed = [{"text": f"t{i}", "label": i if i % 40 else "other"} for i in range(50)]
     path = tmp_path / "mixed.json"
     path.write_text(json.dumps(mixed, ensure_ascii=False), encoding="utf-8")
@@ -361,10 +362,10 @@ def test_a_json_array_arrow_cannot_take_is_read_whole(tmp_path: Path, monkeypatc
 def test_chats_stay_in_arrow_and_read_as_lists(tmp_path: Path, monkeypatch, suffix: str) -> None:
     """A chat export's messages are parsed by Arrow and stay Arrow's (a 200 MB file of chats took 1.2 GB
     as Python lists and dicts); a row reads as the file wrote it, a chat left out as a gap."""
-    import desktop.core.data.tables as data
+    from desktop.core.data.formats import json_files, parsing
 
-    monkeypatch.setattr(data, "CACHE_FROM_BYTES", 0)  # kept however small
-    monkeypatch.setattr(data, "_json_frame", lambda path: pytest.fail("read the whole file"))
+    monkeypatch.setattr(parsing, "CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr(json_files, "_json_frame", lambda path: pytest.fail("read the whole file"))
     chats = [
         {
             "id": i,
@@ -416,7 +417,7 @@ def test_a_utf8_file_with_a_line_in_another_encoding_names_that_line(tmp_path: P
 
 
 def test_a_few_lines_of_gbk_are_read_as_chinese_not_korean(tmp_path: Path) -> None:
-    from desktop.core.data.tables import read_file, read_head
+    from desktop.core.data.local_files import read_file, read_head
 
     path = tmp_path / "短.csv"
     path.write_bytes("评论,日期\r\n电池很耐用,11-01\r\n屏幕有坏点,11-02\r\n".encode("gbk"))
@@ -448,7 +449,7 @@ def test_splitting_and_leaving_rows_out_copy_nothing_and_keep_locations(tmp_path
 def test_a_large_csv_is_parsed_once_then_read_from_its_arrow_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("desktop.core.data.tables.CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr("desktop.core.data.formats.parsing.CACHE_FROM_BYTES", 0)  # kept however small
     import os
 
     import pyarrow.csv as pacsv
@@ -500,7 +501,7 @@ def test_a_csv_arrow_refuses_leaves_no_cache_file_and_is_read_the_careful_way(tm
 def test_a_jsonl_of_chats_is_parsed_once_by_arrow_and_keeps_its_line_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("desktop.core.data.tables.CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr("desktop.core.data.formats.parsing.CACHE_FROM_BYTES", 0)  # kept however small
     import pyarrow.json as pajson
 
     from desktop.core.data import arrow_cache
@@ -526,7 +527,7 @@ def test_a_jsonl_of_chats_is_parsed_once_by_arrow_and_keeps_its_line_numbers(
 def test_a_text_file_is_parsed_once_by_arrow_with_its_line_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("desktop.core.data.tables.CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr("desktop.core.data.formats.parsing.CACHE_FROM_BYTES", 0)  # kept however small
     import pyarrow.csv as pacsv
 
     from desktop.core.data import arrow_cache
@@ -550,7 +551,7 @@ def test_a_text_file_is_parsed_once_by_arrow_with_its_line_numbers(
 def test_a_parquet_file_is_decompressed_once_and_its_text_stays_in_arrow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("desktop.core.data.tables.CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr("desktop.core.data.formats.parsing.CACHE_FROM_BYTES", 0)  # kept however small
     import pandas as pd
     import pyarrow.parquet as pq
 
@@ -572,7 +573,7 @@ def test_a_parquet_file_is_decompressed_once_and_its_text_stays_in_arrow(
 def test_a_workbook_is_read_once_and_its_values_come_back_as_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("desktop.core.data.tables.CACHE_FROM_BYTES", 0)  # kept however small
+    monkeypatch.setattr("desktop.core.data.formats.parsing.CACHE_FROM_BYTES", 0)  # kept however small
     import datetime
 
     import pandas as pd
@@ -627,7 +628,7 @@ def test_a_small_file_takes_no_place_in_the_cache(tmp_path: Path) -> None:
 def test_numbers_without_gaps_stay_numpy_and_read_as_python_numbers(tmp_path: Path, monkeypatch) -> None:
     """A Python object per number took 63 MB for the ids of a 1.75 M-row JSON file; rows still give
     plain Python numbers (they are written as JSON, compared with labels)."""
-    monkeypatch.setattr("desktop.core.data.tables.CACHE_FROM_BYTES", 0)
+    monkeypatch.setattr("desktop.core.data.formats.parsing.CACHE_FROM_BYTES", 0)
     rows = [{"id": i, "score": i / 4, "ok": i % 2 == 0, "stars": i % 3 or None} for i in range(100)]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

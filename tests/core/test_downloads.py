@@ -143,7 +143,7 @@ def test_auto_picks_the_source_that_answers(fake_hub: FakeHub, monkeypatch: pyte
 def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
     fake_hub: FakeHub, samples: Path
 ) -> None:
-    from desktop.core.data.tables import load_train_eval
+    from desktop.core.data.train_eval import load_train_eval
     from desktop.core.settings.config import RunConfig
 
     csv = (samples / "reviews.csv").read_bytes()

@@ -89,9 +89,9 @@ def test_a_finished_run_keeps_an_evaluation_that_matches_the_model_on_its_evalua
 def test_a_slow_base_evaluation_is_skipped_and_said(
     tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop.core.training import run as training
+    from desktop.core.training import run_evaluation
 
-    monkeypatch.setattr(training, "BASE_EVALUATION_S", 0.0)  # as if the evaluation rows were many
+    monkeypatch.setattr(run_evaluation, "BASE_EVALUATION_S", 0.0)  # as if the evaluation rows were many
     config = make_config(
         "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=2
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop.core.data.tables import load_train_eval
+from desktop.core.data.train_eval import load_train_eval
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import DataError
 

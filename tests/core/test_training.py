@@ -422,7 +422,7 @@ def test_the_tokenized_cache_is_an_arrow_file_that_a_loader_worker_maps_again(
     from transformers import AutoTokenizer
 
     from desktop.core.data import arrow_cache
-    from desktop.core.data.tables import read_file
+    from desktop.core.data.local_files import read_file
     from desktop.core.data.tasks import Tokenizing, classification
 
     samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
@@ -478,7 +478,7 @@ def test_large_data_is_tokenized_by_several_processes_in_order(
     from transformers import AutoTokenizer
 
     from desktop.core.data import tasks
-    from desktop.core.data.tables import read_file
+    from desktop.core.data.local_files import read_file
     from desktop.core.data.tasks import Tokenizing, classification
 
     samples = Path(__file__).resolve().parents[2] / "resources" / "samples"

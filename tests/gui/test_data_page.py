@@ -217,10 +217,10 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
     import threading
 
     from desktop.core.data import checks
-    from desktop.core.data import tables as data
+    from desktop.core.data.formats import parsing
     from desktop.gui.pages import data_page
 
-    monkeypatch.setattr(data, "READ_BLOCK", 8192)  # a large file's blocks, in a small one
+    monkeypatch.setattr(parsing, "READ_BLOCK", 8192)  # a large file's blocks, in a small one
     monkeypatch.setattr(data_page, "HEAD_FIRST_BYTES", 0)  # and its first rows shown first
     gate = threading.Event()
     check_rows = checks.check_rows

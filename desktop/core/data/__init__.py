@@ -1,10 +1,14 @@
 """Training data: reading every format, mapping columns, checking rows, and turning them into examples.
 
-Owns reading local files and hub datasets into a :class:`~desktop.core.data.tables.Table`
-(``tables``), the Arrow cache of parsed files (``arrow_cache``), the column mapping and its guess
-(``columns``), the one load-and-check path that preview, ``validate`` and training share
-(``checks``), what the data page shows (``preview``), tokenized examples kept in Arrow
-(``examples``), and what each task reads from the data and feeds a model (``tasks``).
+Owns the rows read, a :class:`~desktop.core.data.tables.Table` (``tables``); decoding text files
+(``encodings``); reading each file format (``formats``: ``delimited``, ``json_files``, ``text_files``,
+``parquet``, ``excel``, over what they share, ``parsing``); reading local files (``local_files``) and
+hub datasets (``hub_datasets``); the training and evaluation rows a config asks for (``train_eval``);
+the Arrow cache of parsed files (``arrow_cache``); the column mapping and its guess (``columns``);
+chat conversations and the rows that hold no usable one (``chats``); the one load-and-check path
+that preview, ``validate`` and training share (``checks``); what the data page shows (``preview``);
+tokenized examples kept in Arrow (``examples``); and what each task reads from the data and feeds a
+model (``tasks``).
 
 May use: ``desktop.core.system``, ``desktop.core.settings``, ``desktop.core.hub``.
 """

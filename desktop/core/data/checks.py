@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.data.columns import Guess, check_rows, guess_columns, label_key, unique_values
-from desktop.core.data.tables import Table, load_train_eval
+from desktop.core.data.tables import Table
+from desktop.core.data.train_eval import load_train_eval
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ConfigError, DataError, ModelError, Problem
 from desktop.core.system.messages import msg

@@ -79,7 +79,8 @@ def preview_head(config: RunConfig, num_rows: int = 5) -> Preview | None:
         DataError: The first file cannot be read.
     """
     from desktop.core.data.columns import guess_columns
-    from desktop.core.data.tables import concat, read_head
+    from desktop.core.data.local_files import read_head
+    from desktop.core.data.tables import concat
 
     if config.data.hub_id or not config.data.files:
         return None

@@ -557,7 +557,7 @@ def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None 
 
 def _examples(run: RunDir, count: int = 4) -> list[str]:
     """A few texts from the run's data (the first rows), to compare outputs on."""
-    from desktop.core.data.tables import load_train_eval
+    from desktop.core.data.train_eval import load_train_eval
 
     config = run.config()
     try:

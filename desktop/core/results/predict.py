@@ -80,7 +80,7 @@ def predict_file(
         InputError: The model, the file or the column cannot be used (nothing is written).
         Cancelled: Cancel was pressed (nothing is written).
     """
-    from desktop.core.data.tables import read_file
+    from desktop.core.data.local_files import read_file
     from desktop.core.results.tryit import Playground, inspect_folder
 
     path, out = Path(path), Path(out)
@@ -186,7 +186,7 @@ def _generate(playground: Any, texts: list[str], max_new_tokens: int) -> list[st
 
 
 def encoding_of(path: Path) -> str:
-    """The encoding a text file is in, as :func:`desktop.core.data.tables.decode_text` reads it."""
+    """The encoding a text file is in, as :func:`desktop.core.data.encodings.decode_text` reads it."""
     raw = path.read_bytes()
     if raw.startswith(b"\xef\xbb\xbf"):
         return "utf-8-sig"
@@ -197,7 +197,7 @@ def encoding_of(path: Path) -> str:
         return "utf-8"
     except UnicodeDecodeError:
         pass
-    from desktop.core.data.tables import guess_encoding
+    from desktop.core.data.encodings import guess_encoding
 
     return guess_encoding(raw) or "utf-8"
 

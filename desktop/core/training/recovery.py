@@ -13,16 +13,22 @@ learns where it can:
 At most :data:`MAX_ATTEMPTS` changes per run. An evaluation that runs out of memory only halves the
 evaluation batch. Before the first step, :func:`probe_longest_batch` runs the longest batch of the
 data forward and backward, so a run that cannot fit says so in seconds rather than after an hour.
+:class:`RunRecovery` applies this to one run: it takes each change, saves it in the run's config and
+reports it.
 """
 
 from __future__ import annotations
 
 import copy
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
+from desktop.core.system.errors import diagnose, failure_stage, out_of_memory
+from desktop.core.system.events import AdjustedEvent, Event
 from desktop.core.system.messages import msg
 
 MAX_ATTEMPTS = 5
@@ -180,3 +186,85 @@ def probe_longest_batch(trainer: Any) -> list[int]:
             model.zero_grad(set_to_none=True)
             del inputs
     return rows
+
+
+class RunRecovery:
+    """Out-of-memory recovery for one run: the settings it goes on with, each change reported and saved
+    in the run's config (``performance.oom_recovery``; off with several processes, which must all
+    change together)."""
+
+    def __init__(self, run: RunDir, emit: Callable[[Event], None], config: RunConfig, main: bool) -> None:
+        from desktop.core.training import distributed
+
+        self.run, self.emit, self.config, self.main = run, emit, config, main
+        self.enabled = config.performance.oom_recovery and not distributed.world().distributed
+        self.attempts = 0
+
+    def next_setting(self, exc: BaseException) -> Adjustment | None:
+        """The setting to go on with after ``exc`` in training, or ``None`` (not out of memory, off,
+        out of evaluation, or nothing left to try)."""
+        found = out_of_memory(exc)
+        if not self.enabled or found is None or failure_stage(found) in ("evaluation", "loading"):
+            return None
+        from desktop.core.settings.options import Capabilities
+
+        caps = Capabilities.detect()
+        # This module's next_setting: the change to try for the run's config and attempts so far.
+        adjustment = next_setting(self.config, self.attempts, eight_bit=caps.bitsandbytes and caps.cuda)
+        if adjustment is not None and not adjustment.keeps_checkpoints and self.run.checkpoints():
+            # A new optimizer or LoRA would start the run over and its checkpoints could not be
+            # resumed: that is the user's choice to make (the failure offers it), not ours.
+            return None
+        return adjustment
+
+    def adjusted(self, adjustment: Adjustment, reason: str, step: int, resumed_from: int) -> None:
+        """Take ``adjustment``: save it in the run's config and report it."""
+        self.attempts += 1
+        self.config = adjustment.config
+        if self.main:
+            self.config.save(self.run.config_path)
+        self.emit(
+            AdjustedEvent(
+                step=step,
+                reason=reason,
+                changes=adjustment.changes,
+                previous=adjustment.previous,
+                described=adjustment.described,
+                resumed_from=resumed_from,
+                attempt=self.attempts,
+            )
+        )
+
+    def watch_evaluation(self, trainer: Any) -> None:
+        """Make ``trainer.evaluate`` halve the evaluation batch when it runs out of memory."""
+        evaluate = trainer.evaluate
+
+        def evaluate_with_less(*args: Any, **kwargs: Any) -> Any:
+            while True:
+                try:
+                    return evaluate(*args, **kwargs)
+                except Exception as exc:
+                    found = out_of_memory(exc)
+                    adjustment = smaller_evaluation(self.config) if self.enabled and found else None
+                    if adjustment is None:
+                        raise
+                    reason = diagnose(exc, self.config).reason
+                free_gpu_memory()
+                trainer.args.per_device_eval_batch_size = adjustment.config.training.eval_batch_size
+                trainer.__dict__.pop("_eval_dataloaders", None)  # made with the old batch size
+                step = trainer.state.global_step
+                self.adjusted(adjustment, reason, step, step)
+
+        trainer.evaluate = evaluate_with_less
+
+
+def free_gpu_memory() -> None:
+    """Return the GPU memory nothing refers to any more (after an out-of-memory error)."""
+    import sys
+
+    from desktop.core.system.heap import collect
+
+    collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()

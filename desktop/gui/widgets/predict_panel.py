@@ -125,7 +125,7 @@ class PredictPanel(QWidget):
         self.column.clear()
         self.column.addItem(self.tr("(as trained)"), "")
         if path.is_file():
-            from desktop.core.data.tables import read_head
+            from desktop.core.data.local_files import read_head
 
             try:
                 for name in read_head(path, 5).columns:  # the first rows only: a moment

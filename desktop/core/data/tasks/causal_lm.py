@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from desktop.core.data.columns import causal_format, parse_messages
+from desktop.core.data.chats import parse_messages
+from desktop.core.data.columns import causal_format
 from desktop.core.data.tables import Table
 from desktop.core.data.tasks import Prepared, Tokenizing
 from desktop.core.hub.models import load_model

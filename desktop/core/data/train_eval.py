@@ -1,0 +1,39 @@
+"""The training rows and the evaluation rows a config asks for: read, or split off at random."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from desktop.core.data.hub_datasets import read_hub
+from desktop.core.data.local_files import read_files
+from desktop.core.data.tables import Table
+
+if TYPE_CHECKING:
+    from desktop.core.settings.config import RunConfig
+
+
+def load_train_eval(config: RunConfig) -> tuple[Table, Table | None]:
+    """The training rows and the evaluation rows (or ``None``) as the config asks."""
+    data, val = config.data, config.validation
+    if data.hub_id:
+        train = read_hub(data.hub_id, data.hub_config, data.split)
+        if val.split:
+            return train, read_hub(data.hub_id, data.hub_config, val.split)
+    else:
+        train = read_files(data.files)
+    if val.files:
+        return train, read_files(val.files)
+    if val.fraction <= 0 or len(train) < 2:
+        return train, None
+    return split_fraction(train, val.fraction, val.seed)
+
+
+def split_fraction(table: Table, fraction: float, seed: int) -> tuple[Table, Table]:
+    """Hold out ``fraction`` of the rows (at least one) at random, reproducibly; both parts keep the
+    rows' order and are views of ``table`` (nothing copied)."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(len(table))
+    n_eval = min(len(table) - 1, max(1, math.floor(len(table) * fraction + 0.5)))
+    return table.take(np.sort(order[n_eval:])), table.take(np.sort(order[:n_eval]))

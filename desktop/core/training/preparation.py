@@ -1,0 +1,222 @@
+"""Preparing a run: the data read and checked, the tokenizer and model loaded, the Trainer built."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from desktop.core.runs.folders import RunDir
+from desktop.core.settings.config import RunConfig
+from desktop.core.system.events import Event, PreparingEvent
+from desktop.core.system.messages import msg
+from desktop.core.training.recovery import RunRecovery
+
+
+@dataclass
+class Prepared:
+    """What a run trains: its config (with the column mapping used), tokenizer, task (model and
+    tokenized data), row counts, and the Trainer's options for this machine."""
+
+    config: RunConfig
+    tokenizer: Any
+    task: Any
+    num_train: int
+    num_eval: int
+    trainer_options: dict[str, Any]
+
+
+class StoppedWhilePreparing(Exception):
+    """Stop was pressed before training began: nothing was written, nothing to resume."""
+
+
+def prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> Prepared:
+    """Read and check the data, load the tokenizer and the model, and tokenize, each phase said.
+
+    Raises:
+        StoppedWhilePreparing: Stop was pressed between two phases.
+    """
+    from desktop.core.data.checks import check_tokenizer, load_and_check
+    from desktop.core.data.preview import sample_texts
+    from desktop.core.data.tasks import Tokenizing, task_module
+    from desktop.core.hub.models import load_tokenizer
+
+    def phase(message: str) -> None:  # Stop works between any two phases of the preparation
+        if stop.is_set():
+            raise StoppedWhilePreparing()
+        on_event(PreparingEvent(message))
+
+    phase(msg("Reading the data"))
+    checked = load_and_check(config)  # the same checks as preview and validate
+    train, eval_, columns, notes = checked.train, checked.eval, checked.guess.columns, checked.notes
+    phase(msg("Loading PyTorch and Transformers"))
+    from desktop.core.system.heap import freeze_training_stack
+    from desktop.core.system.lazy import import_training_stack
+
+    import_training_stack()  # the slow import, reported as its own phase: the Trainer's modules too
+    freeze_training_stack()  # before the run makes its model: the collections of the run skip the imports
+
+    from desktop.core.settings.options import Capabilities, apply_lora, model_kwargs, resolve
+
+    options = resolve(config, Capabilities.detect())  # refuses what this machine cannot run
+    phase(msg("Loading the tokenizer and the model"))
+    from transformers import set_seed
+
+    set_seed(config.training.seed)  # new heads (a classifier, LoRA) start the same way every run
+    tokenizer = load_tokenizer(config.model)
+    texts = sample_texts(config, train, checked.guess, tokenizer, 500)
+    for warning in check_tokenizer(config, tokenizer, [t for values in texts.values() for t in values]):
+        notes.append(warning)
+        on_event(PreparingEvent(msg("Warning: {warning}", warning=warning)))
+    if stop.is_set():
+        raise StoppedWhilePreparing()
+    last_tenth = {"train": -1, "eval": -1}
+
+    def tokenized(part: str, rows: int, share: float) -> None:  # a line per tenth, not per chunk
+        tenth = int(share * 10)
+        if tenth != last_tenth[part]:
+            last_tenth[part] = tenth
+            template = (
+                msg("Tokenizing {rows} training rows: {percent}%", rows=rows, percent=tenth * 10)
+                if part == "train"
+                else msg("Tokenizing {rows} evaluation rows: {percent}%", rows=rows, percent=tenth * 10)
+            )
+            on_event(PreparingEvent(template))
+
+    def check_stop() -> None:
+        if stop.is_set():
+            raise StoppedWhilePreparing()
+
+    tokenizing = Tokenizing(config, tokenizer, tokenized, check_stop, cache=True)
+    task = task_module(config.task).prepare(
+        config, tokenizer, train, eval_, columns, model_kwargs(options), tokenizing
+    )
+    if stop.is_set():
+        raise StoppedWhilePreparing()
+    if config.lora.enabled or config.lora.qlora:
+        task.model = apply_lora(task.model, config)
+    task.notes = notes + options.notes + task.notes
+    # The run folder records the mapping actually used, so the run can be repeated exactly.
+    resolved = replace(config, columns=columns)
+    return Prepared(resolved, tokenizer, task, len(task.train), len(task.eval or []), options.training_args)
+
+
+def _current_names(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """Use transformers' newer argument names where this version has them (5.x renamed some)."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(cls)}
+    renamed = {
+        "gradient_checkpointing": "activation_checkpointing",
+        "gradient_checkpointing_kwargs": "activation_checkpointing_kwargs",
+    }
+    return {renamed[k] if k in renamed and renamed[k] in names else k: v for k, v in options.items()}
+
+
+def _training_args(
+    config: RunConfig, output_dir: Path, has_eval: bool, seq2seq: bool, options: dict[str, Any]
+) -> Any:
+    from transformers import Seq2SeqTrainingArguments, TrainingArguments
+
+    t = config.training
+    eval_strategy = ("steps" if t.eval_steps else "epoch") if has_eval else "no"
+    cls = Seq2SeqTrainingArguments if seq2seq else TrainingArguments
+    options = _current_names(cls, {**options, **_distributed_args()})
+    return cls(
+        output_dir=str(output_dir),
+        num_train_epochs=t.epochs,
+        max_steps=t.max_steps or -1,
+        learning_rate=t.learning_rate,
+        lr_scheduler_type=t.scheduler,
+        warmup_steps=t.warmup if t.warmup < 1 else int(t.warmup),
+        weight_decay=t.weight_decay,
+        per_device_train_batch_size=t.batch_size,
+        per_device_eval_batch_size=t.eval_batch_size or t.batch_size,
+        gradient_accumulation_steps=t.gradient_accumulation,
+        eval_strategy=eval_strategy,
+        eval_steps=t.eval_steps or None,
+        save_strategy="steps" if t.save_steps else "epoch",
+        save_steps=t.save_steps or 500,
+        save_total_limit=2,
+        logging_strategy="steps",
+        logging_steps=t.logging_steps,
+        seed=t.seed,
+        disable_tqdm=True,
+        remove_unused_columns=False,
+        **options,
+    )
+
+
+def _distributed_args() -> dict[str, Any]:
+    """With several processes: gloo where there is no NCCL (CPU, Windows), and CPU without a GPU."""
+    from desktop.core.training import distributed
+
+    if not distributed.world().distributed:
+        return {}
+    import torch
+
+    cpu = not torch.cuda.is_available()
+    args: dict[str, Any] = {"use_cpu": cpu} if cpu else {}
+    backend = distributed.backend(cpu)
+    if backend:
+        args["ddp_backend"] = backend
+    return args
+
+
+def make_trainer(
+    prepared: Prepared,
+    run: RunDir,
+    emit: Callable[[Event], None],
+    stop: threading.Event,
+    recovering: RunRecovery,
+) -> tuple[Any, Any]:
+    """The Trainer for ``prepared`` and the callback that reports its events."""
+    from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
+
+    from desktop.core.training import distributed
+    from desktop.core.training.callbacks import CountingCollator, EventCallback, TokenCount
+
+    config, task = prepared.config, prepared.task
+    args = _training_args(
+        config, run.checkpoints_dir, task.eval is not None, task.seq2seq, prepared.trainer_options
+    )
+    tokens = TokenCount()  # the real tokens of each batch, counted as the collator makes it
+    callback = EventCallback(
+        emit,
+        stop,
+        started={
+            "run_dir": str(run.path),
+            "num_train_examples": prepared.num_train,
+            "num_eval_examples": prepared.num_eval,
+            "device": _device_name(args.device),
+            "processes": distributed.world().size,
+            "oom_recovery": recovering.enabled and args.device.type == "cuda",
+        },
+        tokens=tokens,
+        perplexity=config.task == "causal-lm",
+    )
+    trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
+    trainer = trainer_cls(
+        model=task.model,
+        args=args,
+        data_collator=CountingCollator(task.collator, tokens),
+        train_dataset=task.train,
+        eval_dataset=task.eval,
+        processing_class=prepared.tokenizer,
+        compute_metrics=task.compute_metrics,
+        callbacks=[callback],
+    )
+    trainer.remove_callback(PrinterCallback)  # our events replace its prints
+    if task.eval is not None:
+        recovering.watch_evaluation(trainer)
+    return trainer, callback
+
+
+def _device_name(device: Any) -> str:
+    import torch
+
+    if device.type == "cuda":
+        return f"cuda:{device.index or 0} ({torch.cuda.get_device_name(device)})"
+    return str(device)

@@ -1,0 +1,180 @@
+"""A run's evaluation: the base model before training, the fine-tuned model after, saved in the run."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from desktop.core.runs.folders import RunDir
+from desktop.core.settings.config import RunConfig
+from desktop.core.system.events import Event, PreparingEvent
+from desktop.core.system.messages import msg
+from desktop.core.training.preparation import Prepared
+from desktop.core.training.recovery import RunRecovery
+
+log = logging.getLogger(__name__)
+
+
+BASE_EVALUATION_S = 60.0
+"""The base model is evaluated before training when that takes less than this."""
+
+
+def wants_base_evaluation(prepared: Prepared, resuming: bool, recovering: RunRecovery) -> bool:
+    """Once per run, before the first step, with evaluation rows, in one process."""
+    from desktop.core.training import distributed
+
+    config = prepared.config
+    return (
+        config.validation.evaluate_base
+        and prepared.task.eval is not None
+        and not resuming
+        and recovering.attempts == 0
+        and not distributed.world().distributed
+    )
+
+
+def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[[Event], None]) -> None:
+    """The base model's evaluation report, saved in the run folder for the before and after.
+
+    Skipped (and said) when the first batches show it would take over :data:`BASE_EVALUATION_S`;
+    a failure here is logged and training goes on.
+    """
+    import time
+
+    import numpy as np
+
+    from desktop.core.training import evaluation
+
+    emit(PreparingEvent(msg("Evaluating the base model, for the figures before and after")))
+    task, model = prepared.task, trainer.model
+    classify = prepared.config.task == "classification"
+    try:
+        loader = trainer.get_eval_dataloader()
+        batches, logits, labels, losses = len(loader), [], [], []
+        started = time.perf_counter()
+        first = 0.0
+        for index, inputs in enumerate(loader):
+            loss, batch_logits, batch_labels = trainer.prediction_step(
+                model, inputs, prediction_loss_only=not classify
+            )
+            if classify:
+                logits.append(batch_logits.float().cpu().numpy())
+                labels.append(batch_labels.cpu().numpy())
+            elif loss is not None:
+                losses.append((float(loss), len(inputs["input_ids"])))
+            elapsed = time.perf_counter() - started
+            if index == 0:
+                first = elapsed  # includes the warm-up; the second batch tells the pace
+            elif index == 1 and first + (elapsed - first) * (batches - 1) > BASE_EVALUATION_S:
+                emit(PreparingEvent(msg("The base model's evaluation would take over a minute: skipped")))
+                return
+        if classify:
+            names = model.config.id2label
+            report: Any = evaluation.classify_report(
+                [str(names[i]) for i in range(len(names))],
+                np.concatenate(labels).tolist(),
+                evaluation.softmax(np.concatenate(logits)),
+                task.eval_texts,
+                task.label_counts,
+            )
+        else:
+            rows = sum(n for _, n in losses)
+            loss = sum(value * n for value, n in losses) / rows if rows else None
+            answer = _answerer(trainer, prepared)
+            left = BASE_EVALUATION_S - (time.perf_counter() - started)
+            budget = max(0.0, min(evaluation.GENERATION_S, left))
+            report = evaluation.generation_report(
+                prepared.config.task, prepared.num_eval, loss, task.eval_pairs, answer, budget
+            )
+        evaluation.save(run.path, base=report)
+    except Exception:
+        log.warning("the base model could not be evaluated", exc_info=True)
+    finally:
+        model.train()
+
+
+def _answerer(trainer: Any, prepared: Prepared) -> Callable[[str, str], str]:
+    """The model the trainer holds, answering one prompt as the try-it panel would (greedy)."""
+    from desktop.core.data.tasks.generation import generate_reply
+
+    chat, task, tokenizer = prepared.task.chat, prepared.config.task, prepared.tokenizer
+    trainer.model.eval()
+
+    def answer(prompt: str, reference: str) -> str:
+        # As long as the reference and half again: a model that does not stop costs no more.
+        longest = min(ANSWER_TOKENS, len(tokenizer(reference)["input_ids"]) * 3 // 2 + 8)
+        reply = generate_reply(
+            trainer.model,
+            tokenizer,
+            trainer.args.device,
+            task,
+            prompt,
+            chat,
+            max_new_tokens=longest,
+            temperature=0,
+        )
+        return reply.strip()
+
+    return answer
+
+
+ANSWER_TOKENS = 256
+"""The longest answer generated for the evaluation's samples and scores."""
+
+
+def write_evaluation(
+    trainer: Any, prepared: Prepared, run: RunDir, main: bool, metrics: dict[str, float]
+) -> None:
+    """Save the fine-tuned model's evaluation in the run folder (a classifier: per class, confusion
+    matrix, wrong rows; a generator: loss, perplexity, answers beside references, BLEU / chrF).
+
+    The model is already saved: a failure here is logged, and the run still finishes.
+    """
+    from desktop.core.training import distributed, evaluation
+
+    task = prepared.task
+    try:
+        if prepared.config.task != "classification":
+            if main and not distributed.world().distributed:  # one rank cannot generate with a split model
+                report = evaluation.generation_report(
+                    prepared.config.task,
+                    prepared.num_eval,
+                    metrics.get("eval_loss"),
+                    task.eval_pairs,
+                    _answerer(trainer, prepared),
+                )
+                evaluation.save(run.path, report)
+            return
+        output = trainer.predict(task.eval)  # every rank takes part; rank 0 writes
+        if not main:
+            return
+        logits = output.predictions[0] if isinstance(output.predictions, tuple) else output.predictions
+        names = trainer.model.config.id2label
+        labels = [str(names[i]) for i in range(len(names))]
+        report = evaluation.classify_report(
+            labels, output.label_ids.tolist(), evaluation.softmax(logits), task.eval_texts, task.label_counts
+        )
+        evaluation.save(run.path, report)
+    except Exception:
+        log.warning("the evaluation could not be saved", exc_info=True)
+
+
+def final_eval(trainer: Any, config: RunConfig) -> dict[str, float]:
+    """The evaluation metrics after the last step (the latest evaluation, if made at that step)."""
+    history = [h for h in trainer.state.log_history if "eval_loss" in h]
+    if history and history[-1].get("step") == trainer.state.global_step:
+        latest = history[-1]
+    else:
+        latest = trainer.evaluate()
+    timing = ("_runtime", "_per_second")
+    metrics = {
+        k: float(v)
+        for k, v in latest.items()
+        if k.startswith("eval_") and not k.endswith(timing) and isinstance(v, (int, float))
+    }
+    if config.task == "causal-lm" and "eval_loss" in metrics:
+        import math
+
+        metrics["eval_perplexity"] = math.exp(min(metrics["eval_loss"], 50.0))
+    return metrics
