@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10: the same parser, as a package
@@ -67,6 +65,8 @@ class RunConfig:
 
     def to_toml(self, comments: bool = False) -> str:
         """This config as TOML text, optionally with each field's help as a comment."""
+        import tomlkit  # 20-30 ms: when a config is written, not when the app starts
+
         return tomlkit.dumps(_to_document(self, comments))
 
     def save(self, path: str | Path, comments: bool = False) -> None:
@@ -79,7 +79,9 @@ class RunConfig:
 # --------------------------------------------------------------------------- TOML in and out
 
 
-def _to_document(obj: Any, comments: bool) -> tomlkit.TOMLDocument:
+def _to_document(obj: Any, comments: bool) -> Any:
+    import tomlkit
+
     doc = tomlkit.document()
     if comments:
         doc.add(tomlkit.comment("Finetune Studio run config. Empty values are guessed or use defaults."))
@@ -88,6 +90,8 @@ def _to_document(obj: Any, comments: bool) -> tomlkit.TOMLDocument:
 
 
 def _fill(container: Any, obj: Any, comments: bool) -> None:
+    import tomlkit
+
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         if dataclasses.is_dataclass(value):
@@ -266,6 +270,8 @@ def with_overrides(config: RunConfig, assignments: list[str], base_dir: Path | N
     Raises:
         ConfigError: A key is unknown, a value has the wrong type, or an assignment has no ``=``.
     """
+    import tomlkit
+
     data = tomlkit.parse(config.to_toml()).unwrap()
     problems = []
     for item in assignments:
