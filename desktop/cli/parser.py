@@ -1,4 +1,4 @@
-"""The headless front end, ``finetune-studio-cli``: init, train, validate, preview, runs, models, datasets."""
+"""The command line's argument parser and :func:`main`, which runs a command and returns its exit code."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop import cli_text
-from desktop.cli_text import say, set_language, text
+from desktop.cli import text as cli_text
+from desktop.cli.text import say, set_language, text
 from desktop.core.settings.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
 from desktop.core.system.errors import ConfigError, InputError, StudioError, disk_error
 from desktop.core.system.events import (
@@ -1078,7 +1078,3 @@ def cmd_runs(args: argparse.Namespace) -> int:
             f"{_short(info.model, 30):<30} {_short(info.dataset, 30)}{flag}"
         )
     return EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())
