@@ -12,7 +12,9 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop.cli import hub_commands
 from desktop.cli import text as cli_text
+from desktop.cli.hub_commands import ensure_downloaded
 from desktop.cli.text import say, set_language, text
 from desktop.core.settings.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
 from desktop.core.system.errors import ConfigError, InputError, StudioError, disk_error
@@ -41,9 +43,7 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # Chinese text on a legacy Windows console
     argv = set_language(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
-    from desktop.cli_hub import apply_hub_options
-
-    apply_hub_options(args)
+    hub_commands.apply_hub_options(args)
     from desktop.core.system.instance import InstanceMark
 
     # A run or an export uses the runtime's PyTorch: the repair and the launcher wait for it.
@@ -130,9 +130,7 @@ def _parser() -> argparse.ArgumentParser:
         help=say("the language of messages (default: the system's)"),
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    from desktop.cli_hub import add_parsers, hub_options
-
-    hub = hub_options()
+    hub = hub_commands.hub_options()
 
     p = sub.add_parser(
         "init", parents=[hub], help=say("write a commented run config with the column mapping guessed")
@@ -273,7 +271,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_overrides(p)
     p.set_defaults(func=cmd_job_export)
 
-    add_parsers(sub)
+    hub_commands.add_parsers(sub)
     return parser
 
 
@@ -321,8 +319,6 @@ def cmd_init(args: argparse.Namespace) -> int:
     local = [d for d in args.data if Path(d).exists()]
     if len(args.data) == 1 and not local and HUB_ID.match(args.data[0]):
         config.data.hub_id = args.data[0]
-        from desktop.cli_hub import ensure_downloaded
-
         ensure_downloaded(config, model=False)  # the dataset, as its own step; a cached copy is used as is
         table = read_hub(config.data.hub_id, "", config.data.split)
     else:
@@ -504,8 +500,6 @@ def cmd_train(args: argparse.Namespace) -> int:
                 ),
                 say("Start it without --resume, or pass the config.toml inside the run folder to resume."),
             )
-    from desktop.cli_hub import ensure_downloaded
-
     ensure_downloaded(config)  # its own step, with a progress bar
     _quiet_libraries()
     from desktop.core.system.stopping import GracefulStop
