@@ -14,9 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from desktop.cli import hub_commands
 from desktop.cli import text as cli_text
+from desktop.cli.common import (
+    EXIT_FAILED,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_STOPPED,
+    add_overrides,
+    load_run_config,
+    quiet_libraries,
+    shorten,
+)
 from desktop.cli.hub_commands import ensure_downloaded
 from desktop.cli.text import say, set_language, text
-from desktop.core.settings.config import HUB_ID, TASKS, Columns, RunConfig, load_config, with_overrides
+from desktop.core.settings.config import HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.system.errors import ConfigError, InputError, StudioError, disk_error
 from desktop.core.system.events import (
     AdjustedEvent,
@@ -32,8 +42,6 @@ from desktop.core.system.secrets import redact, shell_join
 
 if TYPE_CHECKING:
     from desktop.core.system.events import RunResult
-
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_STOPPED = 0, 1, 2, 130
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", parents=[hub], help=say("train as the config says"))
     p.add_argument("config", type=Path)
-    _add_overrides(p)
+    add_overrides(p)
     p.add_argument("--runs-dir", type=Path, help=say("folder for run folders"))
     p.add_argument(
         "--resume", action="store_true", help=say("continue the latest stopped run of this config")
@@ -268,36 +276,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--nodes", type=int, default=1, metavar="M", help=say("machines for the Slurm script (default: 1)")
     )
-    _add_overrides(p)
+    add_overrides(p)
     p.set_defaults(func=cmd_job_export)
 
     hub_commands.add_parsers(sub)
     return parser
-
-
-def _add_overrides(parser: argparse.ArgumentParser) -> None:
-    """``--set key=value`` (repeatable), as ``train`` and ``job export`` take it."""
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help=say("override a config value, e.g. --set training.epochs=1 (repeatable)"),
-    )
-
-
-def _load(args: argparse.Namespace) -> RunConfig:
-    config = load_config(args.config)
-    if getattr(args, "overrides", None):
-        # Relative paths in --set mean what they would mean in the file: from the file's folder.
-        config = with_overrides(config, args.overrides, base_dir=args.config.resolve().parent)
-    if getattr(args, "runs_dir", None):
-        config.output.runs_dir = str(args.runs_dir.resolve())
-    problems = config.validate()
-    if problems:
-        raise ConfigError(problems)
-    return config
 
 
 # --------------------------------------------------------------------------- init
@@ -463,7 +446,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from desktop.core.system.paths import default_runs_dir
     from desktop.core.training.run import run_training
 
-    config = _load(args)
+    config = load_run_config(args)
     _apply_launch(config, args)
     origin = args.config.resolve()
     resume = None
@@ -501,7 +484,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                 say("Start it without --resume, or pass the config.toml inside the run folder to resume."),
             )
     ensure_downloaded(config)  # its own step, with a progress bar
-    _quiet_libraries()
+    quiet_libraries()
     from desktop.core.system.stopping import GracefulStop
 
     stop = threading.Event()
@@ -603,19 +586,6 @@ def _stop_line(reason: str) -> str:
     return say("Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...")
 
 
-def _quiet_libraries() -> None:
-    """Library warnings go to the run's train.log, not the terminal."""
-    import logging
-
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import transformers
-
-    transformers.logging.disable_default_handler()
-    # Without a handler, Python's last-resort handler would print warnings anyway.
-    logging.getLogger("transformers").addHandler(logging.NullHandler())
-    transformers.logging.disable_progress_bar()
-
-
 # --------------------------------------------------------------------------- validate, preview, runs
 
 
@@ -625,7 +595,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from desktop.core.data.preview import preview
     from desktop.core.hub.access import complete
 
-    config = _load(args)
+    config = load_run_config(args)
     tokenizer = None
     if complete(model_folder(config)):  # on this computer (not just its config): check the tokenizer too
         tokenizer = _tokenizer_loader(config)
@@ -648,7 +618,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     notes and token statistics."""
     from desktop.core.data.preview import preview, preview_head
 
-    config = _load(args)
+    config = load_run_config(args)
     head = preview_head(config, num_rows=args.rows)  # a moment, however large the file
     if head is not None:
         _print_rows(head)
@@ -689,7 +659,7 @@ def _tokenizer_loader(config: Any) -> Any:
     """Loads the model's tokenizer when called (after the data is checked, see ``preview``)."""
 
     def load() -> Any:
-        _quiet_libraries()
+        quiet_libraries()
         from desktop.core.hub.models import load_tokenizer
 
         return load_tokenizer(config.model)
@@ -707,13 +677,8 @@ def _print_rows(result: Any) -> None:
     mapped = list(result.guess.columns.mapped().values())
     print(say("First rows ({count}):", count=len(result.rows)))
     for i, row in enumerate(result.rows, 1):
-        cells = "  |  ".join(f"{c}: {_short(row.get(c))}" for c in mapped)
+        cells = "  |  ".join(f"{c}: {shorten(row.get(c))}" for c in mapped)
         print(f"  {i}. {cells}", flush=True)
-
-
-def _short(value: Any, width: int = 60) -> str:
-    text = str(value).replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -726,7 +691,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             say("No run folder {run} was found.", run=args.run),
             say("List runs with: finetune-studio-cli runs"),
         )
-    _quiet_libraries()
+    quiet_libraries()
     result = export_run(
         run,
         args.dest,
@@ -799,7 +764,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         raise InputError(
             say("{file} exists.", file=out), say("Choose another output name, or add --force to replace it.")
         )
-    _quiet_libraries()
+    quiet_libraries()
     shown = [-1]
 
     def progress(share: float, what: Any) -> None:
@@ -840,11 +805,11 @@ def _print_generation(report: Any, base: Any, figure: Any, samples: int) -> int:
     before = base.samples if base else []
     for index, sample in enumerate(report.samples[:samples]):
         print()
-        print(say("prompt:     {text}", text=_short(sample["prompt"], 100)))
-        print(say("reference:  {text}", text=_short(sample["reference"], 100)))
+        print(say("prompt:     {text}", text=shorten(sample["prompt"], 100)))
+        print(say("reference:  {text}", text=shorten(sample["reference"], 100)))
         if index < len(before):
-            print(say("base model: {text}", text=_short(before[index]["output"], 100)))
-        print(say("fine-tuned: {text}", text=_short(sample["output"], 100)))
+            print(say("base model: {text}", text=shorten(before[index]["output"], 100)))
+        print(say("fine-tuned: {text}", text=shorten(sample["output"], 100)))
     return EXIT_OK
 
 
@@ -910,7 +875,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                     label=error["label"],
                     predicted=error["predicted"],
                     confidence=error["confidence"],
-                    text=_short(error["text"], 80),
+                    text=shorten(error["text"], 80),
                 )
             )
     return EXIT_OK
@@ -1026,7 +991,7 @@ def cmd_job_export(args: argparse.Namespace) -> int:
     """Write a run config as a job folder: launch.sh for one machine, job.sbatch for Slurm."""
     from desktop.core.training.jobs import export_job
 
-    config = _load(args)
+    config = load_run_config(args)
     folder = export_job(config, args.dest, num_processes=args.num_processes, nodes=args.nodes)
     print(say("Job written to {folder}.", folder=folder))
     print("  " + say("One machine: {command}", command=shell_join([str(folder / "launch.sh")])))
@@ -1069,6 +1034,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
         flag = "  " + say("(resumable)") if info.resumable else ""
         print(
             f"{info.name:<45} {words.get(info.status, info.status):<9} {info.task:<15} {best:<18} "
-            f"{_short(info.model, 30):<30} {_short(info.dataset, 30)}{flag}"
+            f"{shorten(info.model, 30):<30} {shorten(info.dataset, 30)}{flag}"
         )
     return EXIT_OK
