@@ -54,7 +54,7 @@ def core_templates() -> list[str]:
     found: dict[str, None] = {}
     paths = [
         *sorted((ROOT / "desktop" / "core").rglob("*.py")),
-        *sorted((ROOT / "desktop").glob("cli*.py")),
+        *sorted((ROOT / "desktop" / "cli").rglob("*.py")),
         *sorted((ROOT / "desktop" / "launcher").rglob("*.py")),
         *sorted((ROOT / "desktop" / "gui").rglob("*.py")),  # a message made off the GUI thread
     ]

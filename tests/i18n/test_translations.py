@@ -141,7 +141,8 @@ def test_the_cli_speaks_chinese_when_the_system_does(tmp_path: Path) -> None:
 
 
 def test_cli_help_is_translated(capsys: pytest.CaptureFixture[str]) -> None:
-    from desktop import cli, cli_text
+    from desktop import cli
+    from desktop.cli import text as cli_text
 
     for language, expected in (
         ("zh_CN", "检查配置及其数据，不进行训练"),

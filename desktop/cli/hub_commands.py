@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from desktop.cli_text import say, text
+from desktop.cli.text import say, text
 from desktop.core.settings.config import TASKS, RunConfig
 from desktop.core.system.errors import human_count, human_size
 

@@ -1,0 +1,257 @@
+"""``export``, ``predict`` and ``evaluate``: a finished run's model as a folder, predictions, scores."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from desktop.cli import text as cli_text
+from desktop.cli.common import EXIT_FAILED, EXIT_OK, quiet_libraries, shorten
+from desktop.cli.text import say, text
+from desktop.core.system.errors import InputError
+
+
+def add_parsers(sub: Any) -> None:
+    """The ``export``, ``predict`` and ``evaluate`` commands."""
+    p = sub.add_parser("export", help=say("write a finished run's model as a complete, verified folder"))
+    p.add_argument("run", help=say("a run folder, or a run's name in the runs folder"))
+    p.add_argument("dest", type=Path, help=say("the folder to create"))
+    p.add_argument("--dtype", choices=("fp32", "fp16", "bf16"), default="fp32")
+    p.add_argument(
+        "--adapter", action="store_true", help=say("LoRA runs: export the adapters alone, not merged")
+    )
+    p.add_argument("--zip", action="store_true", help=say("also write DEST.zip"))
+    p.add_argument("--force", action="store_true", help=say("replace DEST if it is not empty"))
+    p.add_argument(
+        "--no-verify", action="store_true", help=say("skip reloading the folder to compare outputs")
+    )
+    p.add_argument(
+        "--mlflow", action="store_true", help=say("also log the model to MLflow (needs MLFLOW_TRACKING_URI)")
+    )
+    p.add_argument("--runs-dir", type=Path)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "predict",
+        help=say("run a trained model over a CSV, TSV, JSONL or Excel file and write its predictions"),
+    )
+    p.add_argument("model", help=say("a run folder, a run's name, or a model folder"))
+    p.add_argument("file", type=Path, help=say("the rows to predict"))
+    p.add_argument("-o", "--output", type=Path, help=say("the file to write (default: FILE.predicted.csv)"))
+    p.add_argument("--column", default="", help=say("the column the model reads (default: as trained)"))
+    p.add_argument("--max-new-tokens", type=int, default=128, help=say("the longest generated answer"))
+    p.add_argument("--force", action="store_true", help=say("replace OUTPUT if it exists"))
+    p.add_argument("--runs-dir", type=Path)
+    p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser(
+        "evaluate", help=say("show a finished run's evaluation: per class, confusions, mistakes")
+    )
+    p.add_argument("run", help=say("a run folder, or a run's name in the runs folder"))
+    p.add_argument(
+        "--errors", type=int, default=10, help=say("wrong rows to show (the most confident first)")
+    )
+    p.add_argument("--runs-dir", type=Path)
+    p.set_defaults(func=cmd_evaluate)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Export a finished run; verify it by reloading it in a fresh process."""
+    from desktop.core.results.export import STAGES, export_run
+
+    run = _find_run(args.run, args.runs_dir)
+    if run is None:
+        raise InputError(
+            say("No run folder {run} was found.", run=args.run),
+            say("List runs with: finetune-studio-cli runs"),
+        )
+    quiet_libraries()
+    result = export_run(
+        run,
+        args.dest,
+        dtype=args.dtype,
+        lora="adapter" if args.adapter else "merged",
+        overwrite=args.force,
+        archive=args.zip,
+        verify=not args.no_verify,
+        on_progress=lambda stage, fraction: print(
+            f"[{fraction:4.0%}] {text(STAGES[stage])}", file=sys.stderr
+        ),
+        mlflow=args.mlflow,
+        language=cli_text.language,
+    )
+    if result.archive:
+        print(say("Exported to {folder} and {archive}", folder=result.folder, archive=result.archive))
+    else:
+        print(say("Exported to {folder}", folder=result.folder))
+    if result.mlflow_uri:
+        print(say("Logged to MLflow as {uri}", uri=result.mlflow_uri))
+    check = result.verification
+    if check is None:
+        return EXIT_OK
+    if check.ok:
+        print(
+            say(
+                "Verified: reloaded in a fresh process, outputs on {count} examples differ by at most "
+                "{diff}.",
+                count=check.examples,
+                diff=f"{check.max_abs_diff:.2g}",
+            )
+        )
+        return EXIT_OK
+    print(
+        say(
+            "error: the exported folder does not reproduce the run's outputs (max difference {diff}) {error}",
+            diff=f"{check.max_abs_diff:.3g}",
+            error=check.error,
+        ),
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
+
+
+def _find_run(name: str, runs_dir: Path | None) -> Any:
+    """A run folder by path or by name in the runs folder, or ``None``."""
+    from desktop.core.runs.folders import RunDir
+    from desktop.core.system.paths import default_runs_dir
+
+    run = RunDir(name)
+    if not run.is_run():
+        run = RunDir((runs_dir or default_runs_dir()) / name)
+    return run if run.is_run() else None
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    """Predict every row of a file with a trained model and write the file with the predictions added."""
+    from desktop.core.results.predict import default_output, predict_file
+    from desktop.core.system.progress import reporting
+
+    run = _find_run(args.model, args.runs_dir)
+    model = run.path if run is not None else Path(args.model)
+    if not model.is_dir():
+        raise InputError(
+            say("No run or model folder {model} was found.", model=args.model),
+            say("List runs with: finetune-studio-cli runs"),
+        )
+    out = args.output or default_output(args.file)
+    if out.exists() and not args.force:
+        raise InputError(
+            say("{file} exists.", file=out), say("Choose another output name, or add --force to replace it.")
+        )
+    quiet_libraries()
+    shown = [-1]
+
+    def progress(share: float, what: Any) -> None:
+        percent = int(share * 100)
+        if percent // 10 != shown[0]:  # a line per tenth
+            shown[0] = percent // 10
+            print(f"[{percent:3d}%] {text(what)}", file=sys.stderr, flush=True)
+
+    with reporting(progress):
+        result = predict_file(model, args.file, out, column=args.column, max_new_tokens=args.max_new_tokens)
+    for note in result.notes:
+        print(say("note: {note}", note=text(note)), file=sys.stderr)
+    print(
+        say(
+            "{rows} rows predicted from column {column}; written to {file} with {added} added.",
+            rows=result.rows,
+            column=result.column,
+            file=result.out,
+            added=", ".join(result.added),
+        )
+    )
+    return EXIT_OK
+
+
+def _print_generation(report: Any, base: Any, figure: Any, samples: int) -> int:
+    """A causal-LM or sequence-to-sequence evaluation: loss, perplexity, BLEU, chrF and a few answers."""
+    print(say("{rows} evaluation rows", rows=report.rows))
+    for name, now, before in (
+        (say("loss"), report.loss, base.loss if base else None),
+        (say("perplexity"), report.perplexity, base.perplexity if base else None),
+        ("BLEU", report.bleu, base.bleu if base else None),
+        ("chrF", report.chrf, base.chrf if base else None),
+    ):
+        if now is not None:
+            print(f"{_pad(name, 12)}{figure(now, before)}")
+    if report.bleu is not None:
+        print(say("(BLEU and chrF over the first {count} rows)", count=report.scored))
+    before = base.samples if base else []
+    for index, sample in enumerate(report.samples[:samples]):
+        print()
+        print(say("prompt:     {text}", text=shorten(sample["prompt"], 100)))
+        print(say("reference:  {text}", text=shorten(sample["reference"], 100)))
+        if index < len(before):
+            print(say("base model: {text}", text=shorten(before[index]["output"], 100)))
+        print(say("fine-tuned: {text}", text=shorten(sample["output"], 100)))
+    return EXIT_OK
+
+
+def _width(value: str) -> int:
+    """Columns ``value`` takes in a terminal: Chinese characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in value)
+
+
+def _pad(value: str, width: int, right: bool = False) -> str:
+    space = " " * max(0, width - _width(value))
+    return space + value if right else value + space
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Print a finished classification run's evaluation, base -> fine-tuned where both are known."""
+    from desktop.core.training import evaluation
+
+    run = _find_run(args.run, args.runs_dir)
+    if run is None:
+        raise InputError(
+            say("No run folder {run} was found.", run=args.run),
+            say("List runs with: finetune-studio-cli runs"),
+        )
+    saved = evaluation.load(run.path)
+    report = saved["fine_tuned"] if saved else None
+    if report is None:
+        raise InputError(
+            say("{run} has no evaluation.", run=run.path.name),
+            say("Evaluations are kept by finished runs with evaluation rows."),
+        )
+    base = saved["base"]
+
+    def figure(now: float, before: float | None) -> str:
+        return f"{before:.3f} -> {now:.3f}" if before is not None else f"{now:.3f}"
+
+    if not isinstance(report, evaluation.ClassificationReport):
+        return _print_generation(report, base, figure, args.errors)
+
+    print(say("{rows} evaluation rows", rows=report.rows))
+    print(say("accuracy  {value}", value=figure(report.accuracy, base.accuracy if base else None)))
+    print(say("macro-F1  {value}", value=figure(report.macro_f1, base.macro_f1 if base else None)))
+    width = max(_width(label) for label in report.labels) + 2
+    print(
+        _pad("", width)
+        + "".join(_pad(name, 10, right=True) for name in (say("precision"), say("recall"), "F1", say("rows")))
+    )
+    for scores in report.classes:
+        figures = (f"{scores.precision:.3f}", f"{scores.recall:.3f}", f"{scores.f1:.3f}", str(scores.support))
+        print(_pad(scores.label, width) + "".join(_pad(f, 10, right=True) for f in figures))
+    print(say("Confusion matrix (rows: true label; columns: predicted):"))
+    print(_pad("", width) + "".join(_pad(label[:8], 10, right=True) for label in report.labels))
+    for label, counts in zip(report.labels, report.matrix, strict=True):
+        print(_pad(label, width) + "".join(_pad(str(n), 10, right=True) for n in counts))
+    if report.errors and args.errors:
+        print(say("Wrong, the most confident first ({count} in all):", count=len(report.errors)))
+        for error in report.errors[: args.errors]:
+            print(
+                "  "
+                + say(
+                    "{label} called {predicted} ({confidence:.0%}): {text}",
+                    label=error["label"],
+                    predicted=error["predicted"],
+                    confidence=error["confidence"],
+                    text=shorten(error["text"], 80),
+                )
+            )
+    return EXIT_OK
