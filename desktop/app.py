@@ -117,8 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         logging.warning("no font with Chinese characters: %s", font_notice)
     install_translators(app, language)
     if args.screenshots:
-        from desktop.gui.screenshots import save_screenshots
-        from desktop.gui.workers import leave
+        from desktop.gui.app_support.screenshots import save_screenshots
+        from desktop.gui.app_support.workers import leave
 
         save_screenshots(args.screenshots, args.theme)
         return leave(0)  # the windows it showed may have started background work
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         QTimer.singleShot(0, lambda: (print("shown", flush=True), window.close(), app.quit()))
     code = app.exec()
     mark.release()
-    from desktop.gui.workers import leave
+    from desktop.gui.app_support.workers import leave
 
     return leave(code)
 

@@ -176,7 +176,7 @@ def visible_texts(widget: object, data: tuple = ()) -> list[str]:
 def main(language: str) -> int:
     from PySide6.QtWidgets import QApplication, QLabel
 
-    from desktop.gui import screenshots
+    from desktop.gui.app_support import screenshots
     from desktop.gui.main_window import MainWindow
     from desktop.shared_ui import Settings, install_translators
 
@@ -206,9 +206,9 @@ def main(language: str) -> int:
         texts.append(menu_action.text())
         texts += [a.text() for a in menu_action.menu().actions() if a.text()]
     from desktop.core.settings.config import RunConfig
-    from desktop.gui.hub_settings import HubSettingsDialog
-    from desktop.gui.model_browser import ModelBrowser
-    from desktop.gui.runs_dialog import RunsDialog
+    from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
+    from desktop.gui.dialogs.model_browser_dialog import ModelBrowser
+    from desktop.gui.dialogs.runs_dialog import RunsDialog
 
     screenshots._synthetic_history(tmp / "history")
     for dialog in (

@@ -30,14 +30,14 @@ from desktop.core.settings.config import RunConfig, load_config, with_changes
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import AdjustedEvent, RunResult
 from desktop.core.system.paths import resources_dir
+from desktop.gui.app_support.workers import BackgroundTask, shutdown_all
+from desktop.gui.controllers.training_controller import TrainingController
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.data_page import DataPage
 from desktop.gui.pages.environment_page import EnvironmentPage
 from desktop.gui.pages.export_page import ExportPage
 from desktop.gui.pages.options_page import OptionsPage
 from desktop.gui.pages.train_page import TrainPage
-from desktop.gui.training_controller import TrainingController
-from desktop.gui.workers import BackgroundTask, shutdown_all
 from desktop.shared_ui import Key, Settings, error_text, shown
 
 SAMPLE_CONFIG = resources_dir() / "samples" / "classification.toml"
@@ -66,7 +66,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         from desktop.core.system.lazy import load_libraries_outside_the_lock
         from desktop.core.system.processes import switch_the_lock_often, wake_the_window_promptly
-        from desktop.gui.import_hook import read_sources_cheaply
+        from desktop.gui.app_support.import_hook import read_sources_cheaply
 
         switch_the_lock_often()  # the window's thread waits less for Python's lock at each of its slots
         wake_the_window_promptly()  # and less for a core each time it wakes (Linux)
@@ -89,8 +89,8 @@ class MainWindow(QMainWindow):
         self._job_task: BackgroundTask | None = None
         self.train_page = TrainPage(self.controller, self.current_config)
         self.export_page = ExportPage()
-        from desktop.gui.collector import Collector
-        from desktop.gui.warmup import Warmup
+        from desktop.gui.app_support.collector import Collector
+        from desktop.gui.app_support.warmup import Warmup
 
         self.collector = Collector(self)  # cycles collected on this thread, the whole heap when idle
         self.collector.start()
@@ -398,7 +398,7 @@ class MainWindow(QMainWindow):
 
     def open_hub_settings(self) -> None:
         """Settings > Model sources: where models come from, and tokens (kept in the keyring)."""
-        from desktop.gui.hub_settings import HubSettingsDialog
+        from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
 
         self.hub_settings = HubSettingsDialog(self)
         self.hub_settings.open()
@@ -616,7 +616,7 @@ class MainWindow(QMainWindow):
 
     def show_runs(self) -> None:
         """Open (or bring forward) the run history."""
-        from desktop.gui.runs_dialog import RunsDialog
+        from desktop.gui.dialogs.runs_dialog import RunsDialog
 
         if self.runs_dialog is None or self.runs_dialog.runs_dir != self.runs_dir():
             if self.runs_dialog is not None:
@@ -726,7 +726,7 @@ class MainWindow(QMainWindow):
     def probe_sources(self) -> None:
         """With the source on Auto and no pick from the last day, find in the background which source
         answers fastest (at most 3 s; remembered for the next day)."""
-        from desktop.gui.workers import run_in_background
+        from desktop.gui.app_support.workers import run_in_background
 
         def probe() -> None:
             from desktop.core.hub import sources  # imported here too: urllib and its kin, 20-30 ms

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QObject, Signal
 
 from desktop.core.environment.torch_probe import TorchInfo
-from desktop.gui import workers
+from desktop.gui.app_support import workers
 from desktop.gui.main_window import MainWindow
 from desktop.shared_ui import Settings
 
@@ -75,7 +75,7 @@ def background_work_ends(qtbot: object) -> None:
     """Every test waits for the background tasks it started (a fit badge, a search): a thread still
     running when the process ends would abort it."""
     yield
-    from desktop.gui import workers
+    from desktop.gui.app_support import workers
 
     qtbot.waitUntil(lambda: not any(task.is_running() for task in workers._live), timeout=30_000)
 

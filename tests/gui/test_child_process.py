@@ -15,8 +15,8 @@ import pytest
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
+from desktop.gui.controllers.training_controller import TrainingController
 from desktop.gui.main_window import MainWindow
-from desktop.gui.training_controller import TrainingController
 from desktop.shared_ui import Key, Settings
 
 

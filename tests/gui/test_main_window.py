@@ -173,7 +173,7 @@ def test_memory_and_speed_does_not_wait_for_a_background_import_to_look_up_packa
     import _imp
     import threading
 
-    from desktop.gui.warmup import STACKS
+    from desktop.gui.app_support.warmup import STACKS
 
     STACKS["data"].importer()  # the warm-up, at the window's first idle moment
     held, release = threading.Event(), threading.Event()

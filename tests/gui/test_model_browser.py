@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from desktop.core.settings.config import RunConfig
-from desktop.gui.model_browser import FIT_COLUMN, ModelBrowser
+from desktop.gui.dialogs.model_browser_dialog import FIT_COLUMN, ModelBrowser
 from tests.fakehub import FakeHub
 
 GB = 2**30
@@ -59,7 +59,7 @@ def test_source_settings_save_the_choice_and_keep_the_token_in_the_keyring(
     qtbot, fake_hub: FakeHub, keyring_backend: dict
 ) -> None:
     from desktop.core.hub import sources
-    from desktop.gui.hub_settings import HubSettingsDialog
+    from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
 
     dialog = HubSettingsDialog()
     qtbot.addWidget(dialog)

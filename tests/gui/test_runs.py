@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QMessageBox
 from desktop.core.runs.folders import RunDir
 from desktop.core.system.events import FinishedEvent, LogEvent, ProgressEvent, StoppedEvent
 from desktop.core.training.run import run_training
+from desktop.gui.controllers.training_controller import TrainingController
+from desktop.gui.dialogs.runs_dialog import RunsDialog
 from desktop.gui.main_window import MainWindow
-from desktop.gui.runs_dialog import RunsDialog
-from desktop.gui.training_controller import TrainingController
 from desktop.shared_ui import Settings
 from tests.core.helpers import fake_run as _run
 from tests.core.helpers import make_config

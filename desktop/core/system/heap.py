@@ -5,7 +5,7 @@ modules, classes and functions) that live as long as the process. A full collect
 and holds Python's lock meanwhile, 0.2-0.3 s (measured on two cores: 226-274 ms), and every other
 thread waits, the window's too. Full collections happen at a run's start (accelerate's), after a
 run on a GPU (the run's tensors are freed by one, see :func:`release_memory`),
-and in the window's process whenever the user is idle (:mod:`desktop.gui.collector`).
+and in the window's process whenever the user is idle (:mod:`desktop.gui.app_support.collector`).
 
 :func:`freeze_imports` moves every object alive out of the collector's reach (``gc.freeze``); it is
 called just after the training stack is imported, before a run makes anything of its own, and the

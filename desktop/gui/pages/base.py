@@ -30,7 +30,7 @@ class WizardPage(QWidget):
 
     def shutdown(self) -> None:
         """Cancel the page's background work before the app quits; never blocks (the window waits
-        for all background work at most :data:`~desktop.gui.workers.SHUTDOWN_GRACE_S`)."""
+        for all background work at most :data:`~desktop.gui.app_support.workers.SHUTDOWN_GRACE_S`)."""
 
 
 def error_label() -> QLabel:

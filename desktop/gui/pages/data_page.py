@@ -36,10 +36,10 @@ from desktop.core.hub.models import describe_local_model
 from desktop.core.settings.config import DATA_SUFFIXES, HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.system.errors import StudioError, human_size
 from desktop.core.system.lazy import imported
-from desktop.gui.fit_text import badge_text
+from desktop.gui.app_support.workers import BackgroundTask, run_in_background
 from desktop.gui.pages.base import WizardPage, error_label, show_error
+from desktop.gui.widgets.fit_text import badge_text
 from desktop.gui.widgets.progress_bar import ProgressBar
-from desktop.gui.workers import BackgroundTask, run_in_background
 from desktop.shared_ui import Key, Settings, sentences, shown
 
 PREVIEW_ROWS = 50
@@ -354,7 +354,7 @@ class DataPage(WizardPage):
     def download_dataset(self) -> None:
         """Download the hub dataset as its own step (a small window with progress and Cancel)."""
         from desktop.core.hub import sources
-        from desktop.gui.download_panel import DownloadDialog
+        from desktop.gui.widgets.download_panel import DownloadDialog
 
         hub_id = self._config.data.hub_id
         self.download_dialog = DownloadDialog(self.tr("Download {dataset}").format(dataset=hub_id), self)
@@ -380,7 +380,7 @@ class DataPage(WizardPage):
 
     def open_browser(self) -> None:
         """The model browser: recommended, search, on this computer; a choice fills the model box."""
-        from desktop.gui.model_browser import ModelBrowser
+        from desktop.gui.dialogs.model_browser_dialog import ModelBrowser
         from desktop.gui.pages.options_page import _free_ram
 
         self.browser = ModelBrowser(

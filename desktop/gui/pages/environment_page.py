@@ -28,10 +28,10 @@ from desktop.core.environment.repair import RepairPlan, plan_repair
 from desktop.core.environment.torch_probe import TorchInfo, probe_torch
 from desktop.core.environment.wheels import Verdict, verdict
 from desktop.core.system.secrets import recall_url, redact, remember_url
+from desktop.gui.app_support.workers import BackgroundTask
+from desktop.gui.controllers.repair_controller import RepairController
 from desktop.gui.pages.base import WizardPage
-from desktop.gui.repair_controller import RepairController
 from desktop.gui.widgets.progress_bar import ProgressBar
-from desktop.gui.workers import BackgroundTask
 from desktop.shared_ui import Key, Settings, shown
 
 GB = 1024**3

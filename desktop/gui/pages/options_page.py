@@ -40,8 +40,8 @@ from desktop.core.settings.options import Capabilities, installed, resolve
 from desktop.core.settings.presets import presets_for
 from desktop.core.system.errors import ConfigError, Problem, StudioError
 from desktop.core.system.paths import default_runs_dir
+from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.pages.base import WizardPage, error_label, show_error
-from desktop.gui.workers import BackgroundTask
 from desktop.shared_ui import sentences as sentences_joined
 from desktop.shared_ui import shown
 

@@ -37,9 +37,9 @@ from desktop.core.system.events import (
     StartedEvent,
 )
 from desktop.core.system.lazy import imported
+from desktop.gui.app_support.workers import run_in_background
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.progress_bar import ProgressBar
-from desktop.gui.workers import run_in_background
 from desktop.shared_ui import shown
 
 REPAINT_MS = 40  # one plot repaints per tick: each at most ~6 times a second, whatever the step rate
@@ -87,7 +87,7 @@ class TrainPage(WizardPage):
     """Runs the config through a training controller and shows what happens.
 
     Args:
-        controller: A :class:`~desktop.gui.training_controller.TrainingController` (or a fake
+        controller: A :class:`~desktop.gui.controllers.training_controller.TrainingController` (or a fake
             with the same signals and ``start`` / ``stop`` / ``is_running``).
         config_provider: Returns the run config to train.
     """

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.results.tryit import FolderInfo, Playground, base_playground, inspect_folder
 from desktop.core.system.errors import StudioError
-from desktop.gui.workers import BackgroundTask
+from desktop.gui.app_support.workers import BackgroundTask
 from desktop.shared_ui import error_text
 
 MAX_LABELS = 8

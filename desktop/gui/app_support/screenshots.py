@@ -276,7 +276,7 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     files.append(_grab(window, 4, out / f"5c-export-try-it-beside-the-base-model{suffix}.png"))
     export.tabs.setCurrentWidget(export.evaluation)
     export.evaluation.show_errors()
-    from desktop.gui.runs_dialog import RunsDialog
+    from desktop.gui.dialogs.runs_dialog import RunsDialog
 
     _synthetic_history(tmp / "history")
     dialog = RunsDialog(tmp / "history", window)
@@ -310,9 +310,9 @@ def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     """The model browser, the model sources dialog and a download, as the user opens them."""
     from desktop.core.hub.downloads import Progress
     from desktop.core.settings.config import RunConfig
-    from desktop.gui.download_panel import DownloadDialog
-    from desktop.gui.hub_settings import HubSettingsDialog
-    from desktop.gui.model_browser import ModelBrowser
+    from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
+    from desktop.gui.dialogs.model_browser_dialog import ModelBrowser
+    from desktop.gui.widgets.download_panel import DownloadDialog
 
     files = []
     browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=11 * 2**30, ram=16 * 2**30, parent=window)
@@ -372,7 +372,7 @@ def _save(widget: object, path: Path) -> Path:
 
 def _settle(timeout_ms: int = 30_000) -> None:
     """Let the background work the pages started (a fit badge, an estimate) end before the app quits."""
-    from desktop.gui import workers
+    from desktop.gui.app_support import workers
 
     deadline = QDeadlineTimer(timeout_ms)
     while any(task.is_running() for task in workers._live) and not deadline.hasExpired():

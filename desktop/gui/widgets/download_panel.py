@@ -1,7 +1,8 @@
 """A download as its own step: a progress bar (bytes, speed, time left), Cancel, and one clear line.
 
 Used by the model browser (models) and the data page (hub datasets). The download runs in a
-:class:`~desktop.gui.workers.BackgroundTask`; Cancel keeps what was downloaded, so the next try resumes.
+:class:`~desktop.gui.app_support.workers.BackgroundTask`; Cancel keeps what was downloaded, so the
+next try resumes.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.system.errors import human_size
+from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.widgets.progress_bar import ProgressBar
-from desktop.gui.workers import BackgroundTask
 from desktop.shared_ui import shown
 
 
@@ -127,7 +128,7 @@ class DownloadPanel(QWidget):
 
     def open_token_settings(self) -> None:
         """Settings > Model sources, to enter the token a gated model asks for (kept in the keyring)."""
-        from desktop.gui.hub_settings import HubSettingsDialog
+        from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
 
         self.token_dialog = HubSettingsDialog(self)
         self.token_dialog.open()
