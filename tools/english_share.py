@@ -197,7 +197,7 @@ def main(language: str) -> int:
     texts = []
     code = [label for label in window.export_page.findChildren(QLabel) if "import" in label.text()]
     # The user's file and its column names, and a code sample: not the app's words.
-    data = (window.data_page.table, *window.data_page.mapping_combos.values(), *code)
+    data = (window.data_page.table, *window.data_page.column_mapping.mapping_combos.values(), *code)
     for index in range(len(window.pages)):
         window.stack.setCurrentIndex(index)
         app.processEvents()

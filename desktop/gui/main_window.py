@@ -106,8 +106,8 @@ class MainWindow(QMainWindow):
         )
         self.data_page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
         self.collector.importing = lambda: "importing" in (self.data_warmup.state, self.warmup.state)
-        self.train_page.idle_s = self.data_page.idle_s = self.collector.idle_s_now
-        self.data_warmup.done.connect(self.data_page.prepare_histogram)  # pyqtgraph is imported
+        self.train_page.idle_s = self.data_page.token_stats.idle_s = self.collector.idle_s_now
+        self.data_warmup.done.connect(self.data_page.token_stats.prepare_histogram)  # pyqtgraph is imported
         self.pages: list[WizardPage] = [
             self.environment_page,
             self.data_page,

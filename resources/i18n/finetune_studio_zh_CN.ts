@@ -2,74 +2,10 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name>DataPage</name>
+    <name>ColumnMappingWidget</name>
     <message>
-        <source>Model &amp; data</source>
-        <translation>模型与数据</translation>
-    </message>
-    <message>
-        <source>What to train, and on which examples.</source>
-        <translation>训练什么，用哪些样本。</translation>
-    </message>
-    <message>
-        <source>Choose a data file or a hub dataset.</source>
-        <translation>请选择数据文件或 Hub 数据集。</translation>
-    </message>
-    <message>
-        <source>Text classification</source>
-        <translation>文本分类</translation>
-    </message>
-    <message>
-        <source>Causal-LM / chat fine-tuning</source>
-        <translation>因果语言模型 / 对话微调</translation>
-    </message>
-    <message>
-        <source>Sequence-to-sequence</source>
-        <translation>序列到序列</translation>
-    </message>
-    <message>
-        <source>Hub id such as bert-base-chinese, or a local folder</source>
-        <translation>Hub 模型 ID（如 bert-base-chinese）或本地文件夹</translation>
-    </message>
-    <message>
-        <source>Folder…</source>
-        <translation>文件夹…</translation>
-    </message>
-    <message>
-        <source>Browse models…</source>
-        <translation>浏览模型…</translation>
-    </message>
-    <message>
-        <source>Download</source>
-        <translation>下载</translation>
-    </message>
-    <message>
-        <source>A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id</source>
-        <translation>CSV、TSV、JSON(L)、Parquet、TXT 或 Excel 文件，或 Hub 数据集 ID</translation>
-    </message>
-    <message>
-        <source>File…</source>
-        <translation>文件…</translation>
-    </message>
-    <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <source>Stop checking every row; training checks them all before it starts</source>
-        <translation>停止逐行检查；训练开始前会检查所有行</translation>
-    </message>
-    <message>
-        <source>Try the sample</source>
-        <translation>试用示例</translation>
-    </message>
-    <message>
-        <source>Load short English reviews and a small offline English model</source>
-        <translation>载入简短的英文评论和一个可离线使用的小型英文模型</translation>
-    </message>
-    <message>
-        <source>Share of the rows held out to measure the model; 0 = no evaluation</source>
-        <translation>留出一部分数据用来评估模型；0 表示不评估</translation>
+        <source>Columns</source>
+        <translation>列</translation>
     </message>
     <message>
         <source>Chat messages</source>
@@ -88,130 +24,12 @@
         <translation>纯文本</translation>
     </message>
     <message>
-        <source>Token lengths appear once the model and data are loaded.</source>
-        <translation>载入模型和数据后，这里显示各条数据的 token 长度。</translation>
-    </message>
-    <message>
-        <source>Task and model</source>
-        <translation>任务和模型</translation>
-    </message>
-    <message>
-        <source>Task:</source>
-        <translation>任务：</translation>
-    </message>
-    <message>
-        <source>Model:</source>
-        <translation>模型：</translation>
-    </message>
-    <message>
-        <source>Data</source>
-        <translation>数据</translation>
-    </message>
-    <message>
-        <source>Dataset:</source>
-        <translation>数据集：</translation>
-    </message>
-    <message>
-        <source>seed</source>
-        <translation>随机种子</translation>
-    </message>
-    <message>
-        <source>Evaluation:</source>
-        <translation>评估：</translation>
-    </message>
-    <message>
-        <source>Columns</source>
-        <translation>列</translation>
-    </message>
-    <message>
         <source>Format:</source>
         <translation>格式：</translation>
     </message>
     <message>
-        <source>Token lengths</source>
-        <translation>Token 长度</translation>
-    </message>
-    <message>
         <source>The columns are guessed again for {task}; check them below.</source>
         <translation>已按“{task}”重新猜测各列，请在下方核对。</translation>
-    </message>
-    <message>
-        <source>Download {dataset}</source>
-        <translation>下载 {dataset}</translation>
-    </message>
-    <message>
-        <source>Choose a model folder</source>
-        <translation>选择模型文件夹</translation>
-    </message>
-    <message>
-        <source>Choose a data file</source>
-        <translation>选择数据文件</translation>
-    </message>
-    <message>
-        <source>Data files ({patterns})</source>
-        <translation>数据文件（{patterns}）</translation>
-    </message>
-    <message>
-        <source>{arch} ({type}), {params} parameters</source>
-        <translation>{arch}（{type}），{params} 个参数</translation>
-    </message>
-    <message>
-        <source>A small pretrained model that ships with the app (works offline).</source>
-        <translation>应用自带的小型预训练模型（可离线使用）。</translation>
-    </message>
-    <message>
-        <source>Download the model before training: it is not on this computer yet.</source>
-        <translation>训练前请先下载模型：本机上还没有它。</translation>
-    </message>
-    <message>
-        <source>Not on this computer yet. Download it here (with progress and Cancel); training starts from the downloaded copy, without the network.</source>
-        <translation>本机上还没有这个模型。请在这里下载（可查看进度、随时取消）；训练将使用下载好的副本，无需联网。</translation>
-    </message>
-    <message>
-        <source>On this computer (downloaded): training needs no network.</source>
-        <translation>已在本机（已下载）：训练无需联网。</translation>
-    </message>
-    <message>
-        <source>this GPU</source>
-        <translation>这块 GPU</translation>
-    </message>
-    <message>
-        <source>RAM (no NVIDIA GPU)</source>
-        <translation>内存（没有 NVIDIA GPU）</translation>
-    </message>
-    <message>
-        <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
-        <translation>本机情况：{badge}。按当前的“显存与速度”设置约需 {need}；{where}有 {have} 可用。</translation>
-    </message>
-    <message>
-        <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
-        <translation>在这台电脑的 CPU 上，每轮（epoch）约需 {minutes:.0f} 分钟。</translation>
-    </message>
-    <message>
-        <source>Reading the data…</source>
-        <translation>正在读取数据…</translation>
-    </message>
-    <message>
-        <source>Checking every row: {what}, {percent}%…</source>
-        <translation>正在检查每一行：{what}，{percent}%…</translation>
-    </message>
-    <message>
-        <source>Checking every row…</source>
-        <translation>正在检查每一行……</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n row(s) for training, {eval} for evaluation</source>
-        <translation>
-            <numerusform>%n 行用于训练，{eval} 行用于评估</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>Labels (training/evaluation): {labels}</source>
-        <translation>标签（训练/评估）：{labels}</translation>
-    </message>
-    <message>
-        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
-        <translation>没有检查完所有行（已取消）：训练开始前会检查所有行。</translation>
     </message>
     <message>
         <source>(none)</source>
@@ -222,6 +40,14 @@
         <translation>（选择一列）</translation>
     </message>
     <message>
+        <source>{role}:</source>
+        <translation>{role}：</translation>
+    </message>
+    <message>
+        <source>{role} (optional):</source>
+        <translation>{role}（可选）：</translation>
+    </message>
+    <message>
         <source>guessed from its name</source>
         <translation>根据列名猜测</translation>
     </message>
@@ -230,12 +56,8 @@
         <translation>根据内容猜测</translation>
     </message>
     <message>
-        <source>{role}:</source>
-        <translation>{role}：</translation>
-    </message>
-    <message>
-        <source>{role} (optional):</source>
-        <translation>{role}（可选）：</translation>
+        <source>Choose a column for: {roles}.</source>
+        <translation>请为以下用途选择列：{roles}。</translation>
     </message>
     <message>
         <source>Text</source>
@@ -281,21 +103,109 @@
         <source>Target text</source>
         <translation>目标文本</translation>
     </message>
+</context>
+<context>
+    <name>DataPage</name>
     <message>
-        <source>Choose a column for: {roles}.</source>
-        <translation>请为以下用途选择列：{roles}。</translation>
+        <source>Model &amp; data</source>
+        <translation>模型与数据</translation>
     </message>
     <message>
-        <source>Loading the tokenizer…</source>
-        <translation>正在载入分词器…</translation>
+        <source>What to train, and on which examples.</source>
+        <translation>训练什么，用哪些样本。</translation>
+    </message>
+</context>
+<context>
+    <name>DatasetPickerWidget</name>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
     </message>
     <message>
-        <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
-        <translation>{name}：最短 {min}，中位数 {median}，95% 为 {p95}，最长 {max} 个 token；{count} 条中有 {over} 条超过上限（{limit}）并被截断</translation>
+        <source>Choose a data file or a hub dataset.</source>
+        <translation>请选择数据文件或 Hub 数据集。</translation>
     </message>
     <message>
-        <source>Token lengths unavailable: {error}</source>
-        <translation>无法得到 token 长度：{error}</translation>
+        <source>A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id</source>
+        <translation>CSV、TSV、JSON(L)、Parquet、TXT 或 Excel 文件，或 Hub 数据集 ID</translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation>文件…</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop checking every row; training checks them all before it starts</source>
+        <translation>停止逐行检查；训练开始前会检查所有行</translation>
+    </message>
+    <message>
+        <source>Try the sample</source>
+        <translation>试用示例</translation>
+    </message>
+    <message>
+        <source>Load short English reviews and a small offline English model</source>
+        <translation>载入简短的英文评论和一个可离线使用的小型英文模型</translation>
+    </message>
+    <message>
+        <source>Share of the rows held out to measure the model; 0 = no evaluation</source>
+        <translation>留出一部分数据用来评估模型；0 表示不评估</translation>
+    </message>
+    <message>
+        <source>Dataset:</source>
+        <translation>数据集：</translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Evaluation:</source>
+        <translation>评估：</translation>
+    </message>
+    <message>
+        <source>Download {dataset}</source>
+        <translation>下载 {dataset}</translation>
+    </message>
+    <message>
+        <source>Choose a data file</source>
+        <translation>选择数据文件</translation>
+    </message>
+    <message>
+        <source>Data files ({patterns})</source>
+        <translation>数据文件（{patterns}）</translation>
+    </message>
+    <message>
+        <source>Reading the data…</source>
+        <translation>正在读取数据…</translation>
+    </message>
+    <message>
+        <source>Checking every row…</source>
+        <translation>正在检查每一行……</translation>
+    </message>
+    <message>
+        <source>Checking every row: {what}, {percent}%…</source>
+        <translation>正在检查每一行：{what}，{percent}%…</translation>
+    </message>
+    <message>
+        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
+        <translation>没有检查完所有行（已取消）：训练开始前会检查所有行。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n row(s) for training, {eval} for evaluation</source>
+        <translation>
+            <numerusform>%n 行用于训练，{eval} 行用于评估</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Labels (training/evaluation): {labels}</source>
+        <translation>标签（训练/评估）：{labels}</translation>
     </message>
 </context>
 <context>
@@ -762,6 +672,25 @@
     <message>
         <source>does not fit</source>
         <translation>放不下</translation>
+    </message>
+</context>
+<context>
+    <name>FitBadgeWidget</name>
+    <message>
+        <source>this GPU</source>
+        <translation>这块 GPU</translation>
+    </message>
+    <message>
+        <source>RAM (no NVIDIA GPU)</source>
+        <translation>内存（没有 NVIDIA GPU）</translation>
+    </message>
+    <message>
+        <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
+        <translation>本机情况：{badge}。按当前的“显存与速度”设置约需 {need}；{where}有 {have} 可用。</translation>
+    </message>
+    <message>
+        <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
+        <translation>在这台电脑的 CPU 上，每轮（epoch）约需 {minutes:.0f} 分钟。</translation>
     </message>
 </context>
 <context>
@@ -1266,6 +1195,73 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Deleted {model}: {size} freed.</source>
         <translation>已删除 {model}：释放了 {size}。</translation>
+    </message>
+</context>
+<context>
+    <name>ModelPickerWidget</name>
+    <message>
+        <source>Task and model</source>
+        <translation>任务和模型</translation>
+    </message>
+    <message>
+        <source>Text classification</source>
+        <translation>文本分类</translation>
+    </message>
+    <message>
+        <source>Causal-LM / chat fine-tuning</source>
+        <translation>因果语言模型 / 对话微调</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence</source>
+        <translation>序列到序列</translation>
+    </message>
+    <message>
+        <source>Hub id such as bert-base-chinese, or a local folder</source>
+        <translation>Hub 模型 ID（如 bert-base-chinese）或本地文件夹</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>Browse models…</source>
+        <translation>浏览模型…</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Task:</source>
+        <translation>任务：</translation>
+    </message>
+    <message>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <source>Choose a model folder</source>
+        <translation>选择模型文件夹</translation>
+    </message>
+    <message>
+        <source>{arch} ({type}), {params} parameters</source>
+        <translation>{arch}（{type}），{params} 个参数</translation>
+    </message>
+    <message>
+        <source>A small pretrained model that ships with the app (works offline).</source>
+        <translation>应用自带的小型预训练模型（可离线使用）。</translation>
+    </message>
+    <message>
+        <source>Download the model before training: it is not on this computer yet.</source>
+        <translation>训练前请先下载模型：本机上还没有它。</translation>
+    </message>
+    <message>
+        <source>Not on this computer yet. Download it here (with progress and Cancel); training starts from the downloaded copy, without the network.</source>
+        <translation>本机上还没有这个模型。请在这里下载（可查看进度、随时取消）；训练将使用下载好的副本，无需联网。</translation>
+    </message>
+    <message>
+        <source>On this computer (downloaded): training needs no network.</source>
+        <translation>已在本机（已下载）：训练无需联网。</translation>
     </message>
 </context>
 <context>
@@ -2005,6 +2001,29 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>tokens/s</source>
         <translation>token/秒</translation>
+    </message>
+</context>
+<context>
+    <name>TokenStatsWidget</name>
+    <message>
+        <source>Token lengths</source>
+        <translation>Token 长度</translation>
+    </message>
+    <message>
+        <source>Token lengths appear once the model and data are loaded.</source>
+        <translation>载入模型和数据后，这里显示各条数据的 token 长度。</translation>
+    </message>
+    <message>
+        <source>Loading the tokenizer…</source>
+        <translation>正在载入分词器…</translation>
+    </message>
+    <message>
+        <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
+        <translation>{name}：最短 {min}，中位数 {median}，95% 为 {p95}，最长 {max} 个 token；{count} 条中有 {over} 条超过上限（{limit}）并被截断</translation>
+    </message>
+    <message>
+        <source>Token lengths unavailable: {error}</source>
+        <translation>无法得到 token 长度：{error}</translation>
     </message>
 </context>
 <context>

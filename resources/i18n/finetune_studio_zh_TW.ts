@@ -2,74 +2,10 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_TW">
 <context>
-    <name>DataPage</name>
+    <name>ColumnMappingWidget</name>
     <message>
-        <source>Model &amp; data</source>
-        <translation>模型與資料</translation>
-    </message>
-    <message>
-        <source>What to train, and on which examples.</source>
-        <translation>訓練什麼，用哪些樣本。</translation>
-    </message>
-    <message>
-        <source>Choose a data file or a hub dataset.</source>
-        <translation>請選擇資料檔案或 Hub 資料集。</translation>
-    </message>
-    <message>
-        <source>Text classification</source>
-        <translation>文字分類</translation>
-    </message>
-    <message>
-        <source>Causal-LM / chat fine-tuning</source>
-        <translation>因果語言模型 / 對話微調</translation>
-    </message>
-    <message>
-        <source>Sequence-to-sequence</source>
-        <translation>序列到序列</translation>
-    </message>
-    <message>
-        <source>Hub id such as bert-base-chinese, or a local folder</source>
-        <translation>Hub 模型 ID（如 bert-base-chinese）或本機資料夾</translation>
-    </message>
-    <message>
-        <source>Folder…</source>
-        <translation>資料夾…</translation>
-    </message>
-    <message>
-        <source>Browse models…</source>
-        <translation>瀏覽模型…</translation>
-    </message>
-    <message>
-        <source>Download</source>
-        <translation>下載</translation>
-    </message>
-    <message>
-        <source>A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id</source>
-        <translation>CSV、TSV、JSON(L)、Parquet、TXT 或 Excel 檔案，或 Hub 資料集 ID</translation>
-    </message>
-    <message>
-        <source>File…</source>
-        <translation>檔案…</translation>
-    </message>
-    <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <source>Stop checking every row; training checks them all before it starts</source>
-        <translation>停止逐列檢查；訓練開始前會檢查所有列</translation>
-    </message>
-    <message>
-        <source>Try the sample</source>
-        <translation>試用範例</translation>
-    </message>
-    <message>
-        <source>Load short English reviews and a small offline English model</source>
-        <translation>載入簡短的英文評論和一個可離線使用的小型英文模型</translation>
-    </message>
-    <message>
-        <source>Share of the rows held out to measure the model; 0 = no evaluation</source>
-        <translation>保留一部分資料用來評估模型；0 表示不評估</translation>
+        <source>Columns</source>
+        <translation>欄位</translation>
     </message>
     <message>
         <source>Chat messages</source>
@@ -88,130 +24,12 @@
         <translation>純文字</translation>
     </message>
     <message>
-        <source>Token lengths appear once the model and data are loaded.</source>
-        <translation>載入模型和資料後，這裡會顯示各筆資料的 token 長度。</translation>
-    </message>
-    <message>
-        <source>Task and model</source>
-        <translation>任務和模型</translation>
-    </message>
-    <message>
-        <source>Task:</source>
-        <translation>任務：</translation>
-    </message>
-    <message>
-        <source>Model:</source>
-        <translation>模型：</translation>
-    </message>
-    <message>
-        <source>Data</source>
-        <translation>資料</translation>
-    </message>
-    <message>
-        <source>Dataset:</source>
-        <translation>資料集：</translation>
-    </message>
-    <message>
-        <source>seed</source>
-        <translation>隨機種子</translation>
-    </message>
-    <message>
-        <source>Evaluation:</source>
-        <translation>評估：</translation>
-    </message>
-    <message>
-        <source>Columns</source>
-        <translation>欄位</translation>
-    </message>
-    <message>
         <source>Format:</source>
         <translation>格式：</translation>
     </message>
     <message>
-        <source>Token lengths</source>
-        <translation>Token 長度</translation>
-    </message>
-    <message>
         <source>The columns are guessed again for {task}; check them below.</source>
         <translation>已依「{task}」重新推測各欄位，請在下方確認。</translation>
-    </message>
-    <message>
-        <source>Download {dataset}</source>
-        <translation>下載 {dataset}</translation>
-    </message>
-    <message>
-        <source>Choose a model folder</source>
-        <translation>選擇模型資料夾</translation>
-    </message>
-    <message>
-        <source>Choose a data file</source>
-        <translation>選擇資料檔案</translation>
-    </message>
-    <message>
-        <source>Data files ({patterns})</source>
-        <translation>資料檔案（{patterns}）</translation>
-    </message>
-    <message>
-        <source>{arch} ({type}), {params} parameters</source>
-        <translation>{arch}（{type}），{params} 個參數</translation>
-    </message>
-    <message>
-        <source>A small pretrained model that ships with the app (works offline).</source>
-        <translation>應用程式內建的小型預訓練模型（可離線使用）。</translation>
-    </message>
-    <message>
-        <source>Download the model before training: it is not on this computer yet.</source>
-        <translation>訓練前請先下載模型：這台電腦上還沒有它。</translation>
-    </message>
-    <message>
-        <source>Not on this computer yet. Download it here (with progress and Cancel); training starts from the downloaded copy, without the network.</source>
-        <translation>這台電腦上還沒有這個模型。請在這裡下載（可查看進度、隨時取消）；訓練會使用下載好的副本，不需要連網。</translation>
-    </message>
-    <message>
-        <source>On this computer (downloaded): training needs no network.</source>
-        <translation>已在這台電腦上（已下載）：訓練不需要連網。</translation>
-    </message>
-    <message>
-        <source>this GPU</source>
-        <translation>這張 GPU</translation>
-    </message>
-    <message>
-        <source>RAM (no NVIDIA GPU)</source>
-        <translation>記憶體（沒有 NVIDIA GPU）</translation>
-    </message>
-    <message>
-        <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
-        <translation>這台電腦：{badge}。依目前的「記憶體與速度」設定約需 {need}；{where}有 {have} 可用。</translation>
-    </message>
-    <message>
-        <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
-        <translation>在這台電腦的 CPU 上，每輪（epoch）約需 {minutes:.0f} 分鐘。</translation>
-    </message>
-    <message>
-        <source>Reading the data…</source>
-        <translation>正在讀取資料…</translation>
-    </message>
-    <message>
-        <source>Checking every row: {what}, {percent}%…</source>
-        <translation>正在檢查每一列：{what}，{percent}%…</translation>
-    </message>
-    <message>
-        <source>Checking every row…</source>
-        <translation>正在檢查每一列……</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n row(s) for training, {eval} for evaluation</source>
-        <translation>
-            <numerusform>%n 列用於訓練，{eval} 列用於評估</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>Labels (training/evaluation): {labels}</source>
-        <translation>標籤（訓練/評估）：{labels}</translation>
-    </message>
-    <message>
-        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
-        <translation>沒有檢查完所有列（已取消）：訓練開始前會檢查所有列。</translation>
     </message>
     <message>
         <source>(none)</source>
@@ -222,6 +40,14 @@
         <translation>（選擇一個欄位）</translation>
     </message>
     <message>
+        <source>{role}:</source>
+        <translation>{role}：</translation>
+    </message>
+    <message>
+        <source>{role} (optional):</source>
+        <translation>{role}（選填）：</translation>
+    </message>
+    <message>
         <source>guessed from its name</source>
         <translation>依欄位名稱推測</translation>
     </message>
@@ -230,12 +56,8 @@
         <translation>依內容推測</translation>
     </message>
     <message>
-        <source>{role}:</source>
-        <translation>{role}：</translation>
-    </message>
-    <message>
-        <source>{role} (optional):</source>
-        <translation>{role}（選填）：</translation>
+        <source>Choose a column for: {roles}.</source>
+        <translation>請為以下用途選擇欄位：{roles}。</translation>
     </message>
     <message>
         <source>Text</source>
@@ -281,21 +103,109 @@
         <source>Target text</source>
         <translation>目標文字</translation>
     </message>
+</context>
+<context>
+    <name>DataPage</name>
     <message>
-        <source>Choose a column for: {roles}.</source>
-        <translation>請為以下用途選擇欄位：{roles}。</translation>
+        <source>Model &amp; data</source>
+        <translation>模型與資料</translation>
     </message>
     <message>
-        <source>Loading the tokenizer…</source>
-        <translation>正在載入分詞器…</translation>
+        <source>What to train, and on which examples.</source>
+        <translation>訓練什麼，用哪些樣本。</translation>
+    </message>
+</context>
+<context>
+    <name>DatasetPickerWidget</name>
+    <message>
+        <source>Data</source>
+        <translation>資料</translation>
     </message>
     <message>
-        <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
-        <translation>{name}：最短 {min}，中位數 {median}，95% 為 {p95}，最長 {max} 個 token；{count} 筆中有 {over} 筆超過上限（{limit}）並被截斷</translation>
+        <source>Choose a data file or a hub dataset.</source>
+        <translation>請選擇資料檔案或 Hub 資料集。</translation>
     </message>
     <message>
-        <source>Token lengths unavailable: {error}</source>
-        <translation>無法取得 token 長度：{error}</translation>
+        <source>A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id</source>
+        <translation>CSV、TSV、JSON(L)、Parquet、TXT 或 Excel 檔案，或 Hub 資料集 ID</translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation>檔案…</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下載</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop checking every row; training checks them all before it starts</source>
+        <translation>停止逐列檢查；訓練開始前會檢查所有列</translation>
+    </message>
+    <message>
+        <source>Try the sample</source>
+        <translation>試用範例</translation>
+    </message>
+    <message>
+        <source>Load short English reviews and a small offline English model</source>
+        <translation>載入簡短的英文評論和一個可離線使用的小型英文模型</translation>
+    </message>
+    <message>
+        <source>Share of the rows held out to measure the model; 0 = no evaluation</source>
+        <translation>保留一部分資料用來評估模型；0 表示不評估</translation>
+    </message>
+    <message>
+        <source>Dataset:</source>
+        <translation>資料集：</translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>隨機種子</translation>
+    </message>
+    <message>
+        <source>Evaluation:</source>
+        <translation>評估：</translation>
+    </message>
+    <message>
+        <source>Download {dataset}</source>
+        <translation>下載 {dataset}</translation>
+    </message>
+    <message>
+        <source>Choose a data file</source>
+        <translation>選擇資料檔案</translation>
+    </message>
+    <message>
+        <source>Data files ({patterns})</source>
+        <translation>資料檔案（{patterns}）</translation>
+    </message>
+    <message>
+        <source>Reading the data…</source>
+        <translation>正在讀取資料…</translation>
+    </message>
+    <message>
+        <source>Checking every row…</source>
+        <translation>正在檢查每一列……</translation>
+    </message>
+    <message>
+        <source>Checking every row: {what}, {percent}%…</source>
+        <translation>正在檢查每一列：{what}，{percent}%…</translation>
+    </message>
+    <message>
+        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
+        <translation>沒有檢查完所有列（已取消）：訓練開始前會檢查所有列。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n row(s) for training, {eval} for evaluation</source>
+        <translation>
+            <numerusform>%n 列用於訓練，{eval} 列用於評估</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Labels (training/evaluation): {labels}</source>
+        <translation>標籤（訓練/評估）：{labels}</translation>
     </message>
 </context>
 <context>
@@ -762,6 +672,25 @@
     <message>
         <source>does not fit</source>
         <translation>放不下</translation>
+    </message>
+</context>
+<context>
+    <name>FitBadgeWidget</name>
+    <message>
+        <source>this GPU</source>
+        <translation>這張 GPU</translation>
+    </message>
+    <message>
+        <source>RAM (no NVIDIA GPU)</source>
+        <translation>記憶體（沒有 NVIDIA GPU）</translation>
+    </message>
+    <message>
+        <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
+        <translation>這台電腦：{badge}。依目前的「記憶體與速度」設定約需 {need}；{where}有 {have} 可用。</translation>
+    </message>
+    <message>
+        <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
+        <translation>在這台電腦的 CPU 上，每輪（epoch）約需 {minutes:.0f} 分鐘。</translation>
     </message>
 </context>
 <context>
@@ -1266,6 +1195,73 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Deleted {model}: {size} freed.</source>
         <translation>已刪除 {model}：釋放了 {size}。</translation>
+    </message>
+</context>
+<context>
+    <name>ModelPickerWidget</name>
+    <message>
+        <source>Task and model</source>
+        <translation>任務和模型</translation>
+    </message>
+    <message>
+        <source>Text classification</source>
+        <translation>文字分類</translation>
+    </message>
+    <message>
+        <source>Causal-LM / chat fine-tuning</source>
+        <translation>因果語言模型 / 對話微調</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence</source>
+        <translation>序列到序列</translation>
+    </message>
+    <message>
+        <source>Hub id such as bert-base-chinese, or a local folder</source>
+        <translation>Hub 模型 ID（如 bert-base-chinese）或本機資料夾</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>資料夾…</translation>
+    </message>
+    <message>
+        <source>Browse models…</source>
+        <translation>瀏覽模型…</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下載</translation>
+    </message>
+    <message>
+        <source>Task:</source>
+        <translation>任務：</translation>
+    </message>
+    <message>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <source>Choose a model folder</source>
+        <translation>選擇模型資料夾</translation>
+    </message>
+    <message>
+        <source>{arch} ({type}), {params} parameters</source>
+        <translation>{arch}（{type}），{params} 個參數</translation>
+    </message>
+    <message>
+        <source>A small pretrained model that ships with the app (works offline).</source>
+        <translation>應用程式內建的小型預訓練模型（可離線使用）。</translation>
+    </message>
+    <message>
+        <source>Download the model before training: it is not on this computer yet.</source>
+        <translation>訓練前請先下載模型：這台電腦上還沒有它。</translation>
+    </message>
+    <message>
+        <source>Not on this computer yet. Download it here (with progress and Cancel); training starts from the downloaded copy, without the network.</source>
+        <translation>這台電腦上還沒有這個模型。請在這裡下載（可查看進度、隨時取消）；訓練會使用下載好的副本，不需要連網。</translation>
+    </message>
+    <message>
+        <source>On this computer (downloaded): training needs no network.</source>
+        <translation>已在這台電腦上（已下載）：訓練不需要連網。</translation>
     </message>
 </context>
 <context>
@@ -2005,6 +2001,29 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>tokens/s</source>
         <translation>token/秒</translation>
+    </message>
+</context>
+<context>
+    <name>TokenStatsWidget</name>
+    <message>
+        <source>Token lengths</source>
+        <translation>Token 長度</translation>
+    </message>
+    <message>
+        <source>Token lengths appear once the model and data are loaded.</source>
+        <translation>載入模型和資料後，這裡會顯示各筆資料的 token 長度。</translation>
+    </message>
+    <message>
+        <source>Loading the tokenizer…</source>
+        <translation>正在載入分詞器…</translation>
+    </message>
+    <message>
+        <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
+        <translation>{name}：最短 {min}，中位數 {median}，95% 為 {p95}，最長 {max} 個 token；{count} 筆中有 {over} 筆超過上限（{limit}）並被截斷</translation>
+    </message>
+    <message>
+        <source>Token lengths unavailable: {error}</source>
+        <translation>無法取得 token 長度：{error}</translation>
     </message>
 </context>
 <context>

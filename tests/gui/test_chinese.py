@@ -64,13 +64,14 @@ def test_a_core_failure_is_shown_in_chinese(window: MainWindow, qtbot, language,
     data = tmp_path / "empty.csv"
     data.write_text("", encoding="utf-8")
     page = window.data_page
-    page.model_edit.setText("bert-base-uncased")
-    page.model_edit.editingFinished.emit()
+    picker, dataset = page.model_picker, page.dataset_picker
+    picker.model_edit.setText("bert-base-uncased")
+    picker.model_edit.editingFinished.emit()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.data_edit.setText(str(data))
-        page.data_edit.editingFinished.emit()
-    assert "empty.csv 是空的。" in page.data_error.text()
-    assert "请选择包含训练样本的文件" in page.data_error.text()  # and what to do, in Chinese too
+        dataset.data_edit.setText(str(data))
+        dataset.data_edit.editingFinished.emit()
+    assert "empty.csv 是空的。" in dataset.data_error.text()
+    assert "请选择包含训练样本的文件" in dataset.data_error.text()  # and what to do, in Chinese too
 
 
 def _cut(widget: object) -> list[str]:

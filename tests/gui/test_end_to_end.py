@@ -20,11 +20,11 @@ def app_window(qtbot, tmp_path: Path, tiny_bert: Path) -> MainWindow:
     win = MainWindow(Settings(tmp_path / "settings.ini"))
     win.show()
     page = win.data_page
-    page.model_edit.setText(str(tiny_bert))
-    page.model_edit.editingFinished.emit()
+    page.model_picker.model_edit.setText(str(tiny_bert))
+    page.model_picker.model_edit.editingFinished.emit()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.data_edit.setText(str(SAMPLES / "reviews.csv"))
-        page.data_edit.editingFinished.emit()
+        page.dataset_picker.data_edit.setText(str(SAMPLES / "reviews.csv"))
+        page.dataset_picker.data_edit.editingFinished.emit()
     options = win.options_page
     options.max_steps.setValue(20)
     options.batch_size.setValue(16)

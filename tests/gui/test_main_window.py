@@ -33,10 +33,10 @@ def test_next_is_disabled_with_the_reason_until_the_data_page_is_complete(window
 
 def test_try_the_sample_makes_every_step_reachable(window: MainWindow, qtbot) -> None:
     with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
-        qtbot.mouseClick(window.data_page.sample_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(window.data_page.dataset_picker.sample_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.stack.currentIndex() == 1)  # the page a moment after its config
-    assert window.data_page.mapping_combos["text"].currentText() == "text"
-    assert window.data_page.mapping_combos["label"].currentText() == "label"
+    assert window.data_page.column_mapping.mapping_combos["text"].currentText() == "text"
+    assert window.data_page.column_mapping.mapping_combos["label"].currentText() == "label"
     assert window.next_button.isEnabled() and window.reason.text() == ""
     window.go_to(3)
     assert window.stack.currentIndex() == 3 and _step_enabled(window, 4)

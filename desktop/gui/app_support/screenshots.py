@@ -326,7 +326,7 @@ def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     QApplication.processEvents()
     files.append(_save(settings, out / f"8-model-sources{suffix}.png"))
     settings.close()
-    title = QCoreApplication.translate("DataPage", "Download {dataset}").format(
+    title = QCoreApplication.translate("DatasetPickerWidget", "Download {dataset}").format(
         dataset="lansinuote/ChnSentiCorp"
     )
     download = DownloadDialog(title, window)

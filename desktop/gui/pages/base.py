@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
 from desktop.core.settings.config import RunConfig
-from desktop.shared_ui import shown
 
 
 class WizardPage(QWidget):
@@ -31,18 +30,3 @@ class WizardPage(QWidget):
     def shutdown(self) -> None:
         """Cancel the page's background work before the app quits; never blocks (the window waits
         for all background work at most :data:`~desktop.gui.app_support.workers.SHUTDOWN_GRACE_S`)."""
-
-
-def error_label() -> QLabel:
-    """A label for a field's error, shown under the field, hidden while empty."""
-    label = QLabel()
-    label.setObjectName("fieldError")
-    label.setWordWrap(True)
-    label.setVisible(False)
-    return label
-
-
-def show_error(label: QLabel, text: str) -> None:
-    """Show ``text`` (a core message is translated) in an error label, or hide it when empty."""
-    label.setText(shown(text))
-    label.setVisible(bool(text))

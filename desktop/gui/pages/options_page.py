@@ -41,7 +41,9 @@ from desktop.core.settings.presets import presets_for
 from desktop.core.system.errors import ConfigError, Problem, StudioError
 from desktop.core.system.paths import default_runs_dir
 from desktop.gui.app_support.workers import BackgroundTask
-from desktop.gui.pages.base import WizardPage, error_label, show_error
+from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.field_error import error_label, show_error
+from desktop.gui.widgets.fit_badge_widget import free_ram
 from desktop.shared_ui import sentences as sentences_joined
 from desktop.shared_ui import shown
 
@@ -58,12 +60,6 @@ def _field_help(name: str) -> str:
     from desktop.core.settings.config import Launch
 
     return next(f.metadata["help"] for f in dataclasses.fields(Launch) if f.name == name)
-
-
-def _free_ram() -> int:
-    import psutil
-
-    return int(psutil.virtual_memory().available)
 
 
 PERFORMANCE_CHOICES = {
@@ -417,7 +413,7 @@ class OptionsPage(WizardPage):
                     "No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM "
                     "({free:.1f} GB free). It is much slower than on a GPU: small models and short texts "
                     "suit it best."
-                ).format(total=result.total / GB, free=_free_ram() / GB)
+                ).format(total=result.total / GB, free=free_ram() / GB)
             )
             return
         sentences = {
