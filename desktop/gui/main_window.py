@@ -102,11 +102,11 @@ class MainWindow(QMainWindow):
             self.collector.idle_s_now,
             running=self.controller.is_running,
             imported=self.collector.freeze,
-            window_busy=lambda: self.train_page.making_plots,
+            window_busy=lambda: self.train_page.plot_area.making_plots,
         )
         self.data_page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
         self.collector.importing = lambda: "importing" in (self.data_warmup.state, self.warmup.state)
-        self.train_page.idle_s = self.data_page.token_stats.idle_s = self.collector.idle_s_now
+        self.train_page.plot_area.idle_s = self.data_page.token_stats.idle_s = self.collector.idle_s_now
         self.data_warmup.done.connect(self.data_page.token_stats.prepare_histogram)  # pyqtgraph is imported
         self.pages: list[WizardPage] = [
             self.environment_page,
@@ -335,7 +335,8 @@ class MainWindow(QMainWindow):
             # After the first paint: the check spawns a child process and loads NVML.
             QTimer.singleShot(100, page.check)
         if page is self.options_page:
-            self.train_page.prepare_plots()  # the next step's plots, made while the user reads this one
+            # The next step's plots, made while the user reads this one.
+            self.train_page.plot_area.prepare_plots()
             self._give_options_their_context()
             self.options_page.set_train_rows(self.data_page.train_rows())
         if page is self.data_page:  # token statistics count what the max length set now would cut

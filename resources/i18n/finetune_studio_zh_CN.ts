@@ -652,6 +652,21 @@
     </message>
 </context>
 <context>
+    <name>FailureWidget</name>
+    <message>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <source>Training failed.</source>
+        <translation>训练失败。</translation>
+    </message>
+    <message>
+        <source>Apply and retry: {change}</source>
+        <translation>应用并重试：{change}</translation>
+    </message>
+</context>
+<context>
     <name>FitBadge</name>
     <message>
         <source>fits</source>
@@ -1695,6 +1710,41 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>RecoveryBarWidget</name>
+    <message>
+        <source>Undo for the next run</source>
+        <translation>下次训练撤销这些更改</translation>
+    </message>
+    <message>
+        <source>Use your own settings again in the next run</source>
+        <translation>下次训练重新使用您自己的设置</translation>
+    </message>
+    <message>
+        <source>The run starts with:</source>
+        <translation>训练开始时改为：</translation>
+    </message>
+    <message>
+        <source>The run goes on at step {step} with:</source>
+        <translation>训练在第 {step} 步继续，改为：</translation>
+    </message>
+    <message>
+        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
+        <translation>训练回到第 {step} 步的检查点继续，改为：</translation>
+    </message>
+    <message>
+        <source>The run starts again from the beginning with:</source>
+        <translation>训练从头重新开始，改为：</translation>
+    </message>
+    <message>
+        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
+        <translation>这些设置已填入“显存与速度”，供下次训练使用；点“撤销”可恢复您自己的设置。</translation>
+    </message>
+    <message>
+        <source>Undone: the next run uses your own settings again.</source>
+        <translation>已撤销：下次训练将重新使用您自己的设置。</translation>
+    </message>
+</context>
+<context>
     <name>RunsDialog</name>
     <message>
         <source>Runs</source>
@@ -1993,6 +2043,47 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>SpillBarWidget</name>
+    <message>
+        <source>Stop and fit my GPU</source>
+        <translation>停止并适配我的 GPU</translation>
+    </message>
+    <message>
+        <source>Turn the fallback off…</source>
+        <translation>关闭内存回退…</translation>
+    </message>
+    <message>
+        <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
+        <translation>Windows 正在把这次训练的显存挪到共享系统内存中：显卡已满，现在每一步比开始时慢 {slowdown:.0f} 倍。请减少显存用量，或者关闭内存回退，让训练在显存不足时明确报错停止。</translation>
+    </message>
+    <message>
+        <source>Windows is moving this run&apos;s GPU memory into shared system memory: PyTorch holds more than the card&apos;s {total:.1f} GB, so every step waits for system RAM. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
+        <translation>Windows 正在把这次训练的显存挪到共享系统内存中：PyTorch 占用的显存超过了显卡的 {total:.1f} GB，每一步都要等待系统内存。请减少显存用量，或者关闭内存回退，让训练在显存不足时明确报错停止。</translation>
+    </message>
+    <message>
+        <source>Turn the fallback off</source>
+        <translation>关闭内存回退</translation>
+    </message>
+    <message>
+        <source>1. Open the NVIDIA Control Panel (right-click the desktop).
+2. 3D Settings › Manage 3D settings › Program Settings › Add, and choose:
+{programs}
+3. Set &quot;CUDA - Sysmem Fallback Policy&quot; to &quot;Prefer No Sysmem Fallback&quot; and Apply.
+
+A run that needs more memory than the card has then stops with an out-of-memory error, which the app explains and offers to fix, instead of slowing down.</source>
+        <translation>1. 打开 NVIDIA 控制面板（在桌面上单击右键）。
+2. 3D 设置 › 管理 3D 设置 › 程序设置 › 添加，选择：
+{programs}
+3. 将“CUDA - 系统内存回退策略”（CUDA - Sysmem Fallback Policy）设为“首选无系统内存回退”（Prefer No Sysmem Fallback），然后点击应用。
+
+之后，需要的显存超过显卡容量的训练会以显存不足的错误停止（应用会解释原因并提供修复办法），而不是变慢。</translation>
+    </message>
+    <message>
+        <source>Open the NVIDIA Control Panel</source>
+        <translation>打开 NVIDIA 控制面板</translation>
+    </message>
+</context>
+<context>
     <name>ThroughputPlotWidget</name>
     <message>
         <source>samples/s</source>
@@ -2053,92 +2144,12 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>准备就绪。点“开始训练”即可训练。</translation>
     </message>
     <message>
-        <source>Stop and fit my GPU</source>
-        <translation>停止并适配我的 GPU</translation>
-    </message>
-    <message>
-        <source>Turn the fallback off…</source>
-        <translation>关闭内存回退…</translation>
-    </message>
-    <message>
-        <source>Undo for the next run</source>
-        <translation>下次训练撤销这些更改</translation>
-    </message>
-    <message>
-        <source>Use your own settings again in the next run</source>
-        <translation>下次训练重新使用您自己的设置</translation>
-    </message>
-    <message>
         <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
         <translation>如果显存不足，训练会自动改用更少显存继续（首先是更小的批大小，等效批大小不变）；每项更改都会显示在这里。</translation>
     </message>
     <message>
         <source>step %v of %m</source>
         <translation>第 %v 步，共 %m 步</translation>
-    </message>
-    <message>
-        <source>Details</source>
-        <translation>详细信息</translation>
-    </message>
-    <message>
-        <source>Loss</source>
-        <translation>损失</translation>
-    </message>
-    <message>
-        <source>train</source>
-        <translation>训练</translation>
-    </message>
-    <message>
-        <source>train (smoothed)</source>
-        <translation>训练（平滑）</translation>
-    </message>
-    <message>
-        <source>eval</source>
-        <translation>评估</translation>
-    </message>
-    <message>
-        <source>Learning rate</source>
-        <translation>学习率</translation>
-    </message>
-    <message>
-        <source>learning rate</source>
-        <translation>学习率</translation>
-    </message>
-    <message>
-        <source>Memory</source>
-        <translation>内存</translation>
-    </message>
-    <message>
-        <source>VRAM allocated</source>
-        <translation>已分配显存</translation>
-    </message>
-    <message>
-        <source>VRAM reserved</source>
-        <translation>已预留显存</translation>
-    </message>
-    <message>
-        <source>process RAM</source>
-        <translation>进程内存</translation>
-    </message>
-    <message>
-        <source>GPU used, all processes (NVML)</source>
-        <translation>GPU 已用（所有进程，NVML）</translation>
-    </message>
-    <message>
-        <source>GPU total</source>
-        <translation>GPU 总量</translation>
-    </message>
-    <message>
-        <source>Throughput</source>
-        <translation>吞吐量</translation>
-    </message>
-    <message>
-        <source>samples/s</source>
-        <translation>样本/秒</translation>
-    </message>
-    <message>
-        <source>tokens/s</source>
-        <translation>token/秒</translation>
     </message>
     <message>
         <source>Resuming {run}.</source>
@@ -2167,36 +2178,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Preparing…</source>
         <translation>正在准备…</translation>
-    </message>
-    <message>
-        <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
-        <translation>Windows 正在把这次训练的显存挪到共享系统内存中：显卡已满，现在每一步比开始时慢 {slowdown:.0f} 倍。请减少显存用量，或者关闭内存回退，让训练在显存不足时明确报错停止。</translation>
-    </message>
-    <message>
-        <source>Windows is moving this run&apos;s GPU memory into shared system memory: PyTorch holds more than the card&apos;s {total:.1f} GB, so every step waits for system RAM. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
-        <translation>Windows 正在把这次训练的显存挪到共享系统内存中：PyTorch 占用的显存超过了显卡的 {total:.1f} GB，每一步都要等待系统内存。请减少显存用量，或者关闭内存回退，让训练在显存不足时明确报错停止。</translation>
-    </message>
-    <message>
-        <source>Turn the fallback off</source>
-        <translation>关闭内存回退</translation>
-    </message>
-    <message>
-        <source>1. Open the NVIDIA Control Panel (right-click the desktop).
-2. 3D Settings › Manage 3D settings › Program Settings › Add, and choose:
-{programs}
-3. Set &quot;CUDA - Sysmem Fallback Policy&quot; to &quot;Prefer No Sysmem Fallback&quot; and Apply.
-
-A run that needs more memory than the card has then stops with an out-of-memory error, which the app explains and offers to fix, instead of slowing down.</source>
-        <translation>1. 打开 NVIDIA 控制面板（在桌面上单击右键）。
-2. 3D 设置 › 管理 3D 设置 › 程序设置 › 添加，选择：
-{programs}
-3. 将“CUDA - 系统内存回退策略”（CUDA - Sysmem Fallback Policy）设为“首选无系统内存回退”（Prefer No Sysmem Fallback），然后点击应用。
-
-之后，需要的显存超过显卡容量的训练会以显存不足的错误停止（应用会解释原因并提供修复办法），而不是变慢。</translation>
-    </message>
-    <message>
-        <source>Open the NVIDIA Control Panel</source>
-        <translation>打开 NVIDIA 控制面板</translation>
     </message>
     <message>
         <source>Kept awake</source>
@@ -2239,40 +2220,8 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步：{metrics}</translation>
     </message>
     <message>
-        <source>in shared system memory</source>
-        <translation>位于共享系统内存</translation>
-    </message>
-    <message>
-        <source>GPU {index} used (NVML)</source>
-        <translation>GPU {index} 已用（NVML）</translation>
-    </message>
-    <message>
-        <source>The run starts with:</source>
-        <translation>训练开始时改为：</translation>
-    </message>
-    <message>
-        <source>The run goes on at step {step} with:</source>
-        <translation>训练在第 {step} 步继续，改为：</translation>
-    </message>
-    <message>
-        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
-        <translation>训练回到第 {step} 步的检查点继续，改为：</translation>
-    </message>
-    <message>
-        <source>The run starts again from the beginning with:</source>
-        <translation>训练从头重新开始，改为：</translation>
-    </message>
-    <message>
-        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
-        <translation>这些设置已填入“显存与速度”，供下次训练使用；点“撤销”可恢复您自己的设置。</translation>
-    </message>
-    <message>
         <source>Out of memory: going on with less memory…</source>
         <translation>显存不足：正在改用更少显存继续…</translation>
-    </message>
-    <message>
-        <source>Undone: the next run uses your own settings again.</source>
-        <translation>已撤销：下次训练将重新使用您自己的设置。</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>
@@ -2298,13 +2247,76 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <source>Training did not finish.</source>
         <translation>训练没有完成。</translation>
     </message>
+</context>
+<context>
+    <name>TrainingPlotsWidget</name>
     <message>
-        <source>Training failed.</source>
-        <translation>训练失败。</translation>
+        <source>Loss</source>
+        <translation>损失</translation>
     </message>
     <message>
-        <source>Apply and retry: {change}</source>
-        <translation>应用并重试：{change}</translation>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>train (smoothed)</source>
+        <translation>训练（平滑）</translation>
+    </message>
+    <message>
+        <source>eval</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>VRAM allocated</source>
+        <translation>已分配显存</translation>
+    </message>
+    <message>
+        <source>VRAM reserved</source>
+        <translation>已预留显存</translation>
+    </message>
+    <message>
+        <source>process RAM</source>
+        <translation>进程内存</translation>
+    </message>
+    <message>
+        <source>GPU used, all processes (NVML)</source>
+        <translation>GPU 已用（所有进程，NVML）</translation>
+    </message>
+    <message>
+        <source>GPU total</source>
+        <translation>GPU 总量</translation>
+    </message>
+    <message>
+        <source>samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>in shared system memory</source>
+        <translation>位于共享系统内存</translation>
+    </message>
+    <message>
+        <source>GPU {index} used (NVML)</source>
+        <translation>GPU {index} 已用（NVML）</translation>
     </message>
 </context>
 <context>

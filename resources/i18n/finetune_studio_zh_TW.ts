@@ -652,6 +652,21 @@
     </message>
 </context>
 <context>
+    <name>FailureWidget</name>
+    <message>
+        <source>Details</source>
+        <translation>詳細資訊</translation>
+    </message>
+    <message>
+        <source>Training failed.</source>
+        <translation>訓練失敗。</translation>
+    </message>
+    <message>
+        <source>Apply and retry: {change}</source>
+        <translation>套用並重試：{change}</translation>
+    </message>
+</context>
+<context>
     <name>FitBadge</name>
     <message>
         <source>fits</source>
@@ -1695,6 +1710,41 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>RecoveryBarWidget</name>
+    <message>
+        <source>Undo for the next run</source>
+        <translation>下次訓練復原這些變更</translation>
+    </message>
+    <message>
+        <source>Use your own settings again in the next run</source>
+        <translation>下次訓練重新使用您自己的設定</translation>
+    </message>
+    <message>
+        <source>The run starts with:</source>
+        <translation>訓練開始時改為：</translation>
+    </message>
+    <message>
+        <source>The run goes on at step {step} with:</source>
+        <translation>訓練在第 {step} 步繼續，改為：</translation>
+    </message>
+    <message>
+        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
+        <translation>訓練回到第 {step} 步的檢查點繼續，改為：</translation>
+    </message>
+    <message>
+        <source>The run starts again from the beginning with:</source>
+        <translation>訓練從頭重新開始，改為：</translation>
+    </message>
+    <message>
+        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
+        <translation>這些設定已填入「記憶體與速度」，供下次訓練使用；按「復原」可恢復您自己的設定。</translation>
+    </message>
+    <message>
+        <source>Undone: the next run uses your own settings again.</source>
+        <translation>已復原：下次訓練將重新使用您自己的設定。</translation>
+    </message>
+</context>
+<context>
     <name>RunsDialog</name>
     <message>
         <source>Runs</source>
@@ -1993,6 +2043,47 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>SpillBarWidget</name>
+    <message>
+        <source>Stop and fit my GPU</source>
+        <translation>停止並配合我的 GPU</translation>
+    </message>
+    <message>
+        <source>Turn the fallback off…</source>
+        <translation>關閉記憶體後援…</translation>
+    </message>
+    <message>
+        <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
+        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：顯示卡已滿，現在每一步比開始時慢 {slowdown:.0f} 倍。請減少顯示記憶體用量，或者關閉記憶體後援，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
+    </message>
+    <message>
+        <source>Windows is moving this run&apos;s GPU memory into shared system memory: PyTorch holds more than the card&apos;s {total:.1f} GB, so every step waits for system RAM. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
+        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：PyTorch 佔用的顯示記憶體超過了顯示卡的 {total:.1f} GB，每一步都要等待系統記憶體。請減少顯示記憶體用量，或者關閉記憶體後援，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
+    </message>
+    <message>
+        <source>Turn the fallback off</source>
+        <translation>關閉記憶體後援</translation>
+    </message>
+    <message>
+        <source>1. Open the NVIDIA Control Panel (right-click the desktop).
+2. 3D Settings › Manage 3D settings › Program Settings › Add, and choose:
+{programs}
+3. Set &quot;CUDA - Sysmem Fallback Policy&quot; to &quot;Prefer No Sysmem Fallback&quot; and Apply.
+
+A run that needs more memory than the card has then stops with an out-of-memory error, which the app explains and offers to fix, instead of slowing down.</source>
+        <translation>1. 開啟 NVIDIA 控制面板（在桌面上按右鍵）。
+2. 3D 設定 › 管理 3D 設定 › 程式設定 › 新增，選擇：
+{programs}
+3. 將「CUDA - 系統記憶體後援原則」（CUDA - Sysmem Fallback Policy）設為「偏好不使用系統記憶體後援」（Prefer No Sysmem Fallback），然後按套用。
+
+之後，需要的顯示記憶體超過顯示卡容量的訓練會以顯示記憶體不足的錯誤停止（應用程式會說明原因並提供修正方法），而不是變慢。</translation>
+    </message>
+    <message>
+        <source>Open the NVIDIA Control Panel</source>
+        <translation>開啟 NVIDIA 控制面板</translation>
+    </message>
+</context>
+<context>
     <name>ThroughputPlotWidget</name>
     <message>
         <source>samples/s</source>
@@ -2053,92 +2144,12 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>準備就緒。按「開始訓練」即可訓練。</translation>
     </message>
     <message>
-        <source>Stop and fit my GPU</source>
-        <translation>停止並配合我的 GPU</translation>
-    </message>
-    <message>
-        <source>Turn the fallback off…</source>
-        <translation>關閉記憶體後援…</translation>
-    </message>
-    <message>
-        <source>Undo for the next run</source>
-        <translation>下次訓練復原這些變更</translation>
-    </message>
-    <message>
-        <source>Use your own settings again in the next run</source>
-        <translation>下次訓練重新使用您自己的設定</translation>
-    </message>
-    <message>
         <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
         <translation>如果顯示記憶體不足，訓練會自動改用更少顯示記憶體繼續（首先是更小的批次大小，等效批次大小不變）；每項變更都會顯示在這裡。</translation>
     </message>
     <message>
         <source>step %v of %m</source>
         <translation>第 %v 步，共 %m 步</translation>
-    </message>
-    <message>
-        <source>Details</source>
-        <translation>詳細資訊</translation>
-    </message>
-    <message>
-        <source>Loss</source>
-        <translation>損失</translation>
-    </message>
-    <message>
-        <source>train</source>
-        <translation>訓練</translation>
-    </message>
-    <message>
-        <source>train (smoothed)</source>
-        <translation>訓練（平滑）</translation>
-    </message>
-    <message>
-        <source>eval</source>
-        <translation>評估</translation>
-    </message>
-    <message>
-        <source>Learning rate</source>
-        <translation>學習率</translation>
-    </message>
-    <message>
-        <source>learning rate</source>
-        <translation>學習率</translation>
-    </message>
-    <message>
-        <source>Memory</source>
-        <translation>記憶體</translation>
-    </message>
-    <message>
-        <source>VRAM allocated</source>
-        <translation>已配置的顯示記憶體</translation>
-    </message>
-    <message>
-        <source>VRAM reserved</source>
-        <translation>已保留的顯示記憶體</translation>
-    </message>
-    <message>
-        <source>process RAM</source>
-        <translation>程序記憶體</translation>
-    </message>
-    <message>
-        <source>GPU used, all processes (NVML)</source>
-        <translation>GPU 已用（所有程序，NVML）</translation>
-    </message>
-    <message>
-        <source>GPU total</source>
-        <translation>GPU 總量</translation>
-    </message>
-    <message>
-        <source>Throughput</source>
-        <translation>處理量</translation>
-    </message>
-    <message>
-        <source>samples/s</source>
-        <translation>樣本/秒</translation>
-    </message>
-    <message>
-        <source>tokens/s</source>
-        <translation>token/秒</translation>
     </message>
     <message>
         <source>Resuming {run}.</source>
@@ -2167,36 +2178,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Preparing…</source>
         <translation>正在準備…</translation>
-    </message>
-    <message>
-        <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
-        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：顯示卡已滿，現在每一步比開始時慢 {slowdown:.0f} 倍。請減少顯示記憶體用量，或者關閉記憶體後援，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
-    </message>
-    <message>
-        <source>Windows is moving this run&apos;s GPU memory into shared system memory: PyTorch holds more than the card&apos;s {total:.1f} GB, so every step waits for system RAM. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
-        <translation>Windows 正在把這次訓練的顯示記憶體移到共用系統記憶體中：PyTorch 佔用的顯示記憶體超過了顯示卡的 {total:.1f} GB，每一步都要等待系統記憶體。請減少顯示記憶體用量，或者關閉記憶體後援，讓訓練在顯示記憶體不足時明確報錯停止。</translation>
-    </message>
-    <message>
-        <source>Turn the fallback off</source>
-        <translation>關閉記憶體後援</translation>
-    </message>
-    <message>
-        <source>1. Open the NVIDIA Control Panel (right-click the desktop).
-2. 3D Settings › Manage 3D settings › Program Settings › Add, and choose:
-{programs}
-3. Set &quot;CUDA - Sysmem Fallback Policy&quot; to &quot;Prefer No Sysmem Fallback&quot; and Apply.
-
-A run that needs more memory than the card has then stops with an out-of-memory error, which the app explains and offers to fix, instead of slowing down.</source>
-        <translation>1. 開啟 NVIDIA 控制面板（在桌面上按右鍵）。
-2. 3D 設定 › 管理 3D 設定 › 程式設定 › 新增，選擇：
-{programs}
-3. 將「CUDA - 系統記憶體後援原則」（CUDA - Sysmem Fallback Policy）設為「偏好不使用系統記憶體後援」（Prefer No Sysmem Fallback），然後按套用。
-
-之後，需要的顯示記憶體超過顯示卡容量的訓練會以顯示記憶體不足的錯誤停止（應用程式會說明原因並提供修正方法），而不是變慢。</translation>
-    </message>
-    <message>
-        <source>Open the NVIDIA Control Panel</source>
-        <translation>開啟 NVIDIA 控制面板</translation>
     </message>
     <message>
         <source>Kept awake</source>
@@ -2239,40 +2220,8 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步：{metrics}</translation>
     </message>
     <message>
-        <source>in shared system memory</source>
-        <translation>位於共用系統記憶體</translation>
-    </message>
-    <message>
-        <source>GPU {index} used (NVML)</source>
-        <translation>GPU {index} 已用（NVML）</translation>
-    </message>
-    <message>
-        <source>The run starts with:</source>
-        <translation>訓練開始時改為：</translation>
-    </message>
-    <message>
-        <source>The run goes on at step {step} with:</source>
-        <translation>訓練在第 {step} 步繼續，改為：</translation>
-    </message>
-    <message>
-        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
-        <translation>訓練回到第 {step} 步的檢查點繼續，改為：</translation>
-    </message>
-    <message>
-        <source>The run starts again from the beginning with:</source>
-        <translation>訓練從頭重新開始，改為：</translation>
-    </message>
-    <message>
-        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
-        <translation>這些設定已填入「記憶體與速度」，供下次訓練使用；按「復原」可恢復您自己的設定。</translation>
-    </message>
-    <message>
         <source>Out of memory: going on with less memory…</source>
         <translation>顯示記憶體不足：正在改用更少顯示記憶體繼續…</translation>
-    </message>
-    <message>
-        <source>Undone: the next run uses your own settings again.</source>
-        <translation>已復原：下次訓練將重新使用您自己的設定。</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>
@@ -2298,13 +2247,76 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <source>Training did not finish.</source>
         <translation>訓練沒有完成。</translation>
     </message>
+</context>
+<context>
+    <name>TrainingPlotsWidget</name>
     <message>
-        <source>Training failed.</source>
-        <translation>訓練失敗。</translation>
+        <source>Loss</source>
+        <translation>損失</translation>
     </message>
     <message>
-        <source>Apply and retry: {change}</source>
-        <translation>套用並重試：{change}</translation>
+        <source>Learning rate</source>
+        <translation>學習率</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>記憶體</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>處理量</translation>
+    </message>
+    <message>
+        <source>train</source>
+        <translation>訓練</translation>
+    </message>
+    <message>
+        <source>train (smoothed)</source>
+        <translation>訓練（平滑）</translation>
+    </message>
+    <message>
+        <source>eval</source>
+        <translation>評估</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>學習率</translation>
+    </message>
+    <message>
+        <source>VRAM allocated</source>
+        <translation>已配置的顯示記憶體</translation>
+    </message>
+    <message>
+        <source>VRAM reserved</source>
+        <translation>已保留的顯示記憶體</translation>
+    </message>
+    <message>
+        <source>process RAM</source>
+        <translation>程序記憶體</translation>
+    </message>
+    <message>
+        <source>GPU used, all processes (NVML)</source>
+        <translation>GPU 已用（所有程序，NVML）</translation>
+    </message>
+    <message>
+        <source>GPU total</source>
+        <translation>GPU 總量</translation>
+    </message>
+    <message>
+        <source>samples/s</source>
+        <translation>樣本/秒</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>in shared system memory</source>
+        <translation>位於共用系統記憶體</translation>
+    </message>
+    <message>
+        <source>GPU {index} used (NVML)</source>
+        <translation>GPU {index} 已用（NVML）</translation>
     </message>
 </context>
 <context>

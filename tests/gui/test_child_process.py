@@ -76,7 +76,7 @@ def test_a_child_killed_from_outside_is_a_failed_run_and_the_window_goes_on(
     page = window.train_page
     assert (
         not page.failure.isHidden()
-        and "SIGKILL" in page.failure_reason.text()
+        and "SIGKILL" in page.failure.reason.text()
         and page.start_button.isEnabled()
     )
     window.options_page.batch_size.setValue(3)  # the window still answers

@@ -68,7 +68,7 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
             )
         training_on = QCoreApplication.translate("TrainPage", "Training on {device}")
         page.status.setText(training_on.format(device="cuda:0 (NVIDIA GeForce RTX 4070)"))
-    page._flush_all()
+    page.plot_area.flush_plots()
     model = folder / "model"
     model.mkdir(parents=True, exist_ok=True)
     for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json"):
@@ -120,13 +120,12 @@ def _synthetic_evaluation(folder: Path) -> None:
 def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     """The Train page on a gaming GPU: Windows paging a run into shared memory (the spill bar), and
     a run that ran out of memory and went on with less (the recovery bar and its log)."""
-    from desktop.core.environment.spill import SpillWatch
     from desktop.core.system.events import AdjustedEvent
 
     page, rng, gib, files = window.train_page, random.Random(11), 2**30, []
     device = "cuda:0 (NVIDIA GeForce RTX 4060 Laptop GPU)"
     page._begin()
-    page._spill = SpillWatch(windows=True)
+    page.spill_bar.reset(windows=True)
     page._on_controller_training_started(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
     elapsed = 0.0
     for step in range(1, 31):
@@ -150,7 +149,7 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
         page._on_controller_metrics_logged(
             LogEvent(step, step / 40, {"loss": 1.9 * math.exp(-step / 30) + 0.4, "learning_rate": 2e-4})
         )
-    page._flush_all()
+    page.plot_area.flush_plots()
     files.append(_grab(window, 3, out / f"4b-train-spill{suffix}.png"))
 
     page._begin()
@@ -199,7 +198,7 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
             resumed_from=120,
         )
     )
-    page._flush_all()
+    page.plot_area.flush_plots()
     files.append(_grab(window, 3, out / f"4c-train-out-of-memory{suffix}.png"))
     return files
 
@@ -390,7 +389,7 @@ def _grab(window: MainWindow, index: int, path: Path) -> Path:
     window.page_subtitle.setText(window.pages[index].subtitle)
     window._update_navigation()
     window.banner.setVisible(False)
-    window.train_page.reveal_plots()
+    window.train_page.plot_area.reveal_plots()
     QApplication.processEvents()
     window.grab().save(str(path))
     return path
