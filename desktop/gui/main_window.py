@@ -485,9 +485,7 @@ class MainWindow(QMainWindow):
     def _on_train_page_fit_requested(self) -> None:
         """The run spilled out of the GPU: Memory & speed, with Fit my GPU applied to the current figures."""
         self.go_to(self.pages.index(self.options_page))
-        fit = self.options_page.preset_buttons["fit"]
-        if fit.isEnabled() and not fit.isHidden():
-            fit.click()
+        self.options_page.estimate.fit_my_gpu()
 
     def _on_controller_settings_adjusted(self, event: AdjustedEvent) -> None:
         """The run went on with less memory: the next run starts with the settings that fit."""

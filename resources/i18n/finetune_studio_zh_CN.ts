@@ -105,6 +105,77 @@
     </message>
 </context>
 <context>
+    <name>ConfigSectionWidget</name>
+    <message>
+        <source>all linear layers</source>
+        <translation>所有线性层</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Gradient checkpointing</source>
+        <translation>梯度检查点</translation>
+    </message>
+    <message>
+        <source>Pin memory</source>
+        <translation>锁页内存（pin memory）</translation>
+    </message>
+    <message>
+        <source>Data loader workers</source>
+        <translation>数据加载进程数</translation>
+    </message>
+    <message>
+        <source>Empty the GPU cache every (steps)</source>
+        <translation>每隔多少步清空 GPU 缓存</translation>
+    </message>
+    <message>
+        <source>Compile the model (torch.compile)</source>
+        <translation>编译模型（torch.compile）</translation>
+    </message>
+    <message>
+        <source>Compile backend</source>
+        <translation>编译后端</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力实现</translation>
+    </message>
+    <message>
+        <source>Recover from out of memory</source>
+        <translation>显存不足时自动恢复</translation>
+    </message>
+    <message>
+        <source>Train LoRA adapters</source>
+        <translation>训练 LoRA 适配器</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>秩（rank）</translation>
+    </message>
+    <message>
+        <source>Alpha</source>
+        <translation>Alpha</translation>
+    </message>
+    <message>
+        <source>Dropout</source>
+        <translation>Dropout</translation>
+    </message>
+    <message>
+        <source>Target modules</source>
+        <translation>目标模块</translation>
+    </message>
+    <message>
+        <source>QLoRA (4-bit base model)</source>
+        <translation>QLoRA（4 位基础模型）</translation>
+    </message>
+</context>
+<context>
     <name>DataPage</name>
     <message>
         <source>Model &amp; data</source>
@@ -1068,6 +1139,85 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>MemoryEstimateWidget</name>
+    <message>
+        <source>Memory estimate and presets</source>
+        <translation>显存估算与预设</translation>
+    </message>
+    <message>
+        <source>Choose a model first.</source>
+        <translation>请先选择模型。</translation>
+    </message>
+    <message>
+        <source>Fastest</source>
+        <translation>最快</translation>
+    </message>
+    <message>
+        <source>Balanced</source>
+        <translation>均衡</translation>
+    </message>
+    <message>
+        <source>Lowest memory</source>
+        <translation>最省显存</translation>
+    </message>
+    <message>
+        <source>Fit my GPU</source>
+        <translation>适配我的 GPU</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU was found to fit the settings to.</source>
+        <translation>没有找到可用来适配设置的 NVIDIA GPU。</translation>
+    </message>
+    <message>
+        <source>Reading the model&apos;s size…</source>
+        <translation>正在读取模型大小…</translation>
+    </message>
+    <message>
+        <source>The model&apos;s size could not be read: {error}</source>
+        <translation>无法读取模型大小：{error}</translation>
+    </message>
+    <message>
+        <source>{term}: {size:.2f} GB</source>
+        <translation>{term}：{size:.2f} GB</translation>
+    </message>
+    <message>
+        <source>On this computer the run uses RAM: {parts}</source>
+        <translation>在这台电脑上，训练使用内存：{parts}</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
+        <translation>这里没有 NVIDIA GPU：训练将在 CPU 上运行，约需 {total:.1f} GB 内存（可用 {free:.1f} GB）。速度比 GPU 慢得多，最适合小模型和短文本。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放得下。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存勉强放得下。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放不下。</translation>
+    </message>
+    <message>
+        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
+        <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“适配我的 GPU”可以找到放得下的设置。</translation>
+    </message>
+    <message>
+        <source>Changed: {changes}</source>
+        <translation>已更改：{changes}</translation>
+    </message>
+    <message>
+        <source>Nothing changed: the current settings already match.</source>
+        <translation>没有改动：当前设置已经符合。</translation>
+    </message>
+</context>
+<context>
     <name>ModelBrowser</name>
     <message>
         <source>Choose a model</source>
@@ -1398,210 +1548,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>LoRA 适配器</translation>
     </message>
     <message>
-        <source>Processes and GPUs</source>
-        <translation>进程与 GPU</translation>
-    </message>
-    <message>
-        <source>Run in a separate process</source>
-        <translation>在单独的进程中训练</translation>
-    </message>
-    <message>
-        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
-        <translation>这样“停止”可以立即结束训练，崩溃不会让应用关闭，训练结束后所有显存都会还给系统。开始时多花几秒钟。</translation>
-    </message>
-    <message>
-        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
-        <translation>DDP：每块 GPU 上一份完整的模型（最快）</translation>
-    </message>
-    <message>
-        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
-        <translation>FSDP：模型拆分到各块 GPU 上（适合一块 GPU 放不下的模型）</translation>
-    </message>
-    <message>
-        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
-        <translation>DeepSpeed ZeRO-2：拆分梯度和优化器状态</translation>
-    </message>
-    <message>
-        <source>DeepSpeed ZeRO-3: everything split</source>
-        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
-    </message>
-    <message>
-        <source>GPUs to use</source>
-        <translation>使用的 GPU 数</translation>
-    </message>
-    <message>
-        <source>Strategy</source>
-        <translation>策略</translation>
-    </message>
-    <message>
-        <source>Export as a job for another machine or a cluster…</source>
-        <translation>导出为作业，在另一台机器或集群上训练…</translation>
-    </message>
-    <message>
-        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
-        <translation>写出一个文件夹，包含配置、数据、launch.sh（单台机器）和 Slurm 脚本（多台机器）；用“训练记录 › 导入训练任务”把训练任务文件夹带回来</translation>
-    </message>
-    <message>
-        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
-        <translation>需要 deepspeed 包（pip install deepspeed；仅限 Linux）</translation>
-    </message>
-    <message>
-        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
-        <translation>一块 GPU。有多块时，训练会拆成每块 GPU 一个进程（accelerate launch）。</translation>
-    </message>
-    <message>
-        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
-        <translation>通过 accelerate launch 启动 {count} 个进程；进度来自第一个进程。在 Windows 上，GPU 之间用 gloo 经由系统内存交换梯度（PyTorch 在 Windows 上没有 NCCL）：每一步等待交换的时间比在 Linux 上长，所以 {count} 块 GPU 的速度提升不到 {count} 倍。要最快，请在 Linux 或 WSL2 上训练。</translation>
-    </message>
-    <message>
-        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
-        <translation>通过 accelerate launch 启动 {count} 个进程（NCCL）；进度、曲线和检查点来自第一个进程。显存估算是每块 GPU 的。</translation>
-    </message>
-    <message>
-        <source>Memory estimate and presets</source>
-        <translation>显存估算与预设</translation>
-    </message>
-    <message>
-        <source>Choose a model first.</source>
-        <translation>请先选择模型。</translation>
-    </message>
-    <message>
-        <source>Fastest</source>
-        <translation>最快</translation>
-    </message>
-    <message>
-        <source>Balanced</source>
-        <translation>均衡</translation>
-    </message>
-    <message>
-        <source>Lowest memory</source>
-        <translation>最省显存</translation>
-    </message>
-    <message>
-        <source>Fit my GPU</source>
-        <translation>适配我的 GPU</translation>
-    </message>
-    <message>
-        <source>Undo</source>
-        <translation>撤销</translation>
-    </message>
-    <message>
-        <source>No NVIDIA GPU was found to fit the settings to.</source>
-        <translation>没有找到可用来适配设置的 NVIDIA GPU。</translation>
-    </message>
-    <message>
-        <source>Reading the model&apos;s size…</source>
-        <translation>正在读取模型大小…</translation>
-    </message>
-    <message>
-        <source>The model&apos;s size could not be read: {error}</source>
-        <translation>无法读取模型大小：{error}</translation>
-    </message>
-    <message>
-        <source>{term}: {size:.2f} GB</source>
-        <translation>{term}：{size:.2f} GB</translation>
-    </message>
-    <message>
-        <source>On this computer the run uses RAM: {parts}</source>
-        <translation>在这台电脑上，训练使用内存：{parts}</translation>
-    </message>
-    <message>
-        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
-        <translation>这里没有 NVIDIA GPU：训练将在 CPU 上运行，约需 {total:.1f} GB 内存（可用 {free:.1f} GB）。速度比 GPU 慢得多，最适合小模型和短文本。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放得下。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存勉强放得下。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放不下。</translation>
-    </message>
-    <message>
-        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
-        <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“适配我的 GPU”可以找到放得下的设置。</translation>
-    </message>
-    <message>
-        <source>Changed: {changes}</source>
-        <translation>已更改：{changes}</translation>
-    </message>
-    <message>
-        <source>Nothing changed: the current settings already match.</source>
-        <translation>没有改动：当前设置已经符合。</translation>
-    </message>
-    <message>
-        <source>all linear layers</source>
-        <translation>所有线性层</translation>
-    </message>
-    <message>
-        <source>Precision</source>
-        <translation>精度</translation>
-    </message>
-    <message>
-        <source>Optimizer</source>
-        <translation>优化器</translation>
-    </message>
-    <message>
-        <source>Gradient checkpointing</source>
-        <translation>梯度检查点</translation>
-    </message>
-    <message>
-        <source>Pin memory</source>
-        <translation>锁页内存（pin memory）</translation>
-    </message>
-    <message>
-        <source>Data loader workers</source>
-        <translation>数据加载进程数</translation>
-    </message>
-    <message>
-        <source>Empty the GPU cache every (steps)</source>
-        <translation>每隔多少步清空 GPU 缓存</translation>
-    </message>
-    <message>
-        <source>Compile the model (torch.compile)</source>
-        <translation>编译模型（torch.compile）</translation>
-    </message>
-    <message>
-        <source>Compile backend</source>
-        <translation>编译后端</translation>
-    </message>
-    <message>
-        <source>Attention</source>
-        <translation>注意力实现</translation>
-    </message>
-    <message>
-        <source>Recover from out of memory</source>
-        <translation>显存不足时自动恢复</translation>
-    </message>
-    <message>
-        <source>Train LoRA adapters</source>
-        <translation>训练 LoRA 适配器</translation>
-    </message>
-    <message>
-        <source>Rank</source>
-        <translation>秩（rank）</translation>
-    </message>
-    <message>
-        <source>Alpha</source>
-        <translation>Alpha</translation>
-    </message>
-    <message>
-        <source>Dropout</source>
-        <translation>Dropout</translation>
-    </message>
-    <message>
-        <source>Target modules</source>
-        <translation>目标模块</translation>
-    </message>
-    <message>
-        <source>QLoRA (4-bit base model)</source>
-        <translation>QLoRA（4 位基础模型）</translation>
-    </message>
-    <message>
         <source>{field}:</source>
         <translation>{field}：</translation>
     </message>
@@ -1707,6 +1653,69 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Predicting failed: {error}</source>
         <translation>预测失败：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ProcessesWidget</name>
+    <message>
+        <source>Processes and GPUs</source>
+        <translation>进程与 GPU</translation>
+    </message>
+    <message>
+        <source>Run in a separate process</source>
+        <translation>在单独的进程中训练</translation>
+    </message>
+    <message>
+        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
+        <translation>这样“停止”可以立即结束训练，崩溃不会让应用关闭，训练结束后所有显存都会还给系统。开始时多花几秒钟。</translation>
+    </message>
+    <message>
+        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
+        <translation>DDP：每块 GPU 上一份完整的模型（最快）</translation>
+    </message>
+    <message>
+        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
+        <translation>FSDP：模型拆分到各块 GPU 上（适合一块 GPU 放不下的模型）</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
+        <translation>DeepSpeed ZeRO-2：拆分梯度和优化器状态</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-3: everything split</source>
+        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
+    </message>
+    <message>
+        <source>GPUs to use</source>
+        <translation>使用的 GPU 数</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Export as a job for another machine or a cluster…</source>
+        <translation>导出为作业，在另一台机器或集群上训练…</translation>
+    </message>
+    <message>
+        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
+        <translation>写出一个文件夹，包含配置、数据、launch.sh（单台机器）和 Slurm 脚本（多台机器）；用“训练记录 › 导入训练任务”把训练任务文件夹带回来</translation>
+    </message>
+    <message>
+        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
+        <translation>需要 deepspeed 包（pip install deepspeed；仅限 Linux）</translation>
+    </message>
+    <message>
+        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
+        <translation>一块 GPU。有多块时，训练会拆成每块 GPU 一个进程（accelerate launch）。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
+        <translation>通过 accelerate launch 启动 {count} 个进程；进度来自第一个进程。在 Windows 上，GPU 之间用 gloo 经由系统内存交换梯度（PyTorch 在 Windows 上没有 NCCL）：每一步等待交换的时间比在 Linux 上长，所以 {count} 块 GPU 的速度提升不到 {count} 倍。要最快，请在 Linux 或 WSL2 上训练。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
+        <translation>通过 accelerate launch 启动 {count} 个进程（NCCL）；进度、曲线和检查点来自第一个进程。显存估算是每块 GPU 的。</translation>
     </message>
 </context>
 <context>

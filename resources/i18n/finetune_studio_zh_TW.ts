@@ -105,6 +105,77 @@
     </message>
 </context>
 <context>
+    <name>ConfigSectionWidget</name>
+    <message>
+        <source>all linear layers</source>
+        <translation>所有線性層</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>最佳化器</translation>
+    </message>
+    <message>
+        <source>Gradient checkpointing</source>
+        <translation>梯度檢查點</translation>
+    </message>
+    <message>
+        <source>Pin memory</source>
+        <translation>鎖頁記憶體（pin memory）</translation>
+    </message>
+    <message>
+        <source>Data loader workers</source>
+        <translation>資料載入程序數</translation>
+    </message>
+    <message>
+        <source>Empty the GPU cache every (steps)</source>
+        <translation>每隔多少步清空 GPU 快取</translation>
+    </message>
+    <message>
+        <source>Compile the model (torch.compile)</source>
+        <translation>編譯模型（torch.compile）</translation>
+    </message>
+    <message>
+        <source>Compile backend</source>
+        <translation>編譯後端</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力實作</translation>
+    </message>
+    <message>
+        <source>Recover from out of memory</source>
+        <translation>顯示記憶體不足時自動復原</translation>
+    </message>
+    <message>
+        <source>Train LoRA adapters</source>
+        <translation>訓練 LoRA 適配器</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>秩（rank）</translation>
+    </message>
+    <message>
+        <source>Alpha</source>
+        <translation>Alpha</translation>
+    </message>
+    <message>
+        <source>Dropout</source>
+        <translation>Dropout</translation>
+    </message>
+    <message>
+        <source>Target modules</source>
+        <translation>目標模組</translation>
+    </message>
+    <message>
+        <source>QLoRA (4-bit base model)</source>
+        <translation>QLoRA（4 位元基礎模型）</translation>
+    </message>
+</context>
+<context>
     <name>DataPage</name>
     <message>
         <source>Model &amp; data</source>
@@ -1068,6 +1139,85 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>MemoryEstimateWidget</name>
+    <message>
+        <source>Memory estimate and presets</source>
+        <translation>記憶體估算與預設</translation>
+    </message>
+    <message>
+        <source>Choose a model first.</source>
+        <translation>請先選擇模型。</translation>
+    </message>
+    <message>
+        <source>Fastest</source>
+        <translation>最快</translation>
+    </message>
+    <message>
+        <source>Balanced</source>
+        <translation>均衡</translation>
+    </message>
+    <message>
+        <source>Lowest memory</source>
+        <translation>最省記憶體</translation>
+    </message>
+    <message>
+        <source>Fit my GPU</source>
+        <translation>配合我的 GPU</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>復原</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU was found to fit the settings to.</source>
+        <translation>沒有找到可用來調整設定的 NVIDIA GPU。</translation>
+    </message>
+    <message>
+        <source>Reading the model&apos;s size…</source>
+        <translation>正在讀取模型大小…</translation>
+    </message>
+    <message>
+        <source>The model&apos;s size could not be read: {error}</source>
+        <translation>無法讀取模型大小：{error}</translation>
+    </message>
+    <message>
+        <source>{term}: {size:.2f} GB</source>
+        <translation>{term}：{size:.2f} GB</translation>
+    </message>
+    <message>
+        <source>On this computer the run uses RAM: {parts}</source>
+        <translation>在這台電腦上，訓練使用記憶體：{parts}</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
+        <translation>這裡沒有 NVIDIA GPU：訓練會在 CPU 上執行，約需 {total:.1f} GB 記憶體（可用 {free:.1f} GB）。速度比 GPU 慢得多，最適合小模型和短文字。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放得下。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體勉強放得下。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放不下。</translation>
+    </message>
+    <message>
+        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
+        <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「配合我的 GPU」可以找到放得下的設定。</translation>
+    </message>
+    <message>
+        <source>Changed: {changes}</source>
+        <translation>已變更：{changes}</translation>
+    </message>
+    <message>
+        <source>Nothing changed: the current settings already match.</source>
+        <translation>沒有變更：目前的設定已經符合。</translation>
+    </message>
+</context>
+<context>
     <name>ModelBrowser</name>
     <message>
         <source>Choose a model</source>
@@ -1398,210 +1548,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>LoRA 適配器</translation>
     </message>
     <message>
-        <source>Processes and GPUs</source>
-        <translation>行程與 GPU</translation>
-    </message>
-    <message>
-        <source>Run in a separate process</source>
-        <translation>在獨立的行程中訓練</translation>
-    </message>
-    <message>
-        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
-        <translation>這樣「停止」可以立即結束訓練，當機不會讓應用程式關閉，訓練結束後所有顯示記憶體都會還給系統。開始時多花幾秒鐘。</translation>
-    </message>
-    <message>
-        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
-        <translation>DDP：每張 GPU 上一份完整的模型（最快）</translation>
-    </message>
-    <message>
-        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
-        <translation>FSDP：模型拆分到各張 GPU 上（適合一張 GPU 放不下的模型）</translation>
-    </message>
-    <message>
-        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
-        <translation>DeepSpeed ZeRO-2：拆分梯度和最佳化器狀態</translation>
-    </message>
-    <message>
-        <source>DeepSpeed ZeRO-3: everything split</source>
-        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
-    </message>
-    <message>
-        <source>GPUs to use</source>
-        <translation>使用的 GPU 數</translation>
-    </message>
-    <message>
-        <source>Strategy</source>
-        <translation>策略</translation>
-    </message>
-    <message>
-        <source>Export as a job for another machine or a cluster…</source>
-        <translation>匯出為作業，在另一台機器或叢集上訓練…</translation>
-    </message>
-    <message>
-        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
-        <translation>寫出一個資料夾，包含設定、資料、launch.sh（單台機器）和 Slurm 指令碼（多台機器）；用「訓練紀錄 › 匯入訓練任務」把訓練任務資料夾帶回來</translation>
-    </message>
-    <message>
-        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
-        <translation>需要 deepspeed 套件（pip install deepspeed；僅限 Linux）</translation>
-    </message>
-    <message>
-        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
-        <translation>一張 GPU。有多張時，訓練會拆成每張 GPU 一個行程（accelerate launch）。</translation>
-    </message>
-    <message>
-        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
-        <translation>透過 accelerate launch 啟動 {count} 個行程；進度來自第一個行程。在 Windows 上，GPU 之間用 gloo 經由系統記憶體交換梯度（PyTorch 在 Windows 上沒有 NCCL）：每一步等待交換的時間比在 Linux 上長，所以 {count} 張 GPU 的速度提升不到 {count} 倍。要最快，請在 Linux 或 WSL2 上訓練。</translation>
-    </message>
-    <message>
-        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
-        <translation>透過 accelerate launch 啟動 {count} 個行程（NCCL）；進度、曲線和檢查點來自第一個行程。顯示記憶體估算是每張 GPU 的。</translation>
-    </message>
-    <message>
-        <source>Memory estimate and presets</source>
-        <translation>記憶體估算與預設</translation>
-    </message>
-    <message>
-        <source>Choose a model first.</source>
-        <translation>請先選擇模型。</translation>
-    </message>
-    <message>
-        <source>Fastest</source>
-        <translation>最快</translation>
-    </message>
-    <message>
-        <source>Balanced</source>
-        <translation>均衡</translation>
-    </message>
-    <message>
-        <source>Lowest memory</source>
-        <translation>最省記憶體</translation>
-    </message>
-    <message>
-        <source>Fit my GPU</source>
-        <translation>配合我的 GPU</translation>
-    </message>
-    <message>
-        <source>Undo</source>
-        <translation>復原</translation>
-    </message>
-    <message>
-        <source>No NVIDIA GPU was found to fit the settings to.</source>
-        <translation>沒有找到可用來調整設定的 NVIDIA GPU。</translation>
-    </message>
-    <message>
-        <source>Reading the model&apos;s size…</source>
-        <translation>正在讀取模型大小…</translation>
-    </message>
-    <message>
-        <source>The model&apos;s size could not be read: {error}</source>
-        <translation>無法讀取模型大小：{error}</translation>
-    </message>
-    <message>
-        <source>{term}: {size:.2f} GB</source>
-        <translation>{term}：{size:.2f} GB</translation>
-    </message>
-    <message>
-        <source>On this computer the run uses RAM: {parts}</source>
-        <translation>在這台電腦上，訓練使用記憶體：{parts}</translation>
-    </message>
-    <message>
-        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
-        <translation>這裡沒有 NVIDIA GPU：訓練會在 CPU 上執行，約需 {total:.1f} GB 記憶體（可用 {free:.1f} GB）。速度比 GPU 慢得多，最適合小模型和短文字。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放得下。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體勉強放得下。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放不下。</translation>
-    </message>
-    <message>
-        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
-        <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「配合我的 GPU」可以找到放得下的設定。</translation>
-    </message>
-    <message>
-        <source>Changed: {changes}</source>
-        <translation>已變更：{changes}</translation>
-    </message>
-    <message>
-        <source>Nothing changed: the current settings already match.</source>
-        <translation>沒有變更：目前的設定已經符合。</translation>
-    </message>
-    <message>
-        <source>all linear layers</source>
-        <translation>所有線性層</translation>
-    </message>
-    <message>
-        <source>Precision</source>
-        <translation>精度</translation>
-    </message>
-    <message>
-        <source>Optimizer</source>
-        <translation>最佳化器</translation>
-    </message>
-    <message>
-        <source>Gradient checkpointing</source>
-        <translation>梯度檢查點</translation>
-    </message>
-    <message>
-        <source>Pin memory</source>
-        <translation>鎖頁記憶體（pin memory）</translation>
-    </message>
-    <message>
-        <source>Data loader workers</source>
-        <translation>資料載入程序數</translation>
-    </message>
-    <message>
-        <source>Empty the GPU cache every (steps)</source>
-        <translation>每隔多少步清空 GPU 快取</translation>
-    </message>
-    <message>
-        <source>Compile the model (torch.compile)</source>
-        <translation>編譯模型（torch.compile）</translation>
-    </message>
-    <message>
-        <source>Compile backend</source>
-        <translation>編譯後端</translation>
-    </message>
-    <message>
-        <source>Attention</source>
-        <translation>注意力實作</translation>
-    </message>
-    <message>
-        <source>Recover from out of memory</source>
-        <translation>顯示記憶體不足時自動復原</translation>
-    </message>
-    <message>
-        <source>Train LoRA adapters</source>
-        <translation>訓練 LoRA 適配器</translation>
-    </message>
-    <message>
-        <source>Rank</source>
-        <translation>秩（rank）</translation>
-    </message>
-    <message>
-        <source>Alpha</source>
-        <translation>Alpha</translation>
-    </message>
-    <message>
-        <source>Dropout</source>
-        <translation>Dropout</translation>
-    </message>
-    <message>
-        <source>Target modules</source>
-        <translation>目標模組</translation>
-    </message>
-    <message>
-        <source>QLoRA (4-bit base model)</source>
-        <translation>QLoRA（4 位元基礎模型）</translation>
-    </message>
-    <message>
         <source>{field}:</source>
         <translation>{field}：</translation>
     </message>
@@ -1707,6 +1653,69 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Predicting failed: {error}</source>
         <translation>預測失敗：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ProcessesWidget</name>
+    <message>
+        <source>Processes and GPUs</source>
+        <translation>行程與 GPU</translation>
+    </message>
+    <message>
+        <source>Run in a separate process</source>
+        <translation>在獨立的行程中訓練</translation>
+    </message>
+    <message>
+        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
+        <translation>這樣「停止」可以立即結束訓練，當機不會讓應用程式關閉，訓練結束後所有顯示記憶體都會還給系統。開始時多花幾秒鐘。</translation>
+    </message>
+    <message>
+        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
+        <translation>DDP：每張 GPU 上一份完整的模型（最快）</translation>
+    </message>
+    <message>
+        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
+        <translation>FSDP：模型拆分到各張 GPU 上（適合一張 GPU 放不下的模型）</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
+        <translation>DeepSpeed ZeRO-2：拆分梯度和最佳化器狀態</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-3: everything split</source>
+        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
+    </message>
+    <message>
+        <source>GPUs to use</source>
+        <translation>使用的 GPU 數</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Export as a job for another machine or a cluster…</source>
+        <translation>匯出為作業，在另一台機器或叢集上訓練…</translation>
+    </message>
+    <message>
+        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
+        <translation>寫出一個資料夾，包含設定、資料、launch.sh（單台機器）和 Slurm 指令碼（多台機器）；用「訓練紀錄 › 匯入訓練任務」把訓練任務資料夾帶回來</translation>
+    </message>
+    <message>
+        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
+        <translation>需要 deepspeed 套件（pip install deepspeed；僅限 Linux）</translation>
+    </message>
+    <message>
+        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
+        <translation>一張 GPU。有多張時，訓練會拆成每張 GPU 一個行程（accelerate launch）。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
+        <translation>透過 accelerate launch 啟動 {count} 個行程；進度來自第一個行程。在 Windows 上，GPU 之間用 gloo 經由系統記憶體交換梯度（PyTorch 在 Windows 上沒有 NCCL）：每一步等待交換的時間比在 Linux 上長，所以 {count} 張 GPU 的速度提升不到 {count} 倍。要最快，請在 Linux 或 WSL2 上訓練。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
+        <translation>透過 accelerate launch 啟動 {count} 個行程（NCCL）；進度、曲線和檢查點來自第一個行程。顯示記憶體估算是每張 GPU 的。</translation>
     </message>
 </context>
 <context>

@@ -66,7 +66,7 @@ wait(page.token_stats_loaded)
 print("stats:", page.token_stats.stats_label.text().splitlines()[0])
 QTimer.singleShot(0, lambda: window.go_to(2))
 wait(window.options_page.estimate_updated)
-print("estimate:", window.options_page.fit_label.text().splitlines()[0])
+print("estimate:", window.options_page.estimate.fit_label.text().splitlines()[0])
 print("heavy:", " ".join(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers"))))
 window.close()
 from desktop.gui.app_support.workers import leave

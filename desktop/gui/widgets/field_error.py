@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QWidget
 
 from desktop.shared_ui import shown
+
+AddField = Callable[[QFormLayout, str, str, "QWidget | QHBoxLayout"], None]
+"""Adds a form row for a run config field with its error line under it: ``(form, "section.field",
+words, editor)`` (the page that owns the form's errors makes the rows of its parts)."""
 
 
 def error_label() -> QLabel:
