@@ -192,7 +192,7 @@ def main(language: str) -> int:
     screenshots._wait(window.data_page.preview_loaded)
     screenshots._wait(window.data_page.token_stats_loaded)
     screenshots._synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
-    window._give_options_their_context()
+    window.update_options_context()
     screenshots._wait(window.options_page.estimate_updated)
     texts = []
     code = [label for label in window.export_page.findChildren(QLabel) if "import" in label.text()]

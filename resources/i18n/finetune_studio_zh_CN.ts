@@ -881,6 +881,52 @@
     </message>
 </context>
 <context>
+    <name>JobExportController</name>
+    <message>
+        <source>Where to write the job folder</source>
+        <translation>选择作业文件夹的位置</translation>
+    </message>
+    <message>
+        <source>Writing the job folder (the data and a local model are copied)…</source>
+        <translation>正在写入作业文件夹（会复制数据和本地模型）…</translation>
+    </message>
+    <message>
+        <source>Job written</source>
+        <translation>作业已写好</translation>
+    </message>
+    <message>
+        <source>The job is in {folder}.
+
+One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
+        <translation>作业位于 {folder}。
+
+单台机器：在那里运行 launch.sh。Slurm 集群：sbatch job.sbatch。其中的 README 说明了如何安装运行环境。训练任务文件夹会出现在它的 runs 文件夹里：用“训练记录 › 导入训练任务”把它带回来。</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>The job was not written</source>
+        <translation>作业没有写出</translation>
+    </message>
+</context>
+<context>
+    <name>JobShapeDialog</name>
+    <message>
+        <source>Job for another machine or a cluster</source>
+        <translation>在另一台机器或集群上训练的作业</translation>
+    </message>
+    <message>
+        <source>GPUs per machine:</source>
+        <translation>每台机器的 GPU 数：</translation>
+    </message>
+    <message>
+        <source>Machines (for the Slurm script):</source>
+        <translation>机器数（用于 Slurm 脚本）：</translation>
+    </message>
+</context>
+<context>
     <name>LivePlotWidget</name>
     <message>
         <source>step</source>
@@ -892,14 +938,6 @@
     <message>
         <source>Finetune Studio</source>
         <translation>Finetune Studio</translation>
-    </message>
-    <message>
-        <source>Resume</source>
-        <translation>继续训练</translation>
-    </message>
-    <message>
-        <source>Not now</source>
-        <translation>以后再说</translation>
     </message>
     <message>
         <source>&amp;Back</source>
@@ -990,14 +1028,6 @@
         <translation>已保存 {path}</translation>
     </message>
     <message>
-        <source>Language</source>
-        <translation>语言</translation>
-    </message>
-    <message>
-        <source>The new language is used from the next start. Restart Finetune Studio now?</source>
-        <translation>新语言将在下次启动时生效。现在重新启动 Finetune Studio 吗？</translation>
-    </message>
-    <message>
         <source>{headline} See the Environment step to fix it.</source>
         <translation>{headline} 请到“运行环境”一步修复。</translation>
     </message>
@@ -1008,22 +1038,6 @@
     <message>
         <source>An export is in progress: wait for it, then install PyTorch.</source>
         <translation>正在导出：请等它完成，再安装 PyTorch。</translation>
-    </message>
-    <message>
-        <source>Restart to install PyTorch</source>
-        <translation>重新启动以安装 PyTorch</translation>
-    </message>
-    <message>
-        <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
-        <translation>这个窗口正在使用 PyTorch，现在无法替换。要重新启动应用，并首先安装匹配的 PyTorch 吗？</translation>
-    </message>
-    <message>
-        <source>Could not restart</source>
-        <translation>无法重新启动</translation>
-    </message>
-    <message>
-        <source>Close the app, then run: python -m desktop --repair</source>
-        <translation>请关闭应用，然后运行：python -m desktop --repair</translation>
     </message>
     <message>
         <source>Training…</source>
@@ -1044,46 +1058,6 @@
     <message>
         <source>Training finished. The model is in {folder}</source>
         <translation>训练完成。模型在 {folder}</translation>
-    </message>
-    <message>
-        <source>Where to write the job folder</source>
-        <translation>选择作业文件夹的位置</translation>
-    </message>
-    <message>
-        <source>Writing the job folder (the data and a local model are copied)…</source>
-        <translation>正在写入作业文件夹（会复制数据和本地模型）…</translation>
-    </message>
-    <message>
-        <source>Job for another machine or a cluster</source>
-        <translation>在另一台机器或集群上训练的作业</translation>
-    </message>
-    <message>
-        <source>GPUs per machine:</source>
-        <translation>每台机器的 GPU 数：</translation>
-    </message>
-    <message>
-        <source>Machines (for the Slurm script):</source>
-        <translation>机器数（用于 Slurm 脚本）：</translation>
-    </message>
-    <message>
-        <source>Job written</source>
-        <translation>作业已写好</translation>
-    </message>
-    <message>
-        <source>The job is in {folder}.
-
-One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
-        <translation>作业位于 {folder}。
-
-单台机器：在那里运行 launch.sh。Slurm 集群：sbatch job.sbatch。其中的 README 说明了如何安装运行环境。训练任务文件夹会出现在它的 runs 文件夹里：用“训练记录 › 导入训练任务”把它带回来。</translation>
-    </message>
-    <message>
-        <source>Open folder</source>
-        <translation>打开文件夹</translation>
-    </message>
-    <message>
-        <source>The job was not written</source>
-        <translation>作业没有写出</translation>
     </message>
     <message>
         <source>A run is in progress</source>
@@ -1112,10 +1086,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Open a model folder</source>
         <translation>打开模型文件夹</translation>
-    </message>
-    <message>
-        <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
-        <translation>训练任务 {run} 在第 {step} 步（共 {total} 步）时中断了（应用或电脑停止了运行）。要从最近的检查点继续吗？</translation>
     </message>
     <message>
         <source>Training is running</source>
@@ -1751,6 +1721,48 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Undone: the next run uses your own settings again.</source>
         <translation>已撤销：下次训练将重新使用您自己的设置。</translation>
+    </message>
+</context>
+<context>
+    <name>RestartController</name>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>The new language is used from the next start. Restart Finetune Studio now?</source>
+        <translation>新语言将在下次启动时生效。现在重新启动 Finetune Studio 吗？</translation>
+    </message>
+    <message>
+        <source>Restart to install PyTorch</source>
+        <translation>重新启动以安装 PyTorch</translation>
+    </message>
+    <message>
+        <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
+        <translation>这个窗口正在使用 PyTorch，现在无法替换。要重新启动应用，并首先安装匹配的 PyTorch 吗？</translation>
+    </message>
+    <message>
+        <source>Could not restart</source>
+        <translation>无法重新启动</translation>
+    </message>
+    <message>
+        <source>Close the app, then run: python -m desktop --repair</source>
+        <translation>请关闭应用，然后运行：python -m desktop --repair</translation>
+    </message>
+</context>
+<context>
+    <name>ResumeOfferWidget</name>
+    <message>
+        <source>Resume</source>
+        <translation>继续训练</translation>
+    </message>
+    <message>
+        <source>Not now</source>
+        <translation>以后再说</translation>
+    </message>
+    <message>
+        <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
+        <translation>训练任务 {run} 在第 {step} 步（共 {total} 步）时中断了（应用或电脑停止了运行）。要从最近的检查点继续吗？</translation>
     </message>
 </context>
 <context>

@@ -881,6 +881,52 @@
     </message>
 </context>
 <context>
+    <name>JobExportController</name>
+    <message>
+        <source>Where to write the job folder</source>
+        <translation>選擇作業資料夾的位置</translation>
+    </message>
+    <message>
+        <source>Writing the job folder (the data and a local model are copied)…</source>
+        <translation>正在寫入作業資料夾（會複製資料和本機模型）…</translation>
+    </message>
+    <message>
+        <source>Job written</source>
+        <translation>作業已寫好</translation>
+    </message>
+    <message>
+        <source>The job is in {folder}.
+
+One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
+        <translation>作業位於 {folder}。
+
+單台機器：在那裡執行 launch.sh。Slurm 叢集：sbatch job.sbatch。其中的 README 說明了如何安裝執行環境。訓練任務資料夾會出現在它的 runs 資料夾裡：用「訓練紀錄 › 匯入訓練任務」把它帶回來。</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>開啟資料夾</translation>
+    </message>
+    <message>
+        <source>The job was not written</source>
+        <translation>作業沒有寫出</translation>
+    </message>
+</context>
+<context>
+    <name>JobShapeDialog</name>
+    <message>
+        <source>Job for another machine or a cluster</source>
+        <translation>在另一台機器或叢集上訓練的作業</translation>
+    </message>
+    <message>
+        <source>GPUs per machine:</source>
+        <translation>每台機器的 GPU 數：</translation>
+    </message>
+    <message>
+        <source>Machines (for the Slurm script):</source>
+        <translation>機器數（用於 Slurm 指令碼）：</translation>
+    </message>
+</context>
+<context>
     <name>LivePlotWidget</name>
     <message>
         <source>step</source>
@@ -892,14 +938,6 @@
     <message>
         <source>Finetune Studio</source>
         <translation>Finetune Studio</translation>
-    </message>
-    <message>
-        <source>Resume</source>
-        <translation>繼續訓練</translation>
-    </message>
-    <message>
-        <source>Not now</source>
-        <translation>稍後再說</translation>
     </message>
     <message>
         <source>&amp;Back</source>
@@ -990,14 +1028,6 @@
         <translation>已儲存 {path}</translation>
     </message>
     <message>
-        <source>Language</source>
-        <translation>語言</translation>
-    </message>
-    <message>
-        <source>The new language is used from the next start. Restart Finetune Studio now?</source>
-        <translation>新語言會在下次啟動時生效。現在重新啟動 Finetune Studio 嗎？</translation>
-    </message>
-    <message>
         <source>{headline} See the Environment step to fix it.</source>
         <translation>{headline} 請到「執行環境」步驟修復。</translation>
     </message>
@@ -1008,22 +1038,6 @@
     <message>
         <source>An export is in progress: wait for it, then install PyTorch.</source>
         <translation>正在匯出：請等它完成，再安裝 PyTorch。</translation>
-    </message>
-    <message>
-        <source>Restart to install PyTorch</source>
-        <translation>重新啟動以安裝 PyTorch</translation>
-    </message>
-    <message>
-        <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
-        <translation>這個視窗正在使用 PyTorch，現在無法替換。要重新啟動應用程式，並優先安裝相符的 PyTorch 嗎？</translation>
-    </message>
-    <message>
-        <source>Could not restart</source>
-        <translation>無法重新啟動</translation>
-    </message>
-    <message>
-        <source>Close the app, then run: python -m desktop --repair</source>
-        <translation>請關閉應用程式，然後執行：python -m desktop --repair</translation>
     </message>
     <message>
         <source>Training…</source>
@@ -1044,46 +1058,6 @@
     <message>
         <source>Training finished. The model is in {folder}</source>
         <translation>訓練完成。模型在 {folder}</translation>
-    </message>
-    <message>
-        <source>Where to write the job folder</source>
-        <translation>選擇作業資料夾的位置</translation>
-    </message>
-    <message>
-        <source>Writing the job folder (the data and a local model are copied)…</source>
-        <translation>正在寫入作業資料夾（會複製資料和本機模型）…</translation>
-    </message>
-    <message>
-        <source>Job for another machine or a cluster</source>
-        <translation>在另一台機器或叢集上訓練的作業</translation>
-    </message>
-    <message>
-        <source>GPUs per machine:</source>
-        <translation>每台機器的 GPU 數：</translation>
-    </message>
-    <message>
-        <source>Machines (for the Slurm script):</source>
-        <translation>機器數（用於 Slurm 指令碼）：</translation>
-    </message>
-    <message>
-        <source>Job written</source>
-        <translation>作業已寫好</translation>
-    </message>
-    <message>
-        <source>The job is in {folder}.
-
-One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
-        <translation>作業位於 {folder}。
-
-單台機器：在那裡執行 launch.sh。Slurm 叢集：sbatch job.sbatch。其中的 README 說明了如何安裝執行環境。訓練任務資料夾會出現在它的 runs 資料夾裡：用「訓練紀錄 › 匯入訓練任務」把它帶回來。</translation>
-    </message>
-    <message>
-        <source>Open folder</source>
-        <translation>開啟資料夾</translation>
-    </message>
-    <message>
-        <source>The job was not written</source>
-        <translation>作業沒有寫出</translation>
     </message>
     <message>
         <source>A run is in progress</source>
@@ -1112,10 +1086,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Open a model folder</source>
         <translation>開啟模型資料夾</translation>
-    </message>
-    <message>
-        <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
-        <translation>訓練任務 {run} 在第 {step} 步（共 {total} 步）時中斷了（應用程式或電腦停止了運作）。要從最近的檢查點繼續嗎？</translation>
     </message>
     <message>
         <source>Training is running</source>
@@ -1751,6 +1721,48 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Undone: the next run uses your own settings again.</source>
         <translation>已復原：下次訓練將重新使用您自己的設定。</translation>
+    </message>
+</context>
+<context>
+    <name>RestartController</name>
+    <message>
+        <source>Language</source>
+        <translation>語言</translation>
+    </message>
+    <message>
+        <source>The new language is used from the next start. Restart Finetune Studio now?</source>
+        <translation>新語言會在下次啟動時生效。現在重新啟動 Finetune Studio 嗎？</translation>
+    </message>
+    <message>
+        <source>Restart to install PyTorch</source>
+        <translation>重新啟動以安裝 PyTorch</translation>
+    </message>
+    <message>
+        <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
+        <translation>這個視窗正在使用 PyTorch，現在無法替換。要重新啟動應用程式，並優先安裝相符的 PyTorch 嗎？</translation>
+    </message>
+    <message>
+        <source>Could not restart</source>
+        <translation>無法重新啟動</translation>
+    </message>
+    <message>
+        <source>Close the app, then run: python -m desktop --repair</source>
+        <translation>請關閉應用程式，然後執行：python -m desktop --repair</translation>
+    </message>
+</context>
+<context>
+    <name>ResumeOfferWidget</name>
+    <message>
+        <source>Resume</source>
+        <translation>繼續訓練</translation>
+    </message>
+    <message>
+        <source>Not now</source>
+        <translation>稍後再說</translation>
+    </message>
+    <message>
+        <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
+        <translation>訓練任務 {run} 在第 {step} 步（共 {total} 步）時中斷了（應用程式或電腦停止了運作）。要從最近的檢查點繼續嗎？</translation>
     </message>
 </context>
 <context>

@@ -46,7 +46,7 @@ def test_choosing_a_language_is_remembered_and_the_restarted_window_speaks_it(
         return QMessageBox.StandardButton.No
 
     monkeypatch.setattr(QMessageBox, "question", no_restart)
-    window.language_actions["zh_CN"].trigger()
+    window.menu_bar.language_actions["zh_CN"].trigger()
     assert window.settings.text(Key.LANGUAGE) == "zh_CN" and "next start" in asked[0]
 
     from desktop.core.system.language import choose
@@ -56,7 +56,7 @@ def test_choosing_a_language_is_remembered_and_the_restarted_window_speaks_it(
     qtbot.addWidget(restarted)
     texts = _texts(restarted)
     assert "文件(&F)" in texts and any("模型与数据" in text for text in texts)
-    assert restarted.language_actions["zh_CN"].isChecked()
+    assert restarted.menu_bar.language_actions["zh_CN"].isChecked()
 
 
 def test_a_core_failure_is_shown_in_chinese(window: MainWindow, qtbot, language, tmp_path: Path) -> None:

@@ -158,9 +158,13 @@ def test_view_language_offers_the_three_languages_and_remembers_the_choice(windo
 
     from desktop.shared_ui import Key
 
-    assert [a.text() for a in window.language_actions.values()] == ["English", "简体中文", "繁體中文"]
+    assert [a.text() for a in window.menu_bar.language_actions.values()] == [
+        "English",
+        "简体中文",
+        "繁體中文",
+    ]
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)
-    window.language_actions["zh_TW"].trigger()
+    window.menu_bar.language_actions["zh_TW"].trigger()
     assert window.settings.text(Key.LANGUAGE) == "zh_TW"
 
 
@@ -189,7 +193,7 @@ def test_memory_and_speed_does_not_wait_for_a_background_import_to_look_up_packa
     assert held.wait(10)
     try:
         started = time.monotonic()
-        window._give_options_their_context()  # what opening Memory & speed does
+        window.update_options_context()  # what opening Memory & speed does
         took = time.monotonic() - started
     finally:
         release.set()

@@ -263,7 +263,7 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     window.environment_page.show_findings(simulated, TorchInfo(installed=True, version="2.13.0+cpu"))
     files.append(_grab(window, 0, out / f"1b-environment-repair{'' if theme == 'auto' else '-' + theme}.png"))
     window.environment_page.show_findings(*real)
-    window._give_options_their_context()  # as going to the step does: the estimate for the sample
+    window.update_options_context()  # as going to the step does: the estimate for the sample
     _wait(window.options_page.estimate_updated)
     suffix = "" if theme == "auto" else "-" + theme
     for index, name in enumerate(NAMES):

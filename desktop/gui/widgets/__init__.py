@@ -1,6 +1,6 @@
-"""The parts pages and dialogs are made of: plots, panels, progress bars, pickers and badges.
+"""The parts pages, dialogs and the window are made of: pickers, plots, bars, panels, badges, menus.
 
-A widget may use other widgets, app_support (background tasks), core and shared_ui; never a page,
-the main window or a controller. One exception: the download panel opens the model sources dialog
-when a gated model asks for a token.
+A widget may use other widgets, dialogs (a picker opens its browser, a panel the model sources),
+app_support (background tasks), core and shared_ui; never a page, a controller or the main window.
+A widget reports what the user asked for as signals; the page that composes it writes the run config.
 """
