@@ -187,13 +187,13 @@ def main(language: str) -> int:
     window.resize(1280, 820)
     window.show()
     window.environment_page.check()
-    screenshots._wait(window.environment_page.checked)
+    screenshots.wait_for(window.environment_page.checked)
     window.load_sample()
-    screenshots._wait(window.data_page.preview_loaded)
-    screenshots._wait(window.data_page.token_stats_loaded)
-    screenshots._synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
+    screenshots.wait_for(window.data_page.preview_loaded)
+    screenshots.wait_for(window.data_page.token_stats_loaded)
+    screenshots.synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
     window.update_options_context()
-    screenshots._wait(window.options_page.estimate_updated)
+    screenshots.wait_for(window.options_page.estimate_updated)
     texts = []
     code = [label for label in window.export_page.findChildren(QLabel) if "import" in label.text()]
     # The user's file and its column names, and a code sample: not the app's words.
@@ -210,7 +210,7 @@ def main(language: str) -> int:
     from desktop.gui.dialogs.model_browser_dialog import ModelBrowser
     from desktop.gui.dialogs.runs_dialog import RunsDialog
 
-    screenshots._synthetic_history(tmp / "history")
+    screenshots.synthetic_history(tmp / "history")
     for dialog in (
         RunsDialog(tmp / "history", window),
         ModelBrowser(RunConfig(task="causal-lm"), gpu_free=None, ram=16 * 2**30, parent=window),
@@ -218,13 +218,13 @@ def main(language: str) -> int:
     ):
         dialog.show()
         if isinstance(dialog, RunsDialog):
-            screenshots._wait(dialog.listed)
+            screenshots.wait_for(dialog.listed)
             dialog.select(*[info.name for info in dialog.infos][:2])
-            screenshots._wait(dialog.curves_shown)
+            screenshots.wait_for(dialog.curves_shown)
         app.processEvents()
         texts += visible_texts(dialog)
         dialog.close()
-    screenshots._settle()
+    screenshots.settle()
     unique = sorted(set(t.replace("&", "").strip() for t in texts if t.strip()))
     english = [t for t in unique if is_english(t)]
     for text in english:

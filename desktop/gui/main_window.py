@@ -137,7 +137,7 @@ class MainWindow(QMainWindow):
             scroll.setFrameShape(QFrame.Shape.NoFrame)
             scroll.setWidget(page)
             self.stack.addWidget(scroll)
-            page.validity_changed.connect(self._update_navigation)
+            page.validity_changed.connect(self.update_navigation)
         self.page_title = QLabel()
         self.page_title.setObjectName("pageTitle")
         self.page_subtitle = QLabel()
@@ -241,7 +241,7 @@ class MainWindow(QMainWindow):
         self.config = copy.deepcopy(config)
         for page in self.pages:
             page.load_config(self.config)
-        self._update_navigation()
+        self.update_navigation()
 
     def current_page(self) -> WizardPage:
         """The page shown now."""
@@ -313,7 +313,7 @@ class MainWindow(QMainWindow):
             self.options_page.set_train_rows(self.data_page.train_rows())
         if page is self.data_page:  # token statistics count what the max length set now would cut
             self.data_page.set_max_length(self.options_page.max_length.value())
-        self._update_navigation()
+        self.update_navigation()
         self._update_banner()
 
     def update_options_context(self) -> None:
@@ -357,7 +357,8 @@ class MainWindow(QMainWindow):
             reason = self.tr("An export is in progress: wait for it, then install PyTorch.")
         self.environment_page.set_blocked(reason)
 
-    def _update_navigation(self) -> None:
+    def update_navigation(self) -> None:
+        """Back, Next and the reason Next waits, and which steps the sidebar opens, for the step shown."""
         index = self.stack.currentIndex()
         problem = self.pages[index].problem()
         last = index == len(self.pages) - 1
@@ -380,7 +381,7 @@ class MainWindow(QMainWindow):
         for page in (self.data_page, self.options_page):
             page.setEnabled(not running)
         self.statusBar().showMessage(self.tr("Training…") if running else "")
-        self._update_navigation()
+        self.update_navigation()
         if not running and self.runs_dialog is not None and self.runs_dialog.isVisible():
             self.runs_dialog.refresh()
         if not running and self._closing:
@@ -491,13 +492,13 @@ class MainWindow(QMainWindow):
             )
             return
         self.export_page.show_result(result)
-        self._update_navigation()
+        self.update_navigation()
         self.go_to(self.pages.index(self.export_page))
 
     def _try_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, self.tr("Open a model folder"))
         if folder and self.export_page.try_folder(folder):
-            self._update_navigation()
+            self.update_navigation()
             self.go_to(self.pages.index(self.export_page))
 
     def offer_resume(self) -> None:

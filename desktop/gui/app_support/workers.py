@@ -201,6 +201,16 @@ class TaskGroup:
             task.cancel()
 
 
+def any_running() -> bool:
+    """Whether the callable of any background task is still running (GUI thread)."""
+    return any(task.is_running() for task in _live)
+
+
+def running_tasks() -> list[BackgroundTask]:
+    """The background tasks whose callable has not returned yet (GUI thread)."""
+    return list(_live)
+
+
 def busy() -> bool:
     """Whether any background task is running (GUI thread).
 

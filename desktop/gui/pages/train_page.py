@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
@@ -15,8 +15,11 @@ from desktop.core.settings.config import RunConfig
 from desktop.core.system.awake import KeepAwake
 from desktop.core.system.events import (
     AdjustedEvent,
+    CheckpointEvent,
+    Event,
     LogEvent,
     MemoryEvent,
+    PreparingEvent,
     ProgressEvent,
     RunResult,
     StartedEvent,
@@ -147,25 +150,22 @@ class TrainPage(WizardPage):
     # ------------------------------------------------------------------ buttons
 
     def _on_start_button_clicked(self) -> None:
-        self._begin()
+        self.begin()
         self.controller.start(self._config_provider())
 
     def _on_resume_button_clicked(self) -> None:
         run = self._resumable
         if run is None:
             return
-        self._begin(keep_plots=True)
+        self.begin(keep_plots=True)
         self.controller.start(run.config(), resume=run)
 
     def resume_run(self, run: RunDir) -> None:
         """Continue ``run`` (from the run history) from its last checkpoint; its curves so far are shown."""
-        from desktop.core.system.events import LogEvent
-
         self._resumable = run
-        self._begin()
-        for event in run.events():  # the curves so far; the smoothed loss carries on from them
-            if isinstance(event, LogEvent):
-                self._on_controller_metrics_logged(event)
+        self.begin()
+        # The curves so far; the smoothed loss carries on from them.
+        self.replay(event for event in run.events() if isinstance(event, LogEvent))
         self._log(self.tr("Resuming {run}.").format(run=run.path.name))
         self.controller.start(run.config(), resume=run)
 
@@ -190,7 +190,9 @@ class TrainPage(WizardPage):
             self.stop_button.setEnabled(False)
             self.status.setText(self.tr("Stopping after this step and saving a checkpoint…"))
 
-    def _begin(self, keep_plots: bool = False) -> None:
+    def begin(self, keep_plots: bool = False) -> None:
+        """Show a run beginning, as Start does: no failure, bars or Resume; the plots, the log and the
+        progress cleared (kept with ``keep_plots``, as Resume keeps them)."""
         self.failure.reset()
         self.resume_button.setVisible(False)
         self.plot_area.clear(keep_points=keep_plots)
@@ -202,6 +204,28 @@ class TrainPage(WizardPage):
         self.spill_bar.reset()
         self.adjusted_bar.reset()
         self.recovery_note.setVisible(False)
+
+    def show_event(self, event: Event) -> None:
+        """Show one event of a run as the controller's signal for it would (a run's history, a
+        screenshot): preparing, started, progress, metrics, memory, checkpoint or adjusted."""
+        if isinstance(event, PreparingEvent):
+            self._on_controller_preparing(shown(event.message))
+            return
+        slot = {
+            StartedEvent: self._on_controller_training_started,
+            ProgressEvent: self._on_controller_progress_changed,
+            LogEvent: self._on_controller_metrics_logged,
+            MemoryEvent: self._on_controller_memory_sampled,
+            CheckpointEvent: self._on_controller_checkpoint_saved,
+            AdjustedEvent: self._on_controller_settings_adjusted,
+        }.get(type(event))
+        if slot is not None:
+            slot(event)
+
+    def replay(self, events: Iterable[Event]) -> None:
+        """Show ``events`` one after the other (see :meth:`show_event`)."""
+        for event in events:
+            self.show_event(event)
 
     def _on_spill_bar_fit_requested(self) -> None:
         if self.controller.is_running():

@@ -70,7 +70,7 @@ class DownloadPanel(QWidget):
             return download(ref, source, dataset=dataset, on_progress=task.report, cancel=cancel)
 
         task = BackgroundTask(work, self, cancel)
-        task.progressed.connect(self._on_progress)
+        task.progressed.connect(self.show_progress)
         task.finished.connect(lambda folder: self._on_done(ref, folder))
         task.failed.connect(self._on_failed)
         self._task = task
@@ -83,7 +83,8 @@ class DownloadPanel(QWidget):
     def show_message(self, text: str) -> None:
         self.status.setText(text)
 
-    def _on_progress(self, progress: Any) -> None:
+    def show_progress(self, progress: Any) -> None:
+        """How far the download is: bytes done and in all, speed and time left (a hub Progress)."""
         self.progress.setRange(0, 1000)
         self.progress.setValue(int(progress.fraction * 1000))
         eta = progress.eta_s
