@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -29,6 +28,7 @@ from desktop.core.system.errors import StudioError
 from desktop.core.system.events import AdjustedEvent, RunResult
 from desktop.core.system.paths import resources_dir
 from desktop.gui.app_support.workers import shutdown_all
+from desktop.gui.config_model import RunConfigModel
 from desktop.gui.controllers.job_export_controller import JobExportController
 from desktop.gui.controllers.restart_controller import RestartController
 from desktop.gui.controllers.training_controller import TrainingController
@@ -81,18 +81,19 @@ class MainWindow(QMainWindow):
         self._sample_page.timeout.connect(self._show_sample_page)
         self._sample_from = 0
         self.controller = controller or TrainingController(self)
-        self.config = RunConfig()
+        self.run_config = RunConfigModel(self)
+        """The run config every page reads and edits; what Start trains, Save writes, Quit remembers."""
         self._closing = False
 
         self.environment_page = EnvironmentPage(settings)
-        self.data_page = DataPage(settings)
-        self.options_page = OptionsPage()
+        self.data_page = DataPage(self.run_config, settings)
+        self.options_page = OptionsPage(self.run_config)
         self.job_export = JobExportController(self)
         self.job_export.job_exported.connect(self.job_exported)
         self.job_export.status_changed.connect(self._on_job_export_status_changed)
         self.options_page.job_export_requested.connect(self.export_job)
         self.restarts = RestartController(self, settings)
-        self.train_page = TrainPage(self.controller, self.current_config)
+        self.train_page = TrainPage(self.controller, self.run_config)
         self.export_page = ExportPage()
         from desktop.gui.app_support.collector import Collector
         from desktop.gui.app_support.warmup import Warmup
@@ -237,10 +238,8 @@ class MainWindow(QMainWindow):
             self.go_to(1)
 
     def set_config(self, config: RunConfig) -> None:
-        """Show ``config`` on every page."""
-        self.config = copy.deepcopy(config)
-        for page in self.pages:
-            page.load_config(self.config)
+        """Make ``config`` the run config; every page shows it."""
+        self.run_config.replace(config)
         self.update_navigation()
 
     def current_page(self) -> WizardPage:
@@ -248,11 +247,8 @@ class MainWindow(QMainWindow):
         return self.pages[self.stack.currentIndex()]
 
     def current_config(self) -> RunConfig:
-        """The run config as the pages now say."""
-        config = copy.deepcopy(self.config)
-        for page in self.pages:
-            page.apply_to(config)
-        return config
+        """A copy of the run config as the pages now show it."""
+        return self.run_config.snapshot()
 
     def _open_config(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -270,7 +266,7 @@ class MainWindow(QMainWindow):
             self, self.tr("Save run config"), "run.toml", self.tr("Run configs (*.toml)")
         )
         if path:
-            self.current_config().save(path, comments=True)
+            self.run_config.config.save(path, comments=True)
             self.statusBar().showMessage(self.tr("Saved {path}").format(path=path))
 
     # ------------------------------------------------------------------ navigation
@@ -311,8 +307,6 @@ class MainWindow(QMainWindow):
             self.train_page.plot_area.prepare_plots()
             self.update_options_context()
             self.options_page.set_train_rows(self.data_page.train_rows())
-        if page is self.data_page:  # token statistics count what the max length set now would cut
-            self.data_page.set_max_length(self.options_page.max_length.value())
         self.update_navigation()
         self._update_banner()
 
@@ -443,7 +437,7 @@ class MainWindow(QMainWindow):
         """The folder the runs go to (the config's, else the app's data folder)."""
         from desktop.core.system.paths import default_runs_dir
 
-        folder = self.current_config().output.runs_dir
+        folder = self.run_config.config.output.runs_dir
         return Path(folder) if folder else default_runs_dir()
 
     def show_runs(self) -> None:
@@ -546,7 +540,7 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         """Remember geometry and the run config for the next start."""
         self.settings.set_bytes(Key.GEOMETRY, self.saveGeometry())
-        self.settings.set_text(Key.LAST_CONFIG, self.current_config().to_toml())
+        self.settings.set_text(Key.LAST_CONFIG, self.run_config.config.to_toml())
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -259,7 +259,7 @@ def test_the_sleep_lock_shows_on_the_timing_line_without_moving_the_plots(
 ) -> None:
     from desktop.gui.pages.train_page import TrainPage
 
-    page = TrainPage(fake_controller, window.current_config)  # shown on its own: the window needs data
+    page = TrainPage(fake_controller, window.run_config)  # shown on its own: the window needs data
 
     area = page.plot_area
     qtbot.addWidget(page)
@@ -281,7 +281,7 @@ def test_the_plots_appear_a_frame_apart_the_first_time_without_moving(
 ) -> None:
     from desktop.gui.pages.train_page import TrainPage
 
-    page = TrainPage(fake_controller, window.current_config)
+    page = TrainPage(fake_controller, window.run_config)
 
     area = page.plot_area
     qtbot.addWidget(page)
@@ -306,7 +306,7 @@ def test_making_the_plots_ahead_of_need_is_known_while_it_lasts(
 
     from desktop.gui.pages.train_page import TrainPage
 
-    page = TrainPage(fake_controller, window.current_config)
+    page = TrainPage(fake_controller, window.run_config)
 
     area = page.plot_area
     qtbot.addWidget(page)

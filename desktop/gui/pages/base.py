@@ -5,23 +5,16 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
-from desktop.core.settings.config import RunConfig
-
 
 class WizardPage(QWidget):
-    """A step of the wizard: edits part of the run config and says whether it is complete."""
+    """A step of the wizard: says whether it is complete. A page that edits part of the run config
+    reads and writes the window's :class:`~desktop.gui.config_model.RunConfigModel`."""
 
     validity_changed = Signal()
     """The page became valid or invalid; read :meth:`problem`."""
 
     title = ""
     subtitle = ""
-
-    def load_config(self, config: RunConfig) -> None:
-        """Show the values of ``config``."""
-
-    def apply_to(self, config: RunConfig) -> None:
-        """Write the page's values into ``config``."""
 
     def problem(self) -> str:
         """Why the user cannot go on yet; empty when the page is complete."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout
 
@@ -12,6 +10,7 @@ from desktop.core.data.preview import Preview
 from desktop.core.helper_process import TokenReport
 from desktop.core.settings.config import Columns, RunConfig
 from desktop.core.system.errors import StudioError
+from desktop.gui.config_model import RunConfigModel
 from desktop.gui.controllers.data_check_controller import DataCheckController
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.column_mapping_widget import ColumnMappingWidget
@@ -25,9 +24,14 @@ from desktop.shared_ui import Settings, shown
 class DataPage(WizardPage):
     """Chooses the task, the model and the data, and maps the data's columns.
 
-    The page owns what it edits of the run config (task, model, data, columns, validation) and
-    composes its parts: the model picker, the dataset picker, the preview table, the column mapping
-    and the token statistics; a :class:`DataCheckController` reads the data in the background.
+    The page writes what it edits of the run config (task, model, data, columns, validation) into
+    ``run_config`` and composes its parts: the model picker, the dataset picker, the preview table,
+    the column mapping and the token statistics (which count the texts the max length set on Memory &
+    speed cuts); a :class:`DataCheckController` reads the data in the background.
+
+    Args:
+        run_config: The run config the window edits.
+        settings: Where the last folders are remembered (``None``: nowhere).
     """
 
     head_loaded = Signal()
@@ -39,11 +43,12 @@ class DataPage(WizardPage):
     sample_requested = Signal()
     """The user asked to load the bundled sample."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, run_config: RunConfigModel, settings: Settings | None = None) -> None:
         super().__init__()
         self.title = self.tr("Model & data")
         self.subtitle = self.tr("What to train, and on which examples.")
-        self._config = RunConfig()
+        self._run_config = run_config
+        run_config.changed.connect(self._on_run_config_changed)
         self._preview: Preview | None = None
         self._debounce = QTimer(self, singleShot=True, interval=300)
         self._debounce.timeout.connect(self._load_preview)
@@ -88,23 +93,20 @@ class DataPage(WizardPage):
         grid.setColumnStretch(1, 1)
 
     def _current(self) -> RunConfig:
-        return self._config
+        return self._run_config.config
 
-    # ------------------------------------------------------------------ config in and out
+    # ------------------------------------------------------------------ the run config
 
-    def load_config(self, config: RunConfig) -> None:
-        self._config = copy.deepcopy(config)
-        self.model_picker.show_config(config)
-        self.dataset_picker.show_config(config)
-        self.model_picker.check()
-        self._load_preview()
-
-    def apply_to(self, config: RunConfig) -> None:
-        config.task = self._config.task
-        config.model = copy.deepcopy(self._config.model)
-        config.data = copy.deepcopy(self._config.data)
-        config.columns = copy.deepcopy(self._config.columns)
-        config.validation = copy.deepcopy(self._config.validation)
+    def _on_run_config_changed(self, path: str) -> None:
+        if path == "":  # a whole new config: show it
+            config = self._run_config.config
+            self.model_picker.show_config(config)
+            self.dataset_picker.show_config(config)
+            self.model_picker.check()
+            self._load_preview()
+        elif path == "training.max_length" and self.token_stats.report is not None:
+            # The token statistics count what the max length set now would cut.
+            self.token_stats.show_report(self.token_stats.report, self._current().training.max_length)
 
     def problem(self) -> str:
         picker = self.model_picker
@@ -114,13 +116,6 @@ class DataPage(WizardPage):
     def train_rows(self) -> int:
         """Training rows in the data as loaded (0 before a preview)."""
         return self._preview.num_train if self._preview is not None else 0
-
-    def set_max_length(self, limit: int) -> None:
-        """Count the texts cut at ``limit`` tokens (the max length now set on Memory & speed)."""
-        if limit != self._config.training.max_length:
-            self._config.training.max_length = limit
-            if self.token_stats.report is not None:
-                self.token_stats.show_report(self.token_stats.report, limit)
 
     def set_gpu_free(self, free: int | None) -> None:
         """Free memory of the NVIDIA GPU (``None`` without one), for the model's fit badges."""
@@ -134,46 +129,49 @@ class DataPage(WizardPage):
     # ------------------------------------------------------------------ user changes
 
     def _on_model_picker_task_changed(self, task: str) -> None:
-        self._config.task = task
-        self._config.columns = Columns()
+        self._run_config.set("task", task)
+        self._run_config.set("columns", Columns())
         self.model_picker.check()  # a model that fits one task may not fit another
         self.column_mapping.show_task_changed(self.model_picker.task_combo.currentText())
         self._schedule_preview()
 
     def _on_model_picker_model_changed(self, name: str) -> None:
-        self._config.model.name = name
+        self._run_config.set("model.name", name)
         self.model_picker.check()
         self._load_token_stats()
 
     def _on_dataset_picker_data_changed(self, files: list[str], hub_id: str) -> None:
-        self._config.data.files, self._config.data.hub_id = files, hub_id
-        self._config.columns = Columns()
+        self._run_config.set("data.files", files)
+        self._run_config.set("data.hub_id", hub_id)
+        self._run_config.set("columns", Columns())
         self._schedule_preview()
 
     def _on_dataset_picker_dataset_downloaded(self) -> None:
-        self._config.columns = Columns()
+        self._run_config.set("columns", Columns())
         self._schedule_preview()
 
     def _on_column_mapping_format_chosen(self, fmt: str) -> None:
         required, optional = CAUSAL_FORMATS[fmt]
-        self._config.columns = Columns()
+        self._run_config.set("columns", Columns())
         self._show_mapping(required, optional, {})
-        self.column_mapping.check(self._config.task, self._config.columns)
+        self.column_mapping.check(self._current().task, self._current().columns)
 
     def _on_column_mapping_columns_chosen(self, columns: Columns) -> None:
-        self._config.columns = columns
+        self._run_config.set("columns", columns)
         self._schedule_preview()
 
     # ------------------------------------------------------------------ preview
 
     def _schedule_preview(self) -> None:
-        self._config.validation.fraction, self._config.validation.seed = self.dataset_picker.split()
+        fraction, seed = self.dataset_picker.split()
+        self._run_config.set("validation.fraction", fraction)
+        self._run_config.set("validation.seed", seed)
         self._debounce.start()
 
     def _load_preview(self) -> None:
         self.checker.next_generation()
         self.dataset_picker.forget_check_progress()
-        config = copy.deepcopy(self._config)
+        config = self._run_config.snapshot()
         problems = [p.message for p in config.validate() if p.field.startswith(("data", "validation"))]
         if not config.data.files and not config.data.hub_id:
             self._clear_data()
@@ -203,7 +201,7 @@ class DataPage(WizardPage):
         self._show_preview(result)
         self.dataset_picker.show_split(result)
         self.dataset_picker.show_problem("")
-        self.column_mapping.check(self._config.task, self._config.columns)
+        self.column_mapping.check(self._current().task, self._current().columns)
         self.preview_loaded.emit()
         self._load_token_stats()
 
@@ -214,7 +212,7 @@ class DataPage(WizardPage):
         if isinstance(exc, Cancelled) and self._preview is not None:  # the first rows stay
             self.dataset_picker.show_cancelled()
             self.dataset_picker.show_problem("")
-            self.column_mapping.check(self._config.task, self._config.columns)
+            self.column_mapping.check(self._current().task, self._current().columns)
             self.preview_loaded.emit()
             return
         message = shown(exc.message) if isinstance(exc, StudioError) else str(exc)
@@ -229,14 +227,14 @@ class DataPage(WizardPage):
     def _show_preview(self, result: Preview) -> None:
         """The rows of ``result`` in the table, and its guessed mapping (now the config's)."""
         self._preview = result
-        self._config.columns = result.guess.columns
+        self._run_config.set("columns", result.guess.columns)
         self.table.show_preview(result)
-        required, optional = roles_for(self._config.task, result.guess.columns)
+        required, optional = roles_for(self._current().task, result.guess.columns)
         self._show_mapping(required, optional, result.guess.found_by)
 
     def _show_mapping(self, required: tuple[str, ...], optional: tuple[str, ...], found_by: dict) -> None:
         available = list(self._preview.columns) if self._preview else []
-        config = self._config
+        config = self._current()
         self.column_mapping.show_mapping(config.task, config.columns, available, required, optional, found_by)
 
     def _clear_data(self) -> None:
@@ -255,16 +253,16 @@ class DataPage(WizardPage):
             self._preview is None
             or self.dataset_picker.problem()
             or self.model_picker.model_error.text()
-            or not self._config.model.name
+            or not self._current().model.name
         ):
             return
-        config = copy.deepcopy(self._config)
+        config = self._run_config.snapshot()
         self.token_stats.show_loading()
         self.checker.measure(config)
 
     def _on_checker_stats_loaded(self, result: TokenReport) -> None:
         self.dataset_picker.show_notes(result.notes)
-        self.token_stats.show_report(result, self._config.training.max_length)
+        self.token_stats.show_report(result, self._current().training.max_length)
         self.token_stats_loaded.emit()
 
     def _on_checker_stats_failed(self, exc: object) -> None:

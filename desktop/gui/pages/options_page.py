@@ -35,6 +35,7 @@ from desktop.core.settings.config import (
 from desktop.core.settings.options import Capabilities, resolve
 from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.paths import default_runs_dir
+from desktop.gui.config_model import RunConfigModel
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.config_section_widget import ConfigSectionWidget
 from desktop.gui.widgets.field_error import error_label, show_error
@@ -54,8 +55,12 @@ class OptionsPage(WizardPage):
     """Batch size, schedule, sequence length, memory and speed levers, LoRA, the estimate, presets.
 
     The schedule, batches and output fields are the page's own; the processes, the speed and LoRA
-    sections and the estimate with its presets are parts it composes. Every field's error shows under
-    it (:meth:`_add_field` makes the rows of the parts too).
+    sections and the estimate with its presets are parts it composes. Every change is written into
+    ``run_config`` at once; every field's error shows under it (:meth:`_add_field` makes the rows of
+    the parts too).
+
+    Args:
+        run_config: The run config the window edits.
     """
 
     estimate_updated = Signal()
@@ -63,11 +68,12 @@ class OptionsPage(WizardPage):
     job_export_requested = Signal()
     """The user asked to write the run as a job for another machine or a cluster."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_config: RunConfigModel) -> None:
         super().__init__()
         self.title = self.tr("Memory & speed")
         self.subtitle = self.tr("How long and how hard to train.")
-        self._config = RunConfig()
+        self._run_config = run_config
+        run_config.changed.connect(self._on_run_config_changed)
         self.bound: dict[tuple[str, str], QWidget] = {}
         self.field_errors: dict[str, tuple[str, QLabel]] = {}
         """Each config field on the page: its name in words and the error label under it."""
@@ -165,7 +171,7 @@ class OptionsPage(WizardPage):
         right.addStretch()
         self.estimate = MemoryEstimateWidget(self._estimated_config)
         self.estimate.estimate_updated.connect(self.estimate_updated)
-        self.estimate.preset_applied.connect(self.load_config)
+        self.estimate.preset_applied.connect(self.show_config)
         left.insertWidget(0, self.estimate)
         columns.addLayout(right, 1)
         content = QWidget()
@@ -240,7 +246,12 @@ class OptionsPage(WizardPage):
             self.report_to,
         ]
 
-    def load_config(self, config: RunConfig) -> None:
+    def _on_run_config_changed(self, path: str) -> None:
+        if path == "":  # a whole new config: show it
+            self.show_config(self._run_config.config)
+
+    def show_config(self, config: RunConfig) -> None:
+        """Show the options of ``config``; they become the run config's (as the user's changes do)."""
         t = config.training
         for widget in self._editors():
             widget.blockSignals(True)
@@ -268,6 +279,7 @@ class OptionsPage(WizardPage):
         self._on_changed()
 
     def apply_to(self, config: RunConfig) -> None:
+        """Write the options shown into ``config``."""
         t = config.training
         t.epochs = self.epochs.value()
         t.max_steps = self.max_steps.value()
@@ -292,6 +304,7 @@ class OptionsPage(WizardPage):
         return self._problem
 
     def _on_changed(self) -> None:
+        self._run_config.edit(self.apply_to)
         config = RunConfig()
         self.apply_to(config)
         problems = [

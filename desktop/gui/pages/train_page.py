@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
 from desktop.core.runs.folders import RunDir
-from desktop.core.settings.config import RunConfig
 from desktop.core.system.awake import KeepAwake
 from desktop.core.system.events import (
     AdjustedEvent,
@@ -24,6 +23,7 @@ from desktop.core.system.events import (
     RunResult,
     StartedEvent,
 )
+from desktop.gui.config_model import RunConfigModel
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.failure_widget import FailureWidget
 from desktop.gui.widgets.progress_bar import ProgressBar
@@ -48,7 +48,7 @@ class TrainPage(WizardPage):
     Args:
         controller: A :class:`~desktop.gui.controllers.training_controller.TrainingController` (or a fake
             with the same signals and ``start`` / ``stop`` / ``is_running``).
-        config_provider: Returns the run config to train.
+        run_config: The run config the window edits: Start trains a copy of it.
     """
 
     retry_requested = Signal(dict)
@@ -58,12 +58,12 @@ class TrainPage(WizardPage):
     undo_requested = Signal(dict)
     """Undo what out-of-memory recovery changed, for the next run: ``{"section.field": value}``."""
 
-    def __init__(self, controller: object, config_provider: Callable[[], RunConfig]) -> None:
+    def __init__(self, controller: object, run_config: RunConfigModel) -> None:
         super().__init__()
         self.title = self.tr("Train")
         self.subtitle = self.tr("Watch the loss fall. Stop keeps a checkpoint you can resume from.")
         self.controller = controller
-        self._config_provider = config_provider
+        self._run_config = run_config
         self._resumable: RunDir | None = None
         self._started_at = 0.0
 
@@ -151,7 +151,7 @@ class TrainPage(WizardPage):
 
     def _on_start_button_clicked(self) -> None:
         self.begin()
-        self.controller.start(self._config_provider())
+        self.controller.start(self._run_config.snapshot())
 
     def _on_resume_button_clicked(self) -> None:
         run = self._resumable
