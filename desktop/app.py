@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         return leave(0)  # the windows it showed may have started background work
 
     from desktop.core.system.instance import InstanceMark, wait_for_exit
+    from desktop.gui.app_support.import_hook import read_sources_cheaply
+
+    read_sources_cheaply()  # before the window's own modules are imported, not only those after it
     from desktop.gui.main_window import MainWindow
 
     if args.wait_pid and not wait_for_exit(args.wait_pid):

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from desktop.core.settings.config import RunConfig
 from desktop.gui.app_support.workers import BackgroundTask
-from desktop.gui.dialogs.job_shape_dialog import JobShapeDialog
 from desktop.shared_ui import error_text
 
 
@@ -33,6 +32,8 @@ class JobExportController(QObject):
 
     def ask_shape(self, gpus: int) -> tuple[int, int] | None:
         """GPUs per machine and machines for the job; ``None`` when the user cancels."""
+        from desktop.gui.dialogs.job_shape_dialog import JobShapeDialog  # not needed at start-up
+
         return JobShapeDialog.ask(gpus, self._window)
 
     def export(self, config: RunConfig) -> None:
