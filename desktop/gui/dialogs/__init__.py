@@ -1,6 +1,5 @@
-"""Windows the user opens on top of the wizard: run history, the model browser, model sources, the
-shape of a job for a cluster.
+"""Windows the user opens on top of the wizard: run history, model browser, sources, a job's shape.
 
 A dialog may use widgets, app_support, core and shared_ui; never a page, a controller or the main
-window.
+window (contracts in pyproject.toml).
 """
