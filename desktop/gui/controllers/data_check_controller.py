@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop.core.data.preview import Preview, preview, preview_head
 from desktop.core.helper_process import TokenReport
@@ -70,11 +70,14 @@ class DataCheckController(QObject):
         def check_all() -> Preview:
             from desktop.core.system import progress
 
-            with progress.reporting(lambda share, what: task.report((share, what)), stop.is_set):
+            with progress.reporting(
+                lambda share, what: task.report((generation, (share, what))), stop.is_set
+            ):
                 return preview(config, num_rows=PREVIEW_ROWS, schedule=False)
 
         task = BackgroundTask(check_all, self, stop)
-        task.progressed.connect(lambda value: self._on_progress(generation, value))
+        # Emitted on the task's thread: a bound method of this GUI-thread object takes it (queued).
+        task.progressed.connect(self._on_task_progressed)
         self._tasks.track(
             task,
             lambda result: self._on_checked(generation, result),
@@ -106,9 +109,11 @@ class DataCheckController(QObject):
         """Cancel the reading and measuring under way (never blocks)."""
         self._tasks.cancel_all()
 
-    def _on_progress(self, generation: int, value: tuple) -> None:
+    @Slot(object)
+    def _on_task_progressed(self, value: tuple) -> None:
+        generation, progress = value
         if generation == self._generation:
-            self.check_progressed.emit(value)
+            self.check_progressed.emit(progress)
 
     def _on_head(self, generation: int, result: Preview | None) -> None:
         if result is not None and generation == self._generation and self._checked != generation:
