@@ -257,7 +257,7 @@ def main() -> int:
     window.options_page.max_steps.setValue(args.steps)
     window.options_page.save_steps.setValue(max(1, args.steps // 4))
     window.options_page.runs_dir.setText(str(tmp / "runs"))
-    window.options_page.separate_process.setChecked(args.separate_process)
+    window.options_page.processes.separate_process.setChecked(args.separate_process)
     run("estimate", lambda: window.go_to(2), window.options_page.estimate_updated)
     pause(args.think)
     shown = _Relay(window)

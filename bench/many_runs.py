@@ -96,7 +96,7 @@ def dialog_open(folder: Path) -> tuple[float, float]:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop.gui.runs_dialog import RunsDialog
+    from desktop.gui.dialogs.runs_dialog import RunsDialog
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     worst = [0.0]

@@ -117,13 +117,16 @@ def main(argv: list[str] | None = None) -> int:
         logging.warning("no font with Chinese characters: %s", font_notice)
     install_translators(app, language)
     if args.screenshots:
-        from desktop.gui.screenshots import save_screenshots
-        from desktop.gui.workers import leave
+        from desktop.gui.app_support.screenshots import save_screenshots
+        from desktop.gui.app_support.workers import leave
 
         save_screenshots(args.screenshots, args.theme)
         return leave(0)  # the windows it showed may have started background work
 
     from desktop.core.system.instance import InstanceMark, wait_for_exit
+    from desktop.gui.app_support.import_hook import read_sources_cheaply
+
+    read_sources_cheaply()  # before the window's own modules are imported, not only those after it
     from desktop.gui.main_window import MainWindow
 
     if args.wait_pid and not wait_for_exit(args.wait_pid):
@@ -144,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         QTimer.singleShot(0, lambda: (print("shown", flush=True), window.close(), app.quit()))
     code = app.exec()
     mark.release()
-    from desktop.gui.workers import leave
+    from desktop.gui.app_support.workers import leave
 
     return leave(code)
 

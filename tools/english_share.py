@@ -176,7 +176,7 @@ def visible_texts(widget: object, data: tuple = ()) -> list[str]:
 def main(language: str) -> int:
     from PySide6.QtWidgets import QApplication, QLabel
 
-    from desktop.gui import screenshots
+    from desktop.gui.app_support import screenshots
     from desktop.gui.main_window import MainWindow
     from desktop.shared_ui import Settings, install_translators
 
@@ -187,17 +187,17 @@ def main(language: str) -> int:
     window.resize(1280, 820)
     window.show()
     window.environment_page.check()
-    screenshots._wait(window.environment_page.checked)
+    screenshots.wait_for(window.environment_page.checked)
     window.load_sample()
-    screenshots._wait(window.data_page.preview_loaded)
-    screenshots._wait(window.data_page.token_stats_loaded)
-    screenshots._synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
-    window._give_options_their_context()
-    screenshots._wait(window.options_page.estimate_updated)
+    screenshots.wait_for(window.data_page.preview_loaded)
+    screenshots.wait_for(window.data_page.token_stats_loaded)
+    screenshots.synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
+    window.update_options_context()
+    screenshots.wait_for(window.options_page.estimate_updated)
     texts = []
     code = [label for label in window.export_page.findChildren(QLabel) if "import" in label.text()]
     # The user's file and its column names, and a code sample: not the app's words.
-    data = (window.data_page.table, *window.data_page.mapping_combos.values(), *code)
+    data = (window.data_page.table, *window.data_page.column_mapping.mapping_combos.values(), *code)
     for index in range(len(window.pages)):
         window.stack.setCurrentIndex(index)
         app.processEvents()
@@ -206,11 +206,11 @@ def main(language: str) -> int:
         texts.append(menu_action.text())
         texts += [a.text() for a in menu_action.menu().actions() if a.text()]
     from desktop.core.settings.config import RunConfig
-    from desktop.gui.hub_settings import HubSettingsDialog
-    from desktop.gui.model_browser import ModelBrowser
-    from desktop.gui.runs_dialog import RunsDialog
+    from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
+    from desktop.gui.dialogs.model_browser_dialog import ModelBrowser
+    from desktop.gui.dialogs.runs_dialog import RunsDialog
 
-    screenshots._synthetic_history(tmp / "history")
+    screenshots.synthetic_history(tmp / "history")
     for dialog in (
         RunsDialog(tmp / "history", window),
         ModelBrowser(RunConfig(task="causal-lm"), gpu_free=None, ram=16 * 2**30, parent=window),
@@ -218,13 +218,13 @@ def main(language: str) -> int:
     ):
         dialog.show()
         if isinstance(dialog, RunsDialog):
-            screenshots._wait(dialog.listed)
+            screenshots.wait_for(dialog.listed)
             dialog.select(*[info.name for info in dialog.infos][:2])
-            screenshots._wait(dialog.curves_shown)
+            screenshots.wait_for(dialog.curves_shown)
         app.processEvents()
         texts += visible_texts(dialog)
         dialog.close()
-    screenshots._settle()
+    screenshots.settle()
     unique = sorted(set(t.replace("&", "").strip() for t in texts if t.strip()))
     english = [t for t in unique if is_english(t)]
     for text in english:

@@ -46,7 +46,7 @@ def main(out: Path) -> int:
     constants.DOWNLOAD_CHUNK_SIZE = 256 * 1024  # progress within a small file
     app = QApplication.instance() or QApplication(sys.argv)
     from desktop.core.settings.config import RunConfig
-    from desktop.gui.model_browser import FIT_COLUMN, ModelBrowser
+    from desktop.gui.dialogs.model_browser_dialog import FIT_COLUMN, ModelBrowser
 
     browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=8 * 2**30, ram=16 * 2**30)
     browser.resize(1000, 520)

@@ -1,7 +1,8 @@
 """Translations: Qt Linguist files for zh_CN and zh_TW, and English's plural forms.
 
     python tools/i18n.py update    # pyside6-lupdate: every tr() string of the windows and every msg() /
-                                   # say() template of core, the CLI and the launcher into resources/i18n
+                                   # say() template of core, the CLI and the launcher into resources/i18n;
+                                   # a string moved to another class keeps its translation (carry)
     python tools/i18n.py check     # exit 1: a string without translation (new in the code, unfinished),
                                    # one whose source is gone, or placeholders that differ
     python tools/i18n.py release   # pyside6-lrelease: .qm files, for translators who want to try them
@@ -98,8 +99,56 @@ def lupdate(target: Path, keep_obsolete: bool = False, plurals_only: bool = Fals
 def update() -> None:
     FOLDER.mkdir(parents=True, exist_ok=True)
     for language in LANGUAGES:
+        carry(ts_path(language))
         lupdate(ts_path(language))
+    carry(ts_path(PLURALS_ONLY), plurals_only=True)
     lupdate(ts_path(PLURALS_ONLY), plurals_only=True)
+
+
+def carry(target: Path, plurals_only: bool = False) -> list[str]:
+    """Keep the translations of strings that moved to another class (another context): where the code
+    has a string that ``target`` lacks in its new context, and the same source (and comment) left one
+    other context with one translation, that translation goes to the new context. The strings carried
+    are printed and returned; the caller's lupdate then drops the entries they left."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / target.name
+        shutil.copy(target, copy)
+        lupdate(copy, keep_obsolete=True, plurals_only=plurals_only)
+        tree = ET.parse(copy)
+        left: dict[tuple[str, str], list[ET.Element]] = {}  # (source, comment): translations gone
+        new: list[tuple[str, ET.Element]] = []  # (context, message) without a translation
+        for context in tree.getroot().iter("context"):
+            for message in context.iter("message"):
+                translation = message.find("translation")
+                kind = translation.get("type", "") if translation is not None else "unfinished"
+                key = (message.findtext("source") or "", message.findtext("comment") or "")
+                if kind in ("obsolete", "vanished") and "".join(translation.itertext()).strip():
+                    left.setdefault(key, []).append(translation)
+                elif kind == "unfinished":
+                    new.append((context.findtext("name") or "", message))
+        carried = []
+        for name, message in new:
+            key = (message.findtext("source") or "", message.findtext("comment") or "")
+            found = {ET.tostring(t, encoding="unicode"): t for t in left.get(key, [])}
+            if len(found) != 1:  # none, or moved from several classes with different words: a translator's
+                continue
+            old = message.find("translation")
+            if old is not None:
+                message.remove(old)
+            moved = copy_element(next(iter(found.values())))
+            moved.attrib.pop("type", None)
+            message.append(moved)
+            carried.append(f"{target.name}: [{name}] {key[0][:60]!r}")
+        if carried:
+            tree.write(target, encoding="utf-8", xml_declaration=True)
+    for line in carried:
+        print("carried", line)
+    return carried
+
+
+def copy_element(element: ET.Element) -> ET.Element:
+    """A deep copy of ``element`` (its text, attributes and children)."""
+    return ET.fromstring(ET.tostring(element, encoding="unicode"))
 
 
 def problems(path: Path) -> list[str]:

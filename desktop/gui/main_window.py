@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import copy
-import os
-import sys
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -25,19 +22,24 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.runs.folders import RunDir, newest_crashed
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig, load_config, with_changes
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import AdjustedEvent, RunResult
 from desktop.core.system.paths import resources_dir
+from desktop.gui.app_support.workers import shutdown_all
+from desktop.gui.config_model import RunConfigModel
+from desktop.gui.controllers.job_export_controller import JobExportController
+from desktop.gui.controllers.restart_controller import RestartController
+from desktop.gui.controllers.training_controller import TrainingController
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.data_page import DataPage
 from desktop.gui.pages.environment_page import EnvironmentPage
 from desktop.gui.pages.export_page import ExportPage
 from desktop.gui.pages.options_page import OptionsPage
 from desktop.gui.pages.train_page import TrainPage
-from desktop.gui.training_controller import TrainingController
-from desktop.gui.workers import BackgroundTask, shutdown_all
+from desktop.gui.widgets.main_menu_bar import MainMenuBar
+from desktop.gui.widgets.resume_offer_widget import ResumeOfferWidget
 from desktop.shared_ui import Key, Settings, error_text, shown
 
 SAMPLE_CONFIG = resources_dir() / "samples" / "classification.toml"
@@ -66,7 +68,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         from desktop.core.system.lazy import load_libraries_outside_the_lock
         from desktop.core.system.processes import switch_the_lock_often, wake_the_window_promptly
-        from desktop.gui.import_hook import read_sources_cheaply
+        from desktop.gui.app_support.import_hook import read_sources_cheaply
 
         switch_the_lock_often()  # the window's thread waits less for Python's lock at each of its slots
         wake_the_window_promptly()  # and less for a core each time it wakes (Linux)
@@ -79,18 +81,22 @@ class MainWindow(QMainWindow):
         self._sample_page.timeout.connect(self._show_sample_page)
         self._sample_from = 0
         self.controller = controller or TrainingController(self)
-        self.config = RunConfig()
+        self.run_config = RunConfigModel(self)
+        """The run config every page reads and edits; what Start trains, Save writes, Quit remembers."""
         self._closing = False
 
         self.environment_page = EnvironmentPage(settings)
-        self.data_page = DataPage(settings)
-        self.options_page = OptionsPage()
+        self.data_page = DataPage(self.run_config, settings)
+        self.options_page = OptionsPage(self.run_config)
+        self.job_export = JobExportController(self)
+        self.job_export.job_exported.connect(self.job_exported)
+        self.job_export.status_changed.connect(self._on_job_export_status_changed)
         self.options_page.job_export_requested.connect(self.export_job)
-        self._job_task: BackgroundTask | None = None
-        self.train_page = TrainPage(self.controller, self.current_config)
+        self.restarts = RestartController(self, settings)
+        self.train_page = TrainPage(self.controller, self.run_config)
         self.export_page = ExportPage()
-        from desktop.gui.collector import Collector
-        from desktop.gui.warmup import Warmup
+        from desktop.gui.app_support.collector import Collector
+        from desktop.gui.app_support.warmup import Warmup
 
         self.collector = Collector(self)  # cycles collected on this thread, the whole heap when idle
         self.collector.start()
@@ -102,12 +108,12 @@ class MainWindow(QMainWindow):
             self.collector.idle_s_now,
             running=self.controller.is_running,
             imported=self.collector.freeze,
-            window_busy=lambda: self.train_page.making_plots,
+            window_busy=lambda: self.train_page.plot_area.making_plots,
         )
         self.data_page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
         self.collector.importing = lambda: "importing" in (self.data_warmup.state, self.warmup.state)
-        self.train_page.idle_s = self.data_page.idle_s = self.collector.idle_s_now
-        self.data_warmup.done.connect(self.data_page.prepare_histogram)  # pyqtgraph is imported
+        self.train_page.plot_area.idle_s = self.data_page.token_stats.idle_s = self.collector.idle_s_now
+        self.data_warmup.done.connect(self.data_page.token_stats.prepare_histogram)  # pyqtgraph is imported
         self.pages: list[WizardPage] = [
             self.environment_page,
             self.data_page,
@@ -132,7 +138,7 @@ class MainWindow(QMainWindow):
             scroll.setFrameShape(QFrame.Shape.NoFrame)
             scroll.setWidget(page)
             self.stack.addWidget(scroll)
-            page.validity_changed.connect(self._update_navigation)
+            page.validity_changed.connect(self.update_navigation)
         self.page_title = QLabel()
         self.page_title.setObjectName("pageTitle")
         self.page_subtitle = QLabel()
@@ -141,20 +147,9 @@ class MainWindow(QMainWindow):
         self.banner.setObjectName("banner")
         self.banner.setWordWrap(True)
         self.banner.setVisible(False)
-        self.resume_bar = QFrame()
-        self.resume_bar.setObjectName("banner")
-        self.resume_text = QLabel()
-        self.resume_text.setWordWrap(True)
-        self.resume_yes = QPushButton(self.tr("Resume"))
-        self.resume_yes.clicked.connect(self._on_resume_yes_clicked)
-        self.resume_no = QPushButton(self.tr("Not now"))
-        self.resume_no.clicked.connect(self._on_resume_no_clicked)
-        bar = QHBoxLayout(self.resume_bar)
-        bar.addWidget(self.resume_text, 1)
-        bar.addWidget(self.resume_yes)
-        bar.addWidget(self.resume_no)
-        self.resume_bar.setVisible(False)
-        self._crashed: RunDir | None = None
+        self.resume_bar = ResumeOfferWidget(settings)
+        self.resume_bar.checked.connect(self.resume_offer_checked)
+        self.resume_bar.resume_requested.connect(self.resume_run)
         self.runs_dialog = None
         self.reason = QLabel()
         self.reason.setObjectName("reason")
@@ -195,7 +190,7 @@ class MainWindow(QMainWindow):
         self.train_page.undo_requested.connect(self._on_train_page_undo_requested)
         self.controller.settings_adjusted.connect(self._on_controller_settings_adjusted)
         self.environment_page.checked.connect(self._update_banner)
-        self.environment_page.restart_requested.connect(self.restart_for_repair)
+        self.environment_page.restart_requested.connect(self.restarts.restart_for_repair)
         # PyTorch is not swapped while a run or an export uses it.
         self.controller.running_changed.connect(self._update_install_block)
         self.export_page.busy_changed.connect(self._update_install_block)
@@ -212,42 +207,20 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ menu and actions
 
     def _build_menu(self) -> None:
-        file_menu = self.menuBar().addMenu(self.tr("&File"))
-        sample = QAction(self.tr("Try the &sample"), self)
-        sample.triggered.connect(self.load_sample)
-        open_action = QAction(self.tr("&Open run config…"), self, shortcut=QKeySequence.StandardKey.Open)
-        open_action.triggered.connect(self._open_config)
-        save_action = QAction(self.tr("&Save run config…"), self, shortcut=QKeySequence.StandardKey.Save)
-        save_action.triggered.connect(self._save_config)
-        quit_action = QAction(self.tr("&Quit"), self, shortcut=QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        for action in (sample, open_action, save_action):
-            file_menu.addAction(action)
-        file_menu.addSeparator()
-        file_menu.addAction(quit_action)
-        runs_menu = self.menuBar().addMenu(self.tr("&Runs"))
-        history = QAction(self.tr("&Run history…"), self, shortcut=QKeySequence("Ctrl+R"))
-        history.triggered.connect(self.show_runs)
-        try_folder = QAction(self.tr("&Try a model folder…"), self)
-        try_folder.triggered.connect(self._try_folder)
-        runs_menu.addAction(history)
-        runs_menu.addAction(try_folder)
-        view_menu = self.menuBar().addMenu(self.tr("&View"))
-        language_menu = view_menu.addMenu(self.tr("&Language"))
-        self.language_actions = self._language_actions(language_menu)
-        settings_menu = self.menuBar().addMenu(self.tr("&Settings"))
-        sources_action = QAction(self.tr("Model &sources and tokens…"), self)
-        sources_action.triggered.connect(self.open_hub_settings)
-        settings_menu.addAction(sources_action)
-        self.keep_awake_action = QAction(self.tr("&Keep the computer awake while training"), self)
-        self.keep_awake_action.setCheckable(True)
-        self.keep_awake_action.setChecked(bool(self.settings.number(Key.KEEP_AWAKE, 1)))
-        self.keep_awake_action.toggled.connect(self._on_keep_awake_toggled)
-        settings_menu.addAction(self.keep_awake_action)
-        self.controller.keep_awake = self.keep_awake_action.isChecked()
+        self.menu_bar = MainMenuBar(self.settings)
+        self.setMenuBar(self.menu_bar)
+        self.menu_bar.sample_requested.connect(self.load_sample)
+        self.menu_bar.open_requested.connect(self._open_config)
+        self.menu_bar.save_requested.connect(self._save_config)
+        self.menu_bar.quit_requested.connect(self.close)
+        self.menu_bar.history_requested.connect(self.show_runs)
+        self.menu_bar.try_folder_requested.connect(self._try_folder)
+        self.menu_bar.language_chosen.connect(self.restarts.choose_language)
+        self.menu_bar.sources_requested.connect(self.open_hub_settings)
+        self.menu_bar.keep_awake_toggled.connect(self._on_menu_bar_keep_awake_toggled)
+        self.controller.keep_awake = self.menu_bar.keep_awake_action.isChecked()
 
-    def _on_keep_awake_toggled(self, on: bool) -> None:
-        self.settings.set_number(Key.KEEP_AWAKE, int(on))
+    def _on_menu_bar_keep_awake_toggled(self, on: bool) -> None:
         self.controller.keep_awake = on  # from the next run on
 
     def load_sample(self) -> None:
@@ -265,22 +238,17 @@ class MainWindow(QMainWindow):
             self.go_to(1)
 
     def set_config(self, config: RunConfig) -> None:
-        """Show ``config`` on every page."""
-        self.config = copy.deepcopy(config)
-        for page in self.pages:
-            page.load_config(self.config)
-        self._update_navigation()
+        """Make ``config`` the run config; every page shows it."""
+        self.run_config.replace(config)
+        self.update_navigation()
 
     def current_page(self) -> WizardPage:
         """The page shown now."""
         return self.pages[self.stack.currentIndex()]
 
     def current_config(self) -> RunConfig:
-        """The run config as the pages now say."""
-        config = copy.deepcopy(self.config)
-        for page in self.pages:
-            page.apply_to(config)
-        return config
+        """A copy of the run config as the pages now show it."""
+        return self.run_config.snapshot()
 
     def _open_config(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -298,7 +266,7 @@ class MainWindow(QMainWindow):
             self, self.tr("Save run config"), "run.toml", self.tr("Run configs (*.toml)")
         )
         if path:
-            self.current_config().save(path, comments=True)
+            self.run_config.config.save(path, comments=True)
             self.statusBar().showMessage(self.tr("Saved {path}").format(path=path))
 
     # ------------------------------------------------------------------ navigation
@@ -335,70 +303,26 @@ class MainWindow(QMainWindow):
             # After the first paint: the check spawns a child process and loads NVML.
             QTimer.singleShot(100, page.check)
         if page is self.options_page:
-            self.train_page.prepare_plots()  # the next step's plots, made while the user reads this one
-            self._give_options_their_context()
+            # The next step's plots, made while the user reads this one.
+            self.train_page.plot_area.prepare_plots()
+            self.update_options_context()
             self.options_page.set_train_rows(self.data_page.train_rows())
-        if page is self.data_page:  # token statistics count what the max length set now would cut
-            self.data_page.set_max_length(self.options_page.max_length.value())
-        self._update_navigation()
+        self.update_navigation()
         self._update_banner()
 
-    def _give_options_their_context(self) -> None:
-        """Tell the Memory & speed page which model and GPU its estimate is for."""
-        from desktop.core.settings.options import Capabilities, installed
-
-        env = self.environment_page
-        gpus = env.report.nvidia if env.report else []
-        info = env.info
-        caps = Capabilities(
-            cuda=bool(info and info.cuda_available),
-            bf16=bool(info and info.bf16),
-            bitsandbytes=installed("bitsandbytes"),
-            triton=installed("triton"),
-            flash_attn=installed("flash_attn"),
-        )
+    def update_options_context(self) -> None:
+        """Tell the Memory & speed page which model and GPU its estimate is for (as going to it does)."""
+        gpus = self.environment_page.nvidia_gpus()
         gpu = gpus[0] if gpus else None
         free = gpu.memory_free if gpu and gpu.memory_free else None
+        caps = self.environment_page.capabilities()
         self.options_page.set_gpus(len(gpus))
         self.options_page.set_context(self.current_config(), gpu.name if gpu else "", free, caps)
         self.data_page.set_gpu_free(free)
 
-    def _language_actions(self, menu: object) -> dict[str, QAction]:
-        """English, 简体中文, 繁體中文: each named as its readers write it; the one in use checked."""
-        from PySide6.QtGui import QActionGroup
-
-        from desktop.core.system.language import LANGUAGES, choose
-
-        current = choose("", self.settings.text(Key.LANGUAGE))
-        group = QActionGroup(self)
-        actions = {}
-        for code, name in LANGUAGES.items():
-            action = QAction(name, self, checkable=True, checked=code == current)
-            action.triggered.connect(lambda _=False, code=code: self.choose_language(code))
-            group.addAction(action)
-            menu.addAction(action)
-            actions[code] = action
-        return actions
-
-    def choose_language(self, code: str) -> None:
-        """Remember the language and offer to restart in it (every window is built in one language)."""
-        if code == self.settings.text(Key.LANGUAGE):
-            return
-        self.settings.set_text(Key.LANGUAGE, code)
-        answer = QMessageBox.question(
-            self,
-            self.tr("Language"),
-            self.tr("The new language is used from the next start. Restart Finetune Studio now?"),
-        )
-        if answer != QMessageBox.StandardButton.Yes:
-            return
-        started = QProcess.startDetached(sys.executable, ["-m", "desktop", "--lang", code])
-        if started[0] if isinstance(started, tuple) else started:
-            self.close()
-
     def open_hub_settings(self) -> None:
         """Settings > Model sources: where models come from, and tokens (kept in the keyring)."""
-        from desktop.gui.hub_settings import HubSettingsDialog
+        from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
 
         self.hub_settings = HubSettingsDialog(self)
         self.hub_settings.open()
@@ -427,32 +351,8 @@ class MainWindow(QMainWindow):
             reason = self.tr("An export is in progress: wait for it, then install PyTorch.")
         self.environment_page.set_blocked(reason)
 
-    def restart_for_repair(self) -> None:
-        """Start a fresh copy of the app that repairs PyTorch before anything imports it, then quit."""
-        answer = QMessageBox.question(
-            self,
-            self.tr("Restart to install PyTorch"),
-            self.tr(
-                "PyTorch is in use by this window, so it cannot be replaced now. Restart the app and "
-                "install the matching PyTorch first thing?"
-            ),
-        )
-        if answer != QMessageBox.StandardButton.Yes:
-            return
-        # The new process waits for this one to end: its PyTorch DLLs stay locked until then.
-        started = QProcess.startDetached(
-            sys.executable, ["-m", "desktop", "--repair", "--wait-pid", str(os.getpid())]
-        )
-        if started[0] if isinstance(started, tuple) else started:
-            self.close()
-        else:
-            QMessageBox.warning(
-                self,
-                self.tr("Could not restart"),
-                self.tr("Close the app, then run: python -m desktop --repair"),
-            )
-
-    def _update_navigation(self) -> None:
+    def update_navigation(self) -> None:
+        """Back, Next and the reason Next waits, and which steps the sidebar opens, for the step shown."""
         index = self.stack.currentIndex()
         problem = self.pages[index].problem()
         last = index == len(self.pages) - 1
@@ -475,7 +375,7 @@ class MainWindow(QMainWindow):
         for page in (self.data_page, self.options_page):
             page.setEnabled(not running)
         self.statusBar().showMessage(self.tr("Training…") if running else "")
-        self._update_navigation()
+        self.update_navigation()
         if not running and self.runs_dialog is not None and self.runs_dialog.isVisible():
             self.runs_dialog.refresh()
         if not running and self._closing:
@@ -484,9 +384,7 @@ class MainWindow(QMainWindow):
     def _on_train_page_fit_requested(self) -> None:
         """The run spilled out of the GPU: Memory & speed, with Fit my GPU applied to the current figures."""
         self.go_to(self.pages.index(self.options_page))
-        fit = self.options_page.preset_buttons["fit"]
-        if fit.isEnabled() and not fit.isHidden():
-            fit.click()
+        self.options_page.estimate.fit_my_gpu()
 
     def _on_controller_settings_adjusted(self, event: AdjustedEvent) -> None:
         """The run went on with less memory: the next run starts with the settings that fit."""
@@ -525,85 +423,13 @@ class MainWindow(QMainWindow):
 
     def export_job(self) -> None:
         """Write the run as a job folder (launch.sh, a Slurm script) in a folder the user picks."""
-        if self._job_task is not None:
-            return
-        config = self.current_config()
-        shape = self._ask_job_shape(config.launch.num_processes)
-        if shape is None:
-            return
-        parent = QFileDialog.getExistingDirectory(self, self.tr("Where to write the job folder"))
-        if not parent:
-            return
-        from desktop.core.training.jobs import export_job, job_folder_name
+        self.job_export.export(self.current_config())
 
-        dest = Path(parent) / job_folder_name(config, Path(parent))
-        gpus, nodes = shape
-        task = self._job_task = BackgroundTask(
-            lambda: export_job(config, dest, num_processes=gpus, nodes=nodes), self
-        )
-        task.finished.connect(self._on_job_exported)
-        task.failed.connect(self._on_job_failed)
-        self.statusBar().showMessage(
-            self.tr("Writing the job folder (the data and a local model are copied)…")
-        )
-        task.start()
-
-    def _ask_job_shape(self, gpus: int) -> tuple[int, int] | None:
-        """GPUs per machine and machines for the job (the other machine is often bigger than this one)."""
-        from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QSpinBox
-
-        dialog = QDialog(self)
-        dialog.setWindowTitle(self.tr("Job for another machine or a cluster"))
-        form = QFormLayout(dialog)
-        per_node = QSpinBox(minimum=1, maximum=64, value=max(1, gpus))
-        machines = QSpinBox(minimum=1, maximum=1024, value=1)
-        form.addRow(self.tr("GPUs per machine:"), per_node)
-        form.addRow(self.tr("Machines (for the Slurm script):"), machines)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.accepted.connect(dialog.accept)
-        buttons.rejected.connect(dialog.reject)
-        form.addRow(buttons)
-        if dialog.exec() != QDialog.DialogCode.Accepted:
-            return None
-        return per_node.value(), machines.value()
-
-    def _on_job_exported(self, folder: Path) -> None:
-        self._job_task = None
-        self.statusBar().clearMessage()
-        box = QMessageBox(self)
-        box.setWindowTitle(self.tr("Job written"))
-        box.setText(
-            self.tr(
-                "The job is in {folder}.\n\nOne machine: run launch.sh there. A Slurm cluster: sbatch "
-                "job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs "
-                "folder: bring it back with Run history › Import run."
-            ).format(folder=folder)
-        )
-        open_button = box.addButton(self.tr("Open folder"), QMessageBox.ButtonRole.ActionRole)
-        box.addButton(QMessageBox.StandardButton.Close)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-
-        def clicked(button: object) -> None:
-            if button is open_button:
-                from PySide6.QtCore import QUrl
-                from PySide6.QtGui import QDesktopServices
-
-                QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
-
-        box.buttonClicked.connect(clicked)
-        box.open()
-        self.job_exported.emit(folder)
-
-    def _on_job_failed(self, exc: object, detail: str) -> None:
-        self._job_task = None
-        self.statusBar().clearMessage()
-        QMessageBox.warning(
-            self,
-            self.tr("The job was not written"),
-            error_text(exc) if isinstance(exc, BaseException) else str(exc),
-        )
+    def _on_job_export_status_changed(self, text: str) -> None:
+        if text:
+            self.statusBar().showMessage(text)
+        else:
+            self.statusBar().clearMessage()
 
     # ------------------------------------------------------------------ run history
 
@@ -611,12 +437,12 @@ class MainWindow(QMainWindow):
         """The folder the runs go to (the config's, else the app's data folder)."""
         from desktop.core.system.paths import default_runs_dir
 
-        folder = self.current_config().output.runs_dir
+        folder = self.run_config.config.output.runs_dir
         return Path(folder) if folder else default_runs_dir()
 
     def show_runs(self) -> None:
         """Open (or bring forward) the run history."""
-        from desktop.gui.runs_dialog import RunsDialog
+        from desktop.gui.dialogs.runs_dialog import RunsDialog
 
         if self.runs_dialog is None or self.runs_dialog.runs_dir != self.runs_dir():
             if self.runs_dialog is not None:
@@ -660,43 +486,18 @@ class MainWindow(QMainWindow):
             )
             return
         self.export_page.show_result(result)
-        self._update_navigation()
+        self.update_navigation()
         self.go_to(self.pages.index(self.export_page))
 
     def _try_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, self.tr("Open a model folder"))
         if folder and self.export_page.try_folder(folder):
-            self._update_navigation()
+            self.update_navigation()
             self.go_to(self.pages.index(self.export_page))
 
     def offer_resume(self) -> None:
         """If the newest crashed run can be resumed and the user has not declined it, offer it."""
-        dismissed = set(self.settings.text(Key.DISMISSED_RESUME).splitlines())
-        found = newest_crashed(self.runs_dir(), dismissed)
-        self.resume_offer_checked.emit()
-        if found is None:
-            return
-        self._crashed, step, total = found
-        self.resume_text.setText(
-            self.tr(
-                "The run {run} was interrupted at step {step} of {total} (the app or the computer "
-                "stopped). Resume it from its last checkpoint?"
-            ).format(run=self._crashed.path.name, step=step, total=total)
-        )
-        self.resume_bar.setVisible(True)
-
-    def _on_resume_yes_clicked(self) -> None:
-        if self._crashed is not None:
-            self.resume_run(self._crashed)
-
-    def _on_resume_no_clicked(self) -> None:
-        if self._crashed is not None:
-            dismissed = self.settings.text(Key.DISMISSED_RESUME).splitlines()
-            self.settings.set_text(
-                Key.DISMISSED_RESUME, "\n".join([*dismissed[-50:], str(self._crashed.path)])
-            )
-        self._crashed = None
-        self.resume_bar.setVisible(False)
+        self.resume_bar.offer(self.runs_dir())
 
     # ------------------------------------------------------------------ state
 
@@ -726,7 +527,7 @@ class MainWindow(QMainWindow):
     def probe_sources(self) -> None:
         """With the source on Auto and no pick from the last day, find in the background which source
         answers fastest (at most 3 s; remembered for the next day)."""
-        from desktop.gui.workers import run_in_background
+        from desktop.gui.app_support.workers import run_in_background
 
         def probe() -> None:
             from desktop.core.hub import sources  # imported here too: urllib and its kin, 20-30 ms
@@ -739,7 +540,7 @@ class MainWindow(QMainWindow):
     def save_state(self) -> None:
         """Remember geometry and the run config for the next start."""
         self.settings.set_bytes(Key.GEOMETRY, self.saveGeometry())
-        self.settings.set_text(Key.LAST_CONFIG, self.current_config().to_toml())
+        self.settings.set_text(Key.LAST_CONFIG, self.run_config.config.to_toml())
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -205,6 +205,10 @@ class SetupWindow(QWidget):
 
     @Slot(float, str)
     def _on_worker_progressed(self, fraction: float, key: str) -> None:
+        self.show_progress(fraction, key)
+
+    def show_progress(self, fraction: float, key: str) -> None:
+        """How far the setup is (0 to 1) and the step it is at (``python``, ``torch``, ``app``, ...)."""
         self.progress.setValue(round(fraction * 1000))
         titles = {
             "python": self.tr("Setting up Python…"),
@@ -232,6 +236,11 @@ class SetupWindow(QWidget):
     @Slot(str, str, str, bool)
     def _on_worker_failed(self, message: str, hint: str, log: str, cancelled: bool) -> None:
         self._end_thread()
+        self.show_failure(message, hint, log, cancelled)
+
+    def show_failure(self, message: str, hint: str, log: str, cancelled: bool) -> None:
+        """The setup did not finish: why, what to do, Try again and Close (and the mirrors, unless the
+        user cancelled); a window that is not interactive reports it and closes."""
         self.failure = f"{message}\n{hint}"
         self.problem.setText(f"<b>{message}</b><br>{hint}")
         self.problem.setVisible(True)

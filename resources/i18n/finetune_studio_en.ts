@@ -2,7 +2,7 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en_US">
 <context>
-    <name>DataPage</name>
+    <name>DatasetPickerWidget</name>
     <message numerus="yes">
         <source>%n row(s) for training, {eval} for evaluation</source>
         <translation>

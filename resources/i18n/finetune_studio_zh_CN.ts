@@ -2,74 +2,10 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name>DataPage</name>
+    <name>ColumnMappingWidget</name>
     <message>
-        <source>Model &amp; data</source>
-        <translation>模型与数据</translation>
-    </message>
-    <message>
-        <source>What to train, and on which examples.</source>
-        <translation>训练什么，用哪些样本。</translation>
-    </message>
-    <message>
-        <source>Choose a data file or a hub dataset.</source>
-        <translation>请选择数据文件或 Hub 数据集。</translation>
-    </message>
-    <message>
-        <source>Text classification</source>
-        <translation>文本分类</translation>
-    </message>
-    <message>
-        <source>Causal-LM / chat fine-tuning</source>
-        <translation>因果语言模型 / 对话微调</translation>
-    </message>
-    <message>
-        <source>Sequence-to-sequence</source>
-        <translation>序列到序列</translation>
-    </message>
-    <message>
-        <source>Hub id such as bert-base-chinese, or a local folder</source>
-        <translation>Hub 模型 ID（如 bert-base-chinese）或本地文件夹</translation>
-    </message>
-    <message>
-        <source>Folder…</source>
-        <translation>文件夹…</translation>
-    </message>
-    <message>
-        <source>Browse models…</source>
-        <translation>浏览模型…</translation>
-    </message>
-    <message>
-        <source>Download</source>
-        <translation>下载</translation>
-    </message>
-    <message>
-        <source>A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id</source>
-        <translation>CSV、TSV、JSON(L)、Parquet、TXT 或 Excel 文件，或 Hub 数据集 ID</translation>
-    </message>
-    <message>
-        <source>File…</source>
-        <translation>文件…</translation>
-    </message>
-    <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <source>Stop checking every row; training checks them all before it starts</source>
-        <translation>停止逐行检查；训练开始前会检查所有行</translation>
-    </message>
-    <message>
-        <source>Try the sample</source>
-        <translation>试用示例</translation>
-    </message>
-    <message>
-        <source>Load short English reviews and a small offline English model</source>
-        <translation>载入简短的英文评论和一个可离线使用的小型英文模型</translation>
-    </message>
-    <message>
-        <source>Share of the rows held out to measure the model; 0 = no evaluation</source>
-        <translation>留出一部分数据用来评估模型；0 表示不评估</translation>
+        <source>Columns</source>
+        <translation>列</translation>
     </message>
     <message>
         <source>Chat messages</source>
@@ -88,130 +24,12 @@
         <translation>纯文本</translation>
     </message>
     <message>
-        <source>Token lengths appear once the model and data are loaded.</source>
-        <translation>载入模型和数据后，这里显示各条数据的 token 长度。</translation>
-    </message>
-    <message>
-        <source>Task and model</source>
-        <translation>任务和模型</translation>
-    </message>
-    <message>
-        <source>Task:</source>
-        <translation>任务：</translation>
-    </message>
-    <message>
-        <source>Model:</source>
-        <translation>模型：</translation>
-    </message>
-    <message>
-        <source>Data</source>
-        <translation>数据</translation>
-    </message>
-    <message>
-        <source>Dataset:</source>
-        <translation>数据集：</translation>
-    </message>
-    <message>
-        <source>seed</source>
-        <translation>随机种子</translation>
-    </message>
-    <message>
-        <source>Evaluation:</source>
-        <translation>评估：</translation>
-    </message>
-    <message>
-        <source>Columns</source>
-        <translation>列</translation>
-    </message>
-    <message>
         <source>Format:</source>
         <translation>格式：</translation>
     </message>
     <message>
-        <source>Token lengths</source>
-        <translation>Token 长度</translation>
-    </message>
-    <message>
         <source>The columns are guessed again for {task}; check them below.</source>
         <translation>已按“{task}”重新猜测各列，请在下方核对。</translation>
-    </message>
-    <message>
-        <source>Download {dataset}</source>
-        <translation>下载 {dataset}</translation>
-    </message>
-    <message>
-        <source>Choose a model folder</source>
-        <translation>选择模型文件夹</translation>
-    </message>
-    <message>
-        <source>Choose a data file</source>
-        <translation>选择数据文件</translation>
-    </message>
-    <message>
-        <source>Data files ({patterns})</source>
-        <translation>数据文件（{patterns}）</translation>
-    </message>
-    <message>
-        <source>{arch} ({type}), {params} parameters</source>
-        <translation>{arch}（{type}），{params} 个参数</translation>
-    </message>
-    <message>
-        <source>A small pretrained model that ships with the app (works offline).</source>
-        <translation>应用自带的小型预训练模型（可离线使用）。</translation>
-    </message>
-    <message>
-        <source>Download the model before training: it is not on this computer yet.</source>
-        <translation>训练前请先下载模型：本机上还没有它。</translation>
-    </message>
-    <message>
-        <source>Not on this computer yet. Download it here (with progress and Cancel); training starts from the downloaded copy, without the network.</source>
-        <translation>本机上还没有这个模型。请在这里下载（可查看进度、随时取消）；训练将使用下载好的副本，无需联网。</translation>
-    </message>
-    <message>
-        <source>On this computer (downloaded): training needs no network.</source>
-        <translation>已在本机（已下载）：训练无需联网。</translation>
-    </message>
-    <message>
-        <source>this GPU</source>
-        <translation>这块 GPU</translation>
-    </message>
-    <message>
-        <source>RAM (no NVIDIA GPU)</source>
-        <translation>内存（没有 NVIDIA GPU）</translation>
-    </message>
-    <message>
-        <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
-        <translation>本机情况：{badge}。按当前的“显存与速度”设置约需 {need}；{where}有 {have} 可用。</translation>
-    </message>
-    <message>
-        <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
-        <translation>在这台电脑的 CPU 上，每轮（epoch）约需 {minutes:.0f} 分钟。</translation>
-    </message>
-    <message>
-        <source>Reading the data…</source>
-        <translation>正在读取数据…</translation>
-    </message>
-    <message>
-        <source>Checking every row: {what}, {percent}%…</source>
-        <translation>正在检查每一行：{what}，{percent}%…</translation>
-    </message>
-    <message>
-        <source>Checking every row…</source>
-        <translation>正在检查每一行……</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n row(s) for training, {eval} for evaluation</source>
-        <translation>
-            <numerusform>%n 行用于训练，{eval} 行用于评估</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>Labels (training/evaluation): {labels}</source>
-        <translation>标签（训练/评估）：{labels}</translation>
-    </message>
-    <message>
-        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
-        <translation>没有检查完所有行（已取消）：训练开始前会检查所有行。</translation>
     </message>
     <message>
         <source>(none)</source>
@@ -222,6 +40,14 @@
         <translation>（选择一列）</translation>
     </message>
     <message>
+        <source>{role}:</source>
+        <translation>{role}：</translation>
+    </message>
+    <message>
+        <source>{role} (optional):</source>
+        <translation>{role}（可选）：</translation>
+    </message>
+    <message>
         <source>guessed from its name</source>
         <translation>根据列名猜测</translation>
     </message>
@@ -230,12 +56,8 @@
         <translation>根据内容猜测</translation>
     </message>
     <message>
-        <source>{role}:</source>
-        <translation>{role}：</translation>
-    </message>
-    <message>
-        <source>{role} (optional):</source>
-        <translation>{role}（可选）：</translation>
+        <source>Choose a column for: {roles}.</source>
+        <translation>请为以下用途选择列：{roles}。</translation>
     </message>
     <message>
         <source>Text</source>
@@ -281,21 +103,180 @@
         <source>Target text</source>
         <translation>目标文本</translation>
     </message>
+</context>
+<context>
+    <name>ConfigSectionWidget</name>
     <message>
-        <source>Choose a column for: {roles}.</source>
-        <translation>请为以下用途选择列：{roles}。</translation>
+        <source>all linear layers</source>
+        <translation>所有线性层</translation>
     </message>
     <message>
-        <source>Loading the tokenizer…</source>
-        <translation>正在载入分词器…</translation>
+        <source>Precision</source>
+        <translation>精度</translation>
     </message>
     <message>
-        <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
-        <translation>{name}：最短 {min}，中位数 {median}，95% 为 {p95}，最长 {max} 个 token；{count} 条中有 {over} 条超过上限（{limit}）并被截断</translation>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
     </message>
     <message>
-        <source>Token lengths unavailable: {error}</source>
-        <translation>无法得到 token 长度：{error}</translation>
+        <source>Gradient checkpointing</source>
+        <translation>梯度检查点</translation>
+    </message>
+    <message>
+        <source>Pin memory</source>
+        <translation>锁页内存（pin memory）</translation>
+    </message>
+    <message>
+        <source>Data loader workers</source>
+        <translation>数据加载进程数</translation>
+    </message>
+    <message>
+        <source>Empty the GPU cache every (steps)</source>
+        <translation>每隔多少步清空 GPU 缓存</translation>
+    </message>
+    <message>
+        <source>Compile the model (torch.compile)</source>
+        <translation>编译模型（torch.compile）</translation>
+    </message>
+    <message>
+        <source>Compile backend</source>
+        <translation>编译后端</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力实现</translation>
+    </message>
+    <message>
+        <source>Recover from out of memory</source>
+        <translation>显存不足时自动恢复</translation>
+    </message>
+    <message>
+        <source>Train LoRA adapters</source>
+        <translation>训练 LoRA 适配器</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>秩（rank）</translation>
+    </message>
+    <message>
+        <source>Alpha</source>
+        <translation>Alpha</translation>
+    </message>
+    <message>
+        <source>Dropout</source>
+        <translation>Dropout</translation>
+    </message>
+    <message>
+        <source>Target modules</source>
+        <translation>目标模块</translation>
+    </message>
+    <message>
+        <source>QLoRA (4-bit base model)</source>
+        <translation>QLoRA（4 位基础模型）</translation>
+    </message>
+</context>
+<context>
+    <name>DataPage</name>
+    <message>
+        <source>Model &amp; data</source>
+        <translation>模型与数据</translation>
+    </message>
+    <message>
+        <source>What to train, and on which examples.</source>
+        <translation>训练什么，用哪些样本。</translation>
+    </message>
+</context>
+<context>
+    <name>DatasetPickerWidget</name>
+    <message>
+        <source>Data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <source>Choose a data file or a hub dataset.</source>
+        <translation>请选择数据文件或 Hub 数据集。</translation>
+    </message>
+    <message>
+        <source>A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id</source>
+        <translation>CSV、TSV、JSON(L)、Parquet、TXT 或 Excel 文件，或 Hub 数据集 ID</translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation>文件…</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop checking every row; training checks them all before it starts</source>
+        <translation>停止逐行检查；训练开始前会检查所有行</translation>
+    </message>
+    <message>
+        <source>Try the sample</source>
+        <translation>试用示例</translation>
+    </message>
+    <message>
+        <source>Load short English reviews and a small offline English model</source>
+        <translation>载入简短的英文评论和一个可离线使用的小型英文模型</translation>
+    </message>
+    <message>
+        <source>Share of the rows held out to measure the model; 0 = no evaluation</source>
+        <translation>留出一部分数据用来评估模型；0 表示不评估</translation>
+    </message>
+    <message>
+        <source>Dataset:</source>
+        <translation>数据集：</translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <source>Evaluation:</source>
+        <translation>评估：</translation>
+    </message>
+    <message>
+        <source>Download {dataset}</source>
+        <translation>下载 {dataset}</translation>
+    </message>
+    <message>
+        <source>Choose a data file</source>
+        <translation>选择数据文件</translation>
+    </message>
+    <message>
+        <source>Data files ({patterns})</source>
+        <translation>数据文件（{patterns}）</translation>
+    </message>
+    <message>
+        <source>Reading the data…</source>
+        <translation>正在读取数据…</translation>
+    </message>
+    <message>
+        <source>Checking every row…</source>
+        <translation>正在检查每一行……</translation>
+    </message>
+    <message>
+        <source>Checking every row: {what}, {percent}%…</source>
+        <translation>正在检查每一行：{what}，{percent}%…</translation>
+    </message>
+    <message>
+        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
+        <translation>没有检查完所有行（已取消）：训练开始前会检查所有行。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n row(s) for training, {eval} for evaluation</source>
+        <translation>
+            <numerusform>%n 行用于训练，{eval} 行用于评估</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Labels (training/evaluation): {labels}</source>
+        <translation>标签（训练/评估）：{labels}</translation>
     </message>
 </context>
 <context>
@@ -742,6 +723,21 @@
     </message>
 </context>
 <context>
+    <name>FailureWidget</name>
+    <message>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <source>Training failed.</source>
+        <translation>训练失败。</translation>
+    </message>
+    <message>
+        <source>Apply and retry: {change}</source>
+        <translation>应用并重试：{change}</translation>
+    </message>
+</context>
+<context>
     <name>FitBadge</name>
     <message>
         <source>fits</source>
@@ -762,6 +758,25 @@
     <message>
         <source>does not fit</source>
         <translation>放不下</translation>
+    </message>
+</context>
+<context>
+    <name>FitBadgeWidget</name>
+    <message>
+        <source>this GPU</source>
+        <translation>这块 GPU</translation>
+    </message>
+    <message>
+        <source>RAM (no NVIDIA GPU)</source>
+        <translation>内存（没有 NVIDIA GPU）</translation>
+    </message>
+    <message>
+        <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
+        <translation>本机情况：{badge}。按当前的“显存与速度”设置约需 {need}；{where}有 {have} 可用。</translation>
+    </message>
+    <message>
+        <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
+        <translation>在这台电脑的 CPU 上，每轮（epoch）约需 {minutes:.0f} 分钟。</translation>
     </message>
 </context>
 <context>
@@ -866,6 +881,52 @@
     </message>
 </context>
 <context>
+    <name>JobExportController</name>
+    <message>
+        <source>Where to write the job folder</source>
+        <translation>选择作业文件夹的位置</translation>
+    </message>
+    <message>
+        <source>Writing the job folder (the data and a local model are copied)…</source>
+        <translation>正在写入作业文件夹（会复制数据和本地模型）…</translation>
+    </message>
+    <message>
+        <source>Job written</source>
+        <translation>作业已写好</translation>
+    </message>
+    <message>
+        <source>The job is in {folder}.
+
+One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
+        <translation>作业位于 {folder}。
+
+单台机器：在那里运行 launch.sh。Slurm 集群：sbatch job.sbatch。其中的 README 说明了如何安装运行环境。训练任务文件夹会出现在它的 runs 文件夹里：用“训练记录 › 导入训练任务”把它带回来。</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>The job was not written</source>
+        <translation>作业没有写出</translation>
+    </message>
+</context>
+<context>
+    <name>JobShapeDialog</name>
+    <message>
+        <source>Job for another machine or a cluster</source>
+        <translation>在另一台机器或集群上训练的作业</translation>
+    </message>
+    <message>
+        <source>GPUs per machine:</source>
+        <translation>每台机器的 GPU 数：</translation>
+    </message>
+    <message>
+        <source>Machines (for the Slurm script):</source>
+        <translation>机器数（用于 Slurm 脚本）：</translation>
+    </message>
+</context>
+<context>
     <name>LivePlotWidget</name>
     <message>
         <source>step</source>
@@ -877,14 +938,6 @@
     <message>
         <source>Finetune Studio</source>
         <translation>Finetune Studio</translation>
-    </message>
-    <message>
-        <source>Resume</source>
-        <translation>继续训练</translation>
-    </message>
-    <message>
-        <source>Not now</source>
-        <translation>以后再说</translation>
     </message>
     <message>
         <source>&amp;Back</source>
@@ -975,14 +1028,6 @@
         <translation>已保存 {path}</translation>
     </message>
     <message>
-        <source>Language</source>
-        <translation>语言</translation>
-    </message>
-    <message>
-        <source>The new language is used from the next start. Restart Finetune Studio now?</source>
-        <translation>新语言将在下次启动时生效。现在重新启动 Finetune Studio 吗？</translation>
-    </message>
-    <message>
         <source>{headline} See the Environment step to fix it.</source>
         <translation>{headline} 请到“运行环境”一步修复。</translation>
     </message>
@@ -993,22 +1038,6 @@
     <message>
         <source>An export is in progress: wait for it, then install PyTorch.</source>
         <translation>正在导出：请等它完成，再安装 PyTorch。</translation>
-    </message>
-    <message>
-        <source>Restart to install PyTorch</source>
-        <translation>重新启动以安装 PyTorch</translation>
-    </message>
-    <message>
-        <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
-        <translation>这个窗口正在使用 PyTorch，现在无法替换。要重新启动应用，并首先安装匹配的 PyTorch 吗？</translation>
-    </message>
-    <message>
-        <source>Could not restart</source>
-        <translation>无法重新启动</translation>
-    </message>
-    <message>
-        <source>Close the app, then run: python -m desktop --repair</source>
-        <translation>请关闭应用，然后运行：python -m desktop --repair</translation>
     </message>
     <message>
         <source>Training…</source>
@@ -1029,46 +1058,6 @@
     <message>
         <source>Training finished. The model is in {folder}</source>
         <translation>训练完成。模型在 {folder}</translation>
-    </message>
-    <message>
-        <source>Where to write the job folder</source>
-        <translation>选择作业文件夹的位置</translation>
-    </message>
-    <message>
-        <source>Writing the job folder (the data and a local model are copied)…</source>
-        <translation>正在写入作业文件夹（会复制数据和本地模型）…</translation>
-    </message>
-    <message>
-        <source>Job for another machine or a cluster</source>
-        <translation>在另一台机器或集群上训练的作业</translation>
-    </message>
-    <message>
-        <source>GPUs per machine:</source>
-        <translation>每台机器的 GPU 数：</translation>
-    </message>
-    <message>
-        <source>Machines (for the Slurm script):</source>
-        <translation>机器数（用于 Slurm 脚本）：</translation>
-    </message>
-    <message>
-        <source>Job written</source>
-        <translation>作业已写好</translation>
-    </message>
-    <message>
-        <source>The job is in {folder}.
-
-One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
-        <translation>作业位于 {folder}。
-
-单台机器：在那里运行 launch.sh。Slurm 集群：sbatch job.sbatch。其中的 README 说明了如何安装运行环境。训练任务文件夹会出现在它的 runs 文件夹里：用“训练记录 › 导入训练任务”把它带回来。</translation>
-    </message>
-    <message>
-        <source>Open folder</source>
-        <translation>打开文件夹</translation>
-    </message>
-    <message>
-        <source>The job was not written</source>
-        <translation>作业没有写出</translation>
     </message>
     <message>
         <source>A run is in progress</source>
@@ -1099,10 +1088,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>打开模型文件夹</translation>
     </message>
     <message>
-        <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
-        <translation>训练任务 {run} 在第 {step} 步（共 {total} 步）时中断了（应用或电脑停止了运行）。要从最近的检查点继续吗？</translation>
-    </message>
-    <message>
         <source>Training is running</source>
         <translation>正在训练</translation>
     </message>
@@ -1121,6 +1106,85 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Stopping training and saving a checkpoint…</source>
         <translation>正在停止训练并保存检查点…</translation>
+    </message>
+</context>
+<context>
+    <name>MemoryEstimateWidget</name>
+    <message>
+        <source>Memory estimate and presets</source>
+        <translation>显存估算与预设</translation>
+    </message>
+    <message>
+        <source>Choose a model first.</source>
+        <translation>请先选择模型。</translation>
+    </message>
+    <message>
+        <source>Fastest</source>
+        <translation>最快</translation>
+    </message>
+    <message>
+        <source>Balanced</source>
+        <translation>均衡</translation>
+    </message>
+    <message>
+        <source>Lowest memory</source>
+        <translation>最省显存</translation>
+    </message>
+    <message>
+        <source>Fit my GPU</source>
+        <translation>适配我的 GPU</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU was found to fit the settings to.</source>
+        <translation>没有找到可用来适配设置的 NVIDIA GPU。</translation>
+    </message>
+    <message>
+        <source>Reading the model&apos;s size…</source>
+        <translation>正在读取模型大小…</translation>
+    </message>
+    <message>
+        <source>The model&apos;s size could not be read: {error}</source>
+        <translation>无法读取模型大小：{error}</translation>
+    </message>
+    <message>
+        <source>{term}: {size:.2f} GB</source>
+        <translation>{term}：{size:.2f} GB</translation>
+    </message>
+    <message>
+        <source>On this computer the run uses RAM: {parts}</source>
+        <translation>在这台电脑上，训练使用内存：{parts}</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
+        <translation>这里没有 NVIDIA GPU：训练将在 CPU 上运行，约需 {total:.1f} GB 内存（可用 {free:.1f} GB）。速度比 GPU 慢得多，最适合小模型和短文本。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放得下。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存勉强放得下。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
+        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放不下。</translation>
+    </message>
+    <message>
+        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
+        <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“适配我的 GPU”可以找到放得下的设置。</translation>
+    </message>
+    <message>
+        <source>Changed: {changes}</source>
+        <translation>已更改：{changes}</translation>
+    </message>
+    <message>
+        <source>Nothing changed: the current settings already match.</source>
+        <translation>没有改动：当前设置已经符合。</translation>
     </message>
 </context>
 <context>
@@ -1269,6 +1333,73 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>ModelPickerWidget</name>
+    <message>
+        <source>Task and model</source>
+        <translation>任务和模型</translation>
+    </message>
+    <message>
+        <source>Text classification</source>
+        <translation>文本分类</translation>
+    </message>
+    <message>
+        <source>Causal-LM / chat fine-tuning</source>
+        <translation>因果语言模型 / 对话微调</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence</source>
+        <translation>序列到序列</translation>
+    </message>
+    <message>
+        <source>Hub id such as bert-base-chinese, or a local folder</source>
+        <translation>Hub 模型 ID（如 bert-base-chinese）或本地文件夹</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>Browse models…</source>
+        <translation>浏览模型…</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下载</translation>
+    </message>
+    <message>
+        <source>Task:</source>
+        <translation>任务：</translation>
+    </message>
+    <message>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <source>Choose a model folder</source>
+        <translation>选择模型文件夹</translation>
+    </message>
+    <message>
+        <source>{arch} ({type}), {params} parameters</source>
+        <translation>{arch}（{type}），{params} 个参数</translation>
+    </message>
+    <message>
+        <source>A small pretrained model that ships with the app (works offline).</source>
+        <translation>应用自带的小型预训练模型（可离线使用）。</translation>
+    </message>
+    <message>
+        <source>Download the model before training: it is not on this computer yet.</source>
+        <translation>训练前请先下载模型：本机上还没有它。</translation>
+    </message>
+    <message>
+        <source>Not on this computer yet. Download it here (with progress and Cancel); training starts from the downloaded copy, without the network.</source>
+        <translation>本机上还没有这个模型。请在这里下载（可查看进度、随时取消）；训练将使用下载好的副本，无需联网。</translation>
+    </message>
+    <message>
+        <source>On this computer (downloaded): training needs no network.</source>
+        <translation>已在本机（已下载）：训练无需联网。</translation>
+    </message>
+</context>
+<context>
     <name>OptionsPage</name>
     <message>
         <source>Memory &amp; speed</source>
@@ -1387,210 +1518,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>LoRA 适配器</translation>
     </message>
     <message>
-        <source>Processes and GPUs</source>
-        <translation>进程与 GPU</translation>
-    </message>
-    <message>
-        <source>Run in a separate process</source>
-        <translation>在单独的进程中训练</translation>
-    </message>
-    <message>
-        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
-        <translation>这样“停止”可以立即结束训练，崩溃不会让应用关闭，训练结束后所有显存都会还给系统。开始时多花几秒钟。</translation>
-    </message>
-    <message>
-        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
-        <translation>DDP：每块 GPU 上一份完整的模型（最快）</translation>
-    </message>
-    <message>
-        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
-        <translation>FSDP：模型拆分到各块 GPU 上（适合一块 GPU 放不下的模型）</translation>
-    </message>
-    <message>
-        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
-        <translation>DeepSpeed ZeRO-2：拆分梯度和优化器状态</translation>
-    </message>
-    <message>
-        <source>DeepSpeed ZeRO-3: everything split</source>
-        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
-    </message>
-    <message>
-        <source>GPUs to use</source>
-        <translation>使用的 GPU 数</translation>
-    </message>
-    <message>
-        <source>Strategy</source>
-        <translation>策略</translation>
-    </message>
-    <message>
-        <source>Export as a job for another machine or a cluster…</source>
-        <translation>导出为作业，在另一台机器或集群上训练…</translation>
-    </message>
-    <message>
-        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
-        <translation>写出一个文件夹，包含配置、数据、launch.sh（单台机器）和 Slurm 脚本（多台机器）；用“训练记录 › 导入训练任务”把训练任务文件夹带回来</translation>
-    </message>
-    <message>
-        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
-        <translation>需要 deepspeed 包（pip install deepspeed；仅限 Linux）</translation>
-    </message>
-    <message>
-        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
-        <translation>一块 GPU。有多块时，训练会拆成每块 GPU 一个进程（accelerate launch）。</translation>
-    </message>
-    <message>
-        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
-        <translation>通过 accelerate launch 启动 {count} 个进程；进度来自第一个进程。在 Windows 上，GPU 之间用 gloo 经由系统内存交换梯度（PyTorch 在 Windows 上没有 NCCL）：每一步等待交换的时间比在 Linux 上长，所以 {count} 块 GPU 的速度提升不到 {count} 倍。要最快，请在 Linux 或 WSL2 上训练。</translation>
-    </message>
-    <message>
-        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
-        <translation>通过 accelerate launch 启动 {count} 个进程（NCCL）；进度、曲线和检查点来自第一个进程。显存估算是每块 GPU 的。</translation>
-    </message>
-    <message>
-        <source>Memory estimate and presets</source>
-        <translation>显存估算与预设</translation>
-    </message>
-    <message>
-        <source>Choose a model first.</source>
-        <translation>请先选择模型。</translation>
-    </message>
-    <message>
-        <source>Fastest</source>
-        <translation>最快</translation>
-    </message>
-    <message>
-        <source>Balanced</source>
-        <translation>均衡</translation>
-    </message>
-    <message>
-        <source>Lowest memory</source>
-        <translation>最省显存</translation>
-    </message>
-    <message>
-        <source>Fit my GPU</source>
-        <translation>适配我的 GPU</translation>
-    </message>
-    <message>
-        <source>Undo</source>
-        <translation>撤销</translation>
-    </message>
-    <message>
-        <source>No NVIDIA GPU was found to fit the settings to.</source>
-        <translation>没有找到可用来适配设置的 NVIDIA GPU。</translation>
-    </message>
-    <message>
-        <source>Reading the model&apos;s size…</source>
-        <translation>正在读取模型大小…</translation>
-    </message>
-    <message>
-        <source>The model&apos;s size could not be read: {error}</source>
-        <translation>无法读取模型大小：{error}</translation>
-    </message>
-    <message>
-        <source>{term}: {size:.2f} GB</source>
-        <translation>{term}：{size:.2f} GB</translation>
-    </message>
-    <message>
-        <source>On this computer the run uses RAM: {parts}</source>
-        <translation>在这台电脑上，训练使用内存：{parts}</translation>
-    </message>
-    <message>
-        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
-        <translation>这里没有 NVIDIA GPU：训练将在 CPU 上运行，约需 {total:.1f} GB 内存（可用 {free:.1f} GB）。速度比 GPU 慢得多，最适合小模型和短文本。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放得下。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存勉强放得下。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放不下。</translation>
-    </message>
-    <message>
-        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
-        <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“适配我的 GPU”可以找到放得下的设置。</translation>
-    </message>
-    <message>
-        <source>Changed: {changes}</source>
-        <translation>已更改：{changes}</translation>
-    </message>
-    <message>
-        <source>Nothing changed: the current settings already match.</source>
-        <translation>没有改动：当前设置已经符合。</translation>
-    </message>
-    <message>
-        <source>all linear layers</source>
-        <translation>所有线性层</translation>
-    </message>
-    <message>
-        <source>Precision</source>
-        <translation>精度</translation>
-    </message>
-    <message>
-        <source>Optimizer</source>
-        <translation>优化器</translation>
-    </message>
-    <message>
-        <source>Gradient checkpointing</source>
-        <translation>梯度检查点</translation>
-    </message>
-    <message>
-        <source>Pin memory</source>
-        <translation>锁页内存（pin memory）</translation>
-    </message>
-    <message>
-        <source>Data loader workers</source>
-        <translation>数据加载进程数</translation>
-    </message>
-    <message>
-        <source>Empty the GPU cache every (steps)</source>
-        <translation>每隔多少步清空 GPU 缓存</translation>
-    </message>
-    <message>
-        <source>Compile the model (torch.compile)</source>
-        <translation>编译模型（torch.compile）</translation>
-    </message>
-    <message>
-        <source>Compile backend</source>
-        <translation>编译后端</translation>
-    </message>
-    <message>
-        <source>Attention</source>
-        <translation>注意力实现</translation>
-    </message>
-    <message>
-        <source>Recover from out of memory</source>
-        <translation>显存不足时自动恢复</translation>
-    </message>
-    <message>
-        <source>Train LoRA adapters</source>
-        <translation>训练 LoRA 适配器</translation>
-    </message>
-    <message>
-        <source>Rank</source>
-        <translation>秩（rank）</translation>
-    </message>
-    <message>
-        <source>Alpha</source>
-        <translation>Alpha</translation>
-    </message>
-    <message>
-        <source>Dropout</source>
-        <translation>Dropout</translation>
-    </message>
-    <message>
-        <source>Target modules</source>
-        <translation>目标模块</translation>
-    </message>
-    <message>
-        <source>QLoRA (4-bit base model)</source>
-        <translation>QLoRA（4 位基础模型）</translation>
-    </message>
-    <message>
         <source>{field}:</source>
         <translation>{field}：</translation>
     </message>
@@ -1696,6 +1623,146 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Predicting failed: {error}</source>
         <translation>预测失败：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ProcessesWidget</name>
+    <message>
+        <source>Processes and GPUs</source>
+        <translation>进程与 GPU</translation>
+    </message>
+    <message>
+        <source>Run in a separate process</source>
+        <translation>在单独的进程中训练</translation>
+    </message>
+    <message>
+        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
+        <translation>这样“停止”可以立即结束训练，崩溃不会让应用关闭，训练结束后所有显存都会还给系统。开始时多花几秒钟。</translation>
+    </message>
+    <message>
+        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
+        <translation>DDP：每块 GPU 上一份完整的模型（最快）</translation>
+    </message>
+    <message>
+        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
+        <translation>FSDP：模型拆分到各块 GPU 上（适合一块 GPU 放不下的模型）</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
+        <translation>DeepSpeed ZeRO-2：拆分梯度和优化器状态</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-3: everything split</source>
+        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
+    </message>
+    <message>
+        <source>GPUs to use</source>
+        <translation>使用的 GPU 数</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Export as a job for another machine or a cluster…</source>
+        <translation>导出为作业，在另一台机器或集群上训练…</translation>
+    </message>
+    <message>
+        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
+        <translation>写出一个文件夹，包含配置、数据、launch.sh（单台机器）和 Slurm 脚本（多台机器）；用“训练记录 › 导入训练任务”把训练任务文件夹带回来</translation>
+    </message>
+    <message>
+        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
+        <translation>需要 deepspeed 包（pip install deepspeed；仅限 Linux）</translation>
+    </message>
+    <message>
+        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
+        <translation>一块 GPU。有多块时，训练会拆成每块 GPU 一个进程（accelerate launch）。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
+        <translation>通过 accelerate launch 启动 {count} 个进程；进度来自第一个进程。在 Windows 上，GPU 之间用 gloo 经由系统内存交换梯度（PyTorch 在 Windows 上没有 NCCL）：每一步等待交换的时间比在 Linux 上长，所以 {count} 块 GPU 的速度提升不到 {count} 倍。要最快，请在 Linux 或 WSL2 上训练。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
+        <translation>通过 accelerate launch 启动 {count} 个进程（NCCL）；进度、曲线和检查点来自第一个进程。显存估算是每块 GPU 的。</translation>
+    </message>
+</context>
+<context>
+    <name>RecoveryBarWidget</name>
+    <message>
+        <source>Undo for the next run</source>
+        <translation>下次训练撤销这些更改</translation>
+    </message>
+    <message>
+        <source>Use your own settings again in the next run</source>
+        <translation>下次训练重新使用您自己的设置</translation>
+    </message>
+    <message>
+        <source>The run starts with:</source>
+        <translation>训练开始时改为：</translation>
+    </message>
+    <message>
+        <source>The run goes on at step {step} with:</source>
+        <translation>训练在第 {step} 步继续，改为：</translation>
+    </message>
+    <message>
+        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
+        <translation>训练回到第 {step} 步的检查点继续，改为：</translation>
+    </message>
+    <message>
+        <source>The run starts again from the beginning with:</source>
+        <translation>训练从头重新开始，改为：</translation>
+    </message>
+    <message>
+        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
+        <translation>这些设置已填入“显存与速度”，供下次训练使用；点“撤销”可恢复您自己的设置。</translation>
+    </message>
+    <message>
+        <source>Undone: the next run uses your own settings again.</source>
+        <translation>已撤销：下次训练将重新使用您自己的设置。</translation>
+    </message>
+</context>
+<context>
+    <name>RestartController</name>
+    <message>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>The new language is used from the next start. Restart Finetune Studio now?</source>
+        <translation>新语言将在下次启动时生效。现在重新启动 Finetune Studio 吗？</translation>
+    </message>
+    <message>
+        <source>Restart to install PyTorch</source>
+        <translation>重新启动以安装 PyTorch</translation>
+    </message>
+    <message>
+        <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
+        <translation>这个窗口正在使用 PyTorch，现在无法替换。要重新启动应用，并首先安装匹配的 PyTorch 吗？</translation>
+    </message>
+    <message>
+        <source>Could not restart</source>
+        <translation>无法重新启动</translation>
+    </message>
+    <message>
+        <source>Close the app, then run: python -m desktop --repair</source>
+        <translation>请关闭应用，然后运行：python -m desktop --repair</translation>
+    </message>
+</context>
+<context>
+    <name>ResumeOfferWidget</name>
+    <message>
+        <source>Resume</source>
+        <translation>继续训练</translation>
+    </message>
+    <message>
+        <source>Not now</source>
+        <translation>以后再说</translation>
+    </message>
+    <message>
+        <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
+        <translation>训练任务 {run} 在第 {step} 步（共 {total} 步）时中断了（应用或电脑停止了运行）。要从最近的检查点继续吗？</translation>
     </message>
 </context>
 <context>
@@ -1997,42 +2064,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
-    <name>ThroughputPlotWidget</name>
-    <message>
-        <source>samples/s</source>
-        <translation>样本/秒</translation>
-    </message>
-    <message>
-        <source>tokens/s</source>
-        <translation>token/秒</translation>
-    </message>
-</context>
-<context>
-    <name>TrainPage</name>
-    <message>
-        <source>Train</source>
-        <translation>训练</translation>
-    </message>
-    <message>
-        <source>Watch the loss fall. Stop keeps a checkpoint you can resume from.</source>
-        <translation>看着损失下降。停止时会保留检查点，之后可以继续。</translation>
-    </message>
-    <message>
-        <source>Start training</source>
-        <translation>开始训练</translation>
-    </message>
-    <message>
-        <source>Resume</source>
-        <translation>继续训练</translation>
-    </message>
-    <message>
-        <source>Stop</source>
-        <translation>停止</translation>
-    </message>
-    <message>
-        <source>Ready. Press Start to train.</source>
-        <translation>准备就绪。点“开始训练”即可训练。</translation>
-    </message>
+    <name>SpillBarWidget</name>
     <message>
         <source>Stop and fit my GPU</source>
         <translation>停止并适配我的 GPU</translation>
@@ -2040,114 +2072,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Turn the fallback off…</source>
         <translation>关闭内存回退…</translation>
-    </message>
-    <message>
-        <source>Undo for the next run</source>
-        <translation>下次训练撤销这些更改</translation>
-    </message>
-    <message>
-        <source>Use your own settings again in the next run</source>
-        <translation>下次训练重新使用您自己的设置</translation>
-    </message>
-    <message>
-        <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
-        <translation>如果显存不足，训练会自动改用更少显存继续（首先是更小的批大小，等效批大小不变）；每项更改都会显示在这里。</translation>
-    </message>
-    <message>
-        <source>step %v of %m</source>
-        <translation>第 %v 步，共 %m 步</translation>
-    </message>
-    <message>
-        <source>Details</source>
-        <translation>详细信息</translation>
-    </message>
-    <message>
-        <source>Loss</source>
-        <translation>损失</translation>
-    </message>
-    <message>
-        <source>train</source>
-        <translation>训练</translation>
-    </message>
-    <message>
-        <source>train (smoothed)</source>
-        <translation>训练（平滑）</translation>
-    </message>
-    <message>
-        <source>eval</source>
-        <translation>评估</translation>
-    </message>
-    <message>
-        <source>Learning rate</source>
-        <translation>学习率</translation>
-    </message>
-    <message>
-        <source>learning rate</source>
-        <translation>学习率</translation>
-    </message>
-    <message>
-        <source>Memory</source>
-        <translation>内存</translation>
-    </message>
-    <message>
-        <source>VRAM allocated</source>
-        <translation>已分配显存</translation>
-    </message>
-    <message>
-        <source>VRAM reserved</source>
-        <translation>已预留显存</translation>
-    </message>
-    <message>
-        <source>process RAM</source>
-        <translation>进程内存</translation>
-    </message>
-    <message>
-        <source>GPU used, all processes (NVML)</source>
-        <translation>GPU 已用（所有进程，NVML）</translation>
-    </message>
-    <message>
-        <source>GPU total</source>
-        <translation>GPU 总量</translation>
-    </message>
-    <message>
-        <source>Throughput</source>
-        <translation>吞吐量</translation>
-    </message>
-    <message>
-        <source>samples/s</source>
-        <translation>样本/秒</translation>
-    </message>
-    <message>
-        <source>tokens/s</source>
-        <translation>token/秒</translation>
-    </message>
-    <message>
-        <source>Resuming {run}.</source>
-        <translation>正在继续 {run}。</translation>
-    </message>
-    <message>
-        <source>Ending the training process; the run keeps its last checkpoint…</source>
-        <translation>正在结束训练进程；训练任务保留最后一个检查点…</translation>
-    </message>
-    <message>
-        <source>Stop now</source>
-        <translation>立即停止</translation>
-    </message>
-    <message>
-        <source>End the training process at once; the run resumes from its last checkpoint</source>
-        <translation>立即结束训练进程；训练任务可以从最后一个检查点继续训练</translation>
-    </message>
-    <message>
-        <source>Stopping after this step and saving a checkpoint… Stop now ends it at once.</source>
-        <translation>这一步结束后停止并保存检查点……“立即停止”会马上结束。</translation>
-    </message>
-    <message>
-        <source>Stopping after this step and saving a checkpoint…</source>
-        <translation>将在这一步之后停止并保存检查点…</translation>
-    </message>
-    <message>
-        <source>Preparing…</source>
-        <translation>正在准备…</translation>
     </message>
     <message>
         <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
@@ -2178,6 +2102,103 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Open the NVIDIA Control Panel</source>
         <translation>打开 NVIDIA 控制面板</translation>
+    </message>
+</context>
+<context>
+    <name>ThroughputPlotWidget</name>
+    <message>
+        <source>samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+</context>
+<context>
+    <name>TokenStatsWidget</name>
+    <message>
+        <source>Token lengths</source>
+        <translation>Token 长度</translation>
+    </message>
+    <message>
+        <source>Token lengths appear once the model and data are loaded.</source>
+        <translation>载入模型和数据后，这里显示各条数据的 token 长度。</translation>
+    </message>
+    <message>
+        <source>Loading the tokenizer…</source>
+        <translation>正在载入分词器…</translation>
+    </message>
+    <message>
+        <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
+        <translation>{name}：最短 {min}，中位数 {median}，95% 为 {p95}，最长 {max} 个 token；{count} 条中有 {over} 条超过上限（{limit}）并被截断</translation>
+    </message>
+    <message>
+        <source>Token lengths unavailable: {error}</source>
+        <translation>无法得到 token 长度：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>TrainPage</name>
+    <message>
+        <source>Train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Watch the loss fall. Stop keeps a checkpoint you can resume from.</source>
+        <translation>看着损失下降。停止时会保留检查点，之后可以继续。</translation>
+    </message>
+    <message>
+        <source>Start training</source>
+        <translation>开始训练</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续训练</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Ready. Press Start to train.</source>
+        <translation>准备就绪。点“开始训练”即可训练。</translation>
+    </message>
+    <message>
+        <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
+        <translation>如果显存不足，训练会自动改用更少显存继续（首先是更小的批大小，等效批大小不变）；每项更改都会显示在这里。</translation>
+    </message>
+    <message>
+        <source>step %v of %m</source>
+        <translation>第 %v 步，共 %m 步</translation>
+    </message>
+    <message>
+        <source>Resuming {run}.</source>
+        <translation>正在继续 {run}。</translation>
+    </message>
+    <message>
+        <source>Ending the training process; the run keeps its last checkpoint…</source>
+        <translation>正在结束训练进程；训练任务保留最后一个检查点…</translation>
+    </message>
+    <message>
+        <source>Stop now</source>
+        <translation>立即停止</translation>
+    </message>
+    <message>
+        <source>End the training process at once; the run resumes from its last checkpoint</source>
+        <translation>立即结束训练进程；训练任务可以从最后一个检查点继续训练</translation>
+    </message>
+    <message>
+        <source>Stopping after this step and saving a checkpoint… Stop now ends it at once.</source>
+        <translation>这一步结束后停止并保存检查点……“立即停止”会马上结束。</translation>
+    </message>
+    <message>
+        <source>Stopping after this step and saving a checkpoint…</source>
+        <translation>将在这一步之后停止并保存检查点…</translation>
+    </message>
+    <message>
+        <source>Preparing…</source>
+        <translation>正在准备…</translation>
     </message>
     <message>
         <source>Kept awake</source>
@@ -2220,40 +2241,8 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步：{metrics}</translation>
     </message>
     <message>
-        <source>in shared system memory</source>
-        <translation>位于共享系统内存</translation>
-    </message>
-    <message>
-        <source>GPU {index} used (NVML)</source>
-        <translation>GPU {index} 已用（NVML）</translation>
-    </message>
-    <message>
-        <source>The run starts with:</source>
-        <translation>训练开始时改为：</translation>
-    </message>
-    <message>
-        <source>The run goes on at step {step} with:</source>
-        <translation>训练在第 {step} 步继续，改为：</translation>
-    </message>
-    <message>
-        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
-        <translation>训练回到第 {step} 步的检查点继续，改为：</translation>
-    </message>
-    <message>
-        <source>The run starts again from the beginning with:</source>
-        <translation>训练从头重新开始，改为：</translation>
-    </message>
-    <message>
-        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
-        <translation>这些设置已填入“显存与速度”，供下次训练使用；点“撤销”可恢复您自己的设置。</translation>
-    </message>
-    <message>
         <source>Out of memory: going on with less memory…</source>
         <translation>显存不足：正在改用更少显存继续…</translation>
-    </message>
-    <message>
-        <source>Undone: the next run uses your own settings again.</source>
-        <translation>已撤销：下次训练将重新使用您自己的设置。</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>
@@ -2279,13 +2268,76 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <source>Training did not finish.</source>
         <translation>训练没有完成。</translation>
     </message>
+</context>
+<context>
+    <name>TrainingPlotsWidget</name>
     <message>
-        <source>Training failed.</source>
-        <translation>训练失败。</translation>
+        <source>Loss</source>
+        <translation>损失</translation>
     </message>
     <message>
-        <source>Apply and retry: {change}</source>
-        <translation>应用并重试：{change}</translation>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>train (smoothed)</source>
+        <translation>训练（平滑）</translation>
+    </message>
+    <message>
+        <source>eval</source>
+        <translation>评估</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>VRAM allocated</source>
+        <translation>已分配显存</translation>
+    </message>
+    <message>
+        <source>VRAM reserved</source>
+        <translation>已预留显存</translation>
+    </message>
+    <message>
+        <source>process RAM</source>
+        <translation>进程内存</translation>
+    </message>
+    <message>
+        <source>GPU used, all processes (NVML)</source>
+        <translation>GPU 已用（所有进程，NVML）</translation>
+    </message>
+    <message>
+        <source>GPU total</source>
+        <translation>GPU 总量</translation>
+    </message>
+    <message>
+        <source>samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>in shared system memory</source>
+        <translation>位于共享系统内存</translation>
+    </message>
+    <message>
+        <source>GPU {index} used (NVML)</source>
+        <translation>GPU {index} 已用（NVML）</translation>
     </message>
 </context>
 <context>

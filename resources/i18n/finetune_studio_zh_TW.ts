@@ -2,74 +2,10 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_TW">
 <context>
-    <name>DataPage</name>
+    <name>ColumnMappingWidget</name>
     <message>
-        <source>Model &amp; data</source>
-        <translation>模型與資料</translation>
-    </message>
-    <message>
-        <source>What to train, and on which examples.</source>
-        <translation>訓練什麼，用哪些樣本。</translation>
-    </message>
-    <message>
-        <source>Choose a data file or a hub dataset.</source>
-        <translation>請選擇資料檔案或 Hub 資料集。</translation>
-    </message>
-    <message>
-        <source>Text classification</source>
-        <translation>文字分類</translation>
-    </message>
-    <message>
-        <source>Causal-LM / chat fine-tuning</source>
-        <translation>因果語言模型 / 對話微調</translation>
-    </message>
-    <message>
-        <source>Sequence-to-sequence</source>
-        <translation>序列到序列</translation>
-    </message>
-    <message>
-        <source>Hub id such as bert-base-chinese, or a local folder</source>
-        <translation>Hub 模型 ID（如 bert-base-chinese）或本機資料夾</translation>
-    </message>
-    <message>
-        <source>Folder…</source>
-        <translation>資料夾…</translation>
-    </message>
-    <message>
-        <source>Browse models…</source>
-        <translation>瀏覽模型…</translation>
-    </message>
-    <message>
-        <source>Download</source>
-        <translation>下載</translation>
-    </message>
-    <message>
-        <source>A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id</source>
-        <translation>CSV、TSV、JSON(L)、Parquet、TXT 或 Excel 檔案，或 Hub 資料集 ID</translation>
-    </message>
-    <message>
-        <source>File…</source>
-        <translation>檔案…</translation>
-    </message>
-    <message>
-        <source>Cancel</source>
-        <translation>取消</translation>
-    </message>
-    <message>
-        <source>Stop checking every row; training checks them all before it starts</source>
-        <translation>停止逐列檢查；訓練開始前會檢查所有列</translation>
-    </message>
-    <message>
-        <source>Try the sample</source>
-        <translation>試用範例</translation>
-    </message>
-    <message>
-        <source>Load short English reviews and a small offline English model</source>
-        <translation>載入簡短的英文評論和一個可離線使用的小型英文模型</translation>
-    </message>
-    <message>
-        <source>Share of the rows held out to measure the model; 0 = no evaluation</source>
-        <translation>保留一部分資料用來評估模型；0 表示不評估</translation>
+        <source>Columns</source>
+        <translation>欄位</translation>
     </message>
     <message>
         <source>Chat messages</source>
@@ -88,130 +24,12 @@
         <translation>純文字</translation>
     </message>
     <message>
-        <source>Token lengths appear once the model and data are loaded.</source>
-        <translation>載入模型和資料後，這裡會顯示各筆資料的 token 長度。</translation>
-    </message>
-    <message>
-        <source>Task and model</source>
-        <translation>任務和模型</translation>
-    </message>
-    <message>
-        <source>Task:</source>
-        <translation>任務：</translation>
-    </message>
-    <message>
-        <source>Model:</source>
-        <translation>模型：</translation>
-    </message>
-    <message>
-        <source>Data</source>
-        <translation>資料</translation>
-    </message>
-    <message>
-        <source>Dataset:</source>
-        <translation>資料集：</translation>
-    </message>
-    <message>
-        <source>seed</source>
-        <translation>隨機種子</translation>
-    </message>
-    <message>
-        <source>Evaluation:</source>
-        <translation>評估：</translation>
-    </message>
-    <message>
-        <source>Columns</source>
-        <translation>欄位</translation>
-    </message>
-    <message>
         <source>Format:</source>
         <translation>格式：</translation>
     </message>
     <message>
-        <source>Token lengths</source>
-        <translation>Token 長度</translation>
-    </message>
-    <message>
         <source>The columns are guessed again for {task}; check them below.</source>
         <translation>已依「{task}」重新推測各欄位，請在下方確認。</translation>
-    </message>
-    <message>
-        <source>Download {dataset}</source>
-        <translation>下載 {dataset}</translation>
-    </message>
-    <message>
-        <source>Choose a model folder</source>
-        <translation>選擇模型資料夾</translation>
-    </message>
-    <message>
-        <source>Choose a data file</source>
-        <translation>選擇資料檔案</translation>
-    </message>
-    <message>
-        <source>Data files ({patterns})</source>
-        <translation>資料檔案（{patterns}）</translation>
-    </message>
-    <message>
-        <source>{arch} ({type}), {params} parameters</source>
-        <translation>{arch}（{type}），{params} 個參數</translation>
-    </message>
-    <message>
-        <source>A small pretrained model that ships with the app (works offline).</source>
-        <translation>應用程式內建的小型預訓練模型（可離線使用）。</translation>
-    </message>
-    <message>
-        <source>Download the model before training: it is not on this computer yet.</source>
-        <translation>訓練前請先下載模型：這台電腦上還沒有它。</translation>
-    </message>
-    <message>
-        <source>Not on this computer yet. Download it here (with progress and Cancel); training starts from the downloaded copy, without the network.</source>
-        <translation>這台電腦上還沒有這個模型。請在這裡下載（可查看進度、隨時取消）；訓練會使用下載好的副本，不需要連網。</translation>
-    </message>
-    <message>
-        <source>On this computer (downloaded): training needs no network.</source>
-        <translation>已在這台電腦上（已下載）：訓練不需要連網。</translation>
-    </message>
-    <message>
-        <source>this GPU</source>
-        <translation>這張 GPU</translation>
-    </message>
-    <message>
-        <source>RAM (no NVIDIA GPU)</source>
-        <translation>記憶體（沒有 NVIDIA GPU）</translation>
-    </message>
-    <message>
-        <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
-        <translation>這台電腦：{badge}。依目前的「記憶體與速度」設定約需 {need}；{where}有 {have} 可用。</translation>
-    </message>
-    <message>
-        <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
-        <translation>在這台電腦的 CPU 上，每輪（epoch）約需 {minutes:.0f} 分鐘。</translation>
-    </message>
-    <message>
-        <source>Reading the data…</source>
-        <translation>正在讀取資料…</translation>
-    </message>
-    <message>
-        <source>Checking every row: {what}, {percent}%…</source>
-        <translation>正在檢查每一列：{what}，{percent}%…</translation>
-    </message>
-    <message>
-        <source>Checking every row…</source>
-        <translation>正在檢查每一列……</translation>
-    </message>
-    <message numerus="yes">
-        <source>%n row(s) for training, {eval} for evaluation</source>
-        <translation>
-            <numerusform>%n 列用於訓練，{eval} 列用於評估</numerusform>
-        </translation>
-    </message>
-    <message>
-        <source>Labels (training/evaluation): {labels}</source>
-        <translation>標籤（訓練/評估）：{labels}</translation>
-    </message>
-    <message>
-        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
-        <translation>沒有檢查完所有列（已取消）：訓練開始前會檢查所有列。</translation>
     </message>
     <message>
         <source>(none)</source>
@@ -222,6 +40,14 @@
         <translation>（選擇一個欄位）</translation>
     </message>
     <message>
+        <source>{role}:</source>
+        <translation>{role}：</translation>
+    </message>
+    <message>
+        <source>{role} (optional):</source>
+        <translation>{role}（選填）：</translation>
+    </message>
+    <message>
         <source>guessed from its name</source>
         <translation>依欄位名稱推測</translation>
     </message>
@@ -230,12 +56,8 @@
         <translation>依內容推測</translation>
     </message>
     <message>
-        <source>{role}:</source>
-        <translation>{role}：</translation>
-    </message>
-    <message>
-        <source>{role} (optional):</source>
-        <translation>{role}（選填）：</translation>
+        <source>Choose a column for: {roles}.</source>
+        <translation>請為以下用途選擇欄位：{roles}。</translation>
     </message>
     <message>
         <source>Text</source>
@@ -281,21 +103,180 @@
         <source>Target text</source>
         <translation>目標文字</translation>
     </message>
+</context>
+<context>
+    <name>ConfigSectionWidget</name>
     <message>
-        <source>Choose a column for: {roles}.</source>
-        <translation>請為以下用途選擇欄位：{roles}。</translation>
+        <source>all linear layers</source>
+        <translation>所有線性層</translation>
     </message>
     <message>
-        <source>Loading the tokenizer…</source>
-        <translation>正在載入分詞器…</translation>
+        <source>Precision</source>
+        <translation>精度</translation>
     </message>
     <message>
-        <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
-        <translation>{name}：最短 {min}，中位數 {median}，95% 為 {p95}，最長 {max} 個 token；{count} 筆中有 {over} 筆超過上限（{limit}）並被截斷</translation>
+        <source>Optimizer</source>
+        <translation>最佳化器</translation>
     </message>
     <message>
-        <source>Token lengths unavailable: {error}</source>
-        <translation>無法取得 token 長度：{error}</translation>
+        <source>Gradient checkpointing</source>
+        <translation>梯度檢查點</translation>
+    </message>
+    <message>
+        <source>Pin memory</source>
+        <translation>鎖頁記憶體（pin memory）</translation>
+    </message>
+    <message>
+        <source>Data loader workers</source>
+        <translation>資料載入程序數</translation>
+    </message>
+    <message>
+        <source>Empty the GPU cache every (steps)</source>
+        <translation>每隔多少步清空 GPU 快取</translation>
+    </message>
+    <message>
+        <source>Compile the model (torch.compile)</source>
+        <translation>編譯模型（torch.compile）</translation>
+    </message>
+    <message>
+        <source>Compile backend</source>
+        <translation>編譯後端</translation>
+    </message>
+    <message>
+        <source>Attention</source>
+        <translation>注意力實作</translation>
+    </message>
+    <message>
+        <source>Recover from out of memory</source>
+        <translation>顯示記憶體不足時自動復原</translation>
+    </message>
+    <message>
+        <source>Train LoRA adapters</source>
+        <translation>訓練 LoRA 適配器</translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation>秩（rank）</translation>
+    </message>
+    <message>
+        <source>Alpha</source>
+        <translation>Alpha</translation>
+    </message>
+    <message>
+        <source>Dropout</source>
+        <translation>Dropout</translation>
+    </message>
+    <message>
+        <source>Target modules</source>
+        <translation>目標模組</translation>
+    </message>
+    <message>
+        <source>QLoRA (4-bit base model)</source>
+        <translation>QLoRA（4 位元基礎模型）</translation>
+    </message>
+</context>
+<context>
+    <name>DataPage</name>
+    <message>
+        <source>Model &amp; data</source>
+        <translation>模型與資料</translation>
+    </message>
+    <message>
+        <source>What to train, and on which examples.</source>
+        <translation>訓練什麼，用哪些樣本。</translation>
+    </message>
+</context>
+<context>
+    <name>DatasetPickerWidget</name>
+    <message>
+        <source>Data</source>
+        <translation>資料</translation>
+    </message>
+    <message>
+        <source>Choose a data file or a hub dataset.</source>
+        <translation>請選擇資料檔案或 Hub 資料集。</translation>
+    </message>
+    <message>
+        <source>A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id</source>
+        <translation>CSV、TSV、JSON(L)、Parquet、TXT 或 Excel 檔案，或 Hub 資料集 ID</translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation>檔案…</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下載</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Stop checking every row; training checks them all before it starts</source>
+        <translation>停止逐列檢查；訓練開始前會檢查所有列</translation>
+    </message>
+    <message>
+        <source>Try the sample</source>
+        <translation>試用範例</translation>
+    </message>
+    <message>
+        <source>Load short English reviews and a small offline English model</source>
+        <translation>載入簡短的英文評論和一個可離線使用的小型英文模型</translation>
+    </message>
+    <message>
+        <source>Share of the rows held out to measure the model; 0 = no evaluation</source>
+        <translation>保留一部分資料用來評估模型；0 表示不評估</translation>
+    </message>
+    <message>
+        <source>Dataset:</source>
+        <translation>資料集：</translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation>隨機種子</translation>
+    </message>
+    <message>
+        <source>Evaluation:</source>
+        <translation>評估：</translation>
+    </message>
+    <message>
+        <source>Download {dataset}</source>
+        <translation>下載 {dataset}</translation>
+    </message>
+    <message>
+        <source>Choose a data file</source>
+        <translation>選擇資料檔案</translation>
+    </message>
+    <message>
+        <source>Data files ({patterns})</source>
+        <translation>資料檔案（{patterns}）</translation>
+    </message>
+    <message>
+        <source>Reading the data…</source>
+        <translation>正在讀取資料…</translation>
+    </message>
+    <message>
+        <source>Checking every row…</source>
+        <translation>正在檢查每一列……</translation>
+    </message>
+    <message>
+        <source>Checking every row: {what}, {percent}%…</source>
+        <translation>正在檢查每一列：{what}，{percent}%…</translation>
+    </message>
+    <message>
+        <source>Not every row was checked (cancelled): training checks them all before it starts.</source>
+        <translation>沒有檢查完所有列（已取消）：訓練開始前會檢查所有列。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n row(s) for training, {eval} for evaluation</source>
+        <translation>
+            <numerusform>%n 列用於訓練，{eval} 列用於評估</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Labels (training/evaluation): {labels}</source>
+        <translation>標籤（訓練/評估）：{labels}</translation>
     </message>
 </context>
 <context>
@@ -742,6 +723,21 @@
     </message>
 </context>
 <context>
+    <name>FailureWidget</name>
+    <message>
+        <source>Details</source>
+        <translation>詳細資訊</translation>
+    </message>
+    <message>
+        <source>Training failed.</source>
+        <translation>訓練失敗。</translation>
+    </message>
+    <message>
+        <source>Apply and retry: {change}</source>
+        <translation>套用並重試：{change}</translation>
+    </message>
+</context>
+<context>
     <name>FitBadge</name>
     <message>
         <source>fits</source>
@@ -762,6 +758,25 @@
     <message>
         <source>does not fit</source>
         <translation>放不下</translation>
+    </message>
+</context>
+<context>
+    <name>FitBadgeWidget</name>
+    <message>
+        <source>this GPU</source>
+        <translation>這張 GPU</translation>
+    </message>
+    <message>
+        <source>RAM (no NVIDIA GPU)</source>
+        <translation>記憶體（沒有 NVIDIA GPU）</translation>
+    </message>
+    <message>
+        <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
+        <translation>這台電腦：{badge}。依目前的「記憶體與速度」設定約需 {need}；{where}有 {have} 可用。</translation>
+    </message>
+    <message>
+        <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
+        <translation>在這台電腦的 CPU 上，每輪（epoch）約需 {minutes:.0f} 分鐘。</translation>
     </message>
 </context>
 <context>
@@ -866,6 +881,52 @@
     </message>
 </context>
 <context>
+    <name>JobExportController</name>
+    <message>
+        <source>Where to write the job folder</source>
+        <translation>選擇作業資料夾的位置</translation>
+    </message>
+    <message>
+        <source>Writing the job folder (the data and a local model are copied)…</source>
+        <translation>正在寫入作業資料夾（會複製資料和本機模型）…</translation>
+    </message>
+    <message>
+        <source>Job written</source>
+        <translation>作業已寫好</translation>
+    </message>
+    <message>
+        <source>The job is in {folder}.
+
+One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
+        <translation>作業位於 {folder}。
+
+單台機器：在那裡執行 launch.sh。Slurm 叢集：sbatch job.sbatch。其中的 README 說明了如何安裝執行環境。訓練任務資料夾會出現在它的 runs 資料夾裡：用「訓練紀錄 › 匯入訓練任務」把它帶回來。</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>開啟資料夾</translation>
+    </message>
+    <message>
+        <source>The job was not written</source>
+        <translation>作業沒有寫出</translation>
+    </message>
+</context>
+<context>
+    <name>JobShapeDialog</name>
+    <message>
+        <source>Job for another machine or a cluster</source>
+        <translation>在另一台機器或叢集上訓練的作業</translation>
+    </message>
+    <message>
+        <source>GPUs per machine:</source>
+        <translation>每台機器的 GPU 數：</translation>
+    </message>
+    <message>
+        <source>Machines (for the Slurm script):</source>
+        <translation>機器數（用於 Slurm 指令碼）：</translation>
+    </message>
+</context>
+<context>
     <name>LivePlotWidget</name>
     <message>
         <source>step</source>
@@ -877,14 +938,6 @@
     <message>
         <source>Finetune Studio</source>
         <translation>Finetune Studio</translation>
-    </message>
-    <message>
-        <source>Resume</source>
-        <translation>繼續訓練</translation>
-    </message>
-    <message>
-        <source>Not now</source>
-        <translation>稍後再說</translation>
     </message>
     <message>
         <source>&amp;Back</source>
@@ -975,14 +1028,6 @@
         <translation>已儲存 {path}</translation>
     </message>
     <message>
-        <source>Language</source>
-        <translation>語言</translation>
-    </message>
-    <message>
-        <source>The new language is used from the next start. Restart Finetune Studio now?</source>
-        <translation>新語言會在下次啟動時生效。現在重新啟動 Finetune Studio 嗎？</translation>
-    </message>
-    <message>
         <source>{headline} See the Environment step to fix it.</source>
         <translation>{headline} 請到「執行環境」步驟修復。</translation>
     </message>
@@ -993,22 +1038,6 @@
     <message>
         <source>An export is in progress: wait for it, then install PyTorch.</source>
         <translation>正在匯出：請等它完成，再安裝 PyTorch。</translation>
-    </message>
-    <message>
-        <source>Restart to install PyTorch</source>
-        <translation>重新啟動以安裝 PyTorch</translation>
-    </message>
-    <message>
-        <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
-        <translation>這個視窗正在使用 PyTorch，現在無法替換。要重新啟動應用程式，並優先安裝相符的 PyTorch 嗎？</translation>
-    </message>
-    <message>
-        <source>Could not restart</source>
-        <translation>無法重新啟動</translation>
-    </message>
-    <message>
-        <source>Close the app, then run: python -m desktop --repair</source>
-        <translation>請關閉應用程式，然後執行：python -m desktop --repair</translation>
     </message>
     <message>
         <source>Training…</source>
@@ -1029,46 +1058,6 @@
     <message>
         <source>Training finished. The model is in {folder}</source>
         <translation>訓練完成。模型在 {folder}</translation>
-    </message>
-    <message>
-        <source>Where to write the job folder</source>
-        <translation>選擇作業資料夾的位置</translation>
-    </message>
-    <message>
-        <source>Writing the job folder (the data and a local model are copied)…</source>
-        <translation>正在寫入作業資料夾（會複製資料和本機模型）…</translation>
-    </message>
-    <message>
-        <source>Job for another machine or a cluster</source>
-        <translation>在另一台機器或叢集上訓練的作業</translation>
-    </message>
-    <message>
-        <source>GPUs per machine:</source>
-        <translation>每台機器的 GPU 數：</translation>
-    </message>
-    <message>
-        <source>Machines (for the Slurm script):</source>
-        <translation>機器數（用於 Slurm 指令碼）：</translation>
-    </message>
-    <message>
-        <source>Job written</source>
-        <translation>作業已寫好</translation>
-    </message>
-    <message>
-        <source>The job is in {folder}.
-
-One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README says how to install the runtime. The run folder ends up in its runs folder: bring it back with Run history › Import run.</source>
-        <translation>作業位於 {folder}。
-
-單台機器：在那裡執行 launch.sh。Slurm 叢集：sbatch job.sbatch。其中的 README 說明了如何安裝執行環境。訓練任務資料夾會出現在它的 runs 資料夾裡：用「訓練紀錄 › 匯入訓練任務」把它帶回來。</translation>
-    </message>
-    <message>
-        <source>Open folder</source>
-        <translation>開啟資料夾</translation>
-    </message>
-    <message>
-        <source>The job was not written</source>
-        <translation>作業沒有寫出</translation>
     </message>
     <message>
         <source>A run is in progress</source>
@@ -1099,10 +1088,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>開啟模型資料夾</translation>
     </message>
     <message>
-        <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
-        <translation>訓練任務 {run} 在第 {step} 步（共 {total} 步）時中斷了（應用程式或電腦停止了運作）。要從最近的檢查點繼續嗎？</translation>
-    </message>
-    <message>
         <source>Training is running</source>
         <translation>正在訓練</translation>
     </message>
@@ -1121,6 +1106,85 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Stopping training and saving a checkpoint…</source>
         <translation>正在停止訓練並儲存檢查點…</translation>
+    </message>
+</context>
+<context>
+    <name>MemoryEstimateWidget</name>
+    <message>
+        <source>Memory estimate and presets</source>
+        <translation>記憶體估算與預設</translation>
+    </message>
+    <message>
+        <source>Choose a model first.</source>
+        <translation>請先選擇模型。</translation>
+    </message>
+    <message>
+        <source>Fastest</source>
+        <translation>最快</translation>
+    </message>
+    <message>
+        <source>Balanced</source>
+        <translation>均衡</translation>
+    </message>
+    <message>
+        <source>Lowest memory</source>
+        <translation>最省記憶體</translation>
+    </message>
+    <message>
+        <source>Fit my GPU</source>
+        <translation>配合我的 GPU</translation>
+    </message>
+    <message>
+        <source>Undo</source>
+        <translation>復原</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU was found to fit the settings to.</source>
+        <translation>沒有找到可用來調整設定的 NVIDIA GPU。</translation>
+    </message>
+    <message>
+        <source>Reading the model&apos;s size…</source>
+        <translation>正在讀取模型大小…</translation>
+    </message>
+    <message>
+        <source>The model&apos;s size could not be read: {error}</source>
+        <translation>無法讀取模型大小：{error}</translation>
+    </message>
+    <message>
+        <source>{term}: {size:.2f} GB</source>
+        <translation>{term}：{size:.2f} GB</translation>
+    </message>
+    <message>
+        <source>On this computer the run uses RAM: {parts}</source>
+        <translation>在這台電腦上，訓練使用記憶體：{parts}</translation>
+    </message>
+    <message>
+        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
+        <translation>這裡沒有 NVIDIA GPU：訓練會在 CPU 上執行，約需 {total:.1f} GB 記憶體（可用 {free:.1f} GB）。速度比 GPU 慢得多，最適合小模型和短文字。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放得下。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體勉強放得下。</translation>
+    </message>
+    <message>
+        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
+        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放不下。</translation>
+    </message>
+    <message>
+        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
+        <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「配合我的 GPU」可以找到放得下的設定。</translation>
+    </message>
+    <message>
+        <source>Changed: {changes}</source>
+        <translation>已變更：{changes}</translation>
+    </message>
+    <message>
+        <source>Nothing changed: the current settings already match.</source>
+        <translation>沒有變更：目前的設定已經符合。</translation>
     </message>
 </context>
 <context>
@@ -1269,6 +1333,73 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>ModelPickerWidget</name>
+    <message>
+        <source>Task and model</source>
+        <translation>任務和模型</translation>
+    </message>
+    <message>
+        <source>Text classification</source>
+        <translation>文字分類</translation>
+    </message>
+    <message>
+        <source>Causal-LM / chat fine-tuning</source>
+        <translation>因果語言模型 / 對話微調</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence</source>
+        <translation>序列到序列</translation>
+    </message>
+    <message>
+        <source>Hub id such as bert-base-chinese, or a local folder</source>
+        <translation>Hub 模型 ID（如 bert-base-chinese）或本機資料夾</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>資料夾…</translation>
+    </message>
+    <message>
+        <source>Browse models…</source>
+        <translation>瀏覽模型…</translation>
+    </message>
+    <message>
+        <source>Download</source>
+        <translation>下載</translation>
+    </message>
+    <message>
+        <source>Task:</source>
+        <translation>任務：</translation>
+    </message>
+    <message>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <source>Choose a model folder</source>
+        <translation>選擇模型資料夾</translation>
+    </message>
+    <message>
+        <source>{arch} ({type}), {params} parameters</source>
+        <translation>{arch}（{type}），{params} 個參數</translation>
+    </message>
+    <message>
+        <source>A small pretrained model that ships with the app (works offline).</source>
+        <translation>應用程式內建的小型預訓練模型（可離線使用）。</translation>
+    </message>
+    <message>
+        <source>Download the model before training: it is not on this computer yet.</source>
+        <translation>訓練前請先下載模型：這台電腦上還沒有它。</translation>
+    </message>
+    <message>
+        <source>Not on this computer yet. Download it here (with progress and Cancel); training starts from the downloaded copy, without the network.</source>
+        <translation>這台電腦上還沒有這個模型。請在這裡下載（可查看進度、隨時取消）；訓練會使用下載好的副本，不需要連網。</translation>
+    </message>
+    <message>
+        <source>On this computer (downloaded): training needs no network.</source>
+        <translation>已在這台電腦上（已下載）：訓練不需要連網。</translation>
+    </message>
+</context>
+<context>
     <name>OptionsPage</name>
     <message>
         <source>Memory &amp; speed</source>
@@ -1387,210 +1518,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>LoRA 適配器</translation>
     </message>
     <message>
-        <source>Processes and GPUs</source>
-        <translation>行程與 GPU</translation>
-    </message>
-    <message>
-        <source>Run in a separate process</source>
-        <translation>在獨立的行程中訓練</translation>
-    </message>
-    <message>
-        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
-        <translation>這樣「停止」可以立即結束訓練，當機不會讓應用程式關閉，訓練結束後所有顯示記憶體都會還給系統。開始時多花幾秒鐘。</translation>
-    </message>
-    <message>
-        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
-        <translation>DDP：每張 GPU 上一份完整的模型（最快）</translation>
-    </message>
-    <message>
-        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
-        <translation>FSDP：模型拆分到各張 GPU 上（適合一張 GPU 放不下的模型）</translation>
-    </message>
-    <message>
-        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
-        <translation>DeepSpeed ZeRO-2：拆分梯度和最佳化器狀態</translation>
-    </message>
-    <message>
-        <source>DeepSpeed ZeRO-3: everything split</source>
-        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
-    </message>
-    <message>
-        <source>GPUs to use</source>
-        <translation>使用的 GPU 數</translation>
-    </message>
-    <message>
-        <source>Strategy</source>
-        <translation>策略</translation>
-    </message>
-    <message>
-        <source>Export as a job for another machine or a cluster…</source>
-        <translation>匯出為作業，在另一台機器或叢集上訓練…</translation>
-    </message>
-    <message>
-        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
-        <translation>寫出一個資料夾，包含設定、資料、launch.sh（單台機器）和 Slurm 指令碼（多台機器）；用「訓練紀錄 › 匯入訓練任務」把訓練任務資料夾帶回來</translation>
-    </message>
-    <message>
-        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
-        <translation>需要 deepspeed 套件（pip install deepspeed；僅限 Linux）</translation>
-    </message>
-    <message>
-        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
-        <translation>一張 GPU。有多張時，訓練會拆成每張 GPU 一個行程（accelerate launch）。</translation>
-    </message>
-    <message>
-        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
-        <translation>透過 accelerate launch 啟動 {count} 個行程；進度來自第一個行程。在 Windows 上，GPU 之間用 gloo 經由系統記憶體交換梯度（PyTorch 在 Windows 上沒有 NCCL）：每一步等待交換的時間比在 Linux 上長，所以 {count} 張 GPU 的速度提升不到 {count} 倍。要最快，請在 Linux 或 WSL2 上訓練。</translation>
-    </message>
-    <message>
-        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
-        <translation>透過 accelerate launch 啟動 {count} 個行程（NCCL）；進度、曲線和檢查點來自第一個行程。顯示記憶體估算是每張 GPU 的。</translation>
-    </message>
-    <message>
-        <source>Memory estimate and presets</source>
-        <translation>記憶體估算與預設</translation>
-    </message>
-    <message>
-        <source>Choose a model first.</source>
-        <translation>請先選擇模型。</translation>
-    </message>
-    <message>
-        <source>Fastest</source>
-        <translation>最快</translation>
-    </message>
-    <message>
-        <source>Balanced</source>
-        <translation>均衡</translation>
-    </message>
-    <message>
-        <source>Lowest memory</source>
-        <translation>最省記憶體</translation>
-    </message>
-    <message>
-        <source>Fit my GPU</source>
-        <translation>配合我的 GPU</translation>
-    </message>
-    <message>
-        <source>Undo</source>
-        <translation>復原</translation>
-    </message>
-    <message>
-        <source>No NVIDIA GPU was found to fit the settings to.</source>
-        <translation>沒有找到可用來調整設定的 NVIDIA GPU。</translation>
-    </message>
-    <message>
-        <source>Reading the model&apos;s size…</source>
-        <translation>正在讀取模型大小…</translation>
-    </message>
-    <message>
-        <source>The model&apos;s size could not be read: {error}</source>
-        <translation>無法讀取模型大小：{error}</translation>
-    </message>
-    <message>
-        <source>{term}: {size:.2f} GB</source>
-        <translation>{term}：{size:.2f} GB</translation>
-    </message>
-    <message>
-        <source>On this computer the run uses RAM: {parts}</source>
-        <translation>在這台電腦上，訓練使用記憶體：{parts}</translation>
-    </message>
-    <message>
-        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
-        <translation>這裡沒有 NVIDIA GPU：訓練會在 CPU 上執行，約需 {total:.1f} GB 記憶體（可用 {free:.1f} GB）。速度比 GPU 慢得多，最適合小模型和短文字。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放得下。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體勉強放得下。</translation>
-    </message>
-    <message>
-        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放不下。</translation>
-    </message>
-    <message>
-        <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
-        <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「配合我的 GPU」可以找到放得下的設定。</translation>
-    </message>
-    <message>
-        <source>Changed: {changes}</source>
-        <translation>已變更：{changes}</translation>
-    </message>
-    <message>
-        <source>Nothing changed: the current settings already match.</source>
-        <translation>沒有變更：目前的設定已經符合。</translation>
-    </message>
-    <message>
-        <source>all linear layers</source>
-        <translation>所有線性層</translation>
-    </message>
-    <message>
-        <source>Precision</source>
-        <translation>精度</translation>
-    </message>
-    <message>
-        <source>Optimizer</source>
-        <translation>最佳化器</translation>
-    </message>
-    <message>
-        <source>Gradient checkpointing</source>
-        <translation>梯度檢查點</translation>
-    </message>
-    <message>
-        <source>Pin memory</source>
-        <translation>鎖頁記憶體（pin memory）</translation>
-    </message>
-    <message>
-        <source>Data loader workers</source>
-        <translation>資料載入程序數</translation>
-    </message>
-    <message>
-        <source>Empty the GPU cache every (steps)</source>
-        <translation>每隔多少步清空 GPU 快取</translation>
-    </message>
-    <message>
-        <source>Compile the model (torch.compile)</source>
-        <translation>編譯模型（torch.compile）</translation>
-    </message>
-    <message>
-        <source>Compile backend</source>
-        <translation>編譯後端</translation>
-    </message>
-    <message>
-        <source>Attention</source>
-        <translation>注意力實作</translation>
-    </message>
-    <message>
-        <source>Recover from out of memory</source>
-        <translation>顯示記憶體不足時自動復原</translation>
-    </message>
-    <message>
-        <source>Train LoRA adapters</source>
-        <translation>訓練 LoRA 適配器</translation>
-    </message>
-    <message>
-        <source>Rank</source>
-        <translation>秩（rank）</translation>
-    </message>
-    <message>
-        <source>Alpha</source>
-        <translation>Alpha</translation>
-    </message>
-    <message>
-        <source>Dropout</source>
-        <translation>Dropout</translation>
-    </message>
-    <message>
-        <source>Target modules</source>
-        <translation>目標模組</translation>
-    </message>
-    <message>
-        <source>QLoRA (4-bit base model)</source>
-        <translation>QLoRA（4 位元基礎模型）</translation>
-    </message>
-    <message>
         <source>{field}:</source>
         <translation>{field}：</translation>
     </message>
@@ -1696,6 +1623,146 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Predicting failed: {error}</source>
         <translation>預測失敗：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>ProcessesWidget</name>
+    <message>
+        <source>Processes and GPUs</source>
+        <translation>行程與 GPU</translation>
+    </message>
+    <message>
+        <source>Run in a separate process</source>
+        <translation>在獨立的行程中訓練</translation>
+    </message>
+    <message>
+        <source>Stop can then end the run at once, a crash cannot close the app, and every byte of GPU memory goes back to the system when the run ends. It costs a few seconds at the start.</source>
+        <translation>這樣「停止」可以立即結束訓練，當機不會讓應用程式關閉，訓練結束後所有顯示記憶體都會還給系統。開始時多花幾秒鐘。</translation>
+    </message>
+    <message>
+        <source>DDP: a whole copy of the model on each GPU (fastest)</source>
+        <translation>DDP：每張 GPU 上一份完整的模型（最快）</translation>
+    </message>
+    <message>
+        <source>FSDP: the model split across the GPUs (for a model too big for one)</source>
+        <translation>FSDP：模型拆分到各張 GPU 上（適合一張 GPU 放不下的模型）</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-2: gradients and optimizer split</source>
+        <translation>DeepSpeed ZeRO-2：拆分梯度和最佳化器狀態</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO-3: everything split</source>
+        <translation>DeepSpeed ZeRO-3：全部拆分</translation>
+    </message>
+    <message>
+        <source>GPUs to use</source>
+        <translation>使用的 GPU 數</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Export as a job for another machine or a cluster…</source>
+        <translation>匯出為作業，在另一台機器或叢集上訓練…</translation>
+    </message>
+    <message>
+        <source>Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script (several); bring the run folder back with Run history › Import run</source>
+        <translation>寫出一個資料夾，包含設定、資料、launch.sh（單台機器）和 Slurm 指令碼（多台機器）；用「訓練紀錄 › 匯入訓練任務」把訓練任務資料夾帶回來</translation>
+    </message>
+    <message>
+        <source>Needs the deepspeed package (pip install deepspeed; Linux only)</source>
+        <translation>需要 deepspeed 套件（pip install deepspeed；僅限 Linux）</translation>
+    </message>
+    <message>
+        <source>One GPU. With more, the run is split into one process per GPU (accelerate launch).</source>
+        <translation>一張 GPU。有多張時，訓練會拆成每張 GPU 一個行程（accelerate launch）。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch; progress comes from the first. On Windows the GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less than {count} times the speed. For the most speed, train on Linux or WSL2.</source>
+        <translation>透過 accelerate launch 啟動 {count} 個行程；進度來自第一個行程。在 Windows 上，GPU 之間用 gloo 經由系統記憶體交換梯度（PyTorch 在 Windows 上沒有 NCCL）：每一步等待交換的時間比在 Linux 上長，所以 {count} 張 GPU 的速度提升不到 {count} 倍。要最快，請在 Linux 或 WSL2 上訓練。</translation>
+    </message>
+    <message>
+        <source>{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come from the first. The memory estimate is per GPU.</source>
+        <translation>透過 accelerate launch 啟動 {count} 個行程（NCCL）；進度、曲線和檢查點來自第一個行程。顯示記憶體估算是每張 GPU 的。</translation>
+    </message>
+</context>
+<context>
+    <name>RecoveryBarWidget</name>
+    <message>
+        <source>Undo for the next run</source>
+        <translation>下次訓練復原這些變更</translation>
+    </message>
+    <message>
+        <source>Use your own settings again in the next run</source>
+        <translation>下次訓練重新使用您自己的設定</translation>
+    </message>
+    <message>
+        <source>The run starts with:</source>
+        <translation>訓練開始時改為：</translation>
+    </message>
+    <message>
+        <source>The run goes on at step {step} with:</source>
+        <translation>訓練在第 {step} 步繼續，改為：</translation>
+    </message>
+    <message>
+        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
+        <translation>訓練回到第 {step} 步的檢查點繼續，改為：</translation>
+    </message>
+    <message>
+        <source>The run starts again from the beginning with:</source>
+        <translation>訓練從頭重新開始，改為：</translation>
+    </message>
+    <message>
+        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
+        <translation>這些設定已填入「記憶體與速度」，供下次訓練使用；按「復原」可恢復您自己的設定。</translation>
+    </message>
+    <message>
+        <source>Undone: the next run uses your own settings again.</source>
+        <translation>已復原：下次訓練將重新使用您自己的設定。</translation>
+    </message>
+</context>
+<context>
+    <name>RestartController</name>
+    <message>
+        <source>Language</source>
+        <translation>語言</translation>
+    </message>
+    <message>
+        <source>The new language is used from the next start. Restart Finetune Studio now?</source>
+        <translation>新語言會在下次啟動時生效。現在重新啟動 Finetune Studio 嗎？</translation>
+    </message>
+    <message>
+        <source>Restart to install PyTorch</source>
+        <translation>重新啟動以安裝 PyTorch</translation>
+    </message>
+    <message>
+        <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
+        <translation>這個視窗正在使用 PyTorch，現在無法替換。要重新啟動應用程式，並優先安裝相符的 PyTorch 嗎？</translation>
+    </message>
+    <message>
+        <source>Could not restart</source>
+        <translation>無法重新啟動</translation>
+    </message>
+    <message>
+        <source>Close the app, then run: python -m desktop --repair</source>
+        <translation>請關閉應用程式，然後執行：python -m desktop --repair</translation>
+    </message>
+</context>
+<context>
+    <name>ResumeOfferWidget</name>
+    <message>
+        <source>Resume</source>
+        <translation>繼續訓練</translation>
+    </message>
+    <message>
+        <source>Not now</source>
+        <translation>稍後再說</translation>
+    </message>
+    <message>
+        <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
+        <translation>訓練任務 {run} 在第 {step} 步（共 {total} 步）時中斷了（應用程式或電腦停止了運作）。要從最近的檢查點繼續嗎？</translation>
     </message>
 </context>
 <context>
@@ -1997,42 +2064,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
-    <name>ThroughputPlotWidget</name>
-    <message>
-        <source>samples/s</source>
-        <translation>樣本/秒</translation>
-    </message>
-    <message>
-        <source>tokens/s</source>
-        <translation>token/秒</translation>
-    </message>
-</context>
-<context>
-    <name>TrainPage</name>
-    <message>
-        <source>Train</source>
-        <translation>訓練</translation>
-    </message>
-    <message>
-        <source>Watch the loss fall. Stop keeps a checkpoint you can resume from.</source>
-        <translation>看著損失下降。停止時會保留檢查點，之後可以繼續。</translation>
-    </message>
-    <message>
-        <source>Start training</source>
-        <translation>開始訓練</translation>
-    </message>
-    <message>
-        <source>Resume</source>
-        <translation>繼續訓練</translation>
-    </message>
-    <message>
-        <source>Stop</source>
-        <translation>停止</translation>
-    </message>
-    <message>
-        <source>Ready. Press Start to train.</source>
-        <translation>準備就緒。按「開始訓練」即可訓練。</translation>
-    </message>
+    <name>SpillBarWidget</name>
     <message>
         <source>Stop and fit my GPU</source>
         <translation>停止並配合我的 GPU</translation>
@@ -2040,114 +2072,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Turn the fallback off…</source>
         <translation>關閉記憶體後援…</translation>
-    </message>
-    <message>
-        <source>Undo for the next run</source>
-        <translation>下次訓練復原這些變更</translation>
-    </message>
-    <message>
-        <source>Use your own settings again in the next run</source>
-        <translation>下次訓練重新使用您自己的設定</translation>
-    </message>
-    <message>
-        <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
-        <translation>如果顯示記憶體不足，訓練會自動改用更少顯示記憶體繼續（首先是更小的批次大小，等效批次大小不變）；每項變更都會顯示在這裡。</translation>
-    </message>
-    <message>
-        <source>step %v of %m</source>
-        <translation>第 %v 步，共 %m 步</translation>
-    </message>
-    <message>
-        <source>Details</source>
-        <translation>詳細資訊</translation>
-    </message>
-    <message>
-        <source>Loss</source>
-        <translation>損失</translation>
-    </message>
-    <message>
-        <source>train</source>
-        <translation>訓練</translation>
-    </message>
-    <message>
-        <source>train (smoothed)</source>
-        <translation>訓練（平滑）</translation>
-    </message>
-    <message>
-        <source>eval</source>
-        <translation>評估</translation>
-    </message>
-    <message>
-        <source>Learning rate</source>
-        <translation>學習率</translation>
-    </message>
-    <message>
-        <source>learning rate</source>
-        <translation>學習率</translation>
-    </message>
-    <message>
-        <source>Memory</source>
-        <translation>記憶體</translation>
-    </message>
-    <message>
-        <source>VRAM allocated</source>
-        <translation>已配置的顯示記憶體</translation>
-    </message>
-    <message>
-        <source>VRAM reserved</source>
-        <translation>已保留的顯示記憶體</translation>
-    </message>
-    <message>
-        <source>process RAM</source>
-        <translation>程序記憶體</translation>
-    </message>
-    <message>
-        <source>GPU used, all processes (NVML)</source>
-        <translation>GPU 已用（所有程序，NVML）</translation>
-    </message>
-    <message>
-        <source>GPU total</source>
-        <translation>GPU 總量</translation>
-    </message>
-    <message>
-        <source>Throughput</source>
-        <translation>處理量</translation>
-    </message>
-    <message>
-        <source>samples/s</source>
-        <translation>樣本/秒</translation>
-    </message>
-    <message>
-        <source>tokens/s</source>
-        <translation>token/秒</translation>
-    </message>
-    <message>
-        <source>Resuming {run}.</source>
-        <translation>正在繼續 {run}。</translation>
-    </message>
-    <message>
-        <source>Ending the training process; the run keeps its last checkpoint…</source>
-        <translation>正在結束訓練行程；訓練任務保留最後一個檢查點…</translation>
-    </message>
-    <message>
-        <source>Stop now</source>
-        <translation>立即停止</translation>
-    </message>
-    <message>
-        <source>End the training process at once; the run resumes from its last checkpoint</source>
-        <translation>立即結束訓練行程；訓練任務可以從最後一個檢查點繼續訓練</translation>
-    </message>
-    <message>
-        <source>Stopping after this step and saving a checkpoint… Stop now ends it at once.</source>
-        <translation>這一步結束後停止並儲存檢查點……「立即停止」會馬上結束。</translation>
-    </message>
-    <message>
-        <source>Stopping after this step and saving a checkpoint…</source>
-        <translation>將在這一步之後停止並儲存檢查點…</translation>
-    </message>
-    <message>
-        <source>Preparing…</source>
-        <translation>正在準備…</translation>
     </message>
     <message>
         <source>Windows is moving this run&apos;s GPU memory into shared system memory: the card is full, and the steps are now {slowdown:.0f} times slower than at the start. Use less memory, or turn the fallback off so that the run stops with a clear out-of-memory error instead.</source>
@@ -2178,6 +2102,103 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Open the NVIDIA Control Panel</source>
         <translation>開啟 NVIDIA 控制面板</translation>
+    </message>
+</context>
+<context>
+    <name>ThroughputPlotWidget</name>
+    <message>
+        <source>samples/s</source>
+        <translation>樣本/秒</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+</context>
+<context>
+    <name>TokenStatsWidget</name>
+    <message>
+        <source>Token lengths</source>
+        <translation>Token 長度</translation>
+    </message>
+    <message>
+        <source>Token lengths appear once the model and data are loaded.</source>
+        <translation>載入模型和資料後，這裡會顯示各筆資料的 token 長度。</translation>
+    </message>
+    <message>
+        <source>Loading the tokenizer…</source>
+        <translation>正在載入分詞器…</translation>
+    </message>
+    <message>
+        <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
+        <translation>{name}：最短 {min}，中位數 {median}，95% 為 {p95}，最長 {max} 個 token；{count} 筆中有 {over} 筆超過上限（{limit}）並被截斷</translation>
+    </message>
+    <message>
+        <source>Token lengths unavailable: {error}</source>
+        <translation>無法取得 token 長度：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>TrainPage</name>
+    <message>
+        <source>Train</source>
+        <translation>訓練</translation>
+    </message>
+    <message>
+        <source>Watch the loss fall. Stop keeps a checkpoint you can resume from.</source>
+        <translation>看著損失下降。停止時會保留檢查點，之後可以繼續。</translation>
+    </message>
+    <message>
+        <source>Start training</source>
+        <translation>開始訓練</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>繼續訓練</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Ready. Press Start to train.</source>
+        <translation>準備就緒。按「開始訓練」即可訓練。</translation>
+    </message>
+    <message>
+        <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
+        <translation>如果顯示記憶體不足，訓練會自動改用更少顯示記憶體繼續（首先是更小的批次大小，等效批次大小不變）；每項變更都會顯示在這裡。</translation>
+    </message>
+    <message>
+        <source>step %v of %m</source>
+        <translation>第 %v 步，共 %m 步</translation>
+    </message>
+    <message>
+        <source>Resuming {run}.</source>
+        <translation>正在繼續 {run}。</translation>
+    </message>
+    <message>
+        <source>Ending the training process; the run keeps its last checkpoint…</source>
+        <translation>正在結束訓練行程；訓練任務保留最後一個檢查點…</translation>
+    </message>
+    <message>
+        <source>Stop now</source>
+        <translation>立即停止</translation>
+    </message>
+    <message>
+        <source>End the training process at once; the run resumes from its last checkpoint</source>
+        <translation>立即結束訓練行程；訓練任務可以從最後一個檢查點繼續訓練</translation>
+    </message>
+    <message>
+        <source>Stopping after this step and saving a checkpoint… Stop now ends it at once.</source>
+        <translation>這一步結束後停止並儲存檢查點……「立即停止」會馬上結束。</translation>
+    </message>
+    <message>
+        <source>Stopping after this step and saving a checkpoint…</source>
+        <translation>將在這一步之後停止並儲存檢查點…</translation>
+    </message>
+    <message>
+        <source>Preparing…</source>
+        <translation>正在準備…</translation>
     </message>
     <message>
         <source>Kept awake</source>
@@ -2220,40 +2241,8 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步：{metrics}</translation>
     </message>
     <message>
-        <source>in shared system memory</source>
-        <translation>位於共用系統記憶體</translation>
-    </message>
-    <message>
-        <source>GPU {index} used (NVML)</source>
-        <translation>GPU {index} 已用（NVML）</translation>
-    </message>
-    <message>
-        <source>The run starts with:</source>
-        <translation>訓練開始時改為：</translation>
-    </message>
-    <message>
-        <source>The run goes on at step {step} with:</source>
-        <translation>訓練在第 {step} 步繼續，改為：</translation>
-    </message>
-    <message>
-        <source>The run goes back to its checkpoint at step {step} and goes on with:</source>
-        <translation>訓練回到第 {step} 步的檢查點繼續，改為：</translation>
-    </message>
-    <message>
-        <source>The run starts again from the beginning with:</source>
-        <translation>訓練從頭重新開始，改為：</translation>
-    </message>
-    <message>
-        <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
-        <translation>這些設定已填入「記憶體與速度」，供下次訓練使用；按「復原」可恢復您自己的設定。</translation>
-    </message>
-    <message>
         <source>Out of memory: going on with less memory…</source>
         <translation>顯示記憶體不足：正在改用更少顯示記憶體繼續…</translation>
-    </message>
-    <message>
-        <source>Undone: the next run uses your own settings again.</source>
-        <translation>已復原：下次訓練將重新使用您自己的設定。</translation>
     </message>
     <message>
         <source>Checkpoint saved at step {step}.</source>
@@ -2279,13 +2268,76 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <source>Training did not finish.</source>
         <translation>訓練沒有完成。</translation>
     </message>
+</context>
+<context>
+    <name>TrainingPlotsWidget</name>
     <message>
-        <source>Training failed.</source>
-        <translation>訓練失敗。</translation>
+        <source>Loss</source>
+        <translation>損失</translation>
     </message>
     <message>
-        <source>Apply and retry: {change}</source>
-        <translation>套用並重試：{change}</translation>
+        <source>Learning rate</source>
+        <translation>學習率</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>記憶體</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>處理量</translation>
+    </message>
+    <message>
+        <source>train</source>
+        <translation>訓練</translation>
+    </message>
+    <message>
+        <source>train (smoothed)</source>
+        <translation>訓練（平滑）</translation>
+    </message>
+    <message>
+        <source>eval</source>
+        <translation>評估</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>學習率</translation>
+    </message>
+    <message>
+        <source>VRAM allocated</source>
+        <translation>已配置的顯示記憶體</translation>
+    </message>
+    <message>
+        <source>VRAM reserved</source>
+        <translation>已保留的顯示記憶體</translation>
+    </message>
+    <message>
+        <source>process RAM</source>
+        <translation>程序記憶體</translation>
+    </message>
+    <message>
+        <source>GPU used, all processes (NVML)</source>
+        <translation>GPU 已用（所有程序，NVML）</translation>
+    </message>
+    <message>
+        <source>GPU total</source>
+        <translation>GPU 總量</translation>
+    </message>
+    <message>
+        <source>samples/s</source>
+        <translation>樣本/秒</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>token/秒</translation>
+    </message>
+    <message>
+        <source>in shared system memory</source>
+        <translation>位於共用系統記憶體</translation>
+    </message>
+    <message>
+        <source>GPU {index} used (NVML)</source>
+        <translation>GPU {index} 已用（NVML）</translation>
     </message>
 </context>
 <context>

@@ -167,7 +167,7 @@ def test_runs_leave_the_imports_frozen_and_their_own_models_collectable(
     a full collection (accelerate's at a run's start, the one that gives a GPU's memory back at its end,
     the window's when the user is idle) then walks the run's objects, not the half million of the
     imports (0.2-0.3 s of frozen window). The model of each run is freed by the time the run is over,
-    also where automatic collection is off (the window's process: desktop.gui.collector)."""
+    also where automatic collection is off (the window's process: desktop.gui.app_support.collector)."""
     import gc
     import weakref
 

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QObject, Signal
 
 from desktop.core.environment.torch_probe import TorchInfo
-from desktop.gui import workers
+from desktop.gui.app_support import workers
 from desktop.gui.main_window import MainWindow
 from desktop.shared_ui import Settings
 
@@ -75,9 +75,9 @@ def background_work_ends(qtbot: object) -> None:
     """Every test waits for the background tasks it started (a fit badge, a search): a thread still
     running when the process ends would abort it."""
     yield
-    from desktop.gui import workers
+    from desktop.gui.app_support import workers
 
-    qtbot.waitUntil(lambda: not any(task.is_running() for task in workers._live), timeout=30_000)
+    qtbot.waitUntil(lambda: not workers.any_running(), timeout=30_000)
 
 
 @pytest.fixture(autouse=True)
@@ -136,6 +136,6 @@ def window(qtbot: object, settings: Settings, fake_controller: FakeController) -
     # a worker thread that emits its result while the window's objects are being destroyed can
     # deadlock PySide (the thread holds Qt's connection lock and waits for the GIL, which the
     # destructor holds while it waits for that lock).
-    qtbot.waitUntil(lambda: not any(_busy(task) for task in list(workers._live)), timeout=30_000)
+    qtbot.waitUntil(lambda: not any(_busy(task) for task in workers.running_tasks()), timeout=30_000)
     win.close()
     win.deleteLater()

@@ -15,8 +15,8 @@ import pytest
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
+from desktop.gui.controllers.training_controller import TrainingController
 from desktop.gui.main_window import MainWindow
-from desktop.gui.training_controller import TrainingController
 from desktop.shared_ui import Key, Settings
 
 
@@ -76,7 +76,7 @@ def test_a_child_killed_from_outside_is_a_failed_run_and_the_window_goes_on(
     page = window.train_page
     assert (
         not page.failure.isHidden()
-        and "SIGKILL" in page.failure_reason.text()
+        and "SIGKILL" in page.failure.reason.text()
         and page.start_button.isEnabled()
     )
     window.options_page.batch_size.setValue(3)  # the window still answers
@@ -104,7 +104,7 @@ def test_a_stopped_run_lets_the_computer_sleep_again_and_the_setting_turns_it_of
         window.train_page.stop_button.click()
     assert not inhibitor.is_running() or inhibitor.status() == psutil.STATUS_ZOMBIE
     record.unlink()
-    window.keep_awake_action.setChecked(False)  # Settings › Keep the computer awake while training
+    window.menu_bar.keep_awake_action.setChecked(False)  # Settings › Keep the computer awake while training
     assert Settings(tmp_path / "s.ini").number(Key.KEEP_AWAKE, 1) == 0
     with qtbot.waitSignal(controller.training_finished, timeout=120_000):
         config.training.max_steps = 2
@@ -149,26 +149,29 @@ def test_two_gpus_offer_processes_and_a_per_gpu_estimate(window: MainWindow, qtb
     from desktop.core.settings.options import Capabilities
 
     page = window.options_page
-    assert page.gpu_count.isHidden() and page.strategy.isHidden()  # one GPU or none: nothing to choose
+    processes = page.processes
+    assert (
+        processes.gpu_count.isHidden() and processes.strategy.isHidden()
+    )  # one GPU or none: nothing to choose
     config = RunConfig(task="causal-lm")
     config.model.name = str(tiny_gpt2)
     window.set_config(config)
     page.set_gpus(2)
-    assert not page.gpu_count.isHidden() and page.gpu_count.maximum() == 2
+    assert not processes.gpu_count.isHidden() and processes.gpu_count.maximum() == 2
     with qtbot.waitSignal(page.estimate_updated, timeout=60_000):
         page.set_context(window.current_config(), "Fake GPU", 8 * 2**30, Capabilities(cuda=True, bf16=True))
-    one = page.current_estimate()
-    page.gpu_count.setValue(2)
-    assert page.separate_process.isChecked() and not page.separate_process.isEnabled()
+    one = page.estimate.current_estimate()
+    processes.gpu_count.setValue(2)
+    assert processes.separate_process.isChecked() and not processes.separate_process.isEnabled()
     assert "across the GPUs" in page.effective.text()
-    ddp = page.current_estimate()
-    page.strategy.setCurrentIndex(page.strategy.findData("fsdp"))
-    fsdp = page.current_estimate()
+    ddp = page.estimate.current_estimate()
+    processes.strategy.setCurrentIndex(processes.strategy.findData("fsdp"))
+    fsdp = page.estimate.current_estimate()
     assert ddp.weights == one.weights and ddp.gradients == 2 * one.gradients  # DDP's buckets
     assert fsdp.weights * 2 >= one.weights > fsdp.weights and fsdp.optimizer < one.optimizer
     launch = window.current_config().launch
     assert (launch.num_processes, launch.strategy, launch.child) == (2, "fsdp", True)
-    deepspeed = page.strategy.model().item(page.strategy.findData("deepspeed-zero3"))
+    deepspeed = processes.strategy.model().item(processes.strategy.findData("deepspeed-zero3"))
     assert deepspeed.isEnabled() == (
         importlib.util.find_spec("deepspeed") is not None and sys.platform != "win32"
     )
@@ -198,10 +201,10 @@ def test_export_as_a_job_writes_the_folder_for_the_machines_asked_for(
 
     with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
         window.load_sample()
-    monkeypatch.setattr(window, "_ask_job_shape", lambda gpus: (4, 2))
+    monkeypatch.setattr(window.job_export, "ask_shape", lambda gpus: (4, 2))
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path))
     with qtbot.waitSignal(window.job_exported, timeout=60_000) as written:
-        window.options_page.job_button.click()
+        window.options_page.processes.job_button.click()
     folder = written.args[0]
     assert folder.parent == tmp_path and folder.name.endswith("-job")
     assert (folder / "data" / "reviews.csv").is_file() and (folder / "launch.sh").is_file()

@@ -46,7 +46,7 @@ def test_choosing_a_language_is_remembered_and_the_restarted_window_speaks_it(
         return QMessageBox.StandardButton.No
 
     monkeypatch.setattr(QMessageBox, "question", no_restart)
-    window.language_actions["zh_CN"].trigger()
+    window.menu_bar.language_actions["zh_CN"].trigger()
     assert window.settings.text(Key.LANGUAGE) == "zh_CN" and "next start" in asked[0]
 
     from desktop.core.system.language import choose
@@ -56,7 +56,7 @@ def test_choosing_a_language_is_remembered_and_the_restarted_window_speaks_it(
     qtbot.addWidget(restarted)
     texts = _texts(restarted)
     assert "文件(&F)" in texts and any("模型与数据" in text for text in texts)
-    assert restarted.language_actions["zh_CN"].isChecked()
+    assert restarted.menu_bar.language_actions["zh_CN"].isChecked()
 
 
 def test_a_core_failure_is_shown_in_chinese(window: MainWindow, qtbot, language, tmp_path: Path) -> None:
@@ -64,13 +64,14 @@ def test_a_core_failure_is_shown_in_chinese(window: MainWindow, qtbot, language,
     data = tmp_path / "empty.csv"
     data.write_text("", encoding="utf-8")
     page = window.data_page
-    page.model_edit.setText("bert-base-uncased")
-    page.model_edit.editingFinished.emit()
+    picker, dataset = page.model_picker, page.dataset_picker
+    picker.model_edit.setText("bert-base-uncased")
+    picker.model_edit.editingFinished.emit()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.data_edit.setText(str(data))
-        page.data_edit.editingFinished.emit()
-    assert "empty.csv 是空的。" in page.data_error.text()
-    assert "请选择包含训练样本的文件" in page.data_error.text()  # and what to do, in Chinese too
+        dataset.data_edit.setText(str(data))
+        dataset.data_edit.editingFinished.emit()
+    assert "empty.csv 是空的。" in dataset.data_error.text()
+    assert "请选择包含训练样本的文件" in dataset.data_error.text()  # and what to do, in Chinese too
 
 
 def _cut(widget: object) -> list[str]:

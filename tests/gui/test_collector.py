@@ -13,9 +13,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QWidget
 
 from desktop.core.system import heap
-from desktop.gui import warmup as warmup_module
-from desktop.gui.collector import IDLE_S, Collector, generation_to_collect
-from desktop.gui.warmup import Warmup
+from desktop.gui.app_support import warmup as warmup_module
+from desktop.gui.app_support.collector import IDLE_S, Collector, generation_to_collect
+from desktop.gui.app_support.warmup import Warmup
 from tests.gui.paints import PaintCounter
 
 THRESHOLDS = (700, 10, 10)

@@ -9,16 +9,18 @@ from desktop.gui.main_window import MainWindow
 
 def _set_data(window: MainWindow, qtbot, path: Path) -> None:
     page = window.data_page
+    dataset = page.dataset_picker
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.data_edit.setText(str(path))
-        page.data_edit.editingFinished.emit()
+        dataset.data_edit.setText(str(path))
+        dataset.data_edit.editingFinished.emit()
 
 
 def _load_with_stats(window: MainWindow, qtbot, model: str, data: Path) -> object:
     """Type a model, choose a data file, and wait for the token statistics."""
     page = window.data_page
-    page.model_edit.setText(model)
-    page.model_edit.editingFinished.emit()
+    picker = page.model_picker
+    picker.model_edit.setText(model)
+    picker.model_edit.editingFinished.emit()
     with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
         _set_data(window, qtbot, data)
     return page
@@ -28,19 +30,20 @@ def test_mapping_is_guessed_from_chinese_columns_and_stats_follow(
     window: MainWindow, qtbot, tiny_bert: Path, tmp_path: Path
 ) -> None:
     page = window.data_page
-    page.model_edit.setText(str(tiny_bert))
-    page.model_edit.editingFinished.emit()
-    assert "BertModel" in page.model_info.text()
+    picker, mapping, stats = page.model_picker, page.column_mapping, page.token_stats
+    picker.model_edit.setText(str(tiny_bert))
+    picker.model_edit.editingFinished.emit()
+    assert "BertModel" in picker.model_info.text()
     data = tmp_path / "评论.csv"
     data.write_text(
         "编号,评论,类别\n1,这个很好用,好评\n2,太差了,差评\n3,还不错,好评\n4,坏了,差评\n", encoding="utf-8"
     )
     with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
         _set_data(window, qtbot, data)
-    assert page.mapping_combos["text"].currentText() == "评论"
-    assert page.mapping_combos["label"].currentText() == "类别"
+    assert mapping.mapping_combos["text"].currentText() == "评论"
+    assert mapping.mapping_combos["label"].currentText() == "类别"
     assert page.table.rowCount() == 3 and page.table.columnCount() == 3  # one of 4 rows held out
-    assert "median" in page.stats_label.text()
+    assert "median" in stats.stats_label.text()
     assert page.problem() == ""
 
 
@@ -50,36 +53,39 @@ def test_malformed_file_shows_its_line_next_to_the_data_field(
     data = tmp_path / "bad.jsonl"
     data.write_text('{"text": "a", "label": "x"}\n{"text": oops}\n', encoding="utf-8")
     page = window.data_page
-    page.model_edit.setText("bert-base-uncased")
-    page.model_edit.editingFinished.emit()
+    picker, dataset = page.model_picker, page.dataset_picker
+    picker.model_edit.setText("bert-base-uncased")
+    picker.model_edit.editingFinished.emit()
     _set_data(window, qtbot, data)
-    assert not page.data_error.isHidden() and "line 2 is not valid JSON" in page.data_error.text()
+    assert not dataset.data_error.isHidden() and "line 2 is not valid JSON" in dataset.data_error.text()
     assert "line 2" in page.problem()
 
 
 def test_unknown_model_folder_is_reported(window: MainWindow, tmp_path: Path) -> None:
     page = window.data_page
-    page.model_edit.setText(str(tmp_path / "no-such-model"))
-    page.model_edit.editingFinished.emit()
-    assert not page.model_error.isHidden() and "does not exist" in page.model_error.text()
-    assert page.problem() == page.model_error.text()
+    picker = page.model_picker
+    picker.model_edit.setText(str(tmp_path / "no-such-model"))
+    picker.model_edit.editingFinished.emit()
+    assert not picker.model_error.isHidden() and "does not exist" in picker.model_error.text()
+    assert page.problem() == picker.model_error.text()
 
 
 def test_choosing_another_column_rechecks_the_data(window: MainWindow, qtbot, tmp_path: Path) -> None:
     page = window.data_page
-    page.model_edit.setText("bert-base-uncased")
-    page.model_edit.editingFinished.emit()
+    picker, dataset, mapping = page.model_picker, page.dataset_picker, page.column_mapping
+    picker.model_edit.setText("bert-base-uncased")
+    picker.model_edit.editingFinished.emit()
     data = tmp_path / "d.csv"
     data.write_text("text,note,label\nhello,,a\nworld,,b\nagain,,a\n", encoding="utf-8")
     _set_data(window, qtbot, data)
-    assert page.data_error.isHidden()  # the data is fine; the hub model only needs its download
+    assert dataset.data_error.isHidden()  # the data is fine; the hub model only needs its download
     assert page.problem() == "Download the model before training: it is not on this computer yet."
-    assert page.model_download.isVisibleTo(page)
-    combo = page.mapping_combos["text"]
+    assert picker.model_download.isVisibleTo(page)
+    combo = mapping.mapping_combos["text"]
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         combo.setCurrentIndex(combo.findData("note"))
         combo.activated.emit(combo.currentIndex())
-    assert 'column "note" (text) is empty in every row' in page.data_error.text()
+    assert 'column "note" (text) is empty in every row' in dataset.data_error.text()
     assert window.current_config().columns.text == "note"
 
 
@@ -101,14 +107,15 @@ def test_file_pickers_start_in_the_last_folder(
 
     monkeypatch.setattr(QFileDialog, "getOpenFileName", pick)
     with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
-        window.data_page.data_browse.click()
-    window.data_page.data_browse.click()
+        window.data_page.dataset_picker.data_browse.click()
+    window.data_page.dataset_picker.data_browse.click()
     assert starts[1] == str(data.parent) and window.settings.text(Key.LAST_DATA_FOLDER) == str(data.parent)
 
 
 def test_no_error_before_the_user_touches_a_field(window: MainWindow) -> None:
     page = window.data_page
-    assert page.model_error.isHidden() and page.data_error.isHidden()
+    picker, dataset = page.model_picker, page.dataset_picker
+    assert picker.model_error.isHidden() and dataset.data_error.isHidden()
     assert page.problem()  # Next still waits for a model and data
 
 
@@ -116,62 +123,67 @@ def test_a_failed_load_clears_the_last_file_and_a_new_load_clears_the_error(
     window: MainWindow, qtbot, tiny_bert: Path, samples: Path, tmp_path: Path
 ) -> None:
     page = _load_with_stats(window, qtbot, str(tiny_bert), samples / "reviews.csv")
-    assert page.table.rowCount() > 0 and page.mapping_combos and "median" in page.stats_label.text()
+    dataset, mapping, stats = page.dataset_picker, page.column_mapping, page.token_stats
+    assert page.table.rowCount() > 0 and mapping.mapping_combos and "median" in stats.stats_label.text()
 
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json\n", encoding="utf-8")
     _set_data(window, qtbot, broken)
-    assert "not valid JSON" in page.data_error.text()
-    assert page.table.rowCount() == 0 and page.table.columnCount() == 0 and not page.mapping_combos
-    assert "median" not in page.stats_label.text() and page.split_info.text() == ""
+    assert "not valid JSON" in dataset.data_error.text()
+    assert page.table.rowCount() == 0 and page.table.columnCount() == 0 and not mapping.mapping_combos
+    assert "median" not in stats.stats_label.text() and dataset.split_info.text() == ""
 
     with qtbot.waitSignal(page.token_stats_loaded, timeout=60_000):
         _set_data(window, qtbot, samples / "reviews.csv")
-    assert page.data_error.isHidden() and page.table.rowCount() > 0
+    assert dataset.data_error.isHidden() and page.table.rowCount() > 0
 
 
 def test_token_statistics_follow_the_max_length_set_now(
     window: MainWindow, qtbot, tiny_bert: Path, samples: Path
 ) -> None:
     page = _load_with_stats(window, qtbot, str(tiny_bert), samples / "reviews.csv")
-    assert "0 of 135 longer than the limit (256)" in page.stats_label.text()
+    stats = page.token_stats
+    assert "0 of 135 longer than the limit (256)" in stats.stats_label.text()
     window.go_to(2)
     window.options_page.max_length.setValue(8)
     window.go_to(1)
-    assert "74 of 135 longer than the limit (8)" in page.stats_label.text()  # median 9 tokens
+    assert "74 of 135 longer than the limit (8)" in stats.stats_label.text()  # median 9 tokens
 
 
 def test_switching_the_task_rechecks_the_model_and_the_columns(
     window: MainWindow, qtbot, tiny_bert: Path, samples: Path
 ) -> None:
     page = window.data_page
-    page.model_edit.setText(str(tiny_bert))
-    page.model_edit.editingFinished.emit()
+    picker, mapping = page.model_picker, page.column_mapping
+    picker.model_edit.setText(str(tiny_bert))
+    picker.model_edit.editingFinished.emit()
     _set_data(window, qtbot, samples / "reviews.csv")
-    assert page.model_error.isHidden()
+    assert picker.model_error.isHidden()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.task_combo.setCurrentIndex(page.task_combo.findData("causal-lm"))
-    assert "encoder-only model (bert)" in page.model_error.text() and not page.model_error.isHidden()
-    assert "guessed again for Causal-LM" in page.mapping_note.text()
-    assert page.problem().startswith(page.model_error.text().splitlines()[0])
+        picker.task_combo.setCurrentIndex(picker.task_combo.findData("causal-lm"))
+    assert "encoder-only model (bert)" in picker.model_error.text() and not picker.model_error.isHidden()
+    assert "guessed again for Causal-LM" in mapping.mapping_note.text()
+    assert page.problem().startswith(picker.model_error.text().splitlines()[0])
 
 
 def test_chats_are_shown_again_when_the_split_changes(window: MainWindow, qtbot, samples: Path) -> None:
     page = window.data_page
-    page.task_combo.setCurrentIndex(page.task_combo.findData("causal-lm"))
-    page.model_edit.setText("gpt2")
-    page.model_edit.editingFinished.emit()
+    picker, dataset = page.model_picker, page.dataset_picker
+    picker.task_combo.setCurrentIndex(picker.task_combo.findData("causal-lm"))
+    picker.model_edit.setText("gpt2")
+    picker.model_edit.editingFinished.emit()
     _set_data(window, qtbot, samples / "chat.jsonl")
     first = page.table.item(0, 0).text()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.fraction_spin.setValue(page.fraction_spin.value() + 10)  # other rows for training
+        dataset.fraction_spin.setValue(dataset.fraction_spin.value() + 10)  # other rows for training
     assert first.startswith("[{") and page.table.rowCount() > 0 and page.table.item(0, 0).text()
 
 
 def test_text_the_model_cannot_read_is_warned_on_the_page(window: MainWindow, qtbot, samples: Path) -> None:
     page = _load_with_stats(window, qtbot, "bundled:all-minilm-l6-v2", samples / "reviews-zh.csv")
-    assert not page.notes_label.isHidden()
-    assert "does not know most of the characters in your texts" in page.notes_label.text()
+    dataset = page.dataset_picker
+    assert not dataset.notes_label.isHidden()
+    assert "does not know most of the characters in your texts" in dataset.notes_label.text()
 
 
 def test_the_first_rows_show_while_every_row_is_checked(
@@ -179,33 +191,36 @@ def test_the_first_rows_show_while_every_row_is_checked(
 ) -> None:
     import threading
 
-    from desktop.gui.pages import data_page
+    from desktop.gui.controllers import data_check_controller
 
     release = threading.Event()
-    full = data_page.preview
+    full = data_check_controller.preview
 
     def slow_full_check(*args, **kwargs):  # a file of millions of rows: its full check takes a while
         release.wait(30)
         return full(*args, **kwargs)
 
-    monkeypatch.setattr(data_page, "preview", slow_full_check)
-    monkeypatch.setattr(data_page, "HEAD_FIRST_BYTES", 0)  # as a file of millions of rows
+    monkeypatch.setattr(data_check_controller, "preview", slow_full_check)
+    monkeypatch.setattr(data_check_controller, "HEAD_FIRST_BYTES", 0)  # as a file of millions of rows
     data = tmp_path / "reviews.csv"
     data.write_text("review,label\n" + "".join(f"text number {i},{'ab'[i % 2]}\n" for i in range(3000)))
     page = window.data_page
-    page.model_edit.setText("bert-base-uncased")
-    page.model_edit.editingFinished.emit()
+    picker, dataset, mapping = page.model_picker, page.dataset_picker, page.column_mapping
+    picker.model_edit.setText("bert-base-uncased")
+    picker.model_edit.editingFinished.emit()
     with qtbot.waitSignal(page.head_loaded, timeout=30_000):
-        page.data_edit.setText(str(data))
-        page.data_edit.editingFinished.emit()
-    assert page.table.rowCount() > 0 and page.mapping_combos["text"].currentText() == "review"
-    assert page.split_info.text() == "Checking every row…" and page._data_problem  # Next waits for the check
-    combo = page.mapping_combos["text"]  # the user may have its list open while every row is checked
+        dataset.data_edit.setText(str(data))
+        dataset.data_edit.editingFinished.emit()
+    assert page.table.rowCount() > 0 and mapping.mapping_combos["text"].currentText() == "review"
+    assert (
+        dataset.split_info.text() == "Checking every row…" and dataset.problem()
+    )  # Next waits for the check
+    combo = mapping.mapping_combos["text"]  # the user may have its list open while every row is checked
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         release.set()
-    assert page.mapping_combos["text"] is combo  # the same guesses: the list is not made again under them
-    lines = page.split_info.text().splitlines()
-    assert lines[0] == "2700 rows for training, 300 for evaluation" and not page._data_problem
+    assert mapping.mapping_combos["text"] is combo  # the same guesses: the list is not made again under them
+    lines = dataset.split_info.text().splitlines()
+    assert lines[0] == "2700 rows for training, 300 for evaluation" and not dataset.problem()
     train_a, train_b = lines[1].removeprefix("Labels (training/evaluation): ").split(" · ")
     assert {train_a.split()[0], train_b.split()[0]} == {"a", "b"}  # each label's rows in both sets
     assert sum(int(part.split()[1].split("/")[0]) for part in (train_a, train_b)) == 2700
@@ -218,10 +233,10 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
 
     from desktop.core.data import checks
     from desktop.core.data.formats import parsing
-    from desktop.gui.pages import data_page
+    from desktop.gui.controllers import data_check_controller
 
     monkeypatch.setattr(parsing, "READ_BLOCK", 8192)  # a large file's blocks, in a small one
-    monkeypatch.setattr(data_page, "HEAD_FIRST_BYTES", 0)  # and its first rows shown first
+    monkeypatch.setattr(data_check_controller, "HEAD_FIRST_BYTES", 0)  # and its first rows shown first
     gate = threading.Event()
     check_rows = checks.check_rows
 
@@ -231,33 +246,38 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
 
     monkeypatch.setattr(checks, "check_rows", held_check_rows)
     reported = threading.Event()
-    head = data_page.preview_head
+    head = data_check_controller.preview_head
 
     def late_head(*args, **kwargs):  # the first rows come after the check has said how far it is
         reported.wait(30)
         return head(*args, **kwargs)
 
-    monkeypatch.setattr(data_page, "preview_head", late_head)
+    monkeypatch.setattr(data_check_controller, "preview_head", late_head)
     path = tmp_path / "reviews.csv"
     path.write_text(
         "review,label\n" + "".join(f"text number {i} is long,{'ab'[i % 2]}\n" for i in range(4000))
     )
     page = window.data_page
-    page.model_edit.setText("bert-base-uncased")
-    page.model_edit.editingFinished.emit()
-    page.data_edit.setText(str(path))
-    page.data_edit.editingFinished.emit()
-    qtbot.waitUntil(lambda: not page.cancel_check.isHidden() and page.busy.value() == 600, timeout=30_000)
+    picker, dataset = page.model_picker, page.dataset_picker
+    picker.model_edit.setText("bert-base-uncased")
+    picker.model_edit.editingFinished.emit()
+    dataset.data_edit.setText(str(path))
+    dataset.data_edit.editingFinished.emit()
+    qtbot.waitUntil(
+        lambda: not dataset.cancel_check.isHidden() and dataset.busy.value() == 600, timeout=30_000
+    )
     with qtbot.waitSignal(page.head_loaded, timeout=30_000):
         reported.set()
-    assert page.split_info.text().startswith("Checking every row: ") and ", 60%…" in page.split_info.text()
-    qtbot.waitUntil(lambda: page.split_info.text() == "Checking every row: Checking 3600 rows, 60%…")
-    assert page.busy.value() == 600 and page.table.rowCount() > 0  # the first rows are shown meanwhile
+    assert (
+        dataset.split_info.text().startswith("Checking every row: ") and ", 60%…" in dataset.split_info.text()
+    )
+    qtbot.waitUntil(lambda: dataset.split_info.text() == "Checking every row: Checking 3600 rows, 60%…")
+    assert dataset.busy.value() == 600 and page.table.rowCount() > 0  # the first rows are shown meanwhile
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.cancel_check.click()
+        dataset.cancel_check.click()
         gate.set()
-    assert "Not every row was checked (cancelled)" in page.split_info.text()
-    assert not page._data_problem and page.cancel_check.isHidden() and page.busy.isHidden()
+    assert "Not every row was checked (cancelled)" in dataset.split_info.text()
+    assert not dataset.problem() and dataset.cancel_check.isHidden() and dataset.busy.isHidden()
     assert page.table.rowCount() > 0 and window.current_config().columns.text == "review"
 
 
@@ -266,19 +286,21 @@ def test_the_histogram_is_made_while_the_user_is_idle_and_shows_the_lengths(
 ) -> None:
     import pyqtgraph  # noqa: F401  (the window's warm-up imports it)
 
-    from desktop.gui.pages.data_page import HISTOGRAM_IDLE_S
+    from desktop.gui.widgets.token_stats_widget import HISTOGRAM_IDLE_S
 
     page = window.data_page
+
+    stats = page.token_stats
     idle = {"s": 0.0}
-    page.idle_s = lambda: idle["s"]
-    page.prepare_histogram()
-    assert page.histogram is None  # the user is at work: not now (15-50 ms on the window's thread)
+    stats.idle_s = lambda: idle["s"]
+    stats.prepare_histogram()
+    assert stats.histogram is None  # the user is at work: not now (15-50 ms on the window's thread)
     idle["s"] = HISTOGRAM_IDLE_S
-    qtbot.waitUntil(lambda: page.histogram is not None)
-    made = page.histogram
+    qtbot.waitUntil(lambda: stats.histogram is not None)
+    made = stats.histogram
     assert not made.isVisibleTo(page)  # nothing to show yet
     data = tmp_path / "d.csv"
     data.write_text("text,label\nhello there,a\nworld,b\nagain and again,a\nyes,b\n", encoding="utf-8")
     _load_with_stats(window, qtbot, str(tiny_bert), data)
-    assert page.histogram is made and made.isVisibleTo(page)
-    assert "median" in page.stats_label.text()
+    assert stats.histogram is made and made.isVisibleTo(page)
+    assert "median" in stats.stats_label.text()

@@ -20,11 +20,11 @@ def app_window(qtbot, tmp_path: Path, tiny_bert: Path) -> MainWindow:
     win = MainWindow(Settings(tmp_path / "settings.ini"))
     win.show()
     page = win.data_page
-    page.model_edit.setText(str(tiny_bert))
-    page.model_edit.editingFinished.emit()
+    page.model_picker.model_edit.setText(str(tiny_bert))
+    page.model_picker.model_edit.editingFinished.emit()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.data_edit.setText(str(SAMPLES / "reviews.csv"))
-        page.data_edit.editingFinished.emit()
+        page.dataset_picker.data_edit.setText(str(SAMPLES / "reviews.csv"))
+        page.dataset_picker.data_edit.editingFinished.emit()
     options = win.options_page
     options.max_steps.setValue(20)
     options.batch_size.setValue(16)
@@ -50,8 +50,8 @@ def test_train_from_the_gui_to_a_model_folder(app_window: MainWindow, qtbot, tmp
         qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
     result = finished.args[0]
     assert result.status == "finished"
-    assert page.loss_plot.count("train") >= 5 and page.loss_plot.count("eval") >= 2
-    assert page.speed_plot.count("samples") >= 19 and page.memory_plot.count("rss") >= 5
+    assert page.plot_area.loss_plot.count("train") >= 5 and page.plot_area.loss_plot.count("eval") >= 2
+    assert page.plot_area.speed_plot.count("samples") >= 19 and page.plot_area.memory_plot.count("rss") >= 5
     assert page.progress.value() == 20
     assert RunDir(result.run_dir).status() == "finished" and (result.model_dir / "config.json").is_file()
     assert Path(result.run_dir).parent == tmp_path / "runs"
@@ -101,8 +101,8 @@ def test_a_failure_is_shown_and_the_next_run_works(
     page, controller = app_window.train_page, app_window.controller
     with qtbot.waitSignal(controller.training_failed, timeout=RUN_TIMEOUT_MS):
         qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
-    assert not page.failure.isHidden() and "simulated kernel failure" in page.failure_reason.text()
-    assert page.details.isHidden() and "RuntimeError" in page.details.toPlainText()
+    assert not page.failure.isHidden() and "simulated kernel failure" in page.failure.reason.text()
+    assert page.failure.details.isHidden() and "RuntimeError" in page.failure.details.toPlainText()
 
     monkeypatch.undo()
     with qtbot.waitSignal(controller.training_finished, timeout=RUN_TIMEOUT_MS):

@@ -81,7 +81,7 @@ def test_repair_streams_progress_and_proves_the_gpu(qtbot, monkeypatch: pytest.M
             on_progress(share)
         return RepairResult(True, 0, probe=CUDA_TORCH, message="Installed torch==2.13.0+cu130.")
 
-    monkeypatch.setattr("desktop.gui.repair_controller.run_repair", fake_run_repair)
+    monkeypatch.setattr("desktop.gui.controllers.repair_controller.run_repair", fake_run_repair)
     monkeypatch.setattr(
         "desktop.core.environment.torch_probe.prove_gpu",
         lambda python: GpuProof(True, "NVIDIA GeForce RTX 4070", 0.12),

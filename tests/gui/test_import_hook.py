@@ -5,7 +5,7 @@ from __future__ import annotations
 import linecache
 import sys
 
-from desktop.gui.import_hook import read_sources_cheaply
+from desktop.gui.app_support.import_hook import read_sources_cheaply
 
 
 def test_imported_modules_leave_no_source_behind_and_pyside_users_are_still_known(tmp_path, monkeypatch):

@@ -33,10 +33,10 @@ def test_next_is_disabled_with_the_reason_until_the_data_page_is_complete(window
 
 def test_try_the_sample_makes_every_step_reachable(window: MainWindow, qtbot) -> None:
     with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
-        qtbot.mouseClick(window.data_page.sample_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(window.data_page.dataset_picker.sample_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.stack.currentIndex() == 1)  # the page a moment after its config
-    assert window.data_page.mapping_combos["text"].currentText() == "text"
-    assert window.data_page.mapping_combos["label"].currentText() == "label"
+    assert window.data_page.column_mapping.mapping_combos["text"].currentText() == "text"
+    assert window.data_page.column_mapping.mapping_combos["label"].currentText() == "label"
     assert window.next_button.isEnabled() and window.reason.text() == ""
     window.go_to(3)
     assert window.stack.currentIndex() == 3 and _step_enabled(window, 4)
@@ -158,9 +158,13 @@ def test_view_language_offers_the_three_languages_and_remembers_the_choice(windo
 
     from desktop.shared_ui import Key
 
-    assert [a.text() for a in window.language_actions.values()] == ["English", "简体中文", "繁體中文"]
+    assert [a.text() for a in window.menu_bar.language_actions.values()] == [
+        "English",
+        "简体中文",
+        "繁體中文",
+    ]
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.No)
-    window.language_actions["zh_TW"].trigger()
+    window.menu_bar.language_actions["zh_TW"].trigger()
     assert window.settings.text(Key.LANGUAGE) == "zh_TW"
 
 
@@ -173,7 +177,7 @@ def test_memory_and_speed_does_not_wait_for_a_background_import_to_look_up_packa
     import _imp
     import threading
 
-    from desktop.gui.warmup import STACKS
+    from desktop.gui.app_support.warmup import STACKS
 
     STACKS["data"].importer()  # the warm-up, at the window's first idle moment
     held, release = threading.Event(), threading.Event()
@@ -189,7 +193,7 @@ def test_memory_and_speed_does_not_wait_for_a_background_import_to_look_up_packa
     assert held.wait(10)
     try:
         started = time.monotonic()
-        window._give_options_their_context()  # what opening Memory & speed does
+        window.update_options_context()  # what opening Memory & speed does
         took = time.monotonic() - started
     finally:
         release.set()

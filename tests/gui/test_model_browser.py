@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from desktop.core.settings.config import RunConfig
-from desktop.gui.model_browser import FIT_COLUMN, ModelBrowser
+from desktop.gui.dialogs.model_browser_dialog import FIT_COLUMN, ModelBrowser
 from tests.fakehub import FakeHub
 
 GB = 2**30
@@ -59,7 +59,7 @@ def test_source_settings_save_the_choice_and_keep_the_token_in_the_keyring(
     qtbot, fake_hub: FakeHub, keyring_backend: dict
 ) -> None:
     from desktop.core.hub import sources
-    from desktop.gui.hub_settings import HubSettingsDialog
+    from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
 
     dialog = HubSettingsDialog()
     qtbot.addWidget(dialog)
@@ -84,26 +84,27 @@ def test_the_data_page_downloads_a_hub_model_and_dataset_before_training(
         Repo("someone/reviews", {"train.csv": (samples / "reviews.csv").read_bytes()}, kind="dataset")
     )
     page = window.data_page
-    page.model_edit.setText("tiny/gpt2")
-    page.model_edit.editingFinished.emit()
-    assert page.model_download.isVisibleTo(page) and "Not on this computer yet" in page.model_info.text()
+    picker, dataset = page.model_picker, page.dataset_picker
+    picker.model_edit.setText("tiny/gpt2")
+    picker.model_edit.editingFinished.emit()
+    assert picker.model_download.isVisibleTo(page) and "Not on this computer yet" in picker.model_info.text()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.data_edit.setText("someone/reviews")
-        page.data_edit.editingFinished.emit()
-    assert "not on this computer yet" in page.data_error.text() and page.data_download.isVisibleTo(page)
+        dataset.data_edit.setText("someone/reviews")
+        dataset.data_edit.editingFinished.emit()
+    assert "not on this computer yet" in dataset.data_error.text() and dataset.data_download.isVisibleTo(page)
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
-        page.download_dataset()  # its own window, progress and Cancel; the preview follows
-    assert page.data_error.isHidden() and not page.data_download.isVisibleTo(page)
-    page.download_model()
-    with qtbot.waitSignal(page.browser.downloaded, timeout=30_000):
+        dataset.download_dataset()  # its own window, progress and Cancel; the preview follows
+    assert dataset.data_error.isHidden() and not dataset.data_download.isVisibleTo(page)
+    picker.download_model()
+    with qtbot.waitSignal(picker.browser.downloaded, timeout=30_000):
         pass
-    qtbot.waitUntil(lambda: not page.model_download.isVisibleTo(page), timeout=10_000)
-    assert "training needs no network" in page.model_info.text()
+    qtbot.waitUntil(lambda: not picker.model_download.isVisibleTo(page), timeout=10_000)
+    assert "training needs no network" in picker.model_info.text()
     assert "Download the model" not in page.problem()
     qtbot.waitUntil(
-        lambda: "Fit here: fits" in page.fit_label.text(), timeout=20_000
+        lambda: "Fit here: fits" in picker.fit_badge.text(), timeout=20_000
     )  # the chosen model's badge
-    assert "RAM (no NVIDIA GPU)" in page.fit_label.text() and "min per epoch" in page.fit_label.text()
+    assert "RAM (no NVIDIA GPU)" in picker.fit_badge.text() and "min per epoch" in picker.fit_badge.text()
 
 
 def test_a_gated_model_offers_to_enter_a_token(qtbot, fake_hub: FakeHub) -> None:

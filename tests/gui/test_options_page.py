@@ -69,23 +69,24 @@ def test_estimate_presets_and_fit_my_gpu(window: MainWindow, qtbot, tiny_gpt2) -
     )
     window.set_config(config)
     page = window.options_page
+    estimate = page.estimate
     gpu_free = 2**30  # a tiny fake GPU: the CUDA context alone takes 500 MB
     with qtbot.waitSignal(page.estimate_updated, timeout=60_000):
         page.set_context(window.current_config(), "Fake GPU", gpu_free, Capabilities(cuda=True, bf16=True))
-    assert "will not fit in the 1.0 GB free on Fake GPU" in page.fit_label.text()
-    assert "weights:" in page.breakdown.text() and "logits:" in page.breakdown.text()
+    assert "will not fit in the 1.0 GB free on Fake GPU" in estimate.fit_label.text()
+    assert "weights:" in estimate.breakdown.text() and "logits:" in estimate.breakdown.text()
 
-    page.preset_buttons["fit"].click()
+    estimate.preset_buttons["fit"].click()
     tuned = window.current_config()
     assert tuned.training.batch_size < 64
     assert tuned.training.batch_size * tuned.training.gradient_accumulation == 64
-    assert "batch size 64 ->" in page.changes_label.text() and not page.undo_button.isHidden()
-    assert "will not fit" not in page.fit_label.text()
+    assert "batch size 64 ->" in estimate.changes_label.text() and not estimate.undo_button.isHidden()
+    assert "will not fit" not in estimate.fit_label.text()
 
-    page.undo_button.click()
-    assert window.current_config().training.batch_size == 64 and page.undo_button.isHidden()
+    estimate.undo_button.click()
+    assert window.current_config().training.batch_size == 64 and estimate.undo_button.isHidden()
 
-    page.preset_buttons["lowest_memory"].click()
+    estimate.preset_buttons["lowest_memory"].click()
     low = window.current_config()
     assert low.performance.gradient_checkpointing and low.lora.enabled and low.training.batch_size == 1
 
@@ -115,15 +116,18 @@ def test_without_an_nvidia_gpu_the_page_talks_about_ram_and_time(
     config.model.name = str(tiny_gpt2)
     window.set_config(config)
     page = window.options_page
+    estimate = page.estimate
     with qtbot.waitSignal(page.estimate_updated, timeout=30_000):
         page.set_context(config, "", None, Capabilities())
-    text = page.fit_label.text() + page.breakdown.text()
+    text = estimate.fit_label.text() + estimate.breakdown.text()
     assert "GB of RAM" in text and "slower than on a GPU" in text
     assert "GPU memory" not in text and "CUDA" not in text
-    assert page.preset_buttons["fastest"].isHidden() and not page.preset_buttons["balanced"].isHidden()
-    assert page.preset_buttons["fit"].isHidden()
-    page.preset_buttons["lowest_memory"].click()
-    assert "makes every step slower" in page.changes_label.text()
+    assert (
+        estimate.preset_buttons["fastest"].isHidden() and not estimate.preset_buttons["balanced"].isHidden()
+    )
+    assert estimate.preset_buttons["fit"].isHidden()
+    estimate.preset_buttons["lowest_memory"].click()
+    assert "makes every step slower" in estimate.changes_label.text()
 
 
 def test_every_page_is_usable_on_a_1024_by_576_screen(window: MainWindow) -> None:
@@ -152,16 +156,17 @@ def test_on_windows_a_run_too_big_for_the_gpu_is_said_to_spill_not_fail(
     window: MainWindow, qtbot, tiny_gpt2, monkeypatch
 ) -> None:
     from desktop.core.settings.options import Capabilities
-    from desktop.gui.pages import options_page
+    from desktop.gui.widgets import memory_estimate_widget
 
-    monkeypatch.setattr(options_page, "_on_windows", lambda: True)
+    monkeypatch.setattr(memory_estimate_widget, "_on_windows", lambda: True)
     config = RunConfig(task="causal-lm")
     config.model.name = str(tiny_gpt2)
     config.training.batch_size, config.training.max_length = 64, 2048
     window.set_config(config)
     page = window.options_page
+    estimate = page.estimate
     with qtbot.waitSignal(page.estimate_updated, timeout=60_000):
         page.set_context(window.current_config(), "RTX 4060", 2**30, Capabilities(cuda=True, bf16=True))
-    assert "will not fit" in page.fit_label.text() and "shared system memory" in page.fit_label.text()
-    page.preset_buttons["fit"].click()
-    assert "shared system memory" not in page.fit_label.text()
+    assert "will not fit" in estimate.fit_label.text() and "shared system memory" in estimate.fit_label.text()
+    estimate.preset_buttons["fit"].click()
+    assert "shared system memory" not in estimate.fit_label.text()

@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QMessageBox
 from desktop.core.runs.folders import RunDir
 from desktop.core.system.events import FinishedEvent, LogEvent, ProgressEvent, StoppedEvent
 from desktop.core.training.run import run_training
+from desktop.gui.controllers.training_controller import TrainingController
+from desktop.gui.dialogs.runs_dialog import RunsDialog
 from desktop.gui.main_window import MainWindow
-from desktop.gui.runs_dialog import RunsDialog
-from desktop.gui.training_controller import TrainingController
 from desktop.shared_ui import Settings
 from tests.core.helpers import fake_run as _run
 from tests.core.helpers import make_config
@@ -119,8 +119,10 @@ def test_a_crashed_run_is_offered_for_resume_on_start(
     win = MainWindow(settings, fake_controller)
     qtbot.addWidget(win)
     qtbot.waitUntil(lambda: not win.resume_bar.isHidden())
-    assert "crashed" in win.resume_text.text() and "step 20 of 100" in win.resume_text.text()
-    win.resume_no.click()
+    assert (
+        "crashed" in win.resume_bar.text_label.text() and "step 20 of 100" in win.resume_bar.text_label.text()
+    )
+    win.resume_bar.no_button.click()
     assert win.resume_bar.isHidden()
     win.close()
 
@@ -152,7 +154,7 @@ def test_an_interrupted_run_resumes_to_the_end(
     qtbot.addWidget(win)
     qtbot.waitUntil(lambda: not win.resume_bar.isHidden())
     with qtbot.waitSignal(win.controller.training_finished, timeout=180_000) as finished:
-        win.resume_yes.click()
+        win.resume_bar.yes_button.click()
     result = finished.args[0]
     assert Path(result.run_dir) == run.path and RunDir(run.path).status() == "finished"
     assert win.train_page.progress.value() == 12

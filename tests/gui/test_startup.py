@@ -46,8 +46,8 @@ from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from desktop.gui.main_window import MainWindow
 from desktop.shared_ui import Settings
-import desktop.gui.warmup
-desktop.gui.warmup.IDLE_S = 3600  # this test is about what the steps themselves import
+import desktop.gui.app_support.warmup
+desktop.gui.app_support.warmup.IDLE_S = 3600  # this test is about what the steps themselves import
 
 def wait(signal):
     loop = QEventLoop()
@@ -58,18 +58,18 @@ def wait(signal):
 window = MainWindow(Settings(sys.argv[1]))
 window.show()
 page = window.data_page
-page.model_edit.setText(sys.argv[2])
-page.model_edit.editingFinished.emit()
-page.data_edit.setText(sys.argv[3])
-QTimer.singleShot(0, page.data_edit.editingFinished.emit)
+page.model_picker.model_edit.setText(sys.argv[2])
+page.model_picker.model_edit.editingFinished.emit()
+page.dataset_picker.data_edit.setText(sys.argv[3])
+QTimer.singleShot(0, page.dataset_picker.data_edit.editingFinished.emit)
 wait(page.token_stats_loaded)
-print("stats:", page.stats_label.text().splitlines()[0])
+print("stats:", page.token_stats.stats_label.text().splitlines()[0])
 QTimer.singleShot(0, lambda: window.go_to(2))
 wait(window.options_page.estimate_updated)
-print("estimate:", window.options_page.fit_label.text().splitlines()[0])
+print("estimate:", window.options_page.estimate.fit_label.text().splitlines()[0])
 print("heavy:", " ".join(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers"))))
 window.close()
-from desktop.gui.workers import leave
+from desktop.gui.app_support.workers import leave
 sys.exit(leave(0))  # as the app ends: a warm-up or probe still running must not abort the exit
 """
 
@@ -106,7 +106,7 @@ def test_a_windowed_app_without_stdout_writes_to_its_log(app_home, monkeypatch) 
 
 
 def test_the_readme_screenshots_render(tmp_path, qtbot) -> None:
-    from desktop.gui.screenshots import save_screenshots
+    from desktop.gui.app_support.screenshots import save_screenshots
 
     files = save_screenshots(tmp_path / "shots", "light")
     assert {f.name for f in files} >= {"2-model-and-data-light.png", "5-export-light.png", "6-runs-light.png"}

@@ -22,6 +22,7 @@ def test_progress_and_plots_follow_the_events(
     window: MainWindow, fake_controller: FakeController, qtbot
 ) -> None:
     page = window.train_page
+    area = page.plot_area
     qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
     assert (
         len(fake_controller.started) == 1
@@ -41,16 +42,16 @@ def test_progress_and_plots_follow_the_events(
             )
             fake_controller.memory_sampled.emit(MemoryEvent(step, "cpu", None, None, None, 2**30))
     fake_controller.metrics_logged.emit(LogEvent(20, 2.0, {"eval_loss": 0.3, "eval_accuracy": 0.8}))
-    qtbot.waitUntil(lambda: page.loss_plot._curves["train"].xData is not None, timeout=2000)  # repaint timer
+    qtbot.waitUntil(lambda: area.loss_plot._curves["train"].xData is not None, timeout=2000)  # repaint timer
 
     assert page.progress.value() == 20 and page.progress.maximum() == 100
     assert "remaining about 0:40" in page.timing.text()
-    assert page.loss_plot.count("train") == 4 and page.loss_plot.count("eval") == 1
-    assert page.lr_plot.count("lr") == 4 and page.memory_plot.count("rss") == 4
-    assert page.memory_plot.count("allocated") == 0  # no GPU figures on CPU
-    assert page.speed_plot.count("samples") == 20 and page.speed_plot.count("tokens") == 20
+    assert area.loss_plot.count("train") == 4 and area.loss_plot.count("eval") == 1
+    assert area.lr_plot.count("lr") == 4 and area.memory_plot.count("rss") == 4
+    assert area.memory_plot.count("allocated") == 0  # no GPU figures on CPU
+    assert area.speed_plot.count("samples") == 20 and area.speed_plot.count("tokens") == 20
     assert "eval_accuracy 0.8" in page.log.toPlainText()
-    low, high = page.loss_plot.getPlotItem().vb.viewRange()[0]
+    low, high = area.loss_plot.getPlotItem().vb.viewRange()[0]
     assert low <= 0 and 100 <= high < 110  # the whole run across the plot: how far it is, at a glance
 
     qtbot.mouseClick(page.stop_button, Qt.MouseButton.LeftButton)
@@ -69,11 +70,11 @@ def test_failure_shows_reason_and_remedy_with_details_behind_a_toggle(
     fake_controller.training_failed.emit(RunResult("failed", failure=failure))
 
     assert not page.failure.isHidden()
-    assert page.failure_reason.text() == "The GPU ran out of memory."
-    assert page.failure_remedy.text() == "Lower training.batch_size."
-    assert page.details.isHidden()
-    qtbot.mouseClick(page.details_button, Qt.MouseButton.LeftButton)
-    assert not page.details.isHidden() and "Traceback" in page.details.toPlainText()
+    assert page.failure.reason.text() == "The GPU ran out of memory."
+    assert page.failure.remedy.text() == "Lower training.batch_size."
+    assert page.failure.details.isHidden()
+    qtbot.mouseClick(page.failure.details_button, Qt.MouseButton.LeftButton)
+    assert not page.failure.details.isHidden() and "Traceback" in page.failure.details.toPlainText()
     assert page.start_button.isEnabled()  # ready for another try
 
 
@@ -97,29 +98,31 @@ def test_gpu_memory_from_torch_and_nvml_is_plotted(
     window: MainWindow, fake_controller: FakeController, qtbot
 ) -> None:
     page = window.train_page
+    area = page.plot_area
     fake_controller.start(window.current_config())
     gib = 2**30
     for step in (1, 2):
         fake_controller.memory_sampled.emit(
             MemoryEvent(step, "cuda:0", 3 * gib, 4 * gib, 5 * gib, gib, 6 * gib, 12 * gib)
         )
-    assert page.memory_plot.count("allocated") == 2 and page.memory_plot.count("reserved") == 2
-    assert page.memory_plot.count("device") == 2 and page.memory_plot.count("total") == 2
-    qtbot.waitUntil(lambda: page.memory_plot._curves["device"].yData is not None, timeout=2000)
-    assert list(page.memory_plot._curves["device"].yData) == [6.0, 6.0]
+    assert area.memory_plot.count("allocated") == 2 and area.memory_plot.count("reserved") == 2
+    assert area.memory_plot.count("device") == 2 and area.memory_plot.count("total") == 2
+    qtbot.waitUntil(lambda: area.memory_plot._curves["device"].yData is not None, timeout=2000)
+    assert list(area.memory_plot._curves["device"].yData) == [6.0, 6.0]
 
 
 def test_each_gpu_of_a_multi_gpu_run_gets_its_memory_curve(
     window: MainWindow, fake_controller: FakeController, qtbot
 ) -> None:
     page = window.train_page
+    area = page.plot_area
     fake_controller.start(window.current_config())
     gib = 2**30
     for step in (1, 2):
         fake_controller.memory_sampled.emit(
             MemoryEvent(step, "cuda:0", gib, gib, gib, gib, 7 * gib, 24 * gib, [7 * gib, 5 * gib])
         )
-    plot = page.memory_plot
+    plot = area.memory_plot
     assert plot.count("gpu0") == 2 and plot.count("gpu1") == 2 and plot.count("device") == 0
     assert "GPU 1 used (NVML)" in [item.name() for item in (plot._curves["gpu1"],)]
     qtbot.waitUntil(lambda: plot._curves["gpu1"].yData is not None, timeout=2000)
@@ -144,11 +147,11 @@ def test_apply_and_retry_changes_the_config_and_starts_again(
     fake_controller.training_failed.emit(RunResult("failed", failure=failure))
 
     page = window.train_page
-    assert [b.text() for b in page.remedy_buttons] == [
+    assert [b.text() for b in page.failure.remedy_buttons] == [
         "Apply and retry: Halve the batch (8 -> 4)",
         "Apply and retry: Turn on gradient checkpointing",
     ]
-    qtbot.mouseClick(page.remedy_buttons[0], Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(page.failure.remedy_buttons[0], Qt.MouseButton.LeftButton)
     retried = fake_controller.started[-1][0]
     assert (retried.training.batch_size, retried.training.gradient_accumulation) == (4, 2)
     assert window.options_page.batch_size.value() == 4  # the pages show what will run
@@ -157,9 +160,9 @@ def test_apply_and_retry_changes_the_config_and_starts_again(
 def test_a_spilling_run_on_windows_shows_the_bar_with_its_slowdown_and_the_fixes(
     window: MainWindow, fake_controller: FakeController, qtbot, monkeypatch
 ) -> None:
-    from desktop.gui.pages import train_page
+    from desktop.gui.widgets import spill_bar_widget
 
-    monkeypatch.setattr(train_page, "_on_windows", lambda: True)
+    monkeypatch.setattr(spill_bar_widget, "_on_windows", lambda: True)
     page = window.train_page
     window.train_page.start_button.click()
     gib, elapsed = 2**30, 0.0
@@ -170,9 +173,9 @@ def test_a_spilling_run_on_windows_shows_the_bar_with_its_slowdown_and_the_fixes
     fake_controller.memory_sampled.emit(
         MemoryEvent(20, "cuda:0", 7 * gib, 8 * gib, 8 * gib, gib, int(7.9 * gib), 8 * gib)
     )
-    assert not page.spill_bar.isHidden() and "10 times slower" in page.spill_text.text()
+    assert not page.spill_bar.isHidden() and "10 times slower" in page.spill_bar.text_label.text()
     with qtbot.waitSignal(page.fit_requested):
-        page.spill_fit.click()
+        page.spill_bar.fit_button.click()
     assert fake_controller.stop_requests == 1
 
 
@@ -182,6 +185,8 @@ def test_an_out_of_memory_recovery_is_shown_plotted_from_its_checkpoint_and_undo
     from desktop.core.system.events import AdjustedEvent
 
     page = window.train_page
+
+    area = page.plot_area
     config = window.current_config()
     config.training.batch_size, config.training.gradient_accumulation = 16, 1
     window.set_config(config)
@@ -207,43 +212,44 @@ def test_an_out_of_memory_recovery_is_shown_plotted_from_its_checkpoint_and_undo
     )
 
     assert not page.adjusted_bar.isHidden()
-    text = page.adjusted_text.text()
+    text = page.adjusted_bar.text_label.text()
     assert "ran out of memory in the backward pass" in text and "checkpoint at step 15" in text
     assert "the same 16 examples per update" in text
     assert "step 15" in page.log.toPlainText()
-    assert page.loss_plot.count("train") == 15  # steps 16-20 are trained again
+    assert area.loss_plot.count("train") == 15  # steps 16-20 are trained again
     # The next run starts with what fitted; Undo gives the user's own settings back.
     assert (
         window.options_page.batch_size.value(),
         window.current_config().training.gradient_accumulation,
     ) == (8, 2)
     with qtbot.waitSignal(page.undo_requested) as undo:
-        qtbot.mouseClick(page.undo_adjusted, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(page.adjusted_bar.undo_button, Qt.MouseButton.LeftButton)
     assert undo.args[0] == {"training.batch_size": 16, "training.gradient_accumulation": 1}
     restored = window.current_config().training
     assert (restored.batch_size, restored.gradient_accumulation) == (16, 1)
-    assert page.undo_adjusted.isHidden() and "Undone" in page.adjusted_text.text()
+    assert page.adjusted_bar.undo_button.isHidden() and "Undone" in page.adjusted_bar.text_label.text()
 
 
 def test_memory_in_shared_system_memory_is_plotted_once_windows_pages_it(
     window: MainWindow, fake_controller: FakeController, qtbot, monkeypatch
 ) -> None:
-    from desktop.gui.pages import train_page
+    from desktop.gui.widgets import spill_bar_widget
 
     gib = 2**30
     page = window.train_page
+    area = page.plot_area
     for windows in (False, True):
-        monkeypatch.setattr(train_page, "_on_windows", lambda windows=windows: windows)
+        monkeypatch.setattr(spill_bar_widget, "_on_windows", lambda windows=windows: windows)
         qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
         for step, reserved in ((10, 6 * gib), (20, int(9.5 * gib)), (30, 8 * gib)):
             fake_controller.memory_sampled.emit(
                 MemoryEvent(step, "cuda:0", reserved, reserved, reserved, gib, 8 * gib, 8 * gib)
             )
-        names = page.memory_plot.curve_names()
+        names = area.memory_plot.curve_names()
         if not windows:  # Linux: the driver fails with out-of-memory instead; nothing is ever shared
             assert "shared" not in names
         else:
-            x, y = page.memory_plot._points["shared"].view()
+            x, y = area.memory_plot._points["shared"].view()
             assert list(x) == [20, 30] and list(y) == [1.5, 0.0]
         fake_controller.end()
 
@@ -253,19 +259,21 @@ def test_the_sleep_lock_shows_on_the_timing_line_without_moving_the_plots(
 ) -> None:
     from desktop.gui.pages.train_page import TrainPage
 
-    page = TrainPage(fake_controller, window.current_config)  # shown on its own: the window needs data
+    page = TrainPage(fake_controller, window.run_config)  # shown on its own: the window needs data
+
+    area = page.plot_area
     qtbot.addWidget(page)
     page.resize(900, 700)
     page.show()
     fake_controller.training_started.emit(StartedEvent("/runs/x", 100, 90, 10, "cpu"))
     page.layout().activate()
-    qtbot.waitUntil(lambda: page.plot_area.height() > 0)
-    before = page.plot_area.geometry()
+    qtbot.waitUntil(lambda: area.height() > 0)
+    before = area.geometry()
     fake_controller.awake_changed.emit(True)
     page.layout().activate()
     assert page.awake.isVisible() and page.awake.text() == "Kept awake"
     assert "stays awake" in page.awake.toolTip()
-    assert page.plot_area.geometry() == before  # a resize redoes every axis of four plots
+    assert area.geometry() == before  # a resize redoes every axis of four plots
 
 
 def test_the_plots_appear_a_frame_apart_the_first_time_without_moving(
@@ -273,19 +281,21 @@ def test_the_plots_appear_a_frame_apart_the_first_time_without_moving(
 ) -> None:
     from desktop.gui.pages.train_page import TrainPage
 
-    page = TrainPage(fake_controller, window.current_config)
+    page = TrainPage(fake_controller, window.run_config)
+
+    area = page.plot_area
     qtbot.addWidget(page)
     page.resize(900, 700)
     page.show()  # painting all four at once held the window 45-65 ms
-    assert [plot.isVisible() for plot in page.plots] == [True, False, False, False]
+    assert [plot.isVisible() for plot in area.plots] == [True, False, False, False]
     page.layout().activate()
-    places = [plot.geometry() for plot in page.plots]
+    places = [plot.geometry() for plot in area.plots]
     assert all(place.width() > 100 and place.height() > 100 for place in places)  # kept for them
-    qtbot.waitUntil(lambda: all(plot.isVisible() for plot in page.plots), timeout=2000)
-    assert [plot.geometry() for plot in page.plots] == places  # the first ones did not move
+    qtbot.waitUntil(lambda: all(plot.isVisible() for plot in area.plots), timeout=2000)
+    assert [plot.geometry() for plot in area.plots] == places  # the first ones did not move
     page.hide()
     page.show()
-    assert all(plot.isVisible() for plot in page.plots)  # once painted, shown at once
+    assert all(plot.isVisible() for plot in area.plots)  # once painted, shown at once
 
 
 def test_making_the_plots_ahead_of_need_is_known_while_it_lasts(
@@ -296,13 +306,15 @@ def test_making_the_plots_ahead_of_need_is_known_while_it_lasts(
 
     from desktop.gui.pages.train_page import TrainPage
 
-    page = TrainPage(fake_controller, window.current_config)
+    page = TrainPage(fake_controller, window.run_config)
+
+    area = page.plot_area
     qtbot.addWidget(page)
-    page.idle_s = lambda: 3600.0
-    assert not page.making_plots
-    page.prepare_plots()
-    assert len(page.plots) == 0 and page.making_plots  # half a plot in one turn: its curves the next
-    page.prepare_plots()
-    assert len(page.plots) == 1 and page.making_plots  # the next ones a moment apart
-    qtbot.waitUntil(lambda: len(page.plots) == 4, timeout=5000)
-    assert not page.making_plots
+    area.idle_s = lambda: 3600.0
+    assert not area.making_plots
+    area.prepare_plots()
+    assert len(area.plots) == 0 and area.making_plots  # half a plot in one turn: its curves the next
+    area.prepare_plots()
+    assert len(area.plots) == 1 and area.making_plots  # the next ones a moment apart
+    qtbot.waitUntil(lambda: len(area.plots) == 4, timeout=5000)
+    assert not area.making_plots

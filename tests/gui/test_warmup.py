@@ -9,7 +9,7 @@ import types
 import pytest
 from PySide6.QtCore import QObject
 
-from desktop.gui import warmup, workers
+from desktop.gui.app_support import warmup, workers
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QApplication
 
-from desktop.gui import workers
-from desktop.gui.workers import BackgroundTask, run_in_background, shutdown_all
+from desktop.gui.app_support import workers
+from desktop.gui.app_support.workers import BackgroundTask, run_in_background, shutdown_all
 
 
 def test_results_and_progress_arrive_on_the_gui_thread(qtbot) -> None:
@@ -69,7 +69,7 @@ def test_a_task_whose_owner_is_gone_still_ends_its_thread(qtbot) -> None:
 
     from PySide6.QtCore import QObject
 
-    from desktop.gui.workers import BackgroundTask
+    from desktop.gui.app_support.workers import BackgroundTask
 
     owner, gate = QObject(), threading.Event()
     task = BackgroundTask(lambda: gate.wait(10), owner)
@@ -85,7 +85,7 @@ def test_a_task_whose_owner_is_gone_still_ends_its_thread(qtbot) -> None:
 LATE_TASK = """
 import sys, threading
 from PySide6.QtWidgets import QApplication
-from desktop.gui import workers
+from desktop.gui.app_support import workers
 
 app = QApplication([])
 workers.shutdown_all()  # the window closed; then a timer due in the same pass starts a task (the hub probe)

@@ -65,7 +65,7 @@ def installed(name: str) -> bool:
 
     A look-up takes Python's global import lock, which a background import holds while each of its own
     look-ups reads folders: from a cold disk, the window's thread waited 5-16 ms for each package.
-    The answers are kept, and looked up ahead by the warm-up (see ``desktop.gui.warmup``).
+    The answers are kept, and looked up ahead by the warm-up (see ``desktop.gui.app_support.warmup``).
     """
     if name not in _installed:
         _installed[name] = importlib.util.find_spec(name) is not None

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QWidget
-
-from desktop.core.settings.config import RunConfig
-from desktop.shared_ui import shown
+from PySide6.QtWidgets import QWidget
 
 
 class WizardPage(QWidget):
-    """A step of the wizard: edits part of the run config and says whether it is complete."""
+    """A step of the wizard: says whether it is complete. A page that edits part of the run config
+    reads and writes the window's :class:`~desktop.gui.config_model.RunConfigModel`."""
 
     validity_changed = Signal()
     """The page became valid or invalid; read :meth:`problem`."""
@@ -18,31 +16,10 @@ class WizardPage(QWidget):
     title = ""
     subtitle = ""
 
-    def load_config(self, config: RunConfig) -> None:
-        """Show the values of ``config``."""
-
-    def apply_to(self, config: RunConfig) -> None:
-        """Write the page's values into ``config``."""
-
     def problem(self) -> str:
         """Why the user cannot go on yet; empty when the page is complete."""
         return ""
 
     def shutdown(self) -> None:
         """Cancel the page's background work before the app quits; never blocks (the window waits
-        for all background work at most :data:`~desktop.gui.workers.SHUTDOWN_GRACE_S`)."""
-
-
-def error_label() -> QLabel:
-    """A label for a field's error, shown under the field, hidden while empty."""
-    label = QLabel()
-    label.setObjectName("fieldError")
-    label.setWordWrap(True)
-    label.setVisible(False)
-    return label
-
-
-def show_error(label: QLabel, text: str) -> None:
-    """Show ``text`` (a core message is translated) in an error label, or hide it when empty."""
-    label.setText(shown(text))
-    label.setVisible(bool(text))
+        for all background work at most :data:`~desktop.gui.app_support.workers.SHUTDOWN_GRACE_S`)."""

@@ -27,11 +27,12 @@ from desktop.core.environment.gpu import GpuInfo, GpuReport, detect_gpus
 from desktop.core.environment.repair import RepairPlan, plan_repair
 from desktop.core.environment.torch_probe import TorchInfo, probe_torch
 from desktop.core.environment.wheels import Verdict, verdict
+from desktop.core.settings.options import Capabilities, installed
 from desktop.core.system.secrets import recall_url, redact, remember_url
+from desktop.gui.app_support.workers import BackgroundTask
+from desktop.gui.controllers.repair_controller import RepairController
 from desktop.gui.pages.base import WizardPage
-from desktop.gui.repair_controller import RepairController
 from desktop.gui.widgets.progress_bar import ProgressBar
-from desktop.gui.workers import BackgroundTask
 from desktop.shared_ui import Key, Settings, shown
 
 GB = 1024**3
@@ -204,6 +205,21 @@ class EnvironmentPage(WizardPage):
         if self._task is not None:
             self._task.cancel()
         # A running install is left to finish on its own: stopping uv halfway leaves PyTorch half-replaced.
+
+    def nvidia_gpus(self) -> list[GpuInfo]:
+        """The NVIDIA GPUs the last check found (none before the first)."""
+        return self.report.nvidia if self.report else []
+
+    def capabilities(self) -> Capabilities:
+        """What this computer's PyTorch and packages can do, for the options a run may use."""
+        info = self.info
+        return Capabilities(
+            cuda=bool(info and info.cuda_available),
+            bf16=bool(info and info.bf16),
+            bitsandbytes=installed("bitsandbytes"),
+            triton=installed("triton"),
+            flash_attn=installed("flash_attn"),
+        )
 
     def show_findings(self, report: GpuReport, info: TorchInfo) -> None:
         """Show a check's result and its verdict."""

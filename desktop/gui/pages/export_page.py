@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
 from desktop import shared_ui
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import RunResult
+from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.try_it_panel import TryItPanel
-from desktop.gui.workers import BackgroundTask
 from desktop.shared_ui import error_text, sentences
 
 

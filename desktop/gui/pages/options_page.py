@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
-import sys
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
-    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
@@ -35,36 +32,16 @@ from desktop.core.settings.config import (
     SCHEDULERS,
     RunConfig,
 )
-from desktop.core.settings.memory import Estimate
-from desktop.core.settings.options import Capabilities, installed, resolve
-from desktop.core.settings.presets import presets_for
-from desktop.core.system.errors import ConfigError, Problem, StudioError
+from desktop.core.settings.options import Capabilities, resolve
+from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.paths import default_runs_dir
-from desktop.gui.pages.base import WizardPage, error_label, show_error
-from desktop.gui.workers import BackgroundTask
-from desktop.shared_ui import sentences as sentences_joined
+from desktop.gui.config_model import RunConfigModel
+from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.config_section_widget import ConfigSectionWidget
+from desktop.gui.widgets.field_error import error_label, show_error
+from desktop.gui.widgets.memory_estimate_widget import MemoryEstimateWidget
+from desktop.gui.widgets.processes_widget import ProcessesWidget
 from desktop.shared_ui import shown
-
-GB = 1024**3
-
-
-def _on_windows() -> bool:
-    """Whether the app runs on Windows (a function, so tests can say it does)."""
-    return sys.platform == "win32"
-
-
-def _field_help(name: str) -> str:
-    """The help text of a ``[launch]`` field (its tooltip)."""
-    from desktop.core.settings.config import Launch
-
-    return next(f.metadata["help"] for f in dataclasses.fields(Launch) if f.name == name)
-
-
-def _free_ram() -> int:
-    import psutil
-
-    return int(psutil.virtual_memory().available)
-
 
 PERFORMANCE_CHOICES = {
     "precision": PRECISIONS,
@@ -75,30 +52,35 @@ PERFORMANCE_CHOICES = {
 
 
 class OptionsPage(WizardPage):
-    """Batch size, schedule, sequence length, memory and speed levers, LoRA, the estimate, presets."""
+    """Batch size, schedule, sequence length, memory and speed levers, LoRA, the estimate, presets.
+
+    The schedule, batches and output fields are the page's own; the processes, the speed and LoRA
+    sections and the estimate with its presets are parts it composes. Every change is written into
+    ``run_config`` at once; every field's error shows under it (:meth:`_add_field` makes the rows of
+    the parts too).
+
+    Args:
+        run_config: The run config the window edits.
+    """
 
     estimate_updated = Signal()
     """The model's size was read (or could not be): the estimate is up to date."""
     job_export_requested = Signal()
     """The user asked to write the run as a job for another machine or a cluster."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_config: RunConfigModel) -> None:
         super().__init__()
         self.title = self.tr("Memory & speed")
         self.subtitle = self.tr("How long and how hard to train.")
-        self._config = RunConfig()
+        self._run_config = run_config
+        run_config.changed.connect(self._on_run_config_changed)
         self.bound: dict[tuple[str, str], QWidget] = {}
         self.field_errors: dict[str, tuple[str, QLabel]] = {}
         """Each config field on the page: its name in words and the error label under it."""
         self._context_config = RunConfig()
-        self._gpu_name, self._gpu_free, self._caps = "", None, Capabilities()
-        self._shapes_key: tuple | None = None
-        self._shapes: tuple | None = None
-        self._undo: RunConfig | None = None
-        self._tasks: set[BackgroundTask] = set()
+        self._caps = Capabilities()
         self._problem = ""
         self._train_rows = 0
-        self._gpus = 0
 
         self.epochs = QDoubleSpinBox(decimals=1, minimum=0.1, maximum=1000, singleStep=1)
         self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("use epochs"))
@@ -167,15 +149,30 @@ class OptionsPage(WizardPage):
         left = QVBoxLayout()
         left.addWidget(schedule)
         left.addWidget(memory)
-        left.addWidget(self._processes_group())
+        self.processes = ProcessesWidget(self._add_field)
+        self.processes.changed.connect(self._on_changed)
+        self.processes.gpu_count_changed.connect(self._on_processes_gpu_count_changed)
+        self.processes.job_export_requested.connect(self.job_export_requested)
+        left.addWidget(self.processes)
         left.addStretch()
         columns.addLayout(left, 1)
         right = QVBoxLayout()
         right.addWidget(cadence)
-        right.addWidget(self._bound_group(self.tr("Speed and memory"), "performance", PERFORMANCE_CHOICES))
-        right.addWidget(self._bound_group(self.tr("LoRA adapters"), "lora", {}))
+        self.sections = [
+            ConfigSectionWidget(
+                self.tr("Speed and memory"), "performance", PERFORMANCE_CHOICES, self._add_field
+            ),
+            ConfigSectionWidget(self.tr("LoRA adapters"), "lora", {}, self._add_field),
+        ]
+        for section in self.sections:
+            section.changed.connect(self._on_changed)
+            self.bound.update(section.editors)
+            right.addWidget(section)
         right.addStretch()
-        left.insertWidget(0, self._estimate_group())
+        self.estimate = MemoryEstimateWidget(self._estimated_config)
+        self.estimate.estimate_updated.connect(self.estimate_updated)
+        self.estimate.preset_applied.connect(self.show_config)
+        left.insertWidget(0, self.estimate)
         columns.addLayout(right, 1)
         content = QWidget()
         inner = QVBoxLayout(content)
@@ -191,103 +188,9 @@ class OptionsPage(WizardPage):
         layout.addWidget(scroll, 1)
         layout.addWidget(self.error)
 
-    def _processes_group(self) -> QGroupBox:
-        """A child process or several GPUs, and the job for a cluster."""
-        group = QGroupBox(self.tr("Processes and GPUs"))
-        form = QFormLayout(group)
-        self.separate_process = QCheckBox(self.tr("Run in a separate process"))
-        self.separate_process.setToolTip(shown(_field_help("separate_process")))
-        self.separate_process.toggled.connect(self._on_changed)
-        form.addRow(self.separate_process)
-        self.separate_note = QLabel(
-            self.tr(
-                "Stop can then end the run at once, a crash cannot close the app, and every byte of GPU "
-                "memory goes back to the system when the run ends. It costs a few seconds at the start."
-            )
-        )
-        self.separate_note.setObjectName("hint")
-        self.separate_note.setWordWrap(True)
-        form.addRow(self.separate_note)
-        self.gpu_count = QSpinBox(minimum=1, maximum=1)
-        self.gpu_count.setToolTip(shown(_field_help("num_processes")))
-        self.gpu_count.valueChanged.connect(self._on_gpu_count_changed)
-        self.strategy = QComboBox()
-        for key, words in (
-            ("ddp", self.tr("DDP: a whole copy of the model on each GPU (fastest)")),
-            ("fsdp", self.tr("FSDP: the model split across the GPUs (for a model too big for one)")),
-            ("deepspeed-zero2", self.tr("DeepSpeed ZeRO-2: gradients and optimizer split")),
-            ("deepspeed-zero3", self.tr("DeepSpeed ZeRO-3: everything split")),
-        ):
-            self.strategy.addItem(words, key)
-        self.strategy.setToolTip(shown(_field_help("strategy")))
-        self.strategy.currentIndexChanged.connect(self._on_changed)
-        self._add_field(form, "launch.num_processes", self.tr("GPUs to use"), self.gpu_count)
-        self._add_field(form, "launch.strategy", self.tr("Strategy"), self.strategy)
-        self.multi_gpu_note = QLabel()
-        self.multi_gpu_note.setObjectName("hint")
-        self.multi_gpu_note.setWordWrap(True)
-        form.addRow(self.multi_gpu_note)
-        self._multi_gpu_rows = [self.gpu_count, self.strategy, self.multi_gpu_note]
-        self.job_button = QPushButton(self.tr("Export as a job for another machine or a cluster…"))
-        self.job_button.setToolTip(
-            self.tr(
-                "Writes a folder with the config, the data, launch.sh (one machine) and a Slurm script "
-                "(several); bring the run folder back with Run history › Import run"
-            )
-        )
-        self.job_button.clicked.connect(self.job_export_requested)
-        form.addRow(self.job_button)
-        self._show_gpu_rows()
-        return group
-
     def set_gpus(self, count: int) -> None:
         """How many NVIDIA GPUs this computer has: with two or more, the page offers to use them."""
-        self._gpus = count
-        self.gpu_count.setMaximum(max(1, count))
-        deepspeed = installed("deepspeed") and not _on_windows()
-        model = self.strategy.model()
-        for row in (2, 3):  # the DeepSpeed strategies
-            model.item(row).setEnabled(deepspeed)
-            model.item(row).setToolTip(
-                ""
-                if deepspeed
-                else self.tr("Needs the deepspeed package (pip install deepspeed; Linux only)")
-            )
-        self._show_gpu_rows()
-
-    def _show_gpu_rows(self) -> None:
-        several = self._gpus >= 2
-        form = self.gpu_count.parentWidget().layout()
-        for widget in self._multi_gpu_rows:
-            form.setRowVisible(widget, several)
-        self._update_multi_gpu_note()
-
-    def _on_gpu_count_changed(self) -> None:
-        if self.gpu_count.value() > 1 and not self.separate_process.isChecked():
-            self.separate_process.setChecked(True)  # several GPUs always train in child processes
-        self.separate_process.setEnabled(self.gpu_count.value() == 1)
-        self._update_effective()
-        self._update_multi_gpu_note()
-        self._on_changed()
-
-    def _update_multi_gpu_note(self) -> None:
-        if self.gpu_count.value() <= 1:
-            text = self.tr(
-                "One GPU. With more, the run is split into one process per GPU (accelerate launch)."
-            )
-        elif _on_windows():
-            text = self.tr(
-                "{count} processes through accelerate launch; progress comes from the first. On Windows the "
-                "GPUs exchange gradients with gloo, through system memory (PyTorch has no NCCL for "
-                "Windows): each step waits longer for that exchange than on Linux, so {count} GPUs gain less "
-                "than {count} times the speed. For the most speed, train on Linux or WSL2."
-            ).format(count=self.gpu_count.value())
-        else:
-            text = self.tr(
-                "{count} processes through accelerate launch (NCCL); progress, plots and checkpoints come "
-                "from the first. The memory estimate is per GPU."
-            ).format(count=self.gpu_count.value())
-        self.multi_gpu_note.setText(text)
+        self.processes.set_gpus(count)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         # Side by side where they fit; one above the other on a small screen, never cut off.
@@ -297,42 +200,6 @@ class OptionsPage(WizardPage):
         )
         super().resizeEvent(event)
 
-    # ------------------------------------------------------------------ estimate and presets
-
-    def _estimate_group(self) -> QGroupBox:
-        group = QGroupBox(self.tr("Memory estimate and presets"))
-        self.fit_label = QLabel(self.tr("Choose a model first."))
-        self.fit_label.setObjectName("verdict")
-        self.fit_label.setWordWrap(True)
-        self.breakdown = QLabel()
-        self.breakdown.setObjectName("hint")
-        self.breakdown.setWordWrap(True)
-        self.preset_buttons: dict[str, QPushButton] = {}
-        row = QHBoxLayout()
-        names = {
-            "fastest": self.tr("Fastest"),
-            "balanced": self.tr("Balanced"),
-            "lowest_memory": self.tr("Lowest memory"),
-            "fit": self.tr("Fit my GPU"),
-        }
-        for key, label in names.items():
-            button = QPushButton(label)
-            button.clicked.connect(lambda _=False, k=key: self.apply_preset(k))
-            self.preset_buttons[key] = button
-            row.addWidget(button)
-        self.changes_label = QLabel()
-        self.changes_label.setWordWrap(True)
-        self.undo_button = QPushButton(self.tr("Undo"))
-        self.undo_button.setVisible(False)
-        self.undo_button.clicked.connect(self._undo_preset)
-        box = QVBoxLayout(group)
-        box.addWidget(self.fit_label)
-        box.addWidget(self.breakdown)
-        box.addLayout(row)
-        box.addWidget(self.changes_label)
-        box.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignLeft)
-        return group
-
     def set_train_rows(self, rows: int) -> None:
         """The number of training rows the data has (0: unknown), for the schedule check."""
         self._train_rows = rows
@@ -341,193 +208,17 @@ class OptionsPage(WizardPage):
     def set_context(self, config: RunConfig, gpu_name: str, gpu_free: int | None, caps: Capabilities) -> None:
         """The model, task and GPU the estimate is for; model shapes are read off the GUI thread."""
         self._context_config = copy.deepcopy(config)
-        self._gpu_name, self._gpu_free, self._caps = gpu_name, gpu_free, caps
-        offered = presets_for(caps)
-        for key in ("fastest", "balanced", "lowest_memory"):
-            self.preset_buttons[key].setVisible(key in offered)  # no two buttons that do the same
-        self.preset_buttons["fit"].setVisible(gpu_free is not None)
-        self.preset_buttons["fit"].setEnabled(gpu_free is not None)
-        self.preset_buttons["fit"].setToolTip(
-            "" if gpu_free is not None else self.tr("No NVIDIA GPU was found to fit the settings to.")
-        )
-        lora = config.lora
-        key = (config.model.name, config.task, config.model.revision, lora.rank, tuple(lora.target_modules))
-        if not config.model.name or key == self._shapes_key:
-            self._update_estimate()
-            return
-        self._shapes_key, self._shapes = key, None
-        self.fit_label.setText(self.tr("Reading the model's size…"))
+        self._caps = caps
+        self.estimate.set_context(config, gpu_name, gpu_free, caps)
 
-        def read() -> tuple:
-            from desktop.core.helper_process import model_shapes
-
-            return model_shapes(config)  # in the helper process: this one never imports PyTorch
-
-        task = BackgroundTask(read, self)
-        self._tasks.add(task)
-        task.finished.connect(lambda shapes, t=task, k=key: self._on_shapes(t, k, shapes))
-        task.failed.connect(lambda exc, detail, t=task, k=key: self._on_shapes_failed(t, k, exc))
-        task.start()
-
-    def _on_shapes(self, task: BackgroundTask, key: tuple, shapes: tuple) -> None:
-        self._tasks.discard(task)
-        if key == self._shapes_key:
-            self._shapes = shapes
-            self._update_estimate()
-            self.estimate_updated.emit()
-
-    def _on_shapes_failed(self, task: BackgroundTask, key: tuple, exc: object) -> None:
-        self._tasks.discard(task)
-        if key == self._shapes_key:
-            message = shown(exc.message) if isinstance(exc, StudioError) else str(exc)
-            self.fit_label.setText(
-                self.tr("The model's size could not be read: {error}").format(error=message)
-            )
-            self.estimate_updated.emit()
-
-    def current_estimate(self) -> Estimate | None:
-        """The estimate for the options as they are now (``None`` until the model's size is known)."""
-        if self._shapes is None:
-            return None
-        from desktop.core.settings.memory import estimate
-
+    def _estimated_config(self) -> RunConfig:
+        """The run config with the options shown now, for the estimate and the presets."""
         config = copy.deepcopy(self._context_config)
         self.apply_to(config)
-        shapes = self._shapes[1] if config.lora.enabled and self._shapes[1] is not None else self._shapes[0]
-        mixed = config.performance.precision != "fp32" and self._caps.cuda
-        return estimate(shapes, config, mixed_precision=mixed or self._gpu_free is None)
-
-    def _update_estimate(self) -> None:
-        result = self.current_estimate()
-        if result is None:
-            return
-        gpu = self._gpu_free is not None
-        lines = [
-            self.tr("{term}: {size:.2f} GB").format(term=shown(name), size=value / GB)
-            for name, value in result.breakdown(gpu).items()
-            if value
-        ]
-        self.breakdown.setText("   ·   ".join(lines))
-        if self._gpu_free is None:  # training runs on the CPU: RAM and time are what matter
-            self.breakdown.setText(
-                self.tr("On this computer the run uses RAM: {parts}").format(parts=self.breakdown.text())
-            )
-            self.fit_label.setText(
-                self.tr(
-                    "No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM "
-                    "({free:.1f} GB free). It is much slower than on a GPU: small models and short texts "
-                    "suit it best."
-                ).format(total=result.total / GB, free=_free_ram() / GB)
-            )
-            return
-        sentences = {
-            "fits": self.tr("Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}."),
-            "tight": self.tr(
-                "Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}."
-            ),
-            "will not fit": self.tr(
-                "Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}."
-            ),
-        }
-        verdict = result.verdict(self._gpu_free)
-        text = sentences[verdict].format(
-            total=result.total / GB, free=self._gpu_free / GB, gpu=self._gpu_name
-        )
-        if verdict == "will not fit" and _on_windows():
-            # Since driver 536.40 Windows pages the excess into shared system memory instead of failing.
-            text = sentences_joined(
-                text,
-                self.tr(
-                    "On Windows it will not fail: the driver moves what does not fit into shared system "
-                    "memory, and each step becomes many times slower. Fit my GPU finds settings that fit."
-                ),
-            )
-        self.fit_label.setText(text)
-
-    def apply_preset(self, name: str) -> None:
-        """Apply a preset (or Fit my GPU) and say what changed; Undo puts the old values back."""
-        from desktop.core.settings.presets import apply_preset, fit_gpu
-
-        before = copy.deepcopy(self._context_config)
-        self.apply_to(before)
-        if name == "fit":
-            if self._shapes is None or self._gpu_free is None:
-                return
-            result = fit_gpu(before, self._shapes[0], self._shapes[1], self._gpu_free, self._caps)
-        else:
-            result = apply_preset(before, name, self._caps)
-        self._undo = before
-        self.load_config(result.config)
-        if result.changes:
-            changes = self.tr("Changed: {changes}").format(
-                changes="; ".join(shown(c) for c in result.changes)
-            )
-        else:
-            changes = self.tr("Nothing changed: the current settings already match.")
-        self.changes_label.setText(changes)
-        self.undo_button.setVisible(True)
-
-    def _undo_preset(self) -> None:
-        if self._undo is not None:
-            self.load_config(self._undo)
-            self._undo = None
-        self.changes_label.setText("")
-        self.undo_button.setVisible(False)
+        return config
 
     def shutdown(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-
-    def _bound_group(self, title: str, section: str, choices: dict[str, tuple[str, ...]]) -> QGroupBox:
-        """A form with one editor per field of a config section, its help text as the tooltip."""
-        group = QGroupBox(title)
-        form = QFormLayout(group)
-        cls = type(getattr(RunConfig(), section))
-        for f in dataclasses.fields(cls):
-            default = getattr(cls(), f.name)
-            if f.name in choices:
-                editor: QWidget = QComboBox()
-                editor.addItems(choices[f.name])
-                editor.currentIndexChanged.connect(self._on_changed)
-            elif isinstance(default, bool):
-                editor = QCheckBox()
-                editor.toggled.connect(self._on_changed)
-            elif isinstance(default, int):
-                editor = QSpinBox(minimum=0, maximum=1_000_000)
-                editor.valueChanged.connect(self._on_changed)
-            elif isinstance(default, float):
-                editor = QDoubleSpinBox(decimals=2, minimum=0, maximum=0.99, singleStep=0.05)
-                editor.valueChanged.connect(self._on_changed)
-            else:
-                editor = QLineEdit()
-                editor.setPlaceholderText(self.tr("all linear layers"))
-                editor.textChanged.connect(self._on_changed)
-            editor.setToolTip(shown(f.metadata.get("help", "")))
-            self.bound[(section, f.name)] = editor
-            words = self._field_words().get(f.name, f.name.replace("_", " ").capitalize())
-            self._add_field(form, f"{section}.{f.name}", words, editor)
-        return group
-
-    def _field_words(self) -> dict[str, str]:
-        """The speed and LoRA fields as the page names them."""
-        return {
-            "precision": self.tr("Precision"),
-            "optimizer": self.tr("Optimizer"),
-            "gradient_checkpointing": self.tr("Gradient checkpointing"),
-            "pin_memory": self.tr("Pin memory"),
-            "dataloader_workers": self.tr("Data loader workers"),
-            "empty_cache_steps": self.tr("Empty the GPU cache every (steps)"),
-            "torch_compile": self.tr("Compile the model (torch.compile)"),
-            "compile_backend": self.tr("Compile backend"),
-            "attention": self.tr("Attention"),
-            "oom_recovery": self.tr("Recover from out of memory"),
-            "enabled": self.tr("Train LoRA adapters"),
-            "rank": self.tr("Rank"),
-            "alpha": self.tr("Alpha"),
-            "dropout": self.tr("Dropout"),
-            "target_modules": self.tr("Target modules"),
-            "qlora": self.tr("QLoRA (4-bit base model)"),
-        }
+        self.estimate.shutdown()
 
     def _add_field(self, form: QFormLayout, key: str, words: str, editor: QWidget | QHBoxLayout) -> None:
         """A form row for the config field ``key``, with its error shown under it (hidden while none)."""
@@ -535,32 +226,6 @@ class OptionsPage(WizardPage):
         label = error_label()
         form.addRow("", label)
         self.field_errors[key] = (words, label)
-
-    def _load_bound(self, config: RunConfig) -> None:
-        for (section, name), editor in self.bound.items():
-            value = getattr(getattr(config, section), name)
-            editor.blockSignals(True)
-            if isinstance(editor, QComboBox):
-                editor.setCurrentText(value)
-            elif isinstance(editor, QCheckBox):
-                editor.setChecked(value)
-            elif isinstance(editor, QLineEdit):
-                editor.setText(", ".join(value))
-            else:
-                editor.setValue(value)
-            editor.blockSignals(False)
-
-    def _apply_bound(self, config: RunConfig) -> None:
-        for (section, name), editor in self.bound.items():
-            if isinstance(editor, QComboBox):
-                value: object = editor.currentText()
-            elif isinstance(editor, QCheckBox):
-                value = editor.isChecked()
-            elif isinstance(editor, QLineEdit):
-                value = [part.strip() for part in editor.text().split(",") if part.strip()]
-            else:
-                value = editor.value()
-            setattr(getattr(config, section), name, value)
 
     def _editors(self) -> list[QWidget]:
         return [
@@ -581,7 +246,12 @@ class OptionsPage(WizardPage):
             self.report_to,
         ]
 
-    def load_config(self, config: RunConfig) -> None:
+    def _on_run_config_changed(self, path: str) -> None:
+        if path == "":  # a whole new config: show it
+            self.show_config(self._run_config.config)
+
+    def show_config(self, config: RunConfig) -> None:
+        """Show the options of ``config``; they become the run config's (as the user's changes do)."""
         t = config.training
         for widget in self._editors():
             widget.blockSignals(True)
@@ -602,22 +272,14 @@ class OptionsPage(WizardPage):
         self.report_to.setText(", ".join(config.output.report_to))
         for widget in self._editors():
             widget.blockSignals(False)
-        self._load_bound(config)
-        launch = config.launch
-        for widget in (self.separate_process, self.gpu_count, self.strategy):
-            widget.blockSignals(True)
-        self.separate_process.setChecked(launch.separate_process or launch.distributed)
-        self.gpu_count.setMaximum(max(self.gpu_count.maximum(), launch.num_processes))
-        self.gpu_count.setValue(launch.num_processes)
-        self.separate_process.setEnabled(launch.num_processes == 1)
-        self.strategy.setCurrentIndex(max(0, self.strategy.findData(launch.strategy)))
-        for widget in (self.separate_process, self.gpu_count, self.strategy):
-            widget.blockSignals(False)
-        self._update_multi_gpu_note()
+        for section in self.sections:
+            section.show_config(config)
+        self.processes.show_config(config)
         self._update_effective()
         self._on_changed()
 
     def apply_to(self, config: RunConfig) -> None:
+        """Write the options shown into ``config``."""
         t = config.training
         t.epochs = self.epochs.value()
         t.max_steps = self.max_steps.value()
@@ -634,15 +296,15 @@ class OptionsPage(WizardPage):
         config.output.runs_dir = self.runs_dir.text().strip()
         config.output.name = self.run_name.text().strip()
         config.output.report_to = [part.strip() for part in self.report_to.text().split(",") if part.strip()]
-        self._apply_bound(config)
-        config.launch.separate_process = self.separate_process.isChecked()
-        config.launch.num_processes = self.gpu_count.value()
-        config.launch.strategy = self.strategy.currentData() or "ddp"
+        for section in self.sections:
+            section.apply_to(config)
+        self.processes.apply_to(config)
 
     def problem(self) -> str:
         return self._problem
 
     def _on_changed(self) -> None:
+        self._run_config.edit(self.apply_to)
         config = RunConfig()
         self.apply_to(config)
         problems = [
@@ -661,7 +323,7 @@ class OptionsPage(WizardPage):
                 problems = list(exc.problems)
         self._show_problems(problems)
         if not problems:
-            self._update_estimate()
+            self.estimate.update_estimate()
         self.validity_changed.emit()
 
     def _show_problems(self, problems: list[Problem]) -> None:
@@ -681,13 +343,17 @@ class OptionsPage(WizardPage):
         self._problem = first
 
     def _update_effective(self) -> None:
-        gpus = self.gpu_count.value() if hasattr(self, "gpu_count") else 1
+        gpus = self.processes.gpu_count.value() if hasattr(self, "processes") else 1
         total = self.batch_size.value() * self.accumulation.value() * gpus
         self.effective.setText(
             self.tr("Effective batch: %n example(s) per update", "", total)
             if gpus == 1
             else self.tr("Effective batch: %n example(s) per update, across the GPUs", "", total)
         )
+
+    def _on_processes_gpu_count_changed(self) -> None:
+        self._update_effective()
+        self._on_changed()
 
     def _browse_runs_dir(self) -> None:
         folder = QFileDialog.getExistingDirectory(

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.system.errors import StudioError
+from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.widgets.progress_bar import ProgressBar
-from desktop.gui.workers import BackgroundTask
 from desktop.shared_ui import error_text, shown
 
 FILES = "*.csv *.tsv *.txt *.jsonl *.json *.xlsx *.parquet"

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.results.tryit import FolderInfo, Playground, base_playground, inspect_folder
 from desktop.core.system.errors import StudioError
-from desktop.gui.workers import BackgroundTask
+from desktop.gui.app_support.workers import BackgroundTask
 from desktop.shared_ui import error_text
 
 MAX_LABELS = 8
@@ -293,7 +293,7 @@ class TryItPanel(QWidget):
         if isinstance(answer, str):
             self._show_generated(answer)
         else:
-            self._show_labels(answer, base_answer)
+            self.show_labels(answer, base_answer)
 
     def _on_compare_toggled(self, on: bool) -> None:
         self._show_task()
@@ -307,9 +307,11 @@ class TryItPanel(QWidget):
         message = error_text(exc, " ")
         self._show_failure(message or type(exc).__name__, detail)
 
-    def _show_labels(
+    def show_labels(
         self, ranked: list[tuple[str, float]], base: list[tuple[str, float]] | None = None
     ) -> None:
+        """A bar per label of ``ranked`` (label, probability), the likeliest first; beside the base
+        model's when ``base`` is given."""
         while self.labels_grid.count():
             self.labels_grid.takeAt(0).widget().deleteLater()
         before = dict(base or [])

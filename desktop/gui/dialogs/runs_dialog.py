@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from desktop.core.runs.folders import RunDir, RunInfo, delete_run, list_runs, loss_curve
 from desktop.core.system.errors import StudioError
 from desktop.core.system.lazy import imported
-from desktop.gui.workers import BackgroundTask, run_in_background
+from desktop.gui.app_support.workers import BackgroundTask, run_in_background
 from desktop.shared_ui import error_text
 
 CURVE_COLOURS = ("#2f6fde", "#e8793a", "#3aa55d", "#8e5bd9", "#d9534f", "#2aa1b3", "#c2497a", "#d9a21b")

@@ -1,7 +1,7 @@
 """The model browser: recommended models, hub search, what is on this computer, fit badges, downloads.
 
 Everything slow (search, config fetches for the fit badge, downloads, cache scans) runs in a
-:class:`~desktop.gui.workers.BackgroundTask`; the dialog never waits on the network.
+:class:`~desktop.gui.app_support.workers.BackgroundTask`; the dialog never waits on the network.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
 from desktop.core.hub.search import ModelHit
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import human_count, human_size
-from desktop.gui.download_panel import DownloadPanel
-from desktop.gui.fit_text import badge_text
-from desktop.gui.workers import BackgroundTask, run_in_background
+from desktop.gui.app_support.workers import BackgroundTask, run_in_background
+from desktop.gui.widgets.download_panel import DownloadPanel
+from desktop.gui.widgets.fit_text import badge_text
 from desktop.shared_ui import error_text, shown
 
 FIT_COLUMN = 7

@@ -28,7 +28,7 @@ from PySide6.QtCore import QEvent, QObject, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 
 from desktop.core.system import heap
-from desktop.gui import workers
+from desktop.gui.app_support import workers
 
 TICK_MS = 10
 """How often the thresholds are looked at: often, so that each collection has few young objects to walk."""
@@ -75,7 +75,7 @@ def generation_to_collect(
         idle_s: Seconds since the user's last input.
         since_full_s: Seconds since the last full collection.
         busy: Background work is running.
-        importing: A warm-up import is under way (see :mod:`desktop.gui.warmup`).
+        importing: A warm-up import is under way (see :mod:`desktop.gui.app_support.warmup`).
     """
     if counts[0] < thresholds[0]:
         return None

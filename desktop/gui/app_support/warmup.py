@@ -22,9 +22,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from desktop.core.system.heap import TRAINING_STACK
 from desktop.core.system.lazy import imported
-from desktop.gui import workers
+from desktop.gui.app_support import workers
 
-APP_FOLDER = Path(__file__).resolve().parents[1]
+APP_FOLDER = Path(__file__).resolve().parents[2]
 """The app's package (``desktop``), read ahead by the data warm-up."""
 IDLE_S = 2.0
 """Seconds without input before the training stack's import starts."""

@@ -164,6 +164,53 @@ def run_in_background(
     return task
 
 
+class TaskGroup:
+    """The background tasks of one owner (a page, or a part of one), cancelled together at shutdown.
+
+    A task leaves the group as its result or failure arrives, before the owner's callback runs.
+
+    Args:
+        parent: The owner of the tasks (their QObject parent).
+    """
+
+    def __init__(self, parent: QObject) -> None:
+        self._parent = parent
+        self._tasks: set[BackgroundTask] = set()
+
+    def track(
+        self, task: BackgroundTask, on_done: Callable[[Any], None], on_failed: Callable[[object], None]
+    ) -> BackgroundTask:
+        """Keep ``task`` in the group and call ``on_done(result)`` or ``on_failed(exc)`` on the GUI
+        thread; the caller starts it (after connecting what else it needs, such as ``progressed``)."""
+        self._tasks.add(task)
+        task.finished.connect(lambda result, t=task: (self._tasks.discard(t), on_done(result)))
+        task.failed.connect(lambda exc, detail, t=task: (self._tasks.discard(t), on_failed(exc)))
+        return task
+
+    def run(
+        self, function: Callable[[], Any], on_done: Callable[[Any], None], on_failed: Callable[[object], None]
+    ) -> BackgroundTask:
+        """Start ``function`` on a task of the group; see :meth:`track`."""
+        task = self.track(BackgroundTask(function, self._parent), on_done, on_failed)
+        task.start()
+        return task
+
+    def cancel_all(self) -> None:
+        """Ask every task of the group to give up (never blocks)."""
+        for task in list(self._tasks):
+            task.cancel()
+
+
+def any_running() -> bool:
+    """Whether the callable of any background task is still running (GUI thread)."""
+    return any(task.is_running() for task in _live)
+
+
+def running_tasks() -> list[BackgroundTask]:
+    """The background tasks whose callable has not returned yet (GUI thread)."""
+    return list(_live)
+
+
 def busy() -> bool:
     """Whether any background task is running (GUI thread).
 

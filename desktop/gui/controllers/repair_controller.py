@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop.core.environment.repair import RepairPlan, RepairResult, run_repair
 from desktop.core.system.messages import msg
-from desktop.gui.workers import BackgroundTask
+from desktop.gui.app_support.workers import BackgroundTask
 
 
 def _repair(plan: RepairPlan, task: BackgroundTask, cancel: threading.Event) -> tuple[RepairResult, object]:

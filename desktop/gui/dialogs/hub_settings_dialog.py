@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.hub import sources
-from desktop.gui.workers import run_in_background
+from desktop.gui.app_support.workers import run_in_background
 from desktop.shared_ui import error_text, shown
 
 

@@ -28,7 +28,7 @@ from desktop.core.system.events import (
     StartedEvent,
 )
 from desktop.core.system.messages import msg
-from desktop.gui.workers import BackgroundTask
+from desktop.gui.app_support.workers import BackgroundTask
 from desktop.shared_ui import shown
 
 AWAKE_CHECK_MS = 500

@@ -20,7 +20,14 @@ from PySide6.QtWidgets import QApplication
 
 from desktop.core.environment.gpu import GpuInfo, GpuReport
 from desktop.core.environment.torch_probe import TorchInfo
-from desktop.core.system.events import LogEvent, MemoryEvent, ProgressEvent, RunResult, StartedEvent
+from desktop.core.system.events import (
+    LogEvent,
+    MemoryEvent,
+    PreparingEvent,
+    ProgressEvent,
+    RunResult,
+    StartedEvent,
+)
 from desktop.core.system.messages import Msg
 from desktop.gui.main_window import MainWindow
 from desktop.shared_ui import Settings
@@ -28,20 +35,20 @@ from desktop.shared_ui import Settings
 NAMES = ["environment", "model-and-data", "memory-and-speed", "train", "export"]
 
 
-def _wait(signal: object, timeout_ms: int = 60_000) -> None:
+def wait_for(signal: object, timeout_ms: int = 60_000) -> None:
+    """Run the event loop until ``signal`` is emitted (at most ``timeout_ms``)."""
     loop = QEventLoop()
     signal.connect(loop.quit)
     QTimer.singleShot(timeout_ms, loop.quit)
     loop.exec()
 
 
-def _synthetic_run(window: MainWindow, folder: Path) -> None:
+def synthetic_run(window: MainWindow, folder: Path) -> None:
+    """A made-up but realistic finished run on the Train and Export steps (``folder`` is its run)."""
     page, rng, total = window.train_page, random.Random(7), 120
-    page._on_controller_training_started(
-        StartedEvent(str(folder), total, 255, 45, "cuda:0 (NVIDIA GeForce RTX 4070)")
-    )
+    page.show_event(StartedEvent(str(folder), total, 255, 45, "cuda:0 (NVIDIA GeForce RTX 4070)"))
     for step in range(1, total + 1):
-        page._on_controller_progress_changed(
+        page.show_event(
             ProgressEvent(
                 step,
                 total,
@@ -55,20 +62,18 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
         if step % 5 == 0:
             loss = 0.08 + 0.62 * math.exp(-step / 35) + rng.gauss(0, 0.03)
             lr = 2e-4 * (1 - step / total)
-            page._on_controller_metrics_logged(LogEvent(step, step / 16, {"loss": loss, "learning_rate": lr}))
-            page._on_controller_memory_sampled(
+            page.show_event(LogEvent(step, step / 16, {"loss": loss, "learning_rate": lr}))
+            page.show_event(
                 MemoryEvent(
                     step, "cuda:0", int(1.9e9 + rng.gauss(0, 2e7)), int(2.6e9), int(2.1e9), int(3.4e9)
                 )
             )
         if step % 40 == 0:
             eval_loss = 0.12 + 0.5 * math.exp(-step / 40)
-            page._on_controller_metrics_logged(
-                LogEvent(step, step / 16, {"eval_loss": eval_loss, "eval_accuracy": 0.9})
-            )
+            page.show_event(LogEvent(step, step / 16, {"eval_loss": eval_loss, "eval_accuracy": 0.9}))
         training_on = QCoreApplication.translate("TrainPage", "Training on {device}")
         page.status.setText(training_on.format(device="cuda:0 (NVIDIA GeForce RTX 4070)"))
-    page._flush_all()
+    page.plot_area.flush_plots()
     model = folder / "model"
     model.mkdir(parents=True, exist_ok=True)
     for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json"):
@@ -80,7 +85,7 @@ def _synthetic_run(window: MainWindow, folder: Path) -> None:
     panel = window.export_page.try_it
     panel.prompt.setPlainText("Great quality, and the battery lasts all day.")
     panel.compare_check.setChecked(True)
-    panel._show_labels([("positive", 0.962), ("negative", 0.038)], [("negative", 0.507), ("positive", 0.493)])
+    panel.show_labels([("positive", 0.962), ("negative", 0.038)], [("negative", 0.507), ("positive", 0.493)])
 
 
 def _synthetic_evaluation(folder: Path) -> None:
@@ -120,22 +125,21 @@ def _synthetic_evaluation(folder: Path) -> None:
 def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     """The Train page on a gaming GPU: Windows paging a run into shared memory (the spill bar), and
     a run that ran out of memory and went on with less (the recovery bar and its log)."""
-    from desktop.core.environment.spill import SpillWatch
     from desktop.core.system.events import AdjustedEvent
 
     page, rng, gib, files = window.train_page, random.Random(11), 2**30, []
     device = "cuda:0 (NVIDIA GeForce RTX 4060 Laptop GPU)"
-    page._begin()
-    page._spill = SpillWatch(windows=True)
-    page._on_controller_training_started(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
+    page.begin()
+    page.spill_bar.reset(windows=True)
+    page.show_event(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
     elapsed = 0.0
     for step in range(1, 31):
         elapsed += (1.2 if step <= 18 else 31.0) + rng.gauss(0, 0.05)
-        page._on_controller_progress_changed(
+        page.show_event(
             ProgressEvent(step, 400, step / 40, elapsed, (400 - step) * 31.0, 8 / (elapsed / step), None)
         )
         reserved = min(7.6 * gib + step * 0.08 * gib, 9.7 * gib) if step > 15 else 6.9 * gib
-        page._on_controller_memory_sampled(
+        page.show_event(
             MemoryEvent(
                 step,
                 "cuda:0",
@@ -147,16 +151,16 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
                 8 * gib,
             )
         )
-        page._on_controller_metrics_logged(
+        page.show_event(
             LogEvent(step, step / 40, {"loss": 1.9 * math.exp(-step / 30) + 0.4, "learning_rate": 2e-4})
         )
-    page._flush_all()
+    page.plot_area.flush_plots()
     files.append(_grab(window, 3, out / f"4b-train-spill{suffix}.png"))
 
-    page._begin()
-    page._on_controller_training_started(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
-    page._on_controller_preparing(QCoreApplication.translate("TrainPage", "Preparing…"))
-    page._on_controller_settings_adjusted(
+    page.begin()
+    page.show_event(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
+    page.show_event(PreparingEvent(QCoreApplication.translate("TrainPage", "Preparing…")))
+    page.show_event(
         AdjustedEvent(
             step=0,
             reason=Msg("The GPU ran out of memory in the backward pass."),
@@ -175,19 +179,17 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
             ],
         )
     )
-    page._on_controller_training_started(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
+    page.show_event(StartedEvent("run", 400, 1800, 200, device, oom_recovery=True))
     for step in range(1, 121):
-        page._on_controller_progress_changed(
+        page.show_event(
             ProgressEvent(
                 step, 400, step / 40, step * 1.4, (400 - step) * 1.4, 22.0 + rng.gauss(0, 0.4), None
             )
         )
         if step % 5 == 0:
             loss = 0.5 + 1.4 * math.exp(-step / 40) + rng.gauss(0, 0.03)
-            page._on_controller_metrics_logged(
-                LogEvent(step, step / 40, {"loss": loss, "learning_rate": 2e-4})
-            )
-    page._on_controller_settings_adjusted(
+            page.show_event(LogEvent(step, step / 40, {"loss": loss, "learning_rate": 2e-4}))
+    page.show_event(
         AdjustedEvent(
             step=120,
             reason=Msg("The GPU ran out of memory during evaluation."),
@@ -199,12 +201,12 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
             resumed_from=120,
         )
     )
-    page._flush_all()
+    page.plot_area.flush_plots()
     files.append(_grab(window, 3, out / f"4c-train-out-of-memory{suffix}.png"))
     return files
 
 
-def _synthetic_history(runs: Path) -> None:
+def synthetic_history(runs: Path) -> None:
     """Four past runs: two finished with different learning rates, one stopped, one crashed."""
     from desktop.core.runs.folders import RunDir
     from desktop.core.settings.config import RunConfig
@@ -248,11 +250,11 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     window.resize(1280, 820)
     window.show()
     window.environment_page.check()
-    _wait(window.environment_page.checked)
+    wait_for(window.environment_page.checked)
     window.load_sample()
-    _wait(window.data_page.preview_loaded)
-    _wait(window.data_page.token_stats_loaded)
-    _synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
+    wait_for(window.data_page.preview_loaded)
+    wait_for(window.data_page.token_stats_loaded)
+    synthetic_run(window, tmp / "runs" / "20261130-101500-classification-all-minilm-l6-v2")
     files = []
     real = (window.environment_page.report, window.environment_page.info)
     simulated = GpuReport(
@@ -264,8 +266,8 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     window.environment_page.show_findings(simulated, TorchInfo(installed=True, version="2.13.0+cpu"))
     files.append(_grab(window, 0, out / f"1b-environment-repair{'' if theme == 'auto' else '-' + theme}.png"))
     window.environment_page.show_findings(*real)
-    window._give_options_their_context()  # as going to the step does: the estimate for the sample
-    _wait(window.options_page.estimate_updated)
+    window.update_options_context()  # as going to the step does: the estimate for the sample
+    wait_for(window.options_page.estimate_updated)
     suffix = "" if theme == "auto" else "-" + theme
     for index, name in enumerate(NAMES):
         files.append(_grab(window, index, out / f"{index + 1}-{name}{suffix}.png"))
@@ -276,15 +278,15 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     files.append(_grab(window, 4, out / f"5c-export-try-it-beside-the-base-model{suffix}.png"))
     export.tabs.setCurrentWidget(export.evaluation)
     export.evaluation.show_errors()
-    from desktop.gui.runs_dialog import RunsDialog
+    from desktop.gui.dialogs.runs_dialog import RunsDialog
 
-    _synthetic_history(tmp / "history")
+    synthetic_history(tmp / "history")
     dialog = RunsDialog(tmp / "history", window)
     dialog.resize(1100, 640)
     dialog.show()
-    _wait(dialog.listed)
+    wait_for(dialog.listed)
     dialog.select(*[info.name for info in dialog.infos if "lr-" in info.name])
-    _wait(dialog.curves_shown)
+    wait_for(dialog.curves_shown)
     QApplication.processEvents()
     path = out / f"6-runs{suffix}.png"
     dialog.grab().save(str(path))
@@ -297,7 +299,7 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
         files.append(_grab(window, index, out / f"{index + 1}-{name}-{SMALL[0]}x{SMALL[1]}{suffix}.png"))
     window.resize(1280, 1000)  # tall enough for the bars and the memory plot
     files += _gaming_gpu_runs(window, out, suffix)
-    _settle()
+    settle()
     window.close()
     return files
 
@@ -310,9 +312,9 @@ def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     """The model browser, the model sources dialog and a download, as the user opens them."""
     from desktop.core.hub.downloads import Progress
     from desktop.core.settings.config import RunConfig
-    from desktop.gui.download_panel import DownloadDialog
-    from desktop.gui.hub_settings import HubSettingsDialog
-    from desktop.gui.model_browser import ModelBrowser
+    from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
+    from desktop.gui.dialogs.model_browser_dialog import ModelBrowser
+    from desktop.gui.widgets.download_panel import DownloadDialog
 
     files = []
     browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=11 * 2**30, ram=16 * 2**30, parent=window)
@@ -326,7 +328,7 @@ def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     QApplication.processEvents()
     files.append(_save(settings, out / f"8-model-sources{suffix}.png"))
     settings.close()
-    title = QCoreApplication.translate("DataPage", "Download {dataset}").format(
+    title = QCoreApplication.translate("DatasetPickerWidget", "Download {dataset}").format(
         dataset="lansinuote/ChnSentiCorp"
     )
     download = DownloadDialog(title, window)
@@ -334,7 +336,7 @@ def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     panel = download.panel
     panel.progress.setVisible(True)
     panel.cancel_button.setVisible(True)
-    panel._on_progress(Progress(done=310 * 2**20, total=988 * 2**20, speed=12.5 * 2**20))
+    panel.show_progress(Progress(done=310 * 2**20, total=988 * 2**20, speed=12.5 * 2**20))
     QApplication.processEvents()
     files.append(_save(download, out / f"9-download{suffix}.png"))
     download.close()
@@ -352,13 +354,13 @@ def _setup_window(tmp: Path, out: Path, suffix: str) -> list[Path]:
     wheel.write_bytes(b"")
     window = SetupWindow(Runtime(tmp / "runtime"), Bundle(tmp / "uv", wheel), Options(), tmp, True)
     window.show()
-    window._on_worker_progressed(0.42, "torch")
+    window.show_progress(0.42, "torch")
     window.log.appendPlainText("Downloading torch (2.5 GiB)")
     QApplication.processEvents()
     files = [_save(window, out / f"launcher-setup{suffix}.png")]
     message = msg("Could not download the packages: the network or the package server is not reachable.")
     hint = msg("Check the internet connection (or the proxy), or set a mirror, then try again.")
-    window._on_worker_failed(shown(message), shown(hint), "error: dns error: failed to lookup address", False)
+    window.show_failure(shown(message), shown(hint), "error: dns error: failed to lookup address", False)
     QApplication.processEvents()
     files.append(_save(window, out / f"launcher-failed{suffix}.png"))
     window.close()
@@ -370,12 +372,12 @@ def _save(widget: object, path: Path) -> Path:
     return path
 
 
-def _settle(timeout_ms: int = 30_000) -> None:
+def settle(timeout_ms: int = 30_000) -> None:
     """Let the background work the pages started (a fit badge, an estimate) end before the app quits."""
-    from desktop.gui import workers
+    from desktop.gui.app_support import workers
 
     deadline = QDeadlineTimer(timeout_ms)
-    while any(task.is_running() for task in workers._live) and not deadline.hasExpired():
+    while workers.any_running() and not deadline.hasExpired():
         loop = QEventLoop()
         QTimer.singleShot(50, loop.quit)
         loop.exec()
@@ -388,9 +390,9 @@ def _grab(window: MainWindow, index: int, path: Path) -> Path:
     window.steps.blockSignals(False)
     window.page_title.setText(window.pages[index].title)
     window.page_subtitle.setText(window.pages[index].subtitle)
-    window._update_navigation()
+    window.update_navigation()
     window.banner.setVisible(False)
-    window.train_page.reveal_plots()
+    window.train_page.plot_area.reveal_plots()
     QApplication.processEvents()
     window.grab().save(str(path))
     return path

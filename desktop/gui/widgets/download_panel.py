@@ -1,7 +1,8 @@
 """A download as its own step: a progress bar (bytes, speed, time left), Cancel, and one clear line.
 
 Used by the model browser (models) and the data page (hub datasets). The download runs in a
-:class:`~desktop.gui.workers.BackgroundTask`; Cancel keeps what was downloaded, so the next try resumes.
+:class:`~desktop.gui.app_support.workers.BackgroundTask`; Cancel keeps what was downloaded, so the
+next try resumes.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.system.errors import human_size
+from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.widgets.progress_bar import ProgressBar
-from desktop.gui.workers import BackgroundTask
 from desktop.shared_ui import shown
 
 
@@ -69,7 +70,7 @@ class DownloadPanel(QWidget):
             return download(ref, source, dataset=dataset, on_progress=task.report, cancel=cancel)
 
         task = BackgroundTask(work, self, cancel)
-        task.progressed.connect(self._on_progress)
+        task.progressed.connect(self.show_progress)
         task.finished.connect(lambda folder: self._on_done(ref, folder))
         task.failed.connect(self._on_failed)
         self._task = task
@@ -82,7 +83,8 @@ class DownloadPanel(QWidget):
     def show_message(self, text: str) -> None:
         self.status.setText(text)
 
-    def _on_progress(self, progress: Any) -> None:
+    def show_progress(self, progress: Any) -> None:
+        """How far the download is: bytes done and in all, speed and time left (a hub Progress)."""
         self.progress.setRange(0, 1000)
         self.progress.setValue(int(progress.fraction * 1000))
         eta = progress.eta_s
@@ -127,7 +129,7 @@ class DownloadPanel(QWidget):
 
     def open_token_settings(self) -> None:
         """Settings > Model sources, to enter the token a gated model asks for (kept in the keyring)."""
-        from desktop.gui.hub_settings import HubSettingsDialog
+        from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
 
         self.token_dialog = HubSettingsDialog(self)
         self.token_dialog.open()

@@ -1,0 +1,117 @@
+"""A form with one editor per field of a run config section, its help text as the tooltip."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
+
+from desktop.core.settings.config import RunConfig
+from desktop.gui.widgets.field_error import AddField
+from desktop.shared_ui import shown
+
+
+class ConfigSectionWidget(QGroupBox):
+    """Edits every field of one section of the run config (``performance``, ``lora``): a combo box for
+    a field with ``choices``, a check box for a flag, a spin box for a number, a line for a list.
+
+    Args:
+        title: The group's title.
+        section: The section's name in the run config.
+        choices: The values a field may take, by field name (a combo box).
+        add_field: Makes each field's form row (its errors are the page's).
+    """
+
+    changed = Signal()
+    """The user changed a field of the section."""
+
+    def __init__(
+        self, title: str, section: str, choices: dict[str, tuple[str, ...]], add_field: AddField
+    ) -> None:
+        super().__init__(title)
+        self.editors: dict[tuple[str, str], QWidget] = {}
+        """Each field's editor, by ``(section, field)``."""
+        form = QFormLayout(self)
+        cls = type(getattr(RunConfig(), section))
+        for f in dataclasses.fields(cls):
+            default = getattr(cls(), f.name)
+            if f.name in choices:
+                editor: QWidget = QComboBox()
+                editor.addItems(choices[f.name])
+                editor.currentIndexChanged.connect(self.changed)
+            elif isinstance(default, bool):
+                editor = QCheckBox()
+                editor.toggled.connect(self.changed)
+            elif isinstance(default, int):
+                editor = QSpinBox(minimum=0, maximum=1_000_000)
+                editor.valueChanged.connect(self.changed)
+            elif isinstance(default, float):
+                editor = QDoubleSpinBox(decimals=2, minimum=0, maximum=0.99, singleStep=0.05)
+                editor.valueChanged.connect(self.changed)
+            else:
+                editor = QLineEdit()
+                editor.setPlaceholderText(self.tr("all linear layers"))
+                editor.textChanged.connect(self.changed)
+            editor.setToolTip(shown(f.metadata.get("help", "")))
+            self.editors[(section, f.name)] = editor
+            words = self._field_words().get(f.name, f.name.replace("_", " ").capitalize())
+            add_field(form, f"{section}.{f.name}", words, editor)
+
+    def _field_words(self) -> dict[str, str]:
+        """The speed and LoRA fields as the page names them."""
+        return {
+            "precision": self.tr("Precision"),
+            "optimizer": self.tr("Optimizer"),
+            "gradient_checkpointing": self.tr("Gradient checkpointing"),
+            "pin_memory": self.tr("Pin memory"),
+            "dataloader_workers": self.tr("Data loader workers"),
+            "empty_cache_steps": self.tr("Empty the GPU cache every (steps)"),
+            "torch_compile": self.tr("Compile the model (torch.compile)"),
+            "compile_backend": self.tr("Compile backend"),
+            "attention": self.tr("Attention"),
+            "oom_recovery": self.tr("Recover from out of memory"),
+            "enabled": self.tr("Train LoRA adapters"),
+            "rank": self.tr("Rank"),
+            "alpha": self.tr("Alpha"),
+            "dropout": self.tr("Dropout"),
+            "target_modules": self.tr("Target modules"),
+            "qlora": self.tr("QLoRA (4-bit base model)"),
+        }
+
+    def show_config(self, config: RunConfig) -> None:
+        """Show the section's values in ``config`` (no signal: nothing was changed by the user)."""
+        for (section, name), editor in self.editors.items():
+            value = getattr(getattr(config, section), name)
+            editor.blockSignals(True)
+            if isinstance(editor, QComboBox):
+                editor.setCurrentText(value)
+            elif isinstance(editor, QCheckBox):
+                editor.setChecked(value)
+            elif isinstance(editor, QLineEdit):
+                editor.setText(", ".join(value))
+            else:
+                editor.setValue(value)
+            editor.blockSignals(False)
+
+    def apply_to(self, config: RunConfig) -> None:
+        """Write the section's values shown into ``config``."""
+        for (section, name), editor in self.editors.items():
+            if isinstance(editor, QComboBox):
+                value: object = editor.currentText()
+            elif isinstance(editor, QCheckBox):
+                value = editor.isChecked()
+            elif isinstance(editor, QLineEdit):
+                value = [part.strip() for part in editor.text().split(",") if part.strip()]
+            else:
+                value = editor.value()
+            setattr(getattr(config, section), name, value)

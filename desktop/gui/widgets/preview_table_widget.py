@@ -1,0 +1,51 @@
+"""The first rows of the data, as a read-only table."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
+
+from desktop.core.data.preview import Preview
+
+
+class PreviewTableWidget(QTableWidget):
+    """The preview's rows under its columns; a long cell is cut, and whole in its tooltip."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shown: tuple | None = None  # the columns and rows in the table
+        self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.horizontalHeader().setStretchLastSection(True)
+        self.verticalHeader().setDefaultSectionSize(22)
+
+    def show_preview(self, result: Preview) -> None:
+        """Show the rows of ``result`` (kept as they are when they are the ones shown already)."""
+        cells = [[_cell_text(row.get(column)) for column in result.columns] for row in result.rows]
+        shown_now = (list(result.columns), cells)  # texts: a cell may hold lists or arrays
+        if shown_now == self._shown:  # the full check's first rows are the ones shown already
+            return
+        self._shown = shown_now
+        self.clear()
+        self.setColumnCount(len(result.columns))
+        self.setRowCount(len(cells))
+        self.setHorizontalHeaderLabels(result.columns)
+        for r, row in enumerate(cells):
+            for c, text in enumerate(row):
+                item = QTableWidgetItem(text if len(text) < 300 else text[:299] + "…")
+                item.setToolTip(text[:2000])
+                self.setItem(r, c, item)
+        self.resizeColumnsToContents()
+        for c in range(len(result.columns)):
+            self.setColumnWidth(c, min(420, max(120, self.columnWidth(c))))
+
+    def clear_preview(self) -> None:
+        """No rows and no columns."""
+        self._shown = None
+        self.clear()
+        self.setRowCount(0)
+        self.setColumnCount(0)
+
+
+def _cell_text(value: object) -> str:
+    """A cell as the table shows it (nothing for a missing value)."""
+    return "" if value is None else str(value)

@@ -1,0 +1,247 @@
+"""The Train step's four live plots (loss, learning rate, memory, throughput), made ahead of need."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QGridLayout, QWidget
+
+from desktop.core.environment.spill import shared_bytes
+from desktop.core.system.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
+from desktop.core.system.lazy import imported
+from desktop.gui.app_support.workers import run_in_background
+
+REPAINT_MS = 40  # one plot repaints per tick: each at most ~6 times a second, whatever the step rate
+SMOOTHING = 0.8
+GB = 1024**3
+PLOT_GAP_MS = 50  # between two plots made ahead of need
+PLOT_IDLE_S = 1.0  # the plots are made ahead of need once the user has left the mouse and keys this long
+PLOT_RETRY_MS = 250
+PLOT_REVEAL_MS = 20  # the first time the step is shown, its plots appear one per frame
+GPU_COLORS = ("#d9534f", "#2b8cbe", "#41ab5d", "#e6850e", "#6a51a3", "#ce1256", "#636363", "#8c6d31")
+
+
+class TrainingPlotsWidget(QWidget):
+    """Loss (train, smoothed, eval), learning rate, memory (VRAM, RAM, each GPU) and throughput, two by
+    two. Plots are made on first use or ahead of need: pyqtgraph takes ~0.4 s to import, too long for
+    start-up. Points come in at any rate; a timer repaints one plot per tick while a run is live."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.plots: list = []
+        self.loss_plot = self.lr_plot = self.memory_plot = self.speed_plot = None
+        self._half_made = None  # a plot made, its curves not yet (see prepare_plots)
+        self._importing_plots = False
+        self._smoothed: float | None = None
+        self.idle_s: Callable[[], float] = lambda: PLOT_IDLE_S
+        """Seconds since the user's last input (the window sets it), for :meth:`prepare_plots`."""
+        self._plots_later = QTimer(self, singleShot=True, interval=PLOT_RETRY_MS)
+        self._plots_later.timeout.connect(self.prepare_plots)
+        self._next_flush = 0  # the plot the repaint timer looks at next
+        self._unrevealed: list = []  # plots never shown yet, shown one per PLOT_REVEAL_MS
+        self.making_plots = False
+        """Whether :meth:`prepare_plots` is under way (read by other threads: a background import steps
+        aside meanwhile, which doubled the time each plot took, to 40-110 ms)."""
+        self.plot_grid = QGridLayout(self)
+        self.plot_grid.setContentsMargins(0, 0, 0, 0)
+        self._repaint = QTimer(self, interval=REPAINT_MS)
+        self._repaint.timeout.connect(self.flush_next)
+
+    # ------------------------------------------------------------------ making and showing
+
+    def ensure_plots(self) -> None:
+        """Make the four plots now (those not made yet)."""
+        while self._make_next_plot():
+            pass
+
+    def prepare_plots(self) -> None:
+        """Make the plots ahead of need while the user is idle, half a plot at a time: the plot, then
+        its curves and its place in the grid (13-23 ms and 7-10 ms here; under a background import
+        twice that). All four at once would hold the window for 200 ms when the Train step opens, and
+        one user who comes back meets at most one of these pieces. pyqtgraph (0.4 s to import) is
+        imported in the background first."""
+        if len(self.plots) == 4:
+            return
+        if self.idle_s() < PLOT_IDLE_S:
+            self._plots_later.start()  # a timer of this widget: it dies with the widget
+            return
+        if not imported("pyqtgraph"):
+            if not self._importing_plots:
+                self._importing_plots = True
+                run_in_background(
+                    lambda: importlib.import_module("pyqtgraph"),
+                    self,
+                    lambda _: self.prepare_plots(),
+                    lambda *_: None,
+                )
+            return
+        self.making_plots = True
+        if self._make_next_plot():
+            # The next piece after a pause: made at once, it would run before the window repaints or
+            # handles a click (Qt takes queued calls first), as one long freeze.
+            QTimer.singleShot(PLOT_GAP_MS, self, self.prepare_plots)  # dropped if the widget is gone
+        self.making_plots = len(self.plots) < 4
+
+    def _make_next_plot(self) -> bool:
+        """Make the next piece of the plots: a plot, or the curves and the grid place of the plot made
+        before; whether there was one."""
+        from desktop.gui.widgets.live_plot_widget import LivePlotWidget, ThroughputPlotWidget
+
+        made = len(self.plots)
+        if made == 4:
+            return False
+        if self._half_made is None:
+            if made == 0:
+                self.loss_plot = LivePlotWidget(self.tr("Loss"))
+            elif made == 1:
+                self.lr_plot = LivePlotWidget(self.tr("Learning rate"), scientific=True)
+            elif made == 2:
+                self.memory_plot = LivePlotWidget(self.tr("Memory"), "GB")
+            else:
+                self.speed_plot = ThroughputPlotWidget(self.tr("Throughput"))
+            self._half_made = (self.loss_plot, self.lr_plot, self.memory_plot, self.speed_plot)[made]
+            return True
+        plot, self._half_made = self._half_made, None
+        if made == 0:
+            plot.add_curve("train", self.tr("train"), "#9bb7e8", width=1)
+            plot.add_curve("smoothed", self.tr("train (smoothed)"), "#2f6fde", width=2.5)
+            plot.add_curve("eval", self.tr("eval"), "#e8793a", width=2, symbol="o")
+        elif made == 1:
+            plot.add_curve("lr", self.tr("learning rate"), "#3aa55d", width=2)
+        elif made == 2:
+            plot.add_curve("allocated", self.tr("VRAM allocated"), "#8e5bd9", width=2)
+            plot.add_curve("reserved", self.tr("VRAM reserved"), "#8e5bd9", dashed=True)
+            plot.add_curve("rss", self.tr("process RAM"), "#d9a21b", width=2)
+            plot.add_curve("device", self.tr("GPU used, all processes (NVML)"), "#d9534f", width=1.5)
+            plot.add_curve("total", self.tr("GPU total"), "#d9534f", dashed=True)
+        else:
+            plot.add_curve("samples", self.tr("samples/s"), "#2aa1b3", width=2)
+            plot.add_curve("tokens", self.tr("tokens/s"), "#c2497a", dashed=True, view=plot.right_view)
+        policy = plot.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)  # its place kept in the grid until it is revealed
+        plot.setSizePolicy(policy)
+        plot.setVisible(False)
+        self.plot_grid.addWidget(plot, made // 2, made % 2)
+        self.plots.append(plot)
+        self._unrevealed.append(plot)
+        return True
+
+    def start_revealing(self) -> None:
+        """The step is being shown: the plots are made, and the first time they appear one a frame
+        apart (the first paint of a plot lays out and draws its axes, 10-25 ms each: all four in the
+        page's first paint held the window 45-65 ms)."""
+        self.ensure_plots()
+        if self._unrevealed:
+            self._reveal_next_plot()
+
+    def _reveal_next_plot(self) -> None:
+        if self._unrevealed and self.isVisible():
+            self._unrevealed.pop(0).setVisible(True)
+            if self._unrevealed:
+                QTimer.singleShot(PLOT_REVEAL_MS, self, self._reveal_next_plot)
+
+    def reveal_plots(self) -> None:
+        """Show every plot at once (for a screenshot)."""
+        self.ensure_plots()
+        while self._unrevealed:
+            self._unrevealed.pop(0).setVisible(True)
+
+    # ------------------------------------------------------------------ points
+
+    def clear(self, keep_points: bool = False) -> None:
+        """A run begins: the points go unless ``keep_points`` (a resumed run carries on from them); the
+        smoothed loss starts again."""
+        self.ensure_plots()
+        if not keep_points:
+            for plot in self.plots:
+                plot.clear_points()
+        self._smoothed = None
+
+    def show_started(self, event: StartedEvent) -> None:
+        """The run's length; going back to a checkpoint (resumed, or after running out of memory), the
+        steps after it are done again, so their points go."""
+        self.ensure_plots()
+        if any([plot.truncate_after(event.resumed_from_step) for plot in self.plots]):
+            self._smoothed = None
+        for plot in self.plots:
+            plot.set_steps(event.total_steps)
+
+    def show_progress(self, event: ProgressEvent) -> None:
+        """Samples and tokens per second."""
+        self.ensure_plots()
+        if event.samples_per_second:
+            self.speed_plot.append("samples", event.step, event.samples_per_second)
+        if event.tokens_per_second:
+            self.speed_plot.append("tokens", event.step, event.tokens_per_second)
+
+    def show_metrics(self, event: LogEvent) -> None:
+        """The training loss (and its smoothed line), the evaluation loss and the learning rate."""
+        self.ensure_plots()
+        m = event.metrics
+        if "loss" in m:
+            self.loss_plot.append("train", event.step, m["loss"])
+            self._smoothed = (
+                m["loss"]
+                if self._smoothed is None
+                else SMOOTHING * self._smoothed + (1 - SMOOTHING) * m["loss"]
+            )
+            self.loss_plot.append("smoothed", event.step, self._smoothed)
+        if "eval_loss" in m:
+            self.loss_plot.append("eval", event.step, m["eval_loss"])
+        if "learning_rate" in m:
+            self.lr_plot.append("lr", event.step, m["learning_rate"])
+
+    def show_memory(self, event: MemoryEvent, windows: bool) -> None:
+        """VRAM from PyTorch and NVML, the process's RAM, each GPU of a multi-GPU run, and (``windows``)
+        what Windows has paged into shared system memory."""
+        self.ensure_plots()
+        if event.allocated_bytes is not None:
+            self.memory_plot.append("allocated", event.step, event.allocated_bytes / GB)
+            self.memory_plot.append("reserved", event.step, (event.reserved_bytes or 0) / GB)
+        self.memory_plot.append("rss", event.step, event.rss_bytes / GB)
+        if event.device_used_bytes is not None and event.device_total_bytes:
+            self.memory_plot.append("total", event.step, event.device_total_bytes / GB)
+            if len(event.gpus_used_bytes) < 2:
+                self.memory_plot.append("device", event.step, event.device_used_bytes / GB)
+        shared = shared_bytes(event, windows)
+        if shared or (shared is not None and "shared" in self.memory_plot.curve_names()):
+            if "shared" not in self.memory_plot.curve_names():  # only once Windows has started paging
+                self.memory_plot.add_curve("shared", self.tr("in shared system memory"), "#d9534f", width=2)
+            self.memory_plot.append("shared", event.step, shared / GB)
+        for index, used in enumerate(event.gpus_used_bytes if len(event.gpus_used_bytes) > 1 else []):
+            name = f"gpu{index}"
+            if name not in self.memory_plot.curve_names():  # a curve per GPU of a multi-GPU run
+                color = GPU_COLORS[index % len(GPU_COLORS)]
+                self.memory_plot.add_curve(
+                    name, self.tr("GPU {index} used (NVML)").format(index=index), color
+                )
+            self.memory_plot.append(name, event.step, used / GB)
+
+    # ------------------------------------------------------------------ repainting
+
+    def set_running(self, running: bool) -> None:
+        """While a run is live, repaint a plot per tick; when it ends, every plot at once."""
+        if running:
+            self._repaint.start()
+        else:
+            self._repaint.stop()
+            self.flush_plots()
+
+    def flush_next(self) -> None:
+        """Redraw the next plot that has new points: painting one plot takes 10-15 ms in software
+        rendering, all four in one turn of the event loop held the window for up to 90 ms."""
+        self.ensure_plots()
+        for _ in range(len(self.plots)):
+            plot = self.plots[self._next_flush % len(self.plots)]
+            self._next_flush += 1
+            if plot.dirty:
+                plot.flush()
+                return
+
+    def flush_plots(self) -> None:
+        """Redraw every plot now."""
+        self.ensure_plots()
+        for plot in self.plots:
+            plot.flush()
