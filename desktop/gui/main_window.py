@@ -66,13 +66,13 @@ class MainWindow(QMainWindow):
         self, settings: Settings, controller: object | None = None, repair_on_start: bool = False
     ) -> None:
         super().__init__()
-        from desktop.core.system.lazy import load_libraries_outside_the_lock
-        from desktop.core.system.processes import switch_the_lock_often, wake_the_window_promptly
+        from desktop.core.system.lazy import load_extensions_without_gil
+        from desktop.core.system.processes import request_short_time_slice, set_gil_switch_interval
         from desktop.gui.app_support.import_hook import read_sources_cheaply
 
-        switch_the_lock_often()  # the window's thread waits less for Python's lock at each of its slots
-        wake_the_window_promptly()  # and less for a core each time it wakes (Linux)
-        load_libraries_outside_the_lock()  # background imports (PyTorch, Arrow) never freeze the window
+        set_gil_switch_interval()  # the window's thread waits less for Python's lock at each of its slots
+        request_short_time_slice()  # and less for a core each time it wakes (Linux)
+        load_extensions_without_gil()  # background imports (PyTorch, Arrow) never freeze the window
         read_sources_cheaply()  # nor does PySide6's look at each of their modules keep its source
         self.setWindowTitle(self.tr("Finetune Studio"))
         self.setMinimumSize(QSize(800, 520))  # a 1366 x 768 laptop at 125% has about 1024 x 576

@@ -154,8 +154,8 @@ def test_compiled_modules_load_their_library_when_made_not_when_found() -> None:
     is made, with no lock of Python's held: a look-up by the window's thread never waits for it."""
     code = (
         "import importlib.util, sys\n"
-        "from desktop.core.system.lazy import load_libraries_outside_the_lock\n"
-        "load_libraries_outside_the_lock()\n"
+        "from desktop.core.system.lazy import load_extensions_without_gil\n"
+        "load_extensions_without_gil()\n"
         "spec = importlib.util.find_spec('_lzma')\n"
         "mapped = lambda: spec.origin in open('/proc/self/maps').read()\n"
         "found_only = mapped()\n"
@@ -173,7 +173,7 @@ def test_a_compiled_module_is_not_set_up_while_the_user_is_back_from_its_load() 
     code = (
         "import importlib.util, threading\n"
         "from desktop.core.system import lazy\n"
-        "lazy.load_libraries_outside_the_lock()\n"
+        "lazy.load_extensions_without_gil()\n"
         "spec = importlib.util.find_spec('_lzma')\n"
         "calls, asked, away = [], threading.Event(), threading.Event()\n"
         "def busy():\n"

@@ -55,13 +55,13 @@ def test_kill_tree_stops_the_children_of_a_child_too() -> None:
 
 COMPUTE_THREADS = """
 import os, sys, threading, torch
-from desktop.core.system.processes import ComputeBelowTheWindow
+from desktop.core.system.processes import ComputePriority
 
 def niceness(tid):
     return os.getpriority(os.PRIO_PROCESS, tid)
 
 def run():
-    below = ComputeBelowTheWindow()
+    below = ComputePriority()
     before = set(os.listdir("/proc/self/task"))
     torch.set_num_threads(3)
     a = torch.randn(512, 512)
@@ -118,9 +118,9 @@ def test_the_tokenizing_processes_run_below_the_window() -> None:
 def test_a_run_lowers_the_processes_it_starts() -> None:
     """The data loader's workers, the compiler's: a process has its own Python lock, so it is lowered
     even though it runs Python."""
-    from desktop.core.system.processes import THREAD_NICENESS, ComputeBelowTheWindow
+    from desktop.core.system.processes import THREAD_NICENESS, ComputePriority
 
-    below = ComputeBelowTheWindow()
+    below = ComputePriority()
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         assert below.lower_new() >= 1
@@ -154,7 +154,7 @@ import subprocess, sys, threading
 from desktop.core.system import processes
 
 before = processes.time_slice_ns()
-taken = processes.wake_the_window_promptly()
+taken = processes.request_short_time_slice()
 started = []
 thread = threading.Thread(target=lambda: started.append(processes.time_slice_ns()))
 thread.start()
@@ -199,7 +199,7 @@ def test_a_system_that_refuses_the_short_time_slice_leaves_the_thread_as_it_was(
     seen: list[object] = []
 
     def window_thread() -> None:  # a fresh thread: the system's slice, whatever pytest's thread has
-        seen.append(processes.wake_the_window_promptly())
+        seen.append(processes.request_short_time_slice())
         monkeypatch.setitem(processes._SCHED_SETATTR, platform.machine(), real)
         seen.append(processes.time_slice_ns())
 

@@ -79,7 +79,7 @@ def test_the_window_asks_for_a_prompt_turn_on_a_core_from_its_own_thread(
     from desktop.core.system import processes
 
     asked: list[int] = []
-    monkeypatch.setattr(processes, "wake_the_window_promptly", lambda: asked.append(threading.get_ident()))
+    monkeypatch.setattr(processes, "request_short_time_slice", lambda: asked.append(threading.get_ident()))
     window = MainWindow(Settings(tmp_path / "settings.ini"), FakeController())
     qtbot.addWidget(window)
     assert asked == [threading.main_thread().ident]

@@ -108,9 +108,9 @@ def test_a_task_started_after_the_window_closed_does_not_crash_the_exit() -> Non
 def test_a_background_task_keeps_the_windows_priority_while_a_run_lowers_its_compute_threads(qtbot) -> None:
     """A task runs Python: the window waits for it whenever it holds Python's lock, so it must not
     be lowered as a run's compute threads are (a run's thread is a task too)."""
-    from desktop.core.system.processes import ComputeBelowTheWindow
+    from desktop.core.system.processes import ComputePriority
 
-    below = ComputeBelowTheWindow()
+    below = ComputePriority()
     started, looked = threading.Event(), threading.Event()
 
     def work() -> int:

@@ -7,7 +7,7 @@ one lock; after it the names are plain module attributes.
 
 Imports in a background thread also hold up the window's thread, which needs the same interpreter
 lock: :func:`stepping_aside` lets such an import wait while the user acts, and
-:func:`load_libraries_outside_the_lock` loads compiled libraries without that lock (Linux).
+:func:`load_extensions_without_gil` loads compiled libraries without that lock (Linux).
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ class _LoadedOutsideTheLock:
 _outside: _LoadedOutsideTheLock | None = None
 
 
-def load_libraries_outside_the_lock() -> None:
+def load_extensions_without_gil() -> None:
     """From now on, this process loads compiled extension modules without holding the interpreter's
     lock (Linux; see :class:`_LoadedOutsideTheLock`), so that importing PyTorch, Arrow or pandas in a
     background thread never freezes the window's thread. Idempotent.

@@ -29,17 +29,17 @@ THREAD_NICENESS = 10
 processes (the window runs at 0)."""
 
 
-LOCK_SWITCH_S = 0.001
+GIL_SWITCH_INTERVAL_S = 0.001
 """How long a thread that runs Python keeps Python's lock once another thread asks for it, in the
 window's process (Python's default: 5 ms)."""
 
 
-def switch_the_lock_often() -> None:
-    """Make a thread that runs Python hand Python's lock over within :data:`LOCK_SWITCH_S` of another
+def set_gil_switch_interval() -> None:
+    """Make a thread that runs Python hand Python's lock over within :data:`GIL_SWITCH_INTERVAL_S` of another
     thread asking for it (the window's process calls this at start): the window's thread takes the lock
     at each slot, timer and plot item it paints. Figures: docs/decisions/001-gil-switch-interval.md.
     """
-    sys.setswitchinterval(LOCK_SWITCH_S)
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
 
 
 WINDOW_SLICE_NS = 500_000
@@ -59,7 +59,7 @@ def _sched_setattr_number() -> int | None:
     return _SCHED_SETATTR.get(platform.machine()) if sys.platform.startswith("linux") else None
 
 
-def wake_the_window_promptly() -> bool:
+def request_short_time_slice() -> bool:
     """Ask Linux to run the calling thread, the window's, on a core soon after it wakes; whether the
     system took it (Linux 6.12 and newer, where ``sched_runtime`` sets a normal thread's time slice).
 
@@ -102,7 +102,7 @@ def time_slice_ns() -> int | None:
     return runtime or None
 
 
-class ComputeBelowTheWindow:
+class ComputePriority:
     """Runs the threads that this process starts from now on below normal priority, except those that
     run Python (Linux), and the processes it starts (every system): PyTorch's compute threads, the
     tokenizers' and Arrow's, the data loader's and the compiler's processes, which take every core
@@ -194,7 +194,7 @@ _python_threads: set[int] = set()
 @contextlib.contextmanager
 def running_python() -> Iterator[None]:
     """The calling thread, one that ``threading`` did not start (a ``QThread``), runs Python inside the
-    block: :class:`ComputeBelowTheWindow` leaves it at the window's priority, and on Linux it runs as a
+    block: :class:`ComputePriority` leaves it at the window's priority, and on Linux it runs as a
     batch thread meanwhile (:func:`as_batch_thread`)."""
     tid = threading.get_native_id()
     _python_threads.add(tid)

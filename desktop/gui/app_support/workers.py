@@ -52,7 +52,7 @@ class _FunctionWorker(QObject):
     @Slot()
     def run(self) -> None:
         # Every exception is reported; none may escape into Qt's event loop. A run's compute threads
-        # run below the window, this one, running Python, must not (processes.ComputeBelowTheWindow).
+        # run below the window, this one, running Python, must not (processes.ComputePriority).
         try:
             with running_python():
                 result = self._function()

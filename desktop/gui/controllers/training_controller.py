@@ -39,14 +39,14 @@ def _train(
     config: RunConfig, resume: RunDir | None, stop: threading.Event, task: BackgroundTask
 ) -> RunResult:
     """One run on the task's thread; every event goes to the GUI thread through the task."""
-    from desktop.core.system.processes import ComputeBelowTheWindow
+    from desktop.core.system.processes import ComputePriority
     from desktop.core.training.run import run_training
 
     # PyTorch's compute threads and the run's processes below the window: on a CPU the run takes every
     # core it gets, and the window's thread, starved, froze for up to 0.7 s at a time (measured on two
     # cores). This thread stays at the window's priority: the window waits for it whenever it holds
     # Python's lock.
-    below = ComputeBelowTheWindow()
+    below = ComputePriority()
 
     def report(event: Event) -> None:
         below.lower_new()
