@@ -40,6 +40,7 @@ def _fast(*extra: str) -> list[str]:
     return [arg for s in (*settings, *extra) for arg in ("--set", s)]
 
 
+@pytest.mark.slow
 def test_init_then_train_on_gbk_chinese_csv(
     tiny_bert: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -181,6 +182,7 @@ def _write_config(path: Path, model: Path, data: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is a POSIX test")
 def test_ctrl_c_stops_with_checkpoint_and_resume_continues(
     tiny_bert: Path, samples: Path, tmp_path: Path
@@ -229,6 +231,7 @@ def test_ctrl_c_stops_with_checkpoint_and_resume_continues(
     assert load_config(run / "config.toml").training.max_steps == stopped_at + 3
 
 
+@pytest.mark.slow
 def test_worker_prints_json_events_and_stops_on_request(
     tiny_bert: Path, samples: Path, tmp_path: Path
 ) -> None:
@@ -257,6 +260,7 @@ def test_worker_prints_json_events_and_stops_on_request(
     assert events[-1]["step"] >= 3 and events[-1]["checkpoint"].endswith(f"checkpoint-{events[-1]['step']}")
 
 
+@pytest.mark.slow
 def test_doctor_reports_this_cpu_machine_as_json(capsys: pytest.CaptureFixture) -> None:
     import desktop.core.environment.gpu as gpu
 
@@ -278,6 +282,7 @@ def test_doctor_fix_dry_run_with_a_faked_gpu(capsys: pytest.CaptureFixture) -> N
     assert command.endswith("torch==2.13.0+cu130") and "--index-url https://mirror.example/cu130" in command
 
 
+@pytest.mark.slow
 def test_export_command(
     tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

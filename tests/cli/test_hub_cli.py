@@ -36,6 +36,7 @@ def test_search_lists_models_with_their_figures(fake_hub: FakeHub, capsys: pytes
     assert hits[0]["parameters"] > 0  # from the safetensors headers: ModelScope's search has no counts
 
 
+@pytest.mark.slow
 def test_download_then_train_with_the_network_off(
     fake_hub: FakeHub,
     samples: Path,

@@ -29,6 +29,7 @@ def _config(folder: Path, model: Path, data: Path, steps: int = 6) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_train_with_two_processes_from_the_cli(
     tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -49,6 +50,7 @@ def test_cli_refuses_gpu_ids_that_do_not_match_the_process_count(
     assert "names 2 GPUs for 3 processes" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_an_exported_job_runs_with_its_own_launch_script_and_imports_back(
     tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -297,6 +297,7 @@ def test_a_run_already_training_elsewhere_cannot_be_resumed_twice(
 # --------------------------------------------------------------------------- stops, disks, paths, secrets
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM to a child process is a POSIX test")
 def test_sigterm_stops_like_ctrl_c_with_a_checkpoint(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
     config_path = _write_config(tmp_path / "run.toml", tiny_bert, samples / "reviews.csv")

@@ -57,6 +57,7 @@ def _at_step(step: int) -> Callable[[Event], bool]:
     return lambda e: isinstance(e, ProgressEvent) and e.step >= step
 
 
+@pytest.mark.slow
 def test_two_cpu_processes_train_stop_and_resume(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
     config = _config(tmp_path, tiny_bert, samples / "reviews.csv", num_processes=2)
     config.training.max_steps = 100000  # stopped long before
@@ -86,6 +87,7 @@ def test_two_cpu_processes_train_stop_and_resume(tiny_bert: Path, samples: Path,
     assert not list(run.path.glob("*.partial"))
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_second_stop_ends_the_child_at_once_and_keeps_the_last_checkpoint(
     tiny_bert: Path, samples: Path, tmp_path: Path
@@ -113,6 +115,7 @@ def test_a_second_stop_ends_the_child_at_once_and_keeps_the_last_checkpoint(
     assert run.events()[-1].kind == "stopped" and not run.is_locked() and run.resumable()
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_child_that_aborts_becomes_a_failed_run_with_a_diagnosis(
     tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -130,6 +133,7 @@ def test_a_child_that_aborts_becomes_a_failed_run_with_a_diagnosis(
     assert run.status() == "failed" and run.latest_checkpoint().name == "checkpoint-2"
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_child_killed_while_saving_keeps_the_previous_checkpoint_and_resumes(
     tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

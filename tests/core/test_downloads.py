@@ -74,6 +74,7 @@ def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
     assert resumed > 0  # the second request asked for the rest only (Range)
 
 
+@pytest.mark.slow
 def test_a_connection_dropped_in_the_middle_of_a_file_is_resumed(fake_hub: FakeHub) -> None:
     fake_hub.drop_once.add("model.safetensors")
     folder = downloads.download("tiny/gpt2", sources.resolve())

@@ -43,6 +43,7 @@ def _finished_run(
     return RunDir(result.run_dir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("task", "fixture", "data"), TASKS)
 def test_export_reloads_with_the_same_outputs(
     request, task: str, fixture: str, data: str, tmp_path: Path
@@ -92,6 +93,7 @@ def test_export_reloads_with_the_same_outputs(
     assert max(abs(a - b) for x, y in zip(fresh, here, strict=True) for a, b in zip(x, y, strict=True)) < 1e-4
 
 
+@pytest.mark.slow
 def test_fp16_export_halves_the_weights(request, tmp_path: Path) -> None:
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
     full = export_run(run, tmp_path / "fp32", verify=False).folder
@@ -100,6 +102,7 @@ def test_fp16_export_halves_the_weights(request, tmp_path: Path) -> None:
     assert 0.45 < ratio < 0.6
 
 
+@pytest.mark.slow
 def test_merged_lora_matches_the_unmerged_model(request, tmp_path: Path) -> None:
     import torch
     from peft import AutoPeftModelForCausalLM
@@ -147,6 +150,7 @@ def test_disk_space_and_overwrite_are_checked_first(
     assert "another folder" in info.value.hint and not (tmp_path / "new").exists()
 
 
+@pytest.mark.slow
 def test_verification_notices_a_different_model(request, tmp_path: Path) -> None:
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
     other = tmp_path / "other-runs"
@@ -157,6 +161,7 @@ def test_verification_notices_a_different_model(request, tmp_path: Path) -> None
     assert not check.ok and check.max_abs_diff > 1e-2
 
 
+@pytest.mark.slow
 def test_progress_rises_and_a_cancel_leaves_nothing(request, tmp_path: Path) -> None:
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
     seen: list[tuple[str, float]] = []
@@ -205,6 +210,7 @@ def test_mlflow_logging_needs_a_tracking_uri_and_logs_the_folder(
     assert logged == [{"model": str(tmp_path / "b"), "name": "model", "task": "text-generation"}]
 
 
+@pytest.mark.slow
 def test_a_killed_export_leaves_no_model_and_the_next_one_cleans_up(request, tmp_path: Path) -> None:
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
     dest = tmp_path / "out"
@@ -230,6 +236,7 @@ def test_a_killed_export_leaves_no_model_and_the_next_one_cleans_up(request, tmp
     assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
 
 
+@pytest.mark.slow
 def test_verification_takes_texts_longer_than_a_windows_command_line(request, tmp_path: Path) -> None:
     run = _finished_run(request, "classification", "tiny_bert", "reviews.csv", tmp_path)
     long_texts = [

@@ -32,6 +32,7 @@ def _classification(model: Path) -> RunConfig:
     return config
 
 
+@pytest.mark.slow
 def test_answers_are_those_of_this_process(own_helper: helper.Helper, tiny_bert: Path) -> None:
     config = _classification(tiny_bert)
     report = helper.token_statistics(config)
@@ -48,6 +49,7 @@ def test_answers_are_those_of_this_process(own_helper: helper.Helper, tiny_bert:
     )
 
 
+@pytest.mark.slow
 def test_one_helper_serves_every_question_until_the_environment_changes(
     own_helper: helper.Helper, tiny_gpt2: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -64,6 +66,7 @@ def test_one_helper_serves_every_question_until_the_environment_changes(
     assert own_helper.pid not in (None, pid)  # read once at import: a fresh helper
 
 
+@pytest.mark.slow
 def test_an_idle_helper_ends_and_the_next_question_starts_another(
     own_helper: helper.Helper, tiny_gpt2: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -83,6 +86,7 @@ def test_an_idle_helper_ends_and_the_next_question_starts_another(
     assert helper.model_shapes(config) == shapes and own_helper.pid not in (None, first)
 
 
+@pytest.mark.slow
 def test_errors_keep_their_kind_and_message(
     own_helper: helper.Helper, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,6 +116,7 @@ def test_without_a_helper_the_questions_are_answered_here(
     assert helper._helper.unavailable
 
 
+@pytest.mark.slow
 def test_a_helper_that_dies_is_reported_and_replaced(
     monkeypatch: pytest.MonkeyPatch, tiny_gpt2: Path, tmp_path: Path
 ) -> None:
@@ -130,6 +135,7 @@ def test_a_helper_that_dies_is_reported_and_replaced(
     broken.close()
 
 
+@pytest.mark.slow
 def test_a_log_that_cannot_be_written_does_not_stop_the_helper(
     own_helper: helper.Helper, tiny_gpt2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -46,6 +46,7 @@ def silent_endpoint(monkeypatch: pytest.MonkeyPatch):
     server.close()
 
 
+@pytest.mark.slow
 def test_an_endpoint_that_never_answers_fails_within_seconds(silent_endpoint: None) -> None:
     source = sources.resolve()
     started = time.monotonic()

@@ -7,6 +7,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 QT = ("PySide6", "shiboken6", "pyqtgraph", "desktop.gui", "desktop.shared_ui")
 HEAVY = ("torch", "transformers", "datasets", "peft", "accelerate")
 ROOTS = ("desktop.core", "desktop.cli", "desktop.worker", "desktop.helper")
@@ -40,6 +42,7 @@ def test_every_module_is_walked() -> None:
     assert {"desktop.core.training.run", "desktop.core.data.tasks.seq2seq", "desktop.worker"} <= set(modules)
 
 
+@pytest.mark.slow
 def test_core_cli_and_worker_never_import_qt() -> None:
     loaded = _loaded_after_import(_modules())
     assert not [m for m in loaded if m.split(".")[0] in QT or m.startswith(QT)]

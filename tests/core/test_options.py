@@ -139,6 +139,7 @@ def test_checkpointing_adafactor_and_empty_cache_take_effect(
     assert seen["args"].torch_empty_cache_steps == 2
 
 
+@pytest.mark.slow
 def test_compile_with_the_eager_backend(tiny_bert: Path, samples: Path, tmp_path: Path, seen: dict) -> None:
     config = make_config(
         "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=3

@@ -38,6 +38,7 @@ def test_children_print_utf8() -> None:
     assert done.stdout.split() == ["1", "模型"]
 
 
+@pytest.mark.slow
 def test_kill_tree_stops_the_children_of_a_child_too() -> None:
     code = (
         "import subprocess, sys, time; "
@@ -84,6 +85,7 @@ print("window", niceness(threading.get_native_id()))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priorities are Linux's")
 def test_a_run_lowers_its_compute_threads_but_not_the_threads_that_run_python() -> None:
     """The window waits for any thread that holds Python's lock: those stay at its priority."""

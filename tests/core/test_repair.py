@@ -126,6 +126,7 @@ def test_a_failed_install_keeps_the_previous_torch(cpu_env: tuple[str, Path], tm
     assert "still installed and works as before" in result.message
 
 
+@pytest.mark.slow
 def test_cancel_stops_the_installer(tmp_path: Path) -> None:
     plan = plan_repair(TARGET, python=sys.executable)
     sleeper = [sys.executable, "-c", "import time; print('Resolved 1 package', flush=True); time.sleep(60)"]

@@ -11,6 +11,7 @@ import pytest
 from desktop.core.environment.torch_probe import probe_torch, prove_gpu
 
 
+@pytest.mark.slow
 def test_real_cpu_torch() -> None:
     import importlib.metadata
 
@@ -49,6 +50,7 @@ def test_missing_interpreter(tmp_path: Path) -> None:
     assert "could not be started" in info.error
 
 
+@pytest.mark.slow
 def test_gpu_proof_fails_plainly_without_cuda() -> None:
     proof = prove_gpu()
     assert not proof.ok and proof.error  # this machine has no GPU; the reason is torch's own words

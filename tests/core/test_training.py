@@ -51,6 +51,7 @@ def test_classification_trains_and_reloads(tiny_bert: Path, samples: Path, tmp_p
     assert [model.config.id2label[i] for i in predicted] == ["positive", "negative"]
 
 
+@pytest.mark.slow
 def test_causal_lm_learns_responses_only_and_reloads(tiny_gpt2: Path, samples: Path, tmp_path: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -78,6 +79,7 @@ def test_causal_lm_learns_responses_only_and_reloads(tiny_gpt2: Path, samples: P
     assert out.shape[1] > ids["input_ids"].shape[1]
 
 
+@pytest.mark.slow
 def test_seq2seq_trains_and_reloads(tiny_t5: Path, samples: Path, tmp_path: Path) -> None:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -470,6 +472,7 @@ def test_a_chunk_whose_rows_all_go_makes_no_batch_and_the_cache_still_holds_the_
     assert list(rows) == [{"input_ids": [1], "labels": 0}] * 3  # the first chunk made none
 
 
+@pytest.mark.slow
 def test_large_data_is_tokenized_by_several_processes_in_order(
     tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,7 @@ def _config(tmp_path: Path, model: Path, data: Path, steps: int) -> RunConfig:
     return config
 
 
+@pytest.mark.slow
 def test_a_child_process_run_feeds_the_same_signals(qtbot, tiny_bert: Path, samples: Path, tmp_path) -> None:
     controller = TrainingController()
     seen: dict[str, list] = {"started": [], "progress": [], "logs": []}
@@ -49,6 +50,7 @@ def test_a_child_process_run_feeds_the_same_signals(qtbot, tiny_bert: Path, samp
     assert all(isinstance(e, LogEvent) for e in seen["logs"]) and seen["logs"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_a_child_killed_from_outside_is_a_failed_run_and_the_window_goes_on(
     qtbot, tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch

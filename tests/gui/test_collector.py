@@ -132,6 +132,7 @@ def test_the_stack_is_imported_at_the_first_idle_moment(qtbot, monkeypatch: pyte
     assert warm.state == "done"
 
 
+@pytest.mark.slow
 def test_a_user_at_work_puts_the_import_off(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Warmup, "_ready", lambda self: False)
     started: list[bool] = []

@@ -44,6 +44,7 @@ def app_window(qtbot, tmp_path: Path, tiny_bert: Path) -> MainWindow:
     win.deleteLater()
 
 
+@pytest.mark.slow
 def test_train_from_the_gui_to_a_model_folder(app_window: MainWindow, qtbot, tmp_path: Path) -> None:
     page, controller = app_window.train_page, app_window.controller
     with qtbot.waitSignal(controller.training_finished, timeout=RUN_TIMEOUT_MS) as finished:
@@ -89,6 +90,7 @@ def test_stop_mid_run_keeps_a_checkpoint_and_offers_resume(app_window: MainWindo
     assert not page.resume_button.isHidden() and page.start_button.isEnabled()
 
 
+@pytest.mark.slow
 def test_a_failure_is_shown_and_the_next_run_works(
     app_window: MainWindow, qtbot, monkeypatch: pytest.MonkeyPatch
 ) -> None:

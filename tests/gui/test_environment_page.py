@@ -38,6 +38,7 @@ def _page(qtbot, check) -> EnvironmentPage:
     return page
 
 
+@pytest.mark.slow
 def test_this_machine_is_cpu_only_and_that_is_right(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("desktop.gui.pages.environment_page.probe_torch", probe_torch)  # the real probe
     page = _page(qtbot, check_environment)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 
 from desktop.core.settings.config import RunConfig
@@ -15,6 +16,7 @@ def _rows(table) -> list[str]:
     return [table.item(r, 0).text() for r in range(table.rowCount())]
 
 
+@pytest.mark.slow
 def test_recommended_search_badge_download_and_use(qtbot, fake_hub: FakeHub) -> None:
     config = RunConfig(task="causal-lm")
     browser = ModelBrowser(config, gpu_free=8 * GB, ram=16 * GB)
@@ -75,6 +77,7 @@ def test_source_settings_save_the_choice_and_keep_the_token_in_the_keyring(
     assert "hf_secret_value" not in sources.settings_path().read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_data_page_downloads_a_hub_model_and_dataset_before_training(
     qtbot, window, fake_hub: FakeHub, samples
 ) -> None:
@@ -120,6 +123,7 @@ def test_a_gated_model_offers_to_enter_a_token(qtbot, fake_hub: FakeHub) -> None
     browser.panel.token_dialog.reject()
 
 
+@pytest.mark.slow
 def test_search_can_ask_modelscope_and_local_folders_used_before_are_listed(
     qtbot, fake_hub: FakeHub, tiny_gpt2
 ) -> None:

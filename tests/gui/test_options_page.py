@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
 from desktop.core.settings.config import RunConfig
@@ -57,6 +58,7 @@ def test_loaded_config_shows_its_options_and_bad_values_block_next(window: MainW
     assert "lora." not in page.problem()
 
 
+@pytest.mark.slow
 def test_estimate_presets_and_fit_my_gpu(window: MainWindow, qtbot, tiny_gpt2) -> None:
     from desktop.core.settings.options import Capabilities
 

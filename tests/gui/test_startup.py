@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
 CODE = """
@@ -74,6 +76,7 @@ sys.exit(leave(0))  # as the app ends: a warm-up or probe still running must not
 """
 
 
+@pytest.mark.slow
 def test_token_statistics_and_the_estimate_leave_pytorch_out_of_the_window(tmp_path, tiny_bert) -> None:
     """They are answered by the helper process: importing PyTorch would freeze the window (issue 14)."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "FINETUNE_STUDIO_HOME": str(tmp_path / "home")}
@@ -105,6 +108,7 @@ def test_a_windowed_app_without_stdout_writes_to_its_log(app_home, monkeypatch) 
     assert "progress bar text" in (app_home / "logs" / "app-output.log").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_readme_screenshots_render(tmp_path, qtbot) -> None:
     from desktop.gui.app_support.screenshots import save_screenshots
 

@@ -39,6 +39,7 @@ def test_classification_shows_the_label_and_probabilities(
     assert panel.run_button.isEnabled()
 
 
+@pytest.mark.slow
 def test_causal_lm_reply_streams_into_the_panel(request, panel: TryItPanel, qtbot, tmp_path) -> None:
     run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
     folder = export_run(run, tmp_path / "export", verify=False).folder  # an exported folder, opened
@@ -60,6 +61,7 @@ def test_causal_lm_reply_streams_into_the_panel(request, panel: TryItPanel, qtbo
     assert panel.status.text() == "Done."
 
 
+@pytest.mark.slow
 def test_seq2seq_generates_and_a_bad_folder_is_explained(request, panel: TryItPanel, qtbot, tmp_path) -> None:
     assert not panel.set_folder(tmp_path)
     assert "holds no model" in panel.status.text() and not panel.run_button.isEnabled()
@@ -109,6 +111,7 @@ def test_the_base_model_answers_side_by_side(request, panel: TryItPanel, qtbot, 
     assert panel._base is None
 
 
+@pytest.mark.slow
 def test_a_chat_model_and_its_base_reply_in_two_columns(request, panel: TryItPanel, qtbot, tmp_path) -> None:
     run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
     assert panel.set_folder(run.model_dir, run.config_path)

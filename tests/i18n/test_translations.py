@@ -12,6 +12,7 @@ from PySide6.QtCore import QLocale
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_translations_are_complete_current_and_keep_their_placeholders() -> None:
     done = subprocess.run(
         [sys.executable, "tools/i18n.py", "check"], cwd=ROOT, capture_output=True, text=True, timeout=120

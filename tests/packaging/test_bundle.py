@@ -84,6 +84,7 @@ def _launch(home: Path, *args: str, launcher: Path = LAUNCHER) -> subprocess.Com
     )
 
 
+@pytest.mark.slow
 def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     built: dict, wheelhouse: Path, tmp_path: Path
 ) -> None:
@@ -171,6 +172,7 @@ def test_bundle_holds_the_launcher_and_never_the_training_stack(built: dict) -> 
     assert size < 200 * 2**20  # Qt, Python and uv; a training library would add hundreds of MB
 
 
+@pytest.mark.slow
 def test_linux_tarball_installs_for_the_user_and_uninstalls(built: dict, tmp_path: Path) -> None:
     with tarfile.open(built["tarball"]) as tar:
         tar.extractall(tmp_path / "unpacked", filter="tar")
