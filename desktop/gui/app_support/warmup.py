@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from desktop.core.system.heap import TRAINING_STACK
 from desktop.core.system.lazy import imported
 from desktop.gui.app_support import workers
+from desktop.gui.app_support.plots_import import import_plots
 
 APP_FOLDER = Path(__file__).resolve().parents[2]
 """The app's package (``desktop``), read ahead by the data warm-up."""
@@ -50,7 +51,6 @@ def _import_data_stack() -> None:
     for name in OPTIONAL_PACKAGES:  # for the Memory & speed page, whose thread would wait for the lock
         installed(name)
     import_data_stack()
-    import pyqtgraph  # noqa: F401  (the data page's histogram, the Train step's plots)
 
 
 def _import_training_stack() -> None:
@@ -69,13 +69,20 @@ class Stack(NamedTuple):
     """Seconds without input before the import starts."""
     alongside_work: bool
     """Whether it starts while background tasks run."""
+    plots: bool = False
+    """Whether pyqtgraph follows (the data page's histogram, the Train step's plots), imported by
+    :func:`~desktop.gui.app_support.plots_import.import_plots`."""
 
 
 STACKS: dict[str, Stack] = {
     # Needed by the very next step, and short (under a second; no C call over ~30 ms): from the
     # window's first moments, beside the Environment step's checks (a child process, mostly).
     "data": Stack(
-        ("numpy", "pandas", "pyarrow.csv", "pyarrow.compute", "pyqtgraph"), _import_data_stack, RESUME_S, True
+        ("numpy", "pandas", "pyarrow.csv", "pyarrow.compute", "pyqtgraph"),
+        _import_data_stack,
+        RESUME_S,
+        alongside_work=True,
+        plots=True,
     ),
     # Seconds long, with C calls of 60-95 ms: in a pause that promises to last (the user reading).
     "training": Stack(TRAINING_STACK, _import_training_stack, IDLE_S, False),
@@ -148,6 +155,12 @@ class Warmup(QObject):
             self._stack.importer()
 
     def _on_imported(self, _result: object) -> None:
+        if self._stack.plots:
+            import_plots(self, self._plots_imported, self._finish)
+        else:
+            self._plots_imported()
+
+    def _plots_imported(self) -> None:
         self._imported()
         self._finish()
 

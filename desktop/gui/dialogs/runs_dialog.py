@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import time
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 from desktop.core.runs.folders import RunDir, RunInfo, delete_run, list_runs, loss_curve
 from desktop.core.system.errors import StudioError
 from desktop.core.system.lazy import imported
+from desktop.gui.app_support.plots_import import import_plots
 from desktop.gui.app_support.workers import BackgroundTask, run_in_background
 from desktop.shared_ui import error_text
 
@@ -198,9 +198,7 @@ class RunsDialog(QDialog):
         self.plot_area.setMinimumHeight(200)
         QVBoxLayout(self.plot_area).setContentsMargins(0, 0, 0, 0)
         if not imported("pyqtgraph"):
-            run_in_background(
-                lambda: importlib.import_module("pyqtgraph"), self, lambda _: None, lambda *_: None
-            )
+            import_plots(self, lambda: None)
 
         buttons = QHBoxLayout()
         for button in (
@@ -393,9 +391,6 @@ class RunsDialog(QDialog):
             self._loading.cancel()
 
         def read() -> dict[tuple[Path, int, str], list[tuple[int, float]]]:
-            # Here, not on the window's thread, the wait for pyqtgraph if the import begun at opening
-            # is not done yet (importing a module another thread imports waits for that thread).
-            importlib.import_module("pyqtgraph")
             return {key: loss_curve(RunDir(key[0])) for key in missing}
 
         def done(curves: dict[tuple[Path, int, str], list[tuple[int, float]]]) -> None:
@@ -408,6 +403,9 @@ class RunsDialog(QDialog):
         if self.plot is None:
             if not any(self._curves.get(_curve_key(info)) for info in chosen):
                 self.curves_shown.emit()
+                return
+            if not imported("pyqtgraph"):  # the import begun at opening is not done yet
+                import_plots(self, lambda: self._draw_curves(self.selected()), self.curves_shown.emit)
                 return
             from desktop.gui.widgets.live_plot_widget import LivePlotWidget
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 from PySide6.QtCore import QTimer
@@ -10,7 +9,7 @@ from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout
 
 from desktop.core.helper_process import TokenReport
 from desktop.core.system.lazy import imported
-from desktop.gui.app_support.workers import run_in_background
+from desktop.gui.app_support.plots_import import import_plots
 
 HISTOGRAM_IDLE_S = 1.0
 """The histogram is made ahead of need once the user has left the mouse and keys this long."""
@@ -43,15 +42,7 @@ class TokenStatsWidget(QGroupBox):
         """The tokenizer is being loaded; pyqtgraph is imported meanwhile for the histogram."""
         self.stats_label.setText(self.tr("Loading the tokenizer…"))
         if self.histogram is None:  # for the histogram: pyqtgraph takes 0.4 s to import, never here
-            if imported("pyqtgraph"):
-                QTimer.singleShot(0, self, lambda: self._on_plots_importable(None))
-            else:
-                run_in_background(
-                    lambda: importlib.import_module("pyqtgraph"),
-                    self,
-                    self._on_plots_importable,
-                    lambda *_: None,
-                )
+            import_plots(self, self._on_plots_importable)
 
     def show_report(self, result: TokenReport, limit: int) -> None:
         """The statistics of ``result``, counting the texts longer than ``limit`` tokens as cut."""
@@ -99,7 +90,7 @@ class TokenStatsWidget(QGroupBox):
             return
         self._make_histogram()
 
-    def _on_plots_importable(self, _module: object) -> None:
+    def _on_plots_importable(self) -> None:
         """Make the histogram now (if it was not made ahead of need), in a turn of its own, while the
         statistics are still being measured (together with showing them it would be one long stall)."""
         self._make_histogram()

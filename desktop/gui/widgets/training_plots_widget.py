@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 from PySide6.QtCore import QTimer
@@ -11,7 +10,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 from desktop.core.environment.spill import shared_bytes
 from desktop.core.system.events import LogEvent, MemoryEvent, ProgressEvent, StartedEvent
 from desktop.core.system.lazy import imported
-from desktop.gui.app_support.workers import run_in_background
+from desktop.gui.app_support.plots_import import import_plots
 
 REPAINT_MS = 40  # one plot repaints per tick: each at most ~6 times a second, whatever the step rate
 SMOOTHING = 0.8
@@ -70,12 +69,7 @@ class TrainingPlotsWidget(QWidget):
         if not imported("pyqtgraph"):
             if not self._importing_plots:
                 self._importing_plots = True
-                run_in_background(
-                    lambda: importlib.import_module("pyqtgraph"),
-                    self,
-                    lambda _: self.prepare_plots(),
-                    lambda *_: None,
-                )
+                import_plots(self, self.prepare_plots)
             return
         self.making_plots = True
         if self._make_next_plot():
