@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -16,8 +16,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
-    QScrollArea,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -33,11 +31,8 @@ from desktop.gui.controllers.job_export_controller import JobExportController
 from desktop.gui.controllers.restart_controller import RestartController
 from desktop.gui.controllers.training_controller import TrainingController
 from desktop.gui.pages.base import WizardPage
-from desktop.gui.pages.data_page import DataPage
 from desktop.gui.pages.environment_page import EnvironmentPage
-from desktop.gui.pages.export_page import ExportPage
-from desktop.gui.pages.options_page import OptionsPage
-from desktop.gui.pages.train_page import TrainPage
+from desktop.gui.pages.stack import DATA, EXPORT, OPTIONS, PAGES, TRAIN, PageStack, step_title
 from desktop.gui.widgets.main_menu_bar import MainMenuBar
 from desktop.gui.widgets.resume_offer_widget import ResumeOfferWidget
 from desktop.shared_ui import Key, Settings, error_text, shown
@@ -55,6 +50,7 @@ class MainWindow(QMainWindow):
     Args:
         settings: Where UI state is kept.
         controller: Runs training; a fake with the same signals works for tests.
+        repair_on_start: Start the PyTorch repair as soon as the environment check has run.
     """
 
     resume_offer_checked = Signal()
@@ -86,15 +82,10 @@ class MainWindow(QMainWindow):
         self._closing = False
 
         self.environment_page = EnvironmentPage(settings)
-        self.data_page = DataPage(self.run_config, settings)
-        self.options_page = OptionsPage(self.run_config)
         self.job_export = JobExportController(self)
         self.job_export.job_exported.connect(self.job_exported)
-        self.job_export.status_changed.connect(self._on_job_export_status_changed)
-        self.options_page.job_export_requested.connect(self.export_job)
+        self.job_export.status_changed.connect(self.statusBar().showMessage)  # "" clears it
         self.restarts = RestartController(self, settings)
-        self.train_page = TrainPage(self.controller, self.run_config)
-        self.export_page = ExportPage()
         from desktop.gui.app_support.collector import Collector
         from desktop.gui.app_support.warmup import Warmup
 
@@ -108,37 +99,21 @@ class MainWindow(QMainWindow):
             self.collector.idle_s_now,
             running=self.controller.is_running,
             imported=self.collector.freeze,
-            window_busy=lambda: self.train_page.plot_area.making_plots,
+            window_busy=self._making_plots,  # called from the importing thread: it never makes a page
         )
-        self.data_page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
         self.collector.importing = lambda: "importing" in (self.data_warmup.state, self.warmup.state)
-        self.train_page.plot_area.idle_s = self.data_page.token_stats.idle_s = self.collector.idle_s_now
-        self.data_warmup.done.connect(self.data_page.token_stats.prepare_histogram)  # pyqtgraph is imported
-        self.pages: list[WizardPage] = [
-            self.environment_page,
-            self.data_page,
-            self.options_page,
-            self.train_page,
-            self.export_page,
-        ]
 
         self.steps = QListWidget()
         self.steps.setObjectName("steps")
         self.steps.setFixedWidth(200)
-        for i, page in enumerate(self.pages, 1):
-            item = QListWidgetItem(f"{i}   {page.title}")
+        for i in range(len(PAGES)):
+            item = QListWidgetItem(f"{i + 1}   {step_title(i)}")
             item.setSizeHint(QSize(180, 40))
             self.steps.addItem(item)
         self.steps.currentRowChanged.connect(self._on_steps_current_row_changed)
-        self.stack = QStackedWidget()
-        for page in self.pages:
-            # On a small screen (1024 x 576) a page scrolls instead of squeezing its fields.
-            scroll = QScrollArea()
-            scroll.setWidgetResizable(True)
-            scroll.setFrameShape(QFrame.Shape.NoFrame)
-            scroll.setWidget(page)
-            self.stack.addWidget(scroll)
-            page.validity_changed.connect(self.update_navigation)
+        self.stack = PageStack(self.environment_page, self._make_page)
+        self.stack.page_made.connect(self._on_stack_page_made)
+        self.environment_page.validity_changed.connect(self.update_navigation)
         self.page_title = QLabel()
         self.page_title.setObjectName("pageTitle")
         self.page_subtitle = QLabel()
@@ -183,17 +158,13 @@ class MainWindow(QMainWindow):
         central.setLayout(body)
         self.setCentralWidget(central)
         self._build_menu()
+        self.stack.page(TRAIN)  # made now: it hears the controller from a run's first signal on
 
-        self.data_page.sample_requested.connect(self.load_sample)
-        self.train_page.retry_requested.connect(self._on_train_page_retry_requested)
-        self.train_page.fit_requested.connect(self._on_train_page_fit_requested)
-        self.train_page.undo_requested.connect(self._on_train_page_undo_requested)
         self.controller.settings_adjusted.connect(self._on_controller_settings_adjusted)
         self.environment_page.checked.connect(self._update_banner)
         self.environment_page.restart_requested.connect(self.restarts.restart_for_repair)
         # PyTorch is not swapped while a run or an export uses it.
         self.controller.running_changed.connect(self._update_install_block)
-        self.export_page.busy_changed.connect(self._update_install_block)
         self._repair_on_start = repair_on_start
         if repair_on_start:
             self.environment_page.checked.connect(self._on_environment_page_checked)
@@ -203,6 +174,70 @@ class MainWindow(QMainWindow):
             lambda result: self.statusBar().showMessage(self.tr("Training did not finish."))
         )
         self._restore()
+        QTimer.singleShot(0, self.stack, self.stack.make_the_rest)  # the others once the window shows
+
+    # ------------------------------------------------------------------ pages, made on first need
+
+    @property
+    def pages(self) -> list[WizardPage]:
+        """The five steps' pages (all made)."""
+        return [self.stack.page(i) for i in range(len(PAGES))]
+
+    @property
+    def data_page(self) -> Any:
+        """Step 2, Model & data."""
+        return self.stack.page(DATA)
+
+    @property
+    def options_page(self) -> Any:
+        """Step 3, Memory & speed."""
+        return self.stack.page(OPTIONS)
+
+    @property
+    def train_page(self) -> Any:
+        """Step 4, Train."""
+        return self.stack.page(TRAIN)
+
+    @property
+    def export_page(self) -> Any:
+        """Step 5, Export."""
+        return self.stack.page(EXPORT)
+
+    def _make_page(self, index: int, page_class: type) -> WizardPage:
+        if index == DATA:
+            return page_class(self.run_config, self.settings)
+        if index == OPTIONS:
+            return page_class(self.run_config)
+        if index == TRAIN:
+            return page_class(self.controller, self.run_config)
+        return page_class()
+
+    def _on_stack_page_made(self, index: int, page: Any) -> None:
+        """What the window hears from a page it has just made, and tells it."""
+        page.validity_changed.connect(self.update_navigation)
+        if index == DATA:
+            page.token_stats_loaded.connect(self.warmup.want)  # a model and data: training is near
+            page.token_stats.idle_s = self.collector.idle_s_now
+            page.sample_requested.connect(self.load_sample)
+            self.data_warmup.done.connect(page.token_stats.prepare_histogram)  # pyqtgraph is imported
+            page.setEnabled(not self.controller.is_running())
+            if self.data_warmup.state == "done":
+                QTimer.singleShot(0, page.token_stats, page.token_stats.prepare_histogram)
+        elif index == OPTIONS:
+            page.job_export_requested.connect(lambda: self.job_export.export(self.current_config()))
+            page.setEnabled(not self.controller.is_running())
+        elif index == TRAIN:
+            page.plot_area.idle_s = self.collector.idle_s_now
+            page.retry_requested.connect(self._on_train_page_retry_requested)
+            page.fit_requested.connect(self._on_train_page_fit_requested)
+            page.undo_requested.connect(self._on_train_page_undo_requested)
+        elif index == EXPORT:
+            page.busy_changed.connect(self._update_install_block)
+        self.update_navigation()
+
+    def _making_plots(self) -> bool:
+        page = self.stack.made(TRAIN)
+        return page is not None and page.plot_area.making_plots
 
     # ------------------------------------------------------------------ menu and actions
 
@@ -244,7 +279,7 @@ class MainWindow(QMainWindow):
 
     def current_page(self) -> WizardPage:
         """The page shown now."""
-        return self.pages[self.stack.currentIndex()]
+        return self.stack.page(self.stack.currentIndex())
 
     def current_config(self) -> RunConfig:
         """A copy of the run config as the pages now show it."""
@@ -273,36 +308,37 @@ class MainWindow(QMainWindow):
 
     def go_to(self, index: int) -> None:
         """Show step ``index`` if every step before it is complete."""
-        if 0 <= index < len(self.pages) and self._reachable(index):
+        if 0 <= index < len(PAGES) and self._reachable(index):
             self.steps.setCurrentRow(index)
 
     def _furthest_allowed(self) -> int:
-        for i, page in enumerate(self.pages):
-            if page.problem():
+        for i in range(len(PAGES)):
+            page = self.stack.made(i)
+            if page is None or page.problem():  # a page not made yet has had nothing entered
                 return i
-        return len(self.pages) - 1
+        return len(PAGES) - 1
 
     def _reachable(self, index: int) -> bool:
         """Steps open in order; a running run's Train step and a model's Export step are always open."""
-        page = self.pages[index]
+        export = self.stack.made(EXPORT)
         return (
             index <= self._furthest_allowed()
-            or (page is self.train_page and self.controller.is_running())
-            or (page is self.export_page and self.export_page.has_content())
+            or (index == TRAIN and self.controller.is_running())
+            or (index == EXPORT and export is not None and export.has_content())
         )
 
     def _on_steps_current_row_changed(self, row: int) -> None:
         if not self._reachable(row):
             self.steps.setCurrentRow(self.stack.currentIndex())
             return
+        page = self.stack.page(row)
         self.stack.setCurrentIndex(row)
-        page = self.pages[row]
         self.page_title.setText(page.title)
         self.page_subtitle.setText(page.subtitle)
         if page is self.environment_page and page.info is None:
             # After the first paint: the check spawns a child process and loads NVML.
             QTimer.singleShot(100, page.check)
-        if page is self.options_page:
+        if row == OPTIONS:
             # The next step's plots, made while the user reads this one.
             self.train_page.plot_area.prepare_plots()
             self.update_options_context()
@@ -331,11 +367,8 @@ class MainWindow(QMainWindow):
         result = self.environment_page.verdict_now
         show = result is not None and not result.ok and self.stack.currentIndex() != 0
         if result is not None:
-            self.banner.setText(
-                self.tr("{headline} See the Environment step to fix it.").format(
-                    headline=shown(result.headline)
-                )
-            )
+            text = self.tr("{headline} See the Environment step to fix it.")
+            self.banner.setText(text.format(headline=shown(result.headline)))
         self.banner.setVisible(show)
 
     def _on_environment_page_checked(self) -> None:
@@ -347,15 +380,18 @@ class MainWindow(QMainWindow):
         reason = ""
         if self.controller.is_running():
             reason = self.tr("A training run is in progress: stop it first, then install PyTorch.")
-        elif self.export_page.is_busy():
+        elif (export := self.stack.made(EXPORT)) is not None and export.is_busy():
             reason = self.tr("An export is in progress: wait for it, then install PyTorch.")
         self.environment_page.set_blocked(reason)
 
     def update_navigation(self) -> None:
         """Back, Next and the reason Next waits, and which steps the sidebar opens, for the step shown."""
         index = self.stack.currentIndex()
-        problem = self.pages[index].problem()
-        last = index == len(self.pages) - 1
+        page = self.stack.made(index)
+        if page is None:  # a page being made: it updates the navigation when it is
+            return
+        problem = page.problem()
+        last = index == len(PAGES) - 1
         self.back_button.setEnabled(index > 0)
         self.next_button.setVisible(not last)
         running = self.controller.is_running()
@@ -372,8 +408,9 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ training
 
     def _on_controller_running_changed(self, running: bool) -> None:
-        for page in (self.data_page, self.options_page):
-            page.setEnabled(not running)
+        for page in (self.stack.made(DATA), self.stack.made(OPTIONS)):
+            if page is not None:  # one made later starts disabled if a run is on (_on_stack_page_made)
+                page.setEnabled(not running)
         self.statusBar().showMessage(self.tr("Training…") if running else "")
         self.update_navigation()
         if not running and self.runs_dialog is not None and self.runs_dialog.isVisible():
@@ -383,7 +420,7 @@ class MainWindow(QMainWindow):
 
     def _on_train_page_fit_requested(self) -> None:
         """The run spilled out of the GPU: Memory & speed, with Fit my GPU applied to the current figures."""
-        self.go_to(self.pages.index(self.options_page))
+        self.go_to(OPTIONS)
         self.options_page.estimate.fit_my_gpu()
 
     def _on_controller_settings_adjusted(self, event: AdjustedEvent) -> None:
@@ -418,18 +455,6 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(
             self.tr("Training finished. The model is in {folder}").format(folder=result.model_dir)
         )
-
-    # ------------------------------------------------------------------ jobs for other machines
-
-    def export_job(self) -> None:
-        """Write the run as a job folder (launch.sh, a Slurm script) in a folder the user picks."""
-        self.job_export.export(self.current_config())
-
-    def _on_job_export_status_changed(self, text: str) -> None:
-        if text:
-            self.statusBar().showMessage(text)
-        else:
-            self.statusBar().clearMessage()
 
     # ------------------------------------------------------------------ run history
 
@@ -472,7 +497,7 @@ class MainWindow(QMainWindow):
         self.resume_bar.setVisible(False)
         self.set_config(config)
         self.train_page.resume_run(run)
-        self.go_to(self.pages.index(self.train_page))
+        self.go_to(TRAIN)
         self.statusBar().showMessage(self.tr("Resuming {run}").format(run=run.path.name))
 
     def show_finished_run(self, run: RunDir) -> None:
@@ -487,13 +512,13 @@ class MainWindow(QMainWindow):
             return
         self.export_page.show_result(result)
         self.update_navigation()
-        self.go_to(self.pages.index(self.export_page))
+        self.go_to(EXPORT)
 
     def _try_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, self.tr("Open a model folder"))
         if folder and self.export_page.try_folder(folder):
             self.update_navigation()
-            self.go_to(self.pages.index(self.export_page))
+            self.go_to(EXPORT)
 
     def offer_resume(self) -> None:
         """If the newest crashed run can be resumed and the user has not declined it, offer it."""
@@ -507,9 +532,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1180, 780)
-        text = (
-            "" if self._repair_on_start else self.settings.text(Key.LAST_CONFIG)
-        )  # nothing may import torch
+        text = "" if self._repair_on_start else self.settings.text(Key.LAST_CONFIG)  # no torch import here
         config = RunConfig()
         if text:
             try:
@@ -570,7 +593,7 @@ class MainWindow(QMainWindow):
             event.ignore()  # closes itself when the run has ended
             return
         self.save_state()
-        for page in self.pages:
+        for page in self.stack.made_pages():
             page.shutdown()
         shutdown_all()  # at most about 2 s; what has not ended by then is left behind
         self.collector.stop()  # the helper process ends with the app (its stdin closes)

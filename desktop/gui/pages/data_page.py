@@ -91,6 +91,7 @@ class DataPage(WizardPage):
         grid.setRowStretch(1, 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
+        self._on_run_config_changed("")  # the run config as it is (the window makes this page late)
 
     def _current(self) -> RunConfig:
         return self._run_config.config

@@ -187,6 +187,7 @@ class OptionsPage(WizardPage):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll, 1)
         layout.addWidget(self.error)
+        self._on_run_config_changed("")  # the run config as it is (the window makes this page late)
 
     def set_gpus(self, count: int) -> None:
         """How many NVIDIA GPUs this computer has: with two or more, the page offers to use them."""
