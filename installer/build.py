@@ -50,6 +50,14 @@ def version() -> str:
     return re.search(r'__version__ = "([^"]+)"', text).group(1)
 
 
+def file_version(text: str) -> str:
+    """Windows' four-number version (the installer's and the launcher's version fields) for a version
+    such as ``0.2.0`` or the pre-release ``0.2.0rc1``: its release numbers, then 0."""
+    numbers = re.match(r"\d+(\.\d+)*", text).group(0).split(".")
+    major, minor, patch = [*numbers, "0", "0"][:3]
+    return f"{major}.{minor}.{patch}.0"
+
+
 def run(*args: str | Path) -> None:
     """Run a command; stop the build if it fails."""
     print("$", " ".join(str(a) for a in args), flush=True)
@@ -173,6 +181,7 @@ def build_installer(bundle: Path, quick: bool) -> Path | None:
         "-WX",  # warnings are errors
         *flags,
         f"-DVERSION={version()}",
+        f"-DFILE_VERSION={file_version(version())}",
         f"-DBUNDLE_DIR={bundle}",
         f"-DOUT_FILE={out}",
         ROOT / "installer" / "finetune-studio.nsi",

@@ -36,6 +36,9 @@ ManifestDPIAware true
 !ifndef OUT_FILE
   !define OUT_FILE "FinetuneStudio-${VERSION}-setup.exe"
 !endif
+!ifndef FILE_VERSION  ; Windows' version fields take four numbers; VERSION may be 0.2.0rc1
+  !define FILE_VERSION "${VERSION}.0"
+!endif
 
 !define APP_NAME "Finetune Studio"
 !define APP_ID "FinetuneStudio"
@@ -58,7 +61,7 @@ RequestExecutionLevel user
 InstallDir "$LOCALAPPDATA\Programs\${APP_NAME}"
 InstallDirRegKey HKCU "Software\${APP_ID}" "InstallDir"
 BrandingText "${APP_NAME} ${VERSION}"
-VIProductVersion "${VERSION}.0"
+VIProductVersion "${FILE_VERSION}"
 VIAddVersionKey /LANG=1033 "ProductName" "${APP_NAME}"
 VIAddVersionKey /LANG=1033 "FileDescription" "${APP_NAME} installer"
 VIAddVersionKey /LANG=1033 "FileVersion" "${VERSION}"

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,13 @@ def test_the_cpp_runtime_is_installed_when_missing() -> None:
     assert 'vc_redist.x64.exe" /install /quiet /norestart' in text
 
 
-def test_the_script_compiles_with_the_cpp_runtime(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", ["1.2.3", "0.2.0rc1"])  # a release and a pre-release
+def test_the_script_compiles_with_the_cpp_runtime(tmp_path: Path, version: str) -> None:
+    sys.path.insert(0, str(ROOT / "installer"))
+    try:
+        from build import file_version  # the numbers installer/build.py passes for Windows' fields
+    finally:
+        sys.path.remove(str(ROOT / "installer"))
     makensis = shutil.which("makensis")
     if makensis is None and not os.environ.get("CI"):
         pytest.skip("makensis is not installed (Debian: apt install nsis); CI installs it")
@@ -53,7 +60,8 @@ def test_the_script_compiles_with_the_cpp_runtime(tmp_path: Path) -> None:
     (bundle / "FinetuneStudio.exe").write_bytes(b"MZ")
     (tmp_path / "vc_redist.x64.exe").write_bytes(b"MZ")
     done = subprocess.run(
-        [makensis or "makensis", "-INPUTCHARSET", "UTF8", "-V2", "-WX", "-DQUICK", "-DVERSION=1.2.3",
+        [makensis or "makensis", "-INPUTCHARSET", "UTF8", "-V2", "-WX", "-DQUICK", f"-DVERSION={version}",
+         f"-DFILE_VERSION={file_version(version)}",
          f"-DBUNDLE_DIR={bundle}", f"-DOUT_FILE={tmp_path / 'studio-installer.exe'}",
          f"-DVCREDIST={tmp_path / 'vc_redist.x64.exe'}", str(SCRIPT)],
         cwd=SCRIPT.parent, capture_output=True, text=True, check=False,
