@@ -150,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     if state != "ready" and runtime.root.exists():
         from desktop.core.system.instance import others_running
 
-        if others_running():  # its PyTorch and app files are in use: never clear or update it now
+        # Its PyTorch and app files are in use: never clear or update it now. Another launcher's
+        # setup is not: _single_setup tells this one to wait for it.
+        if [other for other in others_running() if not other.startswith("setup-")]:
             return _fail(
                 args,
                 SetupError(
@@ -268,13 +270,18 @@ def _qt_app() -> Any:
 
 
 class _single_setup:
-    """Only one launcher sets up the runtime at a time (a lock file that survives crashes)."""
+    """Only one launcher sets up the runtime at a time (a lock file that survives crashes), and while it
+    does, it counts as a running Finetune Studio: the installer's upgrade and uninstall wait for it
+    (the named mutex on Windows), and so do the app's repair and another launcher."""
 
     def __init__(self, data: Path) -> None:
         from PySide6.QtCore import QLockFile
 
+        from desktop.core.system.instance import InstanceMark
+
         data.mkdir(parents=True, exist_ok=True)
         self.lock = QLockFile(str(data / "setup.lock"))
+        self.mark = InstanceMark("setup")
 
     def __enter__(self) -> _single_setup:
         if not self.lock.tryLock(0):
@@ -282,9 +289,11 @@ class _single_setup:
                 msg("Finetune Studio is already being set up by another window."),
                 msg("Wait for it to finish; the app starts by itself."),
             )
+        self.mark.acquire()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.mark.release()
         self.lock.unlock()
 
 

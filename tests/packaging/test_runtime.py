@@ -142,3 +142,27 @@ def test_the_setup_check_imports_torch_without_qt(tmp_path: Path, bundle: Bundle
     }
     assert "PySide6" not in steps["torch_check"][-1].replace("'PySide6' not in sys.modules", "")
     assert "import sys, torch" in steps["torch_check"][-1]
+
+
+def test_a_setup_counts_as_a_running_studio_until_it_ends(app_home: Path) -> None:
+    """The installer's upgrade and uninstall wait while the launcher sets up (on Windows through the
+    named mutex that the same mark creates), and a second launcher is told to wait for the first."""
+    import os
+    import subprocess
+    import sys
+
+    from desktop.launcher.main import _single_setup
+
+    ask = "from desktop.core.system.instance import others_running; print(others_running())"
+
+    def others() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", ask], capture_output=True, text=True, env=dict(os.environ)
+        )
+        return done.stdout.strip()
+
+    with _single_setup(app_home):
+        assert others() == f"['setup-{os.getpid()}']"
+        with pytest.raises(SetupError, match="already being set up"), _single_setup(app_home):
+            pass
+    assert others() == "[]"
