@@ -172,17 +172,20 @@ def choose_torch(options: Options, wheelhouse: Path | None, system: str | None =
     """
     from desktop.core.environment.gpu import detect_gpus
     from desktop.core.environment.torch_probe import TorchInfo
-    from desktop.core.environment.wheels import WheelTable, verdict
+    from desktop.core.environment.wheels import WheelTable, too_old_for_pytorch, verdict
 
     system = system or ("windows" if WINDOWS else "linux")
     table = WheelTable.load()
-    found = verdict(detect_gpus(), TorchInfo(installed=False), system, table)
+    report = detect_gpus()
+    found = verdict(report, TorchInfo(installed=False), system, table)
     if found.target is not None:
         version, tag, index = found.target.version, found.target.tag, found.target.index_url
         reason = found.target.reason
     else:
         version, tag, index = table.release(table.newest())["latest"], "cpu", table.index_url("cpu")
-        reason = msg("no NVIDIA GPU was found, so the CPU build")
+        reason = _why_the_cpu_build(
+            "gpu_too_old" if too_old_for_pytorch(table, report.nvidia) else found.kind
+        )
     if options.offline:
         have = _wheelhouse_torch(wheelhouse)
         if not have:
@@ -196,6 +199,17 @@ def choose_torch(options: Options, wheelhouse: Path | None, system: str | None =
         return TorchChoice(f"torch=={picked}", "", why, "+cu" in picked)
     index = options.torch_index_url.strip() or index
     return TorchChoice(f"torch=={version}+{tag}", index, reason, tag.startswith("cu"))
+
+
+def _why_the_cpu_build(kind: str) -> str:
+    """Why the setup installs the CPU build (the doctor's verdict ``kind``), as the setup window says it."""
+    if kind == "gpu_too_old":
+        return msg("this GPU is too old for current PyTorch, so the CPU build")
+    if kind == "driver_too_old":
+        return msg("the NVIDIA driver is too old for PyTorch's GPU builds, so the CPU build")
+    if kind == "no_build_for_gpus":
+        return msg("no PyTorch build runs on all of these GPUs, so the CPU build")
+    return msg("no NVIDIA GPU was found, so the CPU build")
 
 
 def _wheelhouse_torch(wheelhouse: Path | None) -> list[str]:

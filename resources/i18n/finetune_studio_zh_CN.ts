@@ -2798,6 +2798,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请把 {role} 映射到存放文本的列。</translation>
     </message>
     <message>
+        <source>{gpus} is too old for current PyTorch: no build has code for its architecture (compute capability {capability}), so training runs on the CPU.</source>
+        <translation>{gpus} 对当前的 PyTorch 来说太旧了：没有任何版本包含支持它的架构（计算能力 {capability}）的代码，因此训练会在 CPU 上运行。</translation>
+    </message>
+    <message>
+        <source>The CPU build is right for this machine. PyTorch&apos;s GPU builds start at Maxwell (GeForce GTX 900, compute capability 5.0); a newer GPU trains much faster.</source>
+        <translation>这台电脑用 CPU 版本是正确的。PyTorch 的 GPU 版本从 Maxwell 架构（GeForce GTX 900，计算能力 5.0）起支持；换一块较新的 GPU 训练会快得多。</translation>
+    </message>
+    <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
         <translation>Hub 上的 ID（如“bert-base-uncased”）、本地文件夹，或“bundled:all-minilm-l6-v2”。</translation>
     </message>
@@ -5222,6 +5230,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>no NVIDIA GPU was found, so the CPU build</source>
         <translation>没有找到 NVIDIA GPU，因此安装 CPU 版本</translation>
+    </message>
+    <message>
+        <source>this GPU is too old for current PyTorch, so the CPU build</source>
+        <translation>这块 GPU 对当前的 PyTorch 来说太旧了，因此安装 CPU 版本</translation>
+    </message>
+    <message>
+        <source>the NVIDIA driver is too old for PyTorch&apos;s GPU builds, so the CPU build</source>
+        <translation>NVIDIA 驱动程序太旧，无法使用 PyTorch 的 GPU 版本，因此安装 CPU 版本</translation>
+    </message>
+    <message>
+        <source>no PyTorch build runs on all of these GPUs, so the CPU build</source>
+        <translation>没有一个 PyTorch 版本能在所有这些 GPU 上运行，因此安装 CPU 版本</translation>
     </message>
     <message>
         <source>Setting up the runtime failed.</source>

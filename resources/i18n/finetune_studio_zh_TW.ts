@@ -2798,6 +2798,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請把 {role} 對應到存放文字的欄位。</translation>
     </message>
     <message>
+        <source>{gpus} is too old for current PyTorch: no build has code for its architecture (compute capability {capability}), so training runs on the CPU.</source>
+        <translation>{gpus} 對目前的 PyTorch 來說太舊了：沒有任何版本包含支援它的架構（計算能力 {capability}）的程式碼，因此訓練會在 CPU 上執行。</translation>
+    </message>
+    <message>
+        <source>The CPU build is right for this machine. PyTorch&apos;s GPU builds start at Maxwell (GeForce GTX 900, compute capability 5.0); a newer GPU trains much faster.</source>
+        <translation>這台電腦用 CPU 版本是正確的。PyTorch 的 GPU 版本從 Maxwell 架構（GeForce GTX 900，計算能力 5.0）起支援；換一張較新的 GPU 訓練會快得多。</translation>
+    </message>
+    <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
         <translation>Hub 上的 ID（如「bert-base-uncased」）、本機資料夾，或「bundled:all-minilm-l6-v2」。</translation>
     </message>
@@ -5222,6 +5230,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>no NVIDIA GPU was found, so the CPU build</source>
         <translation>沒有找到 NVIDIA GPU，因此安裝 CPU 版本</translation>
+    </message>
+    <message>
+        <source>this GPU is too old for current PyTorch, so the CPU build</source>
+        <translation>這張 GPU 對目前的 PyTorch 來說太舊了，因此安裝 CPU 版本</translation>
+    </message>
+    <message>
+        <source>the NVIDIA driver is too old for PyTorch&apos;s GPU builds, so the CPU build</source>
+        <translation>NVIDIA 驅動程式太舊，無法使用 PyTorch 的 GPU 版本，因此安裝 CPU 版本</translation>
+    </message>
+    <message>
+        <source>no PyTorch build runs on all of these GPUs, so the CPU build</source>
+        <translation>沒有一個 PyTorch 版本能在所有這些 GPU 上執行，因此安裝 CPU 版本</translation>
     </message>
     <message>
         <source>Setting up the runtime failed.</source>

@@ -149,6 +149,14 @@ CASES = [
         "no_build_for_gpus",
         None,
     ),
+    (
+        "kepler-is-older-than-every-build",
+        GpuReport([GpuInfo("Tesla K80", "nvidia", (3, 7))], "470.82.01", (11, 4), "nvml"),
+        CPU_213,
+        "linux",
+        "gpu_too_old",
+        None,
+    ),
 ]
 
 
@@ -173,6 +181,15 @@ def test_the_classic_windows_case_reads_plainly() -> None:
         result.headline
         == "CPU-only PyTorch on a machine with NVIDIA GeForce RTX 4070: training would run on the CPU."
     )
+
+
+def test_a_kepler_gpu_is_called_too_old_not_missing() -> None:
+    gtx_780 = _nvidia("NVIDIA GeForce GTX 780", (3, 5), "470.82.01", (11, 4))
+    result = verdict(gtx_780, CPU_213, "windows", TABLE)
+    assert result.headline.startswith("NVIDIA GeForce GTX 780 is too old for current PyTorch")
+    assert "compute capability 3.5" in result.headline and "Maxwell" in result.explanation
+    assert result.ok and result.target is None  # the CPU build installed is the right one
+    assert verdict(gtx_780, TorchInfo(installed=False), "windows", TABLE).kind == "no_torch"  # install it
 
 
 def test_driver_too_old_says_which_driver_to_install() -> None:

@@ -83,6 +83,12 @@ def test_pytorch_choice_follows_the_doctor(monkeypatch: pytest.MonkeyPatch, tmp_
     choice = rt.choose_torch(Options(torch_index_url="https://mirror.example/whl/cpu"), None, "linux")
     assert not choice.cuda and choice.requirement.endswith("+cpu")
     assert choice.index_url == "https://mirror.example/whl/cpu"
+    assert choice.reason == "no NVIDIA GPU was found, so the CPU build"
+
+    kepler = GpuReport([GpuInfo("Tesla K80", "nvidia", (3, 7), 12 * 2**30)], "470.82.01", (11, 4), "nvml")
+    monkeypatch.setattr("desktop.core.environment.gpu.detect_gpus", lambda: kepler)
+    choice = rt.choose_torch(Options(), None, "linux")
+    assert not choice.cuda and choice.reason == "this GPU is too old for current PyTorch, so the CPU build"
 
     house = tmp_path / "wheelhouse"
     house.mkdir()

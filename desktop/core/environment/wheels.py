@@ -72,6 +72,12 @@ class WheelTable:
             return any(major == capability[0] and minor <= capability[1] for major, minor in caps)
         return False
 
+    def oldest_capability(self) -> tuple[int, int]:
+        """The oldest GPU architecture any build has code for (5.0, Maxwell)."""
+        return min(
+            tuple(int(x) for x in c.split(".")) for row in self.data["coverage"] for c in row["capabilities"]
+        )
+
     def driver_floor(self, tag: str, system: str) -> str:
         """The oldest driver that runs a tag's CUDA family on ``system`` (``linux``/``windows``)."""
         return self.data["driver_floors"][str(cuda_of(tag)[0])][system]
@@ -99,6 +105,7 @@ class Verdict:
 
     Attributes:
         kind: ``ok``, ``no_gpu``, ``no_torch``, ``import_broken``, ``cpu_build_with_gpu``,
+            ``gpu_too_old`` (older than every build: Kepler; the CPU build is right, like ``no_gpu``),
             ``needs_newer_driver``, ``arch_not_in_build``, ``gpu_unusable``, ``driver_too_old`` or
             ``no_build_for_gpus``.
         headline: One sentence.
@@ -114,7 +121,7 @@ class Verdict:
     @property
     def ok(self) -> bool:
         """Whether nothing needs fixing."""
-        return self.kind in ("ok", "no_gpu")
+        return self.kind in ("ok", "no_gpu", "gpu_too_old")
 
 
 def choose_target(
@@ -200,6 +207,13 @@ def best_target(
     return None
 
 
+def too_old_for_pytorch(table: WheelTable, gpus: list[GpuInfo]) -> bool:
+    """Whether every one of ``gpus`` (at least one) is older than the oldest architecture any build has
+    code for (Kepler, 3.x, since PyTorch 1.13): the CPU build is the one to install."""
+    oldest = table.oldest_capability()
+    return bool(gpus) and all(g.capability is not None and g.capability < oldest for g in gpus)
+
+
 def _any_build_covers(table: WheelTable, gpus: list[GpuInfo]) -> bool:
     return any(
         all(g.capability and table.covers(release, tag, g.capability) for g in gpus)
@@ -249,9 +263,10 @@ def verdict(
         release = (
             ".".join(probe.version.split(".")[:2]) if probe.installed and probe.version else table.newest()
         )
-    if not gpus:
+    too_old = too_old_for_pytorch(table, gpus)
+    if not gpus or too_old:
         amd = [g for g in report.gpus if g.vendor == "amd"]
-        if amd and system == "linux":
+        if amd and system == "linux" and not gpus:
             return Verdict(
                 "no_gpu",
                 msg("An AMD GPU was found; this app trains on NVIDIA GPUs or the CPU."),
@@ -266,6 +281,22 @@ def verdict(
         if not probe.installed:
             return Verdict(
                 "no_torch", msg("PyTorch is not installed."), msg("Install the CPU build of PyTorch.")
+            )
+        if too_old:
+            names = ", ".join(g.name for g in gpus)
+            capability = ", ".join(sorted({f"{g.capability[0]}.{g.capability[1]}" for g in gpus}))
+            return Verdict(
+                "gpu_too_old",
+                msg(
+                    "{gpus} is too old for current PyTorch: no build has code for its architecture "
+                    "(compute capability {capability}), so training runs on the CPU.",
+                    gpus=names,
+                    capability=capability,
+                ),
+                msg(
+                    "The CPU build is right for this machine. PyTorch's GPU builds start at Maxwell "
+                    "(GeForce GTX 900, compute capability 5.0); a newer GPU trains much faster."
+                ),
             )
         return Verdict(
             "no_gpu",
