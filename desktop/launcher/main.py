@@ -106,6 +106,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--index-url", help="a PyPI mirror for the app's libraries (remembered)")
     parser.add_argument("--torch-index-url", help="a mirror of the PyTorch index (remembered)")
     parser.add_argument("--python-mirror", help="a mirror of uv's Python downloads (remembered)")
+    parser.add_argument("--proxy", help="an HTTP(S) proxy for the downloads (remembered)")
     parser.add_argument("--python", help=f"the runtime's Python: a version (default {PYTHON}) or a path")
     parser.add_argument("--headless", action="store_true", help="show setup progress here, not in a window")
     parser.add_argument(

@@ -87,6 +87,8 @@ class Options:
         torch_index_url: A mirror of the PyTorch index (replaces download.pytorch.org).
         python_mirror: A mirror of the Python builds uv downloads (``UV_PYTHON_INSTALL_MIRROR``;
             they come from GitHub, which is slow or blocked on some networks).
+        proxy: The HTTP(S) proxy for every download (``HTTPS_PROXY``), for a network that has one
+            and a system setting uv does not read.
         python: The Python for the runtime: a version (uv-managed) or an interpreter's path.
     """
 
@@ -94,6 +96,7 @@ class Options:
     index_url: str = ""
     torch_index_url: str = ""
     python_mirror: str = ""
+    proxy: str = ""
     python: str = PYTHON
 
 
@@ -308,8 +311,19 @@ which would hide a missing one from a check that imports both. The probe, export
 loader workers and the command line import torch without Qt too."""
 
 
-MIRRORS = ("index_url", "torch_index_url", "python_mirror")
-"""The :class:`Options` fields a user sets once and the launcher remembers."""
+MIRRORS = ("index_url", "torch_index_url", "python_mirror", "proxy")
+"""The :class:`Options` fields a user sets once and the launcher remembers (the mirrors and the proxy)."""
+
+UV_NETWORK = {
+    # A company proxy or an antivirus that inspects HTTPS signs with its own root certificate, which
+    # the system trusts and uv's built-in roots do not.
+    "UV_SYSTEM_CERTS": "1",
+    # PyTorch's CUDA wheel is up to 3 GB: uv's 30 s read timeout and 3 retries give up on a slow or
+    # unsteady link that would finish.
+    "UV_HTTP_TIMEOUT": "300",
+    "UV_HTTP_RETRIES": "8",
+}
+"""How uv reaches the network; a value the user set in the environment wins."""
 
 
 def child_env(data_dir: Path, options: Options | None = None) -> dict[str, str]:
@@ -334,8 +348,12 @@ def child_env(data_dir: Path, options: Options | None = None) -> dict[str, str]:
                 env.pop(name)
     env.setdefault("UV_CACHE_DIR", str(data_dir / "uv-cache"))
     env.setdefault("UV_PYTHON_INSTALL_DIR", str(data_dir / "python"))
+    for name, value in UV_NETWORK.items():
+        env.setdefault(name, value)
     if options is not None and options.python_mirror:
         env["UV_PYTHON_INSTALL_MIRROR"] = options.python_mirror
+    if options is not None and options.proxy:
+        env["HTTPS_PROXY"] = env["HTTP_PROXY"] = options.proxy
     env["PYTHONNOUSERSITE"] = "1"
     return env
 
@@ -460,6 +478,13 @@ NETWORK = re.compile(
 )
 
 
+CERTIFICATE = re.compile(
+    r"invalid peer certificate|unknownissuer|certificate verify failed|self[- ]signed certificate|"
+    r"certificate (has expired|is not valid)|unable to get local issuer certificate",
+    re.IGNORECASE,
+)
+
+
 def explain(output: str) -> tuple[str, str]:
     """What a failed uv or Python command means for the user, and what to do next."""
     text = output.lower()
@@ -474,6 +499,15 @@ def explain(output: str) -> tuple[str, str]:
         return (
             msg("A package is missing from the offline package."),
             msg("Use the complete offline installer, or start while connected to the internet."),
+        )
+    if CERTIFICATE.search(output):
+        return (
+            msg("The download was refused: the server's certificate is not trusted on this computer."),
+            msg(
+                "A company network or an antivirus that inspects secure connections uses its own "
+                "certificate: install it in the system's certificate store (your IT department has it), "
+                "or set a mirror or proxy you are given; then try again."
+            ),
         )
     if NETWORK.search(output):
         return (

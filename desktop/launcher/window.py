@@ -132,12 +132,15 @@ class SetupWindow(QWidget):
         self.torch_mirror.setPlaceholderText(self.tr("a mirror of download.pytorch.org/whl/… (optional)"))
         self.python_mirror = QLineEdit(options.python_mirror)
         self.python_mirror.setPlaceholderText(self.tr("a mirror of uv's Python downloads (optional)"))
+        self.proxy = QLineEdit(options.proxy)
+        self.proxy.setPlaceholderText(self.tr("http://proxy.example.com:8080 (optional)"))
         self.mirrors = QWidget()
         mirrors = QFormLayout(self.mirrors)
         mirrors.setContentsMargins(0, 0, 0, 0)
         mirrors.addRow(self.tr("Package mirror:"), self.mirror)
         mirrors.addRow(self.tr("PyTorch mirror:"), self.torch_mirror)
         mirrors.addRow(self.tr("Python mirror:"), self.python_mirror)
+        mirrors.addRow(self.tr("Proxy:"), self.proxy)
         self.mirrors.setVisible(False)
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.clicked.connect(self._cancel)
@@ -170,6 +173,7 @@ class SetupWindow(QWidget):
         options.index_url = self.mirror.text().strip()
         options.torch_index_url = self.torch_mirror.text().strip()
         options.python_mirror = self.python_mirror.text().strip()
+        options.proxy = self.proxy.text().strip()
         if callable(self._on_mirror_changed):
             self._on_mirror_changed({key: getattr(options, key) for key in MIRRORS})
         self._reported = False

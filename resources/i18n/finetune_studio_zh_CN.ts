@@ -1995,6 +1995,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>uv 下载 Python 用的镜像站（可选）</translation>
     </message>
     <message>
+        <source>http://proxy.example.com:8080 (optional)</source>
+        <translation>http://proxy.example.com:8080（可选）</translation>
+    </message>
+    <message>
         <source>Package mirror:</source>
         <translation>软件包镜像站：</translation>
     </message>
@@ -2005,6 +2009,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Python mirror:</source>
         <translation>Python 镜像站：</translation>
+    </message>
+    <message>
+        <source>Proxy:</source>
+        <translation>代理：</translation>
     </message>
     <message>
         <source>Cancel</source>
@@ -5282,6 +5290,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Use the complete offline installer, or start while connected to the internet.</source>
         <translation>请使用完整的离线安装程序，或在联网状态下启动。</translation>
+    </message>
+    <message>
+        <source>The download was refused: the server&apos;s certificate is not trusted on this computer.</source>
+        <translation>下载被拒绝：这台电脑不信任服务器的证书。</translation>
+    </message>
+    <message>
+        <source>A company network or an antivirus that inspects secure connections uses its own certificate: install it in the system&apos;s certificate store (your IT department has it), or set a mirror or proxy you are given; then try again.</source>
+        <translation>检查加密连接的公司网络或杀毒软件会使用自己的证书：请把它安装到系统的证书存储中（可向 IT 部门索取），或填写给你的镜像或代理，然后重试。</translation>
     </message>
     <message>
         <source>Could not download the packages: the network or the package server is not reachable.</source>

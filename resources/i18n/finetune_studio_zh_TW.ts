@@ -1995,6 +1995,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>uv 下載 Python 用的鏡像站（選填）</translation>
     </message>
     <message>
+        <source>http://proxy.example.com:8080 (optional)</source>
+        <translation>http://proxy.example.com:8080（選填）</translation>
+    </message>
+    <message>
         <source>Package mirror:</source>
         <translation>套件鏡像站：</translation>
     </message>
@@ -2005,6 +2009,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Python mirror:</source>
         <translation>Python 鏡像站：</translation>
+    </message>
+    <message>
+        <source>Proxy:</source>
+        <translation>代理伺服器：</translation>
     </message>
     <message>
         <source>Cancel</source>
@@ -5282,6 +5290,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Use the complete offline installer, or start while connected to the internet.</source>
         <translation>請使用完整的離線安裝程式，或在連網狀態下啟動。</translation>
+    </message>
+    <message>
+        <source>The download was refused: the server&apos;s certificate is not trusted on this computer.</source>
+        <translation>下載被拒絕：這台電腦不信任伺服器的憑證。</translation>
+    </message>
+    <message>
+        <source>A company network or an antivirus that inspects secure connections uses its own certificate: install it in the system&apos;s certificate store (your IT department has it), or set a mirror or proxy you are given; then try again.</source>
+        <translation>檢查加密連線的公司網路或防毒軟體會使用自己的憑證：請把它安裝到系統的憑證存放區（可向 IT 部門索取），或填寫提供給你的鏡像或代理伺服器，然後重試。</translation>
     </message>
     <message>
         <source>Could not download the packages: the network or the package server is not reachable.</source>

@@ -115,6 +115,12 @@ def test_pytorch_choice_follows_the_doctor(monkeypatch: pytest.MonkeyPatch, tmp_
             '"C:\\rt\\Lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.',
             "Visual C++ runtime is missing",
         ),
+        (
+            "error: Request failed after 3 retries\n  Caused by: error sending request for url "
+            "(https://download.pytorch.org/whl/cu130/torch/)\n  Caused by: client error (Connect)\n"
+            "  Caused by: invalid peer certificate: UnknownIssuer",
+            "certificate is not trusted",  # a company's TLS inspection: not "no network"
+        ),
         ("something nobody foresaw", "Setting up the runtime failed"),
     ],
 )
@@ -138,6 +144,21 @@ def test_a_python_mirror_reaches_uv(tmp_path: Path) -> None:
     env = rt.child_env(tmp_path, Options(python_mirror="https://mirror.example/python-build-standalone"))
     assert env["UV_PYTHON_INSTALL_MIRROR"] == "https://mirror.example/python-build-standalone"
     assert env["UV_PYTHON_INSTALL_DIR"] == str(tmp_path / "python")  # removed with the app's data
+
+
+def test_uv_trusts_the_systems_certificates_waits_longer_and_takes_the_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HTTPS_PROXY", raising=False)
+    env = rt.child_env(tmp_path, Options())
+    assert env["UV_SYSTEM_CERTS"] == "1"  # a company's inspecting proxy signs with a root the system has
+    assert int(env["UV_HTTP_TIMEOUT"]) >= 120 and int(env["UV_HTTP_RETRIES"]) > 3  # a 3 GB wheel
+    assert "HTTPS_PROXY" not in env
+
+    monkeypatch.setenv("UV_HTTP_TIMEOUT", "900")  # what the user set wins
+    env = rt.child_env(tmp_path, Options(proxy="http://proxy.corp.example:8080"))
+    assert env["UV_HTTP_TIMEOUT"] == "900"
+    assert env["HTTPS_PROXY"] == env["HTTP_PROXY"] == "http://proxy.corp.example:8080"
 
 
 def test_the_setup_check_imports_torch_without_qt(tmp_path: Path, bundle: Bundle) -> None:

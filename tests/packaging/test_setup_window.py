@@ -52,9 +52,11 @@ def test_a_failure_is_explained_and_try_again_works(
     make_window, qtbot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     attempts: list[str] = []
+    proxies: list[str] = []
 
     def flaky_setup(*args, on_line, on_progress, cancel, **kwargs) -> None:
         attempts.append(args[2].index_url)  # the Options: the mirror the user typed
+        proxies.append(args[2].proxy)
         if len(attempts) == 1:
             raise SetupError(
                 "Could not download the packages.", "Check the connection, or set a mirror.", "dns error"
@@ -68,10 +70,13 @@ def test_a_failure_is_explained_and_try_again_works(
     assert not win.mirrors.isHidden()  # a network failure offers the mirror fields
 
     win.mirror.setText("https://pypi.tuna.tsinghua.edu.cn/simple")
+    win.proxy.setText("http://proxy.corp.example:8080")
     with qtbot.waitSignal(win.finished_setup, timeout=10_000):
         win.retry_button.click()
     assert win.ok and attempts == ["", "https://pypi.tuna.tsinghua.edu.cn/simple"]
+    assert proxies == ["", "http://proxy.corp.example:8080"]
     assert make_window.saved[-1]["index_url"] == "https://pypi.tuna.tsinghua.edu.cn/simple"  # remembered
+    assert make_window.saved[-1]["proxy"] == "http://proxy.corp.example:8080"
 
 
 def test_without_a_user_a_failure_ends_at_once(make_window, qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
