@@ -232,6 +232,15 @@ class Step:
     optional: bool = False
 
 
+def wheel_download_script() -> Path:
+    """``wheel_download.py``, which the runtime's Python runs: beside this module, or in the bundle
+    (``build.spec`` ships it as a file: the frozen modules have no source to run)."""
+    frozen = getattr(sys, "_MEIPASS", None)
+    if frozen:
+        return Path(frozen) / "launcher" / "wheel_download.py"
+    return Path(__file__).with_name("wheel_download.py")
+
+
 def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice, fresh: bool) -> list[Step]:
     """The commands that set up (``fresh``) or update the runtime, in order."""
     uv, py = str(bundle.uv), str(runtime.python)
@@ -242,6 +251,16 @@ def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice,
     else:
         packages = [*(["--index-url", options.index_url] if options.index_url else []), *local]
         torch_source = ["--index-url", torch.index_url]
+    if options.offline:
+        install_torch = [uv, "pip", "install", "--python", py, *torch_source, torch.requirement]
+    else:  # ours resumes an interrupted download and checks it; PyTorch's libraries from the package index
+        install_torch = [
+            py,
+            str(wheel_download_script()),
+            *("--index", torch.index_url, "--requirement", torch.requirement),
+            *("--dest", str(runtime.root.parent / "downloads"), "--uv", uv, "--python", py),
+            *(["--package-index", options.index_url] if options.index_url else []),
+        ]
     steps = []
     if fresh:
         looks_like_path = os.sep in options.python or "/" in options.python
@@ -253,7 +272,7 @@ def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice,
             Step(
                 "torch",
                 f"Installing PyTorch ({torch.requirement})",
-                [uv, "pip", "install", "--python", py, *torch_source, torch.requirement],
+                install_torch,
             )
         )
         steps.append(
@@ -377,6 +396,10 @@ def check_disk(runtime: Runtime, torch: TorchChoice) -> None:
         )
 
 
+DOWNLOADED = re.compile(r"Downloading \S+: .* \((\d+)%\)")
+"""wheel_download.py's progress lines: ``Downloading torch-….whl: 512 MB of 2.50 GB (20%), ...``."""
+
+
 def setup(
     runtime: Runtime,
     bundle: Bundle,
@@ -411,8 +434,14 @@ def setup(
         on_progress(done / total, step.key)
         on_line(f"[{step.key}] {step.title}")
         on_line("$ " + redact(shell_join(step.command)))
+
+        def line(text: str, before: float = done, weight: float = STEP_WEIGHTS[step.key]) -> None:
+            on_line(text)
+            if found := DOWNLOADED.match(text):  # the PyTorch wheel: most of its step's time
+                on_progress((before + weight * 0.9 * int(found.group(1)) / 100) / total, "torch")
+
         try:
-            _run(step.command, env, on_line, cancel)
+            _run(step.command, env, line, cancel)
         except SetupError as exc:
             if step.optional and not isinstance(exc, Cancelled):
                 on_line(f"(optional, skipped) {exc.message}")
@@ -499,6 +528,14 @@ def explain(output: str) -> tuple[str, str]:
         return (
             msg("A package is missing from the offline package."),
             msg("Use the complete offline installer, or start while connected to the internet."),
+        )
+    if "sha256 mismatch" in text:
+        return (
+            msg("The PyTorch download was damaged: it does not match its checksum."),
+            msg(
+                "Start Finetune Studio again: it downloads the file again. If this repeats, a proxy or an "
+                "antivirus is changing downloads: set a PyTorch mirror, or ask your IT department."
+            ),
         )
     if CERTIFICATE.search(output):
         return (

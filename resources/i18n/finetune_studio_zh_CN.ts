@@ -5292,6 +5292,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请使用完整的离线安装程序，或在联网状态下启动。</translation>
     </message>
     <message>
+        <source>The PyTorch download was damaged: it does not match its checksum.</source>
+        <translation>下载的 PyTorch 已损坏：与其校验和不一致。</translation>
+    </message>
+    <message>
+        <source>Start Finetune Studio again: it downloads the file again. If this repeats, a proxy or an antivirus is changing downloads: set a PyTorch mirror, or ask your IT department.</source>
+        <translation>请重新启动 Finetune Studio，它会重新下载该文件。如果反复出现，说明代理或杀毒软件在修改下载内容：请设置 PyTorch 镜像，或联系 IT 部门。</translation>
+    </message>
+    <message>
         <source>The download was refused: the server&apos;s certificate is not trusted on this computer.</source>
         <translation>下载被拒绝：这台电脑不信任服务器的证书。</translation>
     </message>

@@ -5292,6 +5292,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請使用完整的離線安裝程式，或在連網狀態下啟動。</translation>
     </message>
     <message>
+        <source>The PyTorch download was damaged: it does not match its checksum.</source>
+        <translation>下載的 PyTorch 已損毀：與其檢查碼不一致。</translation>
+    </message>
+    <message>
+        <source>Start Finetune Studio again: it downloads the file again. If this repeats, a proxy or an antivirus is changing downloads: set a PyTorch mirror, or ask your IT department.</source>
+        <translation>請重新啟動 Finetune Studio，它會重新下載該檔案。如果反覆出現，表示代理伺服器或防毒軟體在修改下載內容：請設定 PyTorch 鏡像，或聯絡 IT 部門。</translation>
+    </message>
+    <message>
         <source>The download was refused: the server&apos;s certificate is not trusted on this computer.</source>
         <translation>下載被拒絕：這台電腦不信任伺服器的憑證。</translation>
     </message>

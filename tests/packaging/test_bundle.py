@@ -234,6 +234,7 @@ def test_bundle_holds_the_launcher_and_never_the_training_stack(built: dict) -> 
     internal = BUNDLE / "_internal"
     assert list((internal / "app").glob(f"finetune_studio-{__version__}-*.whl"))
     assert (internal / "uv" / "uv").is_file() and (internal / "resources" / "torch_wheels.json").is_file()
+    assert (internal / "launcher" / "wheel_download.py").is_file()  # the runtime's Python runs it
     assert (
         internal / "resources" / "i18n" / "finetune_studio_zh_TW.ts"
     ).is_file()  # the setup window's words

@@ -44,8 +44,11 @@ def test_a_fresh_setup_installs_pytorch_first_then_the_app(tmp_path: Path, bundl
     assert [s.key for s in steps] == ["python", "torch", "app", "sample", "torch_check", "check"]
     venv, install_torch, app = steps[0].command, steps[1].command, steps[2].command
     assert venv[1:3] == ["venv", "--clear"] and "--managed-python" in venv and "3.12" in venv
-    assert install_torch[-1] == "torch==2.14.1+cu130"
-    assert install_torch[install_torch.index("--index-url") + 1] == "https://download.pytorch.org/whl/cu130"
+    # The runtime's Python downloads the wheel resumably, checks it and installs it (test_wheel_download.py).
+    assert install_torch[0] == str(runtime.python) and install_torch[1].endswith("wheel_download.py")
+    assert install_torch[install_torch.index("--requirement") + 1] == "torch==2.14.1+cu130"
+    assert install_torch[install_torch.index("--index") + 1] == "https://download.pytorch.org/whl/cu130"
+    assert install_torch[install_torch.index("--package-index") + 1] == "https://mirror.example/simple"
     assert app[-1] == str(bundle.app_wheel) and "https://mirror.example/simple" in app
     assert all(isinstance(part, str) for step in steps for part in step.command)  # argument lists only
     assert steps[3].optional and not steps[2].optional
