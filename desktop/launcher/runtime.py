@@ -556,6 +556,18 @@ def explain(output: str) -> tuple[str, str]:
             msg("Python {version} could not be set up.", version=PYTHON),
             msg("Check the internet connection, then try again; uv downloads Python the first time."),
         )
+    if "winerror 1455" in text or "paging file is too small" in text:
+        return (
+            msg(
+                "Windows ran out of virtual memory loading PyTorch: the paging file is too small "
+                "(error 1455)."
+            ),
+            msg(
+                "Let Windows manage the paging file size (Advanced system settings > Performance > Settings "
+                "> Advanced > Virtual memory), keep a few GB free on the system drive, restart Windows, then "
+                "start Finetune Studio again."
+            ),
+        )
     if "dll load failed" in text or "winerror 126" in text or "msvcp140" in text or "vcruntime140" in text:
         return (
             msg("PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC."),

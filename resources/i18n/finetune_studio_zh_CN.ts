@@ -5080,6 +5080,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>从哪里下载：hf（Hugging Face）、mirror（镜像站）、modelscope 或 auto（默认：按设置）</translation>
     </message>
     <message>
+        <source>Windows ran out of virtual memory while loading PyTorch&apos;s libraries: the paging file is too small (error 1455).</source>
+        <translation>Windows 在加载 PyTorch 的库时虚拟内存不足：页面文件太小（错误 1455）。</translation>
+    </message>
+    <message>
+        <source>Let Windows manage the paging file size (Advanced system settings &gt; Performance &gt; Settings &gt; Advanced &gt; Virtual memory), keep a few GB free on the system drive, restart Windows, then resume. Fewer data loader workers load PyTorch fewer times.</source>
+        <translation>让 Windows 自动管理页面文件大小（高级系统设置 &gt; 性能 &gt; 设置 &gt; 高级 &gt; 虚拟内存），在系统盘上留出几 GB 空闲空间，重启 Windows 后继续训练。数据加载进程越少，加载 PyTorch 的次数也越少。</translation>
+    </message>
+    <message>
         <source>a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope&apos;s)</source>
         <translation>镜像站或私有 Hub（Hugging Face API；与 --source modelscope 一起用时为 ModelScope 的）</translation>
     </message>
@@ -5322,6 +5330,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Check the internet connection, then try again; uv downloads Python the first time.</source>
         <translation>请检查网络连接后重试；第一次运行时 uv 需要下载 Python。</translation>
+    </message>
+    <message>
+        <source>Windows ran out of virtual memory loading PyTorch: the paging file is too small (error 1455).</source>
+        <translation>Windows 在加载 PyTorch 时虚拟内存不足：页面文件太小（错误 1455）。</translation>
+    </message>
+    <message>
+        <source>Let Windows manage the paging file size (Advanced system settings &gt; Performance &gt; Settings &gt; Advanced &gt; Virtual memory), keep a few GB free on the system drive, restart Windows, then start Finetune Studio again.</source>
+        <translation>让 Windows 自动管理页面文件大小（高级系统设置 &gt; 性能 &gt; 设置 &gt; 高级 &gt; 虚拟内存），在系统盘上留出几 GB 空闲空间，重启 Windows，然后再次启动 Finetune Studio。</translation>
     </message>
     <message>
         <source>PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC.</source>

@@ -5080,6 +5080,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>從哪裡下載：hf（Hugging Face）、mirror（鏡像站）、modelscope 或 auto（預設：依設定）</translation>
     </message>
     <message>
+        <source>Windows ran out of virtual memory while loading PyTorch&apos;s libraries: the paging file is too small (error 1455).</source>
+        <translation>Windows 在載入 PyTorch 的程式庫時虛擬記憶體不足：分頁檔太小（錯誤 1455）。</translation>
+    </message>
+    <message>
+        <source>Let Windows manage the paging file size (Advanced system settings &gt; Performance &gt; Settings &gt; Advanced &gt; Virtual memory), keep a few GB free on the system drive, restart Windows, then resume. Fewer data loader workers load PyTorch fewer times.</source>
+        <translation>讓 Windows 自動管理分頁檔大小（進階系統設定 &gt; 效能 &gt; 設定 &gt; 進階 &gt; 虛擬記憶體），在系統磁碟上保留幾 GB 可用空間，重新啟動 Windows 後繼續訓練。資料載入程序越少，載入 PyTorch 的次數也越少。</translation>
+    </message>
+    <message>
         <source>a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope&apos;s)</source>
         <translation>鏡像站或私有 Hub（Hugging Face API；與 --source modelscope 一起用時為 ModelScope 的）</translation>
     </message>
@@ -5322,6 +5330,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Check the internet connection, then try again; uv downloads Python the first time.</source>
         <translation>請檢查網路連線後重試；第一次執行時 uv 需要下載 Python。</translation>
+    </message>
+    <message>
+        <source>Windows ran out of virtual memory loading PyTorch: the paging file is too small (error 1455).</source>
+        <translation>Windows 在載入 PyTorch 時虛擬記憶體不足：分頁檔太小（錯誤 1455）。</translation>
+    </message>
+    <message>
+        <source>Let Windows manage the paging file size (Advanced system settings &gt; Performance &gt; Settings &gt; Advanced &gt; Virtual memory), keep a few GB free on the system drive, restart Windows, then start Finetune Studio again.</source>
+        <translation>讓 Windows 自動管理分頁檔大小（進階系統設定 &gt; 效能 &gt; 設定 &gt; 進階 &gt; 虛擬記憶體），在系統磁碟上保留幾 GB 可用空間，重新啟動 Windows，然後再次啟動 Finetune Studio。</translation>
     </message>
     <message>
         <source>PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC.</source>

@@ -90,6 +90,15 @@ def test_out_of_memory_remedies_fit_the_config() -> None:
             {"performance.dataloader_workers": 0},
         ),
         (OSError(errno.ENOSPC, "No space left on device"), "disk_full", "Free some space", None),
+        (
+            OSError(
+                "[WinError 1455] The paging file is too small for this operation to complete. Error loading "
+                '"C:\\rt\\Lib\\site-packages\\torch\\lib\\cudnn_cnn64_9.dll" or one of its dependencies.'
+            ),
+            "paging_file",
+            "Virtual memory",
+            {"performance.dataloader_workers": 0},
+        ),
     ],
 )
 def test_known_failures(exc: BaseException, kind: str, words: str, changes: dict | None) -> None:

@@ -124,6 +124,10 @@ def test_pytorch_choice_follows_the_doctor(monkeypatch: pytest.MonkeyPatch, tmp_
             "  Caused by: invalid peer certificate: UnknownIssuer",
             "certificate is not trusted",  # a company's TLS inspection: not "no network"
         ),
+        (
+            "OSError: [WinError 1455] The paging file is too small for this operation to complete",
+            "error 1455",
+        ),
         ("something nobody foresaw", "Setting up the runtime failed"),
     ],
 )

@@ -396,6 +396,20 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
                 "the app; the GPU needs a restart of the app after this error anyway."
             ),
         )
+    if "winerror 1455" in low or "paging file is too small" in low:
+        return Diagnosis(
+            "paging_file",
+            msg(
+                "Windows ran out of virtual memory while loading PyTorch's libraries: the paging file is "
+                "too small (error 1455)."
+            ),
+            msg(
+                "Let Windows manage the paging file size (Advanced system settings > Performance > "
+                "Settings > Advanced > Virtual memory), keep a few GB free on the system drive, restart "
+                "Windows, then resume. Fewer data loader workers load PyTorch fewer times."
+            ),
+            (Remedy(msg("Use 0 data loader workers"), {"performance.dataloader_workers": 0}),),
+        )
     if "pickle" in low or "dataloader worker" in low:
         return Diagnosis(
             "dataloader_workers",
