@@ -38,7 +38,15 @@ WINDOWS = sys.platform == "win32"
 NEEDED_BYTES = {"cpu": 3 * 2**30, "cuda": 10 * 2**30}
 
 # Share of the whole setup that each step takes, for the progress bar.
-STEP_WEIGHTS = {"python": 0.08, "torch": 0.5, "app": 0.3, "sample": 0.07, "torch_check": 0.02, "check": 0.03}
+STEP_WEIGHTS = {
+    "python": 0.08,
+    "torch": 0.5,
+    "app": 0.3,
+    "sample": 0.07,
+    "torch_check": 0.02,
+    "check": 0.03,
+    "prune": 0.01,
+}
 
 
 class SetupError(Exception):
@@ -316,6 +324,9 @@ def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice,
             [py, "-c", "import desktop.core.settings.config, PySide6.QtWidgets"],
         )
     )
+    # What no installed package uses any more (an older app or PyTorch): the cache is in the user's
+    # data folder, on the system drive by default.
+    steps.append(Step("prune", "Tidying the download cache", [uv, "cache", "prune"], optional=True))
     return steps
 
 

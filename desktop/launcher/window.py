@@ -221,6 +221,7 @@ class SetupWindow(QWidget):
             "sample": self.tr("Installing the sample model…"),
             "torch_check": self.tr("Checking PyTorch…"),
             "check": self.tr("Checking the installation…"),
+            "prune": self.tr("Tidying the download cache…"),
             "ready": self.tr("Ready. Starting Finetune Studio…"),
         }
         self.step.setText(titles.get(key, key))

@@ -2055,6 +2055,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在检查安装……</translation>
     </message>
     <message>
+        <source>Tidying the download cache…</source>
+        <translation>正在清理下载缓存…</translation>
+    </message>
+    <message>
         <source>Ready. Starting Finetune Studio…</source>
         <translation>准备就绪，正在启动 Finetune Studio……</translation>
     </message>

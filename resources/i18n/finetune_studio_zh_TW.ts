@@ -2055,6 +2055,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在檢查安裝……</translation>
     </message>
     <message>
+        <source>Tidying the download cache…</source>
+        <translation>正在清理下載快取…</translation>
+    </message>
+    <message>
         <source>Ready. Starting Finetune Studio…</source>
         <translation>準備就緒，正在啟動 Finetune Studio……</translation>
     </message>

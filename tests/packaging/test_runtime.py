@@ -41,7 +41,7 @@ def test_a_fresh_setup_installs_pytorch_first_then_the_app(tmp_path: Path, bundl
 
     steps = rt.plan(runtime, bundle, Options(index_url="https://mirror.example/simple"), torch, fresh=True)
 
-    assert [s.key for s in steps] == ["python", "torch", "app", "sample", "torch_check", "check"]
+    assert [s.key for s in steps] == ["python", "torch", "app", "sample", "torch_check", "check", "prune"]
     venv, install_torch, app = steps[0].command, steps[1].command, steps[2].command
     assert venv[1:3] == ["venv", "--clear"] and "--managed-python" in venv and "3.12" in venv
     # The runtime's Python downloads the wheel resumably, checks it and installs it (test_wheel_download.py).
@@ -70,7 +70,8 @@ def test_offline_uses_only_the_wheelhouse_and_an_update_reinstalls_only_the_app(
     assert "--managed-python" not in fresh[0].command  # an interpreter's path is used as it is
 
     update = rt.plan(runtime, bundle, options, torch, fresh=False)
-    assert [s.key for s in update] == ["app", "torch_check", "check"]
+    assert [s.key for s in update] == ["app", "torch_check", "check", "prune"]
+    assert update[-1].command[1:] == ["cache", "prune"] and update[-1].optional  # the cache is tidied
     assert "--reinstall-package" in update[0].command and "torch" not in " ".join(update[0].command)
 
 
