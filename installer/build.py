@@ -138,21 +138,37 @@ def build_tarball(bundle: Path) -> Path:
     return out
 
 
-def sign_command() -> list[str]:
-    """The code-signing command from ``SIGN_COMMAND`` (set by the release workflow when a certificate
-    is configured), e.g. ``signtool sign /f cert.pfx /p PASSWORD /fd sha256 /tr URL /td sha256``;
-    the file to sign is appended. Empty: the build is unsigned (SmartScreen warns on first start)."""
+def sign_command(text: str | None = None, windows: bool = WINDOWS) -> list[str]:
+    """The code-signing command from ``SIGN_COMMAND`` as an argument list; the file to sign is appended.
+
+    Written as a Windows command line (the release workflow sets it; makensis runs the same text through
+    cmd.exe for the uninstaller and the installer), e.g. ``"C:\\...\\signtool.exe" sign /f "cert.pfx"
+    /p %SIGNING_PASSWORD% /fd sha256 /tr URL /td sha256``, or a cloud signing service's command (Azure
+    Trusted Signing: ``signtool sign /dlib ... /dmdf metadata.json``). The quotes are taken off each
+    argument, and ``%NAME%`` (``$NAME`` elsewhere) comes from the environment at signing time, so the
+    password stays in the one step that builds. Empty: the build is unsigned (SmartScreen warns).
+    """
     import shlex
 
-    text = os.environ.get("SIGN_COMMAND", "").strip()
-    return shlex.split(text, posix=not WINDOWS) if text else []
+    text = (os.environ.get("SIGN_COMMAND", "") if text is None else text).strip()
+    if not text:
+        return []
+    parts = shlex.split(text, posix=not windows)
+    if windows:  # non-POSIX splitting keeps the quotes in the words: "C:\Program Files\...\signtool.exe"
+        parts = [p[1:-1] if len(p) >= 2 and p[0] == p[-1] == '"' else p for p in parts]
+    import ntpath
+    import posixpath
+
+    expand = ntpath.expandvars if windows else posixpath.expandvars  # %NAME% and $NAME, or $NAME
+    return [expand(p) for p in parts]
 
 
 def sign(path: Path) -> None:
     """Sign ``path`` when a signing command is configured (Windows programs only)."""
     command = sign_command()
     if command and WINDOWS:
-        run(*command, path)
+        print(f"$ (signing {path.name})", flush=True)  # the command holds the password: never printed
+        subprocess.run([*command, str(path)], cwd=ROOT, check=True)
 
 
 def build_installer(bundle: Path, quick: bool) -> Path | None:

@@ -83,3 +83,63 @@ def test_the_release_workflow_proves_the_windows_build() -> None:
     assert "pe_subsystem.py" in script and "--expect gui" in script  # uv's pythonw opens no console
     assert '"/S","/D=$target"' in script and "Uninstall.exe" in script
     assert "SIGN_COMMAND" in script and "Get-AuthenticodeSignature" in script
+    build = next(step for step in job["steps"] if step.get("name") == "Build the bundle and the installer")
+    assert build["env"]["SIGNING_PASSWORD"] == "${{ secrets.SIGNING_PASSWORD }}"  # this step alone has it
+    assert "%SIGNING_PASSWORD%" in script and '/p `"$env:SIGNING_PASSWORD`"' not in script
+    # A native command that fails in the middle of a step fails the step, not only the last one.
+    assert "$PSNativeCommandUseErrorActionPreference = $true" in job["defaults"]["run"]["shell"]
+    assert "tools/check_torch_table.py --system windows" in script
+    upload = next(step for step in job["steps"] if step.get("uses", "").startswith("actions/upload-artifact"))
+    assert "SHA256SUMS" in script and "dist/SHA256SUMS" in upload["with"]["path"]
+
+
+def _build_module():
+    sys.path.insert(0, str(ROOT / "installer"))
+    try:
+        import build
+    finally:
+        sys.path.remove(str(ROOT / "installer"))
+    return build
+
+
+def test_the_signing_command_starts_signtool_and_takes_the_password_at_signing_time(monkeypatch) -> None:
+    build = _build_module()
+    monkeypatch.setenv("SIGNING_PASSWORD", "s3cret")
+    text = (
+        '"C:\\Program Files (x86)\\Windows Kits\\10\\bin\\10.0.26100.0\\x64\\signtool.exe" sign '
+        '/f "C:\\a\\_temp\\signing.pfx" /p %SIGNING_PASSWORD% /fd sha256 /tr http://timestamp.digicert.com'
+    )
+    command = build.sign_command(text, windows=True)
+    assert command[0] == "C:\\Program Files (x86)\\Windows Kits\\10\\bin\\10.0.26100.0\\x64\\signtool.exe"
+    assert command[1:5] == ["sign", "/f", "C:\\a\\_temp\\signing.pfx", "/p"] and command[5] == "s3cret"
+    assert build.sign_command("", windows=True) == []  # unsigned
+    cloud = build.sign_command(
+        'signtool sign /dlib "Azure.CodeSigning.Dlib.dll" /dmdf meta.json', windows=True
+    )
+    assert cloud == ["signtool", "sign", "/dlib", "Azure.CodeSigning.Dlib.dll", "/dmdf", "meta.json"]
+
+
+def test_the_torch_table_check_resolves_every_pin_and_names_the_missing_ones(monkeypatch, capsys) -> None:
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import check_torch_table as check
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    from desktop.core.environment.wheels import WheelTable
+
+    table = WheelTable.load()
+    pins = check.rows(table)
+    newest = table.release(table.newest())
+    assert (f"torch=={newest['latest']}+cpu", table.index_url("cpu")) in pins
+    assert all(f"torch=={newest['latest']}+{tag}" in dict(pins) for tag in newest["cuda"])
+    command = check.command(["uv"], pins[0][0], pins[0][1], "windows", "3.12")
+    assert command[command.index("--python-platform") + 1] == "x86_64-pc-windows-msvc"
+
+    def resolve(command, input, **kwargs):  # one pin lacks its wheel
+        missing = input.strip() == pins[1][0]
+        return subprocess.CompletedProcess(command, 1 if missing else 0, "" if missing else input, "no wheel")
+
+    monkeypatch.setattr(check.subprocess, "run", resolve)
+    assert check.main(["--system", "windows"]) == 1
+    out = capsys.readouterr().out
+    assert f"FAIL {pins[1][0]}" in out and "1 pinned build(s) do not exist for Python 3.12 on windows" in out
