@@ -47,6 +47,9 @@ ManifestDPIAware true
 !define SETTINGS_DIR "$APPDATA\FinetuneStudio"
 ; The app and the command line hold this named mutex while they run (desktop/core/system/instance.py).
 !define RUNNING_MUTEX "FinetuneStudio.Running"
+!define VCRUNTIME_MAJOR 14  ; the oldest Visual C++ runtime PyTorch's DLLs run with (launcher: runtime.py)
+!define VCRUNTIME_MINOR 40
+!define VCRUNTIME_MINIMUM "14.40"
 !define UNINSTALL_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${APP_ID}"
 
 !ifdef SIGN_COMMAND
@@ -103,6 +106,15 @@ LangString RemoveData ${LANG_ENGLISH} "Also remove the runtime (Python, PyTorch)
 LangString RemoveData ${LANG_SIMPCHINESE} "同时删除运行环境（Python、PyTorch）、训练记录及其训练好的模型和应用设置吗？$\r$\n$\r$\n${DATA_DIR}$\r$\n${SETTINGS_DIR}$\r$\n$\r$\n选择“否”可保留，以便以后重新安装时使用。从 Hugging Face 或魔搭（ModelScope）下载的模型位于共享缓存（%USERPROFILE%\.cache\huggingface 和 %USERPROFILE%\.cache\modelscope），其他程序也会使用，不会被删除。"
 LangString RemoveData ${LANG_TRADCHINESE} "同時刪除執行環境（Python、PyTorch）、訓練記錄及其訓練好的模型和應用程式設定嗎？$\r$\n$\r$\n${DATA_DIR}$\r$\n${SETTINGS_DIR}$\r$\n$\r$\n選擇「否」可保留，以便日後重新安裝時使用。從 Hugging Face 或 ModelScope 下載的模型位於共用快取（%USERPROFILE%\.cache\huggingface 與 %USERPROFILE%\.cache\modelscope），其他程式也會使用，不會被刪除。"
 
+LangString VcRuntimeInstalled ${LANG_ENGLISH} "Microsoft Visual C++ runtime: ready."
+LangString VcRuntimeInstalled ${LANG_SIMPCHINESE} "Microsoft Visual C++ 运行库：已就绪。"
+LangString VcRuntimeInstalled ${LANG_TRADCHINESE} "Microsoft Visual C++ 執行階段：已就緒。"
+LangString VcRuntimeRestart ${LANG_ENGLISH} "Microsoft Visual C++ runtime: installed; restart Windows before training."
+LangString VcRuntimeRestart ${LANG_SIMPCHINESE} "Microsoft Visual C++ 运行库：已安装；训练前请重启 Windows。"
+LangString VcRuntimeRestart ${LANG_TRADCHINESE} "Microsoft Visual C++ 執行階段：已安裝；訓練前請重新啟動 Windows。"
+LangString VcRuntimeFailed ${LANG_ENGLISH} "The Microsoft Visual C++ runtime (${VCRUNTIME_MINIMUM} or newer) could not be installed (code $1). PyTorch needs it: install it from https://aka.ms/vs/17/release/vc_redist.x64.exe, then start ${APP_NAME}."
+LangString VcRuntimeFailed ${LANG_SIMPCHINESE} "无法安装 Microsoft Visual C++ 运行库（${VCRUNTIME_MINIMUM} 或更新版本，错误代码 $1）。PyTorch 需要它：请从 https://aka.ms/vs/17/release/vc_redist.x64.exe 安装，然后启动 ${APP_NAME}。"
+LangString VcRuntimeFailed ${LANG_TRADCHINESE} "無法安裝 Microsoft Visual C++ 執行階段（${VCRUNTIME_MINIMUM} 或更新版本，錯誤代碼 $1）。PyTorch 需要它：請從 https://aka.ms/vs/17/release/vc_redist.x64.exe 安裝，然後啟動 ${APP_NAME}。"
 LangString StillRunning ${LANG_ENGLISH} "${APP_NAME} is running. Close it (and any training in a command window), then press Retry."
 LangString StillRunning ${LANG_SIMPCHINESE} "${APP_NAME} 正在运行。请先关闭它（以及命令行窗口中的训练），然后点“重试”。"
 LangString StillRunning ${LANG_TRADCHINESE} "${APP_NAME} 正在執行。請先關閉它（以及命令列視窗中的訓練），然後按「重試」。"
@@ -145,13 +157,36 @@ FunctionEnd
 Section "Install"
   !insertmacro WAIT_UNTIL_CLOSED
 !ifdef VCREDIST
-  ; PyTorch's DLLs need the Visual C++ 2015-2022 runtime; install it once, when it is missing.
+  ; PyTorch's DLLs need the Visual C++ 2015-2022 runtime, and at least ${VCRUNTIME_MINIMUM}: what Visual
+  ; Studio 17.10 and later builds crashes in std::mutex with an older MSVCP140.dll. Installed or
+  ; updated when it is missing or older (desktop/launcher/runtime.py checks the same before a setup).
   SetRegView 64
   ReadRegDWORD $0 HKLM "SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes\x64" "Installed"
+  ReadRegDWORD $2 HKLM "SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes\x64" "Major"
+  ReadRegDWORD $3 HKLM "SOFTWARE\Microsoft\VisualStudio\14.0\VC\Runtimes\x64" "Minor"
   SetRegView lastused
+  StrCpy $4 0
   ${If} $0 != 1
+    StrCpy $4 1
+  ${ElseIf} $2 < ${VCRUNTIME_MAJOR}
+    StrCpy $4 1
+  ${ElseIf} $2 = ${VCRUNTIME_MAJOR}
+  ${AndIf} $3 < ${VCRUNTIME_MINOR}
+    StrCpy $4 1
+  ${EndIf}
+  ${If} $4 = 1
     File "/oname=$PLUGINSDIR\vc_redist.x64.exe" "${VCREDIST}"
     ExecWait '"$PLUGINSDIR\vc_redist.x64.exe" /install /quiet /norestart' $1
+    ${If} $1 = 0
+      DetailPrint "$(VcRuntimeInstalled)"
+    ${ElseIf} $1 = 1638  ; a newer version was already there
+      DetailPrint "$(VcRuntimeInstalled)"
+    ${ElseIf} $1 = 3010  ; installed; Windows finishes it at the next restart
+      DetailPrint "$(VcRuntimeRestart)"
+      SetRebootFlag true
+    ${Else}
+      MessageBox MB_ICONEXCLAMATION "$(VcRuntimeFailed)" /SD IDOK
+    ${EndIf}
   ${EndIf}
 !endif
   SetOutPath "$INSTDIR"

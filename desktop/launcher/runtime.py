@@ -27,6 +27,8 @@ from pathlib import Path
 from desktop.core.system import processes
 from desktop.core.system.messages import msg
 from desktop.core.system.secrets import redact, shell_join
+from desktop.launcher import windows_checks
+from desktop.launcher.failures import explain
 
 MARKER = "finetune-studio-runtime.json"
 APP_PACKAGE = "finetune-studio"
@@ -430,6 +432,8 @@ def setup(
         SetupError: A step failed (explained); the runtime has no marker, so the next start repairs it.
         Cancelled: ``cancel`` was set.
     """
+    if fresh and WINDOWS and (problem := windows_checks.blocker()) is not None:
+        raise SetupError(*problem)  # before gigabytes of downloads, not at the last check after them
     torch = choose_torch(options, bundle.wheelhouse)
     on_line(f"PyTorch: {torch.requirement} ({torch.reason})")
     if fresh:
@@ -500,7 +504,7 @@ def _run(
     if cancel is not None and cancel.is_set():
         raise Cancelled(msg("Setup cancelled."), msg("Start Finetune Studio again to finish the setup."))
     if code != 0:
-        message, hint = explain("\n".join(tail))
+        message, hint = explain("\n".join(tail), PYTHON)
         raise SetupError(message, hint, "\n".join(tail))
 
 
@@ -509,93 +513,6 @@ def _stop_on_cancel(proc: subprocess.Popen, cancel: threading.Event) -> None:
         if cancel.wait(0.2):
             processes.kill_tree(proc.pid)  # uv and what it started
             return
-
-
-NETWORK = re.compile(
-    r"dns error|failed to fetch|failed to download|could not connect|connection (refused|reset)|"
-    r"tcp connect error|timed out|network is unreachable|error sending request|no such host",
-    re.IGNORECASE,
-)
-
-
-CERTIFICATE = re.compile(
-    r"invalid peer certificate|unknownissuer|certificate verify failed|self[- ]signed certificate|"
-    r"certificate (has expired|is not valid)|unable to get local issuer certificate",
-    re.IGNORECASE,
-)
-
-
-def explain(output: str) -> tuple[str, str]:
-    """What a failed uv or Python command means for the user, and what to do next."""
-    text = output.lower()
-    if "no space left" in text or "os error 28" in text or "disk full" in text:
-        return (
-            msg("The disk became full while installing."),
-            msg(
-                "Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup."
-            ),
-        )
-    if "network was disabled" in text or "not found in the provided package locations" in text:
-        return (
-            msg("A package is missing from the offline package."),
-            msg("Use the complete offline installer, or start while connected to the internet."),
-        )
-    if "sha256 mismatch" in text:
-        return (
-            msg("The PyTorch download was damaged: it does not match its checksum."),
-            msg(
-                "Start Finetune Studio again: it downloads the file again. If this repeats, a proxy or an "
-                "antivirus is changing downloads: set a PyTorch mirror, or ask your IT department."
-            ),
-        )
-    if CERTIFICATE.search(output):
-        return (
-            msg("The download was refused: the server's certificate is not trusted on this computer."),
-            msg(
-                "A company network or an antivirus that inspects secure connections uses its own "
-                "certificate: install it in the system's certificate store (your IT department has it), "
-                "or set a mirror or proxy you are given; then try again."
-            ),
-        )
-    if NETWORK.search(output):
-        return (
-            msg("Could not download the packages: the network or the package server is not reachable."),
-            msg("Check the internet connection (or the proxy), or set a mirror, then try again."),
-        )
-    if "no interpreter found" in text or ("python" in text and "download" in text):
-        return (
-            msg("Python {version} could not be set up.", version=PYTHON),
-            msg("Check the internet connection, then try again; uv downloads Python the first time."),
-        )
-    if "winerror 1455" in text or "paging file is too small" in text:
-        return (
-            msg(
-                "Windows ran out of virtual memory loading PyTorch: the paging file is too small "
-                "(error 1455)."
-            ),
-            msg(
-                "Let Windows manage the paging file size (Advanced system settings > Performance > Settings "
-                "> Advanced > Virtual memory), keep a few GB free on the system drive, restart Windows, then "
-                "start Finetune Studio again."
-            ),
-        )
-    if "dll load failed" in text or "winerror 126" in text or "msvcp140" in text or "vcruntime140" in text:
-        return (
-            msg("PyTorch cannot load: the Microsoft Visual C++ runtime is missing on this PC."),
-            msg(
-                "Install the Microsoft Visual C++ 2015-2022 Redistributable (x64) from "
-                "https://aka.ms/vs/17/release/vc_redist.x64.exe, then start Finetune Studio again."
-            ),
-        )
-    if "permission denied" in text or "access is denied" in text or "os error 5" in text:
-        return (
-            msg("A file could not be written: access was denied."),
-            msg("Close other Finetune Studio windows (and antivirus scans of its folder), then try again."),
-        )
-    return (
-        msg("Setting up the runtime failed."),
-        msg("The log has the details. Try again; if it fails again, start with --repair."),
-    )
 
 
 def app_command(runtime: Runtime, app_args: list[str], windowed: bool = True) -> list[str]:

@@ -5380,6 +5380,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请重试，或加上 --repair 启动。</translation>
     </message>
     <message>
+        <source>Install the latest Microsoft Visual C++ 2015-2022 Redistributable (x64) from {url} (the Finetune Studio installer does it too), then start Finetune Studio again.</source>
+        <translation>请从 {url} 安装最新的 Microsoft Visual C++ 2015-2022 可再发行组件（x64）（Finetune Studio 安装程序也会安装它），然后再次启动 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>The Microsoft Visual C++ runtime {found} is older than PyTorch needs ({minimum} or newer).</source>
+        <translation>Microsoft Visual C++ 运行库 {found} 版本太旧，PyTorch 需要 {minimum} 或更新版本。</translation>
+    </message>
+    <message>
+        <source>Smart App Control is on: it blocks the Python and PyTorch files the setup installs, because they are not signed the way it requires.</source>
+        <translation>智能应用控制已开启：它会阻止安装过程中安装的 Python 和 PyTorch 文件，因为这些文件没有按它要求的方式签名。</translation>
+    </message>
+    <message>
+        <source>Turn Smart App Control off (Windows Security &gt; App &amp; browser control &gt; Smart App Control), then start Finetune Studio again. Windows cannot turn it back on without reinstalling; the README explains the choice.</source>
+        <translation>请关闭智能应用控制（Windows 安全中心 &gt; 应用和浏览器控制 &gt; 智能应用控制），然后再次启动 Finetune Studio。关闭后必须重装 Windows 才能重新开启；README 中说明了如何取舍。</translation>
+    </message>
+    <message>
+        <source>The Microsoft Visual C++ runtime that PyTorch needs is not installed.</source>
+        <translation>未安装 PyTorch 需要的 Microsoft Visual C++ 运行库。</translation>
+    </message>
+    <message>
         <source>The repair stopped with an error: {error}</source>
         <translation>修复因错误而中止：{error}</translation>
     </message>

@@ -5380,6 +5380,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請重試，或加上 --repair 啟動。</translation>
     </message>
     <message>
+        <source>Install the latest Microsoft Visual C++ 2015-2022 Redistributable (x64) from {url} (the Finetune Studio installer does it too), then start Finetune Studio again.</source>
+        <translation>請從 {url} 安裝最新的 Microsoft Visual C++ 2015-2022 可轉散發套件（x64）（Finetune Studio 安裝程式也會安裝它），然後再次啟動 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>The Microsoft Visual C++ runtime {found} is older than PyTorch needs ({minimum} or newer).</source>
+        <translation>Microsoft Visual C++ 執行階段 {found} 版本太舊，PyTorch 需要 {minimum} 或更新版本。</translation>
+    </message>
+    <message>
+        <source>Smart App Control is on: it blocks the Python and PyTorch files the setup installs, because they are not signed the way it requires.</source>
+        <translation>智慧型應用程式控制已開啟：它會封鎖安裝過程中安裝的 Python 和 PyTorch 檔案，因為這些檔案沒有依它要求的方式簽署。</translation>
+    </message>
+    <message>
+        <source>Turn Smart App Control off (Windows Security &gt; App &amp; browser control &gt; Smart App Control), then start Finetune Studio again. Windows cannot turn it back on without reinstalling; the README explains the choice.</source>
+        <translation>請關閉智慧型應用程式控制（Windows 安全性 &gt; 應用程式與瀏覽器控制 &gt; 智慧型應用程式控制），然後再次啟動 Finetune Studio。關閉後必須重新安裝 Windows 才能再次開啟；README 中說明了如何取捨。</translation>
+    </message>
+    <message>
+        <source>The Microsoft Visual C++ runtime that PyTorch needs is not installed.</source>
+        <translation>未安裝 PyTorch 需要的 Microsoft Visual C++ 執行階段。</translation>
+    </message>
+    <message>
         <source>The repair stopped with an error: {error}</source>
         <translation>修復因錯誤而中止：{error}</translation>
     </message>

@@ -43,6 +43,15 @@ def test_the_cpp_runtime_is_installed_when_missing() -> None:
         in text
     )
     assert 'vc_redist.x64.exe" /install /quiet /norestart' in text
+    # An old runtime is updated too, not only a missing one, and every exit code says what happened.
+    from desktop.launcher.windows_checks import VCRUNTIME_MINIMUM
+
+    assert f"!define VCRUNTIME_MAJOR {VCRUNTIME_MINIMUM[0]}" in text  # the launcher checks the same
+    assert f"!define VCRUNTIME_MINOR {VCRUNTIME_MINIMUM[1]}" in text
+    assert '"Minor"' in text and "${AndIf} $3 < ${VCRUNTIME_MINOR}" in text
+    for code in ("${If} $1 = 0", "${ElseIf} $1 = 1638", "${ElseIf} $1 = 3010"):
+        assert code in text
+    assert "SetRebootFlag true" in text and '"$(VcRuntimeFailed)"' in text
 
 
 @pytest.mark.parametrize("version", ["1.2.3", "0.2.0rc1"])  # a release and a pre-release

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from desktop.core.environment.gpu import GpuInfo, GpuReport
 from desktop.launcher import runtime as rt
-from desktop.launcher.runtime import Bundle, Marker, Options, Runtime, SetupError, TorchChoice
+from desktop.launcher.failures import explain
+from desktop.launcher.runtime import PYTHON, Bundle, Marker, Options, Runtime, SetupError, TorchChoice
 
 
 @pytest.fixture
@@ -133,7 +135,7 @@ def test_pytorch_choice_follows_the_doctor(monkeypatch: pytest.MonkeyPatch, tmp_
     ],
 )
 def test_failures_are_explained_with_a_next_step(output: str, expected: str) -> None:
-    message, hint = rt.explain(output)
+    message, hint = explain(output, PYTHON)
     assert expected in message and hint
 
 
@@ -201,3 +203,39 @@ def test_a_setup_counts_as_a_running_studio_until_it_ends(app_home: Path) -> Non
         with pytest.raises(SetupError, match="already being set up"), _single_setup(app_home):
             pass
     assert others() == "[]"
+
+
+CURRENT = {"Installed": 1, "Major": 14, "Minor": 44}  # the C++ runtime of late 2025
+
+
+@pytest.mark.parametrize(
+    ("registry", "expected"),
+    [
+        (CURRENT, None),
+        ({"Installed": 1, "Major": 14, "Minor": 29}, "runtime 14.29 is older than PyTorch needs (14.40"),
+        ({}, "Visual C++ runtime that PyTorch needs is not installed"),
+        (
+            {"Installed": 1, "Major": 14, "Minor": 44, "VerifiedAndReputablePolicyState": 1},
+            "Smart App Control",
+        ),
+        ({"Installed": 1, "Major": 14, "Minor": 44, "VerifiedAndReputablePolicyState": 2}, None),  # watches
+    ],
+)
+def test_windows_is_checked_before_gigabytes_are_downloaded(
+    registry: dict, expected: str | None, tmp_path: Path, bundle: Bundle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.launcher import windows_checks
+
+    read = lambda key, name: registry.get(name)  # noqa: E731
+    found = windows_checks.blocker(read)
+    assert (found is None) if expected is None else (expected in found[0] and found[1])
+
+    monkeypatch.setattr(rt, "WINDOWS", True)
+    original = windows_checks.blocker
+    monkeypatch.setattr(windows_checks, "blocker", lambda: original(read))  # this registry
+    ran: list[str] = []
+    monkeypatch.setattr(rt, "choose_torch", lambda *args: ran.append("choose") or pytest.fail("got past"))
+    if expected is not None:
+        with pytest.raises(SetupError, match=re.escape(expected.split(" (")[0])):
+            rt.setup(Runtime(tmp_path / "runtime"), bundle, Options(), tmp_path, fresh=True)
+        assert ran == []  # nothing chosen, nothing downloaded

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from desktop.launcher import wheel_download as wd
+from desktop.launcher.failures import explain
 from desktop.launcher.runtime import (
     Bundle,
     Options,
     Runtime,
     TorchChoice,
-    explain,
     plan,
     wheel_download_script,
 )
@@ -139,7 +139,7 @@ def test_a_damaged_download_is_deleted_and_never_installed(tmp_path: Path) -> No
         with pytest.raises(wd.DownloadError, match="sha256 mismatch") as info:
             wd.download(bad.wheel(), folder, report=lambda line: None)
         assert list(folder.iterdir()) == []
-        assert "damaged" in explain(f"error: {info.value}")[0]  # the setup window's words for it
+        assert "damaged" in explain(f"error: {info.value}", "3.12")[0]  # the setup window's words for it
     finally:
         bad.httpd.shutdown()
         bad.httpd.server_close()
@@ -219,7 +219,7 @@ def test_a_failed_download_fails_the_step_with_what_the_setup_explains(
     code, ran = _main(monkeypatch, [*args, "--uv", "uv", "--python", "py"])
     out = capsys.readouterr().out
     assert code != 0 and ran == [] and "after 8 tries" in out
-    message, hint = explain(out)
+    message, hint = explain(out, "3.12")
     assert "network" in message and hint  # the setup window's words for it
 
 
