@@ -328,19 +328,47 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
     try:
         code = proc.wait(timeout=EARLY_EXIT_S)
     except subprocess.TimeoutExpired:
-        return EXIT_OK  # running: the launcher's work is done
+        # Running. The launcher stays (idle, without Qt unless it showed the setup) to report a crash
+        # that comes later: a window that vanishes with no word is the worst way to lose a run.
+        code = proc.wait()
+        if code == 0:
+            return EXIT_OK
+        return _fail(
+            args,
+            SetupError(
+                msg("Finetune Studio stopped unexpectedly (exit code {code}).", code=_exit_code(code)),
+                msg(
+                    "Your runs are kept: a run that was training resumes from its last checkpoint "
+                    "(Resume in the app). Start it again; if it happens again, send the log."
+                ),
+                _tail(stderr_path),
+            ),
+        )
     if code == 0:
         return EXIT_OK
-    tail = stderr_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-12:]
+    tail = _tail(stderr_path)
     runtime.clear_marker()  # a runtime that cannot start the app is repaired on the next start
     return _fail(
         args,
         SetupError(
             msg("Finetune Studio stopped right after starting."),
             msg("Start it again: the runtime will be repaired. If that does not help, send the log."),
-            "\n".join(tail),
+            tail,
         ),
     )
+
+
+def _tail(path: Path, lines: int = 12) -> str:
+    """The end of the app's error output (its traceback, when Python printed one)."""
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _exit_code(code: int) -> str:
+    """An exit code as Windows writes its crashes (0xC0000005: an access violation), else in decimal."""
+    return f"0x{code & 0xFFFFFFFF:08X}" if WINDOWS and (code < 0 or code > 0xFFFF) else str(code)
 
 
 def _fail(args: argparse.Namespace, exc: SetupError) -> int:

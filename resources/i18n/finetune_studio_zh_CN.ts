@@ -5248,6 +5248,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请再启动一次：运行环境会被修复。</translation>
     </message>
     <message>
+        <source>Finetune Studio stopped unexpectedly (exit code {code}).</source>
+        <translation>Finetune Studio 意外退出（退出代码 {code}）。</translation>
+    </message>
+    <message>
+        <source>Your runs are kept: a run that was training resumes from its last checkpoint (Resume in the app). Start it again; if it happens again, send the log.</source>
+        <translation>你的训练记录都还在：正在训练的任务可以从最近的检查点继续（在应用中点“继续训练”）。请再次启动它；如果再次出现，请发送日志。</translation>
+    </message>
+    <message>
         <source>no NVIDIA GPU was found, so the CPU build</source>
         <translation>没有找到 NVIDIA GPU，因此安装 CPU 版本</translation>
     </message>

@@ -5248,6 +5248,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請再啟動一次：執行環境會被修復。</translation>
     </message>
     <message>
+        <source>Finetune Studio stopped unexpectedly (exit code {code}).</source>
+        <translation>Finetune Studio 意外結束（結束代碼 {code}）。</translation>
+    </message>
+    <message>
+        <source>Your runs are kept: a run that was training resumes from its last checkpoint (Resume in the app). Start it again; if it happens again, send the log.</source>
+        <translation>你的訓練記錄都還在：正在訓練的任務可以從最近的檢查點繼續（在應用程式中按「繼續訓練」）。請再次啟動它；如果再次發生，請傳送記錄檔。</translation>
+    </message>
+    <message>
         <source>no NVIDIA GPU was found, so the CPU build</source>
         <translation>沒有找到 NVIDIA GPU，因此安裝 CPU 版本</translation>
     </message>

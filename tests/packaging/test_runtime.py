@@ -239,3 +239,35 @@ def test_windows_is_checked_before_gigabytes_are_downloaded(
         with pytest.raises(SetupError, match=re.escape(expected.split(" (")[0])):
             rt.setup(Runtime(tmp_path / "runtime"), bundle, Options(), tmp_path, fresh=True)
         assert ran == []  # nothing chosen, nothing downloaded
+
+
+def test_a_crash_after_the_first_seconds_is_reported_and_a_normal_close_is_not(
+    tmp_path: Path, bundle: Bundle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+    import sys
+
+    from desktop.launcher import main as launcher
+
+    monkeypatch.setattr(launcher, "EARLY_EXIT_S", 0.2)
+    exit_code = {"value": 3}
+    app = "import sys, time; time.sleep(0.8); print('Traceback: boom', file=sys.stderr); sys.exit({})"
+    monkeypatch.setattr(
+        launcher,
+        "app_command",
+        lambda runtime, args, windowed: [sys.executable, "-c", app.format(exit_code["value"])],
+    )
+    failures: list[SetupError] = []
+    monkeypatch.setattr(launcher, "_fail", lambda args, exc: failures.append(exc) or launcher.EXIT_FAILED)
+    runtime = Runtime(tmp_path / "runtime")
+    runtime.root.mkdir()
+    runtime.write_marker(Marker(bundle.version, bundle.digest(), "torch==2.13.0+cpu", "3.12"))
+    args = argparse.Namespace(smoke=False, headless=True)
+
+    assert launcher._start_app(runtime, tmp_path, [], args) == launcher.EXIT_FAILED
+    assert "stopped unexpectedly (exit code 3)" in failures[0].message and "boom" in failures[0].log
+    assert "resumes from its last checkpoint" in failures[0].hint
+    assert runtime.marker() is not None  # the runtime started the app: it is not repaired for this
+
+    exit_code["value"] = 0  # the user closed the window
+    assert launcher._start_app(runtime, tmp_path, [], args) == launcher.EXIT_OK and len(failures) == 1
