@@ -123,9 +123,33 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     return parser.parse_args(argv), app_args
 
 
+def console_output(kernel32: Any = None, opener: Any = open) -> bool:
+    """Write to the console the launcher was started from, if any; whether there is one.
+
+    On Windows the launcher is a windowed program, so Python has no ``sys.stdout``, and ``--version``,
+    ``--help`` and ``--headless`` printed nothing. Started from cmd or PowerShell it attaches to that
+    console (``AttachConsole(ATTACH_PARENT_PROCESS)``); from Explorer there is none, and nothing
+    changes. Elsewhere the streams are already there.
+    """
+    if sys.stdout is not None and sys.stderr is not None:
+        return True
+    if not WINDOWS and kernel32 is None:
+        return False
+    if kernel32 is None:
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    if not kernel32.AttachConsole(-1):  # ATTACH_PARENT_PROCESS
+        return False
+    sys.stdout = sys.stdout or opener("CONOUT$", "w", encoding="utf-8", buffering=1)
+    sys.stderr = sys.stderr or opener("CONOUT$", "w", encoding="utf-8", buffering=1)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the launcher; the exit code is the app's with ``--smoke``, else 0 once it started."""
     started = time.monotonic()
+    console_output()
     args, app_args = parse_args(argv)
     if args.lang:  # this window's language, and the app's
         global _LANGUAGE

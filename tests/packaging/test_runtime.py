@@ -271,3 +271,34 @@ def test_a_crash_after_the_first_seconds_is_reported_and_a_normal_close_is_not(
 
     exit_code["value"] = 0  # the user closed the window
     assert launcher._start_app(runtime, tmp_path, [], args) == launcher.EXIT_OK and len(failures) == 1
+
+
+def test_on_windows_the_launcher_prints_to_the_console_it_was_started_from(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import io
+    import sys
+
+    from desktop.launcher import main as launcher
+
+    class Kernel32:
+        def __init__(self, parent: bool) -> None:
+            self.parent, self.asked = parent, []
+
+        def AttachConsole(self, pid: int) -> int:
+            self.asked.append(pid)
+            return int(self.parent)
+
+    opened: list[str] = []
+
+    def opener(name: str, *args, **kwargs) -> io.StringIO:
+        opened.append(name)
+        return io.StringIO()
+
+    monkeypatch.setattr(sys, "stdout", None)  # a windowed program's streams
+    monkeypatch.setattr(sys, "stderr", None)
+    from_explorer = Kernel32(parent=False)
+    assert not launcher.console_output(from_explorer, opener) and sys.stdout is None and opened == []
+    from_cmd = Kernel32(parent=True)
+    assert launcher.console_output(from_cmd, opener) and from_cmd.asked == [-1]
+    assert opened == ["CONOUT$", "CONOUT$"] and sys.stdout is not None and sys.stderr is not None
