@@ -2670,6 +2670,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请从模型的来源处把分词器文件复制到该文件夹，或选择模型的完整文件夹。</translation>
     </message>
     <message>
+        <source>is {length}, but {model} reads at most {positions} tokens at once (its position table), so training would stop at its first step. Set it to {positions} or less.</source>
+        <translation>为 {length}，但 {model} 一次最多只能读取 {positions} 个 token（由其位置表决定），训练会在第一步就停止。请设为 {positions} 或更小。</translation>
+    </message>
+    <message>
         <source>{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), and causal-LM fine-tuning needs a decoder model that writes text.</source>
         <translation>{model} 不能用于因果语言模型微调：它是编码器-解码器模型（{kind}），而因果语言模型微调需要能生成文本的解码器模型。</translation>
     </message>
@@ -2704,6 +2708,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Add training examples of those labels, or use a random hold-out (validation.fraction).</source>
         <translation>请为这些标签添加训练样本，或改用随机划分验证集（validation.fraction）。</translation>
+    </message>
+    <message>
+        <source>is {warmup} steps, but the whole run is {steps} steps: the learning rate would still be rising when it ends. Set it below {steps} steps, or as a fraction of the run (0.1 warms up over the first tenth).</source>
+        <translation>为 {warmup} 步，但整个训练只有 {steps} 步：训练结束时学习率还在上升。请设为少于 {steps} 步，或设为训练的比例（0.1 表示在前十分之一的步数内预热）。</translation>
     </message>
     <message>
         <source>The evaluation rows have labels that never occur in training: {labels} and {more} more.</source>

@@ -2670,6 +2670,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請從模型的來源處把分詞器檔案複製到該資料夾，或選擇模型的完整資料夾。</translation>
     </message>
     <message>
+        <source>is {length}, but {model} reads at most {positions} tokens at once (its position table), so training would stop at its first step. Set it to {positions} or less.</source>
+        <translation>為 {length}，但 {model} 一次最多只能讀取 {positions} 個 token（由其位置表決定），訓練會在第一步就停止。請設為 {positions} 或更小。</translation>
+    </message>
+    <message>
         <source>{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), and causal-LM fine-tuning needs a decoder model that writes text.</source>
         <translation>{model} 無法用於因果語言模型微調：它是編碼器-解碼器模型（{kind}），而因果語言模型微調需要能生成文字的解碼器模型。</translation>
     </message>
@@ -2704,6 +2708,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Add training examples of those labels, or use a random hold-out (validation.fraction).</source>
         <translation>請為這些標籤新增訓練範例，或改用隨機切分驗證集（validation.fraction）。</translation>
+    </message>
+    <message>
+        <source>is {warmup} steps, but the whole run is {steps} steps: the learning rate would still be rising when it ends. Set it below {steps} steps, or as a fraction of the run (0.1 warms up over the first tenth).</source>
+        <translation>為 {warmup} 步，但整個訓練只有 {steps} 步：訓練結束時學習率還在上升。請設為少於 {steps} 步，或設為訓練的比例（0.1 表示在前十分之一的步數內預熱）。</translation>
     </message>
     <message>
         <source>The evaluation rows have labels that never occur in training: {labels} and {more} more.</source>

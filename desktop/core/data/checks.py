@@ -149,6 +149,9 @@ def read_data(config: RunConfig) -> tuple[Table, Table | None, Guess]:
     if problems:
         raise ConfigError(problems)
     check_model_folder(config)
+    problems = length_problems(config)
+    if problems:
+        raise ConfigError(problems)
     from desktop.core.system import progress
 
     with progress.part(0.0, READING_SHARE):
@@ -242,6 +245,48 @@ def check_model_folder(config: RunConfig) -> None:
     problem = task_mismatch(config.task, model_config, config.model.name)
     if problem:
         raise ModelError(problem, TASK_NEEDS[config.task])
+
+
+ROBERTA_LIKE = {"roberta", "xlm-roberta", "camembert", "longformer", "roberta-prelayernorm", "xmod"}
+"""Models whose position table starts after the padding index: 514 entries read 512 tokens."""
+
+
+def readable_positions(model_config: dict[str, Any]) -> int | None:
+    """The most tokens the model reads at once (its position table), or ``None`` when it has no fixed
+    limit in its config (T5's relative positions, rotary models that state none)."""
+    for key in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+        value = model_config.get(key)
+        if isinstance(value, int) and value > 0:
+            if model_config.get("model_type") in ROBERTA_LIKE:
+                value -= int(model_config.get("pad_token_id") or 0) + 1
+            return value
+    return None
+
+
+def length_problems(config: RunConfig) -> list[Problem]:
+    """A max length longer than the model can read: the run would fail at its first step with a tensor
+    size error. Read from ``config.json`` of a model on this computer; nothing for one not here yet."""
+    folder = model_folder(config)
+    try:
+        model_config = json.loads((folder / "config.json").read_text(encoding="utf-8")) if folder else {}
+    except (OSError, ValueError):
+        return []
+    positions = readable_positions(model_config)
+    length = config.training.max_length
+    if positions is None or length <= positions:
+        return []
+    return [
+        Problem(
+            "training.max_length",
+            msg(
+                "is {length}, but {model} reads at most {positions} tokens at once (its position table), "
+                "so training would stop at its first step. Set it to {positions} or less.",
+                length=length,
+                model=config.model.name,
+                positions=positions,
+            ),
+        )
+    ]
 
 
 def task_mismatch(task: str, model_config: dict[str, Any], model: str) -> str:
@@ -381,13 +426,38 @@ def _check_labels(train: Table, eval_: Table | None, column: str, config: RunCon
     ]
 
 
+def planned_steps(config: RunConfig, num_train: int) -> int:
+    """The optimizer steps of a run on one process, as the Trainer counts them (the most it can be)."""
+    t = config.training
+    if t.max_steps > 0:
+        return t.max_steps
+    batches = math.ceil(num_train / max(1, t.batch_size))
+    return max(1, math.ceil(max(1, batches // max(1, t.gradient_accumulation)) * t.epochs))
+
+
 def schedule_problems(config: RunConfig, num_train: int) -> list[Problem]:
     """What in the training schedule cannot work with ``num_train`` training rows."""
     t = config.training
     batches = math.ceil(num_train / max(1, t.batch_size))
+    problems = []
+    steps = planned_steps(config, num_train)
+    if t.warmup >= 1 and t.warmup >= steps:
+        problems.append(
+            Problem(
+                "training.warmup",
+                msg(
+                    "is {warmup} steps, but the whole run is {steps} steps: the learning rate would still "
+                    "be rising when it ends. Set it below {steps} steps, or as a fraction of the run (0.1 "
+                    "warms up over the first tenth).",
+                    warmup=f"{t.warmup:g}",
+                    steps=steps,
+                ),
+            )
+        )
     if t.gradient_accumulation <= batches:
-        return []
+        return problems
     return [
+        *problems,
         Problem(
             "training.gradient_accumulation",
             msg(
@@ -398,5 +468,5 @@ def schedule_problems(config: RunConfig, num_train: int) -> list[Problem]:
                 batches=batches,
                 batch=t.batch_size,
             ),
-        )
+        ),
     ]
