@@ -2826,6 +2826,34 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>这台电脑用 CPU 版本是正确的。PyTorch 的 GPU 版本从 Maxwell 架构（GeForce GTX 900，计算能力 5.0）起支持；换一块较新的 GPU 训练会快得多。</translation>
     </message>
     <message>
+        <source>Choose an empty or new folder, or replace it (on the command line: add --force).</source>
+        <translation>请选择一个空文件夹或新文件夹，或者替换它（命令行中加上 --force）。</translation>
+    </message>
+    <message>
+        <source>{file} has no rows to predict.</source>
+        <translation>{file} 中没有可预测的行。</translation>
+    </message>
+    <message>
+        <source>Choose the file with the rows to predict: a header line, then one row per text.</source>
+        <translation>请选择包含待预测行的文件：第一行是表头，之后每行一条文本。</translation>
+    </message>
+    <message>
+        <source>{file} is inside the run folder {run}, which holds the run&apos;s own record.</source>
+        <translation>{file} 位于训练记录文件夹 {run} 内，该文件夹保存的是这次训练自己的记录。</translation>
+    </message>
+    <message>
+        <source>Write the predictions outside it, e.g. {suggestion}.</source>
+        <translation>请把预测结果写到该文件夹之外，例如 {suggestion}。</translation>
+    </message>
+    <message>
+        <source>Predictions cannot be written to {folder}: {error}</source>
+        <translation>无法把预测结果写入 {folder}：{error}</translation>
+    </message>
+    <message>
+        <source>Choose an output file in a folder you can write to.</source>
+        <translation>请把输出文件放在你有写入权限的文件夹中。</translation>
+    </message>
+    <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
         <translation>Hub 上的 ID（如“bert-base-uncased”）、本地文件夹，或“bundled:all-minilm-l6-v2”。</translation>
     </message>
@@ -3710,10 +3738,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{folder} is not empty.</source>
         <translation>{folder} 不是空的。</translation>
-    </message>
-    <message>
-        <source>Choose an empty or new folder, or confirm replacing it.</source>
-        <translation>请选择一个空的或新的文件夹，或者确认替换它。</translation>
     </message>
     <message>
         <source>Not enough disk space: the export needs about {needed} in {folder}, {free} are free on that drive.</source>

@@ -2826,6 +2826,34 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>這台電腦用 CPU 版本是正確的。PyTorch 的 GPU 版本從 Maxwell 架構（GeForce GTX 900，計算能力 5.0）起支援；換一張較新的 GPU 訓練會快得多。</translation>
     </message>
     <message>
+        <source>Choose an empty or new folder, or replace it (on the command line: add --force).</source>
+        <translation>請選擇一個空資料夾或新資料夾，或者取代它（命令列中加上 --force）。</translation>
+    </message>
+    <message>
+        <source>{file} has no rows to predict.</source>
+        <translation>{file} 中沒有可預測的資料列。</translation>
+    </message>
+    <message>
+        <source>Choose the file with the rows to predict: a header line, then one row per text.</source>
+        <translation>請選擇包含待預測列的檔案：第一列是標題，之後每列一筆文字。</translation>
+    </message>
+    <message>
+        <source>{file} is inside the run folder {run}, which holds the run&apos;s own record.</source>
+        <translation>{file} 位於訓練記錄資料夾 {run} 內，該資料夾保存的是這次訓練自己的記錄。</translation>
+    </message>
+    <message>
+        <source>Write the predictions outside it, e.g. {suggestion}.</source>
+        <translation>請把預測結果寫到該資料夾之外，例如 {suggestion}。</translation>
+    </message>
+    <message>
+        <source>Predictions cannot be written to {folder}: {error}</source>
+        <translation>無法把預測結果寫入 {folder}：{error}</translation>
+    </message>
+    <message>
+        <source>Choose an output file in a folder you can write to.</source>
+        <translation>請把輸出檔案放在你有寫入權限的資料夾中。</translation>
+    </message>
+    <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
         <translation>Hub 上的 ID（如「bert-base-uncased」）、本機資料夾，或「bundled:all-minilm-l6-v2」。</translation>
     </message>
@@ -3710,10 +3738,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{folder} is not empty.</source>
         <translation>{folder} 不是空的。</translation>
-    </message>
-    <message>
-        <source>Choose an empty or new folder, or confirm replacing it.</source>
-        <translation>請選擇一個空的或新的資料夾，或者確認取代它。</translation>
     </message>
     <message>
         <source>Not enough disk space: the export needs about {needed} in {folder}, {free} are free on that drive.</source>

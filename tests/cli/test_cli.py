@@ -300,7 +300,8 @@ def test_export_command(
     assert main(["export", name, str(tmp_path / "out"), "--runs-dir", str(runs)]) == 0
     assert "Verified: reloaded in a fresh process" in capsys.readouterr().out
     assert main(["export", name, str(tmp_path / "out"), "--runs-dir", str(runs)]) == 2  # not empty
-    assert "is not empty" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "is not empty" in err and "--force" in err  # the way to say yes here
     assert main(["export", "no-such-run", str(tmp_path / "x"), "--runs-dir", str(runs)]) == 2
 
 

@@ -90,3 +90,39 @@ def test_an_output_open_in_another_program_is_explained(
     with pytest.raises(InputError, match="another program"):
         predict_file(classifier, source, out)
     assert out.read_text(encoding="utf-8") == "old" and not list(tmp_path.glob("*.partial"))
+
+
+@pytest.mark.parametrize("inside", ["events.jsonl", "model/predictions.csv"])
+def test_predictions_never_go_into_a_run_folder(classifier: Path, samples: Path, inside: str) -> None:
+    """Today ``-o RUN/events.jsonl --force`` replaced the run's event log with predictions."""
+    events = (classifier / "events.jsonl").read_bytes()
+    with pytest.raises(InputError, match="inside the run folder") as info:
+        predict_file(classifier, samples / "reviews.csv", classifier / inside)
+    assert str(classifier.parent) in info.value.hint  # where to write instead
+    assert (classifier / "events.jsonl").read_bytes() == events
+    assert inside == "events.jsonl" or not (classifier / inside).exists()
+
+
+def test_an_output_that_cannot_be_written_is_found_before_the_rows_are_read(
+    classifier: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import desktop.core.data.local_files as local_files
+
+    read: list[Path] = []
+    monkeypatch.setattr(local_files, "read_file", lambda path, *a, **k: read.append(path))
+    not_a_folder = tmp_path / "notes.txt"
+    not_a_folder.write_text("a file where the output's folder would be", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot be written"):
+        predict_file(classifier, tmp_path / "rows.csv", not_a_folder / "out.csv")
+    assert read == []  # refused before 30,000 rows were read and the model loaded
+
+
+@pytest.mark.parametrize("content", ["", "text\n"])
+def test_a_file_without_rows_says_there_is_nothing_to_predict(
+    classifier: Path, tmp_path: Path, content: str
+) -> None:
+    source = tmp_path / "rows.csv"
+    source.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        predict_file(classifier, source, tmp_path / "out.csv")
+    assert "no rows to predict" in info.value.message and "training" not in info.value.hint

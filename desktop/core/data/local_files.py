@@ -11,7 +11,7 @@ from desktop.core.data.formats.parquet import read_parquet
 from desktop.core.data.formats.parsing import empty_file_error
 from desktop.core.data.formats.text_files import read_txt
 from desktop.core.data.tables import Table, concat, nulls_to_none
-from desktop.core.system.errors import DataError
+from desktop.core.system.errors import DataError, NoRowsError
 from desktop.core.system.messages import msg
 
 
@@ -40,7 +40,7 @@ def read_file(path: str | Path) -> Table:
         raise empty_file_error(path)
     frame, numbers, word, offset, rows = reader(path)
     if (len(frame) if rows is None else len(rows)) == 0:
-        raise DataError(
+        raise NoRowsError(
             msg("{file} has no data rows.", file=path.name), msg("Add examples below the header row.")
         )
     frame.columns = [str(c).strip() for c in frame.columns]

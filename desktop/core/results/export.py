@@ -155,7 +155,7 @@ def export_run(
         if dest.exists() and any(dest.iterdir()) and not overwrite:
             raise InputError(
                 msg("{folder} is not empty.", folder=str(dest)),
-                msg("Choose an empty or new folder, or confirm replacing it."),
+                msg("Choose an empty or new folder, or replace it (on the command line: add --force)."),
             )
         free = shutil.disk_usage(dest.parent).free
         if free < needed:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.system.errors import InputError
+from desktop.core.system.errors import InputError, NoRowsError
 from desktop.core.system.messages import msg
 from desktop.core.system.progress import report
 
@@ -94,9 +94,16 @@ def predict_file(
             msg("The output would replace the input file {file}.", file=path.name),
             msg("Choose another name for the output."),
         )
+    check_output(out)
     folder, run_config = model_folder(model)
     info = inspect_folder(folder, run_config)
-    table = read_file(path)
+    try:
+        table = read_file(path)
+    except NoRowsError:
+        raise InputError(
+            msg("{file} has no rows to predict.", file=path.name),
+            msg("Choose the file with the rows to predict: a header line, then one row per text."),
+        ) from None
     column = _text_column(
         table.columns, column, run_config or folder / "finetune-studio-config.toml", info.task
     )
@@ -123,6 +130,47 @@ def predict_file(
     result = Prediction(out, len(frame), column, names)
     _write(frame, path, out, result)
     return result
+
+
+def check_output(out: Path) -> None:
+    """Refuse, before any row is read or the model loaded, an output that would land inside a run
+    folder (its files are the run's record: ``-o RUN/events.jsonl --force`` replaced its log) or in a
+    folder that cannot be written.
+
+    Raises:
+        InputError: Where and why, and what to choose instead.
+    """
+    import tempfile
+
+    from desktop.core.runs.folders import EVENTS_NAME, RunDir
+
+    target = out.resolve()
+    for parent in target.parents:
+        if RunDir(parent).is_run() and (parent / EVENTS_NAME).is_file():
+            raise InputError(
+                msg(
+                    "{file} is inside the run folder {run}, which holds the run's own record.",
+                    file=out,
+                    run=parent,
+                ),
+                msg(
+                    "Write the predictions outside it, e.g. {suggestion}.",
+                    suggestion=parent.parent / out.name,
+                ),
+            )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".predict-check-"):
+            pass
+    except OSError as exc:
+        raise InputError(
+            msg(
+                "Predictions cannot be written to {folder}: {error}",
+                folder=target.parent,
+                error=exc.strerror or exc,
+            ),
+            msg("Choose an output file in a folder you can write to."),
+        ) from exc
 
 
 def _text_column(columns: list[str], given: str, saved: Path, task: str) -> str:

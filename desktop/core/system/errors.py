@@ -43,6 +43,11 @@ class DataError(InputError):
     """A data file or dataset cannot be used as it is."""
 
 
+class NoRowsError(DataError):
+    """A data file holds no rows (empty, or a header alone); its words are for training data, and a
+    caller reading other rows (predict) says it in its own."""
+
+
 class ModelError(InputError):
     """The model cannot be found or loaded."""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.data.tables import blank_mask, trim_memory
-from desktop.core.system.errors import DataError
+from desktop.core.system.errors import NoRowsError
 from desktop.core.system.messages import msg
 
 Read = tuple[Any, Any, str, int, Any]
@@ -150,9 +150,9 @@ def arrow_to_pandas(table: Any, **options: Any) -> Any:
     return table.to_pandas(types_mapper=mapped, **options)
 
 
-def empty_file_error(path: Path) -> DataError:
+def empty_file_error(path: Path) -> NoRowsError:
     """The error for a file that holds no data."""
-    return DataError(
+    return NoRowsError(
         msg("{file} is empty.", file=path.name), msg("Choose a file that holds your training examples.")
     )
 
