@@ -14,6 +14,7 @@ from desktop.cli.hub_commands import ensure_downloaded
 from desktop.cli.text import say, text
 from desktop.core.settings.config import HUB_ID, TASKS, Columns, RunConfig
 from desktop.core.system.errors import InputError
+from desktop.core.system.secrets import shell_join
 
 
 def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
@@ -77,7 +78,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         print(
             "  " + say("warning: {field}: {problem}", field=p.field, problem=text(p.message)), file=sys.stderr
         )
-    print(say("Next: finetune-studio-cli preview {file}   then   finetune-studio-cli train {file}", file=out))
+    pasted = shell_join([str(out)])  # a path with spaces works when pasted
+    print(
+        say("Next: finetune-studio-cli preview {file}   then   finetune-studio-cli train {file}", file=pasted)
+    )
     return EXIT_OK
 
 

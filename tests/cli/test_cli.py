@@ -81,6 +81,20 @@ def test_init_then_train_on_gbk_chinese_csv(
     assert "finished" in capsys.readouterr().out
 
 
+def test_the_next_commands_are_quoted_to_paste(
+    tmp_path: Path, samples: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import shlex
+
+    config_path = tmp_path / "my runs" / "run one.toml"
+    config_path.parent.mkdir()
+    args = ["init", "--task", "seq2seq", "--model", "t5-small", "--data", str(samples / "translation.tsv")]
+    assert main([*args, "-o", str(config_path)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Next:"))
+    pasted = line.split("then")[1].strip()  # finetune-studio-cli train '<path>'
+    assert shlex.split(pasted) == ["finetune-studio-cli", "train", str(config_path)]
+
+
 def test_init_refuses_to_overwrite(tmp_path: Path, samples: Path, capsys: pytest.CaptureFixture) -> None:
     config_path = tmp_path / "run.toml"
     config_path.write_text("keep me", encoding="utf-8")

@@ -29,6 +29,7 @@ from desktop.core.system.events import (
 )
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import atomic_write_text
+from desktop.core.system.secrets import shell_join
 
 CONFIG_NAME = "config.toml"
 EVENTS_NAME = "events.jsonl"
@@ -551,7 +552,7 @@ def find_resumable(runs_dir: Path, config: RunConfig, origin: Path) -> RunDir | 
                 msg(
                     "Resume it as it was with: finetune-studio-cli train {config} --resume, "
                     "or start a new run without --resume.",
-                    config=str(run.config_path),
+                    config=shell_join([str(run.config_path)]),  # pasted into a shell: quoted
                 ),
             )
         return run
