@@ -51,6 +51,7 @@ class FakeHub:
         self.stall: dict[str, threading.Event] = {}  # file name -> released when set
         self.stalled = threading.Event()  # set when a download reached a stall point
         self.drop_once: set[str] = set()  # file names whose first download is cut in the middle
+        self.vanished: set[str] = set()  # file names listed in the tree but gone when downloaded
         self.served: list[tuple[str, int]] = []  # (file name, first byte sent) for every GET of a file
         self.sent: dict[str, int] = {}  # file name -> bytes of it sent in all
         self._server: ThreadingHTTPServer | None = None
@@ -144,11 +145,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _error(self, status: int, code: str, message: str) -> None:
-        self._send_json(
-            {"error": message, "Code": status, "Message": message},
-            status,
-            {"X-Error-Code": code, "X-Error-Message": message},
-        )
+        headers = {"X-Error-Code": code, "X-Error-Message": message} if code else {"X-Error-Message": message}
+        self._send_json({"error": message, "Code": status, "Message": message}, status, headers)
 
     def _authorised(self, repo: Repo) -> bool:
         if not repo.gated:
@@ -174,6 +172,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(404, "EntryNotFound", f"no route for {path}")
 
     def _repo(self, kind: str, repo_id: str) -> Repo | None:
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Bearer ") and not auth.endswith(TOKEN):  # as the real hub answers any request
+            self._error(401, "", "Invalid credentials in Authorization header")
+            return None
         repo = self.fake.repos.get((kind, repo_id))
         if repo is None:
             self._error(404, "RepoNotFound", f"Repository {repo_id} not found")
@@ -225,7 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
         repo = self._repo(kind, repo_id)
         if repo is None:
             return
-        if name not in repo.files:
+        if name not in repo.files or name in self.fake.vanished:
             return self._error(404, "EntryNotFound", f"{name} not found")
         self._send_file(repo, name, {"X-Repo-Commit": repo.sha})
 
@@ -316,7 +318,7 @@ class _Handler(BaseHTTPRequestHandler):
         if repo is None:
             return
         name = (query.get("FilePath") or [""])[0]
-        if name not in repo.files:
+        if name not in repo.files or name in self.fake.vanished:
             return self._error(404, "EntryNotFound", f"{name} not found")
         self._send_file(repo, name, {})
 

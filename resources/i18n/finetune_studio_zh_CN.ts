@@ -2826,6 +2826,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>这台电脑用 CPU 版本是正确的。PyTorch 的 GPU 版本从 Maxwell 架构（GeForce GTX 900，计算能力 5.0）起支持；换一块较新的 GPU 训练会快得多。</translation>
     </message>
     <message>
+        <source>The search for {query} could not run: {source} ({endpoint}) did not answer within {seconds} s ({problem}).</source>
+        <translation>无法搜索 {query}：{source}（{endpoint}）在 {seconds} 秒内没有响应（{problem}）。</translation>
+    </message>
+    <message>
+        <source>{source} rejected the access token (it is wrong, expired or revoked).</source>
+        <translation>{source} 拒绝了访问令牌（令牌错误、已过期或已被撤销）。</translation>
+    </message>
+    <message>
+        <source>Enter a new token in Settings &gt; Model sources, or remove it there to download public models without one; on the command line the token comes from {variable}.</source>
+        <translation>请在“设置 &gt; 模型下载源”中输入新的令牌，或删除它以不带令牌下载公开模型；在命令行中，令牌来自环境变量 {variable}。</translation>
+    </message>
+    <message>
+        <source>{name} on {source} has no file {file}.</source>
+        <translation>{source} 上的 {name} 没有文件 {file}。</translation>
+    </message>
+    <message>
+        <source>The repository exists but lacks that file: check the revision, or pick another model.</source>
+        <translation>该仓库存在，但缺少这个文件：请检查版本，或选择其他模型。</translation>
+    </message>
+    <message>
         <source>Choose an empty or new folder, or replace it (on the command line: add --force).</source>
         <translation>请选择一个空文件夹或新文件夹，或者替换它（命令行中加上 --force）。</translation>
     </message>

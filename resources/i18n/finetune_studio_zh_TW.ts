@@ -2826,6 +2826,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>這台電腦用 CPU 版本是正確的。PyTorch 的 GPU 版本從 Maxwell 架構（GeForce GTX 900，計算能力 5.0）起支援；換一張較新的 GPU 訓練會快得多。</translation>
     </message>
     <message>
+        <source>The search for {query} could not run: {source} ({endpoint}) did not answer within {seconds} s ({problem}).</source>
+        <translation>無法搜尋 {query}：{source}（{endpoint}）在 {seconds} 秒內沒有回應（{problem}）。</translation>
+    </message>
+    <message>
+        <source>{source} rejected the access token (it is wrong, expired or revoked).</source>
+        <translation>{source} 拒絕了存取權杖（權杖錯誤、已過期或已被撤銷）。</translation>
+    </message>
+    <message>
+        <source>Enter a new token in Settings &gt; Model sources, or remove it there to download public models without one; on the command line the token comes from {variable}.</source>
+        <translation>請在「設定 &gt; 模型下載來源」中輸入新的權杖，或移除它以不帶權杖下載公開模型；在命令列中，權杖來自環境變數 {variable}。</translation>
+    </message>
+    <message>
+        <source>{name} on {source} has no file {file}.</source>
+        <translation>{source} 上的 {name} 沒有檔案 {file}。</translation>
+    </message>
+    <message>
+        <source>The repository exists but lacks that file: check the revision, or pick another model.</source>
+        <translation>該儲存庫存在，但缺少這個檔案：請檢查版本，或選擇其他模型。</translation>
+    </message>
+    <message>
         <source>Choose an empty or new folder, or replace it (on the command line: add --force).</source>
         <translation>請選擇一個空資料夾或新資料夾，或者取代它（命令列中加上 --force）。</translation>
     </message>

@@ -96,6 +96,35 @@ def test_a_gated_model_names_the_license_page_and_works_with_a_token_from_the_ke
     assert (downloads.download("tiny/gpt2", sources.resolve()) / "config.json").is_file()
 
 
+def test_a_rejected_token_is_called_rejected_not_a_gated_model(
+    fake_hub: FakeHub, keyring_backend: dict
+) -> None:
+    assert sources.set_token(sources.HUGGING_FACE, "hf_revoked_last_week")
+    with pytest.raises(ModelError) as caught:
+        downloads.download("tiny/gpt2", sources.resolve())  # a public model: only the token is wrong
+    assert "rejected the access token" in caught.value.message and "gated" not in caught.value.message
+    assert "Settings > Model sources" in caught.value.hint and "HF_TOKEN" in caught.value.hint
+
+
+def test_a_file_missing_from_an_existing_repository_is_named(fake_hub: FakeHub) -> None:
+    fake_hub.vanished.add("model.safetensors")  # listed, then gone (a mirror out of step)
+    with pytest.raises(ModelError) as caught:
+        downloads.download("tiny/gpt2", sources.resolve())
+    assert caught.value.message == f"tiny/gpt2 on {sources.resolve().label} has no file model.safetensors."
+
+
+def test_a_search_that_cannot_run_is_not_called_a_missing_model(
+    fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core.hub import access
+
+    monkeypatch.setattr(access, "unreachable", lambda source=None: "timed out")
+    with pytest.raises(ModelError) as caught:
+        hub_search.search(sources.resolve(), "qwen")
+    assert caught.value.message.startswith("The search for 'qwen' could not run")
+    assert "not on this computer" not in caught.value.message
+
+
 def test_an_unknown_model_is_one_sentence(fake_hub: FakeHub) -> None:
     with pytest.raises(ModelError) as caught:
         downloads.download("nobody/nothing", sources.resolve())

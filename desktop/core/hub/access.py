@@ -7,11 +7,13 @@ hub becomes one sentence within seconds instead of a minute of silent retries in
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 from desktop.core.hub.sources import (
+    HUGGING_FACE,
     MODELSCOPE,
     PROBE_TIMEOUT_S,
     Source,
@@ -19,6 +21,7 @@ from desktop.core.hub.sources import (
     probe,
     resolve,
     split_ref,
+    token,
 )
 from desktop.core.system.errors import ModelError
 from desktop.core.system.messages import msg
@@ -63,16 +66,27 @@ def unreachable(source: Source | None = None) -> str:
     return problem
 
 
-def unreachable_error(what: str, source: Source, problem: str) -> ModelError:
+def unreachable_error(what: str, source: Source, problem: str, searching: bool = False) -> ModelError:
+    """``source`` did not answer; ``what`` is the model wanted, or the search's words (``searching``)."""
+    common = {
+        "source": source.label,
+        "endpoint": source.endpoint,
+        "seconds": f"{PROBE_TIMEOUT_S:.0f}",
+        "problem": problem,
+    }
     return ModelError(
         msg(
+            "The search for {query} could not run: {source} ({endpoint}) did not answer within {seconds} s "
+            "({problem}).",
+            query=what,
+            **common,
+        )
+        if searching
+        else msg(
             "{name} is not on this computer, and {source} ({endpoint}) did not answer within {seconds} s "
             "({problem}).",
             name=what,
-            source=source.label,
-            endpoint=source.endpoint,
-            seconds=f"{PROBE_TIMEOUT_S:.0f}",
-            problem=problem,
+            **common,
         ),
         msg(
             "Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) "
@@ -81,15 +95,16 @@ def unreachable_error(what: str, source: Source, problem: str) -> ModelError:
     )
 
 
-def fail_fast(source: Source, repo_id: str) -> None:
-    """Raise at once when ``source`` does not answer.
+def fail_fast(source: Source, repo_id: str, searching: bool = False) -> None:
+    """Raise at once when ``source`` does not answer (``repo_id``: the model wanted, or the search's
+    words when ``searching``).
 
     Raises:
         ModelError: The source did not answer within :data:`PROBE_TIMEOUT_S`.
     """
     problem = unreachable(source)
     if problem:
-        raise unreachable_error(repo_id, source, problem)
+        raise unreachable_error(repo_id, source, problem, searching)
 
 
 def access_kwargs(ref: str, revision: str = "", need: str = "model") -> dict[str, Any]:
@@ -146,6 +161,26 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
     statuses = {getattr(getattr(e, "response", None), "status_code", None) for e in exception_chain(exc)}
     statuses |= {getattr(e, "status_code", None) for e in exception_chain(exc)}
     page = source.model_page(repo_id, dataset)
+    if 401 in statuses and "GatedRepoError" not in names and token(source.kind):
+        return ModelError(
+            msg("{source} rejected the access token (it is wrong, expired or revoked).", source=source.label),
+            msg(
+                "Enter a new token in Settings > Model sources, or remove it there to download public "
+                "models without one; on the command line the token comes from {variable}.",
+                variable="HF_TOKEN" if source.kind == HUGGING_FACE else "MODELSCOPE_API_TOKEN",
+            ),
+        )
+    if names & {"EntryNotFoundError", "RemoteEntryNotFoundError"}:
+        found = re.search(r"/resolve/[^/\s]+/([^\s?#]+?)\.?(?:\s|$)", str(exc))
+        return ModelError(
+            msg(
+                "{name} on {source} has no file {file}.",
+                name=repo_id,
+                source=source.label,
+                file=found.group(1) if found else "?",
+            ),
+            msg("The repository exists but lacks that file: check the revision, or pick another model."),
+        )
     if names & {"GatedRepoError", "AuthenticationError", "PermissionDeniedError"} or statuses & {401, 403}:
         return GatedError(
             msg(

@@ -70,7 +70,7 @@ def search(
     """
     from desktop.core.hub.access import fail_fast, translate
 
-    fail_fast(source, query or "search")
+    fail_fast(source, repr(query), searching=True)
     try:
         hits = (
             _ms_search(source, query, task, limit)
