@@ -92,7 +92,11 @@ def _write(config: RunConfig, folder: Path, per_node: int, nodes: int) -> None:
     )
     job.model = replace(config.model)
     model = Path(config.model.name)
-    if config.model.name and not config.model.name.startswith("bundled:") and model.is_dir():
+    if config.model.name.startswith("bundled:"):  # its package is on this computer only: the folder goes
+        from desktop.core.hub.models import resolve
+
+        model = Path(resolve(config.model))
+    if config.model.name and model.is_dir():
         shutil.copytree(model, folder / "model", ignore=shutil.ignore_patterns(".cache", "__pycache__"))
         job.model.name = "model"
     job.output = replace(config.output, runs_dir="runs")
@@ -105,7 +109,8 @@ def _write(config: RunConfig, folder: Path, per_node: int, nodes: int) -> None:
     (folder / "requirements.txt").write_text(requirements(), encoding="utf-8", newline="\n")
     _script(folder / "launch.sh", _launch_sh(per_node))
     _script(folder / "job.sbatch", _sbatch(per_node, nodes, config))
-    (folder / "README.md").write_text(_readme(job, per_node, nodes), encoding="utf-8", newline="\n")
+    readme = _readme(job, per_node, nodes, config.model.name)
+    (folder / "README.md").write_text(readme, encoding="utf-8", newline="\n")
 
 
 def _copy_files(files: list[str], target: Path, relative: str) -> list[str]:
@@ -219,12 +224,20 @@ def _sbatch(per_node: int, nodes: int, config: RunConfig) -> str:
 #SBATCH --time=24:00:00
 #SBATCH --output=slurm-%j.out
 set -euo pipefail
-cd "${{SLURM_SUBMIT_DIR:-$(dirname "$0")}}"
+# Slurm runs a copy of this script from its spool folder: the job folder is where the submitted
+# script lies, wherever `sbatch` was typed.
+SUBMITTED=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/^ *Command=\\([^ ]*\\).*/\\1/p' || true)
+case "$SUBMITTED" in
+    "") cd "$SLURM_SUBMIT_DIR" ;;
+    /*) cd "$(dirname "$SUBMITTED")" ;;
+    *) cd "$SLURM_SUBMIT_DIR/$(dirname "$SUBMITTED")" ;;
+esac
 PYTHON="${{PYTHON:-python3}}"
 export PYTHONPATH="$PWD/app${{PYTHONPATH:+:$PYTHONPATH}}"
 export PYTHONUTF8=1
 MAIN_HOST=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
-MAIN_PORT=${{MAIN_PORT:-29500}}
+# A port of this job's own: two jobs on one node must not meet at the same rendezvous.
+MAIN_PORT=${{MAIN_PORT:-$(( 20000 + SLURM_JOB_ID % 20000 ))}}
 srun --kill-on-bad-exit=1 bash -c '
 exec "'"$PYTHON"'" -m accelerate.commands.launch --config_file accelerate.yaml \\
     --num_machines "$SLURM_NNODES" --num_processes $(( SLURM_NNODES * {per_node} )) \\
@@ -235,10 +248,10 @@ exec "'"$PYTHON"'" -m accelerate.commands.launch --config_file accelerate.yaml \
 """
 
 
-def _readme(config: RunConfig, per_node: int, nodes: int) -> str:
+def _readme(config: RunConfig, per_node: int, nodes: int, source: str) -> str:
     model = config.model.name
     model_line = (
-        "The model was copied into `model/`."
+        f"The model was copied into `model/` (from {source})."
         if model == "model"
         else f"The model `{model}` is downloaded from the hub on first use "
         "(set `HF_TOKEN` for a private one)."
