@@ -417,7 +417,7 @@ def test_a_utf8_file_with_a_line_in_another_encoding_names_that_line(tmp_path: P
 
 
 def test_a_few_lines_of_gbk_are_read_as_chinese_not_korean(tmp_path: Path) -> None:
-    from desktop.core.data.local_files import read_file, read_head
+    from desktop.core.data.local_files import read_head
 
     path = tmp_path / "短.csv"
     path.write_bytes("评论,日期\r\n电池很耐用,11-01\r\n屏幕有坏点,11-02\r\n".encode("gbk"))
@@ -638,3 +638,16 @@ def test_numbers_without_gaps_stay_numpy_and_read_as_python_numbers(tmp_path: Pa
     assert json.loads(json.dumps(records)) == [{**r, "stars": r["stars"] and float(r["stars"])} for r in rows]
     assert type(records[3]["id"]) is int and table.column("id").tolist()[:3] == [0, 1, 2]
     assert table.base["stars"].dtype == object and records[0]["stars"] is None  # a gap: None, as ever
+
+
+def test_a_tab_separated_file_named_csv_is_read_as_tsv(tmp_path: Path) -> None:
+    """Today it was one column named "text\\tlabel" holding every row whole."""
+    from desktop.core.data.local_files import read_head
+
+    saved = tmp_path / "评论.csv"
+    saved.write_text("text\tlabel\n很好用\tpositive\n坏了, 退货\tnegative\n", encoding="utf-8")
+    for table in (read_file(saved), read_head(saved)):
+        assert table.columns == ["text", "label"] and list(table.column("label")) == ["positive", "negative"]
+    commas = tmp_path / "commas.csv"  # a real CSV whose texts hold tabs stays a CSV
+    commas.write_text('text,label\n"a\tb",positive\n', encoding="utf-8")
+    assert read_file(commas).columns == ["text", "label"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.core.data.formats.delimited import head_delimited, read_csv, read_tsv
+from desktop.core.data.formats.delimited import csv_separator, head_delimited, read_csv, read_tsv
 from desktop.core.data.formats.excel import head_xlsx, read_xlsx
 from desktop.core.data.formats.json_files import head_json_array, head_jsonl, read_json, read_jsonl
 from desktop.core.data.formats.parquet import read_parquet
@@ -71,6 +71,7 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
     suffix = path.suffix.lower()
     sep = {".csv": ",", ".tsv": "\t"}.get(suffix)
     if sep is not None and path.is_file():
+        sep = csv_separator(path) if sep == "," else sep
         head = head_delimited(path, sep, rows)
         if head is not None:
             frame, numbers, word, offset, keep = head

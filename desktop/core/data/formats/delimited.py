@@ -25,8 +25,17 @@ from desktop.core.system.messages import msg
 
 
 def read_csv(path: Path) -> Read:
-    """The rows of a CSV file (comma-separated, quoted fields)."""
-    return _read_delimited(path, ",")
+    """The rows of a CSV file (comma-separated, quoted fields; a TSV named ``.csv`` as TSV)."""
+    return _read_delimited(path, csv_separator(path))
+
+
+def csv_separator(path: Path) -> str:
+    """``","``, or a tab for a file named ``.csv`` whose header line has tabs and no comma: a TSV that
+    a program saved as ``.csv`` (read with commas it was one column holding every name and value)."""
+    with open(path, "rb") as fh:
+        start = fh.read(64 << 10)
+    header = next((line for line in start.splitlines() if line.strip(b" \t\r\x00\xef\xbb\xbf")), b"")
+    return "\t" if b"\t" in header and b"," not in header else ","
 
 
 def read_tsv(path: Path) -> Read:
