@@ -2818,6 +2818,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请把 {role} 映射到存放文本的列。</translation>
     </message>
     <message>
+        <source>{file} is UTF-8 except at {count} lines ({lines}), which hold text in another encoding (pasted from another file, perhaps).</source>
+        <translation>{file} 是 UTF-8 编码，但有 {count} 行（{lines}）是其他编码的文本（可能是从别的文件粘贴过来的）。</translation>
+    </message>
+    <message>
+        <source>Fix those lines (type them again, or copy them from a UTF-8 copy of their source), then retry.</source>
+        <translation>请修正这些行（重新输入，或从其来源的 UTF-8 副本中复制），然后重试。</translation>
+    </message>
+    <message>
         <source>{gpus} is too old for current PyTorch: no build has code for its architecture (compute capability {capability}), so training runs on the CPU.</source>
         <translation>{gpus} 对当前的 PyTorch 来说太旧了：没有任何版本包含支持它的架构（计算能力 {capability}）的代码，因此训练会在 CPU 上运行。</translation>
     </message>

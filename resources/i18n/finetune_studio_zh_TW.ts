@@ -2818,6 +2818,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請把 {role} 對應到存放文字的欄位。</translation>
     </message>
     <message>
+        <source>{file} is UTF-8 except at {count} lines ({lines}), which hold text in another encoding (pasted from another file, perhaps).</source>
+        <translation>{file} 是 UTF-8 編碼，但有 {count} 行（{lines}）是其他編碼的文字（可能是從別的檔案貼上過來的）。</translation>
+    </message>
+    <message>
+        <source>Fix those lines (type them again, or copy them from a UTF-8 copy of their source), then retry.</source>
+        <translation>請修正這些行（重新輸入，或從其來源的 UTF-8 副本中複製），然後重試。</translation>
+    </message>
+    <message>
         <source>{gpus} is too old for current PyTorch: no build has code for its architecture (compute capability {capability}), so training runs on the CPU.</source>
         <translation>{gpus} 對目前的 PyTorch 來說太舊了：沒有任何版本包含支援它的架構（計算能力 {capability}）的程式碼，因此訓練會在 CPU 上執行。</translation>
     </message>

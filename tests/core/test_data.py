@@ -416,6 +416,23 @@ def test_a_utf8_file_with_a_line_in_another_encoding_names_that_line(tmp_path: P
     assert read_file(gbk).frame["text"][0] == "这是第0条评论，很好用"
 
 
+def test_a_mostly_english_utf8_file_is_never_reread_in_a_western_code_page(tmp_path: Path) -> None:
+    """Today two lines saved from Excel in cp1252 made the whole file read as cp1252: "café" in the
+    UTF-8 lines became "cafÃ©"."""
+    lines = ["text,label", "the café was great,positive"] + [f"review {i},positive" for i in range(30)]
+    raw = "\n".join(lines).encode("utf-8").split(b"\n")
+    raw[10] = "a naïve take,negative".encode("cp1252")
+    raw[20] = "déjà vu,negative".encode("cp1252")
+    path = tmp_path / "english.csv"
+    path.write_bytes(b"\n".join(raw) + b"\n")
+    with pytest.raises(DataError) as info:
+        read_file(path)
+    assert "english.csv is UTF-8 except at 2 lines (11, 21)" in info.value.message
+    western = tmp_path / "western.csv"  # a whole file in cp1252 is still read as cp1252
+    western.write_bytes("text,label\na naïve take,negative\ndéjà vu,negative\n".encode("cp1252"))
+    assert list(read_file(western).frame["text"]) == ["a naïve take", "déjà vu"]
+
+
 def test_a_few_lines_of_gbk_are_read_as_chinese_not_korean(tmp_path: Path) -> None:
     from desktop.core.data.local_files import read_head
 

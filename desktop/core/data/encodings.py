@@ -6,6 +6,8 @@ from desktop.core.system.errors import DataError
 from desktop.core.system.messages import msg
 
 ENCODING_CANDIDATES = ["gb18030", "big5", "cp1252", "shift_jis", "euc_kr", "utf_16"]
+SINGLE_BYTE = {"cp1252"}
+"""Candidates with one byte a character: a UTF-8 character read in one becomes two (é as Ã©)."""
 
 
 def decode_text(raw: bytes, name: str) -> str:
@@ -19,11 +21,14 @@ def decode_text(raw: bytes, name: str) -> str:
     bom = raw.startswith(b"\xef\xbb\xbf")
     try:
         return raw[3:].decode("utf-8") if bom else raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        mixed = _mixed_utf8(raw, exc.start + (3 if bom else 0), name)
-        if mixed is not None or bom:
-            raise mixed or _unreadable(name) from None
-    encoding = guess_encoding(raw)
+    except UnicodeDecodeError:
+        pass
+    encoding = None if bom else guess_encoding(raw)
+    # One line of real UTF-8 is evidence enough against a single-byte code page, which would turn each
+    # of its characters into two; a multi-byte one (GBK) needs most text lines to be UTF-8 instead.
+    mixed = _mixed_utf8(raw, name, any_line=encoding is None or encoding in SINGLE_BYTE)
+    if mixed is not None or bom:
+        raise mixed or _unreadable(name)
     text = raw.decode(encoding, errors="strict") if encoding else ""
     if not encoding or "\x00" in text:
         raise _unreadable(name)
@@ -56,21 +61,44 @@ def _unreadable(name: str) -> DataError:
     )
 
 
-def _mixed_utf8(raw: bytes, first_bad: int, name: str) -> DataError | None:
-    """A file in UTF-8 but for a few places (lines pasted from a file in another encoding): decoding it
-    all in some other encoding would garble every Chinese character, so it is refused, naming the first
-    bad line. ``None`` when the file is not mostly UTF-8 (then its encoding is detected)."""
-    wide = len(raw) - len(raw.translate(None, bytes(range(0x80, 0x100))))  # bytes of non-ASCII text
-    bad = raw.decode("utf-8", errors="replace").count("\ufffd")
-    if wide < 16 or bad > 0.02 * wide:
+def _mixed_utf8(raw: bytes, name: str, any_line: bool = False) -> DataError | None:
+    """A file in UTF-8 but for a few lines (pasted from a file in another encoding): decoding it all
+    in some other encoding would garble every other non-ASCII character (a single-byte code page turns
+    each into two), so it is refused, naming those lines. ``None`` when the file is not mostly UTF-8
+    (then its encoding is detected): no line of it is UTF-8 text, or most of its text lines are not
+    (unless ``any_line``: one UTF-8 line is enough)."""
+    good, bad = [], []
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        if line.isascii():
+            continue
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(number)
+            if not any_line and len(bad) > 1000 and len(bad) > 10 * len(good):
+                return None  # a file in another encoding (GBK, Big5, ...): no need to look further
+        else:
+            good.append(number)
+    if not good or (len(bad) > len(good) and not any_line):
         return None
-    line = raw.count(b"\n", 0, first_bad) + 1
+    if len(bad) == 1:
+        return DataError(
+            msg(
+                "{file} is UTF-8 except at line {line}, which holds text in another encoding (pasted from "
+                "another file, perhaps).",
+                file=name,
+                line=bad[0],
+            ),
+            msg("Fix that line (type it again, or copy it from a UTF-8 copy of its source), then try again."),
+        )
+    shown = ", ".join(str(n) for n in bad[:5]) + (", ..." if len(bad) > 5 else "")
     return DataError(
         msg(
-            "{file} is UTF-8 except at line {line}, which holds text in another encoding (pasted from "
-            "another file, perhaps).",
+            "{file} is UTF-8 except at {count} lines ({lines}), which hold text in another encoding "
+            "(pasted from another file, perhaps).",
             file=name,
-            line=line,
+            count=len(bad),
+            lines=shown,
         ),
-        msg("Fix that line (type it again, or copy it from a UTF-8 copy of its source), then try again."),
+        msg("Fix those lines (type them again, or copy them from a UTF-8 copy of their source), then retry."),
     )
