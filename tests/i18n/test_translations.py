@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QLocale
 
+from tests.scripts import script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -21,12 +23,7 @@ def test_translations_are_complete_current_and_keep_their_placeholders() -> None
 
 
 def _i18n():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import i18n
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
-    return i18n
+    return script("tools/i18n.py")
 
 
 def test_the_check_finds_a_missing_translation_and_a_broken_placeholder(tmp_path: Path) -> None:

@@ -6,12 +6,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from desktop.core.system.instance import MUTEX_NAME
+from tests.scripts import script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "installer" / "finetune-studio.nsi"
@@ -56,11 +56,7 @@ def test_the_cpp_runtime_is_installed_when_missing() -> None:
 
 @pytest.mark.parametrize("version", ["1.2.3", "0.2.0rc1"])  # a release and a pre-release
 def test_the_script_compiles_with_the_cpp_runtime(tmp_path: Path, version: str) -> None:
-    sys.path.insert(0, str(ROOT / "installer"))
-    try:
-        from build import file_version  # the numbers installer/build.py passes for Windows' fields
-    finally:
-        sys.path.remove(str(ROOT / "installer"))
+    file_version = script("installer/build.py").file_version  # the numbers build.py passes to makensis
     makensis = shutil.which("makensis")
     if makensis is None and not os.environ.get("CI"):
         pytest.skip("makensis is not installed (Debian: apt install nsis); CI installs it")
@@ -102,17 +98,8 @@ def test_the_release_workflow_proves_the_windows_build() -> None:
     assert "SHA256SUMS" in script and "dist/SHA256SUMS" in upload["with"]["path"]
 
 
-def _build_module():
-    sys.path.insert(0, str(ROOT / "installer"))
-    try:
-        import build
-    finally:
-        sys.path.remove(str(ROOT / "installer"))
-    return build
-
-
 def test_the_signing_command_starts_signtool_and_takes_the_password_at_signing_time(monkeypatch) -> None:
-    build = _build_module()
+    build = script("installer/build.py")
     monkeypatch.setenv("SIGNING_PASSWORD", "s3cret")
     text = (
         '"C:\\Program Files (x86)\\Windows Kits\\10\\bin\\10.0.26100.0\\x64\\signtool.exe" sign '
@@ -129,11 +116,7 @@ def test_the_signing_command_starts_signtool_and_takes_the_password_at_signing_t
 
 
 def test_the_torch_table_check_resolves_every_pin_and_names_the_missing_ones(monkeypatch, capsys) -> None:
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import check_torch_table as check
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    check = script("tools/check_torch_table.py")
     from desktop.core.environment.wheels import WheelTable
 
     table = WheelTable.load()
