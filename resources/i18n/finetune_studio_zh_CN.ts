@@ -2662,6 +2662,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>写法不同但值相同的标签已各自合并为一个类别：{labels}。</translation>
     </message>
     <message>
+        <source>Labels that differ only in case are separate classes (rows of each): {labels}. If they are one class, write it the same way in the data and check again.</source>
+        <translation>只有大小写不同的标签被当作不同的类别（各自的行数）：{labels}。如果它们是同一个类别，请在数据中统一写法后重新检查。</translation>
+    </message>
+    <message>
         <source>The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece .model file); without them the texts cannot be read the way the model was trained to read them.</source>
         <translation>模型文件夹 {folder} 中没有分词器文件（tokenizer.json，或 vocab.txt，或 vocab.json 加 merges.txt，或 SentencePiece 的 .model 文件）；没有它们，就无法按模型训练时的方式读取文本。</translation>
     </message>

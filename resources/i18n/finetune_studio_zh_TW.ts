@@ -2662,6 +2662,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>寫法不同但值相同的標籤已各自合併為一個類別：{labels}。</translation>
     </message>
     <message>
+        <source>Labels that differ only in case are separate classes (rows of each): {labels}. If they are one class, write it the same way in the data and check again.</source>
+        <translation>只有大小寫不同的標籤被當作不同的類別（各自的列數）：{labels}。如果它們是同一個類別，請在資料中統一寫法後重新檢查。</translation>
+    </message>
+    <message>
         <source>The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece .model file); without them the texts cannot be read the way the model was trained to read them.</source>
         <translation>模型資料夾 {folder} 中沒有分詞器檔案（tokenizer.json，或 vocab.txt，或 vocab.json 加 merges.txt，或 SentencePiece 的 .model 檔案）；沒有它們，就無法依模型訓練時的方式讀取文字。</translation>
     </message>

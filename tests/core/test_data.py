@@ -668,3 +668,28 @@ def test_a_tab_separated_file_named_csv_is_read_as_tsv(tmp_path: Path) -> None:
     commas = tmp_path / "commas.csv"  # a real CSV whose texts hold tabs stays a CSV
     commas.write_text('text,label\n"a\tb",positive\n', encoding="utf-8")
     assert read_file(commas).columns == ["text", "label"]
+
+
+def test_nan_labels_are_no_labels_and_case_only_differences_are_named(tmp_path: Path) -> None:
+    """Today "NaN" trained as a class of its own and "Positive" beside "positive" as two, with no word."""
+    from desktop.core.data.checks import load_and_check
+    from desktop.core.settings.config import RunConfig
+
+    data = tmp_path / "labels.csv"
+    data.write_text(
+        "text,label\ngreat,positive\nbad,negative\nok,Positive\nmeh,NaN\nfine,positive\nawful,negative\n"
+        "nice,positive\nugh,#N/A\n",
+        encoding="utf-8",
+    )
+    config = RunConfig(task="classification")
+    config.model.name, config.data.files, config.validation.fraction = (
+        "bundled:all-minilm-l6-v2",
+        [str(data)],
+        0.0,
+    )
+    with pytest.raises(DataError, match=r"2 rows have no label .*labels.csv row 5, labels.csv row 9"):
+        load_and_check(config)
+    config.data.drop_bad_rows = True
+    checked = load_and_check(config)
+    assert len(checked.train) == 6
+    assert 'separate classes (rows of each): "Positive": 1, "positive": 3.' in " ".join(checked.notes)

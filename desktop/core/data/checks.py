@@ -414,13 +414,35 @@ def _check_labels(train: Table, eval_: Table | None, column: str, config: RunCon
                 ),
                 hint,
             )
+    notes = _case_only_labels(train, column, spellings)
     merged = {key: sorted(raw) for key, raw in spellings.items() if len(raw) > 1}
     if not merged:
-        return []
+        return notes
     shown = "; ".join(" ".join(f'"{r}"' for r in raw) + f" -> {key}" for key, raw in list(merged.items())[:5])
     return [
         msg(
             "Labels written differently but with the same value were merged into one class each: {labels}.",
+            labels=shown,
+        ),
+        *notes,
+    ]
+
+
+def _case_only_labels(train: Table, column: str, spellings: dict[str, set[str]]) -> list[str]:
+    """Classes whose names differ only in case ("Positive", "positive"): named with their rows, since
+    they train as separate classes and are most often one class typed two ways."""
+    by_fold: dict[str, list[str]] = defaultdict(list)
+    for key in spellings:
+        by_fold[key.casefold()].append(key)
+    groups = [sorted(keys) for keys in by_fold.values() if len(keys) > 1]
+    if not groups:
+        return []
+    counts = train.column(column).astype(str).str.strip().value_counts()
+    shown = "; ".join(", ".join(f'"{key}": {int(counts.get(key, 0))}' for key in keys) for keys in groups[:5])
+    return [
+        msg(
+            "Labels that differ only in case are separate classes (rows of each): {labels}. If they are one "
+            "class, write it the same way in the data and check again.",
             labels=shown,
         )
     ]

@@ -227,6 +227,21 @@ def unique_values(values: Any) -> list[Any]:
     return list(values.unique())
 
 
+MISSING_WORDS = {"nan", "none", "null", "n/a", "#n/a"}
+"""Labels that say a cell was empty where the file was written (pandas' "NaN", Excel's "#N/A"): no
+label, not a class of their own."""
+
+
+def missing_word_rows(values: Any) -> list[int]:
+    """The rows whose label is one of :data:`MISSING_WORDS` (in any case)."""
+    words = [v for v in unique_values(values) if isinstance(v, str) and v.strip().casefold() in MISSING_WORDS]
+    if not words:
+        return []
+    import numpy as np
+
+    return np.flatnonzero(values.isin(words).to_numpy()).tolist()
+
+
 def label_key(value: Any) -> str:
     """A label as one class: ``1``, ``1.0``, ``" 1"`` and ``"1.0"`` are all ``"1"``; text is trimmed."""
     if isinstance(value, str):
@@ -288,6 +303,8 @@ def check_rows(
             rows = unusable_chats(table.column(column))
         else:
             rows = table.blank(column).nonzero()[0].tolist()
+        if role == "label":
+            rows = sorted({*rows, *missing_word_rows(table.column(column))})
         if len(rows) == len(table):
             raise DataError(
                 msg(
