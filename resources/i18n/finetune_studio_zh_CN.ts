@@ -2830,6 +2830,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请修正这些行（重新输入，或从其来源的 UTF-8 副本中复制），然后重试。</translation>
     </message>
     <message>
+        <source>{file} holds no data: none of its sheets ({sheets}) has a row of column names with rows below it.</source>
+        <translation>{file} 中没有数据：它的工作表（{sheets}）都没有“列名行加数据行”。</translation>
+    </message>
+    <message>
+        <source>Put the data on one sheet, with the column names in its first row.</source>
+        <translation>请把数据放在一个工作表中，第一行为列名。</translation>
+    </message>
+    <message>
+        <source>Save it from Excel as .xlsx (the first sheet with data is used, with a header row).</source>
+        <translation>请在 Excel 中另存为 .xlsx（使用第一个有数据的工作表，需有表头行）。</translation>
+    </message>
+    <message>
+        <source>{file} (sheet {sheet})</source>
+        <translation>{file}（工作表 {sheet}）</translation>
+    </message>
+    <message>
         <source>{gpus} is too old for current PyTorch: no build has code for its architecture (compute capability {capability}), so training runs on the CPU.</source>
         <translation>{gpus} 对当前的 PyTorch 来说太旧了：没有任何版本包含支持它的架构（计算能力 {capability}）的代码，因此训练会在 CPU 上运行。</translation>
     </message>
@@ -3424,10 +3440,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} is not a readable Excel workbook ({error}).</source>
         <translation>{file} 不是可读取的 Excel 工作簿（{error}）。</translation>
-    </message>
-    <message>
-        <source>Save it from Excel as .xlsx (the first sheet is used, with a header row).</source>
-        <translation>请在 Excel 中另存为 .xlsx（使用第一个工作表，需要表头行）。</translation>
     </message>
     <message>
         <source>The hub dataset {name} ({split}) could not be loaded: {error}</source>

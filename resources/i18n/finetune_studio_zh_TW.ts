@@ -2830,6 +2830,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請修正這些行（重新輸入，或從其來源的 UTF-8 副本中複製），然後重試。</translation>
     </message>
     <message>
+        <source>{file} holds no data: none of its sheets ({sheets}) has a row of column names with rows below it.</source>
+        <translation>{file} 中沒有資料：它的工作表（{sheets}）都沒有「欄名列加資料列」。</translation>
+    </message>
+    <message>
+        <source>Put the data on one sheet, with the column names in its first row.</source>
+        <translation>請把資料放在一個工作表中，第一列為欄名。</translation>
+    </message>
+    <message>
+        <source>Save it from Excel as .xlsx (the first sheet with data is used, with a header row).</source>
+        <translation>請在 Excel 中另存為 .xlsx（使用第一個有資料的工作表，需有標題列）。</translation>
+    </message>
+    <message>
+        <source>{file} (sheet {sheet})</source>
+        <translation>{file}（工作表 {sheet}）</translation>
+    </message>
+    <message>
         <source>{gpus} is too old for current PyTorch: no build has code for its architecture (compute capability {capability}), so training runs on the CPU.</source>
         <translation>{gpus} 對目前的 PyTorch 來說太舊了：沒有任何版本包含支援它的架構（計算能力 {capability}）的程式碼，因此訓練會在 CPU 上執行。</translation>
     </message>
@@ -3424,10 +3440,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} is not a readable Excel workbook ({error}).</source>
         <translation>{file} 不是可讀取的 Excel 活頁簿（{error}）。</translation>
-    </message>
-    <message>
-        <source>Save it from Excel as .xlsx (the first sheet is used, with a header row).</source>
-        <translation>請在 Excel 中另存為 .xlsx（使用第一個工作表，需要標題列）。</translation>
     </message>
     <message>
         <source>The hub dataset {name} ({split}) could not be loaded: {error}</source>

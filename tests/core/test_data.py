@@ -693,3 +693,27 @@ def test_nan_labels_are_no_labels_and_case_only_differences_are_named(tmp_path: 
     checked = load_and_check(config)
     assert len(checked.train) == 6
     assert 'separate classes (rows of each): "Positive": 1, "positive": 3.' in " ".join(checked.notes)
+
+
+def test_a_workbook_whose_first_sheet_is_empty_is_read_from_its_data_sheet(tmp_path: Path) -> None:
+    """Today an empty cover sheet first made the whole workbook "have no data rows"."""
+    from openpyxl import Workbook
+
+    from desktop.core.data.local_files import read_head
+
+    book = Workbook()
+    book.active.title = "说明"  # a cover sheet: a title, no table
+    book.active["A1"] = "2025 年评论"
+    data = book.create_sheet("数据")
+    for row in (["text", "label"], ["很好用", "好评"], ["坏了", "差评"]):
+        data.append(row)
+    path = tmp_path / "reviews.xlsx"
+    book.save(path)
+    for table in (read_file(path), read_head(path)):
+        assert list(table.column("label")) == ["好评", "差评"] and table.source == "reviews.xlsx (sheet 数据)"
+    empty = Workbook()
+    empty.active.title = "Sheet1"
+    empty.create_sheet("Notes")["A1"] = "nothing here yet"
+    empty.save(tmp_path / "empty.xlsx")
+    with pytest.raises(DataError, match=r"none of its sheets \(Sheet1, Notes\)"):
+        read_file(tmp_path / "empty.xlsx")

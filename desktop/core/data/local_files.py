@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop.core.data.formats.delimited import csv_separator, head_delimited, read_csv, read_tsv
-from desktop.core.data.formats.excel import head_xlsx, read_xlsx
+from desktop.core.data.formats.excel import data_sheet, head_xlsx, read_xlsx
 from desktop.core.data.formats.json_files import head_json_array, head_jsonl, read_json, read_jsonl
 from desktop.core.data.formats.parquet import read_parquet
 from desktop.core.data.formats.parsing import empty_file_error
@@ -45,7 +45,15 @@ def read_file(path: str | Path) -> Table:
         )
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = nulls_to_none(frame)
-    return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], rows, rows)
+    source = source_name(path)
+    return Table(frame, source, [(0, (source, word), numbers, offset)], rows, rows)
+
+
+def source_name(path: Path) -> str:
+    """How messages name the file: a workbook read from another sheet than its first names it too."""
+    if path.suffix.lower() == ".xlsx" and (sheet := data_sheet(path))[0] > 0:
+        return msg("{file} (sheet {sheet})", file=path.name, sheet=sheet[1])
+    return path.name
 
 
 _READERS = {
@@ -81,7 +89,8 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
     if head is not None:  # as read_file makes its frame
         frame, numbers, word, offset, keep = head
         frame.columns = [str(c).strip() for c in frame.columns]
-        return Table(nulls_to_none(frame), path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
+        source = source_name(path)
+        return Table(nulls_to_none(frame), source, [(0, (source, word), numbers, offset)], keep, keep)
     table = read_file(path)
     return table.take(list(range(min(rows, len(table)))))
 
