@@ -52,6 +52,7 @@ class FakeHub:
         self.stalled = threading.Event()  # set when a download reached a stall point
         self.drop_once: set[str] = set()  # file names whose first download is cut in the middle
         self.vanished: set[str] = set()  # file names listed in the tree but gone when downloaded
+        self.corrupt: dict[str, int] = {}  # file name -> how many more downloads of it arrive damaged
         self.served: list[tuple[str, int]] = []  # (file name, first byte sent) for every GET of a file
         self.sent: dict[str, int] = {}  # file name -> bytes of it sent in all
         self._server: ThreadingHTTPServer | None = None
@@ -251,6 +252,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command == "HEAD":
             return
         body = data[start : end + 1]
+        if self.fake.corrupt.get(name) and body:
+            self.fake.corrupt[name] -= 1
+            body = bytes([body[0] ^ 0xFF]) + body[1:]  # one byte flipped on the way
         self.fake.served.append((name, start))
         self.fake.sent[name] = self.fake.sent.get(name, 0) + len(body)
         half = len(body) // 2

@@ -2866,6 +2866,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请在“设置 &gt; 模型下载源”中输入新的令牌，或删除它以不带令牌下载公开模型；在命令行中，令牌来自环境变量 {variable}。</translation>
     </message>
     <message>
+        <source>{file} of {name} arrived damaged twice from {source}: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
+        <translation>{name} 的 {file} 从 {source} 下载两次都已损坏：内容与模型库的校验和不一致，已被删除。</translation>
+    </message>
+    <message>
+        <source>Try again later, or switch the source (a mirror, or ModelScope); a proxy or an antivirus that changes downloads causes this too.</source>
+        <translation>请稍后重试，或换一个下载源（镜像站或魔搭）；会修改下载内容的代理或杀毒软件也会导致这种情况。</translation>
+    </message>
+    <message>
         <source>{name} on {source} has no file {file}.</source>
         <translation>{source} 上的 {name} 没有文件 {file}。</translation>
     </message>

@@ -2866,6 +2866,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請在「設定 &gt; 模型下載來源」中輸入新的權杖，或移除它以不帶權杖下載公開模型；在命令列中，權杖來自環境變數 {variable}。</translation>
     </message>
     <message>
+        <source>{file} of {name} arrived damaged twice from {source}: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
+        <translation>{name} 的 {file} 從 {source} 下載兩次都已損毀：內容與模型庫的檢查碼不一致，已被刪除。</translation>
+    </message>
+    <message>
+        <source>Try again later, or switch the source (a mirror, or ModelScope); a proxy or an antivirus that changes downloads causes this too.</source>
+        <translation>請稍後重試，或換一個下載來源（鏡像站或 ModelScope）；會修改下載內容的代理伺服器或防毒軟體也會導致這種情況。</translation>
+    </message>
+    <message>
         <source>{name} on {source} has no file {file}.</source>
         <translation>{source} 上的 {name} 沒有檔案 {file}。</translation>
     </message>

@@ -125,6 +125,34 @@ def test_a_search_that_cannot_run_is_not_called_a_missing_model(
     assert "not on this computer" not in caught.value.message
 
 
+@pytest.mark.parametrize("resumable", [True, False])  # weights over 8 MB, or a small file
+def test_a_file_that_arrives_damaged_is_fetched_again_and_never_used(
+    fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch, resumable: bool
+) -> None:
+    """Today a file whose bytes did not match the hub's sha256 was used as it came (sizes only)."""
+    if resumable:
+        monkeypatch.setattr(clients, "RESUME_FROM", 0)
+    expected = fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"]
+    fake_hub.corrupt["model.safetensors"] = 1
+    folder = downloads.download("tiny/gpt2", sources.resolve())
+    assert (folder / "model.safetensors").read_bytes() == expected  # the second fetch was good
+    assert [n for n, _ in fake_hub.served].count("model.safetensors") == 2
+
+
+def test_a_file_damaged_twice_is_one_sentence_and_leaves_nothing_to_load(
+    fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clients, "RESUME_FROM", 0)
+    fake_hub.corrupt["model.safetensors"] = 2
+    with pytest.raises(ModelError) as caught:
+        downloads.download("tiny/gpt2", sources.resolve())
+    assert caught.value.message.startswith("model.safetensors of tiny/gpt2 arrived damaged twice")
+    assert (
+        clients.local_copy("tiny/gpt2") is None
+        or not (clients.local_copy("tiny/gpt2") / "model.safetensors").exists()
+    )
+
+
 def test_an_unknown_model_is_one_sentence(fake_hub: FakeHub) -> None:
     with pytest.raises(ModelError) as caught:
         downloads.download("nobody/nothing", sources.resolve())

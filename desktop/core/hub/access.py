@@ -170,6 +170,21 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
                 variable="HF_TOKEN" if source.kind == HUGGING_FACE else "MODELSCOPE_API_TOKEN",
             ),
         )
+    damaged = next((e for e in exception_chain(exc) if type(e).__name__ == "DamagedDownload"), None)
+    if damaged is not None:
+        return ModelError(
+            msg(
+                "{file} of {name} arrived damaged twice from {source}: its bytes do not match the hub's "
+                "checksum, so it was deleted.",
+                file=getattr(damaged, "name", "?"),
+                name=repo_id,
+                source=source.label,
+            ),
+            msg(
+                "Try again later, or switch the source (a mirror, or ModelScope); a proxy or an antivirus "
+                "that changes downloads causes this too."
+            ),
+        )
     if names & {"EntryNotFoundError", "RemoteEntryNotFoundError"}:
         found = re.search(r"/resolve/[^/\s]+/([^\s?#]+?)\.?(?:\s|$)", str(exc))
         return ModelError(

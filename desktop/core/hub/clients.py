@@ -208,7 +208,10 @@ def _hf_one(
         )
 
     if 0 < size < RESUME_FROM:
-        return place()
+        try:
+            return _checked(place(), name)
+        except DamagedDownload:
+            return _checked(place(), name)  # removed: fetched once more, and a second failure is said
     url = hf_hub_url(repo_id, name, repo_type=kind, revision=commit, endpoint=source.endpoint)
     meta = get_hf_file_metadata(url, token=token or False, endpoint=source.endpoint)
     storage = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type=kind)
@@ -220,25 +223,65 @@ def _hf_one(
         locks = Path(cache_dir or constants.HF_HUB_CACHE) / ".locks" / storage.name
         locks.mkdir(parents=True, exist_ok=True)
         with FileLock(str(locks / f"{etag}.resume.lock")):
-            with open(partial, "ab") as fh:
-                done = fh.tell()
-                if done < meta.size:
-                    http_get(
-                        meta.location,
-                        fh,
-                        resume_size=done,
-                        headers=build_hf_headers(token=token or False),
-                        expected_size=meta.size,
-                        displayed_filename=name,
-                        tqdm_class=bar,
-                    )
-                elif done:
-                    bar(total=meta.size, initial=done)  # complete already: count it
-            if partial.stat().st_size != meta.size:
-                partial.unlink()
-                raise OSError(f"{name}: size mismatch, the partial file was discarded")
+            for attempt in (1, 2):  # a file that arrives damaged is fetched once more, from its start
+                with open(partial, "ab") as fh:
+                    done = fh.tell()
+                    if done < meta.size:
+                        http_get(
+                            meta.location,
+                            fh,
+                            resume_size=done,
+                            headers=build_hf_headers(token=token or False),
+                            expected_size=meta.size,
+                            displayed_filename=name,
+                            tqdm_class=bar,
+                        )
+                    elif done:
+                        bar(total=meta.size, initial=done)  # complete already: count it
+                if partial.stat().st_size != meta.size:
+                    partial.unlink()
+                    raise OSError(f"{name}: size mismatch, the partial file was discarded")
+                if not is_sha256(etag) or file_sha256(partial) == etag:
+                    break
+                partial.unlink()  # never kept, never resumed: its bytes are wrong somewhere
+                if attempt == 2:
+                    raise DamagedDownload(name)
             partial.replace(blob)
     return place()
+
+
+class DamagedDownload(OSError):
+    """A downloaded file's bytes do not match the hub's sha256 (twice): it was deleted."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name}: its bytes do not match the hub's sha256")
+        self.name = name
+
+
+def is_sha256(etag: str) -> bool:
+    """Whether an ETag is a file's sha256, as the hub gives for files stored with Git LFS."""
+    return len(etag) == 64 and all(c in "0123456789abcdef" for c in etag)
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(8 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checked(path: str, name: str) -> str:
+    """A small file the client placed, checked against the sha256 its blob is named after (an LFS
+    file's): a damaged one is removed, so that it is never used and the next download fetches it."""
+    blob = Path(path).resolve()
+    if is_sha256(blob.name) and file_sha256(blob) != blob.name:
+        blob.unlink(missing_ok=True)
+        Path(path).unlink(missing_ok=True)
+        raise DamagedDownload(name)
+    return path
 
 
 def _hf_write_ref(snapshot: Path, commit: str) -> None:
