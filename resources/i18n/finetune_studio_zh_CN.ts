@@ -2866,6 +2866,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请在“设置 &gt; 模型下载源”中输入新的令牌，或删除它以不带令牌下载公开模型；在命令行中，令牌来自环境变量 {variable}。</translation>
     </message>
     <message>
+        <source>{file} of {name} in the download cache does not match the hub&apos;s checksum.</source>
+        <translation>下载缓存中 {name} 的 {file} 与模型库的校验和不一致。</translation>
+    </message>
+    <message>
+        <source>It was not written by this download, so it was left where it is: delete {path} and download again.</source>
+        <translation>它不是这次下载写入的，因此保留原样：请删除 {path} 后重新下载。</translation>
+    </message>
+    <message>
         <source>{file} of {name} arrived damaged twice from {source}: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
         <translation>{name} 的 {file} 从 {source} 下载两次都已损坏：内容与模型库的校验和不一致，已被删除。</translation>
     </message>

@@ -2866,6 +2866,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請在「設定 &gt; 模型下載來源」中輸入新的權杖，或移除它以不帶權杖下載公開模型；在命令列中，權杖來自環境變數 {variable}。</translation>
     </message>
     <message>
+        <source>{file} of {name} in the download cache does not match the hub&apos;s checksum.</source>
+        <translation>下載快取中 {name} 的 {file} 與模型庫的檢查碼不一致。</translation>
+    </message>
+    <message>
+        <source>It was not written by this download, so it was left where it is: delete {path} and download again.</source>
+        <translation>它不是這次下載寫入的，因此保留原樣：請刪除 {path} 後重新下載。</translation>
+    </message>
+    <message>
         <source>{file} of {name} arrived damaged twice from {source}: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
         <translation>{name} 的 {file} 從 {source} 下載兩次都已損毀：內容與模型庫的檢查碼不一致，已被刪除。</translation>
     </message>

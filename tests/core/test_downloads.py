@@ -153,6 +153,23 @@ def test_a_file_damaged_twice_is_one_sentence_and_leaves_nothing_to_load(
     )
 
 
+def test_a_damaged_file_the_download_did_not_write_is_named_and_left_alone(fake_hub: FakeHub) -> None:
+    folder = downloads.download("tiny/gpt2", sources.resolve())
+    blob = (folder / "config.json").resolve()  # small: placed by the client, its blob named by sha256
+    if not clients.is_sha256(blob.name):
+        blob = (folder / "model.safetensors").resolve()
+    original = blob.read_bytes()
+    blob.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))  # changed on disk since, by something else
+    (folder / blob.name).unlink(missing_ok=True)
+    for link in folder.iterdir():
+        if link.resolve() == blob:
+            link.unlink()  # the snapshot lost its link: the client links the cached blob again
+    with pytest.raises(ModelError) as caught:
+        downloads.download("tiny/gpt2", sources.resolve())
+    assert "in the download cache does not match" in caught.value.message and str(blob) in caught.value.hint
+    assert blob.exists()  # not ours: never deleted
+
+
 def test_an_unknown_model_is_one_sentence(fake_hub: FakeHub) -> None:
     with pytest.raises(ModelError) as caught:
         downloads.download("nobody/nothing", sources.resolve())

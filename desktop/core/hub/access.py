@@ -171,6 +171,19 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
             ),
         )
     damaged = next((e for e in exception_chain(exc) if type(e).__name__ == "DamagedDownload"), None)
+    if damaged is not None and getattr(damaged, "cached", None) is not None:
+        return ModelError(
+            msg(
+                "{file} of {name} in the download cache does not match the hub's checksum.",
+                file=damaged.name,
+                name=repo_id,
+            ),
+            msg(
+                "It was not written by this download, so it was left where it is: delete {path} and "
+                "download again.",
+                path=str(damaged.cached),
+            ),
+        )
     if damaged is not None:
         return ModelError(
             msg(

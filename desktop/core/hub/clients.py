@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -207,14 +208,16 @@ def _hf_one(
             tqdm_class=bar,
         )
 
+    storage = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type=kind)
     if 0 < size < RESUME_FROM:
         try:
-            return _checked(place(), name)
-        except DamagedDownload:
-            return _checked(place(), name)  # removed: fetched once more, and a second failure is said
+            return _checked(place, storage, name)
+        except DamagedDownload as exc:
+            if exc.cached:
+                raise
+            return _checked(place, storage, name)  # removed: fetched once more; a second failure is said
     url = hf_hub_url(repo_id, name, repo_type=kind, revision=commit, endpoint=source.endpoint)
     meta = get_hf_file_metadata(url, token=token or False, endpoint=source.endpoint)
-    storage = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type=kind)
     etag = (meta.etag or "").strip('"').removeprefix("W/").strip('"')
     blob = storage / "blobs" / etag
     if etag and meta.xet_file_data is None and not blob.exists() and meta.size:
@@ -251,11 +254,12 @@ def _hf_one(
 
 
 class DamagedDownload(OSError):
-    """A downloaded file's bytes do not match the hub's sha256 (twice): it was deleted."""
+    """A file's bytes do not match the hub's sha256: downloaded twice so (and deleted), or found so in
+    the cache where this download did not write it (``cached``: left where it is, at ``path``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, cached: Path | None = None) -> None:
         super().__init__(f"{name}: its bytes do not match the hub's sha256")
-        self.name = name
+        self.name, self.cached = name, cached
 
 
 def is_sha256(etag: str) -> bool:
@@ -273,15 +277,22 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _checked(path: str, name: str) -> str:
-    """A small file the client placed, checked against the sha256 its blob is named after (an LFS
-    file's): a damaged one is removed, so that it is never used and the next download fetches it."""
+def _checked(place: Callable[[], str], storage: Path, name: str) -> str:
+    """A small file the client places, checked against the sha256 its blob is named after (an LFS
+    file's). A damaged blob this call wrote is removed with its link, so that it is never used and the
+    next try fetches it; one that was in the cache before (another tool's, or an earlier download's) is
+    never deleted by us: the error says where it is."""
+    blobs = storage / "blobs"
+    before = {p.name for p in blobs.iterdir()} if blobs.is_dir() else set()
+    path = place()
     blob = Path(path).resolve()
-    if is_sha256(blob.name) and file_sha256(blob) != blob.name:
-        blob.unlink(missing_ok=True)
-        Path(path).unlink(missing_ok=True)
-        raise DamagedDownload(name)
-    return path
+    if not is_sha256(blob.name) or file_sha256(blob) == blob.name:
+        return path
+    if blob.name in before:
+        raise DamagedDownload(name, cached=blob)
+    blob.unlink(missing_ok=True)  # written by this call: ours to remove
+    Path(path).unlink(missing_ok=True)  # its link in the snapshot, made by the same call
+    raise DamagedDownload(name)
 
 
 def _hf_write_ref(snapshot: Path, commit: str) -> None:
