@@ -35,7 +35,8 @@ def test_the_slurm_script_finds_its_folder_from_anywhere_and_takes_a_port_of_its
     (tools / "scontrol").write_text(  # what Slurm answers about the job and its nodes
         "#!/bin/sh\n"
         f'if [ "$2" = job ]; then echo "   Command={job / "job.sbatch"} --resume runs/x"; '
-        "else echo node-a; echo node-b; fi\n",
+        # A large allocation: the script must read the whole list, not stop at the first line.
+        'else echo node-a; i=0; while [ $i -lt 5000 ]; do echo "node-b$i"; i=$((i+1)); done; fi\n',
         encoding="utf-8",
     )
     (tools / "srun").write_text(f'#!/bin/sh\npwd > {seen}\necho "$@" >> {seen}\n', encoding="utf-8")
@@ -55,4 +56,5 @@ def test_the_slurm_script_finds_its_folder_from_anywhere_and_takes_a_port_of_its
     assert done.returncode == 0, done.stderr
     folder, arguments = seen.read_text(encoding="utf-8").split("\n", 1)
     assert Path(folder) == job  # run.toml, app/ and data/ are found
+    assert '--main_process_ip "node-a"' in arguments
     assert '--main_process_port "21234"' in arguments and "29500" not in arguments  # 20000 + 1234

@@ -235,7 +235,8 @@ esac
 PYTHON="${{PYTHON:-python3}}"
 export PYTHONPATH="$PWD/app${{PYTHONPATH:+:$PYTHONPATH}}"
 export PYTHONUTF8=1
-MAIN_HOST=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+# sed reads every line: `head` would stop early and, under pipefail, fail the job with SIGPIPE.
+MAIN_HOST=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)
 # A port of this job's own: two jobs on one node must not meet at the same rendezvous.
 MAIN_PORT=${{MAIN_PORT:-$(( 20000 + SLURM_JOB_ID % 20000 ))}}
 srun --kill-on-bad-exit=1 bash -c '
