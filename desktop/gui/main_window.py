@@ -163,8 +163,8 @@ class MainWindow(QMainWindow):
         self.controller.settings_adjusted.connect(self._on_controller_settings_adjusted)
         self.environment_page.checked.connect(self._update_banner)
         self.environment_page.restart_requested.connect(self.restarts.restart_for_repair)
-        # PyTorch is not swapped while a run or an export uses it.
-        self.controller.running_changed.connect(self._update_install_block)
+        self.environment_page.swap_requested.connect(self.restarts.restart_to_swap)
+        self.controller.running_changed.connect(self._update_install_block)  # no swap while a run is on
         self._repair_on_start = repair_on_start
         if repair_on_start:
             self.environment_page.checked.connect(self._on_environment_page_checked)

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from desktop.core.environment.swap_request import LAUNCHER_VARIABLE, SwapRequest
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import data_dir, resources_dir
 from desktop.core.system.processes import creation_flags, reset_frozen_dll_directory
@@ -170,8 +171,27 @@ def main(argv: list[str] | None = None) -> int:
     # An offline installer ships its wheelhouse beside the launcher: it installs from there alone.
     offline = args.offline or (bundle.wheelhouse is not None and not args.wheelhouse)
     options = Options(offline=offline, python=args.python or PYTHON, **{k: settings.get(k) for k in MIRRORS})
+    from desktop.core.environment.swap_request import forget_swap, pending_swap
+    from desktop.launcher.swap import recover
+
+    if recovered := recover(runtime):  # a swap the last launcher did not finish
+        _log(data, f"launcher {bundle.version}: {recovered}")
     state = "repair" if args.repair else runtime.state(bundle)
     _log(data, f"launcher {bundle.version}: runtime {state}")
+    swap = pending_swap(data)
+    if swap is not None and state != "ready":
+        forget_swap(data)  # a setup installs the build that fits this machine anyway
+        swap = None
+    if swap is not None:
+        _log(data, f"launcher {bundle.version}: PyTorch swap to {swap.requirement}")
+        if _headless(args):
+            _swap_headless(runtime, bundle, options, data, swap)
+        else:
+            _setup_in_window(
+                runtime, bundle, options, data, False, settings, interactive=not args.smoke, swap=swap
+            )
+        # Swapped or not, the runtime in place works: the app starts with the PyTorch it now has.
+        return _start_app(runtime, data, [*app_args, "--quit-when-shown"] if args.smoke else app_args, args)
     if state != "ready" and runtime.root.exists():
         from desktop.core.system.instance import others_running
 
@@ -234,6 +254,27 @@ def _setup_headless(runtime: Runtime, bundle: Bundle, options: Options, data: Pa
     return True
 
 
+def _swap_headless(runtime: Runtime, bundle: Bundle, options: Options, data: Path, swap: SwapRequest) -> bool:
+    from desktop.launcher.swap import swap_torch
+
+    print(f"Installing PyTorch {swap.requirement} beside the current one ...", flush=True)
+    with _open_log(data) as log:
+
+        def line(text: str) -> None:
+            log.write(text + "\n")
+            log.flush()
+            if text.startswith(("[", "PyTorch", "Waiting")):
+                print(text, flush=True)
+
+        try:
+            with _single_setup(data):
+                swap_torch(runtime, bundle, options, data, swap, on_line=line)
+        except SetupError as exc:
+            print(f"error: {exc.message}\n{exc.hint}\n(log: {log.name})", file=sys.stderr, flush=True)
+            return False
+    return True
+
+
 def _setup_in_window(
     runtime: Runtime,
     bundle: Bundle,
@@ -242,6 +283,7 @@ def _setup_in_window(
     fresh: bool,
     settings: LauncherSettings,
     interactive: bool,
+    swap: SwapRequest | None = None,
 ) -> bool:
     import shiboken6
     from PySide6.QtWidgets import QMessageBox
@@ -252,7 +294,9 @@ def _setup_in_window(
     app = _qt_app()
     try:
         with _single_setup(data):
-            window = SetupWindow(runtime, bundle, options, data, fresh, interactive, settings.save_mirrors)
+            window = SetupWindow(
+                runtime, bundle, options, data, fresh, interactive, settings.save_mirrors, swap=swap
+            )
             window.finished_setup.connect(app.quit)
             window.show()
             window.start()
@@ -331,7 +375,7 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
         with open(stderr_path, "w", encoding="utf-8") as err:
             proc = subprocess.Popen(
                 command,
-                env=child_env(data),  # the app needs no mirror: it runs from the finished runtime
+                env=_app_env(data),
                 stdin=subprocess.DEVNULL,
                 stdout=None if args.smoke else subprocess.DEVNULL,
                 stderr=err,
@@ -380,6 +424,15 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
             tail,
         ),
     )
+
+
+def _app_env(data: Path) -> dict[str, str]:
+    """The app's environment: no mirror (it runs from the finished runtime), and this launcher's path,
+    through which it restarts to swap PyTorch."""
+    env = child_env(data)
+    if getattr(sys, "frozen", False):
+        env[LAUNCHER_VARIABLE] = sys.executable
+    return env
 
 
 def _tail(path: Path, lines: int = 12) -> str:

@@ -43,6 +43,7 @@ NEEDED_BYTES = {"cpu": 3 * 2**30, "cuda": 10 * 2**30}
 STEP_WEIGHTS = {
     "python": 0.08,
     "torch": 0.5,
+    "companions": 0.05,
     "app": 0.3,
     "sample": 0.07,
     "torch_check": 0.02,
@@ -251,8 +252,16 @@ def wheel_download_script() -> Path:
     return Path(__file__).with_name("wheel_download.py")
 
 
-def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice, fresh: bool) -> list[Step]:
-    """The commands that set up (``fresh``) or update the runtime, in order."""
+def plan(
+    runtime: Runtime,
+    bundle: Bundle,
+    options: Options,
+    torch: TorchChoice,
+    fresh: bool,
+    companions: tuple[str, ...] = (),
+) -> list[Step]:
+    """The commands that set up (``fresh``) or update the runtime, in order; ``companions``
+    (torchvision, torchaudio) come from PyTorch's index with it, built for the same PyTorch."""
     uv, py = str(bundle.uv), str(runtime.python)
     local = ["--find-links", str(bundle.wheelhouse)] if bundle.wheelhouse else []
     if options.offline:
@@ -274,7 +283,8 @@ def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice,
     steps = []
     if fresh:
         looks_like_path = os.sep in options.python or "/" in options.python
-        venv = [uv, "venv", "--clear", "--python", options.python]
+        # Relocatable: a PyTorch swap builds the new runtime beside the old one, then renames it.
+        venv = [uv, "venv", "--clear", "--relocatable", "--python", options.python]
         if not looks_like_path:
             venv.append("--managed-python")
         steps.append(Step("python", "Setting up Python", [*venv, str(runtime.root)]))
@@ -285,6 +295,14 @@ def plan(runtime: Runtime, bundle: Bundle, options: Options, torch: TorchChoice,
                 install_torch,
             )
         )
+        if companions:
+            steps.append(
+                Step(
+                    "companions",
+                    f"Installing {', '.join(companions)} for this PyTorch",
+                    [uv, "pip", "install", "--python", py, *torch_source, torch.requirement, *companions],
+                )
+            )
         steps.append(
             Step(
                 "app",
@@ -422,11 +440,14 @@ def setup(
     on_line: Callable[[str], None] = lambda line: None,
     on_progress: Callable[[float, str], None] = lambda fraction, step: None,
     cancel: threading.Event | None = None,
+    torch: TorchChoice | None = None,
+    companions: tuple[str, ...] = (),
 ) -> Marker:
     """Set up (``fresh``) or update the runtime; the marker is written only when every step worked.
 
     ``on_progress`` gets the fraction done and the step's key (``python``, ``torch``, ``app``,
-    ``sample``, ``check``, then ``ready``); ``on_line`` every line the commands print.
+    ``sample``, ``check``, then ``ready``); ``on_line`` every line the commands print. ``torch`` is
+    the build to install (by default the one that fits this machine), with ``companions``.
 
     Raises:
         SetupError: A step failed (explained); the runtime has no marker, so the next start repairs it.
@@ -434,7 +455,7 @@ def setup(
     """
     if fresh and WINDOWS and (problem := windows_checks.blocker()) is not None:
         raise SetupError(*problem)  # before gigabytes of downloads, not at the last check after them
-    torch = choose_torch(options, bundle.wheelhouse)
+    torch = torch or choose_torch(options, bundle.wheelhouse)
     on_line(f"PyTorch: {torch.requirement} ({torch.reason})")
     if fresh:
         check_disk(runtime, torch)
@@ -442,7 +463,7 @@ def setup(
     if runtime.root.exists():
         runtime.clear_marker()  # from here until the end, the runtime counts as incomplete
     env = child_env(data_dir, options)
-    steps = plan(runtime, bundle, options, torch, fresh)
+    steps = plan(runtime, bundle, options, torch, fresh, companions)
     total = sum(STEP_WEIGHTS[s.key] for s in steps)
     done = 0.0
     for step in steps:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
@@ -21,8 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.core.environment.swap_request import SwapRequest
 from desktop.core.system.messages import msg
 from desktop.launcher.runtime import MIRRORS, Bundle, Cancelled, Options, Runtime, SetupError, setup
+from desktop.launcher.swap import swap_torch
 from desktop.shared_ui import shown
 
 
@@ -33,19 +37,16 @@ class _SetupWorker(QObject):
     failed = Signal(str, str, str, bool)
     """Message, hint, log tail, and whether the user cancelled."""
 
-    def __init__(
-        self, runtime: Runtime, bundle: Bundle, options: Options, data_dir: Path, fresh: bool
-    ) -> None:
+    def __init__(self, job: Callable[..., object]) -> None:
         super().__init__()
         self.cancel = threading.Event()
-        self._args = (runtime, bundle, options, data_dir, fresh)
+        self._job = job
 
     @Slot()
     def run(self) -> None:
         # Every failure becomes a signal; none may escape into Qt's event loop.
         try:
-            setup(
-                *self._args,
+            self._job(
                 on_line=self.line.emit,
                 on_progress=self.progressed.emit,
                 cancel=self.cancel,
@@ -70,6 +71,7 @@ class SetupWindow(QWidget):
     Args:
         interactive: On failure, wait for the user (Try again / Close). ``False`` (smoke tests) ends
             at once with ``ok = False``.
+        swap: Instead of a setup, swap the runtime's PyTorch for this build (the app asked for it).
     """
 
     finished_setup = Signal()
@@ -83,12 +85,14 @@ class SetupWindow(QWidget):
         fresh: bool,
         interactive: bool = True,
         on_mirror_changed: object = None,
+        swap: SwapRequest | None = None,
     ) -> None:
         super().__init__()
         self.setWindowTitle(self.tr("Finetune Studio: setting up"))
         self.setMinimumWidth(620)
         self._args = (runtime, bundle, options, data_dir)
         self._fresh = fresh
+        self._swap = swap
         self._interactive = interactive
         self._on_mirror_changed = on_mirror_changed
         self._thread: QThread | None = None
@@ -101,7 +105,12 @@ class SetupWindow(QWidget):
 
         first = not runtime.root.exists()
         self.headline = QLabel(
-            self.tr("Setting up Finetune Studio. This happens once and takes a few minutes.")
+            self.tr(
+                "Installing PyTorch {requirement}. The PyTorch you have keeps working until the new "
+                "one is complete."
+            ).format(requirement=swap.requirement.removeprefix("torch=="))
+            if swap is not None
+            else self.tr("Setting up Finetune Studio. This happens once and takes a few minutes.")
             if first
             else self.tr("Repairing Finetune Studio's runtime.")
             if fresh
@@ -188,9 +197,13 @@ class SetupWindow(QWidget):
         self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
         self._thread = QThread()
-        # A failed setup is repaired from scratch: a half-made venv is never patched up.
-        fresh = self._fresh or runtime.marker() is None
-        self._worker = _SetupWorker(runtime, bundle, options, data_dir, fresh)
+        if self._swap is not None:
+            job = functools.partial(swap_torch, runtime, bundle, options, data_dir, self._swap)
+        else:
+            # A failed setup is repaired from scratch: a half-made venv is never patched up.
+            fresh = self._fresh or runtime.marker() is None
+            job = functools.partial(setup, runtime, bundle, options, data_dir, fresh)
+        self._worker = _SetupWorker(job)
         self._worker.moveToThread(self._thread)
         self._thread.started.connect(self._worker.run)
         self._worker.line.connect(self.log.appendPlainText)
@@ -217,6 +230,10 @@ class SetupWindow(QWidget):
         titles = {
             "python": self.tr("Setting up Python…"),
             "torch": self.tr("Installing PyTorch (the largest part)…"),
+            "companions": self.tr("Installing torchvision / torchaudio for this PyTorch…"),
+            "swap": self.tr(
+                "Putting the new PyTorch in place (once every Finetune Studio window has closed)…"
+            ),
             "app": self.tr("Installing Finetune Studio and its libraries…"),
             "sample": self.tr("Installing the sample model…"),
             "torch_check": self.tr("Checking PyTorch…"),
@@ -251,10 +268,18 @@ class SetupWindow(QWidget):
         self.problem.setVisible(True)
         self.progress.setVisible(False)
         self._headline_before_failure = self._headline_before_failure or self.headline.text()
-        self.headline.setText(self.tr("Setup did not finish"))
-        self.step.setText(
-            self.tr("Nothing half-made will be used: the next start repairs it, or try again now.")
-        )
+        if self._swap is not None:
+            self.headline.setText(self.tr("PyTorch was not replaced"))
+            self.step.setText(
+                self.tr(
+                    "The PyTorch you had is unchanged: Finetune Studio starts with it when you close this."
+                )
+            )
+        else:
+            self.headline.setText(self.tr("Setup did not finish"))
+            self.step.setText(
+                self.tr("Nothing half-made will be used: the next start repairs it, or try again now.")
+            )
         self.cancel_button.setVisible(False)
         self.retry_button.setVisible(True)
         self.close_button.setVisible(True)

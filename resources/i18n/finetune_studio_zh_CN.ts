@@ -1738,6 +1738,18 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>重新启动以安装 PyTorch</translation>
     </message>
     <message>
+        <source>Finetune Studio closes, installs PyTorch {version} beside the one you have, and starts again with it. The PyTorch you have keeps working until the new one is complete; if anything fails, it stays. Runs started from the command line are waited for. Continue?</source>
+        <translation>Finetune Studio 将关闭，在现有 PyTorch 旁边安装 PyTorch {version}，然后用它重新启动。新的装好之前，现有的 PyTorch 照常可用；任何一步失败，都保留现有的。会等待命令行启动的训练结束。继续吗？</translation>
+    </message>
+    <message>
+        <source>The request could not be written ({error}). Check that the data folder is writable.</source>
+        <translation>无法写入请求（{error}）。请检查数据文件夹是否可写。</translation>
+    </message>
+    <message>
+        <source>Close Finetune Studio and start it again: PyTorch is installed at that start.</source>
+        <translation>请关闭 Finetune Studio 再重新启动：启动时会安装 PyTorch。</translation>
+    </message>
+    <message>
         <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
         <translation>这个窗口正在使用 PyTorch，现在无法替换。要重新启动应用，并首先安装匹配的 PyTorch 吗？</translation>
     </message>
@@ -1967,6 +1979,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>Finetune Studio：正在安装</translation>
     </message>
     <message>
+        <source>Installing PyTorch {requirement}. The PyTorch you have keeps working until the new one is complete.</source>
+        <translation>正在安装 PyTorch {requirement}。新的装好之前，现有的 PyTorch 照常可用。</translation>
+    </message>
+    <message>
         <source>Setting up Finetune Studio. This happens once and takes a few minutes.</source>
         <translation>正在安装 Finetune Studio 的运行环境。只需安装一次，需要几分钟。</translation>
     </message>
@@ -2039,6 +2055,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在安装 PyTorch（最大的一部分）……</translation>
     </message>
     <message>
+        <source>Installing torchvision / torchaudio for this PyTorch…</source>
+        <translation>正在安装与此 PyTorch 配套的 torchvision / torchaudio…</translation>
+    </message>
+    <message>
+        <source>Putting the new PyTorch in place (once every Finetune Studio window has closed)…</source>
+        <translation>正在换上新的 PyTorch（等所有 Finetune Studio 窗口关闭后）…</translation>
+    </message>
+    <message>
         <source>Installing Finetune Studio and its libraries…</source>
         <translation>正在安装 Finetune Studio 及其依赖库……</translation>
     </message>
@@ -2061,6 +2085,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Ready. Starting Finetune Studio…</source>
         <translation>准备就绪，正在启动 Finetune Studio……</translation>
+    </message>
+    <message>
+        <source>PyTorch was not replaced</source>
+        <translation>PyTorch 未被替换</translation>
+    </message>
+    <message>
+        <source>The PyTorch you had is unchanged: Finetune Studio starts with it when you close this.</source>
+        <translation>原有的 PyTorch 没有改动：关闭此窗口后，Finetune Studio 用它启动。</translation>
     </message>
     <message>
         <source>Setup did not finish</source>
@@ -5470,6 +5502,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Could not run {program}: {error}</source>
         <translation>无法运行 {program}：{error}</translation>
+    </message>
+    <message>
+        <source>asked for on the Environment page</source>
+        <translation>在“环境”页面中选择的</translation>
+    </message>
+    <message>
+        <source>The new PyTorch is ready, but Finetune Studio is still running ({what}), so it was not swapped in.</source>
+        <translation>新的 PyTorch 已准备好，但 Finetune Studio 仍在运行（{what}），所以没有换上。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window and command-line run, then start Finetune Studio: the new PyTorch goes in at once.</source>
+        <translation>请关闭所有 Finetune Studio 窗口和命令行训练，然后启动 Finetune Studio：新的 PyTorch 会立即换上。</translation>
+    </message>
+    <message>
+        <source>The PyTorch you had is unchanged.</source>
+        <translation>原有的 PyTorch 没有改动。</translation>
     </message>
     <message>
         <source>Setup failed: {error}</source>

@@ -1738,6 +1738,18 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>重新啟動以安裝 PyTorch</translation>
     </message>
     <message>
+        <source>Finetune Studio closes, installs PyTorch {version} beside the one you have, and starts again with it. The PyTorch you have keeps working until the new one is complete; if anything fails, it stays. Runs started from the command line are waited for. Continue?</source>
+        <translation>Finetune Studio 將關閉，在現有 PyTorch 旁邊安裝 PyTorch {version}，然後用它重新啟動。新的裝好之前，現有的 PyTorch 照常可用；任何一步失敗，都保留現有的。會等待命令列啟動的訓練結束。繼續嗎？</translation>
+    </message>
+    <message>
+        <source>The request could not be written ({error}). Check that the data folder is writable.</source>
+        <translation>無法寫入請求（{error}）。請檢查資料夾是否可寫入。</translation>
+    </message>
+    <message>
+        <source>Close Finetune Studio and start it again: PyTorch is installed at that start.</source>
+        <translation>請關閉 Finetune Studio 再重新啟動：啟動時會安裝 PyTorch。</translation>
+    </message>
+    <message>
         <source>PyTorch is in use by this window, so it cannot be replaced now. Restart the app and install the matching PyTorch first thing?</source>
         <translation>這個視窗正在使用 PyTorch，現在無法替換。要重新啟動應用程式，並優先安裝相符的 PyTorch 嗎？</translation>
     </message>
@@ -1967,6 +1979,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>Finetune Studio：正在安裝</translation>
     </message>
     <message>
+        <source>Installing PyTorch {requirement}. The PyTorch you have keeps working until the new one is complete.</source>
+        <translation>正在安裝 PyTorch {requirement}。新的裝好之前，現有的 PyTorch 照常可用。</translation>
+    </message>
+    <message>
         <source>Setting up Finetune Studio. This happens once and takes a few minutes.</source>
         <translation>正在安裝 Finetune Studio 的執行環境。只需安裝一次，需要幾分鐘。</translation>
     </message>
@@ -2039,6 +2055,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在安裝 PyTorch（最大的一部分）……</translation>
     </message>
     <message>
+        <source>Installing torchvision / torchaudio for this PyTorch…</source>
+        <translation>正在安裝與此 PyTorch 配套的 torchvision / torchaudio…</translation>
+    </message>
+    <message>
+        <source>Putting the new PyTorch in place (once every Finetune Studio window has closed)…</source>
+        <translation>正在換上新的 PyTorch（等所有 Finetune Studio 視窗關閉後）…</translation>
+    </message>
+    <message>
         <source>Installing Finetune Studio and its libraries…</source>
         <translation>正在安裝 Finetune Studio 及其相依函式庫……</translation>
     </message>
@@ -2061,6 +2085,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Ready. Starting Finetune Studio…</source>
         <translation>準備就緒，正在啟動 Finetune Studio……</translation>
+    </message>
+    <message>
+        <source>PyTorch was not replaced</source>
+        <translation>PyTorch 未被替換</translation>
+    </message>
+    <message>
+        <source>The PyTorch you had is unchanged: Finetune Studio starts with it when you close this.</source>
+        <translation>原有的 PyTorch 沒有變動：關閉此視窗後，Finetune Studio 用它啟動。</translation>
     </message>
     <message>
         <source>Setup did not finish</source>
@@ -5470,6 +5502,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Could not run {program}: {error}</source>
         <translation>無法執行 {program}：{error}</translation>
+    </message>
+    <message>
+        <source>asked for on the Environment page</source>
+        <translation>在「環境」頁面中選擇的</translation>
+    </message>
+    <message>
+        <source>The new PyTorch is ready, but Finetune Studio is still running ({what}), so it was not swapped in.</source>
+        <translation>新的 PyTorch 已準備好，但 Finetune Studio 仍在執行（{what}），所以沒有換上。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window and command-line run, then start Finetune Studio: the new PyTorch goes in at once.</source>
+        <translation>請關閉所有 Finetune Studio 視窗和命令列訓練，然後啟動 Finetune Studio：新的 PyTorch 會立即換上。</translation>
+    </message>
+    <message>
+        <source>The PyTorch you had is unchanged.</source>
+        <translation>原有的 PyTorch 沒有變動。</translation>
     </message>
     <message>
         <source>Setup failed: {error}</source>

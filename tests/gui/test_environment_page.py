@@ -139,3 +139,40 @@ def test_install_waits_for_runs_exports_and_other_windows(qtbot, window, fake_co
         other.kill()
         other.wait()
     assert "still running elsewhere" in page.result_label.text() and not page.repair.is_running()
+
+
+def test_install_in_the_launchers_runtime_restarts_through_the_launcher(
+    qtbot, window, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """The app cannot swap the PyTorch it runs on: it asks the launcher, which does it at its start."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop.core.environment.swap_request import LAUNCHER_VARIABLE, RUNTIME_MARKER, pending_swap
+    from desktop.core.system.paths import data_dir
+
+    started = tmp_path / "launcher-started"
+    launcher = tmp_path / "FinetuneStudio"
+    launcher.write_text(f"#!/bin/sh\necho started > '{started}'\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    runtime = tmp_path / "runtime"  # the app runs from a runtime the launcher made
+    runtime.mkdir()
+    (runtime / RUNTIME_MARKER).write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(sys, "prefix", str(runtime))
+    monkeypatch.setenv(LAUNCHER_VARIABLE, str(launcher))
+    asked: list[str] = []
+    monkeypatch.setattr(
+        QMessageBox,
+        "question",
+        lambda parent, title, text: asked.append(text) or QMessageBox.StandardButton.Yes,
+    )
+    page = window.environment_page
+    page.show_findings(RTX_4070, CPU_TORCH)
+
+    page.start_repair()
+
+    qtbot.waitUntil(started.exists, timeout=10_000)
+    request = pending_swap(data_dir())
+    assert request is not None and request.requirement == page.plan.requirements[0]
+    assert request.index_url == page.plan.index_url and "cu" in request.requirement
+    assert "keeps working until the new one is complete" in asked[0]
+    assert not window.isVisible() and not page.repair.is_running()  # nothing was installed in place

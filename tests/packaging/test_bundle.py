@@ -2,7 +2,8 @@
 alone, the documented build makes the launcher bundle, the Linux tarball and (with makensis) the NSIS
 installer; the frozen launcher sets up a runtime offline from a local wheelhouse, finishes a setup
 that failed or was killed half-way, opens the app, starts at once the second time, updates the app,
-rebuilds the runtime on ``--repair``, and the tarball installs and uninstalls.
+rebuilds the runtime on ``--repair``, swaps PyTorch when the app asked, and the tarball installs and
+uninstalls.
 
 Builds with PyInstaller (the first time also the release venv) and installs PyTorch into fresh
 runtimes: about four minutes.
@@ -25,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from desktop import __version__
+from desktop.core.environment.swap_request import SwapRequest, ask_for_swap, pending_swap
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "build" / "bundle" / "FinetuneStudio"
@@ -207,6 +209,21 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     assert "runtime repair" in repaired
     assert all(f"[{step}]" in repaired for step in ("python", "torch", "app"))
     assert not (runtime / "left-behind").exists()
+
+    # 6. A PyTorch swap the app asked for (its Environment page): the launcher builds a runtime with it
+    # beside this one, moves it into place and deletes the old one; the app starts from the moved one.
+    before = json.loads((runtime / "finetune-studio-runtime.json").read_text(encoding="utf-8"))
+    (runtime / "left-behind").write_text("a file of the old runtime", encoding="utf-8")
+    ask_for_swap(data, SwapRequest(before["torch"], "", []))
+    log_length = len((data / "runtime-setup.log").read_text(encoding="utf-8"))
+    sixth = _launch(home, "--offline", "--wheelhouse", str(wheelhouse))
+    assert sixth.returncode == 0 and "shown" in sixth.stdout, sixth.stderr[-2000:]
+    swapped = (data / "runtime-setup.log").read_text(encoding="utf-8")[log_length:]
+    assert f"PyTorch swap to {before['torch']}" in swapped and "[torch]" in swapped
+    after_swap = json.loads((runtime / "finetune-studio-runtime.json").read_text(encoding="utf-8"))
+    assert after_swap["created"] > before["created"] and after_swap["torch"] == before["torch"]
+    assert not (runtime / "left-behind").exists() and pending_swap(data) is None
+    assert sorted(p.name for p in data.glob("runtime*") if p.is_dir()) == ["runtime"]  # nothing beside it
 
 
 def test_the_bundle_holds_every_library_the_launcher_imports(built: dict) -> None:

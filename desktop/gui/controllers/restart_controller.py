@@ -8,6 +8,7 @@ import sys
 from PySide6.QtCore import QObject, QProcess
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from desktop.core.environment.repair import RepairPlan
 from desktop.shared_ui import Key, Settings
 
 
@@ -44,6 +45,49 @@ class RestartController(QObject):
             return
         if _start_detached(["--lang", code]):
             self._window.close()
+
+    def restart_to_swap(self, plan: RepairPlan) -> None:
+        """Ask the launcher to swap PyTorch at its next start, start it, and close this window."""
+        from desktop.core.environment.swap_request import SwapRequest, ask_for_swap, launcher_for_swap
+        from desktop.core.system.paths import data_dir
+
+        launcher = launcher_for_swap()
+        if launcher is None:
+            return
+        version = plan.requirements[0].removeprefix("torch==")
+        answer = QMessageBox.question(
+            self._window,
+            self.tr("Restart to install PyTorch"),
+            self.tr(
+                "Finetune Studio closes, installs PyTorch {version} beside the one you have, and "
+                "starts again with it. The PyTorch you have keeps working until the new one is "
+                "complete; if anything fails, it stays. Runs started from the command line are waited "
+                "for. Continue?"
+            ).format(version=version),
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        request = SwapRequest(plan.requirements[0], plan.index_url, plan.requirements[1:])
+        try:
+            ask_for_swap(data_dir(), request)
+        except OSError as exc:
+            QMessageBox.warning(
+                self._window,
+                self.tr("Could not restart"),
+                self.tr(
+                    "The request could not be written ({error}). Check that the data folder is writable."
+                ).format(error=exc),
+            )
+            return
+        started = QProcess.startDetached(str(launcher), [])
+        if started[0] if isinstance(started, tuple) else started:
+            self._window.close()
+        else:
+            QMessageBox.warning(
+                self._window,
+                self.tr("Could not restart"),
+                self.tr("Close Finetune Studio and start it again: PyTorch is installed at that start."),
+            )
 
     def restart_for_repair(self) -> None:
         """Start a fresh copy of the app that repairs PyTorch before anything imports it, then quit."""

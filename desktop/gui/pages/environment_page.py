@@ -92,6 +92,9 @@ class EnvironmentPage(WizardPage):
     checked = Signal()
     """A check finished: :attr:`verdict_now` is up to date."""
     restart_requested = Signal()
+    swap_requested = Signal(object)
+    """The launcher should swap PyTorch at its next start (a ``RepairPlan``): the app runs from the
+    launcher's runtime, which it cannot change under itself."""
     """torch is loaded in this process, so the repair must run in a fresh start of the app."""
 
     def __init__(self, settings: Settings | None = None, check: Any = check_environment) -> None:
@@ -290,8 +293,12 @@ class EnvironmentPage(WizardPage):
         if self._blocked:
             self.result_label.setText(self._blocked)
             return
+        from desktop.core.environment.swap_request import launcher_for_swap
         from desktop.core.system.instance import others_running
 
+        if launcher_for_swap() is not None:
+            self.swap_requested.emit(self.plan)
+            return
         others = others_running()
         if others:  # their PyTorch DLLs are in use: uv would stop halfway through the swap
             self.result_label.setText(
