@@ -2,8 +2,9 @@
 
 Owns GPU detection through NVML (``gpu``), the PyTorch probe in a child process (``torch_probe``),
 the wheel table and the verdict on what is installed (``wheels``), replacing a wrong PyTorch build
-(``repair`` in place, or ``swap_request`` to the launcher for its runtime), the report to copy for a bug report (``diagnostics``) and noticing when Windows pages
-a run's GPU memory into system memory (``spill``).
+(``repair`` in place, or ``swap_request`` to the launcher for its runtime), the report to copy for a
+bug report (``diagnostics``) and noticing when Windows pages a run's GPU memory into system memory
+(``spill``).
 
 May use: ``desktop.core.system``. The frozen launcher imports this package too, so nothing here
 imports a heavy library at module level.
