@@ -31,6 +31,11 @@ def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
         "--resume", action="store_true", help=say("continue the latest stopped run of this config")
     )
     p.add_argument(
+        "--new-data",
+        action="store_true",
+        help=say("with --resume: go on although the data changed since the run started (same classes)"),
+    )
+    p.add_argument(
         "--separate-process",
         action="store_true",
         help=say("train in a child process: a second Ctrl-C ends it at once, keeping the last checkpoint"),
@@ -100,6 +105,10 @@ def cmd_train(args: argparse.Namespace) -> int:
                 ),
                 say("Start it without --resume, or pass the config.toml inside the run folder to resume."),
             )
+        if args.new_data:
+            from desktop.core.runs.data_record import accept_new_data
+
+            accept_new_data(resume.path)  # the label set is still checked
     ensure_downloaded(config)  # its own step, with a progress bar
     quiet_libraries()
     from desktop.core.system.stopping import GracefulStop

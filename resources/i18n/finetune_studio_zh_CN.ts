@@ -2289,6 +2289,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>显存不足：正在改用更少显存继续…</translation>
     </message>
     <message>
+        <source>The run folder cannot be written: {error}</source>
+        <translation>无法写入运行文件夹：{error}</translation>
+    </message>
+    <message>
         <source>Checkpoint saved at step {step}.</source>
         <translation>已在第 {step} 步保存检查点。</translation>
     </message>
@@ -2948,6 +2952,66 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Choose an output file in a folder you can write to.</source>
         <translation>请把输出文件放在你有写入权限的文件夹中。</translation>
+    </message>
+    <message>
+        <source>{before} classes -&gt; {now}: {what}</source>
+        <translation>{before} 个类别 -&gt; {now} 个：{what}</translation>
+    </message>
+    <message>
+        <source>{first}; {then}</source>
+        <translation>{first}；{then}</translation>
+    </message>
+    <message>
+        <source>The data&apos;s classes changed since this run started: {change}. Its checkpoints were trained for the old classes and cannot go on with these.</source>
+        <translation>自本次运行开始以来，数据的类别变了：{change}。它的检查点是按原来的类别训练的，无法在这些类别上继续。</translation>
+    </message>
+    <message>
+        <source>Put the data the run started with back to resume it (nothing was changed in the run), or start a new run on this data.</source>
+        <translation>把运行开始时的数据放回去即可继续训练（运行本身没有任何改动），或用这份数据开始新的运行。</translation>
+    </message>
+    <message>
+        <source>The data changed since this run started: {changes}.</source>
+        <translation>自本次运行开始以来，数据变了：{changes}。</translation>
+    </message>
+    <message>
+        <source>Resume on the new data (in the app: the button below; on the command line: add --new-data), or start a new run on it. The run&apos;s checkpoints are kept either way.</source>
+        <translation>在新数据上继续训练（应用中：点下面的按钮；命令行：加上 --new-data），或用它开始新的运行。两种方式都会保留本次运行的检查点。</translation>
+    </message>
+    <message>
+        <source>{labels} was added</source>
+        <translation>新增了 {labels}</translation>
+    </message>
+    <message>
+        <source>{labels} was removed</source>
+        <translation>删除了 {labels}</translation>
+    </message>
+    <message>
+        <source>the dataset is {now}, was {before}</source>
+        <translation>数据集现在是 {now}，原来是 {before}</translation>
+    </message>
+    <message>
+        <source>training rows</source>
+        <translation>训练行数</translation>
+    </message>
+    <message>
+        <source>evaluation rows</source>
+        <translation>评估行数</translation>
+    </message>
+    <message>
+        <source>{file} was added</source>
+        <translation>新增了 {file}</translation>
+    </message>
+    <message>
+        <source>{what}: {before} -&gt; {now}</source>
+        <translation>{what}：{before} -&gt; {now}</translation>
+    </message>
+    <message>
+        <source>{file} is no longer used</source>
+        <translation>不再使用 {file}</translation>
+    </message>
+    <message>
+        <source>{file} was edited</source>
+        <translation>{file} 被修改过</translation>
     </message>
     <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
@@ -5216,6 +5280,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>让 Windows 自动管理页面文件大小（高级系统设置 &gt; 性能 &gt; 设置 &gt; 高级 &gt; 虚拟内存），在系统盘上留出几 GB 空闲空间，重启 Windows 后继续训练。数据加载进程越少，加载 PyTorch 的次数也越少。</translation>
     </message>
     <message>
+        <source>{checkpoint} does not fit the model this data makes (its shapes differ: {error}).</source>
+        <translation>{checkpoint} 与这份数据生成的模型不匹配（形状不同：{error}）。</translation>
+    </message>
+    <message>
+        <source>Resume with the data and model the run started with, or start a new run. The checkpoint was not changed.</source>
+        <translation>请用运行开始时的数据和模型继续训练，或开始新的运行。检查点没有被改动。</translation>
+    </message>
+    <message>
+        <source>Resume on the new data</source>
+        <translation>在新数据上继续训练</translation>
+    </message>
+    <message>
         <source>a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope&apos;s)</source>
         <translation>镜像站或私有 Hub（Hugging Face API；与 --source modelscope 一起用时为 ModelScope 的）</translation>
     </message>
@@ -5330,6 +5406,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Download stopped. Run the same command again to resume where it stopped.</source>
         <translation>下载已停止。再次运行同一命令即可从中断处继续。</translation>
+    </message>
+    <message>
+        <source>with --resume: go on although the data changed since the run started (same classes)</source>
+        <translation>与 --resume 一起用：即使数据自运行开始以来变了（类别相同），也继续训练</translation>
     </message>
     <message>
         <source>This copy of Finetune Studio is incomplete (the app package or uv is missing).</source>

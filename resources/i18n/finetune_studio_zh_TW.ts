@@ -2289,6 +2289,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>顯示記憶體不足：正在改用更少顯示記憶體繼續…</translation>
     </message>
     <message>
+        <source>The run folder cannot be written: {error}</source>
+        <translation>無法寫入執行資料夾：{error}</translation>
+    </message>
+    <message>
         <source>Checkpoint saved at step {step}.</source>
         <translation>已在第 {step} 步儲存檢查點。</translation>
     </message>
@@ -2948,6 +2952,66 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Choose an output file in a folder you can write to.</source>
         <translation>請把輸出檔案放在你有寫入權限的資料夾中。</translation>
+    </message>
+    <message>
+        <source>{before} classes -&gt; {now}: {what}</source>
+        <translation>{before} 個類別 -&gt; {now} 個：{what}</translation>
+    </message>
+    <message>
+        <source>{first}; {then}</source>
+        <translation>{first}；{then}</translation>
+    </message>
+    <message>
+        <source>The data&apos;s classes changed since this run started: {change}. Its checkpoints were trained for the old classes and cannot go on with these.</source>
+        <translation>自本次執行開始以來，資料的類別變了：{change}。它的檢查點是按原來的類別訓練的，無法在這些類別上繼續。</translation>
+    </message>
+    <message>
+        <source>Put the data the run started with back to resume it (nothing was changed in the run), or start a new run on this data.</source>
+        <translation>把執行開始時的資料放回去即可繼續訓練（執行本身沒有任何變動），或用這份資料開始新的執行。</translation>
+    </message>
+    <message>
+        <source>The data changed since this run started: {changes}.</source>
+        <translation>自本次執行開始以來，資料變了：{changes}。</translation>
+    </message>
+    <message>
+        <source>Resume on the new data (in the app: the button below; on the command line: add --new-data), or start a new run on it. The run&apos;s checkpoints are kept either way.</source>
+        <translation>在新資料上繼續訓練（應用程式中：按下面的按鈕；命令列：加上 --new-data），或用它開始新的執行。兩種方式都會保留本次執行的檢查點。</translation>
+    </message>
+    <message>
+        <source>{labels} was added</source>
+        <translation>新增了 {labels}</translation>
+    </message>
+    <message>
+        <source>{labels} was removed</source>
+        <translation>刪除了 {labels}</translation>
+    </message>
+    <message>
+        <source>the dataset is {now}, was {before}</source>
+        <translation>資料集現在是 {now}，原來是 {before}</translation>
+    </message>
+    <message>
+        <source>training rows</source>
+        <translation>訓練列數</translation>
+    </message>
+    <message>
+        <source>evaluation rows</source>
+        <translation>評估列數</translation>
+    </message>
+    <message>
+        <source>{file} was added</source>
+        <translation>新增了 {file}</translation>
+    </message>
+    <message>
+        <source>{what}: {before} -&gt; {now}</source>
+        <translation>{what}：{before} -&gt; {now}</translation>
+    </message>
+    <message>
+        <source>{file} is no longer used</source>
+        <translation>不再使用 {file}</translation>
+    </message>
+    <message>
+        <source>{file} was edited</source>
+        <translation>{file} 被修改過</translation>
     </message>
     <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
@@ -5216,6 +5280,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>讓 Windows 自動管理分頁檔大小（進階系統設定 &gt; 效能 &gt; 設定 &gt; 進階 &gt; 虛擬記憶體），在系統磁碟上保留幾 GB 可用空間，重新啟動 Windows 後繼續訓練。資料載入程序越少，載入 PyTorch 的次數也越少。</translation>
     </message>
     <message>
+        <source>{checkpoint} does not fit the model this data makes (its shapes differ: {error}).</source>
+        <translation>{checkpoint} 與這份資料產生的模型不相符（形狀不同：{error}）。</translation>
+    </message>
+    <message>
+        <source>Resume with the data and model the run started with, or start a new run. The checkpoint was not changed.</source>
+        <translation>請用執行開始時的資料和模型繼續訓練，或開始新的執行。檢查點沒有被變動。</translation>
+    </message>
+    <message>
+        <source>Resume on the new data</source>
+        <translation>在新資料上繼續訓練</translation>
+    </message>
+    <message>
         <source>a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope&apos;s)</source>
         <translation>鏡像站或私有 Hub（Hugging Face API；與 --source modelscope 一起用時為 ModelScope 的）</translation>
     </message>
@@ -5330,6 +5406,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Download stopped. Run the same command again to resume where it stopped.</source>
         <translation>下載已停止。再次執行同一指令即可從中斷處繼續。</translation>
+    </message>
+    <message>
+        <source>with --resume: go on although the data changed since the run started (same classes)</source>
+        <translation>與 --resume 一起用：即使資料自執行開始以來變了（類別相同），也繼續訓練</translation>
     </message>
     <message>
         <source>This copy of Finetune Studio is incomplete (the app package or uv is missing).</source>

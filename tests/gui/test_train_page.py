@@ -318,3 +318,28 @@ def test_making_the_plots_ahead_of_need_is_known_while_it_lasts(
     assert len(area.plots) == 1 and area.making_plots  # the next ones a moment apart
     qtbot.waitUntil(lambda: len(area.plots) == 4, timeout=5000)
     assert not area.making_plots
+
+
+def test_a_resume_refused_for_changed_data_resumes_on_it_when_the_user_says_so(
+    window: MainWindow, fake_controller: FakeController, qtbot, tmp_path: Path
+) -> None:
+    from desktop.core.runs import data_record
+    from desktop.core.runs.folders import RunDir
+    from desktop.core.training.run import RESUME_ON_NEW_DATA
+
+    run = RunDir.create(tmp_path / "runs", window.current_config(), None)
+    data_record.save(run.path, data_record.DataRecord(rows={"train": 135}, labels=["negative", "positive"]))
+    page = window.train_page
+    page.resume_run(run)
+    fake_controller.end()
+    remedy = {"label": "Resume on the new data", "changes": {}, "action": RESUME_ON_NEW_DATA}
+    failure = FailedEvent(
+        "The data changed since this run started: training rows: 135 -> 117.", "", "", [remedy]
+    )
+    fake_controller.training_failed.emit(RunResult("invalid", failure=failure))
+
+    assert [b.text() for b in page.failure.remedy_buttons] == ["Resume on the new data"]
+    qtbot.mouseClick(page.failure.remedy_buttons[0], Qt.MouseButton.LeftButton)
+
+    assert fake_controller.started[-1][1] is run and len(fake_controller.started) == 2  # resumed again
+    assert data_record.load(run.path).accepted  # on the data as it is now (its classes still checked)

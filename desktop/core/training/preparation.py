@@ -32,8 +32,16 @@ class StoppedWhilePreparing(Exception):
     """Stop was pressed before training began: nothing was written, nothing to resume."""
 
 
-def prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threading.Event) -> Prepared:
+def prepare(
+    config: RunConfig,
+    on_event: Callable[[Event], None],
+    stop: threading.Event,
+    on_data: Callable[[Any], None] | None = None,
+) -> Prepared:
     """Read and check the data, load the tokenizer and the model, and tokenize, each phase said.
+
+    ``on_data`` sees the checked data (``CheckedData``) before anything heavy is loaded: a resume
+    compares it with the data the run started on, and may refuse it there.
 
     Raises:
         StoppedWhilePreparing: Stop was pressed between two phases.
@@ -50,6 +58,8 @@ def prepare(config: RunConfig, on_event: Callable[[Event], None], stop: threadin
 
     phase(msg("Reading the data"))
     checked = load_and_check(config)  # the same checks as preview and validate
+    if on_data is not None:
+        on_data(checked)
     train, eval_, columns, notes = checked.train, checked.eval, checked.guess.columns, checked.notes
     phase(msg("Loading PyTorch and Transformers"))
     from desktop.core.system.heap import freeze_training_stack

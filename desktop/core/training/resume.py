@@ -51,6 +51,20 @@ def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callabl
             if checkpoint is None or not names & CHECKPOINT_LOADERS:
                 raise
             reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+            if "size mismatch" in str(exc):
+                # The checkpoint is whole; the model made for this data has other shapes (another
+                # number of classes, another model). Damaged is what it is not: it stays as it is.
+                raise InputError(
+                    msg(
+                        "{checkpoint} does not fit the model this data makes (its shapes differ: {error}).",
+                        checkpoint=checkpoint.name,
+                        error=_first_mismatch(str(exc)),
+                    ),
+                    msg(
+                        "Resume with the data and model the run started with, or start a new run. "
+                        "The checkpoint was not changed."
+                    ),
+                ) from exc
             log.warning("checkpoint %s could not be loaded: %s", checkpoint.name, reason)
             checkpoint.rename(checkpoint.with_name(DAMAGED_PREFIX + checkpoint.name))
             failed, checkpoint = checkpoint, run.latest_checkpoint()
@@ -74,6 +88,15 @@ def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callabl
                     )
                 )
             )
+
+
+def _first_mismatch(error: str) -> str:
+    """``size mismatch for classifier.weight: copying a param with shape [2, 32] from checkpoint, the
+    shape in current model is [3, 32]`` from PyTorch's list of them."""
+    for line in error.splitlines():
+        if "size mismatch" in line:
+            return line.strip().rstrip(".")
+    return error.splitlines()[0] if error else ""
 
 
 def resume_point(run: RunDir, emit: Callable[[Event], None]) -> Path | None:

@@ -8,12 +8,15 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+from desktop.core.runs import data_record
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import InputError, check_writable, disk_error
 from desktop.core.system.events import Event, FailedEvent, PreparingEvent, RunResult, StoppedEvent
 from desktop.core.system.heap import release_memory
+from desktop.core.system.messages import msg
 from desktop.core.system.paths import default_runs_dir
 from desktop.core.training.preparation import StoppedWhilePreparing, prepare
 from desktop.core.training.train_loop import failure_event, train
@@ -53,8 +56,9 @@ def run_training(
             resume.lock()  # before anything is written: one process per run folder
         elif main:
             check_writable(runs_dir, "runs folder")  # before the model loads, not after
+        data = _DataCheck(config, resume)
         with distributed.main_first():  # rank 0 fills the tokenized cache, the others read it
-            prepared = prepare(config, on_event, stop)
+            prepared = prepare(config, on_event, stop, on_data=data.check)
     except StoppedWhilePreparing:
         if resume is not None:
             resume.unlock()
@@ -63,7 +67,10 @@ def run_training(
     except InputError as exc:
         if resume is not None:
             resume.unlock()
-        failure = FailedEvent(exc.message, exc.hint, traceback.format_exc())
+        remedies = []
+        if isinstance(exc, data_record.DataChanged):
+            remedies = [{"label": msg("Resume on the new data"), "changes": {}, "action": RESUME_ON_NEW_DATA}]
+        failure = FailedEvent(exc.message, exc.hint, traceback.format_exc(), remedies)
         on_event(failure)
         return RunResult("invalid", failure=failure)
     except BaseException as exc:
@@ -90,6 +97,8 @@ def run_training(
             prepared.config.launch = config.launch  # a resume may use another number of GPUs
             if main:
                 prepared.config.save(resume.config_path)  # the schedule may have changed, e.g. more steps
+        if main and data.now is not None:
+            data_record.save(run.path, data.now)  # what the checkpoints from here on were trained on
     except OSError as exc:
         if resume is not None:
             resume.unlock()
@@ -114,6 +123,34 @@ def run_training(
         run.unlock()
         run.close()
         release_memory()
+
+
+RESUME_ON_NEW_DATA = "resume_on_new_data"
+"""A remedy's ``action``: the user accepts the changed data (``data_record.accept_new_data``) and
+resumes again."""
+
+
+class _DataCheck:
+    """Describes the data a run reads; on a resume, first refuses it if it is not what the run started on."""
+
+    def __init__(self, config: RunConfig, resume: RunDir | None) -> None:
+        self.config, self.resume = config, resume
+        self.before = data_record.load(resume.path) if resume is not None else None
+        self.now: data_record.DataRecord | None = None
+
+    def check(self, checked: Any) -> None:
+        from desktop.core.data.columns import unique_values
+
+        data, validation = self.config.data, self.config.validation
+        files = [Path(name) for name in [*data.files, *validation.files]]
+        hub = f"{data.hub_id} {data.hub_config} {data.split}".strip() if data.hub_id else ""
+        rows = {"train": len(checked.train), "eval": len(checked.eval) if checked.eval is not None else 0}
+        labels = None
+        if self.config.task == "classification":
+            labels = unique_values(checked.train.column(checked.guess.columns.label))
+        self.now = data_record.describe(files, hub, rows, labels, self.before)
+        if self.before is not None:
+            data_record.check_unchanged(self.before, self.now)
 
 
 def _ignore(event: Event) -> None:

@@ -105,6 +105,7 @@ class TrainPage(WizardPage):
         self.timing.setObjectName("hint")
         self.failure = FailureWidget()
         self.failure.retry_requested.connect(self.retry_requested)
+        self.failure.action_requested.connect(self._on_failure_action_requested)
         self.plot_area = TrainingPlotsWidget()
         self.log = QPlainTextEdit(readOnly=True)
         self.log.setMaximumBlockCount(5000)
@@ -321,6 +322,20 @@ class TrainPage(WizardPage):
     def _on_controller_settings_adjusted(self, event: AdjustedEvent) -> None:
         self._log(self.adjusted_bar.show_adjustment(event))
         self.status.setText(self.tr("Out of memory: going on with less memory…"))
+
+    def _on_failure_action_requested(self, action: str) -> None:
+        from desktop.core.runs.data_record import accept_new_data
+        from desktop.core.training.run import RESUME_ON_NEW_DATA
+
+        run = self._resumable
+        if action != RESUME_ON_NEW_DATA or run is None:
+            return
+        try:
+            accept_new_data(run.path)  # the classes are still checked
+        except OSError as exc:
+            self.status.setText(self.tr("The run folder cannot be written: {error}").format(error=exc))
+            return
+        self.resume_run(run)
 
     def _on_controller_checkpoint_saved(self, event: object) -> None:
         self._log(self.tr("Checkpoint saved at step {step}.").format(step=event.step))

@@ -15,6 +15,8 @@ class FailureWidget(QFrame):
 
     retry_requested = Signal(dict)
     """The user chose a remedy: its config changes, ``{"section.field": value}``, to apply and retry."""
+    action_requested = Signal(str)
+    """The user chose a remedy that is an action, not a change (``resume_on_new_data``)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -54,11 +56,19 @@ class FailureWidget(QFrame):
             button.deleteLater()
         self.remedy_buttons = []
         for remedy in failure.remedies if failure else []:
-            button = QPushButton(self.tr("Apply and retry: {change}").format(change=shown(remedy["label"])))
-            button.setToolTip(", ".join(f"{k} = {v}" for k, v in remedy["changes"].items()))
-            button.clicked.connect(
-                lambda _=False, changes=remedy["changes"]: self.retry_requested.emit(changes)
-            )
+            if remedy.get("action"):
+                button = QPushButton(shown(remedy["label"]))
+                button.clicked.connect(
+                    lambda _=False, action=remedy["action"]: self.action_requested.emit(action)
+                )
+            else:
+                button = QPushButton(
+                    self.tr("Apply and retry: {change}").format(change=shown(remedy["label"]))
+                )
+                button.setToolTip(", ".join(f"{k} = {v}" for k, v in remedy["changes"].items()))
+                button.clicked.connect(
+                    lambda _=False, changes=remedy["changes"]: self.retry_requested.emit(changes)
+                )
             self.remedy_box.addWidget(button)
             self.remedy_buttons.append(button)
         self.setVisible(True)
