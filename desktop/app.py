@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settings", type=Path, help=argparse.SUPPRESS)  # an INI file, for tests and benches
     parser.add_argument("--quit-when-shown", action="store_true", help=argparse.SUPPRESS)  # start-up bench
     args = parser.parse_args(argv)
+    from desktop.core.system.data_location import use_moved_model_cache
+
+    use_moved_model_cache()  # before the hub libraries read HF_HOME
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -102,9 +102,11 @@ LangString DesktopShortcut ${LANG_TRADCHINESE} "建立桌面捷徑"
 LangString Needs64Bit ${LANG_ENGLISH} "${APP_NAME} needs 64-bit Windows."
 LangString Needs64Bit ${LANG_SIMPCHINESE} "${APP_NAME} 需要 64 位 Windows。"
 LangString Needs64Bit ${LANG_TRADCHINESE} "${APP_NAME} 需要 64 位元 Windows。"
-LangString RemoveData ${LANG_ENGLISH} "Also remove the runtime (Python, PyTorch), your runs with their trained models, and the app's settings?$\r$\n$\r$\n${DATA_DIR}$\r$\n${SETTINGS_DIR}$\r$\n$\r$\nChoose No to keep them for a later installation. Models downloaded from Hugging Face or ModelScope are in their shared caches (%USERPROFILE%\.cache\huggingface and %USERPROFILE%\.cache\modelscope), which other programs use too; they are left alone."
-LangString RemoveData ${LANG_SIMPCHINESE} "同时删除运行环境（Python、PyTorch）、训练记录及其训练好的模型和应用设置吗？$\r$\n$\r$\n${DATA_DIR}$\r$\n${SETTINGS_DIR}$\r$\n$\r$\n选择“否”可保留，以便以后重新安装时使用。从 Hugging Face 或魔搭（ModelScope）下载的模型位于共享缓存（%USERPROFILE%\.cache\huggingface 和 %USERPROFILE%\.cache\modelscope），其他程序也会使用，不会被删除。"
-LangString RemoveData ${LANG_TRADCHINESE} "同時刪除執行環境（Python、PyTorch）、訓練記錄及其訓練好的模型和應用程式設定嗎？$\r$\n$\r$\n${DATA_DIR}$\r$\n${SETTINGS_DIR}$\r$\n$\r$\n選擇「否」可保留，以便日後重新安裝時使用。從 Hugging Face 或 ModelScope 下載的模型位於共用快取（%USERPROFILE%\.cache\huggingface 與 %USERPROFILE%\.cache\modelscope），其他程式也會使用，不會被刪除。"
+; A data folder the user moved to another drive (Settings > Move the data folder), read at uninstall.
+Var MovedData
+LangString RemoveData ${LANG_ENGLISH} "Also remove the runtime (Python, PyTorch), your runs with their trained models, and the app's settings?$\r$\n$\r$\n${DATA_DIR}$\r$\n$MovedData$\r$\n${SETTINGS_DIR}$\r$\n$\r$\nChoose No to keep them for a later installation. Models downloaded from Hugging Face or ModelScope are in their shared caches (%USERPROFILE%\.cache\huggingface and %USERPROFILE%\.cache\modelscope), which other programs use too; they are left alone."
+LangString RemoveData ${LANG_SIMPCHINESE} "同时删除运行环境（Python、PyTorch）、训练记录及其训练好的模型和应用设置吗？$\r$\n$\r$\n${DATA_DIR}$\r$\n$MovedData$\r$\n${SETTINGS_DIR}$\r$\n$\r$\n选择“否”可保留，以便以后重新安装时使用。从 Hugging Face 或魔搭（ModelScope）下载的模型位于共享缓存（%USERPROFILE%\.cache\huggingface 和 %USERPROFILE%\.cache\modelscope），其他程序也会使用，不会被删除。"
+LangString RemoveData ${LANG_TRADCHINESE} "同時刪除執行環境（Python、PyTorch）、訓練記錄及其訓練好的模型和應用程式設定嗎？$\r$\n$\r$\n${DATA_DIR}$\r$\n$MovedData$\r$\n${SETTINGS_DIR}$\r$\n$\r$\n選擇「否」可保留，以便日後重新安裝時使用。從 Hugging Face 或 ModelScope 下載的模型位於共用快取（%USERPROFILE%\.cache\huggingface 與 %USERPROFILE%\.cache\modelscope），其他程式也會使用，不會被刪除。"
 
 LangString VcRuntimeInstalled ${LANG_ENGLISH} "Microsoft Visual C++ runtime: ready."
 LangString VcRuntimeInstalled ${LANG_SIMPCHINESE} "Microsoft Visual C++ 运行库：已就绪。"
@@ -222,8 +224,23 @@ Section "Uninstall"
   Delete "$INSTDIR\${EXE}"
   Delete "$INSTDIR\Uninstall.exe"
   RMDir "$INSTDIR"
+  ; A moved data folder is named in location.txt (UTF-16, written by the app when it moved it).
+  StrCpy $MovedData ""
+  ClearErrors
+  FileOpen $0 "${DATA_DIR}\location.txt" r
+  ${IfNot} ${Errors}
+    FileReadUTF16LE $0 $MovedData
+    FileClose $0
+  ${EndIf}
   ; Silent uninstalls (/S) keep the user's data.
   MessageBox MB_YESNO|MB_ICONQUESTION "$(RemoveData)" /SD IDNO IDNO keep_data
+    ; Only a folder that holds our runtime or runs: never one the file merely names.
+    ${If} $MovedData != ""
+      ${If} ${FileExists} "$MovedData\runtime\finetune-studio-runtime.json"
+      ${OrIf} ${FileExists} "$MovedData\runs\*.*"
+        !insertmacro REMOVE_TREE "$MovedData"
+      ${EndIf}
+    ${EndIf}
     !insertmacro REMOVE_TREE "${DATA_DIR}"
     !insertmacro REMOVE_TREE "${SETTINGS_DIR}"
   keep_data:

@@ -132,3 +132,55 @@ def _run_fix(plan: Any) -> int:
         file=sys.stderr,
     )
     return EXIT_FAILED
+
+
+def add_move_parser(sub: Any) -> None:
+    """The ``move-data`` command."""
+    p = sub.add_parser(
+        "move-data",
+        help=say("move the data folder (runs, runtime, caches) to another place"),
+    )
+    p.add_argument("target", help=say("an empty or new folder, for example on another drive"))
+    p.set_defaults(func=cmd_move_data)
+
+
+def cmd_move_data(args: argparse.Namespace) -> int:
+    """Move the data folder, with progress, when no Finetune Studio process uses it."""
+    from pathlib import Path
+
+    from desktop.core.system.data_location import move_data, plan_move
+    from desktop.core.system.instance import others_running
+    from desktop.core.system.paths import data_dir
+
+    source = data_dir()
+    move = plan_move(source, Path(args.target))
+    others = others_running()
+    if others:
+        raise InputError(
+            say(
+                "Finetune Studio is running ({others}): its data folder cannot move now.",
+                others=", ".join(others),
+            ),
+            say("Close every Finetune Studio window and command-line run, then run this again."),
+        )
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    shown = [-1]
+
+    def progress(done: int, total: int, name: str) -> None:
+        percent = int(done * 100 / total) if total else 100
+        if percent != shown[0]:
+            shown[0] = percent
+            print(f"\r{say('Moving')} {percent:3d}%  {name}", end="", file=sys.stderr, flush=True)
+
+    try:
+        move_data(move, progress, stop)
+    except OSError as exc:
+        print(file=sys.stderr)
+        raise InputError(
+            say("The data folder could not be moved: {error}", error=exc),
+            say("Everything is where it was. Free some space or choose another folder, then try again."),
+        ) from exc
+    print(file=sys.stderr)
+    print(say("The data folder is now {folder}.", folder=move.target))
+    return EXIT_OK

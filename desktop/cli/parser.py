@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="replace")  # Chinese text on a legacy Windows console
     argv = set_language(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    from desktop.core.system.data_location import use_moved_model_cache
+
+    use_moved_model_cache()  # before the hub libraries read HF_HOME
     hub_commands.apply_hub_options(args)
     from desktop.core.system.instance import InstanceMark
 
@@ -125,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_commands.add_parsers(sub, hub)
     result_commands.add_parsers(sub)
     doctor_command.add_parsers(sub)
+    doctor_command.add_move_parser(sub)
     runs_commands.add_parsers(sub, hub)
     hub_commands.add_parsers(sub)
     return parser

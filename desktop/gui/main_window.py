@@ -252,6 +252,7 @@ class MainWindow(QMainWindow):
         self.menu_bar.try_folder_requested.connect(self._try_folder)
         self.menu_bar.language_chosen.connect(self.restarts.choose_language)
         self.menu_bar.sources_requested.connect(self.open_hub_settings)
+        self.menu_bar.move_data_requested.connect(self.restarts.move_data_folder)
         self.menu_bar.keep_awake_toggled.connect(self._on_menu_bar_keep_awake_toggled)
         self.controller.keep_awake = self.menu_bar.keep_awake_action.isChecked()
 
@@ -336,8 +337,7 @@ class MainWindow(QMainWindow):
         self.page_title.setText(page.title)
         self.page_subtitle.setText(page.subtitle)
         if page is self.environment_page and page.info is None:
-            # After the first paint: the check spawns a child process and loads NVML.
-            QTimer.singleShot(100, page.check)
+            QTimer.singleShot(100, page.check)  # after the first paint: it spawns a child, loads NVML
         if row == OPTIONS:
             # The next step's plots, made while the user reads this one.
             self.train_page.plot_area.prepare_plots()

@@ -109,6 +109,10 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--python-mirror", help="a mirror of uv's Python downloads (remembered)")
     parser.add_argument("--proxy", help="an HTTP(S) proxy for the downloads (remembered)")
     parser.add_argument("--python", help=f"the runtime's Python: a version (default {PYTHON}) or a path")
+    parser.add_argument(
+        "--data-folder",
+        help="move the data folder (runtime, runs, caches, the model cache) here first, then start",
+    )
     parser.add_argument("--headless", action="store_true", help="show setup progress here, not in a window")
     parser.add_argument(
         "--smoke", action="store_true", help="start the app, wait until its window shows, exit"
@@ -155,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.lang:  # this window's language, and the app's
         global _LANGUAGE
         _LANGUAGE, app_args = args.lang, [*app_args, "--lang", args.lang]
+    from desktop.core.system.data_location import use_moved_model_cache
+
+    use_moved_model_cache()  # the app and uv inherit it
     data = data_dir()
     runtime = Runtime(data / "runtime")
     try:
@@ -164,6 +171,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.version:
         print(bundle.version)
         return EXIT_OK
+    if args.data_folder:
+        try:
+            _move_data(runtime, Path(args.data_folder), args)
+        except SetupError as exc:
+            _log(data, f"data folder not moved: {exc.message}")
+            _fail(args, exc)  # said; the app starts from where the data is
+        else:
+            use_moved_model_cache()
+            _log(data_dir(), f"data folder moved from {data}")
+        data = data_dir()
+        runtime = Runtime(data / "runtime")
     settings = LauncherSettings(data / "launcher.json")
     given = {key: getattr(args, key) for key in MIRRORS if getattr(args, key) is not None}
     if given:
@@ -187,9 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         if _headless(args):
             _swap_headless(runtime, bundle, options, data, swap)
         else:
-            _setup_in_window(
-                runtime, bundle, options, data, False, settings, interactive=not args.smoke, swap=swap
-            )
+            _setup_in_window(runtime, bundle, options, data, False, interactive=not args.smoke, swap=swap)
         # Swapped or not, the runtime in place works: the app starts with the PyTorch it now has.
         return _start_app(runtime, data, [*app_args, "--quit-when-shown"] if args.smoke else app_args, args)
     if state != "ready" and runtime.root.exists():
@@ -212,14 +228,36 @@ def main(argv: list[str] | None = None) -> int:
         fresh = state != "outdated"
         ok = _setup_headless(runtime, bundle, options, data, fresh) if _headless(args) else None
         if ok is None:
-            ok = _setup_in_window(runtime, bundle, options, data, fresh, settings, interactive=not args.smoke)
+            ok = _setup_in_window(runtime, bundle, options, data, fresh, interactive=not args.smoke)
         if not ok:
             return EXIT_FAILED
+        data = data_dir()  # the first-start window may have put it elsewhere
+        runtime = Runtime(data / "runtime")
     else:
         print(f"Runtime ready ({time.monotonic() - started:.2f} s); starting the app.", flush=True)
     if args.smoke:
         app_args = [*app_args, "--quit-when-shown"]
     return _start_app(runtime, data, app_args, args)
+
+
+def _move_data(runtime: Runtime, target: Path, args: argparse.Namespace) -> None:
+    """Move the data folder to ``target`` once nothing runs from it (nothing to do when it is there).
+
+    Raises:
+        SetupError: It was not moved (the reason); everything is where it was.
+    """
+    from desktop.launcher import moving
+
+    if target.expanduser().resolve() == data_dir().resolve():
+        return
+    move = moving.planned(data_dir(), target)
+    with _single_setup(data_dir()):
+        moving.wait_for_others(runtime)
+        if _headless(args) or args.smoke:
+            moving.move_headless(move)
+        else:
+            _qt_app()
+            moving.move_in_window(move)
 
 
 def _headless(args: argparse.Namespace) -> bool:
@@ -281,7 +319,6 @@ def _setup_in_window(
     options: Options,
     data: Path,
     fresh: bool,
-    settings: LauncherSettings,
     interactive: bool,
     swap: SwapRequest | None = None,
 ) -> bool:
@@ -294,14 +331,25 @@ def _setup_in_window(
     app = _qt_app()
     try:
         with _single_setup(data):
+            first = interactive and swap is None and not runtime.root.exists()
             window = SetupWindow(
-                runtime, bundle, options, data, fresh, interactive, settings.save_mirrors, swap=swap
+                runtime,
+                bundle,
+                options,
+                data,
+                fresh,
+                interactive,
+                # Where the data folder is when the user presses Install (Change… may move it).
+                lambda mirrors: LauncherSettings(data_dir() / "launcher.json").save_mirrors(mirrors),
+                swap=swap,
+                choose_place=first,
             )
             window.finished_setup.connect(app.quit)
             window.show()
-            window.start()
+            if not window.waits_for_install:
+                window.start()
             app.exec()
-            with _open_log(data) as log:
+            with _open_log(data_dir()) as log:  # where the user put the data folder
                 log.write(window.log.toPlainText() + "\n")
             ok = window.ok
             if not ok and window.failure:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.environment.swap_request import SwapRequest
 from desktop.core.system.messages import msg
+from desktop.core.system.paths import APP_NAME
 from desktop.launcher.runtime import MIRRORS, Bundle, Cancelled, Options, Runtime, SetupError, setup
 from desktop.launcher.swap import swap_torch
 from desktop.shared_ui import shown
@@ -72,6 +73,7 @@ class SetupWindow(QWidget):
         interactive: On failure, wait for the user (Try again / Close). ``False`` (smoke tests) ends
             at once with ``ok = False``.
         swap: Instead of a setup, swap the runtime's PyTorch for this build (the app asked for it).
+        choose_place: The first start: show where the data goes (Change… moves it) and wait for Install.
     """
 
     finished_setup = Signal()
@@ -86,6 +88,7 @@ class SetupWindow(QWidget):
         interactive: bool = True,
         on_mirror_changed: object = None,
         swap: SwapRequest | None = None,
+        choose_place: bool = False,
     ) -> None:
         super().__init__()
         self.setWindowTitle(self.tr("Finetune Studio: setting up"))
@@ -162,22 +165,89 @@ class SetupWindow(QWidget):
         self.close_button.clicked.connect(self.close)
         self.close_button.setVisible(False)
 
+        self.place = QLabel(str(data_dir))
+        self.place.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.place.setWordWrap(True)
+        self.change_place_button = QPushButton(self.tr("Change…"))
+        self.change_place_button.setToolTip(
+            self.tr("Another drive, if this one is small: the runtime, runs and downloaded models go there")
+        )
+        self.change_place_button.clicked.connect(self._change_place)
+        self.place_row = QWidget()
+        place = QHBoxLayout(self.place_row)
+        place.setContentsMargins(0, 0, 0, 0)
+        place.addWidget(QLabel(self.tr("Data folder:")))
+        place.addWidget(self.place, 1)
+        place.addWidget(self.change_place_button)
+        self.place_row.setVisible(choose_place)
+        self.install_button = QPushButton(self.tr("Install"))
+        self.install_button.setDefault(True)
+        self.install_button.clicked.connect(self.start)
+        self.install_button.setVisible(choose_place)
+        self.waits_for_install = choose_place
+        """Whether the setup starts from the Install button (the first start), not at once."""
+        if choose_place:
+            self.step.setText(
+                self.tr(
+                    "It needs about 3 GB of space (about 10 GB with an NVIDIA GPU) in the data folder below."
+                )
+            )
+
         buttons = QHBoxLayout()
         buttons.addWidget(self.details_button)
         buttons.addStretch()
-        for button in (self.copy_button, self.retry_button, self.cancel_button, self.close_button):
+        for button in (
+            self.copy_button,
+            self.install_button,
+            self.retry_button,
+            self.cancel_button,
+            self.close_button,
+        ):
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.headline)
         layout.addWidget(self.step)
+        layout.addWidget(self.place_row)
         layout.addWidget(self.progress)
         layout.addWidget(self.problem)
         layout.addWidget(self.mirrors)
         layout.addWidget(self.log, 1)
         layout.addLayout(buttons)
 
+    def _change_place(self) -> None:
+        """Move the (still almost empty) data folder where the user chooses, before anything is installed."""
+        from PySide6.QtWidgets import QFileDialog
+
+        from desktop.core.system.data_location import move_data
+        from desktop.launcher.moving import planned
+
+        runtime, bundle, options, data_dir = self._args
+        chosen = QFileDialog.getExistingDirectory(
+            self, self.tr("Put the data folder in"), str(data_dir.parent)
+        )
+        if not chosen:
+            return
+        target = Path(chosen)
+        if target.name != APP_NAME and any(target.iterdir()):
+            target = target / APP_NAME  # D:\ is not filled: D:\FinetuneStudio
+        try:
+            move_data(planned(data_dir, target))  # a few small files before the first setup
+        except SetupError as exc:
+            self.problem.setText(f"<b>{shown(exc.message)}</b><br>{shown(exc.hint)}")
+            self.problem.setVisible(True)
+            return
+        except OSError as exc:
+            self.problem.setText(self.tr("The data folder could not be moved: {error}").format(error=exc))
+            self.problem.setVisible(True)
+            return
+        self.problem.setVisible(False)
+        self._args = (Runtime(target / runtime.root.name), bundle, options, target)
+        self.place.setText(str(target))
+
     def start(self) -> None:
         """Run the setup on a worker thread."""
+        self.place_row.setVisible(False)
+        self.install_button.setVisible(False)
         runtime, bundle, options, data_dir = self._args
         options.index_url = self.mirror.text().strip()
         options.torch_index_url = self.torch_mirror.text().strip()

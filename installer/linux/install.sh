@@ -21,12 +21,22 @@ if [ "${1:-}" = "--uninstall" ]; then
     rm -rf "$data_home/finetune-studio"
     rm -f "$bin_dir/finetune-studio" "$desktop_file" "$icon_file"
     echo "Finetune Studio was removed."
+    # A data folder moved elsewhere (Settings > Move the data folder) is named in location.txt.
+    moved=""
+    if [ -f "$runtime_dir/location.txt" ]; then
+        moved=$(iconv -f UTF-16LE -t UTF-8 "$runtime_dir/location.txt" 2>/dev/null || true)
+    fi
     if [ -d "$runtime_dir" ]; then
-        printf "Also remove the runtime, your runs and trained models in %s? [y/N] " "$runtime_dir"
+        printf "Also remove the runtime, your runs and trained models in %s%s? [y/N] " \
+            "$runtime_dir" "${moved:+ and $moved}"
         read -r answer || answer=n
         case "$answer" in
-            y|Y|yes|YES) rm -rf "$runtime_dir"; echo "Removed $runtime_dir." ;;
-            *) echo "Kept $runtime_dir." ;;
+            y|Y|yes|YES)
+                if [ -n "$moved" ] && { [ -f "$moved/runtime/finetune-studio-runtime.json" ] || [ -d "$moved/runs" ]; }; then
+                    rm -rf "$moved"; echo "Removed $moved."
+                fi
+                rm -rf "$runtime_dir"; echo "Removed $runtime_dir." ;;
+            *) echo "Kept $runtime_dir${moved:+ and $moved}." ;;
         esac
     fi
     exit 0

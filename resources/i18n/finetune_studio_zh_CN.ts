@@ -1000,6 +1000,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>模型下载源和令牌(&amp;S)…</translation>
     </message>
     <message>
+        <source>&amp;Move the data folder…</source>
+        <translation>移动数据文件夹(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>Runs, the runtime and caches (and, if you choose, the downloaded models) to another drive</source>
+        <translation>把训练记录、运行环境和缓存（如果你选择，也包括已下载的模型）移到另一个磁盘</translation>
+    </message>
+    <message>
         <source>&amp;Keep the computer awake while training</source>
         <translation>训练时保持电脑唤醒(&amp;K)</translation>
     </message>
@@ -1734,6 +1742,38 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>新语言将在下次启动时生效。现在重新启动 Finetune Studio 吗？</translation>
     </message>
     <message>
+        <source>Move the data folder into</source>
+        <translation>把数据文件夹移到</translation>
+    </message>
+    <message>
+        <source>Cannot move the data folder</source>
+        <translation>无法移动数据文件夹</translation>
+    </message>
+    <message>
+        <source>Move the data folder</source>
+        <translation>移动数据文件夹</translation>
+    </message>
+    <message>
+        <source>Close Finetune Studio, then run: {command}</source>
+        <translation>请关闭 Finetune Studio，然后运行：{command}</translation>
+    </message>
+    <message>
+        <source>{size:.1f} GB to copy</source>
+        <translation>需复制 {size:.1f} GB</translation>
+    </message>
+    <message>
+        <source>a rename on the same drive</source>
+        <translation>同一磁盘上重命名即可</translation>
+    </message>
+    <message>
+        <source>Finetune Studio closes, moves its data folder ({size}) from {source} to {target}, and starts again. Command-line runs must end first. Continue?</source>
+        <translation>Finetune Studio 将关闭，把数据文件夹（{size}）从 {source} 移到 {target}，然后重新启动。命令行中的训练必须先结束。继续吗？</translation>
+    </message>
+    <message>
+        <source>Also move the downloaded models ({folder}). Other programs that use this Hugging Face cache will then download their models again.</source>
+        <translation>同时移动已下载的模型（{folder}）。使用这个 Hugging Face 缓存的其他程序之后会重新下载它们的模型。</translation>
+    </message>
+    <message>
         <source>Restart to install PyTorch</source>
         <translation>重新启动以安装 PyTorch</translation>
     </message>
@@ -2045,6 +2085,34 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Close</source>
         <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Change…</source>
+        <translation>更改…</translation>
+    </message>
+    <message>
+        <source>Another drive, if this one is small: the runtime, runs and downloaded models go there</source>
+        <translation>如果这个磁盘空间小，可以换一个：运行环境、训练记录和下载的模型都会放在那里</translation>
+    </message>
+    <message>
+        <source>Data folder:</source>
+        <translation>数据文件夹：</translation>
+    </message>
+    <message>
+        <source>Install</source>
+        <translation>安装</translation>
+    </message>
+    <message>
+        <source>It needs about 3 GB of space (about 10 GB with an NVIDIA GPU) in the data folder below.</source>
+        <translation>需要在下面的数据文件夹中占用约 3 GB 空间（有 NVIDIA GPU 时约 10 GB）。</translation>
+    </message>
+    <message>
+        <source>Put the data folder in</source>
+        <translation>把数据文件夹放在</translation>
+    </message>
+    <message>
+        <source>The data folder could not be moved: {error}</source>
+        <translation>无法移动数据文件夹：{error}</translation>
     </message>
     <message>
         <source>Setting up Python…</source>
@@ -5272,6 +5340,50 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>从哪里下载：hf（Hugging Face）、mirror（镜像站）、modelscope 或 auto（默认：按设置）</translation>
     </message>
     <message>
+        <source>The data folder is already {folder}.</source>
+        <translation>数据文件夹已经是 {folder}。</translation>
+    </message>
+    <message>
+        <source>{target} is inside the data folder, or holds it.</source>
+        <translation>{target} 位于数据文件夹内，或包含数据文件夹。</translation>
+    </message>
+    <message>
+        <source>Choose a folder beside it, for example on another drive.</source>
+        <translation>请选择它之外的文件夹，例如另一个磁盘上的。</translation>
+    </message>
+    <message>
+        <source>{target} is not empty.</source>
+        <translation>{target} 不是空的。</translation>
+    </message>
+    <message>
+        <source>Choose an empty or new folder: the data is moved into it, not merged.</source>
+        <translation>请选择空文件夹或新文件夹：数据会移入其中，不会与已有内容合并。</translation>
+    </message>
+    <message>
+        <source>The data needs {needed} GB and the drive of {target} has {free} GB free.</source>
+        <translation>数据需要 {needed} GB，而 {target} 所在磁盘只剩 {free} GB。</translation>
+    </message>
+    <message>
+        <source>Free some space there, or choose another drive.</source>
+        <translation>请在那里腾出空间，或选择另一个磁盘。</translation>
+    </message>
+    <message>
+        <source>{target} cannot be written: {error}</source>
+        <translation>无法写入 {target}：{error}</translation>
+    </message>
+    <message>
+        <source>Choose a folder you can write to.</source>
+        <translation>请选择你有写入权限的文件夹。</translation>
+    </message>
+    <message>
+        <source>The move was cancelled.</source>
+        <translation>已取消移动。</translation>
+    </message>
+    <message>
+        <source>Everything is where it was.</source>
+        <translation>一切都保持原样。</translation>
+    </message>
+    <message>
         <source>Windows ran out of virtual memory while loading PyTorch&apos;s libraries: the paging file is too small (error 1455).</source>
         <translation>Windows 在加载 PyTorch 的库时虚拟内存不足：页面文件太小（错误 1455）。</translation>
     </message>
@@ -5290,6 +5402,34 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Resume on the new data</source>
         <translation>在新数据上继续训练</translation>
+    </message>
+    <message>
+        <source>The data folder is now {folder}.</source>
+        <translation>数据文件夹现在是 {folder}。</translation>
+    </message>
+    <message>
+        <source>an empty or new folder, for example on another drive</source>
+        <translation>一个空文件夹或新文件夹，例如在另一个磁盘上</translation>
+    </message>
+    <message>
+        <source>Finetune Studio is running ({others}): its data folder cannot move now.</source>
+        <translation>Finetune Studio 正在运行（{others}）：现在无法移动它的数据文件夹。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window and command-line run, then run this again.</source>
+        <translation>请关闭所有 Finetune Studio 窗口和命令行训练，然后再运行一次。</translation>
+    </message>
+    <message>
+        <source>The data folder could not be moved: {error}</source>
+        <translation>无法移动数据文件夹：{error}</translation>
+    </message>
+    <message>
+        <source>Everything is where it was. Free some space or choose another folder, then try again.</source>
+        <translation>一切都保持原样。请腾出空间或选择另一个文件夹，然后重试。</translation>
+    </message>
+    <message>
+        <source>Moving</source>
+        <translation>正在移动</translation>
     </message>
     <message>
         <source>a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope&apos;s)</source>
@@ -5460,6 +5600,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>你的训练记录都还在：正在训练的任务可以从最近的检查点继续（在应用中点“继续训练”）。请再次启动它；如果再次出现，请发送日志。</translation>
     </message>
     <message>
+        <source>The data folder was not moved: Finetune Studio is still running ({what}).</source>
+        <translation>数据文件夹没有移动：Finetune Studio 仍在运行（{what}）。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window and command-line run, then try again.</source>
+        <translation>请关闭所有 Finetune Studio 窗口和命令行训练，然后重试。</translation>
+    </message>
+    <message>
         <source>no NVIDIA GPU was found, so the CPU build</source>
         <translation>没有找到 NVIDIA GPU，因此安装 CPU 版本</translation>
     </message>
@@ -5502,6 +5650,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The disk became full while installing.</source>
         <translation>安装过程中磁盘已满。</translation>
+    </message>
+    <message>
+        <source>move the data folder (runs, runtime, caches) to another place</source>
+        <translation>把数据文件夹（训练记录、运行环境、缓存）移到别处</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>
@@ -5686,6 +5838,17 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>English news summarisation.</source>
         <translation>英文新闻摘要。</translation>
+    </message>
+</context>
+<context>
+    <name>moving</name>
+    <message>
+        <source>Moving the data folder to {target}…</source>
+        <translation>正在把数据文件夹移到 {target}…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
     </message>
 </context>
 </TS>

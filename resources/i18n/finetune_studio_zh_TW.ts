@@ -1000,6 +1000,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>模型下載來源與權杖(&amp;S)…</translation>
     </message>
     <message>
+        <source>&amp;Move the data folder…</source>
+        <translation>移動資料資料夾(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>Runs, the runtime and caches (and, if you choose, the downloaded models) to another drive</source>
+        <translation>把訓練記錄、執行環境和快取（如果你選擇，也包括已下載的模型）移到另一個磁碟</translation>
+    </message>
+    <message>
         <source>&amp;Keep the computer awake while training</source>
         <translation>訓練時保持電腦喚醒(&amp;K)</translation>
     </message>
@@ -1734,6 +1742,38 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>新語言會在下次啟動時生效。現在重新啟動 Finetune Studio 嗎？</translation>
     </message>
     <message>
+        <source>Move the data folder into</source>
+        <translation>把資料資料夾移到</translation>
+    </message>
+    <message>
+        <source>Cannot move the data folder</source>
+        <translation>無法移動資料資料夾</translation>
+    </message>
+    <message>
+        <source>Move the data folder</source>
+        <translation>移動資料資料夾</translation>
+    </message>
+    <message>
+        <source>Close Finetune Studio, then run: {command}</source>
+        <translation>請關閉 Finetune Studio，然後執行：{command}</translation>
+    </message>
+    <message>
+        <source>{size:.1f} GB to copy</source>
+        <translation>需複製 {size:.1f} GB</translation>
+    </message>
+    <message>
+        <source>a rename on the same drive</source>
+        <translation>同一磁碟上重新命名即可</translation>
+    </message>
+    <message>
+        <source>Finetune Studio closes, moves its data folder ({size}) from {source} to {target}, and starts again. Command-line runs must end first. Continue?</source>
+        <translation>Finetune Studio 將關閉，把資料資料夾（{size}）從 {source} 移到 {target}，然後重新啟動。命令列中的訓練必須先結束。繼續嗎？</translation>
+    </message>
+    <message>
+        <source>Also move the downloaded models ({folder}). Other programs that use this Hugging Face cache will then download their models again.</source>
+        <translation>同時移動已下載的模型（{folder}）。使用這個 Hugging Face 快取的其他程式之後會重新下載它們的模型。</translation>
+    </message>
+    <message>
         <source>Restart to install PyTorch</source>
         <translation>重新啟動以安裝 PyTorch</translation>
     </message>
@@ -2045,6 +2085,34 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Close</source>
         <translation>關閉</translation>
+    </message>
+    <message>
+        <source>Change…</source>
+        <translation>變更…</translation>
+    </message>
+    <message>
+        <source>Another drive, if this one is small: the runtime, runs and downloaded models go there</source>
+        <translation>如果這個磁碟空間小，可以換一個：執行環境、訓練記錄和下載的模型都會放在那裡</translation>
+    </message>
+    <message>
+        <source>Data folder:</source>
+        <translation>資料資料夾：</translation>
+    </message>
+    <message>
+        <source>Install</source>
+        <translation>安裝</translation>
+    </message>
+    <message>
+        <source>It needs about 3 GB of space (about 10 GB with an NVIDIA GPU) in the data folder below.</source>
+        <translation>需要在下面的資料資料夾中佔用約 3 GB 空間（有 NVIDIA GPU 時約 10 GB）。</translation>
+    </message>
+    <message>
+        <source>Put the data folder in</source>
+        <translation>把資料資料夾放在</translation>
+    </message>
+    <message>
+        <source>The data folder could not be moved: {error}</source>
+        <translation>無法移動資料資料夾：{error}</translation>
     </message>
     <message>
         <source>Setting up Python…</source>
@@ -5272,6 +5340,50 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>從哪裡下載：hf（Hugging Face）、mirror（鏡像站）、modelscope 或 auto（預設：依設定）</translation>
     </message>
     <message>
+        <source>The data folder is already {folder}.</source>
+        <translation>資料資料夾已經是 {folder}。</translation>
+    </message>
+    <message>
+        <source>{target} is inside the data folder, or holds it.</source>
+        <translation>{target} 位於資料資料夾內，或包含資料資料夾。</translation>
+    </message>
+    <message>
+        <source>Choose a folder beside it, for example on another drive.</source>
+        <translation>請選擇它之外的資料夾，例如另一個磁碟上的。</translation>
+    </message>
+    <message>
+        <source>{target} is not empty.</source>
+        <translation>{target} 不是空的。</translation>
+    </message>
+    <message>
+        <source>Choose an empty or new folder: the data is moved into it, not merged.</source>
+        <translation>請選擇空資料夾或新資料夾：資料會移入其中，不會與既有內容合併。</translation>
+    </message>
+    <message>
+        <source>The data needs {needed} GB and the drive of {target} has {free} GB free.</source>
+        <translation>資料需要 {needed} GB，而 {target} 所在磁碟只剩 {free} GB。</translation>
+    </message>
+    <message>
+        <source>Free some space there, or choose another drive.</source>
+        <translation>請在那裡騰出空間，或選擇另一個磁碟。</translation>
+    </message>
+    <message>
+        <source>{target} cannot be written: {error}</source>
+        <translation>無法寫入 {target}：{error}</translation>
+    </message>
+    <message>
+        <source>Choose a folder you can write to.</source>
+        <translation>請選擇你有寫入權限的資料夾。</translation>
+    </message>
+    <message>
+        <source>The move was cancelled.</source>
+        <translation>已取消移動。</translation>
+    </message>
+    <message>
+        <source>Everything is where it was.</source>
+        <translation>一切都保持原樣。</translation>
+    </message>
+    <message>
         <source>Windows ran out of virtual memory while loading PyTorch&apos;s libraries: the paging file is too small (error 1455).</source>
         <translation>Windows 在載入 PyTorch 的程式庫時虛擬記憶體不足：分頁檔太小（錯誤 1455）。</translation>
     </message>
@@ -5290,6 +5402,34 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Resume on the new data</source>
         <translation>在新資料上繼續訓練</translation>
+    </message>
+    <message>
+        <source>The data folder is now {folder}.</source>
+        <translation>資料資料夾現在是 {folder}。</translation>
+    </message>
+    <message>
+        <source>an empty or new folder, for example on another drive</source>
+        <translation>一個空資料夾或新資料夾，例如在另一個磁碟上</translation>
+    </message>
+    <message>
+        <source>Finetune Studio is running ({others}): its data folder cannot move now.</source>
+        <translation>Finetune Studio 正在執行（{others}）：現在無法移動它的資料資料夾。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window and command-line run, then run this again.</source>
+        <translation>請關閉所有 Finetune Studio 視窗和命令列訓練，然後再執行一次。</translation>
+    </message>
+    <message>
+        <source>The data folder could not be moved: {error}</source>
+        <translation>無法移動資料資料夾：{error}</translation>
+    </message>
+    <message>
+        <source>Everything is where it was. Free some space or choose another folder, then try again.</source>
+        <translation>一切都保持原樣。請騰出空間或選擇另一個資料夾，然後重試。</translation>
+    </message>
+    <message>
+        <source>Moving</source>
+        <translation>正在移動</translation>
     </message>
     <message>
         <source>a mirror or private hub (Hugging Face API; with --source modelscope, ModelScope&apos;s)</source>
@@ -5460,6 +5600,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>你的訓練記錄都還在：正在訓練的任務可以從最近的檢查點繼續（在應用程式中按「繼續訓練」）。請再次啟動它；如果再次發生，請傳送記錄檔。</translation>
     </message>
     <message>
+        <source>The data folder was not moved: Finetune Studio is still running ({what}).</source>
+        <translation>資料資料夾沒有移動：Finetune Studio 仍在執行（{what}）。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window and command-line run, then try again.</source>
+        <translation>請關閉所有 Finetune Studio 視窗和命令列訓練，然後重試。</translation>
+    </message>
+    <message>
         <source>no NVIDIA GPU was found, so the CPU build</source>
         <translation>沒有找到 NVIDIA GPU，因此安裝 CPU 版本</translation>
     </message>
@@ -5502,6 +5650,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The disk became full while installing.</source>
         <translation>安裝過程中磁碟已滿。</translation>
+    </message>
+    <message>
+        <source>move the data folder (runs, runtime, caches) to another place</source>
+        <translation>把資料資料夾（訓練記錄、執行環境、快取）移到別處</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>
@@ -5686,6 +5838,17 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>English news summarisation.</source>
         <translation>英文新聞摘要。</translation>
+    </message>
+</context>
+<context>
+    <name>moving</name>
+    <message>
+        <source>Moving the data folder to {target}…</source>
+        <translation>正在把資料資料夾移到 {target}…</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
     </message>
 </context>
 </TS>

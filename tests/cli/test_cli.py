@@ -400,3 +400,29 @@ def test_evaluate_shows_a_generators_figures_and_answers(
     out = capsys.readouterr().out
     assert "2.500 -> 1.200" in out and "12.180 -> 3.320" in out
     assert "base model: ？？" in out and "fine-tuned: 你好！" in out and "BLEU" not in out
+
+
+def test_move_data_moves_the_folder_and_refuses_while_a_window_runs(
+    capsys: pytest.CaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core.system.paths import data_dir
+    from tests.core.test_instance import _holder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-cache"))
+    old = data_dir()
+    (old / "runs" / "run-1").mkdir(parents=True)
+    (old / "runs" / "run-1" / "config.toml").write_text("task = 'classification'\n", encoding="utf-8")
+    target = tmp_path / "D" / "Studio"
+
+    window = _holder("app")  # a Finetune Studio window that runs from the folder
+    try:
+        assert main(["move-data", str(target)]) == 2
+    finally:
+        window.kill()
+        window.wait()
+    assert "cannot move now" in capsys.readouterr().err and data_dir() == old
+
+    assert main(["move-data", str(target)]) == 0
+    assert f"The data folder is now {target}" in capsys.readouterr().out
+    assert data_dir() == target and (target / "runs" / "run-1" / "config.toml").is_file()
+    assert not (old / "runs").exists()

@@ -176,3 +176,42 @@ def test_install_in_the_launchers_runtime_restarts_through_the_launcher(
     assert request.index_url == page.plan.index_url and "cu" in request.requirement
     assert "keeps working until the new one is complete" in asked[0]
     assert not window.isVisible() and not page.repair.is_running()  # nothing was installed in place
+
+
+def test_moving_the_data_folder_restarts_through_the_launcher_which_moves_it(
+    qtbot, window, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    from desktop.core.environment.swap_request import LAUNCHER_VARIABLE, RUNTIME_MARKER
+
+    told = tmp_path / "launcher-arguments"
+    launcher = tmp_path / "FinetuneStudio"
+    launcher.write_text(f"#!/bin/sh\necho \"$@\" > '{told}'\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (runtime / RUNTIME_MARKER).write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(sys, "prefix", str(runtime))
+    monkeypatch.setenv(LAUNCHER_VARIABLE, str(launcher))
+    drive = tmp_path / "D"
+    (drive / "Games").mkdir(parents=True)
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(drive))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "huggingface" / "hub").mkdir(parents=True)  # models downloaded before
+    asked: list[str] = []
+
+    def answer(box: QMessageBox) -> QMessageBox.StandardButton:
+        asked.append(f"{box.text()} | {box.checkBox().text()}")
+        box.checkBox().setChecked(True)  # the user takes the models along
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "exec", answer)
+
+    window.menu_bar.move_data_requested.emit()
+
+    qtbot.waitUntil(told.exists, timeout=10_000)
+    target = drive / "FinetuneStudio"  # beside what the drive holds, not among it
+    assert told.read_text(encoding="utf-8").split() == ["--data-folder", str(target), "--with-model-cache"]
+    assert "a rename on the same drive" in asked[0] and "download their models again" in asked[0]
+    assert not window.isVisible()

@@ -2,8 +2,8 @@
 alone, the documented build makes the launcher bundle, the Linux tarball and (with makensis) the NSIS
 installer; the frozen launcher sets up a runtime offline from a local wheelhouse, finishes a setup
 that failed or was killed half-way, opens the app, starts at once the second time, updates the app,
-rebuilds the runtime on ``--repair``, swaps PyTorch when the app asked, and the tarball installs and
-uninstalls.
+rebuilds the runtime on ``--repair``, swaps PyTorch when the app asked, moves the data folder, and the
+tarball installs and uninstalls.
 
 Builds with PyInstaller (the first time also the release venv) and installs PyTorch into fresh
 runtimes: about four minutes.
@@ -224,6 +224,17 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     assert after_swap["created"] > before["created"] and after_swap["torch"] == before["torch"]
     assert not (runtime / "left-behind").exists() and pending_swap(data) is None
     assert sorted(p.name for p in data.glob("runtime*") if p.is_dir()) == ["runtime"]  # nothing beside it
+
+    # 7. The data folder moved to another place (Settings > Move the data folder, which restarts the
+    # launcher with --data-folder): the app starts from the moved runtime, nothing is set up again.
+    elsewhere = tmp_path / "D" / "FinetuneStudio"
+    log_length = len((data / "runtime-setup.log").read_text(encoding="utf-8"))
+    seventh = _launch(home, "--offline", "--wheelhouse", str(wheelhouse), "--data-folder", str(elsewhere))
+    assert seventh.returncode == 0 and "shown" in seventh.stdout, seventh.stderr[-2000:]
+    assert "Runtime ready" in seventh.stdout  # the moved runtime works as it is
+    assert sorted(p.name for p in data.iterdir()) == ["instances", "location.json"]
+    assert (elsewhere / "runtime" / "finetune-studio-runtime.json").is_file()
+    assert "data folder moved" in (elsewhere / "runtime-setup.log").read_text(encoding="utf-8")[log_length:]
 
 
 def test_the_bundle_holds_every_library_the_launcher_imports(built: dict) -> None:

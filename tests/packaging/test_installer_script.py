@@ -33,6 +33,11 @@ def test_uninstall_waits_for_the_app_and_removes_both_data_folders() -> None:
     assert '!define SETTINGS_DIR "$APPDATA\\FinetuneStudio"' in text  # QSettings' roaming INI file
     removed = re.findall(r'!insertmacro REMOVE_TREE "\$\{(\w+)\}"', uninstall)
     assert removed == ["DATA_DIR", "SETTINGS_DIR"]
+    # A data folder moved to another drive goes too, read from the file the move leaves behind, and
+    # only when it holds our runtime or runs.
+    assert "FileReadUTF16LE $0 $MovedData" in uninstall and '"${DATA_DIR}\\location.txt"' in uninstall
+    assert '!insertmacro REMOVE_TREE "$MovedData"' in uninstall.split("FileExists")[-1]
+    assert all("$MovedData" in line for line in text.splitlines() if line.startswith("LangString RemoveData"))
     assert 'rd /s /q "\\\\?\\${DIR}"' in text  # paths over 260 characters (uv's cache) go too
 
 
@@ -135,3 +140,20 @@ def test_the_torch_table_check_resolves_every_pin_and_names_the_missing_ones(mon
     assert check.main(["--system", "windows"]) == 1
     out = capsys.readouterr().out
     assert f"FAIL {pins[1][0]}" in out and "1 pinned build(s) do not exist for Python 3.12 on windows" in out
+
+
+def test_the_linux_uninstall_removes_a_moved_data_folder_when_asked(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    data = home / "share" / "FinetuneStudio"
+    moved = tmp_path / "D" / "FinetuneStudio"
+    (moved / "runs" / "run-1").mkdir(parents=True)
+    data.mkdir(parents=True)
+    (data / "location.txt").write_bytes(str(moved).encode("utf-16-le"))  # as data_location writes it
+    env = {**os.environ, "HOME": str(home), "XDG_DATA_HOME": str(home / "share")}
+    uninstall = ["sh", str(ROOT / "installer" / "linux" / "install.sh"), "--uninstall"]
+
+    kept = subprocess.run(uninstall, env=env, input="n\n", text=True, capture_output=True, check=True)
+    assert str(moved) in kept.stdout and moved.is_dir() and data.is_dir()  # named, and kept on No
+
+    subprocess.run(uninstall, env=env, input="y\n", text=True, capture_output=True, check=True)
+    assert not moved.exists() and not data.exists() and (tmp_path / "D").is_dir()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from desktop.launcher import window as window_module
 from desktop.launcher.runtime import Bundle, Options, Runtime, SetupError
@@ -88,3 +89,35 @@ def test_without_a_user_a_failure_ends_at_once(make_window, qtbot, monkeypatch: 
     with qtbot.waitSignal(win.finished_setup, timeout=10_000):
         win.start()
     assert not win.ok and "disk became full" in win.log.toPlainText()
+
+
+def test_the_first_start_says_where_the_data_goes_and_can_put_it_elsewhere(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from desktop.core.system.paths import data_dir
+
+    data = data_dir()
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "runtime-setup.log").write_text("launcher 0.3.0: runtime missing\n", encoding="utf-8")
+    wheel = tmp_path / "finetune_studio-0.3.0-py3-none-any.whl"
+    wheel.write_bytes(b"app")
+    drive = tmp_path / "D"
+    (drive / "Games").mkdir(parents=True)  # a drive with other things on it
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(drive))
+    built: list[Path] = []
+    monkeypatch.setattr(window_module, "setup", lambda runtime, *args, **kwargs: built.append(runtime.root))
+    win = SetupWindow(
+        Runtime(data / "runtime"), Bundle(tmp_path / "uv", wheel), Options(), data, True, choose_place=True
+    )
+    qtbot.addWidget(win)
+    win.show()
+    assert win.waits_for_install and win.place.text() == str(data) and "10 GB" in win.step.text()
+
+    qtbot.mouseClick(win.change_place_button, Qt.MouseButton.LeftButton)
+    assert win.place.text() == str(drive / "FinetuneStudio") == str(data_dir())  # beside Games, not in it
+    assert (drive / "FinetuneStudio" / "runtime-setup.log").is_file()
+    with qtbot.waitSignal(win.finished_setup, timeout=10_000):
+        qtbot.mouseClick(win.install_button, Qt.MouseButton.LeftButton)
+    assert built == [drive / "FinetuneStudio" / "runtime"] and win.ok

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -23,7 +24,19 @@ def resources_dir() -> Path:
 
 
 def data_dir() -> Path:
-    """The per-user data folder (``FINETUNE_STUDIO_HOME`` overrides it)."""
+    """The per-user data folder: :func:`default_data_dir`, or where its ``location.json`` says when the
+    user moved it (``desktop.core.system.data_location``)."""
+    default = default_data_dir()
+    try:
+        moved = json.loads((default / "location.json").read_text(encoding="utf-8")).get("data")
+    except (OSError, ValueError, AttributeError):
+        moved = None
+    return Path(moved) if isinstance(moved, str) and moved else default
+
+
+def default_data_dir() -> Path:
+    """The data folder's place unless it was moved: ``FINETUNE_STUDIO_HOME``, else the system's per-user
+    data folder."""
     override = os.environ.get("FINETUNE_STUDIO_HOME")
     if override:
         return Path(override)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QFileDialog, QMessageBox, QWidget
 
 from desktop.core.environment.repair import RepairPlan
-from desktop.shared_ui import Key, Settings
+from desktop.core.system.paths import APP_NAME
+from desktop.core.system.secrets import shell_join
+from desktop.shared_ui import Key, Settings, error_text
 
 
 def _start_detached(arguments: list[str]) -> bool:
@@ -44,6 +47,70 @@ class RestartController(QObject):
         if answer != QMessageBox.StandardButton.Yes:
             return
         if _start_detached(["--lang", code]):
+            self._window.close()
+
+    def move_data_folder(self) -> None:
+        """Choose a folder, check it, and have the launcher move the data there at its next start (the
+        app runs from the runtime in the data folder, so it cannot move it itself)."""
+        from desktop.core.environment.swap_request import launcher_for_swap
+        from desktop.core.system.data_location import model_cache_to_move, plan_move
+        from desktop.core.system.errors import InputError
+        from desktop.core.system.paths import data_dir
+
+        current = data_dir()
+        chosen = QFileDialog.getExistingDirectory(
+            self._window, self.tr("Move the data folder into"), str(current.parent)
+        )
+        if not chosen:
+            return
+        target = Path(chosen)
+        if target.name != APP_NAME and any(target.iterdir()):
+            target = target / APP_NAME  # D:\ is not emptied into: D:\FinetuneStudio
+        try:
+            move = plan_move(current, target)
+        except (InputError, OSError) as exc:
+            QMessageBox.warning(self._window, self.tr("Cannot move the data folder"), error_text(exc))
+            return
+        launcher = launcher_for_swap()
+        if launcher is None:
+            command = [sys.executable, "-m", "desktop.cli", "move-data", str(target), "--with-model-cache"]
+            QMessageBox.information(
+                self._window,
+                self.tr("Move the data folder"),
+                self.tr("Close Finetune Studio, then run: {command}").format(command=shell_join(command)),
+            )
+            return
+        size = (
+            self.tr("{size:.1f} GB to copy").format(size=move.size / 2**30)
+            if move.size
+            else self.tr("a rename on the same drive")
+        )
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            self.tr("Move the data folder"),
+            self.tr(
+                "Finetune Studio closes, moves its data folder ({size}) from {source} to {target}, and "
+                "starts again. Command-line runs must end first. Continue?"
+            ).format(size=size, source=current, target=target),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            self._window,
+        )
+        models = model_cache_to_move()
+        # Kept here: the box does not own a check box made in Python, which would be deleted under it.
+        take_models = QCheckBox(
+            self.tr(
+                "Also move the downloaded models ({folder}). Other programs that use this Hugging Face "
+                "cache will then download their models again."
+            ).format(folder=models)
+        )
+        if models is not None:
+            box.setCheckBox(take_models)
+        if box.exec() != QMessageBox.StandardButton.Yes:
+            return
+        with_models = models is not None and take_models.isChecked()
+        arguments = ["--data-folder", str(target), *(["--with-model-cache"] if with_models else [])]
+        started = QProcess.startDetached(str(launcher), arguments)
+        if started[0] if isinstance(started, tuple) else started:
             self._window.close()
 
     def restart_to_swap(self, plan: RepairPlan) -> None:

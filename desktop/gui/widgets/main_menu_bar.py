@@ -32,6 +32,7 @@ class MainMenuBar(QMenuBar):
     language_chosen = Signal(str)
     """View › Language: the code of the language chosen (``en``, ``zh_CN``, ``zh_TW``)."""
     sources_requested = Signal()
+    move_data_requested = Signal()
     """Settings › Model sources and tokens."""
     keep_awake_toggled = Signal(bool)
     """Settings › Keep the computer awake while training: whether it is on now (remembered already)."""
@@ -72,6 +73,15 @@ class MainMenuBar(QMenuBar):
         sources_action = QAction(translate("MainWindow", "Model &sources and tokens…"), self)
         sources_action.triggered.connect(self.sources_requested)
         settings_menu.addAction(sources_action)
+        move_action = QAction(translate("MainWindow", "&Move the data folder…"), self)
+        move_action.setToolTip(
+            translate(
+                "MainWindow",
+                "Runs, the runtime and caches (and, if you choose, the downloaded models) to another drive",
+            )
+        )
+        move_action.triggered.connect(self.move_data_requested)
+        settings_menu.addAction(move_action)
         self.keep_awake_action = QAction(
             translate("MainWindow", "&Keep the computer awake while training"), self
         )
