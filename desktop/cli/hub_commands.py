@@ -185,8 +185,8 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
             worker.join(0.2)  # the main thread stays free for Ctrl-C
     except KeyboardInterrupt:
         cancel.set()
-        worker.join()
         close()
+        worker.join(3)  # the download returns within two seconds of a cancel, even from a stalled server
         raise
     close()
     if failed:

@@ -2978,10 +2978,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>它不是这次下载写入的，因此保留原样：请删除 {path} 后重新下载。</translation>
     </message>
     <message>
-        <source>{file} of {name} arrived damaged twice from {source}: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
-        <translation>{name} 的 {file} 从 {source} 下载两次都已损坏：内容与模型库的校验和不一致，已被删除。</translation>
-    </message>
-    <message>
         <source>Try again later, or switch the source (a mirror, or ModelScope); a proxy or an antivirus that changes downloads causes this too.</source>
         <translation>请稍后重试，或换一个下载源（镜像站或魔搭）；会修改下载内容的代理或杀毒软件也会导致这种情况。</translation>
     </message>
@@ -5338,6 +5334,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)</source>
         <translation>从哪里下载：hf（Hugging Face）、mirror（镜像站）、modelscope 或 auto（默认：按设置）</translation>
+    </message>
+    <message>
+        <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
+        <translation>{name} 的 {file} 每次从 {source} 下载都已损坏：其内容与模型库公布的校验和不符，因此已删除。</translation>
     </message>
     <message>
         <source>The data folder is already {folder}.</source>

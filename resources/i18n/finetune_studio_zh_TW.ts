@@ -2978,10 +2978,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>它不是這次下載寫入的，因此保留原樣：請刪除 {path} 後重新下載。</translation>
     </message>
     <message>
-        <source>{file} of {name} arrived damaged twice from {source}: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
-        <translation>{name} 的 {file} 從 {source} 下載兩次都已損毀：內容與模型庫的檢查碼不一致，已被刪除。</translation>
-    </message>
-    <message>
         <source>Try again later, or switch the source (a mirror, or ModelScope); a proxy or an antivirus that changes downloads causes this too.</source>
         <translation>請稍後重試，或換一個下載來源（鏡像站或 ModelScope）；會修改下載內容的代理伺服器或防毒軟體也會導致這種情況。</translation>
     </message>
@@ -5338,6 +5334,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)</source>
         <translation>從哪裡下載：hf（Hugging Face）、mirror（鏡像站）、modelscope 或 auto（預設：依設定）</translation>
+    </message>
+    <message>
+        <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
+        <translation>{name} 的 {file} 每次從 {source} 下載都已損壞：其內容與模型庫公布的校驗和不符，因此已刪除。</translation>
     </message>
     <message>
         <source>The data folder is already {folder}.</source>

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import shutil
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -63,11 +65,15 @@ def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
     worker = threading.Thread(target=first_try)
     worker.start()
     assert written.wait(20)  # half of the weights are written, the rest is held back by the server
+    assert fake_hub.stalled.wait(20)  # and the connection sends nothing more: a stalled server
+    cancelled_at = time.monotonic()
     cancel.set()
-    release.set()  # the server sends the rest; the client stops at its next chunk
     worker.join(20)
+    waited = time.monotonic() - cancelled_at
     assert len(errors) == 1 and isinstance(errors[0], DownloadCancelled)
+    assert waited < 2.5, waited  # Cancel answers although no byte arrives (the server holds it 30 s)
     del fake_hub.stall["model.safetensors"]
+    release.set()  # the abandoned request ends; what it wrote stays for the next download
     folder = downloads.download("tiny/gpt2", sources.resolve())
     assert (folder / "model.safetensors").stat().st_size == size
     resumed = [start for name, start in fake_hub.served if name == "model.safetensors"][-1]
@@ -146,7 +152,7 @@ def test_a_file_damaged_twice_is_one_sentence_and_leaves_nothing_to_load(
     fake_hub.corrupt["model.safetensors"] = 2
     with pytest.raises(ModelError) as caught:
         downloads.download("tiny/gpt2", sources.resolve())
-    assert caught.value.message.startswith("model.safetensors of tiny/gpt2 arrived damaged twice")
+    assert caught.value.message.startswith("model.safetensors of tiny/gpt2 arrived damaged from")
     assert (
         clients.local_copy("tiny/gpt2") is None
         or not (clients.local_copy("tiny/gpt2") / "model.safetensors").exists()
@@ -278,3 +284,25 @@ def test_the_memory_estimate_of_a_hub_model_needs_only_its_config(fake_hub: Fake
     shapes = shapes_for_config(config)
     assert shapes.num_parameters > 0 and estimate(shapes, config).total > 0
     assert {name for name, _ in fake_hub.served} == {"config.json"}  # not the weights, not the tokenizer
+
+
+def test_a_modelscope_file_that_arrives_damaged_is_fetched_again_or_named(
+    fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ModelScope's listing publishes each file's sha256; its client checks it and fetches again."""
+    import modelscope_hub._download as ms_download
+
+    monkeypatch.setattr(ms_download, "DOWNLOAD_INTEGRITY_RETRY_BACKOFF", 0)  # its pause between tries
+    expected = fake_hub.repos[("model", "tiny/gpt2")].files["model.safetensors"]
+    fake_hub.corrupt["model.safetensors"] = 1
+    folder = downloads.download("modelscope:tiny/gpt2", sources.resolve())
+    assert (folder / "model.safetensors").read_bytes() == expected
+
+    fake_hub.corrupt["model.safetensors"] = 100  # damaged every time
+    shutil.rmtree(folder)
+    with pytest.raises(ModelError) as caught:
+        downloads.download("modelscope:tiny/gpt2", sources.resolve())
+    assert caught.value.message.startswith(
+        "model.safetensors of tiny/gpt2 arrived damaged from ModelScope each time"
+    )
+    assert not (folder / "model.safetensors").exists()  # nothing damaged is left to load

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from desktop.core.hub.sources import (
@@ -171,6 +172,11 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
             ),
         )
     damaged = next((e for e in exception_chain(exc) if type(e).__name__ == "DamagedDownload"), None)
+    for error in exception_chain(exc):  # ModelScope's client checks the sha256 its listing publishes
+        failed = getattr(error, "failed_files", None) or {}
+        damaged_file = next((p for p, e in failed.items() if type(e).__name__ == "FileIntegrityError"), None)
+        if damaged is None and damaged_file is not None:
+            damaged = SimpleNamespace(name=damaged_file)
     if damaged is not None and getattr(damaged, "cached", None) is not None:
         return ModelError(
             msg(
@@ -187,8 +193,8 @@ def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = 
     if damaged is not None:
         return ModelError(
             msg(
-                "{file} of {name} arrived damaged twice from {source}: its bytes do not match the hub's "
-                "checksum, so it was deleted.",
+                "{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not "
+                "match the hub's checksum, so it was deleted.",
                 file=getattr(damaged, "name", "?"),
                 name=repo_id,
                 source=source.label,

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from desktop.core.hub.clients import DownloadCancelled, RemoteFile
 from desktop.core.hub.sources import MODELSCOPE, Source, offline, split_ref, token
@@ -162,9 +163,16 @@ def download(
         chosen = needed_files(files, dataset)
         missing = clients.missing(source, repo_id, commit, chosen, dataset, cache_dir)
         _check_space(clients.cache_root(source, cache_dir), sum(f.size for f in missing))
-        meter = _Meter(sum(f.size for f in chosen), on_progress, cancel)
+        stop = threading.Event()  # the caller's cancel, or Ctrl-C here
+        meter = _Meter(sum(f.size for f in chosen), on_progress, stop)
         meter.add(sum(f.size for f in chosen) - sum(f.size for f in missing))
-        folder = clients.fetch(source, repo_id, commit, chosen, dataset, meter, token(source.kind), cache_dir)
+        folder = _fetch_until_cancelled(
+            lambda: clients.fetch(
+                source, repo_id, commit, chosen, dataset, meter, token(source.kind), cache_dir
+            ),
+            cancel,
+            stop,
+        )
     except (DownloadCancelled, DiskInputError, ModelError):
         raise
     except Exception as exc:
@@ -174,6 +182,45 @@ def download(
         raise translate(exc, source, repo_id, dataset) from exc
     meter.finish()
     return folder
+
+
+CANCEL_GRACE_S = 1.5
+"""How long a cancelled download may take to stop at its next chunk before it is left to stop alone."""
+
+
+def _fetch_until_cancelled(
+    fetch: Callable[[], Path], cancel: threading.Event | None, stop: threading.Event
+) -> Path:
+    """Run ``fetch`` on a thread of its own and return within two seconds of a cancel or Ctrl-C.
+
+    The client checks for a cancel between chunks; a connection that sends nothing (a stalled server,
+    a network gone quiet) would hold it until its read timeout. The thread is then left to stop at its
+    next chunk or timeout: what arrived stays in the partial file, and the next download resumes it.
+    """
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["folder"] = fetch()
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="download", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+            if cancel is not None and cancel.is_set():
+                stop.set()
+                worker.join(CANCEL_GRACE_S)
+                if worker.is_alive():
+                    raise DownloadCancelled()
+    except KeyboardInterrupt:
+        stop.set()  # the thread stops at its next chunk; the caller says what happened
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["folder"]
 
 
 def _chain(exc: BaseException):
