@@ -2,7 +2,8 @@
 
 ``CRASH`` says how, ``CRASH_STEP`` when: ``abort`` calls ``os.abort()`` at the end of that step (a
 fatal error in a native library); ``kill-while-saving`` writes half of that step's checkpoint and
-then kills itself with SIGKILL (the out-of-memory killer in the middle of a save).
+then kills itself with SIGKILL (the out-of-memory killer in the middle of a save); ``raise-on-rank-1``
+raises a CUDA error in the second of several processes alone at the end of that step.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ def _install() -> None:
         original_step_end(self, args, state, control, **kwargs)
         if how == "abort" and state.global_step == step:
             os.abort()
+        if how == "raise-on-rank-1" and state.global_step == step and os.environ.get("RANK") == "1":
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
     EventCallback.on_step_end = on_step_end
     if how == "kill-while-saving":

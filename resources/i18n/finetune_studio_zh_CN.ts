@@ -5400,6 +5400,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请用运行开始时的数据和模型继续训练，或开始新的运行。检查点没有被改动。</translation>
     </message>
     <message>
+        <source>In process {number} of {count}: {reason}</source>
+        <translation>第 {number} 个进程（共 {count} 个）：{reason}</translation>
+    </message>
+    <message>
         <source>Resume on the new data</source>
         <translation>在新数据上继续训练</translation>
     </message>

@@ -5400,6 +5400,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請用執行開始時的資料和模型繼續訓練，或開始新的執行。檢查點沒有被變動。</translation>
     </message>
     <message>
+        <source>In process {number} of {count}: {reason}</source>
+        <translation>第 {number} 個行程（共 {count} 個）：{reason}</translation>
+    </message>
+    <message>
         <source>Resume on the new data</source>
         <translation>在新資料上繼續訓練</translation>
     </message>

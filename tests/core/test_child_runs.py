@@ -190,3 +190,21 @@ def test_a_messages_template_survives_the_process_boundary() -> None:
     back = event_from_wire(event.to_wire())
     assert back == event and back.message.template == "Tokenizing {rows} training rows: {percent}%"
     assert back.message.params == {"rows": 10, "percent": 50}
+
+
+@pytest.mark.slow
+def test_a_failure_in_one_of_two_processes_is_its_own_sentence(
+    tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Today: "ended on signal SIGTERM" (rank 0, ended by torchrun) over a stack of torchrun errors."""
+    monkeypatch.setenv("CRASH", "raise-on-rank-1")
+    monkeypatch.setenv("CRASH_STEP", "3")
+    config = _config(tmp_path, tiny_bert, samples / "reviews.csv", num_processes=2)
+    seen = Recorder()
+    result = ChildRun(config, seen, worker="tests.crashing_worker").run(threading.Event(), threading.Event())
+    assert result.status == "failed"
+    failure = result.failure
+    assert "CUDA" in failure.reason and "process 2 of 2" in failure.reason, failure
+    assert "{" not in failure.reason and "torch.distributed" not in failure.reason
+    assert "illegal memory access" in failure.detail, failure  # its traceback, one click away
+    assert RunDir(result.run_dir).status() == "failed"

@@ -141,6 +141,7 @@ class FailedEvent(Event):
     remedy: str
     detail: str = ""
     remedies: list[dict[str, Any]] = field(default_factory=list)  # [{"label", "changes"}], to apply and retry
+    rank: int = 0  # the process it happened in, of a run's several (0: the main one, which reports)
 
 
 @dataclass(frozen=True)

@@ -49,8 +49,8 @@ def run_training(
     stop = stop or threading.Event()
     runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
     main = distributed.world().main
-    if not main:  # rank 0 reports and writes the run folder; the other ranks only train
-        on_event = _ignore
+    if not main:  # rank 0 reports and writes the run folder; the others only say why they fail
+        on_event = _failures_of_this_process(on_event)
     try:
         if resume is not None and main:
             resume.lock()  # before anything is written: one process per run folder
@@ -108,6 +108,7 @@ def run_training(
 
     def emit(event: Event) -> None:
         if not main:
+            on_event(event)  # a failure only
             return
         try:
             if not isinstance(event, PreparingEvent):  # what is being done now: shown, not recorded
@@ -153,8 +154,28 @@ class _DataCheck:
             data_record.check_unchanged(self.before, self.now)
 
 
-def _ignore(event: Event) -> None:
-    """Where the events of ranks other than 0 go."""
+def _failures_of_this_process(on_event: Callable[[Event], None]) -> Callable[[Event], None]:
+    """What a rank other than 0 reports: its own failure, named as its process's, which is the cause
+    when one process fails alone (the others then fail only because it left the group)."""
+    import dataclasses
+
+    from desktop.core.training import distributed
+
+    place = distributed.world()
+
+    def report(event: Event) -> None:
+        if not isinstance(event, FailedEvent):
+            return
+        reason = msg(
+            "In process {number} of {count}: {reason}",
+            number=place.rank + 1,
+            count=place.size,
+            reason=event.reason,
+        )
+        detail = event.detail[-3000:]  # one short line: the processes share the supervisor's pipe
+        on_event(dataclasses.replace(event, reason=reason, detail=detail, rank=place.rank))
+
+    return report
 
 
 class _RedactingFormatter(logging.Formatter):

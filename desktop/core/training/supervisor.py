@@ -182,6 +182,8 @@ class ChildRun:
         tail = _tail(stderr_path)
         run = RunDir(relay.run_dir) if relay.run_dir else self.resume
         if relay.terminal is not None and not killed.is_set():
+            if isinstance(relay.terminal, FailedEvent) and relay.terminal.rank:
+                _record(run, relay.terminal)  # the main process recorded only what followed from it
             return relay.result(code, run)
         if run is not None:
             _clean_partial_checkpoints(run, before | relay.saved)
@@ -222,6 +224,10 @@ class _Relay:
             self.step = event.step
         elif isinstance(event, CheckpointEvent):
             self.saved.add(Path(event.path).name)
+        elif isinstance(event, FailedEvent) and isinstance(self.terminal, FailedEvent):
+            # The first failure is the cause; the other processes fail after it, because it left.
+            log.info("worker: a later failure: %s", event.reason)
+            return
         elif isinstance(event, (FinishedEvent, StoppedEvent, FailedEvent)):
             self.terminal = event
         self.on_event(event)
