@@ -41,10 +41,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print(
-            "\n" + say("Stopped at once. A run can resume from its last checkpoint with --resume."),
-            file=sys.stderr,
+        stopped = (
+            say("Stopped at once. A run can resume from its last checkpoint with --resume.")
+            if args.command == "train"
+            else say("Stopped. Nothing was changed.")
+            if args.command in ("validate", "preview", "doctor", "search", "list")
+            else say("Stopped.")
         )
+        print("\n" + stopped, file=sys.stderr)
         return EXIT_STOPPED
     except InputError as exc:
         _error(exc)

@@ -5552,6 +5552,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>下载已停止。再次运行同一命令即可从中断处继续。</translation>
     </message>
     <message>
+        <source>Stopped. Nothing was changed.</source>
+        <translation>已停止。没有做任何改动。</translation>
+    </message>
+    <message>
+        <source>Stopped.</source>
+        <translation>已停止。</translation>
+    </message>
+    <message>
         <source>with --resume: go on although the data changed since the run started (same classes)</source>
         <translation>与 --resume 一起用：即使数据自运行开始以来变了（类别相同），也继续训练</translation>
     </message>

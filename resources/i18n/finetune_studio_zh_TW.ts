@@ -5552,6 +5552,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>下載已停止。再次執行同一指令即可從中斷處繼續。</translation>
     </message>
     <message>
+        <source>Stopped. Nothing was changed.</source>
+        <translation>已停止。沒有做任何變動。</translation>
+    </message>
+    <message>
+        <source>Stopped.</source>
+        <translation>已停止。</translation>
+    </message>
+    <message>
         <source>with --resume: go on although the data changed since the run started (same classes)</source>
         <translation>與 --resume 一起用：即使資料自執行開始以來變了（類別相同），也繼續訓練</translation>
     </message>
