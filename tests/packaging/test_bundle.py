@@ -232,7 +232,7 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     seventh = _launch(home, "--offline", "--wheelhouse", str(wheelhouse), "--data-folder", str(elsewhere))
     assert seventh.returncode == 0 and "shown" in seventh.stdout, seventh.stderr[-2000:]
     assert "Runtime ready" in seventh.stdout  # the moved runtime works as it is
-    assert sorted(p.name for p in data.iterdir()) == ["instances", "location.json"]
+    assert sorted(p.name for p in data.iterdir()) == ["instances", "location.json", "location.txt"]
     assert (elsewhere / "runtime" / "finetune-studio-runtime.json").is_file()
     assert "data folder moved" in (elsewhere / "runtime-setup.log").read_text(encoding="utf-8")[log_length:]
 
