@@ -46,7 +46,8 @@ def _moved_as_a_user_sees_it(old: Path, new: Path) -> None:
     assert (old / "location.txt").read_bytes().decode("utf-16-le") == str(new)  # for the uninstallers
     assert (new / "runs" / "run-1" / "model.safetensors").stat().st_size == 3 << 20
     runtime = new / "runtime"
-    assert f"home = {new}/python/cpython-3.12/bin" in (runtime / "pyvenv.cfg").read_text(encoding="utf-8")
+    home = new / "python" / "cpython-3.12" / "bin"
+    assert f"home = {home}" in (runtime / "pyvenv.cfg").read_text(encoding="utf-8")
     assert (runtime / "bin" / "python").read_text(encoding="utf-8") == "the interpreter"  # the link follows
     assert (runtime / "bin" / "accelerate").read_text(encoding="utf-8").startswith(f"#!{runtime}/bin/python")
     assert (new / "huggingface" / "hub" / "models--a--b" / "blobs" / "123").read_bytes() == b"weights"

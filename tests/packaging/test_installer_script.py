@@ -89,6 +89,9 @@ def test_the_release_workflow_proves_the_windows_build() -> None:
     script = "\n".join(step.get("run", "") for step in job["steps"])
     assert "pip install -r installer/build-requirements.txt" in script  # pinned PyInstaller, uv, PySide6
     assert "tools/dev.py test" in script
+    assert (
+        "tools/dev.py test tests/packaging/test_bundle.py" in script
+    )  # the install's whole life, as on Linux
     assert '"--smoke","--headless"' in script and "platforms\\qwindows.dll" in script
     assert "pe_subsystem.py" in script and "--expect gui" in script  # uv's pythonw opens no console
     assert '"/S","/D=$target"' in script and "Uninstall.exe" in script
