@@ -70,12 +70,17 @@ def windowed_streams() -> None:
     sys.stderr = sys.stderr or log
 
 
+APP_USER_MODEL_ID = "FinetuneStudio.App"
+"""The Windows taskbar identity of the app's windows; the installer gives its shortcuts the same, so
+the window groups under them and pinning it pins the launcher (installer/finetune-studio.nsi)."""
+
+
 def windows_identity() -> None:
     """On Windows, show the taskbar button as Finetune Studio (with its icon), not pythonw.exe."""
     if sys.platform == "win32":
         import ctypes
 
-        ctypes.windll.shell32.SetCurrentProcessExplicitAppUserModelID("FinetuneStudio.App")  # type: ignore[attr-defined]
+        ctypes.windll.shell32.SetCurrentProcessExplicitAppUserModelID(APP_USER_MODEL_ID)  # type: ignore[attr-defined]
 
 
 def main(argv: list[str] | None = None) -> int:

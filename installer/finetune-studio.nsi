@@ -26,6 +26,8 @@ ManifestDPIAware true
 !include "x64.nsh"
 !include "FileFunc.nsh"
 !include "LogicLib.nsh"
+!include "Win\COM.nsh"
+!include "Win\Propkey.nsh"
 
 !ifndef VERSION
   !error "Pass the app version: -DVERSION=x.y.z"
@@ -152,8 +154,57 @@ Function .onInit
   !insertmacro MUI_LANGDLL_DISPLAY
 FunctionEnd
 
+; The app's windows belong to the runtime's pythonw.exe; they carry this AppUserModelID (desktop/app.py),
+; and so do the shortcuts: the taskbar groups the window under the shortcut, and pinning the running
+; window pins the launcher, not Python. NSIS's own COM helpers (Include\Win\COM.nsh) do the COM calls.
+!define APP_USER_MODEL_ID "FinetuneStudio.App"
+
+; Stack: the .lnk path. A shortcut that cannot be changed keeps working, without the ID.
+Function SetShortcutAppId
+  Exch $R0
+  Push $0
+  Push $1
+  Push $2
+  Push $3
+  Push $4
+  Push $5
+  !insertmacro ComHlpr_CreateInProcInstance ${CLSID_ShellLink} ${IID_IShellLink} r0 ""
+  ${If} $0 P<> 0
+    ${IUnknown::QueryInterface} $0 '("${IID_IPersistFile}",.r1)'
+    ${If} $1 P<> 0
+      ${IPersistFile::Load} $1 '("$R0",${STGM_READWRITE}).r5'
+      ${If} $5 = 0
+        ${IUnknown::QueryInterface} $0 '("${IID_IPropertyStore}",.r2)'
+        ${If} $2 P<> 0
+          System::Call '*${SYSSTRUCT_PROPERTYKEY}(${PKEY_AppUserModel_ID})p.r3'
+          System::Call '*(&w64 "${APP_USER_MODEL_ID}")p.r4'
+          System::Call '*${SYSSTRUCT_PROPVARIANT}(${VT_LPWSTR},,p r4)p.r5'
+          ${IPropertyStore::SetValue} $2 '($3,$5)'
+          ${IPropertyStore::Commit} $2 ""
+          System::Free $3
+          System::Free $4
+          System::Free $5
+          ${IUnknown::Release} $2 ""
+          ${IPersistFile::Save} $1 '("$R0",1)'
+        ${EndIf}
+      ${EndIf}
+      ${IUnknown::Release} $1 ""
+    ${EndIf}
+    ${IUnknown::Release} $0 ""
+  ${EndIf}
+  Pop $5
+  Pop $4
+  Pop $3
+  Pop $2
+  Pop $1
+  Pop $0
+  Pop $R0
+FunctionEnd
+
 Function CreateDesktopShortcut
   CreateShortcut "$DESKTOP\${APP_NAME}.lnk" "$INSTDIR\${EXE}"
+  Push "$DESKTOP\${APP_NAME}.lnk"
+  Call SetShortcutAppId
 FunctionEnd
 
 Section "Install"
@@ -197,6 +248,8 @@ Section "Install"
   File /r "${BUNDLE_DIR}/*"
   WriteUninstaller "$INSTDIR\Uninstall.exe"
   CreateShortcut "$SMPROGRAMS\${APP_NAME}.lnk" "$INSTDIR\${EXE}"
+  Push "$SMPROGRAMS\${APP_NAME}.lnk"
+  Call SetShortcutAppId
 
   WriteRegStr HKCU "Software\${APP_ID}" "InstallDir" "$INSTDIR"
   WriteRegStr HKCU "${UNINSTALL_KEY}" "DisplayName" "${APP_NAME}"

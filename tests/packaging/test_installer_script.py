@@ -160,3 +160,16 @@ def test_the_linux_uninstall_removes_a_moved_data_folder_when_asked(tmp_path: Pa
 
     subprocess.run(uninstall, env=env, input="y\n", text=True, capture_output=True, check=True)
     assert not moved.exists() and not data.exists() and (tmp_path / "D").is_dir()
+
+
+def test_the_shortcuts_carry_the_apps_taskbar_identity() -> None:
+    """The window is pythonw.exe's: without the shortcut's AppUserModelID, pinning it pinned Python."""
+    from desktop.app import APP_USER_MODEL_ID
+
+    text = SCRIPT.read_text(encoding="utf-8-sig")
+    assert f'!define APP_USER_MODEL_ID "{APP_USER_MODEL_ID}"' in text
+    assert "${PKEY_AppUserModel_ID}" in text and "${IPersistFile::Save}" in text
+    for shortcut in ("$SMPROGRAMS\\${APP_NAME}.lnk", "$DESKTOP\\${APP_NAME}.lnk"):
+        assert (
+            f'CreateShortcut "{shortcut}"' in text and f'Push "{shortcut}"\n  Call SetShortcutAppId' in text
+        )
