@@ -2806,6 +2806,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请确认 columns.label 指向存放类别的列（当前为“{column}”）。</translation>
     </message>
     <message>
+        <source>Train all {steps} steps</source>
+        <translation>训练全部 {steps} 步</translation>
+    </message>
+    <message>
         <source>is {accumulation}, but one pass over the {rows} training rows is only {batches} batches of {batch}; lower it to at most {batches} (or lower the batch size).</source>
         <translation>为 {accumulation}，但 {rows} 行训练数据跑一遍只有 {batches} 个批次（每批 {batch} 条）；请把它降到 {batches} 以下（或减小批大小）。</translation>
     </message>
@@ -2816,6 +2820,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Add training examples of those labels, or use a random hold-out (validation.fraction).</source>
         <translation>请为这些标签添加训练样本，或改用随机划分验证集（validation.fraction）。</translation>
+    </message>
+    <message>
+        <source>makes {steps} optimizer steps ({epochs} epochs of {rows} rows): at 10 steps a second that is {days} days. Lower the epochs; or, if you mean it, set training.max_steps to {count} (on the command line: --set training.max_steps={count}).</source>
+        <translation>会产生 {steps} 个优化步（{epochs} 轮，每轮 {rows} 行）：按每秒 10 步算需要 {days} 天。请减少轮数；如果确实需要，请把 training.max_steps 设为 {count}（命令行：--set training.max_steps={count}）。</translation>
     </message>
     <message>
         <source>is {warmup} steps, but the whole run is {steps} steps: the learning rate would still be rising when it ends. Set it below {steps} steps, or as a fraction of the run (0.1 warms up over the first tenth).</source>

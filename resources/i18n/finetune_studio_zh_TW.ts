@@ -2806,6 +2806,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請確認 columns.label 指向存放類別的欄位（目前為「{column}」）。</translation>
     </message>
     <message>
+        <source>Train all {steps} steps</source>
+        <translation>訓練全部 {steps} 步</translation>
+    </message>
+    <message>
         <source>is {accumulation}, but one pass over the {rows} training rows is only {batches} batches of {batch}; lower it to at most {batches} (or lower the batch size).</source>
         <translation>為 {accumulation}，但 {rows} 列訓練資料跑一遍只有 {batches} 個批次（每批 {batch} 筆）；請把它降到 {batches} 以下（或減小批次大小）。</translation>
     </message>
@@ -2816,6 +2820,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Add training examples of those labels, or use a random hold-out (validation.fraction).</source>
         <translation>請為這些標籤新增訓練範例，或改用隨機切分驗證集（validation.fraction）。</translation>
+    </message>
+    <message>
+        <source>makes {steps} optimizer steps ({epochs} epochs of {rows} rows): at 10 steps a second that is {days} days. Lower the epochs; or, if you mean it, set training.max_steps to {count} (on the command line: --set training.max_steps={count}).</source>
+        <translation>會產生 {steps} 個最佳化步（{epochs} 輪，每輪 {rows} 列）：按每秒 10 步算需要 {days} 天。請減少輪數；如果確實需要，請把 training.max_steps 設為 {count}（命令列：--set training.max_steps={count}）。</translation>
     </message>
     <message>
         <source>is {warmup} steps, but the whole run is {steps} steps: the learning rate would still be rising when it ends. Set it below {steps} steps, or as a fraction of the run (0.1 warms up over the first tenth).</source>

@@ -48,3 +48,26 @@ def test_a_warm_up_longer_than_the_run_is_refused(
     (problem,) = info.value.problems
     assert problem.field == "training.warmup"
     assert "is 500 steps, but the whole run is 9 steps" in problem.message and "0.1" in problem.message
+
+
+def test_millions_of_steps_are_asked_about_with_a_button_that_confirms_them(
+    tiny_bert: Path, samples: Path, tmp_path: Path
+) -> None:
+    """Today epochs = 20000 for 2 starts a run of weeks without a word."""
+    from desktop.core.training.run import run_training
+
+    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path, batch_size=1)
+    config.training.max_steps, config.training.epochs = 0, 20000.0  # 135 rows a epoch: 2,700,000 steps
+    result = run_training(config, lambda event: None)
+
+    assert result.status == "invalid"
+    assert (
+        "training.epochs: makes 2,700,000 optimizer steps (20000 epochs of 135 rows)" in result.failure.reason
+    )
+    assert "3 days" in result.failure.reason and "--set training.max_steps=2700000" in result.failure.reason
+    (remedy,) = result.failure.remedies  # the Train page's button: the user says they mean it
+    assert remedy["label"] == "Train all 2,700,000 steps" and remedy["changes"] == {
+        "training.max_steps": 2700000
+    }
+    config.training.max_steps = 2_700_000
+    assert len(load_and_check(config).train) == 135  # accepted once the length is the user's own

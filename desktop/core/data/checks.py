@@ -19,7 +19,7 @@ from desktop.core.data.columns import Guess, check_rows, guess_columns, label_ke
 from desktop.core.data.tables import Table
 from desktop.core.data.train_eval import load_train_eval
 from desktop.core.settings.config import RunConfig
-from desktop.core.system.errors import ConfigError, DataError, ModelError, Problem
+from desktop.core.system.errors import ConfigError, DataError, ModelError, Problem, Remedy
 from desktop.core.system.messages import msg
 
 TOKENIZER_FILES = ("tokenizer.json", "vocab.*", "*.model", "*.spm", "merges.txt", "*.tiktoken", "tekken.json")
@@ -185,7 +185,7 @@ def check_data(
     if schedule:  # the data page leaves the schedule to Memory & speed, which shows it by its field
         problems = schedule_problems(config, len(train))
         if problems:
-            raise ConfigError(problems)
+            raise ConfigError(problems, long_run_remedies(config, len(train)))
     return CheckedData(train, eval_, guess, notes)
 
 
@@ -461,12 +461,41 @@ def planned_steps(config: RunConfig, num_train: int) -> int:
     return max(1, math.ceil(max(1, batches // max(1, t.gradient_accumulation)) * t.epochs))
 
 
+MANY_STEPS = 2_000_000
+"""More optimizer steps than a fine-tune takes (days at 10 steps a second): asked about first, because
+it is most often a slip (epochs = 1000 for 10) and would hold a GPU for weeks."""
+
+
+def long_run_remedies(config: RunConfig, num_train: int) -> tuple[Remedy, ...]:
+    """ "Train all N steps" when the schedule's only problem is its length: the user confirms it."""
+    steps = planned_steps(config, num_train)
+    if config.training.max_steps > 0 or steps <= MANY_STEPS:
+        return ()
+    return (Remedy(msg("Train all {steps} steps", steps=f"{steps:,}"), {"training.max_steps": steps}),)
+
+
 def schedule_problems(config: RunConfig, num_train: int) -> list[Problem]:
     """What in the training schedule cannot work with ``num_train`` training rows."""
     t = config.training
     batches = math.ceil(num_train / max(1, t.batch_size))
     problems = []
     steps = planned_steps(config, num_train)
+    if t.max_steps <= 0 and steps > MANY_STEPS:  # a max_steps that says so is the user's confirmation
+        problems.append(
+            Problem(
+                "training.epochs",
+                msg(
+                    "makes {steps} optimizer steps ({epochs} epochs of {rows} rows): at 10 steps a second "
+                    "that is {days} days. Lower the epochs; or, if you mean it, set training.max_steps to "
+                    "{count} (on the command line: --set training.max_steps={count}).",
+                    steps=f"{steps:,}",
+                    epochs=f"{t.epochs:g}",
+                    rows=f"{num_train:,}",
+                    days=f"{steps / 10 / 86400:.0f}",
+                    count=steps,
+                ),
+            )
+        )
     if t.warmup >= 1 and t.warmup >= steps:
         problems.append(
             Problem(

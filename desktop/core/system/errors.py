@@ -210,8 +210,9 @@ class Problem:
 class ConfigError(InputError):
     """A config has one or more problems; all of them are listed at once."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[Problem], remedies: tuple[Remedy, ...] = ()) -> None:
         self.problems = list(problems)
+        self.remedies = remedies  # changes that would resolve it, for a button (a long run: "train it all")
         lines: str = ""
         for problem in self.problems:
             lines = msg("{lines}\n{line}", lines=lines, line=problem.line()) if lines else problem.line()

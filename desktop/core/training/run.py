@@ -67,7 +67,7 @@ def run_training(
     except InputError as exc:
         if resume is not None:
             resume.unlock()
-        remedies = []
+        remedies = [{"label": r.label, "changes": r.changes} for r in getattr(exc, "remedies", ())]
         if isinstance(exc, data_record.DataChanged):
             remedies = [{"label": msg("Resume on the new data"), "changes": {}, "action": RESUME_ON_NEW_DATA}]
         failure = FailedEvent(exc.message, exc.hint, traceback.format_exc(), remedies)
