@@ -24,6 +24,14 @@
         <translation>纯文本</translation>
     </message>
     <message>
+        <source>Leave out rows with a blank text or no label</source>
+        <translation>跳过文本为空或没有标签的行</translation>
+    </message>
+    <message>
+        <source>Labels that differ only in case are one class</source>
+        <translation>只有大小写不同的标签视为同一类</translation>
+    </message>
+    <message>
         <source>Format:</source>
         <translation>格式：</translation>
     </message>
@@ -2766,10 +2774,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>写法不同但值相同的标签已各自合并为一个类别：{labels}。</translation>
     </message>
     <message>
-        <source>Labels that differ only in case are separate classes (rows of each): {labels}. If they are one class, write it the same way in the data and check again.</source>
-        <translation>只有大小写不同的标签被当作不同的类别（各自的行数）：{labels}。如果它们是同一个类别，请在数据中统一写法后重新检查。</translation>
-    </message>
-    <message>
         <source>The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece .model file); without them the texts cannot be read the way the model was trained to read them.</source>
         <translation>模型文件夹 {folder} 中没有分词器文件（tokenizer.json，或 vocab.txt，或 vocab.json 加 merges.txt，或 SentencePiece 的 .model 文件）；没有它们，就无法按模型训练时的方式读取文本。</translation>
     </message>
@@ -2912,10 +2916,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{source}: the column &quot;{column}&quot; ({role}) is empty in every row.</source>
         <translation>{source}：列“{column}”（{role}）在每一行都是空的。</translation>
-    </message>
-    <message>
-        <source>Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.</source>
-        <translation>请为这些行补上{fix}，或设置 data.drop_bad_rows = true 略过它们。</translation>
     </message>
     <message>
         <source>{source}: every row has the label &quot;{label}&quot;; a classifier needs at least two classes.</source>
@@ -3116,6 +3116,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Drop rows with blank texts or missing labels instead of stopping with an error.</source>
         <translation>略过文本为空或缺少标签的行，而不是报错停止。</translation>
+    </message>
+    <message>
+        <source>Classification: labels that differ only in case (&quot;Positive&quot;, &quot;positive&quot;) are one class, named as most rows write it.</source>
+        <translation>分类：只有大小写不同的标签（"Positive"、"positive"）视为同一类，名称取多数行的写法。</translation>
     </message>
     <message>
         <source>Text to classify, or plain text for causal-LM training.</source>
@@ -5342,6 +5346,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)</source>
         <translation>从哪里下载：hf（Hugging Face）、mirror（镜像站）、modelscope 或 auto（默认：按设置）</translation>
+    </message>
+    <message>
+        <source>Labels that differ only in case were merged into one class each: {labels}.</source>
+        <translation>只有大小写不同的标签已各自合并为一类：{labels}。</translation>
+    </message>
+    <message>
+        <source>Labels that differ only in case are separate classes (rows of each): {labels}. If they are one class, tick &quot;Labels that differ only in case are one class&quot; under Columns (data.merge_label_case in a config).</source>
+        <translation>只有大小写不同的标签被当作不同的类（各自的行数）：{labels}。如果它们是同一类，请在“列”下勾选“只有大小写不同的标签视为同一类”（配置文件中为 data.merge_label_case）。</translation>
+    </message>
+    <message>
+        <source>Give those rows {fix}, or leave them out: tick &quot;Leave out rows with a blank text or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
+        <translation>请为这些行补上{fix}，或跳过它们：在“列”下勾选“跳过文本为空或没有标签的行”（配置文件中为 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>

@@ -24,6 +24,14 @@
         <translation>純文字</translation>
     </message>
     <message>
+        <source>Leave out rows with a blank text or no label</source>
+        <translation>略過文字為空或沒有標籤的列</translation>
+    </message>
+    <message>
+        <source>Labels that differ only in case are one class</source>
+        <translation>只有大小寫不同的標籤視為同一類</translation>
+    </message>
+    <message>
         <source>Format:</source>
         <translation>格式：</translation>
     </message>
@@ -2766,10 +2774,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>寫法不同但值相同的標籤已各自合併為一個類別：{labels}。</translation>
     </message>
     <message>
-        <source>Labels that differ only in case are separate classes (rows of each): {labels}. If they are one class, write it the same way in the data and check again.</source>
-        <translation>只有大小寫不同的標籤被當作不同的類別（各自的列數）：{labels}。如果它們是同一個類別，請在資料中統一寫法後重新檢查。</translation>
-    </message>
-    <message>
         <source>The model folder {folder} has no tokenizer files (tokenizer.json, or vocab.txt, vocab.json with merges.txt, or a SentencePiece .model file); without them the texts cannot be read the way the model was trained to read them.</source>
         <translation>模型資料夾 {folder} 中沒有分詞器檔案（tokenizer.json，或 vocab.txt，或 vocab.json 加 merges.txt，或 SentencePiece 的 .model 檔案）；沒有它們，就無法依模型訓練時的方式讀取文字。</translation>
     </message>
@@ -2912,10 +2916,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{source}: the column &quot;{column}&quot; ({role}) is empty in every row.</source>
         <translation>{source}：欄位「{column}」（{role}）在每一列都是空的。</translation>
-    </message>
-    <message>
-        <source>Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.</source>
-        <translation>請為這些列補上{fix}，或設定 data.drop_bad_rows = true 略過它們。</translation>
     </message>
     <message>
         <source>{source}: every row has the label &quot;{label}&quot;; a classifier needs at least two classes.</source>
@@ -3116,6 +3116,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Drop rows with blank texts or missing labels instead of stopping with an error.</source>
         <translation>略過文字為空或缺少標籤的列，而不是報錯停止。</translation>
+    </message>
+    <message>
+        <source>Classification: labels that differ only in case (&quot;Positive&quot;, &quot;positive&quot;) are one class, named as most rows write it.</source>
+        <translation>分類：只有大小寫不同的標籤（"Positive"、"positive"）視為同一類，名稱取多數列的寫法。</translation>
     </message>
     <message>
         <source>Text to classify, or plain text for causal-LM training.</source>
@@ -5342,6 +5346,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>where to download from: hf (Hugging Face), mirror, modelscope or auto (default: the setting)</source>
         <translation>從哪裡下載：hf（Hugging Face）、mirror（鏡像站）、modelscope 或 auto（預設：依設定）</translation>
+    </message>
+    <message>
+        <source>Labels that differ only in case were merged into one class each: {labels}.</source>
+        <translation>只有大小寫不同的標籤已各自合併為一類：{labels}。</translation>
+    </message>
+    <message>
+        <source>Labels that differ only in case are separate classes (rows of each): {labels}. If they are one class, tick &quot;Labels that differ only in case are one class&quot; under Columns (data.merge_label_case in a config).</source>
+        <translation>只有大小寫不同的標籤被當作不同的類（各自的列數）：{labels}。如果它們是同一類，請在「欄位」下勾選「只有大小寫不同的標籤視為同一類」（設定檔中為 data.merge_label_case）。</translation>
+    </message>
+    <message>
+        <source>Give those rows {fix}, or leave them out: tick &quot;Leave out rows with a blank text or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
+        <translation>請為這些列補上{fix}，或略過它們：在「欄位」下勾選「略過文字為空或沒有標籤的列」（設定檔中為 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>

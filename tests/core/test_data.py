@@ -693,6 +693,12 @@ def test_nan_labels_are_no_labels_and_case_only_differences_are_named(tmp_path: 
     checked = load_and_check(config)
     assert len(checked.train) == 6
     assert 'separate classes (rows of each): "Positive": 1, "positive": 3.' in " ".join(checked.notes)
+    assert "Labels that differ only in case are one class" in " ".join(checked.notes)  # how to merge
+
+    config.data.merge_label_case = True  # the user says they are one class
+    checked = load_and_check(config)
+    assert sorted(set(checked.train.column("label"))) == ["negative", "positive"]  # as most rows write it
+    assert 'merged into one class each: "Positive" (1) -> "positive"' in " ".join(checked.notes)
 
 
 def test_a_workbook_whose_first_sheet_is_empty_is_read_from_its_data_sheet(tmp_path: Path) -> None:

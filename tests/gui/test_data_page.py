@@ -304,3 +304,30 @@ def test_the_histogram_is_made_while_the_user_is_idle_and_shows_the_lengths(
     _load_with_stats(window, qtbot, str(tiny_bert), data)
     assert stats.histogram is made and made.isVisibleTo(page)
     assert "median" in stats.stats_label.text()
+
+
+def test_missing_labels_and_labels_in_two_cases_are_fixed_with_a_tick_each(
+    window: MainWindow, qtbot, tmp_path: Path
+) -> None:
+    """The data page named both and said to set data.drop_bad_rows: a field it had no control for."""
+    page = window.data_page
+    dataset, mapping = page.dataset_picker, page.column_mapping
+    page.model_picker.model_edit.setText("bundled:all-minilm-l6-v2")
+    page.model_picker.model_edit.editingFinished.emit()
+    data = tmp_path / "labels.csv"
+    rows = "".join(
+        f"text {i},{label}\n" for i, label in enumerate(["positive", "positive", "negative", "Positive"] * 3)
+    )
+    data.write_text(f"text,label\n{rows}nothing to say,\n", encoding="utf-8")
+    _set_data(window, qtbot, data)
+    assert "1 row has no label" in dataset.data_error.text()
+
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        mapping.drop_bad_rows.click()
+    assert dataset.data_error.isHidden() and window.current_config().data.drop_bad_rows
+    assert "differ only in case are separate classes" in dataset.notes_label.text()
+
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        mapping.merge_label_case.click()
+    assert 'merged into one class each: "Positive" (3) -> "positive"' in dataset.notes_label.text()
+    assert window.current_config().data.merge_label_case

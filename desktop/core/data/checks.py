@@ -178,6 +178,8 @@ def check_data(
         )
         notes += eval_notes
     if config.task == "classification":
+        if config.data.merge_label_case:
+            notes += merge_label_case(train, eval_, guess.columns.label)
         notes += _check_labels(train, eval_, guess.columns.label, config)
     from desktop.core.data.tables import trim_memory
 
@@ -432,6 +434,29 @@ def _check_labels(train: Table, eval_: Table | None, column: str, config: RunCon
     ]
 
 
+def merge_label_case(train: Table, eval_: Table | None, column: str) -> list[str]:
+    """Write every label that differs from another only in case as the spelling most training rows
+    use (``data.merge_label_case``); what was merged, as a note."""
+    counts = train.column(column).astype(str).str.strip().value_counts()
+    by_fold: dict[str, list[str]] = defaultdict(list)
+    for spelling in counts.index:
+        by_fold[str(spelling).casefold()].append(str(spelling))
+    mapping = {}
+    for spellings in by_fold.values():
+        if len(spellings) > 1:
+            chosen = max(spellings, key=lambda s: (int(counts[s]), s))
+            mapping.update({s: chosen for s in spellings if s != chosen})
+    if not mapping:
+        return []
+    for table in {id(t.base): t for t in (train, eval_) if t is not None}.values():
+        # The rows as read are shared by the training and evaluation views: changed once, seen by both.
+        values = table.base[column]
+        stripped = values.astype(str).str.strip()
+        table.base[column] = values.where(~stripped.isin(list(mapping)), stripped.map(mapping))
+    shown = "; ".join(f'"{old}" ({int(counts[old])}) -> "{new}"' for old, new in list(mapping.items())[:5])
+    return [msg("Labels that differ only in case were merged into one class each: {labels}.", labels=shown)]
+
+
 def _case_only_labels(train: Table, column: str, spellings: dict[str, set[str]]) -> list[str]:
     """Classes whose names differ only in case ("Positive", "positive"): named with their rows, since
     they train as separate classes and are most often one class typed two ways."""
@@ -445,8 +470,9 @@ def _case_only_labels(train: Table, column: str, spellings: dict[str, set[str]])
     shown = "; ".join(", ".join(f'"{key}": {int(counts.get(key, 0))}' for key in keys) for keys in groups[:5])
     return [
         msg(
-            "Labels that differ only in case are separate classes (rows of each): {labels}. If they are one "
-            "class, write it the same way in the data and check again.",
+            "Labels that differ only in case are separate classes (rows of each): {labels}. If they are "
+            'one class, tick "Labels that differ only in case are one class" under Columns '
+            "(data.merge_label_case in a config).",
             labels=shown,
         )
     ]

@@ -321,7 +321,8 @@ def check_rows(
             raise DataError(
                 _bad_rows(role, len(rows), table.source, column, table.locate_many(rows)),
                 msg(
-                    "Give those rows {fix}, or set data.drop_bad_rows = true to leave them out.",
+                    'Give those rows {fix}, or leave them out: tick "Leave out rows with a blank text or no '
+                    'label" under Columns (data.drop_bad_rows = true in a config).',
                     fix=_fix(role),
                 ),
             )

@@ -59,6 +59,11 @@ class DataSource:
     drop_bad_rows: bool = help_field(
         "Drop rows with blank texts or missing labels instead of stopping with an error.", default=False
     )
+    merge_label_case: bool = help_field(
+        'Classification: labels that differ only in case ("Positive", "positive") are one class, named '
+        "as most rows write it.",
+        default=False,
+    )
 
 
 @dataclass

@@ -75,6 +75,7 @@ class DataPage(WizardPage):
         self.column_mapping.format_chosen.connect(self._on_column_mapping_format_chosen)
         self.column_mapping.columns_chosen.connect(self._on_column_mapping_columns_chosen)
         self.column_mapping.validity_changed.connect(self.validity_changed)
+        self.column_mapping.option_changed.connect(self._on_column_mapping_option_changed)
         self.table = PreviewTableWidget()
         self.token_stats = TokenStatsWidget()
 
@@ -104,6 +105,7 @@ class DataPage(WizardPage):
             self.model_picker.show_config(config)
             self.dataset_picker.show_config(config)
             self.model_picker.check()
+            self._show_options()
             self._load_preview()
         elif path == "training.max_length" and self.token_stats.report is not None:
             # The token statistics count what the max length set now would cut.
@@ -129,8 +131,17 @@ class DataPage(WizardPage):
 
     # ------------------------------------------------------------------ user changes
 
+    def _show_options(self) -> None:
+        config = self._current()
+        self.column_mapping.show_options(config.task, config.data.drop_bad_rows, config.data.merge_label_case)
+
+    def _on_column_mapping_option_changed(self, name: str, on: bool) -> None:
+        self._run_config.set(f"data.{name}", on)
+        self._schedule_preview()  # checked again: rows left out, classes merged
+
     def _on_model_picker_task_changed(self, task: str) -> None:
         self._run_config.set("task", task)
+        self._show_options()
         self._run_config.set("columns", Columns())
         self.model_picker.check()  # a model that fits one task may not fit another
         self.column_mapping.show_task_changed(self.model_picker.task_combo.currentText())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QVBoxLayout
 
 from desktop.core.data.columns import CAUSAL_FORMATS, causal_format, roles_for
 from desktop.core.settings.config import Columns
@@ -20,6 +20,9 @@ class ColumnMappingWidget(QGroupBox):
     """The user chose a column for a role: the :class:`~desktop.core.settings.config.Columns` now."""
     validity_changed = Signal()
     """A required role gained or lost its column; read :meth:`problem`."""
+    option_changed = Signal(str, bool)
+    """The user ticked or cleared a data option: its field in ``data`` (``drop_bad_rows``,
+    ``merge_label_case``) and its value."""
 
     def __init__(self) -> None:
         super().__init__(self.tr("Columns"))
@@ -40,6 +43,12 @@ class ColumnMappingWidget(QGroupBox):
         self.mapping_note = QLabel()
         self.mapping_note.setObjectName("hint")
         self.mapping_note.setWordWrap(True)
+        self.drop_bad_rows = QCheckBox(self.tr("Leave out rows with a blank text or no label"))
+        self.drop_bad_rows.setToolTip("data.drop_bad_rows")
+        self.drop_bad_rows.toggled.connect(lambda on: self.option_changed.emit("drop_bad_rows", on))
+        self.merge_label_case = QCheckBox(self.tr("Labels that differ only in case are one class"))
+        self.merge_label_case.setToolTip("data.merge_label_case")
+        self.merge_label_case.toggled.connect(lambda on: self.option_changed.emit("merge_label_case", on))
 
         layout = QVBoxLayout(self)
         self.format_row = QFormLayout()
@@ -48,7 +57,17 @@ class ColumnMappingWidget(QGroupBox):
         layout.addLayout(self.mapping_form)
         layout.addWidget(self.mapping_error)
         layout.addWidget(self.mapping_note)
+        layout.addWidget(self.drop_bad_rows)
+        layout.addWidget(self.merge_label_case)
         layout.addStretch()
+
+    def show_options(self, task: str, drop_bad_rows: bool, merge_label_case: bool) -> None:
+        """The data options as the config has them (the case one for classification only)."""
+        for box, value in ((self.drop_bad_rows, drop_bad_rows), (self.merge_label_case, merge_label_case)):
+            box.blockSignals(True)
+            box.setChecked(value)
+            box.blockSignals(False)
+        self.merge_label_case.setVisible(task == "classification")
 
     def problem(self) -> str:
         """The required roles still without a column (empty when none)."""
