@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from desktop.cli.common import EXIT_STOPPED
 from desktop.cli.text import say, text
 from desktop.core.settings.config import TASKS, RunConfig
 from desktop.core.system.errors import human_count, human_size
@@ -132,20 +134,22 @@ def cmd_download(args: argparse.Namespace) -> int:
     try:
         folder = download_with_bar(args.id, source, args.revision, args.dataset)
     except (KeyboardInterrupt, DownloadCancelled):
-        print(
-            "\n" + say("Download stopped. Run the same command again to resume where it stopped."),
-            file=sys.stderr,
-        )
+        print("\n" + _stopped(), file=sys.stderr)
         return 130
     print(str(folder))
     return 0
+
+
+def _stopped() -> str:
+    return say("Download stopped. Run the same command again to resume where it stopped.")
 
 
 def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool = False) -> Path:
     """Download with a progress bar on stderr (bytes, speed, time left); Ctrl-C cancels, resumably."""
     from tqdm import tqdm
 
-    from desktop.core.hub.downloads import download
+    from desktop.core.hub.downloads import download, forget_empty_partials
+    from desktop.core.hub.sources import split_ref
 
     cancel = threading.Event()
     bars: list[Any] = []  # opened at the first progress, once the files and their sizes are known
@@ -170,6 +174,8 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
         for bar in bars:
             bar.close()
 
+    ended = threading.Event()  # not Thread.join: Ctrl-C in a join makes is_alive() False (CPython < 3.13)
+
     def work() -> None:
         try:
             done.append(
@@ -177,16 +183,25 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
             )
         except BaseException as exc:  # handed to the main thread
             failed.append(exc)
+        finally:
+            ended.set()
 
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
+    threading.Thread(target=work, daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)  # the main thread stays free for Ctrl-C
+        while not ended.wait(0.2):  # the main thread stays free for Ctrl-C
+            pass
     except KeyboardInterrupt:
+        # A second Ctrl-C ends at once, without a traceback; what arrived stays for the next try.
+        def at_once(*_: object) -> None:
+            forget_empty_partials(split_ref(ref)[1], source, dataset)
+            sys.stderr.write("\n" + _stopped() + "\n")
+            sys.stderr.flush()
+            os._exit(EXIT_STOPPED)
+
+        signal.signal(signal.SIGINT, at_once)
         cancel.set()
         close()
-        worker.join(3)  # the download returns within two seconds of a cancel, even from a stalled server
+        ended.wait(3)  # the download returns within two seconds of a cancel, even from a stalled server
         raise
     close()
     if failed:

@@ -3119,7 +3119,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Classification: labels that differ only in case (&quot;Positive&quot;, &quot;positive&quot;) are one class, named as most rows write it.</source>
-        <translation>分类：只有大小写不同的标签（"Positive"、"positive"）视为同一类，名称取多数行的写法。</translation>
+        <translation>分类：只有大小写不同的标签（&quot;Positive&quot;、&quot;positive&quot;）视为同一类，名称取多数行的写法。</translation>
     </message>
     <message>
         <source>Text to classify, or plain text for causal-LM training.</source>

@@ -3119,7 +3119,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Classification: labels that differ only in case (&quot;Positive&quot;, &quot;positive&quot;) are one class, named as most rows write it.</source>
-        <translation>分類：只有大小寫不同的標籤（"Positive"、"positive"）視為同一類，名稱取多數列的寫法。</translation>
+        <translation>分類：只有大小寫不同的標籤（&quot;Positive&quot;、&quot;positive&quot;）視為同一類，名稱取多數列的寫法。</translation>
     </message>
     <message>
         <source>Text to classify, or plain text for causal-LM training.</source>

@@ -100,3 +100,44 @@ def test_init_with_a_hub_dataset_downloads_it_first(
     err = capsys.readouterr().err
     assert "The dataset someone/reviews is not on this computer yet: downloading it first." in err
     assert 'hub_id = "someone/reviews"' in config.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_ends_a_stalled_download_at_once_without_a_traceback_or_empty_files(
+    fake_hub: FakeHub, tmp_path: Path, presses: int
+) -> None:
+    """Today Ctrl-C printed "Download stopped" and the program went on waiting for the stalled
+    connection (30 s here), a second one printed a traceback, and 0-byte partial files stayed."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    release = fake_hub.stall["model.safetensors"] = threading.Event()
+    env = {**os.environ, "FINETUNE_STUDIO_HOME": str(tmp_path / "home")}
+    command = [
+        sys.executable,
+        "-m",
+        "desktop.cli",
+        "models",
+        "download",
+        "tiny/gpt2",
+        "--source",
+        "huggingface",
+    ]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert fake_hub.stalled.wait(60)  # half of the weights sent, then nothing
+        pressed = time.monotonic()
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.1)
+        _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - pressed
+    finally:
+        release.set()
+        proc.kill()
+    assert proc.returncode == 130 and took < 2.5, (proc.returncode, took)
+    assert "Traceback" not in err and "Run the same command again to resume" in err
+    assert not [p for p in (tmp_path / "hf").rglob("*.incomplete") if p.stat().st_size == 0]

@@ -6,9 +6,9 @@ call); ``modelscope_hub`` serves ModelScope. Both are imported here only, when f
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -330,16 +330,41 @@ def _ms_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) 
 
 
 def _parallel(function, names: list[str]) -> dict[str, str]:
+    """``function`` of each name on up to 8 threads; the first failure is raised once the others end.
+
+    Daemon threads, not a ``ThreadPoolExecutor``: the interpreter joins an executor's threads at exit,
+    so a request stuck on a stalled connection held a cancelled download's program open until its read
+    timeout (Ctrl-C printed "Download stopped" and nothing ended)."""
+    pending = list(names)  # popped from the end: the biggest first
     results: dict[str, str] = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, max(1, len(names)))) as pool:
-        futures = {pool.submit(function, n): n for n in reversed(names)}  # the biggest first
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                results[futures[future]] = future.result()
-        except BaseException:
-            for other in futures:
-                other.cancel()
-            raise
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                if not pending or failures:
+                    return
+                name = pending.pop()
+            try:
+                value = function(name)
+            except BaseException as exc:  # handed to the caller's thread
+                with lock:
+                    failures.append(exc)
+                return
+            with lock:
+                results[name] = value
+
+    workers = [
+        threading.Thread(target=work, daemon=True, name="hub-download")
+        for _ in range(min(8, max(1, len(names))))
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if failures:
+        raise failures[0]
     return results
 
 

@@ -10,6 +10,7 @@ them, between two chunks.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import threading
 import time
@@ -173,15 +174,34 @@ def download(
             cancel,
             stop,
         )
-    except (DownloadCancelled, DiskInputError, ModelError):
+    except KeyboardInterrupt:
+        forget_empty_partials(repo_id, source, dataset, cache_dir)
+        raise
+    except (DiskInputError, ModelError):
         raise
     except Exception as exc:
         cancelled = next((e for e in _chain(exc) if isinstance(e, DownloadCancelled)), None)
         if cancelled is not None:
+            forget_empty_partials(repo_id, source, dataset, cache_dir)
             raise cancelled from None
         raise translate(exc, source, repo_id, dataset) from exc
     meter.finish()
     return folder
+
+
+def forget_empty_partials(
+    repo_id: str, source: Source, dataset: bool = False, cache_dir: Path | None = None
+) -> None:
+    """A cancelled download's partial files that hold nothing yet (the client writes in chunks of
+    megabytes): an empty ``.incomplete`` is no progress to resume, and looks like some."""
+    from desktop.core.hub import clients
+
+    cache = clients.cache_root(source, cache_dir)
+    folder = cache / (("datasets--" if dataset else "models--") + repo_id.replace("/", "--")) / "blobs"
+    for partial in folder.glob("*.incomplete") if folder.is_dir() else []:
+        with contextlib.suppress(OSError):
+            if partial.stat().st_size == 0:
+                partial.unlink()
 
 
 CANCEL_GRACE_S = 1.5
@@ -198,22 +218,22 @@ def _fetch_until_cancelled(
     next chunk or timeout: what arrived stays in the partial file, and the next download resumes it.
     """
     outcome: dict[str, Any] = {}
+    ended = threading.Event()  # not Thread.join: Ctrl-C in a join makes is_alive() False (CPython < 3.13)
 
     def work() -> None:
         try:
             outcome["folder"] = fetch()
         except BaseException as exc:  # handed to the caller's thread
             outcome["error"] = exc
+        finally:
+            ended.set()
 
-    worker = threading.Thread(target=work, name="download", daemon=True)
-    worker.start()
+    threading.Thread(target=work, name="download", daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.1)
+        while not ended.wait(0.1):
             if cancel is not None and cancel.is_set():
                 stop.set()
-                worker.join(CANCEL_GRACE_S)
-                if worker.is_alive():
+                if not ended.wait(CANCEL_GRACE_S):
                     raise DownloadCancelled()
     except KeyboardInterrupt:
         stop.set()  # the thread stops at its next chunk; the caller says what happened
