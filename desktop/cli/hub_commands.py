@@ -186,23 +186,30 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
         finally:
             ended.set()
 
+    def at_once(*_: object) -> None:
+        # A second Ctrl-C, or SIGTERM: ends now, without a traceback; what arrived stays for the next try.
+        cancel.set()
+        ended.wait(0.3)  # no file starts after this; one that started may hold no byte yet
+        forget_empty_partials(split_ref(ref)[1], source, dataset)
+        sys.stderr.write("\n" + _stopped() + "\n")
+        sys.stderr.flush()
+        os._exit(EXIT_STOPPED)
+
     threading.Thread(target=work, daemon=True).start()
+    main = threading.current_thread() is threading.main_thread()
+    terminate = signal.signal(signal.SIGTERM, at_once) if main else None  # the download's alone
     try:
         while not ended.wait(0.2):  # the main thread stays free for Ctrl-C
             pass
     except KeyboardInterrupt:
-        # A second Ctrl-C ends at once, without a traceback; what arrived stays for the next try.
-        def at_once(*_: object) -> None:
-            forget_empty_partials(split_ref(ref)[1], source, dataset)
-            sys.stderr.write("\n" + _stopped() + "\n")
-            sys.stderr.flush()
-            os._exit(EXIT_STOPPED)
-
         signal.signal(signal.SIGINT, at_once)
         cancel.set()
         close()
         ended.wait(3)  # the download returns within two seconds of a cancel, even from a stalled server
         raise
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, terminate)  # a run after it stops gracefully again
     close()
     if failed:
         raise failed[0]

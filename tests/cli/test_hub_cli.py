@@ -102,9 +102,9 @@ def test_init_with_a_hub_dataset_downloads_it_first(
     assert 'hub_id = "someone/reviews"' in config.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("presses", [1, 2])
+@pytest.mark.parametrize("presses", [1, 2, "SIGTERM"])
 def test_ctrl_c_ends_a_stalled_download_at_once_without_a_traceback_or_empty_files(
-    fake_hub: FakeHub, tmp_path: Path, presses: int
+    fake_hub: FakeHub, tmp_path: Path, presses: int | str
 ) -> None:
     """Today Ctrl-C printed "Download stopped" and the program went on waiting for the stalled
     connection (30 s here), a second one printed a traceback, and 0-byte partial files stayed."""
@@ -130,9 +130,11 @@ def test_ctrl_c_ends_a_stalled_download_at_once_without_a_traceback_or_empty_fil
     try:
         assert fake_hub.stalled.wait(60)  # half of the weights sent, then nothing
         pressed = time.monotonic()
-        for _ in range(presses):
+        for _ in range(presses) if isinstance(presses, int) else []:
             proc.send_signal(signal.SIGINT)
             time.sleep(0.1)
+        if presses == "SIGTERM":  # the task manager, or a service stopping
+            proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
         took = time.monotonic() - pressed
     finally:
