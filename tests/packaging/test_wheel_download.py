@@ -262,3 +262,73 @@ def test_the_setup_window_follows_the_download_on_its_progress_bar(
     )
     assert seen[0] == (0.0, "torch") and seen[-1] == (1.0, "ready")
     assert seen[1] == (pytest.approx(0.25 * 0.9), "torch")  # a quarter of the file: the bar moved
+
+
+def _private_ca(folder: Path) -> tuple[Path, Path, Path]:
+    """A company's root certificate and a server certificate for 127.0.0.1 signed by it, as TLS
+    inspection by a proxy or an antivirus presents them: the CA file, the server's certificate and key."""
+    import datetime
+    import ipaddress
+
+    LOCAL = "127.0.0.1"
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    later = now + datetime.timedelta(days=1)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Example Corp TLS Inspection CA")])
+    ca = (
+        x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+        .serial_number(1).not_valid_before(now).not_valid_after(later)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(*[False] * 5, True, True, False, False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )  # fmt: skip
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca_name).public_key(key.public_key()).serial_number(2)
+        .not_valid_before(now).not_valid_after(later)
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(LOCAL))]), False)
+        .sign(ca_key, hashes.SHA256())
+    )  # fmt: skip
+    pem = serialization.Encoding.PEM
+    paths = folder / "ca.pem", folder / "server.pem", folder / "server.key"
+    paths[0].write_bytes(ca.public_bytes(pem))
+    paths[1].write_bytes(cert.public_bytes(pem))
+    paths[2].write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return paths
+
+
+def test_a_company_certificate_is_told_apart_from_no_network_and_works_once_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ssl
+
+    ca, cert, key = _private_ca(tmp_path)
+    server = Server(tmp_path, os.urandom(2**20))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+    server.index = server.index.replace("http://", "https://")
+    server.thread.start()
+    try:
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-store.pem"))  # the CA is not trusted
+        with pytest.raises(OSError) as refused:
+            server.wheel()
+        message, hint = explain(str(refused.value), "3.12")
+        assert "certificate is not trusted" in message and "network" not in message
+        assert "certificate store" in hint
+
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca))  # the company's root, installed as IT does
+        path = wd.download(server.wheel(), tmp_path / "downloads", report=lambda line: None)
+        assert path.read_bytes() == server.payload
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
