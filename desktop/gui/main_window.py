@@ -25,6 +25,7 @@ from desktop.core.settings.config import RunConfig, load_config, with_changes
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import AdjustedEvent, RunResult
 from desktop.core.system.paths import resources_dir
+from desktop.gui.app_support.geometry import fit_to_screen
 from desktop.gui.app_support.workers import shutdown_all
 from desktop.gui.config_model import RunConfigModel
 from desktop.gui.controllers.job_export_controller import JobExportController
@@ -71,7 +72,7 @@ class MainWindow(QMainWindow):
         load_extensions_without_gil()  # background imports (PyTorch, Arrow) never freeze the window
         read_sources_cheaply()  # nor does PySide6's look at each of their modules keep its source
         self.setWindowTitle(self.tr("Finetune Studio"))
-        self.setMinimumSize(QSize(800, 520))  # a 1366 x 768 laptop at 125% has about 1024 x 576
+        self.setMinimumSize(QSize(760, 480))  # 1280 x 720 at 125%: about 1024 x 538 without the taskbar
         self.settings = settings
         self._sample_page = QTimer(self, singleShot=True, interval=PAGE_AFTER_CONFIG_MS)
         self._sample_page.timeout.connect(self._show_sample_page)
@@ -528,10 +529,9 @@ class MainWindow(QMainWindow):
 
     def _restore(self) -> None:
         geometry = self.settings.bytes(Key.GEOMETRY)
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
+        if geometry is None or not self.restoreGeometry(geometry):
             self.resize(1180, 780)
+        fit_to_screen(self)  # a 768-pixel laptop; a window last closed on a larger screen
         text = "" if self._repair_on_start else self.settings.text(Key.LAST_CONFIG)  # no torch import here
         config = RunConfig()
         if text:

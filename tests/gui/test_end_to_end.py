@@ -45,7 +45,10 @@ def app_window(qtbot, tmp_path: Path, tiny_bert: Path) -> MainWindow:
 
 
 @pytest.mark.slow
-def test_train_from_the_gui_to_a_model_folder(app_window: MainWindow, qtbot, tmp_path: Path) -> None:
+def test_train_from_the_gui_to_a_model_folder(
+    app_window: MainWindow, qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))  # where Documents is
     page, controller = app_window.train_page, app_window.controller
     with qtbot.waitSignal(controller.training_finished, timeout=RUN_TIMEOUT_MS) as finished:
         qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
@@ -60,11 +63,11 @@ def test_train_from_the_gui_to_a_model_folder(app_window: MainWindow, qtbot, tmp
     app_window.go_to(4)
     assert app_window.stack.currentIndex() == 4
 
-    export = app_window.export_page
-    export.dest_edit.setText(str(tmp_path / "exported"))
+    export = app_window.export_page  # the first click works: the default is outside the run folder
     with qtbot.waitSignal(export.exported, timeout=RUN_TIMEOUT_MS) as done:
         qtbot.mouseClick(export.export_button, Qt.MouseButton.LeftButton)
     folder = done.args[0].folder
+    assert folder == tmp_path / "user" / "Documents" / "Finetune Studio" / Path(result.run_dir).name
     assert (folder / "model.safetensors").is_file() and (folder / "README.md").is_file()
     assert "Verified: reloaded in a fresh process" in export.export_status.text()
 

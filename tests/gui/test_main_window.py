@@ -199,3 +199,28 @@ def test_memory_and_speed_does_not_wait_for_a_background_import_to_look_up_packa
         release.set()
         thread.join(10)
     assert took < 5, "the page waited for the background import"
+
+
+@pytest.mark.parametrize(
+    "available",
+    [(1366, 728), (1093, 582), (1280, 680), (1024, 538)],  # 1366x768, 1280x720 at 100% and 125%
+)
+def test_the_first_window_fits_the_screen_with_back_and_next_on_it(
+    qtbot, settings, fake_controller, monkeypatch: pytest.MonkeyPatch, available: tuple[int, int]
+) -> None:
+    """The first start opened at 1180 x 780 on a 768-pixel screen: Back and Next below its edge."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QScreen
+
+    from desktop.gui.app_support.geometry import FRAME
+
+    area = QRect(0, 0, *available)
+    monkeypatch.setattr(QScreen, "availableGeometry", lambda screen: area)
+    window = MainWindow(settings, fake_controller)
+    qtbot.addWidget(window)
+    window.show()
+    assert window.width() + FRAME[0] <= area.width() and window.height() + FRAME[1] <= area.height()
+    assert area.contains(window.frameGeometry())
+    for button in (window.back_button, window.next_button):
+        corner = button.mapTo(window, button.rect().bottomRight())
+        assert window.rect().contains(corner), (available, corner, window.size())

@@ -343,3 +343,21 @@ def test_a_resume_refused_for_changed_data_resumes_on_it_when_the_user_says_so(
 
     assert fake_controller.started[-1][1] is run and len(fake_controller.started) == 2  # resumed again
     assert data_record.load(run.path).accepted  # on the data as it is now (its classes still checked)
+
+
+def test_a_long_path_in_the_status_line_never_widens_the_page(
+    window: MainWindow, fake_controller: FakeController, tmp_path: Path
+) -> None:
+    page = window.train_page
+    before = page.minimumSizeHint().width()
+    folder = tmp_path.joinpath(*["a-long-folder-name"] * 12, "runs", "run-20261204-070000", "model")
+    folder.mkdir(parents=True)
+    fake_controller.start(window.current_config())
+    fake_controller.end()
+    fake_controller.training_finished.emit(RunResult("finished", tmp_path, folder, {"eval_loss": 0.5}))
+
+    assert page.minimumSizeHint().width() == before  # the window does not grow past the screen
+    assert str(folder) in page.status.text() and str(folder) in page.status.toolTip()  # whole, one hover away
+    page.status.resize(400, page.status.height())
+    shown = page.status.shown_text()
+    assert "…" in shown and shown.startswith("Finished.") and shown.endswith("model")  # both ends kept

@@ -160,7 +160,7 @@ class ExportPage(WizardPage):
         self.files_label.setText(", ".join(files))
         path = str(result.model_dir).replace("\\", "/")
         self.usage.setText(f'from transformers import pipeline\npipe = pipeline(model="{path}")')
-        self.dest_edit.setText(str(Path(result.run_dir or ".") / "export"))
+        self.dest_edit.setText(str(default_destination(result)))
         self.adapter_check.setVisible(bool(result.run_dir and (Path(result.run_dir) / "adapter").is_dir()))
         self._set_visible(True)
         if result.model_dir is not None:
@@ -346,3 +346,17 @@ class ExportPage(WizardPage):
     def _copy_path(self) -> None:
         if self.result and self.result.model_dir:
             QGuiApplication.clipboard().setText(str(self.result.model_dir))
+
+
+def default_destination(result: RunResult) -> Path:
+    """Where "Export a copy" goes unless the user picks a folder: a new folder named after the run in
+    the user's Documents (not inside the run folder, which the export refuses)."""
+    from PySide6.QtCore import QStandardPaths
+
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    base = Path(documents or Path.home()) / "Finetune Studio"
+    name = Path(result.run_dir).name if result.run_dir else "model"
+    candidate, number = base / name, 2
+    while candidate.exists():
+        candidate, number = base / f"{name}-{number}", number + 1
+    return candidate

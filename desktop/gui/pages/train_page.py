@@ -25,6 +25,7 @@ from desktop.core.system.events import (
 )
 from desktop.gui.config_model import RunConfigModel
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.elided_label import ElidedLabel
 from desktop.gui.widgets.failure_widget import FailureWidget
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.recovery_bar_widget import RecoveryBarWidget
@@ -77,7 +78,7 @@ class TrainPage(WizardPage):
         self.stop_button = QPushButton(self.tr("Stop"))
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self._on_stop_button_clicked)
-        self.status = QLabel(self.tr("Ready. Press Start to train."))
+        self.status = ElidedLabel(self.tr("Ready. Press Start to train."))  # a long path widens nothing
         self.status.setObjectName("status")
         self.spill_bar = SpillBarWidget()  # Windows pages the run's GPU memory into system RAM
         self.spill_bar.fit_requested.connect(self._on_spill_bar_fit_requested)
