@@ -309,12 +309,20 @@
         <translation>正在準備從 {source} 下載 {name}…</translation>
     </message>
     <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
         <source>{minutes}:{seconds:02d} left</source>
         <translation>剩餘 {minutes}:{seconds:02d}</translation>
     </message>
     <message>
-        <source>{done} of {total} · {speed}/s · {left}</source>
-        <translation>{done} / {total} · {speed}/s · {left}</translation>
+        <source>{done} of {total}</source>
+        <translation>{done} / {total}</translation>
+    </message>
+    <message>
+        <source>{amount} · {speed}/s · {left}</source>
+        <translation>{amount} · {speed}/秒 · {left}</translation>
     </message>
     <message>
         <source>{name} is on this computer: {folder}</source>

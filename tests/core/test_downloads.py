@@ -306,3 +306,12 @@ def test_a_modelscope_file_that_arrives_damaged_is_fetched_again_or_named(
         "model.safetensors of tiny/gpt2 arrived damaged from ModelScope each time"
     )
     assert not (folder / "model.safetensors").exists()  # nothing damaged is left to load
+
+
+def test_bytes_already_here_are_no_speed_and_the_first_moment_shows_none() -> None:
+    """Today: "1 KB of 4.5 MB · 51 MB/s · 0:00 left", then "50 GB/s" (cached files counted as arriving)."""
+    seen: list[Progress] = []
+    meter = downloads._Meter(10 * 2**20, seen.append, None)
+    meter.skip(6 * 2**20)  # files already on this computer
+    meter.add(1024)  # the first kilobyte, a moment later
+    assert seen[-1].done == 6 * 2**20 + 1024 and seen[-1].speed == 0 and seen[-1].eta_s is None

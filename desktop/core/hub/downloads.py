@@ -89,6 +89,10 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatch(name, p) for p in patterns)
 
 
+SPEED_WINDOW_S = 5.0
+"""The speed is the bytes of the last seconds over their time: steady, and quick to follow a change."""
+
+
 class _Meter:
     """Bytes done across all files of one download, the speed, and the cancel check."""
 
@@ -101,6 +105,14 @@ class _Meter:
         self._last_report = 0.0
         self.file = ""
 
+    def skip(self, n: int) -> None:
+        """Bytes already on this computer (whole files, the start of a partial one): done, and no part
+        of the speed (counted as arriving, they made it read "50 GB/s")."""
+        with self._lock:
+            self.done += n
+            now = time.monotonic()
+            self._window = [(t, done + n) for t, done in self._window] or [(now, self.done)]
+
     def add(self, n: int, file: str = "") -> None:
         if self.cancel is not None and self.cancel.is_set():
             raise DownloadCancelled()
@@ -112,9 +124,10 @@ class _Meter:
                 return
             self._last_report = now
             self._window.append((now, self.done))
-            self._window = [w for w in self._window if now - w[0] <= 5.0] or [(now, self.done)]
+            self._window = [w for w in self._window if now - w[0] <= SPEED_WINDOW_S] or [(now, self.done)]
             first = self._window[0]
-            speed = (self.done - first[1]) / (now - first[0]) if now > first[0] else 0.0
+            # Unknown until a second has passed: the first chunk in a few milliseconds is no speed.
+            speed = (self.done - first[1]) / (now - first[0]) if now - first[0] >= 1.0 else 0.0
             progress = Progress(min(self.done, self.total), self.total, speed, self.file)
         if self.on_progress is not None:
             self.on_progress(progress)
@@ -166,7 +179,7 @@ def download(
         _check_space(clients.cache_root(source, cache_dir), sum(f.size for f in missing))
         stop = threading.Event()  # the caller's cancel, or Ctrl-C here
         meter = _Meter(sum(f.size for f in chosen), on_progress, stop)
-        meter.add(sum(f.size for f in chosen) - sum(f.size for f in missing))
+        meter.skip(sum(f.size for f in chosen) - sum(f.size for f in missing))
         folder = _fetch_until_cancelled(
             lambda: clients.fetch(
                 source, repo_id, commit, chosen, dataset, meter, token(source.kind), cache_dir

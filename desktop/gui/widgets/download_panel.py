@@ -63,6 +63,7 @@ class DownloadPanel(QWidget):
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)  # busy until the files and their sizes are known
         self.cancel_button.setVisible(True)
+        self.cancel_button.setEnabled(True)
         preparing = self.tr("Preparing the download of {name} from {source}…")
         self.status.setText(preparing.format(name=ref, source=shown(source.label)))
 
@@ -79,6 +80,8 @@ class DownloadPanel(QWidget):
     def cancel(self) -> None:
         if self._task is not None:
             self._task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.status.setText(self.tr("Cancelling…"))  # at once; the download ends within two seconds
 
     def show_message(self, text: str) -> None:
         self.status.setText(text)
@@ -92,12 +95,17 @@ class DownloadPanel(QWidget):
         if eta is not None:
             minutes, seconds = int(eta // 60), int(eta % 60)
             left = self.tr("{minutes}:{seconds:02d} left").format(minutes=minutes, seconds=seconds)
+        if self._task is not None and self._task.cancel_event.is_set():
+            return  # "Cancelling…" stays until it has ended
+        amount = self.tr("{done} of {total}").format(
+            done=human_size(progress.done), total=human_size(progress.total)
+        )
+        if progress.speed <= 0:  # not known yet: no "51 MB/s · 0:00 left" after the first kilobyte
+            self.status.setText(amount)
+            return
         self.status.setText(
-            self.tr("{done} of {total} · {speed}/s · {left}").format(
-                done=human_size(progress.done),
-                total=human_size(progress.total),
-                speed=human_size(progress.speed),
-                left=left,
+            self.tr("{amount} · {speed}/s · {left}").format(
+                amount=amount, speed=human_size(progress.speed), left=left
             )
         )
 
