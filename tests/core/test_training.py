@@ -159,6 +159,8 @@ def test_stop_keeps_a_checkpoint_and_resume_continues(tiny_bert: Path, samples: 
     assert result.status == "finished", result.failure
     assert resumed.of(StartedEvent)[0].resumed_from_step == 5
     assert [p.step for p in resumed.of(ProgressEvent)] == list(range(6, 13))
+    # "Elapsed" goes on from where the first part left it, not from 0.
+    assert resumed.of(ProgressEvent)[0].elapsed_s > events.of(ProgressEvent)[-1].elapsed_s
     assert run.status() == "finished" and (run.model_dir / "model.safetensors").is_file()
 
 

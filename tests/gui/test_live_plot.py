@@ -111,3 +111,18 @@ def test_a_new_point_repaints_the_curve_not_the_axes_until_their_range_changes(q
     assert before > 0
     assert add(2, 0.7) == before  # within the axes' range: the kept picture of the axes is copied
     assert add(3, 5.0) > before  # the loss left the range: new ticks are drawn
+
+
+def test_one_point_is_shown_and_memory_reads_in_gb_without_a_scale_factor(qtbot) -> None:
+    """A plot with one point was an empty axis from -2 to 12; memory under 1 GB read "(x0.001)"."""
+    plot = LivePlotWidget("Memory", "GB")
+    qtbot.addWidget(plot)
+    plot.add_curve("rss", "RAM", "#888888")
+    plot.append("rss", 1, 0.25)
+    plot.flush()
+    curve = plot._curves["rss"]
+    assert curve.opts["symbol"] == "o"  # one point: a dot, not nothing
+    plot.append("rss", 2, 0.3)
+    plot.flush()
+    assert curve.opts["symbol"] is None  # a line from the second point on
+    assert not plot.getAxis("left").autoSIPrefix and "x0.001" not in plot.getAxis("left").labelString()

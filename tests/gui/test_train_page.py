@@ -361,3 +361,14 @@ def test_a_long_path_in_the_status_line_never_widens_the_page(
     page.status.resize(400, page.status.height())
     shown = page.status.shown_text()
     assert "…" in shown and shown.startswith("Finished.") and shown.endswith("model")  # both ends kept
+
+
+def test_the_step_count_shows_once_the_run_knows_it(
+    window: MainWindow, fake_controller: FakeController
+) -> None:
+    """Before a run of 24 steps the bar read "step 0 of 100"."""
+    page = window.train_page
+    assert page.progress.text() == ""
+    fake_controller.start(window.current_config())
+    fake_controller.training_started.emit(StartedEvent("/runs/x", 24, 90, 10, "cpu"))
+    assert page.progress.text() == "step 0 of 24"

@@ -153,8 +153,11 @@ class EventCallback(TrainerCallback):
         started: dict[str, Any],
         tokens: TokenCount | None = None,
         perplexity: bool = False,
+        elapsed_before: Callable[[int], float] | None = None,
     ) -> None:
         self._emit = emit
+        self._elapsed_before = elapsed_before  # of a resumed run: its time until the step it goes on from
+        self._offset = 0.0
         self._stop = stop
         self._started = started
         self._tokens = tokens
@@ -174,6 +177,8 @@ class EventCallback(TrainerCallback):
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._t0 = time.perf_counter()
         self._first_step = self.step = state.global_step
+        if self._elapsed_before is not None and state.global_step:
+            self._offset = self._elapsed_before(state.global_step)  # "Elapsed" goes on across a resume
         self.touched = self.touched or state.global_step > 0
         self._set_mark()
         self._examples_per_step = args.train_batch_size * args.gradient_accumulation_steps * args.world_size
@@ -237,7 +242,7 @@ class EventCallback(TrainerCallback):
                 step=state.global_step,
                 total_steps=state.max_steps,
                 epoch=float(state.epoch or 0.0),
-                elapsed_s=elapsed,
+                elapsed_s=self._offset + elapsed,
                 eta_s=(state.max_steps - state.global_step) / rate if rate else None,
                 samples_per_second=samples,
                 tokens_per_second=self._measure_tokens(),

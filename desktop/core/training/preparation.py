@@ -175,6 +175,20 @@ def _distributed_args() -> dict[str, Any]:
     return args
 
 
+def _elapsed_until(run: RunDir, step: int) -> float:
+    """The training time a run had spent until ``step``, from its recorded progress (0 when unknown)."""
+    from desktop.core.system.events import ProgressEvent
+
+    elapsed = 0.0
+    try:
+        for event in run.events():
+            if isinstance(event, ProgressEvent) and event.step <= step:
+                elapsed = event.elapsed_s
+    except (OSError, ValueError):
+        return 0.0
+    return elapsed
+
+
 def make_trainer(
     prepared: Prepared,
     run: RunDir,
@@ -206,6 +220,7 @@ def make_trainer(
         },
         tokens=tokens,
         perplexity=config.task == "causal-lm",
+        elapsed_before=lambda step: _elapsed_until(run, step),
     )
     trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
     trainer = trainer_cls(

@@ -100,7 +100,7 @@ class TrainPage(WizardPage):
         self.awake.setObjectName("hint")
         self.awake.setVisible(False)
         self.progress = ProgressBar()
-        self.progress.setFormat(self.tr("step %v of %m"))
+        self.progress.setFormat("")  # "step 0 of 100" before a run of 24: the count shows once known
         self.progress.setValue(0)
         self.timing = QLabel()
         self.timing.setObjectName("hint")
@@ -201,6 +201,7 @@ class TrainPage(WizardPage):
         if not keep_plots:
             self.log.clear()
             self.progress.setValue(0)
+            self.progress.setFormat("")
         self._started_at = time.monotonic()
         self.status.setText(self.tr("Preparing…"))
         self.spill_bar.reset()
@@ -271,6 +272,7 @@ class TrainPage(WizardPage):
         self.plot_area.show_started(event)
         self.recovery_note.setVisible(event.oom_recovery)
         self.progress.setMaximum(max(1, event.total_steps))
+        self.progress.setFormat(self.tr("step %v of %m"))
         self.progress.setValue(event.resumed_from_step)
         self.status.setText(
             self.tr("Training on {device}").format(device=event.device)

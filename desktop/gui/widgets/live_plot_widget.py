@@ -133,11 +133,13 @@ class LivePlotWidget(PlotWidget):
             # third, up to a line every two pixels, whose blending was 80% of a plot's repaint
             # (11-14 ms -> about 2 ms a plot, offscreen) and read as graph paper.
             self.getAxis(side).setStyle(maxTickLevel=GRID_LEVEL)
+            self.getAxis(side).enableAutoSIPrefix(False)  # "GB", never "(x0.001)" under 1 GB
             _cache_painting(self.getAxis(side))
         self.setMinimumSize(260, 170)
         self.legend = self.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(128, 128, 128, 40))
         self._points: dict[str, Points] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
+        self._dotted: set[str] = set()
         self._dirty: set[str] = set()
 
     def add_curve(
@@ -151,6 +153,8 @@ class LivePlotWidget(PlotWidget):
         view: pg.ViewBox | None = None,
     ) -> None:
         """Create a curve once; points are added with :meth:`append`."""
+        if symbol is not None:
+            self._dotted.add(name)  # its own symbols: kept whatever the number of points
         pen = pg.mkPen(color, width=width, style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
         item = pg.PlotDataItem(
             name=label,
@@ -224,7 +228,12 @@ class LivePlotWidget(PlotWidget):
         """Draw the curves that changed."""
         for name in self._dirty:
             x, y = self._points[name].thinned(MAX_DRAWN)
-            self._curves[name].setData(x, y, antialias=len(x) <= SMOOTH_UP_TO)
+            curve = self._curves[name]
+            curve.setData(x, y, antialias=len(x) <= SMOOTH_UP_TO)
+            if len(x) == 1 and curve.opts["symbol"] is None:  # one point draws no line: show it as a dot
+                curve.setSymbol("o")
+            elif len(x) > 1 and curve.opts["symbol"] == "o" and name not in self._dotted:
+                curve.setSymbol(None)
         self._dirty.clear()
 
 
