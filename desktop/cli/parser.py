@@ -91,8 +91,9 @@ def main(argv: list[str] | None = None) -> int:
 def _error(exc: StudioError) -> None:
     """``error: message`` and its hint on stderr, secrets redacted."""
     print(say("error: {message}", message=redact(text(exc.message))), file=sys.stderr)
-    if exc.hint:
-        print(f"  {redact(text(exc.hint))}", file=sys.stderr)
+    hint = getattr(exc, "cli_hint", None) or exc.hint  # the app's words name its settings, these flags
+    if hint:
+        print(f"  {redact(text(hint))}", file=sys.stderr)
 
 
 def _save_traceback() -> Path | str:

@@ -876,6 +876,14 @@
         <translation>魔搭令牌：</translation>
     </message>
     <message>
+        <source>In use now: {source}.</source>
+        <translation>当前使用：{source}。</translation>
+    </message>
+    <message>
+        <source>HF_ENDPOINT is set in the environment, so it is used for Hugging Face whatever is chosen below (except a mirror or ModelScope).</source>
+        <translation>环境变量中设置了 HF_ENDPOINT，因此无论下面选择什么，Hugging Face 都使用它（镜像站或魔搭除外）。</translation>
+    </message>
+    <message>
         <source>Asking each source (at most 3 s)…</source>
         <translation>正在逐个询问下载源（最多 3 秒）…</translation>
     </message>
@@ -2638,14 +2646,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请清理出一些空间，删除不再需要的模型（浏览模型 &gt; 本机已有），或把 HF_HOME / MODELSCOPE_CACHE 设到更大的磁盘上。</translation>
     </message>
     <message>
-        <source>{name} is not on this computer, and {source} ({endpoint}) did not answer within {seconds} s ({problem}).</source>
-        <translation>本机上没有 {name}，而 {source}（{endpoint}）在 {seconds} 秒内没有响应（{problem}）。</translation>
-    </message>
-    <message>
-        <source>Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) in Settings &gt; Model sources or with --source / HF_ENDPOINT, or pick a local model folder.</source>
-        <translation>请检查网络，或在“设置 &gt; 模型下载源”中（或用 --source / HF_ENDPOINT）换一个下载源（如镜像站 https://hf-mirror.com 或魔搭），也可以选择本地模型文件夹。</translation>
-    </message>
-    <message>
         <source>{name} is not on this computer yet.</source>
         <translation>本机上还没有 {name}。</translation>
     </message>
@@ -2972,10 +2972,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The CPU build is right for this machine. PyTorch&apos;s GPU builds start at Maxwell (GeForce GTX 900, compute capability 5.0); a newer GPU trains much faster.</source>
         <translation>这台电脑用 CPU 版本是正确的。PyTorch 的 GPU 版本从 Maxwell 架构（GeForce GTX 900，计算能力 5.0）起支持；换一块较新的 GPU 训练会快得多。</translation>
-    </message>
-    <message>
-        <source>The search for {query} could not run: {source} ({endpoint}) did not answer within {seconds} s ({problem}).</source>
-        <translation>无法搜索 {query}：{source}（{endpoint}）在 {seconds} 秒内没有响应（{problem}）。</translation>
     </message>
     <message>
         <source>{source} rejected the access token (it is wrong, expired or revoked).</source>
@@ -5366,6 +5362,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Give those rows {fix}, or leave them out: tick &quot;Leave out rows with a blank text or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
         <translation>请为这些行补上{fix}，或跳过它们：在“列”下勾选“跳过文本为空或没有标签的行”（配置文件中为 data.drop_bad_rows = true）。</translation>
+    </message>
+    <message>
+        <source>Check the network, or switch the source: --source mirror (https://hf-mirror.com) or --source modelscope, or HF_ENDPOINT; or give a local model folder.</source>
+        <translation>请检查网络，或换一个来源：--source mirror（https://hf-mirror.com）或 --source modelscope，或设置 HF_ENDPOINT；也可以给出本地模型文件夹。</translation>
+    </message>
+    <message>
+        <source>{source} ({host})</source>
+        <translation>{source}（{host}）</translation>
+    </message>
+    <message>
+        <source>Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) in Settings &gt; Model sources, or pick a local model folder.</source>
+        <translation>请检查网络，或在“设置 &gt; 模型下载源”中换一个来源（镜像站如 https://hf-mirror.com，或魔搭），也可以选择本地模型文件夹。</translation>
+    </message>
+    <message>
+        <source>no answer</source>
+        <translation>没有应答</translation>
+    </message>
+    <message>
+        <source>the name {host} could not be looked up: no network, or no DNS</source>
+        <translation>无法解析域名 {host}：没有网络或没有 DNS</translation>
+    </message>
+    <message>
+        <source>the connection was refused</source>
+        <translation>连接被拒绝</translation>
+    </message>
+    <message>
+        <source>its certificate is not trusted on this computer</source>
+        <translation>它的证书在这台电脑上不受信任</translation>
+    </message>
+    <message>
+        <source>no network</source>
+        <translation>没有网络</translation>
+    </message>
+    <message>
+        <source>The search for {query} could not run: {source} did not answer within {seconds} s ({problem}).</source>
+        <translation>无法搜索 {query}：{source} 在 {seconds} 秒内没有应答（{problem}）。</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer, and {source} did not answer within {seconds} s ({problem}).</source>
+        <translation>{name} 不在这台电脑上，而 {source} 在 {seconds} 秒内没有应答（{problem}）。</translation>
     </message>
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>

@@ -876,6 +876,14 @@
         <translation>ModelScope 權杖：</translation>
     </message>
     <message>
+        <source>In use now: {source}.</source>
+        <translation>目前使用：{source}。</translation>
+    </message>
+    <message>
+        <source>HF_ENDPOINT is set in the environment, so it is used for Hugging Face whatever is chosen below (except a mirror or ModelScope).</source>
+        <translation>環境變數中設定了 HF_ENDPOINT，因此無論下面選擇什麼，Hugging Face 都使用它（鏡像站或 ModelScope 除外）。</translation>
+    </message>
+    <message>
         <source>Asking each source (at most 3 s)…</source>
         <translation>正在逐一詢問下載來源（最多 3 秒）…</translation>
     </message>
@@ -2638,14 +2646,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請清出一些空間，刪除不再需要的模型（瀏覽模型 &gt; 這台電腦上的），或把 HF_HOME / MODELSCOPE_CACHE 設到更大的磁碟上。</translation>
     </message>
     <message>
-        <source>{name} is not on this computer, and {source} ({endpoint}) did not answer within {seconds} s ({problem}).</source>
-        <translation>這台電腦上沒有 {name}，而 {source}（{endpoint}）在 {seconds} 秒內沒有回應（{problem}）。</translation>
-    </message>
-    <message>
-        <source>Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) in Settings &gt; Model sources or with --source / HF_ENDPOINT, or pick a local model folder.</source>
-        <translation>請檢查網路，或在「設定 &gt; 模型下載來源」中（或用 --source / HF_ENDPOINT）換一個下載來源（如鏡像站 https://hf-mirror.com 或 ModelScope），也可以選擇本機模型資料夾。</translation>
-    </message>
-    <message>
         <source>{name} is not on this computer yet.</source>
         <translation>這台電腦上還沒有 {name}。</translation>
     </message>
@@ -2972,10 +2972,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The CPU build is right for this machine. PyTorch&apos;s GPU builds start at Maxwell (GeForce GTX 900, compute capability 5.0); a newer GPU trains much faster.</source>
         <translation>這台電腦用 CPU 版本是正確的。PyTorch 的 GPU 版本從 Maxwell 架構（GeForce GTX 900，計算能力 5.0）起支援；換一張較新的 GPU 訓練會快得多。</translation>
-    </message>
-    <message>
-        <source>The search for {query} could not run: {source} ({endpoint}) did not answer within {seconds} s ({problem}).</source>
-        <translation>無法搜尋 {query}：{source}（{endpoint}）在 {seconds} 秒內沒有回應（{problem}）。</translation>
     </message>
     <message>
         <source>{source} rejected the access token (it is wrong, expired or revoked).</source>
@@ -5366,6 +5362,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Give those rows {fix}, or leave them out: tick &quot;Leave out rows with a blank text or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
         <translation>請為這些列補上{fix}，或略過它們：在「欄位」下勾選「略過文字為空或沒有標籤的列」（設定檔中為 data.drop_bad_rows = true）。</translation>
+    </message>
+    <message>
+        <source>Check the network, or switch the source: --source mirror (https://hf-mirror.com) or --source modelscope, or HF_ENDPOINT; or give a local model folder.</source>
+        <translation>請檢查網路，或換一個來源：--source mirror（https://hf-mirror.com）或 --source modelscope，或設定 HF_ENDPOINT；也可以給出本機模型資料夾。</translation>
+    </message>
+    <message>
+        <source>{source} ({host})</source>
+        <translation>{source}（{host}）</translation>
+    </message>
+    <message>
+        <source>Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) in Settings &gt; Model sources, or pick a local model folder.</source>
+        <translation>請檢查網路，或在「設定 &gt; 模型下載來源」中換一個來源（鏡像站如 https://hf-mirror.com，或 ModelScope），也可以選擇本機模型資料夾。</translation>
+    </message>
+    <message>
+        <source>no answer</source>
+        <translation>沒有回應</translation>
+    </message>
+    <message>
+        <source>the name {host} could not be looked up: no network, or no DNS</source>
+        <translation>無法解析網域 {host}：沒有網路或沒有 DNS</translation>
+    </message>
+    <message>
+        <source>the connection was refused</source>
+        <translation>連線被拒絕</translation>
+    </message>
+    <message>
+        <source>its certificate is not trusted on this computer</source>
+        <translation>它的憑證在這台電腦上不受信任</translation>
+    </message>
+    <message>
+        <source>no network</source>
+        <translation>沒有網路</translation>
+    </message>
+    <message>
+        <source>The search for {query} could not run: {source} did not answer within {seconds} s ({problem}).</source>
+        <translation>無法搜尋 {query}：{source} 在 {seconds} 秒內沒有回應（{problem}）。</translation>
+    </message>
+    <message>
+        <source>{name} is not on this computer, and {source} did not answer within {seconds} s ({problem}).</source>
+        <translation>{name} 不在這台電腦上，而 {source} 在 {seconds} 秒內沒有回應（{problem}）。</translation>
     </message>
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>

@@ -55,6 +55,20 @@ def test_a_hub_that_does_not_answer_is_one_sentence_in_the_dialog(qtbot, monkeyp
     browser.search()
     qtbot.waitUntil(lambda: browser.search_button.isEnabled(), timeout=10_000)
     assert "did not answer within 3 s" in browser.status.text() and "Traceback" not in browser.status.text()
+    assert browser.status.text().count("127.0.0.1:9") == 1  # the host once, not "(host) (http://host)"
+    assert "--source" not in browser.status.text() and "Settings > Model sources" in browser.status.text()
+    assert "Errno" not in browser.status.text()  # our words for the OS's
+
+
+def test_the_source_settings_say_which_endpoint_is_in_use(qtbot, monkeypatch) -> None:
+    """They showed hf-mirror.com while HF_ENDPOINT pointed elsewhere."""
+    from desktop.gui.dialogs.hub_settings_dialog import HubSettingsDialog
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://models.example.com:8080")
+    dialog = HubSettingsDialog()
+    qtbot.addWidget(dialog)
+    assert "In use now: mirror (models.example.com:8080)." in dialog.in_use.text()
+    assert "HF_ENDPOINT is set in the environment" in dialog.in_use.text()
 
 
 def test_source_settings_save_the_choice_and_keep_the_token_in_the_keyring(

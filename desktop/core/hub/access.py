@@ -69,31 +69,49 @@ def unreachable(source: Source | None = None) -> str:
 
 def unreachable_error(what: str, source: Source, problem: str, searching: bool = False) -> ModelError:
     """``source`` did not answer; ``what`` is the model wanted, or the search's words (``searching``)."""
-    common = {
-        "source": source.label,
-        "endpoint": source.endpoint,
-        "seconds": f"{PROBE_TIMEOUT_S:.0f}",
-        "problem": problem,
-    }
-    return ModelError(
+    host = source.endpoint.split("://", 1)[-1]
+    # The host once: a mirror's label already holds it ("mirror (127.0.0.1:37545)").
+    named = source.label if host in source.label else msg("{source} ({host})", source=source.label, host=host)
+    common = {"source": named, "seconds": f"{PROBE_TIMEOUT_S:.0f}", "problem": network_words(problem, host)}
+    error = ModelError(
         msg(
-            "The search for {query} could not run: {source} ({endpoint}) did not answer within {seconds} s "
-            "({problem}).",
+            "The search for {query} could not run: {source} did not answer within {seconds} s ({problem}).",
             query=what,
             **common,
         )
         if searching
         else msg(
-            "{name} is not on this computer, and {source} ({endpoint}) did not answer within {seconds} s "
-            "({problem}).",
+            "{name} is not on this computer, and {source} did not answer within {seconds} s ({problem}).",
             name=what,
             **common,
         ),
         msg(
             "Check the network, or switch the source (a mirror such as https://hf-mirror.com, or ModelScope) "
-            "in Settings > Model sources or with --source / HF_ENDPOINT, or pick a local model folder."
+            "in Settings > Model sources, or pick a local model folder."
         ),
     )
+    error.cli_hint = msg(  # type: ignore[attr-defined]  # what the command line says instead
+        "Check the network, or switch the source: --source mirror (https://hf-mirror.com) or --source "
+        "modelscope, or HF_ENDPOINT; or give a local model folder."
+    )
+    return error
+
+
+def network_words(problem: str, host: str) -> str:
+    """A library's or the OS's words for a failed connection ("[Errno -2] Name or service not known"),
+    as ours; anything else as it came."""
+    text = problem.lower()
+    if "timed out" in text or "timeout" in text:
+        return msg("no answer")
+    if any(w in text for w in ("name or service not known", "getaddrinfo failed", "nodename nor servname")):
+        return msg("the name {host} could not be looked up: no network, or no DNS", host=host.split(":")[0])
+    if "connection refused" in text or "actively refused" in text:
+        return msg("the connection was refused")
+    if "certificate" in text:
+        return msg("its certificate is not trusted on this computer")
+    if "network is unreachable" in text or "no route to host" in text:
+        return msg("no network")
+    return problem
 
 
 def fail_fast(source: Source, repo_id: str, searching: bool = False) -> None:

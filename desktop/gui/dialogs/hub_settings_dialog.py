@@ -5,6 +5,7 @@ Tokens go to the OS keyring (never a file); the fields show only whether one is 
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -56,6 +57,9 @@ class HubSettingsDialog(QDialog):
         self.answers.setWordWrap(True)
         self.status = QLabel()
         self.status.setWordWrap(True)
+        self.in_use = QLabel(self._in_use())
+        self.in_use.setWordWrap(True)
+        self.in_use.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form = QFormLayout()
         form.addRow(self.tr("Download from:"), self.source)
         form.addRow(self.tr("Mirror address:"), self.mirror)
@@ -67,11 +71,28 @@ class HubSettingsDialog(QDialog):
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.in_use)
         layout.addLayout(form)
         layout.addWidget(self.check_button)
         layout.addWidget(self.answers)
         layout.addWidget(self.status)
         layout.addWidget(buttons)
+
+    def _in_use(self) -> str:
+        """Where downloads go now: the saved choice, or the environment's HF_ENDPOINT, which wins."""
+        import os
+
+        now = sources.resolve(settings=self.settings)
+        label = shown(now.label)
+        named = label if now.endpoint.split("://", 1)[-1] in label else f"{label} ({now.endpoint})"
+        text = self.tr("In use now: {source}.").format(source=named)
+        endpoint = os.environ.get("HF_ENDPOINT", "").rstrip("/")
+        if endpoint and now.endpoint == endpoint:
+            text += " " + self.tr(
+                "HF_ENDPOINT is set in the environment, so it is used for Hugging Face whatever is chosen "
+                "below (except a mirror or ModelScope)."
+            )
+        return text
 
     def check(self) -> None:
         """Probe every source in the background and say how each answered (Auto remembers the fastest)."""
