@@ -119,6 +119,10 @@
         <translation>所有线性层</translation>
     </message>
     <message>
+        <source>Only with an NVIDIA GPU: this computer trains on its processor.</source>
+        <translation>仅在有 NVIDIA GPU 时有效：这台电脑用处理器训练。</translation>
+    </message>
+    <message>
         <source>Precision</source>
         <translation>精度</translation>
     </message>
@@ -788,7 +792,7 @@
     </message>
     <message>
         <source>Fit here: {badge}. Needs about {need} with the current Memory &amp; speed options; {have} free in {where}.</source>
-        <translation>本机情况：{badge}。按当前的“显存与速度”设置约需 {need}；{where}有 {have} 可用。</translation>
+        <translation>本机情况：{badge}。按当前的“内存与速度”设置约需 {need}；{where}有 {have} 可用。</translation>
     </message>
     <message>
         <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
@@ -1144,7 +1148,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <name>MemoryEstimateWidget</name>
     <message>
         <source>Memory estimate and presets</source>
-        <translation>显存估算与预设</translation>
+        <translation>内存估算与预设</translation>
     </message>
     <message>
         <source>Choose a model first.</source>
@@ -1160,7 +1164,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Lowest memory</source>
-        <translation>最省显存</translation>
+        <translation>最省内存</translation>
     </message>
     <message>
         <source>Fit my GPU</source>
@@ -1327,7 +1331,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Needs about {need} with the current Memory &amp; speed options; {have} available.</source>
-        <translation>按当前的“显存与速度”设置约需 {need}；可用 {have}。</translation>
+        <translation>按当前的“内存与速度”设置约需 {need}；可用 {have}。</translation>
     </message>
     <message>
         <source>Searching {source}…</source>
@@ -1435,7 +1439,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <name>OptionsPage</name>
     <message>
         <source>Memory &amp; speed</source>
-        <translation>显存与速度</translation>
+        <translation>内存与速度</translation>
     </message>
     <message>
         <source>How long and how hard to train.</source>
@@ -1543,7 +1547,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Speed and memory</source>
-        <translation>速度与显存</translation>
+        <translation>速度与内存</translation>
     </message>
     <message>
         <source>LoRA adapters</source>
@@ -1748,7 +1752,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
-        <translation>这些设置已填入“显存与速度”，供下次训练使用；点“撤销”可恢复您自己的设置。</translation>
+        <translation>这些设置已填入“内存与速度”，供下次训练使用；点“撤销”可恢复您自己的设置。</translation>
     </message>
     <message>
         <source>Undone: the next run uses your own settings again.</source>
@@ -3239,7 +3243,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Recompute activations in the backward pass: much less memory, about 20% slower.</source>
-        <translation>在反向传播时重新计算激活值：省下大量显存，约慢 20%。</translation>
+        <translation>在反向传播时重新计算激活值：省下大量内存，约慢 20%。</translation>
     </message>
     <message>
         <source>Pin batches in page-locked RAM for faster copies to the GPU.</source>
@@ -3267,7 +3271,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Adapter rank r: more is more capacity and memory.</source>
-        <translation>适配器的秩 r：越大容量越大，也越占显存。</translation>
+        <translation>适配器的秩 r：越大容量越大，也越占内存。</translation>
     </message>
     <message>
         <source>Adapter scaling alpha (often 2 x rank).</source>
@@ -3777,11 +3781,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Turn on gradient checkpointing (far less activation memory, ~20% slower)</source>
-        <translation>开启梯度检查点（激活值占用的显存大幅减少，约慢 20%）</translation>
+        <translation>开启梯度检查点（激活值占用的内存大幅减少，约慢 20%）</translation>
     </message>
     <message>
         <source>Use the Adafactor optimizer (a fraction of AdamW&apos;s state memory)</source>
-        <translation>改用 Adafactor 优化器（状态只占 AdamW 的一小部分显存）</translation>
+        <translation>改用 Adafactor 优化器（状态只占 AdamW 的一小部分内存）</translation>
     </message>
     <message>
         <source>Train LoRA adapters instead of every weight</source>
@@ -4345,7 +4349,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>gradient checkpointing on: far less activation memory, about 20% slower</source>
-        <translation>开启梯度检查点：激活值占用的显存大幅减少，约慢 20%</translation>
+        <translation>开启梯度检查点：激活值占用的内存大幅减少，约慢 20%</translation>
     </message>
     <message>
         <source>gradient checkpointing off: faster steps</source>
@@ -4369,11 +4373,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>factored states, a fraction of AdamW&apos;s memory</source>
-        <translation>分解存储的状态，只占 AdamW 的一小部分显存</translation>
+        <translation>分解存储的状态，只占 AdamW 的一小部分内存</translation>
     </message>
     <message>
         <source>8-bit states, a quarter of AdamW&apos;s memory</source>
-        <translation>8 位状态，只占 AdamW 的四分之一显存</translation>
+        <translation>8 位状态，只占 AdamW 的四分之一内存</translation>
     </message>
     <message>
         <source>one fused kernel, faster on GPU</source>
@@ -4617,7 +4621,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Trying the longest batch first: a lack of memory shows now</source>
-        <translation>先试跑最长的一批数据：显存不够的话现在就能发现</translation>
+        <translation>先试跑最长的一批数据：内存不够的话现在就能发现</translation>
     </message>
     <message>
         <source>The base model&apos;s evaluation would take over a minute: skipped</source>

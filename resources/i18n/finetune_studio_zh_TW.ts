@@ -119,6 +119,10 @@
         <translation>所有線性層</translation>
     </message>
     <message>
+        <source>Only with an NVIDIA GPU: this computer trains on its processor.</source>
+        <translation>僅在有 NVIDIA GPU 時有效：這台電腦用處理器訓練。</translation>
+    </message>
+    <message>
         <source>Precision</source>
         <translation>精度</translation>
     </message>

@@ -130,6 +130,11 @@ def test_without_an_nvidia_gpu_the_page_talks_about_ram_and_time(
     assert estimate.preset_buttons["fit"].isHidden()
     estimate.preset_buttons["lowest_memory"].click()
     assert "makes every step slower" in estimate.changes_label.text()
+    speed = page.sections[0].editors  # the GPU-only options say so instead of doing nothing
+    for name in ("pin_memory", "empty_cache_steps"):
+        editor = speed[("performance", name)]
+        assert not editor.isEnabled() and "Only with an NVIDIA GPU" in editor.toolTip()
+    assert speed[("performance", "gradient_checkpointing")].isEnabled()
 
 
 def test_every_page_is_usable_on_a_1024_by_576_screen(window: MainWindow) -> None:

@@ -210,6 +210,8 @@ class OptionsPage(WizardPage):
         """The model, task and GPU the estimate is for; model shapes are read off the GUI thread."""
         self._context_config = copy.deepcopy(config)
         self._caps = caps
+        for section in self.sections:
+            section.set_cuda(caps.cuda)  # pin memory, the GPU cache, QLoRA: nothing on a CPU
         self.estimate.set_context(config, gpu_name, gpu_free, caps)
 
     def _estimated_config(self) -> RunConfig:

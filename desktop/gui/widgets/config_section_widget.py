@@ -67,6 +67,19 @@ class ConfigSectionWidget(QGroupBox):
             words = self._field_words().get(f.name, f.name.replace("_", " ").capitalize())
             add_field(form, f"{section}.{f.name}", words, editor)
 
+    GPU_ONLY = ("pin_memory", "empty_cache_steps", "qlora")
+    """Fields that do something only on an NVIDIA GPU."""
+
+    def set_cuda(self, cuda: bool) -> None:
+        """On a computer that trains on its CPU, the GPU-only fields are greyed out and say why (their
+        values stay: a run with a GPU later uses them)."""
+        for (_section, name), editor in self.editors.items():
+            if name not in self.GPU_ONLY:
+                continue
+            editor.setEnabled(cuda)
+            if not cuda:
+                editor.setToolTip(self.tr("Only with an NVIDIA GPU: this computer trains on its processor."))
+
     def _field_words(self) -> dict[str, str]:
         """The speed and LoRA fields as the page names them."""
         return {
