@@ -1415,6 +1415,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>选择模型文件夹</translation>
     </message>
     <message>
+        <source>Choose a model: a hub id such as &quot;bert-base-uncased&quot;, or a local model folder.</source>
+        <translation>请选择模型：模型库 ID（如 "bert-base-uncased"）或本地模型文件夹。</translation>
+    </message>
+    <message>
+        <source>Model: {problem}</source>
+        <translation>模型：{problem}</translation>
+    </message>
+    <message>
         <source>{arch} ({type}), {params} parameters</source>
         <translation>{arch}（{type}），{params} 个参数</translation>
     </message>

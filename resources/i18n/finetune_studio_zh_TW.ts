@@ -1415,6 +1415,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>選擇模型資料夾</translation>
     </message>
     <message>
+        <source>Choose a model: a hub id such as &quot;bert-base-uncased&quot;, or a local model folder.</source>
+        <translation>請選擇模型：模型庫 ID（如 "bert-base-uncased"）或本機模型資料夾。</translation>
+    </message>
+    <message>
+        <source>Model: {problem}</source>
+        <translation>模型：{problem}</translation>
+    </message>
+    <message>
         <source>{arch} ({type}), {params} parameters</source>
         <translation>{arch}（{type}），{params} 個參數</translation>
     </message>

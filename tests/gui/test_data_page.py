@@ -67,7 +67,11 @@ def test_unknown_model_folder_is_reported(window: MainWindow, tmp_path: Path) ->
     picker.model_edit.setText(str(tmp_path / "no-such-model"))
     picker.model_edit.editingFinished.emit()
     assert not picker.model_error.isHidden() and "does not exist" in picker.model_error.text()
+    assert picker.model_error.text().startswith("Model: the folder")  # a sentence with its subject
     assert page.problem() == picker.model_error.text()
+    picker.model_edit.setText("")
+    picker.model_edit.editingFinished.emit()
+    assert picker.model_error.text().startswith("Choose a model: a hub id")  # not "is empty; give ..."
 
 
 def test_choosing_another_column_rechecks_the_data(window: MainWindow, qtbot, tmp_path: Path) -> None:

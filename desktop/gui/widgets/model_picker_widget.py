@@ -183,7 +183,14 @@ class ModelPickerWidget(QGroupBox):
         from desktop.core.data.checks import check_model_folder
 
         config = self._config()
-        problems = [p.message for p in config.validate() if p.field == "model.name"]
+        # Whole sentences with their subject: core's field problems read "is empty; give ...".
+        problems = [
+            self.tr('Choose a model: a hub id such as "bert-base-uncased", or a local model folder.')
+            if not config.model.name.strip()
+            else self.tr("Model: {problem}").format(problem=shown(p.message))
+            for p in config.validate()
+            if p.field == "model.name"
+        ]
         if not problems:
             try:  # tokenizer files and the fit to the task, from the folder's files (quick)
                 check_model_folder(config)
