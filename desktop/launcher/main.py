@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -270,24 +271,10 @@ def _headless(args: argparse.Namespace) -> bool:
 
 
 def _setup_headless(runtime: Runtime, bundle: Bundle, options: Options, data: Path, fresh: bool) -> bool:
-    log = _open_log(data)
     what = "Setting up" if fresh else "Updating"
     print(f"{what} Finetune Studio's runtime in {runtime.root} ...", flush=True)
-
-    def line(text: str) -> None:
-        log.write(text + "\n")
-        log.flush()
-        if text.startswith(("[", "PyTorch:")):
-            print(text, flush=True)
-
-    try:
-        with _single_setup(data):
-            setup(runtime, bundle, options, data, fresh, on_line=line)
-    except SetupError as exc:
-        print(f"error: {exc.message}\n{exc.hint}\n(log: {log.name})", file=sys.stderr, flush=True)
+    if not _headless_job(data, lambda line: setup(runtime, bundle, options, data, fresh, on_line=line)):
         return False
-    finally:
-        log.close()
     print("Runtime ready.", flush=True)
     return True
 
@@ -296,6 +283,12 @@ def _swap_headless(runtime: Runtime, bundle: Bundle, options: Options, data: Pat
     from desktop.launcher.swap import swap_torch
 
     print(f"Installing PyTorch {swap.requirement} beside the current one ...", flush=True)
+    return _headless_job(data, lambda line: swap_torch(runtime, bundle, options, data, swap, on_line=line))
+
+
+def _headless_job(data: Path, job: Callable[[Callable[[str], None]], object]) -> bool:
+    """Run ``job`` (a setup or a swap) as the only launcher at work, its lines into the setup log and
+    its steps on stdout; whether it worked (a failure is said on stderr)."""
     with _open_log(data) as log:
 
         def line(text: str) -> None:
@@ -306,7 +299,7 @@ def _swap_headless(runtime: Runtime, bundle: Bundle, options: Options, data: Pat
 
         try:
             with _single_setup(data):
-                swap_torch(runtime, bundle, options, data, swap, on_line=line)
+                job(line)
         except SetupError as exc:
             print(f"error: {exc.message}\n{exc.hint}\n(log: {log.name})", file=sys.stderr, flush=True)
             return False

@@ -122,13 +122,13 @@ def test_a_resume_reads_a_large_file_again_only_when_it_changed(
     data.write_text("text,label\n" + "a,b\n" * 1000, encoding="utf-8")
     first = data_record.describe([data], "", {"train": 1000}, ["b"])
     reads: list[Path] = []
-    real = data_record._sha256
+    real = data_record.file_sha256
 
     def counted(path: Path) -> str:
         reads.append(path)
         return real(path)
 
-    monkeypatch.setattr(data_record, "_sha256", counted)
+    monkeypatch.setattr(data_record, "file_sha256", counted)
     again = data_record.describe([data], "", {"train": 1000}, ["b"], first)
     assert reads == [] and again.files == first.files
     data.write_text("text,label\n" + "a,c\n" * 1000, encoding="utf-8")  # same size, other contents

@@ -141,24 +141,33 @@ def test_install_waits_for_runs_exports_and_other_windows(qtbot, window, fake_co
     assert "still running elsewhere" in page.result_label.text() and not page.repair.is_running()
 
 
+def _launched_app(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """This app as the launcher starts it: from a runtime the launcher made, told the launcher's path (a
+    script that writes the arguments it was started with into the file returned)."""
+    from desktop.core.environment.swap_request import LAUNCHER_VARIABLE, RUNTIME_MARKER
+
+    told = tmp_path / "launcher-arguments"
+    launcher = tmp_path / "FinetuneStudio"
+    launcher.write_text(f"#!/bin/sh\necho \"$@\" > '{told}'\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (runtime / RUNTIME_MARKER).write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(sys, "prefix", str(runtime))
+    monkeypatch.setenv(LAUNCHER_VARIABLE, str(launcher))
+    return told
+
+
 def test_install_in_the_launchers_runtime_restarts_through_the_launcher(
     qtbot, window, monkeypatch: pytest.MonkeyPatch, tmp_path
 ) -> None:
     """The app cannot swap the PyTorch it runs on: it asks the launcher, which does it at its start."""
     from PySide6.QtWidgets import QMessageBox
 
-    from desktop.core.environment.swap_request import LAUNCHER_VARIABLE, RUNTIME_MARKER, pending_swap
+    from desktop.core.environment.swap_request import pending_swap
     from desktop.core.system.paths import data_dir
 
-    started = tmp_path / "launcher-started"
-    launcher = tmp_path / "FinetuneStudio"
-    launcher.write_text(f"#!/bin/sh\necho started > '{started}'\n", encoding="utf-8")
-    launcher.chmod(0o755)
-    runtime = tmp_path / "runtime"  # the app runs from a runtime the launcher made
-    runtime.mkdir()
-    (runtime / RUNTIME_MARKER).write_text("{}", encoding="utf-8")
-    monkeypatch.setattr(sys, "prefix", str(runtime))
-    monkeypatch.setenv(LAUNCHER_VARIABLE, str(launcher))
+    started = _launched_app(tmp_path, monkeypatch)
     asked: list[str] = []
     monkeypatch.setattr(
         QMessageBox,
@@ -170,7 +179,7 @@ def test_install_in_the_launchers_runtime_restarts_through_the_launcher(
 
     page.start_repair()
 
-    qtbot.waitUntil(started.exists, timeout=10_000)
+    qtbot.waitUntil(started.exists, timeout=10_000)  # the launcher was started
     request = pending_swap(data_dir())
     assert request is not None and request.requirement == page.plan.requirements[0]
     assert request.index_url == page.plan.index_url and "cu" in request.requirement
@@ -183,17 +192,7 @@ def test_moving_the_data_folder_restarts_through_the_launcher_which_moves_it(
 ) -> None:
     from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-    from desktop.core.environment.swap_request import LAUNCHER_VARIABLE, RUNTIME_MARKER
-
-    told = tmp_path / "launcher-arguments"
-    launcher = tmp_path / "FinetuneStudio"
-    launcher.write_text(f"#!/bin/sh\necho \"$@\" > '{told}'\n", encoding="utf-8")
-    launcher.chmod(0o755)
-    runtime = tmp_path / "runtime"
-    runtime.mkdir()
-    (runtime / RUNTIME_MARKER).write_text("{}", encoding="utf-8")
-    monkeypatch.setattr(sys, "prefix", str(runtime))
-    monkeypatch.setenv(LAUNCHER_VARIABLE, str(launcher))
+    told = _launched_app(tmp_path, monkeypatch)
     drive = tmp_path / "D"
     (drive / "Games").mkdir(parents=True)
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *args: str(drive))

@@ -13,15 +13,6 @@ from desktop.launcher.failures import explain
 from desktop.launcher.runtime import PYTHON, Bundle, Marker, Options, Runtime, SetupError, TorchChoice
 
 
-@pytest.fixture
-def bundle(tmp_path: Path) -> Bundle:
-    wheel = tmp_path / "finetune_studio-0.3.0-py3-none-any.whl"
-    wheel.write_bytes(b"app")
-    uv = tmp_path / "uv"
-    uv.write_bytes(b"")
-    return Bundle(uv, wheel)
-
-
 def test_states_missing_ready_outdated_incomplete(tmp_path: Path, bundle: Bundle) -> None:
     runtime = Runtime(tmp_path / "runtime")
     assert runtime.state(bundle) == "missing"

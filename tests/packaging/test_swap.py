@@ -27,15 +27,6 @@ NEW = SwapRequest("torch==2.14.1+cu130", "https://download.pytorch.org/whl/cu130
 
 
 @pytest.fixture
-def bundle(tmp_path: Path) -> Bundle:
-    wheel = tmp_path / "finetune_studio-0.3.0-py3-none-any.whl"
-    wheel.write_bytes(b"app")
-    uv = tmp_path / "uv"
-    uv.write_bytes(b"")
-    return Bundle(uv, wheel)
-
-
-@pytest.fixture
 def old(tmp_path: Path, bundle: Bundle) -> Runtime:
     """A complete runtime with the CPU build, and a file that tells it apart."""
     runtime = Runtime(tmp_path / "data" / "runtime")
@@ -68,13 +59,19 @@ def _in_place(runtime: Runtime) -> str:
     return marker.torch
 
 
+@pytest.fixture
+def build(monkeypatch: pytest.MonkeyPatch, old: Runtime) -> FakeBuild:
+    """The app asked for NEW; building it is faked (and counted)."""
+    ask_for_swap(old.root.parent, NEW)
+    fake = FakeBuild()
+    monkeypatch.setattr(swap, "setup", fake)
+    return fake
+
+
 def test_the_new_runtime_replaces_the_old_one_only_when_complete(
-    monkeypatch: pytest.MonkeyPatch, bundle: Bundle, old: Runtime
+    build: FakeBuild, bundle: Bundle, old: Runtime
 ) -> None:
     data = old.root.parent
-    ask_for_swap(data, NEW)
-    build = FakeBuild()
-    monkeypatch.setattr(swap, "setup", build)
     lines: list[str] = []
 
     swap.swap_torch(old, bundle, Options(), data, pending_swap(data), on_line=lines.append)
@@ -110,12 +107,9 @@ def _process_in(runtime: Runtime) -> subprocess.Popen:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds processes through /proc")
 def test_the_swap_waits_for_the_old_runtimes_processes_and_keeps_the_build_when_they_stay(
-    monkeypatch: pytest.MonkeyPatch, bundle: Bundle, old: Runtime
+    build: FakeBuild, bundle: Bundle, old: Runtime
 ) -> None:
     data = old.root.parent
-    ask_for_swap(data, NEW)
-    build = FakeBuild()
-    monkeypatch.setattr(swap, "setup", build)
     worker = _process_in(old)
     try:
         lines: list[str] = []

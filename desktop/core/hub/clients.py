@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.hub.sources import MODELSCOPE, Source, split_ref
+from desktop.core.system.paths import file_sha256
 
 PARTIAL_SUFFIX = ".finetune-studio.incomplete"  # the client's scan counts it as an incomplete file
 RESUME_FROM = 8 * 2**20  # files from this size on resume across cancels and crashes
@@ -270,16 +271,6 @@ class DamagedDownload(OSError):
 def is_sha256(etag: str) -> bool:
     """Whether an ETag is a file's sha256, as the hub gives for files stored with Git LFS."""
     return len(etag) == 64 and all(c in "0123456789abcdef" for c in etag)
-
-
-def file_sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(8 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _checked(place: Callable[[], str], storage: Path, name: str) -> str:

@@ -13,7 +13,6 @@ loads a checkpoint:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 from desktop.core.system.errors import InputError
 from desktop.core.system.messages import msg
-from desktop.core.system.paths import atomic_write_text
+from desktop.core.system.paths import atomic_write_text, file_sha256
 
 RECORD_FILE = "data.json"
 
@@ -70,18 +69,10 @@ def describe(
         if old.get("size") == stat.st_size and old.get("mtime_ns") == stat.st_mtime_ns and old.get("sha256"):
             digest = old["sha256"]
         else:
-            digest = _sha256(path)
+            digest = file_sha256(path)
         described[str(path)] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": digest}
     classes = sorted({str(label) for label in labels}) if labels is not None else None
     return DataRecord(described, hub, dict(rows), classes)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def save(run_path: Path, record: DataRecord) -> None:

@@ -56,6 +56,17 @@ def folder_size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in blocks (a 3 GB wheel or a data file never whole in memory)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(8 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
