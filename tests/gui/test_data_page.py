@@ -189,6 +189,13 @@ def test_text_the_model_cannot_read_is_warned_on_the_page(window: MainWindow, qt
     assert not dataset.notes_label.isHidden()
     assert "does not know most of the characters in your texts" in dataset.notes_label.text()
 
+    # Another model: the last one's warning and token figures go (they followed the old model before).
+    picker = page.model_picker
+    picker.model_edit.setText("bert-base-chinese")  # a hub model, not on this computer: nothing to measure
+    picker.model_edit.editingFinished.emit()
+    assert "does not know most of the characters" not in dataset.notes_label.text()
+    assert page.token_stats.report is None
+
 
 def test_the_first_rows_show_while_every_row_is_checked(
     window: MainWindow, qtbot, tmp_path: Path, monkeypatch

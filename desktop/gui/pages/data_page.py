@@ -150,6 +150,9 @@ class DataPage(WizardPage):
     def _on_model_picker_model_changed(self, name: str) -> None:
         self._run_config.set("model.name", name)
         self.model_picker.check()
+        # The last model's token figures and [UNK] warning go: this model's follow when it can be read.
+        self.token_stats.clear_report()
+        self.dataset_picker.show_notes(self._preview.notes if self._preview is not None else [])
         self._load_token_stats()
 
     def _on_dataset_picker_data_changed(self, files: list[str], hub_id: str) -> None:
