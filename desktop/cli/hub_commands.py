@@ -148,10 +148,11 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
     """Download with a progress bar on stderr (bytes, speed, time left); Ctrl-C cancels, resumably."""
     from tqdm import tqdm
 
-    from desktop.core.hub.downloads import download, forget_empty_partials
+    from desktop.core.hub.downloads import download, forget_empty_partials, partial_files
     from desktop.core.hub.sources import split_ref
 
     cancel = threading.Event()
+    others = partial_files(split_ref(ref)[1], source, dataset)  # another program's: never deleted
     bars: list[Any] = []  # opened at the first progress, once the files and their sizes are known
     done: list[Path] = []
     failed: list[BaseException] = []
@@ -190,7 +191,7 @@ def download_with_bar(ref: str, source: Any, revision: str = "", dataset: bool =
         # A second Ctrl-C, or SIGTERM: ends now, without a traceback; what arrived stays for the next try.
         cancel.set()
         ended.wait(0.3)  # no file starts after this; one that started may hold no byte yet
-        forget_empty_partials(split_ref(ref)[1], source, dataset)
+        forget_empty_partials(split_ref(ref)[1], source, dataset, keep=others)
         sys.stderr.write("\n" + _stopped() + "\n")
         sys.stderr.flush()
         os._exit(EXIT_STOPPED)

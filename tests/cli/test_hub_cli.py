@@ -115,6 +115,9 @@ def test_ctrl_c_ends_a_stalled_download_at_once_without_a_traceback_or_empty_fil
     import threading
 
     release = fake_hub.stall["model.safetensors"] = threading.Event()
+    foreign = tmp_path / "hf" / "models--tiny--gpt2" / "blobs" / "0123abcd.other-program.incomplete"
+    foreign.parent.mkdir(parents=True)
+    foreign.write_bytes(b"")  # another program's download, started before ours: not ours to delete
     env = {**os.environ, "FINETUNE_STUDIO_HOME": str(tmp_path / "home")}
     command = [
         sys.executable,
@@ -142,4 +145,4 @@ def test_ctrl_c_ends_a_stalled_download_at_once_without_a_traceback_or_empty_fil
         proc.kill()
     assert proc.returncode == 130 and took < 2.5, (proc.returncode, took)
     assert "Traceback" not in err and "Run the same command again to resume" in err
-    assert not [p for p in (tmp_path / "hf").rglob("*.incomplete") if p.stat().st_size == 0]
+    assert [p for p in (tmp_path / "hf").rglob("*.incomplete") if p.stat().st_size == 0] == [foreign]

@@ -14,7 +14,7 @@ import contextlib
 import fnmatch
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,6 +172,7 @@ def download(
     fail_fast(source, repo_id)
     from desktop.core.hub import clients as clients
 
+    others = partial_files(repo_id, source, dataset, cache_dir)  # not this download's: never deleted
     try:
         files, commit = clients.list_files(source, repo_id, revision, dataset, token(source.kind))
         chosen = needed_files(files, dataset)
@@ -188,30 +189,44 @@ def download(
             stop,
         )
     except KeyboardInterrupt:
-        forget_empty_partials(repo_id, source, dataset, cache_dir)
+        forget_empty_partials(repo_id, source, dataset, cache_dir, keep=others)
         raise
     except (DiskInputError, ModelError):
         raise
     except Exception as exc:
         cancelled = next((e for e in _chain(exc) if isinstance(e, DownloadCancelled)), None)
         if cancelled is not None:
-            forget_empty_partials(repo_id, source, dataset, cache_dir)
+            forget_empty_partials(repo_id, source, dataset, cache_dir, keep=others)
             raise cancelled from None
         raise translate(exc, source, repo_id, dataset) from exc
     meter.finish()
     return folder
 
 
-def forget_empty_partials(
+def partial_files(
     repo_id: str, source: Source, dataset: bool = False, cache_dir: Path | None = None
-) -> None:
-    """A cancelled download's partial files that hold nothing yet (the client writes in chunks of
-    megabytes): an empty ``.incomplete`` is no progress to resume, and looks like some."""
+) -> set[Path]:
+    """The partial files (``.incomplete``) of ``repo_id`` in the Hugging Face cache now."""
     from desktop.core.hub import clients
 
     cache = clients.cache_root(source, cache_dir)
     folder = cache / (("datasets--" if dataset else "models--") + repo_id.replace("/", "--")) / "blobs"
-    for partial in folder.glob("*.incomplete") if folder.is_dir() else []:
+    return set(folder.glob("*.incomplete")) if folder.is_dir() else set()
+
+
+def forget_empty_partials(
+    repo_id: str,
+    source: Source,
+    dataset: bool = False,
+    cache_dir: Path | None = None,
+    keep: Collection[Path] = (),
+) -> None:
+    """A cancelled download's partial files that hold nothing yet (the client writes in chunks of
+    megabytes): an empty ``.incomplete`` is no progress to resume, and looks like some.
+
+    The cache is shared with other programs: only files that were not there before this download
+    began (``keep``: :func:`partial_files` then) are ours to delete."""
+    for partial in partial_files(repo_id, source, dataset, cache_dir) - set(keep):
         with contextlib.suppress(OSError):
             if partial.stat().st_size == 0:
                 partial.unlink()
