@@ -10,8 +10,10 @@ from PySide6.QtCore import QObject, QProcess
 from PySide6.QtWidgets import QCheckBox, QFileDialog, QMessageBox, QWidget
 
 from desktop.core.environment.repair import RepairPlan
+from desktop.core.system.data_location import Move
 from desktop.core.system.paths import APP_NAME
 from desktop.core.system.secrets import shell_join
+from desktop.gui.app_support.workers import run_in_background
 from desktop.shared_ui import Key, Settings, error_text
 
 
@@ -52,9 +54,7 @@ class RestartController(QObject):
     def move_data_folder(self) -> None:
         """Choose a folder, check it, and have the launcher move the data there at its next start (the
         app runs from the runtime in the data folder, so it cannot move it itself)."""
-        from desktop.core.environment.swap_request import launcher_for_swap
-        from desktop.core.system.data_location import model_cache_to_move, plan_move
-        from desktop.core.system.errors import InputError
+        from desktop.core.system.data_location import plan_move
         from desktop.core.system.paths import data_dir
 
         current = data_dir()
@@ -66,11 +66,21 @@ class RestartController(QObject):
         target = Path(chosen)
         if target.name != APP_NAME and any(target.iterdir()):
             target = target / APP_NAME  # D:\ is not emptied into: D:\FinetuneStudio
-        try:
-            move = plan_move(current, target)
-        except (InputError, OSError) as exc:
-            QMessageBox.warning(self._window, self.tr("Cannot move the data folder"), error_text(exc))
-            return
+        # Checked off the GUI thread: the size of a runtime (tens of thousands of files) takes seconds.
+        run_in_background(
+            lambda: plan_move(current, target),
+            self,
+            lambda move: self._confirm_move(current, target, move),
+            lambda exc, detail: QMessageBox.warning(
+                self._window, self.tr("Cannot move the data folder"), error_text(exc)
+            ),
+        )
+
+    def _confirm_move(self, current: Path, target: Path, move: Move) -> None:
+        """Say what the move takes and, if the user agrees, restart through the launcher to do it."""
+        from desktop.core.environment.swap_request import launcher_for_swap
+        from desktop.core.system.data_location import model_cache_to_move
+
         launcher = launcher_for_swap()
         if launcher is None:
             command = [sys.executable, "-m", "desktop.cli", "move-data", str(target), "--with-model-cache"]
