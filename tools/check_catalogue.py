@@ -1,7 +1,8 @@
 """Re-check resources/catalogue.json against the live hubs (run where Hugging Face and ModelScope answer).
 
 For each entry: the id exists; its license, gated flag, parameter count and safetensors size from the
-hub's metadata; and whether the same model answers on ModelScope (then its ``modelscope_id`` is set).
+hub's metadata; the ``config`` fields the fit badge reads against the hub's ``config.json``; and
+whether the same model answers on ModelScope (then its ``modelscope_id`` is set).
 Prints every difference; ``--write`` saves them. Usage: python tools/check_catalogue.py [--write]
 """
 
@@ -34,6 +35,11 @@ def main() -> int:
             found["size_bytes"] = sum(
                 n * DTYPE_BYTES.get(d, 4) for d, n in info.safetensors.parameters.items()
             )
+        if entry.get("config"):
+            from huggingface_hub import hf_hub_download
+
+            live = json.loads(Path(hf_hub_download(entry["id"], "config.json")).read_text(encoding="utf-8"))
+            found["config"] = {key: live.get(key) for key in entry["config"]}
         try:
             ms.get_repo(entry["id"], "model")
             found["modelscope_id"] = entry["id"]

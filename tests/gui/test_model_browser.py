@@ -58,6 +58,14 @@ def test_a_hub_that_does_not_answer_is_one_sentence_in_the_dialog(qtbot, monkeyp
     assert browser.status.text().count("127.0.0.1:9") == 1  # the host once, not "(host) (http://host)"
     assert "--source" not in browser.status.text() and "Settings > Model sources" in browser.status.text()
     assert "Errno" not in browser.status.text()  # our words for the OS's
+    for row in range(browser.recommended.rowCount()):  # known offline: bundled, or the catalogue's config
+        qtbot.waitUntil(
+            lambda row=row: (
+                browser.recommended.item(row, FIT_COLUMN).data(Qt.ItemDataRole.UserRole)
+                in ("fits", "tight", "fits with LoRA", "does not fit")
+            ),
+            timeout=20_000,
+        )
 
 
 def test_the_source_settings_say_which_endpoint_is_in_use(qtbot, monkeypatch) -> None:

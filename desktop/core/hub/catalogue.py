@@ -49,6 +49,19 @@ def recommended(task: str = "", source_kind: str = "huggingface") -> list[ModelH
     return sorted(hits, key=lambda h: h.parameters or 0)
 
 
+def model_config(ref: str) -> dict | None:
+    """The catalogue's copy of the ``config.json`` fields that a model's shapes need (``model_type``,
+    sizes, layers), by hub id or ``modelscope:`` id; ``None`` for a model not in the catalogue.
+
+    With it the fit badge and the memory estimate of a recommended model are known offline.
+    """
+    repo_id = ref.removeprefix("modelscope:")
+    for e in _entries():
+        if repo_id in (e["id"], e.get("modelscope_id")) and e.get("config"):
+            return dict(e["config"])
+    return None
+
+
 def note(repo_id: str) -> str:
     """The catalogue's one-line note on a model ("" when it is not in the catalogue)."""
     found = next((e.get("note", "") for e in _entries() if e["id"] == repo_id), "")

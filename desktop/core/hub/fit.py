@@ -62,6 +62,11 @@ def fetch_config(ref: str, source: Source | None = None) -> dict[str, Any]:
         ModelError: It cannot be had (with why and what to do).
     """
     folder = Path(ref).expanduser()
+    if ref.startswith("bundled:"):
+        from desktop.core.hub.models import resolve
+        from desktop.core.settings.config import ModelSource
+
+        folder = Path(resolve(ModelSource(name=ref)))
     if folder.is_dir():
         return json.loads((folder / "config.json").read_text(encoding="utf-8"))
     from desktop.core.hub.clients import local_copy
@@ -93,6 +98,23 @@ def fetch_config(ref: str, source: Source | None = None) -> dict[str, Any]:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except Exception as exc:
         raise translate(exc, source, repo_id) from exc
+
+
+def config_for_fit(ref: str, source: Source | None = None) -> dict[str, Any]:
+    """What the fit badge reads: :func:`fetch_config` for a folder, a bundled model or one in the cache;
+    the catalogue's copy for a recommended model (no network); else the hub's ``config.json``.
+
+    Raises:
+        ModelError: It cannot be had (with why and what to do).
+    """
+    from desktop.core.hub.catalogue import model_config
+    from desktop.core.hub.clients import local_copy
+
+    stored = model_config(ref)
+    here = ref.startswith("bundled:") or Path(ref).expanduser().is_dir() or local_copy(ref) is not None
+    if stored is not None and not here:
+        return stored
+    return fetch_config(ref, source)
 
 
 def fit(
@@ -154,9 +176,17 @@ def shapes_for_config(config: RunConfig, lora: bool | None = None) -> ParamShape
 
     (AutoConfig,) = transformers_names("AutoConfig")
 
+    from desktop.core.hub.access import complete_in_cache
+    from desktop.core.hub.catalogue import model_config as stored_config
     from desktop.core.hub.models import pretrained_kwargs, resolve
     from desktop.core.hub.shapes import shapes_for_model_config
 
+    name = config.model.name.strip()
+    stored = stored_config(name)
+    downloaded = complete_in_cache(name, config.model.revision, "config")
+    if stored is not None and not downloaded:  # a recommended model: its shapes are known offline
+        model_type = stored.pop("model_type")
+        return shapes_for_model_config(AutoConfig.for_model(model_type, **stored), config, lora)
     fetch_model_config(config)
     model_config = AutoConfig.from_pretrained(
         resolve(config.model), **pretrained_kwargs(config.model, need="config")

@@ -215,14 +215,14 @@ class ModelBrowser(QDialog):
 
         def work() -> Any:
             from desktop.core.helper_process import model_fit
-            from desktop.core.hub.fit import fetch_config
+            from desktop.core.hub.fit import config_for_fit
             from desktop.core.hub.search import weights_info
 
             figures = (hit.parameters, hit.size_bytes)
             if hit.parameters is None and hit.source not in ("local", "catalogue"):
                 with contextlib.suppress(Exception):  # ModelScope's search gives no parameter counts
                     figures = weights_info(ref, source)
-            return model_fit(fetch_config(ref, source), config, gpu_free, ram, rows), figures
+            return model_fit(config_for_fit(ref, source), config, gpu_free, ram, rows), figures
 
         def done(result: Any) -> None:
             self._fitting = False
