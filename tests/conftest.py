@@ -110,9 +110,11 @@ def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gpt2: Path, k
 
     from desktop.core.hub import access as hub_module
     from tests.fakehub import FakeHub
+    from tests.tiny_models import tiny_parameters
 
     fake = FakeHub().start()
-    repo = fake.add_folder("tiny/gpt2", tiny_gpt2, meta={"downloads": 500, "likes": 7, "parameters": 100_000})
+    meta = {"downloads": 500, "likes": 7, "parameters": tiny_parameters(tiny_gpt2)}  # as the real hub counts
+    repo = fake.add_folder("tiny/gpt2", tiny_gpt2, meta=meta)
     repo.files["onnx/model.onnx"] = b"o" * 5000
     repo.files["pytorch_model.bin"] = b"b" * 5000
     monkeypatch.setenv("HF_ENDPOINT", fake.url)

@@ -133,3 +133,13 @@ def t5(folder: Path) -> Path:
     T5ForConditionalGeneration(config).save_pretrained(folder)
     fast.save_pretrained(folder)
     return folder
+
+
+def tiny_parameters(folder: Path) -> int:
+    """The parameters in a folder's ``model.safetensors``, counted by the safetensors library."""
+    import math
+
+    from safetensors import safe_open
+
+    with safe_open(str(folder / "model.safetensors"), "pt") as weights:
+        return sum(math.prod(weights.get_slice(name).get_shape()) for name in weights.keys())  # noqa: SIM118

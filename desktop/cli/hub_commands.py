@@ -230,7 +230,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     for h in hits:
-        print(f"{h.ref:48} {human_size(h.size_bytes or 0):>9}  {h.source:11}  {h.path}")
+        print(f"{h.ref:48} {human_size(h.disk_bytes or h.size_bytes or 0):>9}  {h.source:11}  {h.path}")
     return 0
 
 

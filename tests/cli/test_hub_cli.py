@@ -10,6 +10,7 @@ import pytest
 
 from desktop.cli import main
 from tests.fakehub import FakeHub
+from tests.tiny_models import tiny_parameters
 
 
 def _fast() -> list[str]:
@@ -22,11 +23,13 @@ def _fast() -> list[str]:
     return [arg for s in settings for arg in ("--set", s)]
 
 
-def test_search_lists_models_with_their_figures(fake_hub: FakeHub, capsys: pytest.CaptureFixture) -> None:
+def test_search_lists_models_with_their_figures(
+    fake_hub: FakeHub, capsys: pytest.CaptureFixture, tiny_gpt2
+) -> None:
     assert main(["models", "search", "tiny", "--task", "causal-lm", "--source", "hf", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert [(h["ref"], h["downloads"], h["likes"], h["parameters"], h["license"]) for h in hits] == [
-        ("tiny/gpt2", 500, 7, 100_000, "apache-2.0")
+        ("tiny/gpt2", 500, 7, tiny_parameters(tiny_gpt2), "apache-2.0")
     ]
     assert main(["models", "search", "tiny", "--task", "classification"]) == 0  # a GPT-2 is not one
     assert "No models match" in capsys.readouterr().err

@@ -37,7 +37,10 @@ def test_recommended_search_badge_download_and_use(qtbot, fake_hub: FakeHub) -> 
     assert browser.progress.isHidden() and "is on this computer" in browser.status.text()
     browser.tabs.setCurrentIndex(2)
     qtbot.waitUntil(lambda: "tiny/gpt2" in _rows(browser.local), timeout=10_000)
-    browser.local.selectRow(_rows(browser.local).index("tiny/gpt2"))
+    here = _rows(browser.local).index("tiny/gpt2")
+    for column in (1, 2):  # parameters and weights: the same figures as Search gave
+        assert browser.local.item(here, column).text() == browser.results.item(0, column).text() != "?"
+    browser.local.selectRow(here)
     with qtbot.waitSignal(browser.chosen) as chosen:
         browser.use_button.click()
     assert chosen.args == ["tiny/gpt2"]

@@ -6,6 +6,7 @@ parameter counts); nothing is downloaded to describe a model.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ class ModelHit:
     gated: bool = False
     task: str = ""
     path: str = ""  # on this computer
+    disk_bytes: int | None = None  # on this computer: every file, what deleting it frees
     languages: str = ""  # the catalogue's, e.g. "zh, en"
     note: str = ""  # the catalogue's one line about the model
 
@@ -212,7 +214,6 @@ def with_weights_info(hits: list[ModelHit], source: Source, limit: int = 20) -> 
 
 def _header_numel(url: str, secret: str | None) -> int:
     """Parameters in one safetensors file: its 8-byte header length, then its JSON header (Range)."""
-    import math
     import struct
     import urllib.request
 
@@ -226,8 +227,39 @@ def _header_numel(url: str, secret: str | None) -> int:
             return response.read(end - start + 1)  # never more, whatever the server sends
 
     (length,) = struct.unpack("<Q", read(0, 7))
-    header = json.loads(read(8, 8 + length - 1))
+    return _numel(json.loads(read(8, 8 + length - 1)))
+
+
+def _numel(header: dict[str, Any]) -> int:
+    import math
+
     return sum(math.prod(t["shape"]) for name, t in header.items() if name != "__metadata__")
+
+
+def local_weights(folder: Path) -> tuple[int | None, int | None]:
+    """Parameters and bytes of the weights in a model folder on this computer, counted as the hub
+    counts them for Search (the tensors alone), so that the two agree; the folder also holds a tokenizer,
+    perhaps a second copy in ``*.bin``. ``*.bin`` files count by size, without parameters."""
+    import struct
+
+    tensors = sorted(folder.glob("*.safetensors"))
+    if not tensors:
+        pickled = sorted(folder.glob("*.bin"))
+        return None, sum(p.stat().st_size for p in pickled) or None
+    params = size = 0
+    for path in tensors:
+        # The hub cache's links lead to the blobs.
+        with (
+            contextlib.suppress(OSError, ValueError, KeyError, TypeError, struct.error),
+            open(path, "rb") as fh,
+        ):
+            (length,) = struct.unpack("<Q", fh.read(8))
+            header = json.loads(fh.read(length))
+            params += _numel(header)
+            size += sum(
+                t["data_offsets"][1] - t["data_offsets"][0] for k, t in header.items() if k != "__metadata__"
+            )
+    return params or None, size or None
 
 
 # -- on this computer ------------------------------------------------------------------------------
@@ -241,13 +273,14 @@ def on_this_computer() -> list[ModelHit]:
 
         for repo in scan_cache_dir(constants.HF_HUB_CACHE).repos:
             if repo.repo_type == "model":
+                newest = max(repo.revisions, key=lambda r: r.last_modified, default=None)
                 hits.append(
-                    ModelHit(
-                        ref=repo.repo_id,
-                        repo_id=repo.repo_id,
-                        source="huggingface",
-                        size_bytes=repo.size_on_disk,
-                        path=str(repo.repo_path),
+                    _local_hit(
+                        repo.repo_id,
+                        repo.repo_id,
+                        "huggingface",
+                        repo.repo_path,
+                        newest and newest.snapshot_path,
                     )
                 )
     except Exception:  # no cache yet, or one the client cannot read: nothing to list from it
@@ -259,22 +292,25 @@ def on_this_computer() -> list[ModelHit]:
     models = ms_cache() / "models"
     for folder in sorted(models.glob("*--*")) if models.is_dir() else []:
         repo_id = folder.name.replace("--", "/", 1)
-        hits.append(
-            ModelHit(
-                ref=MODELSCOPE_PREFIX + repo_id,
-                repo_id=repo_id,
-                source=MODELSCOPE,
-                size_bytes=folder_size(folder),
-                path=str(folder),
-            )
-        )
+        hits.append(_local_hit(MODELSCOPE_PREFIX + repo_id, repo_id, MODELSCOPE, folder))
     for path in recent_folders():
-        hits.append(
-            ModelHit(
-                ref=str(path), repo_id=path.name, source="local", size_bytes=folder_size(path), path=str(path)
-            )
-        )
+        hits.append(_local_hit(str(path), path.name, "local", path))
     return hits
+
+
+def _local_hit(ref: str, repo_id: str, source: str, folder: Path, snapshot: Path | None = None) -> ModelHit:
+    """A model on this computer: the weights' figures as Search gives them, and its size on disk."""
+    params, weights = local_weights(snapshot or folder)
+    disk = folder_size(folder)
+    return ModelHit(
+        ref=ref,
+        repo_id=repo_id,
+        source=source,
+        parameters=params,
+        size_bytes=weights or disk,
+        path=str(folder),
+        disk_bytes=disk,
+    )
 
 
 def delete_from_cache(hit: ModelHit) -> int:

@@ -113,7 +113,7 @@ class ModelBrowser(QDialog):
             [
                 self.tr("Model"),
                 self.tr("Parameters"),
-                self.tr("Size"),
+                self.tr("Weights"),
                 self.tr("License"),
                 self.tr("Downloads"),
                 self.tr("Likes"),
@@ -187,6 +187,12 @@ class ModelBrowser(QDialog):
                 if column == 0:
                     item.setData(Qt.ItemDataRole.UserRole, hit)
                     item.setToolTip(hit.path or hit.ref)
+                elif column == 2 and hit.disk_bytes:
+                    item.setToolTip(
+                        self.tr(
+                            "{weights} of weights, as on the hub; {disk} on disk with every file."
+                        ).format(weights=cells[2], disk=human_size(hit.disk_bytes))
+                    )
                 elif column == 3 and hit.gated:
                     item.setToolTip(
                         self.tr(
@@ -359,7 +365,7 @@ class ModelBrowser(QDialog):
             self.tr("Delete from this computer?"),
             self.tr(
                 "Delete {model} ({size}) from the download cache? It can be downloaded again later."
-            ).format(model=hit.ref, size=human_size(hit.size_bytes or 0)),
+            ).format(model=hit.ref, size=human_size(hit.disk_bytes or hit.size_bytes or 0)),
         )
         if answer != QMessageBox.StandardButton.Yes:
             return
