@@ -24,25 +24,19 @@ from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig, load_config, with_changes
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import AdjustedEvent, RunResult
-from desktop.core.system.paths import resources_dir
 from desktop.gui.app_support.geometry import fit_to_screen
 from desktop.gui.app_support.workers import shutdown_all
 from desktop.gui.config_model import RunConfigModel
 from desktop.gui.controllers.job_export_controller import JobExportController
 from desktop.gui.controllers.restart_controller import RestartController
 from desktop.gui.controllers.training_controller import TrainingController
+from desktop.gui.dialogs.sample_dialog import PAGE_AFTER_CONFIG_MS, sample_to_load
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.environment_page import EnvironmentPage
 from desktop.gui.pages.stack import DATA, EXPORT, OPTIONS, PAGES, TRAIN, PageStack, step_title
 from desktop.gui.widgets.main_menu_bar import MainMenuBar
 from desktop.gui.widgets.resume_offer_widget import ResumeOfferWidget
 from desktop.shared_ui import Key, Settings, error_text, shown
-
-SAMPLE_CONFIG = resources_dir() / "samples" / "classification.toml"
-PAGE_AFTER_CONFIG_MS = 30
-"""The sample's config is put on every page, and its page shown this much later: both in one turn of the
-event loop (then the page's first layout and paint in the next) froze the window 50-70 ms in the
-responsiveness bench; between them the window handles input."""
 
 
 class MainWindow(QMainWindow):
@@ -262,8 +256,11 @@ class MainWindow(QMainWindow):
 
     def load_sample(self) -> None:
         """Preload the sample reviews and the bundled model, then show the data page (a moment later,
-        unless the user has gone to another step meanwhile)."""
-        self.set_config(load_config(SAMPLE_CONFIG))
+        unless the user has gone to another step meanwhile); asks before replacing a model or data chosen."""
+        sample = sample_to_load(self, self.current_config())
+        if sample is None:
+            return
+        self.set_config(sample)
         self._sample_from = self.stack.currentIndex()
         self._sample_page.start()
         self.statusBar().showMessage(

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import QMessageBox
 
-from desktop.core.settings.config import RunConfig
+from desktop.core.settings.config import RunConfig, with_changes
 from desktop.gui.main_window import MainWindow
 from desktop.shared_ui import Key, Settings
 from tests.gui.conftest import FakeController
@@ -54,6 +54,33 @@ def test_the_sample_leaves_a_user_on_the_step_they_went_to_meanwhile(window: Mai
         window.load_sample()
         window.go_to(0)  # back, before the data page is shown
     assert window.stack.currentIndex() == 0
+
+
+def test_the_sample_asks_before_replacing_a_model_and_data_the_user_chose(
+    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+
+    def answer(text: str):
+        def exec_(box: QMessageBox) -> int:
+            asked.append(box.text())
+            next(b for b in box.buttons() if b.text() == text).click()
+            return 0
+
+        return exec_
+
+    window.set_config(
+        with_changes(window.current_config(), {"model.name": "my-org/my-model", "data.files": ["mine.csv"]})
+    )
+    monkeypatch.setattr(QMessageBox, "exec", answer("Keep mine"))
+    window.load_sample()
+    assert "my-org/my-model" in asked[0] and "mine.csv" in asked[0]
+    assert window.current_config().model.name == "my-org/my-model"  # kept
+    monkeypatch.setattr(QMessageBox, "exec", answer("Load the sample"))
+    window.load_sample()
+    assert window.current_config().model.name == "bundled:all-minilm-l6-v2" and len(asked) == 2
+    window.load_sample()  # the sample over the sample: nothing of the user's to lose, no question
+    assert len(asked) == 2
 
 
 def test_the_windows_thread_waits_at_most_a_millisecond_for_pythons_lock(qtbot, tmp_path: Path) -> None:
