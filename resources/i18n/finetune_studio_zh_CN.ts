@@ -1195,28 +1195,28 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>在这台电脑上，训练使用内存：{parts}</translation>
     </message>
     <message>
-        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
-        <translation>这里没有 NVIDIA GPU：训练将在 CPU 上运行，约需 {total:.1f} GB 内存（可用 {free:.1f} GB）。速度比 GPU 慢得多，最适合小模型和短文本。</translation>
+        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total} of RAM ({free} free). It is much slower than on a GPU: small models and short texts suit it best.</source>
+        <translation>这里没有 NVIDIA GPU：训练将在 CPU 上运行，约需 {total} 内存（可用 {free}）。速度比 GPU 慢得多，最适合小模型和短文本。</translation>
     </message>
     <message>
-        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放得下。</translation>
+        <source>Needs about {total}: fits in the {free} free on {gpu}.</source>
+        <translation>约需 {total}：{gpu} 的 {free} 可用显存放得下。</translation>
     </message>
     <message>
-        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存勉强放得下。</translation>
+        <source>Needs about {total}: fits, but tightly, in the {free} free on {gpu}.</source>
+        <translation>约需 {total}：{gpu} 的 {free} 可用显存勉强放得下。</translation>
     </message>
     <message>
-        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
-        <translation>约需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用显存放不下。</translation>
+        <source>Needs about {total}: will not fit in the {free} free on {gpu}.</source>
+        <translation>约需 {total}：{gpu} 的 {free} 可用显存放不下。</translation>
+    </message>
+    <message>
+        <source>Changed: {changes}.</source>
+        <translation>已更改：{changes}。</translation>
     </message>
     <message>
         <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
         <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“适配我的 GPU”可以找到放得下的设置。</translation>
-    </message>
-    <message>
-        <source>Changed: {changes}</source>
-        <translation>已更改：{changes}</translation>
     </message>
     <message>
         <source>Nothing changed: the current settings already match.</source>
@@ -1278,8 +1278,8 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>参数量</translation>
     </message>
     <message>
-        <source>Size</source>
-        <translation>大小</translation>
+        <source>Weights</source>
+        <translation>权重</translation>
     </message>
     <message>
         <source>License</source>
@@ -1312,6 +1312,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>{license} · gated</source>
         <translation>{license} · 受限</translation>
+    </message>
+    <message>
+        <source>{weights} of weights, as on the hub; {disk} on disk with every file.</source>
+        <translation>权重 {weights}，与模型库上一致；连同所有文件在磁盘上占 {disk}。</translation>
     </message>
     <message>
         <source>Gated: accept the license on the model&apos;s page, then add a token in Settings &gt; Model sources.</source>
@@ -1416,7 +1420,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Choose a model: a hub id such as &quot;bert-base-uncased&quot;, or a local model folder.</source>
-        <translation>请选择模型：模型库 ID（如 "bert-base-uncased"）或本地模型文件夹。</translation>
+        <translation>请选择模型：模型库 ID（如 &quot;bert-base-uncased&quot;）或本地模型文件夹。</translation>
     </message>
     <message>
         <source>Model: {problem}</source>
@@ -2046,6 +2050,29 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Could not delete a run</source>
         <translation>无法删除训练任务</translation>
+    </message>
+</context>
+<context>
+    <name>SampleDialog</name>
+    <message>
+        <source>Replace your choices with the sample?</source>
+        <translation>用示例替换你的选择吗？</translation>
+    </message>
+    <message>
+        <source>The sample sets its own model and data (short English reviews, the bundled English model) on every page. Your choices now: {mine}.
+
+Save them first with File &gt; Save run config… to come back to them.</source>
+        <translation>示例会在每一页换上它自己的模型和数据（英文短评论、自带的英文模型）。你现在的选择：{mine}。
+
+想以后再用它们，请先用“文件 &gt; 保存训练配置…”保存。</translation>
+    </message>
+    <message>
+        <source>Load the sample</source>
+        <translation>载入示例</translation>
+    </message>
+    <message>
+        <source>Keep mine</source>
+        <translation>保留我的</translation>
     </message>
 </context>
 <context>
@@ -4336,10 +4363,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>即使用最省显存的设置也需要 {needed} GB，而可用的只有 {free} GB：请选择更小的模型、更短的最大长度，或显存更大的 GPU。</translation>
     </message>
     <message>
-        <source>on this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice); use it only when RAM runs out</source>
-        <translation>在这台电脑的 CPU 上，这样能省内存，但每一步都会变慢（一次只处理一个样本，激活值要算两遍）；只在内存不够时使用</translation>
-    </message>
-    <message>
         <source>batch size {batch} -&gt; {new_batch}, gradient accumulation {accumulation} -&gt; {new_accumulation} (the same {effective} examples per update)</source>
         <translation>批大小 {batch} -&gt; {new_batch}，梯度累积 {accumulation} -&gt; {new_accumulation}（每次更新仍是 {effective} 个样本）</translation>
     </message>
@@ -5418,6 +5441,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
         <translation>{name} 的 {file} 每次从 {source} 下载都已损坏：其内容与模型库公布的校验和不符，因此已删除。</translation>
+    </message>
+    <message>
+        <source>On this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice): use it only when RAM runs out.</source>
+        <translation>在这台电脑的 CPU 上，这样能省内存，但每一步都会变慢（一次只处理一个样本，激活值要算两遍）：只在内存不够时使用。</translation>
     </message>
     <message>
         <source>The data folder is already {folder}.</source>

@@ -1195,28 +1195,28 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>在這台電腦上，訓練使用記憶體：{parts}</translation>
     </message>
     <message>
-        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM ({free:.1f} GB free). It is much slower than on a GPU: small models and short texts suit it best.</source>
-        <translation>這裡沒有 NVIDIA GPU：訓練會在 CPU 上執行，約需 {total:.1f} GB 記憶體（可用 {free:.1f} GB）。速度比 GPU 慢得多，最適合小模型和短文字。</translation>
+        <source>No NVIDIA GPU here: training runs on the CPU and needs about {total} of RAM ({free} free). It is much slower than on a GPU: small models and short texts suit it best.</source>
+        <translation>這裡沒有 NVIDIA GPU：訓練會在 CPU 上執行，約需 {total} 記憶體（可用 {free}）。速度比 GPU 慢得多，最適合小模型和短文字。</translation>
     </message>
     <message>
-        <source>Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放得下。</translation>
+        <source>Needs about {total}: fits in the {free} free on {gpu}.</source>
+        <translation>約需 {total}：{gpu} 的 {free} 可用顯示記憶體放得下。</translation>
     </message>
     <message>
-        <source>Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體勉強放得下。</translation>
+        <source>Needs about {total}: fits, but tightly, in the {free} free on {gpu}.</source>
+        <translation>約需 {total}：{gpu} 的 {free} 可用顯示記憶體勉強放得下。</translation>
     </message>
     <message>
-        <source>Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}.</source>
-        <translation>約需 {total:.1f} GB：{gpu} 的 {free:.1f} GB 可用顯示記憶體放不下。</translation>
+        <source>Needs about {total}: will not fit in the {free} free on {gpu}.</source>
+        <translation>約需 {total}：{gpu} 的 {free} 可用顯示記憶體放不下。</translation>
+    </message>
+    <message>
+        <source>Changed: {changes}.</source>
+        <translation>已變更：{changes}。</translation>
     </message>
     <message>
         <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
         <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「配合我的 GPU」可以找到放得下的設定。</translation>
-    </message>
-    <message>
-        <source>Changed: {changes}</source>
-        <translation>已變更：{changes}</translation>
     </message>
     <message>
         <source>Nothing changed: the current settings already match.</source>
@@ -1278,8 +1278,8 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>參數量</translation>
     </message>
     <message>
-        <source>Size</source>
-        <translation>大小</translation>
+        <source>Weights</source>
+        <translation>權重</translation>
     </message>
     <message>
         <source>License</source>
@@ -1312,6 +1312,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>{license} · gated</source>
         <translation>{license} · 受限</translation>
+    </message>
+    <message>
+        <source>{weights} of weights, as on the hub; {disk} on disk with every file.</source>
+        <translation>權重 {weights}，與模型庫上一致；連同所有檔案在磁碟上占 {disk}。</translation>
     </message>
     <message>
         <source>Gated: accept the license on the model&apos;s page, then add a token in Settings &gt; Model sources.</source>
@@ -1416,7 +1420,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Choose a model: a hub id such as &quot;bert-base-uncased&quot;, or a local model folder.</source>
-        <translation>請選擇模型：模型庫 ID（如 "bert-base-uncased"）或本機模型資料夾。</translation>
+        <translation>請選擇模型：模型庫 ID（如 &quot;bert-base-uncased&quot;）或本機模型資料夾。</translation>
     </message>
     <message>
         <source>Model: {problem}</source>
@@ -2046,6 +2050,29 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Could not delete a run</source>
         <translation>無法刪除訓練任務</translation>
+    </message>
+</context>
+<context>
+    <name>SampleDialog</name>
+    <message>
+        <source>Replace your choices with the sample?</source>
+        <translation>用範例取代你的選擇嗎？</translation>
+    </message>
+    <message>
+        <source>The sample sets its own model and data (short English reviews, the bundled English model) on every page. Your choices now: {mine}.
+
+Save them first with File &gt; Save run config… to come back to them.</source>
+        <translation>範例會在每一頁換上它自己的模型和資料（英文短評論、內建的英文模型）。你現在的選擇：{mine}。
+
+想以後再用它們，請先用「檔案 &gt; 儲存訓練設定檔…」儲存。</translation>
+    </message>
+    <message>
+        <source>Load the sample</source>
+        <translation>載入範例</translation>
+    </message>
+    <message>
+        <source>Keep mine</source>
+        <translation>保留我的</translation>
     </message>
 </context>
 <context>
@@ -4336,10 +4363,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>即使用最省記憶體的設定也需要 {needed} GB，而可用的只有 {free} GB：請選擇更小的模型、更短的最大長度，或顯示記憶體更大的 GPU。</translation>
     </message>
     <message>
-        <source>on this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice); use it only when RAM runs out</source>
-        <translation>在這台電腦的 CPU 上，這樣能省記憶體，但每一步都會變慢（一次只處理一個範例，激活值要算兩遍）；只在記憶體不夠時使用</translation>
-    </message>
-    <message>
         <source>batch size {batch} -&gt; {new_batch}, gradient accumulation {accumulation} -&gt; {new_accumulation} (the same {effective} examples per update)</source>
         <translation>批次大小 {batch} -&gt; {new_batch}，梯度累積 {accumulation} -&gt; {new_accumulation}（每次更新仍是 {effective} 個範例）</translation>
     </message>
@@ -5418,6 +5441,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
         <translation>{name} 的 {file} 每次從 {source} 下載都已損壞：其內容與模型庫公布的校驗和不符，因此已刪除。</translation>
+    </message>
+    <message>
+        <source>On this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice): use it only when RAM runs out.</source>
+        <translation>在這台電腦的 CPU 上，這樣能省記憶體，但每一步都會變慢（一次只處理一個範例，激活值要算兩遍）：只在記憶體不夠時使用。</translation>
     </message>
     <message>
         <source>The data folder is already {folder}.</source>

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QSpinBox
 
 from desktop.core.settings.config import RunConfig
 from desktop.gui.main_window import MainWindow
+from desktop.gui.widgets.fit_badge_widget import FitBadgeWidget
 
 
 def test_options_reach_the_run_config(window: MainWindow) -> None:
@@ -116,20 +119,30 @@ def test_without_an_nvidia_gpu_the_page_talks_about_ram_and_time(
 
     config = RunConfig(task="causal-lm")
     config.model.name = str(tiny_gpt2)
+    config.training.batch_size, config.training.max_length = 64, 512  # activations that count
     window.set_config(config)
     page = window.options_page
     estimate = page.estimate
     with qtbot.waitSignal(page.estimate_updated, timeout=30_000):
         page.set_context(config, "", None, Capabilities())
     text = estimate.fit_label.text() + estimate.breakdown.text()
-    assert "GB of RAM" in text and "slower than on a GPU" in text
+    assert "of RAM" in text and "slower than on a GPU" in text
+    badge = FitBadgeWidget()  # the model page's line: the same figure, in the same words
+    qtbot.addWidget(badge)
+    badge.update_for(config, None, 0)
+    qtbot.waitUntil(lambda: "Fit here" in badge.text(), timeout=30_000)
+    need = re.search(r"Needs about (\S+ [KMG]B)", badge.text()).group(1)
+    assert f"needs about {need} of RAM" in estimate.fit_label.text()
     assert "GPU memory" not in text and "CUDA" not in text
     assert (
         estimate.preset_buttons["fastest"].isHidden() and not estimate.preset_buttons["balanced"].isHidden()
     )
     assert estimate.preset_buttons["fit"].isHidden()
     estimate.preset_buttons["lowest_memory"].click()
-    assert "makes every step slower" in estimate.changes_label.text()
+    assert "makes every step slower" in estimate.changes_label.text() and not estimate.undo_button.isHidden()
+    estimate.preset_buttons["lowest_memory"].click()  # again: nothing left to change, so nothing to undo
+    assert estimate.changes_label.text().startswith("Nothing changed") and estimate.undo_button.isHidden()
+    assert "makes every step slower" in estimate.changes_label.text()  # the caveat still holds
     speed = page.sections[0].editors  # the GPU-only options say so instead of doing nothing
     for name in ("pin_memory", "empty_cache_steps"):
         editor = speed[("performance", name)]

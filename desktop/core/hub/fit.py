@@ -136,14 +136,14 @@ def fit(
     (AutoConfig,) = transformers_names("AutoConfig")
 
     from desktop.core.hub.shapes import shapes_for_model_config
-    from desktop.core.settings.memory import estimate
+    from desktop.core.settings.memory import estimate, mixed_precision
 
     values = dict(model_config)
     model_type = values.pop("model_type", "")
     transformers_config = AutoConfig.for_model(model_type, **values)
     on_gpu = gpu_free is not None
     available = gpu_free if on_gpu else ram_available
-    mixed = on_gpu
+    mixed = mixed_precision(config, on_gpu)
 
     def verdict_for(run: RunConfig, lora: bool | None = None) -> tuple[str, int, int]:
         shapes = shapes_for_model_config(transformers_config, run, lora)

@@ -145,6 +145,12 @@ def optimizer_bytes(optimizer: str, trainable_shapes: tuple[tuple[int, ...], ...
     return 8 * numel + 4 * count
 
 
+def mixed_precision(config: RunConfig, on_gpu: bool) -> bool:
+    """Whether a run keeps 2-byte activations: on an NVIDIA GPU unless fp32 is asked for; on the CPU
+    ("auto" is fp32 there) never. Every estimate shown (the fit badge, Memory & speed) asks this."""
+    return on_gpu and config.performance.precision != "fp32"
+
+
 def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = True) -> Estimate:
     """The memory one training step needs on the GPU for ``config``'s batch, length and options.
 

@@ -16,12 +16,14 @@ BATCH_SIZES = (64, 48, 32, 24, 16, 8, 4, 2, 1)  # multiples of 8 first: tensor c
 
 @dataclass
 class FitResult:
-    """A suggested config, what changed and why, and its estimate."""
+    """A suggested config, what changed and why, its estimate, and notes that change nothing (a caveat,
+    or why nothing could be done)."""
 
     config: RunConfig
     changes: list[str] = field(default_factory=list)
     estimate: Estimate | None = None
     fits: bool = True
+    notes: list[str] = field(default_factory=list)
 
 
 def presets_for(caps: Capabilities) -> tuple[str, ...]:
@@ -62,15 +64,15 @@ def apply_preset(config: RunConfig, name: str, caps: Capabilities) -> FitResult:
         new.lora.enabled = True
     else:
         raise ValueError(f"unknown preset {name!r}")
-    changes = describe_changes(config, new)
+    notes = []
     if name == "lowest_memory" and not caps.cuda:
-        changes.append(
+        notes.append(
             msg(
-                "on this computer's CPU this saves RAM but makes every step slower (one example at a time, "
-                "activations computed twice); use it only when RAM runs out"
+                "On this computer's CPU this saves RAM but makes every step slower (one example at a time, "
+                "activations computed twice): use it only when RAM runs out."
             )
         )
-    return FitResult(new, changes)
+    return FitResult(new, describe_changes(config, new), notes=notes)
 
 
 def fit_gpu(
@@ -120,7 +122,7 @@ def fit_gpu(
     smallest.performance.gradient_checkpointing, smallest.performance.optimizer = True, optimizers[-1]
     smallest.lora.enabled = with_lora is not None
     result = estimate(with_lora if with_lora is not None else full, smallest, mixed_precision=caps.cuda)
-    changes = [
+    notes = [
         msg(
             "Even the smallest setting needs {needed} GB of the {free} GB free: "
             "choose a smaller model, a shorter max length, or a GPU with more memory.",
@@ -128,7 +130,7 @@ def fit_gpu(
             free=f"{free_bytes / GB:.1f}",
         )
     ]
-    return FitResult(config, changes, result, False)
+    return FitResult(config, [], result, False, notes)
 
 
 def _speed(batch: int, checkpointing: bool, optimizer: str) -> float:

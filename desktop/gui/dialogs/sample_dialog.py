@@ -34,11 +34,11 @@ def sample_may_replace(parent: QWidget, current: RunConfig, sample: RunConfig) -
         mine.append(data)
     if not mine:
         return True
-    tr = QCoreApplication.translate
+    translate = QCoreApplication.translate
     box = QMessageBox(
         QMessageBox.Icon.Question,
-        tr("SampleDialog", "Replace your choices with the sample?"),
-        tr(
+        translate("SampleDialog", "Replace your choices with the sample?"),
+        translate(
             "SampleDialog",
             "The sample sets its own model and data (short English reviews, the bundled English model) on "
             "every page. Your choices now: {mine}.\n\nSave them first with File > Save run config… to come "
@@ -46,8 +46,8 @@ def sample_may_replace(parent: QWidget, current: RunConfig, sample: RunConfig) -
         ).format(mine="; ".join(mine)),
         parent=parent,
     )
-    load = box.addButton(tr("SampleDialog", "Load the sample"), QMessageBox.ButtonRole.AcceptRole)
-    box.addButton(tr("SampleDialog", "Keep mine"), QMessageBox.ButtonRole.RejectRole)
+    load = box.addButton(translate("SampleDialog", "Load the sample"), QMessageBox.ButtonRole.AcceptRole)
+    box.addButton(translate("SampleDialog", "Keep mine"), QMessageBox.ButtonRole.RejectRole)
     box.setDefaultButton(load)
     box.exec()
     return box.clickedButton() is load

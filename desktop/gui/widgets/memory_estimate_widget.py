@@ -12,7 +12,7 @@ from desktop.core.settings.config import RunConfig
 from desktop.core.settings.memory import Estimate
 from desktop.core.settings.options import Capabilities
 from desktop.core.settings.presets import presets_for
-from desktop.core.system.errors import StudioError
+from desktop.core.system.errors import StudioError, human_size
 from desktop.gui.app_support.workers import TaskGroup
 from desktop.gui.widgets.fit_badge_widget import free_ram
 from desktop.shared_ui import sentences as sentences_joined
@@ -130,12 +130,11 @@ class MemoryEstimateWidget(QGroupBox):
         """The estimate for the options as they are now (``None`` until the model's size is known)."""
         if self._shapes is None:
             return None
-        from desktop.core.settings.memory import estimate
+        from desktop.core.settings.memory import estimate, mixed_precision
 
         config = self._config()
         shapes = self._shapes[1] if config.lora.enabled and self._shapes[1] is not None else self._shapes[0]
-        mixed = config.performance.precision != "fp32" and self._caps.cuda
-        return estimate(shapes, config, mixed_precision=mixed or self._gpu_free is None)
+        return estimate(shapes, config, mixed_precision=mixed_precision(config, self._gpu_free is not None))
 
     def update_estimate(self) -> None:
         """Show the estimate for the options as they are now (once the model's size is known)."""
@@ -155,24 +154,20 @@ class MemoryEstimateWidget(QGroupBox):
             )
             self.fit_label.setText(
                 self.tr(
-                    "No NVIDIA GPU here: training runs on the CPU and needs about {total:.1f} GB of RAM "
-                    "({free:.1f} GB free). It is much slower than on a GPU: small models and short texts "
+                    "No NVIDIA GPU here: training runs on the CPU and needs about {total} of RAM "
+                    "({free} free). It is much slower than on a GPU: small models and short texts "
                     "suit it best."
-                ).format(total=result.total / GB, free=free_ram() / GB)
+                ).format(total=human_size(result.total), free=human_size(free_ram()))
             )
             return
         sentences = {
-            "fits": self.tr("Needs about {total:.1f} GB: fits in the {free:.1f} GB free on {gpu}."),
-            "tight": self.tr(
-                "Needs about {total:.1f} GB: fits, but tightly, in the {free:.1f} GB free on {gpu}."
-            ),
-            "will not fit": self.tr(
-                "Needs about {total:.1f} GB: will not fit in the {free:.1f} GB free on {gpu}."
-            ),
+            "fits": self.tr("Needs about {total}: fits in the {free} free on {gpu}."),
+            "tight": self.tr("Needs about {total}: fits, but tightly, in the {free} free on {gpu}."),
+            "will not fit": self.tr("Needs about {total}: will not fit in the {free} free on {gpu}."),
         }
         verdict = result.verdict(self._gpu_free)
         text = sentences[verdict].format(
-            total=result.total / GB, free=self._gpu_free / GB, gpu=self._gpu_name
+            total=human_size(result.total), free=human_size(self._gpu_free), gpu=self._gpu_name
         )
         if verdict == "will not fit" and _on_windows():
             # Since driver 536.40 Windows pages the excess into shared system memory instead of failing.
@@ -196,16 +191,17 @@ class MemoryEstimateWidget(QGroupBox):
             result = fit_gpu(before, self._shapes[0], self._shapes[1], self._gpu_free, self._caps)
         else:
             result = apply_preset(before, name, self._caps)
-        self._undo = before
-        self.preset_applied.emit(result.config)
-        if result.changes:
-            changes = self.tr("Changed: {changes}").format(
-                changes="; ".join(shown(c) for c in result.changes)
-            )
+        changed = bool(result.changes)
+        if changed:
+            self._undo = before
+            self.preset_applied.emit(result.config)
+            text = self.tr("Changed: {changes}.").format(changes="; ".join(shown(c) for c in result.changes))
+        elif result.fits:
+            text = self.tr("Nothing changed: the current settings already match.")
         else:
-            changes = self.tr("Nothing changed: the current settings already match.")
-        self.changes_label.setText(changes)
-        self.undo_button.setVisible(True)
+            text = ""
+        self.changes_label.setText(sentences_joined(text, *(shown(n) for n in result.notes)))
+        self.undo_button.setVisible(changed)  # a preset that changed nothing has nothing to undo
 
     def fit_my_gpu(self) -> None:
         """Apply Fit my GPU where it is offered (an NVIDIA GPU was found)."""
