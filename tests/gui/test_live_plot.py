@@ -126,3 +126,21 @@ def test_one_point_is_shown_and_memory_reads_in_gb_without_a_scale_factor(qtbot)
     plot.flush()
     assert curve.opts["symbol"] is None  # a line from the second point on
     assert not plot.getAxis("left").autoSIPrefix and "x0.001" not in plot.getAxis("left").labelString()
+
+
+def test_the_legend_sits_above_the_curves_not_on_them(qtbot) -> None:
+    """Anchored inside the plot, the legend hid the end of rising curves (memory, throughput)."""
+    plot = LivePlotWidget("Memory", "GB")
+    qtbot.addWidget(plot)
+    for name in ("allocated", "reserved", "rss", "device", "total"):  # the memory plot's five
+        plot.add_curve(name, name, "#888888")
+        plot.append(name, 1, 0.5)
+        plot.append(name, 10, 5.0)  # rising to the top right corner
+    plot.flush()
+    plot.resize(420, 260)
+    plot.show()
+    qtbot.waitExposed(plot)
+    legend = plot.legend.sceneBoundingRect()
+    curves = plot.getPlotItem().vb.sceneBoundingRect()
+    assert legend.height() > 0 and legend.bottom() <= curves.top() + 1
+    assert len(plot.legend.items) == 5

@@ -26,6 +26,9 @@ of the dense zigzag of a long noisy curve costs more than everything else in a r
 GRID_LEVEL = 1
 """The finest ticks drawn, and so grid lines (pyqtgraph's ``maxTickLevel``: 0 labelled ticks only)."""
 
+LEGEND_COLUMNS = 3
+"""Legend entries side by side in the row above the curves (more wrap to a second line)."""
+
 
 def _cache_painting(axis: pg.AxisItem) -> None:
     """Keep what ``axis`` paints (its ticks, labels and grid lines) as a picture that the plot's repaints
@@ -136,7 +139,12 @@ class LivePlotWidget(PlotWidget):
             self.getAxis(side).enableAutoSIPrefix(False)  # "GB", never "(x0.001)" under 1 GB
             _cache_painting(self.getAxis(side))
         self.setMinimumSize(260, 170)
-        self.legend = self.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(128, 128, 128, 40))
+        # The legend in a row of its own between the title and the curves, in columns: inside the plot
+        # it covered the end of rising curves (memory, throughput) wherever it was anchored.
+        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=LEGEND_COLUMNS, verSpacing=-6)
+        layout = self.getPlotItem().layout
+        layout.removeItem(self.getAxis("top"))  # never shown: its cell holds the legend
+        layout.addItem(self.legend, 1, 1, alignment=Qt.AlignmentFlag.AlignHCenter)
         self._points: dict[str, Points] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
         self._dotted: set[str] = set()
@@ -164,11 +172,8 @@ class LivePlotWidget(PlotWidget):
             symbolBrush=color,
             symbolPen=None,
         )
-        if view is None:
-            self.addItem(item)
-        else:
-            view.addItem(item)
-            self.legend.addItem(item, label)
+        (self if view is None else view).addItem(item)
+        self.legend.addItem(item, label)
         self._curves[name] = item
         self._points[name] = Points()
 
