@@ -826,7 +826,7 @@
     <name>HistogramWidget</name>
     <message>
         <source>tokens</source>
-        <translation>token 数</translation>
+        <translation>词元数</translation>
     </message>
 </context>
 <context>
@@ -1224,6 +1224,113 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>MetricText</name>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>macro F1</source>
+        <translation>宏平均 F1</translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>precision</source>
+        <translation>精确率</translation>
+    </message>
+    <message>
+        <source>recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>BLEU</source>
+        <translation>BLEU</translation>
+    </message>
+    <message>
+        <source>chrF</source>
+        <translation>chrF</translation>
+    </message>
+    <message>
+        <source>perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>gradient norm</source>
+        <translation>梯度范数</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <source>epoch</source>
+        <translation>轮数</translation>
+    </message>
+    <message>
+        <source>time (s)</source>
+        <translation>用时（秒）</translation>
+    </message>
+    <message>
+        <source>samples/s</source>
+        <translation>样本/秒</translation>
+    </message>
+    <message>
+        <source>steps/s</source>
+        <translation>步/秒</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>词元/秒</translation>
+    </message>
+    <message>
+        <source>validation {metric}</source>
+        <translation>验证集{metric}</translation>
+    </message>
+    <message>
+        <source>training {metric}</source>
+        <translation>训练{metric}</translation>
+    </message>
+    <message>
+        <source>test {metric}</source>
+        <translation>测试集{metric}</translation>
+    </message>
+    <message>
+        <source>Text classification</source>
+        <translation>文本分类</translation>
+    </message>
+    <message>
+        <source>Causal-LM / chat fine-tuning</source>
+        <translation>因果语言模型 / 对话微调</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence</source>
+        <translation>序列到序列</translation>
+    </message>
+    <message>
+        <source>prediction</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation>概率</translation>
+    </message>
+    <message>
+        <source>generated text</source>
+        <translation>生成的文本</translation>
+    </message>
+    <message>
+        <source>{name} ({key})</source>
+        <translation>{name}（{key}）</translation>
+    </message>
+</context>
+<context>
     <name>ModelBrowser</name>
     <message>
         <source>Choose a model</source>
@@ -1377,18 +1484,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Task and model</source>
         <translation>任务和模型</translation>
-    </message>
-    <message>
-        <source>Text classification</source>
-        <translation>文本分类</translation>
-    </message>
-    <message>
-        <source>Causal-LM / chat fine-tuning</source>
-        <translation>因果语言模型 / 对话微调</translation>
-    </message>
-    <message>
-        <source>Sequence-to-sequence</source>
-        <translation>序列到序列</translation>
     </message>
     <message>
         <source>Hub id such as bert-base-chinese, or a local folder</source>
@@ -1665,8 +1760,12 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <source>{rows} rows predicted from column {column}; written to {file}.</source>
-        <translation>已根据 {column} 列预测 {rows} 行；已写入 {file}。</translation>
+        <source>{rows} rows predicted from column {column}; written to {file} with {added}.</source>
+        <translation>已根据 {column} 列预测 {rows} 行；已写入 {file}，新增列：{added}。</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
     </message>
     <message>
         <source>Predicting failed: {error}</source>
@@ -2287,18 +2386,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>tokens/s</source>
-        <translation>token/秒</translation>
+        <translation>词元/秒</translation>
     </message>
 </context>
 <context>
     <name>TokenStatsWidget</name>
     <message>
         <source>Token lengths</source>
-        <translation>Token 长度</translation>
+        <translation>词元长度</translation>
     </message>
     <message>
         <source>Token lengths appear once the model and data are loaded.</source>
-        <translation>载入模型和数据后，这里显示各条数据的 token 长度。</translation>
+        <translation>载入模型和数据后，这里显示各条数据的词元长度。</translation>
     </message>
     <message>
         <source>Loading the tokenizer…</source>
@@ -2306,11 +2405,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
-        <translation>{name}：最短 {min}，中位数 {median}，95% 为 {p95}，最长 {max} 个 token；{count} 条中有 {over} 条超过上限（{limit}）并被截断</translation>
+        <translation>{name}：最短 {min}，中位数 {median}，95% 为 {p95}，最长 {max} 个词元；{count} 条中有 {over} 条超过上限（{limit}）并被截断</translation>
     </message>
     <message>
         <source>Token lengths unavailable: {error}</source>
-        <translation>无法得到 token 长度：{error}</translation>
+        <translation>无法得到词元长度：{error}</translation>
     </message>
 </context>
 <context>
@@ -2508,7 +2607,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>tokens/s</source>
-        <translation>token/秒</translation>
+        <translation>词元/秒</translation>
     </message>
     <message>
         <source>in shared system memory</source>
@@ -2531,7 +2630,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The longest reply, in tokens</source>
-        <translation>回复的最大长度（token 数）</translation>
+        <translation>回复的最大长度（词元数）</translation>
     </message>
     <message>
         <source>0 always gives the most likely reply; higher is more varied</source>
@@ -2567,7 +2666,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Max new tokens:</source>
-        <translation>最大新 token 数：</translation>
+        <translation>最大新词元数：</translation>
     </message>
     <message>
         <source>Temperature:</source>
@@ -2814,7 +2913,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>This model does not know most of the characters in your texts: {share} of their tokens become the unknown token {unknown}, so it cannot tell those texts apart. Pick a model made for your texts&apos; language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for Chinese, or a multilingual one such as xlm-roberta-base.</source>
-        <translation>这个模型不认识你文本中的大部分字符：有 {share} 的 token 变成了未知 token {unknown}，因此它无法区分这些文本。请选择针对你文本语言的模型，例如中文可用 bert-base-chinese 或 hfl/chinese-roberta-wwm-ext，也可以用 xlm-roberta-base 这样的多语言模型。</translation>
+        <translation>这个模型不认识你文本中的大部分字符：有 {share} 的词元变成了未知词元 {unknown}，因此它无法区分这些文本。请选择针对你文本语言的模型，例如中文可用 bert-base-chinese 或 hfl/chinese-roberta-wwm-ext，也可以用 xlm-roberta-base 这样的多语言模型。</translation>
     </message>
     <message>
         <source>Labels written differently but with the same value were merged into one class each: {labels}.</source>
@@ -2830,7 +2929,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>is {length}, but {model} reads at most {positions} tokens at once (its position table), so training would stop at its first step. Set it to {positions} or less.</source>
-        <translation>为 {length}，但 {model} 一次最多只能读取 {positions} 个 token（由其位置表决定），训练会在第一步就停止。请设为 {positions} 或更小。</translation>
+        <translation>为 {length}，但 {model} 一次最多只能读取 {positions} 个词元（由其位置表决定），训练会在第一步就停止。请设为 {positions} 或更小。</translation>
     </message>
     <message>
         <source>{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), and causal-LM fine-tuning needs a decoder model that writes text.</source>
@@ -2842,7 +2941,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The tokenizer of {model} knows only {size} tokens: its vocabulary files are missing or empty, and every text would read as the same few tokens.</source>
-        <translation>{model} 的分词器只认识 {size} 个 token：它的词表文件缺失或为空，所有文本都会被读成同样的几个 token。</translation>
+        <translation>{model} 的分词器只认识 {size} 个词元：它的词表文件缺失或为空，所有文本都会被读成同样的几个词元。</translation>
     </message>
     <message>
         <source>Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt).</source>
@@ -3254,7 +3353,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Longest sequence in tokens; longer examples are truncated.</source>
-        <translation>最长序列（token 数）；更长的样本会被截断。</translation>
+        <translation>最长序列（词元数）；更长的样本会被截断。</translation>
     </message>
     <message>
         <source>Evaluate every N steps; 0 = once per epoch.</source>
@@ -3394,7 +3493,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>must be between 8 and 1048576 tokens.</source>
-        <translation>必须在 8 到 1048576 个 token 之间。</translation>
+        <translation>必须在 8 到 1048576 个词元之间。</translation>
     </message>
     <message>
         <source>must be 0 (never) or a number of steps.</source>
@@ -3828,7 +3927,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Shorten sequences ({length} -&gt; {half} tokens)</source>
-        <translation>缩短序列（{length} -&gt; {half} 个 token）</translation>
+        <translation>缩短序列（{length} -&gt; {half} 个词元）</translation>
     </message>
     <message>
         <source>Finetune Studio may not write in {folder}: the folder is read-only or belongs to another user.</source>
@@ -4228,7 +4327,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The tokenizer of {model} has neither a padding nor an end-of-text token.</source>
-        <translation>{model} 的分词器既没有填充 token，也没有文本结束 token。</translation>
+        <translation>{model} 的分词器既没有填充词元，也没有文本结束词元。</translation>
     </message>
     <message>
         <source>Choose a model whose tokenizer defines one of them.</source>
@@ -4588,11 +4687,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} tokens, so no response is left to learn. Raise training.max_length to keep them.</source>
-        <translation>{source} 的 {total} 行中有 {dropped} 行被略过：光是提示词就占满了 {length} 个 token，没有留下可学习的回复。要保留它们，请增大 training.max_length。</translation>
+        <translation>{source} 的 {total} 行中有 {dropped} 行被略过：光是提示词就占满了 {length} 个词元，没有留下可学习的回复。要保留它们，请增大 training.max_length。</translation>
     </message>
     <message>
         <source>No row of {source} has a response within {length} tokens.</source>
-        <translation>{source} 中没有任何一行的回复落在 {length} 个 token 之内。</translation>
+        <translation>{source} 中没有任何一行的回复落在 {length} 个词元之内。</translation>
     </message>
     <message>
         <source>Raise training.max_length, or shorten the prompts.</source>
@@ -5012,11 +5111,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>show rows, column mapping and token-length statistics</source>
-        <translation>显示数据行、列映射和 token 长度统计</translation>
+        <translation>显示数据行、列映射和词元长度统计</translation>
     </message>
     <message>
         <source>skip token statistics (no model download)</source>
-        <translation>跳过 token 统计（不下载模型）</translation>
+        <translation>跳过词元统计（不下载模型）</translation>
     </message>
     <message>
         <source>write a finished run&apos;s model as a complete, verified folder</source>
@@ -5128,7 +5227,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Tokens ({name}): min {min}, median {median}, p95 {p95}, max {max}; {over} of {count} longer than max_length {limit}</source>
-        <translation>Token 数（{name}）：最少 {min}，中位数 {median}，p95 {p95}，最多 {max}；{count} 条中有 {over} 条超过 max_length {limit}</translation>
+        <translation>词元数（{name}）：最少 {min}，中位数 {median}，p95 {p95}，最多 {max}；{count} 条中有 {over} 条超过 max_length {limit}</translation>
     </message>
     <message>
         <source>No run folder {run} was found.</source>

@@ -826,7 +826,7 @@
     <name>HistogramWidget</name>
     <message>
         <source>tokens</source>
-        <translation>token 數</translation>
+        <translation>詞元數</translation>
     </message>
 </context>
 <context>
@@ -1224,6 +1224,113 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>MetricText</name>
+    <message>
+        <source>loss</source>
+        <translation>損失</translation>
+    </message>
+    <message>
+        <source>accuracy</source>
+        <translation>準確率</translation>
+    </message>
+    <message>
+        <source>macro F1</source>
+        <translation>宏平均 F1</translation>
+    </message>
+    <message>
+        <source>F1</source>
+        <translation>F1</translation>
+    </message>
+    <message>
+        <source>precision</source>
+        <translation>精確率</translation>
+    </message>
+    <message>
+        <source>recall</source>
+        <translation>召回率</translation>
+    </message>
+    <message>
+        <source>BLEU</source>
+        <translation>BLEU</translation>
+    </message>
+    <message>
+        <source>chrF</source>
+        <translation>chrF</translation>
+    </message>
+    <message>
+        <source>perplexity</source>
+        <translation>困惑度</translation>
+    </message>
+    <message>
+        <source>gradient norm</source>
+        <translation>梯度範數</translation>
+    </message>
+    <message>
+        <source>learning rate</source>
+        <translation>學習率</translation>
+    </message>
+    <message>
+        <source>epoch</source>
+        <translation>輪數</translation>
+    </message>
+    <message>
+        <source>time (s)</source>
+        <translation>用時（秒）</translation>
+    </message>
+    <message>
+        <source>samples/s</source>
+        <translation>樣本/秒</translation>
+    </message>
+    <message>
+        <source>steps/s</source>
+        <translation>步/秒</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation>詞元/秒</translation>
+    </message>
+    <message>
+        <source>validation {metric}</source>
+        <translation>驗證集{metric}</translation>
+    </message>
+    <message>
+        <source>training {metric}</source>
+        <translation>訓練{metric}</translation>
+    </message>
+    <message>
+        <source>test {metric}</source>
+        <translation>測試集{metric}</translation>
+    </message>
+    <message>
+        <source>Text classification</source>
+        <translation>文字分類</translation>
+    </message>
+    <message>
+        <source>Causal-LM / chat fine-tuning</source>
+        <translation>因果語言模型 / 對話微調</translation>
+    </message>
+    <message>
+        <source>Sequence-to-sequence</source>
+        <translation>序列到序列</translation>
+    </message>
+    <message>
+        <source>prediction</source>
+        <translation>預測</translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation>機率</translation>
+    </message>
+    <message>
+        <source>generated text</source>
+        <translation>生成的文字</translation>
+    </message>
+    <message>
+        <source>{name} ({key})</source>
+        <translation>{name}（{key}）</translation>
+    </message>
+</context>
+<context>
     <name>ModelBrowser</name>
     <message>
         <source>Choose a model</source>
@@ -1377,18 +1484,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Task and model</source>
         <translation>任務和模型</translation>
-    </message>
-    <message>
-        <source>Text classification</source>
-        <translation>文字分類</translation>
-    </message>
-    <message>
-        <source>Causal-LM / chat fine-tuning</source>
-        <translation>因果語言模型 / 對話微調</translation>
-    </message>
-    <message>
-        <source>Sequence-to-sequence</source>
-        <translation>序列到序列</translation>
     </message>
     <message>
         <source>Hub id such as bert-base-chinese, or a local folder</source>
@@ -1665,8 +1760,12 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在載入模型…</translation>
     </message>
     <message>
-        <source>{rows} rows predicted from column {column}; written to {file}.</source>
-        <translation>已根據 {column} 欄位預測 {rows} 列；已寫入 {file}。</translation>
+        <source>{rows} rows predicted from column {column}; written to {file} with {added}.</source>
+        <translation>已根據 {column} 欄位預測 {rows} 列；已寫入 {file}，新增欄位：{added}。</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
     </message>
     <message>
         <source>Predicting failed: {error}</source>
@@ -2287,18 +2386,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>tokens/s</source>
-        <translation>token/秒</translation>
+        <translation>詞元/秒</translation>
     </message>
 </context>
 <context>
     <name>TokenStatsWidget</name>
     <message>
         <source>Token lengths</source>
-        <translation>Token 長度</translation>
+        <translation>詞元長度</translation>
     </message>
     <message>
         <source>Token lengths appear once the model and data are loaded.</source>
-        <translation>載入模型和資料後，這裡會顯示各筆資料的 token 長度。</translation>
+        <translation>載入模型和資料後，這裡會顯示各筆資料的詞元長度。</translation>
     </message>
     <message>
         <source>Loading the tokenizer…</source>
@@ -2306,11 +2405,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{name}: min {min}, median {median}, 95% {p95}, max {max} tokens; {over} of {count} longer than the limit ({limit}) and cut</source>
-        <translation>{name}：最短 {min}，中位數 {median}，95% 為 {p95}，最長 {max} 個 token；{count} 筆中有 {over} 筆超過上限（{limit}）並被截斷</translation>
+        <translation>{name}：最短 {min}，中位數 {median}，95% 為 {p95}，最長 {max} 個詞元；{count} 筆中有 {over} 筆超過上限（{limit}）並被截斷</translation>
     </message>
     <message>
         <source>Token lengths unavailable: {error}</source>
-        <translation>無法取得 token 長度：{error}</translation>
+        <translation>無法取得詞元長度：{error}</translation>
     </message>
 </context>
 <context>
@@ -2508,7 +2607,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>tokens/s</source>
-        <translation>token/秒</translation>
+        <translation>詞元/秒</translation>
     </message>
     <message>
         <source>in shared system memory</source>
@@ -2531,7 +2630,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The longest reply, in tokens</source>
-        <translation>回覆的最大長度（token 數）</translation>
+        <translation>回覆的最大長度（詞元數）</translation>
     </message>
     <message>
         <source>0 always gives the most likely reply; higher is more varied</source>
@@ -2567,7 +2666,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Max new tokens:</source>
-        <translation>最大新 token 數：</translation>
+        <translation>最大新詞元數：</translation>
     </message>
     <message>
         <source>Temperature:</source>
@@ -2814,7 +2913,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>This model does not know most of the characters in your texts: {share} of their tokens become the unknown token {unknown}, so it cannot tell those texts apart. Pick a model made for your texts&apos; language, e.g. bert-base-chinese or hfl/chinese-roberta-wwm-ext for Chinese, or a multilingual one such as xlm-roberta-base.</source>
-        <translation>這個模型不認得你文字中的大部分字元：有 {share} 的 token 變成了未知 token {unknown}，因此它無法區分這些文字。請選擇針對你文字語言的模型，例如中文可用 bert-base-chinese 或 hfl/chinese-roberta-wwm-ext，也可以用 xlm-roberta-base 這類多語言模型。</translation>
+        <translation>這個模型不認得你文字中的大部分字元：有 {share} 的詞元變成了未知詞元 {unknown}，因此它無法區分這些文字。請選擇針對你文字語言的模型，例如中文可用 bert-base-chinese 或 hfl/chinese-roberta-wwm-ext，也可以用 xlm-roberta-base 這類多語言模型。</translation>
     </message>
     <message>
         <source>Labels written differently but with the same value were merged into one class each: {labels}.</source>
@@ -2830,7 +2929,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>is {length}, but {model} reads at most {positions} tokens at once (its position table), so training would stop at its first step. Set it to {positions} or less.</source>
-        <translation>為 {length}，但 {model} 一次最多只能讀取 {positions} 個 token（由其位置表決定），訓練會在第一步就停止。請設為 {positions} 或更小。</translation>
+        <translation>為 {length}，但 {model} 一次最多只能讀取 {positions} 個詞元（由其位置表決定），訓練會在第一步就停止。請設為 {positions} 或更小。</translation>
     </message>
     <message>
         <source>{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), and causal-LM fine-tuning needs a decoder model that writes text.</source>
@@ -2842,7 +2941,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The tokenizer of {model} knows only {size} tokens: its vocabulary files are missing or empty, and every text would read as the same few tokens.</source>
-        <translation>{model} 的分詞器只認得 {size} 個 token：它的詞彙表檔案缺少或是空的，所有文字都會被讀成同樣的幾個 token。</translation>
+        <translation>{model} 的分詞器只認得 {size} 個詞元：它的詞彙表檔案缺少或是空的，所有文字都會被讀成同樣的幾個詞元。</translation>
     </message>
     <message>
         <source>Pick a model folder with its complete tokenizer files (tokenizer.json or vocab.txt).</source>
@@ -3254,7 +3353,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Longest sequence in tokens; longer examples are truncated.</source>
-        <translation>最長序列（token 數）；更長的範例會被截斷。</translation>
+        <translation>最長序列（詞元數）；更長的範例會被截斷。</translation>
     </message>
     <message>
         <source>Evaluate every N steps; 0 = once per epoch.</source>
@@ -3394,7 +3493,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>must be between 8 and 1048576 tokens.</source>
-        <translation>必須介於 8 到 1048576 個 token 之間。</translation>
+        <translation>必須介於 8 到 1048576 個詞元之間。</translation>
     </message>
     <message>
         <source>must be 0 (never) or a number of steps.</source>
@@ -3828,7 +3927,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Shorten sequences ({length} -&gt; {half} tokens)</source>
-        <translation>縮短序列（{length} -&gt; {half} 個 token）</translation>
+        <translation>縮短序列（{length} -&gt; {half} 個詞元）</translation>
     </message>
     <message>
         <source>Finetune Studio may not write in {folder}: the folder is read-only or belongs to another user.</source>
@@ -4228,7 +4327,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The tokenizer of {model} has neither a padding nor an end-of-text token.</source>
-        <translation>{model} 的分詞器既沒有填充 token，也沒有文字結束 token。</translation>
+        <translation>{model} 的分詞器既沒有填充詞元，也沒有文字結束詞元。</translation>
     </message>
     <message>
         <source>Choose a model whose tokenizer defines one of them.</source>
@@ -4588,11 +4687,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} tokens, so no response is left to learn. Raise training.max_length to keep them.</source>
-        <translation>{source} 的 {total} 列中有 {dropped} 列被略過：光是提示詞就佔滿了 {length} 個 token，沒有留下可學習的回覆。要保留它們，請增大 training.max_length。</translation>
+        <translation>{source} 的 {total} 列中有 {dropped} 列被略過：光是提示詞就佔滿了 {length} 個詞元，沒有留下可學習的回覆。要保留它們，請增大 training.max_length。</translation>
     </message>
     <message>
         <source>No row of {source} has a response within {length} tokens.</source>
-        <translation>{source} 中沒有任何一列的回覆落在 {length} 個 token 之內。</translation>
+        <translation>{source} 中沒有任何一列的回覆落在 {length} 個詞元之內。</translation>
     </message>
     <message>
         <source>Raise training.max_length, or shorten the prompts.</source>
@@ -5012,11 +5111,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>show rows, column mapping and token-length statistics</source>
-        <translation>顯示資料列、欄位對應與 token 長度統計</translation>
+        <translation>顯示資料列、欄位對應與詞元長度統計</translation>
     </message>
     <message>
         <source>skip token statistics (no model download)</source>
-        <translation>略過 token 統計（不下載模型）</translation>
+        <translation>略過詞元統計（不下載模型）</translation>
     </message>
     <message>
         <source>write a finished run&apos;s model as a complete, verified folder</source>
@@ -5128,7 +5227,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Tokens ({name}): min {min}, median {median}, p95 {p95}, max {max}; {over} of {count} longer than max_length {limit}</source>
-        <translation>Token 數（{name}）：最少 {min}，中位數 {median}，p95 {p95}，最多 {max}；{count} 筆中有 {over} 筆超過 max_length {limit}</translation>
+        <translation>詞元數（{name}）：最少 {min}，中位數 {median}，p95 {p95}，最多 {max}；{count} 筆中有 {over} 筆超過 max_length {limit}</translation>
     </message>
     <message>
         <source>No run folder {run} was found.</source>

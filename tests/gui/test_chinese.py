@@ -107,3 +107,15 @@ def test_every_page_fits_at_1024_by_576_in_chinese(
         assert window.size().width() <= 1024 and window.size().height() <= 576
         assert _cut(window.pages[index]) == [], f"page {index + 1} in {code}"
     window.close()
+
+
+def test_metric_task_and_column_keys_read_as_chinese_words(qapp, language) -> None:
+    """The files keep eval_accuracy, causal-lm and prediction; the screens say them in Chinese."""
+    from desktop.gui.widgets.metric_text import column_name, metric_name, metrics_line, task_name
+
+    language("zh_CN")
+    assert metrics_line({"eval_accuracy": 0.9333, "train_loss": 0.2412}) == "验证集准确率 0.9333   训练损失 0.2412"
+    assert task_name("causal-lm") == "因果语言模型 / 对话微调" and task_name("seq2seq") == "序列到序列"
+    assert column_name("prediction") == "预测（prediction）"  # the key too: it is the file's column
+    assert column_name("probability_new") == "概率（probability_new）"
+    assert metric_name("eval_rouge_lsum") == "eval_rouge_lsum"  # a key we do not know stays as it is

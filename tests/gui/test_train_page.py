@@ -50,7 +50,7 @@ def test_progress_and_plots_follow_the_events(
     assert area.lr_plot.count("lr") == 4 and area.memory_plot.count("rss") == 4
     assert area.memory_plot.count("allocated") == 0  # no GPU figures on CPU
     assert area.speed_plot.count("samples") == 20 and area.speed_plot.count("tokens") == 20
-    assert "eval_accuracy 0.8" in page.log.toPlainText()
+    assert "validation accuracy 0.8" in page.log.toPlainText()  # the key, in words
     low, high = area.loss_plot.getPlotItem().vb.viewRange()[0]
     assert low <= 0 and 100 <= high < 110  # the whole run across the plot: how far it is, at a glance
 
@@ -90,7 +90,7 @@ def test_export_page_shows_the_finished_model(
     )
 
     page = window.export_page
-    assert page.model_label.text() == str(model) and "eval_accuracy 0.91" in page.metrics_label.text()
+    assert page.model_label.text() == str(model) and "validation accuracy 0.91" in page.metrics_label.text()
     assert "config.json" in page.files_label.text() and not page.open_button.isHidden()
 
 

@@ -36,6 +36,7 @@ from desktop.core.system.errors import StudioError
 from desktop.core.system.lazy import imported
 from desktop.gui.app_support.plots_import import import_plots
 from desktop.gui.app_support.workers import BackgroundTask, run_in_background
+from desktop.gui.widgets.metric_text import metric_name, task_name
 from desktop.shared_ui import error_text
 
 CURVE_COLOURS = ("#2f6fde", "#e8793a", "#3aa55d", "#8e5bd9", "#d9534f", "#2aa1b3", "#c2497a", "#d9a21b")
@@ -280,7 +281,7 @@ class RunsDialog(QDialog):
         return [
             info.name,
             "",
-            info.task,
+            task_name(info.task),
             info.model,
             info.dataset,
             str(info.num_train) if info.num_train else "–",
@@ -288,7 +289,7 @@ class RunsDialog(QDialog):
             "",
             f"{info.epochs:g}" if info.epochs else "–",
             info.lora or "–",
-            f"{info.best[0]} {info.best[1]:.4g}" if info.best else "–",
+            f"{metric_name(info.best[0])} {info.best[1]:.4g}" if info.best else "–",
             time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created)) if info.created else "",
         ][column]
 

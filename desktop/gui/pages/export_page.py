@@ -29,6 +29,7 @@ from desktop.core.system.errors import StudioError
 from desktop.core.system.events import RunResult
 from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.metric_text import metrics_line
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.shared_ui import error_text, sentences
@@ -155,7 +156,7 @@ class ExportPage(WizardPage):
         self.result = result
         self.model_label.setText(str(result.model_dir))
         self.run_label.setText(str(result.run_dir))
-        self.metrics_label.setText("   ".join(f"{k} {v:.4g}" for k, v in result.metrics.items()))
+        self.metrics_label.setText(metrics_line(result.metrics))
         files = sorted(p.name for p in result.model_dir.iterdir()) if result.model_dir else []
         self.files_label.setText(", ".join(files))
         path = str(result.model_dir).replace("\\", "/")

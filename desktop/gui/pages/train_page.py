@@ -27,6 +27,7 @@ from desktop.gui.config_model import RunConfigModel
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.elided_label import ElidedLabel
 from desktop.gui.widgets.failure_widget import FailureWidget
+from desktop.gui.widgets.metric_text import metrics_line
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.recovery_bar_widget import RecoveryBarWidget
 from desktop.gui.widgets.spill_bar_widget import SpillBarWidget
@@ -308,9 +309,8 @@ class TrainPage(WizardPage):
 
     def _on_controller_metrics_logged(self, event: LogEvent) -> None:
         self.plot_area.show_metrics(event)
-        m = event.metrics
-        shown = "  ".join(f"{k} {v:.4g}" for k, v in m.items() if not k.endswith(("_runtime", "_per_second")))
-        self._log(self.tr("step {step}: {metrics}").format(step=event.step, metrics=shown))
+        m = {k: v for k, v in event.metrics.items() if not k.endswith(("_runtime", "_per_second"))}
+        self._log(self.tr("step {step}: {metrics}").format(step=event.step, metrics=metrics_line(m, "  ")))
 
     def _on_controller_memory_sampled(self, event: MemoryEvent) -> None:
         self.plot_area.ensure_plots()
@@ -345,8 +345,7 @@ class TrainPage(WizardPage):
 
     def _on_controller_training_finished(self, result: RunResult) -> None:
         self.status.setText(self.tr("Finished. The model is in {folder}").format(folder=result.model_dir))
-        metrics = "  ".join(f"{k} {v:.4g}" for k, v in result.metrics.items())
-        self._log(self.tr("Finished: {metrics}").format(metrics=metrics))
+        self._log(self.tr("Finished: {metrics}").format(metrics=metrics_line(result.metrics, "  ")))
         for note in result.notes:
             self._log(shown(note))
 

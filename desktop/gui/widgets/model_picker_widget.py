@@ -24,6 +24,7 @@ from desktop.core.settings.config import TASKS, RunConfig
 from desktop.core.system.errors import StudioError
 from desktop.gui.widgets.field_error import error_label, show_error
 from desktop.gui.widgets.fit_badge_widget import FitBadgeWidget, free_ram
+from desktop.gui.widgets.metric_text import task_name
 from desktop.shared_ui import Key, Settings, shown
 
 
@@ -59,13 +60,8 @@ class ModelPickerWidget(QGroupBox):
         self._gpu_free: int | None = None
 
         self.task_combo = QComboBox()
-        names = {
-            "classification": self.tr("Text classification"),
-            "causal-lm": self.tr("Causal-LM / chat fine-tuning"),
-            "seq2seq": self.tr("Sequence-to-sequence"),
-        }
         for task in TASKS:
-            self.task_combo.addItem(names[task], task)
+            self.task_combo.addItem(task_name(task), task)
         self.task_combo.currentIndexChanged.connect(self._on_task_combo_current_index_changed)
 
         self.model_edit = QLineEdit()

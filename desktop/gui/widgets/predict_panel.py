@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.system.errors import StudioError
 from desktop.gui.app_support.workers import BackgroundTask
+from desktop.gui.widgets.metric_text import column_name
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.shared_ui import error_text, shown
 
@@ -201,8 +202,11 @@ class PredictPanel(QWidget):
         self._task = None
         notes = "\n".join(shown(note) for note in result.notes)
         self.status.setText(
-            self.tr("{rows} rows predicted from column {column}; written to {file}.").format(
-                rows=result.rows, column=result.column, file=result.out
+            self.tr("{rows} rows predicted from column {column}; written to {file} with {added}.").format(
+                rows=result.rows,
+                column=result.column,
+                file=result.out,
+                added=self.tr(", ").join(column_name(name) for name in result.added),
             )
             + (f"\n{notes}" if notes else "")
         )

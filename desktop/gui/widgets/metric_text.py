@@ -1,0 +1,75 @@
+"""Names on screen for what the files keep as keys: metrics (``eval_accuracy``), tasks (``causal-lm``)
+and the columns a prediction adds (``prediction``, ``probability``).
+
+The files, the CLI and the logs on disk keep the keys; the window shows these names in the user's
+language. A key we do not know is shown as it is.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication
+
+translate = QCoreApplication.translate
+
+
+def _metrics() -> dict[str, str]:
+    return {
+        "loss": translate("MetricText", "loss"),
+        "accuracy": translate("MetricText", "accuracy"),
+        "macro_f1": translate("MetricText", "macro F1"),
+        "f1": translate("MetricText", "F1"),
+        "precision": translate("MetricText", "precision"),
+        "recall": translate("MetricText", "recall"),
+        "bleu": translate("MetricText", "BLEU"),
+        "chrf": translate("MetricText", "chrF"),
+        "perplexity": translate("MetricText", "perplexity"),
+        "grad_norm": translate("MetricText", "gradient norm"),
+        "learning_rate": translate("MetricText", "learning rate"),
+        "epoch": translate("MetricText", "epoch"),
+        "runtime": translate("MetricText", "time (s)"),
+        "samples_per_second": translate("MetricText", "samples/s"),
+        "steps_per_second": translate("MetricText", "steps/s"),
+        "tokens_per_second": translate("MetricText", "tokens/s"),
+    }
+
+
+def metric_name(key: str) -> str:
+    """``eval_accuracy`` as "validation accuracy" (验证集准确率), ``train_loss`` as "training loss"."""
+    names = _metrics()
+    for prefix, phrase in (
+        ("eval_", translate("MetricText", "validation {metric}")),
+        ("train_", translate("MetricText", "training {metric}")),
+        ("test_", translate("MetricText", "test {metric}")),
+    ):
+        if key.startswith(prefix) and key.removeprefix(prefix) in names:
+            return phrase.format(metric=names[key.removeprefix(prefix)])
+    return names.get(key, key)
+
+
+def metrics_line(metrics: dict[str, float], separator: str = "   ") -> str:
+    """``{"eval_loss": 0.157}`` as "validation loss 0.157", one after another."""
+    return separator.join(f"{metric_name(key)} {value:.4g}" for key, value in metrics.items())
+
+
+def task_name(task: str) -> str:
+    """A task key (``classification``, ``causal-lm``, ``seq2seq``) as the model page names it."""
+    return {
+        "classification": translate("MetricText", "Text classification"),
+        "causal-lm": translate("MetricText", "Causal-LM / chat fine-tuning"),
+        "seq2seq": translate("MetricText", "Sequence-to-sequence"),
+    }.get(task, task)
+
+
+def column_name(key: str) -> str:
+    """A column a prediction adds, with the key the file has: "prediction", or "预测（prediction）"."""
+    names = {
+        "prediction": translate("MetricText", "prediction"),
+        "probability": translate("MetricText", "probability"),
+        "generated": translate("MetricText", "generated text"),
+    }
+    name = names.get(key.split("_", 1)[0], "")  # "prediction_new": the file had a "prediction" column
+    return (
+        key
+        if not name or name == key
+        else translate("MetricText", "{name} ({key})").format(name=name, key=key)
+    )
