@@ -2,6 +2,93 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>ChoiceCombo</name>
+    <message>
+        <source>chosen for this computer</source>
+        <translation>按这台电脑自动选择</translation>
+    </message>
+    <message>
+        <source>full precision: most memory, slowest</source>
+        <translation>全精度：占用最多、最慢</translation>
+    </message>
+    <message>
+        <source>half precision, for older NVIDIA GPUs</source>
+        <translation>半精度，适合较老的 NVIDIA GPU</translation>
+    </message>
+    <message>
+        <source>half precision, steadier (RTX 30 series and newer)</source>
+        <translation>半精度，更稳定（RTX 30 系列及更新）</translation>
+    </message>
+    <message>
+        <source>AdamW, the usual choice</source>
+        <translation>AdamW，常用选择</translation>
+    </message>
+    <message>
+        <source>fused AdamW, faster on a GPU</source>
+        <translation>融合版 AdamW，GPU 上更快</translation>
+    </message>
+    <message>
+        <source>least memory; learns a little differently</source>
+        <translation>最省内存；学习方式略有不同</translation>
+    </message>
+    <message>
+        <source>AdamW in 8 bits: a quarter of its memory</source>
+        <translation>8 位 AdamW：只占四分之一内存</translation>
+    </message>
+    <message>
+        <source>8-bit AdamW that can spill to RAM</source>
+        <translation>可溢出到内存的 8 位 AdamW</translation>
+    </message>
+    <message>
+        <source>PyTorch&apos;s fast attention</source>
+        <translation>PyTorch 的快速注意力</translation>
+    </message>
+    <message>
+        <source>plain, slowest: for debugging</source>
+        <translation>普通实现，最慢：用于调试</translation>
+    </message>
+    <message>
+        <source>FlashAttention 2 (needs the flash-attn package)</source>
+        <translation>FlashAttention 2（需要 flash-attn 包）</translation>
+    </message>
+    <message>
+        <source>fastest code, slow first step</source>
+        <translation>生成最快的代码，第一步较慢</translation>
+    </message>
+    <message>
+        <source>checks compilation without speeding up</source>
+        <translation>只检查编译，不提速</translation>
+    </message>
+    <message>
+        <source>falls in a straight line to 0</source>
+        <translation>直线下降到 0</translation>
+    </message>
+    <message>
+        <source>falls along a cosine curve to 0</source>
+        <translation>沿余弦曲线下降到 0</translation>
+    </message>
+    <message>
+        <source>stays the same</source>
+        <translation>保持不变</translation>
+    </message>
+    <message>
+        <source>rises during warm-up, then stays</source>
+        <translation>预热时上升，之后不变</translation>
+    </message>
+    <message>
+        <source>cosine curves, starting again</source>
+        <translation>余弦曲线，周期性重启</translation>
+    </message>
+    <message>
+        <source>falls along a polynomial curve</source>
+        <translation>沿多项式曲线下降</translation>
+    </message>
+    <message>
+        <source>{value}: {meaning}</source>
+        <translation>{value}：{meaning}</translation>
+    </message>
+</context>
+<context>
     <name>ColumnMappingWidget</name>
     <message>
         <source>Columns</source>
@@ -426,6 +513,13 @@
     <message>
         <source>Diagnostics copied: paste them into your bug report.</source>
         <translation>诊断信息已复制：请粘贴到你的问题反馈中。</translation>
+    </message>
+</context>
+<context>
+    <name>ErrorLabel</name>
+    <message>
+        <source>Details</source>
+        <translation>详细信息</translation>
     </message>
 </context>
 <context>

@@ -2,6 +2,93 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_TW">
 <context>
+    <name>ChoiceCombo</name>
+    <message>
+        <source>chosen for this computer</source>
+        <translation>依這台電腦自動選擇</translation>
+    </message>
+    <message>
+        <source>full precision: most memory, slowest</source>
+        <translation>全精度：占用最多、最慢</translation>
+    </message>
+    <message>
+        <source>half precision, for older NVIDIA GPUs</source>
+        <translation>半精度，適合較舊的 NVIDIA GPU</translation>
+    </message>
+    <message>
+        <source>half precision, steadier (RTX 30 series and newer)</source>
+        <translation>半精度，更穩定（RTX 30 系列及更新）</translation>
+    </message>
+    <message>
+        <source>AdamW, the usual choice</source>
+        <translation>AdamW，常用選擇</translation>
+    </message>
+    <message>
+        <source>fused AdamW, faster on a GPU</source>
+        <translation>融合版 AdamW，GPU 上更快</translation>
+    </message>
+    <message>
+        <source>least memory; learns a little differently</source>
+        <translation>最省記憶體；學習方式略有不同</translation>
+    </message>
+    <message>
+        <source>AdamW in 8 bits: a quarter of its memory</source>
+        <translation>8 位元 AdamW：只占四分之一記憶體</translation>
+    </message>
+    <message>
+        <source>8-bit AdamW that can spill to RAM</source>
+        <translation>可溢出到記憶體的 8 位元 AdamW</translation>
+    </message>
+    <message>
+        <source>PyTorch&apos;s fast attention</source>
+        <translation>PyTorch 的快速注意力</translation>
+    </message>
+    <message>
+        <source>plain, slowest: for debugging</source>
+        <translation>一般實作，最慢：用於除錯</translation>
+    </message>
+    <message>
+        <source>FlashAttention 2 (needs the flash-attn package)</source>
+        <translation>FlashAttention 2（需要 flash-attn 套件）</translation>
+    </message>
+    <message>
+        <source>fastest code, slow first step</source>
+        <translation>產生最快的程式碼，第一步較慢</translation>
+    </message>
+    <message>
+        <source>checks compilation without speeding up</source>
+        <translation>只檢查編譯，不加速</translation>
+    </message>
+    <message>
+        <source>falls in a straight line to 0</source>
+        <translation>直線下降到 0</translation>
+    </message>
+    <message>
+        <source>falls along a cosine curve to 0</source>
+        <translation>沿餘弦曲線下降到 0</translation>
+    </message>
+    <message>
+        <source>stays the same</source>
+        <translation>保持不變</translation>
+    </message>
+    <message>
+        <source>rises during warm-up, then stays</source>
+        <translation>暖機時上升，之後不變</translation>
+    </message>
+    <message>
+        <source>cosine curves, starting again</source>
+        <translation>餘弦曲線，週期性重新開始</translation>
+    </message>
+    <message>
+        <source>falls along a polynomial curve</source>
+        <translation>沿多項式曲線下降</translation>
+    </message>
+    <message>
+        <source>{value}: {meaning}</source>
+        <translation>{value}：{meaning}</translation>
+    </message>
+</context>
+<context>
     <name>ColumnMappingWidget</name>
     <message>
         <source>Columns</source>
@@ -426,6 +513,13 @@
     <message>
         <source>Diagnostics copied: paste them into your bug report.</source>
         <translation>診斷資訊已複製：請貼到你的問題回報中。</translation>
+    </message>
+</context>
+<context>
+    <name>ErrorLabel</name>
+    <message>
+        <source>Details</source>
+        <translation>詳細資訊</translation>
     </message>
 </context>
 <context>

@@ -114,8 +114,25 @@ def test_metric_task_and_column_keys_read_as_chinese_words(qapp, language) -> No
     from desktop.gui.widgets.metric_text import column_name, metric_name, metrics_line, task_name
 
     language("zh_CN")
-    assert metrics_line({"eval_accuracy": 0.9333, "train_loss": 0.2412}) == "验证集准确率 0.9333   训练损失 0.2412"
+    assert (
+        metrics_line({"eval_accuracy": 0.9333, "train_loss": 0.2412})
+        == "验证集准确率 0.9333   训练损失 0.2412"
+    )
     assert task_name("causal-lm") == "因果语言模型 / 对话微调" and task_name("seq2seq") == "序列到序列"
     assert column_name("prediction") == "预测（prediction）"  # the key too: it is the file's column
     assert column_name("probability_new") == "概率（probability_new）"
     assert metric_name("eval_rouge_lsum") == "eval_rouge_lsum"  # a key we do not know stays as it is
+
+
+def test_option_values_keep_their_name_with_chinese_words_beside_it(qtbot, language) -> None:
+    from desktop.core.settings.config_sections import OPTIMIZERS, SCHEDULERS
+    from desktop.gui.widgets.choice_combo import ChoiceCombo
+
+    language("zh_CN")
+    optimizer, scheduler = ChoiceCombo(OPTIMIZERS), ChoiceCombo(SCHEDULERS)
+    qtbot.addWidget(optimizer)
+    qtbot.addWidget(scheduler)
+    optimizer.set_value("adamw_torch_fused")
+    assert optimizer.currentText() == "adamw_torch_fused：融合版 AdamW，GPU 上更快"
+    assert optimizer.value() == "adamw_torch_fused"  # what the config keeps
+    assert all("：" in scheduler.itemText(i) for i in range(scheduler.count()))

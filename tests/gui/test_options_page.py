@@ -18,8 +18,8 @@ def test_options_reach_the_run_config(window: MainWindow) -> None:
     page.accumulation.setValue(8)
     assert page.effective.text() == "Effective batch: 32 examples per update"
     bound = page.bound
-    bound[("performance", "precision")].setCurrentText("bf16")
-    bound[("performance", "optimizer")].setCurrentText("adafactor")
+    bound[("performance", "precision")].set_value("bf16")
+    bound[("performance", "optimizer")].set_value("adafactor")
     bound[("performance", "gradient_checkpointing")].setChecked(True)
     bound[("performance", "empty_cache_steps")].setValue(25)
     bound[("lora", "enabled")].setChecked(True)
@@ -51,7 +51,7 @@ def test_loaded_config_shows_its_options_and_bad_values_block_next(window: MainW
     config.lora.alpha = 32
     window.set_config(config)
     page = window.options_page
-    assert page.bound[("performance", "optimizer")].currentText() == "adamw_torch_fused"
+    assert page.bound[("performance", "optimizer")].value() == "adamw_torch_fused"
     assert page.bound[("lora", "alpha")].value() == 32
     page.bound[("lora", "rank")].setValue(0)
     words, under_rank = page.field_errors["lora.rank"]
@@ -104,11 +104,11 @@ def test_options_this_machine_cannot_run_are_refused_on_the_page(window: MainWin
         window.load_sample()
     window.go_to(window.pages.index(page))
     page.set_context(window.current_config(), "", None, Capabilities())  # CPU only: no model, no GPU
-    page.bound[("performance", "precision")].setCurrentText("fp16")
+    page.bound[("performance", "precision")].set_value("fp16")
     assert "fp16 needs a CUDA GPU" in page.problem()
     assert window.current_page() is page and not window.next_button.isEnabled()
     assert "fp16 needs a CUDA GPU" in window.reason.text()
-    page.bound[("performance", "precision")].setCurrentText("auto")
+    page.bound[("performance", "precision")].set_value("auto")
     assert page.problem() == "" and window.next_button.isEnabled()
 
 

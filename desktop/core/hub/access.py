@@ -90,6 +90,7 @@ def unreachable_error(what: str, source: Source, problem: str, searching: bool =
             "in Settings > Model sources, or pick a local model folder."
         ),
     )
+    error.detail = problem
     error.cli_hint = msg(  # type: ignore[attr-defined]  # what the command line says instead
         "Check the network, or switch the source: --source mirror (https://hf-mirror.com) or --source "
         "modelscope, or HF_ENDPOINT; or give a local model folder."
@@ -173,7 +174,13 @@ class GatedError(ModelError):
 
 
 def translate(exc: BaseException, source: Source, repo_id: str, dataset: bool = False) -> ModelError:
-    """One sentence and what to do, for whatever the hub clients raised."""
+    """One sentence and what to do, for whatever the hub clients raised; their own words in ``detail``."""
+    error = _in_our_words(exc, source, repo_id, dataset)
+    error.detail = f"{type(exc).__name__}: {exc}"
+    return error
+
+
+def _in_our_words(exc: BaseException, source: Source, repo_id: str, dataset: bool) -> ModelError:
     from desktop.core.system.errors import exception_chain
 
     names = {type(e).__name__ for e in exception_chain(exc)}

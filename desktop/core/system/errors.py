@@ -28,6 +28,9 @@ class StudioError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.detail = ""
+        """The library's or the operating system's own words ("[Errno -2] Name or service not known"),
+        where the message says it in ours: behind Details, never in the sentence."""
 
     def __str__(self) -> str:
         return f"{self.message}\n{self.hint}" if self.hint else self.message

@@ -320,6 +320,7 @@ def _dialogs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=11 * 2**30, ram=16 * 2**30, parent=window)
     browser.resize(1000, 560)
     browser.show()
+    settle()  # every "Fit here" worked out (the catalogue's models: offline)
     QApplication.processEvents()
     files.append(_save(browser, out / f"7-browser{suffix}.png"))
     browser.close()

@@ -31,6 +31,7 @@ from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import human_count, human_size
 from desktop.gui.app_support.workers import BackgroundTask, run_in_background
 from desktop.gui.widgets.download_panel import DownloadPanel
+from desktop.gui.widgets.error_label import show_error
 from desktop.gui.widgets.fit_text import badge_text
 from desktop.shared_ui import error_text, shown
 
@@ -75,6 +76,7 @@ class ModelBrowser(QDialog):
         self.query.setPlaceholderText(self.tr("Search models, e.g. qwen, chinese, bert"))
         self.query.returnPressed.connect(self.search)
         self.where = QComboBox()  # where to search: the Hugging Face source in use, or ModelScope
+        self.where.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # the host whole
         from desktop.core.hub.sources import MODELSCOPE, candidates
 
         others = candidates()
@@ -126,6 +128,8 @@ class ModelBrowser(QDialog):
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         table.verticalHeader().setVisible(False)
         table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # The verdict whole: cut to "needs 52…" it said nothing.
+        table.horizontalHeader().setSectionResizeMode(FIT_COLUMN, QHeaderView.ResizeMode.ResizeToContents)
         table.doubleClicked.connect(self._use)
         return table
 
@@ -297,9 +301,8 @@ class ModelBrowser(QDialog):
         self.search_button.setEnabled(True)
         self._show_error(exc)
 
-    def _show_error(self, exc: object) -> None:
-        message, hint = shown(getattr(exc, "message", str(exc))), shown(getattr(exc, "hint", ""))
-        self.status.setText(f"{message}\n{hint}" if hint else message)
+    def _show_error(self, exc: BaseException) -> None:
+        show_error(self.status, exc)
 
     def refresh_local(self) -> None:
         from desktop.core.hub.search import on_this_computer

@@ -8,7 +8,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
-    QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -37,6 +36,7 @@ from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.paths import default_runs_dir
 from desktop.gui.config_model import RunConfigModel
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.choice_combo import ChoiceCombo
 from desktop.gui.widgets.config_section_widget import ConfigSectionWidget
 from desktop.gui.widgets.field_error import error_label, show_error
 from desktop.gui.widgets.memory_estimate_widget import MemoryEstimateWidget
@@ -85,8 +85,7 @@ class OptionsPage(WizardPage):
         self.epochs = QDoubleSpinBox(decimals=1, minimum=0.1, maximum=1000, singleStep=1)
         self.max_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("use epochs"))
         self.learning_rate = QDoubleSpinBox(decimals=6, minimum=0.000001, maximum=0.5, singleStep=0.00001)
-        self.scheduler = QComboBox()
-        self.scheduler.addItems(SCHEDULERS)
+        self.scheduler = ChoiceCombo(SCHEDULERS)
         self.warmup = QDoubleSpinBox(decimals=2, minimum=0, maximum=100_000, singleStep=0.05)
         self.warmup.setToolTip(self.tr("Below 1: a fraction of all steps. From 1: a number of steps."))
         self.batch_size = QSpinBox(minimum=1, maximum=4096)
@@ -261,7 +260,7 @@ class OptionsPage(WizardPage):
         self.epochs.setValue(t.epochs)
         self.max_steps.setValue(t.max_steps)
         self.learning_rate.setValue(t.learning_rate)
-        self.scheduler.setCurrentText(t.scheduler)
+        self.scheduler.set_value(t.scheduler)
         self.warmup.setValue(t.warmup)
         self.batch_size.setValue(t.batch_size)
         self.accumulation.setValue(t.gradient_accumulation)
@@ -287,7 +286,7 @@ class OptionsPage(WizardPage):
         t.epochs = self.epochs.value()
         t.max_steps = self.max_steps.value()
         t.learning_rate = self.learning_rate.value()
-        t.scheduler = self.scheduler.currentText()
+        t.scheduler = self.scheduler.value()
         t.warmup = self.warmup.value()
         t.batch_size = self.batch_size.value()
         t.gradient_accumulation = self.accumulation.value()

@@ -7,7 +7,6 @@ import dataclasses
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.settings.config import RunConfig
+from desktop.gui.widgets.choice_combo import ChoiceCombo
 from desktop.gui.widgets.field_error import AddField
 from desktop.shared_ui import shown
 
@@ -46,8 +46,7 @@ class ConfigSectionWidget(QGroupBox):
         for f in dataclasses.fields(cls):
             default = getattr(cls(), f.name)
             if f.name in choices:
-                editor: QWidget = QComboBox()
-                editor.addItems(choices[f.name])
+                editor: QWidget = ChoiceCombo(choices[f.name])
                 editor.currentIndexChanged.connect(self.changed)
             elif isinstance(default, bool):
                 editor = QCheckBox()
@@ -106,8 +105,8 @@ class ConfigSectionWidget(QGroupBox):
         for (section, name), editor in self.editors.items():
             value = getattr(getattr(config, section), name)
             editor.blockSignals(True)
-            if isinstance(editor, QComboBox):
-                editor.setCurrentText(value)
+            if isinstance(editor, ChoiceCombo):
+                editor.set_value(value)
             elif isinstance(editor, QCheckBox):
                 editor.setChecked(value)
             elif isinstance(editor, QLineEdit):
@@ -119,8 +118,8 @@ class ConfigSectionWidget(QGroupBox):
     def apply_to(self, config: RunConfig) -> None:
         """Write the section's values shown into ``config``."""
         for (section, name), editor in self.editors.items():
-            if isinstance(editor, QComboBox):
-                value: object = editor.currentText()
+            if isinstance(editor, ChoiceCombo):
+                value: object = editor.value()
             elif isinstance(editor, QCheckBox):
                 value = editor.isChecked()
             elif isinstance(editor, QLineEdit):

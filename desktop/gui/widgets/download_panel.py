@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLa
 
 from desktop.core.system.errors import human_size
 from desktop.gui.app_support.workers import BackgroundTask
+from desktop.gui.widgets.error_label import show_error
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.shared_ui import shown
 
@@ -131,8 +132,7 @@ class DownloadPanel(QWidget):
             return
         from desktop.core.hub.access import GatedError
 
-        message, hint = shown(getattr(exc, "message", str(exc))), shown(getattr(exc, "hint", ""))
-        self.status.setText(f"{message}\n{hint}" if hint else message)
+        show_error(self.status, exc)
         self.token_button.setVisible(isinstance(exc, GatedError))
 
     def open_token_settings(self) -> None:

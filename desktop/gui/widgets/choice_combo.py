@@ -1,0 +1,70 @@
+"""A combo box of config values (``adamw_torch_fused``, ``linear``), each with what it means beside it.
+
+The value stays as the config, the CLI and the docs spell it; the words beside it are in the user's
+language ("adamw_torch_fused: fused AdamW, faster on a GPU" / "……融合实现：在 GPU 上更快").
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtWidgets import QComboBox, QWidget
+
+translate = QCoreApplication.translate
+
+
+def _meanings() -> dict[str, str]:
+    """What each value means, by value (a value that means the same in two fields is said once)."""
+    return {
+        # precision
+        "auto": translate("ChoiceCombo", "chosen for this computer"),
+        "fp32": translate("ChoiceCombo", "full precision: most memory, slowest"),
+        "fp16": translate("ChoiceCombo", "half precision, for older NVIDIA GPUs"),
+        "bf16": translate("ChoiceCombo", "half precision, steadier (RTX 30 series and newer)"),
+        # optimizer
+        "adamw_torch": translate("ChoiceCombo", "AdamW, the usual choice"),
+        "adamw_torch_fused": translate("ChoiceCombo", "fused AdamW, faster on a GPU"),
+        "adafactor": translate("ChoiceCombo", "least memory; learns a little differently"),
+        "adamw_bnb_8bit": translate("ChoiceCombo", "AdamW in 8 bits: a quarter of its memory"),
+        "paged_adamw_8bit": translate("ChoiceCombo", "8-bit AdamW that can spill to RAM"),
+        # attention
+        "sdpa": translate("ChoiceCombo", "PyTorch's fast attention"),
+        "eager": translate("ChoiceCombo", "plain, slowest: for debugging"),
+        "flash_attention_2": translate("ChoiceCombo", "FlashAttention 2 (needs the flash-attn package)"),
+        # compile backend
+        "inductor": translate("ChoiceCombo", "fastest code, slow first step"),
+        "aot_eager": translate("ChoiceCombo", "checks compilation without speeding up"),
+        # scheduler
+        "linear": translate("ChoiceCombo", "falls in a straight line to 0"),
+        "cosine": translate("ChoiceCombo", "falls along a cosine curve to 0"),
+        "constant": translate("ChoiceCombo", "stays the same"),
+        "constant_with_warmup": translate("ChoiceCombo", "rises during warm-up, then stays"),
+        "cosine_with_restarts": translate("ChoiceCombo", "cosine curves, starting again"),
+        "polynomial": translate("ChoiceCombo", "falls along a polynomial curve"),
+    }
+
+
+class ChoiceCombo(QComboBox):
+    """Config values with their meaning; :meth:`value` and :meth:`set_value` speak the values."""
+
+    def __init__(self, values: tuple[str, ...], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        meanings = _meanings()
+        for value in values:
+            meaning = meanings.get(value, "")
+            shown = translate("ChoiceCombo", "{value}: {meaning}").format(value=value, meaning=meaning)
+            self.addItem(shown if meaning else value, value)
+            self.setItemData(self.count() - 1, shown, Qt.ItemDataRole.ToolTipRole)  # where the box cuts it
+        # The closed box shows what fits; the list is as wide as its longest line.
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(16)
+        self.view().setMinimumWidth(self.view().sizeHintForColumn(0) + 24)
+
+    def value(self) -> str:
+        """The value chosen, as the config spells it."""
+        return str(self.currentData())
+
+    def set_value(self, value: str) -> None:
+        """Choose ``value`` (one not offered is ignored, as a combo box ignores unknown text)."""
+        index = self.findData(value)
+        if index >= 0:
+            self.setCurrentIndex(index)
