@@ -144,3 +144,17 @@ def test_the_legend_sits_above_the_curves_not_on_them(qtbot) -> None:
     curves = plot.getPlotItem().vb.sceneBoundingRect()
     assert legend.height() > 0 and legend.bottom() <= curves.top() + 1
     assert len(plot.legend.items) == 5
+
+
+def test_the_legend_lists_only_curves_that_have_points(qtbot) -> None:
+    """A run on the CPU has no VRAM: its memory plot said "VRAM allocated" for a curve never drawn."""
+    plot = LivePlotWidget("Memory", "GB")
+    qtbot.addWidget(plot)
+    for name in ("allocated", "reserved", "rss"):
+        plot.add_curve(name, name, "#888888")
+    plot.append("rss", 1, 0.5)
+    plot.flush()
+    assert [label.text for _, label in plot.legend.items] == ["rss"]
+    plot.append("allocated", 2, 0.1)
+    plot.flush()
+    assert [label.text for _, label in plot.legend.items] == ["allocated", "rss"]  # the order they were added

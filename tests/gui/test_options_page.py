@@ -144,7 +144,7 @@ def test_without_an_nvidia_gpu_the_page_talks_about_ram_and_time(
     assert estimate.changes_label.text().startswith("Nothing changed") and estimate.undo_button.isHidden()
     assert "makes every step slower" in estimate.changes_label.text()  # the caveat still holds
     speed = page.sections[0].editors  # the GPU-only options say so instead of doing nothing
-    for name in ("pin_memory", "empty_cache_steps"):
+    for name in ("pin_memory", "empty_cache_steps", "oom_recovery"):
         editor = speed[("performance", name)]
         assert not editor.isEnabled() and "Only with an NVIDIA GPU" in editor.toolTip()
     assert speed[("performance", "gradient_checkpointing")].isEnabled()

@@ -66,7 +66,7 @@ class ConfigSectionWidget(QGroupBox):
             words = self._field_words().get(f.name, f.name.replace("_", " ").capitalize())
             add_field(form, f"{section}.{f.name}", words, editor)
 
-    GPU_ONLY = ("pin_memory", "empty_cache_steps", "qlora")
+    GPU_ONLY = ("pin_memory", "empty_cache_steps", "qlora", "oom_recovery")
     """Fields that do something only on an NVIDIA GPU."""
 
     def set_cuda(self, cuda: bool) -> None:

@@ -147,6 +147,8 @@ class LivePlotWidget(PlotWidget):
         layout.addItem(self.legend, 1, 1, alignment=Qt.AlignmentFlag.AlignHCenter)
         self._points: dict[str, Points] = {}
         self._curves: dict[str, pg.PlotDataItem] = {}
+        self._labels: dict[str, str] = {}
+        self._in_legend: list[str] = []
         self._dotted: set[str] = set()
         self._dirty: set[str] = set()
 
@@ -173,7 +175,7 @@ class LivePlotWidget(PlotWidget):
             symbolPen=None,
         )
         (self if view is None else view).addItem(item)
-        self.legend.addItem(item, label)
+        self._labels[name] = label  # in the legend from its first point: a CPU run lists no VRAM curve
         self._curves[name] = item
         self._points[name] = Points()
 
@@ -214,8 +216,10 @@ class LivePlotWidget(PlotWidget):
     def clear_curves(self) -> None:
         """Remove every curve and its legend entry (the comparison shows other runs)."""
         for item in self._curves.values():
-            self.legend.removeItem(item)
             self.removeItem(item)
+        self.legend.clear()
+        self._in_legend.clear()
+        self._labels.clear()
         self._curves.clear()
         self._points.clear()
         self._dirty.clear()
@@ -240,6 +244,17 @@ class LivePlotWidget(PlotWidget):
             elif len(x) > 1 and curve.opts["symbol"] == "o" and name not in self._dotted:
                 curve.setSymbol(None)
         self._dirty.clear()
+        self._update_legend()
+
+    def _update_legend(self) -> None:
+        """The curves that have points, in the order they were added."""
+        drawn = [name for name in self._curves if len(self._points[name])]
+        if set(drawn) <= set(self._in_legend):
+            return  # a curve cleared for a new run keeps its entry: the new run draws it again
+        self.legend.clear()
+        for name in drawn:
+            self.legend.addItem(self._curves[name], self._labels[name])
+        self._in_legend = drawn
 
 
 class ThroughputPlotWidget(LivePlotWidget):
