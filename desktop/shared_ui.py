@@ -28,10 +28,12 @@ def shown(text: Any) -> str:
 
 def error_text(exc: BaseException, separator: str = "\n") -> str:
     """What a failure says to the user, in the user's language: a :class:`StudioError`'s message and
-    hint; any other exception's own text."""
-    from desktop.core.system.errors import StudioError
+    hint; an operating system's error in our words (its own text is the error's ``detail``); any other
+    exception's own text."""
+    from desktop.core.system.errors import StudioError, os_error
     from desktop.core.system.messages import Msg
 
+    exc = os_error(exc) or exc  # "[Errno 13] Permission denied: ..." in our words
     if not isinstance(exc, StudioError):
         first = exc.args[0] if len(exc.args) == 1 else None
         return shown(first) if isinstance(first, Msg) else str(exc)  # ValueError(msg("..."))

@@ -2613,10 +2613,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>显存不足：正在改用更少显存继续…</translation>
     </message>
     <message>
-        <source>The run folder cannot be written: {error}</source>
-        <translation>无法写入运行文件夹：{error}</translation>
-    </message>
-    <message>
         <source>Checkpoint saved at step {step}.</source>
         <translation>已在第 {step} 步保存检查点。</translation>
     </message>
@@ -5684,12 +5680,36 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>一切都保持原样。</translation>
     </message>
     <message>
+        <source>Check that it still exists (a drive unplugged, a folder moved or renamed) and try again.</source>
+        <translation>请确认它还在（驱动器是否已拔出、文件夹是否被移动或改名），然后重试。</translation>
+    </message>
+    <message>
         <source>Windows ran out of virtual memory while loading PyTorch&apos;s libraries: the paging file is too small (error 1455).</source>
         <translation>Windows 在加载 PyTorch 的库时虚拟内存不足：页面文件太小（错误 1455）。</translation>
     </message>
     <message>
         <source>Let Windows manage the paging file size (Advanced system settings &gt; Performance &gt; Settings &gt; Advanced &gt; Virtual memory), keep a few GB free on the system drive, restart Windows, then resume. Fewer data loader workers load PyTorch fewer times.</source>
         <translation>让 Windows 自动管理页面文件大小（高级系统设置 &gt; 性能 &gt; 设置 &gt; 高级 &gt; 虚拟内存），在系统盘上留出几 GB 空闲空间，重启 Windows 后继续训练。数据加载进程越少，加载 PyTorch 的次数也越少。</translation>
+    </message>
+    <message>
+        <source>{file} was not found.</source>
+        <translation>找不到 {file}。</translation>
+    </message>
+    <message>
+        <source>A file was not found.</source>
+        <translation>找不到一个文件。</translation>
+    </message>
+    <message>
+        <source>Close the program that has it open (an editor, Excel, a file preview) and try again.</source>
+        <translation>请关闭正在打开它的程序（编辑器、Excel、文件预览），然后重试。</translation>
+    </message>
+    <message>
+        <source>{file} is in use by another program.</source>
+        <translation>{file} 正被另一个程序使用。</translation>
+    </message>
+    <message>
+        <source>A file is in use.</source>
+        <translation>有一个文件正被使用。</translation>
     </message>
     <message>
         <source>{checkpoint} does not fit the model this data makes (its shapes differ: {error}).</source>

@@ -2613,10 +2613,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>顯示記憶體不足：正在改用更少顯示記憶體繼續…</translation>
     </message>
     <message>
-        <source>The run folder cannot be written: {error}</source>
-        <translation>無法寫入執行資料夾：{error}</translation>
-    </message>
-    <message>
         <source>Checkpoint saved at step {step}.</source>
         <translation>已在第 {step} 步儲存檢查點。</translation>
     </message>
@@ -5684,12 +5680,36 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>一切都保持原樣。</translation>
     </message>
     <message>
+        <source>Check that it still exists (a drive unplugged, a folder moved or renamed) and try again.</source>
+        <translation>請確認它還在（磁碟機是否已拔除、資料夾是否被移動或改名），然後重試。</translation>
+    </message>
+    <message>
         <source>Windows ran out of virtual memory while loading PyTorch&apos;s libraries: the paging file is too small (error 1455).</source>
         <translation>Windows 在載入 PyTorch 的程式庫時虛擬記憶體不足：分頁檔太小（錯誤 1455）。</translation>
     </message>
     <message>
         <source>Let Windows manage the paging file size (Advanced system settings &gt; Performance &gt; Settings &gt; Advanced &gt; Virtual memory), keep a few GB free on the system drive, restart Windows, then resume. Fewer data loader workers load PyTorch fewer times.</source>
         <translation>讓 Windows 自動管理分頁檔大小（進階系統設定 &gt; 效能 &gt; 設定 &gt; 進階 &gt; 虛擬記憶體），在系統磁碟上保留幾 GB 可用空間，重新啟動 Windows 後繼續訓練。資料載入程序越少，載入 PyTorch 的次數也越少。</translation>
+    </message>
+    <message>
+        <source>{file} was not found.</source>
+        <translation>找不到 {file}。</translation>
+    </message>
+    <message>
+        <source>A file was not found.</source>
+        <translation>找不到一個檔案。</translation>
+    </message>
+    <message>
+        <source>Close the program that has it open (an editor, Excel, a file preview) and try again.</source>
+        <translation>請關閉正在開啟它的程式（編輯器、Excel、檔案預覽），然後重試。</translation>
+    </message>
+    <message>
+        <source>{file} is in use by another program.</source>
+        <translation>{file} 正被另一個程式使用。</translation>
+    </message>
+    <message>
+        <source>A file is in use.</source>
+        <translation>有一個檔案正被使用。</translation>
     </message>
     <message>
         <source>{checkpoint} does not fit the model this data makes (its shapes differ: {error}).</source>

@@ -133,3 +133,18 @@ def test_sizes_read_at_a_glance() -> None:
         "1.4 GB",
         "80 GB",
     ]
+
+
+def test_the_operating_systems_words_become_ours_and_are_kept_as_detail() -> None:
+    import errno
+
+    from desktop.core.system.errors import os_error
+
+    missing = os_error(FileNotFoundError(errno.ENOENT, "No such file or directory", "/data/reviews.csv"))
+    assert str(missing.message) == "/data/reviews.csv was not found." and "unplugged" in missing.hint
+    assert "[Errno 2] No such file or directory" in missing.detail  # one click away, not in the sentence
+    busy = os_error(OSError(errno.EBUSY, "Device or resource busy", "out.xlsx"))
+    assert "in use by another program" in busy.message and "Excel" in busy.hint
+    denied = os_error(PermissionError(errno.EACCES, "Permission denied", "/root/runs/x"))
+    assert "may not write" in denied.message and "Permission denied" in denied.detail
+    assert os_error(ValueError("not an OS error")) is None

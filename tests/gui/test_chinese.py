@@ -136,3 +136,25 @@ def test_option_values_keep_their_name_with_chinese_words_beside_it(qtbot, langu
     assert optimizer.currentText() == "adamw_torch_fused：融合版 AdamW，GPU 上更快"
     assert optimizer.value() == "adamw_torch_fused"  # what the config keeps
     assert all("：" in scheduler.itemText(i) for i in range(scheduler.count()))
+
+
+def test_an_os_error_reads_in_chinese_with_its_own_words_behind_details(
+    qtbot, language, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from PySide6.QtGui import QTextDocumentFragment
+
+    from desktop.gui.widgets.error_label import show_error
+
+    language("zh_CN")
+    label = QLabel()
+    qtbot.addWidget(label)
+    show_error(label, FileNotFoundError(errno.ENOENT, "No such file or directory", "/data/评论.csv"))
+    seen = QTextDocumentFragment.fromHtml(label.text()).toPlainText()
+    assert "/data/评论.csv" in seen and "Errno" not in seen and "No such file" not in seen
+    assert seen.endswith("详细信息")
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append(box.text()) or 0)
+    label.linkActivated.emit("details")
+    assert shown == ["[Errno 2] No such file or directory: '/data/评论.csv'"]

@@ -144,6 +144,29 @@ def disk_error(
     return None
 
 
+def os_error(exc: BaseException) -> StudioError | None:
+    """An operating system's failure (``OSError``) in our words, its own text kept as ``detail``: a full
+    disk or a folder that may not be written (:func:`disk_error`), a file not found, or one another program
+    holds open. ``None`` for any other exception."""
+    if not isinstance(exc, OSError):
+        return None
+    name = exc.filename or ""
+    found = disk_error(exc)
+    if found is None and exc.errno == errno.ENOENT:
+        found = StudioError(
+            msg("{file} was not found.", file=name) if name else msg("A file was not found."),
+            msg("Check that it still exists (a drive unplugged, a folder moved or renamed) and try again."),
+        )
+    elif found is None and (getattr(exc, "winerror", None) in (32, 33) or exc.errno == errno.EBUSY):
+        found = StudioError(
+            msg("{file} is in use by another program.", file=name) if name else msg("A file is in use."),
+            msg("Close the program that has it open (an editor, Excel, a file preview) and try again."),
+        )
+    if found is not None:
+        found.detail = str(exc)
+    return found
+
+
 def _space(needed_bytes: int, free_mb: float | None) -> str | None:
     """The sentence on space needed and free, as far as they are known."""
     free = human_size(free_mb * 2**20) if free_mb is not None else ""

@@ -153,7 +153,7 @@ class RestartController(QObject):
                 self.tr("Could not restart"),
                 self.tr(
                     "The request could not be written ({error}). Check that the data folder is writable."
-                ).format(error=exc),
+                ).format(error=error_text(exc, " ")),
             )
             return
         started = QProcess.startDetached(str(launcher), [])

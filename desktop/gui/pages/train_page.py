@@ -26,6 +26,7 @@ from desktop.core.system.events import (
 from desktop.gui.config_model import RunConfigModel
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.elided_label import ElidedLabel
+from desktop.gui.widgets.error_label import show_error
 from desktop.gui.widgets.failure_widget import FailureWidget
 from desktop.gui.widgets.metric_text import metrics_line
 from desktop.gui.widgets.progress_bar import ProgressBar
@@ -336,7 +337,7 @@ class TrainPage(WizardPage):
         try:
             accept_new_data(run.path)  # the classes are still checked
         except OSError as exc:
-            self.status.setText(self.tr("The run folder cannot be written: {error}").format(error=exc))
+            show_error(self.status, exc)  # the folder named, in our words; the OS's behind Details
             return
         self.resume_run(run)
 

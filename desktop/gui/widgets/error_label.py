@@ -15,8 +15,10 @@ DETAILS_LINK = "details"
 def show_error(label: QLabel, exc: BaseException) -> None:
     """Put ``exc`` in ``label`` as the user reads it; where the error keeps the original text of a library
     or the operating system (``detail``), a Details link after it shows that text."""
+    from desktop.core.system.errors import os_error
+
     text = error_text(exc)
-    detail = getattr(exc, "detail", "")
+    detail = getattr(os_error(exc) or exc, "detail", "")
     label.setProperty("errorDetail", detail)
     if not detail:
         label.setText(text)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.system.errors import StudioError
 from desktop.gui.app_support.workers import BackgroundTask
+from desktop.gui.widgets.error_label import show_error
 from desktop.gui.widgets.metric_text import column_name
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.shared_ui import error_text, shown
@@ -216,12 +217,12 @@ class PredictPanel(QWidget):
 
     def _on_failed(self, exc: object, detail: str) -> None:
         self._task = None
-        text = (
-            error_text(exc)
-            if isinstance(exc, StudioError)
-            else self.tr("Predicting failed: {error}").format(error=exc)
-        )
-        self.status.setText(text)
+        if isinstance(exc, StudioError | OSError):
+            show_error(self.status, exc)
+            text = error_text(exc)
+        else:
+            text = self.tr("Predicting failed: {error}").format(error=exc)
+            self.status.setText(text)
         self._update()
         self.failed.emit(text)
 
