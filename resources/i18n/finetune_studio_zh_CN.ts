@@ -246,6 +246,10 @@
         <translation>注意力实现</translation>
     </message>
     <message>
+        <source>Padding-free batches (causal LM)</source>
+        <translation>无填充批次（因果语言模型）</translation>
+    </message>
+    <message>
         <source>Recover from out of memory</source>
         <translation>显存不足时自动恢复</translation>
     </message>
@@ -3194,6 +3198,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file}（工作表 {sheet}）</translation>
     </message>
     <message>
+        <source>Batches are padded: {model} would let each example of a padding-free batch see the one before it.</source>
+        <translation>批次改为填充：{model} 在无填充批次中会让每个样本看到它前面的样本。</translation>
+    </message>
+    <message>
         <source>{gpus} is too old for current PyTorch: no build has code for its architecture (compute capability {capability}), so training runs on the CPU.</source>
         <translation>{gpus} 对当前的 PyTorch 来说太旧了：没有任何版本包含支持它的架构（计算能力 {capability}）的代码，因此训练会在 CPU 上运行。</translation>
     </message>
@@ -3488,6 +3496,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Attention kernel: auto, sdpa, eager or flash_attention_2.</source>
         <translation>注意力实现：auto、sdpa、eager 或 flash_attention_2。</translation>
+    </message>
+    <message>
+        <source>Causal LM: put a batch&apos;s examples one after another in one row instead of padding each to the longest, so no compute goes to padding; position ids restart at each example, so none sees another. The run pads instead where the model cannot keep them apart.</source>
+        <translation>因果语言模型：把一个批次的样本首尾相接放在一行里，而不是都填充到最长的那条，算力不浪费在填充上；位置编号在每个样本处重新开始，样本之间互不可见。模型做不到这一点时，训练改用填充。</translation>
     </message>
     <message>
         <source>Train LoRA adapters instead of every weight.</source>

@@ -246,6 +246,10 @@
         <translation>注意力實作</translation>
     </message>
     <message>
+        <source>Padding-free batches (causal LM)</source>
+        <translation>無填充批次（因果語言模型）</translation>
+    </message>
+    <message>
         <source>Recover from out of memory</source>
         <translation>顯示記憶體不足時自動復原</translation>
     </message>
@@ -3194,6 +3198,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file}（工作表 {sheet}）</translation>
     </message>
     <message>
+        <source>Batches are padded: {model} would let each example of a padding-free batch see the one before it.</source>
+        <translation>批次改為填充：{model} 在無填充批次中會讓每個範例看到它前面的範例。</translation>
+    </message>
+    <message>
         <source>{gpus} is too old for current PyTorch: no build has code for its architecture (compute capability {capability}), so training runs on the CPU.</source>
         <translation>{gpus} 對目前的 PyTorch 來說太舊了：沒有任何版本包含支援它的架構（計算能力 {capability}）的程式碼，因此訓練會在 CPU 上執行。</translation>
     </message>
@@ -3488,6 +3496,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Attention kernel: auto, sdpa, eager or flash_attention_2.</source>
         <translation>注意力實作：auto、sdpa、eager 或 flash_attention_2。</translation>
+    </message>
+    <message>
+        <source>Causal LM: put a batch&apos;s examples one after another in one row instead of padding each to the longest, so no compute goes to padding; position ids restart at each example, so none sees another. The run pads instead where the model cannot keep them apart.</source>
+        <translation>因果語言模型：把一個批次的範例首尾相接放在一列裡，而不是都填充到最長的那筆，運算不浪費在填充上；位置編號在每個範例處重新開始，範例之間互不可見。模型做不到這一點時，訓練改用填充。</translation>
     </message>
     <message>
         <source>Train LoRA adapters instead of every weight.</source>

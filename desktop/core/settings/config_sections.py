@@ -158,6 +158,12 @@ class Performance:
         msg("torch.compile backend: {choices}.", choices=", ".join(COMPILE_BACKENDS)), default="inductor"
     )
     attention: str = help_field("Attention kernel: auto, sdpa, eager or flash_attention_2.", default="auto")
+    padding_free: bool = help_field(
+        "Causal LM: put a batch's examples one after another in one row instead of padding each to the "
+        "longest, so no compute goes to padding; position ids restart at each example, so none sees "
+        "another. The run pads instead where the model cannot keep them apart.",
+        default=True,
+    )
     oom_recovery: bool = help_field(
         "When the GPU runs out of memory: go back to the last checkpoint and go on with less memory (half "
         "the batch and twice the accumulation, so the same effective batch; then gradient checkpointing; "

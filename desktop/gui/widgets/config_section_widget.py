@@ -91,6 +91,7 @@ class ConfigSectionWidget(QGroupBox):
             "torch_compile": self.tr("Compile the model (torch.compile)"),
             "compile_backend": self.tr("Compile backend"),
             "attention": self.tr("Attention"),
+            "padding_free": self.tr("Padding-free batches (causal LM)"),
             "oom_recovery": self.tr("Recover from out of memory"),
             "enabled": self.tr("Train LoRA adapters"),
             "rank": self.tr("Rank"),

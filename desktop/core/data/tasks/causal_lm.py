@@ -223,6 +223,21 @@ def prepare(
     model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **(model_kwargs or {}))
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
+    # Pads input ids with the pad token and labels with -100, which is what a causal LM needs.
+    collator: Any = DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE)
+    if config.performance.padding_free:
+        from desktop.core.data.tasks.packing import PaddingFreeCollator, keeps_examples_apart
+
+        if keeps_examples_apart(model):
+            collator = PaddingFreeCollator()
+        else:
+            notes.append(
+                msg(
+                    "Batches are padded: {model} would let each example of a padding-free batch see the one "
+                    "before it.",
+                    model=config.model.name,
+                )
+            )
     from desktop.core.data.tasks import SAMPLE_ROWS
 
     eval_pairs, chat = pairs(eval_, columns, SAMPLE_ROWS) if eval_ is not None else ([], False)
@@ -232,7 +247,6 @@ def prepare(
         eval=eval_examples,
         eval_pairs=eval_pairs,
         chat=chat,
-        # Pads input ids with the pad token and labels with -100, which is what a causal LM needs.
-        collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE),
+        collator=collator,
         notes=notes,
     )
