@@ -263,11 +263,11 @@
     </message>
     <message>
         <source>Alpha</source>
-        <translation>Alpha</translation>
+        <translation>Alpha（缩放系数）</translation>
     </message>
     <message>
         <source>Dropout</source>
-        <translation>Dropout</translation>
+        <translation>Dropout（丢弃率）</translation>
     </message>
     <message>
         <source>Target modules</source>
@@ -341,7 +341,7 @@
     </message>
     <message>
         <source>Evaluation:</source>
-        <translation>评估：</translation>
+        <translation>验证集：</translation>
     </message>
     <message>
         <source>Download {dataset}</source>
@@ -1179,7 +1179,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Your own settings are back for the next run: {fields}.</source>
-        <translation>下次训练将恢复使用您自己的设置：{fields}。</translation>
+        <translation>下次训练将恢复使用你自己的设置：{fields}。</translation>
     </message>
     <message>
         <source>Cannot apply this change</source>
@@ -1266,7 +1266,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Fit my GPU</source>
-        <translation>适配我的 GPU</translation>
+        <translation>按我的 GPU 调整</translation>
     </message>
     <message>
         <source>Undo</source>
@@ -1290,7 +1290,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>On this computer the run uses RAM: {parts}</source>
-        <translation>在这台电脑上，训练使用内存：{parts}</translation>
+        <translation>本机训练的内存占用——{parts}</translation>
     </message>
     <message>
         <source>No NVIDIA GPU here: training runs on the CPU and needs about {total} of RAM ({free} free). It is much slower than on a GPU: small models and short texts suit it best.</source>
@@ -1314,7 +1314,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
-        <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“适配我的 GPU”可以找到放得下的设置。</translation>
+        <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“按我的 GPU 调整”可以找到放得下的设置。</translation>
     </message>
     <message>
         <source>Nothing changed: the current settings already match.</source>
@@ -1525,6 +1525,22 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Gated: accept the license on the model&apos;s page, then add a token in Settings &gt; Model sources.</source>
         <translation>受限模型：请先在模型页面同意许可协议，然后在“设置 &gt; 模型下载源”中添加令牌。</translation>
+    </message>
+    <message>
+        <source>Chinese</source>
+        <translation>中文</translation>
+    </message>
+    <message>
+        <source>English</source>
+        <translation>英文</translation>
+    </message>
+    <message>
+        <source>multilingual</source>
+        <translation>多语言</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
     </message>
     <message>
         <source>unknown</source>
@@ -1941,7 +1957,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Use your own settings again in the next run</source>
-        <translation>下次训练重新使用您自己的设置</translation>
+        <translation>下次训练重新使用你自己的设置</translation>
     </message>
     <message>
         <source>The run starts with:</source>
@@ -1961,11 +1977,11 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>These settings are now on Memory &amp; speed for your next run; Undo restores yours.</source>
-        <translation>这些设置已填入“内存与速度”，供下次训练使用；点“撤销”可恢复您自己的设置。</translation>
+        <translation>这些设置已填入“内存与速度”，供下次训练使用；点“撤销”可恢复你自己的设置。</translation>
     </message>
     <message>
         <source>Undone: the next run uses your own settings again.</source>
-        <translation>已撤销：下次训练将重新使用您自己的设置。</translation>
+        <translation>已撤销：下次训练将重新使用你自己的设置。</translation>
     </message>
 </context>
 <context>
@@ -2166,7 +2182,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Crashed</source>
-        <translation>异常中断</translation>
+        <translation>已崩溃</translation>
     </message>
     <message>
         <source>Damaged</source>
@@ -2428,7 +2444,7 @@ Save them first with File &gt; Save run config… to come back to them.</source>
     </message>
     <message>
         <source>Nothing half-made will be used: the next start repairs it, or try again now.</source>
-        <translation>不会使用装了一半的东西：下次启动时会自动修复，也可以现在重试。</translation>
+        <translation>未装完的内容不会被使用：下次启动时会自动修复，你也可以现在重试。</translation>
     </message>
     <message>
         <source>Cancelling…</source>
@@ -2439,7 +2455,7 @@ Save them first with File &gt; Save run config… to come back to them.</source>
     <name>SpillBarWidget</name>
     <message>
         <source>Stop and fit my GPU</source>
-        <translation>停止并适配我的 GPU</translation>
+        <translation>停止并按我的 GPU 调整</translation>
     </message>
     <message>
         <source>Turn the fallback off…</source>
@@ -2606,7 +2622,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Elapsed {elapsed}   ·   remaining about {eta}   ·   {speed} samples/s   ·   epoch {epoch:.2f}</source>
-        <translation>已用时 {elapsed}   ·   约剩 {eta}   ·   {speed} 样本/秒   ·   第 {epoch:.2f} 轮</translation>
+        <translation>已用时 {elapsed}   ·   约剩 {eta}   ·   {speed} 样本/秒   ·   {epoch:.2f} 轮</translation>
     </message>
     <message>
         <source>step {step}: {metrics}</source>
@@ -2669,7 +2685,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>eval</source>
-        <translation>评估</translation>
+        <translation>验证集</translation>
     </message>
     <message>
         <source>learning rate</source>
@@ -4929,7 +4945,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>CPU-only PyTorch on a machine with {gpus}: training would run on the CPU.</source>
-        <translation>这台装有 {gpus} 的电脑上装的是仅支持 CPU 的 PyTorch：训练会在 CPU 上运行。</translation>
+        <translation>这台电脑有 {gpus}，但装的是仅支持 CPU 的 PyTorch：训练会在 CPU 上运行。</translation>
     </message>
     <message>
         <source>Installing {requirement} lets PyTorch use the GPU ({reason}).</source>

@@ -227,7 +227,7 @@
     </message>
     <message>
         <source>Data loader workers</source>
-        <translation>資料載入程序數</translation>
+        <translation>資料載入行程數</translation>
     </message>
     <message>
         <source>Empty the GPU cache every (steps)</source>
@@ -255,7 +255,7 @@
     </message>
     <message>
         <source>Train LoRA adapters</source>
-        <translation>訓練 LoRA 適配器</translation>
+        <translation>訓練 LoRA 轉接器</translation>
     </message>
     <message>
         <source>Rank</source>
@@ -263,11 +263,11 @@
     </message>
     <message>
         <source>Alpha</source>
-        <translation>Alpha</translation>
+        <translation>Alpha（縮放係數）</translation>
     </message>
     <message>
         <source>Dropout</source>
-        <translation>Dropout</translation>
+        <translation>Dropout（丟棄率）</translation>
     </message>
     <message>
         <source>Target modules</source>
@@ -341,7 +341,7 @@
     </message>
     <message>
         <source>Evaluation:</source>
-        <translation>評估：</translation>
+        <translation>驗證集：</translation>
     </message>
     <message>
         <source>Download {dataset}</source>
@@ -622,7 +622,7 @@
     </message>
     <message>
         <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
-        <translation>準確率 {accuracy} · 巨集平均 F1 {macro} · 基於 {rows} 列評估資料</translation>
+        <translation>準確率 {accuracy} · 宏平均 F1 {macro} · 基於 {rows} 列評估資料</translation>
     </message>
     <message>
         <source>  (base model → fine-tuned)</source>
@@ -689,7 +689,7 @@
     </message>
     <message>
         <source>LoRA adapters only (not merged)</source>
-        <translation>只匯出 LoRA 適配器（不合併）</translation>
+        <translation>只匯出 LoRA 轉接器（不合併）</translation>
     </message>
     <message>
         <source>Also make a .zip</source>
@@ -773,7 +773,7 @@
     </message>
     <message>
         <source>Verified: reloaded in a fresh process, outputs differ by at most {diff:.2g}.</source>
-        <translation>驗證通過：已在新的處理程序中重新載入，輸出差異不超過 {diff:.2g}。</translation>
+        <translation>驗證通過：已在新的行程中重新載入，輸出差異不超過 {diff:.2g}。</translation>
     </message>
     <message>
         <source>Warning: the reloaded folder gives different outputs ({diff:.3g}). {error}</source>
@@ -797,7 +797,7 @@
     </message>
     <message>
         <source>Copying the adapters…</source>
-        <translation>正在複製適配器…</translation>
+        <translation>正在複製轉接器…</translation>
     </message>
     <message>
         <source>Writing the weights…</source>
@@ -821,7 +821,7 @@
     </message>
     <message>
         <source>Verifying: reloading the folder in a fresh process…</source>
-        <translation>正在驗證：在新的處理程序中重新載入資料夾…</translation>
+        <translation>正在驗證：在新的行程中重新載入資料夾…</translation>
     </message>
     <message>
         <source>Logging the model to MLflow…</source>
@@ -1266,7 +1266,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Fit my GPU</source>
-        <translation>配合我的 GPU</translation>
+        <translation>依我的 GPU 調整</translation>
     </message>
     <message>
         <source>Undo</source>
@@ -1290,7 +1290,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>On this computer the run uses RAM: {parts}</source>
-        <translation>在這台電腦上，訓練使用記憶體：{parts}</translation>
+        <translation>本機訓練的記憶體占用——{parts}</translation>
     </message>
     <message>
         <source>No NVIDIA GPU here: training runs on the CPU and needs about {total} of RAM ({free} free). It is much slower than on a GPU: small models and short texts suit it best.</source>
@@ -1314,7 +1314,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
-        <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「配合我的 GPU」可以找到放得下的設定。</translation>
+        <translation>在 Windows 上它不會報錯：驅動程式會把放不下的部分移到共用系統記憶體中，每一步都會慢很多倍。「依我的 GPU 調整」可以找到放得下的設定。</translation>
     </message>
     <message>
         <source>Nothing changed: the current settings already match.</source>
@@ -1512,7 +1512,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>On this computer</source>
-        <translation>這台電腦上的</translation>
+        <translation>本機已有</translation>
     </message>
     <message>
         <source>{license} · gated</source>
@@ -1525,6 +1525,22 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Gated: accept the license on the model&apos;s page, then add a token in Settings &gt; Model sources.</source>
         <translation>受限模型：請先在模型頁面同意授權條款，然後在「設定 &gt; 模型下載來源」中加入權杖。</translation>
+    </message>
+    <message>
+        <source>Chinese</source>
+        <translation>中文</translation>
+    </message>
+    <message>
+        <source>English</source>
+        <translation>英文</translation>
+    </message>
+    <message>
+        <source>multilingual</source>
+        <translation>多語言</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
     </message>
     <message>
         <source>unknown</source>
@@ -1756,7 +1772,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>LoRA adapters</source>
-        <translation>LoRA 適配器</translation>
+        <translation>LoRA 轉接器</translation>
     </message>
     <message>
         <source>{field}:</source>
@@ -2166,7 +2182,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Crashed</source>
-        <translation>異常中斷</translation>
+        <translation>已當機</translation>
     </message>
     <message>
         <source>Damaged</source>
@@ -2428,7 +2444,7 @@ Save them first with File &gt; Save run config… to come back to them.</source>
     </message>
     <message>
         <source>Nothing half-made will be used: the next start repairs it, or try again now.</source>
-        <translation>不會使用裝了一半的東西：下次啟動時會自動修復，也可以現在重試。</translation>
+        <translation>未裝完的內容不會被使用：下次啟動時會自動修復，你也可以現在重試。</translation>
     </message>
     <message>
         <source>Cancelling…</source>
@@ -2439,7 +2455,7 @@ Save them first with File &gt; Save run config… to come back to them.</source>
     <name>SpillBarWidget</name>
     <message>
         <source>Stop and fit my GPU</source>
-        <translation>停止並配合我的 GPU</translation>
+        <translation>停止並依我的 GPU 調整</translation>
     </message>
     <message>
         <source>Turn the fallback off…</source>
@@ -2606,7 +2622,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Elapsed {elapsed}   ·   remaining about {eta}   ·   {speed} samples/s   ·   epoch {epoch:.2f}</source>
-        <translation>已用時間 {elapsed}   ·   約剩 {eta}   ·   {speed} 樣本/秒   ·   第 {epoch:.2f} 輪</translation>
+        <translation>已用時間 {elapsed}   ·   約剩 {eta}   ·   {speed} 樣本/秒   ·   {epoch:.2f} 輪</translation>
     </message>
     <message>
         <source>step {step}: {metrics}</source>
@@ -2669,7 +2685,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>eval</source>
-        <translation>評估</translation>
+        <translation>驗證集</translation>
     </message>
     <message>
         <source>learning rate</source>
@@ -2677,19 +2693,19 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>VRAM allocated</source>
-        <translation>已配置的顯示記憶體</translation>
+        <translation>GPU 已配置</translation>
     </message>
     <message>
         <source>VRAM reserved</source>
-        <translation>已保留的顯示記憶體</translation>
+        <translation>GPU 已保留</translation>
     </message>
     <message>
         <source>process RAM</source>
-        <translation>程序記憶體</translation>
+        <translation>行程記憶體</translation>
     </message>
     <message>
         <source>GPU used, all processes (NVML)</source>
-        <translation>GPU 已用（所有程序，NVML）</translation>
+        <translation>GPU 已用（所有行程，NVML）</translation>
     </message>
     <message>
         <source>GPU total</source>
@@ -2875,7 +2891,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Free some space there, delete models you no longer need (Browse &gt; On this computer), or set HF_HOME / MODELSCOPE_CACHE to a bigger disk.</source>
-        <translation>請清出一些空間，刪除不再需要的模型（瀏覽模型 &gt; 這台電腦上的），或把 HF_HOME / MODELSCOPE_CACHE 設到更大的磁碟上。</translation>
+        <translation>請清出一些空間，刪除不再需要的模型（瀏覽模型 &gt; 本機已有），或把 HF_HOME / MODELSCOPE_CACHE 設到更大的磁碟上。</translation>
     </message>
     <message>
         <source>{name} is not on this computer yet.</source>
@@ -4929,7 +4945,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>CPU-only PyTorch on a machine with {gpus}: training would run on the CPU.</source>
-        <translation>這台裝有 {gpus} 的電腦上裝的是僅支援 CPU 的 PyTorch：訓練會在 CPU 上執行。</translation>
+        <translation>這台電腦有 {gpus}，但裝的是僅支援 CPU 的 PyTorch：訓練會在 CPU 上執行。</translation>
     </message>
     <message>
         <source>Installing {requirement} lets PyTorch use the GPU ({reason}).</source>
@@ -5065,7 +5081,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>macro-F1  {value}</source>
-        <translation>巨集平均 F1 {value}</translation>
+        <translation>宏平均 F1 {value}</translation>
     </message>
     <message>
         <source>Confusion matrix (rows: true label; columns: predicted):</source>
@@ -5701,7 +5717,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Let Windows manage the paging file size (Advanced system settings &gt; Performance &gt; Settings &gt; Advanced &gt; Virtual memory), keep a few GB free on the system drive, restart Windows, then resume. Fewer data loader workers load PyTorch fewer times.</source>
-        <translation>讓 Windows 自動管理分頁檔大小（進階系統設定 &gt; 效能 &gt; 設定 &gt; 進階 &gt; 虛擬記憶體），在系統磁碟上保留幾 GB 可用空間，重新啟動 Windows 後繼續訓練。資料載入程序越少，載入 PyTorch 的次數也越少。</translation>
+        <translation>讓 Windows 自動管理分頁檔大小（進階系統設定 &gt; 效能 &gt; 設定 &gt; 進階 &gt; 虛擬記憶體），在系統磁碟上保留幾 GB 可用空間，重新啟動 Windows 後繼續訓練。資料載入行程越少，載入 PyTorch 的次數也越少。</translation>
     </message>
     <message>
         <source>{file} was not found.</source>
@@ -6033,7 +6049,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Check the internet connection (or the proxy), or set a mirror, then try again.</source>
-        <translation>請檢查網路連線（或 Proxy），或者設定鏡像站，然後重試。</translation>
+        <translation>請檢查網路連線（或代理伺服器），或者設定鏡像站，然後重試。</translation>
     </message>
     <message>
         <source>Python {version} could not be set up.</source>

@@ -70,6 +70,8 @@ class ModelBrowser(QDialog):
             self.recommended.setHorizontalHeaderItem(column, QTableWidgetItem(label))
         self.recommended.setColumnHidden(6, True)  # the catalogue has no hub figures: languages and a note
         self.recommended.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        # Rows as tall as their note wrapped (a gated model's note ends with what to do).
+        self.recommended.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.results = self._table()
         self.local = self._table()
         self.query = QLineEdit()
@@ -183,7 +185,7 @@ class ModelBrowser(QDialog):
                 "…",
             ]
             if hit.source == "catalogue":
-                cells[4], cells[5] = hit.languages, shown(hit.note)
+                cells[4], cells[5] = self._languages(hit.languages), shown(hit.note)
             if hit.gated:
                 cells[3] = self.tr("{license} · gated").format(license=cells[3])
             for column, text in enumerate(cells):
@@ -212,6 +214,11 @@ class ModelBrowser(QDialog):
             else:
                 table.item(row, FIT_COLUMN).setText("")
         self._next_fit()
+
+    def _languages(self, codes: str) -> str:
+        """The catalogue's language codes ("zh, en, multilingual") in words."""
+        words = {"zh": self.tr("Chinese"), "en": self.tr("English"), "multilingual": self.tr("multilingual")}
+        return self.tr(", ").join(words.get(code.strip(), code.strip()) for code in codes.split(","))
 
     def _next_fit(self) -> None:
         if self._fitting or not self._fit_queue:
