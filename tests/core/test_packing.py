@@ -51,8 +51,10 @@ def tokenizer(tiny_gpt2: Path) -> object:
     return tokenizer
 
 
-@pytest.mark.parametrize("architecture", ["gpt2", "llama"])
-def test_padded_and_padding_free_batches_give_the_same_loss(tiny_gpt2: Path, tokenizer, architecture) -> None:
+@pytest.mark.parametrize(("architecture", "capacity"), [("gpt2", 128), ("llama", 128), ("llama", 40)])
+def test_padded_and_padding_free_batches_give_the_same_loss(
+    tiny_gpt2: Path, tokenizer, architecture: str, capacity: int
+) -> None:
     import torch
     from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq
 
@@ -68,7 +70,7 @@ def test_padded_and_padding_free_batches_give_the_same_loss(tiny_gpt2: Path, tok
             module.p = 0.0
     examples = _examples(tokenizer)
     padded = model(**DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE)(examples)).loss
-    free = model(**PaddingFreeCollator()(examples)).loss
+    free = model(**PaddingFreeCollator(tokenizer.pad_token_id, capacity)(examples)).loss
     assert abs(float(padded) - float(free)) < 1e-4
 
 
@@ -93,23 +95,50 @@ def test_the_second_example_of_a_row_does_not_see_the_first(tiny_gpt2: Path) -> 
     assert not keeps_examples_apart(SeesAcross())
 
 
-def test_prompts_stay_masked_and_positions_restart_at_each_example(tokenizer) -> None:
+def _segments(batch: dict) -> list[tuple[list, list]]:
+    """Each stretch of a row whose positions count up from 0: (input ids, labels)."""
+    found = []
+    for ids, labels, positions in zip(
+        batch["input_ids"], batch["labels"], batch["position_ids"], strict=True
+    ):
+        for i, position in enumerate(positions.tolist()):
+            if position == 0:
+                found.append(([], []))
+            found[-1][0].append(int(ids[i]))
+            found[-1][1].append(int(labels[i]))
+    return found
+
+
+@pytest.mark.parametrize("capacity", [128, 40])
+def test_prompts_stay_masked_and_positions_restart_at_each_example(tokenizer, capacity: int) -> None:
     examples = _examples(tokenizer)
-    batch = PaddingFreeCollator()(examples)
-    assert (
-        batch["input_ids"].shape == (1, sum(len(e["input_ids"]) for e in examples)) and not batch["use_cache"]
-    )
-    start = 0
-    for example in examples:
-        end = start + len(example["input_ids"])
-        assert batch["position_ids"][0, start:end].tolist() == list(range(end - start))
-        learned = batch["labels"][0, start + 1 : end].tolist()
-        assert learned == example["labels"][1:]  # the answer learned, the prompt still -100
-        assert batch["labels"][0, start] == IGNORE and IGNORE in learned  # never the previous example's end
-        start = end
+    batch = PaddingFreeCollator(tokenizer.pad_token_id, capacity)(examples)
+    assert batch["use_cache"] is False
+    real = sum(len(e["input_ids"]) for e in examples)
+    assert len(batch["input_ids"]) == min(-(-real // capacity), len(examples))  # as few rows as it allows
+    segments = _segments(batch)
+    expected = [(e["input_ids"], [IGNORE, *e["labels"][1:]]) for e in examples]
+    for example in expected:  # each example whole, once, its answer learned and its prompt still -100
+        assert segments.count(example) == 1
+    padding = [s for s in segments if s not in expected]
+    assert all(set(labels) == {IGNORE} for _, labels in padding)  # the rows' padding learns nothing
+    assert batch["input_ids"].numel() - real == sum(len(ids) for ids, _ in padding)
 
 
 def test_the_padding_share_of_a_batch_order() -> None:
     assert padding_share([10, 10, 10, 10], 2) == 0.0
     assert padding_share([2, 10, 2, 10], 2) == pytest.approx(0.4)  # 24 real tokens in 40 slots
     assert padding_share([2, 2, 10, 10], 2) == 0.0  # the same examples, grouped by length
+
+
+def test_the_tokens_counted_leave_the_padding_out(tokenizer) -> None:
+    from transformers import DataCollatorForSeq2Seq
+
+    from desktop.core.training.callbacks import CountingCollator, TokenCount
+
+    examples = _examples(tokenizer)
+    real = sum(len(e["input_ids"]) for e in examples)
+    for collate in (PaddingFreeCollator(tokenizer.pad_token_id, 40), DataCollatorForSeq2Seq(tokenizer)):
+        count = TokenCount()
+        batch = CountingCollator(collate, count)([dict(e) for e in examples])
+        assert count.tokens == real and count.slots == batch["input_ids"].numel() > real

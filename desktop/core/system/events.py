@@ -70,6 +70,8 @@ class ProgressEvent(Event):
     eta_s: float | None
     samples_per_second: float | None
     tokens_per_second: float | None
+    padding_share: float | None = None
+    """Of the token slots in the batches since the last report, the share that was padding."""
 
 
 @dataclass(frozen=True)

@@ -108,14 +108,23 @@ class TokenCount:
         import multiprocessing
 
         self._tokens = multiprocessing.Value("q", 0)
+        self._slots = multiprocessing.Value("q", 0)
 
-    def add(self, tokens: int) -> None:
+    def add(self, tokens: int, slots: int | None = None) -> None:
+        """Count a batch: its real tokens, and its token slots (real and padding; ``tokens`` when none)."""
         with self._tokens.get_lock():
             self._tokens.value += tokens
+        with self._slots.get_lock():
+            self._slots.value += tokens if slots is None else slots
 
     @property
     def tokens(self) -> int:
         return int(self._tokens.value)
+
+    @property
+    def slots(self) -> int:
+        """Real and padding tokens: what the model computed on."""
+        return int(self._slots.value)
 
 
 class CountingCollator:
@@ -127,10 +136,13 @@ class CountingCollator:
     def __call__(self, features: list[Any]) -> Any:
         batch = self.collate(features)
         mask = batch.get("attention_mask") if hasattr(batch, "get") else None
-        if mask is None and hasattr(batch, "get") and batch.get("input_ids") is not None:
+        counted = getattr(self.collate, "last_counts", None)  # a padding-free batch has no mask
+        if counted is not None:
+            self.count.add(*counted)
+        elif mask is None and hasattr(batch, "get") and batch.get("input_ids") is not None:
             self.count.add(int(batch["input_ids"].numel()))
         elif mask is not None:
-            self.count.add(int(mask.sum()))
+            self.count.add(int(mask.sum()), int(mask.numel()))
         return batch
 
 
@@ -163,6 +175,8 @@ class EventCallback(TrainerCallback):
         self._tokens = tokens
         self._mark: tuple[float, int] = (0.0, 0)  # (time, tokens) at the last report
         self._tokens_per_second: float | None = None
+        self._padding_share: float | None = None
+        self._slots_mark = 0
         self._perplexity = perplexity
         self._t0 = 0.0
         self._first_step = 0
@@ -246,6 +260,7 @@ class EventCallback(TrainerCallback):
                 eta_s=(state.max_steps - state.global_step) / rate if rate else None,
                 samples_per_second=samples,
                 tokens_per_second=self._measure_tokens(),
+                padding_share=self._padding_share,
             )
         )
         if state.global_step % args.logging_steps == 0 or state.global_step == 1:
@@ -256,13 +271,17 @@ class EventCallback(TrainerCallback):
 
     def _set_mark(self) -> None:
         self._mark = (time.perf_counter(), self._tokens.tokens if self._tokens else 0)
+        self._slots_mark = self._tokens.slots if self._tokens else 0
 
     def _measure_tokens(self) -> float | None:
         """Real tokens per second since the last report, smoothed over the last few reports."""
         if self._tokens is None:
             return None
         (then, before), now, count = self._mark, time.perf_counter(), self._tokens.tokens
-        self._mark = (now, count)
+        slots, slots_before = self._tokens.slots, self._slots_mark
+        self._mark, self._slots_mark = (now, count), slots
+        if slots > slots_before and count >= before:
+            self._padding_share = 1 - (count - before) / (slots - slots_before)
         if now <= then or count <= before:
             return self._tokens_per_second
         rate = (count - before) / (now - then) * self._world_size  # rank 0 counts its own share

@@ -229,7 +229,7 @@ def prepare(
         from desktop.core.data.tasks.packing import PaddingFreeCollator, keeps_examples_apart
 
         if keeps_examples_apart(model):
-            collator = PaddingFreeCollator()
+            collator = PaddingFreeCollator(tokenizer.pad_token_id, max_length)
         else:
             notes.append(
                 msg(

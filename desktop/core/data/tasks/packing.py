@@ -1,11 +1,10 @@
 """Padding-free batches for causal-LM runs: a batch's examples one after another in one row.
 
 A padded batch of chat examples from 8 to 500 tokens long spends most of its compute on padding.
-Transformers' ``DataCollatorWithFlattening`` puts the examples of a batch end to end in a single row,
-with position ids that restart at 0 for each; the model's attention masks (SDPA, eager, FlashAttention
-varlen) read the restarts as sequence boundaries, so no example attends to another. The first label of
-each example is set to -100, which a padded batch never learns either (the shift drops it): the loss is
-the same.
+:class:`PaddingFreeCollator` puts the examples of a batch end to end, with position ids that restart at
+0 for each; the model's attention masks (SDPA, eager, FlashAttention varlen) read the restarts as
+sequence boundaries, so no example attends to another. The first label of each example is set to -100,
+which a padded batch never learns either (the shift drops it): the loss is the same.
 
 Not every architecture reads boundaries from position ids (those that build their masks themselves and
 ignore them would let each example see the one before): :func:`keeps_examples_apart` tries the loaded
@@ -23,20 +22,65 @@ a moment even on a CPU for a 7B model."""
 
 
 class PaddingFreeCollator:
-    """Transformers' flattening collator (input ids, labels with -100 at each example's start, position
-    ids), and ``use_cache=False`` in every batch: with a cache, which a causal LM makes by default even in
-    training, transformers reads no sequence boundaries from the position ids, and each example would
-    attend to the ones before it in the row."""
+    """A batch's examples end to end in as few rows as ``capacity`` tokens a row allows, filled evenly,
+    with position ids restarting at each example and -100 as each example's first label; the rows are
+    padded to the longest, the padding a separate sequence of its own (its positions restart too) that no
+    example sees. Every batch carries ``use_cache=False``: with a cache, which a causal LM makes by
+    default even in training, transformers reads no sequence boundaries from the position ids, and each
+    example would attend to the ones before it.
 
-    def __init__(self) -> None:
-        from transformers import DataCollatorWithFlattening
+    Why not transformers' ``DataCollatorWithFlattening``, which puts the whole batch in a single row: with
+    SDPA or eager attention (every CPU, and GPUs without FlashAttention) the row's mask makes attention cost
+    grow with the square of the batch's total tokens, not of each example's; for a small model on a CPU
+    that cost more than the padding saved. Rows about the run's max length keep attention as cheap as in
+    a padded batch, and the padding left is a few tokens per row.
 
-        self.flatten = DataCollatorWithFlattening(return_position_ids=True, separator_id=IGNORE)
+    Args:
+        pad_token_id: What fills the end of the shorter rows.
+        capacity: About the most tokens in a row (the run's max length): a row can end a little beyond it
+            when the examples do not split evenly.
+    """
+
+    def __init__(self, pad_token_id: int, capacity: int) -> None:
+        self.pad_token_id, self.capacity = int(pad_token_id), int(capacity)
+        self.last_counts: tuple[int, int] | None = None
+        """The last batch's real tokens and token slots (real and padding), for the tokens per second."""
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
-        batch = self.flatten(features)
-        batch["use_cache"] = False
-        return batch
+        import torch
+
+        features = [f for f in features if len(f["input_ids"])]
+        total = sum(len(f["input_ids"]) for f in features)
+        # As few rows as the capacity allows, filled evenly (the longest example first, each to the row
+        # with the fewest tokens so far): the rows end within a few tokens of each other.
+        rows: list[list[dict[str, Any]]] = [[] for _ in range(max(1, -(-total // self.capacity)))]
+        filled = [0] * len(rows)
+        for feature in sorted(features, key=lambda f: -len(f["input_ids"])):
+            row = filled.index(min(filled))
+            rows[row].append(feature)
+            filled[row] += len(feature["input_ids"])
+        rows = [row for row in rows if row]
+        width = max(sum(len(f["input_ids"]) for f in row) for row in rows)
+        ids, labels, positions = [], [], []
+        for row in rows:
+            row_ids, row_labels, row_positions = [], [], []
+            for feature in row:
+                tokens = list(feature["input_ids"])
+                learned = list(feature.get("labels", tokens))
+                row_ids += tokens
+                row_labels += [IGNORE, *learned[1:]]
+                row_positions += range(len(tokens))
+            fill = width - len(row_ids)
+            ids.append(row_ids + [self.pad_token_id] * fill)
+            labels.append(row_labels + [IGNORE] * fill)
+            positions.append(row_positions + list(range(fill)))
+        self.last_counts = (total, len(rows) * width)
+        return {
+            "input_ids": torch.tensor(ids, dtype=torch.long),
+            "labels": torch.tensor(labels, dtype=torch.long),
+            "position_ids": torch.tensor(positions, dtype=torch.long),
+            "use_cache": False,
+        }
 
 
 def keeps_examples_apart(model: Any) -> bool:
