@@ -2161,6 +2161,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>最佳评分</translation>
     </message>
     <message>
+        <source>Tokens/s</source>
+        <translation>词元/秒</translation>
+    </message>
+    <message>
         <source>Date</source>
         <translation>日期</translation>
     </message>
@@ -2623,6 +2627,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Elapsed {elapsed}   ·   remaining about {eta}   ·   {speed} samples/s   ·   epoch {epoch:.2f}</source>
         <translation>已用时 {elapsed}   ·   约剩 {eta}   ·   {speed} 样本/秒   ·   {epoch:.2f} 轮</translation>
+    </message>
+    <message>
+        <source>{tokens} tokens/s ({padding:.0%} of the compute on padding)</source>
+        <translation>{tokens} 词元/秒（{padding:.0%} 的算力花在填充上）</translation>
     </message>
     <message>
         <source>step {step}: {metrics}</source>

@@ -25,6 +25,8 @@ def test_runs_are_listed_with_status_score_and_curve(tmp_path: Path) -> None:
     finished = _run(
         runs,
         "done",
+        ProgressEvent(19, 100, 0.4, 19.0, 81.0, 8.0, 3900.0, 0.05),
+        ProgressEvent(20, 100, 0.4, 20.0, 80.0, 8.0, 4100.0, 0.04),  # the last figure: once warmed up
         LogEvent(20, 0.4, {"eval_loss": 0.5, "eval_accuracy": 0.8}),
         LogEvent(30, 0.6, {"eval_loss": 0.6, "eval_accuracy": 0.9}),
         FinishedEvent(30, "model", {"eval_accuracy": 0.9}),
@@ -49,7 +51,8 @@ def test_runs_are_listed_with_status_score_and_curve(tmp_path: Path) -> None:
     }
     assert {k for k, v in by_name.items() if v.resumable} == {"stopped", "crashed"}  # they have a checkpoint
     done = by_name["done"]
-    assert done.best == ("accuracy", 0.9) and done.dataset == "reviews.csv"
+    assert done.best == ("eval_accuracy", 0.9) and done.dataset == "reviews.csv"
+    assert done.tokens_per_second == 4100.0 and by_name["stopped"].tokens_per_second is None
     assert done.model == "all-MiniLM-L6-v2" and (done.step, done.total_steps) == (20, 100)
     assert loss_curve(finished) == [(10, 0.1), (20, 0.05)] and done.created > 0
     assert (done.learning_rate, done.batch_size, done.lora, done.num_train) == (5e-5, 8, "", 90)
@@ -143,7 +146,7 @@ def test_listing_reads_the_summary_and_folds_in_only_the_newer_events(tmp_path: 
 
     (info,) = list_runs(tmp_path / "runs")
 
-    assert (info.step, info.best, info.status) == (30, ("accuracy", 0.75), "interrupted")
+    assert (info.step, info.best, info.status) == (30, ("eval_accuracy", 0.75), "interrupted")
     again = summaries.Summary.from_json((run.path / summaries.SUMMARY_NAME).read_text(encoding="utf-8"))
     assert again.step == 30 and again.covered < run.events_path.stat().st_size  # saved, torn line not
 

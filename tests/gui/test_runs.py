@@ -56,7 +56,7 @@ def test_runs_dialog_lists_compares_and_deletes(
     assert dialog.model.rowCount() == 3
     status = {_cell(dialog, r, 0).split("-", 2)[-1]: _cell(dialog, r, 1) for r in range(3)}
     assert status == {"done": "Finished", "stopped": "Stopped (20/100)", "crashed": "Crashed (20/100)"}
-    assert _cell(dialog, _row(dialog, "done"), 10) == "accuracy 0.75"
+    assert _cell(dialog, _row(dialog, "done"), 10) == "validation accuracy 0.75"  # the metric key in words
     assert (
         _cell(dialog, _row(dialog, "done"), 6) == "5e-05" and _cell(dialog, _row(dialog, "done"), 5) == "90"
     )

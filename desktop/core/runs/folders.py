@@ -290,12 +290,13 @@ class RunInfo:
     Attributes:
         status: ``finished``, ``stopped``, ``failed``, ``running``, ``interrupted`` (crashed) or
             ``damaged`` (its config or event log cannot be read).
-        best: The best evaluation score as (metric, value): highest accuracy for classification,
+        best: The best evaluation score as (metric key, value): highest accuracy for classification,
             else lowest eval loss, else the last training loss; ``None`` before any was logged.
         created: When the run folder was made (seconds since the epoch).
         step: The last step reached; ``total_steps`` the planned number (0 before training began).
         lora: ``LoRA r8``, ``QLoRA r16`` or ``""`` (every weight trained).
         num_train: Training examples (0 before training began).
+        tokens_per_second: Real tokens (padding left out) trained on per second, the last figure logged.
     """
 
     path: Path
@@ -314,6 +315,7 @@ class RunInfo:
     epochs: float | None = None
     lora: str = ""
     num_train: int = 0
+    tokens_per_second: float | None = None
 
     @property
     def name(self) -> str:
@@ -363,6 +365,7 @@ def _describe(run: RunDir) -> RunInfo:
         summary.epochs,
         summary.lora,
         summary.num_train,
+        summary.tokens_per_second,
     )
 
 

@@ -30,7 +30,7 @@ from desktop.core.system.events import (
 )
 
 SUMMARY_NAME = "summary.json"
-VERSION = 1
+VERSION = 2  # 2: tokens per second and padding
 FLUSH_S = 2.0
 """The longest a running run's summary lags behind its log (listing folds in the rest)."""
 
@@ -69,6 +69,8 @@ class Summary:
     accuracy: float | None = None
     eval_loss: float | None = None
     loss: float | None = None
+    tokens_per_second: float | None = None
+    padding_share: float | None = None
     events: int = 0
     covered: int = 0
     config_mtime_ns: int = 0
@@ -111,6 +113,10 @@ class Summary:
             self.step = max(self.step, event.resumed_from_step)
         elif isinstance(event, ProgressEvent):
             self.step, self.total_steps = event.step, event.total_steps
+            if event.tokens_per_second:  # the last smoothed figure: the run's pace once warmed up
+                self.tokens_per_second = event.tokens_per_second
+            if event.padding_share is not None:
+                self.padding_share = event.padding_share
         elif isinstance(event, LogEvent):
             metrics = event.metrics
             if _number(metrics.get("loss")):
@@ -135,11 +141,12 @@ class Summary:
                 continue
 
     def best(self) -> tuple[str, float] | None:
-        """The best score: highest accuracy, else lowest eval loss, else the last training loss."""
+        """The best score, by its metric key: highest accuracy, else lowest eval loss, else the last
+        training loss."""
         if self.accuracy is not None:
-            return ("accuracy", self.accuracy)
+            return ("eval_accuracy", self.accuracy)
         if self.eval_loss is not None:
-            return ("eval loss", self.eval_loss)
+            return ("eval_loss", self.eval_loss)
         return ("loss", self.loss) if self.loss is not None else None
 
     # ------------------------------------------------------------------ on disk

@@ -113,6 +113,7 @@ def _sort_key(info: RunInfo, column: int) -> object:
         info.epochs or 0.0,
         info.lora,
         info.best[1] if info.best else float("nan"),
+        info.tokens_per_second or 0.0,
         info.created,
     )
     return values[column]
@@ -243,6 +244,7 @@ class RunsDialog(QDialog):
             self.tr("Epochs"),
             self.tr("LoRA"),
             self.tr("Best score"),
+            self.tr("Tokens/s"),
             self.tr("Date"),
         ]
 
@@ -290,6 +292,7 @@ class RunsDialog(QDialog):
             f"{info.epochs:g}" if info.epochs else "–",
             info.lora or "–",
             f"{metric_name(info.best[0])} {info.best[1]:.4g}" if info.best else "–",
+            f"{info.tokens_per_second:,.0f}" if info.tokens_per_second else "–",
             time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created)) if info.created else "",
         ][column]
 

@@ -300,13 +300,17 @@ class TrainPage(WizardPage):
         self._watch_spill(event)
         self.plot_area.show_progress(event)
         speed = f"{event.samples_per_second:.1f}" if event.samples_per_second else "–"
-        self.timing.setText(
-            self.tr(
-                "Elapsed {elapsed}   ·   remaining about {eta}   ·   {speed} samples/s   ·   epoch {epoch:.2f}"  # noqa: E501
-            ).format(
-                elapsed=_duration(event.elapsed_s), eta=_duration(event.eta_s), speed=speed, epoch=event.epoch
-            )
+        text = self.tr(
+            "Elapsed {elapsed}   ·   remaining about {eta}   ·   {speed} samples/s   ·   epoch {epoch:.2f}"
+        ).format(
+            elapsed=_duration(event.elapsed_s), eta=_duration(event.eta_s), speed=speed, epoch=event.epoch
         )
+        if event.tokens_per_second and event.padding_share is not None:
+            tokens = self.tr("{tokens} tokens/s ({padding:.0%} of the compute on padding)").format(
+                tokens=f"{event.tokens_per_second:,.0f}", padding=event.padding_share
+            )
+            text = f"{text}   ·   {tokens}"
+        self.timing.setText(text)
 
     def _on_controller_metrics_logged(self, event: LogEvent) -> None:
         self.plot_area.show_metrics(event)
