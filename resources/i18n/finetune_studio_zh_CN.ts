@@ -250,6 +250,10 @@
         <translation>无填充批次（因果语言模型）</translation>
     </message>
     <message>
+        <source>Group batches by length</source>
+        <translation>按长度分组成批</translation>
+    </message>
+    <message>
         <source>Recover from out of memory</source>
         <translation>显存不足时自动恢复</translation>
     </message>
@@ -5666,6 +5670,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
         <translation>{name} 的 {file} 每次从 {source} 下载都已损坏：其内容与模型库公布的校验和不符，因此已删除。</translation>
+    </message>
+    <message>
+        <source>Make batches of examples of about the same length, so that little of each batch is padding (the examples are shuffled, sorted within groups of 50 batches, and the batches shuffled again). For padded batches: classification, sequence-to-sequence, and causal LM without padding-free batches.</source>
+        <translation>把长度相近的样本放进同一批，每批里的填充就很少（先打乱样本，在每 50 批一组内按长度排序，再打乱各批的顺序）。适用于需要填充的批次：文本分类、序列到序列，以及未使用无填充批次的因果语言模型。</translation>
     </message>
     <message>
         <source>On this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice): use it only when RAM runs out.</source>

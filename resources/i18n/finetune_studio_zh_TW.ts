@@ -250,6 +250,10 @@
         <translation>無填充批次（因果語言模型）</translation>
     </message>
     <message>
+        <source>Group batches by length</source>
+        <translation>依長度分組成批</translation>
+    </message>
+    <message>
         <source>Recover from out of memory</source>
         <translation>顯示記憶體不足時自動復原</translation>
     </message>
@@ -5666,6 +5670,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
         <translation>{name} 的 {file} 每次從 {source} 下載都已損壞：其內容與模型庫公布的校驗和不符，因此已刪除。</translation>
+    </message>
+    <message>
+        <source>Make batches of examples of about the same length, so that little of each batch is padding (the examples are shuffled, sorted within groups of 50 batches, and the batches shuffled again). For padded batches: classification, sequence-to-sequence, and causal LM without padding-free batches.</source>
+        <translation>把長度相近的範例放進同一批，每批裡的填充就很少（先打亂範例，在每 50 批一組內依長度排序，再打亂各批的順序）。適用於需要填充的批次：文字分類、序列到序列，以及未使用無填充批次的因果語言模型。</translation>
     </message>
     <message>
         <source>On this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice): use it only when RAM runs out.</source>

@@ -164,6 +164,13 @@ class Performance:
         "another. The run pads instead where the model cannot keep them apart.",
         default=True,
     )
+    group_by_length: bool = help_field(
+        "Make batches of examples of about the same length, so that little of each batch is padding (the "
+        "examples are shuffled, sorted within groups of 50 batches, and the batches shuffled again). "
+        "For padded batches: classification, sequence-to-sequence, and causal LM without padding-free "
+        "batches.",
+        default=True,
+    )
     oom_recovery: bool = help_field(
         "When the GPU runs out of memory: go back to the last checkpoint and go on with less memory (half "
         "the batch and twice the accumulation, so the same effective batch; then gradient checkpointing; "

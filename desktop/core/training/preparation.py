@@ -199,8 +199,10 @@ def make_trainer(
     """The Trainer for ``prepared`` and the callback that reports its events."""
     from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
 
+    from desktop.core.data.tasks.packing import PaddingFreeCollator
     from desktop.core.training import distributed
     from desktop.core.training.callbacks import CountingCollator, EventCallback, TokenCount
+    from desktop.core.training.grouping import length_grouped
 
     config, task = prepared.config, prepared.task
     args = _training_args(
@@ -223,6 +225,8 @@ def make_trainer(
         elapsed_before=lambda step: _elapsed_until(run, step),
     )
     trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
+    if config.performance.group_by_length and not isinstance(task.collator, PaddingFreeCollator):
+        trainer_cls = length_grouped(trainer_cls)  # padded batches: of examples of about one length
     trainer = trainer_cls(
         model=task.model,
         args=args,

@@ -92,6 +92,7 @@ class ConfigSectionWidget(QGroupBox):
             "compile_backend": self.tr("Compile backend"),
             "attention": self.tr("Attention"),
             "padding_free": self.tr("Padding-free batches (causal LM)"),
+            "group_by_length": self.tr("Group batches by length"),
             "oom_recovery": self.tr("Recover from out of memory"),
             "enabled": self.tr("Train LoRA adapters"),
             "rank": self.tr("Rank"),

@@ -1,0 +1,67 @@
+"""Batches of examples of about the same length: little padding in each, their order random.
+
+The examples are shuffled, cut into groups of 50 batches, and each group sorted by length and cut into
+batches; then the batches are shuffled, the one with the longest example first (an out-of-memory error
+shows at the first step, not an hour in).
+
+Why not transformers' ``LengthGroupedSampler``: it leaves each group's batches in order, longest to
+shortest, so consecutive steps see examples of one length; where length follows the label (short
+praise, long complaints) that is one label for step after step, and the test run that learns the
+sample reviews in 60 steps stayed at a loss of 0.69 with it. It also reads every example whole to learn
+its length (a million rows: a long pause before the first step); our :class:`Examples` know their
+lengths from their Arrow offsets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+GROUP_BATCHES = 50
+
+
+class LengthGroupedBatches:
+    """A sampler of example indices: batches of ``batch_size`` of about one length, in random order.
+
+    Every example once per pass; the order follows torch's random generator, which the Trainer seeds.
+    """
+
+    def __init__(self, lengths: Sequence[int], batch_size: int) -> None:
+        self.lengths, self.batch_size = list(lengths), max(1, batch_size)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __iter__(self) -> Iterator[int]:
+        import torch
+
+        order = torch.randperm(len(self.lengths)).tolist()
+        group = GROUP_BATCHES * self.batch_size
+        batches = []
+        for start in range(0, len(order), group):
+            sorted_group = sorted(order[start : start + group], key=lambda i: -self.lengths[i])
+            batches += [
+                sorted_group[i : i + self.batch_size] for i in range(0, len(sorted_group), self.batch_size)
+            ]
+        shuffled = [batches[i] for i in torch.randperm(len(batches)).tolist()]
+        if shuffled:
+            longest = max(range(len(shuffled)), key=lambda b: self.lengths[shuffled[b][0]])
+            shuffled[0], shuffled[longest] = shuffled[longest], shuffled[0]
+        for batch in shuffled:
+            yield from batch
+
+
+def length_grouped(trainer_class: type) -> type:
+    """``trainer_class`` (Trainer, Seq2SeqTrainer) drawing its training batches grouped by length."""
+
+    class LengthGroupedTrainer(trainer_class):  # type: ignore[misc, valid-type]
+        def _get_train_sampler(self, train_dataset: Any = None) -> Any:
+            dataset = self.train_dataset if train_dataset is None else train_dataset
+            lengths = getattr(dataset, "lengths", None)
+            if lengths is None:  # not our Examples: the Trainer's own (random) order
+                return super()._get_train_sampler(train_dataset)
+            return LengthGroupedBatches(lengths().tolist(), self.args.train_batch_size)
+
+    name = f"LengthGrouped{trainer_class.__name__}"
+    LengthGroupedTrainer.__name__ = LengthGroupedTrainer.__qualname__ = name
+    return LengthGroupedTrainer
