@@ -2530,6 +2530,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{name}：最短 {min}，中位数 {median}，95% 为 {p95}，最长 {max} 个词元；{count} 条中有 {over} 条超过上限（{limit}）并被截断</translation>
     </message>
     <message>
+        <source>Padding at batch size {batch}: a few tokens a row, as batches are padding-free ({shuffled:.0%} of the tokens if they were padded).</source>
+        <translation>批大小为 {batch} 时的填充：批次无填充，每行只有几个填充词元（若按填充方式组批，将占 {shuffled:.0%} 的词元）。</translation>
+    </message>
+    <message>
+        <source>Padding at batch size {batch}: {grouped:.0%} of the tokens, as batches are grouped by length ({shuffled:.0%} in shuffled batches).</source>
+        <translation>批大小为 {batch} 时的填充：占 {grouped:.0%} 的词元，因为批次按长度分组（随机组批时为 {shuffled:.0%}）。</translation>
+    </message>
+    <message>
+        <source>Padding at batch size {batch}: {shuffled:.0%} of the tokens in shuffled batches ({grouped:.0%} grouped by length: Memory &amp; speed).</source>
+        <translation>批大小为 {batch} 时的填充：随机组批时占 {shuffled:.0%} 的词元（按长度分组时为 {grouped:.0%}：见“内存与速度”）。</translation>
+    </message>
+    <message>
         <source>Token lengths unavailable: {error}</source>
         <translation>无法得到词元长度：{error}</translation>
     </message>

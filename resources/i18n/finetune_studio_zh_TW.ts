@@ -2530,6 +2530,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{name}：最短 {min}，中位數 {median}，95% 為 {p95}，最長 {max} 個詞元；{count} 筆中有 {over} 筆超過上限（{limit}）並被截斷</translation>
     </message>
     <message>
+        <source>Padding at batch size {batch}: a few tokens a row, as batches are padding-free ({shuffled:.0%} of the tokens if they were padded).</source>
+        <translation>批次大小為 {batch} 時的填充：批次無填充，每列只有幾個填充詞元（若以填充方式組批，將占 {shuffled:.0%} 的詞元）。</translation>
+    </message>
+    <message>
+        <source>Padding at batch size {batch}: {grouped:.0%} of the tokens, as batches are grouped by length ({shuffled:.0%} in shuffled batches).</source>
+        <translation>批次大小為 {batch} 時的填充：占 {grouped:.0%} 的詞元，因為批次依長度分組（隨機組批時為 {shuffled:.0%}）。</translation>
+    </message>
+    <message>
+        <source>Padding at batch size {batch}: {shuffled:.0%} of the tokens in shuffled batches ({grouped:.0%} grouped by length: Memory &amp; speed).</source>
+        <translation>批次大小為 {batch} 時的填充：隨機組批時占 {shuffled:.0%} 的詞元（依長度分組時為 {grouped:.0%}：見「記憶體與速度」）。</translation>
+    </message>
+    <message>
         <source>Token lengths unavailable: {error}</source>
         <translation>無法取得詞元長度：{error}</translation>
     </message>

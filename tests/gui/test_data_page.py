@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from desktop.gui.main_window import MainWindow
@@ -152,6 +153,22 @@ def test_token_statistics_follow_the_max_length_set_now(
     window.options_page.max_length.setValue(8)
     window.go_to(1)
     assert "74 of 135 longer than the limit (8)" in stats.stats_label.text()  # median 9 tokens
+
+
+def test_the_padding_of_the_batches_is_shown_and_follows_the_options(
+    window: MainWindow, qtbot, tiny_bert: Path, samples: Path
+) -> None:
+    page = _load_with_stats(window, qtbot, str(tiny_bert), samples / "reviews.csv")
+    text = page.token_stats.stats_label.text
+    found = re.search(
+        r"Padding at batch size 8: (\d+)% of the tokens, as batches are grouped by length \((\d+)%", text()
+    )
+    assert found and int(found.group(1)) < int(found.group(2))  # grouped: less padding than shuffled
+    window.go_to(2)
+    window.options_page.batch_size.setValue(32)
+    window.options_page.sections[0].editors[("performance", "group_by_length")].click()
+    window.go_to(1)
+    assert "Padding at batch size 32:" in text() and "in shuffled batches (" in text()  # grouping off
 
 
 def test_switching_the_task_rechecks_the_model_and_the_columns(

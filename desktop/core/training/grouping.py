@@ -14,7 +14,7 @@ lengths from their Arrow offsets.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 GROUP_BATCHES = 50
@@ -35,20 +35,45 @@ class LengthGroupedBatches:
     def __iter__(self) -> Iterator[int]:
         import torch
 
-        order = torch.randperm(len(self.lengths)).tolist()
-        group = GROUP_BATCHES * self.batch_size
-        batches = []
-        for start in range(0, len(order), group):
-            sorted_group = sorted(order[start : start + group], key=lambda i: -self.lengths[i])
-            batches += [
-                sorted_group[i : i + self.batch_size] for i in range(0, len(sorted_group), self.batch_size)
-            ]
-        shuffled = [batches[i] for i in torch.randperm(len(batches)).tolist()]
-        if shuffled:
-            longest = max(range(len(shuffled)), key=lambda b: self.lengths[shuffled[b][0]])
-            shuffled[0], shuffled[longest] = shuffled[longest], shuffled[0]
-        for batch in shuffled:
+        for batch in grouped_batches(self.lengths, self.batch_size, lambda n: torch.randperm(n).tolist()):
             yield from batch
+
+
+def grouped_batches(
+    lengths: Sequence[int], batch_size: int, permutation: Callable[[int], list[int]]
+) -> list[list[int]]:
+    """The batches :class:`LengthGroupedBatches` draws, with ``permutation(n)`` as its randomness (torch's
+    generator in training; a seeded ``random.Random`` for the data page's padding estimate)."""
+    order = permutation(len(lengths))
+    group = GROUP_BATCHES * batch_size
+    batches = []
+    for start in range(0, len(order), group):
+        part = sorted(order[start : start + group], key=lambda i: -lengths[i])
+        batches += [part[i : i + batch_size] for i in range(0, len(part), batch_size)]
+    batches = [batches[i] for i in permutation(len(batches))]
+    if batches:
+        longest = max(range(len(batches)), key=lambda b: lengths[batches[b][0]])
+        batches[0], batches[longest] = batches[longest], batches[0]
+    return batches
+
+
+def padding_estimate(lengths: Sequence[int], batch_size: int, seed: int = 0) -> tuple[float, float]:
+    """The share of padding in batches of ``batch_size`` examples of these ``lengths``: shuffled, and
+    grouped by length (no PyTorch needed: the data page asks this)."""
+    import random
+
+    from desktop.core.data.tasks.packing import padding_share
+
+    rng = random.Random(seed)
+
+    def permutation(n: int) -> list[int]:
+        order = list(range(n))
+        rng.shuffle(order)
+        return order
+
+    shuffled = [lengths[i] for i in permutation(len(lengths))]
+    grouped = [lengths[i] for batch in grouped_batches(lengths, batch_size, permutation) for i in batch]
+    return padding_share(shuffled, batch_size), padding_share(grouped, batch_size)
 
 
 def length_grouped(trainer_class: type) -> type:

@@ -20,6 +20,14 @@ from desktop.gui.widgets.preview_table_widget import PreviewTableWidget
 from desktop.gui.widgets.token_stats_widget import TokenStatsWidget
 from desktop.shared_ui import Settings, shown
 
+PADDING_FIELDS = (
+    "training.max_length",
+    "training.batch_size",
+    "performance.padding_free",
+    "performance.group_by_length",
+)
+"""Fields whose change the token statistics follow: what is cut, and the batches' padding."""
+
 
 class DataPage(WizardPage):
     """Chooses the task, the model and the data, and maps the data's columns.
@@ -107,9 +115,9 @@ class DataPage(WizardPage):
             self.model_picker.check()
             self._show_options()
             self._load_preview()
-        elif path == "training.max_length" and self.token_stats.report is not None:
-            # The token statistics count what the max length set now would cut.
-            self.token_stats.show_report(self.token_stats.report, self._current().training.max_length)
+        elif path in PADDING_FIELDS and self.token_stats.report is not None:
+            # The token statistics count what the max length set now would cut, and the padding.
+            self.token_stats.show_report(self.token_stats.report, self._current())
 
     def problem(self) -> str:
         picker = self.model_picker
@@ -277,7 +285,7 @@ class DataPage(WizardPage):
 
     def _on_checker_stats_loaded(self, result: TokenReport) -> None:
         self.dataset_picker.show_notes(result.notes)
-        self.token_stats.show_report(result, self._current().training.max_length)
+        self.token_stats.show_report(result, self._current())
         self.token_stats_loaded.emit()
 
     def _on_checker_stats_failed(self, exc: object) -> None:

@@ -8,6 +8,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout
 
 from desktop.core.helper_process import TokenReport
+from desktop.core.settings.config import RunConfig
 from desktop.core.system.lazy import imported
 from desktop.gui.app_support.plots_import import import_plots
 
@@ -25,7 +26,7 @@ class TokenStatsWidget(QGroupBox):
         super().__init__(self.tr("Token lengths"))
         self.report: TokenReport | None = None
         """The statistics shown (``None`` while there are none)."""
-        self._limit = 0
+        self._config = RunConfig()
         self.stats_label = QLabel(self.tr("Token lengths appear once the model and data are loaded."))
         self.stats_label.setObjectName("hint")
         self.stats_label.setWordWrap(True)
@@ -44,9 +45,11 @@ class TokenStatsWidget(QGroupBox):
         if self.histogram is None:  # for the histogram: pyqtgraph takes 0.4 s to import, never here
             import_plots(self, self._on_plots_importable)
 
-    def show_report(self, result: TokenReport, limit: int) -> None:
-        """The statistics of ``result``, counting the texts longer than ``limit`` tokens as cut."""
-        self.report, self._limit = result, limit
+    def show_report(self, result: TokenReport, config: RunConfig) -> None:
+        """The statistics of ``result``, counting the texts longer than the max length of ``config`` as
+        cut, and the padding its batches would have."""
+        self.report, self._config = result, config
+        limit = config.training.max_length
         lines = []
         for name, s in result.token_stats.items():
             lines.append(
@@ -63,11 +66,36 @@ class TokenStatsWidget(QGroupBox):
                     limit=limit,
                 )
             )
-        self.stats_label.setText("\n".join(lines))
         first = next(iter(result.token_stats.values()), None)
+        if first is not None and first.lengths:
+            lines.append(self._padding_line([min(n, limit) for n in first.lengths], config))
+        self.stats_label.setText("\n".join(lines))
         if first is not None and self.histogram is not None:  # else shown once it is made
             self.histogram.show_lengths(first.lengths, limit)
             self.histogram.setVisible(True)
+
+    def _padding_line(self, lengths: list[int], config: RunConfig) -> str:
+        """What share of the batches' tokens would be padding, as the run will make them and otherwise."""
+        from desktop.core.training.grouping import padding_estimate
+
+        batch = config.training.batch_size
+        shuffled, grouped = padding_estimate(lengths, batch)
+        if config.task == "causal-lm" and config.performance.padding_free:
+            text = self.tr(
+                "Padding at batch size {batch}: a few tokens a row, as batches are padding-free "
+                "({shuffled:.0%} of the tokens if they were padded)."
+            )
+        elif config.performance.group_by_length:
+            text = self.tr(
+                "Padding at batch size {batch}: {grouped:.0%} of the tokens, as batches are grouped by "
+                "length ({shuffled:.0%} in shuffled batches)."
+            )
+        else:
+            text = self.tr(
+                "Padding at batch size {batch}: {shuffled:.0%} of the tokens in shuffled batches "
+                "({grouped:.0%} grouped by length: Memory & speed)."
+            )
+        return text.format(batch=batch, shuffled=shuffled, grouped=grouped)
 
     def show_failure(self, message: str) -> None:
         self.stats_label.setText(self.tr("Token lengths unavailable: {error}").format(error=message))
@@ -95,7 +123,7 @@ class TokenStatsWidget(QGroupBox):
         statistics are still being measured (together with showing them it would be one long stall)."""
         self._make_histogram()
         if self.report is not None:
-            self.show_report(self.report, self._limit)
+            self.show_report(self.report, self._config)
 
     def _make_histogram(self) -> None:
         if self.histogram is None:
