@@ -246,6 +246,10 @@
         <translation>注意力实现</translation>
     </message>
     <message>
+        <source>Liger fused kernels</source>
+        <translation>Liger 融合内核</translation>
+    </message>
+    <message>
         <source>Padding-free batches (causal LM)</source>
         <translation>无填充批次（因果语言模型）</translation>
     </message>
@@ -3538,6 +3542,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>注意力实现：auto、sdpa、eager 或 flash_attention_2。</translation>
     </message>
     <message>
+        <source>Fused GPU kernels from liger-kernel (cross-entropy fused with the output layer, RMSNorm, RoPE, SwiGLU) for Llama, Qwen, Mistral, Gemma and Phi-3 models: faster steps, and the output layer&apos;s logits are never held whole (far less memory for large vocabularies). NVIDIA GPU with Triton.</source>
+        <translation>liger-kernel 提供的融合 GPU 内核（与输出层融合的交叉熵、RMSNorm、RoPE、SwiGLU），适用于 Llama、Qwen、Mistral、Gemma 和 Phi-3 模型：每步更快，输出层的 logits 从不完整保存（词表大时省下大量显存）。需要带 Triton 的 NVIDIA GPU。</translation>
+    </message>
+    <message>
         <source>Causal LM: put a batch&apos;s examples one after another in one row instead of padding each to the longest, so no compute goes to padding; position ids restart at each example, so none sees another. The run pads instead where the model cannot keep them apart.</source>
         <translation>因果语言模型：把一个批次的样本首尾相接放在一行里，而不是都填充到最长的那条，算力不浪费在填充上；位置编号在每个样本处重新开始，样本之间互不可见。模型做不到这一点时，训练改用填充。</translation>
     </message>
@@ -5688,6 +5696,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>把长度相近的样本放进同一批，每批里的填充就很少（先打乱样本，在每 50 批一组内按长度排序，再打乱各批的顺序）。适用于需要填充的批次：文本分类、序列到序列，以及未使用无填充批次的因果语言模型。</translation>
     </message>
     <message>
+        <source>Liger kernels need the liger-kernel package: pip install liger-kernel.</source>
+        <translation>Liger 内核需要 liger-kernel 包：pip install liger-kernel。</translation>
+    </message>
+    <message>
+        <source>Liger kernels run on an NVIDIA GPU only; turn them off on this computer.</source>
+        <translation>Liger 内核只能在 NVIDIA GPU 上运行；请在这台电脑上关闭它。</translation>
+    </message>
+    <message>
+        <source>Liger kernels need Triton, which has no official Windows builds: pip install triton-windows.</source>
+        <translation>Liger 内核需要 Triton，而 Triton 没有官方的 Windows 版本：pip install triton-windows。</translation>
+    </message>
+    <message>
+        <source>Liger kernels need Triton, which is not installed: pip install triton.</source>
+        <translation>Liger 内核需要 Triton，但尚未安装：pip install triton。</translation>
+    </message>
+    <message>
         <source>On this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice): use it only when RAM runs out.</source>
         <translation>在这台电脑的 CPU 上，这样能省内存，但每一步都会变慢（一次只处理一个样本，激活值要算两遍）：只在内存不够时使用。</translation>
     </message>
@@ -5766,6 +5790,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>A file is in use.</source>
         <translation>有一个文件正被使用。</translation>
+    </message>
+    <message>
+        <source>Liger kernels: {model_type} is not an architecture they know; it trains without them.</source>
+        <translation>Liger 内核：不支持 {model_type} 架构，本次训练不使用它们。</translation>
     </message>
     <message>
         <source>{checkpoint} does not fit the model this data makes (its shapes differ: {error}).</source>

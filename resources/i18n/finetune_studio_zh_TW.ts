@@ -246,6 +246,10 @@
         <translation>注意力實作</translation>
     </message>
     <message>
+        <source>Liger fused kernels</source>
+        <translation>Liger 融合核心</translation>
+    </message>
+    <message>
         <source>Padding-free batches (causal LM)</source>
         <translation>無填充批次（因果語言模型）</translation>
     </message>
@@ -3538,6 +3542,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>注意力實作：auto、sdpa、eager 或 flash_attention_2。</translation>
     </message>
     <message>
+        <source>Fused GPU kernels from liger-kernel (cross-entropy fused with the output layer, RMSNorm, RoPE, SwiGLU) for Llama, Qwen, Mistral, Gemma and Phi-3 models: faster steps, and the output layer&apos;s logits are never held whole (far less memory for large vocabularies). NVIDIA GPU with Triton.</source>
+        <translation>liger-kernel 提供的融合 GPU 核心（與輸出層融合的交叉熵、RMSNorm、RoPE、SwiGLU），適用於 Llama、Qwen、Mistral、Gemma 和 Phi-3 模型：每步更快，輸出層的 logits 從不完整保存（詞表大時省下大量顯示記憶體）。需要帶 Triton 的 NVIDIA GPU。</translation>
+    </message>
+    <message>
         <source>Causal LM: put a batch&apos;s examples one after another in one row instead of padding each to the longest, so no compute goes to padding; position ids restart at each example, so none sees another. The run pads instead where the model cannot keep them apart.</source>
         <translation>因果語言模型：把一個批次的範例首尾相接放在一列裡，而不是都填充到最長的那筆，運算不浪費在填充上；位置編號在每個範例處重新開始，範例之間互不可見。模型做不到這一點時，訓練改用填充。</translation>
     </message>
@@ -5688,6 +5696,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>把長度相近的範例放進同一批，每批裡的填充就很少（先打亂範例，在每 50 批一組內依長度排序，再打亂各批的順序）。適用於需要填充的批次：文字分類、序列到序列，以及未使用無填充批次的因果語言模型。</translation>
     </message>
     <message>
+        <source>Liger kernels need the liger-kernel package: pip install liger-kernel.</source>
+        <translation>Liger 核心需要 liger-kernel 套件：pip install liger-kernel。</translation>
+    </message>
+    <message>
+        <source>Liger kernels run on an NVIDIA GPU only; turn them off on this computer.</source>
+        <translation>Liger 核心只能在 NVIDIA GPU 上執行；請在這台電腦上關閉它。</translation>
+    </message>
+    <message>
+        <source>Liger kernels need Triton, which has no official Windows builds: pip install triton-windows.</source>
+        <translation>Liger 核心需要 Triton，而 Triton 沒有官方的 Windows 版本：pip install triton-windows。</translation>
+    </message>
+    <message>
+        <source>Liger kernels need Triton, which is not installed: pip install triton.</source>
+        <translation>Liger 核心需要 Triton，但尚未安裝：pip install triton。</translation>
+    </message>
+    <message>
         <source>On this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice): use it only when RAM runs out.</source>
         <translation>在這台電腦的 CPU 上，這樣能省記憶體，但每一步都會變慢（一次只處理一個範例，激活值要算兩遍）：只在記憶體不夠時使用。</translation>
     </message>
@@ -5766,6 +5790,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>A file is in use.</source>
         <translation>有一個檔案正被使用。</translation>
+    </message>
+    <message>
+        <source>Liger kernels: {model_type} is not an architecture they know; it trains without them.</source>
+        <translation>Liger 核心：不支援 {model_type} 架構，本次訓練不使用它們。</translation>
     </message>
     <message>
         <source>{checkpoint} does not fit the model this data makes (its shapes differ: {error}).</source>

@@ -186,3 +186,13 @@ def test_checkpointing_and_precision_move_the_activation_term(qwen_like: Path) -
         == 2 * estimate(shapes, config).activations
     )
     assert plain.logits == 8 * 8 * 512 * 151936
+
+
+def test_liger_kernels_leave_out_the_logits_of_a_large_vocabulary(qwen_like: Path) -> None:
+    config = _config("causal-lm", qwen_like, batch_size=8, max_length=1024)
+    shapes = shapes_for_config(config, lora=False)
+    plain = estimate(shapes, config)
+    config.performance.liger_kernel = True
+    fused = estimate(shapes, config)
+    assert plain.logits == 8 * 8 * 1024 * 151936  # 9.3 GB of fp32 logits and their gradients
+    assert fused.logits == 8 * 8 * 1024 * 1536 and fused.total < plain.total - 9 * 2**30

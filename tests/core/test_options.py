@@ -55,6 +55,7 @@ def test_options_map_to_transformers_names() -> None:
         "torch_empty_cache_steps": 50,
         "torch_compile": True,
         "torch_compile_backend": "inductor",
+        "use_liger_kernel": False,
         "report_to": "none",
     }
     assert resolved.model_kwargs == {"attn_implementation": "sdpa"}
@@ -76,6 +77,19 @@ def test_options_map_to_transformers_names() -> None:
             "no Windows builds",
         ),
         ({"attention": "flash_attention_2"}, OLD_GPU, "performance.attention", "flash-attn"),
+        ({"liger_kernel": True}, CPU, "performance.liger_kernel", "NVIDIA GPU only"),
+        (
+            {"liger_kernel": True},
+            Capabilities(cuda=True, windows=True, liger=True),
+            "performance.liger_kernel",
+            "pip install triton-windows",
+        ),
+        (
+            {"liger_kernel": True},
+            Capabilities(cuda=True, triton=True),
+            "performance.liger_kernel",
+            "liger-kernel",
+        ),
     ],
 )
 def test_impossible_options_are_refused_with_the_reason(
@@ -276,3 +290,18 @@ def test_a_package_installed_by_a_repair_is_seen_after_it(
     forget_installed()  # what the repair's end does
     assert installed("studio_fake_bitsandbytes")
     forget_installed()
+
+
+def test_liger_kernels_reach_the_trainer_and_the_fastest_preset_where_they_run() -> None:
+    from desktop.core.settings.presets import apply_preset
+
+    ready = Capabilities(cuda=True, bf16=True, triton=True, liger=True)
+    assert resolve(_config(liger_kernel=True), ready).training_args["use_liger_kernel"] is True
+    assert resolve(_config(), ready).training_args["use_liger_kernel"] is False
+    assert apply_preset(_config(), "fastest", ready).config.performance.liger_kernel
+    for caps in (
+        CPU,
+        Capabilities(cuda=True, triton=True),
+        Capabilities(cuda=True, liger=True, windows=True),
+    ):
+        assert not apply_preset(_config(), "fastest", caps).config.performance.liger_kernel  # refused there

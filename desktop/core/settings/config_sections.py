@@ -158,6 +158,12 @@ class Performance:
         msg("torch.compile backend: {choices}.", choices=", ".join(COMPILE_BACKENDS)), default="inductor"
     )
     attention: str = help_field("Attention kernel: auto, sdpa, eager or flash_attention_2.", default="auto")
+    liger_kernel: bool = help_field(
+        "Fused GPU kernels from liger-kernel (cross-entropy fused with the output layer, RMSNorm, RoPE, "
+        "SwiGLU) for Llama, Qwen, Mistral, Gemma and Phi-3 models: faster steps, and the output layer's "
+        "logits are never held whole (far less memory for large vocabularies). NVIDIA GPU with Triton.",
+        default=False,
+    )
     padding_free: bool = help_field(
         "Causal LM: put a batch's examples one after another in one row instead of padding each to the "
         "longest, so no compute goes to padding; position ids restart at each example, so none sees "

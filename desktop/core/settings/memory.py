@@ -176,6 +176,10 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     if not mixed_precision:
         activations *= 2
     logits = 8 * b * s * shapes.vocab_size if shapes.lm_head else 0
+    if p.liger_kernel and shapes.lm_head:
+        # Liger's fused linear cross-entropy makes the logits a chunk of about B*T*H/V tokens at a time:
+        # a chunk's logits are as large as the hidden states.
+        logits = 8 * b * s * min(shapes.vocab_size, h)
     weights, gradients, optimizer = per_gpu(config, weights, gradients, optimizer)
     overhead = CUDA_CONTEXT + int(FRAGMENTATION * (weights + gradients + optimizer + activations + logits))
     return Estimate(weights, gradients, optimizer, activations, logits, overhead)

@@ -23,6 +23,7 @@ class Capabilities:
         bitsandbytes: bitsandbytes imports (8-bit optimizers, 4-bit QLoRA).
         triton: Triton is installed (torch.compile's inductor backend on GPU).
         flash_attn: flash-attn is installed.
+        liger: liger-kernel is installed (fused Triton kernels for common LLM architectures).
         windows: Running on Windows.
         cpp_compiler: A C++ compiler is on PATH (inductor compiles CPU kernels with it; on
             Windows that is MSVC's cl.exe, which few machines have).
@@ -33,6 +34,7 @@ class Capabilities:
     bitsandbytes: bool = False
     triton: bool = False
     flash_attn: bool = False
+    liger: bool = False
     windows: bool = sys.platform == "win32"
     cpp_compiler: bool = True
 
@@ -48,12 +50,13 @@ class Capabilities:
             bitsandbytes=_works("bitsandbytes"),
             triton=installed("triton"),
             flash_attn=installed("flash_attn"),
+            liger=installed("liger_kernel"),
             cpp_compiler=shutil.which("cl" if sys.platform == "win32" else "c++") is not None
             or shutil.which("g++") is not None,
         )
 
 
-OPTIONAL_PACKAGES = ("bitsandbytes", "triton", "flash_attn", "deepspeed")
+OPTIONAL_PACKAGES = ("bitsandbytes", "triton", "flash_attn", "liger_kernel", "deepspeed")
 """The optional packages whose presence the Memory & speed page shows (see :func:`installed`)."""
 
 _installed: dict[str, bool] = {}
@@ -181,6 +184,8 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
                 msg("flash_attention_2 needs the flash-attn package and a CUDA GPU; use sdpa."),
             )
         )
+    if p.liger_kernel and not (caps.cuda and caps.triton and caps.liger):
+        problems.append(Problem("performance.liger_kernel", liger_problem(caps)))
     if config.lora.qlora and not (caps.cuda and caps.bitsandbytes):
         problems.append(
             Problem(
@@ -227,6 +232,7 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
         "dataloader_num_workers": p.dataloader_workers,
         "torch_empty_cache_steps": p.empty_cache_steps or None,
         "torch_compile": p.torch_compile,
+        "use_liger_kernel": p.liger_kernel,
         "torch_compile_backend": p.compile_backend if p.torch_compile else None,
     }
     if p.attention != "auto":
@@ -235,6 +241,39 @@ def resolve(config: RunConfig, caps: Capabilities) -> Resolved:
         out.four_bit_compute = precision
         out.notes.append(msg("QLoRA: the base model is loaded in 4 bits (NF4)"))
     return out
+
+
+LIGER_ARCHITECTURES = frozenset(
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "gemma",
+        "gemma2",
+        "gemma3",
+        "qwen2",
+        "qwen3",
+        "qwen2_vl",
+        "phi3",
+        "granite",
+    }
+)
+"""Model types liger-kernel patches (its ``apply_liger_kernel_to_*``); others train without its kernels."""
+
+
+def liger_problem(caps: Capabilities) -> str:
+    """Why Liger kernels cannot run here (they are Triton kernels for NVIDIA GPUs)."""
+    if not caps.cuda:
+        return msg("Liger kernels run on an NVIDIA GPU only; turn them off on this computer.")
+    if not caps.triton:
+        return (
+            msg(
+                "Liger kernels need Triton, which has no official Windows builds: pip install triton-windows."
+            )
+            if caps.windows
+            else msg("Liger kernels need Triton, which is not installed: pip install triton.")
+        )
+    return msg("Liger kernels need the liger-kernel package: pip install liger-kernel.")
 
 
 def model_kwargs(resolved: Resolved) -> dict[str, Any]:

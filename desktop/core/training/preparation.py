@@ -200,6 +200,7 @@ def make_trainer(
     from transformers import PrinterCallback, Seq2SeqTrainer, Trainer
 
     from desktop.core.data.tasks.packing import PaddingFreeCollator
+    from desktop.core.settings.options import LIGER_ARCHITECTURES
     from desktop.core.training import distributed
     from desktop.core.training.callbacks import CountingCollator, EventCallback, TokenCount
     from desktop.core.training.grouping import length_grouped
@@ -224,6 +225,14 @@ def make_trainer(
         perplexity=config.task == "causal-lm",
         elapsed_before=lambda step: _elapsed_until(run, step),
     )
+    model_type = getattr(task.model.config, "model_type", "")
+    if config.performance.liger_kernel and model_type not in LIGER_ARCHITECTURES:
+        task.notes.append(
+            msg(
+                "Liger kernels: {model_type} is not an architecture they know; it trains without them.",
+                model_type=model_type or "?",
+            )
+        )
     trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
     if config.performance.group_by_length and not isinstance(task.collator, PaddingFreeCollator):
         trainer_cls = length_grouped(trainer_cls)  # padded batches: of examples of about one length

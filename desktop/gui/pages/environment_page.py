@@ -222,6 +222,7 @@ class EnvironmentPage(WizardPage):
             bitsandbytes=installed("bitsandbytes"),
             triton=installed("triton"),
             flash_attn=installed("flash_attn"),
+            liger=installed("liger_kernel"),
         )
 
     def show_findings(self, report: GpuReport, info: TorchInfo) -> None:

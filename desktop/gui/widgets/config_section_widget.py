@@ -66,7 +66,7 @@ class ConfigSectionWidget(QGroupBox):
             words = self._field_words().get(f.name, f.name.replace("_", " ").capitalize())
             add_field(form, f"{section}.{f.name}", words, editor)
 
-    GPU_ONLY = ("pin_memory", "empty_cache_steps", "qlora", "oom_recovery")
+    GPU_ONLY = ("pin_memory", "empty_cache_steps", "qlora", "oom_recovery", "liger_kernel")
     """Fields that do something only on an NVIDIA GPU."""
 
     def set_cuda(self, cuda: bool) -> None:
@@ -91,6 +91,7 @@ class ConfigSectionWidget(QGroupBox):
             "torch_compile": self.tr("Compile the model (torch.compile)"),
             "compile_backend": self.tr("Compile backend"),
             "attention": self.tr("Attention"),
+            "liger_kernel": self.tr("Liger fused kernels"),
             "padding_free": self.tr("Padding-free batches (causal LM)"),
             "group_by_length": self.tr("Group batches by length"),
             "oom_recovery": self.tr("Recover from out of memory"),
