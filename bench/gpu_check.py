@@ -10,6 +10,9 @@
    b. without it: the error strikes in a step; the run goes back and goes on.
    Both must finish, with the same effective batch where only the batch changed.
 3. The VRAM estimate against the measured peak for three configurations (target: within 15%).
+4. Speed (issue 43): bench/speed.py's workload, larger (8 layers, hidden 1024, up to 1024 tokens), on
+   the GPU: our defaults, with Liger's kernels too where liger-kernel is installed, against the plain
+   Trainer script (target: >= 2.5x with Liger and padding-free batches together).
 
 The model is a GPT-2 of 85 M parameters built here with a tokenizer trained on the bundled samples
 (no network). Without a CUDA GPU the script says so and exits.
@@ -238,9 +241,38 @@ def main() -> None:
         nvml_beside_torch()
         recovered = recovery_runs(model, data, tmp, args.cap_gb, args.steps)
         estimated = estimate_against_peak(model, data, tmp, max(4, args.steps // 3))
+        speed_on_gpu(tmp, max(20, args.steps * 3))
     print(
         f"\nrecovery: {'ok' if recovered else 'FAILED'}; "
         f"estimate: {'ok' if estimated else 'outside the target'}"
+    )
+
+
+def speed_on_gpu(tmp: Path, steps: int) -> None:
+    """Our defaults (and with Liger) against the plain Trainer script, on the GPU: training loop tokens/s."""
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import speed
+
+    model, data = speed.build(tmp / "speed", 1024, "log", hidden=1024, layers=8)
+    shape = (steps, 16, 1024)
+    speed.ours(model, data, tmp / "speed-warm", 2, 16, 1024, True)
+    padding: list[tuple[int, int]] = []
+    _, plain_loop, plain_loss = speed.plain(model, data, tmp / "speed-plain", *shape, padding)
+    _, ours_loop, ours_loss = speed.ours(model, data, tmp / "speed-ours", *shape, True)
+    tokens = sum(real for real, _ in padding) / len(padding) * steps
+    print(f"\nspeed: plain {tokens / plain_loop:.0f} tokens/s, loss {plain_loss:.4f}")
+    print(
+        f"speed: ours {tokens / ours_loop:.0f} tokens/s ({plain_loop / ours_loop:.2f}x), loss {ours_loss:.4f}"
+    )
+    if importlib.util.find_spec("liger_kernel") is None:
+        print("speed: liger-kernel is not installed here (pip install liger-kernel): no Liger figure")
+        return
+    _, liger_loop, liger_loss = speed.ours(model, data, tmp / "speed-liger", *shape, True, liger=True)
+    print(
+        f"speed: ours with Liger {tokens / liger_loop:.0f} tokens/s ({plain_loop / liger_loop:.2f}x, "
+        f"target >= 2.5x), loss {liger_loss:.4f}"
     )
 
 

@@ -63,7 +63,9 @@ WORDS = [
 ]
 
 
-def build(folder: Path, max_length: int, lengths: str = "log") -> tuple[Path, Path]:
+def build(
+    folder: Path, max_length: int, lengths: str = "log", hidden: int = 256, layers: int = 4
+) -> tuple[Path, Path]:
     """The model folder and the data file (JSON lines with instruction and output)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
@@ -103,11 +105,11 @@ def build(folder: Path, max_length: int, lengths: str = "log") -> tuple[Path, Pa
     tokenizer.chat_template = FALLBACK_CHAT_TEMPLATE
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=256,
-        intermediate_size=688,
-        num_hidden_layers=4,
-        num_attention_heads=4,
-        num_key_value_heads=4,
+        hidden_size=hidden,
+        intermediate_size=hidden * 8 // 3 // 8 * 8,
+        num_hidden_layers=layers,
+        num_attention_heads=hidden // 64,
+        num_key_value_heads=hidden // 64,
         max_position_embeddings=max_length * 2,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
@@ -120,7 +122,16 @@ def build(folder: Path, max_length: int, lengths: str = "log") -> tuple[Path, Pa
     return model_dir, data
 
 
-def ours(model: Path, data: Path, out: Path, steps: int, batch: int, max_length: int, padding_free: bool):
+def ours(
+    model: Path,
+    data: Path,
+    out: Path,
+    steps: int,
+    batch: int,
+    max_length: int,
+    padding_free: bool,
+    liger: bool = False,
+):
     from desktop.core.settings.config import RunConfig
     from desktop.core.training.run import run_training
 
@@ -131,6 +142,7 @@ def ours(model: Path, data: Path, out: Path, steps: int, batch: int, max_length:
     config.validation.fraction = 0
     config.output.runs_dir = str(out)
     config.performance.padding_free = padding_free
+    config.performance.liger_kernel = liger
     t = config.training
     t.max_steps, t.batch_size, t.max_length, t.learning_rate, t.seed = steps, batch, max_length, LR, SEED
     t.save_steps, t.logging_steps = 100_000, steps
