@@ -2649,6 +2649,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>已用时 {elapsed}   ·   约剩 {eta}   ·   {speed} 样本/秒   ·   {epoch:.2f} 轮</translation>
     </message>
     <message>
+        <source>{tokens} tokens/s ({padding:.0%} of the compute on padding, {padded:.0%} if padded)</source>
+        <translation>{tokens} 词元/秒（{padding:.0%} 的算力花在填充上，若用填充方式则为 {padded:.0%}）</translation>
+    </message>
+    <message>
         <source>{tokens} tokens/s ({padding:.0%} of the compute on padding)</source>
         <translation>{tokens} 词元/秒（{padding:.0%} 的算力花在填充上）</translation>
     </message>

@@ -2649,6 +2649,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>已用時間 {elapsed}   ·   約剩 {eta}   ·   {speed} 樣本/秒   ·   {epoch:.2f} 輪</translation>
     </message>
     <message>
+        <source>{tokens} tokens/s ({padding:.0%} of the compute on padding, {padded:.0%} if padded)</source>
+        <translation>{tokens} 詞元/秒（{padding:.0%} 的運算花在填充上，若用填充方式則為 {padded:.0%}）</translation>
+    </message>
+    <message>
         <source>{tokens} tokens/s ({padding:.0%} of the compute on padding)</source>
         <translation>{tokens} 詞元/秒（{padding:.0%} 的運算花在填充上）</translation>
     </message>

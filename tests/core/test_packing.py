@@ -142,3 +142,5 @@ def test_the_tokens_counted_leave_the_padding_out(tokenizer) -> None:
         count = TokenCount()
         batch = CountingCollator(collate, count)([dict(e) for e in examples])
         assert count.tokens == real and count.slots == batch["input_ids"].numel() > real
+        longest = max(len(e["input_ids"]) for e in examples)
+        assert count.padded == len(examples) * longest  # what padding would have cost

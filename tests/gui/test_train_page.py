@@ -34,7 +34,7 @@ def test_progress_and_plots_follow_the_events(
     fake_controller.training_started.emit(StartedEvent("/runs/x", 100, 90, 10, "cpu"))
     for step in range(1, 21):
         fake_controller.progress_changed.emit(
-            ProgressEvent(step, 100, step / 10, step * 0.5, (100 - step) * 0.5, 32.0, 4210.0, 0.04)
+            ProgressEvent(step, 100, step / 10, step * 0.5, (100 - step) * 0.5, 32.0, 4210.0, 0.04, 0.61)
         )
         if step % 5 == 0:
             fake_controller.metrics_logged.emit(
@@ -46,7 +46,7 @@ def test_progress_and_plots_follow_the_events(
 
     assert page.progress.value() == 20 and page.progress.maximum() == 100
     assert "remaining about 0:40" in page.timing.text()
-    assert "4,210 tokens/s (4% of the compute on padding)" in page.timing.text()  # the padding-free gain
+    assert "4,210 tokens/s (4% of the compute on padding, 61% if padded)" in page.timing.text()  # the gain
     assert area.loss_plot.count("train") == 4 and area.loss_plot.count("eval") == 1
     assert area.lr_plot.count("lr") == 4 and area.memory_plot.count("rss") == 4
     assert area.memory_plot.count("allocated") == 0  # no GPU figures on CPU

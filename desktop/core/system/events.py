@@ -72,6 +72,9 @@ class ProgressEvent(Event):
     tokens_per_second: float | None
     padding_share: float | None = None
     """Of the token slots in the batches since the last report, the share that was padding."""
+    padded_share: float | None = None
+    """The share of padding the same batches would have had padded to their longest example (the same
+    as ``padding_share`` where they were)."""
 
 
 @dataclass(frozen=True)

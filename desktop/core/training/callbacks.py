@@ -109,13 +109,15 @@ class TokenCount:
 
         self._tokens = multiprocessing.Value("q", 0)
         self._slots = multiprocessing.Value("q", 0)
+        self._padded = multiprocessing.Value("q", 0)
 
-    def add(self, tokens: int, slots: int | None = None) -> None:
-        """Count a batch: its real tokens, and its token slots (real and padding; ``tokens`` when none)."""
-        with self._tokens.get_lock():
-            self._tokens.value += tokens
-        with self._slots.get_lock():
-            self._slots.value += tokens if slots is None else slots
+    def add(self, tokens: int, slots: int | None = None, padded: int | None = None) -> None:
+        """Count a batch: its real tokens, its token slots (real and padding; ``tokens`` when none), and
+        the slots the batch would take padded to its longest example (``slots`` when it is so)."""
+        slots = tokens if slots is None else slots
+        for value, add in ((self._tokens, tokens), (self._slots, slots), (self._padded, padded or slots)):
+            with value.get_lock():
+                value.value += add
 
     @property
     def tokens(self) -> int:
@@ -125,6 +127,11 @@ class TokenCount:
     def slots(self) -> int:
         """Real and padding tokens: what the model computed on."""
         return int(self._slots.value)
+
+    @property
+    def padded(self) -> int:
+        """The slots the same batches would have taken padded to their longest example."""
+        return int(self._padded.value)
 
 
 class CountingCollator:
@@ -176,7 +183,8 @@ class EventCallback(TrainerCallback):
         self._mark: tuple[float, int] = (0.0, 0)  # (time, tokens) at the last report
         self._tokens_per_second: float | None = None
         self._padding_share: float | None = None
-        self._slots_mark = 0
+        self._slots_mark = (0, 0)
+        self._padded_share: float | None = None
         self._perplexity = perplexity
         self._t0 = 0.0
         self._first_step = 0
@@ -261,6 +269,7 @@ class EventCallback(TrainerCallback):
                 samples_per_second=samples,
                 tokens_per_second=self._measure_tokens(),
                 padding_share=self._padding_share,
+                padded_share=self._padded_share,
             )
         )
         if state.global_step % args.logging_steps == 0 or state.global_step == 1:
@@ -271,17 +280,19 @@ class EventCallback(TrainerCallback):
 
     def _set_mark(self) -> None:
         self._mark = (time.perf_counter(), self._tokens.tokens if self._tokens else 0)
-        self._slots_mark = self._tokens.slots if self._tokens else 0
+        self._slots_mark = (self._tokens.slots, self._tokens.padded) if self._tokens else (0, 0)
 
     def _measure_tokens(self) -> float | None:
         """Real tokens per second since the last report, smoothed over the last few reports."""
         if self._tokens is None:
             return None
         (then, before), now, count = self._mark, time.perf_counter(), self._tokens.tokens
-        slots, slots_before = self._tokens.slots, self._slots_mark
-        self._mark, self._slots_mark = (now, count), slots
+        slots_before, padded_before = self._slots_mark
+        slots, padded = self._tokens.slots, self._tokens.padded
+        self._mark, self._slots_mark = (now, count), (slots, padded)
         if slots > slots_before and count >= before:
             self._padding_share = 1 - (count - before) / (slots - slots_before)
+            self._padded_share = 1 - (count - before) / (padded - padded_before)
         if now <= then or count <= before:
             return self._tokens_per_second
         rate = (count - before) / (now - then) * self._world_size  # rank 0 counts its own share

@@ -1,8 +1,9 @@
 """Batches of examples of about the same length: little padding in each, their order random.
 
-The examples are shuffled, cut into groups of 50 batches, and each group sorted by length and cut into
-batches; then the batches are shuffled, the one with the longest example first (an out-of-memory error
-shows at the first step, not an hour in).
+The examples are shuffled, cut into groups of 50 batches (fewer in a small dataset: at least 4 groups,
+as transformers does), and each group sorted by length and cut into batches; then the batches are
+shuffled, the one with the longest example first (an out-of-memory error shows at the first step, not
+an hour in).
 
 Why not transformers' ``LengthGroupedSampler``: it leaves each group's batches in order, longest to
 shortest, so consecutive steps see examples of one length; where length follows the label (short
@@ -45,7 +46,8 @@ def grouped_batches(
     """The batches :class:`LengthGroupedBatches` draws, with ``permutation(n)`` as its randomness (torch's
     generator in training; a seeded ``random.Random`` for the data page's padding estimate)."""
     order = permutation(len(lengths))
-    group = GROUP_BATCHES * batch_size
+    # Groups of 50 batches, and at least 4 groups: a small dataset keeps its batches mixed.
+    group = max(1, min(GROUP_BATCHES, len(lengths) // (batch_size * 4))) * batch_size
     batches = []
     for start in range(0, len(order), group):
         part = sorted(order[start : start + group], key=lambda i: -lengths[i])

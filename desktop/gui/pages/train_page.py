@@ -306,8 +306,15 @@ class TrainPage(WizardPage):
             elapsed=_duration(event.elapsed_s), eta=_duration(event.eta_s), speed=speed, epoch=event.epoch
         )
         if event.tokens_per_second and event.padding_share is not None:
-            tokens = self.tr("{tokens} tokens/s ({padding:.0%} of the compute on padding)").format(
-                tokens=f"{event.tokens_per_second:,.0f}", padding=event.padding_share
+            padded = event.padded_share
+            if padded is not None and padded > event.padding_share + 0.01:  # padding-free: by how much
+                tokens = self.tr(
+                    "{tokens} tokens/s ({padding:.0%} of the compute on padding, {padded:.0%} if padded)"
+                )
+            else:
+                tokens = self.tr("{tokens} tokens/s ({padding:.0%} of the compute on padding)")
+            tokens = tokens.format(
+                tokens=f"{event.tokens_per_second:,.0f}", padding=event.padding_share, padded=padded
             )
             text = f"{text}   ·   {tokens}"
         self.timing.setText(text)

@@ -43,8 +43,9 @@ class PaddingFreeCollator:
 
     def __init__(self, pad_token_id: int, capacity: int) -> None:
         self.pad_token_id, self.capacity = int(pad_token_id), int(capacity)
-        self.last_counts: tuple[int, int] | None = None
-        """The last batch's real tokens and token slots (real and padding), for the tokens per second."""
+        self.last_counts: tuple[int, int, int] | None = None
+        """The last batch's real tokens, its token slots (real and padding), and the slots the same
+        examples padded to the longest would have taken: for the Train page's figures."""
 
     def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
         import torch
@@ -74,7 +75,8 @@ class PaddingFreeCollator:
             ids.append(row_ids + [self.pad_token_id] * fill)
             labels.append(row_labels + [IGNORE] * fill)
             positions.append(row_positions + list(range(fill)))
-        self.last_counts = (total, len(rows) * width)
+        longest = max((len(f["input_ids"]) for f in features), default=0)
+        self.last_counts = (total, len(rows) * width, len(features) * longest)
         return {
             "input_ids": torch.tensor(ids, dtype=torch.long),
             "labels": torch.tensor(labels, dtype=torch.long),
