@@ -2538,6 +2538,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>批大小为 {batch} 时的填充：批次无填充，每行只有几个填充词元（若按填充方式组批，将占 {shuffled:.0%} 的词元）。</translation>
     </message>
     <message>
+        <source>Padding at batch size {batch}: {shuffled:.0%} of the tokens (too few rows for batches grouped by length to differ).</source>
+        <translation>批大小为 {batch} 时的填充：占 {shuffled:.0%} 的词元（行数太少，按长度分组也不会更少）。</translation>
+    </message>
+    <message>
         <source>Padding at batch size {batch}: {grouped:.0%} of the tokens, as batches are grouped by length ({shuffled:.0%} in shuffled batches).</source>
         <translation>批大小为 {batch} 时的填充：占 {grouped:.0%} 的词元，因为批次按长度分组（随机组批时为 {shuffled:.0%}）。</translation>
     </message>

@@ -2538,6 +2538,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>批次大小為 {batch} 時的填充：批次無填充，每列只有幾個填充詞元（若以填充方式組批，將占 {shuffled:.0%} 的詞元）。</translation>
     </message>
     <message>
+        <source>Padding at batch size {batch}: {shuffled:.0%} of the tokens (too few rows for batches grouped by length to differ).</source>
+        <translation>批次大小為 {batch} 時的填充：占 {shuffled:.0%} 的詞元（列數太少，依長度分組也不會更少）。</translation>
+    </message>
+    <message>
         <source>Padding at batch size {batch}: {grouped:.0%} of the tokens, as batches are grouped by length ({shuffled:.0%} in shuffled batches).</source>
         <translation>批次大小為 {batch} 時的填充：占 {grouped:.0%} 的詞元，因為批次依長度分組（隨機組批時為 {shuffled:.0%}）。</translation>
     </message>

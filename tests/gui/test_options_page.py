@@ -190,3 +190,27 @@ def test_on_windows_a_run_too_big_for_the_gpu_is_said_to_spill_not_fail(
     assert "will not fit" in estimate.fit_label.text() and "shared system memory" in estimate.fit_label.text()
     estimate.preset_buttons["fit"].click()
     assert "shared system memory" not in estimate.fit_label.text()
+
+
+def test_the_columns_stack_rather_than_run_off_a_1024_pixel_window(window: MainWindow, qtbot) -> None:
+    """In English the two columns (labels like "Empty the GPU cache every (steps)", the estimate's
+    text) are wider than the page at 1024 x 576: side by side, the right one ran off the window."""
+    from PySide6.QtWidgets import QBoxLayout, QScrollArea
+
+    with qtbot.waitSignal(window.data_page.preview_loaded, timeout=30_000):
+        window.load_sample()
+    page = window.options_page
+    window.resize(1280, 820)  # first side by side, the estimate's text in
+    window.show()
+    with qtbot.waitSignal(page.estimate_updated, timeout=30_000):
+        window.go_to(window.pages.index(page))
+    window.go_to(0)
+    window.resize(1024, 576)  # on another step, as a user who makes the window smaller there
+    window.go_to(window.pages.index(page))
+    scroll = page.findChild(QScrollArea)
+    qtbot.waitUntil(lambda: scroll.horizontalScrollBar().maximum() == 0, timeout=5_000)
+    assert page._columns.direction() == QBoxLayout.Direction.TopToBottom
+    for part in (page.estimate, *page.sections):  # each whole inside the page, none cut at its right
+        assert part.geometry().right() < scroll.viewport().width()
+    window.resize(1600, 900)
+    qtbot.waitUntil(lambda: page._columns.direction() == QBoxLayout.Direction.LeftToRight, timeout=5_000)

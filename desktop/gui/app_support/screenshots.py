@@ -394,6 +394,8 @@ def _grab(window: MainWindow, index: int, path: Path) -> Path:
     window.update_navigation()
     window.banner.setVisible(False)
     window.train_page.plot_area.reveal_plots()
-    QApplication.processEvents()
+    loop = QEventLoop()  # a page that reflows when shown lays out in a few turns of the event loop
+    QTimer.singleShot(100, loop.quit)
+    loop.exec()
     window.grab().save(str(path))
     return path

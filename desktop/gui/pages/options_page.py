@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
     QDoubleSpinBox,
@@ -181,7 +181,7 @@ class OptionsPage(WizardPage):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(content)
-        self._two_columns_width = content.minimumSizeHint().width() + 24
+        self._column_layouts, self._content = (left, right), content
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(scroll, 1)
@@ -193,12 +193,22 @@ class OptionsPage(WizardPage):
         self.processes.set_gpus(count)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        # Side by side where they fit; one above the other on a small screen, never cut off.
-        wide = event.size().width() >= self._two_columns_width
-        self._columns.setDirection(
-            QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
-        )
+        self._reflow(event.size().width())
         super().resizeEvent(event)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self._reflow(self.width())  # what the columns hold may have grown while the page was hidden
+        super().showEvent(event)
+
+    def _reflow(self, width: int) -> None:
+        """Side by side where both columns fit as they are now (English labels and the estimate's text
+        are wider than Chinese ones); one above the other on a small screen, never cut off."""
+        needed = sum(layout.minimumSize().width() for layout in self._column_layouts)
+        wide = width >= needed + self._columns.spacing() + 24  # the scroll bar and the margins
+        direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        if direction != self._columns.direction():
+            self._columns.setDirection(direction)
+            self._content.layout().activate()  # the columns' new widths now, not the old side by side
 
     def set_train_rows(self, rows: int) -> None:
         """The number of training rows the data has (0: unknown), for the schedule check."""

@@ -85,6 +85,11 @@ class TokenStatsWidget(QGroupBox):
                 "Padding at batch size {batch}: a few tokens a row, as batches are padding-free "
                 "({shuffled:.0%} of the tokens if they were padded)."
             )
+        elif config.performance.group_by_length and shuffled - grouped < 0.01:
+            text = self.tr(
+                "Padding at batch size {batch}: {shuffled:.0%} of the tokens (too few rows for batches "
+                "grouped by length to differ)."
+            )
         elif config.performance.group_by_length:
             text = self.tr(
                 "Padding at batch size {batch}: {grouped:.0%} of the tokens, as batches are grouped by "
