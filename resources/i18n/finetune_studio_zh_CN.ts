@@ -3294,6 +3294,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请选择一个空文件夹或新文件夹，或者替换它（命令行中加上 --force）。</translation>
     </message>
     <message>
+        <source>GGUF export does not know the {architecture} architecture yet.</source>
+        <translation>GGUF 导出暂不支持 {architecture} 架构。</translation>
+    </message>
+    <message>
+        <source>GGUF is written for Llama, Mistral, Qwen2 and GPT-2 models; export this one as a folder.</source>
+        <translation>GGUF 可导出 Llama、Mistral、Qwen2 和 GPT-2 模型；这个模型请导出为文件夹。</translation>
+    </message>
+    <message>
+        <source>GGUF export does not carry this model&apos;s rope scaling ({kind}) yet.</source>
+        <translation>GGUF 导出暂不支持这个模型的 RoPE 缩放（{kind}）。</translation>
+    </message>
+    <message>
+        <source>Export it as a folder: llama.cpp&apos;s own converter can turn that into GGUF.</source>
+        <translation>请导出为文件夹：llama.cpp 自带的转换器可以把它转成 GGUF。</translation>
+    </message>
+    <message>
+        <source>GGUF export needs the model&apos;s tokenizer.json (a fast tokenizer).</source>
+        <translation>GGUF 导出需要模型的 tokenizer.json（快速分词器）。</translation>
+    </message>
+    <message>
+        <source>SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder.</source>
+        <translation>只有 SentencePiece 的分词器暂不能导出为 GGUF：这个模型请导出为文件夹。</translation>
+    </message>
+    <message>
+        <source>Unknown GGUF quantization {quant}; use f16 or q8_0.</source>
+        <translation>未知的 GGUF 量化方式 {quant}；请使用 f16 或 q8_0。</translation>
+    </message>
+    <message>
+        <source>GGUF export writes byte-level BPE tokenizers; this model&apos;s is {kind}.</source>
+        <translation>GGUF 导出支持字节级 BPE 分词器；这个模型的是 {kind}。</translation>
+    </message>
+    <message>
+        <source>Export it as a folder.</source>
+        <translation>请导出为文件夹。</translation>
+    </message>
+    <message>
+        <source>GGUF export cannot place the tensor {key}.</source>
+        <translation>GGUF 导出无法安放张量 {key}。</translation>
+    </message>
+    <message>
         <source>{file} has no rows to predict.</source>
         <translation>{file} 中没有可预测的行。</translation>
     </message>

@@ -3294,6 +3294,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請選擇一個空資料夾或新資料夾，或者取代它（命令列中加上 --force）。</translation>
     </message>
     <message>
+        <source>GGUF export does not know the {architecture} architecture yet.</source>
+        <translation>GGUF 匯出暫不支援 {architecture} 架構。</translation>
+    </message>
+    <message>
+        <source>GGUF is written for Llama, Mistral, Qwen2 and GPT-2 models; export this one as a folder.</source>
+        <translation>GGUF 可匯出 Llama、Mistral、Qwen2 和 GPT-2 模型；這個模型請匯出為資料夾。</translation>
+    </message>
+    <message>
+        <source>GGUF export does not carry this model&apos;s rope scaling ({kind}) yet.</source>
+        <translation>GGUF 匯出暫不支援這個模型的 RoPE 縮放（{kind}）。</translation>
+    </message>
+    <message>
+        <source>Export it as a folder: llama.cpp&apos;s own converter can turn that into GGUF.</source>
+        <translation>請匯出為資料夾：llama.cpp 內建的轉換器可以把它轉成 GGUF。</translation>
+    </message>
+    <message>
+        <source>GGUF export needs the model&apos;s tokenizer.json (a fast tokenizer).</source>
+        <translation>GGUF 匯出需要模型的 tokenizer.json（快速分詞器）。</translation>
+    </message>
+    <message>
+        <source>SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder.</source>
+        <translation>只有 SentencePiece 的分詞器暫不能匯出為 GGUF：這個模型請匯出為資料夾。</translation>
+    </message>
+    <message>
+        <source>Unknown GGUF quantization {quant}; use f16 or q8_0.</source>
+        <translation>未知的 GGUF 量化方式 {quant}；請使用 f16 或 q8_0。</translation>
+    </message>
+    <message>
+        <source>GGUF export writes byte-level BPE tokenizers; this model&apos;s is {kind}.</source>
+        <translation>GGUF 匯出支援位元組層級 BPE 分詞器；這個模型的是 {kind}。</translation>
+    </message>
+    <message>
+        <source>Export it as a folder.</source>
+        <translation>請匯出為資料夾。</translation>
+    </message>
+    <message>
+        <source>GGUF export cannot place the tensor {key}.</source>
+        <translation>GGUF 匯出無法安放張量 {key}。</translation>
+    </message>
+    <message>
         <source>{file} has no rows to predict.</source>
         <translation>{file} 中沒有可預測的資料列。</translation>
     </message>
