@@ -20,6 +20,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("dest", type=Path, help=say("the folder to create"))
     p.add_argument("--dtype", choices=("fp32", "fp16", "bf16"), default="fp32")
     p.add_argument(
+        "--format",
+        choices=("folder", "gguf"),
+        default="folder",
+        help=say("folder: a transformers model folder; gguf: one file for llama.cpp, Ollama and LM Studio"),
+    )
+    p.add_argument("--quant", choices=("f16", "q8_0"), default="f16", help=say("GGUF: the weights' type"))
+    p.add_argument(
         "--adapter", action="store_true", help=say("LoRA runs: export the adapters alone, not merged")
     )
     p.add_argument("--zip", action="store_true", help=say("also write DEST.zip"))
@@ -68,6 +75,8 @@ def cmd_export(args: argparse.Namespace) -> int:
             say("List runs with: finetune-studio-cli runs"),
         )
     quiet_libraries()
+    if args.format == "gguf":
+        return _export_gguf(run, args.dest, args.quant)
     result = export_run(
         run,
         args.dest,
@@ -110,6 +119,24 @@ def cmd_export(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return EXIT_FAILED
+
+
+def _export_gguf(run: Any, dest: Path, quant: str) -> int:
+    """``export --format gguf``: the run's model as one GGUF file in ``dest``, a line per tenth done."""
+    from desktop.core.results.gguf_writer import export_run_gguf
+    from desktop.core.system.errors import human_size
+
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        tenth = done * 10 // total
+        if tenth > shown[0]:
+            shown[0] = tenth
+            print(f"[{done / total:4.0%}] " + say("Writing GGUF tensors"), file=sys.stderr)
+
+    result = export_run_gguf(run, dest, quant, progress)
+    print(say("Exported to {file} ({size})", file=result.path, size=human_size(result.size)))
+    return EXIT_OK
 
 
 def _find_run(name: str, runs_dir: Path | None) -> Any:

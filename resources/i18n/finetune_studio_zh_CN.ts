@@ -3322,6 +3322,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>未知的 GGUF 量化方式 {quant}；请使用 f16 或 q8_0。</translation>
     </message>
     <message>
+        <source>GGUF is for decoder chat models (causal LM); {run} is a {task} run.</source>
+        <translation>GGUF 用于解码器对话模型（因果语言模型）；{run} 是 {task} 训练任务。</translation>
+    </message>
+    <message>
+        <source>Export it as a folder: transformers, and the app&apos;s Try it, load that.</source>
+        <translation>请导出为文件夹：transformers 和应用里的“试一试”都能载入它。</translation>
+    </message>
+    <message>
+        <source>Finish or resume the run first.</source>
+        <translation>请先完成或继续这次训练。</translation>
+    </message>
+    <message>
+        <source>The GGUF file needs about {needed}; {free} are free at {folder}.</source>
+        <translation>GGUF 文件约需 {needed}；{folder} 处只剩 {free}。</translation>
+    </message>
+    <message>
+        <source>Free some space or choose a folder on another drive.</source>
+        <translation>请清出一些空间，或选择另一个磁盘上的文件夹。</translation>
+    </message>
+    <message>
         <source>GGUF export writes byte-level BPE tokenizers; this model&apos;s is {kind}.</source>
         <translation>GGUF 导出支持字节级 BPE 分词器；这个模型的是 {kind}。</translation>
     </message>
@@ -6118,6 +6138,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>move the data folder (runs, runtime, caches) to another place</source>
         <translation>把数据文件夹（训练记录、运行环境、缓存）移到别处</translation>
+    </message>
+    <message>
+        <source>Exported to {file} ({size})</source>
+        <translation>已导出到 {file}（{size}）</translation>
+    </message>
+    <message>
+        <source>folder: a transformers model folder; gguf: one file for llama.cpp, Ollama and LM Studio</source>
+        <translation>folder：transformers 模型文件夹；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的单个文件</translation>
+    </message>
+    <message>
+        <source>GGUF: the weights&apos; type</source>
+        <translation>GGUF：权重的类型</translation>
+    </message>
+    <message>
+        <source>Writing GGUF tensors</source>
+        <translation>正在写入 GGUF 张量</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

@@ -3322,6 +3322,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>未知的 GGUF 量化方式 {quant}；請使用 f16 或 q8_0。</translation>
     </message>
     <message>
+        <source>GGUF is for decoder chat models (causal LM); {run} is a {task} run.</source>
+        <translation>GGUF 用於解碼器對話模型（因果語言模型）；{run} 是 {task} 訓練任務。</translation>
+    </message>
+    <message>
+        <source>Export it as a folder: transformers, and the app&apos;s Try it, load that.</source>
+        <translation>請匯出為資料夾：transformers 和應用程式裡的「試一試」都能載入它。</translation>
+    </message>
+    <message>
+        <source>Finish or resume the run first.</source>
+        <translation>請先完成或繼續這次訓練。</translation>
+    </message>
+    <message>
+        <source>The GGUF file needs about {needed}; {free} are free at {folder}.</source>
+        <translation>GGUF 檔案約需 {needed}；{folder} 處只剩 {free}。</translation>
+    </message>
+    <message>
+        <source>Free some space or choose a folder on another drive.</source>
+        <translation>請清出一些空間，或選擇另一個磁碟上的資料夾。</translation>
+    </message>
+    <message>
         <source>GGUF export writes byte-level BPE tokenizers; this model&apos;s is {kind}.</source>
         <translation>GGUF 匯出支援位元組層級 BPE 分詞器；這個模型的是 {kind}。</translation>
     </message>
@@ -6118,6 +6138,22 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>move the data folder (runs, runtime, caches) to another place</source>
         <translation>把資料資料夾（訓練記錄、執行環境、快取）移到別處</translation>
+    </message>
+    <message>
+        <source>Exported to {file} ({size})</source>
+        <translation>已匯出到 {file}（{size}）</translation>
+    </message>
+    <message>
+        <source>folder: a transformers model folder; gguf: one file for llama.cpp, Ollama and LM Studio</source>
+        <translation>folder：transformers 模型資料夾；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的單一檔案</translation>
+    </message>
+    <message>
+        <source>GGUF: the weights&apos; type</source>
+        <translation>GGUF：權重的類型</translation>
+    </message>
+    <message>
+        <source>Writing GGUF tensors</source>
+        <translation>正在寫入 GGUF 張量</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

@@ -426,3 +426,34 @@ def test_move_data_moves_the_folder_and_refuses_while_a_window_runs(
     assert f"The data folder is now {target}" in capsys.readouterr().out
     assert data_dir() == target and (target / "runs" / "run-1" / "config.toml").is_file()
     assert not (old / "runs").exists()
+
+
+@pytest.mark.slow
+def test_export_as_gguf(
+    tiny_gpt2: Path, tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import gguf
+
+    runs = tmp_path / "runs"
+    for task, model, data in (
+        ("causal-lm", tiny_gpt2, samples / "instructions.jsonl"),
+        ("classification", tiny_bert, samples / "reviews.csv"),
+    ):
+        config_path = tmp_path / f"{task}.toml"
+        config_path.write_text(
+            f'task = "{task}"\n[model]\nname = "{model.as_posix()}"\n'
+            f'[data]\nfiles = ["{data.as_posix()}"]\n'
+            "[training]\nmax_steps = 2\nbatch_size = 4\nmax_length = 64\n",
+            encoding="utf-8",
+        )
+        assert main(["train", str(config_path), "--runs-dir", str(runs)]) == 0
+    chat, classifier = sorted(runs.iterdir(), key=lambda p: "classification" in p.name)
+    capsys.readouterr()
+    args = ["--runs-dir", str(runs), "--format", "gguf", "--quant", "q8_0"]
+    assert main(["export", chat.name, str(tmp_path / "gguf"), *args]) == 0
+    written = tmp_path / "gguf" / f"{chat.name}-Q8_0.gguf"
+    assert f"Exported to {written}" in capsys.readouterr().out
+    reader = gguf.GGUFReader(written)
+    assert reader.fields["general.architecture"].contents() == "gpt2" and len(reader.tensors) > 10
+    assert main(["export", classifier.name, str(tmp_path / "no"), *args]) == 2
+    assert "GGUF is for decoder chat models" in capsys.readouterr().err and not (tmp_path / "no").exists()

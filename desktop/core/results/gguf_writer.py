@@ -125,6 +125,66 @@ class GgufCancelled(Exception):
     """The user cancelled between two tensors; nothing was left behind."""
 
 
+BYTES_PER_WEIGHT = {"f16": 2.0, "q8_0": 34 / 32}
+
+
+def export_run_gguf(
+    run: Any,
+    dest: Path,
+    quant: str = "f16",
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> GgufResult:
+    """A finished causal-LM run's model (LoRA already merged into it) as ``dest/RUN-QUANT.gguf``.
+
+    Raises:
+        InputError: The run is not a causal LM, has no model, its architecture cannot be written, or
+            the disk has too little space; nothing is written then.
+    """
+    import math
+
+    from desktop.core.system.errors import free_mb, human_size
+
+    config = run.config()
+    if config.task != "causal-lm":
+        raise InputError(
+            msg(
+                "GGUF is for decoder chat models (causal LM); {run} is a {task} run.",
+                run=run.path.name,
+                task=config.task,
+            ),
+            msg("Export it as a folder: transformers, and the app's Try it, load that."),
+        )
+    model_dir = run.model_dir
+    if not (model_dir / "config.json").is_file():
+        raise InputError(
+            msg("{run} has no finished model to export.", run=run.path.name),
+            msg("Finish or resume the run first."),
+        )
+    architecture_of(model_dir)  # refused before anything is written
+    weights = 0
+    from safetensors import safe_open
+
+    for source in model_dir.glob("*.safetensors"):
+        with safe_open(str(source), "pt") as tensors:
+            weights += sum(math.prod(tensors.get_slice(k).get_shape()) for k in tensors.keys())  # noqa: SIM118
+    needed = int(weights * BYTES_PER_WEIGHT.get(quant, 2.0)) + 2**20
+    free = free_mb(dest)
+    if free is not None and free * 2**20 < needed:
+        raise InputError(
+            msg(
+                "The GGUF file needs about {needed}; {free} are free at {folder}.",
+                needed=human_size(needed),
+                free=human_size(free * 2**20),
+                folder=str(dest),
+            ),
+            msg("Free some space or choose a folder on another drive."),
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    out = dest / f"{run.path.name}-{quant.upper()}.gguf"
+    return write_gguf(model_dir, out, quant, progress, cancelled)
+
+
 def _config(model_dir: Path) -> dict[str, Any]:
     return json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
 
