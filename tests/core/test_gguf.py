@@ -27,6 +27,7 @@ def _tiny(kind: str, tokenizer_dir: Path, folder: Path) -> Path:
         "num_hidden_layers": 2,
     }
     heads = {"num_attention_heads": 4, "num_key_value_heads": 2, "tie_word_embeddings": kind == "qwen2"}
+    heads["rope_theta"] = 1_000_000.0 if kind == "qwen2" else 10_000.0  # saved as rope_parameters
     config = (LlamaConfig if kind == "llama" else Qwen2Config)(**sizes, **heads)
     torch.manual_seed(0)
     AutoModelForCausalLM.from_config(config).save_pretrained(folder)
@@ -72,6 +73,7 @@ def test_a_causal_lm_is_written_as_gguf_and_reads_back(
     if kind != "gpt2":
         assert _field(reader, "tokenizer.chat_template") == FALLBACK_CHAT_TEMPLATE
         assert _field(reader, f"{kind}.attention.head_count_kv") == 2
+        assert _field(reader, f"{kind}.rope.freq_base") == (1e6 if kind == "qwen2" else 1e4)
     down = tensors["blk.1.ffn_down.weight"]
     expected = gguf.GGMLQuantizationType.Q8_0 if quant == "q8_0" else gguf.GGMLQuantizationType.F16
     assert (
@@ -102,3 +104,35 @@ def test_a_cancelled_export_leaves_nothing_behind(models: dict, tmp_path: Path) 
     with pytest.raises(GgufCancelled):
         write_gguf(models["llama"], tmp_path / "model.gguf", cancelled=lambda: True)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_llama_cpp_check_says_where_the_answers_part(models: dict, tmp_path: Path, monkeypatch) -> None:
+    """With a stand-in for llama.cpp's binding (not installed here): its tokens against transformers'."""
+    import sys
+    import types
+
+    from desktop.core.results.gguf_check import compare
+
+    answers: list[list[int]] = []
+
+    class FakeLlama:
+        def __init__(self, model_path: str, **kwargs: object) -> None:
+            assert Path(model_path).is_file()
+
+        def reset(self) -> None:
+            pass
+
+        def token_eos(self) -> int:
+            return -1
+
+        def generate(self, ids: list[int], **kwargs: object):
+            yield from answers.pop(0) if answers else []
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=FakeLlama))
+    gguf_file = write_gguf(models["llama"], tmp_path / "m.gguf").path
+    (first,) = compare(gguf_file, models["llama"], ["Hi"], tokens=4)  # transformers' answer, nothing back
+    assert len(first.expected) == 4 and first.got == [] and first.first_difference == 0
+    answers.extend([list(first.expected), [*first.expected[:2], 99999, 7]])
+    same, parted = compare(gguf_file, models["llama"], ["Hi", "Hi"], tokens=4)
+    assert same.agrees and same.first_difference is None
+    assert not parted.agrees and parted.first_difference == 2

@@ -56,11 +56,12 @@ def architecture_of(model_dir: Path) -> tuple[str, str]:
             msg("GGUF export does not know the {architecture} architecture yet.", architecture=name),
             msg("GGUF is written for Llama, Mistral, Qwen2 and GPT-2 models; export this one as a folder."),
         )
-    if config.get("rope_scaling"):
+    rope = _rope(config)
+    if rope.get("rope_type", "default") != "default":
         raise InputError(
             msg(
                 "GGUF export does not carry this model's rope scaling ({kind}) yet.",
-                kind=str(config["rope_scaling"].get("rope_type") or config["rope_scaling"].get("type")),
+                kind=str(rope["rope_type"]),
             ),
             msg("Export it as a folder: llama.cpp's own converter can turn that into GGUF."),
         )
@@ -189,6 +190,17 @@ def _config(model_dir: Path) -> dict[str, Any]:
     return json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
 
 
+def _rope(config: dict[str, Any]) -> dict[str, Any]:
+    """The rotary settings: transformers 5 saves them as ``rope_parameters``, older configs (most on the
+    hub) as ``rope_theta`` and ``rope_scaling``. A Qwen model saved by a run has only the first: read
+    the old way, its base of 1,000,000 became llama.cpp's default 10,000, and long answers went wrong."""
+    rope = dict(config.get("rope_parameters") or {})
+    scaling = config.get("rope_scaling") or {}
+    rope.setdefault("rope_theta", config.get("rope_theta"))
+    rope.setdefault("rope_type", scaling.get("rope_type") or scaling.get("type") or "default")
+    return rope
+
+
 def _metadata(writer: Any, arch: str, config: dict[str, Any], model_dir: Path, quant: str) -> None:
     import gguf
 
@@ -211,7 +223,7 @@ def _metadata(writer: Any, arch: str, config: dict[str, Any], model_dir: Path, q
     writer.add_head_count(heads)
     writer.add_head_count_kv(config.get("num_key_value_heads") or heads)
     writer.add_layer_norm_rms_eps(config.get("rms_norm_eps", 1e-6))
-    writer.add_rope_freq_base(float(config.get("rope_theta", 10000.0)))
+    writer.add_rope_freq_base(float(_rope(config).get("rope_theta") or 10000.0))
     writer.add_rope_dimension_count(config.get("head_dim") or hidden // heads)
     writer.add_vocab_size(config["vocab_size"])
 
