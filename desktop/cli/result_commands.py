@@ -136,6 +136,8 @@ def _export_gguf(run: Any, dest: Path, quant: str) -> int:
 
     result = export_run_gguf(run, dest, quant, progress)
     print(say("Exported to {file} ({size})", file=result.path, size=human_size(result.size)))
+    command = f"ollama create {run.path.name.lower()} -f {dest / 'Modelfile'}"
+    print(say("For Ollama: {command}", command=command))
     return EXIT_OK
 
 

@@ -6144,6 +6144,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>已导出到 {file}（{size}）</translation>
     </message>
     <message>
+        <source>For Ollama: {command}</source>
+        <translation>用于 Ollama：{command}</translation>
+    </message>
+    <message>
         <source>folder: a transformers model folder; gguf: one file for llama.cpp, Ollama and LM Studio</source>
         <translation>folder：transformers 模型文件夹；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的单个文件</translation>
     </message>

@@ -452,7 +452,11 @@ def test_export_as_gguf(
     args = ["--runs-dir", str(runs), "--format", "gguf", "--quant", "q8_0"]
     assert main(["export", chat.name, str(tmp_path / "gguf"), *args]) == 0
     written = tmp_path / "gguf" / f"{chat.name}-Q8_0.gguf"
-    assert f"Exported to {written}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"Exported to {written}" in out and "ollama create" in out
+    assert (
+        (tmp_path / "gguf" / "Modelfile").read_text(encoding="utf-8").startswith(f"FROM ./{written.name}\n")
+    )
     reader = gguf.GGUFReader(written)
     assert reader.fields["general.architecture"].contents() == "gpt2" and len(reader.tensors) > 10
     assert main(["export", classifier.name, str(tmp_path / "no"), *args]) == 2

@@ -136,7 +136,8 @@ def export_run_gguf(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> GgufResult:
-    """A finished causal-LM run's model (LoRA already merged into it) as ``dest/RUN-QUANT.gguf``.
+    """A finished causal-LM run's model (LoRA already merged into it) as ``dest/RUN-QUANT.gguf``, with an
+    Ollama ``Modelfile`` beside it.
 
     Raises:
         InputError: The run is not a causal LM, has no model, its architecture cannot be written, or
@@ -183,7 +184,16 @@ def export_run_gguf(
         )
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / f"{run.path.name}-{quant.upper()}.gguf"
-    return write_gguf(model_dir, out, quant, progress, cancelled)
+    result = write_gguf(model_dir, out, quant, progress, cancelled)
+    from transformers import AutoTokenizer
+
+    from desktop.core.results.modelfile import modelfile
+    from desktop.core.system.paths import atomic_write_text
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    text = modelfile(out.name, tokenizer.chat_template or "", tokenizer.eos_token or "")
+    atomic_write_text(dest / "Modelfile", text)  # for Ollama: ollama create NAME -f Modelfile
+    return result
 
 
 def _config(model_dir: Path) -> dict[str, Any]:
