@@ -60,6 +60,14 @@
         <translation>只检查编译，不提速</translation>
     </message>
     <message>
+        <source>16 bits: the model as trained</source>
+        <translation>16 位：与训练时相同的模型</translation>
+    </message>
+    <message>
+        <source>8 bits: half the size, nearly the same answers</source>
+        <translation>8 位：体积减半，回答几乎不变</translation>
+    </message>
+    <message>
         <source>falls in a straight line to 0</source>
         <translation>直线下降到 0</translation>
     </message>
@@ -692,6 +700,14 @@
         <translation>文件夹…</translation>
     </message>
     <message>
+        <source>Model folder (transformers)</source>
+        <translation>模型文件夹（transformers）</translation>
+    </message>
+    <message>
+        <source>GGUF file (llama.cpp, Ollama, LM Studio)</source>
+        <translation>GGUF 文件（llama.cpp、Ollama、LM Studio）</translation>
+    </message>
+    <message>
         <source>fp16 and bf16 halve the size; fp32 keeps every bit</source>
         <translation>fp16 和 bf16 可使体积减半；fp32 保留全部精度</translation>
     </message>
@@ -744,8 +760,16 @@
         <translation>到：</translation>
     </message>
     <message>
+        <source>Format:</source>
+        <translation>格式：</translation>
+    </message>
+    <message>
         <source>Weights:</source>
         <translation>权重：</translation>
+    </message>
+    <message>
+        <source>GGUF weights:</source>
+        <translation>GGUF 权重：</translation>
     </message>
     <message>
         <source>Try it</source>
@@ -798,6 +822,18 @@
     <message>
         <source>Export failed: {error}</source>
         <translation>导出失败：{error}</translation>
+    </message>
+    <message>
+        <source>GGUF is for decoder chat models (causal LM), which llama.cpp, Ollama and LM Studio run; this run&apos;s model is for {task}: export it as a folder.</source>
+        <translation>GGUF 用于 llama.cpp、Ollama 和 LM Studio 运行的解码器对话模型（因果语言模型）；这次训练的模型用于{task}：请导出为文件夹。</translation>
+    </message>
+    <message>
+        <source>Writing the GGUF file…</source>
+        <translation>正在写入 GGUF 文件…</translation>
+    </message>
+    <message>
+        <source>Exported to {file} ({size}). For Ollama: ollama create {name} -f {modelfile}</source>
+        <translation>已导出到 {file}（{size}）。用于 Ollama：ollama create {name} -f {modelfile}</translation>
     </message>
     <message>
         <source>Loading the model…</source>

@@ -60,6 +60,14 @@
         <translation>只檢查編譯，不加速</translation>
     </message>
     <message>
+        <source>16 bits: the model as trained</source>
+        <translation>16 位元：與訓練時相同的模型</translation>
+    </message>
+    <message>
+        <source>8 bits: half the size, nearly the same answers</source>
+        <translation>8 位元：體積減半，回答幾乎不變</translation>
+    </message>
+    <message>
         <source>falls in a straight line to 0</source>
         <translation>直線下降到 0</translation>
     </message>
@@ -692,6 +700,14 @@
         <translation>資料夾…</translation>
     </message>
     <message>
+        <source>Model folder (transformers)</source>
+        <translation>模型資料夾（transformers）</translation>
+    </message>
+    <message>
+        <source>GGUF file (llama.cpp, Ollama, LM Studio)</source>
+        <translation>GGUF 檔案（llama.cpp、Ollama、LM Studio）</translation>
+    </message>
+    <message>
         <source>fp16 and bf16 halve the size; fp32 keeps every bit</source>
         <translation>fp16 和 bf16 可讓大小減半；fp32 保留完整精度</translation>
     </message>
@@ -744,8 +760,16 @@
         <translation>到：</translation>
     </message>
     <message>
+        <source>Format:</source>
+        <translation>格式：</translation>
+    </message>
+    <message>
         <source>Weights:</source>
         <translation>權重：</translation>
+    </message>
+    <message>
+        <source>GGUF weights:</source>
+        <translation>GGUF 權重：</translation>
     </message>
     <message>
         <source>Try it</source>
@@ -798,6 +822,18 @@
     <message>
         <source>Export failed: {error}</source>
         <translation>匯出失敗：{error}</translation>
+    </message>
+    <message>
+        <source>GGUF is for decoder chat models (causal LM), which llama.cpp, Ollama and LM Studio run; this run&apos;s model is for {task}: export it as a folder.</source>
+        <translation>GGUF 用於 llama.cpp、Ollama 和 LM Studio 執行的解碼器對話模型（因果語言模型）；這次訓練的模型用於{task}：請匯出為資料夾。</translation>
+    </message>
+    <message>
+        <source>Writing the GGUF file…</source>
+        <translation>正在寫入 GGUF 檔案…</translation>
+    </message>
+    <message>
+        <source>Exported to {file} ({size}). For Ollama: ollama create {name} -f {modelfile}</source>
+        <translation>已匯出到 {file}（{size}）。用於 Ollama：ollama create {name} -f {modelfile}</translation>
     </message>
     <message>
         <source>Loading the model…</source>

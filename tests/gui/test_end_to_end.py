@@ -70,6 +70,13 @@ def test_train_from_the_gui_to_a_model_folder(
     assert folder == tmp_path / "user" / "Documents" / "Finetune Studio" / Path(result.run_dir).name
     assert (folder / "model.safetensors").is_file() and (folder / "README.md").is_file()
     assert "Verified: reloaded in a fresh process" in export.export_status.text()
+    export.format_combo.setCurrentIndex(export.format_combo.findData("gguf"))  # a classifier: said why not
+    assert (
+        not export.export_button.isEnabled()
+        and "GGUF is for decoder chat models" in export.export_status.text()
+    )
+    export.format_combo.setCurrentIndex(export.format_combo.findData("folder"))
+    assert export.export_button.isEnabled()
 
     panel = export.try_it  # the finished run's model answers in the try-it tab
     export.tabs.setCurrentWidget(panel)

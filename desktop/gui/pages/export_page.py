@@ -25,11 +25,13 @@ from PySide6.QtWidgets import (
 )
 
 from desktop import shared_ui
+from desktop.core.results.gguf_writer import QUANTS
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import RunResult
 from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.pages.base import WizardPage
-from desktop.gui.widgets.metric_text import metrics_line
+from desktop.gui.widgets.choice_combo import ChoiceCombo
+from desktop.gui.widgets.metric_text import metrics_line, task_name
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.shared_ui import error_text, sentences
@@ -70,6 +72,11 @@ class ExportPage(WizardPage):
         self.dest_edit.setPlaceholderText(self.tr("A new, empty folder"))
         self.dest_browse = QPushButton(self.tr("Folder…"))
         self.dest_browse.clicked.connect(self._browse_dest)
+        self.format_combo = QComboBox()
+        self.format_combo.addItem(self.tr("Model folder (transformers)"), "folder")
+        self.format_combo.addItem(self.tr("GGUF file (llama.cpp, Ollama, LM Studio)"), "gguf")
+        self.format_combo.currentIndexChanged.connect(self._on_format_changed)
+        self.quant_combo = ChoiceCombo(QUANTS)
         self.dtype_combo = QComboBox()
         self.dtype_combo.addItems(["fp32", "fp16", "bf16"])
         self.dtype_combo.setToolTip(self.tr("fp16 and bf16 halve the size; fp32 keeps every bit"))
@@ -119,7 +126,10 @@ class ExportPage(WizardPage):
         dest_row.addWidget(self.dest_edit, 1)
         dest_row.addWidget(self.dest_browse)
         export_form.addRow(self.tr("To:"), dest_row)
+        export_form.addRow(self.tr("Format:"), self.format_combo)
         export_form.addRow(self.tr("Weights:"), self.dtype_combo)
+        export_form.addRow(self.tr("GGUF weights:"), self.quant_combo)
+        self._export_form = export_form
         export_form.addRow("", self.adapter_check)
         export_form.addRow("", self.zip_check)
         export_form.addRow("", self.mlflow_check)
@@ -150,6 +160,7 @@ class ExportPage(WizardPage):
         layout.addWidget(self.usage)
         layout.addWidget(self.tabs, 1)
         self._set_visible(False)
+        self._on_format_changed()
 
     def show_result(self, result: RunResult) -> None:
         """Show a finished run."""
@@ -163,6 +174,7 @@ class ExportPage(WizardPage):
         self.usage.setText(f'from transformers import pipeline\npipe = pipeline(model="{path}")')
         self.dest_edit.setText(str(default_destination(result)))
         self.adapter_check.setVisible(bool(result.run_dir and (Path(result.run_dir) / "adapter").is_dir()))
+        self._on_format_changed()
         self._set_visible(True)
         if result.model_dir is not None:
             config = Path(result.run_dir) / "config.toml" if result.run_dir else None
@@ -202,6 +214,9 @@ class ExportPage(WizardPage):
         from desktop.core.runs.folders import RunDir
 
         run, path = RunDir(self.result.run_dir), Path(dest).expanduser().absolute()
+        if self.format_combo.currentData() == "gguf":
+            self._start_gguf(run, path)
+            return
         try:  # refused before asking anything: never "Replace?" for a folder that must not be replaced
             check_destination(path, run, run.config())
         except StudioError as exc:
@@ -279,12 +294,80 @@ class ExportPage(WizardPage):
     def _on_task_failed(self, exc: object, detail: str) -> None:
         self._export_done()
         from desktop.core.results.export import ExportCancelled
+        from desktop.core.results.gguf_writer import GgufCancelled
 
-        if isinstance(exc, ExportCancelled):
+        if isinstance(exc, ExportCancelled | GgufCancelled):
             self.export_status.setText(self.tr("Export cancelled; nothing was written."))
             return
         message = error_text(exc, " ")
         self.export_status.setText(self.tr("Export failed: {error}").format(error=message))
+
+    def _gguf_refusal(self) -> str:
+        """Why this run cannot be written as GGUF ("" when it can)."""
+        from desktop.core.runs.folders import RunDir
+
+        if self.result is None or self.result.run_dir is None:
+            return ""
+        try:
+            task = RunDir(self.result.run_dir).config().task
+        except Exception:  # a damaged config: the export says so when asked
+            return ""
+        if task == "causal-lm":
+            return ""
+        return self.tr(
+            "GGUF is for decoder chat models (causal LM), which llama.cpp, Ollama and LM Studio run; this "
+            "run's model is for {task}: export it as a folder."
+        ).format(task=task_name(task))
+
+    def _on_format_changed(self) -> None:
+        gguf = self.format_combo.currentData() == "gguf"
+        for widget, shown in (
+            (self.dtype_combo, not gguf),
+            (self.quant_combo, gguf),
+            (self.zip_check, not gguf),
+        ):
+            self._export_form.setRowVisible(widget, shown)
+        refusal = self._gguf_refusal() if gguf else ""
+        self.export_button.setEnabled(not refusal and self._task is None)
+        self.export_status.setText(refusal)
+
+    def _start_gguf(self, run: object, path: Path) -> None:
+        from desktop.core.results.gguf_writer import export_run_gguf
+
+        quant, cancel, report = self.quant_combo.value(), self._cancel, self._relay.progressed.emit
+        self.export_button.setEnabled(False)
+        self.cancel_button.setVisible(True)
+        self.cancel_button.setEnabled(True)
+        self.export_busy.setValue(0)
+        self.export_busy.setVisible(True)
+        self.export_status.setText(self.tr("Writing the GGUF file…"))
+        self._cancel.clear()
+        self._task = BackgroundTask(
+            lambda: export_run_gguf(
+                run, path, quant, lambda done, total: report("gguf", done / total), cancel.is_set
+            ),
+            self,
+        )
+        self._task.finished.connect(self._on_gguf_finished)
+        self._task.failed.connect(self._on_task_failed)
+        self._task.start()
+        self.busy_changed.emit(True)
+
+    def _on_gguf_finished(self, result: object) -> None:
+        from desktop.core.system.errors import human_size
+
+        self._export_done()
+        modelfile = result.path.parent / "Modelfile"
+        text = self.tr("Exported to {file} ({size}). For Ollama: ollama create {name} -f {modelfile}")
+        self.export_status.setText(
+            text.format(
+                file=result.path,
+                size=human_size(result.size),
+                name=result.path.stem.lower(),
+                modelfile=modelfile,
+            )
+        )
+        self.export_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
     def _on_export_progressed(self, stage: str, fraction: float) -> None:
         if self._task is None:
@@ -299,11 +382,12 @@ class ExportPage(WizardPage):
             "zip": self.tr("Making the zip archive…"),
             "verify": self.tr("Verifying: reloading the folder in a fresh process…"),
             "mlflow": self.tr("Logging the model to MLflow…"),
+            "gguf": self.tr("Writing the GGUF file…"),
             "done": self.tr("Done."),
         }
         self.export_busy.setValue(round(fraction * 100))
         self.export_status.setText(words.get(stage, stage))
-        if fraction >= 0.75:  # the folder is in place: from here on, a cancel could not undo it
+        if fraction >= 0.75 and stage != "gguf":  # the folder is in place: a cancel could not undo it
             self.cancel_button.setEnabled(False)
 
     def _cancel_export(self) -> None:

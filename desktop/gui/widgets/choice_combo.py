@@ -33,6 +33,9 @@ def _meanings() -> dict[str, str]:
         # compile backend
         "inductor": translate("ChoiceCombo", "fastest code, slow first step"),
         "aot_eager": translate("ChoiceCombo", "checks compilation without speeding up"),
+        # GGUF quantization
+        "f16": translate("ChoiceCombo", "16 bits: the model as trained"),
+        "q8_0": translate("ChoiceCombo", "8 bits: half the size, nearly the same answers"),
         # scheduler
         "linear": translate("ChoiceCombo", "falls in a straight line to 0"),
         "cosine": translate("ChoiceCombo", "falls along a cosine curve to 0"),
