@@ -35,3 +35,9 @@ def test_a_chat_run_is_exported_as_gguf_from_the_export_step(
     assert (
         f"Exported to {written}" in page.export_status.text() and "ollama create" in page.export_status.text()
     )
+    page.dest_edit.setText(str(tmp_path / "cancelled"))
+    page.quant_combo.set_value("f16")
+    with qtbot.waitSignal(page.busy_changed, timeout=60_000, check_params_cb=lambda busy: not busy):
+        page.export_button.click()
+        page.cancel_button.click()  # at once: before the first tensor is written
+    assert "nothing was written" in page.export_status.text() and not (tmp_path / "cancelled").exists()

@@ -182,9 +182,15 @@ def export_run_gguf(
             ),
             msg("Free some space or choose a folder on another drive."),
         )
+    made = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
     out = dest / f"{run.path.name}-{quant.upper()}.gguf"
-    result = write_gguf(model_dir, out, quant, progress, cancelled)
+    try:
+        result = write_gguf(model_dir, out, quant, progress, cancelled)
+    except BaseException:
+        if made and not any(dest.iterdir()):
+            dest.rmdir()  # cancelled or failed: not even an empty folder left behind
+        raise
     from transformers import AutoTokenizer
 
     from desktop.core.results.modelfile import modelfile
