@@ -76,7 +76,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
     quiet_libraries()
     if args.format == "gguf":
-        return _export_gguf(run, args.dest, args.quant)
+        return _export_gguf(run, args.dest, args.quant, args.force)
     result = export_run(
         run,
         args.dest,
@@ -121,7 +121,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
-def _export_gguf(run: Any, dest: Path, quant: str) -> int:
+def _export_gguf(run: Any, dest: Path, quant: str, overwrite: bool) -> int:
     """``export --format gguf``: the run's model as one GGUF file in ``dest``, a line per tenth done."""
     from desktop.core.results.gguf_writer import export_run_gguf
     from desktop.core.system.errors import human_size
@@ -134,7 +134,7 @@ def _export_gguf(run: Any, dest: Path, quant: str) -> int:
             shown[0] = tenth
             print(f"[{done / total:4.0%}] " + say("Writing GGUF tensors"), file=sys.stderr)
 
-    result = export_run_gguf(run, dest, quant, progress)
+    result = export_run_gguf(run, dest, quant, progress, overwrite=overwrite)
     print(say("Exported to {file} ({size})", file=result.path, size=human_size(result.size)))
     command = f"ollama create {run.path.name.lower()} -f {dest / 'Modelfile'}"
     print(say("For Ollama: {command}", command=command))

@@ -828,6 +828,14 @@
         <translation>GGUF 用于 llama.cpp、Ollama 和 LM Studio 运行的解码器对话模型（因果语言模型）；这次训练的模型用于{task}：请导出为文件夹。</translation>
     </message>
     <message>
+        <source>Replace the file?</source>
+        <translation>替换文件吗？</translation>
+    </message>
+    <message>
+        <source>{files} already in {folder}. Replace?</source>
+        <translation>{folder} 中已有 {files}。要替换吗？</translation>
+    </message>
+    <message>
         <source>Writing the GGUF file…</source>
         <translation>正在写入 GGUF 文件…</translation>
     </message>
@@ -3370,6 +3378,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请先完成或继续这次训练。</translation>
     </message>
     <message>
+        <source>{file} already exists.</source>
+        <translation>{file} 已存在。</translation>
+    </message>
+    <message>
+        <source>Choose another folder, or replace it (the app asks; on the command line: --force).</source>
+        <translation>请选择另一个文件夹，或替换它（应用会先询问；命令行用 --force）。</translation>
+    </message>
+    <message>
         <source>The GGUF file needs about {needed}; {free} are free at {folder}.</source>
         <translation>GGUF 文件约需 {needed}；{folder} 处只剩 {free}。</translation>
     </message>
@@ -3384,6 +3400,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Export it as a folder.</source>
         <translation>请导出为文件夹。</translation>
+    </message>
+    <message>
+        <source>{file} is in the way of the export.</source>
+        <translation>{file} 挡住了这次导出。</translation>
+    </message>
+    <message>
+        <source>Delete it, or export to another folder.</source>
+        <translation>请删除它，或导出到另一个文件夹。</translation>
     </message>
     <message>
         <source>GGUF export cannot place the tensor {key}.</source>

@@ -828,6 +828,14 @@
         <translation>GGUF 用於 llama.cpp、Ollama 和 LM Studio 執行的解碼器對話模型（因果語言模型）；這次訓練的模型用於{task}：請匯出為資料夾。</translation>
     </message>
     <message>
+        <source>Replace the file?</source>
+        <translation>取代檔案嗎？</translation>
+    </message>
+    <message>
+        <source>{files} already in {folder}. Replace?</source>
+        <translation>{folder} 中已有 {files}。要取代嗎？</translation>
+    </message>
+    <message>
         <source>Writing the GGUF file…</source>
         <translation>正在寫入 GGUF 檔案…</translation>
     </message>
@@ -3370,6 +3378,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請先完成或繼續這次訓練。</translation>
     </message>
     <message>
+        <source>{file} already exists.</source>
+        <translation>{file} 已存在。</translation>
+    </message>
+    <message>
+        <source>Choose another folder, or replace it (the app asks; on the command line: --force).</source>
+        <translation>請選擇另一個資料夾，或取代它（應用程式會先詢問；命令列用 --force）。</translation>
+    </message>
+    <message>
         <source>The GGUF file needs about {needed}; {free} are free at {folder}.</source>
         <translation>GGUF 檔案約需 {needed}；{folder} 處只剩 {free}。</translation>
     </message>
@@ -3384,6 +3400,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Export it as a folder.</source>
         <translation>請匯出為資料夾。</translation>
+    </message>
+    <message>
+        <source>{file} is in the way of the export.</source>
+        <translation>{file} 擋住了這次匯出。</translation>
+    </message>
+    <message>
+        <source>Delete it, or export to another folder.</source>
+        <translation>請刪除它，或匯出到另一個資料夾。</translation>
     </message>
     <message>
         <source>GGUF export cannot place the tensor {key}.</source>

@@ -459,5 +459,8 @@ def test_export_as_gguf(
     )
     reader = gguf.GGUFReader(written)
     assert reader.fields["general.architecture"].contents() == "gpt2" and len(reader.tensors) > 10
+    assert main(["export", chat.name, str(tmp_path / "gguf"), *args]) == 2  # never replaced unasked
+    assert "already exists" in capsys.readouterr().err
+    assert main(["export", chat.name, str(tmp_path / "gguf"), *args, "--force"]) == 0
     assert main(["export", classifier.name, str(tmp_path / "no"), *args]) == 2
     assert "GGUF is for decoder chat models" in capsys.readouterr().err and not (tmp_path / "no").exists()

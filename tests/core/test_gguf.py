@@ -136,3 +136,21 @@ def test_the_llama_cpp_check_says_where_the_answers_part(models: dict, tmp_path:
     same, parted = compare(gguf_file, models["llama"], ["Hi", "Hi"], tokens=4)
     assert same.agrees and same.first_difference is None
     assert not parted.agrees and parted.first_difference == 2
+
+
+def test_only_the_exports_own_partial_file_is_ever_deleted(models: dict, tmp_path: Path) -> None:
+    import os
+
+    theirs = tmp_path / "model.gguf.partial"  # another program's, or an older export's: not ours to delete
+    theirs.write_bytes(b"keep")
+    with pytest.raises(GgufCancelled):
+        write_gguf(models["llama"], tmp_path / "model.gguf", cancelled=lambda: True)
+    assert (
+        sorted(p.name for p in tmp_path.iterdir()) == ["model.gguf.partial"]
+        and theirs.read_bytes() == b"keep"
+    )
+    ours = tmp_path / f"model.gguf.{os.getpid()}.partial"
+    ours.write_bytes(b"in the way")
+    with pytest.raises(InputError, match="in the way of the export"):
+        write_gguf(models["llama"], tmp_path / "model.gguf")
+    assert ours.read_bytes() == b"in the way"  # refused, not overwritten

@@ -35,12 +35,15 @@ Q8_BLOCK = 32
 
 @dataclass(frozen=True)
 class GgufResult:
-    """What :func:`write_gguf` wrote: the file, its size, the architecture and the quantization."""
+    """What :func:`write_gguf` wrote: the file, its size, the architecture, the quantization, and the chat
+    template and end token it carries (what the Modelfile is written from)."""
 
     path: Path
     size: int
     architecture: str
     quant: str
+    chat_template: str = ""
+    eos_token: str = ""
 
 
 def architecture_of(model_dir: Path) -> tuple[str, str]:
@@ -95,31 +98,49 @@ def write_gguf(
     if quant not in QUANTS:
         raise InputError(msg("Unknown GGUF quantization {quant}; use f16 or q8_0.", quant=quant))
     arch, pre = architecture_of(model_dir)
+    import contextlib
+    import os
+
+    from safetensors import safe_open
+
     config = _config(model_dir)
-    partial = out.with_name(out.name + ".partial")
+    # This process's own partial file, made here and nowhere else: the only file a failure deletes.
+    partial = out.with_name(f"{out.name}.{os.getpid()}.partial")
+    try:
+        partial.open("xb").close()
+    except FileExistsError:
+        raise InputError(
+            msg("{file} is in the way of the export.", file=str(partial)),
+            msg("Delete it, or export to another folder."),
+        ) from None
     writer = gguf.GGUFWriter(partial, arch)
     try:
         _metadata(writer, arch, config, model_dir, quant)
-        _tokenizer(writer, model_dir, pre)
+        chat_template, eos_token = _tokenizer(writer, model_dir, pre)
         plan = list(_plan(model_dir, arch, config, quant))
         for name, _, _, shape, dtype, nbytes, raw in plan:
             writer.add_tensor_info(name, shape, dtype, nbytes, raw_dtype=raw)
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_ti_data_to_file()
-        for done, (_, source, key, _, _, _, raw) in enumerate(plan, 1):
-            if cancelled is not None and cancelled():
-                raise GgufCancelled
-            writer.write_tensor_data(_converted(source, key, arch, config, raw))
-            if progress is not None:
-                progress(done, len(plan))
+        with contextlib.ExitStack() as files:  # each safetensors file mapped once, not once per tensor
+            opened: dict[Path, Any] = {}
+            for done, (_, source, key, _, _, _, raw) in enumerate(plan, 1):
+                if cancelled is not None and cancelled():
+                    raise GgufCancelled
+                if source not in opened:
+                    opened[source] = files.enter_context(safe_open(str(source), "pt"))
+                tensor = opened[source].get_tensor(key).float().numpy()
+                writer.write_tensor_data(_converted(tensor, key, arch, config, raw))
+                if progress is not None:
+                    progress(done, len(plan))
         writer.close()
         partial.replace(out)
     except BaseException:
         writer.close()
         partial.unlink(missing_ok=True)
         raise
-    return GgufResult(out, out.stat().st_size, arch, quant)
+    return GgufResult(out, out.stat().st_size, arch, quant, chat_template, eos_token)
 
 
 class GgufCancelled(Exception):
@@ -129,22 +150,33 @@ class GgufCancelled(Exception):
 BYTES_PER_WEIGHT = {"f16": 2.0, "q8_0": 34 / 32}
 
 
+def gguf_path(run: Any, dest: Path, quant: str) -> Path:
+    """Where :func:`export_run_gguf` writes ``run``'s GGUF in ``dest``: ``RUN-QUANT.gguf``."""
+    return dest / f"{run.path.name}-{quant.upper()}.gguf"
+
+
+def already_there(run: Any, dest: Path, quant: str) -> list[Path]:
+    """The files an export of ``run`` to ``dest`` would replace (the GGUF, the Modelfile beside it)."""
+    return [p for p in (gguf_path(run, dest, quant), dest / "Modelfile") if p.exists()]
+
+
 def export_run_gguf(
     run: Any,
     dest: Path,
     quant: str = "f16",
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
+    overwrite: bool = False,
 ) -> GgufResult:
     """A finished causal-LM run's model (LoRA already merged into it) as ``dest/RUN-QUANT.gguf``, with an
     Ollama ``Modelfile`` beside it.
 
     Raises:
-        InputError: The run is not a causal LM, has no model, its architecture cannot be written, or
-            the disk has too little space; nothing is written then.
+        InputError: The run is not a causal LM, has no model, its architecture cannot be written, the
+            file or a Modelfile is already there (and ``overwrite`` is not set), or the disk has too little
+            space; nothing is written then.
     """
-    import math
-
+    from desktop.core.hub.search import local_weights
     from desktop.core.system.errors import free_mb, human_size
 
     config = run.config()
@@ -164,12 +196,14 @@ def export_run_gguf(
             msg("Finish or resume the run first."),
         )
     architecture_of(model_dir)  # refused before anything is written
-    weights = 0
-    from safetensors import safe_open
-
-    for source in model_dir.glob("*.safetensors"):
-        with safe_open(str(source), "pt") as tensors:
-            weights += sum(math.prod(tensors.get_slice(k).get_shape()) for k in tensors.keys())  # noqa: SIM118
+    out = gguf_path(run, dest, quant)
+    in_the_way = already_there(run, dest, quant)
+    if in_the_way and not overwrite:
+        raise InputError(
+            msg("{file} already exists.", file=str(in_the_way[0])),
+            msg("Choose another folder, or replace it (the app asks; on the command line: --force)."),
+        )
+    weights = local_weights(model_dir)[0] or 0
     needed = int(weights * BYTES_PER_WEIGHT.get(quant, 2.0)) + 2**20
     free = free_mb(dest)
     if free is not None and free * 2**20 < needed:
@@ -184,20 +218,16 @@ def export_run_gguf(
         )
     made = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
-    out = dest / f"{run.path.name}-{quant.upper()}.gguf"
     try:
         result = write_gguf(model_dir, out, quant, progress, cancelled)
     except BaseException:
         if made and not any(dest.iterdir()):
             dest.rmdir()  # cancelled or failed: not even an empty folder left behind
         raise
-    from transformers import AutoTokenizer
-
     from desktop.core.results.modelfile import modelfile
     from desktop.core.system.paths import atomic_write_text
 
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    text = modelfile(out.name, tokenizer.chat_template or "", tokenizer.eos_token or "")
+    text = modelfile(out.name, result.chat_template, result.eos_token)
     atomic_write_text(dest / "Modelfile", text)  # for Ollama: ollama create NAME -f Modelfile
     return result
 
@@ -244,8 +274,9 @@ def _metadata(writer: Any, arch: str, config: dict[str, Any], model_dir: Path, q
     writer.add_vocab_size(config["vocab_size"])
 
 
-def _tokenizer(writer: Any, model_dir: Path, pre: str) -> None:
-    """Tokens, their types, merges, special tokens and the chat template (byte-level BPE)."""
+def _tokenizer(writer: Any, model_dir: Path, pre: str) -> tuple[str, str]:
+    """Tokens, their types, merges, special tokens and the chat template (byte-level BPE); returns the
+    chat template and the end token."""
     import gguf
     from transformers import AutoTokenizer
 
@@ -288,6 +319,7 @@ def _tokenizer(writer: Any, model_dir: Path, pre: str) -> None:
     writer.add_add_bos_token(bool(getattr(tokenizer, "add_bos_token", False)))
     if getattr(tokenizer, "chat_template", None):
         writer.add_chat_template(tokenizer.chat_template)
+    return tokenizer.chat_template or "", tokenizer.eos_token or ""
 
 
 def _plan(model_dir: Path, arch: str, config: dict[str, Any], quant: str) -> Iterator[tuple]:
@@ -336,14 +368,12 @@ def _plan(model_dir: Path, arch: str, config: dict[str, Any], quant: str) -> Ite
                     yield name, source, key, shape, np.dtype(np.float16), 2 * count, None
 
 
-def _converted(source: Path, key: str, arch: str, config: dict[str, Any], raw: Any) -> Any:
-    """One tensor as the GGUF holds it: in llama.cpp's layout, and in its type."""
+def _converted(data: Any, key: str, arch: str, config: dict[str, Any], raw: Any) -> Any:
+    """One tensor (float32, as the safetensors file has it) as the GGUF holds it: in llama.cpp's
+    layout, and in its type."""
     import gguf
     import numpy as np
-    from safetensors import safe_open
 
-    with safe_open(str(source), "pt") as tensors:
-        data = tensors.get_tensor(key).float().numpy()
     if arch == "gpt2" and data.ndim == 2 and ".h." in key:
         data = data.T  # Conv1D (in, out) -> (out, in)
     if arch == "llama" and key.endswith(("q_proj.weight", "k_proj.weight")):

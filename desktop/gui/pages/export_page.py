@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
@@ -240,16 +241,9 @@ class ExportPage(WizardPage):
             self.zip_check.isChecked(),
         )
         mlflow = self.mlflow_check.isVisible() and self.mlflow_check.isChecked()
-        self.export_button.setEnabled(False)
-        self.cancel_button.setVisible(True)
-        self.cancel_button.setEnabled(True)
-        self.export_busy.setValue(0)
-        self.export_busy.setVisible(True)
-        self.export_status.setText(self.tr("Exporting and verifying…"))
-        self._cancel.clear()
         cancel, report = self._cancel, self._relay.progressed.emit
         language = shared_ui.current
-        self._task = BackgroundTask(
+        self._run_export(
             lambda: export_run(
                 run,
                 path,
@@ -262,9 +256,23 @@ class ExportPage(WizardPage):
                 mlflow=mlflow,
                 language=language,
             ),
-            self,
+            self.tr("Exporting and verifying…"),
+            self._on_task_finished,
         )
-        self._task.finished.connect(self._on_task_finished)
+
+    def _run_export(
+        self, work: Callable[[], object], status: str, finished: Callable[[object], None]
+    ) -> None:
+        """Run an export in the background, with its progress bar, Cancel and ``status`` meanwhile."""
+        self.export_button.setEnabled(False)
+        self.cancel_button.setVisible(True)
+        self.cancel_button.setEnabled(True)
+        self.export_busy.setValue(0)
+        self.export_busy.setVisible(True)
+        self.export_status.setText(status)
+        self._cancel.clear()
+        self._task = BackgroundTask(work, self)
+        self._task.finished.connect(finished)
         self._task.failed.connect(self._on_task_failed)
         self._task.start()
         self.busy_changed.emit(True)
@@ -332,26 +340,32 @@ class ExportPage(WizardPage):
         self.export_status.setText(refusal)
 
     def _start_gguf(self, run: object, path: Path) -> None:
-        from desktop.core.results.gguf_writer import export_run_gguf
+        from desktop.core.results.gguf_writer import already_there, export_run_gguf
 
         quant, cancel, report = self.quant_combo.value(), self._cancel, self._relay.progressed.emit
-        self.export_button.setEnabled(False)
-        self.cancel_button.setVisible(True)
-        self.cancel_button.setEnabled(True)
-        self.export_busy.setValue(0)
-        self.export_busy.setVisible(True)
-        self.export_status.setText(self.tr("Writing the GGUF file…"))
-        self._cancel.clear()
-        self._task = BackgroundTask(
+        replaced = already_there(run, path, quant)
+        if replaced:
+            answer = QMessageBox.question(
+                self,
+                self.tr("Replace the file?"),
+                self.tr("{files} already in {folder}. Replace?").format(
+                    files=", ".join(p.name for p in replaced), folder=path
+                ),
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self._run_export(
             lambda: export_run_gguf(
-                run, path, quant, lambda done, total: report("gguf", done / total), cancel.is_set
+                run,
+                path,
+                quant,
+                lambda done, total: report("gguf", done / total),
+                cancel.is_set,
+                overwrite=bool(replaced),
             ),
-            self,
+            self.tr("Writing the GGUF file…"),
+            self._on_gguf_finished,
         )
-        self._task.finished.connect(self._on_gguf_finished)
-        self._task.failed.connect(self._on_task_failed)
-        self._task.start()
-        self.busy_changed.emit(True)
 
     def _on_gguf_finished(self, result: object) -> None:
         from desktop.core.system.errors import human_size
