@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import http.server
 import os
 import sys
 import threading
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,18 @@ def tiny_gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests import tiny_models
 
     return tiny_models.gpt2(tmp_path_factory.mktemp("gpt2"))
+
+
+@pytest.fixture(scope="session")
+def tiny_chat_models(tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Tiny random causal LMs by llama.cpp architecture: ``gpt2``, ``llama`` and ``qwen2`` (read only)."""
+    from tests import tiny_models
+
+    return {
+        "gpt2": tiny_gpt2,
+        "llama": tiny_models.chat_model("llama", tiny_gpt2, tmp_path_factory.mktemp("llama")),
+        "qwen2": tiny_models.chat_model("qwen2", tiny_gpt2, tmp_path_factory.mktemp("qwen2")),
+    }
 
 
 @pytest.fixture(scope="session")
@@ -151,3 +165,70 @@ def gated_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> threading.
     first_ran.clear()  # a thread still stepping aside goes on
     for name in ("studio_gated", "studio_gated.first", "studio_gated.second"):
         sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def parting_llama(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama.cpp stood in for by one whose answers part from transformers' at the third token."""
+
+    class PartingLlama:
+        def __init__(self, model_path: str, **kwargs: object) -> None:
+            assert Path(model_path).is_file()
+
+        def reset(self) -> None:
+            pass
+
+        def token_eos(self) -> int:
+            return -1
+
+        def generate(self, ids: list[int], **kwargs: object):
+            yield from [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]
+
+    from desktop.core.results import gguf_check
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=PartingLlama))
+    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: True)
+
+
+FAKE_OLLAMA = """\
+import pathlib, sys
+pathlib.Path("args.txt").write_text(" ".join(sys.argv[1:]))
+if "broken" in sys.argv:
+    print("Error: invalid model name", flush=True)
+    sys.exit(1)
+for line in ("gathering model components", "copying file sha256:abc 40%", "copying file sha256:abc 100%",
+             "parsing GGUF", "writing manifest", "success"):
+    print(line, flush=True)
+"""
+
+
+@pytest.fixture
+def fake_ollama(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An ``ollama`` program on the PATH that records its arguments and prints what Ollama 0.12 prints."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "ollama"
+    program.write_text(f"#!{sys.executable}\n{FAKE_OLLAMA}", encoding="utf-8")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return program
+
+
+@pytest.fixture
+def ollama_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Ollama's server as far as the app asks it: ``/api/version`` on 127.0.0.1."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/api/version" else 404)
+            self.end_headers()
+            self.wfile.write(b'{"version": "0.12.0"}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.server_address[1]}")
+    yield
+    server.shutdown()

@@ -67,6 +67,30 @@ def gpt2(folder: Path) -> Path:
     return folder
 
 
+def chat_model(kind: str, tokenizer_dir: Path, folder: Path) -> Path:
+    """A random 2-layer ``llama`` or ``qwen2`` model with the tiny GPT-2's tokenizer (byte-level BPE) and
+    our fallback chat template: what a chat run on such a model saves."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Qwen2Config
+
+    from desktop.core.data.tasks.causal_lm import FALLBACK_CHAT_TEMPLATE
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer.chat_template = FALLBACK_CHAT_TEMPLATE
+    sizes = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+    }
+    heads = {"num_attention_heads": 4, "num_key_value_heads": 2, "tie_word_embeddings": kind == "qwen2"}
+    heads["rope_theta"] = 1_000_000.0 if kind == "qwen2" else 10_000.0  # saved as rope_parameters
+    config = (LlamaConfig if kind == "llama" else Qwen2Config)(**sizes, **heads)
+    _seeded()
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 def bert(folder: Path) -> Path:
     """A 2-layer BERT encoder (no classification head) with a WordPiece tokenizer."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers

@@ -25,14 +25,27 @@ def add_parsers(sub: Any) -> None:
         default="folder",
         help=say("folder: a transformers model folder; gguf: one file for llama.cpp, Ollama and LM Studio"),
     )
-    p.add_argument("--quant", choices=("f16", "q8_0"), default="f16", help=say("GGUF: the weights' type"))
+    p.add_argument(
+        "--quant",
+        choices=("f16", "q8_0", "q4_k_m"),
+        default="f16",
+        help=say("GGUF: the weights' type (q4_k_m needs llama.cpp: pip install llama-cpp-python)"),
+    )
+    p.add_argument(
+        "--layout",
+        choices=("folder", "lmstudio"),
+        default="folder",
+        help=say("GGUF: lmstudio puts the file in DEST/finetune-studio/RUN/, as LM Studio lists models"),
+    )
     p.add_argument(
         "--adapter", action="store_true", help=say("LoRA runs: export the adapters alone, not merged")
     )
     p.add_argument("--zip", action="store_true", help=say("also write DEST.zip"))
     p.add_argument("--force", action="store_true", help=say("replace DEST if it is not empty"))
     p.add_argument(
-        "--no-verify", action="store_true", help=say("skip reloading the folder to compare outputs")
+        "--no-verify",
+        action="store_true",
+        help=say("skip the check (folder: reloading it; gguf: llama.cpp's answers)"),
     )
     p.add_argument(
         "--mlflow", action="store_true", help=say("also log the model to MLflow (needs MLFLOW_TRACKING_URI)")
@@ -76,7 +89,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
     quiet_libraries()
     if args.format == "gguf":
-        return _export_gguf(run, args.dest, args.quant, args.force)
+        return _export_gguf(run, args)
     result = export_run(
         run,
         args.dest,
@@ -121,24 +134,42 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
-def _export_gguf(run: Any, dest: Path, quant: str, overwrite: bool) -> int:
-    """``export --format gguf``: the run's model as one GGUF file in ``dest``, a line per tenth done."""
-    from desktop.core.results.gguf_writer import export_run_gguf
+def _export_gguf(run: Any, args: argparse.Namespace) -> int:
+    """``export --format gguf``: the run's model as one GGUF file, checked by llama.cpp; a line per tenth
+    done. Fails (exit 1) when llama.cpp's answers differ: the file is kept as ``...-unverified.gguf``."""
+    from desktop.core.results.gguf_export import export_run_gguf
     from desktop.core.system.errors import human_size
 
-    shown = [-1]
+    stages = {
+        "gguf": say("Writing GGUF tensors"),
+        "quantize": say("Quantizing with llama.cpp"),
+        "check": say("Checking the file with llama.cpp"),
+        "done": say("Done"),
+    }
+    shown: dict[str, int] = {}
 
-    def progress(done: int, total: int) -> None:
-        tenth = done * 10 // total
-        if tenth > shown[0]:
-            shown[0] = tenth
-            print(f"[{done / total:4.0%}] " + say("Writing GGUF tensors"), file=sys.stderr)
+    def progress(stage: str, fraction: float) -> None:
+        tenth = int(fraction * 10)
+        if shown.get(stage, -1) < tenth:
+            shown[stage] = tenth
+            print(f"[{fraction:4.0%}] {stages.get(stage, stage)}", file=sys.stderr)
 
-    result = export_run_gguf(run, dest, quant, progress, overwrite=overwrite)
+    result = export_run_gguf(
+        run,
+        args.dest,
+        args.quant,
+        progress,
+        overwrite=args.force,
+        layout=args.layout,
+        verify=not args.no_verify,
+    )
     print(say("Exported to {file} ({size})", file=result.path, size=human_size(result.size)))
-    command = f"ollama create {run.path.name.lower()} -f {dest / 'Modelfile'}"
-    print(say("For Ollama: {command}", command=command))
-    return EXIT_OK
+    check = result.verification
+    print(text(check.summary()))
+    if check.difference() is not None:
+        print(text(check.difference()))
+    print(say("For Ollama: {command}", command=f"ollama create {result.ollama_name} -f {result.modelfile}"))
+    return EXIT_FAILED if check.checked and not check.verified else EXIT_OK
 
 
 def _find_run(name: str, runs_dir: Path | None) -> Any:

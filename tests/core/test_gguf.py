@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,37 +12,9 @@ from desktop.core.results.gguf_writer import GgufCancelled, architecture_of, wri
 from desktop.core.system.errors import InputError
 
 
-def _tiny(kind: str, tokenizer_dir: Path, folder: Path) -> Path:
-    """A random 2-layer ``kind`` model with the tiny GPT-2 tokenizer (byte-level BPE) and a chat template."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Qwen2Config
-
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    tokenizer.chat_template = FALLBACK_CHAT_TEMPLATE
-    sizes = {
-        "vocab_size": len(tokenizer),
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": 2,
-    }
-    heads = {"num_attention_heads": 4, "num_key_value_heads": 2, "tie_word_embeddings": kind == "qwen2"}
-    heads["rope_theta"] = 1_000_000.0 if kind == "qwen2" else 10_000.0  # saved as rope_parameters
-    config = (LlamaConfig if kind == "llama" else Qwen2Config)(**sizes, **heads)
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def models(tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    gpt2 = tmp_path_factory.mktemp("gpt2")
-    shutil.copytree(tiny_gpt2, gpt2, dirs_exist_ok=True)
-    return {
-        "gpt2": gpt2,
-        "llama": _tiny("llama", tiny_gpt2, tmp_path_factory.mktemp("llama")),
-        "qwen2": _tiny("qwen2", tiny_gpt2, tmp_path_factory.mktemp("qwen2")),
-    }
+@pytest.fixture
+def models(tiny_chat_models: dict[str, Path]) -> dict[str, Path]:
+    return tiny_chat_models
 
 
 def _field(reader: object, key: str) -> object:

@@ -74,7 +74,9 @@ def test_the_go_template_renders_what_the_jinja_template_renders(jinja: str, kin
 
 def test_a_modelfile_names_its_gguf_and_an_unknown_template_is_left_to_ollama() -> None:
     text = modelfile("run-Q8_0.gguf", CHATML_JINJA, "<|endoftext|>", system="Be brief.")
-    assert text.startswith('FROM ./run-Q8_0.gguf\nTEMPLATE """') and 'PARAMETER stop "<|im_end|>"' in text
+    lines = text.splitlines()
+    assert lines[1] == "FROM ./run-Q8_0.gguf" and lines[2].startswith('TEMPLATE """')
+    assert 'PARAMETER stop "<|im_end|>"' in text
     assert 'SYSTEM """Be brief."""' in text
     unknown = modelfile("m.gguf", "{{ messages }}", "</s>")
     assert "TEMPLATE" not in unknown and "PARAMETER stop" not in unknown  # Ollama reads the GGUF's own

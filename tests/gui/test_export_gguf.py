@@ -1,41 +1,98 @@
-"""The Export step writes a causal-LM run as GGUF with a Modelfile, with progress, and says how to use it."""
+"""The Export step writes a chat run as GGUF, says what llama.cpp made of it, and adds it to Ollama."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
+from desktop.core.results import gguf_check
 from desktop.core.training.run import run_training
 from desktop.gui.pages.export_page import ExportPage
 from tests.core.helpers import make_config
 
 
-@pytest.mark.slow
-def test_a_chat_run_is_exported_as_gguf_from_the_export_step(
-    qtbot, tiny_gpt2: Path, samples: Path, tmp_path: Path
-) -> None:
-    config = make_config(
-        "causal-lm", tiny_gpt2, [samples / "instructions.jsonl"], tmp_path / "runs", max_steps=2
-    )
+@pytest.fixture(scope="module")
+def chat_run(tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory) -> object:
+    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
+    runs = tmp_path_factory.mktemp("runs")
+    config = make_config("causal-lm", tiny_gpt2, [samples / "instructions.jsonl"], runs, max_steps=2)
     result = run_training(config, lambda event: None)
     assert result.status == "finished", result.failure
+    return result
+
+
+def _page(qtbot, chat_run: object, dest: Path) -> ExportPage:
     page = ExportPage()
     qtbot.addWidget(page)
-    page.show_result(result)
+    page.show_result(chat_run)
     page.tabs.setCurrentIndex(page.tabs.count() - 1)  # Export a copy
     page.format_combo.setCurrentIndex(page.format_combo.findData("gguf"))
-    assert page.quant_combo.isVisibleTo(page) and not page.dtype_combo.isVisibleTo(page)
-    page.quant_combo.set_value("q8_0")
-    page.dest_edit.setText(str(tmp_path / "out"))
+    page.dest_edit.setText(str(dest))
+    return page
+
+
+def _export(qtbot, page: ExportPage) -> None:
     with qtbot.waitSignal(page.busy_changed, timeout=60_000, check_params_cb=lambda busy: not busy):
         page.export_button.click()
-    written = tmp_path / "out" / f"{Path(result.run_dir).name}-Q8_0.gguf"
-    assert written.is_file() and (tmp_path / "out" / "Modelfile").is_file()
-    assert (
-        f"Exported to {written}" in page.export_status.text() and "ollama create" in page.export_status.text()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="the fake ollama is a script with a shebang")
+def test_an_unverified_file_says_where_the_answers_part_and_goes_to_ollama(
+    qtbot,
+    chat_run,
+    tmp_path: Path,
+    parting_llama,
+    fake_ollama,
+    ollama_server,
+) -> None:
+    page = _page(qtbot, chat_run, tmp_path / "out")
+    assert page.quant_combo.isVisibleTo(page) and not page.dtype_combo.isVisibleTo(page)
+    assert not page._llama_row.isVisibleTo(page)  # llama.cpp is there (a stand-in)
+    page.quant_combo.set_value("q8_0")
+    _export(qtbot, page)
+    written = tmp_path / "out" / f"{Path(chat_run.run_dir).name}-Q8_0-unverified.gguf"
+    panel = page.gguf_panel
+    assert written.is_file() and panel.isVisibleTo(page)
+    assert f"Exported to {written}" in panel.verdict.text() and "Unverified: only" in panel.verdict.text()
+    assert "the answers part at token" in panel.difference.text()
+    assert "is running" in panel.ollama_status.text() and panel.ollama_button.isVisibleTo(page)
+    with qtbot.waitSignal(panel.ollama_button.clicked):
+        panel.ollama_button.click()
+    qtbot.waitUntil(lambda: "ollama run" in panel.ollama_status.text(), timeout=30_000)
+    name = f"{Path(chat_run.run_dir).name}-q8_0".lower()
+    assert f"ollama run {name}" in panel.ollama_status.text() and panel.copy_button.isVisibleTo(page)
+    assert (tmp_path / "out" / "args.txt").read_text() == f"create {name} -f {tmp_path / 'out' / 'Modelfile'}"
+
+
+@pytest.mark.slow
+def test_without_llama_cpp_the_step_offers_it_and_refuses_q4_with_the_reason(
+    qtbot, chat_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no Ollama either
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")
+    page = _page(qtbot, chat_run, tmp_path / "out")
+    assert page._llama_row.isVisibleTo(page) and page.llama_button.isVisibleTo(page)
+    page.quant_combo.set_value("q4_k_m")
+    assert "q4_k_m needs its quantizer" in page.llama_hint.text() and not page.export_button.isEnabled()
+    page.quant_combo.set_value("f16")
+    assert page.export_button.isEnabled() and "not checked" in page.llama_hint.text()
+    _export(qtbot, page)
+    panel = page.gguf_panel
+    assert "Not verified: llama.cpp (the llama-cpp-python package) is not installed." in panel.verdict.text()
+    assert panel.install_button.isVisibleTo(page)
+    assert "https://ollama.com/download" in panel.ollama_status.text() and panel.ollama_check.isVisibleTo(
+        page
     )
-    page.dest_edit.setText(str(tmp_path / "cancelled"))
+    assert not panel.ollama_button.isVisibleTo(page)
+
+
+@pytest.mark.slow
+def test_a_cancelled_gguf_export_leaves_nothing(qtbot, chat_run, tmp_path: Path) -> None:
+    page = _page(qtbot, chat_run, tmp_path / "cancelled")
     page.quant_combo.set_value("f16")
     with qtbot.waitSignal(page.busy_changed, timeout=60_000, check_params_cb=lambda busy: not busy):
         page.export_button.click()

@@ -164,20 +164,46 @@ def run_repair(
         cancel: Set it to stop the installer (the environment keeps what was there before, or
             the message says how to recover).
     """
-    cancel = cancel or threading.Event()
-    lines: list[str] = []
     try:
-        proc = processes.popen(
-            plan.command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            bufsize=1,
-        )
+        code, cancel_requested, lines = stream_command(plan.command, on_line, on_progress, cancel)
     except OSError as exc:
         return RepairResult(False, -1, message=msg("The installer could not be started: {error}", error=exc))
+    probe = probe_torch(plan.python)
+    if code == 0 and not cancel_requested:
+        on_progress(1.0)
+        return RepairResult(
+            True,
+            0,
+            probe=probe,
+            message=msg("Installed {requirements}.", requirements=", ".join(plan.requirements)),
+            lines=lines,
+        )
+    return RepairResult(False, code, cancel_requested, probe, _recovery(plan, probe, cancel_requested), lines)
+
+
+def stream_command(
+    command: list[str],
+    on_line: Callable[[str], None],
+    on_progress: Callable[[float], None],
+    cancel: threading.Event | None = None,
+) -> tuple[int, bool, list[str]]:
+    """Run an installer, streaming each output line (secrets redacted) and the share done as its lines
+    tell it; returns its exit code, whether it was cancelled, and its lines.
+
+    Raises:
+        OSError: The installer could not be started.
+    """
+    cancel = cancel or threading.Event()
+    lines: list[str] = []
+    proc = processes.popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        bufsize=1,
+    )
     watcher = threading.Thread(target=_stop_on_cancel, args=(proc, cancel), daemon=True)
     watcher.start()
     done = 0.0
@@ -190,19 +216,9 @@ def run_repair(
         done = progress_of(line, done)
         on_progress(done)
     code = proc.wait()
-    cancel_requested = cancel.is_set()
+    cancelled = cancel.is_set()
     cancel.set()  # ends the watcher
-    probe = probe_torch(plan.python)
-    if code == 0 and not cancel_requested:
-        on_progress(1.0)
-        return RepairResult(
-            True,
-            0,
-            probe=probe,
-            message=msg("Installed {requirements}.", requirements=", ".join(plan.requirements)),
-            lines=lines,
-        )
-    return RepairResult(False, code, cancel_requested, probe, _recovery(plan, probe, cancel_requested), lines)
+    return code, cancelled, lines
 
 
 def _stop_on_cancel(proc: subprocess.Popen, cancel: threading.Event) -> None:

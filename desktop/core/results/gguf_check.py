@@ -1,25 +1,47 @@
 """A GGUF file loaded by llama.cpp, its greedy answers compared with the transformers model it came from.
 
-Each prompt is rendered with the model's chat template (as Ollama and LM Studio render it), tokenized
-the same way on both sides, and answered greedily for :data:`ANSWER_TOKENS` tokens; the two answers
-agree when every token does. Needs ``llama-cpp-python`` (llama.cpp's Python binding).
+Each of the run's own example prompts is rendered with the model's chat template (as Ollama and LM
+Studio render it), tokenized the same way on both sides, and answered greedily for
+:data:`ANSWER_TOKENS` tokens; a prompt agrees when every token does. A quantization passes when
+enough prompts agree (:data:`REQUIRED`): a file that does not is kept under a name that says
+"unverified", and the screen shows the first token where the answers part, with both texts.
+Needs ``llama-cpp-python`` (llama.cpp's Python binding); without it nothing is called verified.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from desktop.core.system.messages import msg
 
 ANSWER_TOKENS = 16
+PROMPTS = 5
+REQUIRED = {"f16": 4, "q8_0": 3, "q4_k_m": 2}
+"""Prompts out of :data:`PROMPTS` whose first 16 answer tokens must agree, by quantization. A 4-bit
+file answers differently more often; its figure is shown all the same."""
+
+FALLBACK_PROMPTS = (
+    "Hello! Who are you?",
+    "What is the capital of France?",
+    "用一句话介绍你自己。",
+    "Write a haiku about autumn.",
+    "1 + 1 = ?",
+)
+"""Prompts for a run whose data gives too few (plain text, or data that can no longer be read)."""
 
 
 @dataclass(frozen=True)
 class PromptCheck:
-    """One prompt's greedy answers: transformers' and llama.cpp's token ids, and where they part."""
+    """One prompt's greedy answers: transformers' and llama.cpp's token ids and texts, and where they part."""
 
     prompt: str
     expected: list[int]
     got: list[int]
+    expected_text: str = ""
+    got_text: str = ""
 
     @property
     def agrees(self) -> bool:
@@ -36,36 +58,233 @@ class PromptCheck:
         )
 
 
+@dataclass(frozen=True)
+class GgufVerification:
+    """How a GGUF file fared against the transformers model.
+
+    Attributes:
+        quant: The file's quantization.
+        checked: Whether llama.cpp loaded and answered (``False``: see ``reason``; nothing verified).
+        checks: One per prompt.
+        required: Prompts that must agree for the file to pass.
+        reason: Why it was not checked, or why llama.cpp could not load it.
+    """
+
+    quant: str
+    checked: bool
+    checks: list[PromptCheck] = field(default_factory=list)
+    required: int = 0
+    reason: str = ""
+
+    @property
+    def agreeing(self) -> int:
+        return sum(check.agrees for check in self.checks)
+
+    @property
+    def verified(self) -> bool:
+        return self.checked and bool(self.checks) and self.agreeing >= self.required
+
+    def first_disagreement(self) -> PromptCheck | None:
+        return next((check for check in self.checks if not check.agrees), None)
+
+    def summary(self) -> Any:
+        """One sentence for the screen, the card and the command line (a :class:`Message`)."""
+        if not self.checked:
+            return msg("Not verified: {reason}", reason=self.reason)
+        figures = {
+            "agree": self.agreeing,
+            "total": len(self.checks),
+            "tokens": ANSWER_TOKENS,
+            "needed": self.required,
+        }
+        if self.verified:
+            return msg(
+                "Verified by llama.cpp: {agree} of {total} answers agree with transformers on the first "
+                "{tokens} tokens (at least {needed} needed).",
+                **figures,
+            )
+        return msg(
+            "Unverified: only {agree} of {total} answers agree with transformers on the first {tokens} "
+            "tokens ({needed} needed).",
+            **figures,
+        )
+
+    def difference(self) -> Any:
+        """Where the first disagreeing answer parts from transformers' (``None`` when all agree)."""
+        check = self.first_disagreement()
+        if check is None:
+            return None
+        return msg(
+            'For "{prompt}" the answers part at token {index}: transformers wrote "{expected}", '
+            'llama.cpp wrote "{got}".',
+            prompt=_short(check.prompt),
+            index=(check.first_difference or 0) + 1,
+            expected=_short(check.expected_text),
+            got=_short(check.got_text),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "quant": self.quant,
+            "checked": self.checked,
+            "verified": self.verified,
+            "agreeing": self.agreeing,
+            "prompts": len(self.checks),
+            "required": self.required,
+            "tokens": ANSWER_TOKENS,
+            "reason": self.reason,
+        }
+
+
+def _short(text: str, most: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def llama_cpp_available() -> bool:
+    """Whether llama.cpp's Python binding can be imported here."""
+    import importlib.util
+
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def example_prompts(run: Any, count: int = PROMPTS) -> tuple[list[str], str]:
+    """The run's own example prompts (the user turns its evaluation answered, else its data's first rows,
+    topped up with :data:`FALLBACK_PROMPTS`) and the system prompt its chats were trained with ("" when
+    none)."""
+    from desktop.core.training import evaluation
+
+    prompts: list[str] = []
+    reports = evaluation.load(run.path) or {}
+    report = reports.get("fine_tuned")
+    for sample in getattr(report, "samples", None) or []:
+        if sample.get("prompt"):
+            prompts.append(str(sample["prompt"]))
+    system = ""
+    try:
+        from_data, system = _from_data(run, count)
+    except Exception:  # data moved or unreadable: the evaluation's prompts and ours serve
+        from_data = []
+    prompts += [p for p in from_data if p not in prompts]
+    prompts += [p for p in FALLBACK_PROMPTS if p not in prompts]
+    return prompts[:count], system
+
+
+def _from_data(run: Any, count: int) -> tuple[list[str], str]:
+    from desktop.core.data.chats import parse_messages
+    from desktop.core.data.columns import causal_format, guess_columns
+    from desktop.core.data.tasks.causal_lm import pairs
+    from desktop.core.data.train_eval import load_train_eval
+
+    config = run.config()
+    train, eval_ = load_train_eval(config)
+    table = eval_ if eval_ is not None else train
+    columns = guess_columns(table, "causal-lm", config.columns).columns
+    found, _ = pairs(table, columns, count)
+    system = ""
+    if causal_format(columns) == "chat":  # one system prompt that most chats begin with: the run's own
+        firsts = [(parse_messages(row[columns.messages]) or [{}])[0] for row in table.records(50)]
+        said = [str(m.get("content", "")) for m in firsts if m.get("role") == "system"]
+        if said and len(set(said)) == 1 and 2 * len(said) >= len(firsts):
+            system = said[0]
+    return [prompt for prompt, _ in found], system
+
+
 def compare(
-    gguf_path: Path, model_dir: Path, prompts: list[str], tokens: int = ANSWER_TOKENS
+    gguf_path: Path,
+    model_dir: Path,
+    prompts: list[str],
+    tokens: int = ANSWER_TOKENS,
+    system: str = "",
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[PromptCheck]:
     """Greedy answers of llama.cpp (``gguf_path``) and transformers (``model_dir``) to each prompt."""
     import torch
     from llama_cpp import Llama
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from desktop.core.data.tasks.causal_lm import ensure_chat_template
+
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    llama = Llama(model_path=str(gguf_path), n_ctx=512, verbose=False, seed=0)
-    checks = []
+    ensure_chat_template(tokenizer)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_reference_dtype(model_dir)).eval()
+    rendered = []
     for prompt in prompts:
-        text = tokenizer.apply_chat_template(
-            [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
-        )
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        chat = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": prompt}
+        ]
+        text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        rendered.append((prompt, tokenizer(text, add_special_tokens=False)["input_ids"]))
+    longest = max((len(ids) for _, ids in rendered), default=0)
+    # A context just long enough: the model's own (32k for many) would allocate gigabytes of cache.
+    llama = Llama(model_path=str(gguf_path), n_ctx=longest + tokens + 16, verbose=False, seed=0)
+    checks = []
+    for done, (prompt, ids) in enumerate(rendered, 1):
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),
+                attention_mask=torch.ones(1, len(ids), dtype=torch.long),
                 max_new_tokens=tokens,
                 do_sample=False,
-                pad_token_id=tokenizer.eos_token_id,
+                pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
             )
         expected = out[0, len(ids) :].tolist()
         llama.reset()
-        got = []
+        got: list[int] = []
         for token in llama.generate(ids, temp=0.0, top_k=1, top_p=1.0, repeat_penalty=1.0):
             got.append(int(token))
-            if len(got) == len(expected) or token == llama.token_eos():
+            if len(got) >= max(len(expected), 1) or token == llama.token_eos():
                 break
-        checks.append(PromptCheck(prompt, expected, got))
+        checks.append(
+            PromptCheck(
+                prompt,
+                expected,
+                got,
+                tokenizer.decode(expected, skip_special_tokens=False),
+                tokenizer.decode(got, skip_special_tokens=False),
+            )
+        )
+        if progress is not None:
+            progress(done, len(prompts))
     return checks
+
+
+def _reference_dtype(model_dir: Path) -> Any:
+    """float32 for the transformers side (the answers as trained) when it fits in half the free memory;
+    else the type the weights were saved in (a 7B model in float32 is 28 GB)."""
+    import torch
+
+    from desktop.core.hub.search import local_weights
+
+    weights = local_weights(model_dir)[0] or 0
+    try:
+        import psutil
+
+        free = psutil.virtual_memory().available
+    except ImportError:
+        return torch.float32
+    return torch.float32 if 4 * weights < free / 2 else "auto"
+
+
+def verify(
+    gguf_path: Path,
+    model_dir: Path,
+    quant: str,
+    prompts: list[str],
+    system: str = "",
+    progress: Callable[[int, int], None] | None = None,
+) -> GgufVerification:
+    """Load ``gguf_path`` with llama.cpp and compare its answers with transformers' (never raises: a
+    file llama.cpp cannot load is unverified, with llama.cpp's words as the reason)."""
+    required = REQUIRED.get(quant, len(prompts))
+    if not llama_cpp_available():
+        reason = msg("llama.cpp (the llama-cpp-python package) is not installed.")
+        return GgufVerification(quant, False, required=required, reason=reason)
+    try:
+        checks = compare(gguf_path, model_dir, prompts, system=system, progress=progress)
+    except Exception as exc:  # llama.cpp refused the file: that is the finding
+        reason = msg(
+            "llama.cpp could not load or run the file: {error}", error=str(exc) or type(exc).__name__
+        )
+        return GgufVerification(quant, True, [], required, reason)
+    return GgufVerification(quant, True, checks, required)

@@ -14,6 +14,8 @@ the GGUF's metadata and maps it to one it knows, and the screen says so.
 
 from __future__ import annotations
 
+MARK = "# Written by Finetune Studio for the GGUF file below; a new export replaces it."
+
 # Ollama puts the system prompt (the request's, else the Modelfile's SYSTEM) first in .Messages.
 CHATML = (
     "{{ range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}<|im_start|>assistant\n"
@@ -50,10 +52,19 @@ def go_template(chat_template: str, eos_token: str) -> tuple[str, list[str]]:
     return "", []
 
 
+def is_ours(path: object) -> bool:
+    """Whether the Modelfile at ``path`` is one this app wrote (a new export may replace it)."""
+    try:
+        with open(path, encoding="utf-8") as file:  # type: ignore[arg-type]
+            return file.readline().rstrip("\n") == MARK
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def modelfile(gguf_name: str, chat_template: str, eos_token: str, system: str = "") -> str:
     """The ``Modelfile`` for ``gguf_name`` (beside it): FROM, TEMPLATE, stop tokens, temperature, system."""
     template, stops = go_template(chat_template, eos_token)
-    lines = [f"FROM ./{gguf_name}"]
+    lines = [MARK, f"FROM ./{gguf_name}"]
     if template:
         lines.append(f'TEMPLATE """{template}"""')
     lines += [f'PARAMETER stop "{stop}"' for stop in stops]

@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTabWidget,
     QVBoxLayout,
+    QWidget,
 )
 
 from desktop import shared_ui
-from desktop.core.results.gguf_writer import QUANTS
+from desktop.core.results.gguf_export import QUANTS
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import RunResult
 from desktop.gui.app_support.workers import BackgroundTask
@@ -78,6 +79,20 @@ class ExportPage(WizardPage):
         self.format_combo.addItem(self.tr("GGUF file (llama.cpp, Ollama, LM Studio)"), "gguf")
         self.format_combo.currentIndexChanged.connect(self._on_format_changed)
         self.quant_combo = ChoiceCombo(QUANTS)
+        self.quant_combo.currentIndexChanged.connect(self._on_format_changed)
+        self.layout_combo = QComboBox()
+        self.layout_combo.addItem(self.tr("Plain folder (Ollama, llama.cpp)"), "folder")
+        self.layout_combo.addItem(self.tr("LM Studio layout (publisher/model folders)"), "lmstudio")
+        self.layout_combo.currentIndexChanged.connect(self._on_layout_changed)
+        self.llama_hint = QLabel()
+        self.llama_hint.setObjectName("hint")
+        self.llama_hint.setWordWrap(True)
+        self.llama_button = QPushButton(self.tr("Install llama.cpp"))
+        from desktop.gui.widgets.gguf_panel import GgufPanel
+
+        self.gguf_panel = GgufPanel()
+        self.llama_button.clicked.connect(self._install_llama_cpp)
+        self.gguf_panel.llama_cpp_installed.connect(self._on_format_changed)
         self.dtype_combo = QComboBox()
         self.dtype_combo.addItems(["fp32", "fp16", "bf16"])
         self.dtype_combo.setToolTip(self.tr("fp16 and bf16 halve the size; fp32 keeps every bit"))
@@ -105,6 +120,7 @@ class ExportPage(WizardPage):
         self.export_status.setWordWrap(True)
         self._task: BackgroundTask | None = None
         self._cancel = threading.Event()
+        self._chosen_dest = ""
         self._relay = _ProgressRelay(self)
         self._relay.progressed.connect(self._on_export_progressed)
         self.try_it = TryItPanel()
@@ -130,6 +146,14 @@ class ExportPage(WizardPage):
         export_form.addRow(self.tr("Format:"), self.format_combo)
         export_form.addRow(self.tr("Weights:"), self.dtype_combo)
         export_form.addRow(self.tr("GGUF weights:"), self.quant_combo)
+        export_form.addRow(self.tr("Layout:"), self.layout_combo)
+        llama_row = QHBoxLayout()
+        llama_row.addWidget(self.llama_hint, 1)
+        llama_row.addWidget(self.llama_button)
+        self._llama_row = QWidget()
+        self._llama_row.setLayout(llama_row)
+        llama_row.setContentsMargins(0, 0, 0, 0)
+        export_form.addRow("", self._llama_row)
         self._export_form = export_form
         export_form.addRow("", self.adapter_check)
         export_form.addRow("", self.zip_check)
@@ -140,6 +164,7 @@ class ExportPage(WizardPage):
         run_row.addWidget(self.export_busy, 1)
         export_form.addRow("", run_row)
         export_form.addRow("", self.export_status)
+        export_form.addRow("", self.gguf_panel)
         export_tab = QGroupBox()
         export_tab.setFlat(True)
         export_layout = QVBoxLayout(export_tab)
@@ -329,21 +354,52 @@ class ExportPage(WizardPage):
 
     def _on_format_changed(self) -> None:
         gguf = self.format_combo.currentData() == "gguf"
+        from desktop.core.results.gguf_check import llama_cpp_available
+
+        missing = gguf and not llama_cpp_available()
         for widget, shown in (
             (self.dtype_combo, not gguf),
             (self.quant_combo, gguf),
+            (self.layout_combo, gguf),
+            (self._llama_row, missing),
             (self.zip_check, not gguf),
         ):
             self._export_form.setRowVisible(widget, shown)
+        k_quant = self.quant_combo.value() == "q4_k_m"
+        self.llama_hint.setText(
+            self.tr("llama.cpp is not installed: q4_k_m needs its quantizer.")
+            if k_quant
+            else self.tr("llama.cpp is not installed: the file will be written, but not checked.")
+        )
         refusal = self._gguf_refusal() if gguf else ""
-        self.export_button.setEnabled(not refusal and self._task is None)
+        self.export_button.setEnabled(not refusal and not (missing and k_quant) and self._task is None)
         self.export_status.setText(refusal)
 
+    def _on_layout_changed(self) -> None:
+        """The LM Studio layout goes to LM Studio's models folder unless the user chose a folder."""
+        from desktop.core.results.gguf_export import lm_studio_folder
+
+        lmstudio = self.layout_combo.currentData() == "lmstudio"
+        if self.result is None:
+            return
+        default = str(default_destination(self.result).parent)
+        current = self.dest_edit.text().strip()
+        if lmstudio and (not current or current.startswith(default)):
+            self._chosen_dest = current
+            self.dest_edit.setText(str(lm_studio_folder()))
+        elif not lmstudio and self._chosen_dest and current == str(lm_studio_folder()):
+            self.dest_edit.setText(self._chosen_dest)
+
+    def _install_llama_cpp(self) -> None:
+        self.gguf_panel.setVisible(True)
+        self.gguf_panel.install_llama_cpp()
+
     def _start_gguf(self, run: object, path: Path) -> None:
-        from desktop.core.results.gguf_writer import already_there, export_run_gguf
+        from desktop.core.results.gguf_export import already_there, export_run_gguf
 
         quant, cancel, report = self.quant_combo.value(), self._cancel, self._relay.progressed.emit
-        replaced = already_there(run, path, quant)
+        layout = self.layout_combo.currentData()
+        replaced = already_there(run, path, quant, layout)
         if replaced:
             answer = QMessageBox.question(
                 self,
@@ -356,32 +412,17 @@ class ExportPage(WizardPage):
                 return
         self._run_export(
             lambda: export_run_gguf(
-                run,
-                path,
-                quant,
-                lambda done, total: report("gguf", done / total),
-                cancel.is_set,
-                overwrite=bool(replaced),
+                run, path, quant, report, cancel.is_set, overwrite=bool(replaced), layout=layout
             ),
             self.tr("Writing the GGUF file…"),
             self._on_gguf_finished,
         )
 
     def _on_gguf_finished(self, result: object) -> None:
-        from desktop.core.system.errors import human_size
-
         self._export_done()
-        modelfile = result.path.parent / "Modelfile"
-        text = self.tr("Exported to {file} ({size}). For Ollama: ollama create {name} -f {modelfile}")
-        self.export_status.setText(
-            text.format(
-                file=result.path,
-                size=human_size(result.size),
-                name=result.path.stem.lower(),
-                modelfile=modelfile,
-            )
-        )
-        self.export_status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_status.setText("")
+        self.gguf_panel.show_export(result)
+        self._on_format_changed()
 
     def _on_export_progressed(self, stage: str, fraction: float) -> None:
         if self._task is None:
@@ -397,11 +438,14 @@ class ExportPage(WizardPage):
             "verify": self.tr("Verifying: reloading the folder in a fresh process…"),
             "mlflow": self.tr("Logging the model to MLflow…"),
             "gguf": self.tr("Writing the GGUF file…"),
+            "quantize": self.tr("Quantizing with llama.cpp…"),
+            "check": self.tr("Checking the file with llama.cpp: its answers against transformers'…"),
             "done": self.tr("Done."),
         }
         self.export_busy.setValue(round(fraction * 100))
         self.export_status.setText(words.get(stage, stage))
-        if fraction >= 0.75 and stage != "gguf":  # the folder is in place: a cancel could not undo it
+        if (fraction >= 0.75 and stage not in ("gguf", "quantize")) or stage == "check":
+            # the folder (or the file) is in place: a cancel could not undo it
             self.cancel_button.setEnabled(False)
 
     def _cancel_export(self) -> None:
@@ -410,8 +454,8 @@ class ExportPage(WizardPage):
         self.export_status.setText(self.tr("Cancelling…"))
 
     def is_busy(self) -> bool:
-        """Whether an export is being written or verified."""
-        return self._task is not None
+        """Whether an export is being written or verified (or llama.cpp installed, or Ollama fed)."""
+        return self._task is not None or self.gguf_panel.is_busy()
 
     def _export_done(self) -> None:
         self._task = None
@@ -426,6 +470,7 @@ class ExportPage(WizardPage):
             self.dest_edit.setText(folder)
 
     def shutdown(self) -> None:
+        self.gguf_panel.shutdown()
         if self._task is not None:
             self._cancel.set()  # until the folder is in place, nothing is left behind
         self.try_it.shutdown()

@@ -36,6 +36,7 @@ def _meanings() -> dict[str, str]:
         # GGUF quantization
         "f16": translate("ChoiceCombo", "16 bits: the model as trained"),
         "q8_0": translate("ChoiceCombo", "8 bits: half the size, nearly the same answers"),
+        "q4_k_m": translate("ChoiceCombo", "4 bits: a third of the size, made by llama.cpp"),
         # scheduler
         "linear": translate("ChoiceCombo", "falls in a straight line to 0"),
         "cosine": translate("ChoiceCombo", "falls along a cosine curve to 0"),

@@ -1,0 +1,344 @@
+"""A finished chat run exported as GGUF: the file, checked by llama.cpp, with a Modelfile and a card.
+
+In the export folder::
+
+    RUN-Q8_0.gguf          the model (RUN-Q8_0-unverified.gguf when llama.cpp's answers differ)
+    Modelfile              for Ollama: ollama create NAME -f Modelfile
+    README.md              the card: how to run it, and each file's verification figure
+    gguf-checks.json       those figures, for tools
+
+With the LM Studio layout the files go to ``DEST/finetune-studio/RUN/``, the ``publisher/model``
+folders LM Studio lists its models by. ``f16`` and ``q8_0`` are written by :mod:`gguf_writer`; the
+K-quant ``q4_k_m`` is made from the f16 file by llama.cpp's quantizer (:mod:`gguf_quantize`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.core.results.gguf_check import GgufVerification
+from desktop.core.results.gguf_quantize import K_QUANTS
+from desktop.core.system.errors import InputError
+from desktop.core.system.messages import msg
+
+QUANTS = ("f16", "q8_0", "q4_k_m")
+LAYOUTS = ("folder", "lmstudio")
+PUBLISHER = "finetune-studio"
+BYTES_PER_WEIGHT = {"f16": 2.0, "q8_0": 34 / 32, "q4_k_m": 0.6}
+CHECKS_NAME = "gguf-checks.json"
+CARD_NAME = "README.md"
+CARD_MARK = "<!-- Finetune Studio: GGUF export card -->"
+UNVERIFIED = "-unverified"
+
+
+@dataclass(frozen=True)
+class GgufExport:
+    """What :func:`export_run_gguf` made: the file (renamed when unverified), its size and quantization,
+    llama.cpp's verdict, and the Modelfile and card beside it."""
+
+    path: Path
+    size: int
+    quant: str
+    verification: GgufVerification
+    modelfile: Path
+    card: Path
+
+    @property
+    def ollama_name(self) -> str:
+        """The name ``ollama create`` is given: the file's, lower case, without ``-unverified``."""
+        return self.path.stem.lower().removesuffix(UNVERIFIED)
+
+
+def folder_for(run: Any, dest: Path, layout: str = "folder") -> Path:
+    """The folder the files go in: ``dest``, or ``dest/finetune-studio/RUN`` for LM Studio."""
+    return dest / PUBLISHER / run.path.name if layout == "lmstudio" else dest
+
+
+def gguf_path(run: Any, dest: Path, quant: str, layout: str = "folder") -> Path:
+    """Where :func:`export_run_gguf` writes ``run``'s GGUF: ``RUN-QUANT.gguf`` in :func:`folder_for`."""
+    return folder_for(run, dest, layout) / f"{run.path.name}-{quant.upper()}.gguf"
+
+
+def unverified_path(path: Path) -> Path:
+    return path.with_name(f"{path.stem}{UNVERIFIED}{path.suffix}")
+
+
+def already_there(run: Any, dest: Path, quant: str, layout: str = "folder") -> list[Path]:
+    """The files an export would replace: the GGUF (under either name), and a Modelfile or README.md
+    that this app did not write (ours are rewritten for each export to the folder)."""
+    from desktop.core.results.modelfile import is_ours
+
+    path = gguf_path(run, dest, quant, layout)
+    found = [p for p in (path, unverified_path(path)) if p.exists()]
+    modelfile, card = path.parent / "Modelfile", path.parent / CARD_NAME
+    if modelfile.exists() and not is_ours(modelfile):
+        found.append(modelfile)
+    if card.exists() and not _is_our_card(card):
+        found.append(card)
+    return found
+
+
+def lm_studio_folder() -> Path:
+    """LM Studio's models folder: ``~/.lmstudio/models`` (LM Studio 0.3 and later), or the older
+    ``~/.cache/lm-studio/models`` when only that one is there."""
+    home = Path.home()
+    newer, older = home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"
+    return older if older.is_dir() and not newer.is_dir() else newer
+
+
+def export_run_gguf(
+    run: Any,
+    dest: Path,
+    quant: str = "f16",
+    progress: Callable[[str, float], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    overwrite: bool = False,
+    layout: str = "folder",
+    verify: bool = True,
+) -> GgufExport:
+    """A finished causal-LM run's model (LoRA already merged into it) as one GGUF file, verified by
+    llama.cpp when it is installed, with an Ollama ``Modelfile`` and a card beside it.
+
+    Args:
+        progress: Called with a stage (``gguf``, ``quantize``, ``check``) and the share done (0 to 1).
+        cancelled: Asked between steps; a cancelled export leaves nothing behind.
+        verify: Check the file with llama.cpp (when ``False`` it is written, and called not verified).
+
+    Raises:
+        InputError: The run is not a causal LM, has no model, its architecture cannot be written, a
+            file is in the way (and ``overwrite`` is not set), a K-quant is asked for without
+            llama.cpp, or the disk has too little space; nothing is written then.
+        GgufCancelled: Cancelled; nothing was left behind.
+    """
+    from desktop.core.results import gguf_check
+    from desktop.core.results.gguf_writer import architecture_of, write_gguf
+
+    report = progress or (lambda stage, fraction: None)
+    model_dir = _model_dir(run)
+    architecture_of(model_dir)  # refused before anything is written
+    if quant not in QUANTS:
+        raise InputError(msg("Unknown GGUF quantization {quant}; use f16, q8_0 or q4_k_m.", quant=quant))
+    if quant in K_QUANTS and not gguf_check.llama_cpp_available():
+        raise InputError(
+            msg("{quant} is made by llama.cpp's quantizer, and llama.cpp is not installed.", quant=quant),
+            msg("Install llama.cpp from the Export step (or: pip install llama-cpp-python), or choose q8_0."),
+        )
+    in_the_way = already_there(run, dest, quant, layout)
+    if in_the_way and not overwrite:
+        raise InputError(
+            msg("{file} already exists.", file=str(in_the_way[0])),
+            msg("Choose another folder, or replace it (the app asks; on the command line: --force)."),
+        )
+    folder = folder_for(run, dest, layout)
+    _check_space(model_dir, dest, quant)
+    out = gguf_path(run, dest, quant, layout)
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    writing = 0.5 if quant in K_QUANTS else 0.8
+    try:
+        if quant in K_QUANTS:
+            _write_k_quant(model_dir, out, quant, report, cancelled)
+        else:
+            write_gguf(model_dir, out, quant, lambda i, n: report("gguf", writing * i / n), cancelled)
+    except BaseException:
+        for path in made:  # cancelled or failed: not even an empty folder left behind
+            if path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+        raise
+    for stale in (unverified_path(out),) if overwrite else ():
+        stale.unlink(missing_ok=True)  # the user agreed to replace it; the new verdict stands alone
+    report("check", 0.8)
+    prompts, system = gguf_check.example_prompts(run)
+    if verify:
+        verification = gguf_check.verify(
+            out, model_dir, quant, prompts, system, lambda i, n: report("check", 0.8 + 0.2 * i / n)
+        )
+    else:
+        skipped = msg("the check by llama.cpp was skipped.")
+        verification = GgufVerification(quant, False, reason=skipped)
+    if verification.checked and not verification.verified:
+        out = out.replace(unverified_path(out))  # kept, under a name that says so
+    modelfile, card = _write_beside(run, out, verification, system)
+    report("done", 1.0)
+    return GgufExport(out, out.stat().st_size, quant, verification, modelfile, card)
+
+
+def _model_dir(run: Any) -> Path:
+    config = run.config()
+    if config.task != "causal-lm":
+        raise InputError(
+            msg(
+                "GGUF is for decoder chat models (causal LM); {run} is a {task} run.",
+                run=run.path.name,
+                task=config.task,
+            ),
+            msg("Export it as a folder: transformers, and the app's Try it, load that."),
+        )
+    if not (run.model_dir / "config.json").is_file():
+        raise InputError(
+            msg("{run} has no finished model to export.", run=run.path.name),
+            msg("Finish or resume the run first."),
+        )
+    return run.model_dir
+
+
+def _check_space(model_dir: Path, dest: Path, quant: str) -> None:
+    from desktop.core.hub.search import local_weights
+    from desktop.core.system.errors import free_mb, human_size
+
+    weights = local_weights(model_dir)[0] or 0
+    needed = int(weights * BYTES_PER_WEIGHT[quant]) + 2**20
+    if quant in K_QUANTS:
+        needed += int(weights * BYTES_PER_WEIGHT["f16"])  # the f16 file it is made from, while it is
+    probe = next((p for p in (dest, *dest.parents) if p.exists()), dest)
+    free = free_mb(probe)
+    if free is not None and free * 2**20 < needed:
+        raise InputError(
+            msg(
+                "The GGUF file needs about {needed}; {free} are free at {folder}.",
+                needed=human_size(needed),
+                free=human_size(free * 2**20),
+                folder=str(dest),
+            ),
+            msg("Free some space or choose a folder on another drive."),
+        )
+
+
+def _write_k_quant(
+    model_dir: Path,
+    out: Path,
+    quant: str,
+    report: Callable[[str, float], None],
+    cancelled: Callable[[], bool] | None,
+) -> None:
+    """The f16 file first (this process's own, PID-named), then llama.cpp's quantizer into ``out``."""
+    from desktop.core.results.gguf_quantize import quantize
+    from desktop.core.results.gguf_writer import write_gguf
+
+    pid = os.getpid()
+    f16 = out.with_name(f"{out.name}.{pid}.f16")
+    partial = out.with_name(f"{out.name}.{pid}.partial")
+    try:
+        partial.open("xb").close()
+    except FileExistsError:
+        raise InputError(
+            msg("{file} is in the way of the export.", file=str(partial)),
+            msg("Delete it, or export to another folder."),
+        ) from None
+    try:
+        write_gguf(model_dir, f16, "f16", lambda i, n: report("gguf", 0.5 * i / n), cancelled)
+        report("quantize", 0.5)
+        quantize(str(f16), str(partial), quant, cancelled)
+        partial.replace(out)
+        report("quantize", 0.8)
+    finally:
+        f16.unlink(missing_ok=True)  # made by this export under this process's name: ours to delete
+        partial.unlink(missing_ok=True)
+
+
+def _write_beside(run: Any, out: Path, verification: GgufVerification, system: str) -> tuple[Path, Path]:
+    """The Modelfile (for this file) and the card (for every GGUF this app wrote in the folder)."""
+    from desktop.core.results.modelfile import modelfile
+    from desktop.core.system.paths import atomic_write_text
+    from desktop.core.system.translations import localized
+
+    chat_template, eos_token = _chat_template(run.model_dir)
+    folder = out.parent
+    atomic_write_text(folder / "Modelfile", modelfile(out.name, chat_template, eos_token, system))
+    checks_file = folder / CHECKS_NAME
+    try:
+        checks = json.loads(checks_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        checks = {}
+    checks = {name: value for name, value in checks.items() if (folder / name).is_file()}
+    for name in (out.name, unverified_path(out).name, out.name.replace(UNVERIFIED, "")):
+        checks.pop(name, None)
+    entry = verification.to_dict()
+    entry["summary"] = localized(verification.summary(), "en")
+    difference = verification.difference()
+    entry["difference"] = localized(difference, "en") if difference else ""
+    checks[out.name] = entry
+    atomic_write_text(checks_file, json.dumps(checks, ensure_ascii=False, indent=1))
+    atomic_write_text(folder / CARD_NAME, _card(run, out, checks))
+    return folder / "Modelfile", folder / CARD_NAME
+
+
+def _chat_template(model_dir: Path) -> tuple[str, str]:
+    """The chat template and end token the GGUF carries (as the tokenizer's files give them)."""
+    from desktop.core.data.tasks.causal_lm import FALLBACK_CHAT_TEMPLATE
+
+    config: dict[str, Any] = {}
+    for name in ("tokenizer_config.json", "chat_template.json"):
+        with contextlib.suppress(OSError, ValueError):
+            config.update(json.loads((model_dir / name).read_text(encoding="utf-8")))
+    template = config.get("chat_template") or ""
+    if not template and (model_dir / "chat_template.jinja").is_file():
+        template = (model_dir / "chat_template.jinja").read_text(encoding="utf-8")
+    eos = config.get("eos_token") or ""
+    if isinstance(eos, dict):
+        eos = eos.get("content", "")
+    return template or FALLBACK_CHAT_TEMPLATE, str(eos)
+
+
+def _is_our_card(card: Path) -> bool:
+    try:
+        return card.read_text(encoding="utf-8").startswith(CARD_MARK)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _card(run: Any, out: Path, checks: dict[str, dict[str, Any]]) -> str:
+    """The card: what the files are, how to run them, and each one's verification figure (in English,
+    the language of model hubs)."""
+    from desktop.core.results.gguf_check import ANSWER_TOKENS
+
+    ollama_name = out.stem.lower().removesuffix(UNVERIFIED)
+    rows = []
+    for file, entry in sorted(checks.items()):
+        if entry.get("checked") and entry.get("prompts"):
+            figure = f"{entry['agreeing']} of {entry['prompts']} (needs {entry['required']})"
+        else:
+            figure = "not checked"
+        verdict = "verified" if entry.get("verified") else "**unverified**"
+        rows.append(f"| `{file}` | {entry.get('quant', '')} | {figure} | {verdict} |")
+    notes = [
+        f"- `{file}`: {entry['difference']}" for file, entry in checks.items() if entry.get("difference")
+    ]
+    notes += [
+        f"- `{file}`: {entry['summary']}"
+        for file, entry in checks.items()
+        if not entry.get("checked") or not entry.get("prompts")
+    ]
+    return "\n".join(
+        [
+            CARD_MARK,
+            f"# {run.path.name} (GGUF)",
+            "",
+            f"Fine-tuned with Finetune Studio from `{run.config().model.name}` (run `{run.path.name}`), "
+            "written as GGUF for llama.cpp, Ollama and LM Studio.",
+            "",
+            "## Verification",
+            "",
+            "Each file was loaded by llama.cpp; its greedy answers to the run's own example prompts, "
+            "rendered with the chat template, were compared with the transformers model's on the first "
+            f"{ANSWER_TOKENS} tokens.",
+            "",
+            "| File | Weights | Answers that agree | |",
+            "|---|---|---|---|",
+            *rows,
+            "",
+            *([*notes, ""] if notes else []),
+            "## Run it",
+            "",
+            f"- Ollama: `ollama create {ollama_name} -f Modelfile`, then `ollama run {ollama_name}`",
+            f"- llama.cpp: `llama-cli -m {out.name} -cnv`",
+            "- LM Studio: put this folder in LM Studio's models folder, under a publisher folder.",
+            "",
+        ]
+    )

@@ -1,0 +1,177 @@
+"""A chat run exported as GGUF: checked by llama.cpp, renamed when it fails, with a Modelfile and a card.
+
+The tests that load files with llama.cpp need ``llama-cpp-python``; CI installs it and sets
+``FINETUNE_STUDIO_REQUIRE_LLAMA_CPP`` so that they fail there rather than skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import types
+from pathlib import Path
+
+import pytest
+
+from desktop.core.results import gguf_check
+from desktop.core.results.gguf_export import already_there, export_run_gguf, gguf_path
+from desktop.core.results.gguf_writer import GgufCancelled
+from desktop.core.system.errors import InputError
+from tests.core.helpers import make_config
+
+
+def _llama_cpp() -> None:
+    if gguf_check.llama_cpp_available():
+        return
+    if os.environ.get("FINETUNE_STUDIO_REQUIRE_LLAMA_CPP"):
+        pytest.fail("llama-cpp-python is not installed, and this run requires it")
+    pytest.skip("llama-cpp-python is not installed (CI installs it)")
+
+
+def _run(model: Path, samples: Path, folder: Path) -> types.SimpleNamespace:
+    """A finished chat run on ``model``, trained on the sample chats (their prompts are the checks')."""
+    config = make_config("causal-lm", model, [samples / "chat.jsonl"], folder / "runs")
+    config.model.name = "tiny-chat"
+    return types.SimpleNamespace(path=folder / "run-chat", model_dir=model, config=lambda: config)
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2", "gpt2"])
+def test_llama_cpp_answers_as_transformers_does_and_the_card_says_so(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, kind: str
+) -> None:
+    _llama_cpp()
+    run = _run(tiny_chat_models[kind], samples, tmp_path)
+    stages: list[str] = []
+    result = export_run_gguf(run, tmp_path / "out", "f16", lambda stage, _: stages.append(stage))
+    check = result.verification
+    assert check.verified and check.agreeing >= 4 and len(check.checks) == 5, check.difference()
+    assert result.path == gguf_path(run, tmp_path / "out", "f16") and result.path.is_file()
+    assert stages[0] == "gguf" and "check" in stages and stages[-1] == "done"
+    # The run's own prompts, from its data, rendered with its chat template on both sides.
+    said = {
+        m["content"]
+        for line in (samples / "chat.jsonl").read_text(encoding="utf-8").splitlines()
+        for m in json.loads(line)["messages"]
+        if m["role"] == "user"
+    }
+    assert check.checks[0].prompt in said
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert f"| `{result.path.name}` | f16 | {check.agreeing} of 5 (needs 4) | verified |" in card
+    assert "FROM ./run-chat-F16.gguf" in result.modelfile.read_text(encoding="utf-8")
+
+
+def test_a_k_quant_is_made_by_llama_cpps_quantizer(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path
+) -> None:
+    import gguf
+
+    _llama_cpp()
+    run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
+    result = export_run_gguf(run, tmp_path / "out", "q4_k_m")
+    reader = gguf.GGUFReader(result.path)
+    # Rows of 64 are too short for 256-wide K blocks: llama.cpp's quantizer falls back, as it does.
+    assert reader.fields["general.file_type"].contents() == gguf.LlamaFileType.MOSTLY_Q4_K_M
+    assert {t.tensor_type for t in reader.tensors} - {gguf.GGMLQuantizationType.F32} <= {
+        gguf.GGMLQuantizationType.Q5_0,
+        gguf.GGMLQuantizationType.Q8_0,
+        gguf.GGMLQuantizationType.Q4_K,
+        gguf.GGMLQuantizationType.Q6_K,
+    }
+    assert result.verification.checked and len(result.verification.checks) == 5
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "Modelfile",
+        "README.md",
+        "gguf-checks.json",
+        result.path.name,  # the f16 file it was made from is gone
+    ]
+
+
+def test_a_file_that_llama_cpp_answers_differently_is_kept_as_unverified(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, parting_llama: None
+) -> None:
+    run = _run(tiny_chat_models["llama"], samples, tmp_path)
+    result = export_run_gguf(run, tmp_path / "out", "q8_0")
+    check = result.verification
+    assert result.path.name == "run-chat-Q8_0-unverified.gguf" and result.path.is_file()
+    assert not gguf_path(run, tmp_path / "out", "q8_0").exists()  # nothing under the plain name
+    assert not check.verified and check.checked and check.agreeing < 3
+    assert "Unverified: only" in check.summary() and "wrote" in check.difference()
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert "**unverified**" in card and "the answers part at token" in card
+    record = json.loads((tmp_path / "out" / "gguf-checks.json").read_text(encoding="utf-8"))
+    assert record[result.path.name]["verified"] is False
+    assert result.ollama_name == "run-chat-q8_0"
+    # A second export of the same quantization must be agreed to: the unverified file is in the way.
+    assert already_there(run, tmp_path / "out", "q8_0") == [result.path]
+    with pytest.raises(InputError, match="already exists"):
+        export_run_gguf(run, tmp_path / "out", "q8_0")
+
+
+def test_without_llama_cpp_nothing_is_called_verified_and_k_quants_are_refused_first(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: False)
+    run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
+    with pytest.raises(InputError, match=r"q4_k_m is made by llama\.cpp's quantizer"):
+        export_run_gguf(run, tmp_path / "out", "q4_k_m")
+    assert not (tmp_path / "out").exists()
+    result = export_run_gguf(run, tmp_path / "out", "f16")
+    assert result.path.name == "run-chat-F16.gguf" and not result.verification.verified
+    assert (
+        result.verification.summary()
+    ) == "Not verified: llama.cpp (the llama-cpp-python package) is not installed."
+    assert "| not checked | **unverified** |" in (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_lm_studio_layout_and_files_that_are_not_ours(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path
+):
+    run = _run(tiny_chat_models["gpt2"], samples, tmp_path)
+    theirs = tmp_path / "lms" / "finetune-studio" / "run-chat"
+    theirs.mkdir(parents=True)
+    (theirs / "README.md").write_text("my notes", encoding="utf-8")
+    assert already_there(run, tmp_path / "lms", "f16", "lmstudio") == [theirs / "README.md"]
+    with pytest.raises(InputError, match=r"README\.md already exists"):
+        export_run_gguf(run, tmp_path / "lms", "f16", layout="lmstudio", verify=False)
+    assert (theirs / "README.md").read_text(encoding="utf-8") == "my notes"
+    result = export_run_gguf(run, tmp_path / "lms", "f16", layout="lmstudio", verify=False, overwrite=True)
+    assert result.path == theirs / "run-chat-F16.gguf"
+    assert "skipped" in result.verification.summary()
+    # Our own Modelfile and card are rewritten by the next export to the folder, without asking.
+    assert already_there(run, tmp_path / "lms", "q8_0", "lmstudio") == []
+
+
+def test_a_cancelled_export_leaves_no_folder_behind(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(tiny_chat_models["llama"], samples, tmp_path)
+    with pytest.raises(GgufCancelled):
+        export_run_gguf(run, tmp_path / "a" / "b", "f16", cancelled=lambda: True, layout="lmstudio")
+    assert not (tmp_path / "a").exists()  # neither the file nor the folders made for it
+    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: True)
+    with pytest.raises(GgufCancelled):  # a K-quant: its f16 file first, then llama.cpp's quantizer
+        export_run_gguf(run, tmp_path / "k", "q4_k_m", cancelled=lambda: True)
+    assert not (tmp_path / "k").exists()
+
+
+def test_the_system_prompt_of_the_training_chats_goes_to_the_modelfile(
+    tiny_chat_models: dict, tmp_path: Path
+) -> None:
+    chats = tmp_path / "chats.jsonl"
+    rows = [
+        [
+            {"role": "system", "content": "Answer briefly."},
+            {"role": "user", "content": f"Question {i}?"},
+            {"role": "assistant", "content": f"Answer {i}."},
+        ]
+        for i in range(6)
+    ]
+    chats.write_text("\n".join(json.dumps({"messages": r}) for r in rows), encoding="utf-8")
+    config = make_config("causal-lm", tiny_chat_models["qwen2"], [chats], tmp_path / "runs")
+    run = types.SimpleNamespace(
+        path=tmp_path / "r", model_dir=tiny_chat_models["qwen2"], config=lambda: config
+    )
+    prompts, system = gguf_check.example_prompts(run)
+    assert system == "Answer briefly." and prompts[0].startswith("Question ") and len(prompts) == 5
+    result = export_run_gguf(run, tmp_path / "out", "f16", verify=False)
+    assert 'SYSTEM """Answer briefly."""' in result.modelfile.read_text(encoding="utf-8")
