@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import types
 from pathlib import Path
 
@@ -175,3 +176,42 @@ def test_the_system_prompt_of_the_training_chats_goes_to_the_modelfile(
     assert system == "Answer briefly." and prompts[0].startswith("Question ") and len(prompts) == 5
     result = export_run_gguf(run, tmp_path / "out", "f16", verify=False)
     assert 'SYSTEM """Answer briefly."""' in result.modelfile.read_text(encoding="utf-8")
+
+
+def test_a_prompt_that_llama_cpp_tokenizes_differently_is_named_as_the_tokenizers_fault(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """llama.cpp reads the rendered prompt itself, as Ollama gives it; a wrong tokenizer is told apart."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_chat_models["llama"], dtype=torch.float32)
+
+    class MisreadingLlama:
+        """Answers as transformers would, but to the prompt's text read as other tokens."""
+
+        def __init__(self, model_path: str, **kwargs: object) -> None:
+            pass
+
+        def reset(self) -> None:
+            pass
+
+        def token_eos(self) -> int:
+            return -1
+
+        def tokenize(self, text: bytes, add_bos: bool, special: bool) -> list[int]:
+            return [5, 6, 7]
+
+        def generate(self, ids: list[int], **kwargs: object):
+            with torch.no_grad():
+                out = model.generate(torch.tensor([ids]), max_new_tokens=16, do_sample=False)
+            yield from out[0, len(ids) :].tolist()
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=MisreadingLlama))
+    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: True)
+    run = _run(tiny_chat_models["llama"], samples, tmp_path)
+    check = export_run_gguf(run, tmp_path / "out", "f16").verification
+    assert not check.verified and not check.checks[0].same_prompt
+    assert (
+        "reads the prompt" in check.difference() and "the tokenizer in the file differs" in check.difference()
+    )

@@ -56,7 +56,7 @@ def test_an_unverified_file_says_where_the_answers_part_and_goes_to_ollama(
     written = tmp_path / "out" / f"{Path(chat_run.run_dir).name}-Q8_0-unverified.gguf"
     panel = page.gguf_panel
     assert written.is_file() and panel.isVisibleTo(page)
-    assert f"Exported to {written}" in panel.verdict.text() and "Unverified: only" in panel.verdict.text()
+    assert f"Exported to {written}" in panel.written.text() and "Unverified: only" in panel.verdict.text()
     assert "the answers part at token" in panel.difference.text()
     assert "is running" in panel.ollama_status.text() and panel.ollama_button.isVisibleTo(page)
     with qtbot.waitSignal(panel.ollama_button.clicked):

@@ -42,6 +42,8 @@ class PromptCheck:
     got: list[int]
     expected_text: str = ""
     got_text: str = ""
+    same_prompt: bool = True
+    """Whether llama.cpp read the rendered prompt as the same tokens as transformers."""
 
     @property
     def agrees(self) -> bool:
@@ -114,6 +116,14 @@ class GgufVerification:
         check = self.first_disagreement()
         if check is None:
             return None
+        if not check.same_prompt:
+            return msg(
+                'llama.cpp reads the prompt "{prompt}" as other tokens than transformers: the tokenizer in '
+                'the file differs. transformers wrote "{expected}", llama.cpp wrote "{got}".',
+                prompt=_short(check.prompt),
+                expected=_short(check.expected_text),
+                got=_short(check.got_text),
+            )
         return msg(
             'For "{prompt}" the answers part at token {index}: transformers wrote "{expected}", '
             'llama.cpp wrote "{got}".',
@@ -214,12 +224,12 @@ def compare(
             {"role": "user", "content": prompt}
         ]
         text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-        rendered.append((prompt, tokenizer(text, add_special_tokens=False)["input_ids"]))
-    longest = max((len(ids) for _, ids in rendered), default=0)
+        rendered.append((prompt, text, tokenizer(text, add_special_tokens=False)["input_ids"]))
+    longest = max((len(ids) for _, _, ids in rendered), default=0)
     # A context just long enough: the model's own (32k for many) would allocate gigabytes of cache.
     llama = Llama(model_path=str(gguf_path), n_ctx=longest + tokens + 16, verbose=False, seed=0)
     checks = []
-    for done, (prompt, ids) in enumerate(rendered, 1):
+    for done, (prompt, text, ids) in enumerate(rendered, 1):
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),
@@ -230,8 +240,11 @@ def compare(
             )
         expected = out[0, len(ids) :].tolist()
         llama.reset()
+        # llama.cpp reads the rendered text itself, as Ollama and LM Studio give it: a tokenizer written
+        # wrong shows as a different answer, not only wrong weights.
+        read = _llama_tokens(llama, text, ids)
         got: list[int] = []
-        for token in llama.generate(ids, temp=0.0, top_k=1, top_p=1.0, repeat_penalty=1.0):
+        for token in llama.generate(read, temp=0.0, top_k=1, top_p=1.0, repeat_penalty=1.0):
             got.append(int(token))
             if len(got) >= max(len(expected), 1) or token == llama.token_eos():
                 break
@@ -242,11 +255,21 @@ def compare(
                 got,
                 tokenizer.decode(expected, skip_special_tokens=False),
                 tokenizer.decode(got, skip_special_tokens=False),
+                read == ids,
             )
         )
         if progress is not None:
             progress(done, len(prompts))
     return checks
+
+
+def _llama_tokens(llama: Any, text: str, ids: list[int]) -> list[int]:
+    """The prompt as llama.cpp tokenizes ``text`` (special tokens parsed, no BOS added: the rendered text
+    carries it when the template does); ``ids`` where the binding cannot tokenize (a stand-in)."""
+    tokenize = getattr(llama, "tokenize", None)
+    if tokenize is None:
+        return ids
+    return [int(t) for t in tokenize(text.encode("utf-8"), add_bos=False, special=True)]
 
 
 def _reference_dtype(model_dir: Path) -> Any:

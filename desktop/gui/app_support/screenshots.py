@@ -88,6 +88,40 @@ def synthetic_run(window: MainWindow, folder: Path) -> None:
     panel.show_labels([("positive", 0.962), ("negative", 0.038)], [("negative", 0.507), ("positive", 0.493)])
 
 
+def _gguf_export(window: MainWindow, folder: Path, out: Path, suffix: str) -> Path:
+    """The Export step after a (made-up) chat run was written as q8_0 GGUF and checked by llama.cpp."""
+    from desktop.core.results.gguf_check import GgufVerification, PromptCheck
+    from desktop.core.results.gguf_export import GgufExport
+    from desktop.core.settings.config import RunConfig
+
+    config = RunConfig(task="causal-lm")
+    config.model.name = "Qwen/Qwen2.5-0.5B-Instruct"
+    model = folder / "model"
+    model.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(config.to_toml(), encoding="utf-8")
+    (folder / "events.jsonl").write_text("", encoding="utf-8")
+    (model / "config.json").write_text('{"architectures": ["Qwen2ForCausalLM"]}')
+    export = window.export_page
+    previous = export.result
+    export.show_result(RunResult("finished", folder, model, {"train_loss": 1.0712, "eval_loss": 1.1893}))
+    export.tabs.setCurrentIndex(export.tabs.count() - 1)
+    export.format_combo.setCurrentIndex(export.format_combo.findData("gguf"))
+    export.quant_combo.set_value("q8_0")
+    dest = Path.home() / "Documents" / "Finetune Studio" / "gguf"
+    export.dest_edit.setText(str(dest))
+    gguf = dest / f"{folder.name}-Q8_0.gguf"
+    answers = [PromptCheck(f"prompt {i}", [1, 2, 3], [1, 2, 3]) for i in range(5)]
+    verification = GgufVerification("q8_0", True, answers, 3)
+    export.gguf_panel.show_export(
+        GgufExport(gguf, 531_000_000, "q8_0", verification, dest / "Modelfile", dest / "README.md")
+    )
+    path = _grab(window, 4, out / f"5d-export-gguf{suffix}.png")
+    export.gguf_panel.setVisible(False)
+    if previous is not None:
+        export.show_result(previous)
+    return path
+
+
 def _synthetic_evaluation(folder: Path) -> None:
     """The evaluation a run of the English sample keeps: base model -> fine-tuned, with a few mistakes."""
     import csv
@@ -276,6 +310,9 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     files.append(_grab(window, 4, out / f"5b-export-evaluation{suffix}.png"))
     export.tabs.setCurrentWidget(export.try_it)
     files.append(_grab(window, 4, out / f"5c-export-try-it-beside-the-base-model{suffix}.png"))
+    files.append(
+        _gguf_export(window, tmp / "runs" / "20261202-091500-causal-lm-qwen2.5-0.5b-instruct", out, suffix)
+    )
     export.tabs.setCurrentWidget(export.evaluation)
     export.evaluation.show_errors()
     from desktop.gui.dialogs.runs_dialog import RunsDialog

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QSizePolicy,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -127,6 +128,8 @@ class ExportPage(WizardPage):
         self.usage = QLabel()
         self.usage.setObjectName("code")
         self.usage.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A long model path is cut at the edge (it still copies whole): no reason to scroll the page.
+        self.usage.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
         self.form = QFormLayout()
         self.form.addRow(self.tr("Model folder:"), self.model_label)

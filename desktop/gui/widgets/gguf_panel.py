@@ -9,7 +9,15 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.widgets.error_label import show_error
@@ -36,6 +44,9 @@ class GgufPanel(QWidget):
         self._task: BackgroundTask | None = None
         self._doing = ""
         self._cancel = threading.Event()
+        self.written = QLabel()
+        self.written.setWordWrap(True)
+        self.written.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.verdict = QLabel()
         self.verdict.setWordWrap(True)
         self.difference = QLabel()
@@ -65,10 +76,16 @@ class GgufPanel(QWidget):
         self.busy.setRange(0, 100)
         self.busy.setVisible(False)
         self._run_line = ""
+        for label in (self.written, self.verdict, self.difference, self.ollama_status, self.lm_studio):
+            # Wrapped labels ask for the height of a narrow wrap: the room left over goes below, not between.
+            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+            label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
 
+        file_row = QHBoxLayout()
+        file_row.addWidget(self.written, 1)
+        file_row.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignTop)
         checks = QHBoxLayout()
         checks.addWidget(self.install_button)
-        checks.addWidget(self.open_button)
         checks.addStretch()
         grid = QGridLayout()
         grid.setColumnStretch(1, 1)
@@ -82,11 +99,13 @@ class GgufPanel(QWidget):
         grid.addWidget(self.lm_studio, 1, 1, 1, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(file_row)
         layout.addWidget(self.verdict)
         layout.addWidget(self.difference)
         layout.addLayout(checks)
         layout.addLayout(grid)
         layout.addWidget(self.busy)
+        layout.addStretch()
         self.setVisible(False)
 
     def show_export(self, export: Any) -> None:
@@ -96,8 +115,10 @@ class GgufPanel(QWidget):
 
         self.export = export
         check = export.verification
-        head = self.tr("Exported to {file} ({size}).").format(file=export.path, size=human_size(export.size))
-        self.verdict.setText(f"{head}\n{shown(check.summary())}")
+        self.written.setText(
+            self.tr("Exported to {file} ({size}).").format(file=export.path, size=human_size(export.size))
+        )
+        self.verdict.setText(shown(check.summary()))
         self.verdict.setObjectName("verified" if check.verified else "warning")
         self.verdict.style().polish(self.verdict)
         difference = check.difference()

@@ -83,14 +83,14 @@ class PredictPanel(QWidget):
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.progress, 1)
         layout = QVBoxLayout(self)
-        layout.addWidget(
-            QLabel(
-                self.tr(
-                    "The file comes back with the prediction added to each row: the label and its "
-                    "probability, or the generated text. A CSV keeps its encoding (GBK stays GBK)."
-                )
+        about = QLabel(
+            self.tr(
+                "The file comes back with the prediction added to each row: the label and its "
+                "probability, or the generated text. A CSV keeps its encoding (GBK stays GBK)."
             )
         )
+        about.setWordWrap(True)  # unwrapped, it made the Export step scroll sideways at 1024 px
+        layout.addWidget(about)
         layout.addLayout(form)
         layout.addLayout(buttons)
         layout.addWidget(self.status)
