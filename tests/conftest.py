@@ -74,6 +74,22 @@ def tiny_chat_models(tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory) 
 
 
 @pytest.fixture(scope="session")
+def tiny_gguf_models(
+    tiny_chat_models: dict[str, Path], tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """``tiny_chat_models`` and one of every other kind GGUF export writes (read only): ``qwen3`` with the
+    GPT-2 tokenizer, and with SentencePiece tokenizers ``mistral``, ``phi3``, ``gemma2``, ``gemma3``."""
+    from tests import tiny_models
+
+    models = {**tiny_chat_models, "qwen3": tiny_models.qwen3(tiny_gpt2, tmp_path_factory.mktemp("qwen3"))}
+    for kind in tiny_models.SPM_KINDS:
+        # A folder whose name does not say Phi-3: the GGUF's name must (gguf_vocab.gguf_name).
+        folder = tmp_path_factory.mktemp(kind.replace("phi3", "mini"))
+        models[kind] = tiny_models.spm_chat_model(kind, folder)
+    return models
+
+
+@pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests import tiny_models
 

@@ -167,3 +167,178 @@ def tiny_parameters(folder: Path) -> int:
 
     with safe_open(str(folder / "model.safetensors"), "pt") as weights:
         return sum(math.prod(weights.get_slice(name).get_shape()) for name in weights.keys())  # noqa: SIM118
+
+
+# Chat templates as those models' tokenizer_config.json has them, without their tools branches.
+MISTRAL_JINJA = (  # Mistral 7B Instruct v0.2's: no system role
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+    "{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}"
+    "{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}"
+    "{% else %}{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}"
+)
+PHI3_JINJA = (  # Phi-3 mini 4k instruct's
+    "{% for message in messages %}{% if message['role'] == 'system' %}"
+    "{{'<|system|>\\n' + message['content'] + '<|end|>\\n'}}{% elif message['role'] == 'user' %}"
+    "{{'<|user|>\\n' + message['content'] + '<|end|>\\n'}}{% elif message['role'] == 'assistant' %}"
+    "{{'<|assistant|>\\n' + message['content'] + '<|end|>\\n'}}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|assistant|>\\n' }}{% else %}{{ eos_token }}{% endif %}"
+)
+GEMMA2_JINJA = (  # Gemma 2 instruct's: no system role
+    "{{ bos_token }}{% if messages[0]['role'] == 'system' %}"
+    "{{ raise_exception('System role not supported') }}{% endif %}{% for message in messages %}"
+    "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+    "{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}"
+    "{% set role = message['role'] %}{% endif %}"
+    "{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\\n'}}{% endif %}"
+)
+GEMMA3_JINJA = (  # Gemma 3 instruct's, for text: the system prompt opens the first user turn
+    "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}"
+    "{%- set first_user_prefix = messages[0]['content'] + '\\n\\n' -%}"
+    "{%- set loop_messages = messages[1:] -%}"
+    '{%- else -%}{%- set first_user_prefix = "" -%}{%- set loop_messages = messages -%}{%- endif -%}'
+    "{%- for message in loop_messages -%}{%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}"
+    '{{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}'
+    "{%- endif -%}{%- if (message['role'] == 'assistant') -%}{%- set role = \"model\" -%}{%- else -%}"
+    "{%- set role = message['role'] -%}{%- endif -%}"
+    "{{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else \"\") }}"
+    "{{ message['content'] | trim }}{{ '<end_of_turn>\\n' }}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{'<start_of_turn>model\\n'}}{%- endif -%}"
+)
+SPM_KINDS = ("mistral", "phi3", "gemma2", "gemma3")
+
+
+def _sentencepiece(**pieces: object) -> tuple[bytes, dict[str, int], list[tuple[str, str]]]:
+    """A SentencePiece BPE model with byte fallback trained on :func:`corpus` (its ``tokenizer.model``),
+    and the vocabulary and merges transformers makes of it (merges ranked by the merged piece's id, as
+    transformers 5 converts a ``tokenizer.model``)."""
+    import io
+
+    import sentencepiece
+
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus()),
+        model_writer=model,
+        model_type="bpe",
+        vocab_size=1000,
+        byte_fallback=True,  # rare characters (some of the Chinese ones) become <0xNN> tokens
+        split_digits=True,
+        allow_whitespace_only_pieces=True,
+        remove_extra_whitespaces=False,
+        normalization_rule_name="identity",
+        num_threads=1,
+        minloglevel=2,
+        **pieces,
+    )
+    processor = sentencepiece.SentencePieceProcessor(model_proto=model.getvalue())
+    vocab = {processor.id_to_piece(i): i for i in range(processor.get_piece_size())}
+    merges: list[tuple[str, str]] = []
+    for piece, i in vocab.items():
+        if processor.is_byte(i) or processor.is_control(i) or processor.is_unknown(i):
+            continue
+        splits = [(piece[:k], piece[k:]) for k in range(1, len(piece))]
+        merges += sorted((s for s in splits if s[0] in vocab and s[1] in vocab), key=lambda s: vocab[s[0]])
+    return model.getvalue(), vocab, merges
+
+
+def spm_tokenizer(kind: str) -> tuple[object, bytes]:
+    """A SentencePiece tokenizer (BPE with byte fallback) as transformers keeps it, with the special tokens
+    and chat template of ``kind``: ``mistral`` (legacy prefix: a space after each special token),
+    ``phi3`` (Phi-3's chat tokens, which eat the whitespace after them, and no such space), ``gemma2``
+    or ``gemma3`` (Gemma's tokens; no space prefix at all); and the ``tokenizer.model`` it was made of."""
+    from tokenizers import AddedToken
+    from transformers import GemmaTokenizer, LlamaTokenizer
+
+    if kind.startswith("gemma"):
+        chat = ["<start_of_turn>", "<end_of_turn>"]
+        ids = {"pad_id": 0, "eos_id": 1, "bos_id": 2, "unk_id": 3}  # Gemma's order
+        names = {"pad_piece": "<pad>", "eos_piece": "<eos>", "bos_piece": "<bos>"}
+        model, vocab, merges = _sentencepiece(**ids, **names, control_symbols=["<mask>", *chat])
+        tokenizer = GemmaTokenizer(vocab=vocab, merges=merges, extra_special_tokens=chat, add_bos_token=True)
+        tokenizer.chat_template = GEMMA2_JINJA if kind == "gemma2" else GEMMA3_JINJA
+        return tokenizer, model
+    model, vocab, merges = _sentencepiece()
+    tokenizer = LlamaTokenizer(vocab=vocab, merges=merges, legacy=kind == "mistral", add_bos_token=True)
+    tokenizer.chat_template = MISTRAL_JINJA
+    if kind == "phi3":  # Phi-3's added tokens, after the SentencePiece ones, as in its tokenizer.json
+        chat = ["<|endoftext|>", "<|assistant|>", "<|system|>", "<|end|>", "<|user|>"]
+        tokenizer.add_tokens([AddedToken(t, rstrip=t != "<|endoftext|>", special=True) for t in chat])
+        tokenizer.add_special_tokens({"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"})
+        tokenizer.chat_template = PHI3_JINJA
+    return tokenizer, model
+
+
+def spm_chat_model(kind: str, folder: Path) -> Path:
+    """A random 2-layer chat model of one of :data:`SPM_KINDS` with :func:`spm_tokenizer` (its
+    ``tokenizer.model`` saved beside, as on the hub): Mistral (llama.cpp's ``llama``), Phi-3 (fused
+    attention and MLP, its vocabulary padded to a multiple of 64 as Phi-3's is), Gemma 2 (logit
+    soft-capping, a sliding window of 8 on every other layer) and Gemma 3 (a sliding window of 8 with
+    its own rotary base on layer 0, linearly scaled rotary on layer 1, query and key norms)."""
+    from transformers import AutoModelForCausalLM, Gemma2Config, Gemma3TextConfig, MistralConfig, Phi3Config
+
+    tokenizer, spm_model = spm_tokenizer(kind)
+    sizes = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4}
+    sizes["num_key_value_heads"] = 2
+    ids = {"bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id}
+    ids["pad_token_id"] = tokenizer.pad_token_id
+    if kind == "mistral":
+        config = MistralConfig(vocab_size=len(tokenizer), sliding_window=None, **sizes, **ids)
+    elif kind == "phi3":
+        config = Phi3Config(vocab_size=(len(tokenizer) + 63) // 64 * 64, **sizes, **ids)
+    else:
+        gemma = {
+            "vocab_size": len(tokenizer),
+            "head_dim": 16,
+            "query_pre_attn_scalar": 16,
+            "sliding_window": 8,
+        }
+        if kind == "gemma2":
+            # Larger weights and a low cap, so that the capping shows in the answers (and must be carried).
+            caps = {"attn_logit_softcapping": 1.0, "final_logit_softcapping": 10.0, "initializer_range": 0.1}
+            config = Gemma2Config(**gemma, **caps, **sizes, **ids)
+        else:
+            rope = {
+                "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1_000_000.0},
+                "sliding_attention": {
+                    "rope_type": "default",
+                    "rope_theta": 20_000.0,
+                },  # not llama.cpp's default
+            }
+            layers = ["sliding_attention", "full_attention"]
+            config = Gemma3TextConfig(**gemma, rope_parameters=rope, layer_types=layers, **sizes, **ids)
+            config.architectures = ["Gemma3ForCausalLM"]
+    _seeded()
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    (folder / "tokenizer.model").write_bytes(spm_model)
+    return folder
+
+
+def qwen3(tokenizer_dir: Path, folder: Path) -> Path:
+    """A random 2-layer Qwen3 (query and key norms, a head size of 32 where hidden / heads is 16, tied
+    embeddings) with the tiny GPT-2's byte-level BPE tokenizer and our fallback chat template."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer, Qwen3Config
+
+    from desktop.core.data.tasks.causal_lm import FALLBACK_CHAT_TEMPLATE
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer.chat_template = FALLBACK_CHAT_TEMPLATE
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=32,
+        tie_word_embeddings=True,
+        rope_theta=1_000_000.0,
+    )
+    _seeded()
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -6,10 +6,18 @@ layout); the model-specific work is ours. Tensors go from the model's safetensor
 headers lays out the GGUF's tensor table, the second converts and writes each tensor. The file is
 written as ``NAME.partial`` and renamed into place when whole.
 
-Architectures: Llama (and Mistral, the same layout), Qwen2 and GPT-2; any other is refused before
-anything is written, with a sentence that names it. Tokenizers: byte-level BPE (``tokenizer.json``);
-special tokens and the chat template travel in the GGUF's metadata. Quantizations: ``f16`` and
-``q8_0``, which need nothing native.
+Architectures: Llama and Mistral (llama.cpp's ``llama``), Qwen2, Qwen3, Gemma 2, Gemma 3 (text only),
+Phi-3 and GPT-2; any other is refused before anything is written, with a sentence that names it.
+Tokenizers (:mod:`gguf_vocab`): byte-level BPE, and SentencePiece as transformers keeps it (BPE with
+byte fallback); special tokens and the chat template travel in the GGUF's metadata. Quantizations:
+``f16`` and ``q8_0``, which need nothing native.
+
+What llama.cpp needs beyond the weights, as its own converter writes it: Llama's query and key rows in
+its rotary order; Gemma's norm weights plus one (transformers multiplies by ``1 + weight``), its logit
+soft-capping, sliding window and which layers use it; Gemma 3's rotary base for those layers; Phi-3's
+fused ``qkv_proj`` and ``gate_up_proj`` as they are. llama.cpp scales Gemma's embeddings by
+sqrt(hidden) itself, as transformers does, and ignores Phi-3's sliding window (answers agree while the
+prompt and answer fit in it, 2,047 tokens for Phi-3 mini).
 """
 
 from __future__ import annotations
@@ -24,12 +32,18 @@ from desktop.core.system.errors import InputError
 from desktop.core.system.messages import msg
 
 QUANTS = ("f16", "q8_0")
-ARCHITECTURES = {  # transformers' class -> (llama.cpp's architecture, its BPE pre-tokenizer name)
+ARCHITECTURES = {  # transformers' class -> (llama.cpp's architecture, its byte-level BPE pre-tokenizer)
     "LlamaForCausalLM": ("llama", "llama-bpe"),
     "MistralForCausalLM": ("llama", "llama-bpe"),
     "Qwen2ForCausalLM": ("qwen2", "qwen2"),
+    "Qwen3ForCausalLM": ("qwen3", "qwen2"),  # Qwen3 kept Qwen2's tokenizer
+    "Gemma2ForCausalLM": ("gemma2", ""),  # "": SentencePiece tokenizers only
+    "Gemma3ForCausalLM": ("gemma3", ""),
+    "Phi3ForCausalLM": ("phi3", ""),
     "GPT2LMHeadModel": ("gpt2", "gpt-2"),
 }
+GEMMA = ("gemma2", "gemma3")
+GEMMA_27B_LAYERS = {"gemma2": 46, "gemma3": 62}  # llama.cpp scales the 27B models' attention otherwise
 Q8_BLOCK = 32
 
 
@@ -47,33 +61,72 @@ class GgufResult:
 
 
 def architecture_of(model_dir: Path) -> tuple[str, str]:
-    """llama.cpp's architecture and BPE pre-tokenizer for the model in ``model_dir``.
+    """llama.cpp's architecture and pre-tokenizer (``default`` for SentencePiece) for ``model_dir``.
 
     Raises:
-        InputError: The model's architecture (or its tokenizer) cannot be written as GGUF yet.
+        InputError: The model's architecture, its settings or its tokenizer cannot be written as GGUF yet.
     """
+    from desktop.core.results.gguf_vocab import tokenizer_kind
+
     config = _config(model_dir)
     name = next(iter(config.get("architectures") or []), config.get("model_type", "?"))
     if name not in ARCHITECTURES:
         raise InputError(
             msg("GGUF export does not know the {architecture} architecture yet.", architecture=name),
-            msg("GGUF is written for Llama, Mistral, Qwen2 and GPT-2 models; export this one as a folder."),
+            msg(
+                "GGUF is written for Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, Phi-3 and GPT-2 "
+                "models; export this one as a folder."
+            ),
         )
-    rope = _rope(config)
-    if rope.get("rope_type", "default") != "default":
+    arch, pre = ARCHITECTURES[name]
+    full, sliding = _rope(config)
+    kinds = ("default", "linear") if arch == "gemma3" else ("default",)  # linear: Gemma 3 4B and up
+    for rope, allowed in ((full, kinds), (sliding, ("default",))):
+        if rope["rope_type"] not in allowed:
+            raise InputError(
+                msg(
+                    "GGUF export does not carry this model's rope scaling ({kind}) yet.",
+                    kind=str(rope["rope_type"]),
+                ),
+                msg("Export it as a folder: llama.cpp's own converter can turn that into GGUF."),
+            )
+    if arch in GEMMA:
+        _check_gemma(arch, config)
+    kind = tokenizer_kind(model_dir)
+    if kind == "bpe" and not pre:
         raise InputError(
             msg(
-                "GGUF export does not carry this model's rope scaling ({kind}) yet.",
-                kind=str(rope["rope_type"]),
+                "GGUF export writes {architecture} models with a SentencePiece tokenizer; this one's is "
+                "byte-level BPE.",
+                architecture=name,
             ),
-            msg("Export it as a folder: llama.cpp's own converter can turn that into GGUF."),
+            msg("Export it as a folder."),
         )
-    if not (model_dir / "tokenizer.json").is_file():
+    return arch, pre if kind == "bpe" else "default"
+
+
+def _check_gemma(arch: str, config: dict[str, Any]) -> None:
+    """Refuse what llama.cpp would run differently: an attention scale other than the one it derives,
+    and (Gemma 2) an output layer of its own."""
+    hidden, heads = config["hidden_size"], config["num_attention_heads"]
+    head_dim = config.get("head_dim") or hidden // heads
+    used = hidden / heads if config["num_hidden_layers"] == GEMMA_27B_LAYERS[arch] else head_dim
+    scalar = config.get("query_pre_attn_scalar") or head_dim
+    if abs(float(scalar) - used) > 1e-6:
         raise InputError(
-            msg("GGUF export needs the model's tokenizer.json (a fast tokenizer)."),
-            msg("SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder."),
+            msg(
+                "llama.cpp scales this Gemma model's attention by 1/sqrt({used}), transformers by "
+                "1/sqrt({scalar}) (query_pre_attn_scalar).",
+                used=f"{used:g}",
+                scalar=f"{float(scalar):g}",
+            ),
+            msg("Export it as a folder."),
         )
-    return ARCHITECTURES[name]
+    if arch == "gemma2" and config.get("tie_word_embeddings") is False:
+        raise InputError(
+            msg("llama.cpp runs Gemma 2 with its output layer tied to the embeddings; this model's is not."),
+            msg("Export it as a folder."),
+        )
 
 
 def write_gguf(
@@ -95,12 +148,15 @@ def write_gguf(
     """
     import gguf
 
+    from desktop.core.results.gguf_vocab import gguf_name, tokenizer_kind, write_vocab
+
     if quant not in QUANTS:
         raise InputError(msg("Unknown GGUF quantization {quant}; use f16 or q8_0.", quant=quant))
     arch, pre = architecture_of(model_dir)
     import contextlib
     import os
 
+    import numpy as np
     from safetensors import safe_open
 
     config = _config(model_dir)
@@ -115,8 +171,10 @@ def write_gguf(
         ) from None
     writer = gguf.GGUFWriter(partial, arch)
     try:
-        _metadata(writer, arch, config, model_dir, quant)
-        chat_template, eos_token = _tokenizer(writer, model_dir, pre)
+        _metadata(writer, arch, config, quant)
+        vocab_size = config.get("vocab_size") or 0
+        vocab = write_vocab(writer, model_dir, tokenizer_kind(model_dir), pre, vocab_size)
+        writer.add_name(gguf_name(model_dir.name, arch, vocab.rstrips_specials))
         plan = list(_plan(model_dir, arch, config, quant))
         for name, _, _, shape, dtype, nbytes, raw in plan:
             writer.add_tensor_info(name, shape, dtype, nbytes, raw_dtype=raw)
@@ -125,12 +183,15 @@ def write_gguf(
         writer.write_ti_data_to_file()
         with contextlib.ExitStack() as files:  # each safetensors file mapped once, not once per tensor
             opened: dict[Path, Any] = {}
-            for done, (_, source, key, _, _, _, raw) in enumerate(plan, 1):
+            for done, (_, source, key, _, dtype, _, raw) in enumerate(plan, 1):
                 if cancelled is not None and cancelled():
                     raise GgufCancelled
                 if source not in opened:
                     opened[source] = files.enter_context(safe_open(str(source), "pt"))
-                tensor = opened[source].get_tensor(key).float().numpy()
+                tensor = opened[source].get_tensor(key)
+                # Straight to f16 where it is written as f16: a float32 copy of a 151,936-token embedding
+                # is 545 MB more at the peak (bench/gguf.py: 1,419 MB against llama.cpp's 1,172 MB).
+                tensor = (tensor.half() if dtype == np.float16 else tensor.float()).numpy()
                 writer.write_tensor_data(_converted(tensor, key, arch, config, raw))
                 if progress is not None:
                     progress(done, len(plan))
@@ -140,7 +201,7 @@ def write_gguf(
         writer.close()
         partial.unlink(missing_ok=True)
         raise
-    return GgufResult(out, out.stat().st_size, arch, quant, chat_template, eos_token)
+    return GgufResult(out, out.stat().st_size, arch, quant, vocab.chat_template, vocab.eos_token)
 
 
 class GgufCancelled(Exception):
@@ -151,21 +212,30 @@ def _config(model_dir: Path) -> dict[str, Any]:
     return json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
 
 
-def _rope(config: dict[str, Any]) -> dict[str, Any]:
-    """The rotary settings: transformers 5 saves them as ``rope_parameters``, older configs (most on the
-    hub) as ``rope_theta`` and ``rope_scaling``. A Qwen model saved by a run has only the first: read
-    the old way, its base of 1,000,000 became llama.cpp's default 10,000, and long answers went wrong."""
-    rope = dict(config.get("rope_parameters") or {})
+def _rope(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The rotary settings of the full-attention layers and of the sliding-window ones (Gemma 3's own
+    base). transformers 5 saves them as ``rope_parameters`` (by layer type for Gemma 3), older configs
+    (most on the hub) as ``rope_theta``, ``rope_local_base_freq`` and ``rope_scaling``. A Qwen model saved
+    by a run has only the first: read the old way, its base of 1,000,000 became llama.cpp's default
+    10,000, and long answers went wrong."""
+    params = dict(config.get("rope_parameters") or {})
+    if "full_attention" in params or "sliding_attention" in params:
+        full, sliding = dict(params.get("full_attention") or {}), dict(params.get("sliding_attention") or {})
+    else:
+        full, sliding = params, {}
     scaling = config.get("rope_scaling") or {}
-    rope.setdefault("rope_theta", config.get("rope_theta"))
-    rope.setdefault("rope_type", scaling.get("rope_type") or scaling.get("type") or "default")
-    return rope
+    for key, value in scaling.items():
+        full.setdefault("rope_type" if key == "type" else key, value)
+    full.setdefault("rope_theta", config.get("rope_theta"))
+    full.setdefault("rope_type", "default")
+    sliding.setdefault("rope_theta", config.get("rope_local_base_freq") or full["rope_theta"])
+    sliding.setdefault("rope_type", "default")
+    return full, sliding
 
 
-def _metadata(writer: Any, arch: str, config: dict[str, Any], model_dir: Path, quant: str) -> None:
+def _metadata(writer: Any, arch: str, config: dict[str, Any], quant: str) -> None:
     import gguf
 
-    writer.add_name(model_dir.name)
     writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if quant == "q8_0" else gguf.LlamaFileType.MOSTLY_F16)
     if arch == "gpt2":
         hidden = config["n_embd"]
@@ -177,64 +247,47 @@ def _metadata(writer: Any, arch: str, config: dict[str, Any], model_dir: Path, q
         writer.add_layer_norm_eps(config.get("layer_norm_epsilon", 1e-5))
         return
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
-    writer.add_context_length(config.get("max_position_embeddings", 2048))
+    head_dim = config.get("head_dim") or hidden // heads
+    context = config.get("max_position_embeddings", 2048)
+    full, sliding = _rope(config)
+    writer.add_context_length(context)
     writer.add_embedding_length(hidden)
     writer.add_block_count(config["num_hidden_layers"])
     writer.add_feed_forward_length(config["intermediate_size"])
     writer.add_head_count(heads)
     writer.add_head_count_kv(config.get("num_key_value_heads") or heads)
+    writer.add_key_length(head_dim)  # Qwen3's and Gemma's are not hidden / heads
+    writer.add_value_length(head_dim)
     writer.add_layer_norm_rms_eps(config.get("rms_norm_eps", 1e-6))
-    writer.add_rope_freq_base(float(_rope(config).get("rope_theta") or 10000.0))
-    writer.add_rope_dimension_count(config.get("head_dim") or hidden // heads)
+    writer.add_rope_freq_base(float(full.get("rope_theta") or 10000.0))
+    partial = full.get("partial_rotary_factor") or config.get("partial_rotary_factor") or 1.0
+    writer.add_rope_dimension_count(int(head_dim * partial))
+    if full["rope_type"] == "linear":
+        writer.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        writer.add_rope_scaling_factor(float(full["factor"]))
     writer.add_vocab_size(config["vocab_size"])
+    if arch in GEMMA:
+        for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+            if config.get(key) is not None:
+                getattr(writer, f"add_{key}")(float(config[key]))
+        if config.get("sliding_window"):
+            writer.add_sliding_window(config["sliding_window"])
+            writer.add_sliding_window_pattern(_sliding_layers(arch, config))
+        if arch == "gemma3":
+            writer.add_rope_freq_base_swa(float(sliding["rope_theta"] or 10000.0))
+    if arch == "phi3":
+        writer.add_rope_scaling_orig_ctx_len(config.get("original_max_position_embeddings") or context)
+        writer.add_sliding_window(config.get("sliding_window") or 0)  # read, and set aside, by llama.cpp
 
 
-def _tokenizer(writer: Any, model_dir: Path, pre: str) -> tuple[str, str]:
-    """Tokens, their types, merges, special tokens and the chat template (byte-level BPE); returns the
-    chat template and the end token."""
-    import gguf
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    spec = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))
-    if spec.get("model", {}).get("type") != "BPE":
-        raise InputError(
-            msg(
-                "GGUF export writes byte-level BPE tokenizers; this model's is {kind}.",
-                kind=spec["model"]["type"],
-            ),
-            msg("Export it as a folder."),
-        )
-    vocab = tokenizer.get_vocab()
-    size = max(max(vocab.values()) + 1, _config(model_dir).get("vocab_size") or 0)
-    by_id = {i: t for t, i in vocab.items()}
-    added = dict(getattr(tokenizer, "added_tokens_decoder", {}))  # id -> AddedToken
-    tokens, types = [], []
-    for i in range(size):
-        token = by_id.get(i)
-        if token is None:
-            tokens.append(f"[PAD{i}]")
-            types.append(gguf.TokenType.UNUSED)
-        elif i in added:
-            tokens.append(token)
-            types.append(gguf.TokenType.CONTROL if added[i].special else gguf.TokenType.USER_DEFINED)
-        else:
-            tokens.append(token)
-            types.append(gguf.TokenType.NORMAL)
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre(pre)
-    writer.add_token_list(tokens)
-    writer.add_token_types(types)
-    merges = spec["model"].get("merges", [])
-    writer.add_token_merges([m if isinstance(m, str) else " ".join(m) for m in merges])
-    for kind in ("bos", "eos", "unk", "pad"):
-        token_id = getattr(tokenizer, f"{kind}_token_id", None)
-        if token_id is not None:
-            getattr(writer, f"add_{kind}_token_id")(int(token_id))
-    writer.add_add_bos_token(bool(getattr(tokenizer, "add_bos_token", False)))
-    if getattr(tokenizer, "chat_template", None):
-        writer.add_chat_template(tokenizer.chat_template)
-    return tokenizer.chat_template or "", tokenizer.eos_token or ""
+def _sliding_layers(arch: str, config: dict[str, Any]) -> list[bool]:
+    """Which layers attend through the sliding window: transformers 5 lists the layer types, older
+    configs give the pattern (every 2nd layer is global in Gemma 2, every 6th in Gemma 3)."""
+    types = config.get("layer_types")
+    if types:
+        return [kind == "sliding_attention" for kind in types]
+    every = config.get("sliding_window_pattern") or (2 if arch == "gemma2" else 6)
+    return [bool((i + 1) % every) for i in range(config["num_hidden_layers"])]
 
 
 def _plan(model_dir: Path, arch: str, config: dict[str, Any], quant: str) -> Iterator[tuple]:
@@ -244,18 +297,16 @@ def _plan(model_dir: Path, arch: str, config: dict[str, Any], quant: str) -> Ite
     import numpy as np
     from safetensors import safe_open
 
-    model_arch = {
-        "llama": gguf.MODEL_ARCH.LLAMA,
-        "qwen2": gguf.MODEL_ARCH.QWEN2,
-        "gpt2": gguf.MODEL_ARCH.GPT2,
-    }
+    model_arch = {name: key for key, name in gguf.MODEL_ARCH_NAMES.items()}[arch]
     layers = config.get("num_hidden_layers") or config.get("n_layer")
-    names = gguf.TensorNameMap(model_arch[arch], layers)
+    names = gguf.TensorNameMap(model_arch, layers)
     for source in sorted(model_dir.glob("*.safetensors")):
         with safe_open(str(source), "pt") as tensors:
             for key in tensors.keys():  # noqa: SIM118  (a safetensors handle, not a dict)
                 if key.endswith((".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq")):
                     continue  # buffers, not weights
+                if arch == "gemma2" and key == "lm_head.weight":
+                    continue  # tied (checked): llama.cpp reads the embeddings
                 name = names.get_name(key, try_suffixes=(".weight", ".bias"))
                 if name is None:
                     raise InputError(
@@ -296,6 +347,8 @@ def _converted(data: Any, key: str, arch: str, config: dict[str, Any], raw: Any)
         if key.endswith("k_proj.weight"):
             heads = config.get("num_key_value_heads") or heads
         data = _rotary_order(data, heads)
+    if arch in GEMMA and key.endswith("norm.weight"):
+        data = data + 1.0  # Gemma's RMSNorm multiplies by (1 + weight); llama.cpp's by the weight
     if data.ndim < 2:
         return np.ascontiguousarray(data, dtype=np.float32)
     if raw == gguf.GGMLQuantizationType.Q8_0:

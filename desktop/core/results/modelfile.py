@@ -2,14 +2,25 @@
 
 Ollama renders prompts with Go templates, not the Jinja templates models carry. For the chat formats our
 runs produce and the recommended models use, the template is written here by hand to render exactly
-what the Jinja template renders (the tests render both for a two-turn chat with a system prompt):
+what the Jinja template renders (the tests render both for a two-turn chat, with a system prompt where
+the template takes one):
 
 - ChatML (Qwen): ``<|im_start|>role\\ncontent<|im_end|>\\n``;
 - Llama 3: ``<|start_header_id|>role<|end_header_id|>\\n\\ncontent<|eot_id|>``;
+- Gemma 2 and 3: ``<start_of_turn>role\\ncontent<end_of_turn>\\n``, the assistant's role called
+  ``model``; Gemma has no system role: Gemma 3's template opens the first user turn with the system
+  prompt and a blank line (Gemma 2's refuses one; the Go template does as Gemma 3's). Gemma's template
+  also trims each message, which Go's cannot: a message that starts or ends with whitespace differs;
+- Phi-3: ``<|role|>\\ncontent<|end|>\\n``;
+- Mistral (``[INST] content [/INST]answer</s>``): no system role; Mistral 7B Instruct v0.2's template
+  refuses one and the Go template leaves it out (later Mistral templates put it before the last user
+  message: with a system prompt those render differently);
 - our fallback template (a tokenizer without one): ``<|role|>\\ncontent EOS\\n``.
 
-For any other template the Modelfile has no ``TEMPLATE`` line: Ollama then reads the chat template in
-the GGUF's metadata and maps it to one it knows, and the screen says so.
+The BOS token that Llama 3's, Gemma's and Mistral's templates begin with is llama.cpp's to add (the
+GGUF's ``add_bos_token``), not the Go template's. For any other template the Modelfile has no
+``TEMPLATE`` line: Ollama then reads the chat template in the GGUF's metadata and maps it to one it
+knows, and the screen says so.
 """
 
 from __future__ import annotations
@@ -25,13 +36,29 @@ LLAMA3 = (  # the BOS token is llama.cpp's to add (add_bos_token), not the templ
     "{{ .Content }}<|eot_id|>{{ end }}<|start_header_id|>assistant<|end_header_id|>\n\n"
 )
 
+# $system: a system message was just written, so the user turn it opened has its header already.
+GEMMA = (
+    '{{ $system := false }}{{ range .Messages }}{{ if eq .Role "system" }}<start_of_turn>user\n'
+    "{{ .Content }}\n\n{{ $system = true }}{{ else }}{{ if $system }}{{ $system = false }}{{ else }}"
+    '<start_of_turn>{{ if eq .Role "assistant" }}model{{ else }}{{ .Role }}{{ end }}\n{{ end }}'
+    "{{ .Content }}<end_of_turn>\n{{ end }}{{ end }}<start_of_turn>model\n"
+)
+PHI3 = "{{ range .Messages }}<|{{ .Role }}|>\n{{ .Content }}<|end|>\n{{ end }}<|assistant|>\n"
+
 
 def family(chat_template: str) -> str:
-    """``chatml``, ``llama3``, ``fallback`` (ours) or ``""`` (one we do not translate)."""
+    """``chatml``, ``llama3``, ``gemma``, ``phi3``, ``mistral``, ``fallback`` (ours) or ``""`` (one we do
+    not translate)."""
     if "<|im_start|>" in chat_template:
         return "chatml"
     if "<|start_header_id|>" in chat_template:
         return "llama3"
+    if "<start_of_turn>" in chat_template:
+        return "gemma"
+    if "<|end|>" in chat_template and "<|assistant|>" in chat_template:
+        return "phi3"
+    if "[INST]" in chat_template and "<<SYS>>" not in chat_template:  # <<SYS>>: Llama 2's, not ours
+        return "mistral"
     if "'<|' + message['role'] + '|>" in chat_template:
         return "fallback"
     return ""
@@ -44,6 +71,16 @@ def go_template(chat_template: str, eos_token: str) -> tuple[str, list[str]]:
         return CHATML, ["<|im_end|>", "<|im_start|>"]
     if kind == "llama3":
         return LLAMA3, ["<|eot_id|>", "<|start_header_id|>"]
+    if kind == "gemma":
+        return GEMMA, ["<end_of_turn>", "<start_of_turn>"]
+    if kind == "phi3":
+        return PHI3, ["<|end|>", "<|user|>", "<|assistant|>"]
+    if kind == "mistral":
+        template = (
+            '{{ range .Messages }}{{ if eq .Role "user" }}[INST] {{ .Content }} [/INST]'
+            '{{ else if eq .Role "assistant" }}{{ .Content }}' + eos_token + "{{ end }}{{ end }}"
+        )
+        return template, ["[INST]", "[/INST]"]
     if kind == "fallback":
         template = (
             "{{ range .Messages }}<|{{ .Role }}|>\n{{ .Content }}" + eos_token + "\n{{ end }}<|assistant|>\n"
