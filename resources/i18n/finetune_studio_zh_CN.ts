@@ -68,6 +68,10 @@
         <translation>8 位：体积减半，回答几乎不变</translation>
     </message>
     <message>
+        <source>4 bits: a third of the size, made by llama.cpp</source>
+        <translation>4 位：约三分之一大小，由 llama.cpp 生成</translation>
+    </message>
+    <message>
         <source>falls in a straight line to 0</source>
         <translation>直线下降到 0</translation>
     </message>
@@ -708,6 +712,18 @@
         <translation>GGUF 文件（llama.cpp、Ollama、LM Studio）</translation>
     </message>
     <message>
+        <source>Plain folder (Ollama, llama.cpp)</source>
+        <translation>普通文件夹（Ollama、llama.cpp）</translation>
+    </message>
+    <message>
+        <source>LM Studio layout (publisher/model folders)</source>
+        <translation>LM Studio 布局（发布者/模型 文件夹）</translation>
+    </message>
+    <message>
+        <source>Install llama.cpp</source>
+        <translation>安装 llama.cpp</translation>
+    </message>
+    <message>
         <source>fp16 and bf16 halve the size; fp32 keeps every bit</source>
         <translation>fp16 和 bf16 可使体积减半；fp32 保留全部精度</translation>
     </message>
@@ -772,6 +788,10 @@
         <translation>GGUF 权重：</translation>
     </message>
     <message>
+        <source>Layout:</source>
+        <translation>布局：</translation>
+    </message>
+    <message>
         <source>Try it</source>
         <translation>试一试</translation>
     </message>
@@ -828,6 +848,14 @@
         <translation>GGUF 用于 llama.cpp、Ollama 和 LM Studio 运行的解码器对话模型（因果语言模型）；这次训练的模型用于{task}：请导出为文件夹。</translation>
     </message>
     <message>
+        <source>llama.cpp is not installed: q4_k_m needs its quantizer.</source>
+        <translation>未安装 llama.cpp：q4_k_m 需要用它的量化器生成。</translation>
+    </message>
+    <message>
+        <source>llama.cpp is not installed: the file will be written, but not checked.</source>
+        <translation>未安装 llama.cpp：文件会照常写出，但不会被校验。</translation>
+    </message>
+    <message>
         <source>Replace the file?</source>
         <translation>替换文件吗？</translation>
     </message>
@@ -838,10 +866,6 @@
     <message>
         <source>Writing the GGUF file…</source>
         <translation>正在写入 GGUF 文件…</translation>
-    </message>
-    <message>
-        <source>Exported to {file} ({size}). For Ollama: ollama create {name} -f {modelfile}</source>
-        <translation>已导出到 {file}（{size}）。用于 Ollama：ollama create {name} -f {modelfile}</translation>
     </message>
     <message>
         <source>Loading the model…</source>
@@ -878,6 +902,14 @@
     <message>
         <source>Logging the model to MLflow…</source>
         <translation>正在将模型记录到 MLflow…</translation>
+    </message>
+    <message>
+        <source>Quantizing with llama.cpp…</source>
+        <translation>正在用 llama.cpp 量化…</translation>
+    </message>
+    <message>
+        <source>Checking the file with llama.cpp: its answers against transformers&apos;…</source>
+        <translation>正在用 llama.cpp 校验文件：把它的回答与 transformers 的对比…</translation>
     </message>
     <message>
         <source>Done.</source>
@@ -947,6 +979,69 @@
     <message>
         <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
         <translation>在这台电脑的 CPU 上，每轮（epoch）约需 {minutes:.0f} 分钟。</translation>
+    </message>
+</context>
+<context>
+    <name>GgufPanel</name>
+    <message>
+        <source>Install llama.cpp</source>
+        <translation>安装 llama.cpp</translation>
+    </message>
+    <message>
+        <source>Installs llama-cpp-python into the app&apos;s Python: it checks GGUF files and makes q4_k_m</source>
+        <translation>把 llama-cpp-python 安装到应用的运行环境中：用于校验 GGUF 文件和生成 q4_k_m</translation>
+    </message>
+    <message>
+        <source>Add to Ollama</source>
+        <translation>添加到 Ollama</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>重新检查</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>Ollama:</source>
+        <translation>Ollama：</translation>
+    </message>
+    <message>
+        <source>LM Studio:</source>
+        <translation>LM Studio：</translation>
+    </message>
+    <message>
+        <source>Exported to {file} ({size}).</source>
+        <translation>已导出到 {file}（{size}）。</translation>
+    </message>
+    <message>
+        <source>Added. In a terminal: {command}</source>
+        <translation>已添加。在终端中运行：{command}</translation>
+    </message>
+    <message>
+        <source>Ollama {version} is running: add the model as {name}.</source>
+        <translation>Ollama {version} 正在运行：以 {name} 为名添加这个模型。</translation>
+    </message>
+    <message>
+        <source>Adding to Ollama…</source>
+        <translation>正在添加到 Ollama…</translation>
+    </message>
+    <message>
+        <source>Installing llama.cpp…</source>
+        <translation>正在安装 llama.cpp…</translation>
+    </message>
+    <message>
+        <source>In LM Studio&apos;s models folder: it lists the model as {name}.</source>
+        <translation>已在 LM Studio 的模型文件夹中：它会把模型列为 {name}。</translation>
+    </message>
+    <message>
+        <source>LM Studio loads models from {models}, one folder per publisher and model: choose the LM Studio layout and that folder, or move {folder} there.</source>
+        <translation>LM Studio 从 {models} 加载模型，每个发布者和模型各一个文件夹：选择“LM Studio 布局”和那个文件夹，或者把 {folder} 移到那里。</translation>
     </message>
 </context>
 <context>
@@ -3342,10 +3437,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>GGUF 导出暂不支持 {architecture} 架构。</translation>
     </message>
     <message>
-        <source>GGUF is written for Llama, Mistral, Qwen2 and GPT-2 models; export this one as a folder.</source>
-        <translation>GGUF 可导出 Llama、Mistral、Qwen2 和 GPT-2 模型；这个模型请导出为文件夹。</translation>
-    </message>
-    <message>
         <source>GGUF export does not carry this model&apos;s rope scaling ({kind}) yet.</source>
         <translation>GGUF 导出暂不支持这个模型的 RoPE 缩放（{kind}）。</translation>
     </message>
@@ -3356,10 +3447,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>GGUF export needs the model&apos;s tokenizer.json (a fast tokenizer).</source>
         <translation>GGUF 导出需要模型的 tokenizer.json（快速分词器）。</translation>
-    </message>
-    <message>
-        <source>SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder.</source>
-        <translation>只有 SentencePiece 的分词器暂不能导出为 GGUF：这个模型请导出为文件夹。</translation>
     </message>
     <message>
         <source>Unknown GGUF quantization {quant}; use f16 or q8_0.</source>
@@ -3394,10 +3481,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请清出一些空间，或选择另一个磁盘上的文件夹。</translation>
     </message>
     <message>
-        <source>GGUF export writes byte-level BPE tokenizers; this model&apos;s is {kind}.</source>
-        <translation>GGUF 导出支持字节级 BPE 分词器；这个模型的是 {kind}。</translation>
-    </message>
-    <message>
         <source>Export it as a folder.</source>
         <translation>请导出为文件夹。</translation>
     </message>
@@ -3408,6 +3491,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Delete it, or export to another folder.</source>
         <translation>请删除它，或导出到另一个文件夹。</translation>
+    </message>
+    <message>
+        <source>SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder.</source>
+        <translation>只有 SentencePiece 文件的分词器还不能写成 GGUF：请把这个模型导出为文件夹。</translation>
     </message>
     <message>
         <source>GGUF export cannot place the tensor {key}.</source>
@@ -5420,10 +5507,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>DEST 不为空时替换它</translation>
     </message>
     <message>
-        <source>skip reloading the folder to compare outputs</source>
-        <translation>跳过重新加载文件夹比对输出的步骤</translation>
-    </message>
-    <message>
         <source>also log the model to MLflow (needs MLFLOW_TRACKING_URI)</source>
         <translation>同时把模型记录到 MLflow（需要 MLFLOW_TRACKING_URI）</translation>
     </message>
@@ -5776,6 +5859,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请为这些行补上{fix}，或跳过它们：在“列”下勾选“跳过文本为空或没有标签的行”（配置文件中为 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
+        <source>llama.cpp could not be installed (pip exit code {code}). Check the connection (or the pip mirror), then try again; on Linux, pip can also build it with a C++ compiler.</source>
+        <translation>无法安装 llama.cpp（pip 退出码 {code}）。请检查网络连接（或 pip 镜像）后重试；在 Linux 上，pip 也可以用 C++ 编译器自行编译它。</translation>
+    </message>
+    <message>
+        <source>llama.cpp is installed: GGUF files can be checked now.</source>
+        <translation>llama.cpp 已安装：现在可以校验 GGUF 文件了。</translation>
+    </message>
+    <message>
+        <source>The install of llama.cpp was cancelled; nothing else changed.</source>
+        <translation>已取消安装 llama.cpp，其他内容没有改变。</translation>
+    </message>
+    <message>
         <source>Check the network, or switch the source: --source mirror (https://hf-mirror.com) or --source modelscope, or HF_ENDPOINT; or give a local model folder.</source>
         <translation>请检查网络，或换一个来源：--source mirror（https://hf-mirror.com）或 --source modelscope，或设置 HF_ENDPOINT；也可以给出本地模型文件夹。</translation>
     </message>
@@ -5818,6 +5913,118 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
         <translation>{name} 的 {file} 每次从 {source} 下载都已损坏：其内容与模型库公布的校验和不符，因此已删除。</translation>
+    </message>
+    <message>
+        <source>Unverified: only {agree} of {total} answers agree with transformers on the first {tokens} tokens ({needed} needed).</source>
+        <translation>未通过校验：{total} 个回答中只有 {agree} 个在前 {tokens} 个词元上与 transformers 一致（需要 {needed} 个）。</translation>
+    </message>
+    <message>
+        <source>For &quot;{prompt}&quot; the answers part at token {index}: transformers wrote &quot;{expected}&quot;, llama.cpp wrote &quot;{got}&quot;.</source>
+        <translation>对于“{prompt}”，两边的回答从第 {index} 个词元开始不同：transformers 写的是“{expected}”，llama.cpp 写的是“{got}”。</translation>
+    </message>
+    <message>
+        <source>llama.cpp (the llama-cpp-python package) is not installed.</source>
+        <translation>未安装 llama.cpp（llama-cpp-python 包）。</translation>
+    </message>
+    <message>
+        <source>Not verified: {reason}</source>
+        <translation>未校验：{reason}</translation>
+    </message>
+    <message>
+        <source>Verified by llama.cpp: {agree} of {total} answers agree with transformers on the first {tokens} tokens (at least {needed} needed).</source>
+        <translation>已由 llama.cpp 校验：{total} 个回答中有 {agree} 个在前 {tokens} 个词元上与 transformers 一致（至少需要 {needed} 个）。</translation>
+    </message>
+    <message>
+        <source>llama.cpp reads the prompt &quot;{prompt}&quot; as other tokens than transformers: the tokenizer in the file differs. transformers wrote &quot;{expected}&quot;, llama.cpp wrote &quot;{got}&quot;.</source>
+        <translation>llama.cpp 把提示词“{prompt}”切分成了与 transformers 不同的词元：文件里的分词器不一样。transformers 写的是“{expected}”，llama.cpp 写的是“{got}”。</translation>
+    </message>
+    <message>
+        <source>llama.cpp could not load or run the file: {error}</source>
+        <translation>llama.cpp 无法加载或运行这个文件：{error}</translation>
+    </message>
+    <message>
+        <source>the check by llama.cpp was skipped.</source>
+        <translation>跳过了 llama.cpp 的校验。</translation>
+    </message>
+    <message>
+        <source>Unknown GGUF quantization {quant}; use f16, q8_0 or q4_k_m.</source>
+        <translation>未知的 GGUF 量化方式 {quant}；请使用 f16、q8_0 或 q4_k_m。</translation>
+    </message>
+    <message>
+        <source>{quant} is made by llama.cpp&apos;s quantizer, and llama.cpp is not installed.</source>
+        <translation>{quant} 需要由 llama.cpp 的量化器生成，但未安装 llama.cpp。</translation>
+    </message>
+    <message>
+        <source>Install llama.cpp from the Export step (or: pip install llama-cpp-python), or choose q8_0.</source>
+        <translation>请在“导出”步骤中安装 llama.cpp（或运行：pip install llama-cpp-python），或者选择 q8_0。</translation>
+    </message>
+    <message>
+        <source>llama.cpp could not quantize the model: {error}</source>
+        <translation>llama.cpp 无法量化这个模型：{error}</translation>
+    </message>
+    <message>
+        <source>Export it as f16 or q8_0, which need no llama.cpp.</source>
+        <translation>请导出为 f16 或 q8_0，它们不需要 llama.cpp。</translation>
+    </message>
+    <message>
+        <source>GGUF export writes BPE tokenizers (byte-level or SentencePiece); this model&apos;s is {kind}.</source>
+        <translation>GGUF 导出支持 BPE 分词器（字节级或 SentencePiece）；这个模型的是 {kind}。</translation>
+    </message>
+    <message>
+        <source>This model&apos;s tokenizer falls back to bytes but lacks some of the 256 byte tokens.</source>
+        <translation>这个模型的分词器会回退到字节，但缺少部分 256 个字节词元。</translation>
+    </message>
+    <message>
+        <source>Export it as a folder: llama.cpp needs every byte token.</source>
+        <translation>请把它导出为文件夹：llama.cpp 需要全部字节词元。</translation>
+    </message>
+    <message>
+        <source>GGUF is written for Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, Phi-3 and GPT-2 models; export this one as a folder.</source>
+        <translation>GGUF 导出支持 Llama、Mistral、Qwen2、Qwen3、Gemma 2、Gemma 3、Phi-3 和 GPT-2 模型；请把这个模型导出为文件夹。</translation>
+    </message>
+    <message>
+        <source>GGUF export writes {architecture} models with a SentencePiece tokenizer; this one&apos;s is byte-level BPE.</source>
+        <translation>GGUF 导出只支持使用 SentencePiece 分词器的 {architecture} 模型；这个模型的是字节级 BPE。</translation>
+    </message>
+    <message>
+        <source>llama.cpp scales this Gemma model&apos;s attention by 1/sqrt({used}), transformers by 1/sqrt({scalar}) (query_pre_attn_scalar).</source>
+        <translation>llama.cpp 对这个 Gemma 模型的注意力按 1/sqrt({used}) 缩放，transformers 按 1/sqrt({scalar})（query_pre_attn_scalar）。</translation>
+    </message>
+    <message>
+        <source>llama.cpp runs Gemma 2 with its output layer tied to the embeddings; this model&apos;s is not.</source>
+        <translation>llama.cpp 运行 Gemma 2 时输出层与嵌入层共享权重；这个模型的没有共享。</translation>
+    </message>
+    <message>
+        <source>Ollama is not installed: get it from {url}, then check again.</source>
+        <translation>未安装 Ollama：请从 {url} 获取，然后重新检查。</translation>
+    </message>
+    <message>
+        <source>Ollama is installed but not running: open the Ollama app (or run: ollama serve).</source>
+        <translation>Ollama 已安装但没有运行：请打开 Ollama 应用（或运行：ollama serve）。</translation>
+    </message>
+    <message>
+        <source>Ollama is not installed.</source>
+        <translation>未安装 Ollama。</translation>
+    </message>
+    <message>
+        <source>Get it from {url}.</source>
+        <translation>请从 {url} 获取。</translation>
+    </message>
+    <message>
+        <source>Adding the model to Ollama was cancelled.</source>
+        <translation>已取消把模型添加到 Ollama。</translation>
+    </message>
+    <message>
+        <source>Add it again when you like.</source>
+        <translation>需要时可以再次添加。</translation>
+    </message>
+    <message>
+        <source>Ollama did not take the model: {error}</source>
+        <translation>Ollama 没有接受这个模型：{error}</translation>
+    </message>
+    <message>
+        <source>Check that Ollama is running and up to date, then try again.</source>
+        <translation>请确认 Ollama 正在运行且是最新版本，然后重试。</translation>
     </message>
     <message>
         <source>Make batches of examples of about the same length, so that little of each batch is padding (the examples are shuffled, sorted within groups of 50 batches, and the batches shuffled again). For padded batches: classification, sequence-to-sequence, and causal LM without padding-free batches.</source>
@@ -6212,12 +6419,28 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>folder：transformers 模型文件夹；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的单个文件</translation>
     </message>
     <message>
-        <source>GGUF: the weights&apos; type</source>
-        <translation>GGUF：权重的类型</translation>
-    </message>
-    <message>
         <source>Writing GGUF tensors</source>
         <translation>正在写入 GGUF 张量</translation>
+    </message>
+    <message>
+        <source>Quantizing with llama.cpp</source>
+        <translation>正在用 llama.cpp 量化</translation>
+    </message>
+    <message>
+        <source>Checking the file with llama.cpp</source>
+        <translation>正在用 llama.cpp 校验文件</translation>
+    </message>
+    <message>
+        <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>
+        <translation>GGUF：权重类型（q4_k_m 需要 llama.cpp：pip install llama-cpp-python）</translation>
+    </message>
+    <message>
+        <source>GGUF: lmstudio puts the file in DEST/finetune-studio/RUN/, as LM Studio lists models</source>
+        <translation>GGUF：lmstudio 会把文件放在 DEST/finetune-studio/RUN/，与 LM Studio 列出模型的方式一致</translation>
+    </message>
+    <message>
+        <source>skip the check (folder: reloading it; gguf: llama.cpp&apos;s answers)</source>
+        <translation>跳过校验（文件夹：重新加载；gguf：llama.cpp 的回答）</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

@@ -68,6 +68,10 @@
         <translation>8 位元：體積減半，回答幾乎不變</translation>
     </message>
     <message>
+        <source>4 bits: a third of the size, made by llama.cpp</source>
+        <translation>4 位元：約三分之一大小，由 llama.cpp 產生</translation>
+    </message>
+    <message>
         <source>falls in a straight line to 0</source>
         <translation>直線下降到 0</translation>
     </message>
@@ -708,6 +712,18 @@
         <translation>GGUF 檔案（llama.cpp、Ollama、LM Studio）</translation>
     </message>
     <message>
+        <source>Plain folder (Ollama, llama.cpp)</source>
+        <translation>一般資料夾（Ollama、llama.cpp）</translation>
+    </message>
+    <message>
+        <source>LM Studio layout (publisher/model folders)</source>
+        <translation>LM Studio 配置（發行者/模型 資料夾）</translation>
+    </message>
+    <message>
+        <source>Install llama.cpp</source>
+        <translation>安裝 llama.cpp</translation>
+    </message>
+    <message>
         <source>fp16 and bf16 halve the size; fp32 keeps every bit</source>
         <translation>fp16 和 bf16 可讓大小減半；fp32 保留完整精度</translation>
     </message>
@@ -772,6 +788,10 @@
         <translation>GGUF 權重：</translation>
     </message>
     <message>
+        <source>Layout:</source>
+        <translation>配置：</translation>
+    </message>
+    <message>
         <source>Try it</source>
         <translation>試試看</translation>
     </message>
@@ -828,6 +848,14 @@
         <translation>GGUF 用於 llama.cpp、Ollama 和 LM Studio 執行的解碼器對話模型（因果語言模型）；這次訓練的模型用於{task}：請匯出為資料夾。</translation>
     </message>
     <message>
+        <source>llama.cpp is not installed: q4_k_m needs its quantizer.</source>
+        <translation>未安裝 llama.cpp：q4_k_m 需要用它的量化器產生。</translation>
+    </message>
+    <message>
+        <source>llama.cpp is not installed: the file will be written, but not checked.</source>
+        <translation>未安裝 llama.cpp：檔案會照常寫出，但不會被驗證。</translation>
+    </message>
+    <message>
         <source>Replace the file?</source>
         <translation>取代檔案嗎？</translation>
     </message>
@@ -838,10 +866,6 @@
     <message>
         <source>Writing the GGUF file…</source>
         <translation>正在寫入 GGUF 檔案…</translation>
-    </message>
-    <message>
-        <source>Exported to {file} ({size}). For Ollama: ollama create {name} -f {modelfile}</source>
-        <translation>已匯出到 {file}（{size}）。用於 Ollama：ollama create {name} -f {modelfile}</translation>
     </message>
     <message>
         <source>Loading the model…</source>
@@ -878,6 +902,14 @@
     <message>
         <source>Logging the model to MLflow…</source>
         <translation>正在將模型記錄到 MLflow…</translation>
+    </message>
+    <message>
+        <source>Quantizing with llama.cpp…</source>
+        <translation>正在用 llama.cpp 量化…</translation>
+    </message>
+    <message>
+        <source>Checking the file with llama.cpp: its answers against transformers&apos;…</source>
+        <translation>正在用 llama.cpp 驗證檔案：把它的回答與 transformers 的比對…</translation>
     </message>
     <message>
         <source>Done.</source>
@@ -947,6 +979,69 @@
     <message>
         <source>Roughly {minutes:.0f} min per epoch on this CPU.</source>
         <translation>在這台電腦的 CPU 上，每輪（epoch）約需 {minutes:.0f} 分鐘。</translation>
+    </message>
+</context>
+<context>
+    <name>GgufPanel</name>
+    <message>
+        <source>Install llama.cpp</source>
+        <translation>安裝 llama.cpp</translation>
+    </message>
+    <message>
+        <source>Installs llama-cpp-python into the app&apos;s Python: it checks GGUF files and makes q4_k_m</source>
+        <translation>把 llama-cpp-python 安裝到應用程式的執行環境中：用於驗證 GGUF 檔案和產生 q4_k_m</translation>
+    </message>
+    <message>
+        <source>Add to Ollama</source>
+        <translation>加入 Ollama</translation>
+    </message>
+    <message>
+        <source>Check again</source>
+        <translation>重新檢查</translation>
+    </message>
+    <message>
+        <source>Copy</source>
+        <translation>複製</translation>
+    </message>
+    <message>
+        <source>Open folder</source>
+        <translation>開啟資料夾</translation>
+    </message>
+    <message>
+        <source>Ollama:</source>
+        <translation>Ollama：</translation>
+    </message>
+    <message>
+        <source>LM Studio:</source>
+        <translation>LM Studio：</translation>
+    </message>
+    <message>
+        <source>Exported to {file} ({size}).</source>
+        <translation>已匯出到 {file}（{size}）。</translation>
+    </message>
+    <message>
+        <source>Added. In a terminal: {command}</source>
+        <translation>已加入。在終端機中執行：{command}</translation>
+    </message>
+    <message>
+        <source>Ollama {version} is running: add the model as {name}.</source>
+        <translation>Ollama {version} 正在執行：以 {name} 為名加入這個模型。</translation>
+    </message>
+    <message>
+        <source>Adding to Ollama…</source>
+        <translation>正在加入 Ollama…</translation>
+    </message>
+    <message>
+        <source>Installing llama.cpp…</source>
+        <translation>正在安裝 llama.cpp…</translation>
+    </message>
+    <message>
+        <source>In LM Studio&apos;s models folder: it lists the model as {name}.</source>
+        <translation>已在 LM Studio 的模型資料夾中：它會把模型列為 {name}。</translation>
+    </message>
+    <message>
+        <source>LM Studio loads models from {models}, one folder per publisher and model: choose the LM Studio layout and that folder, or move {folder} there.</source>
+        <translation>LM Studio 從 {models} 載入模型，每個發行者和模型各一個資料夾：選擇「LM Studio 配置」和那個資料夾，或者把 {folder} 移到那裡。</translation>
     </message>
 </context>
 <context>
@@ -3342,10 +3437,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>GGUF 匯出暫不支援 {architecture} 架構。</translation>
     </message>
     <message>
-        <source>GGUF is written for Llama, Mistral, Qwen2 and GPT-2 models; export this one as a folder.</source>
-        <translation>GGUF 可匯出 Llama、Mistral、Qwen2 和 GPT-2 模型；這個模型請匯出為資料夾。</translation>
-    </message>
-    <message>
         <source>GGUF export does not carry this model&apos;s rope scaling ({kind}) yet.</source>
         <translation>GGUF 匯出暫不支援這個模型的 RoPE 縮放（{kind}）。</translation>
     </message>
@@ -3356,10 +3447,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>GGUF export needs the model&apos;s tokenizer.json (a fast tokenizer).</source>
         <translation>GGUF 匯出需要模型的 tokenizer.json（快速分詞器）。</translation>
-    </message>
-    <message>
-        <source>SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder.</source>
-        <translation>只有 SentencePiece 的分詞器暫不能匯出為 GGUF：這個模型請匯出為資料夾。</translation>
     </message>
     <message>
         <source>Unknown GGUF quantization {quant}; use f16 or q8_0.</source>
@@ -3394,10 +3481,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請清出一些空間，或選擇另一個磁碟上的資料夾。</translation>
     </message>
     <message>
-        <source>GGUF export writes byte-level BPE tokenizers; this model&apos;s is {kind}.</source>
-        <translation>GGUF 匯出支援位元組層級 BPE 分詞器；這個模型的是 {kind}。</translation>
-    </message>
-    <message>
         <source>Export it as a folder.</source>
         <translation>請匯出為資料夾。</translation>
     </message>
@@ -3408,6 +3491,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Delete it, or export to another folder.</source>
         <translation>請刪除它，或匯出到另一個資料夾。</translation>
+    </message>
+    <message>
+        <source>SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder.</source>
+        <translation>只有 SentencePiece 檔案的分詞器還不能寫成 GGUF：請把這個模型匯出為資料夾。</translation>
     </message>
     <message>
         <source>GGUF export cannot place the tensor {key}.</source>
@@ -5420,10 +5507,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>DEST 不是空的時取代它</translation>
     </message>
     <message>
-        <source>skip reloading the folder to compare outputs</source>
-        <translation>略過重新載入資料夾比對輸出的步驟</translation>
-    </message>
-    <message>
         <source>also log the model to MLflow (needs MLFLOW_TRACKING_URI)</source>
         <translation>同時把模型記錄到 MLflow（需要 MLFLOW_TRACKING_URI）</translation>
     </message>
@@ -5776,6 +5859,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請為這些列補上{fix}，或略過它們：在「欄位」下勾選「略過文字為空或沒有標籤的列」（設定檔中為 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
+        <source>llama.cpp could not be installed (pip exit code {code}). Check the connection (or the pip mirror), then try again; on Linux, pip can also build it with a C++ compiler.</source>
+        <translation>無法安裝 llama.cpp（pip 結束代碼 {code}）。請檢查網路連線（或 pip 鏡像）後重試；在 Linux 上，pip 也可以用 C++ 編譯器自行編譯它。</translation>
+    </message>
+    <message>
+        <source>llama.cpp is installed: GGUF files can be checked now.</source>
+        <translation>llama.cpp 已安裝：現在可以驗證 GGUF 檔案了。</translation>
+    </message>
+    <message>
+        <source>The install of llama.cpp was cancelled; nothing else changed.</source>
+        <translation>已取消安裝 llama.cpp，其他內容沒有改變。</translation>
+    </message>
+    <message>
         <source>Check the network, or switch the source: --source mirror (https://hf-mirror.com) or --source modelscope, or HF_ENDPOINT; or give a local model folder.</source>
         <translation>請檢查網路，或換一個來源：--source mirror（https://hf-mirror.com）或 --source modelscope，或設定 HF_ENDPOINT；也可以給出本機模型資料夾。</translation>
     </message>
@@ -5818,6 +5913,118 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} of {name} arrived damaged from {source} each time it was fetched: its bytes do not match the hub&apos;s checksum, so it was deleted.</source>
         <translation>{name} 的 {file} 每次從 {source} 下載都已損壞：其內容與模型庫公布的校驗和不符，因此已刪除。</translation>
+    </message>
+    <message>
+        <source>Unverified: only {agree} of {total} answers agree with transformers on the first {tokens} tokens ({needed} needed).</source>
+        <translation>未通過驗證：{total} 個回答中只有 {agree} 個在前 {tokens} 個詞元上與 transformers 一致（需要 {needed} 個）。</translation>
+    </message>
+    <message>
+        <source>For &quot;{prompt}&quot; the answers part at token {index}: transformers wrote &quot;{expected}&quot;, llama.cpp wrote &quot;{got}&quot;.</source>
+        <translation>對於「{prompt}」，兩邊的回答從第 {index} 個詞元開始不同：transformers 寫的是「{expected}」，llama.cpp 寫的是「{got}」。</translation>
+    </message>
+    <message>
+        <source>llama.cpp (the llama-cpp-python package) is not installed.</source>
+        <translation>未安裝 llama.cpp（llama-cpp-python 套件）。</translation>
+    </message>
+    <message>
+        <source>Not verified: {reason}</source>
+        <translation>未驗證：{reason}</translation>
+    </message>
+    <message>
+        <source>Verified by llama.cpp: {agree} of {total} answers agree with transformers on the first {tokens} tokens (at least {needed} needed).</source>
+        <translation>已由 llama.cpp 驗證：{total} 個回答中有 {agree} 個在前 {tokens} 個詞元上與 transformers 一致（至少需要 {needed} 個）。</translation>
+    </message>
+    <message>
+        <source>llama.cpp reads the prompt &quot;{prompt}&quot; as other tokens than transformers: the tokenizer in the file differs. transformers wrote &quot;{expected}&quot;, llama.cpp wrote &quot;{got}&quot;.</source>
+        <translation>llama.cpp 把提示詞「{prompt}」切分成了與 transformers 不同的詞元：檔案裡的分詞器不一樣。transformers 寫的是「{expected}」，llama.cpp 寫的是「{got}」。</translation>
+    </message>
+    <message>
+        <source>llama.cpp could not load or run the file: {error}</source>
+        <translation>llama.cpp 無法載入或執行這個檔案：{error}</translation>
+    </message>
+    <message>
+        <source>the check by llama.cpp was skipped.</source>
+        <translation>略過了 llama.cpp 的驗證。</translation>
+    </message>
+    <message>
+        <source>Unknown GGUF quantization {quant}; use f16, q8_0 or q4_k_m.</source>
+        <translation>未知的 GGUF 量化方式 {quant}；請使用 f16、q8_0 或 q4_k_m。</translation>
+    </message>
+    <message>
+        <source>{quant} is made by llama.cpp&apos;s quantizer, and llama.cpp is not installed.</source>
+        <translation>{quant} 需要由 llama.cpp 的量化器產生，但未安裝 llama.cpp。</translation>
+    </message>
+    <message>
+        <source>Install llama.cpp from the Export step (or: pip install llama-cpp-python), or choose q8_0.</source>
+        <translation>請在「匯出」步驟中安裝 llama.cpp（或執行：pip install llama-cpp-python），或者選擇 q8_0。</translation>
+    </message>
+    <message>
+        <source>llama.cpp could not quantize the model: {error}</source>
+        <translation>llama.cpp 無法量化這個模型：{error}</translation>
+    </message>
+    <message>
+        <source>Export it as f16 or q8_0, which need no llama.cpp.</source>
+        <translation>請匯出為 f16 或 q8_0，它們不需要 llama.cpp。</translation>
+    </message>
+    <message>
+        <source>GGUF export writes BPE tokenizers (byte-level or SentencePiece); this model&apos;s is {kind}.</source>
+        <translation>GGUF 匯出支援 BPE 分詞器（位元組級或 SentencePiece）；這個模型的是 {kind}。</translation>
+    </message>
+    <message>
+        <source>This model&apos;s tokenizer falls back to bytes but lacks some of the 256 byte tokens.</source>
+        <translation>這個模型的分詞器會回退到位元組，但缺少部分 256 個位元組詞元。</translation>
+    </message>
+    <message>
+        <source>Export it as a folder: llama.cpp needs every byte token.</source>
+        <translation>請把它匯出為資料夾：llama.cpp 需要全部位元組詞元。</translation>
+    </message>
+    <message>
+        <source>GGUF is written for Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, Phi-3 and GPT-2 models; export this one as a folder.</source>
+        <translation>GGUF 匯出支援 Llama、Mistral、Qwen2、Qwen3、Gemma 2、Gemma 3、Phi-3 和 GPT-2 模型；請把這個模型匯出為資料夾。</translation>
+    </message>
+    <message>
+        <source>GGUF export writes {architecture} models with a SentencePiece tokenizer; this one&apos;s is byte-level BPE.</source>
+        <translation>GGUF 匯出只支援使用 SentencePiece 分詞器的 {architecture} 模型；這個模型的是位元組級 BPE。</translation>
+    </message>
+    <message>
+        <source>llama.cpp scales this Gemma model&apos;s attention by 1/sqrt({used}), transformers by 1/sqrt({scalar}) (query_pre_attn_scalar).</source>
+        <translation>llama.cpp 對這個 Gemma 模型的注意力按 1/sqrt({used}) 縮放，transformers 按 1/sqrt({scalar})（query_pre_attn_scalar）。</translation>
+    </message>
+    <message>
+        <source>llama.cpp runs Gemma 2 with its output layer tied to the embeddings; this model&apos;s is not.</source>
+        <translation>llama.cpp 執行 Gemma 2 時輸出層與嵌入層共用權重；這個模型的沒有共用。</translation>
+    </message>
+    <message>
+        <source>Ollama is not installed: get it from {url}, then check again.</source>
+        <translation>未安裝 Ollama：請從 {url} 取得，然後重新檢查。</translation>
+    </message>
+    <message>
+        <source>Ollama is installed but not running: open the Ollama app (or run: ollama serve).</source>
+        <translation>Ollama 已安裝但沒有執行：請開啟 Ollama 應用程式（或執行：ollama serve）。</translation>
+    </message>
+    <message>
+        <source>Ollama is not installed.</source>
+        <translation>未安裝 Ollama。</translation>
+    </message>
+    <message>
+        <source>Get it from {url}.</source>
+        <translation>請從 {url} 取得。</translation>
+    </message>
+    <message>
+        <source>Adding the model to Ollama was cancelled.</source>
+        <translation>已取消把模型加入 Ollama。</translation>
+    </message>
+    <message>
+        <source>Add it again when you like.</source>
+        <translation>需要時可以再次加入。</translation>
+    </message>
+    <message>
+        <source>Ollama did not take the model: {error}</source>
+        <translation>Ollama 沒有接受這個模型：{error}</translation>
+    </message>
+    <message>
+        <source>Check that Ollama is running and up to date, then try again.</source>
+        <translation>請確認 Ollama 正在執行且是最新版本，然後重試。</translation>
     </message>
     <message>
         <source>Make batches of examples of about the same length, so that little of each batch is padding (the examples are shuffled, sorted within groups of 50 batches, and the batches shuffled again). For padded batches: classification, sequence-to-sequence, and causal LM without padding-free batches.</source>
@@ -6212,12 +6419,28 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>folder：transformers 模型資料夾；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的單一檔案</translation>
     </message>
     <message>
-        <source>GGUF: the weights&apos; type</source>
-        <translation>GGUF：權重的類型</translation>
-    </message>
-    <message>
         <source>Writing GGUF tensors</source>
         <translation>正在寫入 GGUF 張量</translation>
+    </message>
+    <message>
+        <source>Quantizing with llama.cpp</source>
+        <translation>正在用 llama.cpp 量化</translation>
+    </message>
+    <message>
+        <source>Checking the file with llama.cpp</source>
+        <translation>正在用 llama.cpp 驗證檔案</translation>
+    </message>
+    <message>
+        <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>
+        <translation>GGUF：權重類型（q4_k_m 需要 llama.cpp：pip install llama-cpp-python）</translation>
+    </message>
+    <message>
+        <source>GGUF: lmstudio puts the file in DEST/finetune-studio/RUN/, as LM Studio lists models</source>
+        <translation>GGUF：lmstudio 會把檔案放在 DEST/finetune-studio/RUN/，與 LM Studio 列出模型的方式一致</translation>
+    </message>
+    <message>
+        <source>skip the check (folder: reloading it; gguf: llama.cpp&apos;s answers)</source>
+        <translation>略過驗證（資料夾：重新載入；gguf：llama.cpp 的回答）</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>
