@@ -169,6 +169,10 @@ def _export_gguf(run: Any, args: argparse.Namespace) -> int:
     if check.difference() is not None:
         print(text(check.difference()))
     print(say("For Ollama: {command}", command=f"ollama create {result.ollama_name} -f {result.modelfile}"))
+    if args.layout == "lmstudio":
+        from desktop.core.results.gguf_export import lm_studio_folder
+
+        print(say("LM Studio reads its models from {folder}.", folder=lm_studio_folder()))
     return EXIT_FAILED if check.checked and not check.verified else EXIT_OK
 
 

@@ -996,6 +996,14 @@
         <translation>添加到 Ollama</translation>
     </message>
     <message>
+        <source>as q4_K_M (Ollama quantizes it)</source>
+        <translation>以 q4_K_M 添加（由 Ollama 量化）</translation>
+    </message>
+    <message>
+        <source>Ollama makes the 4-bit model from this f16 file as it takes it; llama.cpp is not needed</source>
+        <translation>Ollama 在接收这个 f16 文件时生成 4 位模型，不需要 llama.cpp</translation>
+    </message>
+    <message>
         <source>Check again</source>
         <translation>重新检查</translation>
     </message>
@@ -5931,6 +5939,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>未校验：{reason}</translation>
     </message>
     <message>
+        <source>Unverified: {reason}</source>
+        <translation>未通过校验：{reason}</translation>
+    </message>
+    <message>
         <source>Verified by llama.cpp: {agree} of {total} answers agree with transformers on the first {tokens} tokens (at least {needed} needed).</source>
         <translation>已由 llama.cpp 校验：{total} 个回答中有 {agree} 个在前 {tokens} 个词元上与 transformers 一致（至少需要 {needed} 个）。</translation>
     </message>
@@ -5941,6 +5953,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>llama.cpp could not load or run the file: {error}</source>
         <translation>llama.cpp 无法加载或运行这个文件：{error}</translation>
+    </message>
+    <message>
+        <source>the model could not be run by transformers to compare with: {error}</source>
+        <translation>无法用 transformers 运行模型来对比：{error}</translation>
     </message>
     <message>
         <source>the check by llama.cpp was skipped.</source>
@@ -5957,6 +5973,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Install llama.cpp from the Export step (or: pip install llama-cpp-python), or choose q8_0.</source>
         <translation>请在“导出”步骤中安装 llama.cpp（或运行：pip install llama-cpp-python），或者选择 q8_0。</translation>
+    </message>
+    <message>
+        <source>exit code {code}</source>
+        <translation>退出码 {code}</translation>
     </message>
     <message>
         <source>llama.cpp could not quantize the model: {error}</source>
@@ -6441,6 +6461,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>skip the check (folder: reloading it; gguf: llama.cpp&apos;s answers)</source>
         <translation>跳过校验（文件夹：重新加载；gguf：llama.cpp 的回答）</translation>
+    </message>
+    <message>
+        <source>LM Studio reads its models from {folder}.</source>
+        <translation>LM Studio 从 {folder} 读取模型。</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

@@ -996,6 +996,14 @@
         <translation>加入 Ollama</translation>
     </message>
     <message>
+        <source>as q4_K_M (Ollama quantizes it)</source>
+        <translation>以 q4_K_M 加入（由 Ollama 量化）</translation>
+    </message>
+    <message>
+        <source>Ollama makes the 4-bit model from this f16 file as it takes it; llama.cpp is not needed</source>
+        <translation>Ollama 在接收這個 f16 檔案時產生 4 位元模型，不需要 llama.cpp</translation>
+    </message>
+    <message>
         <source>Check again</source>
         <translation>重新檢查</translation>
     </message>
@@ -5931,6 +5939,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>未驗證：{reason}</translation>
     </message>
     <message>
+        <source>Unverified: {reason}</source>
+        <translation>未通過驗證：{reason}</translation>
+    </message>
+    <message>
         <source>Verified by llama.cpp: {agree} of {total} answers agree with transformers on the first {tokens} tokens (at least {needed} needed).</source>
         <translation>已由 llama.cpp 驗證：{total} 個回答中有 {agree} 個在前 {tokens} 個詞元上與 transformers 一致（至少需要 {needed} 個）。</translation>
     </message>
@@ -5941,6 +5953,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>llama.cpp could not load or run the file: {error}</source>
         <translation>llama.cpp 無法載入或執行這個檔案：{error}</translation>
+    </message>
+    <message>
+        <source>the model could not be run by transformers to compare with: {error}</source>
+        <translation>無法用 transformers 執行模型來比對：{error}</translation>
     </message>
     <message>
         <source>the check by llama.cpp was skipped.</source>
@@ -5957,6 +5973,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Install llama.cpp from the Export step (or: pip install llama-cpp-python), or choose q8_0.</source>
         <translation>請在「匯出」步驟中安裝 llama.cpp（或執行：pip install llama-cpp-python），或者選擇 q8_0。</translation>
+    </message>
+    <message>
+        <source>exit code {code}</source>
+        <translation>結束代碼 {code}</translation>
     </message>
     <message>
         <source>llama.cpp could not quantize the model: {error}</source>
@@ -6441,6 +6461,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>skip the check (folder: reloading it; gguf: llama.cpp&apos;s answers)</source>
         <translation>略過驗證（資料夾：重新載入；gguf：llama.cpp 的回答）</translation>
+    </message>
+    <message>
+        <source>LM Studio reads its models from {folder}.</source>
+        <translation>LM Studio 從 {folder} 讀取模型。</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

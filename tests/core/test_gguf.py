@@ -337,3 +337,37 @@ def test_the_name_says_phi_3_exactly_when_the_special_tokens_eat_the_whitespace_
     assert gguf_name("my-phi-3-run", "phi3", rstrips_specials=True) == "my-phi-3-run"
     assert gguf_name("phi3-copy", "llama", rstrips_specials=False) == "Phi 3-copy"
     assert gguf_name("run-7", "gemma2", rstrips_specials=False) == "run-7"
+
+
+def test_llama_3_1s_rope_scaling_travels_as_llama_cpps_rotary_factors(
+    tiny_gpt2: Path, tmp_path: Path
+) -> None:
+    """Llama 3.1, 3.2 and 3.3 stretch their low rotary frequencies ("llama3" rope): the file carries the
+    factors (``rope_freqs.weight``). Without them this model's logits are 0.76% off; with them, 0.06%."""
+    import gguf
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
+
+    _llama_cpp()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
+    tokenizer.chat_template = FALLBACK_CHAT_TEMPLATE
+    rope = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0}
+    rope |= {"high_freq_factor": 4.0, "original_max_position_embeddings": 16}  # short: every factor shows
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        rope_parameters=rope,
+    )
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config).save_pretrained(tmp_path / "llama3")
+    tokenizer.save_pretrained(tmp_path / "llama3")
+    written = write_gguf(tmp_path / "llama3", tmp_path / "m.gguf").path
+    factors = {t.name: t for t in gguf.GGUFReader(written).tensors}["rope_freqs.weight"]
+    assert factors.data[-1] == 8.0 and factors.data[0] < 2.0  # the lowest frequencies / 8, the highest ~kept
+    assert np.all(np.diff(factors.data) >= 0)
+    prompt = "Please translate: My friend loves coffee and tea every morning, and so do I."
+    assert _logit_difference(written, tmp_path / "llama3", prompt) < 0.002

@@ -215,3 +215,76 @@ def test_a_prompt_that_llama_cpp_tokenizes_differently_is_named_as_the_tokenizer
     assert (
         "reads the prompt" in check.difference() and "the tokenizer in the file differs" in check.difference()
     )
+
+
+FAKE_QUANTIZER = """\
+import sys, time
+for i in range(1, 2001):  # 2,000 tensors: far more log than a pipe holds (4 KB on Windows, 64 KB here)
+    print(f"[{i:4d}/2000] blk.{i}.ffn_down.weight - [ 4096, 11008], type = f16, converting to q4_K .. done")
+if sys.argv[3] == "hang":
+    time.sleep(600)
+open(sys.argv[2], "wb").write(b"GGUF")
+"""
+
+
+def test_llama_cpps_quantizer_is_read_as_it_logs_and_stops_on_cancel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core.results import gguf_quantize
+
+    script = tmp_path / "fake_quantizer.py"
+    script.write_text(FAKE_QUANTIZER, encoding="utf-8")
+    monkeypatch.setattr(gguf_quantize, "__file__", str(script))
+    monkeypatch.setitem(gguf_quantize.K_QUANTS, "q4_k_m", "ok")
+    seen: list[tuple[int, int]] = []
+    gguf_quantize.quantize(
+        "in.gguf", str(tmp_path / "out.gguf"), "q4_k_m", progress=lambda i, n: seen.append((i, n))
+    )
+    assert seen[-1] == (2000, 2000) and len(seen) == 2000 and (tmp_path / "out.gguf").read_bytes() == b"GGUF"
+    monkeypatch.setitem(gguf_quantize.K_QUANTS, "q4_k_m", "hang")
+    with pytest.raises(GgufCancelled):
+        gguf_quantize.quantize(
+            "in.gguf", str(tmp_path / "never.gguf"), "q4_k_m", cancelled=lambda: bool(seen)
+        )
+
+
+def test_a_file_llama_cpp_cannot_load_is_unverified_with_llama_cpps_words(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class RefusingLlama:
+        def __init__(self, model_path: str, **kwargs: object) -> None:
+            raise ValueError("Failed to load model from file")
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=RefusingLlama))
+    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: True)
+    run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
+    result = export_run_gguf(run, tmp_path / "out", "f16")
+    assert result.path.name == "run-chat-F16-unverified.gguf"
+    assert result.verification.summary() == (
+        "Unverified: llama.cpp could not load or run the file: Failed to load model from file"
+    )
+    assert "Failed to load model from file" in (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_models_own_generation_settings_do_not_sway_the_comparison(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path
+) -> None:
+    """Qwen2.5 ships repetition_penalty 1.05: transformers' side is plain greedy, as llama.cpp's is."""
+    import shutil
+
+    _llama_cpp()
+    model = tmp_path / "model"
+    shutil.copytree(tiny_chat_models["qwen2"], model)
+    (model / "generation_config.json").write_text(json.dumps({"repetition_penalty": 3.0}), encoding="utf-8")
+    run = _run(model, samples, tmp_path)
+    assert export_run_gguf(run, tmp_path / "out", "f16").verification.agreeing == 5
+
+
+def test_the_ollama_name_is_one_ollama_takes_whatever_the_run_is_called() -> None:
+    from desktop.core.results.gguf_export import ollama_name
+
+    assert (
+        ollama_name(Path("20261204-101500-qwen-chat-Q8_0-unverified.gguf"))
+        == "20261204-101500-qwen-chat-q8_0"
+    )
+    assert ollama_name(Path("20261204-101500-客服助手-F16.gguf")) == "finetune-studio-20261204-101500-f16"

@@ -160,3 +160,32 @@ def test_a_modelfile_names_its_gguf_and_an_unknown_template_is_left_to_ollama() 
     assert 'PARAMETER stop "<end_of_turn>"' in gemma and '{{ if eq .Role "assistant" }}model' in gemma
     unknown = modelfile("m.gguf", "{{ messages }}", "</s>")
     assert "TEMPLATE" not in unknown and "PARAMETER stop" not in unknown  # Ollama reads the GGUF's own
+
+
+QWEN25_JINJA = (  # Qwen2.5's, without its tools branch: a chat without a system turn gets Qwen's own
+    "{%- if messages[0]['role'] == 'system' %}"
+    "{{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}"
+    "{%- else %}"
+    "{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+    "<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- for message in messages %}{%- if not (message.role == 'system' and loop.first) %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+
+
+def test_a_system_prompt_the_template_adds_by_itself_goes_to_the_modelfile() -> None:
+    """Ollama gives the Go template the Modelfile's SYSTEM as the first message: with Qwen2.5's own
+    system prompt there, a user's lone question renders as the Jinja template renders it."""
+    from desktop.core.results.modelfile import template_system
+
+    question = [{"role": "user", "content": "What is the capital of Japan?"}]
+    jinja = Environment().from_string(QWEN25_JINJA).render(messages=question, add_generation_prompt=True)
+    system = template_system(QWEN25_JINJA, jinja)
+    assert system == "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+    template, _ = go_template(QWEN25_JINJA, "<|im_end|>")
+    assert render_go(template, [{"role": "system", "content": system}, *question]) == jinja
+    assert f'SYSTEM """{system}"""' in modelfile("m.gguf", QWEN25_JINJA, "<|im_end|>", system)
+    assert template_system(CHATML_JINJA, "<|im_start|>user\nHi<|im_end|>\n") == ""  # none of its own

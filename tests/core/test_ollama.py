@@ -27,6 +27,10 @@ def test_add_to_ollama_runs_ollama_create_in_the_folder_with_progress(
     assert line == "ollama run my-chat"
     assert (folder / "args.txt").read_text() == f"create my-chat -f {folder / 'Modelfile'}"
     assert ("copying file sha256:abc 40%", 0.4) in seen and seen[-1] == ("success", 1.0)
+    ollama.create("my-chat-q4_k_m", folder / "Modelfile", quantize="q4_K_M")  # K-quants without llama.cpp
+    assert (
+        folder / "args.txt"
+    ).read_text() == f"create my-chat-q4_k_m --quantize q4_K_M -f {folder / 'Modelfile'}"
     with pytest.raises(ModelError, match="Ollama did not take the model: Error: invalid model name"):
         ollama.create("broken", folder / "Modelfile")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from desktop.core.environment.repair import stream_command
 from desktop.core.system.messages import msg
 
-PACKAGE = "llama-cpp-python"
+PACKAGE = "llama-cpp-python>=0.3.16,<0.4"  # the binding's API the check and the quantizer use; CI: 0.3.36
 WHEELS_INDEX = "https://abetlen.github.io/llama-cpp-python/whl/cpu"
 
 
@@ -30,17 +30,15 @@ class InstallResult:
 
 
 def install_command(python: str = sys.executable) -> list[str]:
-    """The argument list that installs llama.cpp's binding for ``python`` (never a shell string)."""
-    return [
-        python,
-        "-m",
-        "pip",
-        "install",
-        "--prefer-binary",
-        "--extra-index-url",
-        WHEELS_INDEX,
-        PACKAGE,
-    ]
+    """The argument list that installs llama.cpp's binding for ``python`` (never a shell string): with uv
+    where the app has it (the installed app's runtime is made by uv and has no pip), else pip. uv looks
+    in the extra index first, so it takes the built wheels; pip is told to prefer them."""
+    from desktop.core.environment.repair import _uv_binary
+
+    uv = _uv_binary()
+    if uv:
+        return [uv, "pip", "install", "--python", python, "--extra-index-url", WHEELS_INDEX, PACKAGE]
+    return [python, "-m", "pip", "install", "--prefer-binary", "--extra-index-url", WHEELS_INDEX, PACKAGE]
 
 
 def install_llama_cpp(

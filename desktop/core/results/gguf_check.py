@@ -93,6 +93,8 @@ class GgufVerification:
         """One sentence for the screen, the card and the command line (a :class:`Message`)."""
         if not self.checked:
             return msg("Not verified: {reason}", reason=self.reason)
+        if not self.checks:
+            return msg("Unverified: {reason}", reason=self.reason)
         figures = {
             "agree": self.agreeing,
             "total": len(self.checks),
@@ -200,6 +202,10 @@ def _from_data(run: Any, count: int) -> tuple[list[str], str]:
     return [prompt for prompt, _ in found], system
 
 
+class LlamaCppFailed(Exception):
+    """llama.cpp could not load or run the file: the finding itself (the file is unverified)."""
+
+
 def compare(
     gguf_path: Path,
     model_dir: Path,
@@ -208,16 +214,20 @@ def compare(
     system: str = "",
     progress: Callable[[int, int], None] | None = None,
 ) -> list[PromptCheck]:
-    """Greedy answers of llama.cpp (``gguf_path``) and transformers (``model_dir``) to each prompt."""
-    import torch
-    from llama_cpp import Llama
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """Greedy answers of llama.cpp (``gguf_path``) and transformers (``model_dir``) to each prompt.
+
+    llama.cpp answers first and lets go of its model before transformers loads: a 7B model is 14 GB on
+    each side. Both stop at the model's end tokens (``generation_config.json``'s, Llama 3 has three).
+
+    Raises:
+        LlamaCppFailed: llama.cpp could not load or run the file.
+    """
+    from transformers import AutoTokenizer
 
     from desktop.core.data.tasks.causal_lm import ensure_chat_template
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     ensure_chat_template(tokenizer)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_reference_dtype(model_dir)).eval()
     rendered = []
     for prompt in prompts:
         chat = ([{"role": "system", "content": system}] if system else []) + [
@@ -225,29 +235,13 @@ def compare(
         ]
         text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
         rendered.append((prompt, text, tokenizer(text, add_special_tokens=False)["input_ids"]))
-    longest = max((len(ids) for _, _, ids in rendered), default=0)
-    # A context just long enough: the model's own (32k for many) would allocate gigabytes of cache.
-    llama = Llama(model_path=str(gguf_path), n_ctx=longest + tokens + 16, verbose=False, seed=0)
+    ends = _end_tokens(model_dir, tokenizer)
+    answers = _llama_answers(gguf_path, rendered, tokens, ends)
+    expected_all = _transformers_answers(model_dir, rendered, tokens, ends)
     checks = []
-    for done, (prompt, text, ids) in enumerate(rendered, 1):
-        with torch.no_grad():
-            out = model.generate(
-                torch.tensor([ids]),
-                attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                max_new_tokens=tokens,
-                do_sample=False,
-                pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
-            )
-        expected = out[0, len(ids) :].tolist()
-        llama.reset()
-        # llama.cpp reads the rendered text itself, as Ollama and LM Studio give it: a tokenizer written
-        # wrong shows as a different answer, not only wrong weights.
-        read = _llama_tokens(llama, text, ids)
-        got: list[int] = []
-        for token in llama.generate(read, temp=0.0, top_k=1, top_p=1.0, repeat_penalty=1.0):
-            got.append(int(token))
-            if len(got) >= max(len(expected), 1) or token == llama.token_eos():
-                break
+    for done, ((prompt, _, ids), (read, got), expected) in enumerate(
+        zip(rendered, answers, expected_all, strict=True), 1
+    ):
         checks.append(
             PromptCheck(
                 prompt,
@@ -261,6 +255,80 @@ def compare(
         if progress is not None:
             progress(done, len(prompts))
     return checks
+
+
+def _end_tokens(model_dir: Path, tokenizer: Any) -> list[int]:
+    from transformers import GenerationConfig
+
+    ends = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+    try:
+        saved = GenerationConfig.from_pretrained(model_dir).eos_token_id
+    except OSError:  # no generation_config.json
+        saved = None
+    ends |= set(saved if isinstance(saved, list) else [saved] if saved is not None else [])
+    return sorted(ends)
+
+
+def _llama_answers(
+    gguf_path: Path, rendered: list[tuple[str, str, list[int]]], tokens: int, ends: list[int]
+) -> list[tuple[list[int], list[int]]]:
+    """llama.cpp's (prompt tokens, answer tokens) for each rendered prompt."""
+    try:
+        from llama_cpp import Llama
+
+        longest = max((len(ids) for _, _, ids in rendered), default=0)
+        # A context just long enough: the model's own (32k for many) would allocate gigabytes of cache.
+        llama = Llama(model_path=str(gguf_path), n_ctx=2 * longest + tokens + 16, verbose=False, seed=0)
+    except Exception as exc:
+        raise LlamaCppFailed(str(exc) or type(exc).__name__) from exc
+    answers = []
+    try:
+        for _, text, ids in rendered:
+            llama.reset()
+            # llama.cpp reads the rendered text itself, as Ollama and LM Studio give it: a tokenizer
+            # written wrong shows as a different answer, not only wrong weights.
+            read = _llama_tokens(llama, text, ids)
+            got: list[int] = []
+            for token in llama.generate(read, temp=0.0, top_k=1, top_p=1.0, repeat_penalty=1.0):
+                got.append(int(token))
+                if len(got) >= tokens or token in ends or token == llama.token_eos():
+                    break
+            answers.append((read, got))
+    except Exception as exc:
+        raise LlamaCppFailed(str(exc) or type(exc).__name__) from exc
+    finally:
+        close = getattr(llama, "close", None)
+        if callable(close):
+            close()
+    return answers
+
+
+def _transformers_answers(
+    model_dir: Path, rendered: list[tuple[str, str, list[int]]], tokens: int, ends: list[int]
+) -> list[list[int]]:
+    """transformers' greedy answer tokens, with none of the model's own generation settings: a
+    ``repetition_penalty`` in its ``generation_config.json`` (Qwen2.5's 1.05) would change them."""
+    import torch
+    from transformers import AutoModelForCausalLM, GenerationConfig
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=_reference_dtype(model_dir)).eval()
+    greedy = GenerationConfig(
+        max_new_tokens=tokens,
+        do_sample=False,
+        eos_token_id=ends or None,
+        pad_token_id=ends[0] if ends else 0,
+    )
+    model.generation_config = greedy  # passed to generate() alone, it is merged with the saved one
+    answers = []
+    with torch.no_grad():
+        for _, _, ids in rendered:
+            out = model.generate(
+                torch.tensor([ids]),
+                attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                repetition_penalty=1.0,
+            )
+            answers.append(out[0, len(ids) :].tolist())
+    return answers
 
 
 def _llama_tokens(llama: Any, text: str, ids: list[int]) -> list[int]:
@@ -305,9 +373,11 @@ def verify(
         return GgufVerification(quant, False, required=required, reason=reason)
     try:
         checks = compare(gguf_path, model_dir, prompts, system=system, progress=progress)
-    except Exception as exc:  # llama.cpp refused the file: that is the finding
-        reason = msg(
-            "llama.cpp could not load or run the file: {error}", error=str(exc) or type(exc).__name__
-        )
+    except LlamaCppFailed as exc:  # llama.cpp refused the file: that is the finding
+        reason = msg("llama.cpp could not load or run the file: {error}", error=str(exc))
         return GgufVerification(quant, True, [], required, reason)
+    except Exception as exc:  # the transformers side (memory, a missing library): nothing was compared
+        error = str(exc) or type(exc).__name__
+        reason = msg("the model could not be run by transformers to compare with: {error}", error=error)
+        return GgufVerification(quant, False, required=required, reason=reason)
     return GgufVerification(quant, True, checks, required)

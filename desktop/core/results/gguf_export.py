@@ -52,7 +52,19 @@ class GgufExport:
     @property
     def ollama_name(self) -> str:
         """The name ``ollama create`` is given: the file's, lower case, without ``-unverified``."""
-        return self.path.stem.lower().removesuffix(UNVERIFIED)
+        return ollama_name(self.path)
+
+
+def ollama_name(path: Path) -> str:
+    """A name Ollama takes for the file at ``path``: ASCII letters, digits, ``.``, ``_`` and ``-`` only
+    (a run named in Chinese would be refused), else ``finetune-studio-`` and the run's time stamp."""
+    import re
+
+    stem = path.stem.lower().removesuffix(UNVERIFIED)
+    name = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9._-]+", "-", stem)).strip("-._")
+    if not re.search(r"[a-z]", name.rsplit("-", 1)[0]):  # nothing left before the weights' type but digits
+        name = f"{PUBLISHER}-{name}"
+    return name
 
 
 def folder_for(run: Any, dest: Path, layout: str = "folder") -> Path:
@@ -77,11 +89,20 @@ def already_there(run: Any, dest: Path, quant: str, layout: str = "folder") -> l
     path = gguf_path(run, dest, quant, layout)
     found = [p for p in (path, unverified_path(path)) if p.exists()]
     modelfile, card = path.parent / "Modelfile", path.parent / CARD_NAME
-    if modelfile.exists() and not is_ours(modelfile):
-        found.append(modelfile)
+    if modelfile.exists() and not (is_ours(modelfile) and _for_run(modelfile, run.path.name)):
+        found.append(modelfile)  # the user's, or another run's: replaced only when agreed
     if card.exists() and not _is_our_card(card):
         found.append(card)
     return found
+
+
+def _for_run(modelfile: Path, run_name: str) -> bool:
+    """Whether our Modelfile names one of this run's GGUF files."""
+    try:
+        text = modelfile.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return f"FROM ./{run_name}-" in text
 
 
 def lm_studio_folder() -> Path:
@@ -234,7 +255,7 @@ def _write_k_quant(
     try:
         write_gguf(model_dir, f16, "f16", lambda i, n: report("gguf", 0.5 * i / n), cancelled)
         report("quantize", 0.5)
-        quantize(str(f16), str(partial), quant, cancelled)
+        quantize(str(f16), str(partial), quant, cancelled, lambda i, n: report("quantize", 0.5 + 0.3 * i / n))
         partial.replace(out)
         report("quantize", 0.8)
     finally:
@@ -249,6 +270,7 @@ def _write_beside(run: Any, out: Path, verification: GgufVerification, system: s
     from desktop.core.system.translations import localized
 
     chat_template, eos_token = _chat_template(run.model_dir)
+    system = system or _template_system(run.model_dir, chat_template)
     folder = out.parent
     atomic_write_text(folder / "Modelfile", modelfile(out.name, chat_template, eos_token, system))
     checks_file = folder / CHECKS_NAME
@@ -256,7 +278,11 @@ def _write_beside(run: Any, out: Path, verification: GgufVerification, system: s
         checks = json.loads(checks_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         checks = {}
-    checks = {name: value for name, value in checks.items() if (folder / name).is_file()}
+    if not isinstance(checks, dict):  # edited by hand into something else: start again
+        checks = {}
+    checks = {
+        name: value for name, value in checks.items() if isinstance(value, dict) and (folder / name).is_file()
+    }
     for name in (out.name, unverified_path(out).name, out.name.replace(UNVERIFIED, "")):
         checks.pop(name, None)
     entry = verification.to_dict()
@@ -267,6 +293,22 @@ def _write_beside(run: Any, out: Path, verification: GgufVerification, system: s
     atomic_write_text(checks_file, json.dumps(checks, ensure_ascii=False, indent=1))
     atomic_write_text(folder / CARD_NAME, _card(run, out, checks))
     return folder / "Modelfile", folder / CARD_NAME
+
+
+def _template_system(model_dir: Path, chat_template: str) -> str:
+    """The system prompt the chat template adds to a chat that has none (what training saw too)."""
+    from desktop.core.results.modelfile import template_system
+
+    try:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        tokenizer.chat_template = chat_template
+        chat = [{"role": "user", "content": "Hello"}]
+        rendered = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    except Exception:  # a template that needs more than a user turn: no SYSTEM line, as before
+        return ""
+    return template_system(chat_template, rendered)
 
 
 def _chat_template(model_dir: Path) -> tuple[str, str]:
@@ -298,7 +340,8 @@ def _card(run: Any, out: Path, checks: dict[str, dict[str, Any]]) -> str:
     the language of model hubs)."""
     from desktop.core.results.gguf_check import ANSWER_TOKENS
 
-    ollama_name = out.stem.lower().removesuffix(UNVERIFIED)
+    name = ollama_name(out)
+    checked = any(entry.get("checked") for entry in checks.values())
     rows = []
     for file, entry in sorted(checks.items()):
         if entry.get("checked") and entry.get("prompts"):
@@ -325,9 +368,13 @@ def _card(run: Any, out: Path, checks: dict[str, dict[str, Any]]) -> str:
             "",
             "## Verification",
             "",
-            "Each file was loaded by llama.cpp; its greedy answers to the run's own example prompts, "
-            "rendered with the chat template, were compared with the transformers model's on the first "
-            f"{ANSWER_TOKENS} tokens.",
+            (
+                "Each checked file was loaded by llama.cpp; its greedy answers to the run's own example "
+                "prompts, rendered with the chat template, were compared with the transformers model's on "
+                f"the first {ANSWER_TOKENS} tokens."
+            )
+            if checked
+            else "No file here was checked by llama.cpp: nothing in this folder is verified.",
             "",
             "| File | Weights | Answers that agree | |",
             "|---|---|---|---|",
@@ -336,7 +383,7 @@ def _card(run: Any, out: Path, checks: dict[str, dict[str, Any]]) -> str:
             *([*notes, ""] if notes else []),
             "## Run it",
             "",
-            f"- Ollama: `ollama create {ollama_name} -f Modelfile`, then `ollama run {ollama_name}`",
+            f"- Ollama: `ollama create {name} -f Modelfile`, then `ollama run {name}`",
             f"- llama.cpp: `llama-cli -m {out.name} -cnv`",
             "- LM Studio: put this folder in LM Studio's models folder, under a publisher folder.",
             "",

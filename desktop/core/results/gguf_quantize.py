@@ -10,21 +10,34 @@ Run as a script (``python -I gguf_quantize.py SOURCE DEST TYPE``) it is that chi
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Callable
 
+TENSOR_LINE = re.compile(r"\[\s*(\d+)/\s*(\d+)\]")
+"""llama.cpp's log line for each tensor it quantizes: ``[  12/ 290] blk.0.attn_k.weight ...``."""
 K_QUANTS = {"q4_k_m": 15}
 """Our name -> llama.cpp's ``LLAMA_FTYPE_MOSTLY_*`` number (``llama.h``)."""
 
 
-def quantize(source: str, dest: str, quant: str, cancelled: object = None) -> None:
+def quantize(
+    source: str,
+    dest: str,
+    quant: str,
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
     """Quantize ``source`` (a f16 GGUF) into ``dest`` as ``quant`` in a child process.
+
+    Args:
+        progress: Called with (tensors done, tensors in all) as llama.cpp logs them.
 
     Raises:
         GgufCancelled: ``cancelled()`` said so; the child was stopped (``dest`` is the caller's to delete).
         ModelError: llama.cpp failed; its last words are the message.
     """
     import subprocess
-    import time
+    import threading
 
     from desktop.core.results.gguf_writer import GgufCancelled
     from desktop.core.system import processes
@@ -39,20 +52,39 @@ def quantize(source: str, dest: str, quant: str, cancelled: object = None) -> No
         encoding="utf-8",
         errors="replace",
     )
-    while child.poll() is None:
-        if callable(cancelled) and cancelled():
-            processes.kill_tree(child.pid)
-            child.wait()
-            raise GgufCancelled
-        time.sleep(0.2)  # a child process, not a Qt signal: polled, at most a fifth of a second late
-    output = child.stdout.read() if child.stdout else ""
+    done = threading.Event()
+    stopped = threading.Event()
+
+    def watch() -> None:  # a child process, not a Qt signal: asked five times a second
+        while not done.wait(0.2):
+            if cancelled is not None and cancelled():
+                stopped.set()
+                processes.kill_tree(child.pid)
+                return
+
+    threading.Thread(target=watch, daemon=True).start()
+    last = ""
+    try:
+        assert child.stdout is not None
+        for (
+            line
+        ) in child.stdout:  # read as it comes: llama.cpp logs a line per tensor, more than a pipe holds
+            last = line.strip() or last
+            found = TENSOR_LINE.search(line)
+            if found and progress is not None:
+                progress(int(found.group(1)), int(found.group(2)))
+        child.wait()
+    except BaseException:
+        processes.kill_tree(child.pid)  # Ctrl-C, or a failing progress callback: never left running
+        raise
+    finally:
+        done.set()
+    if stopped.is_set():
+        raise GgufCancelled
     if child.returncode != 0:
-        lines = [line for line in output.splitlines() if line.strip()]
+        error = last or msg("exit code {code}", code=child.returncode)
         raise ModelError(
-            msg(
-                "llama.cpp could not quantize the model: {error}",
-                error=lines[-1] if lines else f"exit code {child.returncode}",
-            ),
+            msg("llama.cpp could not quantize the model: {error}", error=error),
             msg("Export it as f16 or q8_0, which need no llama.cpp."),
         )
 

@@ -80,7 +80,8 @@ def architecture_of(model_dir: Path) -> tuple[str, str]:
         )
     arch, pre = ARCHITECTURES[name]
     full, sliding = _rope(config)
-    kinds = ("default", "linear") if arch == "gemma3" else ("default",)  # linear: Gemma 3 4B and up
+    kinds = {"gemma3": ("default", "linear"), "llama": ("default", "llama3")}.get(arch, ("default",))
+    # linear: Gemma 3 4B and up; llama3: Llama 3.1, 3.2 and 3.3 (their low frequencies stretched)
     for rope, allowed in ((full, kinds), (sliding, ("default",))):
         if rope["rope_type"] not in allowed:
             raise InputError(
@@ -146,18 +147,18 @@ def write_gguf(
     Raises:
         InputError: An architecture, tokenizer or quantization this export cannot write.
     """
+    import contextlib
+    import os
+
     import gguf
+    import numpy as np
+    from safetensors import safe_open
 
     from desktop.core.results.gguf_vocab import gguf_name, tokenizer_kind, write_vocab
 
     if quant not in QUANTS:
         raise InputError(msg("Unknown GGUF quantization {quant}; use f16 or q8_0.", quant=quant))
     arch, pre = architecture_of(model_dir)
-    import contextlib
-    import os
-
-    import numpy as np
-    from safetensors import safe_open
 
     config = _config(model_dir)
     # This process's own partial file, made here and nowhere else: the only file a failure deletes.
@@ -186,11 +187,13 @@ def write_gguf(
             for done, (_, source, key, _, dtype, _, raw) in enumerate(plan, 1):
                 if cancelled is not None and cancelled():
                     raise GgufCancelled
+                if source is None:  # made here, not read: Llama 3.1's rotary factors
+                    writer.write_tensor_data(_rope_factors(config))
+                    continue
                 if source not in opened:
                     opened[source] = files.enter_context(safe_open(str(source), "pt"))
                 tensor = opened[source].get_tensor(key)
-                # Straight to f16 where it is written as f16: a float32 copy of a 151,936-token embedding
-                # is 545 MB more at the peak (bench/gguf.py: 1,419 MB against llama.cpp's 1,172 MB).
+                # Straight to f16 where it is written as f16: no float32 copy of the embeddings at the peak.
                 tensor = (tensor.half() if dtype == np.float16 else tensor.float()).numpy()
                 writer.write_tensor_data(_converted(tensor, key, arch, config, raw))
                 if progress is not None:
@@ -297,6 +300,9 @@ def _plan(model_dir: Path, arch: str, config: dict[str, Any], quant: str) -> Ite
     import numpy as np
     from safetensors import safe_open
 
+    if _rope(config)[0]["rope_type"] == "llama3":
+        factors = _rope_factors(config)
+        yield "rope_freqs.weight", None, "", list(factors.shape), np.dtype(np.float32), factors.nbytes, None
     model_arch = {name: key for key, name in gguf.MODEL_ARCH_NAMES.items()}[arch]
     layers = config.get("num_hidden_layers") or config.get("n_layer")
     names = gguf.TensorNameMap(model_arch, layers)
@@ -334,8 +340,34 @@ def _plan(model_dir: Path, arch: str, config: dict[str, Any], quant: str) -> Ite
                     yield name, source, key, shape, np.dtype(np.float16), 2 * count, None
 
 
+def _rope_factors(config: dict[str, Any]) -> Any:
+    """Llama 3.1's rotary scaling as llama.cpp reads it (``rope_freqs.weight``): by how much each rotary
+    frequency is divided. Short wavelengths are kept, those longer than the original context are divided
+    by ``factor``, and the ones between are blended (transformers' ``_compute_llama3_parameters``)."""
+    import math
+
+    import numpy as np
+
+    full, _ = _rope(config)
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    base, factor = float(full.get("rope_theta") or 10000.0), float(full["factor"])
+    low, high = float(full.get("low_freq_factor", 1.0)), float(full.get("high_freq_factor", 4.0))
+    original = float(full.get("original_max_position_embeddings", 8192))
+    factors = []
+    for i in range(0, head_dim, 2):
+        wavelength = 2 * math.pi * base ** (i / head_dim)
+        if wavelength < original / high:
+            factors.append(1.0)
+        elif wavelength > original / low:
+            factors.append(factor)
+        else:
+            smooth = (original / wavelength - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
 def _converted(data: Any, key: str, arch: str, config: dict[str, Any], raw: Any) -> Any:
-    """One tensor (float32, as the safetensors file has it) as the GGUF holds it: in llama.cpp's
+    """One tensor (float32, or float16 where it is written as such) as the GGUF holds it: in llama.cpp's
     layout, and in its type."""
     import gguf
     import numpy as np

@@ -25,6 +25,8 @@ knows, and the screen says so.
 
 from __future__ import annotations
 
+import re
+
 MARK = "# Written by Finetune Studio for the GGUF file below; a new export replaces it."
 
 # Ollama puts the system prompt (the request's, else the Modelfile's SYSTEM) first in .Messages.
@@ -87,6 +89,21 @@ def go_template(chat_template: str, eos_token: str) -> tuple[str, list[str]]:
         )
         return template, [eos_token, "<|user|>"]
     return "", []
+
+
+SYSTEM_BLOCKS = {
+    "chatml": re.compile(r"^<\|im_start\|>system\n(.*?)<\|im_end\|>\n", re.S),
+    "llama3": re.compile(r"<\|start_header_id\|>system<\|end_header_id\|>\n\n(.*?)<\|eot_id\|>", re.S),
+}
+
+
+def template_system(chat_template: str, rendered: str) -> str:
+    """The system prompt a chat template puts in by itself, read from ``rendered`` (the template applied to
+    a lone user turn): Qwen2.5's "You are Qwen, created by Alibaba Cloud...", Llama 3.1's knowledge-date
+    header. A Go template cannot make it up, so it goes to the Modelfile's ``SYSTEM`` ("" when none)."""
+    pattern = SYSTEM_BLOCKS.get(family(chat_template))
+    found = pattern.search(rendered) if pattern else None
+    return found.group(1) if found else ""
 
 
 def is_ours(path: object) -> bool:

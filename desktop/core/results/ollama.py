@@ -19,7 +19,7 @@ from pathlib import Path
 
 from desktop.core.system import processes
 from desktop.core.system.errors import ModelError
-from desktop.core.system.messages import msg
+from desktop.core.system.messages import Msg, msg
 
 DOWNLOAD_URL = "https://ollama.com/download"
 DEFAULT_HOST = "127.0.0.1:11434"
@@ -33,7 +33,7 @@ class OllamaState:
     running: bool
     version: str = ""
 
-    def advice(self) -> str:
+    def advice(self) -> Msg | str:
         """What the user should do before *Add to Ollama* can work ("" when it can)."""
         if self.binary is None:
             return msg("Ollama is not installed: get it from {url}, then check again.", url=DOWNLOAD_URL)
@@ -68,8 +68,10 @@ def state(timeout_s: float = 1.0) -> OllamaState:
     import urllib.request
 
     binary = find_binary()
+    # Ollama is on this machine: no HTTP_PROXY in between, which would answer for it or refuse.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with urllib.request.urlopen(host() + "/api/version", timeout=timeout_s) as answer:
+        with opener.open(host() + "/api/version", timeout=timeout_s) as answer:
             version = str(json.loads(answer.read().decode("utf-8")).get("version", ""))
         return OllamaState(binary, True, version)
     except (OSError, ValueError):
@@ -84,10 +86,13 @@ def create(
     modelfile: Path,
     on_progress: Callable[[str, float], None] | None = None,
     cancel: threading.Event | None = None,
+    quantize: str = "",
 ) -> str:
     """``ollama create NAME -f Modelfile`` in the Modelfile's folder; returns the ``ollama run`` line.
 
     Args:
+        quantize: Have Ollama quantize an f16 file as it takes it (``q4_K_M``, ``q8_0``): the K-quants
+            without llama.cpp, for users who have Ollama.
         on_progress: Each line Ollama prints, with the share it says is done (0 to 1).
         cancel: Set it to stop Ollama.
 
@@ -99,7 +104,7 @@ def create(
         raise ModelError(msg("Ollama is not installed."), msg("Get it from {url}.", url=DOWNLOAD_URL))
     cancel = cancel or threading.Event()
     child = processes.popen(
-        [binary, "create", name, "-f", str(modelfile)],
+        [binary, "create", name, *(["--quantize", quantize] if quantize else []), "-f", str(modelfile)],
         cwd=str(modelfile.parent),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -112,26 +117,34 @@ def create(
     watcher.start()
     lines: list[str] = []
     done = 0.0
-    assert child.stdout is not None
-    for raw in child.stdout:
-        for line in re.split(r"[\r\n]+", raw):
-            line = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line).strip()  # Ollama's spinner and colours
-            if not line:
-                continue
-            lines.append(line)
-            found = PERCENT.search(line)
-            if found:
-                done = max(done, min(int(found.group(1)), 100) / 100)
-            if on_progress is not None:
-                on_progress(line, done)
-    code = child.wait()
+    try:
+        assert child.stdout is not None
+        for raw in child.stdout:
+            for line in re.split(r"[\r\n]+", raw):
+                line = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", line).strip()  # Ollama's spinner and colours
+                if not line:
+                    continue
+                lines.append(line)
+                found = PERCENT.search(line)
+                if found:
+                    done = max(done, min(int(found.group(1)), 100) / 100)
+                if on_progress is not None:
+                    on_progress(line, done)
+        code = child.wait()
+    except BaseException:
+        processes.kill_tree(child.pid)  # never left running behind a failure here
+        cancel.set()
+        raise
     stopped = cancel.is_set()
     cancel.set()  # ends the watcher
     if stopped:
         raise ModelError(msg("Adding the model to Ollama was cancelled."), msg("Add it again when you like."))
     if code != 0:
         raise ModelError(
-            msg("Ollama did not take the model: {error}", error=lines[-1] if lines else f"exit code {code}"),
+            msg(
+                "Ollama did not take the model: {error}",
+                error=lines[-1] if lines else msg("exit code {code}", code=code),
+            ),
             msg("Check that Ollama is running and up to date, then try again."),
         )
     return f"ollama run {name}"

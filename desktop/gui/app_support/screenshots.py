@@ -112,9 +112,19 @@ def _gguf_export(window: MainWindow, folder: Path, out: Path, suffix: str) -> Pa
     gguf = dest / f"{folder.name}-Q8_0.gguf"
     answers = [PromptCheck(f"prompt {i}", [1, 2, 3], [1, 2, 3]) for i in range(5)]
     verification = GgufVerification("q8_0", True, answers, 3)
-    export.gguf_panel.show_export(
-        GgufExport(gguf, 531_000_000, "q8_0", verification, dest / "Modelfile", dest / "README.md")
-    )
+    from unittest import mock
+
+    from desktop.core.results import gguf_export, ollama
+
+    # The same picture on every machine: no Ollama installed, LM Studio's folder where it usually is.
+    lm_studio = Path.home() / ".lmstudio" / "models"
+    with (
+        mock.patch.object(ollama, "state", lambda: ollama.OllamaState(None, False)),
+        mock.patch.object(gguf_export, "lm_studio_folder", lambda: lm_studio),
+    ):
+        export.gguf_panel.show_export(
+            GgufExport(gguf, 531_000_000, "q8_0", verification, dest / "Modelfile", dest / "README.md")
+        )
     path = _grab(window, 4, out / f"5d-export-gguf{suffix}.png")
     export.gguf_panel.setVisible(False)
     if previous is not None:

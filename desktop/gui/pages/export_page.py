@@ -34,6 +34,7 @@ from desktop.core.system.events import RunResult
 from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.choice_combo import ChoiceCombo
+from desktop.gui.widgets.gguf_panel import GgufPanel
 from desktop.gui.widgets.metric_text import metrics_line, task_name
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.try_it_panel import TryItPanel
@@ -89,8 +90,6 @@ class ExportPage(WizardPage):
         self.llama_hint.setObjectName("hint")
         self.llama_hint.setWordWrap(True)
         self.llama_button = QPushButton(self.tr("Install llama.cpp"))
-        from desktop.gui.widgets.gguf_panel import GgufPanel
-
         self.gguf_panel = GgufPanel()
         self.llama_button.clicked.connect(self._install_llama_cpp)
         self.gguf_panel.llama_cpp_installed.connect(self._on_format_changed)

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
+    QCheckBox,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -59,6 +60,10 @@ class GgufPanel(QWidget):
         self.install_button.clicked.connect(self.install_llama_cpp)
         self.ollama_button = QPushButton(self.tr("Add to Ollama"))
         self.ollama_button.clicked.connect(self.add_to_ollama)
+        self.quantize_check = QCheckBox(self.tr("as q4_K_M (Ollama quantizes it)"))
+        self.quantize_check.setToolTip(
+            self.tr("Ollama makes the 4-bit model from this f16 file as it takes it; llama.cpp is not needed")
+        )
         self.ollama_check = QPushButton(self.tr("Check again"))
         self.ollama_check.clicked.connect(self.refresh_ollama)
         self.ollama_status = QLabel()
@@ -92,7 +97,7 @@ class GgufPanel(QWidget):
         grid.addWidget(QLabel(self.tr("Ollama:")), 0, 0, Qt.AlignmentFlag.AlignTop)
         grid.addWidget(self.ollama_status, 0, 1)
         ollama_buttons = QHBoxLayout()
-        for button in (self.ollama_button, self.ollama_check, self.copy_button):
+        for button in (self.quantize_check, self.ollama_button, self.ollama_check, self.copy_button):
             ollama_buttons.addWidget(button)
         grid.addLayout(ollama_buttons, 0, 2, Qt.AlignmentFlag.AlignTop)
         grid.addWidget(QLabel(self.tr("LM Studio:")), 1, 0, Qt.AlignmentFlag.AlignTop)
@@ -153,6 +158,7 @@ class GgufPanel(QWidget):
                 )
             )
         self.ollama_button.setVisible(not advice and not self._run_line)
+        self.quantize_check.setVisible(not advice and not self._run_line and self.export.quant == "f16")
         self.ollama_button.setEnabled(self._task is None)
         self.ollama_check.setVisible(bool(advice))
         self.copy_button.setVisible(bool(self._run_line))
@@ -162,9 +168,15 @@ class GgufPanel(QWidget):
         from desktop.core.results import ollama
 
         name, modelfile, cancel = self.export.ollama_name, self.export.modelfile, self._cancel
+        quantize = "q4_K_M" if self.quantize_check.isVisible() and self.quantize_check.isChecked() else ""
+        if quantize:
+            name = name.removesuffix("-f16") + "-q4_k_m"
 
         def work(task: BackgroundTask) -> str:
-            return ollama.create(name, modelfile, lambda line, done: task.report((line, done)), cancel)
+            def report(line: str, done: float) -> None:
+                task.report((line, done))
+
+            return ollama.create(name, modelfile, report, cancel, quantize)
 
         self._start("ollama", work, self._on_added)
         self.ollama_status.setText(self.tr("Adding to Ollama…"))
