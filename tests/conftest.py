@@ -7,7 +7,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -184,26 +184,47 @@ def gated_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> threading.
 
 
 @pytest.fixture
-def parting_llama(monkeypatch: pytest.MonkeyPatch) -> None:
-    """llama.cpp stood in for by one whose answers part from transformers' at the third token."""
+def fake_llama_cpp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
+    """Puts a stand-in ``llama_cpp`` package (its source given) before the real one, for this process and
+    the child processes the export checks files in."""
+    import importlib
+    import textwrap
 
-    class PartingLlama:
-        def __init__(self, model_path: str, **kwargs: object) -> None:
-            assert Path(model_path).is_file()
+    def install(source: str) -> None:
+        folder = tmp_path / "fake-llama-cpp"
+        (folder / "llama_cpp").mkdir(parents=True, exist_ok=True)
+        (folder / "llama_cpp" / "__init__.py").write_text(textwrap.dedent(source), encoding="utf-8")
+        monkeypatch.syspath_prepend(str(folder))
+        paths = [str(folder), os.environ.get("PYTHONPATH", "")]
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+        monkeypatch.delitem(sys.modules, "llama_cpp", raising=False)
+        importlib.invalidate_caches()
 
-        def reset(self) -> None:
-            pass
+    return install
 
-        def token_eos(self) -> int:
-            return -1
 
-        def generate(self, ids: list[int], **kwargs: object):
-            yield from [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]
+PARTING_LLAMA = """\
+class Llama:
+    \"\"\"Answers every prompt with tokens 5 to 20: apart from transformers' from the first token on.\"\"\"
 
-    from desktop.core.results import gguf_check
+    def __init__(self, model_path, **kwargs):
+        open(model_path, "rb").close()
 
-    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=PartingLlama))
-    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: True)
+    def reset(self):
+        pass
+
+    def token_eos(self):
+        return -1
+
+    def generate(self, ids, **kwargs):
+        yield from range(5, 21)
+"""
+
+
+@pytest.fixture
+def parting_llama(fake_llama_cpp: Callable[[str], None]) -> None:
+    """llama.cpp stood in for by one whose answers part from transformers'."""
+    fake_llama_cpp(PARTING_LLAMA)
 
 
 FAKE_OLLAMA = """\

@@ -5935,6 +5935,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>未安装 llama.cpp（llama-cpp-python 包）。</translation>
     </message>
     <message>
+        <source>the checking process ended without an answer (exit code {code}): {error}</source>
+        <translation>校验进程没有给出结果就结束了（退出码 {code}）：{error}</translation>
+    </message>
+    <message>
         <source>Not verified: {reason}</source>
         <translation>未校验：{reason}</translation>
     </message>

@@ -5935,6 +5935,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>未安裝 llama.cpp（llama-cpp-python 套件）。</translation>
     </message>
     <message>
+        <source>the checking process ended without an answer (exit code {code}): {error}</source>
+        <translation>驗證行程沒有給出結果就結束了（結束代碼 {code}）：{error}</translation>
+    </message>
+    <message>
         <source>Not verified: {reason}</source>
         <translation>未驗證：{reason}</translation>
     </message>

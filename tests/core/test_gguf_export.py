@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import types
 from pathlib import Path
 
@@ -178,37 +177,43 @@ def test_the_system_prompt_of_the_training_chats_goes_to_the_modelfile(
     assert 'SYSTEM """Answer briefly."""' in result.modelfile.read_text(encoding="utf-8")
 
 
+MISREADING_LLAMA = """\
+import os
+
+import torch
+from transformers import AutoModelForCausalLM
+
+MODEL = AutoModelForCausalLM.from_pretrained(os.environ["FAKE_LLAMA_MODEL"], dtype=torch.float32)
+
+
+class Llama:
+    \"\"\"Answers as transformers would, but to the prompt's text read as other tokens.\"\"\"
+
+    def __init__(self, model_path, **kwargs):
+        pass
+
+    def reset(self):
+        pass
+
+    def token_eos(self):
+        return -1
+
+    def tokenize(self, text, add_bos, special):
+        return [5, 6, 7]
+
+    def generate(self, ids, **kwargs):
+        with torch.no_grad():
+            out = MODEL.generate(torch.tensor([ids]), max_new_tokens=16, do_sample=False)
+        yield from out[0, len(ids):].tolist()
+"""
+
+
 def test_a_prompt_that_llama_cpp_tokenizes_differently_is_named_as_the_tokenizers_fault(
-    tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llama_cpp
 ) -> None:
     """llama.cpp reads the rendered prompt itself, as Ollama gives it; a wrong tokenizer is told apart."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    model = AutoModelForCausalLM.from_pretrained(tiny_chat_models["llama"], dtype=torch.float32)
-
-    class MisreadingLlama:
-        """Answers as transformers would, but to the prompt's text read as other tokens."""
-
-        def __init__(self, model_path: str, **kwargs: object) -> None:
-            pass
-
-        def reset(self) -> None:
-            pass
-
-        def token_eos(self) -> int:
-            return -1
-
-        def tokenize(self, text: bytes, add_bos: bool, special: bool) -> list[int]:
-            return [5, 6, 7]
-
-        def generate(self, ids: list[int], **kwargs: object):
-            with torch.no_grad():
-                out = model.generate(torch.tensor([ids]), max_new_tokens=16, do_sample=False)
-            yield from out[0, len(ids) :].tolist()
-
-    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=MisreadingLlama))
-    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: True)
+    monkeypatch.setenv("FAKE_LLAMA_MODEL", str(tiny_chat_models["llama"]))
+    fake_llama_cpp(MISREADING_LLAMA)
     run = _run(tiny_chat_models["llama"], samples, tmp_path)
     check = export_run_gguf(run, tmp_path / "out", "f16").verification
     assert not check.verified and not check.checks[0].same_prompt
@@ -249,14 +254,15 @@ def test_llama_cpps_quantizer_is_read_as_it_logs_and_stops_on_cancel(
 
 
 def test_a_file_llama_cpp_cannot_load_is_unverified_with_llama_cpps_words(
-    tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
 ) -> None:
-    class RefusingLlama:
-        def __init__(self, model_path: str, **kwargs: object) -> None:
-            raise ValueError("Failed to load model from file")
-
-    monkeypatch.setitem(sys.modules, "llama_cpp", types.SimpleNamespace(Llama=RefusingLlama))
-    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: True)
+    fake_llama_cpp(
+        """
+        class Llama:
+            def __init__(self, model_path, **kwargs):
+                raise ValueError("Failed to load model from file")
+        """
+    )
     run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
     result = export_run_gguf(run, tmp_path / "out", "f16")
     assert result.path.name == "run-chat-F16-unverified.gguf"
@@ -264,6 +270,53 @@ def test_a_file_llama_cpp_cannot_load_is_unverified_with_llama_cpps_words(
         "Unverified: llama.cpp could not load or run the file: Failed to load model from file"
     )
     assert "Failed to load model from file" in (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_llama_cpp_that_takes_the_process_down_leaves_the_file_unverified_not_the_app_gone(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
+) -> None:
+    """llama.cpp aborts the process on some malformed files (GGML_ASSERT): the check's child, not us."""
+    fake_llama_cpp(
+        """
+        import os, sys
+
+
+        class Llama:
+            def __init__(self, model_path, **kwargs):
+                print("GGML_ASSERT(hparams.n_embd_head_k % 32 == 0) failed", file=sys.stderr, flush=True)
+                os.abort()
+        """
+    )
+    run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
+    check = export_run_gguf(run, tmp_path / "out", "f16").verification
+    assert not check.verified and check.checked
+    assert "ended without an answer" in check.summary() and "GGML_ASSERT" in check.summary()
+
+
+def test_a_check_can_be_cancelled_and_leaves_nothing(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
+) -> None:
+    fake_llama_cpp(
+        """
+        import time
+
+
+        class Llama:
+            def __init__(self, model_path, **kwargs):
+                time.sleep(600)  # a 70B model loading
+        """
+    )
+    run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
+    stages: list[str] = []
+    with pytest.raises(GgufCancelled):
+        export_run_gguf(
+            run,
+            tmp_path / "out",
+            "f16",
+            lambda stage, _: stages.append(stage),
+            cancelled=lambda: "check" in stages,
+        )
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_models_own_generation_settings_do_not_sway_the_comparison(

@@ -6,6 +6,11 @@ Studio render it), tokenized the same way on both sides, and answered greedily f
 enough prompts agree (:data:`REQUIRED`): a file that does not is kept under a name that says
 "unverified", and the screen shows the first token where the answers part, with both texts.
 Needs ``llama-cpp-python`` (llama.cpp's Python binding); without it nothing is called verified.
+
+The export runs the check in a child process of the app's Python (:func:`verify_in_child`, which is
+``python -m desktop.core.results.gguf_check``): llama.cpp aborts the whole process on some malformed
+files (``GGML_ASSERT``), which then ends the child and not the window; Cancel stops it; and the memory
+of both models goes back to the system when it ends.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.system.messages import msg
+from desktop.core.system.messages import from_wire, msg, to_wire
 
 ANSWER_TOKENS = 16
 PROMPTS = 5
@@ -381,3 +386,129 @@ def verify(
         reason = msg("the model could not be run by transformers to compare with: {error}", error=error)
         return GgufVerification(quant, False, required=required, reason=reason)
     return GgufVerification(quant, True, checks, required)
+
+
+WIRE = "@@gguf-check "
+"""What starts the child's lines meant for the app; llama.cpp and the libraries may print others."""
+
+
+def verify_in_child(
+    gguf_path: Path,
+    model_dir: Path,
+    quant: str,
+    prompts: list[str],
+    system: str = "",
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> GgufVerification:
+    """:func:`verify` in a child process (see the module's docstring); a child that ends without an
+    answer leaves the file unverified, with its last words as the reason.
+
+    Raises:
+        GgufCancelled: ``cancelled()`` said so; the child was stopped.
+    """
+    import json
+    import subprocess
+    import sys
+    import threading
+
+    from desktop.core.results.gguf_writer import GgufCancelled
+    from desktop.core.system import processes
+
+    required = REQUIRED.get(quant, len(prompts))
+    if not llama_cpp_available():
+        reason = msg("llama.cpp (the llama-cpp-python package) is not installed.")
+        return GgufVerification(quant, False, required=required, reason=reason)
+    request = {"gguf": str(gguf_path), "model": str(model_dir), "quant": quant, "prompts": prompts}
+    child = processes.popen(
+        [sys.executable, "-m", "desktop.core.results.gguf_check"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one pipe, read to the end: llama.cpp's log never fills it
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        env=processes.child_env(PYTHONPATH=processes.package_path()),
+    )
+    ended, stopped = threading.Event(), threading.Event()
+
+    def watch() -> None:  # a child process, not a Qt signal: asked five times a second
+        while not ended.wait(0.2):
+            if cancelled is not None and cancelled():
+                stopped.set()
+                processes.kill_tree(child.pid)
+                return
+
+    threading.Thread(target=watch, daemon=True).start()
+    answer, last = None, ""
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(json.dumps({**request, "system": system}))
+        child.stdin.close()
+        for line in child.stdout:
+            if not line.startswith(WIRE):
+                last = line.strip() or last
+                continue
+            data = json.loads(line[len(WIRE) :])
+            if "progress" in data and progress is not None:
+                progress(*data["progress"])
+            answer = data.get("result", answer)
+        child.wait()
+    except BaseException:
+        processes.kill_tree(child.pid)
+        raise
+    finally:
+        ended.set()
+    if stopped.is_set():
+        raise GgufCancelled
+    if answer is None:
+        reason = msg(
+            "the checking process ended without an answer (exit code {code}): {error}",
+            code=child.returncode,
+            error=last or "-",
+        )
+        return GgufVerification(quant, True, [], required, reason)
+    return GgufVerification(
+        answer["quant"],
+        answer["checked"],
+        [PromptCheck(**check) for check in answer["checks"]],
+        answer["required"],
+        from_wire(answer["reason"]),
+    )
+
+
+def _answer(verification: GgufVerification) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {
+        "quant": verification.quant,
+        "checked": verification.checked,
+        "checks": [asdict(check) for check in verification.checks],
+        "required": verification.required,
+        "reason": to_wire(verification.reason),
+    }
+
+
+def _child() -> None:
+    """The child's side: the request on stdin, progress and the answer on stdout."""
+    import json
+    import sys
+
+    request = json.loads(sys.stdin.read())
+
+    def progress(done: int, total: int) -> None:
+        print(WIRE + json.dumps({"progress": [done, total]}), flush=True)
+
+    verification = verify(
+        Path(request["gguf"]),
+        Path(request["model"]),
+        request["quant"],
+        request["prompts"],
+        request["system"],
+        progress,
+    )
+    print(WIRE + json.dumps({"result": _answer(verification)}, ensure_ascii=True), flush=True)
+
+
+if __name__ == "__main__":
+    _child()

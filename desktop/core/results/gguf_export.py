@@ -177,9 +177,22 @@ def export_run_gguf(
     report("check", 0.8)
     prompts, system = gguf_check.example_prompts(run)
     if verify:
-        verification = gguf_check.verify(
-            out, model_dir, quant, prompts, system, lambda i, n: report("check", 0.8 + 0.2 * i / n)
-        )
+        try:
+            verification = gguf_check.verify_in_child(
+                out,
+                model_dir,
+                quant,
+                prompts,
+                system,
+                lambda i, n: report("check", 0.8 + 0.2 * i / n),
+                cancelled,
+            )
+        except BaseException:
+            out.unlink(missing_ok=True)  # written by this export a moment ago: a cancel leaves nothing
+            for path in made:
+                if path.is_dir() and not any(path.iterdir()):
+                    path.rmdir()
+            raise
     else:
         skipped = msg("the check by llama.cpp was skipped.")
         verification = GgufVerification(quant, False, reason=skipped)

@@ -446,7 +446,7 @@ class ExportPage(WizardPage):
         }
         self.export_busy.setValue(round(fraction * 100))
         self.export_status.setText(words.get(stage, stage))
-        if (fraction >= 0.75 and stage not in ("gguf", "quantize")) or stage == "check":
+        if fraction >= 0.75 and stage not in ("gguf", "quantize", "check"):
             # the folder (or the file) is in place: a cancel could not undo it
             self.cancel_button.setEnabled(False)
 
