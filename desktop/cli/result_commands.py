@@ -32,6 +32,16 @@ def add_parsers(sub: Any) -> None:
         help=say("GGUF: the weights' type (q4_k_m needs llama.cpp: pip install llama-cpp-python)"),
     )
     p.add_argument(
+        "--ollama",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        help=say(
+            "GGUF: also add the model to Ollama (ollama create); with --quant q4_k_m and no llama.cpp, "
+            "Ollama makes the 4-bit model from an f16 file"
+        ),
+    )
+    p.add_argument(
         "--layout",
         choices=("folder", "lmstudio"),
         default="folder",
@@ -154,10 +164,16 @@ def _export_gguf(run: Any, args: argparse.Namespace) -> int:
             shown[stage] = tenth
             print(f"[{fraction:4.0%}] {stages.get(stage, stage)}", file=sys.stderr)
 
+    from desktop.core.results import gguf_check
+
+    quant, ollama_quantize = args.quant, ""
+    if quant == "q4_k_m" and args.ollama is not None and not gguf_check.llama_cpp_available():
+        quant, ollama_quantize = "f16", "q4_K_M"  # the K-quant from Ollama, which the user has
+        print(say("llama.cpp is not installed: Ollama will make q4_K_M from the f16 file."), file=sys.stderr)
     result = export_run_gguf(
         run,
         args.dest,
-        args.quant,
+        quant,
         progress,
         overwrite=args.force,
         layout=args.layout,
@@ -168,12 +184,42 @@ def _export_gguf(run: Any, args: argparse.Namespace) -> int:
     print(text(check.summary()))
     if check.difference() is not None:
         print(text(check.difference()))
-    print(say("For Ollama: {command}", command=f"ollama create {result.ollama_name} -f {result.modelfile}"))
+    if args.ollama is not None:
+        _add_to_ollama(args.ollama or result.ollama_name, result.modelfile, ollama_quantize)
+    else:
+        command = f"ollama create {result.ollama_name} -f {result.modelfile}"
+        print(say("For Ollama: {command}", command=command))
     if args.layout == "lmstudio":
         from desktop.core.results.gguf_export import lm_studio_folder
 
         print(say("LM Studio reads its models from {folder}.", folder=lm_studio_folder()))
     return EXIT_FAILED if check.checked and not check.verified else EXIT_OK
+
+
+def _add_to_ollama(name: str, modelfile: Path, quantize: str) -> None:
+    """``ollama create`` with Ollama's progress on stderr; the ``ollama run`` line on stdout.
+
+    Raises:
+        ModelError: Ollama is missing, not running, or refused the model.
+    """
+    from desktop.core.results import ollama
+    from desktop.core.system.errors import ModelError
+
+    found = ollama.state()
+    if found.advice():
+        raise ModelError(text(found.advice()), say("The GGUF file is written; add it to Ollama later."))
+    if quantize:
+        name = name.removesuffix("-f16") + "-" + quantize.lower()
+    shown = [""]
+
+    def progress(line: str, done: float) -> None:
+        if line != shown[0]:
+            shown[0] = line
+            print(f"[{done:4.0%}] ollama: {line}", file=sys.stderr)
+
+    print(
+        say("Added to Ollama: {command}", command=ollama.create(name, modelfile, progress, quantize=quantize))
+    )
 
 
 def _find_run(name: str, runs_dir: Path | None) -> Any:

@@ -6455,8 +6455,16 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>正在用 llama.cpp 校验文件</translation>
     </message>
     <message>
+        <source>Added to Ollama: {command}</source>
+        <translation>已添加到 Ollama：{command}</translation>
+    </message>
+    <message>
         <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>
         <translation>GGUF：权重类型（q4_k_m 需要 llama.cpp：pip install llama-cpp-python）</translation>
+    </message>
+    <message>
+        <source>GGUF: also add the model to Ollama (ollama create); with --quant q4_k_m and no llama.cpp, Ollama makes the 4-bit model from an f16 file</source>
+        <translation>GGUF：同时把模型添加到 Ollama（ollama create）；使用 --quant q4_k_m 且未安装 llama.cpp 时，由 Ollama 从 f16 文件生成 4 位模型</translation>
     </message>
     <message>
         <source>GGUF: lmstudio puts the file in DEST/finetune-studio/RUN/, as LM Studio lists models</source>
@@ -6467,8 +6475,16 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>跳过校验（文件夹：重新加载；gguf：llama.cpp 的回答）</translation>
     </message>
     <message>
+        <source>llama.cpp is not installed: Ollama will make q4_K_M from the f16 file.</source>
+        <translation>未安装 llama.cpp：将由 Ollama 从 f16 文件生成 q4_K_M。</translation>
+    </message>
+    <message>
         <source>LM Studio reads its models from {folder}.</source>
         <translation>LM Studio 从 {folder} 读取模型。</translation>
+    </message>
+    <message>
+        <source>The GGUF file is written; add it to Ollama later.</source>
+        <translation>GGUF 文件已写出，可以稍后再添加到 Ollama。</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

@@ -466,3 +466,41 @@ def test_export_as_gguf(
     assert main(["export", chat.name, str(tmp_path / "gguf"), *args, "--force"]) == 0
     assert main(["export", classifier.name, str(tmp_path / "no"), *args]) == 2
     assert "GGUF is for decoder chat models" in capsys.readouterr().err and not (tmp_path / "no").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="the fake ollama is a script with a shebang")
+def test_export_to_ollama_makes_q4_there_without_llama_cpp(
+    tiny_gpt2: Path,
+    samples: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    fake_ollama: Path,
+    ollama_server: None,
+) -> None:
+    from desktop.core.results import gguf_check
+
+    config_path = tmp_path / "chat.toml"
+    config_path.write_text(
+        f'task = "causal-lm"\n[model]\nname = "{tiny_gpt2.as_posix()}"\n'
+        f'[data]\nfiles = ["{(samples / "instructions.jsonl").as_posix()}"]\n'
+        "[training]\nmax_steps = 1\nbatch_size = 4\nmax_length = 64\n",
+        encoding="utf-8",
+    )
+    assert main(["train", str(config_path), "--runs-dir", str(tmp_path / "runs")]) == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: False)
+    capsys.readouterr()
+    args = ["--runs-dir", str(tmp_path / "runs"), "--format", "gguf", "--quant", "q4_k_m", "--ollama"]
+    assert main(["export", run.name, str(tmp_path / "gguf"), *args]) == 0
+    out, err = capsys.readouterr()
+    name = f"{run.name}-q4_k_m".lower()
+    assert "Ollama will make q4_K_M from the f16 file" in err and "ollama: success" in err
+    assert (
+        f"Added to Ollama: ollama run {name}" in out
+        and (tmp_path / "gguf" / f"{run.name}-F16.gguf").is_file()
+    )
+    assert (tmp_path / "gguf" / "args.txt").read_text() == (
+        f"create {name} --quantize q4_K_M -f {tmp_path / 'gguf' / 'Modelfile'}"
+    )
