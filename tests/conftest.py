@@ -78,7 +78,8 @@ def tiny_gguf_models(
     tiny_chat_models: dict[str, Path], tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
     """``tiny_chat_models`` and one of every other kind GGUF export writes (read only): ``qwen3`` with the
-    GPT-2 tokenizer, and with SentencePiece tokenizers ``mistral``, ``phi3``, ``gemma2``, ``gemma3``."""
+    GPT-2 tokenizer, and with SentencePiece tokenizers ``mistral``, ``phi3``, ``gemma2``, ``gemma3`` and
+    ``gemma3-vision`` (Gemma 3 4B's layout)."""
     from tests import tiny_models
 
     models = {**tiny_chat_models, "qwen3": tiny_models.qwen3(tiny_gpt2, tmp_path_factory.mktemp("qwen3"))}
@@ -86,6 +87,7 @@ def tiny_gguf_models(
         # A folder whose name does not say Phi-3: the GGUF's name must (gguf_vocab.gguf_name).
         folder = tmp_path_factory.mktemp(kind.replace("phi3", "mini"))
         models[kind] = tiny_models.spm_chat_model(kind, folder)
+    models["gemma3-vision"] = tiny_models.gemma3_with_vision(tmp_path_factory.mktemp("gemma3-vision"))
     return models
 
 

@@ -318,6 +318,51 @@ def spm_chat_model(kind: str, folder: Path) -> Path:
     return folder
 
 
+def gemma3_with_vision(folder: Path) -> Path:
+    """A random Gemma 3 text-and-image model, as Gemma 3 4B and larger are saved: its text model under
+    ``language_model``, a (tiny) vision tower and projector beside it, the text settings in
+    ``text_config``."""
+    from transformers import (
+        Gemma3Config,
+        Gemma3ForConditionalGeneration,
+        Gemma3TextConfig,
+        SiglipVisionConfig,
+    )
+
+    tokenizer, spm_model = spm_tokenizer("gemma3")
+    size = len(tokenizer)
+    text = Gemma3TextConfig(
+        vocab_size=size,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        query_pre_attn_scalar=16,
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    vision = SiglipVisionConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=28,
+        patch_size=14,
+    )
+    images = {"image_token_index": size - 1, "boi_token_index": size - 2, "eoi_token_index": size - 3}
+    config = Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4, **images)
+    _seeded()
+    Gemma3ForConditionalGeneration(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    (folder / "tokenizer.model").write_bytes(spm_model)
+    return folder
+
+
 def qwen3(tokenizer_dir: Path, folder: Path) -> Path:
     """A random 2-layer Qwen3 (query and key norms, a head size of 32 where hidden / heads is 16, tied
     embeddings) with the tiny GPT-2's byte-level BPE tokenizer and our fallback chat template."""

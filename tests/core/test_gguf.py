@@ -371,3 +371,23 @@ def test_llama_3_1s_rope_scaling_travels_as_llama_cpps_rotary_factors(
     assert np.all(np.diff(factors.data) >= 0)
     prompt = "Please translate: My friend loves coffee and tea every morning, and so do I."
     assert _logit_difference(written, tmp_path / "llama3", prompt) < 0.002
+
+
+def test_gemma_3_4b_and_up_are_written_as_their_text_model(models: dict, tmp_path: Path) -> None:
+    """Gemma 3 4B and larger are text-and-image models: the GGUF holds the text model (the image side is
+    llama.cpp's separate mmproj file), and llama.cpp answers as transformers does."""
+    import gguf
+
+    _llama_cpp()
+    folder = models["gemma3-vision"]
+    written = write_gguf(folder, tmp_path / "model.gguf").path
+    reader = gguf.GGUFReader(written)
+    names = {t.name for t in reader.tensors}
+    text_only = {
+        t.name for t in gguf.GGUFReader(write_gguf(models["gemma3"], tmp_path / "text.gguf").path).tensors
+    }
+    assert _field(reader, "general.architecture") == "gemma3" and names == text_only
+    assert _field(reader, "gemma3.block_count") == 2 and _field(reader, "gemma3.embedding_length") == 64
+    checks = gguf_check.compare(written, folder, list(gguf_check.FALLBACK_PROMPTS))
+    assert sum(check.agrees for check in checks) >= gguf_check.REQUIRED["f16"]
+    assert _logit_difference(written, folder, "用一句话介绍你自己。 Hello!  Who are you?") < 0.01

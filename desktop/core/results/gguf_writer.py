@@ -39,6 +39,7 @@ ARCHITECTURES = {  # transformers' class -> (llama.cpp's architecture, its byte-
     "Qwen3ForCausalLM": ("qwen3", "qwen2"),  # Qwen3 kept Qwen2's tokenizer
     "Gemma2ForCausalLM": ("gemma2", ""),  # "": SentencePiece tokenizers only
     "Gemma3ForCausalLM": ("gemma3", ""),
+    "Gemma3ForConditionalGeneration": ("gemma3", ""),  # 4B and up: the text model, the vision part left out
     "Phi3ForCausalLM": ("phi3", ""),
     "GPT2LMHeadModel": ("gpt2", "gpt-2"),
 }
@@ -212,7 +213,29 @@ class GgufCancelled(Exception):
 
 
 def _config(model_dir: Path) -> dict[str, Any]:
-    return json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    """The model's ``config.json``; for a text-and-image model, its text model's settings."""
+    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    if isinstance(config.get("text_config"), dict):
+        outer = {k: v for k, v in config.items() if k in ("architectures", "tie_word_embeddings")}
+        return {**config["text_config"], **outer}
+    return config
+
+
+VISION_PARTS = (
+    "vision_tower.",
+    "multi_modal_projector.",
+    "model.vision_tower.",
+    "model.multi_modal_projector.",
+)
+TEXT_PREFIXES = {"language_model.model.": "model.", "model.language_model.": "model.", "language_model.": ""}
+"""Gemma 3 4B and up keep the text model's tensors under ``language_model``; the GGUF is text only."""
+
+
+def _text_key(key: str) -> str:
+    for prefix, plain in TEXT_PREFIXES.items():
+        if key.startswith(prefix):
+            return plain + key[len(prefix) :]
+    return key
 
 
 def _rope(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -311,9 +334,11 @@ def _plan(model_dir: Path, arch: str, config: dict[str, Any], quant: str) -> Ite
             for key in tensors.keys():  # noqa: SIM118  (a safetensors handle, not a dict)
                 if key.endswith((".attn.bias", ".attn.masked_bias", "rotary_emb.inv_freq")):
                     continue  # buffers, not weights
-                if arch == "gemma2" and key == "lm_head.weight":
+                if key.startswith(VISION_PARTS):
+                    continue  # the image side of a text-and-image model: llama.cpp's mmproj, not this file
+                if arch == "gemma2" and _text_key(key) == "lm_head.weight":
                     continue  # tied (checked): llama.cpp reads the embeddings
-                name = names.get_name(key, try_suffixes=(".weight", ".bias"))
+                name = names.get_name(_text_key(key), try_suffixes=(".weight", ".bias"))
                 if name is None:
                     raise InputError(
                         msg("GGUF export cannot place the tensor {key}.", key=key),
