@@ -6007,6 +6007,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>GGUF 导出支持 Llama、Mistral、Qwen2、Qwen3、Gemma 2、Gemma 3、Phi-3 和 GPT-2 模型；请把这个模型导出为文件夹。</translation>
     </message>
     <message>
+        <source>GGUF export reads 16- and 32-bit weights; this model was saved quantized ({method}).</source>
+        <translation>GGUF 导出读取 16 位和 32 位权重；这个模型保存时已被量化（{method}）。</translation>
+    </message>
+    <message>
+        <source>Train with LoRA rather than QLoRA to export GGUF, or export this run as a folder.</source>
+        <translation>要导出 GGUF，请用 LoRA 而不是 QLoRA 训练，或者把这次训练导出为文件夹。</translation>
+    </message>
+    <message>
         <source>GGUF export writes {architecture} models with a SentencePiece tokenizer; this one&apos;s is byte-level BPE.</source>
         <translation>GGUF 导出只支持使用 SentencePiece 分词器的 {architecture} 模型；这个模型的是字节级 BPE。</translation>
     </message>

@@ -6007,6 +6007,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>GGUF 匯出支援 Llama、Mistral、Qwen2、Qwen3、Gemma 2、Gemma 3、Phi-3 和 GPT-2 模型；請把這個模型匯出為資料夾。</translation>
     </message>
     <message>
+        <source>GGUF export reads 16- and 32-bit weights; this model was saved quantized ({method}).</source>
+        <translation>GGUF 匯出讀取 16 位元和 32 位元權重；這個模型儲存時已被量化（{method}）。</translation>
+    </message>
+    <message>
+        <source>Train with LoRA rather than QLoRA to export GGUF, or export this run as a folder.</source>
+        <translation>要匯出 GGUF，請用 LoRA 而不是 QLoRA 訓練，或者把這次訓練匯出為資料夾。</translation>
+    </message>
+    <message>
         <source>GGUF export writes {architecture} models with a SentencePiece tokenizer; this one&apos;s is byte-level BPE.</source>
         <translation>GGUF 匯出只支援使用 SentencePiece 分詞器的 {architecture} 模型；這個模型的是位元組級 BPE。</translation>
     </message>

@@ -391,3 +391,16 @@ def test_gemma_3_4b_and_up_are_written_as_their_text_model(models: dict, tmp_pat
     checks = gguf_check.compare(written, folder, list(gguf_check.FALLBACK_PROMPTS))
     assert sum(check.agrees for check in checks) >= gguf_check.REQUIRED["f16"]
     assert _logit_difference(written, folder, "用一句话介绍你自己。 Hello!  Who are you?") < 0.01
+
+
+def test_a_qlora_runs_quantized_model_is_refused_before_anything_is_written(
+    models: dict, tmp_path: Path
+) -> None:
+    folder = tmp_path / "qlora"
+    shutil.copytree(models["llama"], folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config["quantization_config"] = {"quant_method": "bitsandbytes", "load_in_4bit": True}
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(InputError, match=r"saved quantized \(bitsandbytes\)"):
+        write_gguf(folder, tmp_path / "out" / "model.gguf")
+    assert not (tmp_path / "out").exists()

@@ -80,6 +80,15 @@ def architecture_of(model_dir: Path) -> tuple[str, str]:
             ),
         )
     arch, pre = ARCHITECTURES[name]
+    quantized = config.get("quantization_config")
+    if quantized:  # a QLoRA run's model, saved in 4 bits: its tensors are packed bytes and their scales
+        raise InputError(
+            msg(
+                "GGUF export reads 16- and 32-bit weights; this model was saved quantized ({method}).",
+                method=str(quantized.get("quant_method", "?")) if isinstance(quantized, dict) else "?",
+            ),
+            msg("Train with LoRA rather than QLoRA to export GGUF, or export this run as a folder."),
+        )
     full, sliding = _rope(config)
     kinds = {"gemma3": ("default", "linear"), "llama": ("default", "llama3")}.get(arch, ("default",))
     # linear: Gemma 3 4B and up; llama3: Llama 3.1, 3.2 and 3.3 (their low frequencies stretched)
