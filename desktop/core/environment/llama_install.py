@@ -33,9 +33,9 @@ def install_command(python: str = sys.executable) -> list[str]:
     """The argument list that installs llama.cpp's binding for ``python`` (never a shell string): with uv
     where the app has it (the installed app's runtime is made by uv and has no pip), else pip. uv looks
     in the extra index first, so it takes the built wheels; pip is told to prefer them."""
-    from desktop.core.environment.repair import _uv_binary
+    from desktop.core.environment.repair import uv_binary
 
-    uv = _uv_binary()
+    uv = uv_binary()
     if uv:
         return [uv, "pip", "install", "--python", python, "--extra-index-url", WHEELS_INDEX, PACKAGE]
     return [python, "-m", "pip", "install", "--prefer-binary", "--extra-index-url", WHEELS_INDEX, PACKAGE]

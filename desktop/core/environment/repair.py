@@ -83,7 +83,7 @@ def installed_companions(python: str = sys.executable) -> list[str]:
     return found
 
 
-def _uv_binary() -> str | None:
+def uv_binary() -> str | None:
     try:
         import uv
 
@@ -111,7 +111,7 @@ def plan_repair(
     index = index_url.strip() or target.index_url
     packages = ["torch", *installed_companions(python)]
     requirements = [target.requirement, *packages[1:]]
-    uv_bin = _uv_binary() if use_uv else None
+    uv_bin = uv_binary() if use_uv else None
     if uv_bin:
         reinstall = [arg for name in packages for arg in ("--reinstall-package", name)]
         command = [
