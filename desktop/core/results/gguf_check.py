@@ -410,7 +410,6 @@ def verify_in_child(
     import json
     import subprocess
     import sys
-    import threading
 
     from desktop.core.results.gguf_writer import GgufCancelled
     from desktop.core.system import processes
@@ -430,16 +429,7 @@ def verify_in_child(
         errors="replace",
         env=processes.child_env(PYTHONPATH=processes.package_path()),
     )
-    ended, stopped = threading.Event(), threading.Event()
-
-    def watch() -> None:  # a child process, not a Qt signal: asked five times a second
-        while not ended.wait(0.2):
-            if cancelled is not None and cancelled():
-                stopped.set()
-                processes.kill_tree(child.pid)
-                return
-
-    threading.Thread(target=watch, daemon=True).start()
+    ended, stopped = processes.kill_when(child, cancelled)
     answer, last = None, ""
     try:
         assert child.stdin is not None and child.stdout is not None

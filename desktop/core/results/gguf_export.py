@@ -253,18 +253,10 @@ def _write_k_quant(
 ) -> None:
     """The f16 file first (this process's own, PID-named), then llama.cpp's quantizer into ``out``."""
     from desktop.core.results.gguf_quantize import quantize
-    from desktop.core.results.gguf_writer import write_gguf
+    from desktop.core.results.gguf_writer import own_partial, write_gguf
 
-    pid = os.getpid()
-    f16 = out.with_name(f"{out.name}.{pid}.f16")
-    partial = out.with_name(f"{out.name}.{pid}.partial")
-    try:
-        partial.open("xb").close()
-    except FileExistsError:
-        raise InputError(
-            msg("{file} is in the way of the export.", file=str(partial)),
-            msg("Delete it, or export to another folder."),
-        ) from None
+    f16 = out.with_name(f"{out.name}.{os.getpid()}.f16")
+    partial = own_partial(out)
     try:
         write_gguf(model_dir, f16, "f16", lambda i, n: report("gguf", 0.5 * i / n), cancelled)
         report("quantize", 0.5)

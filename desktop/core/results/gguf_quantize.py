@@ -37,7 +37,6 @@ def quantize(
         ModelError: llama.cpp failed; its last words are the message.
     """
     import subprocess
-    import threading
 
     from desktop.core.results.gguf_writer import GgufCancelled
     from desktop.core.system import processes
@@ -52,17 +51,7 @@ def quantize(
         encoding="utf-8",
         errors="replace",
     )
-    done = threading.Event()
-    stopped = threading.Event()
-
-    def watch() -> None:  # a child process, not a Qt signal: asked five times a second
-        while not done.wait(0.2):
-            if cancelled is not None and cancelled():
-                stopped.set()
-                processes.kill_tree(child.pid)
-                return
-
-    threading.Thread(target=watch, daemon=True).start()
+    done, stopped = processes.kill_when(child, cancelled)
     last = ""
     try:
         assert child.stdout is not None

@@ -158,7 +158,6 @@ def write_gguf(
         InputError: An architecture, tokenizer or quantization this export cannot write.
     """
     import contextlib
-    import os
 
     import gguf
     import numpy as np
@@ -171,15 +170,7 @@ def write_gguf(
     arch, pre = architecture_of(model_dir)
 
     config = _config(model_dir)
-    # This process's own partial file, made here and nowhere else: the only file a failure deletes.
-    partial = out.with_name(f"{out.name}.{os.getpid()}.partial")
-    try:
-        partial.open("xb").close()
-    except FileExistsError:
-        raise InputError(
-            msg("{file} is in the way of the export.", file=str(partial)),
-            msg("Delete it, or export to another folder."),
-        ) from None
+    partial = own_partial(out)
     writer = gguf.GGUFWriter(partial, arch)
     try:
         _metadata(writer, arch, config, quant)
@@ -215,6 +206,26 @@ def write_gguf(
         partial.unlink(missing_ok=True)
         raise
     return GgufResult(out, out.stat().st_size, arch, quant, vocab.chat_template, vocab.eos_token)
+
+
+def own_partial(out: Path) -> Path:
+    """This process's own partial file for ``out`` (``NAME.PID.partial``), made here, exclusively: the
+    only file a failure or a cancel deletes.
+
+    Raises:
+        InputError: A file of that name is in the way (never overwritten).
+    """
+    import os
+
+    partial = out.with_name(f"{out.name}.{os.getpid()}.partial")
+    try:
+        partial.open("xb").close()
+    except FileExistsError:
+        raise InputError(
+            msg("{file} is in the way of the export.", file=str(partial)),
+            msg("Delete it, or export to another folder."),
+        ) from None
+    return partial
 
 
 class GgufCancelled(Exception):

@@ -16,7 +16,7 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 WINDOWS = sys.platform == "win32"
@@ -333,6 +333,25 @@ def kill_tree(pid: int, grace_s: float = 5.0) -> None:
             proc.kill()
         except psutil.NoSuchProcess:
             continue
+
+
+def kill_when(
+    child: subprocess.Popen, cancelled: Callable[[], bool] | None
+) -> tuple[threading.Event, threading.Event]:
+    """Watch ``cancelled`` five times a second (a child process, not a Qt signal) and stop ``child`` and
+    its own children when it says so. Returns two events: set ``ended`` when done with the child (it
+    ends the watcher); ``stopped`` is set when the child was stopped for a cancel."""
+    ended, stopped = threading.Event(), threading.Event()
+
+    def watch() -> None:
+        while not ended.wait(0.2):
+            if cancelled is not None and cancelled():
+                stopped.set()
+                kill_tree(child.pid)
+                return
+
+    threading.Thread(target=watch, daemon=True).start()
+    return ended, stopped
 
 
 def package_path() -> str:
