@@ -5867,6 +5867,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请为这些行补上{fix}，或跳过它们：在“列”下勾选“跳过文本为空或没有标签的行”（配置文件中为 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
+        <source>Rows with no readable prompt, chosen and rejected answer ({count}): {rows}.</source>
+        <translation>读不出提示词、选中回答和被拒回答的行（{count} 行）：{rows}。</translation>
+    </message>
+    <message>
+        <source>Rows whose chosen answer is the rejected one ({count}): {rows}. Such a pair teaches nothing.</source>
+        <translation>选中回答与被拒回答相同的行（{count} 行）：{rows}。这样的偏好对什么也学不到。</translation>
+    </message>
+    <message>
+        <source>Rows with an empty answer ({count}): {rows}.</source>
+        <translation>有空回答的行（{count} 行）：{rows}。</translation>
+    </message>
+    <message>
+        <source>Rows whose prompt alone fills the max length of {max} tokens, so that both answers would be cut to nothing ({count}): {rows}.</source>
+        <translation>仅提示词就占满了 {max} 个词元的最大长度、两个回答都会被截成空的行（{count} 行）：{rows}。</translation>
+    </message>
+    <message>
+        <source>The max length of {max} tokens cuts the answers of {count} of {total} pairs ({share:.0%}): {rows}.</source>
+        <translation>{max} 个词元的最大长度会截断 {total} 个偏好对中 {count} 个的回答（{share:.0%}）：{rows}。</translation>
+    </message>
+    <message>
         <source>llama.cpp could not be installed (pip exit code {code}). Check the connection (or the pip mirror), then try again; on Linux, pip can also build it with a C++ compiler.</source>
         <translation>无法安装 llama.cpp（pip 退出码 {code}）。请检查网络连接（或 pip 镜像）后重试；在 Linux 上，pip 也可以用 C++ 编译器自行编译它。</translation>
     </message>

@@ -5867,6 +5867,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請為這些列補上{fix}，或略過它們：在「欄位」下勾選「略過文字為空或沒有標籤的列」（設定檔中為 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
+        <source>Rows with no readable prompt, chosen and rejected answer ({count}): {rows}.</source>
+        <translation>讀不出提示詞、選中回答和被拒回答的列（{count} 列）：{rows}。</translation>
+    </message>
+    <message>
+        <source>Rows whose chosen answer is the rejected one ({count}): {rows}. Such a pair teaches nothing.</source>
+        <translation>選中回答與被拒回答相同的列（{count} 列）：{rows}。這樣的偏好對什麼也學不到。</translation>
+    </message>
+    <message>
+        <source>Rows with an empty answer ({count}): {rows}.</source>
+        <translation>有空回答的列（{count} 列）：{rows}。</translation>
+    </message>
+    <message>
+        <source>Rows whose prompt alone fills the max length of {max} tokens, so that both answers would be cut to nothing ({count}): {rows}.</source>
+        <translation>僅提示詞就佔滿了 {max} 個詞元的最大長度、兩個回答都會被截成空的列（{count} 列）：{rows}。</translation>
+    </message>
+    <message>
+        <source>The max length of {max} tokens cuts the answers of {count} of {total} pairs ({share:.0%}): {rows}.</source>
+        <translation>{max} 個詞元的最大長度會截斷 {total} 個偏好對中 {count} 個的回答（{share:.0%}）：{rows}。</translation>
+    </message>
+    <message>
         <source>llama.cpp could not be installed (pip exit code {code}). Check the connection (or the pip mirror), then try again; on Linux, pip can also build it with a C++ compiler.</source>
         <translation>無法安裝 llama.cpp（pip 結束代碼 {code}）。請檢查網路連線（或 pip 鏡像）後重試；在 Linux 上，pip 也可以用 C++ 編譯器自行編譯它。</translation>
     </message>
