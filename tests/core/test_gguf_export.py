@@ -17,6 +17,7 @@ from desktop.core.results import gguf_check
 from desktop.core.results.gguf_export import already_there, export_run_gguf, gguf_path
 from desktop.core.results.gguf_writer import GgufCancelled
 from desktop.core.system.errors import InputError
+from tests.conftest import PARTING_LLAMA
 from tests.core.helpers import make_config
 
 
@@ -341,3 +342,27 @@ def test_the_ollama_name_is_one_ollama_takes_whatever_the_run_is_called() -> Non
         == "20261204-101500-qwen-chat-q8_0"
     )
     assert ollama_name(Path("20261204-101500-客服助手-F16.gguf")) == "finetune-studio-20261204-101500-f16"
+
+
+def test_replacing_an_export_deletes_its_other_name_only_when_the_app_wrote_it(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
+) -> None:
+    """A file that was unverified, exported again and now called not checked, goes under the plain name:
+    the old unverified one is the app's (its check is on record) and goes; one the app has no record of
+    stays."""
+    fake_llama_cpp(PARTING_LLAMA)
+    run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
+    first = export_run_gguf(run, tmp_path / "out", "f16").path
+    assert first.name == "run-chat-F16-unverified.gguf"
+    again = export_run_gguf(run, tmp_path / "out", "f16", overwrite=True, verify=False).path
+    assert again.name == "run-chat-F16.gguf" and not first.exists()
+    record = json.loads((tmp_path / "out" / "gguf-checks.json").read_text(encoding="utf-8"))
+    assert list(record) == ["run-chat-F16.gguf"]
+    theirs = tmp_path / "out" / "run-chat-Q8_0-unverified.gguf"
+    theirs.write_bytes(b"not the app's")
+    export_run_gguf(run, tmp_path / "out", "q8_0", overwrite=True, verify=False)
+    assert theirs.read_bytes() == b"not the app's"
+    assert (
+        sorted(p.name for p in (tmp_path / "out").iterdir() if ".partial" in p.name or ".checking" in p.name)
+        == []
+    )

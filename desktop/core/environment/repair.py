@@ -193,7 +193,6 @@ def stream_command(
     Raises:
         OSError: The installer could not be started.
     """
-    cancel = cancel or threading.Event()
     lines: list[str] = []
     proc = processes.popen(
         command,
@@ -204,27 +203,22 @@ def stream_command(
         errors="replace",
         bufsize=1,
     )
-    watcher = threading.Thread(target=_stop_on_cancel, args=(proc, cancel), daemon=True)
-    watcher.start()
+    # Stopped with the processes it started (uv's) when ``cancel`` is set.
+    ended, _ = processes.kill_when(proc, cancel.is_set if cancel is not None else None)
     done = 0.0
-    on_progress(done)
-    assert proc.stdout is not None
-    for raw in proc.stdout:
-        line = redact(raw.rstrip())  # an index URL with a token may be echoed
-        lines.append(line)
-        on_line(line)
-        done = progress_of(line, done)
+    try:
         on_progress(done)
-    code = proc.wait()
-    cancelled = cancel.is_set()
-    cancel.set()  # ends the watcher
-    return code, cancelled, lines
-
-
-def _stop_on_cancel(proc: subprocess.Popen, cancel: threading.Event) -> None:
-    cancel.wait()
-    if proc.poll() is None:
-        processes.kill_tree(proc.pid)  # uv and the processes it started
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            line = redact(raw.rstrip())  # an index URL with a token may be echoed
+            lines.append(line)
+            on_line(line)
+            done = progress_of(line, done)
+            on_progress(done)
+        code = proc.wait()
+    finally:
+        ended.set()
+    return code, cancel is not None and cancel.is_set(), lines
 
 
 def _recovery(plan: RepairPlan, probe: TorchInfo, cancelled: bool) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,7 +137,7 @@ def export_run_gguf(
         GgufCancelled: Cancelled; nothing was left behind.
     """
     from desktop.core.results import gguf_check
-    from desktop.core.results.gguf_writer import architecture_of, write_gguf
+    from desktop.core.results.gguf_writer import architecture_of, own_partial, write_gguf
 
     report = progress or (lambda stage, fraction: None)
     model_dir = _model_dir(run)
@@ -162,24 +161,20 @@ def export_run_gguf(
     made = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     writing = 0.5 if quant in K_QUANTS else 0.8
+    checking: Path | None = None
+    # Written and checked under this process's own name, then renamed once, to the name the verdict
+    # gives: a failure or a cancel at any point deletes that file of ours and nothing else.
     try:
+        checking = own_partial(out, "checking")
         if quant in K_QUANTS:
-            _write_k_quant(model_dir, out, quant, report, cancelled)
+            _write_k_quant(model_dir, checking, quant, report, cancelled)
         else:
-            write_gguf(model_dir, out, quant, lambda i, n: report("gguf", writing * i / n), cancelled)
-    except BaseException:
-        for path in made:  # cancelled or failed: not even an empty folder left behind
-            if path.is_dir() and not any(path.iterdir()):
-                path.rmdir()
-        raise
-    for stale in (unverified_path(out),) if overwrite else ():
-        stale.unlink(missing_ok=True)  # the user agreed to replace it; the new verdict stands alone
-    report("check", 0.8)
-    prompts, system = gguf_check.example_prompts(run)
-    if verify:
-        try:
+            write_gguf(model_dir, checking, quant, lambda i, n: report("gguf", writing * i / n), cancelled)
+        report("check", 0.8)
+        prompts, system = gguf_check.example_prompts(run)
+        if verify:
             verification = gguf_check.verify_in_child(
-                out,
+                checking,
                 model_dir,
                 quant,
                 prompts,
@@ -187,18 +182,26 @@ def export_run_gguf(
                 lambda i, n: report("check", 0.8 + 0.2 * i / n),
                 cancelled,
             )
-        except BaseException:
-            out.unlink(missing_ok=True)  # written by this export a moment ago: a cancel leaves nothing
-            for path in made:
-                if path.is_dir() and not any(path.iterdir()):
-                    path.rmdir()
-            raise
-    else:
-        skipped = msg("the check by llama.cpp was skipped.")
-        verification = GgufVerification(quant, False, reason=skipped)
-    if verification.checked and not verification.verified:
-        out = out.replace(unverified_path(out))  # kept, under a name that says so
-    modelfile, card = _write_beside(run, out, verification, system)
+        else:
+            skipped = msg("the check by llama.cpp was skipped.")
+            verification = GgufVerification(quant, False, reason=skipped)
+        failed = verification.checked and not verification.verified
+        final = unverified_path(out) if failed else out  # kept, under a name that says so
+        checking.replace(final)
+    except BaseException:
+        if checking is not None:
+            checking.unlink(missing_ok=True)
+        for path in made:  # cancelled or failed: not even an empty folder left behind
+            if path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+        raise
+    other = out if final != out else unverified_path(out)
+    if overwrite and other.name in _read_checks(folder):
+        # The same export under its other name: written by this app (its check is on record) and agreed
+        # to be replaced. A file of that name the app has no record of stays.
+        other.unlink(missing_ok=True)
+    modelfile, card = _write_beside(run, final, verification, system)
+    out = final
     report("done", 1.0)
     return GgufExport(out, out.stat().st_size, quant, verification, modelfile, card)
 
@@ -251,12 +254,17 @@ def _write_k_quant(
     report: Callable[[str, float], None],
     cancelled: Callable[[], bool] | None,
 ) -> None:
-    """The f16 file first (this process's own, PID-named), then llama.cpp's quantizer into ``out``."""
+    """The f16 file first, then llama.cpp's quantizer into ``out``. Both work files are this process's
+    own (:func:`own_partial`: made here, exclusively), so they are the only files deleted here."""
     from desktop.core.results.gguf_quantize import quantize
     from desktop.core.results.gguf_writer import own_partial, write_gguf
 
-    f16 = out.with_name(f"{out.name}.{os.getpid()}.f16")
-    partial = own_partial(out)
+    f16 = own_partial(out, "f16")
+    try:
+        partial = own_partial(out)
+    except BaseException:
+        f16.unlink()
+        raise
     try:
         write_gguf(model_dir, f16, "f16", lambda i, n: report("gguf", 0.5 * i / n), cancelled)
         report("quantize", 0.5)
@@ -264,8 +272,8 @@ def _write_k_quant(
         partial.replace(out)
         report("quantize", 0.8)
     finally:
-        f16.unlink(missing_ok=True)  # made by this export under this process's name: ours to delete
-        partial.unlink(missing_ok=True)
+        f16.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)  # gone already when it was renamed into place
 
 
 def _write_beside(run: Any, out: Path, verification: GgufVerification, system: str) -> tuple[Path, Path]:
@@ -278,16 +286,7 @@ def _write_beside(run: Any, out: Path, verification: GgufVerification, system: s
     system = system or _template_system(run.model_dir, chat_template)
     folder = out.parent
     atomic_write_text(folder / "Modelfile", modelfile(out.name, chat_template, eos_token, system))
-    checks_file = folder / CHECKS_NAME
-    try:
-        checks = json.loads(checks_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        checks = {}
-    if not isinstance(checks, dict):  # edited by hand into something else: start again
-        checks = {}
-    checks = {
-        name: value for name, value in checks.items() if isinstance(value, dict) and (folder / name).is_file()
-    }
+    checks = _read_checks(folder)
     for name in (out.name, unverified_path(out).name, out.name.replace(UNVERIFIED, "")):
         checks.pop(name, None)
     entry = verification.to_dict()
@@ -295,7 +294,7 @@ def _write_beside(run: Any, out: Path, verification: GgufVerification, system: s
     difference = verification.difference()
     entry["difference"] = localized(difference, "en") if difference else ""
     checks[out.name] = entry
-    atomic_write_text(checks_file, json.dumps(checks, ensure_ascii=False, indent=1))
+    atomic_write_text(folder / CHECKS_NAME, json.dumps(checks, ensure_ascii=False, indent=1))
     atomic_write_text(folder / CARD_NAME, _card(run, out, checks))
     return folder / "Modelfile", folder / CARD_NAME
 
@@ -314,6 +313,20 @@ def _template_system(model_dir: Path, chat_template: str) -> str:
     except Exception:  # a template that needs more than a user turn: no SYSTEM line, as before
         return ""
     return template_system(chat_template, rendered)
+
+
+def _read_checks(folder: Path) -> dict[str, dict[str, Any]]:
+    """The record of the GGUF files this app wrote in ``folder`` and their checks, by file name (those
+    still there)."""
+    try:
+        checks = json.loads((folder / CHECKS_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(checks, dict):  # edited by hand into something else: start again
+        return {}
+    return {
+        name: value for name, value in checks.items() if isinstance(value, dict) and (folder / name).is_file()
+    }
 
 
 def _chat_template(model_dir: Path) -> tuple[str, str]:

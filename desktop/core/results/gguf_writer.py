@@ -208,16 +208,16 @@ def write_gguf(
     return GgufResult(out, out.stat().st_size, arch, quant, vocab.chat_template, vocab.eos_token)
 
 
-def own_partial(out: Path) -> Path:
-    """This process's own partial file for ``out`` (``NAME.PID.partial``), made here, exclusively: the
-    only file a failure or a cancel deletes.
+def own_partial(out: Path, kind: str = "partial") -> Path:
+    """This process's own work file for ``out`` (``NAME.PID.KIND``), made here, exclusively (empty): the
+    only kind of file a failure or a cancel deletes, for no one else can have made it.
 
     Raises:
         InputError: A file of that name is in the way (never overwritten).
     """
     import os
 
-    partial = out.with_name(f"{out.name}.{os.getpid()}.partial")
+    partial = out.with_name(f"{out.name}.{os.getpid()}.{kind}")
     try:
         partial.open("xb").close()
     except FileExistsError:

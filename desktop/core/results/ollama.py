@@ -102,7 +102,6 @@ def create(
     binary = find_binary()
     if binary is None:
         raise ModelError(msg("Ollama is not installed."), msg("Get it from {url}.", url=DOWNLOAD_URL))
-    cancel = cancel or threading.Event()
     child = processes.popen(
         [binary, "create", name, *(["--quantize", quantize] if quantize else []), "-f", str(modelfile)],
         cwd=str(modelfile.parent),
@@ -113,8 +112,7 @@ def create(
         errors="replace",
         bufsize=1,
     )
-    watcher = threading.Thread(target=_stop_on_cancel, args=(child, cancel), daemon=True)
-    watcher.start()
+    ended, stopped = processes.kill_when(child, cancel.is_set if cancel is not None else None)
     lines: list[str] = []
     done = 0.0
     try:
@@ -133,11 +131,10 @@ def create(
         code = child.wait()
     except BaseException:
         processes.kill_tree(child.pid)  # never left running behind a failure here
-        cancel.set()
         raise
-    stopped = cancel.is_set()
-    cancel.set()  # ends the watcher
-    if stopped:
+    finally:
+        ended.set()
+    if stopped.is_set():
         raise ModelError(msg("Adding the model to Ollama was cancelled."), msg("Add it again when you like."))
     if code != 0:
         raise ModelError(
@@ -148,9 +145,3 @@ def create(
             msg("Check that Ollama is running and up to date, then try again."),
         )
     return f"ollama run {name}"
-
-
-def _stop_on_cancel(child: subprocess.Popen, cancel: threading.Event) -> None:
-    cancel.wait()
-    if child.poll() is None:
-        processes.kill_tree(child.pid)
