@@ -98,6 +98,9 @@ TASK_NEEDS = {
     "causal-lm": msg(
         "Pick a decoder model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), GPT-2 (gpt2) or Llama."
     ),
+    "preference": msg(
+        "Pick a chat model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), or one of your finished chat runs."
+    ),
     "seq2seq": msg(
         "Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or "
         "BART (facebook/bart-base)."
@@ -177,6 +180,14 @@ def check_data(
             eval_, config.task, guess.columns, config.data.drop_bad_rows, training=False
         )
         notes += eval_notes
+    if config.task == "preference":
+        from desktop.core.data.tasks.preference import check_pairs
+
+        train, pair_notes = check_pairs(train, guess.columns, config.data.drop_bad_rows)
+        notes += pair_notes
+        if eval_ is not None:
+            eval_, pair_notes = check_pairs(eval_, guess.columns, config.data.drop_bad_rows)
+            notes += pair_notes
     if config.task == "classification":
         if config.data.merge_label_case:
             notes += merge_label_case(train, eval_, guess.columns.label)
@@ -295,7 +306,7 @@ def task_mismatch(task: str, model_config: dict[str, Any], model: str) -> str:
     """Why a model with this ``config.json`` cannot be trained for ``task`` (one sentence), or ``""``."""
     kind = str(model_config.get("model_type", ""))
     encoder_decoder = bool(model_config.get("is_encoder_decoder")) or kind in ENCODER_DECODER
-    if task == "causal-lm":
+    if task in ("causal-lm", "preference"):
         if encoder_decoder:
             return msg(
                 "{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), "

@@ -59,6 +59,8 @@ ROLE_NAMES: dict[str, tuple[str, ...]] = {
     "output": ("output", "response", "answer", "输出", "回答", "答案", "回复"),
     "messages": ("messages", "conversations", "conversation", "dialog", "dialogue", "chat", "对话"),
     "prompt": ("prompt", "question", "问题", "提示"),
+    "chosen": ("chosen", "preferred", "better", "good", "chosenresponse", "选中", "优选", "好回答", "选择"),
+    "rejected": ("rejected", "dispreferred", "worse", "bad", "rejectedresponse", "拒绝", "被拒", "差回答"),
     "completion": ("completion", "response", "answer", "chosen", "回答", "答案"),
     "source": ("source", "src", "input", "document", "article", "question", "原文", "源文", "输入", "问题"),
     "target": (
@@ -86,6 +88,7 @@ CAUSAL_FORMATS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 TASK_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "classification": (("text", "label"), ("text_pair",)),
     "seq2seq": (("source", "target"), ()),
+    "preference": (("chosen", "rejected"), ("prompt",)),
 }
 
 

@@ -22,6 +22,7 @@ HF_TASKS = {
     "classification": ("text-classification", "fill-mask"),
     "causal-lm": ("text-generation",),
     "seq2seq": ("text2text-generation", "translation", "summarization"),
+    "preference": ("text-generation",),
 }
 DTYPE_BYTES = {
     "F64": 8,

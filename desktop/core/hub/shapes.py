@@ -29,6 +29,7 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
         "classification": AutoModelForSequenceClassification,
         "causal-lm": AutoModelForCausalLM,
         "seq2seq": AutoModelForSeq2SeqLM,
+        "preference": AutoModelForCausalLM,
     }[config.task]
     with torch.device("meta"):
         model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)

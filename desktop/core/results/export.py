@@ -38,6 +38,7 @@ PIPELINE_TASKS = {
     "classification": "text-classification",
     "causal-lm": "text-generation",
     "seq2seq": "text2text-generation",
+    "preference": "text-generation",
 }
 
 STAGES = {

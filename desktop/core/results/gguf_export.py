@@ -208,7 +208,7 @@ def export_run_gguf(
 
 def _model_dir(run: Any) -> Path:
     config = run.config()
-    if config.task != "causal-lm":
+    if config.task not in ("causal-lm", "preference"):
         raise InputError(
             msg(
                 "GGUF is for decoder chat models (causal LM); {run} is a {task} run.",

@@ -18,6 +18,7 @@ AUTO_CLASSES = {
     "classification": "AutoModelForSequenceClassification",
     "causal-lm": "AutoModelForCausalLM",
     "seq2seq": "AutoModelForSeq2SeqLM",
+    "preference": "AutoModelForCausalLM",
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.core.settings.config_sections import model_task
 from desktop.core.system.errors import ModelError
 from desktop.core.system.messages import msg
 
@@ -60,8 +61,8 @@ def inspect_folder(folder: str | Path, run_config: Path | None = None) -> Folder
         from desktop.core.settings.config import load_config
 
         config = load_config(saved)
-        task = config.task
-        chat = config.task == "causal-lm" and not config.columns.text
+        task = model_task(config.task)
+        chat = task == "causal-lm" and not config.columns.text
         trained_from, seed = config.model.name, config.training.seed
     base = ""
     if adapter_file.is_file():

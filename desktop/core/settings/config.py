@@ -21,6 +21,7 @@ from desktop.core.settings.config_sections import (
     COMPILE_BACKENDS,
     DATA_SUFFIXES,
     HUB_ID,
+    METHODS,
     OPTIMIZERS,
     PRECISIONS,
     SCHEDULERS,
@@ -33,6 +34,7 @@ from desktop.core.settings.config_sections import (
     ModelSource,
     Output,
     Performance,
+    Preference,
     Training,
     Validation,
     help_field,
@@ -40,7 +42,8 @@ from desktop.core.settings.config_sections import (
 from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.messages import msg
 
-SCHEMA_VERSION = "1.3"  # 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery
+# 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery; 1.4: [preference]
+SCHEMA_VERSION = "1.4"
 
 
 @dataclass
@@ -48,7 +51,7 @@ class RunConfig:
     """Everything needed to reproduce a run."""
 
     schema_version: str = SCHEMA_VERSION
-    task: str = help_field("classification, causal-lm or seq2seq.", default="classification")
+    task: str = help_field("classification, causal-lm, seq2seq or preference.", default="classification")
     model: ModelSource = field(default_factory=ModelSource)
     data: DataSource = field(default_factory=DataSource)
     columns: Columns = field(default_factory=Columns)
@@ -56,6 +59,7 @@ class RunConfig:
     training: Training = field(default_factory=Training)
     performance: Performance = field(default_factory=Performance)
     lora: Lora = field(default_factory=Lora)
+    preference: Preference = field(default_factory=Preference)
     output: Output = field(default_factory=Output)
     launch: Launch = field(default_factory=Launch)
 
@@ -323,7 +327,8 @@ def _validate(config: RunConfig) -> list[Problem]:
     t = config.training
     # inf and nan pass every comparison below the wrong way (nan < 0 is false): name them first.
     infinite = set()
-    for section, values in (("training", t), ("validation", config.validation), ("lora", config.lora)):
+    sections = (("training", t), ("validation", config.validation), ("lora", config.lora))
+    for section, values in (*sections, ("preference", config.preference)):
         for name, value in vars(values).items():
             if isinstance(value, float) and not math.isfinite(value):
                 add(f"{section}.{name}", msg("must be a finite number, not {value}.", value=value))
@@ -351,6 +356,10 @@ def _validate(config: RunConfig) -> list[Problem]:
     if not 8 <= t.max_length <= 1_048_576:
         add("training.max_length", msg("must be between 8 and 1048576 tokens."))
     _validate_performance(config, add)
+    if config.preference.method not in METHODS:
+        add("preference.method", msg("must be one of {choices}.", choices=", ".join(METHODS)))
+    if "preference.beta" not in infinite and config.preference.beta <= 0:
+        add("preference.beta", msg("must be above 0; 0.1 is usual."))
     return problems
 
 

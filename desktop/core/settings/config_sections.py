@@ -9,7 +9,9 @@ from typing import Any
 
 from desktop.core.system.messages import Msg, collected, msg
 
-TASKS = ("classification", "causal-lm", "seq2seq")
+TASKS = ("classification", "causal-lm", "seq2seq", "preference")
+METHODS = ("dpo", "orpo")
+"""Preference tuning: DPO (against a frozen reference model) or ORPO (no reference model)."""
 SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "adafactor", "adamw_bnb_8bit", "paged_adamw_8bit")
@@ -24,6 +26,12 @@ BUNDLED_MODELS: dict[str, tuple[str, str, str]] = {
 }
 HUB_ID = re.compile(r"^(modelscope:)?[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 """A hub id (``owner/name``), optionally ``modelscope:owner/name`` for one from ModelScope."""
+
+
+def model_task(task: str) -> str:
+    """The task whose kind of model ``task`` trains: a preference run tunes a causal LM (a chat model),
+    which exports, answers and converts as one."""
+    return "causal-lm" if task == "preference" else task
 
 
 def help_field(text: str, **kwargs: Any) -> Any:
@@ -77,10 +85,18 @@ class Columns:
     input: str = help_field("Alpaca-style optional input.", default="")
     output: str = help_field("Alpaca-style answer.", default="")
     messages: str = help_field('Chat conversations: lists of messages with "role" and "content".', default="")
-    prompt: str = help_field("Prompt whose completion is learned.", default="")
+    prompt: str = help_field(
+        "Prompt whose completion is learned; for preference pairs, the prompt both answers reply to.",
+        default="",
+    )
     completion: str = help_field("Completion for the prompt.", default="")
     source: str = help_field("Sequence-to-sequence input.", default="")
     target: str = help_field("Sequence-to-sequence output.", default="")
+    chosen: str = help_field(
+        "Preference pairs: the better answer (text, or a whole conversation as a list of messages).",
+        default="",
+    )
+    rejected: str = help_field("Preference pairs: the worse answer to the same prompt.", default="")
 
     def mapped(self) -> dict[str, str]:
         """The roles that name a column, as ``{role: column}``."""
@@ -199,6 +215,23 @@ class Lora:
     qlora: bool = help_field(
         "QLoRA: keep the frozen base model in 4 bits (bitsandbytes, CUDA GPU): about 1/8 of its memory.",
         default=False,
+    )
+
+
+@dataclass
+class Preference:
+    """Preference tuning (task "preference"): how the pairs teach the model which answer is better."""
+
+    method: str = help_field(
+        "dpo (Direct Preference Optimization: the model moves away from a frozen copy of where it started "
+        "toward the chosen answers) or orpo (Odds Ratio Preference Optimization: learns the chosen answers "
+        "and prefers them in one loss, without a reference model: less memory).",
+        default="dpo",
+    )
+    beta: float = help_field(
+        "How strongly the preference counts: DPO's beta (higher keeps the model closer to where it started; "
+        "0.1 is usual), ORPO's weight of the preference against learning the chosen answers (0.1 is usual).",
+        default=0.1,
     )
 
 

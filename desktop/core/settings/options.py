@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.core.settings.config import RunConfig
+from desktop.core.settings.config_sections import model_task
 from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.messages import msg
 
@@ -329,7 +330,7 @@ def apply_lora(model: Any, config: RunConfig) -> Any:
     )
     peft_config = LoraConfig(
         fan_in_fan_out=conv1d,
-        task_type=LORA_TASK_TYPES[config.task],
+        task_type=LORA_TASK_TYPES[model_task(config.task)],
         r=lora.rank,
         lora_alpha=lora.alpha,
         lora_dropout=lora.dropout,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.data.tasks import SAMPLE_ROWS, SCORED_ROWS
+from desktop.core.training.preference_evaluation import PreferenceReport
 
 EVALUATION_NAME = "evaluation.json"
 MAX_ERRORS = 500
@@ -122,7 +123,7 @@ class GenerationReport:
         return cls(**data)
 
 
-Report = ClassificationReport | GenerationReport
+Report = ClassificationReport | GenerationReport | PreferenceReport
 
 
 def bleu_chrf(outputs: list[str], references: list[str]) -> tuple[float, float, str]:
@@ -343,6 +344,8 @@ def card_section(run_dir: Path, out: Path) -> str:
             )
         confusion_svg(report, out / "confusion_matrix.svg")
         lines += ["", "![Confusion matrix (rows: true label, columns: predicted)](confusion_matrix.svg)"]
+    elif isinstance(report, PreferenceReport):
+        lines += _preference_section(report, base, header, cells)
     else:
         lines += [f"On the {report.rows} evaluation rows the run held out:", "", header]
         for name, attribute in (
@@ -365,6 +368,41 @@ def card_section(run_dir: Path, out: Path) -> str:
                 row = (_cell(sample["prompt"]), _cell(sample["reference"]), _cell(sample["output"]))
                 lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _preference_section(report: PreferenceReport, base: Any, header: str, cells: Any) -> list[str]:
+    lines = [
+        f"On {report.rows} preference pairs the run held out (a model prefers the answer with the higher "
+        "mean log-probability per token):",
+        "",
+        header,
+    ]
+    for name, attribute in (("preference accuracy", "accuracy"), ("mean margin (nats per token)", "margin")):
+        values = (
+            (getattr(base, attribute), getattr(report, attribute)) if base else (getattr(report, attribute),)
+        )
+        lines.append(f"| {name} | {cells(*values)} |")
+    if report.reward_accuracy is not None:
+        lines += [
+            "",
+            f"{report.method.upper()} reward accuracy at the last evaluation: {report.reward_accuracy:.3f}",
+        ]
+    for title, examples in (
+        ("Now preferring the chosen answer", report.improved),
+        ("Still preferring the rejected answer", report.still_wrong),
+    ):
+        if examples:
+            lines += [
+                "",
+                f"{title}:",
+                "",
+                "| prompt | chosen | rejected | margin before | after |",
+                "|---|---|---|---|---|",
+            ]
+            for e in examples:
+                texts = (_cell(e["prompt"]), _cell(e["chosen"]), _cell(e["rejected"]))
+                lines.append("| " + " | ".join(texts) + f" | {cells(e['before'])} | {cells(e['after'])} |")
+    return lines
 
 
 def _cell(text: str, width: int = 120) -> str:
@@ -405,4 +443,6 @@ def load(run_dir: Path) -> dict[str, Report | None] | None:
 def _report(data: dict[str, Any]) -> Report:
     if data.get("task") == "classification":
         return ClassificationReport.from_dict(data)
+    if data.get("task") == "preference":
+        return PreferenceReport.from_dict(data)
     return GenerationReport.from_dict(data)

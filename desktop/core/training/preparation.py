@@ -71,6 +71,10 @@ def prepare(
     from desktop.core.settings.options import Capabilities, apply_lora, model_kwargs, resolve
 
     options = resolve(config, Capabilities.detect())  # refuses what this machine cannot run
+    if config.task == "preference":
+        from desktop.core.training.preference import check_available
+
+        check_available()
     phase(msg("Loading the tokenizer and the model"))
     from transformers import set_seed
 
@@ -133,7 +137,12 @@ def _training_args(
     t = config.training
     eval_strategy = ("steps" if t.eval_steps else "epoch") if has_eval else "no"
     cls = Seq2SeqTrainingArguments if seq2seq else TrainingArguments
-    options = _current_names(cls, {**options, **_distributed_args()})
+    extra: dict[str, Any] = {}
+    if config.task == "preference":  # TRL's config: TrainingArguments and the method's own fields
+        from desktop.core.training.preference import config_class, method_args
+
+        cls, extra = config_class(config.preference.method), method_args(config)
+    options = _current_names(cls, {**options, **_distributed_args(), **extra})
     return cls(
         output_dir=str(output_dir),
         num_train_epochs=t.epochs,
@@ -233,6 +242,16 @@ def make_trainer(
                 model_type=model_type or "?",
             )
         )
+    if config.task == "preference":
+        from desktop.core.training.preference import make_preference_trainer
+
+        trainer = make_preference_trainer(
+            prepared, args, [callback], lambda collate: CountingCollator(collate, tokens)
+        )
+        trainer.remove_callback(PrinterCallback)
+        if task.eval is not None:
+            recovering.watch_evaluation(trainer)
+        return trainer, callback
     trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
     if config.performance.group_by_length and not isinstance(task.collator, PaddingFreeCollator):
         trainer_cls = length_grouped(trainer_cls)  # padded batches: of examples of about one length

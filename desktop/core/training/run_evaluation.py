@@ -49,6 +49,9 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
     emit(PreparingEvent(msg("Evaluating the base model, for the figures before and after")))
     task, model = prepared.task, trainer.model
     classify = prepared.config.task == "classification"
+    if prepared.config.task == "preference":
+        _measure_preferences(trainer, prepared, run, base=True)
+        return
     try:
         loader = trainer.get_eval_dataloader()
         batches, logits, labels, losses = len(loader), [], [], []
@@ -119,6 +122,31 @@ def _answerer(trainer: Any, prepared: Prepared) -> Callable[[str, str], str]:
     return answer
 
 
+def _measure_preferences(
+    trainer: Any, prepared: Prepared, run: RunDir, base: bool, metrics: dict[str, float] | None = None
+) -> None:
+    """Which answer of the held-out pairs the model prefers, saved as the base or the tuned model's."""
+    from desktop.core.training import evaluation, preference_evaluation
+
+    model, pairs = trainer.model, prepared.task.pairs
+    try:
+        report = preference_evaluation.measure(model, prepared.tokenizer, pairs, trainer.args.device)
+        if base:
+            evaluation.save(run.path, base=report)
+            return
+        metrics = metrics or {}
+        report.method = prepared.config.preference.method
+        report.reward_accuracy = metrics.get("eval_rewards/accuracies")
+        report.reward_margin = metrics.get("eval_rewards/margins")
+        before = (evaluation.load(run.path) or {}).get("base")
+        before = before if isinstance(before, preference_evaluation.PreferenceReport) else None
+        evaluation.save(run.path, preference_evaluation.before_and_after(report, before, pairs))
+    except Exception:
+        log.warning("the preference evaluation could not be saved", exc_info=True)
+    finally:
+        model.train()
+
+
 ANSWER_TOKENS = 256
 """The longest answer generated for the evaluation's samples and scores."""
 
@@ -134,6 +162,10 @@ def write_evaluation(
     from desktop.core.training import distributed, evaluation
 
     task = prepared.task
+    if prepared.config.task == "preference":
+        if main and not distributed.world().distributed:
+            _measure_preferences(trainer, prepared, run, base=False, metrics=metrics)
+        return
     try:
         if prepared.config.task != "classification":
             if main and not distributed.world().distributed:  # one rank cannot generate with a split model

@@ -1,4 +1,4 @@
-"""The three tasks: model class, preprocessing, collator and metrics for each."""
+"""The four tasks: model class, preprocessing, collator and metrics for each."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ TASK_MODULES = {
     "classification": "desktop.core.data.tasks.classification",
     "causal-lm": "desktop.core.data.tasks.causal_lm",
     "seq2seq": "desktop.core.data.tasks.seq2seq",
+    "preference": "desktop.core.data.tasks.preference",
 }
 SAMPLE_ROWS = 8
 """Evaluation rows whose reference and answer are shown side by side."""
@@ -22,6 +23,7 @@ TASK_NAMES = {
     "classification": "text classification",
     "causal-lm": "causal-LM fine-tuning",
     "seq2seq": "sequence-to-sequence",
+    "preference": "preference tuning",
 }
 
 
@@ -42,6 +44,9 @@ class Prepared:
         eval_pairs: Causal-LM and sequence-to-sequence: (prompt, reference) of the first evaluation
             rows, for the evaluation's samples (and BLEU / chrF); ``chat``: prompts go through the
             chat template.
+        reference: Preference (DPO without LoRA): the frozen reference model.
+        pairs: Preference: the evaluation pairs (:class:`~desktop.core.data.tasks.preference.Pair`),
+            for the evaluation before and after.
     """
 
     model: Any
@@ -55,6 +60,8 @@ class Prepared:
     label_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     eval_pairs: list[tuple[str, str]] = field(default_factory=list)
     chat: bool = False
+    reference: Any = None
+    pairs: list[Any] = field(default_factory=list)
 
 
 def auto_class(task: str) -> Any:
@@ -65,6 +72,7 @@ def auto_class(task: str) -> Any:
         "classification": "AutoModelForSequenceClassification",
         "causal-lm": "AutoModelForCausalLM",
         "seq2seq": "AutoModelForSeq2SeqLM",
+        "preference": "AutoModelForCausalLM",
     }
     return getattr(transformers, names[task])
 

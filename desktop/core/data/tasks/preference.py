@@ -14,7 +14,9 @@ as text), which is what TRL's ``DPOTrainer`` and ``ORPOTrainer`` take in their c
 rows it was found in: a chosen answer equal to the rejected one, an empty side, a prompt that fills the
 max length (both answers cut to nothing), and pairs whose answers the max length cuts.
 
-Not yet used by the wizard or the trainer: the data layer of the preference task, landed first.
+The trainer is TRL's (``DPOTrainer``, ``ORPOTrainer``: :mod:`desktop.core.training.preference`); this
+module reads, checks and hands it the pairs as conversations, and loads the model (and, for DPO
+without LoRA, the frozen reference model beside it).
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.data.chats import parse_messages
+from desktop.core.data.tables import Table
+from desktop.core.data.tasks import Prepared, Tokenizing
+from desktop.core.settings.config import Columns, RunConfig
+from desktop.core.system.errors import DataError
 from desktop.core.system.messages import Msg, msg
 
 Messages = list[dict[str, str]]
@@ -101,30 +107,30 @@ def _from_hh(good: str, bad: str) -> Pair | None:
     return Pair(prompt, good[cut.end() :].strip(), bad[cut.end() :].strip())
 
 
-def pair_problems(
-    pairs: Sequence[Pair | None],
-    locate: Callable[[list[int]], str],
-    tokens: Callable[[Pair], tuple[int, int, int]],
-    max_length: int,
-) -> list[Msg]:
-    """What would waste a preference run, one sentence a kind, naming the rows (``locate`` turns
-    positions into the user's row numbers). ``tokens`` gives a pair's (prompt, chosen, rejected) token
-    counts, the prompt as the chat template renders it."""
+def read_pairs(table: Table, columns: Columns) -> list[Pair | None]:
+    """The pair of every row of ``table`` as mapped (``None`` where a row holds none)."""
+    names = [name for name in (columns.chosen, columns.rejected, columns.prompt) if name]
+    values = zip(*(table.column(name).tolist() for name in names), strict=True)
+    return [
+        read_pair(dict(zip(names, row, strict=True)), columns.chosen, columns.rejected, columns.prompt)
+        for row in values
+    ]
+
+
+def content_problems(
+    pairs: Sequence[Pair | None], locate: Callable[[list[int]], str]
+) -> tuple[list[int], list[Msg]]:
+    """The rows no run can learn from (no readable pair, an empty answer, the chosen answer equal to the
+    rejected one), and one sentence a kind naming them (``locate`` turns positions into row numbers)."""
     unreadable = [i for i, pair in enumerate(pairs) if pair is None]
-    same = [i for i, pair in enumerate(pairs) if pair and pair.chosen.strip() == pair.rejected.strip()]
     empty = [
         i for i, pair in enumerate(pairs) if pair and (not pair.chosen.strip() or not pair.rejected.strip())
     ]
-    same = [i for i in same if i not in empty]
-    too_long, cut = [], []
-    for i, pair in enumerate(pairs):
-        if pair is None or i in empty:
-            continue
-        asked, good, bad = tokens(pair)
-        if asked >= max_length:
-            too_long.append(i)
-        elif asked + max(good, bad) > max_length:
-            cut.append(i)
+    same = [
+        i
+        for i, pair in enumerate(pairs)
+        if pair and pair.chosen.strip() and pair.chosen.strip() == pair.rejected.strip()
+    ]
     found: list[Msg] = []
     if unreadable:
         found.append(
@@ -147,6 +153,32 @@ def pair_problems(
         found.append(
             msg("Rows with an empty answer ({count}): {rows}.", count=len(empty), rows=locate(empty))
         )
+    return sorted({*unreadable, *empty, *same}), found
+
+
+def length_problems(
+    pairs: Sequence[Pair | None],
+    locate: Callable[[list[int]], str],
+    tokens: Callable[[Pair], tuple[int, int, int]] | Sequence[tuple[int, int, int] | None],
+    max_length: int,
+) -> tuple[list[int], list[Msg]]:
+    """The rows whose prompt alone fills ``max_length`` (both answers would be cut to nothing: a run
+    leaves them out) and the pairs whose answers it cuts (count and share), with a sentence each.
+
+    ``tokens``: each pair's (prompt, chosen, rejected) token counts, the prompt as the chat template
+    renders it, as a function of the pair or a list beside ``pairs``.
+    """
+    counts = tokens if not callable(tokens) else [pair and tokens(pair) for pair in pairs]
+    too_long, cut = [], []
+    for i, (pair, count) in enumerate(zip(pairs, counts, strict=True)):
+        if pair is None or count is None or not pair.chosen.strip() or not pair.rejected.strip():
+            continue
+        asked, good, bad = count
+        if asked >= max_length:
+            too_long.append(i)
+        elif asked + max(good, bad) > max_length:
+            cut.append(i)
+    found: list[Msg] = []
     if too_long:
         found.append(
             msg(
@@ -169,4 +201,187 @@ def pair_problems(
                 rows=locate(cut),
             )
         )
-    return found
+    return too_long, found
+
+
+def pair_problems(
+    pairs: Sequence[Pair | None],
+    locate: Callable[[list[int]], str],
+    tokens: Callable[[Pair], tuple[int, int, int]],
+    max_length: int,
+) -> list[Msg]:
+    """Every problem of :func:`content_problems` and :func:`length_problems`, in that order."""
+    return content_problems(pairs, locate)[1] + length_problems(pairs, locate, tokens, max_length)[1]
+
+
+def check_pairs(table: Table, columns: Columns, drop_bad_rows: bool) -> tuple[Table, list[str]]:
+    """Refuse the rows no run can learn from, naming them (or leave them out with ``drop_bad_rows``).
+
+    Raises:
+        DataError: Some rows hold no pair, an empty answer or two equal answers.
+    """
+    bad, found = content_problems(read_pairs(table, columns), table.locate_many)
+    if not bad:
+        return table, []
+    if len(bad) == len(table) or not drop_bad_rows:
+        raise DataError(
+            msg("{source}: {problems}", source=table.source, problems=" ".join(found)),
+            msg(
+                'Correct those rows, or leave them out: tick "Leave out rows with a blank text or no label" '
+                "under Columns (data.drop_bad_rows = true in a config)."
+            )
+            if len(bad) < len(table)
+            else msg(
+                "Map chosen and rejected to the columns that hold the two answers (and prompt to the "
+                "prompt's, when the answers do not hold the whole conversation)."
+            ),
+        )
+    import numpy as np
+
+    keep = np.ones(len(table), dtype=bool)
+    keep[bad] = False
+    note = msg(
+        "Left out {bad} of {total} rows of {source}: {problems}",
+        bad=len(bad),
+        total=len(table),
+        source=table.source,
+        problems=" ".join(found),
+    )
+    return table.take(np.flatnonzero(keep)), [note]
+
+
+def token_counts(pairs: Sequence[Pair | None], tokenizer: Any) -> list[tuple[int, int, int] | None]:
+    """Each pair's (prompt, chosen, rejected) token counts: the prompt rendered by the chat template
+    with the assistant's turn begun, each answer with the end of its turn."""
+    from desktop.core.data.tasks.causal_lm import ensure_chat_template
+
+    ensure_chat_template(tokenizer)
+    readable = [pair for pair in pairs if pair is not None]
+    prompts = [
+        tokenizer.apply_chat_template(pair.prompt, tokenize=False, add_generation_prompt=True)
+        for pair in readable
+    ]
+    asked = tokenizer(prompts, add_special_tokens=False)["input_ids"] if prompts else []
+    good = tokenizer([p.chosen for p in readable], add_special_tokens=False)["input_ids"] if readable else []
+    bad = tokenizer([p.rejected for p in readable], add_special_tokens=False)["input_ids"] if readable else []
+    counts = iter(zip(asked, good, bad, strict=True))
+    out: list[tuple[int, int, int] | None] = []
+    for pair in pairs:
+        if pair is None:
+            out.append(None)
+            continue
+        a, g, b = next(counts)
+        out.append((len(a), len(g) + 1, len(b) + 1))  # + the end of the assistant's turn
+    return out
+
+
+def check_lengths(
+    table: Table, columns: Columns, tokenizer: Any, max_length: int
+) -> tuple[list[int], list[str]]:
+    """:func:`length_problems` of the rows of ``table``, measured with ``tokenizer``."""
+    pairs = read_pairs(table, columns)
+    return length_problems(pairs, table.locate_many, token_counts(pairs, tokenizer), max_length)
+
+
+def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, list[str]]:
+    """The prompts and answers the model reads, for token statistics (the prompt as the chat template
+    renders it when there is a tokenizer)."""
+    pairs = [pair for pair in read_pairs(table, columns) if pair is not None]
+    if tokenizer is not None:
+        from desktop.core.data.tasks.causal_lm import ensure_chat_template
+
+        ensure_chat_template(tokenizer)
+        prompts = [
+            tokenizer.apply_chat_template(p.prompt, tokenize=False, add_generation_prompt=True) for p in pairs
+        ]
+    else:
+        prompts = ["\n\n".join(m["content"] for m in p.prompt) for p in pairs]
+    return {
+        "prompt": prompts,
+        "chosen": [p.chosen for p in pairs],
+        "rejected": [p.rejected for p in pairs],
+    }
+
+
+def conversations(pairs: Sequence[Pair | None]) -> dict[str, list[Any]]:
+    """The pairs as TRL's conversational preference columns (``prompt``, ``chosen``, ``rejected``)."""
+    readable = [pair for pair in pairs if pair is not None]
+    return {
+        "prompt": [pair.prompt for pair in readable],
+        "chosen": [[{"role": "assistant", "content": pair.chosen}] for pair in readable],
+        "rejected": [[{"role": "assistant", "content": pair.rejected}] for pair in readable],
+    }
+
+
+def prepare(
+    config: RunConfig,
+    tokenizer: Any,
+    train: Table,
+    eval_: Table | None,
+    columns: Columns,
+    model_kwargs: dict[str, Any] | None = None,
+    tokenizing: Tokenizing | None = None,
+) -> Prepared:
+    """Load the causal LM (and, for DPO without LoRA, the frozen reference model) and hand over the
+    pairs as conversations; pairs whose prompt fills the max length are left out, named."""
+    import datasets
+    from transformers import AutoModelForCausalLM
+
+    from desktop.core.data.tasks.causal_lm import ensure_chat_template
+    from desktop.core.hub.models import load_model
+
+    ensure_chat_template(tokenizer)  # saved with the model: the tuned model chats as it was taught
+    notes: list[str] = []
+    parts: dict[str, Any] = {}
+    samples: list[Pair] = []
+    for name, table in (("train", train), ("eval", eval_)):
+        if table is None:
+            continue
+        pairs = read_pairs(table, columns)
+        too_long, found = length_problems(
+            pairs, table.locate_many, token_counts(pairs, tokenizer), config.training.max_length
+        )
+        notes += found
+        if too_long:
+            left_out = set(too_long)
+            pairs = [pair for i, pair in enumerate(pairs) if i not in left_out]
+            notes.append(
+                msg(
+                    "Left out {count} pairs of {source} whose prompt fills the max length.",
+                    count=len(too_long),
+                    source=table.source,
+                )
+            )
+        if not any(pairs):
+            raise DataError(
+                msg(
+                    "No pair of {source} has room for its answers within {length} tokens.",
+                    source=table.source,
+                    length=config.training.max_length,
+                ),
+                msg("Raise training.max_length, or shorten the prompts."),
+            )
+        if name == "eval":
+            samples = [pair for pair in pairs if pair is not None]
+        parts[name] = datasets.Dataset.from_dict(conversations(pairs))
+    kwargs = model_kwargs or {}
+    model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **kwargs)
+    if model.config.pad_token_id is None:
+        model.config.pad_token_id = tokenizer.pad_token_id
+    reference = None
+    if config.preference.method == "dpo" and not (config.lora.enabled or config.lora.qlora):
+        # The frozen model the policy is measured against: the same weights, loaded the same way. With
+        # LoRA there is none: the model with its adapter switched off is the reference.
+        reference = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **kwargs)
+        reference.requires_grad_(False).eval()
+    return Prepared(
+        model=model,
+        train=parts["train"],
+        eval=parts.get("eval"),
+        collator=None,  # TRL's own: prompt, chosen and rejected padded side by side
+        notes=notes,
+        chat=True,
+        eval_pairs=[(pair.prompt[-1]["content"], pair.chosen) for pair in samples[:8]],
+        reference=reference,
+        pairs=samples,
+    )
