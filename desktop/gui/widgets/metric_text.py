@@ -30,6 +30,13 @@ def _metrics() -> dict[str, str]:
         "samples_per_second": translate("MetricText", "samples/s"),
         "steps_per_second": translate("MetricText", "steps/s"),
         "tokens_per_second": translate("MetricText", "tokens/s"),
+        # What TRL's DPO and ORPO trainers log (a preference run)
+        "rewards/accuracies": translate("MetricText", "reward accuracy"),
+        "rewards/margins": translate("MetricText", "reward margin"),
+        "rewards/chosen": translate("MetricText", "chosen reward"),
+        "rewards/rejected": translate("MetricText", "rejected reward"),
+        "logps/chosen": translate("MetricText", "chosen log-probability"),
+        "logps/rejected": translate("MetricText", "rejected log-probability"),
     }
 
 
