@@ -299,6 +299,33 @@ def _print_generation(report: Any, base: Any, figure: Any, samples: int) -> int:
     return EXIT_OK
 
 
+def _print_preference(report: Any, base: Any, figure: Any, samples: int) -> int:
+    """A preference run's evaluation: which answer of the held-out pairs the model prefers."""
+    print(say("{rows} held-out preference pairs", rows=report.rows))
+    for name, now, before in (
+        (say("preference accuracy"), report.accuracy, base.accuracy if base else None),
+        (say("mean margin (nats per token)"), report.margin, base.margin if base else None),
+        (say("reward accuracy ({method})", method=report.method.upper()), report.reward_accuracy, None),
+        (say("reward margin ({method})", method=report.method.upper()), report.reward_margin, None),
+    ):
+        if now is not None:
+            print(f"{_pad(name, 30)}{figure(now, before)}")
+    for title, examples in (
+        (say("Now preferring the chosen answer:"), report.improved),
+        (say("Still preferring the rejected answer:"), report.still_wrong),
+    ):
+        if examples[:samples]:
+            print()
+            print(title)
+        for example in examples[:samples]:
+            print("  " + say("prompt:   {text}", text=shorten(example["prompt"], 100)))
+            print("  " + say("chosen:   {text}", text=shorten(example["chosen"], 100)))
+            print("  " + say("rejected: {text}", text=shorten(example["rejected"], 100)))
+            before = "" if example["before"] is None else f"{example['before']:.2f} -> "
+            print("  " + say("margin:   {value}", value=f"{before}{example['after']:.2f}"))
+    return EXIT_OK
+
+
 def _width(value: str) -> int:
     """Columns ``value`` takes in a terminal: Chinese characters take two."""
     import unicodedata
@@ -312,7 +339,7 @@ def _pad(value: str, width: int, right: bool = False) -> str:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    """Print a finished classification run's evaluation, base -> fine-tuned where both are known."""
+    """Print a finished run's evaluation, base -> fine-tuned where both are known."""
     from desktop.core.training import evaluation
 
     run = _find_run(args.run, args.runs_dir)
@@ -333,6 +360,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     def figure(now: float, before: float | None) -> str:
         return f"{before:.3f} -> {now:.3f}" if before is not None else f"{now:.3f}"
 
+    if isinstance(report, evaluation.PreferenceReport):
+        return _print_preference(report, base, figure, args.errors)
     if not isinstance(report, evaluation.ClassificationReport):
         return _print_generation(report, base, figure, args.errors)
 

@@ -67,3 +67,27 @@ def fake_run(runs: Path, name: str, *events: object, checkpoint: int | None = No
     if checkpoint is not None:
         fake_checkpoint(run.checkpoints_dir / f"checkpoint-{checkpoint}", checkpoint)
     return run
+
+
+FRUIT = ("apple", "pear", "plum", "grape", "lemon", "mango", "peach", "melon", "cherry", "lime")
+TOOLS = ("hammer", "saw", "drill", "wrench", "chisel", "file", "rasp", "clamp", "vise", "axe")
+
+
+def preference_pairs(path: Path, rows: int = 400, seed: int = 0) -> Path:
+    """A JSON Lines preference set with a rule a tiny model learns: the chosen answer is a fruit, the
+    rejected one a tool (a random model prefers either about as often)."""
+    import random
+
+    rng = random.Random(seed)
+    lines = [
+        json.dumps(
+            {
+                "prompt": f"Name a thing, number {i}.",
+                "chosen": rng.choice(FRUIT),
+                "rejected": rng.choice(TOOLS),
+            }
+        )
+        for i in range(rows)
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

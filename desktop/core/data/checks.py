@@ -306,7 +306,16 @@ def task_mismatch(task: str, model_config: dict[str, Any], model: str) -> str:
     """Why a model with this ``config.json`` cannot be trained for ``task`` (one sentence), or ``""``."""
     kind = str(model_config.get("model_type", ""))
     encoder_decoder = bool(model_config.get("is_encoder_decoder")) or kind in ENCODER_DECODER
-    if task in ("causal-lm", "preference"):
+    if task == "preference" and (
+        encoder_decoder or (kind in ENCODER_ONLY and not model_config.get("is_decoder"))
+    ):
+        return msg(
+            "{model} cannot be used for preference tuning: it is not a decoder model that writes text "
+            "({kind}), and preference tuning teaches a chat model which of its answers is better.",
+            model=model,
+            kind=kind or "unknown type",
+        )
+    if task == "causal-lm":
         if encoder_decoder:
             return msg(
                 "{model} cannot be used for causal-LM fine-tuning: it is an encoder-decoder model ({kind}), "

@@ -300,7 +300,9 @@ def check_rows(
                 ),
             )
     bad: set[int] = set()
-    for role in required:
+    # Preference pairs are read as pairs (an answer may be a list of messages), and each kind of bad
+    # pair named in a sentence of its own: ``data.tasks.preference.check_pairs``.
+    for role in required if task != "preference" else ():
         column = getattr(columns, role)
         if role == "messages":
             rows = unusable_chats(table.column(column))

@@ -162,6 +162,14 @@ def preview(
         result.token_stats = {
             name: token_stats(values, tokenizer, config.training.max_length) for name, values in texts.items()
         }
+        if config.task == "preference":  # the prompts that fill the max length, the answers it cuts
+            from desktop.core.data.tasks.preference import check_lengths
+
+            head = train.take(list(range(min(sample, len(train)))))
+            result.notes = (
+                result.notes
+                + check_lengths(head, result.guess.columns, tokenizer, config.training.max_length)[1]
+            )
     return result
 
 

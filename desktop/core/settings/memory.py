@@ -16,6 +16,11 @@ Playbook, Korthikanti et al. 2022). With P_all all parameters and P the trainabl
                layer's full activations during its recomputation.
 - logits:      language-model heads keep b*s*V logits in fp32 plus their gradient: 8*b*s*V bytes.
 - overhead:    the CUDA context (~500 MB) plus 10% for the allocator's fragmentation.
+- preference:  every example is two sequences (prompt + chosen, prompt + rejected) in one batch, so
+               activations and logits count twice; DPO without LoRA also holds the frozen reference
+               model (its weights as the policy's, no gradients or optimizer state; its forward pass
+               runs without gradients, so it keeps no activations). DPO with LoRA uses the model with
+               its adapter switched off, and ORPO has no reference: nothing more.
 
 The first three are exact (tested against real parameter counts and optimizer state); the
 activation and overhead terms are estimates to calibrate on a GPU.
@@ -104,11 +109,21 @@ class Estimate:
     activations: int
     logits: int
     overhead: int
+    reference: int = 0
+    """Preference tuning with DPO without LoRA: the frozen reference model."""
 
     @property
     def total(self) -> int:
         """All terms."""
-        return self.weights + self.gradients + self.optimizer + self.activations + self.logits + self.overhead
+        return (
+            self.weights
+            + self.gradients
+            + self.optimizer
+            + self.activations
+            + self.logits
+            + self.overhead
+            + self.reference
+        )
 
     def verdict(self, free_bytes: int) -> str:
         """``fits``, ``tight`` or ``will not fit`` against a GPU's free memory."""
@@ -118,7 +133,7 @@ class Estimate:
 
     def breakdown(self, gpu: bool = True) -> dict[str, int]:
         """The terms by name, for display (``gpu`` false: a run on the CPU, in RAM)."""
-        return {
+        terms = {
             msg("weights"): self.weights,
             msg("gradients"): self.gradients,
             msg("optimizer states"): self.optimizer,
@@ -126,6 +141,9 @@ class Estimate:
             msg("logits"): self.logits,
             msg("CUDA context and overhead") if gpu else msg("libraries and overhead"): self.overhead,
         }
+        if self.reference:
+            terms[msg("reference model (DPO)")] = self.reference
+        return terms
 
 
 def optimizer_bytes(optimizer: str, trainable_shapes: tuple[tuple[int, ...], ...]) -> int:
@@ -162,6 +180,8 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     """
     p = config.performance
     b, s, h = config.training.batch_size, config.training.max_length, shapes.hidden_size
+    if config.task == "preference":
+        b *= 2  # the chosen and the rejected sequence of every example go through the model together
     if config.lora.qlora:
         weights = int(0.5 * 1.03 * (shapes.num_parameters - shapes.num_trainable)) + 4 * shapes.num_trainable
     else:
@@ -180,9 +200,16 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
         # Liger's fused linear cross-entropy makes the logits a chunk of about B*T*H/V tokens at a time:
         # a chunk's logits are as large as the hidden states.
         logits = 8 * b * s * min(shapes.vocab_size, h)
+    lora = config.lora.enabled or config.lora.qlora
+    reference = (
+        weights if config.task == "preference" and config.preference.method == "dpo" and not lora else 0
+    )
     weights, gradients, optimizer = per_gpu(config, weights, gradients, optimizer)
-    overhead = CUDA_CONTEXT + int(FRAGMENTATION * (weights + gradients + optimizer + activations + logits))
-    return Estimate(weights, gradients, optimizer, activations, logits, overhead)
+    if reference:
+        reference = per_gpu(config, reference, 0, 0)[0]
+    state = weights + gradients + optimizer + activations + logits + reference
+    overhead = CUDA_CONTEXT + int(FRAGMENTATION * state)
+    return Estimate(weights, gradients, optimizer, activations, logits, overhead, reference)
 
 
 def per_gpu(config: RunConfig, weights: int, gradients: int, optimizer: int) -> tuple[int, int, int]:

@@ -1,0 +1,225 @@
+"""Preference tuning end to end (issue 38): DPO and ORPO learn which answer is better, the pairs are
+checked before a model loads, a stopped run resumes against the same reference, memory counts both."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from desktop.core.data.columns import guess_columns
+from desktop.core.data.preview import preview
+from desktop.core.data.tables import Table
+from desktop.core.runs.folders import RunDir
+from desktop.core.settings.config import RunConfig
+from desktop.core.system.errors import DataError
+from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
+from desktop.core.training import evaluation
+from desktop.core.training.preference_evaluation import PreferenceReport
+from desktop.core.training.run import run_training
+from tests.core.helpers import Recorder, make_config, preference_pairs
+
+
+def _config(model: Path, data: Path, runs: Path, method: str, **training: object) -> RunConfig:
+    config = make_config("preference", model, [data], runs, learning_rate=5e-3, **training)
+    config.preference.method = method
+    config.validation.fraction = 0.2
+    return config
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["dpo", "orpo"])
+def test_dpo_and_orpo_learn_which_answer_is_better(
+    method: str, tiny_chat_models: dict[str, Path], tmp_path: Path
+) -> None:
+    data = preference_pairs(tmp_path / "pairs.jsonl")
+    config = _config(tiny_chat_models["qwen2"], data, tmp_path / "runs", method, max_steps=40, eval_steps=20)
+    events = Recorder()
+
+    result = run_training(config, events.append)
+
+    assert result.status == "finished", result.failure
+    evals = [e.metrics for e in events.of(LogEvent) if "eval_rewards/accuracies" in e.metrics]
+    assert [round(m["eval_rewards/margins"], 6) > 0 for m in evals] == [True, True]
+    assert evals[-1]["eval_rewards/accuracies"] > 0.9
+    assert any("rewards/accuracies" in e.metrics and "logps/chosen" in e.metrics for e in events.of(LogEvent))
+    saved = evaluation.load(Path(result.run_dir))
+    base, tuned = saved["base"], saved["fine_tuned"]
+    assert isinstance(base, PreferenceReport) and isinstance(tuned, PreferenceReport)
+    assert base.rows == tuned.rows == 80  # every held-out pair, before and after
+    assert 0.3 <= base.accuracy <= 0.7 and tuned.accuracy > 0.9
+    assert tuned.margin > base.margin and tuned.method == method
+    assert tuned.reward_accuracy == evals[-1]["eval_rewards/accuracies"]
+    assert len(tuned.improved) == 3 and all(e["before"] <= 0 < e["after"] for e in tuned.improved)
+    card = evaluation.card_section(Path(result.run_dir), tmp_path)
+    assert "| preference accuracy |" in card and "Now preferring the chosen answer" in card
+
+
+@pytest.mark.slow
+def test_a_stopped_lora_dpo_run_resumes_against_the_same_reference(
+    tiny_chat_models: dict[str, Path], tmp_path: Path
+) -> None:
+    data = preference_pairs(tmp_path / "pairs.jsonl", rows=200)
+
+    def config(runs: str) -> RunConfig:
+        made = _config(
+            tiny_chat_models["qwen2"],
+            data,
+            tmp_path / runs,
+            "dpo",
+            max_steps=20,
+            eval_steps=20,
+            save_steps=10,
+        )
+        made.lora.enabled, made.training.batch_size = True, 8
+        made.validation.evaluate_base = False
+        return made
+
+    whole = Recorder()
+    assert run_training(config("whole"), whole.append).status == "finished"
+
+    stop, first = threading.Event(), Recorder()
+
+    def on_event(event: object) -> None:
+        first.append(event)
+        if isinstance(event, ProgressEvent) and event.step == 10:
+            stop.set()
+
+    stopped = run_training(config("parts"), on_event, stop)
+    assert stopped.status == "stopped"
+    run = RunDir(stopped.run_dir)
+    resumed = Recorder()
+    assert run_training(run.config(), resumed.append, resume=run).status == "finished"
+
+    assert resumed.of(StartedEvent)[0].resumed_from_step == 10
+
+    def last_eval(events: Recorder) -> dict[str, float]:
+        return [e.metrics for e in events.of(LogEvent) if "eval_rewards/margins" in e.metrics][-1]
+
+    # Rewards are log-ratios against the reference: a resumed run measured against anything but the base
+    # model (its own checkpoint, a second adapter) would end with other margins than the run not stopped.
+    assert last_eval(resumed)["eval_rewards/margins"] == pytest.approx(
+        last_eval(whole)["eval_rewards/margins"], rel=1e-3
+    )
+    assert last_eval(resumed)["eval_rewards/margins"] > 0.05
+    assert not any(path.name == "ref" for path in run.path.rglob("*") if path.is_dir())
+
+
+def _rows(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_each_bad_pair_stops_the_run_before_a_model_loads_naming_its_rows(
+    tiny_chat_models: dict[str, Path], tmp_path: Path
+) -> None:
+    good = [{"prompt": f"q{i}", "chosen": "apple", "rejected": "saw"} for i in range(20)]
+    rows = [
+        *good[:3],
+        {"prompt": "q", "chosen": "same answer", "rejected": "same answer "},  # line 4
+        {"prompt": "q", "chosen": "", "rejected": "no"},  # line 5
+        {"prompt": "q", "chosen": ["not", "a", "chat"], "rejected": "no"},  # line 6
+        *good[3:],
+    ]
+    data = _rows(tmp_path / "pairs.jsonl", rows)
+    config = _config(tiny_chat_models["qwen2"], data, tmp_path / "runs", "dpo")
+    config.validation.fraction = 0
+
+    with pytest.raises(DataError) as refused:
+        preview(config)
+
+    message = str(refused.value.message)
+    assert "Rows whose chosen answer is the rejected one (1): pairs.jsonl line 4." in message
+    assert "Rows with an empty answer (1): pairs.jsonl line 5." in message
+    assert "Rows with no readable prompt, chosen and rejected answer (1): pairs.jsonl line 6." in message
+    events = Recorder()
+    assert run_training(config, events.append).status == "invalid"  # the same refusal, nothing trained
+
+    config.data.drop_bad_rows = True
+    shown = preview(config)
+    assert shown.num_train == 20
+    assert any("Left out 3 of 23 rows of pairs.jsonl" in note for note in shown.notes)
+
+
+def test_prompts_that_fill_the_max_length_and_cut_answers_are_named(
+    tiny_chat_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from transformers import AutoTokenizer
+
+    rows = [{"prompt": f"q{i}", "chosen": "apple", "rejected": "saw"} for i in range(10)]
+    rows[2] = {"prompt": "word " * 80, "chosen": "apple", "rejected": "saw"}  # line 3
+    rows[5] = {"prompt": "q", "chosen": "long answer " * 40, "rejected": "saw"}  # line 6
+    data = _rows(tmp_path / "pairs.jsonl", rows)
+    config = _config(tiny_chat_models["qwen2"], data, tmp_path / "runs", "dpo")
+    config.validation.fraction, config.training.max_length = 0, 48
+    tokenizer = AutoTokenizer.from_pretrained(tiny_chat_models["qwen2"])
+
+    notes = preview(config, tokenizer=tokenizer).notes
+
+    assert any(
+        n.startswith("Rows whose prompt alone fills the max length of 48 tokens") and n.endswith("line 3.")
+        for n in notes
+    )
+    assert "The max length of 48 tokens cuts the answers of 1 of 10 pairs (10%): pairs.jsonl line 6." in notes
+
+
+def test_the_public_layouts_are_guessed() -> None:
+    import pandas as pd
+
+    hh = Table(pd.DataFrame({"chosen": ["\n\nHuman: a\n\nAssistant: b"], "rejected": ["x"]}), "hh.jsonl")
+    assert guess_columns(hh, "preference").columns.mapped() == {"chosen": "chosen", "rejected": "rejected"}
+    mapped = guess_columns(
+        Table(pd.DataFrame({"question": ["q"], "good": ["a"], "bad": ["b"]}), "mine.csv"), "preference"
+    ).columns.mapped()
+    assert mapped == {"prompt": "question", "chosen": "good", "rejected": "bad"}
+
+
+def test_the_memory_estimate_counts_the_reference_and_two_sequences(
+    tiny_chat_models: dict[str, Path],
+) -> None:
+    from transformers import AutoConfig
+
+    from desktop.core.hub.shapes import shapes_for_model_config
+    from desktop.core.settings.memory import estimate
+
+    model_config = AutoConfig.from_pretrained(tiny_chat_models["qwen2"])
+
+    def terms(task: str, method: str = "dpo", lora: bool = False) -> object:
+        config = RunConfig(task=task)
+        config.preference.method, config.lora.enabled = method, lora
+        return estimate(shapes_for_model_config(model_config, config), config, mixed_precision=True)
+
+    chat, dpo, orpo, lora_dpo = (
+        terms("causal-lm"),
+        terms("preference"),
+        terms("preference", "orpo"),
+        terms("preference", lora=True),
+    )
+    assert dpo.reference == dpo.weights and dpo.activations == 2 * chat.activations
+    assert dpo.logits == 2 * chat.logits and dpo.total > orpo.total
+    assert orpo.reference == 0 and orpo.activations == dpo.activations
+    assert lora_dpo.reference == 0
+    assert "reference model (DPO)" in dpo.breakdown() and "reference model (DPO)" not in orpo.breakdown()
+
+
+@pytest.mark.slow
+def test_dpo_across_two_processes_trains_and_saves_one_model(
+    tiny_chat_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from desktop.core.training.supervisor import ChildRun
+
+    data = preference_pairs(tmp_path / "pairs.jsonl", rows=120)
+    config = _config(tiny_chat_models["qwen2"], data, tmp_path / "runs", "dpo", max_steps=6, eval_steps=6)
+    config.training.batch_size, config.training.logging_steps = 4, 1
+    config.launch.num_processes = 2
+    events = Recorder()
+
+    result = ChildRun(config, events.append).run(threading.Event(), threading.Event())
+
+    assert result.status == "finished", result.failure
+    assert events.of(StartedEvent)[0].processes == 2
+    logged = [e.step for e in events.of(LogEvent) if "rewards/accuracies" in e.metrics]
+    assert logged == list(range(1, 7))  # rank 0 alone reports, once a step
+    assert (Path(result.run_dir) / "model" / "config.json").is_file()
