@@ -223,3 +223,21 @@ def test_dpo_across_two_processes_trains_and_saves_one_model(
     logged = [e.step for e in events.of(LogEvent) if "rewards/accuracies" in e.metrics]
     assert logged == list(range(1, 7))  # rank 0 alone reports, once a step
     assert (Path(result.run_dir) / "model" / "config.json").is_file()
+
+
+@pytest.mark.parametrize("name", ["preferences.jsonl", "preferences-zh.jsonl"])
+def test_the_samples_are_clean_pairs(
+    name: str, samples: Path, tiny_chat_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from desktop.core.data.tasks.preference import read_pairs
+
+    config = _config(tiny_chat_models["qwen2"], samples / name, tmp_path / "runs", "dpo")
+    config.validation.fraction = 0
+
+    shown = preview(config)
+
+    assert shown.num_train >= 30 and shown.notes == []
+    import pandas as pd
+
+    pairs = read_pairs(Table(pd.DataFrame(shown.rows), name), shown.guess.columns)
+    assert all(pair is not None and pair.prompt[-1]["role"] == "user" for pair in pairs)
