@@ -241,3 +241,35 @@ def test_the_samples_are_clean_pairs(
 
     pairs = read_pairs(Table(pd.DataFrame(shown.rows), name), shown.guess.columns)
     assert all(pair is not None and pair.prompt[-1]["role"] == "user" for pair in pairs)
+
+
+@pytest.mark.slow
+def test_a_lora_dpo_run_exports_merged_and_as_gguf_like_a_chat_run(
+    tiny_chat_models: dict[str, Path], samples: Path, tmp_path: Path
+) -> None:
+    from desktop.core.results.export import export_run
+    from desktop.core.results.gguf_check import example_prompts
+    from desktop.core.results.gguf_export import export_run_gguf
+    from desktop.core.results.tryit import inspect_folder
+
+    config = _config(
+        tiny_chat_models["qwen2"], samples / "preferences-zh.jsonl", tmp_path / "runs", "dpo", max_steps=4
+    )
+    config.lora.enabled, config.training.batch_size, config.training.max_length = True, 4, 96
+    result = run_training(config, Recorder().append)
+    assert result.status == "finished", result.failure
+    run = RunDir(result.run_dir)
+
+    exported = export_run(run, tmp_path / "merged")
+    assert exported.verification.ok and (exported.folder / "model.safetensors").is_file()
+    card = (exported.folder / "README.md").read_text(encoding="utf-8")
+    assert "tags: [finetune-studio, preference, trl, dpo]" in card and "| preference accuracy |" in card
+    info = inspect_folder(exported.folder)
+    assert (info.task, info.chat, info.trained_from) == ("causal-lm", True, str(tiny_chat_models["qwen2"]))
+
+    prompts, system = example_prompts(run)
+    lines = (samples / "preferences-zh.jsonl").read_text(encoding="utf-8").splitlines()
+    assert prompts[0] in {json.loads(line)["chosen"][1]["content"] for line in lines}
+    assert system == "你是一个简洁、准确、有礼貌的助手。"  # the pairs' own system prompt goes to Ollama
+    gguf = export_run_gguf(run, tmp_path / "gguf")
+    assert gguf.path.is_file() and gguf.verification.verified, gguf.verification

@@ -451,10 +451,12 @@ def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str, lang
         indent=2,
         default=str,
     )
+    # Preference runs are found on the hub as TRL's are: by the library and the method.
+    tags = f", trl, {config.preference.method}" if config.task == "preference" else ""
     card = f"""---
 library_name: transformers
 base_model: {config.model.name}
-tags: [finetune-studio, {config.task}]
+tags: [finetune-studio, {config.task}{tags}]
 ---
 
 # {run.path.name}

@@ -196,6 +196,13 @@ def _from_data(run: Any, count: int) -> tuple[list[str], str]:
     config = run.config()
     train, eval_ = load_train_eval(config)
     table = eval_ if eval_ is not None else train
+    if config.task == "preference":  # the pairs' prompts, and the system prompt most of them begin with
+        from desktop.core.data.tasks.preference import read_pairs
+
+        asked = [pair.prompt for pair in read_pairs(table.head(50), config.columns) if pair is not None]
+        said = [chat[0]["content"] for chat in asked if chat[0]["role"] == "system"]
+        shared = said[0] if said and len(set(said)) == 1 and 2 * len(said) >= len(asked) else ""
+        return [chat[-1]["content"] for chat in asked[:count]], shared
     columns = guess_columns(table, "causal-lm", config.columns).columns
     found, _ = pairs(table, columns, count)
     system = ""
