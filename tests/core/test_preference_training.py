@@ -273,3 +273,40 @@ def test_a_lora_dpo_run_exports_merged_and_as_gguf_like_a_chat_run(
     assert system == "你是一个简洁、准确、有礼貌的助手。"  # the pairs' own system prompt goes to Ollama
     gguf = export_run_gguf(run, tmp_path / "gguf")
     assert gguf.path.is_file() and gguf.verification.verified, gguf.verification
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["dpo", "orpo"])
+def test_the_longest_pairs_are_tried_first_and_an_oom_halves_the_batch(
+    method: str, tiny_chat_models: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from desktop.core.system.events import AdjustedEvent
+    from desktop.core.training import recovery
+
+    rows = [{"prompt": f"q{i}", "chosen": "apple " * (i % 7 + 1), "rejected": "saw"} for i in range(64)]
+    data = _rows(tmp_path / "pairs.jsonl", rows)
+    probed: list[list[int]] = []
+    real_probe = recovery.probe_longest_batch
+
+    def probe(trainer: object) -> list[int]:
+        if trainer.args.per_device_train_batch_size > 8:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        used = real_probe(trainer)  # TRL's collator and loss on the longest pairs, on the CPU here
+        probed.append(used)
+        return used
+
+    monkeypatch.setattr(recovery, "probe_wanted", lambda args: True)  # as on a CUDA GPU
+    monkeypatch.setattr(recovery, "probe_longest_batch", probe)
+    config = _config(tiny_chat_models["qwen2"], data, tmp_path / "runs", method, max_steps=3)
+    config.validation.fraction = 0
+    events = Recorder()
+
+    result = run_training(config, events.append)
+
+    assert result.status == "finished", result.failure
+    (adjusted,) = events.of(AdjustedEvent)
+    assert adjusted.changes == {"training.batch_size": 8, "training.gradient_accumulation": 2}
+    ((used),) = probed
+    assert len(used) == 8 and all(rows[i]["chosen"].count("apple") == 7 for i in used[:8])

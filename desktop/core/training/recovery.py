@@ -140,7 +140,8 @@ def _half(batch: int) -> int:
 
 
 def longest_rows(dataset: Any, count: int) -> list[int]:
-    """The indices of the ``count`` longest examples (input and label tokens) of a tokenized dataset."""
+    """The indices of the ``count`` longest examples (input and label tokens; a preference pair: its
+    prompt and longer answer) of a tokenized dataset."""
     if hasattr(dataset, "lengths"):  # Examples: measured from the offsets, no example read
         import numpy as np
 
@@ -148,8 +149,15 @@ def longest_rows(dataset: Any, count: int) -> list[int]:
 
     def length(index: int) -> int:
         example = dataset[index]
-        labels = example.get("labels")
-        return len(example["input_ids"]) + (len(labels) if isinstance(labels, list) else 0)
+        if "input_ids" in example:
+            labels = example.get("labels")
+            return len(example["input_ids"]) + (len(labels) if isinstance(labels, list) else 0)
+        # Preference pairs (TRL's ``prompt_ids``, ``chosen_ids``, ``rejected_ids``; ORPO's
+        # ``*_input_ids``): the prompt with the longer answer is what the batch is padded to.
+        ids = {k: len(v) for k, v in example.items() if k.endswith("_ids") and isinstance(v, list)}
+        answers = [n for k, n in ids.items() if k.startswith(("chosen", "rejected"))]
+        prompt = sum(n for k, n in ids.items() if k.startswith("prompt") and "attention" not in k)
+        return prompt + max(answers, default=0)
 
     return heapq.nlargest(count, range(len(dataset)), key=length)
 
