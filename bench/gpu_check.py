@@ -13,6 +13,10 @@
 4. Speed (issue 43): bench/speed.py's workload, larger (8 layers, hidden 1024, up to 1024 tokens), on
    the GPU: our defaults, with Liger's kernels too where liger-kernel is installed, against the plain
    Trainer script (target: >= 2.5x with Liger and padding-free batches together).
+5. Preference tuning (issue 38) on the GPU, as the app runs it (bf16, the longest-pair probe first):
+   full DPO (with the frozen reference model), LoRA DPO (the adapter switched off is the reference),
+   QLoRA DPO where bitsandbytes is installed, and ORPO; each must finish, with its reward accuracy,
+   and its measured peak beside the estimate (which counts the reference and two sequences a pair).
 
 The model is a GPT-2 of 85 M parameters built here with a tokenizer trained on the bundled samples
 (no network). Without a CUDA GPU the script says so and exits.
@@ -242,9 +246,11 @@ def main() -> None:
         recovered = recovery_runs(model, data, tmp, args.cap_gb, args.steps)
         estimated = estimate_against_peak(model, data, tmp, max(4, args.steps // 3))
         speed_on_gpu(tmp, max(20, args.steps * 3))
+        preferred = preference_on_gpu(model, tmp, args.steps)
     print(
         f"\nrecovery: {'ok' if recovered else 'FAILED'}; "
-        f"estimate: {'ok' if estimated else 'outside the target'}"
+        f"estimate: {'ok' if estimated else 'outside the target'}; "
+        f"preference: {'ok' if preferred else 'FAILED'}"
     )
 
 
@@ -274,6 +280,67 @@ def speed_on_gpu(tmp: Path, steps: int) -> None:
         f"speed: ours with Liger {tokens / liger_loop:.0f} tokens/s ({plain_loop / liger_loop:.2f}x, "
         f"target >= 2.5x), loss {liger_loss:.4f}"
     )
+
+
+def preference_on_gpu(model: Path, tmp: Path, steps: int) -> bool:
+    """DPO (full, LoRA, QLoRA) and ORPO runs on the GPU: finished, reward accuracy, peak vs estimate."""
+    import importlib.util
+    import json
+
+    import torch
+
+    from desktop.core.hub.fit import shapes_for_config
+    from desktop.core.settings.config import RunConfig
+    from desktop.core.settings.memory import estimate
+    from desktop.core.system.events import LogEvent, MemoryEvent
+    from desktop.core.training.run import run_training
+
+    print("\n5. Preference tuning on the GPU (bf16, probe first)")
+    fruit, tools = ["apple", "pear", "plum", "grape", "lemon"], ["hammer", "saw", "drill", "wrench", "axe"]
+    rng = random.Random(0)
+    data = tmp / "pairs.jsonl"
+    rows = [
+        {"prompt": f"Name a thing, number {i}.", "chosen": rng.choice(fruit), "rejected": rng.choice(tools)}
+        for i in range(400)
+    ]
+    data.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
+    kinds = [("full DPO", "dpo", ""), ("LoRA DPO", "dpo", "lora"), ("ORPO", "orpo", "")]
+    if importlib.util.find_spec("bitsandbytes") is not None:
+        kinds.insert(2, ("QLoRA DPO", "dpo", "qlora"))
+    ok = True
+    for label, method, lora in kinds:
+        config = RunConfig(task="preference")
+        config.model.name, config.data.files = str(model), [str(data)]
+        config.output.runs_dir = str(tmp / "runs-preference")
+        config.preference.method = method
+        config.lora.enabled, config.lora.qlora = lora == "lora", lora == "qlora"
+        t = config.training
+        t.max_steps, t.batch_size, t.max_length, t.learning_rate, t.logging_steps = steps, 8, 128, 5e-5, 1
+        t.eval_steps = steps
+        est = estimate(shapes_for_config(config), config, mixed_precision=True)
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        peaks: list[int] = []
+        accuracy: list[float] = []
+
+        def record(event: object, peaks: list[int] = peaks, accuracy: list[float] = accuracy) -> None:
+            if isinstance(event, MemoryEvent):
+                peaks.append(event.peak_bytes or 0)
+            elif isinstance(event, LogEvent) and "eval_rewards/accuracies" in event.metrics:
+                accuracy.append(event.metrics["eval_rewards/accuracies"])
+
+        result = run_training(config, record)
+        if result.status != "finished" or not peaks:
+            print(f"   {label:<12} FAIL: {result.failure.reason if result.failure else result.status}")
+            ok = False
+            continue
+        peak, allocator = max(peaks), est.total - est.overhead
+        print(
+            f"   {label:<12} finished; eval reward accuracy {(accuracy or [float('nan')])[-1]:.2f}; "
+            f"estimate {allocator / MB:7.0f} MB (reference {est.reference / MB:.0f} MB), measured "
+            f"{peak / MB:7.0f} MB ({100 * (allocator - peak) / peak:+.0f}%)"
+        )
+    return ok
 
 
 if __name__ == "__main__":
