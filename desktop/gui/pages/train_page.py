@@ -35,6 +35,17 @@ from desktop.gui.widgets.spill_bar_widget import SpillBarWidget
 from desktop.gui.widgets.training_plots_widget import TrainingPlotsWidget
 from desktop.shared_ui import shown
 
+PREFERENCE_DETAIL = (
+    "rewards/accuracies",
+    "rewards/margins",
+    "eval_rewards/accuracies",
+    "eval_rewards/margins",
+    "logits/",  # the mean logit of each answer: TRL's, read by no one training a chat model
+    "eval_logits/",
+    "num_tokens",
+)
+"""Of a preference run's metrics, those its log line says in words or leaves to events.jsonl."""
+
 
 def _duration(seconds: float | None) -> str:
     if seconds is None or math.isinf(seconds):
@@ -134,6 +145,8 @@ class TrainPage(WizardPage):
         layout.addWidget(self.plot_area, 1)
         layout.addWidget(self.log)
 
+        self.plot_area.set_task(run_config.config.task)  # a preference run's plots are made ahead too
+        run_config.changed.connect(self._on_run_config_changed)
         controller.preparing.connect(self._on_controller_preparing)
         controller.training_started.connect(self._on_controller_training_started)
         controller.progress_changed.connect(self._on_controller_progress_changed)
@@ -154,20 +167,22 @@ class TrainPage(WizardPage):
     # ------------------------------------------------------------------ buttons
 
     def _on_start_button_clicked(self) -> None:
-        self.begin()
-        self.controller.start(self._run_config.snapshot())
+        config = self._run_config.snapshot()
+        self.begin(task=config.task)
+        self.controller.start(config)
 
     def _on_resume_button_clicked(self) -> None:
         run = self._resumable
         if run is None:
             return
-        self.begin(keep_plots=True)
-        self.controller.start(run.config(), resume=run)
+        config = run.config()
+        self.begin(keep_plots=True, task=config.task)
+        self.controller.start(config, resume=run)
 
     def resume_run(self, run: RunDir) -> None:
         """Continue ``run`` (from the run history) from its last checkpoint; its curves so far are shown."""
         self._resumable = run
-        self.begin()
+        self.begin(task=run.config().task)
         # The curves so far; the smoothed loss carries on from them.
         self.replay(event for event in run.events() if isinstance(event, LogEvent))
         self._log(self.tr("Resuming {run}.").format(run=run.path.name))
@@ -194,10 +209,12 @@ class TrainPage(WizardPage):
             self.stop_button.setEnabled(False)
             self.status.setText(self.tr("Stopping after this step and saving a checkpoint…"))
 
-    def begin(self, keep_plots: bool = False) -> None:
+    def begin(self, keep_plots: bool = False, task: str | None = None) -> None:
         """Show a run beginning, as Start does: no failure, bars or Resume; the plots, the log and the
-        progress cleared (kept with ``keep_plots``, as Resume keeps them)."""
+        progress cleared (kept with ``keep_plots``, as Resume keeps them); the plots of its ``task``."""
         self.failure.reset()
+        if task is not None:
+            self.plot_area.set_task(task)
         self.resume_button.setVisible(False)
         self.plot_area.clear(keep_points=keep_plots)
         if not keep_plots:
@@ -231,6 +248,10 @@ class TrainPage(WizardPage):
         """Show ``events`` one after the other (see :meth:`show_event`)."""
         for event in events:
             self.show_event(event)
+
+    def _on_run_config_changed(self, path: str) -> None:
+        if path in ("", "task") and not self.controller.is_running():  # the run shown keeps its plots
+            self.plot_area.set_task(self._run_config.config.task)
 
     def _on_spill_bar_fit_requested(self) -> None:
         if self.controller.is_running():
@@ -322,7 +343,23 @@ class TrainPage(WizardPage):
     def _on_controller_metrics_logged(self, event: LogEvent) -> None:
         self.plot_area.show_metrics(event)
         m = {k: v for k, v in event.metrics.items() if not k.endswith(("_runtime", "_per_second"))}
-        self._log(self.tr("step {step}: {metrics}").format(step=event.step, metrics=metrics_line(m, "  ")))
+        metrics = metrics_line(m, "  ")
+        rewards = self._rewards_text(m)
+        if rewards:  # a preference run: whether it learns, in words first; the rest after
+            rest = metrics_line({k: v for k, v in m.items() if not k.startswith(PREFERENCE_DETAIL)}, "  ")
+            metrics = f"{rewards}  ·  {rest}" if rest else rewards
+        self._log(self.tr("step {step}: {metrics}").format(step=event.step, metrics=metrics))
+
+    def _rewards_text(self, m: dict[str, float]) -> str:
+        """TRL's reward metrics as "reward accuracy 0.82, margin 1.4" (validation ones likewise)."""
+        for prefix, text in (
+            ("", self.tr("reward accuracy {accuracy:.2f}, margin {margin:.3g}")),
+            ("eval_", self.tr("validation reward accuracy {accuracy:.2f}, margin {margin:.3g}")),
+        ):
+            accuracy, margin = m.get(f"{prefix}rewards/accuracies"), m.get(f"{prefix}rewards/margins")
+            if accuracy is not None and margin is not None:
+                return text.format(accuracy=accuracy, margin=margin)
+        return ""
 
     def _on_controller_memory_sampled(self, event: MemoryEvent) -> None:
         self.plot_area.ensure_plots()

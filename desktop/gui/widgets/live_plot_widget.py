@@ -257,17 +257,24 @@ class LivePlotWidget(PlotWidget):
         self._in_legend = drawn
 
 
-class ThroughputPlotWidget(LivePlotWidget):
-    """Samples per second on the left axis and tokens per second on the right."""
+class TwoAxisPlotWidget(LivePlotWidget):
+    """Curves on two scales: the left axis, and the right one (``view=plot.right_view`` in
+    :meth:`add_curve`).
 
-    def __init__(self, title: str) -> None:
-        super().__init__(title, self.tr("samples/s"))
+    Args:
+        title: Shown above the plot.
+        left_label: The left axis label.
+        right_label: The right axis label.
+    """
+
+    def __init__(self, title: str, left_label: str, right_label: str) -> None:
+        super().__init__(title, left_label)
         plot = self.getPlotItem()
         self.right_view = pg.ViewBox(enableMenu=False)
         plot.showAxis("right")
         plot.scene().addItem(self.right_view)
         plot.getAxis("right").linkToView(self.right_view)
-        plot.getAxis("right").setLabel(self.tr("tokens/s"))
+        plot.getAxis("right").setLabel(right_label)
         plot.getAxis("right").setGrid(False)  # the left axis's grid; a second one, of another scale, blurs
         _cache_painting(plot.getAxis("right"))
         self.right_view.setXLink(plot)
@@ -276,3 +283,10 @@ class ThroughputPlotWidget(LivePlotWidget):
     def _sync_views(self) -> None:
         self.right_view.setGeometry(self.getPlotItem().vb.sceneBoundingRect())
         self.right_view.linkedViewChanged(self.getPlotItem().vb, self.right_view.XAxis)
+
+
+class ThroughputPlotWidget(TwoAxisPlotWidget):
+    """Samples per second on the left axis and tokens per second on the right."""
+
+    def __init__(self, title: str) -> None:
+        super().__init__(title, self.tr("samples/s"), self.tr("tokens/s"))

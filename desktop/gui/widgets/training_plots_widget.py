@@ -1,4 +1,5 @@
-"""The Train step's four live plots (loss, learning rate, memory, throughput), made ahead of need."""
+"""The Train step's live plots (loss, learning rate, memory, throughput; and the rewards of a preference
+run), made ahead of need."""
 
 from __future__ import annotations
 
@@ -19,18 +20,26 @@ PLOT_GAP_MS = 50  # between two plots made ahead of need
 PLOT_IDLE_S = 1.0  # the plots are made ahead of need once the user has left the mouse and keys this long
 PLOT_RETRY_MS = 250
 PLOT_REVEAL_MS = 20  # the first time the step is shown, its plots appear one per frame
+BASE_PLOTS = 4  # loss, learning rate, memory, throughput: every run
+PREFERENCE_PLOTS = 2  # reward accuracy and rewards: a preference run's third row
+REWARD_PREFIXES = ("rewards/", "eval_rewards/")
+"""What TRL's DPO and ORPO trainers log, and only they: the first such metric makes a run a preference run."""
 GPU_COLORS = ("#d9534f", "#2b8cbe", "#41ab5d", "#e6850e", "#6a51a3", "#ce1256", "#636363", "#8c6d31")
 
 
 class TrainingPlotsWidget(QWidget):
     """Loss (train, smoothed, eval), learning rate, memory (VRAM, RAM, each GPU) and throughput, two by
-    two. Plots are made on first use or ahead of need: pyqtgraph takes ~0.4 s to import, too long for
+    two; a preference run adds a third row, its reward accuracy and its rewards (and log-probabilities).
+    Plots are made on first use or ahead of need: pyqtgraph takes ~0.4 s to import, too long for
     start-up. Points come in at any rate; a timer repaints one plot per tick while a run is live."""
 
     def __init__(self) -> None:
         super().__init__()
         self.plots: list = []
         self.loss_plot = self.lr_plot = self.memory_plot = self.speed_plot = None
+        self.accuracy_plot = self.rewards_plot = None  # a preference run's, made only for one
+        self._preference = False  # the run (or the run the wizard sets up) is a preference run
+        self._revealing = False  # the step has been shown: a plot made later is revealed at once
         self._half_made = None  # a plot made, its curves not yet (see prepare_plots)
         self._importing_plots = False
         self._smoothed: float | None = None
@@ -50,10 +59,32 @@ class TrainingPlotsWidget(QWidget):
 
     # ------------------------------------------------------------------ making and showing
 
+    def _wanted(self) -> int:
+        """How many plots the run needs: the four, and a preference run's two."""
+        return BASE_PLOTS + (PREFERENCE_PLOTS if self._preference else 0)
+
+    def set_task(self, task: str) -> None:
+        """The task of the run shown or set up: a preference run's reward plots are made (ahead of need,
+        if making has begun) and shown; for any other task they are hidden, their row gone."""
+        preference = task == "preference"
+        if preference == self._preference:
+            return
+        self._preference = preference
+        for plot in self.plots[BASE_PLOTS:]:
+            policy = plot.sizePolicy()
+            policy.setRetainSizeWhenHidden(preference)  # no empty third row for another task
+            plot.setSizePolicy(policy)
+            plot.setVisible(preference and plot not in self._unrevealed)
+        if preference and self.plots and not self.making_plots:  # made ahead of need like the others
+            self.prepare_plots()
+
     def ensure_plots(self) -> None:
-        """Make the four plots now (those not made yet)."""
+        """Make the plots now (those not made yet); the step shown, they appear a frame apart."""
+        made = len(self.plots)
         while self._make_next_plot():
             pass
+        if self._revealing and len(self.plots) > made:  # a preference run's, on its first reward metric
+            self._reveal_next_plot()
 
     def prepare_plots(self) -> None:
         """Make the plots ahead of need while the user is idle, half a plot at a time: the plot, then
@@ -61,7 +92,8 @@ class TrainingPlotsWidget(QWidget):
         twice that). All four at once would hold the window for 200 ms when the Train step opens, and
         one user who comes back meets at most one of these pieces. pyqtgraph (0.4 s to import) is
         imported in the background first."""
-        if len(self.plots) == 4:
+        if len(self.plots) >= self._wanted():
+            self.making_plots = False  # made meanwhile, on first use
             return
         if self.idle_s() < PLOT_IDLE_S:
             self._plots_later.start()  # a timer of this widget: it dies with the widget
@@ -76,7 +108,7 @@ class TrainingPlotsWidget(QWidget):
             # The next piece after a pause: made at once, it would run before the window repaints or
             # handles a click (Qt takes queued calls first), as one long freeze.
             QTimer.singleShot(PLOT_GAP_MS, self, self.prepare_plots)  # dropped if the widget is gone
-        self.making_plots = len(self.plots) < 4
+        self.making_plots = len(self.plots) < self._wanted()
 
     def _make_next_plot(self) -> bool:
         """Make the next piece of the plots: a plot, or the curves and the grid place of the plot made
@@ -84,8 +116,10 @@ class TrainingPlotsWidget(QWidget):
         from desktop.gui.widgets.live_plot_widget import LivePlotWidget, ThroughputPlotWidget
 
         made = len(self.plots)
-        if made == 4:
+        if made >= self._wanted() and self._half_made is None:
             return False
+        if made >= BASE_PLOTS:
+            return self._make_next_preference_plot(made)
         if self._half_made is None:
             if made == 0:
                 self.loss_plot = LivePlotWidget(self.tr("Loss"))
@@ -113,26 +147,66 @@ class TrainingPlotsWidget(QWidget):
         else:
             plot.add_curve("samples", self.tr("samples/s"), "#2aa1b3", width=2)
             plot.add_curve("tokens", self.tr("tokens/s"), "#c2497a", dashed=True, view=plot.right_view)
+        self._place(plot, made)
+        return True
+
+    def _make_next_preference_plot(self, made: int) -> bool:
+        """As :meth:`_make_next_plot`, for the reward accuracy (y from 0 to 1, a line at chance) and the
+        rewards (the log-probabilities, a hundred times larger, on the right axis)."""
+        from desktop.gui.widgets.live_plot_widget import LivePlotWidget, TwoAxisPlotWidget
+        from desktop.gui.widgets.plotting import pg
+
+        if self._half_made is None:
+            if made == BASE_PLOTS:
+                self.accuracy_plot = plot = LivePlotWidget(self.tr("Reward accuracy"))
+                plot.setYRange(0, 1, padding=0.02)  # a share of the pairs: the same scale all run
+            else:
+                self.rewards_plot = plot = TwoAxisPlotWidget(
+                    self.tr("Rewards"), self.tr("reward"), self.tr("log-probability")
+                )
+                plot.getPlotItem().getAxis("right").enableAutoSIPrefix(False)
+            self._half_made = plot
+            return True
+        plot, self._half_made = self._half_made, None
+        if made == BASE_PLOTS:
+            chance = pg.InfiniteLine(0.5, angle=0, pen=pg.mkPen("#999999", dash=[4, 4]))
+            plot.addItem(chance)  # as often right as a coin: what a model that learned nothing scores
+            plot.add_curve("train", self.tr("train"), "#2f6fde", width=2)
+            plot.add_curve("eval", self.tr("eval"), "#e8793a", width=2, symbol="o")
+        else:
+            plot.add_curve("margin", self.tr("margin"), "#2f6fde", width=2.5)
+            plot.add_curve("chosen", self.tr("chosen"), "#3aa55d", width=1.5)
+            plot.add_curve("rejected", self.tr("rejected"), "#d9534f", width=1.5)
+            plot.add_curve("eval_margin", self.tr("eval margin"), "#e8793a", width=2, symbol="o")
+            right = plot.right_view
+            plot.add_curve("logp_chosen", self.tr("log-prob. chosen"), "#3aa55d", dashed=True, view=right)
+            plot.add_curve("logp_rejected", self.tr("log-prob. rejected"), "#d9534f", dashed=True, view=right)
+        self._place(plot, made)
+        return True
+
+    def _place(self, plot: QWidget, index: int) -> None:
+        """Put a plot made in its grid cell, hidden until it is revealed (its place kept meanwhile)."""
         policy = plot.sizePolicy()
         policy.setRetainSizeWhenHidden(True)  # its place kept in the grid until it is revealed
         plot.setSizePolicy(policy)
         plot.setVisible(False)
-        self.plot_grid.addWidget(plot, made // 2, made % 2)
+        self.plot_grid.addWidget(plot, index // 2, index % 2)
         self.plots.append(plot)
         self._unrevealed.append(plot)
-        return True
 
     def start_revealing(self) -> None:
         """The step is being shown: the plots are made, and the first time they appear one a frame
         apart (the first paint of a plot lays out and draws its axes, 10-25 ms each: all four in the
         page's first paint held the window 45-65 ms)."""
         self.ensure_plots()
+        self._revealing = True
         if self._unrevealed:
             self._reveal_next_plot()
 
     def _reveal_next_plot(self) -> None:
         if self._unrevealed and self.isVisible():
-            self._unrevealed.pop(0).setVisible(True)
+            plot = self._unrevealed.pop(0)
+            plot.setVisible(plot in self.plots[: self._wanted()])  # not a reward plot of another task
             if self._unrevealed:
                 QTimer.singleShot(PLOT_REVEAL_MS, self, self._reveal_next_plot)
 
@@ -140,7 +214,8 @@ class TrainingPlotsWidget(QWidget):
         """Show every plot at once (for a screenshot)."""
         self.ensure_plots()
         while self._unrevealed:
-            self._unrevealed.pop(0).setVisible(True)
+            plot = self._unrevealed.pop(0)
+            plot.setVisible(plot in self.plots[: self._wanted()])
 
     # ------------------------------------------------------------------ points
 
@@ -171,9 +246,14 @@ class TrainingPlotsWidget(QWidget):
             self.speed_plot.append("tokens", event.step, event.tokens_per_second)
 
     def show_metrics(self, event: LogEvent) -> None:
-        """The training loss (and its smoothed line), the evaluation loss and the learning rate."""
-        self.ensure_plots()
+        """The training loss (and its smoothed line), the evaluation loss and the learning rate; a
+        preference run's rewards (its first reward metric makes their plots)."""
         m = event.metrics
+        if not self._preference and any(key.startswith(REWARD_PREFIXES) for key in m):
+            self.set_task("preference")
+        self.ensure_plots()
+        if self._preference:
+            self._show_rewards(event.step, m)
         if "loss" in m:
             self.loss_plot.append("train", event.step, m["loss"])
             self._smoothed = (
@@ -186,6 +266,22 @@ class TrainingPlotsWidget(QWidget):
             self.loss_plot.append("eval", event.step, m["eval_loss"])
         if "learning_rate" in m:
             self.lr_plot.append("lr", event.step, m["learning_rate"])
+
+    def _show_rewards(self, step: int, m: dict[str, float]) -> None:
+        """Reward accuracy (train, eval), the margin, the chosen and rejected rewards, the eval margin and
+        the log-probabilities of the chosen and rejected answers."""
+        for key, plot, curve in (
+            ("rewards/accuracies", self.accuracy_plot, "train"),
+            ("eval_rewards/accuracies", self.accuracy_plot, "eval"),
+            ("rewards/margins", self.rewards_plot, "margin"),
+            ("rewards/chosen", self.rewards_plot, "chosen"),
+            ("rewards/rejected", self.rewards_plot, "rejected"),
+            ("eval_rewards/margins", self.rewards_plot, "eval_margin"),
+            ("logps/chosen", self.rewards_plot, "logp_chosen"),
+            ("logps/rejected", self.rewards_plot, "logp_rejected"),
+        ):
+            if key in m:
+                plot.append(curve, step, m[key])
 
     def show_memory(self, event: MemoryEvent, windows: bool) -> None:
         """VRAM from PyTorch and NVML, the process's RAM, each GPU of a multi-GPU run, and (``windows``)

@@ -1,0 +1,148 @@
+"""A preference run on the Train step: its reward plots and log, and where a chat run leads to one."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from desktop.core.system.events import LogEvent, StartedEvent
+from desktop.gui.main_window import MainWindow
+from tests.gui.conftest import FakeController
+
+
+def _dpo_log(step: int) -> LogEvent:
+    share = step / 20
+    return LogEvent(
+        step,
+        step / 20,
+        {
+            "loss": 0.69 - 0.4 * share,
+            "learning_rate": 5e-6,
+            "rewards/accuracies": 0.5 + 0.4 * share,
+            "rewards/margins": 1.5 * share,
+            "rewards/chosen": 0.3 * share,
+            "rewards/rejected": -1.2 * share,
+            "logps/chosen": -120.0 - 2 * share,
+            "logps/rejected": -130.0 - 20 * share,
+            "logits/chosen": -1.7,
+            "num_tokens": 1000.0 * step,
+        },
+    )
+
+
+def _eval_log(step: int) -> LogEvent:
+    metrics = {"eval_loss": 0.4, "eval_rewards/accuracies": 0.82, "eval_rewards/margins": 1.4}
+    return LogEvent(step, step / 20, metrics)
+
+
+def _shown_page(window: MainWindow, fake_controller: FakeController, qtbot: object) -> object:
+    from desktop.gui.pages.train_page import TrainPage
+
+    page = TrainPage(fake_controller, window.run_config)  # shown on its own: the window needs data
+    qtbot.addWidget(page)
+    page.resize(1000, 900)
+    page.show()
+    return page
+
+
+def test_reward_metrics_add_a_row_with_the_reward_plots(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    page = _shown_page(window, fake_controller, qtbot)
+    area = page.plot_area
+    qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)  # the wizard's task: classification
+    fake_controller.training_started.emit(StartedEvent("/runs/dpo", 20, 320, 32, "cpu"))
+    qtbot.waitUntil(lambda: all(plot.isVisible() for plot in area.plots), timeout=2000)
+    assert len(area.plots) == 4 and area.accuracy_plot is None
+
+    for step in range(2, 21, 2):
+        fake_controller.metrics_logged.emit(_dpo_log(step))
+    fake_controller.metrics_logged.emit(_eval_log(20))
+
+    assert area.accuracy_plot is not None and area.rewards_plot is not None
+    qtbot.waitUntil(lambda: area.accuracy_plot.isVisible() and area.rewards_plot.isVisible(), timeout=2000)
+    grid = area.plot_grid
+    assert [grid.getItemPosition(grid.indexOf(plot))[:2] for plot in area.plots[4:]] == [(2, 0), (2, 1)]
+    assert area.accuracy_plot.getPlotItem().titleLabel.text == "Reward accuracy"
+    assert area.rewards_plot.getPlotItem().titleLabel.text == "Rewards"
+    assert area.accuracy_plot.count("train") == 10 and area.accuracy_plot.count("eval") == 1
+    assert area.rewards_plot.count("margin") == 10 and area.rewards_plot.count("eval_margin") == 1
+    assert area.rewards_plot.count("chosen") == area.rewards_plot.count("rejected") == 10
+    assert area.rewards_plot.count("logp_chosen") == area.rewards_plot.count("logp_rejected") == 10
+    assert area.loss_plot.count("train") == 10  # the loss as for every run
+    low, high = area.accuracy_plot.getPlotItem().vb.viewRange()[1]
+    assert -0.05 <= low <= 0 and 1 <= high <= 1.05  # a share of the pairs: 0 to 1 all run
+
+    fake_controller.end()  # every plot drawn at the end
+    _x, y = area.accuracy_plot._curves["train"].getData()
+    assert y is not None and len(y) == 10 and y[-1] == 0.9
+    legend = [label.text for _sample, label in area.rewards_plot.legend.items]
+    assert legend[:4] == ["margin", "chosen", "rejected", "eval margin"] and "log-prob. chosen" in legend
+
+    log = page.log.toPlainText()
+    assert "step 20: reward accuracy 0.90, margin 1.5  ·  loss 0.29" in log
+    assert "validation reward accuracy 0.82, margin 1.4" in log
+    assert "chosen log-probability -122" in log and "logits" not in log and "num_tokens" not in log
+
+
+def test_a_preference_run_set_up_gets_its_plots_ahead_of_need(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    import pyqtgraph  # noqa: F401  (imported by the window's warm-up in the app)
+
+    from desktop.gui.pages.train_page import TrainPage
+
+    page = TrainPage(fake_controller, window.run_config)
+    qtbot.addWidget(page)
+    area = page.plot_area
+    area.idle_s = lambda: 3600.0
+    area.prepare_plots()
+    qtbot.waitUntil(lambda: len(area.plots) == 4 and not area.making_plots, timeout=5000)
+    window.run_config.set("task", "preference")  # the user chose preference tuning
+    assert area.making_plots  # made in pieces, as the four were
+    qtbot.waitUntil(lambda: len(area.plots) == 6, timeout=5000)
+    assert not area.making_plots
+
+    page.resize(1000, 900)
+    page.show()
+    qtbot.waitUntil(lambda: all(plot.isVisible() for plot in area.plots), timeout=2000)
+    window.run_config.set("task", "causal-lm")  # and changed their mind: no reward row
+    assert not area.accuracy_plot.isVisible() and not area.rewards_plot.isVisible()
+    three_rows = area.loss_plot.height()
+    qtbot.waitUntil(lambda: area.loss_plot.height() > three_rows * 1.3)  # two rows share the height again
+
+
+def test_a_classification_or_chat_run_never_shows_reward_plots(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    page = _shown_page(window, fake_controller, qtbot)
+    area = page.plot_area
+    for task, metrics in (
+        ("classification", {"eval_loss": 0.3, "eval_accuracy": 0.8}),
+        ("causal-lm", {"eval_loss": 2.1, "eval_perplexity": 8.2}),
+    ):
+        window.run_config.set("task", task)
+        qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+        fake_controller.training_started.emit(StartedEvent("/runs/x", 10, 90, 10, "cpu"))
+        for step in range(1, 11):
+            fake_controller.metrics_logged.emit(LogEvent(step, step / 10, {"loss": 1 / step}))
+        fake_controller.metrics_logged.emit(LogEvent(10, 1.0, metrics))
+        fake_controller.end()
+        assert len(area.plots) == 4 and area.accuracy_plot is None
+        assert "reward" not in page.log.toPlainText()
+
+
+def test_a_preference_run_after_another_hides_its_rewards_for_the_next_task(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    page = _shown_page(window, fake_controller, qtbot)
+    area = page.plot_area
+    window.run_config.set("task", "preference")
+    qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    fake_controller.metrics_logged.emit(_dpo_log(2))
+    fake_controller.end()
+    qtbot.waitUntil(lambda: area.rewards_plot is not None and area.rewards_plot.isVisible(), timeout=2000)
+
+    window.run_config.set("task", "classification")
+    qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+    assert not area.rewards_plot.isVisible() and area.rewards_plot.count("margin") == 0
+    fake_controller.end()
