@@ -48,7 +48,8 @@ def quiet_libraries() -> None:
 
     transformers.logging.disable_default_handler()
     # Without a handler, Python's last-resort handler would print warnings anyway.
-    logging.getLogger("transformers").addHandler(logging.NullHandler())
+    for name in ("transformers", "trl"):  # TRL's notes on the pairs go to train.log too
+        logging.getLogger(name).addHandler(logging.NullHandler())
     transformers.logging.disable_progress_bar()
 
 

@@ -74,6 +74,8 @@ def method_args(config: RunConfig) -> dict[str, Any]:
 def make_preference_trainer(prepared: Any, args: Any, callbacks: list[Any], wrap_collator: Any) -> Any:
     """TRL's trainer for ``prepared`` (a preference task), with ``wrap_collator`` around its collator
     (which counts the tokens of each batch)."""
+    import datasets
+
     config, task = prepared.config, prepared.task
     common = {
         "model": task.model,
@@ -83,16 +85,24 @@ def make_preference_trainer(prepared: Any, args: Any, callbacks: list[Any], wrap
         "processing_class": prepared.tokenizer,
         "callbacks": callbacks,
     }
-    if config.preference.method == "orpo":
-        _quiet_experimental()
-        from trl.experimental.orpo import ORPOTrainer
+    # TRL tokenizes the pairs as it builds the trainer: said by the run's own "Tokenizing" line, not by
+    # progress bars on the terminal.
+    shown = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        if config.preference.method == "orpo":
+            _quiet_experimental()
+            from trl.experimental.orpo import ORPOTrainer
 
-        trainer = ORPOTrainer(**common)
-    else:
-        from trl import DPOTrainer
+            trainer = ORPOTrainer(**common)
+        else:
+            from trl import DPOTrainer
 
-        trainer = DPOTrainer(ref_model=task.reference, **common)
-        _reference_without_copy(trainer)
+            trainer = DPOTrainer(ref_model=task.reference, **common)
+            _reference_without_copy(trainer)
+    finally:
+        if shown:
+            datasets.enable_progress_bars()
     trainer.data_collator = wrap_collator(trainer.data_collator)
     return trainer
 

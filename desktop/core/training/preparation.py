@@ -245,6 +245,8 @@ def make_trainer(
     if config.task == "preference":
         from desktop.core.training.preference import make_preference_trainer
 
+        pairs = prepared.num_train + prepared.num_eval
+        emit(PreparingEvent(msg("Tokenizing {rows} preference pairs", rows=pairs)))
         trainer = make_preference_trainer(
             prepared, args, [callback], lambda collate: CountingCollator(collate, tokens)
         )
