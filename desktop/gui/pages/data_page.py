@@ -70,6 +70,7 @@ class DataPage(WizardPage):
 
         self.model_picker = ModelPickerWidget(settings, self._current, self.train_rows)
         self.model_picker.task_changed.connect(self._on_model_picker_task_changed)
+        self.model_picker.method_changed.connect(self._on_model_picker_method_changed)
         self.model_picker.model_changed.connect(self._on_model_picker_model_changed)
         self.model_picker.validity_changed.connect(self.validity_changed)
         self.dataset_picker = DatasetPickerWidget(settings, self._current)
@@ -154,6 +155,10 @@ class DataPage(WizardPage):
         self.model_picker.check()  # a model that fits one task may not fit another
         self.column_mapping.show_task_changed(self.model_picker.task_combo.currentText())
         self._schedule_preview()
+
+    def _on_model_picker_method_changed(self, method: str) -> None:
+        self._run_config.set("preference.method", method)
+        self.model_picker.check()  # the fit badge: DPO holds a reference copy of the model
 
     def _on_model_picker_model_changed(self, name: str) -> None:
         self._run_config.set("model.name", name)

@@ -59,11 +59,13 @@ def metrics_line(metrics: dict[str, float], separator: str = "   ") -> str:
 
 
 def task_name(task: str) -> str:
-    """A task key (``classification``, ``causal-lm``, ``seq2seq``) as the model page names it."""
+    """A task key (``classification``, ``causal-lm``, ``seq2seq``, ``preference``) as the model page
+    names it."""
     return {
         "classification": translate("MetricText", "Text classification"),
         "causal-lm": translate("MetricText", "Causal-LM / chat fine-tuning"),
         "seq2seq": translate("MetricText", "Sequence-to-sequence"),
+        "preference": translate("MetricText", "Preference (DPO / ORPO)"),
     }.get(task, task)
 
 

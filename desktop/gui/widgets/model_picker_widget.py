@@ -7,7 +7,7 @@ import copy
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.hub.models import describe_local_model
-from desktop.core.settings.config import TASKS, RunConfig
+from desktop.core.settings.config import METHODS, TASKS, RunConfig
 from desktop.core.system.errors import StudioError
 from desktop.gui.widgets.field_error import error_label, show_error
 from desktop.gui.widgets.fit_badge_widget import FitBadgeWidget, free_ram
@@ -39,7 +39,10 @@ class ModelPickerWidget(QGroupBox):
     """
 
     task_changed = Signal(str)
-    """The user chose another task: its name (``classification``, ``causal-lm``, ``seq2seq``)."""
+    """The user chose another task: its name (``classification``, ``causal-lm``, ``seq2seq``,
+    ``preference``)."""
+    method_changed = Signal(str)
+    """The user chose another preference method: ``dpo`` or ``orpo`` (``preference.method``)."""
     model_changed = Signal(str)
     """The user chose another model: what goes into ``model.name``. The owner writes it, then checks."""
     validity_changed = Signal()
@@ -63,6 +66,16 @@ class ModelPickerWidget(QGroupBox):
         for task in TASKS:
             self.task_combo.addItem(task_name(task), task)
         self.task_combo.currentIndexChanged.connect(self._on_task_combo_current_index_changed)
+        self.method_combo = QComboBox()
+        methods = {
+            "dpo": ("DPO", self.tr("Keeps a frozen reference copy of the model: more memory.")),
+            "orpo": ("ORPO", self.tr("Needs no reference model: less memory.")),
+        }
+        for method in METHODS:
+            name, tip = methods[method]
+            self.method_combo.addItem(name, method)
+            self.method_combo.setItemData(self.method_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.method_combo.currentIndexChanged.connect(self._on_method_combo_current_index_changed)
 
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText(self.tr("Hub id such as bert-base-chinese, or a local folder"))
@@ -83,6 +96,9 @@ class ModelPickerWidget(QGroupBox):
 
         form = QFormLayout(self)
         form.addRow(self.tr("Task:"), self.task_combo)
+        form.addRow(self.tr("Method:"), self.method_combo)
+        self._form = form
+        self._show_method()
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_edit)
         model_row.addWidget(self.model_hub)
@@ -100,6 +116,10 @@ class ModelPickerWidget(QGroupBox):
         self.task_combo.blockSignals(True)
         self.task_combo.setCurrentIndex(max(0, TASKS.index(config.task) if config.task in TASKS else 0))
         self.task_combo.blockSignals(False)
+        self.method_combo.blockSignals(True)
+        self.method_combo.setCurrentIndex(max(0, self.method_combo.findData(config.preference.method)))
+        self.method_combo.blockSignals(False)
+        self._show_method()
         self.model_edit.setText(config.model.name)
 
     def set_gpu_free(self, free: int | None) -> None:
@@ -112,8 +132,18 @@ class ModelPickerWidget(QGroupBox):
 
     # ------------------------------------------------------------------ user changes
 
+    def _show_method(self) -> None:
+        """The method row for preference tuning only; its tooltip says what the chosen one costs."""
+        self._form.setRowVisible(self.method_combo, self.task_combo.currentData() == "preference")
+        self.method_combo.setToolTip(self.method_combo.currentData(Qt.ItemDataRole.ToolTipRole) or "")
+
     def _on_task_combo_current_index_changed(self) -> None:
+        self._show_method()
         self.task_changed.emit(self.task_combo.currentData())
+
+    def _on_method_combo_current_index_changed(self) -> None:
+        self._show_method()
+        self.method_changed.emit(self.method_combo.currentData())
 
     def _on_model_edit_editing_finished(self) -> None:
         name = self.model_edit.text().strip()
