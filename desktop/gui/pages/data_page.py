@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QGridLayout
+from PySide6.QtWidgets import QGridLayout, QTabWidget
 
 from desktop.core.data.columns import CAUSAL_FORMATS, roles_for
 from desktop.core.data.preview import Preview
@@ -16,6 +16,7 @@ from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.column_mapping_widget import ColumnMappingWidget
 from desktop.gui.widgets.dataset_picker_widget import DatasetPickerWidget
 from desktop.gui.widgets.model_picker_widget import ModelPickerWidget
+from desktop.gui.widgets.pair_preview_widget import PairPreviewWidget
 from desktop.gui.widgets.preview_table_widget import PreviewTableWidget
 from desktop.gui.widgets.token_stats_widget import TokenStatsWidget
 from desktop.shared_ui import Settings, shown
@@ -86,6 +87,11 @@ class DataPage(WizardPage):
         self.column_mapping.validity_changed.connect(self.validity_changed)
         self.column_mapping.option_changed.connect(self._on_column_mapping_option_changed)
         self.table = PreviewTableWidget()
+        self.pairs = PairPreviewWidget()  # a tab of its own for preference pairs, the first one
+        self.preview_tabs = QTabWidget()
+        self.preview_tabs.setDocumentMode(True)
+        self.preview_tabs.setTabBarAutoHide(True)  # the table alone has no tab bar
+        self.preview_tabs.addTab(self.table, self.tr("Rows"))
         self.token_stats = TokenStatsWidget()
 
         self.table.setMinimumHeight(110)
@@ -95,7 +101,7 @@ class DataPage(WizardPage):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(self.model_picker, 0, 0)
         grid.addWidget(self.dataset_picker, 0, 1)
-        grid.addWidget(self.table, 1, 0, 1, 2)
+        grid.addWidget(self.preview_tabs, 1, 0, 1, 2)
         grid.addWidget(self.column_mapping, 2, 0)
         grid.addWidget(self.token_stats, 2, 1)
         grid.setRowStretch(1, 1)
@@ -143,6 +149,16 @@ class DataPage(WizardPage):
     def _show_options(self) -> None:
         config = self._current()
         self.column_mapping.show_options(config.task, config.data.drop_bad_rows, config.data.merge_label_case)
+        self._show_pairs_tab(config.task == "preference")
+
+    def _show_pairs_tab(self, shown: bool) -> None:
+        """The pairs' tab, first and current, for the preference task only."""
+        index = self.preview_tabs.indexOf(self.pairs)
+        if shown and index < 0:
+            self.preview_tabs.insertTab(0, self.pairs, self.tr("Pairs"))
+            self.preview_tabs.setCurrentIndex(0)
+        elif not shown and index >= 0:
+            self.preview_tabs.removeTab(index)
 
     def _on_column_mapping_option_changed(self, name: str, on: bool) -> None:
         self._run_config.set(f"data.{name}", on)
@@ -257,6 +273,8 @@ class DataPage(WizardPage):
         self._preview = result
         self._run_config.set("columns", result.guess.columns)
         self.table.show_preview(result)
+        if self._current().task == "preference":
+            self.pairs.show_pairs(result.rows, self._current().columns)
         required, optional = roles_for(self._current().task, result.guess.columns)
         self._show_mapping(required, optional, result.guess.found_by)
 
@@ -269,6 +287,7 @@ class DataPage(WizardPage):
         """Forget the last file's table, mapping, notes and token statistics."""
         self._preview = None
         self.table.clear_preview()
+        self.pairs.clear_pairs()
         self._show_mapping((), (), {})
         self.dataset_picker.split_info.setText("")
         self.dataset_picker.show_notes([])

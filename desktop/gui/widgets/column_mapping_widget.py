@@ -12,7 +12,7 @@ from desktop.gui.widgets.field_error import error_label, show_error
 
 class ColumnMappingWidget(QGroupBox):
     """A combo box per role of the task, each offering the data's columns; for causal-LM, the format
-    (chat, instruction, prompt, text) first."""
+    (chat, instruction, prompt, text) first; for preference pairs, what the three roles hold."""
 
     format_chosen = Signal(str)
     """The user chose a causal-LM format: its name (``chat``, ``instruction``, ``prompt``, ``text``)."""
@@ -40,6 +40,15 @@ class ColumnMappingWidget(QGroupBox):
         self.mapping_form = QFormLayout()
         self.mapping_combos: dict[str, QComboBox] = {}
         self.mapping_error = error_label()
+        self.pairs_help = QLabel(
+            self.tr(
+                "Chosen: the better answer; rejected: the worse one. Each is a text or a whole "
+                "conversation. Prompt: only when the answers do not include it."
+            )
+        )
+        self.pairs_help.setObjectName("hint")
+        self.pairs_help.setWordWrap(True)
+        self.pairs_help.setVisible(False)
         self.mapping_note = QLabel()
         self.mapping_note.setObjectName("hint")
         self.mapping_note.setWordWrap(True)
@@ -54,6 +63,7 @@ class ColumnMappingWidget(QGroupBox):
         self.format_row = QFormLayout()
         self.format_row.addRow(self.tr("Format:"), self.format_combo)
         layout.addLayout(self.format_row)
+        layout.addWidget(self.pairs_help)
         layout.addLayout(self.mapping_form)
         layout.addWidget(self.mapping_error)
         layout.addWidget(self.mapping_note)
@@ -90,7 +100,8 @@ class ColumnMappingWidget(QGroupBox):
     ) -> None:
         """A combo box per role, offering ``available`` columns, set to ``columns``; each says how its
         column was found (``found_by``: ``name`` or ``content``)."""
-        is_causal = task == "causal-lm"
+        is_causal = task == "causal-lm"  # a preference run trains a chat model, but reads pairs
+        self.pairs_help.setVisible(task == "preference")
         self.format_combo.setVisible(is_causal)
         self.format_row.labelForField(self.format_combo).setVisible(is_causal)
         if is_causal:
@@ -115,7 +126,9 @@ class ColumnMappingWidget(QGroupBox):
                     if role in required
                     else self.tr("{role} (optional):").format(role=words)
                 )
-                label.setToolTip(f"columns.{role}")  # the field in the run config
+                helps = self._role_help() if task == "preference" else {}
+                # the field in the run config, after what it holds where that needs saying
+                label.setToolTip(f"{helps[role]}\n(columns.{role})" if role in helps else f"columns.{role}")
                 self.mapping_form.addRow(label, combo)
         how = {"name": self.tr("guessed from its name"), "content": self.tr("guessed from the content")}
         for role, combo in self.mapping_combos.items():
@@ -155,4 +168,16 @@ class ColumnMappingWidget(QGroupBox):
             "completion": self.tr("Completion"),
             "source": self.tr("Source text"),
             "target": self.tr("Target text"),
+            "chosen": self.tr("Chosen answer"),
+            "rejected": self.tr("Rejected answer"),
+        }
+
+    def _role_help(self) -> dict[str, str]:
+        """What a preference role's column holds (the tooltip of its name)."""
+        return {
+            "chosen": self.tr("The better answer: a text, or the whole conversation as a list of messages."),
+            "rejected": self.tr("The worse answer to the same prompt, written as the chosen one is."),
+            "prompt": self.tr(
+                "The prompt both answers reply to; none when the answers hold the conversation."
+            ),
         }

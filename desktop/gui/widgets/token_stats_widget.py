@@ -67,7 +67,9 @@ class TokenStatsWidget(QGroupBox):
                 )
             )
         first = next(iter(result.token_stats.values()), None)
-        if first is not None and first.lengths:
+        # A preference batch pads prompts and answers apart, neither padding-free nor grouped by length:
+        # an estimate from the prompts' lengths would mislead, so none is given.
+        if first is not None and first.lengths and config.task != "preference":
             lines.append(self._padding_line([min(n, limit) for n in first.lengths], config))
         self.stats_label.setText("\n".join(lines))
         if first is not None and self.histogram is not None:  # else shown once it is made
