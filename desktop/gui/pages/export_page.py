@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from desktop import shared_ui
 from desktop.core.results.gguf_export import QUANTS
+from desktop.core.settings.config_sections import model_task
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import RunResult
 from desktop.gui.app_support.workers import BackgroundTask
@@ -347,7 +348,7 @@ class ExportPage(WizardPage):
             task = RunDir(self.result.run_dir).config().task
         except Exception:  # a damaged config: the export says so when asked
             return ""
-        if task == "causal-lm":
+        if model_task(task) == "causal-lm":  # a preference run's model too
             return ""
         return self.tr(
             "GGUF is for decoder chat models (causal LM), which llama.cpp, Ollama and LM Studio run; this "

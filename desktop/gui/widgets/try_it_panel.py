@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.results.tryit import FolderInfo, Playground, base_playground, inspect_folder
+from desktop.core.settings.config_sections import model_task
 from desktop.core.system.errors import StudioError
 from desktop.gui.app_support.workers import BackgroundTask
 from desktop.shared_ui import error_text
@@ -180,7 +181,7 @@ class TryItPanel(QWidget):
             "classification": self.tr("text classification"),
             "causal-lm": self.tr("text generation"),
             "seq2seq": self.tr("sequence to sequence"),
-        }[info.task]
+        }[model_task(info.task)]  # a preference run's model is a chat model
         if info.adapter:
             described = self.tr("Model: {folder}, {kind} (LoRA adapters on {base})").format(
                 folder=info.folder, kind=kind, base=info.base_model
@@ -202,7 +203,7 @@ class TryItPanel(QWidget):
         return True
 
     def _show_task(self) -> None:
-        task = self.info.task if self.info else None
+        task = model_task(self.info.task) if self.info else None
         generative = task in ("causal-lm", "seq2seq")
         self.options.setVisible(generative)
         self.chat_check.setVisible(task == "causal-lm")
