@@ -1,8 +1,10 @@
 """A finished run's evaluation at a glance, base -> fine-tuned. A classifier: each class, the confusion
 matrix (click a cell for its rows), the mistakes the model was surest of, and the labels of the training
 and evaluation sets. A causal LM or a sequence-to-sequence model: loss, perplexity, BLEU and chrF, and
-evaluation rows with the reference beside the base model's and the fine-tuned model's answers. Reads
-``evaluation.json`` from the run folder (:mod:`desktop.core.training.evaluation`)."""
+evaluation rows with the reference beside the base model's and the fine-tuned model's answers. A
+preference run: how often the chosen answer is preferred, the margin, TRL's reward accuracy, and the pairs
+it now gets right and still gets wrong. Reads ``evaluation.json`` from the run folder
+(:mod:`desktop.core.training.evaluation`)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.training import evaluation
 from desktop.core.training.evaluation import ClassificationReport, GenerationReport
+from desktop.core.training.preference_evaluation import PreferenceReport
 
 RIGHT = QColor(58, 165, 93)
 WRONG = QColor(217, 83, 79)
@@ -112,6 +115,7 @@ class EvaluationView(QWidget):
         self.pages = QStackedWidget()
         self.pages.addWidget(splitter)
         self.pages.addWidget(self.samples)
+        self.pages.addWidget(self._preference_page())
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
         layout.addWidget(self.verdict)
@@ -128,11 +132,15 @@ class EvaluationView(QWidget):
 
     def show_report(
         self,
-        report: ClassificationReport | GenerationReport,
-        base: ClassificationReport | GenerationReport | None = None,
+        report: ClassificationReport | GenerationReport | PreferenceReport,
+        base: ClassificationReport | GenerationReport | PreferenceReport | None = None,
     ) -> None:
         """Show ``report`` (and the base model's, for the before and after)."""
         self.report, self.base = report, base
+        self.summary.setToolTip("")
+        if isinstance(report, PreferenceReport):
+            self._show_preference(report, base if isinstance(base, PreferenceReport) else None)
+            return
         if isinstance(report, GenerationReport):
             self._show_generation(report, base if isinstance(base, GenerationReport) else None)
             return
@@ -180,6 +188,106 @@ class EvaluationView(QWidget):
             then = before[row]["output"] if row < len(before) else ""
             for column, value in enumerate((sample["prompt"], sample["reference"], then, sample["output"])):
                 self.samples.setItem(row, column, _item(value))
+
+    def _preference_page(self) -> QWidget:
+        """Two tables of pairs: those the tuned model now gets right, and those it still gets wrong."""
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        headers = [
+            self.tr("Prompt"),
+            self.tr("Chosen"),
+            self.tr("Rejected"),
+            self.tr("Margin before"),
+            self.tr("Margin after"),
+        ]
+        self.improved_title = QLabel(self.tr("Now preferring the chosen answer"))
+        self.still_wrong_title = QLabel(self.tr("Still preferring the rejected answer"))
+        self.improved, self.still_wrong = _table(headers), _table(headers)
+        for title, table in (
+            (self.improved_title, self.improved),
+            (self.still_wrong_title, self.still_wrong),
+        ):
+            table.setWordWrap(True)
+            for column in range(3):
+                table.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+            table.horizontalHeader().setStretchLastSection(False)
+            table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            table.setToolTip(
+                self.tr("Margin: how much likelier the chosen answer is than the rejected one (per token).")
+            )
+            layout.addWidget(title)
+            layout.addWidget(table, 1)
+        return page
+
+    def _show_preference(self, report: PreferenceReport, base: PreferenceReport | None) -> None:
+        self.pages.setCurrentIndex(2)
+        parts = []
+        for name, now, before in (
+            (self.tr("Preference accuracy"), report.accuracy, base.accuracy if base else None),
+            (self.tr("Mean margin"), report.margin, base.margin if base else None),
+        ):
+            if now is not None:
+                parts.append(f"{html.escape(name)} {self._figure(now, before)}")
+        parts.append(html.escape(self.tr("on {rows} held-out pairs").format(rows=report.rows)))
+        text = " · ".join(parts)
+        if base:
+            text += html.escape(self.tr("  (base model → fine-tuned)"))
+        if report.reward_accuracy is not None:
+            reward = self.tr("{method} reward accuracy {accuracy:.3f} at the last evaluation").format(
+                method=report.method.upper() or "TRL", accuracy=report.reward_accuracy
+            )
+            if report.reward_margin is not None:
+                reward += " · " + self.tr("reward margin {margin:.3f}").format(margin=report.reward_margin)
+            text += "<br>" + html.escape(reward)
+        self.summary.setText(text)
+        self.summary.setToolTip(
+            self.tr(
+                "A model prefers the answer it finds likelier (mean log-probability per token). The margin "
+                "is chosen minus rejected."
+            )
+        )
+        worse = (
+            base is not None
+            and base.accuracy is not None
+            and report.accuracy is not None
+            and report.accuracy < base.accuracy
+        )
+        self.verdict.setText(
+            self.tr(
+                "The tuned model prefers the chosen answers less often than the base model: check that "
+                "chosen and rejected are not swapped, or lower the learning rate."
+            )
+            if worse
+            else ""
+        )
+        self.verdict.setVisible(worse)
+        self.improved_title.setVisible(bool(report.improved))
+        self.still_wrong_title.setText(
+            self.tr("Still preferring the rejected answer")
+            if report.still_wrong
+            else self.tr("The tuned model prefers the chosen answer in every pair measured.")
+        )
+        self.still_wrong_title.setVisible(bool(report.still_wrong or report.rows))
+        for table, examples in ((self.improved, report.improved), (self.still_wrong, report.still_wrong)):
+            table.setVisible(bool(examples))
+            table.setRowCount(len(examples))
+            for row, example in enumerate(examples):
+                before, after = example.get("before"), example.get("after")
+                for column, value in enumerate(
+                    (
+                        example.get("prompt", ""),
+                        example.get("chosen", ""),
+                        example.get("rejected", ""),
+                        f"{before:+.3f}" if before is not None else "",
+                        f"{after:+.3f}" if after is not None else "",
+                    )
+                ):
+                    item = _item(value, align_right=column >= 3)
+                    margin = (None, None, None, before, after)[column]
+                    if margin is not None:  # green where the chosen answer is preferred
+                        item.setForeground(QBrush(RIGHT if margin > 0 else WRONG))
+                    table.setItem(row, column, item)
 
     def _figure(self, now: float, before: float | None) -> str:
         return f"{before:.3f} → <b>{now:.3f}</b>" if before is not None else f"<b>{now:.3f}</b>"
