@@ -466,6 +466,7 @@ class MainWindow(QMainWindow):
     def show_runs(self) -> None:
         """Open (or bring forward) the run history."""
         from desktop.gui.dialogs.runs_dialog import RunsDialog
+        from desktop.gui.preference_start import start_preference_tuning
 
         if self.runs_dialog is None or self.runs_dialog.runs_dir != self.runs_dir():
             if self.runs_dialog is not None:
@@ -473,6 +474,7 @@ class MainWindow(QMainWindow):
             self.runs_dialog = RunsDialog(self.runs_dir(), self)
             self.runs_dialog.resume_requested.connect(self.resume_run)
             self.runs_dialog.export_requested.connect(self.show_finished_run)
+            self.runs_dialog.preference_requested.connect(lambda run: start_preference_tuning(self, run))
         else:
             self.runs_dialog.refresh()
         self.runs_dialog.show()

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
+import pytest
 from PySide6.QtCore import Qt
 
-from desktop.core.system.events import LogEvent, StartedEvent
+from desktop.core.runs.folders import RunDir
+from desktop.core.settings.config import RunConfig
+from desktop.core.system.events import FinishedEvent, LogEvent, StartedEvent, StoppedEvent
+from desktop.gui.dialogs.model_browser_dialog import FIT_COLUMN
 from desktop.gui.main_window import MainWindow
+from tests.core.helpers import fake_run
 from tests.gui.conftest import FakeController
 
 
@@ -146,3 +154,101 @@ def test_a_preference_run_after_another_hides_its_rewards_for_the_next_task(
     qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
     assert not area.rewards_plot.isVisible() and area.rewards_plot.count("margin") == 0
     fake_controller.end()
+
+
+# ---------------------------------------------------------------------- from a finished chat run
+
+
+def _chat_run(runs: Path, name: str, model: Path | None = None, finished: bool = True) -> RunDir:
+    """A chat (causal-LM) run as one that ended leaves it; a finished one saved ``model`` (or a stub)."""
+    config = RunConfig(task="causal-lm")
+    config.model.name = "Qwen/Qwen2.5-0.5B-Instruct"
+    config.data.files = ["chats.jsonl"]
+    config.output.name = name
+    run = RunDir.create(runs, config)
+    run.append(StartedEvent(str(run.path), 20, 90, 10, "cpu"))
+    run.append(LogEvent(20, 1.0, {"loss": 1.2}))
+    run.append(FinishedEvent(20, str(run.model_dir), {}) if finished else StoppedEvent(20, ""))
+    run.close()
+    run.unlock()
+    if finished:
+        if model is not None:
+            shutil.copytree(model, run.model_dir)
+        else:
+            run.model_dir.mkdir()
+            (run.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    return run
+
+
+def test_tune_preferences_shows_for_a_finished_chat_run_and_sets_up_the_wizard(
+    window: MainWindow, app_home: Path, qtbot
+) -> None:
+    runs = app_home / "runs"
+    chat = _chat_run(runs, "chat")
+    _chat_run(runs, "stopped-chat", finished=False)
+    classifier = fake_run(runs, "classifier", FinishedEvent(20, "model", {}))
+    classifier.model_dir.mkdir()
+    (classifier.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    window.run_config.set("data.files", ["chats.jsonl"])  # the wizard's data: a chat set, not pairs
+
+    window.show_runs()
+    dialog = window.runs_dialog
+    qtbot.waitUntil(lambda: dialog.model.rowCount() == 3)
+    button = dialog.preference_button
+    assert button.text() == "Tune preferences…" and "which answers are better" in button.toolTip()
+    dialog.select(classifier.path.name)
+    assert not button.isVisible()  # a classifier has no chat answers to rank
+    dialog.select(next(info.name for info in dialog.infos if info.name.endswith("stopped-chat")))
+    assert not button.isVisible()  # no model saved
+    dialog.select(chat.path.name)
+    assert button.isVisible()
+    shutil.rmtree(chat.model_dir)
+    dialog.select(classifier.path.name)
+    dialog.select(chat.path.name)
+    assert not button.isVisible()  # its model deleted since
+    chat.model_dir.mkdir()
+    (chat.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    dialog.select(classifier.path.name)
+    dialog.select(chat.path.name)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    config = window.run_config.config
+    assert config.task == "preference" and config.model.name == str(chat.model_dir)
+    assert config.data.files == []  # the pairs are chosen next
+    assert "choose pairs of answers" in window.statusBar().currentMessage()
+
+
+@pytest.mark.slow
+def test_the_model_browser_lists_finished_chat_runs_for_preference_tuning(
+    qtbot, app_home: Path, tiny_gpt2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.gui.dialogs.model_browser_dialog import ModelBrowser
+
+    monkeypatch.setattr("desktop.core.hub.search.on_this_computer", lambda: [])  # the hub caches aside
+
+    runs = app_home / "runs"
+    chat = _chat_run(runs, "qwen-chat", model=tiny_gpt2)
+    _chat_run(runs, "unfinished", finished=False)
+    browser = ModelBrowser(RunConfig(task="preference"), gpu_free=None, ram=16 * 2**30)
+    qtbot.addWidget(browser)
+    label = f"run: {chat.path.name} (finished chat run)"
+    qtbot.waitUntil(lambda: label in _rows(browser.local), timeout=10_000)
+    assert not any("unfinished" in row for row in _rows(browser.local))
+    row = _rows(browser.local).index(label)
+    assert browser.local.item(row, 0).toolTip() == str(chat.model_dir)
+    assert browser.local.item(row, 1).text() not in ("?", "")  # its parameters, from its weights
+    qtbot.waitUntil(lambda: browser.local.item(row, FIT_COLUMN).text() != "…", timeout=30_000)  # a badge
+    browser.tabs.setCurrentIndex(2)
+    browser.local.selectRow(row)
+    with qtbot.waitSignal(browser.chosen) as chosen:
+        browser.use_button.click()
+    assert chosen.args == [str(chat.model_dir)]
+
+    classifier = ModelBrowser(RunConfig(task="classification"), gpu_free=None, ram=16 * 2**30)
+    qtbot.addWidget(classifier)
+    with qtbot.waitSignal(classifier._tasks[-1].finished, timeout=10_000):  # the listing, begun last
+        pass
+    assert _rows(classifier.local) == []  # a chat model is no classifier
+
+
+def _rows(table) -> list[str]:
+    return [table.item(r, 0).text() for r in range(table.rowCount())]

@@ -39,6 +39,8 @@ DTYPE_BYTES = {
     "BOOL": 1,
 }
 SORTS = ("downloads", "likes")
+RUN = "run"
+"""The source of a model a finished run of this app saved in its run folder (never deleted here)."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class ModelHit:
 
     ref: str  # what goes into the config: an id, or modelscope:id
     repo_id: str
-    source: str  # huggingface / mirror / modelscope / local
+    source: str  # huggingface / mirror / modelscope / local / run
     downloads: int | None = None
     likes: int | None = None
     updated: str = ""  # YYYY-MM-DD
@@ -299,6 +301,12 @@ def on_this_computer() -> list[ModelHit]:
     return hits
 
 
+def run_model_hits(models: list[tuple[str, Path]]) -> list[ModelHit]:
+    """Models finished runs saved, as (run name, model folder), listed beside those on this computer;
+    ``repo_id`` is the run's name."""
+    return [_local_hit(str(folder), name, RUN, folder) for name, folder in models]
+
+
 def _local_hit(ref: str, repo_id: str, source: str, folder: Path, snapshot: Path | None = None) -> ModelHit:
     """A model on this computer: the weights' figures as Search gives them, and its size on disk."""
     params, weights = local_weights(snapshot or folder)
@@ -316,7 +324,7 @@ def _local_hit(ref: str, repo_id: str, source: str, folder: Path, snapshot: Path
 
 def delete_from_cache(hit: ModelHit) -> int:
     """Delete a cached model (never a local folder of the user's); returns the bytes freed."""
-    if hit.source == "local" or not hit.path:
+    if hit.source in ("local", RUN) or not hit.path:
         raise ValueError(msg("Only models in a hub cache can be deleted here."))
     if hit.source == MODELSCOPE:
         from desktop.core.hub.clients import ms_cache

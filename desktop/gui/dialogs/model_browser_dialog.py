@@ -7,6 +7,7 @@ Everything slow (search, config fetches for the fit badge, downloads, cache scan
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -26,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.hub.search import ModelHit
+from desktop.core.hub.search import RUN, ModelHit
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import human_count, human_size
 from desktop.gui.app_support.workers import BackgroundTask, run_in_background
@@ -37,6 +38,7 @@ from desktop.shared_ui import error_text, shown
 
 FIT_COLUMN = 7
 MAX_FIT_ROWS = 12  # config fetches per table: the first rows, one after another
+RUN_MODEL_TASKS = ("causal-lm", "preference")  # a finished chat run's model, to tune further
 
 
 class ModelBrowser(QDialog):
@@ -186,6 +188,8 @@ class ModelBrowser(QDialog):
             ]
             if hit.source == "catalogue":
                 cells[4], cells[5] = self._languages(hit.languages), shown(hit.note)
+            elif hit.source == RUN:
+                cells[0] = self.tr("run: {name} (finished chat run)").format(name=hit.repo_id)
             if hit.gated:
                 cells[3] = self.tr("{license} · gated").format(license=cells[3])
             for column, text in enumerate(cells):
@@ -236,7 +240,7 @@ class ModelBrowser(QDialog):
             from desktop.core.hub.search import weights_info
 
             figures = (hit.parameters, hit.size_bytes)
-            if hit.parameters is None and hit.source not in ("local", "catalogue"):
+            if hit.parameters is None and hit.source not in ("local", "catalogue", RUN):
                 with contextlib.suppress(Exception):  # ModelScope's search gives no parameter counts
                     figures = weights_info(ref, source)
             return model_fit(config_for_fit(ref, source), config, gpu_free, ram, rows), figures
@@ -244,7 +248,7 @@ class ModelBrowser(QDialog):
         def done(result: Any) -> None:
             self._fitting = False
             badge, (params, size) = result
-            if table.item(row, 0) is not None and table.item(row, 0).text() == ref:
+            if _ref_at(table, row) == ref:
                 if params:
                     table.item(row, 1).setText(_count(params))
                 if size and table.item(row, 2).text() == "?":
@@ -255,7 +259,7 @@ class ModelBrowser(QDialog):
         def failed(exc: object, detail: str) -> None:
             self._fitting = False
             item = table.item(row, FIT_COLUMN)
-            if item is not None and table.item(row, 0) and table.item(row, 0).text() == ref:
+            if item is not None and _ref_at(table, row) == ref:
                 item.setText(self.tr("unknown"))
                 item.setToolTip(shown(getattr(exc, "message", str(exc))))
             self._next_fit()
@@ -264,7 +268,7 @@ class ModelBrowser(QDialog):
 
     def _show_fit(self, table: QTableWidget, row: int, ref: str, result: Any) -> None:
         item = table.item(row, FIT_COLUMN)
-        if item is None or table.item(row, 0).text() != ref:
+        if item is None or _ref_at(table, row) != ref:
             return  # the table was filled again meanwhile
         text = badge_text(result.badge)
         if not result.on_gpu and result.epoch_s:
@@ -312,11 +316,22 @@ class ModelBrowser(QDialog):
         show_error(self.status, exc)
 
     def refresh_local(self) -> None:
-        from desktop.core.hub.search import on_this_computer
+        """List the models on this computer in the background; for a chat or preference run, the models
+        finished chat runs saved come first."""
+        from desktop.core.hub.search import on_this_computer, run_model_hits
+        from desktop.core.runs.run_models import finished_chat_models
+        from desktop.core.system.paths import default_runs_dir
+
+        runs_dir = Path(self._config.output.runs_dir or default_runs_dir())
+        with_runs = self._config.task in RUN_MODEL_TASKS
+
+        def local() -> list[ModelHit]:
+            runs = run_model_hits(finished_chat_models(runs_dir)) if with_runs else []
+            return runs + on_this_computer()
 
         self._tasks.append(
             run_in_background(
-                on_this_computer,
+                local,
                 self,
                 lambda hits: self._fill(self.local, hits),
                 lambda exc, detail: self._show_error(exc),
@@ -365,7 +380,7 @@ class ModelBrowser(QDialog):
 
     def _delete(self) -> None:
         hit = self.selected()
-        if hit is None or hit.source == "local":
+        if hit is None or hit.source in ("local", RUN):
             self.status.setText(
                 self.tr("Select a downloaded model (your own folders are never deleted here).")
             )
@@ -399,6 +414,13 @@ class ModelBrowser(QDialog):
         self._fit_queue.clear()
         self.cancel_download()
         super().done(result)
+
+
+def _ref_at(table: QTableWidget, row: int) -> str | None:
+    """The model a row shows (its text may be a run's name): a row filled again meanwhile shows another."""
+    item = table.item(row, 0)
+    hit = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+    return hit.ref if hit is not None else None
 
 
 def _count(value: int | None, plain: bool = False) -> str:

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.core.runs.folders import RunDir, RunInfo, delete_run, list_runs, loss_curve
+from desktop.core.runs.run_models import saved_chat_model
 from desktop.core.system.errors import StudioError
 from desktop.core.system.lazy import imported
 from desktop.gui.app_support.plots_import import import_plots
@@ -130,6 +131,8 @@ class RunsDialog(QDialog):
     """Continue this :class:`RunDir` from its last checkpoint."""
     export_requested = Signal(object)
     """Show this finished :class:`RunDir` on the Export page (export, try it)."""
+    preference_requested = Signal(object)
+    """Set up a preference run from the model this finished chat :class:`RunDir` saved."""
     listed = Signal()
     """The table shows the runs as they are on disk now."""
     curves_shown = Signal()
@@ -178,6 +181,15 @@ class RunsDialog(QDialog):
         )
         self.evaluation_button.clicked.connect(self.show_evaluation)
         self.evaluation_dialog: QDialog | None = None
+        self.preference_button = QPushButton(self.tr("Tune preferences…"))
+        self.preference_button.setToolTip(
+            self.tr(
+                "Teach this chat model which answers are better: a preference run (DPO or ORPO) that "
+                "starts from the model this run saved"
+            )
+        )
+        self.preference_button.setVisible(False)  # for a finished chat run that saved its model only
+        self.preference_button.clicked.connect(self._tune_preferences)
         self.delete_button = QPushButton(self.tr("Delete…"))
         self.delete_button.clicked.connect(self._delete)
         self.refresh_button = QPushButton(self.tr("Refresh"))
@@ -208,6 +220,7 @@ class RunsDialog(QDialog):
             self.resume_button,
             self.export_button,
             self.evaluation_button,
+            self.preference_button,
             self.delete_button,
         ):
             buttons.addWidget(button)
@@ -359,6 +372,7 @@ class RunsDialog(QDialog):
         self.resume_button.setEnabled(bool(one and one.resumable))
         self.export_button.setEnabled(bool(one and one.status == "finished"))
         self.evaluation_button.setEnabled(bool(one and (Path(one.path) / "evaluation.json").is_file()))
+        self.preference_button.setVisible(one is not None and saved_chat_model(one) is not None)
         self.delete_button.setEnabled(bool(chosen) and all(i.status != "running" for i in chosen))
         if one is not None and not one.resumable and one.status in ("stopped", "failed", "interrupted"):
             self.hint.setText(
@@ -442,6 +456,11 @@ class RunsDialog(QDialog):
         chosen = self.selected()
         if len(chosen) == 1 and chosen[0].status == "finished":
             self.export_requested.emit(RunDir(chosen[0].path))
+
+    def _tune_preferences(self) -> None:
+        chosen = self.selected()
+        if len(chosen) == 1 and saved_chat_model(chosen[0]) is not None:
+            self.preference_requested.emit(RunDir(chosen[0].path))
 
     def show_evaluation(self) -> None:
         """The selected run's evaluation in a window of its own."""
