@@ -122,3 +122,4 @@ def test_the_readme_screenshots_render(tmp_path, qtbot) -> None:
     assert all(f.stat().st_size > 5_000 for f in files)  # a picture, not an empty window
     names = {f.name for f in files}
     assert {"7-browser-light.png", "launcher-failed-light.png", "4-train-1024x576-light.png"} <= names
+    assert "4d-train-preference-light.png" in names  # a DPO run: the reward plots

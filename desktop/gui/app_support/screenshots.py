@@ -250,6 +250,61 @@ def _gaming_gpu_runs(window: MainWindow, out: Path, suffix: str) -> list[Path]:
     return files
 
 
+def _preference_run(window: MainWindow, out: Path, suffix: str) -> list[Path]:
+    """The Train page during a DPO run (LoRA on a 0.5B chat model, 2,000 pairs): the loss falls from
+    ln 2, the reward accuracy rises from a coin's 0.5 towards 0.95 and the margin grows, as the rejected
+    answers' rewards fall; a third row of plots shows them."""
+    page, rng, total, gib = window.train_page, random.Random(13), 250, 2**30
+    device = "cuda:0 (NVIDIA GeForce RTX 4070)"
+    page.begin(task="preference")
+    page.show_event(StartedEvent("run", total, 2000, 200, device))
+    for step in range(1, 181):
+        page.show_event(
+            ProgressEvent(
+                step,
+                total,
+                step / total,
+                step * 1.1,
+                (total - step) * 1.1,
+                7.3 + rng.gauss(0, 0.1),
+                2900 + rng.gauss(0, 40),
+            )
+        )
+        if step % 5 == 0:
+            learned = 1 - math.exp(-step / 60)
+            margin = 3.2 * learned + rng.gauss(0, 0.25)
+            chosen = 0.45 * learned - 0.3 * learned**3 + rng.gauss(0, 0.08)
+            accuracy = min(1.0, 0.5 + 0.45 * learned + rng.gauss(0, 0.03))
+            metrics = {
+                "loss": max(0.05, 0.693 - 0.5 * learned + rng.gauss(0, 0.03)),
+                "learning_rate": 5e-5 * min(1.0, step / 20) * (1 - step / total),
+                "rewards/chosen": chosen,
+                "rewards/rejected": chosen - margin,
+                "rewards/accuracies": round(accuracy * 16) / 16,  # a share of the 16 pairs logged
+                "rewards/margins": margin,
+                "logps/chosen": -182 - 4 * learned + rng.gauss(0, 1.5),
+                "logps/rejected": -190 - 28 * learned + rng.gauss(0, 1.5),
+            }
+            page.show_event(LogEvent(step, step / total, metrics))
+            used = int(6.2 * gib + rng.gauss(0, 3e7))
+            page.show_event(
+                MemoryEvent(
+                    step, "cuda:0", used, int(7.4 * gib), int(7.1 * gib), int(2.3 * gib), used + gib, 12 * gib
+                )
+            )
+        if step % 50 == 0:
+            learned = 1 - math.exp(-step / 70)
+            metrics = {
+                "eval_loss": 0.693 - 0.42 * learned,
+                "eval_rewards/accuracies": 0.5 + 0.4 * learned,
+                "eval_rewards/margins": 2.7 * learned,
+            }
+            page.show_event(LogEvent(step, step / total, metrics))
+    page.plot_area.flush_plots()
+    window.statusBar().clearMessage()  # "Sample loaded: English reviews…" is no chat model's
+    return [_grab(window, 3, out / f"4d-train-preference{suffix}.png")]
+
+
 def synthetic_history(runs: Path) -> None:
     """Four past runs: two finished with different learning rates, one stopped, one crashed."""
     from desktop.core.runs.folders import RunDir
@@ -346,6 +401,7 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
         files.append(_grab(window, index, out / f"{index + 1}-{name}-{SMALL[0]}x{SMALL[1]}{suffix}.png"))
     window.resize(1280, 1000)  # tall enough for the bars and the memory plot
     files += _gaming_gpu_runs(window, out, suffix)
+    files += _preference_run(window, out, suffix)
     settle()
     window.close()
     return files

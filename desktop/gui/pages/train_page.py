@@ -40,6 +40,8 @@ PREFERENCE_DETAIL = (
     "rewards/margins",
     "eval_rewards/accuracies",
     "eval_rewards/margins",
+    "logps/",  # plotted beside the rewards; the log line keeps to what says whether the run learns
+    "eval_logps/",
     "logits/",  # the mean logit of each answer: TRL's, read by no one training a chat model
     "eval_logits/",
     "num_tokens",

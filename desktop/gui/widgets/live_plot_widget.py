@@ -213,6 +213,15 @@ class LivePlotWidget(PlotWidget):
                 dropped = True
         return dropped
 
+    def remove_curve(self, name: str) -> None:
+        """Remove a curve of the plot's own view and its legend entry (one a run added for itself:
+        another run may not have it). The legend is made again from the next points."""
+        self.removeItem(self._curves.pop(name))
+        del self._points[name], self._labels[name]
+        self._dirty.discard(name)
+        self.legend.clear()
+        self._in_legend = []
+
     def clear_curves(self) -> None:
         """Remove every curve and its legend entry (the comparison shows other runs)."""
         for item in self._curves.values():

@@ -159,7 +159,11 @@ class TrainingPlotsWidget(QWidget):
         if self._half_made is None:
             if made == BASE_PLOTS:
                 self.accuracy_plot = plot = LivePlotWidget(self.tr("Reward accuracy"))
-                plot.setYRange(0, 1, padding=0.02)  # a share of the pairs: the same scale all run
+                # A share of the pairs: the same scale all run, with room for the labels 0 and 1 (one cut
+                # by the plot's edge is not drawn); 0.5 labelled, where the chance line is.
+                plot.setYRange(0, 1, padding=0.08)
+                ticks = [(value, f"{value:g}") for value in (0, 0.25, 0.5, 0.75, 1)]
+                plot.getAxis("left").setTicks([ticks, []])
             else:
                 self.rewards_plot = plot = TwoAxisPlotWidget(
                     self.tr("Rewards"), self.tr("reward"), self.tr("log-probability")
@@ -226,6 +230,9 @@ class TrainingPlotsWidget(QWidget):
         if not keep_points:
             for plot in self.plots:
                 plot.clear_points()
+            for name in self.memory_plot.curve_names():
+                if name == "shared" or name.startswith("gpu"):  # added for the last run: Windows paged
+                    self.memory_plot.remove_curve(name)  # it, or it had several GPUs
         self._smoothed = None
 
     def show_started(self, event: StartedEvent) -> None:
