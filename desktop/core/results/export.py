@@ -451,8 +451,7 @@ def _model_card(run: RunDir, config: Any, out: Path, dtype: str, lora: str, lang
         indent=2,
         default=str,
     )
-    # Preference runs are found on the hub as TRL's are: by the library and the method.
-    tags = f", trl, {config.preference.method}" if config.task == "preference" else ""
+    tags = f", trl, {config.preference.method}" if config.task == "preference" else ""  # as TRL's runs
     card = f"""---
 library_name: transformers
 base_model: {config.model.name}
