@@ -20,7 +20,7 @@ def test_every_entry_is_complete_and_names_where_it_was_checked() -> None:
 
 
 def test_each_task_has_chinese_models_from_small_to_large() -> None:
-    for task in ("classification", "causal-lm", "seq2seq"):
+    for task in ("classification", "causal-lm", "seq2seq", "preference"):
         hits = recommended(task)
         assert any("zh" in h.languages for h in hits), task
         sizes = [h.parameters or 0 for h in hits]
@@ -28,6 +28,7 @@ def test_each_task_has_chinese_models_from_small_to_large() -> None:
     chat = [h.parameters for h in recommended("causal-lm")]
     assert min(chat) < 1e9 and max(chat) > 7e9  # ~0.5B to ~8B
     assert any(h.gated for h in recommended("causal-lm"))  # a gated one says so
+    assert recommended("preference") == recommended("causal-lm")  # preference tuning tunes a chat model
 
 
 def test_the_fit_of_every_recommended_model_is_known_offline(monkeypatch) -> None:

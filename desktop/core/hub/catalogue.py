@@ -25,9 +25,11 @@ def recommended(task: str = "", source_kind: str = "huggingface") -> list[ModelH
 
     With ModelScope as the source, entries that have a ModelScope id are offered by that id.
     """
+    from desktop.core.settings.config_sections import model_task
+
     hits = []
     for e in _entries():
-        if task and e["task"] != task:
+        if task and e["task"] != model_task(task):  # preference tuning starts from a chat model
             continue
         ref = e["id"]
         if source_kind == "modelscope" and e.get("modelscope_id"):
