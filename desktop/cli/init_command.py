@@ -13,6 +13,7 @@ from desktop.cli.common import EXIT_OK
 from desktop.cli.hub_commands import ensure_downloaded
 from desktop.cli.text import say, text
 from desktop.core.settings.config import HUB_ID, METHODS, TASKS, Columns, RunConfig
+from desktop.core.settings.config_sections import learning_rate_for
 from desktop.core.system.errors import InputError
 from desktop.core.system.secrets import shell_join
 
@@ -37,11 +38,6 @@ def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_init)
 
 
-PREFERENCE_LEARNING_RATE = 5e-6
-"""Preference tuning moves a model that already answers well: a tenth of the supervised rate, as TRL's
-examples and the DPO and ORPO papers use (5e-7 to 8e-6)."""
-
-
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a complete, commented config for a task, model and data."""
     from desktop.core.data.columns import check_rows, describe, guess_columns
@@ -63,7 +59,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     config.model.name = args.model
     if args.task == "preference":
         config.preference.method = args.method or "dpo"
-        config.training.learning_rate = PREFERENCE_LEARNING_RATE
+        config.training.learning_rate = learning_rate_for("preference", config.training.learning_rate)
     local = [d for d in args.data if Path(d).exists()]
     if len(args.data) == 1 and not local and HUB_ID.match(args.data[0]):
         config.data.hub_id = args.data[0]

@@ -56,6 +56,7 @@ def test_choosing_preference_offers_the_method_and_writes_it(window: MainWindow)
     assert "frozen reference copy" in picker.method_combo.toolTip()
     config = window.current_config()
     assert (config.task, config.preference.method) == ("preference", "dpo")
+    assert config.training.learning_rate == 5e-6  # the default rate, a tenth: the model already answers
 
     picker.method_combo.setCurrentIndex(picker.method_combo.findData("orpo"))
     assert window.current_config().preference.method == "orpo"
@@ -63,6 +64,7 @@ def test_choosing_preference_offers_the_method_and_writes_it(window: MainWindow)
 
     picker.task_combo.setCurrentIndex(picker.task_combo.findData("causal-lm"))
     assert picker.method_combo.isHidden() and window.current_config().task == "causal-lm"
+    assert window.current_config().training.learning_rate == 5e-5
     loaded = RunConfig(task="preference")
     loaded.preference.method = "orpo"
     window.run_config.replace(loaded)  # a config opened from a file shows its method

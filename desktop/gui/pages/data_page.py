@@ -9,6 +9,7 @@ from desktop.core.data.columns import CAUSAL_FORMATS, roles_for
 from desktop.core.data.preview import Preview
 from desktop.core.helper_process import TokenReport
 from desktop.core.settings.config import Columns, RunConfig
+from desktop.core.settings.config_sections import learning_rate_for
 from desktop.core.system.errors import StudioError
 from desktop.gui.config_model import RunConfigModel
 from desktop.gui.controllers.data_check_controller import DataCheckController
@@ -166,6 +167,8 @@ class DataPage(WizardPage):
 
     def _on_model_picker_task_changed(self, task: str) -> None:
         self._run_config.set("task", task)
+        rate = learning_rate_for(task, self._current().training.learning_rate)
+        self._run_config.set("training.learning_rate", rate)  # preference tuning: a tenth of the default
         self._show_options()
         self._run_config.set("columns", Columns())
         self.model_picker.check()  # a model that fits one task may not fit another
