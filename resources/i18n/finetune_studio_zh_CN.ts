@@ -123,6 +123,10 @@
         <translation>纯文本</translation>
     </message>
     <message>
+        <source>Chosen: the better answer; rejected: the worse one. Each is a text or a whole conversation. Prompt: only when the answers do not include it.</source>
+        <translation>选中回答：较好的回答；被拒回答：较差的回答。两者都可以是一段文本或一整段对话。提示词：只在回答不包含它时才需要。</translation>
+    </message>
+    <message>
         <source>Leave out rows with a blank text or no label</source>
         <translation>跳过文本为空或没有标签的行</translation>
     </message>
@@ -209,6 +213,26 @@
     <message>
         <source>Target text</source>
         <translation>目标文本</translation>
+    </message>
+    <message>
+        <source>Chosen answer</source>
+        <translation>选中回答</translation>
+    </message>
+    <message>
+        <source>Rejected answer</source>
+        <translation>被拒回答</translation>
+    </message>
+    <message>
+        <source>The better answer: a text, or the whole conversation as a list of messages.</source>
+        <translation>较好的回答：一段文本，或以消息列表表示的整段对话。</translation>
+    </message>
+    <message>
+        <source>The worse answer to the same prompt, written as the chosen one is.</source>
+        <translation>同一提示词下较差的回答，写法与选中回答相同。</translation>
+    </message>
+    <message>
+        <source>The prompt both answers reply to; none when the answers hold the conversation.</source>
+        <translation>两个回答所回应的提示词；如果回答里已包含整段对话，则不需要。</translation>
     </message>
 </context>
 <context>
@@ -307,6 +331,14 @@
     <message>
         <source>What to train, and on which examples.</source>
         <translation>训练什么，用哪些样本。</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>行</translation>
+    </message>
+    <message>
+        <source>Pairs</source>
+        <translation>偏好对</translation>
     </message>
 </context>
 <context>
@@ -639,6 +671,66 @@
     <message>
         <source>The fine-tuned model fits the evaluation rows worse than the base model: train longer, with a lower learning rate, or with more examples.</source>
         <translation>微调后的模型在评估数据上比基础模型还差：请训练更久、降低学习率，或补充更多样本。</translation>
+    </message>
+    <message>
+        <source>Chosen</source>
+        <translation>选中</translation>
+    </message>
+    <message>
+        <source>Rejected</source>
+        <translation>被拒</translation>
+    </message>
+    <message>
+        <source>Margin before</source>
+        <translation>之前的差值</translation>
+    </message>
+    <message>
+        <source>Margin after</source>
+        <translation>之后的差值</translation>
+    </message>
+    <message>
+        <source>Now preferring the chosen answer</source>
+        <translation>现在偏向选中回答</translation>
+    </message>
+    <message>
+        <source>Still preferring the rejected answer</source>
+        <translation>仍然偏向被拒回答</translation>
+    </message>
+    <message>
+        <source>Margin: how much likelier the chosen answer is than the rejected one (per token).</source>
+        <translation>差值：选中回答比被拒回答的可能性高多少（按每个词元计）。</translation>
+    </message>
+    <message>
+        <source>Preference accuracy</source>
+        <translation>偏好准确率</translation>
+    </message>
+    <message>
+        <source>Mean margin</source>
+        <translation>平均差值</translation>
+    </message>
+    <message>
+        <source>on {rows} held-out pairs</source>
+        <translation>基于 {rows} 个留出的偏好对</translation>
+    </message>
+    <message>
+        <source>{method} reward accuracy {accuracy:.3f} at the last evaluation</source>
+        <translation>最后一次评估时 {method} 奖励准确率为 {accuracy:.3f}</translation>
+    </message>
+    <message>
+        <source>reward margin {margin:.3f}</source>
+        <translation>奖励差值 {margin:.3f}</translation>
+    </message>
+    <message>
+        <source>A model prefers the answer it finds likelier (mean log-probability per token). The margin is chosen minus rejected.</source>
+        <translation>模型偏向它认为可能性更高的回答（每个词元的平均对数概率）。差值＝选中回答减去被拒回答。</translation>
+    </message>
+    <message>
+        <source>The tuned model prefers the chosen answers less often than the base model: check that chosen and rejected are not swapped, or lower the learning rate.</source>
+        <translation>微调后的模型比基础模型更少偏向选中回答：请检查选中回答和被拒回答是否弄反了，或者降低学习率。</translation>
+    </message>
+    <message>
+        <source>The tuned model prefers the chosen answer in every pair measured.</source>
+        <translation>在测量的每一对中，微调后的模型都偏向选中回答。</translation>
     </message>
     <message>
         <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
@@ -1543,6 +1635,30 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>词元/秒</translation>
     </message>
     <message>
+        <source>reward accuracy</source>
+        <translation>奖励准确率</translation>
+    </message>
+    <message>
+        <source>reward margin</source>
+        <translation>奖励差值</translation>
+    </message>
+    <message>
+        <source>chosen reward</source>
+        <translation>选中回答奖励</translation>
+    </message>
+    <message>
+        <source>rejected reward</source>
+        <translation>被拒回答奖励</translation>
+    </message>
+    <message>
+        <source>chosen log-probability</source>
+        <translation>选中回答对数概率</translation>
+    </message>
+    <message>
+        <source>rejected log-probability</source>
+        <translation>被拒回答对数概率</translation>
+    </message>
+    <message>
         <source>validation {metric}</source>
         <translation>验证集{metric}</translation>
     </message>
@@ -1565,6 +1681,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Sequence-to-sequence</source>
         <translation>序列到序列</translation>
+    </message>
+    <message>
+        <source>Preference (DPO / ORPO)</source>
+        <translation>偏好微调（DPO / ORPO）</translation>
     </message>
     <message>
         <source>prediction</source>
@@ -1670,6 +1790,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>本机已有</translation>
     </message>
     <message>
+        <source>run: {name} (finished chat run)</source>
+        <translation>训练：{name}（已完成的对话训练）</translation>
+    </message>
+    <message>
         <source>{license} · gated</source>
         <translation>{license} · 受限</translation>
     </message>
@@ -1755,6 +1879,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>任务和模型</translation>
     </message>
     <message>
+        <source>Keeps a frozen reference copy of the model: more memory.</source>
+        <translation>保留一份冻结的模型副本作参照：占用更多显存。</translation>
+    </message>
+    <message>
+        <source>Needs no reference model: less memory.</source>
+        <translation>不需要参照模型：占用更少显存。</translation>
+    </message>
+    <message>
         <source>Hub id such as bert-base-chinese, or a local folder</source>
         <translation>Hub 模型 ID（如 bert-base-chinese）或本地文件夹</translation>
     </message>
@@ -1773,6 +1905,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Task:</source>
         <translation>任务：</translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation>方法：</translation>
     </message>
     <message>
         <source>Model:</source>
@@ -1955,6 +2091,53 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>PairPreviewWidget</name>
+    <message>
+        <source>Choose the chosen and rejected columns to see the pairs.</source>
+        <translation>请先选好“选中回答”和“被拒回答”两列，才能查看偏好对。</translation>
+    </message>
+    <message>
+        <source>No rows to show.</source>
+        <translation>没有可显示的行。</translation>
+    </message>
+    <message>
+        <source>Pair {number}</source>
+        <translation>第 {number} 对</translation>
+    </message>
+    <message>
+        <source>This row holds no readable pair: check the chosen, rejected and prompt columns.</source>
+        <translation>这一行读不出偏好对：请检查选中回答、被拒回答和提示词三列。</translation>
+    </message>
+    <message>
+        <source>Chosen</source>
+        <translation>选中</translation>
+    </message>
+    <message>
+        <source>Rejected</source>
+        <translation>被拒</translation>
+    </message>
+    <message>
+        <source>Prompt: {text}</source>
+        <translation>提示词：{text}</translation>
+    </message>
+    <message>
+        <source>User</source>
+        <translation>用户</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助手</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>系统</translation>
+    </message>
+    <message>
+        <source>{speaker}: {text}</source>
+        <translation>{speaker}：{text}</translation>
+    </message>
+</context>
+<context>
     <name>PredictPanel</name>
     <message>
         <source>A CSV, TSV, JSONL or Excel file with the rows to predict</source>
@@ -2039,6 +2222,13 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Predicting failed: {error}</source>
         <translation>预测失败：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>PreferenceStart</name>
+    <message>
+        <source>Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, rejected) as the data.</source>
+        <translation>对 {run} 训练出的模型做偏好微调：请选择成对的回答（提示词、选中回答、被拒回答）作为数据。</translation>
     </message>
 </context>
 <context>
@@ -2266,6 +2456,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Per class, the confusion matrix and the mistakes of a finished classification run</source>
         <translation>已完成的分类训练：各类别指标、混淆矩阵和判断错误的数据</translation>
+    </message>
+    <message>
+        <source>Tune preferences…</source>
+        <translation>偏好微调…</translation>
+    </message>
+    <message>
+        <source>Teach this chat model which answers are better: a preference run (DPO or ORPO) that starts from the model this run saved</source>
+        <translation>教这个对话模型哪些回答更好：从这次训练保存的模型开始做偏好微调（DPO 或 ORPO）</translation>
     </message>
     <message>
         <source>Import run…</source>
@@ -2812,6 +3010,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步：{metrics}</translation>
     </message>
     <message>
+        <source>reward accuracy {accuracy:.2f}, margin {margin:.3g}</source>
+        <translation>奖励准确率 {accuracy:.2f}，差值 {margin:.3g}</translation>
+    </message>
+    <message>
+        <source>validation reward accuracy {accuracy:.2f}, margin {margin:.3g}</source>
+        <translation>验证集奖励准确率 {accuracy:.2f}，差值 {margin:.3g}</translation>
+    </message>
+    <message>
         <source>Out of memory: going on with less memory…</source>
         <translation>显存不足：正在改用更少显存继续…</translation>
     </message>
@@ -2901,6 +3107,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>tokens/s</source>
         <translation>词元/秒</translation>
+    </message>
+    <message>
+        <source>Reward accuracy</source>
+        <translation>奖励准确率</translation>
+    </message>
+    <message>
+        <source>Rewards</source>
+        <translation>奖励</translation>
+    </message>
+    <message>
+        <source>reward</source>
+        <translation>奖励</translation>
+    </message>
+    <message>
+        <source>log-probability</source>
+        <translation>对数概率</translation>
+    </message>
+    <message>
+        <source>margin</source>
+        <translation>差值</translation>
+    </message>
+    <message>
+        <source>chosen</source>
+        <translation>选中</translation>
+    </message>
+    <message>
+        <source>rejected</source>
+        <translation>被拒</translation>
+    </message>
+    <message>
+        <source>eval margin</source>
+        <translation>评估差值</translation>
+    </message>
+    <message>
+        <source>log-prob. chosen</source>
+        <translation>选中对数概率</translation>
+    </message>
+    <message>
+        <source>log-prob. rejected</source>
+        <translation>被拒对数概率</translation>
     </message>
     <message>
         <source>in shared system memory</source>
@@ -3657,10 +3903,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>对话：由带“role”和“content”的消息组成的列表。</translation>
     </message>
     <message>
-        <source>Prompt whose completion is learned.</source>
-        <translation>提示词，模型学习它的续写。</translation>
-    </message>
-    <message>
         <source>Completion for the prompt.</source>
         <translation>提示词的续写。</translation>
     </message>
@@ -3807,10 +4049,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Also log to &quot;tensorboard&quot; and/or &quot;mlflow&quot; (when that package is installed).</source>
         <translation>同时记录到“tensorboard”和/或“mlflow”（需已安装对应的包）。</translation>
-    </message>
-    <message>
-        <source>classification, causal-lm or seq2seq.</source>
-        <translation>classification、causal-lm 或 seq2seq。</translation>
     </message>
     <message>
         <source>must be a list of texts, not {value}.</source>
@@ -5991,6 +6229,38 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>未知的 GGUF 量化方式 {quant}；请使用 f16、q8_0 或 q4_k_m。</translation>
     </message>
     <message>
+        <source>Pick a chat model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), or one of your finished chat runs.</source>
+        <translation>请选择对话模型，例如 Qwen（Qwen/Qwen2.5-0.5B-Instruct），或你自己训练完成的对话模型。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for preference tuning: it is not a decoder model that writes text ({kind}), and preference tuning teaches a chat model which of its answers is better.</source>
+        <translation>{model} 不能用于偏好微调：它不是能生成文本的解码器模型（{kind}），而偏好微调是教对话模型分辨自己的哪个回答更好。</translation>
+    </message>
+    <message>
+        <source>Left out {bad} of {total} rows of {source}: {problems}</source>
+        <translation>已跳过 {source} 的 {total} 行中的 {bad} 行：{problems}</translation>
+    </message>
+    <message>
+        <source>{source}: {problems}</source>
+        <translation>{source}：{problems}</translation>
+    </message>
+    <message>
+        <source>Correct those rows, or leave them out: tick &quot;Leave out rows with a blank text or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
+        <translation>请修正这些行，或者跳过它们：在“列”下勾选“跳过文本为空或没有标签的行”（配置文件中为 data.drop_bad_rows = true）。</translation>
+    </message>
+    <message>
+        <source>Map chosen and rejected to the columns that hold the two answers (and prompt to the prompt&apos;s, when the answers do not hold the whole conversation).</source>
+        <translation>把 chosen 和 rejected 映射到存放两个回答的列（如果回答里没有整段对话，再把 prompt 映射到提示词所在的列）。</translation>
+    </message>
+    <message>
+        <source>Left out {count} pairs of {source} whose prompt fills the max length.</source>
+        <translation>已跳过 {source} 中提示词占满最大长度的 {count} 个偏好对。</translation>
+    </message>
+    <message>
+        <source>No pair of {source} has room for its answers within {length} tokens.</source>
+        <translation>{source} 中没有一个偏好对能在 {length} 个词元内放下回答。</translation>
+    </message>
+    <message>
         <source>{quant} is made by llama.cpp&apos;s quantizer, and llama.cpp is not installed.</source>
         <translation>{quant} 需要由 llama.cpp 的量化器生成，但未安装 llama.cpp。</translation>
     </message>
@@ -6079,8 +6349,40 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请确认 Ollama 正在运行且是最新版本，然后重试。</translation>
     </message>
     <message>
+        <source>classification, causal-lm, seq2seq or preference.</source>
+        <translation>classification、causal-lm、seq2seq 或 preference。</translation>
+    </message>
+    <message>
+        <source>must be above 0; 0.1 is usual.</source>
+        <translation>必须大于 0；常用 0.1。</translation>
+    </message>
+    <message>
+        <source>Prompt whose completion is learned; for preference pairs, the prompt both answers reply to.</source>
+        <translation>要学习其续写的提示词；对偏好对而言，是两个回答所回应的提示词。</translation>
+    </message>
+    <message>
+        <source>Preference pairs: the better answer (text, or a whole conversation as a list of messages).</source>
+        <translation>偏好对：较好的回答（文本，或以消息列表表示的整段对话）。</translation>
+    </message>
+    <message>
+        <source>Preference pairs: the worse answer to the same prompt.</source>
+        <translation>偏好对：同一提示词下较差的回答。</translation>
+    </message>
+    <message>
         <source>Make batches of examples of about the same length, so that little of each batch is padding (the examples are shuffled, sorted within groups of 50 batches, and the batches shuffled again). For padded batches: classification, sequence-to-sequence, and causal LM without padding-free batches.</source>
         <translation>把长度相近的样本放进同一批，每批里的填充就很少（先打乱样本，在每 50 批一组内按长度排序，再打乱各批的顺序）。适用于需要填充的批次：文本分类、序列到序列，以及未使用无填充批次的因果语言模型。</translation>
+    </message>
+    <message>
+        <source>dpo (Direct Preference Optimization: the model moves away from a frozen copy of where it started toward the chosen answers) or orpo (Odds Ratio Preference Optimization: learns the chosen answers and prefers them in one loss, without a reference model: less memory).</source>
+        <translation>dpo（直接偏好优化：以训练开始时的模型的冻结副本为参照，让模型向选中回答靠拢）或 orpo（优势比偏好优化：在一个损失里同时学习选中回答并偏向它，不需要参照模型：占用更少显存）。</translation>
+    </message>
+    <message>
+        <source>How strongly the preference counts: DPO&apos;s beta (higher keeps the model closer to where it started; 0.1 is usual), ORPO&apos;s weight of the preference against learning the chosen answers (0.1 is usual).</source>
+        <translation>偏好的权重：DPO 的 beta（越大，模型越接近训练开始时的样子；常用 0.1），ORPO 中偏好相对于学习选中回答的权重（常用 0.1）。</translation>
+    </message>
+    <message>
+        <source>reference model (DPO)</source>
+        <translation>参照模型（DPO）</translation>
     </message>
     <message>
         <source>Liger kernels need the liger-kernel package: pip install liger-kernel.</source>
@@ -6179,8 +6481,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>有一个文件正被使用。</translation>
     </message>
     <message>
+        <source>preference tuning needs Python 3.11 or newer (TRL does); this is {version}.</source>
+        <translation>偏好微调需要 Python 3.11 或更新版本（TRL 的要求）；当前是 {version}。</translation>
+    </message>
+    <message>
+        <source>preference tuning needs TRL: pip install trl.</source>
+        <translation>偏好微调需要 TRL：pip install trl。</translation>
+    </message>
+    <message>
         <source>Liger kernels: {model_type} is not an architecture they know; it trains without them.</source>
         <translation>Liger 内核：不支持 {model_type} 架构，本次训练不使用它们。</translation>
+    </message>
+    <message>
+        <source>Tokenizing {rows} preference pairs</source>
+        <translation>正在对 {rows} 个偏好对分词</translation>
     </message>
     <message>
         <source>{checkpoint} does not fit the model this data makes (its shapes differ: {error}).</source>
@@ -6471,6 +6785,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>folder：transformers 模型文件夹；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的单个文件</translation>
     </message>
     <message>
+        <source>preference tuning: dpo (default) or orpo (no reference model: less memory)</source>
+        <translation>偏好微调：dpo（默认）或 orpo（不需要参照模型：占用更少显存）</translation>
+    </message>
+    <message>
+        <source>--method is for preference tuning; {task} runs have no method.</source>
+        <translation>--method 只用于偏好微调；{task} 任务没有方法可选。</translation>
+    </message>
+    <message>
+        <source>Leave --method out, or use --task preference.</source>
+        <translation>请去掉 --method，或使用 --task preference。</translation>
+    </message>
+    <message>
         <source>Writing GGUF tensors</source>
         <translation>正在写入 GGUF 张量</translation>
     </message>
@@ -6485,6 +6811,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Added to Ollama: {command}</source>
         <translation>已添加到 Ollama：{command}</translation>
+    </message>
+    <message>
+        <source>{rows} held-out preference pairs</source>
+        <translation>{rows} 个留出的偏好对</translation>
     </message>
     <message>
         <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>
@@ -6513,6 +6843,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The GGUF file is written; add it to Ollama later.</source>
         <translation>GGUF 文件已写出，可以稍后再添加到 Ollama。</translation>
+    </message>
+    <message>
+        <source>preference accuracy</source>
+        <translation>偏好准确率</translation>
+    </message>
+    <message>
+        <source>mean margin (nats per token)</source>
+        <translation>平均差值（每词元，nat）</translation>
+    </message>
+    <message>
+        <source>reward accuracy ({method})</source>
+        <translation>奖励准确率（{method}）</translation>
+    </message>
+    <message>
+        <source>reward margin ({method})</source>
+        <translation>奖励差值（{method}）</translation>
+    </message>
+    <message>
+        <source>Now preferring the chosen answer:</source>
+        <translation>现在偏向选中回答：</translation>
+    </message>
+    <message>
+        <source>Still preferring the rejected answer:</source>
+        <translation>仍然偏向被拒回答：</translation>
+    </message>
+    <message>
+        <source>prompt:   {text}</source>
+        <translation>提示词：  {text}</translation>
+    </message>
+    <message>
+        <source>chosen:   {text}</source>
+        <translation>选中：    {text}</translation>
+    </message>
+    <message>
+        <source>rejected: {text}</source>
+        <translation>被拒：    {text}</translation>
+    </message>
+    <message>
+        <source>margin:   {value}</source>
+        <translation>差值：    {value}</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

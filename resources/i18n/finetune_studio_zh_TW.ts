@@ -123,6 +123,10 @@
         <translation>純文字</translation>
     </message>
     <message>
+        <source>Chosen: the better answer; rejected: the worse one. Each is a text or a whole conversation. Prompt: only when the answers do not include it.</source>
+        <translation>選中回答：較好的回答；被拒回答：較差的回答。兩者都可以是一段文字或一整段對話。提示詞：只在回答不包含它時才需要。</translation>
+    </message>
+    <message>
         <source>Leave out rows with a blank text or no label</source>
         <translation>略過文字為空或沒有標籤的列</translation>
     </message>
@@ -209,6 +213,26 @@
     <message>
         <source>Target text</source>
         <translation>目標文字</translation>
+    </message>
+    <message>
+        <source>Chosen answer</source>
+        <translation>選中回答</translation>
+    </message>
+    <message>
+        <source>Rejected answer</source>
+        <translation>被拒回答</translation>
+    </message>
+    <message>
+        <source>The better answer: a text, or the whole conversation as a list of messages.</source>
+        <translation>較好的回答：一段文字，或以訊息清單表示的整段對話。</translation>
+    </message>
+    <message>
+        <source>The worse answer to the same prompt, written as the chosen one is.</source>
+        <translation>同一提示詞下較差的回答，寫法與選中回答相同。</translation>
+    </message>
+    <message>
+        <source>The prompt both answers reply to; none when the answers hold the conversation.</source>
+        <translation>兩個回答所回應的提示詞；如果回答裡已包含整段對話，則不需要。</translation>
     </message>
 </context>
 <context>
@@ -307,6 +331,14 @@
     <message>
         <source>What to train, and on which examples.</source>
         <translation>訓練什麼，用哪些樣本。</translation>
+    </message>
+    <message>
+        <source>Rows</source>
+        <translation>列</translation>
+    </message>
+    <message>
+        <source>Pairs</source>
+        <translation>偏好對</translation>
     </message>
 </context>
 <context>
@@ -639,6 +671,66 @@
     <message>
         <source>The fine-tuned model fits the evaluation rows worse than the base model: train longer, with a lower learning rate, or with more examples.</source>
         <translation>微調後的模型在評估資料上比基礎模型還差：請訓練更久、降低學習率，或補充更多樣本。</translation>
+    </message>
+    <message>
+        <source>Chosen</source>
+        <translation>選中</translation>
+    </message>
+    <message>
+        <source>Rejected</source>
+        <translation>被拒</translation>
+    </message>
+    <message>
+        <source>Margin before</source>
+        <translation>之前的差值</translation>
+    </message>
+    <message>
+        <source>Margin after</source>
+        <translation>之後的差值</translation>
+    </message>
+    <message>
+        <source>Now preferring the chosen answer</source>
+        <translation>現在偏向選中回答</translation>
+    </message>
+    <message>
+        <source>Still preferring the rejected answer</source>
+        <translation>仍然偏向被拒回答</translation>
+    </message>
+    <message>
+        <source>Margin: how much likelier the chosen answer is than the rejected one (per token).</source>
+        <translation>差值：選中回答比被拒回答的可能性高多少（按每個詞元計）。</translation>
+    </message>
+    <message>
+        <source>Preference accuracy</source>
+        <translation>偏好準確率</translation>
+    </message>
+    <message>
+        <source>Mean margin</source>
+        <translation>平均差值</translation>
+    </message>
+    <message>
+        <source>on {rows} held-out pairs</source>
+        <translation>基於 {rows} 個保留的偏好對</translation>
+    </message>
+    <message>
+        <source>{method} reward accuracy {accuracy:.3f} at the last evaluation</source>
+        <translation>最後一次評估時 {method} 獎勵準確率為 {accuracy:.3f}</translation>
+    </message>
+    <message>
+        <source>reward margin {margin:.3f}</source>
+        <translation>獎勵差值 {margin:.3f}</translation>
+    </message>
+    <message>
+        <source>A model prefers the answer it finds likelier (mean log-probability per token). The margin is chosen minus rejected.</source>
+        <translation>模型偏向它認為可能性較高的回答（每個詞元的平均對數機率）。差值＝選中回答減去被拒回答。</translation>
+    </message>
+    <message>
+        <source>The tuned model prefers the chosen answers less often than the base model: check that chosen and rejected are not swapped, or lower the learning rate.</source>
+        <translation>微調後的模型比基礎模型更少偏向選中回答：請檢查選中回答和被拒回答是否弄反了，或者降低學習率。</translation>
+    </message>
+    <message>
+        <source>The tuned model prefers the chosen answer in every pair measured.</source>
+        <translation>在測量的每一對中，微調後的模型都偏向選中回答。</translation>
     </message>
     <message>
         <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
@@ -1543,6 +1635,30 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>詞元/秒</translation>
     </message>
     <message>
+        <source>reward accuracy</source>
+        <translation>獎勵準確率</translation>
+    </message>
+    <message>
+        <source>reward margin</source>
+        <translation>獎勵差值</translation>
+    </message>
+    <message>
+        <source>chosen reward</source>
+        <translation>選中回答獎勵</translation>
+    </message>
+    <message>
+        <source>rejected reward</source>
+        <translation>被拒回答獎勵</translation>
+    </message>
+    <message>
+        <source>chosen log-probability</source>
+        <translation>選中回答對數機率</translation>
+    </message>
+    <message>
+        <source>rejected log-probability</source>
+        <translation>被拒回答對數機率</translation>
+    </message>
+    <message>
         <source>validation {metric}</source>
         <translation>驗證集{metric}</translation>
     </message>
@@ -1565,6 +1681,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Sequence-to-sequence</source>
         <translation>序列到序列</translation>
+    </message>
+    <message>
+        <source>Preference (DPO / ORPO)</source>
+        <translation>偏好微調（DPO / ORPO）</translation>
     </message>
     <message>
         <source>prediction</source>
@@ -1670,6 +1790,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>本機已有</translation>
     </message>
     <message>
+        <source>run: {name} (finished chat run)</source>
+        <translation>訓練：{name}（已完成的對話訓練）</translation>
+    </message>
+    <message>
         <source>{license} · gated</source>
         <translation>{license} · 受限</translation>
     </message>
@@ -1755,6 +1879,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>任務和模型</translation>
     </message>
     <message>
+        <source>Keeps a frozen reference copy of the model: more memory.</source>
+        <translation>保留一份凍結的模型副本作參照：佔用更多顯示記憶體。</translation>
+    </message>
+    <message>
+        <source>Needs no reference model: less memory.</source>
+        <translation>不需要參照模型：佔用較少顯示記憶體。</translation>
+    </message>
+    <message>
         <source>Hub id such as bert-base-chinese, or a local folder</source>
         <translation>Hub 模型 ID（如 bert-base-chinese）或本機資料夾</translation>
     </message>
@@ -1773,6 +1905,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Task:</source>
         <translation>任務：</translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation>方法：</translation>
     </message>
     <message>
         <source>Model:</source>
@@ -1955,6 +2091,53 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>PairPreviewWidget</name>
+    <message>
+        <source>Choose the chosen and rejected columns to see the pairs.</source>
+        <translation>請先選好「選中回答」和「被拒回答」兩欄，才能查看偏好對。</translation>
+    </message>
+    <message>
+        <source>No rows to show.</source>
+        <translation>沒有可顯示的列。</translation>
+    </message>
+    <message>
+        <source>Pair {number}</source>
+        <translation>第 {number} 對</translation>
+    </message>
+    <message>
+        <source>This row holds no readable pair: check the chosen, rejected and prompt columns.</source>
+        <translation>這一列讀不出偏好對：請檢查選中回答、被拒回答和提示詞三欄。</translation>
+    </message>
+    <message>
+        <source>Chosen</source>
+        <translation>選中</translation>
+    </message>
+    <message>
+        <source>Rejected</source>
+        <translation>被拒</translation>
+    </message>
+    <message>
+        <source>Prompt: {text}</source>
+        <translation>提示詞：{text}</translation>
+    </message>
+    <message>
+        <source>User</source>
+        <translation>使用者</translation>
+    </message>
+    <message>
+        <source>Assistant</source>
+        <translation>助理</translation>
+    </message>
+    <message>
+        <source>System</source>
+        <translation>系統</translation>
+    </message>
+    <message>
+        <source>{speaker}: {text}</source>
+        <translation>{speaker}：{text}</translation>
+    </message>
+</context>
+<context>
     <name>PredictPanel</name>
     <message>
         <source>A CSV, TSV, JSONL or Excel file with the rows to predict</source>
@@ -2039,6 +2222,13 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Predicting failed: {error}</source>
         <translation>預測失敗：{error}</translation>
+    </message>
+</context>
+<context>
+    <name>PreferenceStart</name>
+    <message>
+        <source>Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, rejected) as the data.</source>
+        <translation>對 {run} 訓練出的模型做偏好微調：請選擇成對的回答（提示詞、選中回答、被拒回答）作為資料。</translation>
     </message>
 </context>
 <context>
@@ -2266,6 +2456,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Per class, the confusion matrix and the mistakes of a finished classification run</source>
         <translation>已完成的分類訓練：各類別指標、混淆矩陣和判斷錯誤的資料</translation>
+    </message>
+    <message>
+        <source>Tune preferences…</source>
+        <translation>偏好微調…</translation>
+    </message>
+    <message>
+        <source>Teach this chat model which answers are better: a preference run (DPO or ORPO) that starts from the model this run saved</source>
+        <translation>教這個對話模型哪些回答更好：從這次訓練儲存的模型開始做偏好微調（DPO 或 ORPO）</translation>
     </message>
     <message>
         <source>Import run…</source>
@@ -2812,6 +3010,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步：{metrics}</translation>
     </message>
     <message>
+        <source>reward accuracy {accuracy:.2f}, margin {margin:.3g}</source>
+        <translation>獎勵準確率 {accuracy:.2f}，差值 {margin:.3g}</translation>
+    </message>
+    <message>
+        <source>validation reward accuracy {accuracy:.2f}, margin {margin:.3g}</source>
+        <translation>驗證集獎勵準確率 {accuracy:.2f}，差值 {margin:.3g}</translation>
+    </message>
+    <message>
         <source>Out of memory: going on with less memory…</source>
         <translation>顯示記憶體不足：正在改用更少顯示記憶體繼續…</translation>
     </message>
@@ -2901,6 +3107,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>tokens/s</source>
         <translation>詞元/秒</translation>
+    </message>
+    <message>
+        <source>Reward accuracy</source>
+        <translation>獎勵準確率</translation>
+    </message>
+    <message>
+        <source>Rewards</source>
+        <translation>獎勵</translation>
+    </message>
+    <message>
+        <source>reward</source>
+        <translation>獎勵</translation>
+    </message>
+    <message>
+        <source>log-probability</source>
+        <translation>對數機率</translation>
+    </message>
+    <message>
+        <source>margin</source>
+        <translation>差值</translation>
+    </message>
+    <message>
+        <source>chosen</source>
+        <translation>選中</translation>
+    </message>
+    <message>
+        <source>rejected</source>
+        <translation>被拒</translation>
+    </message>
+    <message>
+        <source>eval margin</source>
+        <translation>評估差值</translation>
+    </message>
+    <message>
+        <source>log-prob. chosen</source>
+        <translation>選中對數機率</translation>
+    </message>
+    <message>
+        <source>log-prob. rejected</source>
+        <translation>被拒對數機率</translation>
     </message>
     <message>
         <source>in shared system memory</source>
@@ -3657,10 +3903,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>對話：由含「role」與「content」的訊息組成的清單。</translation>
     </message>
     <message>
-        <source>Prompt whose completion is learned.</source>
-        <translation>提示詞，模型學習它的接續內容。</translation>
-    </message>
-    <message>
         <source>Completion for the prompt.</source>
         <translation>提示詞的接續內容。</translation>
     </message>
@@ -3807,10 +4049,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Also log to &quot;tensorboard&quot; and/or &quot;mlflow&quot; (when that package is installed).</source>
         <translation>同時記錄到「tensorboard」和/或「mlflow」（需已安裝對應的套件）。</translation>
-    </message>
-    <message>
-        <source>classification, causal-lm or seq2seq.</source>
-        <translation>classification、causal-lm 或 seq2seq。</translation>
     </message>
     <message>
         <source>must be a list of texts, not {value}.</source>
@@ -5991,6 +6229,38 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>未知的 GGUF 量化方式 {quant}；請使用 f16、q8_0 或 q4_k_m。</translation>
     </message>
     <message>
+        <source>Pick a chat model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), or one of your finished chat runs.</source>
+        <translation>請選擇對話模型，例如 Qwen（Qwen/Qwen2.5-0.5B-Instruct），或您自己訓練完成的對話模型。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for preference tuning: it is not a decoder model that writes text ({kind}), and preference tuning teaches a chat model which of its answers is better.</source>
+        <translation>{model} 不能用於偏好微調：它不是能生成文字的解碼器模型（{kind}），而偏好微調是教對話模型分辨自己的哪個回答更好。</translation>
+    </message>
+    <message>
+        <source>Left out {bad} of {total} rows of {source}: {problems}</source>
+        <translation>已略過 {source} 的 {total} 列中的 {bad} 列：{problems}</translation>
+    </message>
+    <message>
+        <source>{source}: {problems}</source>
+        <translation>{source}：{problems}</translation>
+    </message>
+    <message>
+        <source>Correct those rows, or leave them out: tick &quot;Leave out rows with a blank text or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
+        <translation>請修正這些列，或者略過它們：在「欄位」下勾選「略過文字為空或沒有標籤的列」（設定檔中為 data.drop_bad_rows = true）。</translation>
+    </message>
+    <message>
+        <source>Map chosen and rejected to the columns that hold the two answers (and prompt to the prompt&apos;s, when the answers do not hold the whole conversation).</source>
+        <translation>把 chosen 和 rejected 對應到存放兩個回答的欄（如果回答裡沒有整段對話，再把 prompt 對應到提示詞所在的欄）。</translation>
+    </message>
+    <message>
+        <source>Left out {count} pairs of {source} whose prompt fills the max length.</source>
+        <translation>已略過 {source} 中提示詞佔滿最大長度的 {count} 個偏好對。</translation>
+    </message>
+    <message>
+        <source>No pair of {source} has room for its answers within {length} tokens.</source>
+        <translation>{source} 中沒有一個偏好對能在 {length} 個詞元內放下回答。</translation>
+    </message>
+    <message>
         <source>{quant} is made by llama.cpp&apos;s quantizer, and llama.cpp is not installed.</source>
         <translation>{quant} 需要由 llama.cpp 的量化器產生，但未安裝 llama.cpp。</translation>
     </message>
@@ -6079,8 +6349,40 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請確認 Ollama 正在執行且是最新版本，然後重試。</translation>
     </message>
     <message>
+        <source>classification, causal-lm, seq2seq or preference.</source>
+        <translation>classification、causal-lm、seq2seq 或 preference。</translation>
+    </message>
+    <message>
+        <source>must be above 0; 0.1 is usual.</source>
+        <translation>必須大於 0；常用 0.1。</translation>
+    </message>
+    <message>
+        <source>Prompt whose completion is learned; for preference pairs, the prompt both answers reply to.</source>
+        <translation>要學習其續寫的提示詞；對偏好對而言，是兩個回答所回應的提示詞。</translation>
+    </message>
+    <message>
+        <source>Preference pairs: the better answer (text, or a whole conversation as a list of messages).</source>
+        <translation>偏好對：較好的回答（文字，或以訊息清單表示的整段對話）。</translation>
+    </message>
+    <message>
+        <source>Preference pairs: the worse answer to the same prompt.</source>
+        <translation>偏好對：同一提示詞下較差的回答。</translation>
+    </message>
+    <message>
         <source>Make batches of examples of about the same length, so that little of each batch is padding (the examples are shuffled, sorted within groups of 50 batches, and the batches shuffled again). For padded batches: classification, sequence-to-sequence, and causal LM without padding-free batches.</source>
         <translation>把長度相近的範例放進同一批，每批裡的填充就很少（先打亂範例，在每 50 批一組內依長度排序，再打亂各批的順序）。適用於需要填充的批次：文字分類、序列到序列，以及未使用無填充批次的因果語言模型。</translation>
+    </message>
+    <message>
+        <source>dpo (Direct Preference Optimization: the model moves away from a frozen copy of where it started toward the chosen answers) or orpo (Odds Ratio Preference Optimization: learns the chosen answers and prefers them in one loss, without a reference model: less memory).</source>
+        <translation>dpo（直接偏好最佳化：以訓練開始時的模型的凍結副本為參照，讓模型向選中回答靠攏）或 orpo（勝算比偏好最佳化：在一個損失裡同時學習選中回答並偏向它，不需要參照模型：佔用較少顯示記憶體）。</translation>
+    </message>
+    <message>
+        <source>How strongly the preference counts: DPO&apos;s beta (higher keeps the model closer to where it started; 0.1 is usual), ORPO&apos;s weight of the preference against learning the chosen answers (0.1 is usual).</source>
+        <translation>偏好的權重：DPO 的 beta（越大，模型越接近訓練開始時的樣子；常用 0.1），ORPO 中偏好相對於學習選中回答的權重（常用 0.1）。</translation>
+    </message>
+    <message>
+        <source>reference model (DPO)</source>
+        <translation>參照模型（DPO）</translation>
     </message>
     <message>
         <source>Liger kernels need the liger-kernel package: pip install liger-kernel.</source>
@@ -6179,8 +6481,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>有一個檔案正被使用。</translation>
     </message>
     <message>
+        <source>preference tuning needs Python 3.11 or newer (TRL does); this is {version}.</source>
+        <translation>偏好微調需要 Python 3.11 或更新版本（TRL 的要求）；目前是 {version}。</translation>
+    </message>
+    <message>
+        <source>preference tuning needs TRL: pip install trl.</source>
+        <translation>偏好微調需要 TRL：pip install trl。</translation>
+    </message>
+    <message>
         <source>Liger kernels: {model_type} is not an architecture they know; it trains without them.</source>
         <translation>Liger 核心：不支援 {model_type} 架構，本次訓練不使用它們。</translation>
+    </message>
+    <message>
+        <source>Tokenizing {rows} preference pairs</source>
+        <translation>正在對 {rows} 個偏好對分詞</translation>
     </message>
     <message>
         <source>{checkpoint} does not fit the model this data makes (its shapes differ: {error}).</source>
@@ -6471,6 +6785,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>folder：transformers 模型資料夾；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的單一檔案</translation>
     </message>
     <message>
+        <source>preference tuning: dpo (default) or orpo (no reference model: less memory)</source>
+        <translation>偏好微調：dpo（預設）或 orpo（不需要參照模型：佔用較少顯示記憶體）</translation>
+    </message>
+    <message>
+        <source>--method is for preference tuning; {task} runs have no method.</source>
+        <translation>--method 只用於偏好微調；{task} 任務沒有方法可選。</translation>
+    </message>
+    <message>
+        <source>Leave --method out, or use --task preference.</source>
+        <translation>請去掉 --method，或使用 --task preference。</translation>
+    </message>
+    <message>
         <source>Writing GGUF tensors</source>
         <translation>正在寫入 GGUF 張量</translation>
     </message>
@@ -6485,6 +6811,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Added to Ollama: {command}</source>
         <translation>已加入 Ollama：{command}</translation>
+    </message>
+    <message>
+        <source>{rows} held-out preference pairs</source>
+        <translation>{rows} 個保留的偏好對</translation>
     </message>
     <message>
         <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>
@@ -6513,6 +6843,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The GGUF file is written; add it to Ollama later.</source>
         <translation>GGUF 檔案已寫出，可以稍後再加入 Ollama。</translation>
+    </message>
+    <message>
+        <source>preference accuracy</source>
+        <translation>偏好準確率</translation>
+    </message>
+    <message>
+        <source>mean margin (nats per token)</source>
+        <translation>平均差值（每詞元，nat）</translation>
+    </message>
+    <message>
+        <source>reward accuracy ({method})</source>
+        <translation>獎勵準確率（{method}）</translation>
+    </message>
+    <message>
+        <source>reward margin ({method})</source>
+        <translation>獎勵差值（{method}）</translation>
+    </message>
+    <message>
+        <source>Now preferring the chosen answer:</source>
+        <translation>現在偏向選中回答：</translation>
+    </message>
+    <message>
+        <source>Still preferring the rejected answer:</source>
+        <translation>仍然偏向被拒回答：</translation>
+    </message>
+    <message>
+        <source>prompt:   {text}</source>
+        <translation>提示詞：  {text}</translation>
+    </message>
+    <message>
+        <source>chosen:   {text}</source>
+        <translation>選中：    {text}</translation>
+    </message>
+    <message>
+        <source>rejected: {text}</source>
+        <translation>被拒：    {text}</translation>
+    </message>
+    <message>
+        <source>margin:   {value}</source>
+        <translation>差值：    {value}</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>
