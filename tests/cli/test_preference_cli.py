@@ -44,7 +44,8 @@ def test_init_train_and_evaluate_an_orpo_run(
         )
         == 0
     )
-    assert "eval_rewards/accuracies 1" in capsys.readouterr().out
+    summary = capsys.readouterr().out.split("eval_rewards/accuracies ")[1]
+    assert float(summary.split()[0]) > 0.9
 
     assert main(["evaluate", next(runs.iterdir()).name, "--runs-dir", str(runs)]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -40,6 +40,8 @@ def test_anthropic_hh_finds_the_shared_prompt_by_the_common_beginning() -> None:
         {"role": "user", "content": "Tell me a joke."},
     ]
     assert (pair.chosen, pair.rejected) == ("Why did the GPU cross the road?", "No.")
+    unlined = read_pair({"chosen": chosen.lstrip(), "rejected": rejected.lstrip()})  # "Human:" first
+    assert unlined == pair
     # Answers that begin alike ("Why ..." / "Why not") still part after the last shared Assistant: turn.
     alike = read_pair({"chosen": chosen, "rejected": chosen.replace("the GPU cross", "not")})
     assert alike is not None and alike.rejected == "Why did not the road?"

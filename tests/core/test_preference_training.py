@@ -45,6 +45,7 @@ def test_dpo_and_orpo_learn_which_answer_is_better(
     assert [round(m["eval_rewards/margins"], 6) > 0 for m in evals] == [True, True]
     assert evals[-1]["eval_rewards/accuracies"] > 0.9
     assert any("rewards/accuracies" in e.metrics and "logps/chosen" in e.metrics for e in events.of(LogEvent))
+    assert all(p.tokens_per_second for p in events.of(ProgressEvent)[1:])  # both methods' batches counted
     saved = evaluation.load(Path(result.run_dir))
     base, tuned = saved["base"], saved["fine_tuned"]
     assert isinstance(base, PreferenceReport) and isinstance(tuned, PreferenceReport)
@@ -185,6 +186,7 @@ def test_the_memory_estimate_counts_the_reference_and_two_sequences(
     from desktop.core.settings.memory import estimate
 
     model_config = AutoConfig.from_pretrained(tiny_chat_models["qwen2"])
+    model_config.vocab_size = 151_936  # Qwen2.5's: the logits are what DPO's fused head saves
 
     def terms(task: str, method: str = "dpo", lora: bool = False) -> object:
         config = RunConfig(task=task)
@@ -198,7 +200,8 @@ def test_the_memory_estimate_counts_the_reference_and_two_sequences(
         terms("preference", lora=True),
     )
     assert dpo.reference == dpo.weights and dpo.activations == 2 * chat.activations
-    assert dpo.logits == 2 * chat.logits and dpo.total > orpo.total
+    assert orpo.logits == 2 * chat.logits  # ORPO computes the logits whole, of both sequences
+    assert dpo.logits == 8 * 4096 * 32768 < orpo.logits  # TRL's DPO: one fp32 tile and its gradient
     assert orpo.reference == 0 and orpo.activations == dpo.activations
     assert lora_dpo.reference == 0
     assert "reference model (DPO)" in dpo.breakdown() and "reference model (DPO)" not in orpo.breakdown()
@@ -285,7 +288,10 @@ def test_the_longest_pairs_are_tried_first_and_an_oom_halves_the_batch(
     from desktop.core.system.events import AdjustedEvent
     from desktop.core.training import recovery
 
-    rows = [{"prompt": f"q{i}", "chosen": "apple " * (i % 7 + 1), "rejected": "saw"} for i in range(64)]
+    rows = [{"prompt": f"q{i}", "chosen": "apple", "rejected": "saw"} for i in range(64)]
+    for i in range(0, 16, 2):  # a long prompt with short answers, and a short prompt with a long answer
+        rows[i] = {"prompt": "word " * 30, "chosen": "apple", "rejected": "saw"}
+        rows[i + 1] = {"prompt": "q", "chosen": "apple " * 45, "rejected": "saw"}
     data = _rows(tmp_path / "pairs.jsonl", rows)
     probed: list[list[int]] = []
     real_probe = recovery.probe_longest_batch
@@ -300,7 +306,7 @@ def test_the_longest_pairs_are_tried_first_and_an_oom_halves_the_batch(
     monkeypatch.setattr(recovery, "probe_wanted", lambda args: True)  # as on a CUDA GPU
     monkeypatch.setattr(recovery, "probe_longest_batch", probe)
     config = _config(tiny_chat_models["qwen2"], data, tmp_path / "runs", method, max_steps=3)
-    config.validation.fraction = 0
+    config.validation.fraction, config.training.max_length = 0, 256
     events = Recorder()
 
     result = run_training(config, events.append)
@@ -309,4 +315,30 @@ def test_the_longest_pairs_are_tried_first_and_an_oom_halves_the_batch(
     (adjusted,) = events.of(AdjustedEvent)
     assert adjusted.changes == {"training.batch_size": 8, "training.gradient_accumulation": 2}
     ((used),) = probed
-    assert len(used) == 8 and all(rows[i]["chosen"].count("apple") == 7 for i in used[:8])
+    assert sorted(used) == list(range(1, 16, 2))  # the long answers: a prompt counts once
+
+
+def test_a_held_out_pair_longer_than_the_model_is_measured_as_training_cut_it(tiny_gpt2: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from desktop.core.data.tasks.preference import Pair
+    from desktop.core.training.preference_evaluation import measure
+
+    model, tokenizer = (
+        AutoModelForCausalLM.from_pretrained(tiny_gpt2),
+        AutoTokenizer.from_pretrained(tiny_gpt2),
+    )
+    longest = model.config.n_positions
+    pairs = [Pair([{"role": "user", "content": "q"}], "apple " * longest, "saw"), *_short_pairs(3)]
+
+    report = measure(model, tokenizer, pairs, "cpu", max_length=64)
+
+    assert report.rows == 4 and len(report.margins) == 4
+    with pytest.raises(IndexError):  # uncut, the pair would not fit the model's positions
+        measure(model, tokenizer, pairs, "cpu")
+
+
+def _short_pairs(count: int) -> list:
+    from desktop.core.data.tasks.preference import Pair
+
+    return [Pair([{"role": "user", "content": f"q{i}"}], "apple", "saw") for i in range(count)]

@@ -17,10 +17,12 @@ Playbook, Korthikanti et al. 2022). With P_all all parameters and P the trainabl
 - logits:      language-model heads keep b*s*V logits in fp32 plus their gradient: 8*b*s*V bytes.
 - overhead:    the CUDA context (~500 MB) plus 10% for the allocator's fragmentation.
 - preference:  every example is two sequences (prompt + chosen, prompt + rejected) in one batch, so
-               activations and logits count twice; DPO without LoRA also holds the frozen reference
-               model (its weights as the policy's, no gradients or optimizer state; its forward pass
-               runs without gradients, so it keeps no activations). DPO with LoRA uses the model with
-               its adapter switched off, and ORPO has no reference: nothing more.
+               activations and logits count twice; DPO (TRL's fused head) never holds the logits whole,
+               only a tile of up to 4096 tokens by 32768 vocabulary entries in fp32, and its
+               gradient. DPO without LoRA also holds the frozen reference model (its weights as the
+               policy's, no gradients or optimizer state; its forward pass runs without gradients,
+               so it keeps no activations). DPO with LoRA uses the model with its adapter switched
+               off, and ORPO has no reference: nothing more.
 
 The first three are exact (tested against real parameter counts and optimizer state); the
 activation and overhead terms are estimates to calibrate on a GPU.
@@ -38,6 +40,7 @@ from desktop.core.system.messages import msg
 CUDA_CONTEXT = 500 * 2**20
 FRAGMENTATION = 0.10
 TIGHT = 0.85  # above this share of free memory a run "fits" only tightly
+DPO_TILE_TOKENS, DPO_TILE_VOCAB = 4096, 32768  # TRL 1.x's chunked log-probabilities (trl/kernels)
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,8 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     reference = (
         weights if config.task == "preference" and config.preference.method == "dpo" and not lora else 0
     )
+    if config.task == "preference" and config.preference.method == "dpo" and shapes.lm_head:
+        logits = 8 * min(b * s, DPO_TILE_TOKENS) * min(shapes.vocab_size, DPO_TILE_VOCAB)
     weights, gradients, optimizer = per_gpu(config, weights, gradients, optimizer)
     if reference:
         reference = per_gpu(config, reference, 0, 0)[0]

@@ -150,6 +150,10 @@ class CountingCollator:
             self.count.add(int(batch["input_ids"].numel()))
         elif mask is not None:
             self.count.add(int(mask.sum()), int(mask.numel()))
+        elif hasattr(batch, "get") and batch.get("chosen_attention_mask") is not None:
+            # ORPO's batches: the chosen and the rejected sequences, each with its prompt
+            masks = [batch[k] for k in ("chosen_attention_mask", "rejected_attention_mask") if k in batch]
+            self.count.add(sum(int(m.sum()) for m in masks), sum(int(m.numel()) for m in masks))
         return batch
 
 

@@ -62,10 +62,16 @@ class PreferenceReport:
 
 
 def answer_logprobs(
-    model: Any, tokenizer: Any, prompt: list[dict[str, str]], answers: Sequence[str], device: Any
+    model: Any,
+    tokenizer: Any,
+    prompt: list[dict[str, str]],
+    answers: Sequence[str],
+    device: Any,
+    max_length: int | None = None,
 ) -> list[float]:
     """The mean log-probability per token of each answer after ``prompt`` (chat messages), as TRL
-    tokenizes them: the prompt with the assistant's turn begun, the answer with the end of its turn."""
+    tokenizes them: the prompt with the assistant's turn begun, the answer with the end of its turn,
+    cut at ``max_length`` tokens as training cut it (the start kept)."""
     import torch
 
     asked = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
@@ -79,7 +85,7 @@ def answer_logprobs(
         start = 0
         while start < min(len(ids), len(prompt_ids)) and ids[start] == prompt_ids[start]:
             start += 1
-        sequences.append(ids)
+        sequences.append(ids[:max_length] if max_length else ids)
         starts.append(max(1, start))
     means = []
     with torch.no_grad():
@@ -93,17 +99,25 @@ def answer_logprobs(
 
 
 def measure(
-    model: Any, tokenizer: Any, pairs: Sequence[Any], device: Any, budget_s: float = SCORING_S
+    model: Any,
+    tokenizer: Any,
+    pairs: Sequence[Any],
+    device: Any,
+    max_length: int | None = None,
+    budget_s: float = SCORING_S,
+    count: int = SCORED_PAIRS,
 ) -> PreferenceReport:
-    """The report of ``model`` on up to :data:`SCORED_PAIRS` of ``pairs``, within ``budget_s``."""
+    """The report of ``model`` on the first ``count`` of ``pairs`` (those measured within ``budget_s``),
+    each cut at ``max_length`` tokens."""
     from desktop.core.data.tasks.causal_lm import ensure_chat_template
 
     ensure_chat_template(tokenizer)
     model.eval()
     margins: list[float] = []
     started = time.perf_counter()
-    for pair in pairs[:SCORED_PAIRS]:
-        good, bad = answer_logprobs(model, tokenizer, pair.prompt, [pair.chosen, pair.rejected], device)
+    for pair in pairs[:count]:
+        answers = [pair.chosen, pair.rejected]
+        good, bad = answer_logprobs(model, tokenizer, pair.prompt, answers, device, max_length)
         margins.append(good - bad)
         if time.perf_counter() - started > budget_s:
             break

@@ -142,24 +142,41 @@ def _half(batch: int) -> int:
 def longest_rows(dataset: Any, count: int) -> list[int]:
     """The indices of the ``count`` longest examples (input and label tokens; a preference pair: its
     prompt and longer answer) of a tokenized dataset."""
-    if hasattr(dataset, "lengths"):  # Examples: measured from the offsets, no example read
-        import numpy as np
+    import numpy as np
 
-        return np.argsort(-dataset.lengths(), kind="stable")[:count].tolist()
+    lengths = dataset.lengths() if hasattr(dataset, "lengths") else pair_lengths(dataset)
+    if lengths is not None:  # measured from the offsets, no example read
+        return np.argsort(-np.asarray(lengths), kind="stable")[:count].tolist()
 
     def length(index: int) -> int:
         example = dataset[index]
-        if "input_ids" in example:
-            labels = example.get("labels")
-            return len(example["input_ids"]) + (len(labels) if isinstance(labels, list) else 0)
-        # Preference pairs (TRL's ``prompt_ids``, ``chosen_ids``, ``rejected_ids``; ORPO's
-        # ``*_input_ids``): the prompt with the longer answer is what the batch is padded to.
-        ids = {k: len(v) for k, v in example.items() if k.endswith("_ids") and isinstance(v, list)}
-        answers = [n for k, n in ids.items() if k.startswith(("chosen", "rejected"))]
-        prompt = sum(n for k, n in ids.items() if k.startswith("prompt") and "attention" not in k)
-        return prompt + max(answers, default=0)
+        labels = example.get("labels")
+        return len(example["input_ids"]) + (len(labels) if isinstance(labels, list) else 0)
 
     return heapq.nlargest(count, range(len(dataset)), key=length)
+
+
+def pair_lengths(dataset: Any) -> Any:
+    """Each preference pair's longer sequence (its prompt and its longer answer) in TRL's tokenized
+    pairs, read from the Arrow columns at once, or ``None`` for other data. DPO keeps ``prompt_ids``
+    apart from ``chosen_ids`` and ``rejected_ids``; ORPO's ``chosen_input_ids`` hold the prompt."""
+    names = set(getattr(dataset, "column_names", None) or ())
+    if {"prompt_ids", "chosen_ids", "rejected_ids"} <= names:
+        prompt, answers = "prompt_ids", ("chosen_ids", "rejected_ids")
+    elif {"chosen_input_ids", "rejected_input_ids"} <= names:
+        prompt, answers = "", ("chosen_input_ids", "rejected_input_ids")
+    else:
+        return None
+    import numpy as np
+    import pyarrow.compute as pc
+
+    table = dataset.select_columns([c for c in (prompt, *answers) if c]).with_format("arrow")[:]
+
+    def counts(name: str) -> Any:
+        return pc.list_value_length(table[name]).to_numpy(zero_copy_only=False)
+
+    longest = np.maximum(counts(answers[0]), counts(answers[1]))
+    return longest + counts(prompt) if prompt else longest
 
 
 def probe_wanted(args: Any) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -129,17 +130,25 @@ def _measure_preferences(
     from desktop.core.training import evaluation, preference_evaluation
 
     model, pairs = trainer.model, prepared.task.pairs
+    measure = preference_evaluation.measure
+    longest = prepared.config.training.max_length
     try:
-        report = preference_evaluation.measure(model, prepared.tokenizer, pairs, trainer.args.device)
         if base:
+            report = measure(model, prepared.tokenizer, pairs, trainer.args.device, longest)
             evaluation.save(run.path, base=report)
             return
+        before = (evaluation.load(run.path) or {}).get("base")
+        before = before if isinstance(before, preference_evaluation.PreferenceReport) else None
+        if before is not None and before.rows:  # the same pairs as before, however long they take
+            report = measure(
+                model, prepared.tokenizer, pairs, trainer.args.device, longest, math.inf, before.rows
+            )
+        else:
+            report = measure(model, prepared.tokenizer, pairs, trainer.args.device, longest)
         metrics = metrics or {}
         report.method = prepared.config.preference.method
         report.reward_accuracy = metrics.get("eval_rewards/accuracies")
         report.reward_margin = metrics.get("eval_rewards/margins")
-        before = (evaluation.load(run.path) or {}).get("base")
-        before = before if isinstance(before, preference_evaluation.PreferenceReport) else None
         evaluation.save(run.path, preference_evaluation.before_and_after(report, before, pairs))
     except Exception:
         log.warning("the preference evaluation could not be saved", exc_info=True)

@@ -35,7 +35,7 @@ from desktop.core.system.errors import DataError
 from desktop.core.system.messages import Msg, msg
 
 Messages = list[dict[str, str]]
-HH_TURN = re.compile(r"\n\n(Human|Assistant):[ ]?")
+HH_TURN = re.compile(r"(?:^|\n\n)(Human|Assistant):[ ]?")  # the first turn may have lost its "\n\n"
 
 
 @dataclass(frozen=True)
@@ -265,14 +265,27 @@ def token_counts(pairs: Sequence[Pair | None], tokenizer: Any) -> list[tuple[int
     good = tokenizer([p.chosen for p in readable], add_special_tokens=False)["input_ids"] if readable else []
     bad = tokenizer([p.rejected for p in readable], add_special_tokens=False)["input_ids"] if readable else []
     counts = iter(zip(asked, good, bad, strict=True))
+    ending = _end_of_turn(tokenizer)
     out: list[tuple[int, int, int] | None] = []
     for pair in pairs:
         if pair is None:
             out.append(None)
             continue
         a, g, b = next(counts)
-        out.append((len(a), len(g) + 1, len(b) + 1))  # + the end of the assistant's turn
+        out.append((len(a), len(g) + ending, len(b) + ending))
     return out
+
+
+def _end_of_turn(tokenizer: Any) -> int:
+    """Tokens the chat template puts after an assistant's answer (Qwen's ``<|im_end|>`` and a line
+    break: 2), measured once on a short exchange."""
+    user = [{"role": "user", "content": "Hi"}]
+    asked = tokenizer.apply_chat_template(user, tokenize=False, add_generation_prompt=True)
+    whole = tokenizer.apply_chat_template([*user, {"role": "assistant", "content": "ok"}], tokenize=False)
+    if not whole.startswith(asked):
+        return 1
+    measured = [len(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in (whole, asked, "ok")]
+    return max(1, measured[0] - measured[1] - measured[2])
 
 
 def check_lengths(
