@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from tests.core.helpers import preference_pairs
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("trl") is None, reason="TRL needs Python 3.11")
 def test_init_train_and_evaluate_an_orpo_run(
     tiny_chat_models: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:

@@ -3,6 +3,7 @@ checked before a model loads, a stopped run resumes against the same reference, 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
 from pathlib import Path
@@ -21,6 +22,10 @@ from desktop.core.training.preference_evaluation import PreferenceReport
 from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config, preference_pairs
 
+NEEDS_TRL = pytest.mark.skipif(
+    importlib.util.find_spec("trl") is None, reason="TRL, which trains preferences, needs Python 3.11"
+)
+
 
 def _config(model: Path, data: Path, runs: Path, method: str, **training: object) -> RunConfig:
     config = make_config("preference", model, [data], runs, learning_rate=5e-3, **training)
@@ -29,6 +34,7 @@ def _config(model: Path, data: Path, runs: Path, method: str, **training: object
     return config
 
 
+@NEEDS_TRL
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["dpo", "orpo"])
 def test_dpo_and_orpo_learn_which_answer_is_better(
@@ -58,6 +64,7 @@ def test_dpo_and_orpo_learn_which_answer_is_better(
     assert "| preference accuracy |" in card and "Now preferring the chosen answer" in card
 
 
+@NEEDS_TRL
 @pytest.mark.slow
 def test_a_stopped_lora_dpo_run_resumes_against_the_same_reference(
     tiny_chat_models: dict[str, Path], tmp_path: Path
@@ -207,6 +214,7 @@ def test_the_memory_estimate_counts_the_reference_and_two_sequences(
     assert "reference model (DPO)" in dpo.breakdown() and "reference model (DPO)" not in orpo.breakdown()
 
 
+@NEEDS_TRL
 @pytest.mark.slow
 def test_dpo_across_two_processes_trains_and_saves_one_model(
     tiny_chat_models: dict[str, Path], tmp_path: Path
@@ -246,6 +254,7 @@ def test_the_samples_are_clean_pairs(
     assert all(pair is not None and pair.prompt[-1]["role"] == "user" for pair in pairs)
 
 
+@NEEDS_TRL
 @pytest.mark.slow
 def test_a_lora_dpo_run_exports_merged_and_as_gguf_like_a_chat_run(
     tiny_chat_models: dict[str, Path], samples: Path, tmp_path: Path
@@ -278,6 +287,7 @@ def test_a_lora_dpo_run_exports_merged_and_as_gguf_like_a_chat_run(
     assert gguf.path.is_file() and gguf.verification.verified, gguf.verification
 
 
+@NEEDS_TRL
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["dpo", "orpo"])
 def test_the_longest_pairs_are_tried_first_and_an_oom_halves_the_batch(
