@@ -70,3 +70,24 @@ def test_each_bad_pair_is_named_with_its_rows() -> None:
         "The max length of 20 tokens cuts the answers of 1 of 6 pairs (17%): row 5.",
     ]
     assert pair_problems(pairs[-1:], str, tokens, 20) == []
+
+
+def test_the_bad_pairs_refusal_is_one_message_in_the_users_language(tmp_path) -> None:
+    import pandas as pd
+    import pytest
+
+    from desktop.core.data.tables import Table
+    from desktop.core.data.tasks.preference import check_pairs
+    from desktop.core.settings.config import Columns
+    from desktop.core.system.errors import DataError
+    from desktop.core.system.translations import localized
+
+    rows = pd.DataFrame(
+        {"prompt": ["q", "q", "q"], "chosen": ["a", "same", ""], "rejected": ["b", "same", "no"]}
+    )
+    segments = [(0, ("pairs.jsonl", "line"), None, 1)]
+    columns = Columns(prompt="prompt", chosen="chosen", rejected="rejected")
+    with pytest.raises(DataError) as refused:
+        check_pairs(Table(rows, "pairs.jsonl", segments), columns, drop_bad_rows=False)
+    said = localized(refused.value.message, "zh_CN")
+    assert "Rows" not in said and "pairs.jsonl" in said and "空" in said, said

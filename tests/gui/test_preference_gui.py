@@ -57,6 +57,7 @@ def test_choosing_preference_offers_the_method_and_writes_it(window: MainWindow)
     config = window.current_config()
     assert (config.task, config.preference.method) == ("preference", "dpo")
     assert config.training.learning_rate == 5e-6  # the default rate, a tenth: the model already answers
+    assert window.options_page.learning_rate.value() == 5e-6  # and Memory & speed shows it, not 5e-5
 
     picker.method_combo.setCurrentIndex(picker.method_combo.findData("orpo"))
     assert window.current_config().preference.method == "orpo"

@@ -66,7 +66,9 @@ class ExportPage(WizardPage):
         self.model_label = QLabel()
         self.model_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.run_label = QLabel()
-        self.metrics_label = QLabel()
+        self.metrics_label = QLabel(
+            wordWrap=True
+        )  # TRL's runs log a dozen figures: never wider than the page
         self.files_label = QLabel()
         self.files_label.setWordWrap(True)
         self.open_button = QPushButton(self.tr("Open model folder"))

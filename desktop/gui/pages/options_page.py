@@ -261,6 +261,10 @@ class OptionsPage(WizardPage):
     def _on_run_config_changed(self, path: str) -> None:
         if path == "":  # a whole new config: show it
             self.show_config(self._run_config.config)
+        elif path == "training.learning_rate":  # another page set it (the task became preference)
+            self.learning_rate.blockSignals(True)
+            self.learning_rate.setValue(self._run_config.config.training.learning_rate)
+            self.learning_rate.blockSignals(False)
 
     def show_config(self, config: RunConfig) -> None:
         """Show the options of ``config``; they become the run config's (as the user's changes do)."""

@@ -53,9 +53,15 @@ def metric_name(key: str) -> str:
     return names.get(key, key)
 
 
+UNSHOWN = ("entropy", "num_tokens", "mean_token_accuracy", "total_flos", "logits/")
+"""Figures TRL logs that say nothing a user reads (the events file keeps them): the output's entropy,
+tokens seen, next-token accuracy of the answers, floating-point operations, mean logits."""
+
+
 def metrics_line(metrics: dict[str, float], separator: str = "   ") -> str:
-    """``{"eval_loss": 0.157}`` as "validation loss 0.157", one after another."""
-    return separator.join(f"{metric_name(key)} {value:.4g}" for key, value in metrics.items())
+    """``{"eval_loss": 0.157}`` as "validation loss 0.157", one after another (:data:`UNSHOWN` left out)."""
+    shown = {k: v for k, v in metrics.items() if not k.removeprefix("eval_").startswith(UNSHOWN)}
+    return separator.join(f"{metric_name(key)} {value:.4g}" for key, value in shown.items())
 
 
 def task_name(task: str) -> str:

@@ -32,7 +32,7 @@ from desktop.core.data.tables import Table
 from desktop.core.data.tasks import Prepared, Tokenizing
 from desktop.core.settings.config import Columns, RunConfig
 from desktop.core.system.errors import DataError
-from desktop.core.system.messages import Msg, msg
+from desktop.core.system.messages import Msg, joined, msg
 
 Messages = list[dict[str, str]]
 HH_TURN = re.compile(r"(?:^|\n\n)(Human|Assistant):[ ]?")  # the first turn may have lost its "\n\n"
@@ -225,7 +225,7 @@ def check_pairs(table: Table, columns: Columns, drop_bad_rows: bool) -> tuple[Ta
         return table, []
     if len(bad) == len(table) or not drop_bad_rows:
         raise DataError(
-            msg("{source}: {problems}", source=table.source, problems=" ".join(found)),
+            msg("{source}: {problems}", source=table.source, problems=joined(*found)),
             msg(
                 'Correct those rows, or leave them out: tick "Leave out rows with a blank text or no label" '
                 "under Columns (data.drop_bad_rows = true in a config)."
@@ -245,7 +245,7 @@ def check_pairs(table: Table, columns: Columns, drop_bad_rows: bool) -> tuple[Ta
         bad=len(bad),
         total=len(table),
         source=table.source,
-        problems=" ".join(found),
+        problems=joined(*found),
     )
     return table.take(np.flatnonzero(keep)), [note]
 
