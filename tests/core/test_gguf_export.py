@@ -366,3 +366,20 @@ def test_replacing_an_export_deletes_its_other_name_only_when_the_app_wrote_it(
         sorted(p.name for p in (tmp_path / "out").iterdir() if ".partial" in p.name or ".checking" in p.name)
         == []
     )
+
+
+def test_a_file_put_under_a_recorded_name_is_not_deleted_as_the_apps(
+    tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
+) -> None:
+    """The record names the file the app wrote: a file the user saved under that name since (another size
+    or time) is theirs, and replacing the export leaves it."""
+    fake_llama_cpp(PARTING_LLAMA)
+    run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
+    first = export_run_gguf(run, tmp_path / "out", "f16").path
+    assert first.name == "run-chat-F16-unverified.gguf"
+    first.write_bytes(b"the user's own file, saved under the same name")
+
+    again = export_run_gguf(run, tmp_path / "out", "f16", overwrite=True, verify=False).path
+
+    assert again.name == "run-chat-F16.gguf"
+    assert first.read_bytes() == b"the user's own file, saved under the same name"

@@ -196,9 +196,9 @@ def export_run_gguf(
                 path.rmdir()
         raise
     other = out if final != out else unverified_path(out)
-    if overwrite and other.name in _read_checks(folder):
-        # The same export under its other name: written by this app (its check is on record) and agreed
-        # to be replaced. A file of that name the app has no record of stays.
+    if overwrite and _written_here(other, _read_checks(folder)):
+        # The same export under its other name: written by this app (on record, and not changed since)
+        # and agreed to be replaced. A file of that name the app has no record of stays.
         other.unlink(missing_ok=True)
     modelfile, card = _write_beside(run, final, verification, system)
     out = final
@@ -265,15 +265,18 @@ def _write_k_quant(
     except BaseException:
         f16.unlink()
         raise
+    placed = False
     try:
         write_gguf(model_dir, f16, "f16", lambda i, n: report("gguf", 0.5 * i / n), cancelled)
         report("quantize", 0.5)
         quantize(str(f16), str(partial), quant, cancelled, lambda i, n: report("quantize", 0.5 + 0.3 * i / n))
         partial.replace(out)
+        placed = True
         report("quantize", 0.8)
     finally:
         f16.unlink(missing_ok=True)
-        partial.unlink(missing_ok=True)  # gone already when it was renamed into place
+        if not placed:  # renamed into place, its name is free: whatever has it since is not ours
+            partial.unlink(missing_ok=True)
 
 
 def _write_beside(run: Any, out: Path, verification: GgufVerification, system: str) -> tuple[Path, Path]:
@@ -290,6 +293,8 @@ def _write_beside(run: Any, out: Path, verification: GgufVerification, system: s
     for name in (out.name, unverified_path(out).name, out.name.replace(UNVERIFIED, "")):
         checks.pop(name, None)
     entry = verification.to_dict()
+    written = out.stat()
+    entry["bytes"], entry["mtime_ns"] = written.st_size, written.st_mtime_ns  # which file the app wrote
     entry["summary"] = localized(verification.summary(), "en")
     difference = verification.difference()
     entry["difference"] = localized(difference, "en") if difference else ""
@@ -327,6 +332,20 @@ def _read_checks(folder: Path) -> dict[str, dict[str, Any]]:
     return {
         name: value for name, value in checks.items() if isinstance(value, dict) and (folder / name).is_file()
     }
+
+
+def _written_here(path: Path, checks: dict[str, dict[str, Any]]) -> bool:
+    """Whether ``path`` is the file this app wrote under that name: on record, with the size and time
+    it had when written (a file put there since under the same name is someone else's)."""
+    entry = checks.get(path.name)
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    return entry is not None and (entry.get("bytes"), entry.get("mtime_ns")) == (
+        stat.st_size,
+        stat.st_mtime_ns,
+    )
 
 
 def _chat_template(model_dir: Path) -> tuple[str, str]:
