@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from desktop.core.data.tasks.preference import Pair, pair_problems, read_pair
+from desktop.core.data.tasks.preference import Pair, content_problems, length_problems, read_pair
 
 
 def test_prompt_chosen_rejected_as_text() -> None:
@@ -59,6 +59,9 @@ def test_each_bad_pair_is_named_with_its_rows() -> None:
 
     def tokens(pair: Pair) -> tuple[int, int, int]:
         return len(pair.prompt[0]["content"].split()), len(pair.chosen.split()), len(pair.rejected.split())
+
+    def pair_problems(pairs: list, locate: object, tokens: object, max_length: int) -> list[str]:
+        return content_problems(pairs, locate)[1] + length_problems(pairs, locate, tokens, max_length)[1]
 
     found = pair_problems(pairs, lambda rows: ", ".join(f"row {i + 2}" for i in rows), tokens, max_length=20)
     assert found == [

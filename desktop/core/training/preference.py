@@ -16,9 +16,6 @@ from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.messages import msg
 
-REWARD_KEYS = ("rewards/accuracies", "rewards/margins", "rewards/chosen", "rewards/rejected")
-"""What TRL logs for both methods (and with ``eval_`` in front at each evaluation)."""
-
 
 def check_available() -> None:
     """Refuse preference tuning where TRL cannot be imported, saying what to install.

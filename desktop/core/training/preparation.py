@@ -250,25 +250,22 @@ def make_trainer(
         trainer = make_preference_trainer(
             prepared, args, [callback], lambda collate: CountingCollator(collate, tokens)
         )
-        trainer.remove_callback(PrinterCallback)
-        if task.eval is not None:
-            recovering.watch_evaluation(trainer)
-        return trainer, callback
-    trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
-    if config.performance.group_by_length and not isinstance(task.collator, PaddingFreeCollator):
-        trainer_cls = length_grouped(trainer_cls)  # padded batches: of examples of about one length
-    trainer = trainer_cls(
-        model=task.model,
-        args=args,
-        data_collator=CountingCollator(task.collator, tokens),
-        train_dataset=task.train,
-        eval_dataset=task.eval,
-        processing_class=prepared.tokenizer,
-        compute_metrics=task.compute_metrics,
-        callbacks=[callback],
-    )
+    else:
+        trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
+        if config.performance.group_by_length and not isinstance(task.collator, PaddingFreeCollator):
+            trainer_cls = length_grouped(trainer_cls)  # padded batches: of examples of about one length
+        trainer = trainer_cls(
+            model=task.model,
+            args=args,
+            data_collator=CountingCollator(task.collator, tokens),
+            train_dataset=task.train,
+            eval_dataset=task.eval,
+            processing_class=prepared.tokenizer,
+            compute_metrics=task.compute_metrics,
+            callbacks=[callback],
+        )
+        log_the_mean_loss(trainer)  # TRL's preference losses are never scaled by the process count
     trainer.remove_callback(PrinterCallback)  # our events replace its prints
-    log_the_mean_loss(trainer)
     if task.eval is not None:
         recovering.watch_evaluation(trainer)
     return trainer, callback

@@ -10,9 +10,10 @@ as text), which is what TRL's ``DPOTrainer`` and ``ORPOTrainer`` take in their c
   ``\\n\\nAssistant: ...``); the prompt is their common beginning, up to the last ``Assistant:`` turn
   they share.
 
-:func:`pair_problems` finds what would waste a run before it starts, each with its own sentence and the
-rows it was found in: a chosen answer equal to the rejected one, an empty side, a prompt that fills the
-max length (both answers cut to nothing), and pairs whose answers the max length cuts.
+:func:`content_problems` and :func:`length_problems` find what would waste a run before it starts,
+each with its own sentence and the rows it was found in: a chosen answer equal to the rejected one, an
+empty side, a prompt that fills the max length (both answers cut to nothing), and pairs whose answers
+the max length cuts.
 
 The trainer is TRL's (``DPOTrainer``, ``ORPOTrainer``: :mod:`desktop.core.training.preference`); this
 module reads, checks and hands it the pairs as conversations, and loads the model (and, for DPO
@@ -204,16 +205,6 @@ def length_problems(
     return too_long, found
 
 
-def pair_problems(
-    pairs: Sequence[Pair | None],
-    locate: Callable[[list[int]], str],
-    tokens: Callable[[Pair], tuple[int, int, int]],
-    max_length: int,
-) -> list[Msg]:
-    """Every problem of :func:`content_problems` and :func:`length_problems`, in that order."""
-    return content_problems(pairs, locate)[1] + length_problems(pairs, locate, tokens, max_length)[1]
-
-
 def check_pairs(table: Table, columns: Columns, drop_bad_rows: bool) -> tuple[Table, list[str]]:
     """Refuse the rows no run can learn from, naming them (or leave them out with ``drop_bad_rows``).
 
@@ -394,7 +385,6 @@ def prepare(
         collator=None,  # TRL's own: prompt, chosen and rejected padded side by side
         notes=notes,
         chat=True,
-        eval_pairs=[(pair.prompt[-1]["content"], pair.chosen) for pair in samples[:8]],
         reference=reference,
         pairs=samples,
     )
