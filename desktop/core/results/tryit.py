@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.core.settings.config_sections import model_task
 from desktop.core.system.errors import ModelError
 from desktop.core.system.messages import msg
+
+if TYPE_CHECKING:
+    from desktop.core.data.tasks.generation import Message
 
 STUDIO_CONFIG = "finetune-studio-config.toml"
 
@@ -203,17 +206,20 @@ class Playground:
 
     def generate(
         self,
-        prompt: str,
+        prompt: str | Sequence[Message],
         max_new_tokens: int = 128,
         temperature: float = 0.7,
         use_chat: bool | None = None,
         on_text: Callable[[str], None] | None = None,
         stop: threading.Event | None = None,
+        top_p: float = 1.0,
     ) -> str:
-        """Generate a reply to ``prompt``; ``temperature`` 0 means greedy (always the same answer).
+        """Generate a reply to ``prompt``: a text, or a conversation (a list of ``{"role", "content"}``
+        messages, system prompt first); ``temperature`` 0 means greedy (always the same answer).
 
         Args:
-            use_chat: Wrap the prompt in the chat template as one user turn (default: as trained).
+            use_chat: Go through the chat template, as one user turn for a text (default: as trained).
+                A plain model given a conversation answers its last user turn.
             on_text: Called with each new piece of text (from the thread that generates).
             stop: Set it to end generation after the current token.
         """
@@ -223,6 +229,7 @@ class Playground:
         return generate_reply(
             self.model, self.tokenizer, self.device, self.info.task, prompt, chat,
             max_new_tokens=max_new_tokens, temperature=temperature, on_text=on_text, stop=stop,
+            top_p=top_p,
         )  # fmt: skip
 
     def release(self) -> None:

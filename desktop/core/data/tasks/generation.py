@@ -1,16 +1,52 @@
-"""A model's reply to one prompt, as the task trained it: through the chat template or as plain text.
+"""A model's reply to a prompt or a conversation, as the task trained it: through the chat template or
+as plain text.
 
-What the try-it panel shows and what a run's evaluation compares with the reference; both call
-:func:`generate_reply` with the model they hold.
+What the try-it chat shows, what the local server answers and what a run's evaluation compares with the
+reference; they all encode with :func:`encode_prompt` and generate with :func:`generate_reply`.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from desktop.core.data.tasks.causal_lm import ensure_chat_template
+
+Message = dict[str, str]
+"""One turn of a conversation: ``{"role": "system" | "user" | "assistant", "content": text}``."""
+
+
+def encode_prompt(tokenizer: Any, task: str, prompt: str | Sequence[Message], chat: bool) -> list[int]:
+    """The token ids the model reads for ``prompt``, as the run trained it.
+
+    Args:
+        task: ``causal-lm`` or ``seq2seq``.
+        prompt: A text, or a conversation (a list of messages; only a chat model reads more than the
+            last user turn of it).
+        chat: Wrap the text in the chat template as one user turn, or render the conversation with it
+            and open the assistant's turn (causal-LM). The template is the one saved with the model:
+            the one the run trained with.
+    """
+    chat = chat and task == "causal-lm"
+    if not isinstance(prompt, str):
+        messages = [dict(m) for m in prompt]
+        if not chat:  # a plain model answers the last thing the user said
+            prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    elif chat:
+        messages = [{"role": "user", "content": prompt}]
+    if chat:
+        ensure_chat_template(tokenizer)
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return list(tokenizer(prompt, add_special_tokens=True)["input_ids"])
+
+
+def sampling_args(temperature: float, top_p: float = 1.0) -> dict[str, Any]:
+    """``generate``'s sampling arguments: temperature 0 means greedy (always the same answer)."""
+    if temperature <= 0:
+        return {"do_sample": False}
+    return {"do_sample": True, "temperature": temperature, "top_p": top_p}
 
 
 def generate_reply(
@@ -18,19 +54,21 @@ def generate_reply(
     tokenizer: Any,
     device: Any,
     task: str,
-    prompt: str,
+    prompt: str | Sequence[Message],
     chat: bool,
     max_new_tokens: int = 128,
     temperature: float = 0.7,
     on_text: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
+    top_p: float = 1.0,
 ) -> str:
-    """Generate a reply to ``prompt``; ``temperature`` 0 means greedy (always the same answer).
+    """Generate a reply to ``prompt`` (a text or a conversation, see :func:`encode_prompt`).
 
     Args:
         model, tokenizer, device: A loaded causal-LM or sequence-to-sequence model.
         task: ``causal-lm`` or ``seq2seq``.
-        chat: Wrap the prompt in the chat template as one user turn (causal-LM).
+        chat: Go through the chat template (causal-LM).
+        temperature, top_p: Sampling; ``temperature`` 0 is greedy.
         on_text: Called with each new piece of text (from the thread that generates).
         stop: Set it to end generation after the current token.
     """
@@ -51,25 +89,18 @@ def generate_reply(
             done = stop is not None and stop.is_set()
             return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
 
-    text = prompt
-    if chat and task == "causal-lm":
-        ensure_chat_template(tokenizer)
-        text = tokenizer.apply_chat_template(
-            [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
-        )
-    add_special = task == "seq2seq" or not chat
-    inputs = tokenizer(text, return_tensors="pt", add_special_tokens=add_special).to(device)
-    sampling = {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
+    ids = torch.tensor([encode_prompt(tokenizer, task, prompt, chat)], device=device)
     pad = tokenizer.pad_token_id
     if pad is None:
         pad = tokenizer.eos_token_id
     with torch.no_grad():
         model.generate(
-            **inputs,
+            input_ids=ids,
+            attention_mask=torch.ones_like(ids),
             max_new_tokens=max_new_tokens,
             streamer=Streamer(tokenizer, skip_prompt=True, skip_special_tokens=True),
             stopping_criteria=StoppingCriteriaList([StopFlag()]),
             pad_token_id=pad,
-            **sampling,
+            **sampling_args(temperature, top_p),
         )
     return "".join(pieces)
