@@ -1,0 +1,211 @@
+"""``serve``: a finished run or a model folder behind a local, OpenAI-compatible endpoint.
+
+With ``--events`` (how the app starts it) the server speaks JSON lines on stdout instead of sentences
+and stops when its stdin closes, so it never outlives the app, even one that crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from desktop.cli.common import EXIT_OK, quiet_libraries
+from desktop.cli.text import say, text
+from desktop.core.system.errors import InputError
+
+
+def add_parsers(sub: Any) -> None:
+    """The ``serve`` command."""
+    from desktop.core.serving.server import DEFAULT_PORT
+
+    p = sub.add_parser(
+        "serve",
+        help=say("answer requests to a trained model over an OpenAI-compatible HTTP API"),
+        description=say(
+            "Serve a finished run or an exported model folder at http://HOST:PORT/v1: chat and text "
+            "completions (OpenAI's API) for language models, /v1/classify for classifiers. "
+            "Only this computer can reach it unless --host says otherwise; then every request needs "
+            "the API key this command makes and keeps in the OS keyring."
+        ),
+    )
+    p.add_argument("model", metavar="RUN_OR_FOLDER", help=say("a run's name or folder, or a model folder"))
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=say("the port (default: {port})", port=DEFAULT_PORT)
+    )
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help=say("the address to listen on (default: 127.0.0.1, this computer only; 0.0.0.0: every network)"),
+    )
+    p.add_argument(
+        "--name", default="", help=say("the model's name in requests (default: the run's or folder's)")
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=4096,
+        metavar="N",
+        help=say("the longest answer a request may ask for (default: 4096)"),
+    )
+    p.add_argument("--require-key", action="store_true", help=say("require the API key on this computer too"))
+    p.add_argument("--new-key", action="store_true", help=say("replace the kept API key with a new one"))
+    p.add_argument("--runs-dir", type=Path)
+    p.add_argument("--events", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_serve)
+
+
+def resolve_model(name: str, runs_dir: Path | None) -> tuple[Path, Path | None, str]:
+    """The model folder, the run's config (for a run) and the default name in the API."""
+    from desktop.core.runs.folders import RunDir
+    from desktop.core.system.paths import default_runs_dir
+
+    for run in (RunDir(name), RunDir((runs_dir or default_runs_dir()) / name)):
+        if run.is_run():
+            if not run.model_dir.is_dir():
+                raise InputError(
+                    say("The run {run} has no saved model yet.", run=run.path.name),
+                    say("Serve a finished run, or resume this one to its end first."),
+                )
+            return run.model_dir, run.config_path, run.path.name
+    folder = Path(name)
+    if not folder.is_dir():
+        raise InputError(
+            say("No run or model folder {model} was found.", model=name),
+            say("List runs with: finetune-studio-cli runs"),
+        )
+    return folder, None, folder.resolve().name
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve until Ctrl+C (or, with ``--events``, until stdin closes or says ``stop``)."""
+    from desktop.core.system.errors import StudioError
+
+    try:
+        return _serve(args)
+    except StudioError as exc:
+        if args.events:
+            _emit({"event": "failed", "message": text(exc.message), "hint": text(exc.hint)})
+        raise
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from desktop.core.serving.engine import Limits
+    from desktop.core.serving.keys import KEY_ENV, api_key, is_local
+    from desktop.core.serving.server import LocalServer, ServeOptions
+    from desktop.core.serving.snippets import snippets
+
+    events = args.events
+    folder, run_config, default_name = resolve_model(args.model, args.runs_dir)
+    if args.max_tokens < 1:
+        raise InputError(say("--max-tokens must be at least 1."), say("For example: --max-tokens 1024"))
+    keyed = args.require_key or not is_local(args.host)
+    key = None
+    if keyed:
+        given = os.environ.get(KEY_ENV, "")
+        key = api_key(renew=args.new_key) if not given else None
+        value = given or (key.value if key else "")
+    else:
+        value = ""
+    quiet_libraries()
+    options = ServeOptions(
+        host=args.host,
+        port=args.port,
+        name=args.name or default_name,
+        key=value,
+        limits=Limits(max_tokens=args.max_tokens),
+    )
+    on_request = _emit_request if events else _print_request
+    server = LocalServer(folder, options, run_config, on_request=on_request)
+    if events:
+        _emit({"event": "loading", "folder": str(folder), "task": server.info.task})
+    else:
+        print(say("Loading {folder}…", folder=folder), file=sys.stderr, flush=True)
+    server.open()
+    if events:
+        _emit(
+            {
+                "event": "ready",
+                "base_url": server.base_url,
+                "port": server.port,
+                "model": server.name,
+                "task": server.info.task,
+                "chat": server.info.chat,
+                "keyed": keyed,
+                "device": server.engine.playground.device,
+            }
+        )
+        threading.Thread(target=_stop_when_stdin_closes, args=(server,), daemon=True).start()
+    else:
+        _say_ready(
+            server,
+            keyed,
+            key,
+            snippets(server.base_url, server.name, server.info.task, keyed, server.info.chat),
+        )
+    server.serve()
+    if not events:
+        print(say("Stopped; the model's memory is free again."), file=sys.stderr)
+    return EXIT_OK
+
+
+def _say_ready(server: Any, keyed: bool, key: Any, code: dict[str, str]) -> None:
+    from desktop.core.serving.keys import KEY_ENV
+
+    print(
+        say(
+            "Serving {model} ({task}) at {url}",
+            model=server.name,
+            task=server.info.task,
+            url=server.base_url,
+        )
+    )
+    if keyed and key is not None and key.new:
+        print(say("API key (shown this once): {key}", key=key.value))
+        print(
+            say("It is kept in your OS keyring; --new-key replaces it.")
+            if key.kept
+            else say("No OS keyring is available: a new key is made at each start.")
+        )
+    if keyed:
+        print(say("Requests need the key: set {env} to it, as the examples below read it.", env=KEY_ENV))
+    print()
+    print(say("Try it with curl:"))
+    print(code["curl"])
+    print()
+    print(say("or from Python (pip install openai):"))
+    print(code["python"])
+    print()
+    print(say("Press Ctrl+C to stop."), flush=True)
+
+
+def _print_request(line: dict[str, Any]) -> None:
+    print(
+        f"{line['method']} {line['path']} {line['status']} {line['seconds']:.2f}s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _emit_request(line: dict[str, Any]) -> None:
+    _emit({"event": "request", **line})
+
+
+_emit_lock = threading.Lock()
+
+
+def _emit(event: dict[str, Any]) -> None:
+    with _emit_lock:
+        sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+def _stop_when_stdin_closes(server: Any) -> None:
+    for line in sys.stdin:
+        if line.strip() == "stop":
+            break
+    server.stop()

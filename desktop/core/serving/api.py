@@ -1,0 +1,426 @@
+"""The HTTP routes: OpenAI's ``/v1/models``, ``/v1/chat/completions`` and ``/v1/completions``, and our
+``/v1/classify`` for a classifier, over one :class:`~desktop.core.serving.engine.Engine`.
+
+Before a route reads anything, :class:`Guard` checks the API key (when one is required) and the body's
+size. Every refusal is OpenAI's error shape with one sentence that says what to change; the server
+goes on serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.exceptions import HTTPException
+
+from desktop.core.serving.engine import Busy, Engine, Job, Outcome, Sampling
+from desktop.core.serving.protocol import (
+    ChatRequest,
+    ClassifyRequest,
+    CompletionRequest,
+    Sampled,
+    error_body,
+    validation_message,
+)
+
+DISCONNECT_POLL_S = 0.25
+
+
+class Refused(Exception):
+    """A request this server will not run: answered with ``status`` and OpenAI's error shape."""
+
+    def __init__(self, status: int, message: str, code: str | None = None, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.code, self.param = status, message, code, param
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(
+            error_body(self.message, code=self.code, param=self.param), status_code=self.status
+        )
+
+
+def build_app(
+    engine: Engine, name: str, key: str = "", on_request: Callable[[dict[str, Any]], None] | None = None
+) -> FastAPI:
+    """The app serving ``engine``'s model as ``name``; every request needs ``key`` when one is given.
+
+    Args:
+        on_request: Told of each request when it is answered: method, path, status, seconds.
+    """
+    app = FastAPI(title="Finetune Studio", docs_url=None, redoc_url=None, openapi_url=None)
+    task = engine.info.task
+    created = int(time.time())
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        message, param = validation_message(list(exc.errors()))
+        return Refused(400, message, "invalid_request", param).response()
+
+    @app.exception_handler(Refused)
+    async def refused(request: Request, exc: Refused) -> JSONResponse:
+        return exc.response()
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if isinstance(exc, _TooLarge):
+            return exc.refusal.response()
+        if exc.status_code == 404:
+            message = f"There is no {request.url.path} here. This server answers {', '.join(routes)}."
+        elif exc.status_code == 405:
+            message = f"{request.url.path} does not take {request.method} requests."
+        else:
+            message = str(exc.detail)
+        return Refused(exc.status_code, message).response()
+
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        return {"object": "list", "data": [_model_card(name, created)]}
+
+    @app.get("/v1/models/{model_id}")
+    async def model(model_id: str) -> dict[str, Any]:
+        _check_model(model_id, name)
+        return _model_card(name, created)
+
+    @app.post("/v1/chat/completions")
+    async def chat(body: ChatRequest, request: Request) -> Any:
+        _check_model(body.model, name)
+        if task != "causal-lm":
+            raise Refused(400, _wrong_route(task, "/v1/chat/completions"), "wrong_route")
+        messages = [{"role": _role(m.role), "content": m.text()} for m in body.messages]
+        if not engine.info.chat and not any(m["role"] == "user" for m in messages):
+            raise Refused(400, "The conversation has no user message to answer.", param="messages")
+        ids = engine.encode(messages, engine.info.chat)
+        limit = body.max_completion_tokens or body.max_tokens
+        return await _answer(engine, request, body, ids, limit, "chat.completion", name)
+
+    @app.post("/v1/completions")
+    async def complete(body: CompletionRequest, request: Request) -> Any:
+        _check_model(body.model, name)
+        if task == "classification":
+            raise Refused(400, _wrong_route(task, "/v1/completions"), "wrong_route")
+        prompt = body.prompt
+        if isinstance(prompt, list):
+            if len(prompt) != 1:
+                raise Refused(400, "Send one prompt per request (a text, or a list of one).", param="prompt")
+            prompt = prompt[0]
+        ids = engine.encode(prompt, False)
+        return await _answer(engine, request, body, ids, body.max_tokens, "text_completion", name)
+
+    @app.post("/v1/classify")
+    async def classify(body: ClassifyRequest, request: Request) -> Any:
+        _check_model(body.model, name)
+        if task != "classification":
+            raise Refused(400, _wrong_route(task, "/v1/classify"), "wrong_route")
+        texts = [body.input] if isinstance(body.input, str) else body.input
+        if not texts or len(texts) > engine.limits.classify_texts:
+            raise Refused(400, f"Send 1 to {engine.limits.classify_texts} texts in 'input'.", param="input")
+        results, _ = await _run(engine, request, Job("classify", lambda _: None, texts=texts))
+        data = [
+            {
+                "index": i,
+                "label": ranked[0][0],
+                "score": ranked[0][1],
+                "scores": [{"label": label, "score": score} for label, score in ranked],
+            }
+            for i, ranked in enumerate(results)
+        ]
+        return {"object": "list", "model": name, "data": data}
+
+    routes = ["/v1/models", *_ROUTES[task]]
+    app.add_middleware(Guard, key=key, limit=engine.limits.body_bytes, on_request=on_request)
+    return app
+
+
+_ROUTES = {
+    "classification": ["/v1/classify"],
+    "seq2seq": ["/v1/completions"],
+    "causal-lm": ["/v1/chat/completions", "/v1/completions"],
+}
+
+
+def _model_card(name: str, created: int) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": created, "owned_by": "finetune-studio"}
+
+
+def _check_model(asked: str | None, name: str) -> None:
+    if asked and asked != name:
+        raise Refused(
+            404,
+            f"The model '{asked}' is not served here. This server serves '{name}' (see /v1/models).",
+            "model_not_found",
+            "model",
+        )
+
+
+def _role(role: str) -> str:
+    return "system" if role == "developer" else role
+
+
+def _wrong_route(task: str, route: str) -> str:
+    kind = {"classification": "a text classifier", "seq2seq": "a sequence-to-sequence model"}.get(
+        task, "a language model"
+    )
+    return f"{route} is not available: this model is {kind}. Use {' or '.join(_ROUTES[task])}."
+
+
+def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | None) -> Sampling:
+    """The request's settings, or the refusal that names the limit it went past."""
+    limits, context = engine.limits, engine.context
+    if prompt_tokens >= context:
+        raise Refused(
+            400,
+            f"The prompt is {prompt_tokens} tokens; this model reads at most {context} "
+            "(prompt and answer together). Send a shorter prompt.",
+            "context_length_exceeded",
+            "messages",
+        )
+    if asked is not None and asked > limits.max_tokens:
+        raise Refused(
+            400,
+            f"max_tokens {asked} is more than this server allows ({limits.max_tokens}). Ask for fewer.",
+            "max_tokens_too_large",
+            "max_tokens",
+        )
+    room = context - prompt_tokens
+    if asked is not None and asked > room:
+        raise Refused(
+            400,
+            f"The prompt is {prompt_tokens} tokens and max_tokens is {asked}: more than the {context} "
+            f"this model reads. Ask for at most {room} tokens or send a shorter prompt.",
+            "context_length_exceeded",
+            "max_tokens",
+        )
+    longest = asked or min(limits.max_tokens, room)
+    return Sampling(longest, body.temperature, body.top_p, body.stops(), body.seed)
+
+
+async def _answer(
+    engine: Engine, request: Request, body: Sampled, ids: list[int], asked: int | None, kind: str, name: str
+) -> Any:
+    sampling = _sampling(engine, body, len(ids), asked)
+    chat = kind == "chat.completion"
+    reply = {
+        "id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}",
+        "object": kind,
+        "created": int(time.time()),
+        "model": name,
+    }
+    if body.stream:
+        events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        job = _submit(engine, Job("generate", _reporter(events), ids=list(ids), sampling=sampling))
+        usage = bool(body.stream_options and body.stream_options.include_usage)
+        return StreamingResponse(
+            _stream(job, events, reply, chat, usage),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    outcome, _ = await _run(
+        engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling)
+    )
+    choice: dict[str, Any] = {"index": 0, "finish_reason": outcome.finish_reason}
+    if chat:
+        choice["message"] = {"role": "assistant", "content": outcome.text}
+    else:
+        choice.update(text=outcome.text, logprobs=None)
+    return {**reply, "choices": [choice], "usage": _usage(outcome)}
+
+
+def _usage(outcome: Outcome) -> dict[str, int]:
+    total = outcome.prompt_tokens + outcome.completion_tokens
+    return {
+        "prompt_tokens": outcome.prompt_tokens,
+        "completion_tokens": outcome.completion_tokens,
+        "total_tokens": total,
+    }
+
+
+def _reporter(events: asyncio.Queue[tuple[str, Any]]) -> Callable[[tuple[str, Any]], None]:
+    """A job's report, handed from the model's thread to this event loop."""
+    loop = asyncio.get_running_loop()
+
+    def report(event: tuple[str, Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: the server is stopping
+            loop.call_soon_threadsafe(events.put_nowait, event)
+
+    return report
+
+
+def _submit(engine: Engine, job: Job) -> Job:
+    try:
+        return engine.submit(job)
+    except Busy:
+        raise Refused(
+            503,
+            f"The server is busy: {engine.waiting} requests are waiting. Try again in a moment.",
+            "server_busy",
+        ) from None
+
+
+async def _run(engine: Engine, request: Request, job: Job) -> tuple[Any, Job]:
+    """Run a job to its end; a client that hangs up cancels it."""
+    events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    job.report = _reporter(events)
+    _submit(engine, job)
+    try:
+        while True:
+            try:
+                kind, value = await asyncio.wait_for(events.get(), DISCONNECT_POLL_S)
+            except asyncio.TimeoutError:
+                if await request.is_disconnected():
+                    job.cancel()
+                    raise Refused(499, "The client closed the connection.") from None
+                continue
+            if kind == "done":
+                return value, job
+            if kind == "failed":
+                raise _failure(value)
+    finally:
+        job.cancel()  # nothing left to do if it ended; stops it if this request was cancelled
+
+
+def _failure(exc: BaseException) -> Refused:
+    if isinstance(exc, Busy):
+        return Refused(503, "The server is stopping.", "server_stopping")
+    return Refused(500, f"The model failed: {type(exc).__name__}: {exc}", "model_error")
+
+
+async def _stream(
+    job: Job, events: asyncio.Queue[tuple[str, Any]], reply: dict[str, Any], chat: bool, usage: bool
+) -> AsyncIterator[str]:
+    """Server-sent events: a chunk per piece of text, the finish reason, ``[DONE]``. A client that hangs
+    up ends this generator (Starlette cancels it), and with it the job."""
+
+    def chunk(text: str | None, finish: str | None = None, first: bool = False) -> str:
+        if chat:
+            delta: dict[str, Any] = {"role": "assistant", "content": ""} if first else {}
+            if text is not None:
+                delta["content"] = text
+            choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+        else:
+            choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish}
+        payload = {**reply, "object": f"{reply['object']}.chunk" if chat else reply["object"]}
+        payload["choices"] = [choice]
+        if usage:
+            payload["usage"] = None
+        return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+    try:
+        if chat:
+            yield chunk(None, first=True)
+        while True:
+            kind, value = await events.get()
+            if kind == "text":
+                yield chunk(value)
+            elif kind == "done":
+                yield chunk(None if chat else "", value.finish_reason)
+                if usage:
+                    yield f"data: {json.dumps({**reply, 'choices': [], 'usage': _usage(value)})}\n\n"
+                break
+            else:
+                failure = _failure(value)
+                yield f"data: {json.dumps(error_body(failure.message, code=failure.code))}\n\n"
+                break
+        yield "data: [DONE]\n\n"
+    finally:
+        job.cancel()
+
+
+class Guard:
+    """ASGI middleware: the API key, the body's size, and a line per request for the log.
+
+    It runs before FastAPI reads the body, so a request without the key or with a 10 MB body is
+    refused without reading it.
+    """
+
+    def __init__(
+        self, app: Any, key: str, limit: int, on_request: Callable[[dict[str, Any]], None] | None
+    ) -> None:
+        self.app, self.key, self.limit, self.on_request = app, key, limit, on_request
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        began, status = time.monotonic(), [0]
+
+        async def sending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            refusal = self._check(scope)
+            if refusal is not None:
+                await refusal.response()(scope, receive, sending)
+                return
+            await self.app(scope, self._bounded(receive, sending), sending)
+        except _TooLarge as exc:
+            if status[0] == 0:
+                await exc.refusal.response()(scope, receive, sending)
+        finally:
+            if self.on_request is not None:
+                self.on_request(
+                    {
+                        "method": scope.get("method", ""),
+                        "path": scope.get("path", ""),
+                        "status": status[0] or 499,
+                        "seconds": round(time.monotonic() - began, 3),
+                    }
+                )
+
+    def _check(self, scope: dict[str, Any]) -> Refused | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if self.key:
+            given = headers.get("authorization", "")
+            token = given[7:].strip() if given[:7].lower() == "bearer " else ""
+            if not hmac.compare_digest(token.encode(), self.key.encode()):
+                return Refused(
+                    401,
+                    "This server needs its API key: send it as the header 'Authorization: Bearer KEY' "
+                    "(the openai client's api_key). "
+                    + ("The key sent is not the server's." if token else "No key was sent."),
+                    "invalid_api_key",
+                )
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.limit:
+            return self._too_large()
+        return None
+
+    def _too_large(self) -> Refused:
+        return Refused(
+            413,
+            f"The request body is larger than this server accepts ({self.limit // 1024} KiB).",
+            "request_too_large",
+        )
+
+    def _bounded(self, receive: Any, send: Any) -> Any:
+        """``receive`` that stops a body without a length once it passes the limit."""
+        read = [0]
+
+        async def bounded() -> dict[str, Any]:
+            message = await receive()
+            if message["type"] == "http.request":
+                read[0] += len(message.get("body", b""))
+                if read[0] > self.limit:
+                    raise _TooLarge(self._too_large())
+            return message
+
+        return bounded
+
+
+class _TooLarge(HTTPException):
+    """A body sent without ``Content-Length`` grew past the limit (an HTTP error, so that FastAPI's body
+    reader passes it on as it is)."""
+
+    def __init__(self, refusal: Refused) -> None:
+        super().__init__(refusal.status, refusal.message)
+        self.refusal = refusal

@@ -1,0 +1,307 @@
+"""The served model: one loaded model, one thread that runs it, and a queue of requests in front.
+
+Requests come from the server's event loop; each is a :class:`Job` that reports its text piece by
+piece through a callback, from the model's thread. One job runs at a time, so answers never mix
+and the GPU holds one generation's activations; the others wait in order (at most
+``Limits.queue`` of them: the next is refused, see :class:`Busy`). A job whose client went away is
+cancelled: skipped if it waits, stopped after the current token if it runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.core.results.tryit import FolderInfo, Playground
+
+log = logging.getLogger(__name__)
+
+CONTEXT_FALLBACK = 2048
+"""The context size of a model whose config names none (a T5 reads any length; its training did not)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for.
+
+    Attributes:
+        max_tokens: The most new tokens one answer may have (also the default when a request names none).
+        body_bytes: The largest request body.
+        queue: Requests that may wait while one runs; the next gets "busy" (HTTP 503).
+        classify_texts: Texts in one ``/v1/classify`` request.
+    """
+
+    max_tokens: int = 4096
+    body_bytes: int = 1 << 20
+    queue: int = 32
+    classify_texts: int = 256
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How one answer is generated: ``temperature`` 0 is greedy (the same answer every time)."""
+
+    max_tokens: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+
+@dataclass
+class Outcome:
+    """How a generation ended: its text, its token counts, and why it stopped (``stop`` when the model
+    ended its answer or a stop string came, ``length`` when ``max_tokens`` ran out)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+
+
+class Busy(Exception):
+    """The queue is full: the request is refused (HTTP 503), nothing was started."""
+
+
+@dataclass(eq=False)
+class Job:
+    """One request to the model. ``report`` gets ``("text", piece)`` for each piece of the answer, then
+    ``("done", Outcome | list)`` or ``("failed", exception)``, from the model's thread."""
+
+    kind: str  # "generate" or "classify"
+    report: Callable[[tuple[str, Any]], None]
+    ids: list[int] = field(default_factory=list)
+    sampling: Sampling | None = None
+    texts: Sequence[str] = ()
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    number: int = 0
+
+    def cancel(self) -> None:
+        """The client went away: skip this job, or end its generation after the current token."""
+        self.cancelled.set()
+
+
+class Engine:
+    """A loaded model that answers jobs one at a time on its own thread.
+
+    Args:
+        info: The model folder (see :func:`desktop.core.results.tryit.inspect_folder`).
+        limits: What one request may ask for.
+    """
+
+    def __init__(self, info: FolderInfo, limits: Limits | None = None) -> None:
+        self.info = info
+        self.limits = limits or Limits()
+        self.playground = Playground(info)
+        self.context = CONTEXT_FALLBACK
+        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        self._waiting = 0
+        self._lock = threading.Lock()
+        self._numbers = itertools.count(1)
+        self._thread: threading.Thread | None = None
+        self._running: Job | None = None
+
+    # ------------------------------------------------------------------ life
+
+    def load(self) -> None:
+        """Read the model (to the GPU when PyTorch can use one) and start the thread that runs it."""
+        self.playground.load()
+        self.context = context_size(self.playground.model, self.playground.tokenizer)
+        self._thread = threading.Thread(target=self._work, name="served-model", daemon=True)
+        self._thread.start()
+
+    def cancel_all(self) -> None:
+        """End the running job after its current token and refuse every waiting one."""
+        with self._lock:
+            running = self._running
+        if running is not None:
+            running.cancel()
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                with self._lock:
+                    self._waiting -= 1
+                job.cancel()
+                job.report(("failed", Busy("the server is stopping")))
+
+    def close(self) -> None:
+        """Stop every job, end the thread and free the model's memory (and VRAM)."""
+        self.cancel_all()
+        self._jobs.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+        self.playground.release()
+
+    # ------------------------------------------------------------------ requests
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.playground.tokenizer
+
+    def encode(self, prompt: str | Sequence[dict[str, str]], chat: bool) -> list[int]:
+        """The token ids of a prompt or a conversation, as the model was trained to read them."""
+        from desktop.core.data.tasks.generation import encode_prompt
+
+        return encode_prompt(self.tokenizer, self.info.task, prompt, chat)
+
+    def submit(self, job: Job) -> Job:
+        """Queue ``job``; raises :class:`Busy` when ``Limits.queue`` jobs already wait."""
+        with self._lock:
+            if self._waiting >= self.limits.queue:
+                raise Busy(self._waiting)
+            self._waiting += 1
+            job.number = next(self._numbers)
+        self._jobs.put(job)
+        return job
+
+    @property
+    def waiting(self) -> int:
+        """Jobs queued and not yet started."""
+        return self._waiting
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            with self._lock:
+                self._waiting -= 1
+                self._running = job
+            try:
+                if job.cancelled.is_set():
+                    continue
+                if job.kind == "classify":
+                    result: Any = [self.playground.classify(text) for text in job.texts]
+                else:
+                    result = self._generate(job)
+                job.report(("done", result))
+            except Exception as exc:  # the job fails, the server keeps serving
+                log.warning("request %d failed", job.number, exc_info=True)
+                job.report(("failed", exc))
+            finally:
+                with self._lock:
+                    self._running = None
+
+    def _generate(self, job: Job) -> Outcome:
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        from desktop.core.data.tasks.generation import sampling_args
+
+        assert job.sampling is not None
+        model, tokenizer = self.playground.model, self.tokenizer
+        sampling = job.sampling
+        text = StopStrings(sampling.stop, lambda piece: job.report(("text", piece)))
+        prompt_length = len(job.ids)
+        eos = _eos_ids(model, tokenizer)
+        seq2seq = self.info.task == "seq2seq"
+        made: list[int] = []
+
+        class Stream(StoppingCriteria):
+            """Reads each new token as it is chosen: the answer so far, cancel and stop strings."""
+
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                token = int(input_ids[0, -1])  # a decoder's start token is never read here
+                if token not in eos:
+                    made.append(token)
+                    text.feed(tokenizer.decode(made, skip_special_tokens=True))
+                done = job.cancelled.is_set() or text.stopped
+                return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
+
+        if sampling.seed is not None:
+            torch.manual_seed(sampling.seed)
+        ids = torch.tensor([job.ids], device=self.playground.device)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        with torch.no_grad():
+            out = model.generate(
+                input_ids=ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=sampling.max_tokens,
+                stopping_criteria=StoppingCriteriaList([Stream()]),
+                pad_token_id=pad,
+                **sampling_args(sampling.temperature, sampling.top_p),
+            )
+        new = out[0] if seq2seq else out[0, prompt_length:]
+        ended = bool(len(new)) and int(new[-1]) in eos
+        text.finish()
+        length = not ended and not text.stopped and len(made) >= sampling.max_tokens
+        return Outcome(text.text, prompt_length, len(made) + int(ended), "length" if length else "stop")
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    """The tokens that end an answer: the generation config's (a chat template's end of turn among
+    them) and the tokenizer's."""
+    found = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids = set(found if isinstance(found, list) else [found] if found is not None else [])
+    if tokenizer.eos_token_id is not None:
+        ids.add(tokenizer.eos_token_id)
+    return ids
+
+
+class StopStrings:
+    """The answer's text as it grows, cut before the first stop string.
+
+    Text that could be the start of a stop string is held back until it is clear that it is not, so a
+    client never receives part of a stop string. ``emit`` gets each new piece that is safe to show.
+    """
+
+    def __init__(self, stops: Sequence[str], emit: Callable[[str], None]) -> None:
+        self.stops = [s for s in stops if s]
+        self.emit = emit
+        self.text = ""
+        self.sent = 0
+        self.stopped = False
+
+    def feed(self, decoded: str) -> None:
+        """The whole answer decoded so far (it may still end in half a character)."""
+        if self.stopped:
+            return
+        if decoded.endswith("\ufffd"):  # a character split across tokens: wait for the rest
+            return
+        for stop in self.stops:
+            at = decoded.find(stop)
+            if at >= 0:
+                decoded, self.stopped = decoded[:at], True
+        self.text = decoded
+        safe = len(decoded) if self.stopped else len(decoded) - self._held(decoded)
+        if safe > self.sent:
+            self.emit(decoded[self.sent : safe])
+            self.sent = safe
+
+    def finish(self) -> None:
+        """The generation ended: send what was held back."""
+        if len(self.text) > self.sent:
+            self.emit(self.text[self.sent :])
+            self.sent = len(self.text)
+
+    def _held(self, decoded: str) -> int:
+        """How many trailing characters could begin a stop string."""
+        held = 0
+        for stop in self.stops:
+            for size in range(min(len(stop) - 1, len(decoded)), held, -1):
+                if decoded.endswith(stop[:size]):
+                    held = size
+                    break
+        return held
+
+
+def context_size(model: Any, tokenizer: Any) -> int:
+    """The most tokens the model reads at once (prompt and answer together)."""
+    config = getattr(model, "config", None)
+    for name in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    value = getattr(tokenizer, "model_max_length", None)
+    if isinstance(value, int) and 0 < value < 1_000_000:
+        return value
+    return CONTEXT_FALLBACK
