@@ -33,6 +33,8 @@ from desktop.core.serving.protocol import (
 )
 
 DISCONNECT_POLL_S = 0.25
+DRAIN_LIMIT = 64 << 20
+"""A refused body up to this size is read and dropped, so that its client gets the 413 (not a reset)."""
 
 
 class Refused(Exception):
@@ -226,12 +228,17 @@ async def _answer(
     outcome, _ = await _run(
         engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling)
     )
-    choice: dict[str, Any] = {"index": 0, "finish_reason": outcome.finish_reason}
+    choice: dict[str, Any] = {"index": 0, "finish_reason": _reason(outcome)}
     if chat:
         choice["message"] = {"role": "assistant", "content": outcome.text}
     else:
         choice.update(text=outcome.text, logprobs=None)
     return {**reply, "choices": [choice], "usage": _usage(outcome)}
+
+
+def _reason(outcome: Outcome) -> str:
+    """OpenAI's finish reasons: an answer cut short by a stopping server ended, as far as a client knows."""
+    return "length" if outcome.finish_reason == "length" else "stop"
 
 
 def _usage(outcome: Outcome) -> dict[str, int]:
@@ -321,7 +328,7 @@ async def _stream(
             if kind == "text":
                 yield chunk(value)
             elif kind == "done":
-                yield chunk(None if chat else "", value.finish_reason)
+                yield chunk(None if chat else "", _reason(value))
                 if usage:
                     yield f"data: {json.dumps({**reply, 'choices': [], 'usage': _usage(value)})}\n\n"
                 break
@@ -360,6 +367,8 @@ class Guard:
         try:
             refusal = self._check(scope)
             if refusal is not None:
+                if refusal.status == 413:
+                    await _drain(receive, DRAIN_LIMIT)
                 await refusal.response()(scope, receive, sending)
                 return
             await self.app(scope, self._bounded(receive, sending), sending)
@@ -415,6 +424,19 @@ class Guard:
             return message
 
         return bounded
+
+
+async def _drain(receive: Any, most: int) -> None:
+    """Read and drop a refused body, so that the client, still sending it, reads the refusal instead of
+    a reset connection; past ``most`` bytes the connection is simply closed."""
+    read = 0
+    while read <= most:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        read += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 class _TooLarge(HTTPException):

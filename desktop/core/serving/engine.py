@@ -9,6 +9,7 @@ cancelled: skipped if it waits, stopped after the current token if it runs.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import queue
@@ -56,7 +57,8 @@ class Sampling:
 @dataclass
 class Outcome:
     """How a generation ended: its text, its token counts, and why it stopped (``stop`` when the model
-    ended its answer or a stop string came, ``length`` when ``max_tokens`` ran out)."""
+    ended its answer or a stop string came, ``length`` when ``max_tokens`` ran out, ``cancelled`` when
+    its client went away)."""
 
     text: str
     prompt_tokens: int
@@ -105,6 +107,8 @@ class Engine:
         self._numbers = itertools.count(1)
         self._thread: threading.Thread | None = None
         self._running: Job | None = None
+        self.answered: collections.deque[tuple[int, Outcome]] = collections.deque(maxlen=100)
+        """The last answers: job number and outcome (a cancelled job's shows how far it got)."""
 
     # ------------------------------------------------------------------ life
 
@@ -183,6 +187,7 @@ class Engine:
                     result: Any = [self.playground.classify(text) for text in job.texts]
                 else:
                     result = self._generate(job)
+                    self.answered.append((job.number, result))
                 job.report(("done", result))
             except Exception as exc:  # the job fails, the server keeps serving
                 log.warning("request %d failed", job.number, exc_info=True)
@@ -234,7 +239,8 @@ class Engine:
         ended = bool(len(new)) and int(new[-1]) in eos
         text.finish()
         length = not ended and not text.stopped and len(made) >= sampling.max_tokens
-        return Outcome(text.text, prompt_length, len(made) + int(ended), "length" if length else "stop")
+        reason = "cancelled" if job.cancelled.is_set() else "length" if length else "stop"
+        return Outcome(text.text, prompt_length, len(made) + int(ended), reason)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

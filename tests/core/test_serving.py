@@ -1,0 +1,288 @@
+"""Serve: a tiny model behind the OpenAI-compatible endpoint, called with the official ``openai`` client."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop.core.serving.engine import Limits
+from desktop.core.serving.server import LocalServer, PortInUse, ServeOptions
+
+pytestmark = pytest.mark.slow
+KEY = "fts-test-key"
+
+
+def _greedy(folder: Path, messages: list[dict[str, str]] | str, max_new_tokens: int) -> str:
+    """What plain transformers answers with the same greedy settings."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    if isinstance(messages, str):
+        seq2seq = "T5" in json.loads((folder / "config.json").read_text())["architectures"][0]
+        model = (AutoModelForSeq2SeqLM if seq2seq else AutoModelForCausalLM).from_pretrained(folder)
+        ids = tokenizer(messages, return_tensors="pt")["input_ids"]
+    else:
+        model = AutoModelForCausalLM.from_pretrained(folder)
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"]
+        seq2seq = False
+    with torch.no_grad():
+        out = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+        )
+    new = out[0] if seq2seq else out[0, ids.shape[1] :]
+    return tokenizer.decode(new, skip_special_tokens=True)
+
+
+@pytest.fixture
+def served(tiny_chat_models: dict[str, Path]) -> Iterator[LocalServer]:
+    server = LocalServer(tiny_chat_models["llama"], ServeOptions(port=0, name="tiny-chat")).open().start()
+    yield server
+    server.stop()
+
+
+def _client(server: LocalServer, key: str = "not-needed") -> Any:
+    import openai
+
+    return openai.OpenAI(base_url=server.base_url, api_key=key, max_retries=0, timeout=60)
+
+
+def _post(server: LocalServer, route: str, body: bytes, **headers: str) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        server.base_url + route, data=body, headers={"Content-Type": "application/json", **headers}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+
+
+def test_the_openai_client_gets_the_same_answer_as_generate_streamed_or_not(
+    served: LocalServer, tiny_chat_models: dict[str, Path]
+) -> None:
+    client = _client(served)
+    messages = [
+        {"role": "system", "content": "You answer briefly."},
+        {"role": "user", "content": "Name a colour."},
+    ]
+    expected = _greedy(tiny_chat_models["llama"], messages, 12)
+
+    whole = client.chat.completions.create(model="tiny-chat", messages=messages, max_tokens=12, temperature=0)
+    stream = client.chat.completions.create(
+        model="tiny-chat", messages=messages, max_tokens=12, temperature=0, stream=True
+    )
+    pieces = [chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices]
+
+    assert whole.choices[0].message.content == expected
+    assert "".join(pieces) == expected and len([p for p in pieces if p]) > 1  # it came piece by piece
+    assert whole.usage.completion_tokens <= 12 and whole.usage.prompt_tokens > 0
+    assert [m.id for m in client.models.list()] == ["tiny-chat"]
+    completion = client.completions.create(
+        model="tiny-chat", prompt="I like tea", max_tokens=8, temperature=0
+    )
+    assert completion.choices[0].text == _greedy(tiny_chat_models["llama"], "I like tea", 8)
+
+
+def test_four_clients_at_once_each_get_their_own_answer(
+    served: LocalServer, tiny_chat_models: dict[str, Path]
+) -> None:
+    prompts = ["Name a colour.", "Name a fruit.", "Say hello.", "Count to three."]
+    expected = {p: _greedy(tiny_chat_models["llama"], [{"role": "user", "content": p}], 10) for p in prompts}
+    got: dict[str, str] = {}
+    start = threading.Barrier(len(prompts))
+
+    def ask(prompt: str) -> None:
+        client = _client(served)
+        start.wait()
+        stream = client.chat.completions.create(
+            model="tiny-chat",
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=10,
+            temperature=0,
+            stream=True,
+        )
+        got[prompt] = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+
+    threads = [threading.Thread(target=ask, args=(p,)) for p in prompts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert got == expected
+    assert len(set(expected.values())) > 1  # different prompts, different answers: a mix-up would show
+
+
+def test_bad_requests_get_a_clear_4xx_and_the_server_keeps_serving(served: LocalServer) -> None:
+    user = [{"role": "user", "content": "Hi"}]
+    status, body = _post(served, "/chat/completions", b'{"messages": [')
+    assert status == 400 and "not valid JSON" in body["error"]["message"]
+    status, body = _post(
+        served, "/chat/completions", json.dumps({"messages": user, "max_tokens": 10**9}).encode()
+    )
+    assert status == 400 and "4096" in body["error"]["message"] and body["error"]["param"] == "max_tokens"
+    status, body = _post(served, "/chat/completions", json.dumps({"messages": user, "max_token": 5}).encode())
+    assert status == 400 and "Unknown field 'max_token'" in body["error"]["message"]
+    status, body = _post(served, "/chat/completions", b'{"messages": "' + b"x" * (10 << 20) + b'"}')
+    assert status == 413 and "larger than this server accepts" in body["error"]["message"]
+    status, body = _post(
+        served, "/chat/completions", json.dumps({"model": "gpt-4o", "messages": user}).encode()
+    )
+    assert status == 404 and "tiny-chat" in body["error"]["message"]
+    status, body = _post(served, "/classify", json.dumps({"input": "Hi"}).encode())
+    assert status == 400 and "/v1/chat/completions" in body["error"]["message"]
+    long_prompt = [{"role": "user", "content": "tea " * 3000}]  # past the model's 2048 positions
+    status, body = _post(served, "/chat/completions", json.dumps({"messages": long_prompt}).encode())
+    assert status == 400 and body["error"]["code"] == "context_length_exceeded"
+
+    answer = _client(served).chat.completions.create(model="tiny-chat", messages=user, max_tokens=3)
+    assert answer.choices[0].message.content is not None
+
+
+def test_a_client_that_hangs_up_mid_stream_stops_its_generation(served: LocalServer) -> None:
+    never_ends = served.engine.playground.model.generation_config  # left alone, it would make 2000 tokens
+    never_ends.suppress_tokens = [served.engine.playground.tokenizer.eos_token_id]
+    body = {
+        "messages": [{"role": "user", "content": "Tell a long story."}],
+        "max_tokens": 2000,
+        "stream": True,
+    }
+    request = urllib.request.Request(
+        served.base_url + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    response = urllib.request.urlopen(request, timeout=60)
+    for _ in range(4):  # the role chunk and a few pieces of text
+        assert response.readline().startswith(b"data: ") and response.readline() == b"\n"
+    response.close()
+
+    answer = _client(served).chat.completions.create(
+        model="tiny-chat", messages=[{"role": "user", "content": "Hi"}], max_tokens=2
+    )
+
+    assert answer.choices[0].message.content is not None
+    _, outcome = served.engine.answered[0]
+    assert outcome.finish_reason == "cancelled" and outcome.completion_tokens < 2000
+
+
+def test_a_key_is_required_when_one_is_set(tiny_chat_models: dict[str, Path]) -> None:
+    server = LocalServer(tiny_chat_models["llama"], ServeOptions(port=0, name="m", key=KEY)).open().start()
+    try:
+        user = json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}).encode()
+        assert _post(server, "/chat/completions", user)[0] == 401
+        status, body = _post(server, "/chat/completions", user, Authorization="Bearer wrong")
+        assert status == 401 and "not the server's" in body["error"]["message"]
+        assert _post(server, "/chat/completions", user, Authorization=f"Bearer {KEY}")[0] == 200
+        assert [m.id for m in _client(server, KEY).models.list()] == ["m"]
+    finally:
+        server.stop()
+
+
+def test_another_host_without_a_key_is_refused(tiny_chat_models: dict[str, Path]) -> None:
+    from desktop.core.system.errors import InputError
+
+    with pytest.raises(InputError, match="needs an API key"):
+        LocalServer(tiny_chat_models["llama"], ServeOptions(host="0.0.0.0", port=0))
+
+
+def test_a_port_in_use_is_one_sentence_naming_it(tiny_chat_models: dict[str, Path]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = LocalServer(tiny_chat_models["llama"], ServeOptions(port=port))
+        with pytest.raises(PortInUse) as caught:
+            server.open()
+    assert f"Port {port} on 127.0.0.1 is already in use" in caught.value.message
+    assert server.engine.playground.model is None  # refused before the model was loaded
+
+
+def test_stop_frees_the_model_and_the_port(tiny_chat_models: dict[str, Path]) -> None:
+    server = LocalServer(tiny_chat_models["llama"], ServeOptions(port=0)).open().start()
+    port = server.port
+    server.stop()
+    assert server.engine.playground.model is None
+    with socket.socket() as again:
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind(("127.0.0.1", port))  # the port is free for the next server
+
+
+def test_a_classifier_answers_classify_with_every_label(tiny_bert: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    folder = tmp_path / "classifier"
+    labels = {0: "negative", 1: "positive"}
+    model = AutoModelForSequenceClassification.from_pretrained(
+        tiny_bert, num_labels=2, id2label=labels, label2id={v: k for k, v in labels.items()}
+    )
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(tiny_bert).save_pretrained(folder)
+    server = LocalServer(folder, ServeOptions(port=0, name="reviews")).open().start()
+    try:
+        status, body = _post(server, "/classify", json.dumps({"input": ["Great phone.", "Awful."]}).encode())
+        assert status == 200 and [row["index"] for row in body["data"]] == [0, 1]
+        for row in body["data"]:
+            assert {s["label"] for s in row["scores"]} == {"negative", "positive"}
+            assert sum(s["score"] for s in row["scores"]) == pytest.approx(1.0, abs=1e-5)
+            assert row["label"] == row["scores"][0]["label"]
+        status, body = _post(server, "/chat/completions", b'{"messages": [{"role": "user", "content": "x"}]}')
+        assert status == 400 and "/v1/classify" in body["error"]["message"]
+    finally:
+        server.stop()
+
+
+def test_a_sequence_to_sequence_model_answers_completions(tiny_t5: Path) -> None:
+    server = LocalServer(tiny_t5, ServeOptions(port=0, name="t5")).open().start()
+    try:
+        reply = _client(server).completions.create(
+            model="t5", prompt="translate: the house", max_tokens=8, temperature=0
+        )
+        assert reply.choices[0].text == _greedy(tiny_t5, "translate: the house", 8)
+    finally:
+        server.stop()
+
+
+def test_a_full_queue_says_busy(tiny_chat_models: dict[str, Path]) -> None:
+    options = ServeOptions(port=0, name="m", limits=Limits(queue=0))
+    server = LocalServer(tiny_chat_models["llama"], options).open().start()
+    try:
+        status, body = _post(server, "/completions", json.dumps({"prompt": "Hi", "max_tokens": 2}).encode())
+        assert status == 503 and "busy" in body["error"]["message"]
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    ("pieces", "stops", "sent", "text"),
+    [
+        (["Hello", "Hello wor", "Hello world. Bye"], [". "], ["Hello", " wor", "ld"], "Hello world"),
+        (["ab", "abc"], ["cd"], ["ab", "c"], "abc"),  # "c" held back until the answer ended
+        (["Hi", "Hi\ufffd", "Hi!"], [], ["Hi", "!"], "Hi!"),  # half a character waits for its rest
+    ],
+)
+def test_stop_strings_cut_the_answer_and_are_never_sent(
+    pieces: list[str], stops: list[str], sent: list[str], text: str
+) -> None:
+    from desktop.core.serving.engine import StopStrings
+
+    got: list[str] = []
+    stream = StopStrings(stops, got.append)
+    for decoded in pieces:
+        stream.feed(decoded)
+    stream.finish()
+    assert got == sent and stream.text == text
