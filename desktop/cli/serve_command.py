@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -81,6 +82,39 @@ def resolve_model(name: str, runs_dir: Path | None) -> tuple[Path, Path | None, 
     return folder, None, folder.resolve().name
 
 
+def gguf_export(folder: Path) -> bool:
+    """Whether ``folder`` is a GGUF export (a ``.gguf`` file and its Modelfile, no transformers model)."""
+    has_model = (folder / "config.json").is_file() or (folder / "adapter_config.json").is_file()
+    return not has_model and (folder / "Modelfile").is_file() and any(folder.glob("*.gguf"))
+
+
+def _serve_with_ollama(folder: Path, name: str) -> int:
+    """A GGUF export is served by Ollama, which speaks the same API: add it there and say how to call it."""
+    from desktop.core.results import ollama
+    from desktop.core.serving.snippets import snippets
+
+    found = ollama.state()
+    if found.advice():
+        raise InputError(
+            text(found.advice()),
+            say("Or serve the run itself (with transformers): finetune-studio-cli serve RUN"),
+        )
+    name = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.") or "finetune-studio"  # Ollama's names
+    shown = [""]
+
+    def progress(line: str, done: float) -> None:
+        if line != shown[0]:
+            shown[0] = line
+            print(f"[{done:4.0%}] ollama: {line}", file=sys.stderr)
+
+    ollama.create(name, folder / "Modelfile", progress)
+    base_url = ollama.host() + "/v1"
+    print(say("Ollama serves {model} at {url} (the same API; it keeps running after this command).",
+              model=name, url=base_url))  # fmt: skip
+    _print_snippets(snippets(base_url, name, "causal-lm", keyed=False, chat=True))
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl+C (or, with ``--events``, until stdin closes or says ``stop``)."""
     from desktop.core.system.errors import StudioError
@@ -101,6 +135,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     events = args.events
     folder, run_config, default_name = resolve_model(args.model, args.runs_dir)
+    if gguf_export(folder) and not events:
+        return _serve_with_ollama(folder, args.name or default_name)
     if args.max_tokens < 1:
         raise InputError(say("--max-tokens must be at least 1."), say("For example: --max-tokens 1024"))
     keyed = args.require_key or not is_local(args.host)
@@ -173,14 +209,18 @@ def _say_ready(server: Any, keyed: bool, key: Any, code: dict[str, str]) -> None
         )
     if keyed:
         print(say("Requests need the key: set {env} to it, as the examples below read it.", env=KEY_ENV))
+    _print_snippets(code)
+    print()
+    print(say("Press Ctrl+C to stop."), flush=True)
+
+
+def _print_snippets(code: dict[str, str]) -> None:
     print()
     print(say("Try it with curl:"))
     print(code["curl"])
     print()
     print(say("or from Python (pip install openai):"))
     print(code["python"])
-    print()
-    print(say("Press Ctrl+C to stop."), flush=True)
 
 
 def _print_request(line: dict[str, Any]) -> None:

@@ -101,3 +101,30 @@ def test_a_run_without_a_model_is_refused(tmp_path: Path, capsys) -> None:
     (run / "config.toml").write_text('task = "causal-lm"\n', encoding="utf-8")
     code = main(["--lang", "en", "serve", "unfinished", "--runs-dir", str(tmp_path / "runs")])
     assert code == 2 and "has no saved model yet" in capsys.readouterr().err
+
+
+def _gguf_export(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "My Model-q8_0.gguf").write_bytes(b"GGUF")
+    (folder / "Modelfile").write_text("FROM ./My Model-q8_0.gguf\n", encoding="utf-8")
+    return folder
+
+
+def test_a_gguf_export_is_handed_to_ollama_which_serves_the_same_api(
+    fake_ollama: Path, ollama_server: None, tmp_path: Path, capsys
+) -> None:
+    folder = _gguf_export(tmp_path / "My Model")
+    assert main(["--lang", "en", "serve", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert (folder / "args.txt").read_text() == f"create my-model -f {folder / 'Modelfile'}"
+    assert f"Ollama serves my-model at {os.environ['OLLAMA_HOST'].join(['http://', '/v1'])}" in out
+    assert '"model": "my-model"' in out  # the curl example names Ollama's model
+
+
+def test_a_gguf_export_without_ollama_says_where_to_get_it(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no ollama program
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:9")  # nothing answers there
+    folder = _gguf_export(tmp_path / "export")
+    assert main(["--lang", "en", "serve", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "Ollama is not installed" in err and "finetune-studio-cli serve RUN" in err
