@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import threading
@@ -286,3 +287,21 @@ def test_stop_strings_cut_the_answer_and_are_never_sent(
         stream.feed(decoded)
     stream.finish()
     assert got == sent and stream.text == text
+
+
+@pytest.mark.parametrize("fixture", ["tiny_gpt2", "tiny_t5"])
+def test_the_answer_read_token_by_token_is_the_whole_answer_decoded(request, fixture: str) -> None:
+    from transformers import AutoTokenizer
+
+    from desktop.core.serving.engine import Detokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(request.getfixturevalue(fixture))
+    ids = tokenizer("今天天气很好，我们去公园。 The house is wonderful!", add_special_tokens=False)[
+        "input_ids"
+    ]
+    reader = Detokenizer(tokenizer)
+    texts = [reader.add(token) for token in ids]
+
+    assert reader.rest() == tokenizer.decode(ids, skip_special_tokens=True)
+    assert all("\ufffd" not in text for text in texts)  # never half a character
+    assert all(a == b[: len(a)] for a, b in itertools.pairwise(texts))  # only ever grows

@@ -209,7 +209,7 @@ class Engine:
         prompt_length = len(job.ids)
         eos = _eos_ids(model, tokenizer)
         seq2seq = self.info.task == "seq2seq"
-        made: list[int] = []
+        made = Detokenizer(tokenizer)
 
         class Stream(StoppingCriteria):
             """Reads each new token as it is chosen: the answer so far, cancel and stop strings."""
@@ -217,8 +217,7 @@ class Engine:
             def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
                 token = int(input_ids[0, -1])  # a decoder's start token is never read here
                 if token not in eos:
-                    made.append(token)
-                    text.feed(tokenizer.decode(made, skip_special_tokens=True))
+                    text.feed(made.add(token))
                 done = job.cancelled.is_set() or text.stopped
                 return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
 
@@ -237,10 +236,11 @@ class Engine:
             )
         new = out[0] if seq2seq else out[0, prompt_length:]
         ended = bool(len(new)) and int(new[-1]) in eos
+        text.feed(made.rest())
         text.finish()
-        length = not ended and not text.stopped and len(made) >= sampling.max_tokens
+        length = not ended and not text.stopped and len(made.ids) >= sampling.max_tokens
         reason = "cancelled" if job.cancelled.is_set() else "length" if length else "stop"
-        return Outcome(text.text, prompt_length, len(made) + int(ended), reason)
+        return Outcome(text.text, prompt_length, len(made.ids) + int(ended), reason)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -251,6 +251,40 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     if tokenizer.eos_token_id is not None:
         ids.add(tokenizer.eos_token_id)
     return ids
+
+
+class Detokenizer:
+    """An answer's text, token by token, at a constant cost per token.
+
+    Each new token is decoded with the one or few before it (the same text as decoding the whole answer:
+    a word's leading space, a character split across tokens), and only what they add is appended;
+    half a character waits for its next token.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.text = ""
+        self._prefix = self._read = 0
+
+    def add(self, token: int) -> str:
+        """The answer's text with ``token`` added."""
+        self.ids.append(token)
+        added = self._added()
+        if added and not added.endswith("\ufffd"):
+            self.text += added
+            self._prefix, self._read = self._read, len(self.ids)
+        return self.text
+
+    def rest(self) -> str:
+        """The whole text, with what was still held back (the answer has ended)."""
+        return self.text + self._added()
+
+    def _added(self) -> str:
+        decode = self.tokenizer.decode
+        before = decode(self.ids[self._prefix : self._read], skip_special_tokens=True)
+        after = decode(self.ids[self._prefix :], skip_special_tokens=True)
+        return after[len(before) :] if len(after) > len(before) else ""
 
 
 class StopStrings:
