@@ -5,5 +5,5 @@ reloading it in a clean process (``reload_check``, a script run with ``python -I
 loss plot (``plot_png``), trying a model on one input (``tryit``) and predictions for a whole file
 (``predict``).
 
-May use: every other package of core.
+May use: every other package of core but serving.
 """

@@ -1,6 +1,9 @@
 """A trained model behind a local, OpenAI-compatible HTTP endpoint (``finetune-studio-cli serve``).
 
-:mod:`engine` runs the model, :mod:`api` is the FastAPI app over it, :mod:`server` binds the port and
-runs it with uvicorn; :mod:`keys` keeps the API key in the OS keyring and :mod:`snippets` writes the
-code a user copies to call it.
+Owns the model's thread and the queue in front of it (``engine``), the request shapes and errors
+(``protocol``), the routes with the key and the limits (``api``, FastAPI), binding the port and running
+uvicorn (``server``), the API key in the OS keyring (``keys``) and the code a user copies to call it
+(``snippets``).
+
+May use: every other package of core (the model is loaded as ``results.tryit`` loads it).
 """
