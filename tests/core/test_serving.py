@@ -305,3 +305,21 @@ def test_the_answer_read_token_by_token_is_the_whole_answer_decoded(request, fix
     assert reader.rest() == tokenizer.decode(ids, skip_special_tokens=True)
     assert all("\ufffd" not in text for text in texts)  # never half a character
     assert all(a == b[: len(a)] for a, b in itertools.pairwise(texts))  # only ever grows
+
+
+def test_a_gpu_out_of_memory_fails_that_answer_only(served: LocalServer, monkeypatch) -> None:
+    class OutOfMemoryError(RuntimeError):  # what torch.cuda raises
+        pass
+
+    model = served.engine.playground.model
+    generate = model.generate
+
+    def too_big(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(model, "generate", generate)  # the next answer fits
+        raise OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(model, "generate", too_big)
+    user = json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}).encode()
+    status, body = _post(served, "/chat/completions", user)
+    assert status == 503 and "ran out of memory" in body["error"]["message"]
+    assert _post(served, "/chat/completions", user)[0] == 200

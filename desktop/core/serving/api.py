@@ -297,6 +297,11 @@ async def _run(engine: Engine, request: Request, job: Job) -> tuple[Any, Job]:
 def _failure(exc: BaseException) -> Refused:
     if isinstance(exc, Busy):
         return Refused(503, "The server is stopping.", "server_stopping")
+    if type(exc).__name__ == "OutOfMemoryError":  # torch's; the engine has freed what it could
+        return Refused(
+            503, "The GPU ran out of memory for this answer. Ask for fewer tokens or send a shorter prompt.",
+            "out_of_memory",
+        )  # fmt: skip
     return Refused(500, f"The model failed: {type(exc).__name__}: {exc}", "model_error")
 
 

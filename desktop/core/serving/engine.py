@@ -191,6 +191,10 @@ class Engine:
                 job.report(("done", result))
             except Exception as exc:  # the job fails, the server keeps serving
                 log.warning("request %d failed", job.number, exc_info=True)
+                if type(exc).__name__ == "OutOfMemoryError":
+                    from desktop.core.system.heap import release_memory
+
+                    release_memory()  # the failed answer's activations, back for the next request
                 job.report(("failed", exc))
             finally:
                 with self._lock:
