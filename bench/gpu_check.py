@@ -17,6 +17,9 @@
    full DPO (with the frozen reference model), LoRA DPO (the adapter switched off is the reference),
    QLoRA DPO where bitsandbytes is installed, and ORPO; each must finish, with its reward accuracy,
    and its measured peak beside the estimate (which counts the reference and two sequences a pair).
+6. Serving (issue 39) on the GPU: the model served on a free port, a greedy chat answer equal to
+   ``model.generate`` on the GPU, 4 clients at once each with their own answer, and after Stop the
+   model's GPU memory back to what it was before the server loaded it.
 
 The model is a GPT-2 of 85 M parameters built here with a tokenizer trained on the bundled samples
 (no network). Without a CUDA GPU the script says so and exits.
@@ -25,6 +28,7 @@ The model is a GPT-2 of 85 M parameters built here with a tokenizer trained on t
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -247,10 +251,11 @@ def main() -> None:
         estimated = estimate_against_peak(model, data, tmp, max(4, args.steps // 3))
         speed_on_gpu(tmp, max(20, args.steps * 3))
         preferred = preference_on_gpu(model, tmp, args.steps)
+        served = serving_on_gpu(model)
     print(
         f"\nrecovery: {'ok' if recovered else 'FAILED'}; "
         f"estimate: {'ok' if estimated else 'outside the target'}; "
-        f"preference: {'ok' if preferred else 'FAILED'}"
+        f"preference: {'ok' if preferred else 'FAILED'}; serving: {'ok' if served else 'FAILED'}"
     )
 
 
@@ -285,7 +290,6 @@ def speed_on_gpu(tmp: Path, steps: int) -> None:
 def preference_on_gpu(model: Path, tmp: Path, steps: int) -> bool:
     """DPO (full, LoRA, QLoRA) and ORPO runs on the GPU: finished, reward accuracy, peak vs estimate."""
     import importlib.util
-    import json
 
     import torch
 
@@ -341,6 +345,59 @@ def preference_on_gpu(model: Path, tmp: Path, steps: int) -> bool:
             f"{peak / MB:7.0f} MB ({100 * (allocator - peak) / peak:+.0f}%)"
         )
     return ok
+
+
+def serving_on_gpu(model: Path) -> bool:
+    """The model served on the GPU: answers equal to ``generate``, 4 clients at once, memory back at Stop."""
+    import threading
+    import urllib.request
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from desktop.core.serving.server import LocalServer, ServeOptions
+
+    print("\n6. Serving on the GPU")
+    torch.cuda.empty_cache()
+    before = torch.cuda.memory_allocated()
+    server = LocalServer(model, ServeOptions(port=0, name="gpu")).open().start()
+    url = server.base_url + "/completions"
+
+    def ask(prompt: str) -> str:
+        body = json.dumps({"prompt": prompt, "max_tokens": 24, "temperature": 0}).encode()
+        request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return json.load(answer)["choices"][0]["text"]
+
+    prompts = ["The weather today", "My favourite food", "A long time ago", "The best way to learn"]
+    try:
+        loaded = torch.cuda.memory_allocated()
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        plain = AutoModelForCausalLM.from_pretrained(model).to("cuda").eval()
+        expected = {}
+        for prompt in prompts:
+            ids = tokenizer(prompt, return_tensors="pt").to("cuda")
+            out = plain.generate(
+                **ids, max_new_tokens=24, do_sample=False, pad_token_id=tokenizer.eos_token_id
+            )
+            expected[prompt] = tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
+        del plain
+        got: dict[str, str] = {}
+        threads = [threading.Thread(target=lambda p=p: got.__setitem__(p, ask(p))) for p in prompts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+    finally:
+        server.stop()
+    torch.cuda.empty_cache()
+    after = torch.cuda.memory_allocated()
+    same = sum(got.get(p) == expected[p] for p in prompts)
+    print(
+        f"   answers equal to generate: {same} of {len(prompts)} (4 clients at once); model "
+        f"{(loaded - before) / MB:.0f} MB on the GPU while served, {(after - before) / MB:+.0f} MB after Stop"
+    )
+    return same == len(prompts) and after - before < 16 * MB
 
 
 if __name__ == "__main__":
