@@ -6349,6 +6349,34 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请确认 Ollama 正在运行且是最新版本，然后重试。</translation>
     </message>
     <message>
+        <source>A server other computers can reach needs an API key.</source>
+        <translation>其他电脑能访问的服务需要 API 密钥。</translation>
+    </message>
+    <message>
+        <source>Serve on 127.0.0.1, or let the app make a key.</source>
+        <translation>请只在 127.0.0.1 上提供服务，或让本应用生成一个密钥。</translation>
+    </message>
+    <message>
+        <source>Choose another port with --port, e.g. --port {port}.</source>
+        <translation>请用 --port 换一个端口，例如 --port {port}。</translation>
+    </message>
+    <message>
+        <source>The server cannot listen on {host}:{port}: {error}</source>
+        <translation>服务无法在 {host}:{port} 上监听：{error}</translation>
+    </message>
+    <message>
+        <source>Check the address: 127.0.0.1 is this computer only, 0.0.0.0 every network.</source>
+        <translation>请检查地址：127.0.0.1 仅限本机，0.0.0.0 表示所有网络。</translation>
+    </message>
+    <message>
+        <source>Port {port} on {host} is already in use by another program.</source>
+        <translation>{host} 上的端口 {port} 已被其他程序占用。</translation>
+    </message>
+    <message>
+        <source>Choose another port in the Port box, or stop the program that uses it.</source>
+        <translation>请在“端口”框中换一个端口，或关闭占用它的程序。</translation>
+    </message>
+    <message>
         <source>classification, causal-lm, seq2seq or preference.</source>
         <translation>classification、causal-lm、seq2seq 或 preference。</translation>
     </message>
@@ -6883,6 +6911,106 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>margin:   {value}</source>
         <translation>差值：    {value}</translation>
+    </message>
+    <message>
+        <source>Ollama serves {model} at {url} (the same API; it keeps running after this command).</source>
+        <translation>Ollama 在 {url} 提供 {model}（同样的 API；本命令结束后它仍在运行）。</translation>
+    </message>
+    <message>
+        <source>Serving {model} ({task}) at {url}</source>
+        <translation>正在 {url} 提供 {model}（{task}）</translation>
+    </message>
+    <message>
+        <source>Press Ctrl+C to stop.</source>
+        <translation>按 Ctrl+C 停止。</translation>
+    </message>
+    <message>
+        <source>Try it with curl:</source>
+        <translation>用 curl 试一试：</translation>
+    </message>
+    <message>
+        <source>or from Python (pip install openai):</source>
+        <translation>或者在 Python 中（pip install openai）：</translation>
+    </message>
+    <message>
+        <source>answer requests to a trained model over an OpenAI-compatible HTTP API</source>
+        <translation>通过兼容 OpenAI 的 HTTP API 让训练好的模型回答请求</translation>
+    </message>
+    <message>
+        <source>Serve a finished run or an exported model folder at http://HOST:PORT/v1: chat and text completions (OpenAI&apos;s API) for language models, /v1/classify for classifiers. Only this computer can reach it unless --host says otherwise; then every request needs the API key this command makes and keeps in the OS keyring.</source>
+        <translation>在 http://HOST:PORT/v1 提供已完成的运行或导出的模型文件夹：语言模型提供对话和文本补全（OpenAI 的 API），分类模型提供 /v1/classify。除非用 --host 另行指定，只有本机能访问；指定后每个请求都需要本命令生成并保存在系统密钥环中的 API 密钥。</translation>
+    </message>
+    <message>
+        <source>a run&apos;s name or folder, or a model folder</source>
+        <translation>运行的名称或文件夹，或一个模型文件夹</translation>
+    </message>
+    <message>
+        <source>the port (default: {port})</source>
+        <translation>端口（默认：{port}）</translation>
+    </message>
+    <message>
+        <source>the address to listen on (default: 127.0.0.1, this computer only; 0.0.0.0: every network)</source>
+        <translation>监听的地址（默认：127.0.0.1，仅限本机；0.0.0.0：所有网络）</translation>
+    </message>
+    <message>
+        <source>the model&apos;s name in requests (default: the run&apos;s or folder&apos;s)</source>
+        <translation>请求中使用的模型名称（默认：运行或文件夹的名称）</translation>
+    </message>
+    <message>
+        <source>the longest answer a request may ask for (default: 4096)</source>
+        <translation>一个请求最多可要求的回答长度（默认：4096）</translation>
+    </message>
+    <message>
+        <source>require the API key on this computer too</source>
+        <translation>在本机上也要求 API 密钥</translation>
+    </message>
+    <message>
+        <source>replace the kept API key with a new one</source>
+        <translation>用新的 API 密钥替换已保存的密钥</translation>
+    </message>
+    <message>
+        <source>Or serve the run itself (with transformers): finetune-studio-cli serve RUN</source>
+        <translation>或者直接提供这次运行（用 transformers）：finetune-studio-cli serve RUN</translation>
+    </message>
+    <message>
+        <source>--max-tokens must be at least 1.</source>
+        <translation>--max-tokens 至少为 1。</translation>
+    </message>
+    <message>
+        <source>For example: --max-tokens 1024</source>
+        <translation>例如：--max-tokens 1024</translation>
+    </message>
+    <message>
+        <source>Loading {folder}…</source>
+        <translation>正在加载 {folder}…</translation>
+    </message>
+    <message>
+        <source>Stopped; the model&apos;s memory is free again.</source>
+        <translation>已停止；模型占用的内存已释放。</translation>
+    </message>
+    <message>
+        <source>API key (shown this once): {key}</source>
+        <translation>API 密钥（仅显示这一次）：{key}</translation>
+    </message>
+    <message>
+        <source>Requests need the key: set {env} to it, as the examples below read it.</source>
+        <translation>请求需要这个密钥：请把 {env} 设为它，下面的示例会读取它。</translation>
+    </message>
+    <message>
+        <source>It is kept in your OS keyring; --new-key replaces it.</source>
+        <translation>它保存在系统密钥环中；--new-key 可换一个新的。</translation>
+    </message>
+    <message>
+        <source>No OS keyring is available: a new key is made at each start.</source>
+        <translation>没有可用的系统密钥环：每次启动都会生成新的密钥。</translation>
+    </message>
+    <message>
+        <source>The run {run} has no saved model yet.</source>
+        <translation>运行 {run} 还没有保存的模型。</translation>
+    </message>
+    <message>
+        <source>Serve a finished run, or resume this one to its end first.</source>
+        <translation>请提供一个已完成的运行，或先把这次运行续训到结束。</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

@@ -6349,6 +6349,34 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請確認 Ollama 正在執行且是最新版本，然後重試。</translation>
     </message>
     <message>
+        <source>A server other computers can reach needs an API key.</source>
+        <translation>其他電腦能存取的服務需要 API 金鑰。</translation>
+    </message>
+    <message>
+        <source>Serve on 127.0.0.1, or let the app make a key.</source>
+        <translation>請只在 127.0.0.1 上提供服務，或讓本應用程式產生一個金鑰。</translation>
+    </message>
+    <message>
+        <source>Choose another port with --port, e.g. --port {port}.</source>
+        <translation>請用 --port 換一個連接埠，例如 --port {port}。</translation>
+    </message>
+    <message>
+        <source>The server cannot listen on {host}:{port}: {error}</source>
+        <translation>服務無法在 {host}:{port} 上監聽：{error}</translation>
+    </message>
+    <message>
+        <source>Check the address: 127.0.0.1 is this computer only, 0.0.0.0 every network.</source>
+        <translation>請檢查位址：127.0.0.1 僅限本機，0.0.0.0 表示所有網路。</translation>
+    </message>
+    <message>
+        <source>Port {port} on {host} is already in use by another program.</source>
+        <translation>{host} 上的連接埠 {port} 已被其他程式占用。</translation>
+    </message>
+    <message>
+        <source>Choose another port in the Port box, or stop the program that uses it.</source>
+        <translation>請在「連接埠」欄中換一個連接埠，或關閉占用它的程式。</translation>
+    </message>
+    <message>
         <source>classification, causal-lm, seq2seq or preference.</source>
         <translation>classification、causal-lm、seq2seq 或 preference。</translation>
     </message>
@@ -6883,6 +6911,106 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>margin:   {value}</source>
         <translation>差值：    {value}</translation>
+    </message>
+    <message>
+        <source>Ollama serves {model} at {url} (the same API; it keeps running after this command).</source>
+        <translation>Ollama 在 {url} 提供 {model}（同樣的 API；本指令結束後它仍在執行）。</translation>
+    </message>
+    <message>
+        <source>Serving {model} ({task}) at {url}</source>
+        <translation>正在 {url} 提供 {model}（{task}）</translation>
+    </message>
+    <message>
+        <source>Press Ctrl+C to stop.</source>
+        <translation>按 Ctrl+C 停止。</translation>
+    </message>
+    <message>
+        <source>Try it with curl:</source>
+        <translation>用 curl 試一試：</translation>
+    </message>
+    <message>
+        <source>or from Python (pip install openai):</source>
+        <translation>或者在 Python 中（pip install openai）：</translation>
+    </message>
+    <message>
+        <source>answer requests to a trained model over an OpenAI-compatible HTTP API</source>
+        <translation>透過相容 OpenAI 的 HTTP API 讓訓練好的模型回答請求</translation>
+    </message>
+    <message>
+        <source>Serve a finished run or an exported model folder at http://HOST:PORT/v1: chat and text completions (OpenAI&apos;s API) for language models, /v1/classify for classifiers. Only this computer can reach it unless --host says otherwise; then every request needs the API key this command makes and keeps in the OS keyring.</source>
+        <translation>在 http://HOST:PORT/v1 提供已完成的執行或匯出的模型資料夾：語言模型提供對話和文字補全（OpenAI 的 API），分類模型提供 /v1/classify。除非用 --host 另行指定，只有本機能存取；指定後每個請求都需要本指令產生並保存在系統金鑰圈中的 API 金鑰。</translation>
+    </message>
+    <message>
+        <source>a run&apos;s name or folder, or a model folder</source>
+        <translation>執行的名稱或資料夾，或一個模型資料夾</translation>
+    </message>
+    <message>
+        <source>the port (default: {port})</source>
+        <translation>連接埠（預設：{port}）</translation>
+    </message>
+    <message>
+        <source>the address to listen on (default: 127.0.0.1, this computer only; 0.0.0.0: every network)</source>
+        <translation>監聽的位址（預設：127.0.0.1，僅限本機；0.0.0.0：所有網路）</translation>
+    </message>
+    <message>
+        <source>the model&apos;s name in requests (default: the run&apos;s or folder&apos;s)</source>
+        <translation>請求中使用的模型名稱（預設：執行或資料夾的名稱）</translation>
+    </message>
+    <message>
+        <source>the longest answer a request may ask for (default: 4096)</source>
+        <translation>一個請求最多可要求的回答長度（預設：4096）</translation>
+    </message>
+    <message>
+        <source>require the API key on this computer too</source>
+        <translation>在本機上也要求 API 金鑰</translation>
+    </message>
+    <message>
+        <source>replace the kept API key with a new one</source>
+        <translation>用新的 API 金鑰取代已保存的金鑰</translation>
+    </message>
+    <message>
+        <source>Or serve the run itself (with transformers): finetune-studio-cli serve RUN</source>
+        <translation>或者直接提供這次執行（用 transformers）：finetune-studio-cli serve RUN</translation>
+    </message>
+    <message>
+        <source>--max-tokens must be at least 1.</source>
+        <translation>--max-tokens 至少為 1。</translation>
+    </message>
+    <message>
+        <source>For example: --max-tokens 1024</source>
+        <translation>例如：--max-tokens 1024</translation>
+    </message>
+    <message>
+        <source>Loading {folder}…</source>
+        <translation>正在載入 {folder}…</translation>
+    </message>
+    <message>
+        <source>Stopped; the model&apos;s memory is free again.</source>
+        <translation>已停止；模型占用的記憶體已釋放。</translation>
+    </message>
+    <message>
+        <source>API key (shown this once): {key}</source>
+        <translation>API 金鑰（僅顯示這一次）：{key}</translation>
+    </message>
+    <message>
+        <source>Requests need the key: set {env} to it, as the examples below read it.</source>
+        <translation>請求需要這個金鑰：請把 {env} 設為它，下面的範例會讀取它。</translation>
+    </message>
+    <message>
+        <source>It is kept in your OS keyring; --new-key replaces it.</source>
+        <translation>它保存在系統金鑰圈中；--new-key 可換一個新的。</translation>
+    </message>
+    <message>
+        <source>No OS keyring is available: a new key is made at each start.</source>
+        <translation>沒有可用的系統金鑰圈：每次啟動都會產生新的金鑰。</translation>
+    </message>
+    <message>
+        <source>The run {run} has no saved model yet.</source>
+        <translation>執行 {run} 還沒有儲存的模型。</translation>
+    </message>
+    <message>
+        <source>Serve a finished run, or resume this one to its end first.</source>
+        <translation>請提供一個已完成的執行，或先把這次執行續訓到結束。</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>
