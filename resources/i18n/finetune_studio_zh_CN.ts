@@ -6938,11 +6938,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Serve a finished run or an exported model folder at http://HOST:PORT/v1: chat and text completions (OpenAI&apos;s API) for language models, /v1/classify for classifiers. Only this computer can reach it unless --host says otherwise; then every request needs the API key this command makes and keeps in the OS keyring.</source>
-        <translation>在 http://HOST:PORT/v1 提供已完成的运行或导出的模型文件夹：语言模型提供对话和文本补全（OpenAI 的 API），分类模型提供 /v1/classify。除非用 --host 另行指定，只有本机能访问；指定后每个请求都需要本命令生成并保存在系统密钥环中的 API 密钥。</translation>
+        <translation>在 http://HOST:PORT/v1 提供已完成的训练任务或导出的模型文件夹：语言模型提供对话和文本补全（OpenAI 的 API），分类模型提供 /v1/classify。除非用 --host 另行指定，只有本机能访问；指定后每个请求都需要本命令生成并保存在系统密钥环中的 API 密钥。</translation>
     </message>
     <message>
         <source>a run&apos;s name or folder, or a model folder</source>
-        <translation>运行的名称或文件夹，或一个模型文件夹</translation>
+        <translation>训练任务的名称或文件夹，或一个模型文件夹</translation>
     </message>
     <message>
         <source>the port (default: {port})</source>
@@ -6954,7 +6954,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>the model&apos;s name in requests (default: the run&apos;s or folder&apos;s)</source>
-        <translation>请求中使用的模型名称（默认：运行或文件夹的名称）</translation>
+        <translation>请求中使用的模型名称（默认：训练任务或文件夹的名称）</translation>
     </message>
     <message>
         <source>the longest answer a request may ask for (default: 4096)</source>
@@ -6970,7 +6970,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Or serve the run itself (with transformers): finetune-studio-cli serve RUN</source>
-        <translation>或者直接提供这次运行（用 transformers）：finetune-studio-cli serve RUN</translation>
+        <translation>或者直接提供这个训练任务（用 transformers）：finetune-studio-cli serve RUN</translation>
     </message>
     <message>
         <source>--max-tokens must be at least 1.</source>
@@ -7006,11 +7006,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The run {run} has no saved model yet.</source>
-        <translation>运行 {run} 还没有保存的模型。</translation>
+        <translation>训练任务 {run} 还没有保存的模型。</translation>
     </message>
     <message>
         <source>Serve a finished run, or resume this one to its end first.</source>
-        <translation>请提供一个已完成的运行，或先把这次运行续训到结束。</translation>
+        <translation>请提供一个已完成的训练任务，或先把这个训练任务续训到结束。</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>

@@ -6938,11 +6938,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Serve a finished run or an exported model folder at http://HOST:PORT/v1: chat and text completions (OpenAI&apos;s API) for language models, /v1/classify for classifiers. Only this computer can reach it unless --host says otherwise; then every request needs the API key this command makes and keeps in the OS keyring.</source>
-        <translation>在 http://HOST:PORT/v1 提供已完成的執行或匯出的模型資料夾：語言模型提供對話和文字補全（OpenAI 的 API），分類模型提供 /v1/classify。除非用 --host 另行指定，只有本機能存取；指定後每個請求都需要本指令產生並保存在系統金鑰圈中的 API 金鑰。</translation>
+        <translation>在 http://HOST:PORT/v1 提供已完成的訓練任務或匯出的模型資料夾：語言模型提供對話和文字補全（OpenAI 的 API），分類模型提供 /v1/classify。除非用 --host 另行指定，只有本機能存取；指定後每個請求都需要本指令產生並保存在系統金鑰圈中的 API 金鑰。</translation>
     </message>
     <message>
         <source>a run&apos;s name or folder, or a model folder</source>
-        <translation>執行的名稱或資料夾，或一個模型資料夾</translation>
+        <translation>訓練任務的名稱或資料夾，或一個模型資料夾</translation>
     </message>
     <message>
         <source>the port (default: {port})</source>
@@ -6954,7 +6954,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>the model&apos;s name in requests (default: the run&apos;s or folder&apos;s)</source>
-        <translation>請求中使用的模型名稱（預設：執行或資料夾的名稱）</translation>
+        <translation>請求中使用的模型名稱（預設：訓練任務或資料夾的名稱）</translation>
     </message>
     <message>
         <source>the longest answer a request may ask for (default: 4096)</source>
@@ -6970,7 +6970,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Or serve the run itself (with transformers): finetune-studio-cli serve RUN</source>
-        <translation>或者直接提供這次執行（用 transformers）：finetune-studio-cli serve RUN</translation>
+        <translation>或者直接提供這個訓練任務（用 transformers）：finetune-studio-cli serve RUN</translation>
     </message>
     <message>
         <source>--max-tokens must be at least 1.</source>
@@ -7006,11 +7006,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The run {run} has no saved model yet.</source>
-        <translation>執行 {run} 還沒有儲存的模型。</translation>
+        <translation>訓練任務 {run} 還沒有儲存的模型。</translation>
     </message>
     <message>
         <source>Serve a finished run, or resume this one to its end first.</source>
-        <translation>請提供一個已完成的執行，或先把這次執行續訓到結束。</translation>
+        <translation>請提供一個已完成的訓練任務，或先把這個訓練任務續訓到結束。</translation>
     </message>
     <message>
         <source>Free a few gigabytes on that drive, then start Finetune Studio again; it finishes the setup.</source>
