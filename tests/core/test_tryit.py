@@ -122,3 +122,29 @@ def test_a_causal_lm_base_answers_through_the_runs_chat_template(request, tmp_pa
     base.load()
     assert base.info.chat and base.tokenizer.chat_template  # the fine-tuned folder's tokenizer
     assert isinstance(base.generate("Name a colour.", max_new_tokens=6, temperature=0), str)
+
+
+def test_a_conversation_is_answered_as_generate_on_its_chat_template(request, tmp_path: Path) -> None:
+    run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
+    playground = Playground(inspect_folder(run.model_dir, run.config_path))
+    playground.load()
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Name a colour."},
+        {"role": "assistant", "content": "Blue."},
+        {"role": "user", "content": "And another one?"},
+    ]
+
+    reply = playground.generate(messages, max_new_tokens=12, temperature=0)
+
+    model, tokenizer = playground.model, playground.tokenizer
+    encoded = tokenizer.apply_chat_template(
+        messages, add_generation_prompt=True, return_dict=True, return_tensors="pt"
+    )
+    ids = encoded["input_ids"]
+    out = model.generate(
+        ids, attention_mask=encoded["attention_mask"], max_new_tokens=12, do_sample=False,
+        pad_token_id=tokenizer.pad_token_id,
+    )  # fmt: skip
+    assert reply and reply == tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+    assert "You are a helpful assistant." in tokenizer.decode(ids[0])  # the system prompt was read
