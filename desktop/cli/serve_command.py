@@ -53,6 +53,15 @@ def add_parsers(sub: Any) -> None:
         metavar="N",
         help=say("the longest answer a request may ask for (default: 4096)"),
     )
+    p.add_argument(
+        "--queue",
+        type=int,
+        default=32,
+        metavar="N",
+        help=say(
+            "requests that may wait while one is answered; the next are told the server is busy (default: 32)"
+        ),
+    )
     p.add_argument("--require-key", action="store_true", help=say("require the API key on this computer too"))
     p.add_argument("--new-key", action="store_true", help=say("replace the kept API key with a new one"))
     p.add_argument("--runs-dir", type=Path)
@@ -143,6 +152,13 @@ def _serve(args: argparse.Namespace) -> int:
     key = None
     if keyed:
         given = os.environ.get(KEY_ENV, "")
+        if given and args.new_key:
+            raise InputError(
+                say(
+                    "{env} is set: the server uses that key, so --new-key would change nothing.", env=KEY_ENV
+                ),
+                say("Unset {env} to use the key in the OS keyring, or leave out --new-key.", env=KEY_ENV),
+            )
         key = api_key(renew=args.new_key) if not given else None
         value = given or (key.value if key else "")
     else:
@@ -153,15 +169,15 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         name=args.name or default_name,
         key=value,
-        limits=Limits(max_tokens=args.max_tokens),
+        limits=Limits(max_tokens=args.max_tokens, queue=max(args.queue, 0)),
     )
     on_request = _emit_request if events else _print_request
-    server = LocalServer(folder, options, run_config, on_request=on_request)
+    server = LocalServer(folder, options, run_config, on_request=on_request).bind()
     if events:
         _emit({"event": "loading", "folder": str(folder), "task": server.info.task})
     else:
         print(say("Loading {folder}…", folder=folder), file=sys.stderr, flush=True)
-    server.open()
+    server.load()
     if events:
         _emit(
             {

@@ -243,6 +243,8 @@ def test_a_classifier_answers_classify_with_every_label(tiny_bert: Path, tmp_pat
             assert row["label"] == row["scores"][0]["label"]
         status, body = _post(server, "/chat/completions", b'{"messages": [{"role": "user", "content": "x"}]}')
         assert status == 400 and "/v1/classify" in body["error"]["message"]
+        status, body = _post(server, "/classify", json.dumps({"input": "great " * 5000}).encode())
+        assert status == 200 and body["data"][0]["label"]  # cut at the model's 512 positions, as trained
     finally:
         server.stop()
 
@@ -323,3 +325,88 @@ def test_a_gpu_out_of_memory_fails_that_answer_only(served: LocalServer, monkeyp
     status, body = _post(served, "/chat/completions", user)
     assert status == 503 and "ran out of memory" in body["error"]["message"]
     assert _post(served, "/chat/completions", user)[0] == 200
+
+
+def _until(condition: Any, timeout: float = 30) -> None:
+    """Wait for ``condition()`` (polled) to hold, as qtbot.waitUntil does for the window."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def _never_ending(server: LocalServer) -> None:
+    """Left alone, the model writes every token asked for (its end-of-text token is suppressed)."""
+    server.engine.playground.model.generation_config.suppress_tokens = [
+        server.engine.playground.tokenizer.eos_token_id
+    ]
+
+
+def test_a_waiting_client_that_hangs_up_stops_its_whole_answer(served: LocalServer) -> None:
+    _never_ending(served)
+    body = json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2000}).encode()
+    with socket.create_connection(("127.0.0.1", served.port)) as raw:
+        raw.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        _until(lambda: served.engine.answering)  # answering, not yet done
+    _until(lambda: len(served.engine.answered) == 1)
+
+    _, outcome = served.engine.answered[0]
+    assert outcome.finish_reason == "cancelled" and outcome.completion_tokens < 2000
+
+
+def test_stopping_the_server_ends_the_running_answer_and_refuses_the_waiting_ones(
+    served: LocalServer,
+) -> None:
+    _never_ending(served)
+    long = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2000, "stream": True}
+    request = urllib.request.Request(
+        served.base_url + "/chat/completions",
+        data=json.dumps(long).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    stream = urllib.request.urlopen(request, timeout=60)
+    assert stream.readline().startswith(b"data: ")  # it is answering
+    waiting: list[tuple[int, dict]] = []
+    queued = threading.Thread(
+        target=lambda: waiting.append(_post(served, "/completions", b'{"prompt": "Hi", "max_tokens": 5}'))
+    )
+    queued.start()
+    _until(lambda: served.engine.waiting == 1)
+
+    served.stop()
+    queued.join(timeout=30)
+    rest = stream.read().decode()
+
+    assert waiting[0][0] == 503 and waiting[0][1]["error"]["code"] == "server_stopping"
+    assert '"code": "server_stopping"' in rest and rest.rstrip().endswith("data: [DONE]")
+    assert served.engine.playground.model is None
+
+
+def test_what_clients_send_by_habit_is_read_and_what_cannot_be_done_is_named(served: LocalServer) -> None:
+    user = [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+    habits = {
+        "messages": user, "max_tokens": 2, "temperature": None, "top_p": None, "n": 1, "logprobs": False,
+        "presence_penalty": 0, "logit_bias": {}, "response_format": {"type": "text"}, "tools": [],
+        "tool_choice": "none", "store": False, "stream": False, "user": "me", "seed": None,
+    }  # fmt: skip
+    assert _post(served, "/chat/completions", json.dumps(habits).encode())[0] == 200
+    for extra, field in [
+        ({"n": 2}, "n"),
+        ({"tools": [{"type": "function"}]}, "tools"),
+        ({"stop": list("abcde")}, "stop"),
+    ]:
+        status, body = _post(served, "/chat/completions", json.dumps({"messages": user, **extra}).encode())
+        assert status == 400 and body["error"]["param"] == field, body
+    status, body = _post(served, "/completions", b'{"prompt": "", "max_tokens": 5}')
+    assert status == 400 and "empty" in body["error"]["message"]
+    status, body = _post(served, "/completions", b"")
+    assert status == 400 and body["error"]["message"] == "The request body is empty: send a JSON object."
+    image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
+    status, body = _post(served, "/chat/completions", json.dumps({"messages": image}).encode())
+    assert status == 400 and "Only text content" in body["error"]["message"]

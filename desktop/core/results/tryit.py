@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from desktop.core.data.tasks.generation import Message
 
 STUDIO_CONFIG = "finetune-studio-config.toml"
+CONTEXT_FALLBACK = 2048
+"""The context size of a model whose config names none (a T5 reads any length; its training did not)."""
 
 
 @dataclass(frozen=True)
@@ -194,15 +196,36 @@ class Playground:
         self.model = model.to(self.device).eval()
 
     def classify(self, text: str) -> list[tuple[str, float]]:
-        """Every label with its probability, most likely first."""
+        """Every label with its probability, most likely first (a text past the context is cut there,
+        as training cut it)."""
+        return self.classify_many([text])[0]
+
+    def classify_many(self, texts: Sequence[str], max_length: int = 0) -> list[list[tuple[str, float]]]:
+        """:meth:`classify` for each text, one at a time (no padding: the same figures as alone)."""
         import torch
 
-        inputs = self.tokenizer(text, return_tensors="pt", truncation=True).to(self.device)
-        with torch.no_grad():
-            probs = torch.softmax(self.model(**inputs).logits[0].float(), dim=-1).tolist()
+        longest = max_length or self.context_size()
         names = self.model.config.id2label or {}
-        ranked = [(str(names.get(i, i)), p) for i, p in enumerate(probs)]
-        return sorted(ranked, key=lambda pair: -pair[1])
+        answers = []
+        for text in texts:
+            inputs = self.tokenizer(text, return_tensors="pt", truncation=True, max_length=longest)
+            with torch.no_grad():
+                logits = self.model(**inputs.to(self.device)).logits[0].float()
+            ranked = [(str(names.get(i, i)), p) for i, p in enumerate(torch.softmax(logits, dim=-1).tolist())]
+            answers.append(sorted(ranked, key=lambda pair: -pair[1]))
+        return answers
+
+    def context_size(self) -> int:
+        """The most tokens the model reads at once (prompt and answer together)."""
+        config = getattr(self.model, "config", None)
+        for name in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+            value = getattr(config, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        value = getattr(self.tokenizer, "model_max_length", None)
+        if isinstance(value, int) and 0 < value < 1_000_000:
+            return value
+        return CONTEXT_FALLBACK
 
     def generate(
         self,

@@ -22,7 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException
 
-from desktop.core.serving.engine import Busy, Engine, Job, Outcome, Sampling
+from desktop.core.serving.engine import Busy, Engine, Job, Outcome, Sampling, Stopping
 from desktop.core.serving.protocol import (
     ChatRequest,
     ClassifyRequest,
@@ -45,9 +45,11 @@ class Refused(Exception):
         self.status, self.message, self.code, self.param = status, message, code, param
 
     def response(self) -> JSONResponse:
-        return JSONResponse(
-            error_body(self.message, code=self.code, param=self.param), status_code=self.status
-        )
+        kind = "server_error" if self.status >= 500 else "invalid_request_error"
+        body = error_body(self.message, kind, code=self.code, param=self.param)
+        # A refused body's client may still be sending it: this connection is done.
+        headers = {"Connection": "close"} if self.status == 413 else None
+        return JSONResponse(body, status_code=self.status, headers=headers)
 
 
 def build_app(
@@ -125,7 +127,7 @@ def build_app(
         texts = [body.input] if isinstance(body.input, str) else body.input
         if not texts or len(texts) > engine.limits.classify_texts:
             raise Refused(400, f"Send 1 to {engine.limits.classify_texts} texts in 'input'.", param="input")
-        results, _ = await _run(engine, request, Job("classify", lambda _: None, texts=texts))
+        results = await _run(engine, request, Job("classify", lambda _: None, texts=texts))
         data = [
             {
                 "index": i,
@@ -177,6 +179,12 @@ def _wrong_route(task: str, route: str) -> str:
 def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | None) -> Sampling:
     """The request's settings, or the refusal that names the limit it went past."""
     limits, context = engine.limits, engine.context
+    if prompt_tokens == 0:
+        raise Refused(400, "The prompt is empty: send some text to answer.", param="prompt")
+    problem = body.unsupported()
+    if problem:
+        raise Refused(400, problem[0], "unsupported_parameter", problem[1])
+    seq2seq = engine.info.task == "seq2seq"  # reads the prompt, writes a new sequence: two budgets
     if prompt_tokens >= context:
         raise Refused(
             400,
@@ -192,7 +200,7 @@ def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | No
             "max_tokens_too_large",
             "max_tokens",
         )
-    room = context - prompt_tokens
+    room = context if seq2seq else context - prompt_tokens
     if asked is not None and asked > room:
         raise Refused(
             400,
@@ -202,7 +210,9 @@ def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | No
             "max_tokens",
         )
     longest = asked or min(limits.max_tokens, room)
-    return Sampling(longest, body.temperature, body.top_p, body.stops(), body.seed)
+    temperature = 1.0 if body.temperature is None else body.temperature
+    top_p = 1.0 if body.top_p is None else body.top_p
+    return Sampling(longest, temperature, top_p, body.stops(), body.seed)
 
 
 async def _answer(
@@ -225,9 +235,7 @@ async def _answer(
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    outcome, _ = await _run(
-        engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling)
-    )
+    outcome = await _run(engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling))
     choice: dict[str, Any] = {"index": 0, "finish_reason": _reason(outcome)}
     if chat:
         choice["message"] = {"role": "assistant", "content": outcome.text}
@@ -237,7 +245,7 @@ async def _answer(
 
 
 def _reason(outcome: Outcome) -> str:
-    """OpenAI's finish reasons: an answer cut short by a stopping server ended, as far as a client knows."""
+    """OpenAI's finish reasons (an answer its client stopped waiting for reaches nobody)."""
     return "length" if outcome.finish_reason == "length" else "stop"
 
 
@@ -250,11 +258,16 @@ def _usage(outcome: Outcome) -> dict[str, int]:
     }
 
 
-def _reporter(events: asyncio.Queue[tuple[str, Any]]) -> Callable[[tuple[str, Any]], None]:
-    """A job's report, handed from the model's thread to this event loop."""
+def _reporter(
+    events: asyncio.Queue[tuple[str, Any]], pieces: bool = True
+) -> Callable[[tuple[str, Any]], None]:
+    """A job's report, handed from the model's thread to this event loop (without the pieces of text
+    when only the whole answer is wanted)."""
     loop = asyncio.get_running_loop()
 
     def report(event: tuple[str, Any]) -> None:
+        if not pieces and event[0] == "text":
+            return
         with contextlib.suppress(RuntimeError):  # the loop has closed: the server is stopping
             loop.call_soon_threadsafe(events.put_nowait, event)
 
@@ -264,6 +277,8 @@ def _reporter(events: asyncio.Queue[tuple[str, Any]]) -> Callable[[tuple[str, An
 def _submit(engine: Engine, job: Job) -> Job:
     try:
         return engine.submit(job)
+    except Stopping as exc:
+        raise _failure(exc) from None
     except Busy:
         raise Refused(
             503,
@@ -272,10 +287,11 @@ def _submit(engine: Engine, job: Job) -> Job:
         ) from None
 
 
-async def _run(engine: Engine, request: Request, job: Job) -> tuple[Any, Job]:
-    """Run a job to its end; a client that hangs up cancels it."""
+async def _run(engine: Engine, request: Request, job: Job) -> Any:
+    """Run a job to its end and return its result; a client that hangs up cancels it (checked every
+    quarter second, while it waits and while it runs)."""
     events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-    job.report = _reporter(events)
+    job.report = _reporter(events, pieces=False)
     _submit(engine, job)
     try:
         while True:
@@ -287,7 +303,7 @@ async def _run(engine: Engine, request: Request, job: Job) -> tuple[Any, Job]:
                     raise Refused(499, "The client closed the connection.") from None
                 continue
             if kind == "done":
-                return value, job
+                return value
             if kind == "failed":
                 raise _failure(value)
     finally:
@@ -295,8 +311,8 @@ async def _run(engine: Engine, request: Request, job: Job) -> tuple[Any, Job]:
 
 
 def _failure(exc: BaseException) -> Refused:
-    if isinstance(exc, Busy):
-        return Refused(503, "The server is stopping.", "server_stopping")
+    if isinstance(exc, Stopping):
+        return Refused(503, "The server is stopping; this answer was not finished.", "server_stopping")
     if type(exc).__name__ == "OutOfMemoryError":  # torch's; the engine has freed what it could
         return Refused(
             503, "The GPU ran out of memory for this answer. Ask for fewer tokens or send a shorter prompt.",
@@ -335,11 +351,13 @@ async def _stream(
             elif kind == "done":
                 yield chunk(None if chat else "", _reason(value))
                 if usage:
-                    yield f"data: {json.dumps({**reply, 'choices': [], 'usage': _usage(value)})}\n\n"
+                    last = {**reply, "object": f"{reply['object']}.chunk" if chat else reply["object"]}
+                    yield f"data: {json.dumps({**last, 'choices': [], 'usage': _usage(value)})}\n\n"
                 break
             else:
                 failure = _failure(value)
-                yield f"data: {json.dumps(error_body(failure.message, code=failure.code))}\n\n"
+                body = error_body(failure.message, "server_error", code=failure.code)
+                yield f"data: {json.dumps(body)}\n\n"
                 break
         yield "data: [DONE]\n\n"
     finally:

@@ -22,8 +22,7 @@ from desktop.core.results.tryit import FolderInfo, Playground
 
 log = logging.getLogger(__name__)
 
-CONTEXT_FALLBACK = 2048
-"""The context size of a model whose config names none (a T5 reads any length; its training did not)."""
+CLOSE_WAIT_S = 30
 
 
 @dataclass(frozen=True)
@@ -70,6 +69,10 @@ class Busy(Exception):
     """The queue is full: the request is refused (HTTP 503), nothing was started."""
 
 
+class Stopping(Busy):
+    """The server is stopping: a waiting request is refused, a running one ends where it is (HTTP 503)."""
+
+
 @dataclass(eq=False)
 class Job:
     """One request to the model. ``report`` gets ``("text", piece)`` for each piece of the answer, then
@@ -100,13 +103,14 @@ class Engine:
         self.info = info
         self.limits = limits or Limits()
         self.playground = Playground(info)
-        self.context = CONTEXT_FALLBACK
+        self.context = 0
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._waiting = 0
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
         self._thread: threading.Thread | None = None
         self._running: Job | None = None
+        self._stopping = threading.Event()
         self.answered: collections.deque[tuple[int, Outcome]] = collections.deque(maxlen=100)
         """The last answers: job number and outcome (a cancelled job's shows how far it got)."""
 
@@ -115,13 +119,15 @@ class Engine:
     def load(self) -> None:
         """Read the model (to the GPU when PyTorch can use one) and start the thread that runs it."""
         self.playground.load()
-        self.context = context_size(self.playground.model, self.playground.tokenizer)
+        self.context = self.playground.context_size()
         self._thread = threading.Thread(target=self._work, name="served-model", daemon=True)
         self._thread.start()
 
-    def cancel_all(self) -> None:
-        """End the running job after its current token and refuse every waiting one."""
+    def stop(self) -> None:
+        """Take no more jobs: the running one ends after its current token and every waiting one is
+        refused, each told that the server is stopping."""
         with self._lock:
+            self._stopping.set()
             running = self._running
         if running is not None:
             running.cancel()
@@ -134,14 +140,16 @@ class Engine:
                 with self._lock:
                     self._waiting -= 1
                 job.cancel()
-                job.report(("failed", Busy("the server is stopping")))
+                job.report(("failed", Stopping()))
 
     def close(self) -> None:
         """Stop every job, end the thread and free the model's memory (and VRAM)."""
-        self.cancel_all()
+        self.stop()
         self._jobs.put(None)
         if self._thread is not None:
-            self._thread.join(timeout=30)
+            self._thread.join(timeout=CLOSE_WAIT_S)
+            if self._thread.is_alive():  # a generation that does not stop: its memory goes with the process
+                log.warning("the model's thread did not end within %d s", CLOSE_WAIT_S)
             self._thread = None
         self.playground.release()
 
@@ -160,6 +168,8 @@ class Engine:
     def submit(self, job: Job) -> Job:
         """Queue ``job``; raises :class:`Busy` when ``Limits.queue`` jobs already wait."""
         with self._lock:
+            if self._stopping.is_set():
+                raise Stopping()
             if self._waiting >= self.limits.queue:
                 raise Busy(self._waiting)
             self._waiting += 1
@@ -172,6 +182,11 @@ class Engine:
         """Jobs queued and not yet started."""
         return self._waiting
 
+    @property
+    def answering(self) -> bool:
+        """Whether a job runs now."""
+        return self._running is not None
+
     def _work(self) -> None:
         while True:
             job = self._jobs.get()
@@ -180,15 +195,23 @@ class Engine:
             with self._lock:
                 self._waiting -= 1
                 self._running = job
+                stopping = self._stopping.is_set()
             try:
+                if stopping:  # taken off the queue as stop() emptied it
+                    job.cancel()
+                    job.report(("failed", Stopping()))
+                    continue
                 if job.cancelled.is_set():
                     continue
                 if job.kind == "classify":
-                    result: Any = [self.playground.classify(text) for text in job.texts]
+                    result: Any = self.playground.classify_many(job.texts, self.context)
                 else:
                     result = self._generate(job)
                     self.answered.append((job.number, result))
-                job.report(("done", result))
+                if self._stopping.is_set() and job.cancelled.is_set():  # cut short: not a whole answer
+                    job.report(("failed", Stopping()))
+                else:
+                    job.report(("done", result))
             except Exception as exc:  # the job fails, the server keeps serving
                 log.warning("request %d failed", job.number, exc_info=True)
                 if type(exc).__name__ == "OutOfMemoryError":
@@ -229,15 +252,19 @@ class Engine:
             torch.manual_seed(sampling.seed)
         ids = torch.tensor([job.ids], device=self.playground.device)
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        with torch.no_grad():
-            out = model.generate(
-                input_ids=ids,
-                attention_mask=torch.ones_like(ids),
-                max_new_tokens=sampling.max_tokens,
-                stopping_criteria=StoppingCriteriaList([Stream()]),
-                pad_token_id=pad,
-                **sampling_args(sampling.temperature, sampling.top_p),
-            )
+        try:
+            with torch.no_grad():
+                out = model.generate(
+                    input_ids=ids,
+                    attention_mask=torch.ones_like(ids),
+                    max_new_tokens=sampling.max_tokens,
+                    stopping_criteria=StoppingCriteriaList([Stream()]),
+                    pad_token_id=pad,
+                    **sampling_args(sampling.temperature, sampling.top_p),
+                )
+        finally:
+            if sampling.seed is not None:
+                torch.seed()  # the requests after a seeded one are not predictable from it
         new = out[0] if seq2seq else out[0, prompt_length:]
         ended = bool(len(new)) and int(new[-1]) in eos
         text.feed(made.rest())
@@ -336,16 +363,3 @@ class StopStrings:
                     held = size
                     break
         return held
-
-
-def context_size(model: Any, tokenizer: Any) -> int:
-    """The most tokens the model reads at once (prompt and answer together)."""
-    config = getattr(model, "config", None)
-    for name in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
-        value = getattr(config, name, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    value = getattr(tokenizer, "model_max_length", None)
-    if isinstance(value, int) and 0 < value < 1_000_000:
-        return value
-    return CONTEXT_FALLBACK

@@ -38,27 +38,64 @@ class StreamOptions(Strict):
     include_obfuscation: bool | None = None
 
 
+_NOT_SUPPORTED = "'{}' is not supported by this server: leave it out or set it to 0."
+
+
 class Sampled(Strict):
-    """What the generating routes share."""
+    """What the generating routes share. ``null`` means the default, as in OpenAI's API; fields that
+    clients send by habit are read and must ask for nothing this server lacks (:meth:`unsupported`)."""
 
     model: str | None = None
     max_tokens: int | None = Field(default=None, ge=1)
-    temperature: float = Field(default=1.0, ge=0.0, le=2.0)
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    stream: bool = False
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    stream: bool | None = False
     stream_options: StreamOptions | None = None
     stop: str | list[str] | None = None
     seed: int | None = None
-    n: Literal[1] = 1
-    presence_penalty: Literal[0, 0.0] = 0
-    frequency_penalty: Literal[0, 0.0] = 0
     user: str | None = None
+    n: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    logprobs: bool | int | None = None
+    top_logprobs: int | None = None
+    logit_bias: dict[str, float] | None = None
+    response_format: dict[str, Any] | None = None
+    tools: list[Any] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    store: bool | None = None
+    metadata: dict[str, str] | None = None
+    service_tier: str | None = None
 
     def stops(self) -> tuple[str, ...]:
         if self.stop is None:
             return ()
-        stops = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop)
-        return stops[:4]
+        return (self.stop,) if isinstance(self.stop, str) else tuple(self.stop)
+
+    def unsupported(self) -> tuple[str, str] | None:
+        """The first thing asked for that this server cannot do, and its field; ``None`` when none."""
+        checks = [
+            (self.n not in (None, 1), "n", "This server gives one answer per request: set 'n' to 1."),
+            (bool(self.presence_penalty), "presence_penalty", _NOT_SUPPORTED.format("presence_penalty")),
+            (bool(self.frequency_penalty), "frequency_penalty", _NOT_SUPPORTED.format("frequency_penalty")),
+            (bool(self.logprobs or self.top_logprobs), "logprobs", _NOT_SUPPORTED.format("logprobs")),
+            (bool(self.logit_bias), "logit_bias", _NOT_SUPPORTED.format("logit_bias")),
+            (bool(self.tools), "tools", "This server has no tools (function calling): leave out 'tools'."),
+            (self.tool_choice not in (None, "none", "auto"), "tool_choice", "This server has no tools."),
+            (
+                (self.response_format or {"type": "text"}).get("type") != "text",
+                "response_format",
+                "Only text answers are supported: leave out 'response_format' or use type 'text'.",
+            ),
+            (len(self.stops()) > 4, "stop", "Send at most 4 stop strings."),
+            (
+                self.stream_options is not None and not self.stream,
+                "stream_options",
+                "'stream_options' is only read with 'stream': true.",
+            ),
+        ]  # fmt: skip
+        return next(((message, field) for wrong, field, message in checks if wrong), None)
 
 
 class ChatRequest(Sampled):
@@ -72,10 +109,18 @@ class CompletionRequest(Sampled):
     """``POST /v1/completions``: one prompt (a text) per request."""
 
     prompt: str | list[str]
-    echo: Literal[False] = False
-    logprobs: None = None
-    best_of: Literal[1] | None = None
-    suffix: None = None
+    echo: bool | None = None
+    best_of: int | None = None
+    suffix: str | None = None
+
+    def unsupported(self) -> tuple[str, str] | None:
+        if self.echo:
+            return _NOT_SUPPORTED.format("echo"), "echo"
+        if self.best_of not in (None, 1):
+            return "This server gives one answer per request: set 'best_of' to 1.", "best_of"
+        if self.suffix:
+            return "'suffix' (text after the insertion) is not supported: leave it out.", "suffix"
+        return super().unsupported()
 
 
 class ClassifyRequest(Strict):
@@ -105,8 +150,13 @@ def validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
         return f"The request body is not valid JSON{': ' + reason if reason else ''}.", None
     if kind == "extra_forbidden":
         return f"Unknown field '{field}': this server does not read it. Remove it from the request.", field
+    if kind == "missing" and not where:
+        return "The request body is empty: send a JSON object.", None
     if kind == "missing":
         return f"The field '{field}' is required.", field
+    if "content" in where:
+        param = ".".join(where[: where.index("content") + 1])
+        return "Only text content is supported: a string, or parts of type 'text'.", param
     if kind in ("model_attributes_type", "dict_type") and not where:
         return "The request body must be a JSON object.", None
     message = str(first.get("msg", "is not valid"))

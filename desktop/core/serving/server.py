@@ -89,19 +89,30 @@ class LocalServer:
     def base_url(self) -> str:
         """``http://HOST:PORT/v1``: what a client's ``base_url`` is set to."""
         host = self.options.host
-        if host in ("0.0.0.0", "::", ""):
+        if host in ("0.0.0.0", ""):
             host = "127.0.0.1"  # reachable from here; other computers use this one's address
+        elif host == "::":
+            host = "::1"
         if ":" in host:
             host = f"[{host}]"
         return f"http://{host}:{self.port}/v1"
 
     def open(self) -> LocalServer:
-        """Bind the port, then load the model (slow: seconds to minutes)."""
+        """:meth:`bind`, then :meth:`load`."""
+        return self.bind().load()
+
+    def bind(self) -> LocalServer:
+        """Take the port (a port in use is said now, before a minute of loading)."""
         self._socket = bind(self.options.host, self.options.port)
+        return self
+
+    def load(self) -> LocalServer:
+        """Load the model (slow: seconds to minutes); the port is let go if it fails."""
         try:
             self.engine.load()
         except BaseException:
-            self._socket.close()
+            if self._socket is not None:
+                self._socket.close()
             raise
         return self
 
@@ -121,12 +132,16 @@ class LocalServer:
             ws="none",
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         )
-        started = self._started
+        started, engine = self._started, self.engine
 
         class Server(uvicorn.Server):
             async def startup(self, sockets: Any = None) -> None:
                 await super().startup(sockets=sockets)
                 started.set()
+
+            def handle_exit(self, sig: int, frame: Any) -> None:  # Ctrl+C, SIGTERM
+                engine.stop()  # the answers that run or wait end now, not after the grace period
+                super().handle_exit(sig, frame)
 
         self._server = Server(config)
         if self._stopping.is_set():
@@ -149,7 +164,7 @@ class LocalServer:
     def stop(self) -> None:
         """End the running generation and the server (from any thread); the model's memory is freed."""
         self._stopping.set()
-        self.engine.cancel_all()
+        self.engine.stop()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -158,6 +173,11 @@ class LocalServer:
 
 def bind(host: str, port: int) -> socket.socket:
     """A listening-ready socket on ``host:port``, or :class:`PortInUse` in one sentence."""
+    if not 0 <= port <= 65535:
+        raise InputError(
+            msg("{port} is not a port number.", port=port),
+            msg("Choose a port from 1024 to 65535, e.g. 8000."),
+        )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -167,7 +187,6 @@ def bind(host: str, port: int) -> socket.socket:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))
         sock.listen(128)
-        sock.set_inheritable(True)
     except OSError as exc:
         sock.close()
         if exc.errno in (errno.EADDRINUSE, getattr(errno, "WSAEADDRINUSE", -1)) or _in_use(exc):

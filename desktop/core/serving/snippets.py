@@ -7,6 +7,7 @@ the environment variable :data:`~desktop.core.serving.keys.KEY_ENV`, which the u
 from __future__ import annotations
 
 import json
+import sys
 
 from desktop.core.serving.keys import KEY_ENV
 
@@ -17,7 +18,9 @@ EXAMPLE = {
 }
 
 
-def snippets(base_url: str, name: str, task: str, keyed: bool, chat: bool = True) -> dict[str, str]:
+def snippets(
+    base_url: str, name: str, task: str, keyed: bool, chat: bool = True, windows: bool | None = None
+) -> dict[str, str]:
     """``{"curl": ..., "python": ...}`` for the model's main route.
 
     Args:
@@ -27,7 +30,11 @@ def snippets(base_url: str, name: str, task: str, keyed: bool, chat: bool = True
         keyed: Requests must carry the API key.
         chat: A causal LM trained on chats answers ``/v1/chat/completions``; one trained on plain text
             continues a prompt (``/v1/completions``).
+        windows: Write ``curl`` for Windows' Command Prompt (one line, ``curl.exe``, ``%VARIABLE%``);
+            default: on Windows.
     """
+    if windows is None:
+        windows = sys.platform == "win32"
     example = EXAMPLE.get(task, EXAMPLE["causal-lm"])
     if task == "classification":
         route, body = "/classify", {"model": name, "input": [example]}
@@ -37,7 +44,7 @@ def snippets(base_url: str, name: str, task: str, keyed: bool, chat: bool = True
     else:
         route, body = "/completions", {"model": name, "prompt": example, "max_tokens": 200}
     return {
-        "curl": _curl(base_url + route, body, keyed),
+        "curl": (_curl_cmd if windows else _curl)(base_url + route, body, keyed),
         "python": _python(base_url, name, task, example, keyed, chat),
     }
 
@@ -54,6 +61,13 @@ def _curl(url: str, body: dict, keyed: bool) -> str:
         lines.append(f'  -H "Authorization: Bearer ${KEY_ENV}" \\')
     lines.append(f"  -d '{data}'")
     return "\n".join(lines)
+
+
+def _curl_cmd(url: str, body: dict, keyed: bool) -> str:
+    """The same request for Windows' Command Prompt: its quoting, on one line."""
+    data = json.dumps(body, ensure_ascii=False).replace('"', '\\"')
+    auth = f' -H "Authorization: Bearer %{KEY_ENV}%"' if keyed else ""
+    return f'curl.exe {url} -H "Content-Type: application/json"{auth} -d "{data}"'
 
 
 def _python(base_url: str, name: str, task: str, example: str, keyed: bool, chat: bool) -> str:
