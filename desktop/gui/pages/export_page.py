@@ -33,11 +33,13 @@ from desktop.core.settings.config_sections import model_task
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import RunResult
 from desktop.gui.app_support.workers import BackgroundTask
+from desktop.gui.controllers.serve_controller import ServeController
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.choice_combo import ChoiceCombo
 from desktop.gui.widgets.gguf_panel import GgufPanel
 from desktop.gui.widgets.metric_text import metrics_line, task_name
 from desktop.gui.widgets.progress_bar import ProgressBar
+from desktop.gui.widgets.serve_panel import ServePanel
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.shared_ui import error_text, sentences
 
@@ -182,6 +184,8 @@ class ExportPage(WizardPage):
         self.predict = PredictPanel()
         self.tabs = QTabWidget()
         self.tabs.addTab(self.try_it, self.tr("Try it"))
+        self.serve = ServePanel(ServeController(self))
+        self.tabs.addTab(self.serve, self.tr("Serve"))
         self.tabs.addTab(self.predict, self.tr("Predict on a file"))
         self.tabs.addTab(export_tab, self.tr("Export a copy"))
         layout = QVBoxLayout(self)
@@ -211,6 +215,7 @@ class ExportPage(WizardPage):
             config = Path(result.run_dir) / "config.toml" if result.run_dir else None
             self.try_it.set_folder(result.model_dir, config)
         self.predict.set_model(result.run_dir or result.model_dir)
+        self.serve.set_model(result.run_dir or result.model_dir)
         index = self.tabs.indexOf(self.evaluation)
         if self.evaluation.show_run(result.run_dir):
             if index < 0:
@@ -224,6 +229,7 @@ class ExportPage(WizardPage):
         if not self.try_it.set_folder(folder):
             return False
         self.predict.set_model(folder)
+        self.serve.set_model(folder)
         self.tabs.setCurrentWidget(self.try_it)
         self.tabs.setVisible(True)
         self.empty.setVisible(False)
@@ -479,6 +485,7 @@ class ExportPage(WizardPage):
         if self._task is not None:
             self._cancel.set()  # until the folder is in place, nothing is left behind
         self.try_it.shutdown()
+        self.serve.shutdown()
 
     def _set_visible(self, visible: bool) -> None:
         self.empty.setVisible(not visible)
