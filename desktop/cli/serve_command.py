@@ -126,13 +126,15 @@ def _serve_with_ollama(folder: Path, name: str) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl+C (or, with ``--events``, until stdin closes or says ``stop``)."""
+    from desktop.core.serving.server import PortInUse
     from desktop.core.system.errors import StudioError
 
     try:
         return _serve(args)
     except StudioError as exc:
         if args.events:
-            _emit({"event": "failed", "message": text(exc.message), "hint": text(exc.hint)})
+            code = "port_in_use" if isinstance(exc, PortInUse) else type(exc).__name__
+            _emit({"event": "failed", "message": text(exc.message), "hint": text(exc.hint), "code": code})
         raise
 
 

@@ -34,6 +34,8 @@ class ServeController(QObject):
     request_answered = Signal(dict)
     """One request was answered: ``method``, ``path``, ``status``, ``seconds``."""
     server_failed = Signal(str, str, str)
+    port_taken = Signal()
+    """The failure is a port in use (before ``server_failed``)."""
     """It could not start or ended unasked: the sentence, what to do, the details (stderr's tail)."""
     server_stopped = Signal()
     """It ended after :meth:`stop`; the model's memory is free again."""
@@ -155,6 +157,8 @@ class ServeController(QObject):
         self._end()
         if self._failure is not None:
             failure = self._failure
+            if failure.get("code") == "port_in_use":
+                self.port_taken.emit()
             self.server_failed.emit(
                 str(failure.get("message", "")), str(failure.get("hint", "")), self._stderr
             )

@@ -192,6 +192,7 @@ class ServePanel(QWidget):
         controller.server_ready.connect(self._on_controller_server_ready)
         controller.request_answered.connect(self._on_controller_request_answered)
         controller.server_failed.connect(self._on_controller_server_failed)
+        controller.port_taken.connect(self._on_controller_port_taken)
         controller.server_stopped.connect(self._on_controller_server_stopped)
         controller.running_changed.connect(self._on_controller_running_changed)
 
@@ -397,10 +398,11 @@ class ServePanel(QWidget):
     def _on_controller_server_failed(self, message: str, hint: str, details: str) -> None:
         self._end_serving()
         self._show_status(sentences(message, hint), details)
-        port = self.port_box.value()
-        if port and str(port) in message:  # the port is taken: where the user changes it
-            self.port_box.setFocus()
-            self.port_box.selectAll()
+
+    @Slot()
+    def _on_controller_port_taken(self) -> None:
+        self.port_box.setFocus()  # where the user changes it
+        self.port_box.selectAll()
 
     @Slot()
     def _on_controller_server_stopped(self) -> None:
