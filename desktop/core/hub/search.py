@@ -287,9 +287,9 @@ def on_this_computer() -> list[ModelHit]:
                     )
                 )
     except Exception:  # no cache yet, or one the client cannot read: nothing to list from it
-        import traceback
+        import logging
 
-        traceback.print_exc()
+        logging.getLogger(__name__).debug("the Hugging Face cache was not listed", exc_info=True)
     from desktop.core.hub.clients import ms_cache
 
     models = ms_cache() / "models"
