@@ -2,6 +2,41 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>ChatView</name>
+    <message>
+        <source>You</source>
+        <translation>你</translation>
+    </message>
+    <message>
+        <source>Base model</source>
+        <translation>基础模型</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>The conversation appears here.</source>
+        <translation>对话会显示在这里。</translation>
+    </message>
+    <message>
+        <source>not asked</source>
+        <translation>未提问</translation>
+    </message>
+    <message>
+        <source>answering…</source>
+        <translation>正在回答…</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>(no text: the model ended its answer at once)</source>
+        <translation>（没有文字：模型立即结束了回答）</translation>
+    </message>
+</context>
+<context>
     <name>ChoiceCombo</name>
     <message>
         <source>chosen for this computer</source>
@@ -98,6 +133,13 @@
     <message>
         <source>{value}: {meaning}</source>
         <translation>{value}：{meaning}</translation>
+    </message>
+</context>
+<context>
+    <name>CodeView</name>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
     </message>
 </context>
 <context>
@@ -320,6 +362,13 @@
     <message>
         <source>QLoRA (4-bit base model)</source>
         <translation>QLoRA（4 位基础模型）</translation>
+    </message>
+</context>
+<context>
+    <name>CopyRow</name>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
     </message>
 </context>
 <context>
@@ -886,6 +935,10 @@
     <message>
         <source>Try it</source>
         <translation>试一试</translation>
+    </message>
+    <message>
+        <source>Serve</source>
+        <translation>提供服务</translation>
     </message>
     <message>
         <source>Predict on a file</source>
@@ -1566,6 +1619,17 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Nothing changed: the current settings already match.</source>
         <translation>没有改动：当前设置已经符合。</translation>
+    </message>
+</context>
+<context>
+    <name>MessageBubble</name>
+    <message>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <source>Copy this answer to the clipboard</source>
+        <translation>把这个回答复制到剪贴板</translation>
     </message>
 </context>
 <context>
@@ -2646,6 +2710,172 @@ Save them first with File &gt; Save run config… to come back to them.</source>
     </message>
 </context>
 <context>
+    <name>ServeController</name>
+    <message>
+        <source>The server ended unexpectedly (exit code {code}).</source>
+        <translation>服务意外结束（退出码 {code}）。</translation>
+    </message>
+    <message>
+        <source>Start it again; if it ends again, Details shows what it printed.</source>
+        <translation>请再启动一次；如果它又结束了，“详细信息”里有它输出的内容。</translation>
+    </message>
+    <message>
+        <source>The server could not be started: {error}.</source>
+        <translation>无法启动服务：{error}。</translation>
+    </message>
+    <message>
+        <source>Check that the app&apos;s Python ({python}) runs, then try again.</source>
+        <translation>请检查本应用的 Python（{python}）能否运行，然后重试。</translation>
+    </message>
+</context>
+<context>
+    <name>ServePanel</name>
+    <message>
+        <source>No model yet: train one, or open a model folder.</source>
+        <translation>还没有模型：请先训练一个，或打开一个模型文件夹。</translation>
+    </message>
+    <message>
+        <source>This computer only</source>
+        <translation>仅限本机</translation>
+    </message>
+    <message>
+        <source>Other computers on my network (needs an API key)</source>
+        <translation>我网络中的其他电脑（需要 API 密钥）</translation>
+    </message>
+    <message>
+        <source>Anyone on your network who has the key can use the model; your firewall may ask whether to let them connect.</source>
+        <translation>网络中任何拥有密钥的人都能使用这个模型；防火墙可能会询问是否允许他们连接。</translation>
+    </message>
+    <message>
+        <source>New key</source>
+        <translation>新密钥</translation>
+    </message>
+    <message>
+        <source>Replace the API key; the new one is used from the next start</source>
+        <translation>更换 API 密钥；新密钥从下次启动起生效</translation>
+    </message>
+    <message>
+        <source>any free port</source>
+        <translation>任意空闲端口</translation>
+    </message>
+    <message>
+        <source>0 takes any free port</source>
+        <translation>0 表示使用任意空闲端口</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>启动</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <source>Who can connect:</source>
+        <translation>谁可以连接：</translation>
+    </message>
+    <message>
+        <source>Port:</source>
+        <translation>端口：</translation>
+    </message>
+    <message>
+        <source>Connect</source>
+        <translation>连接</translation>
+    </message>
+    <message>
+        <source>Base URL:</source>
+        <translation>基础 URL：</translation>
+    </message>
+    <message>
+        <source>Model name:</source>
+        <translation>模型名称：</translation>
+    </message>
+    <message>
+        <source>API key:</source>
+        <translation>API 密钥：</translation>
+    </message>
+    <message>
+        <source>Requests appear here as they are answered.</source>
+        <translation>请求被回答后会显示在这里。</translation>
+    </message>
+    <message>
+        <source>Requests:</source>
+        <translation>请求：</translation>
+    </message>
+    <message>
+        <source>Starting the server…</source>
+        <translation>正在启动服务…</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+    <message>
+        <source>A new API key was made: it is shown when the server starts.</source>
+        <translation>已生成新的 API 密钥：服务启动时会显示它。</translation>
+    </message>
+    <message>
+        <source>Shown this once; it is kept in your OS keyring.</source>
+        <translation>仅显示这一次；它保存在系统密钥环中。</translation>
+    </message>
+    <message>
+        <source>Shown this once; it is not kept (no OS keyring): a new key is made at each start.</source>
+        <translation>仅显示这一次；它不会被保存（没有系统密钥环）：每次启动都会生成新的密钥。</translation>
+    </message>
+    <message>
+        <source>It is used from the next start.</source>
+        <translation>它从下次启动起生效。</translation>
+    </message>
+    <message>
+        <source>Loading the model…</source>
+        <translation>正在载入模型…</translation>
+    </message>
+    <message>
+        <source>Serving at {url}</source>
+        <translation>正在 {url} 提供服务</translation>
+    </message>
+    <message>
+        <source>Requests need the API key shown when it was made; if it is lost, New key makes another for the next start.</source>
+        <translation>请求需要生成时显示的那个 API 密钥；如果丢失了，用“新密钥”为下次启动再生成一个。</translation>
+    </message>
+    <message>
+        <source>The examples read the key from the environment variable {env}: set it first.</source>
+        <translation>示例从环境变量 {env} 读取密钥：请先设置它。</translation>
+    </message>
+    <message>
+        <source>From other computers: {urls}</source>
+        <translation>从其他电脑访问：{urls}</translation>
+    </message>
+    <message>
+        <source>Other computers use this computer&apos;s address in place of 127.0.0.1.</source>
+        <translation>其他电脑请用本机的地址代替 127.0.0.1。</translation>
+    </message>
+    <message>
+        <source>{method} {path} {status} {seconds:.2f} s</source>
+        <translation>{method} {path} {status} {seconds:.2f} 秒</translation>
+    </message>
+    <message>
+        <source>Stopped: the page now shows another model. Start to serve it.</source>
+        <translation>已停止：页面现在显示的是另一个模型。点“启动”来提供它。</translation>
+    </message>
+    <message>
+        <source>Stopped — the GPU memory is free again.</source>
+        <translation>已停止——GPU 显存已释放。</translation>
+    </message>
+    <message>
+        <source>Stopped — the model&apos;s memory is free again.</source>
+        <translation>已停止——模型占用的内存已释放。</translation>
+    </message>
+</context>
+<context>
     <name>SetupWindow</name>
     <message>
         <source>Finetune Studio: setting up</source>
@@ -3184,10 +3414,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>使用对话模板</translation>
     </message>
     <message>
-        <source>Send the text as a user&apos;s message, as the model was trained</source>
-        <translation>像训练时一样，把文本作为用户消息发送</translation>
-    </message>
-    <message>
         <source>Try it</source>
         <translation>试一试</translation>
     </message>
@@ -3208,8 +3434,60 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>最大新词元数：</translation>
     </message>
     <message>
+        <source>System prompt</source>
+        <translation>系统提示词</translation>
+    </message>
+    <message>
+        <source>Show or hide the system prompt</source>
+        <translation>显示或隐藏系统提示词</translation>
+    </message>
+    <message>
+        <source>What the model is told before the conversation, e.g. “You are a helpful assistant.”</source>
+        <translation>对话开始前告诉模型的话，例如“你是一个乐于助人的助手。”</translation>
+    </message>
+    <message>
+        <source>Sent first, as the system message, with every request</source>
+        <translation>作为系统消息，在每个请求中最先发送</translation>
+    </message>
+    <message>
+        <source>Ctrl+Enter in the text box does the same</source>
+        <translation>在文本框中按 Ctrl+Enter 效果相同</translation>
+    </message>
+    <message>
+        <source>End the answer after the current token; what it said stays</source>
+        <translation>在当前词元之后结束回答；已说的内容会保留</translation>
+    </message>
+    <message>
+        <source>Sample only from the likeliest words that together make up this share (1 = all)</source>
+        <translation>只从合计占这个比例的最可能的词中采样（1 = 全部）</translation>
+    </message>
+    <message>
+        <source>Send the whole conversation through the chat template, as the model was trained; off: each message is answered on its own</source>
+        <translation>按模型训练时的方式，把整个对话套用对话模板发送；关闭时：每条消息单独回答</translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation>重新生成</translation>
+    </message>
+    <message>
+        <source>Drop the last answer and ask again</source>
+        <translation>丢弃最后一个回答并重新提问</translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation>清空</translation>
+    </message>
+    <message>
+        <source>Start a new conversation (the system prompt stays)</source>
+        <translation>开始新的对话（系统提示词保留）</translation>
+    </message>
+    <message>
         <source>Temperature:</source>
         <translation>温度：</translation>
+    </message>
+    <message>
+        <source>Top-p:</source>
+        <translation>Top-p：</translation>
     </message>
     <message>
         <source>text classification</source>
@@ -3242,18 +3520,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Type a text and press Try it; the model loads on first use.</source>
         <translation>输入一段文本，然后点“试一试”；模型在第一次使用时载入。</translation>
-    </message>
-    <message>
-        <source>A text to classify, e.g. a review</source>
-        <translation>要分类的文本，例如一条评论</translation>
-    </message>
-    <message>
-        <source>An instruction or a question</source>
-        <translation>一条指令或一个问题</translation>
-    </message>
-    <message>
-        <source>A text to transform, e.g. a sentence to translate</source>
-        <translation>要转换的文本，例如一句要翻译的话</translation>
     </message>
     <message>
         <source>Open a model folder</source>
@@ -3294,6 +3560,54 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Stopped.</source>
         <translation>已停止。</translation>
+    </message>
+    <message>
+        <source>Type a message and press Send; the model loads on first use.</source>
+        <translation>输入一条消息并按“发送”；模型会在第一次使用时载入。</translation>
+    </message>
+    <message>
+        <source>The conversation is kept: this model answers from the next message on.</source>
+        <translation>对话已保留：从下一条消息起由这个模型回答。</translation>
+    </message>
+    <message>
+        <source>Another kind of model: the conversation was cleared (your message is kept).</source>
+        <translation>这是另一类模型：对话已清空（你输入的消息保留）。</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>A message; the whole conversation is sent (Ctrl+Enter sends)</source>
+        <translation>一条消息；会发送整个对话（Ctrl+Enter 发送）</translation>
+    </message>
+    <message>
+        <source>A text to classify, e.g. a review (Ctrl+Enter sends)</source>
+        <translation>要分类的文本，例如一条评论（Ctrl+Enter 发送）</translation>
+    </message>
+    <message>
+        <source>An instruction or a question (Ctrl+Enter sends)</source>
+        <translation>一条指令或一个问题（Ctrl+Enter 发送）</translation>
+    </message>
+    <message>
+        <source>A text to transform, e.g. a sentence to translate (Ctrl+Enter sends)</source>
+        <translation>要转换的文本，例如要翻译的句子（Ctrl+Enter 发送）</translation>
+    </message>
+    <message>
+        <source>A new conversation.</source>
+        <translation>新的对话。</translation>
+    </message>
+    <message>
+        <source>Working…</source>
+        <translation>正在处理…</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <source>The answer is on the clipboard.</source>
+        <translation>回答已复制到剪贴板。</translation>
     </message>
     <message>
         <source>Done.</source>
@@ -6349,6 +6663,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请确认 Ollama 正在运行且是最新版本，然后重试。</translation>
     </message>
     <message>
+        <source>{port} is not a port number.</source>
+        <translation>{port} 不是有效的端口号。</translation>
+    </message>
+    <message>
+        <source>Choose a port from 1024 to 65535, e.g. 8000.</source>
+        <translation>请选择 1024 到 65535 之间的端口，例如 8000。</translation>
+    </message>
+    <message>
         <source>A server other computers can reach needs an API key.</source>
         <translation>其他电脑能访问的服务需要 API 密钥。</translation>
     </message>
@@ -6961,6 +7283,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>一个请求最多可要求的回答长度（默认：4096）</translation>
     </message>
     <message>
+        <source>requests that may wait while one is answered; the next are told the server is busy (default: 32)</source>
+        <translation>回答一个请求时最多可排队等待的请求数；再多的会被告知服务繁忙（默认：32）</translation>
+    </message>
+    <message>
         <source>require the API key on this computer too</source>
         <translation>在本机上也要求 API 密钥</translation>
     </message>
@@ -6982,7 +7308,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Loading {folder}…</source>
-        <translation>正在加载 {folder}…</translation>
+        <translation>正在载入 {folder}…</translation>
     </message>
     <message>
         <source>Stopped; the model&apos;s memory is free again.</source>
@@ -6995,6 +7321,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Requests need the key: set {env} to it, as the examples below read it.</source>
         <translation>请求需要这个密钥：请把 {env} 设为它，下面的示例会读取它。</translation>
+    </message>
+    <message>
+        <source>{env} is set: the server uses that key, so --new-key would change nothing.</source>
+        <translation>{env} 已设置：服务使用这个密钥，所以 --new-key 不会改变任何东西。</translation>
+    </message>
+    <message>
+        <source>Unset {env} to use the key in the OS keyring, or leave out --new-key.</source>
+        <translation>取消设置 {env} 以使用系统密钥环中的密钥，或去掉 --new-key。</translation>
     </message>
     <message>
         <source>It is kept in your OS keyring; --new-key replaces it.</source>

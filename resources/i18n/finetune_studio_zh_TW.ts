@@ -2,6 +2,41 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_TW">
 <context>
+    <name>ChatView</name>
+    <message>
+        <source>You</source>
+        <translation>您</translation>
+    </message>
+    <message>
+        <source>Base model</source>
+        <translation>基礎模型</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>The conversation appears here.</source>
+        <translation>對話會顯示在這裡。</translation>
+    </message>
+    <message>
+        <source>not asked</source>
+        <translation>未提問</translation>
+    </message>
+    <message>
+        <source>answering…</source>
+        <translation>正在回答…</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>(no text: the model ended its answer at once)</source>
+        <translation>（沒有文字：模型立即結束了回答）</translation>
+    </message>
+</context>
+<context>
     <name>ChoiceCombo</name>
     <message>
         <source>chosen for this computer</source>
@@ -98,6 +133,13 @@
     <message>
         <source>{value}: {meaning}</source>
         <translation>{value}：{meaning}</translation>
+    </message>
+</context>
+<context>
+    <name>CodeView</name>
+    <message>
+        <source>Copy</source>
+        <translation>複製</translation>
     </message>
 </context>
 <context>
@@ -320,6 +362,13 @@
     <message>
         <source>QLoRA (4-bit base model)</source>
         <translation>QLoRA（4 位元基礎模型）</translation>
+    </message>
+</context>
+<context>
+    <name>CopyRow</name>
+    <message>
+        <source>Copy</source>
+        <translation>複製</translation>
     </message>
 </context>
 <context>
@@ -886,6 +935,10 @@
     <message>
         <source>Try it</source>
         <translation>試試看</translation>
+    </message>
+    <message>
+        <source>Serve</source>
+        <translation>提供服務</translation>
     </message>
     <message>
         <source>Predict on a file</source>
@@ -1566,6 +1619,17 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Nothing changed: the current settings already match.</source>
         <translation>沒有變更：目前的設定已經符合。</translation>
+    </message>
+</context>
+<context>
+    <name>MessageBubble</name>
+    <message>
+        <source>Copy</source>
+        <translation>複製</translation>
+    </message>
+    <message>
+        <source>Copy this answer to the clipboard</source>
+        <translation>把這個回答複製到剪貼簿</translation>
     </message>
 </context>
 <context>
@@ -2646,6 +2710,172 @@ Save them first with File &gt; Save run config… to come back to them.</source>
     </message>
 </context>
 <context>
+    <name>ServeController</name>
+    <message>
+        <source>The server ended unexpectedly (exit code {code}).</source>
+        <translation>服務意外結束（結束代碼 {code}）。</translation>
+    </message>
+    <message>
+        <source>Start it again; if it ends again, Details shows what it printed.</source>
+        <translation>請再啟動一次；如果它又結束了，「詳細資訊」裡有它輸出的內容。</translation>
+    </message>
+    <message>
+        <source>The server could not be started: {error}.</source>
+        <translation>無法啟動服務：{error}。</translation>
+    </message>
+    <message>
+        <source>Check that the app&apos;s Python ({python}) runs, then try again.</source>
+        <translation>請檢查本應用程式的 Python（{python}）能否執行，然後重試。</translation>
+    </message>
+</context>
+<context>
+    <name>ServePanel</name>
+    <message>
+        <source>No model yet: train one, or open a model folder.</source>
+        <translation>還沒有模型：請先訓練一個，或開啟一個模型資料夾。</translation>
+    </message>
+    <message>
+        <source>This computer only</source>
+        <translation>僅限本機</translation>
+    </message>
+    <message>
+        <source>Other computers on my network (needs an API key)</source>
+        <translation>我網路中的其他電腦（需要 API 金鑰）</translation>
+    </message>
+    <message>
+        <source>Anyone on your network who has the key can use the model; your firewall may ask whether to let them connect.</source>
+        <translation>網路中任何擁有金鑰的人都能使用這個模型；防火牆可能會詢問是否允許他們連線。</translation>
+    </message>
+    <message>
+        <source>New key</source>
+        <translation>新金鑰</translation>
+    </message>
+    <message>
+        <source>Replace the API key; the new one is used from the next start</source>
+        <translation>更換 API 金鑰；新金鑰從下次啟動起生效</translation>
+    </message>
+    <message>
+        <source>any free port</source>
+        <translation>任意可用連接埠</translation>
+    </message>
+    <message>
+        <source>0 takes any free port</source>
+        <translation>0 表示使用任意可用連接埠</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>啟動</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>詳細資訊</translation>
+    </message>
+    <message>
+        <source>Model:</source>
+        <translation>模型：</translation>
+    </message>
+    <message>
+        <source>Who can connect:</source>
+        <translation>誰可以連線：</translation>
+    </message>
+    <message>
+        <source>Port:</source>
+        <translation>連接埠：</translation>
+    </message>
+    <message>
+        <source>Connect</source>
+        <translation>連線</translation>
+    </message>
+    <message>
+        <source>Base URL:</source>
+        <translation>基礎 URL：</translation>
+    </message>
+    <message>
+        <source>Model name:</source>
+        <translation>模型名稱：</translation>
+    </message>
+    <message>
+        <source>API key:</source>
+        <translation>API 金鑰：</translation>
+    </message>
+    <message>
+        <source>Requests appear here as they are answered.</source>
+        <translation>請求被回答後會顯示在這裡。</translation>
+    </message>
+    <message>
+        <source>Requests:</source>
+        <translation>請求：</translation>
+    </message>
+    <message>
+        <source>Starting the server…</source>
+        <translation>正在啟動服務…</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+    <message>
+        <source>A new API key was made: it is shown when the server starts.</source>
+        <translation>已產生新的 API 金鑰：服務啟動時會顯示它。</translation>
+    </message>
+    <message>
+        <source>Shown this once; it is kept in your OS keyring.</source>
+        <translation>僅顯示這一次；它保存在系統金鑰圈中。</translation>
+    </message>
+    <message>
+        <source>Shown this once; it is not kept (no OS keyring): a new key is made at each start.</source>
+        <translation>僅顯示這一次；它不會被保存（沒有系統金鑰圈）：每次啟動都會產生新的金鑰。</translation>
+    </message>
+    <message>
+        <source>It is used from the next start.</source>
+        <translation>它從下次啟動起生效。</translation>
+    </message>
+    <message>
+        <source>Loading the model…</source>
+        <translation>正在載入模型…</translation>
+    </message>
+    <message>
+        <source>Serving at {url}</source>
+        <translation>正在 {url} 提供服務</translation>
+    </message>
+    <message>
+        <source>Requests need the API key shown when it was made; if it is lost, New key makes another for the next start.</source>
+        <translation>請求需要產生時顯示的那個 API 金鑰；如果遺失了，用「新金鑰」為下次啟動再產生一個。</translation>
+    </message>
+    <message>
+        <source>The examples read the key from the environment variable {env}: set it first.</source>
+        <translation>範例從環境變數 {env} 讀取金鑰：請先設定它。</translation>
+    </message>
+    <message>
+        <source>From other computers: {urls}</source>
+        <translation>從其他電腦存取：{urls}</translation>
+    </message>
+    <message>
+        <source>Other computers use this computer&apos;s address in place of 127.0.0.1.</source>
+        <translation>其他電腦請用本機的位址代替 127.0.0.1。</translation>
+    </message>
+    <message>
+        <source>{method} {path} {status} {seconds:.2f} s</source>
+        <translation>{method} {path} {status} {seconds:.2f} 秒</translation>
+    </message>
+    <message>
+        <source>Stopped: the page now shows another model. Start to serve it.</source>
+        <translation>已停止：頁面現在顯示的是另一個模型。按「啟動」來提供它。</translation>
+    </message>
+    <message>
+        <source>Stopped — the GPU memory is free again.</source>
+        <translation>已停止——GPU 記憶體已釋放。</translation>
+    </message>
+    <message>
+        <source>Stopped — the model&apos;s memory is free again.</source>
+        <translation>已停止——模型占用的記憶體已釋放。</translation>
+    </message>
+</context>
+<context>
     <name>SetupWindow</name>
     <message>
         <source>Finetune Studio: setting up</source>
@@ -3184,10 +3414,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>使用對話範本</translation>
     </message>
     <message>
-        <source>Send the text as a user&apos;s message, as the model was trained</source>
-        <translation>像訓練時一樣，把文字當作使用者訊息送出</translation>
-    </message>
-    <message>
         <source>Try it</source>
         <translation>試試看</translation>
     </message>
@@ -3208,8 +3434,60 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>最大新詞元數：</translation>
     </message>
     <message>
+        <source>System prompt</source>
+        <translation>系統提示詞</translation>
+    </message>
+    <message>
+        <source>Show or hide the system prompt</source>
+        <translation>顯示或隱藏系統提示詞</translation>
+    </message>
+    <message>
+        <source>What the model is told before the conversation, e.g. “You are a helpful assistant.”</source>
+        <translation>對話開始前告訴模型的話，例如「你是一個樂於助人的助理。」</translation>
+    </message>
+    <message>
+        <source>Sent first, as the system message, with every request</source>
+        <translation>作為系統訊息，在每個請求中最先傳送</translation>
+    </message>
+    <message>
+        <source>Ctrl+Enter in the text box does the same</source>
+        <translation>在文字方塊中按 Ctrl+Enter 效果相同</translation>
+    </message>
+    <message>
+        <source>End the answer after the current token; what it said stays</source>
+        <translation>在目前詞元之後結束回答；已說的內容會保留</translation>
+    </message>
+    <message>
+        <source>Sample only from the likeliest words that together make up this share (1 = all)</source>
+        <translation>只從合計占這個比例的最可能的詞中取樣（1 = 全部）</translation>
+    </message>
+    <message>
+        <source>Send the whole conversation through the chat template, as the model was trained; off: each message is answered on its own</source>
+        <translation>按模型訓練時的方式，把整個對話套用對話範本傳送；關閉時：每則訊息單獨回答</translation>
+    </message>
+    <message>
+        <source>Regenerate</source>
+        <translation>重新產生</translation>
+    </message>
+    <message>
+        <source>Drop the last answer and ask again</source>
+        <translation>捨棄最後一個回答並重新提問</translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation>清除</translation>
+    </message>
+    <message>
+        <source>Start a new conversation (the system prompt stays)</source>
+        <translation>開始新的對話（系統提示詞保留）</translation>
+    </message>
+    <message>
         <source>Temperature:</source>
         <translation>溫度：</translation>
+    </message>
+    <message>
+        <source>Top-p:</source>
+        <translation>Top-p：</translation>
     </message>
     <message>
         <source>text classification</source>
@@ -3242,18 +3520,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Type a text and press Try it; the model loads on first use.</source>
         <translation>輸入一段文字，然後按「試試看」；模型會在第一次使用時載入。</translation>
-    </message>
-    <message>
-        <source>A text to classify, e.g. a review</source>
-        <translation>要分類的文字，例如一則評論</translation>
-    </message>
-    <message>
-        <source>An instruction or a question</source>
-        <translation>一則指令或一個問題</translation>
-    </message>
-    <message>
-        <source>A text to transform, e.g. a sentence to translate</source>
-        <translation>要轉換的文字，例如一句要翻譯的話</translation>
     </message>
     <message>
         <source>Open a model folder</source>
@@ -3294,6 +3560,54 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Stopped.</source>
         <translation>已停止。</translation>
+    </message>
+    <message>
+        <source>Type a message and press Send; the model loads on first use.</source>
+        <translation>輸入一則訊息並按「傳送」；模型會在第一次使用時載入。</translation>
+    </message>
+    <message>
+        <source>The conversation is kept: this model answers from the next message on.</source>
+        <translation>對話已保留：從下一則訊息起由這個模型回答。</translation>
+    </message>
+    <message>
+        <source>Another kind of model: the conversation was cleared (your message is kept).</source>
+        <translation>這是另一類模型：對話已清除（您輸入的訊息保留）。</translation>
+    </message>
+    <message>
+        <source>Send</source>
+        <translation>傳送</translation>
+    </message>
+    <message>
+        <source>A message; the whole conversation is sent (Ctrl+Enter sends)</source>
+        <translation>一則訊息；會傳送整個對話（Ctrl+Enter 傳送）</translation>
+    </message>
+    <message>
+        <source>A text to classify, e.g. a review (Ctrl+Enter sends)</source>
+        <translation>要分類的文字，例如一則評論（Ctrl+Enter 傳送）</translation>
+    </message>
+    <message>
+        <source>An instruction or a question (Ctrl+Enter sends)</source>
+        <translation>一則指令或一個問題（Ctrl+Enter 傳送）</translation>
+    </message>
+    <message>
+        <source>A text to transform, e.g. a sentence to translate (Ctrl+Enter sends)</source>
+        <translation>要轉換的文字，例如要翻譯的句子（Ctrl+Enter 傳送）</translation>
+    </message>
+    <message>
+        <source>A new conversation.</source>
+        <translation>新的對話。</translation>
+    </message>
+    <message>
+        <source>Working…</source>
+        <translation>正在處理…</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（無）</translation>
+    </message>
+    <message>
+        <source>The answer is on the clipboard.</source>
+        <translation>回答已複製到剪貼簿。</translation>
     </message>
     <message>
         <source>Done.</source>
@@ -6349,6 +6663,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請確認 Ollama 正在執行且是最新版本，然後重試。</translation>
     </message>
     <message>
+        <source>{port} is not a port number.</source>
+        <translation>{port} 不是有效的連接埠號碼。</translation>
+    </message>
+    <message>
+        <source>Choose a port from 1024 to 65535, e.g. 8000.</source>
+        <translation>請選擇 1024 到 65535 之間的連接埠，例如 8000。</translation>
+    </message>
+    <message>
         <source>A server other computers can reach needs an API key.</source>
         <translation>其他電腦能存取的服務需要 API 金鑰。</translation>
     </message>
@@ -6961,6 +7283,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>一個請求最多可要求的回答長度（預設：4096）</translation>
     </message>
     <message>
+        <source>requests that may wait while one is answered; the next are told the server is busy (default: 32)</source>
+        <translation>回答一個請求時最多可排隊等待的請求數；再多的會被告知服務忙碌（預設：32）</translation>
+    </message>
+    <message>
         <source>require the API key on this computer too</source>
         <translation>在本機上也要求 API 金鑰</translation>
     </message>
@@ -6995,6 +7321,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Requests need the key: set {env} to it, as the examples below read it.</source>
         <translation>請求需要這個金鑰：請把 {env} 設為它，下面的範例會讀取它。</translation>
+    </message>
+    <message>
+        <source>{env} is set: the server uses that key, so --new-key would change nothing.</source>
+        <translation>{env} 已設定：服務使用這個金鑰，所以 --new-key 不會改變任何東西。</translation>
+    </message>
+    <message>
+        <source>Unset {env} to use the key in the OS keyring, or leave out --new-key.</source>
+        <translation>取消設定 {env} 以使用系統金鑰圈中的金鑰，或去掉 --new-key。</translation>
     </message>
     <message>
         <source>It is kept in your OS keyring; --new-key replaces it.</source>

@@ -88,8 +88,9 @@ def synthetic_run(window: MainWindow, folder: Path) -> None:
     panel.show_labels([("positive", 0.962), ("negative", 0.038)], [("negative", 0.507), ("positive", 0.493)])
 
 
-def _gguf_export(window: MainWindow, folder: Path, out: Path, suffix: str) -> Path:
-    """The Export step after a (made-up) chat run was written as q8_0 GGUF and checked by llama.cpp."""
+def _gguf_export(window: MainWindow, folder: Path, out: Path, suffix: str) -> list[Path]:
+    """The Export step after a (made-up) chat run was written as q8_0 GGUF and checked by llama.cpp;
+    then the same run in the try-it chat and served."""
     from desktop.core.results.gguf_check import GgufVerification, PromptCheck
     from desktop.core.results.gguf_export import GgufExport
     from desktop.core.settings.config import RunConfig
@@ -125,10 +126,81 @@ def _gguf_export(window: MainWindow, folder: Path, out: Path, suffix: str) -> Pa
         export.gguf_panel.show_export(
             GgufExport(gguf, 531_000_000, "q8_0", verification, dest / "Modelfile", dest / "README.md")
         )
-    path = _grab(window, 4, out / f"5d-export-gguf{suffix}.png")
+    paths = [_grab(window, 4, out / f"5d-export-gguf{suffix}.png")]
     export.gguf_panel.setVisible(False)
+    paths.append(_chat(window, out / f"5e-export-chat{suffix}.png"))
+    paths.append(_serving(window, out / f"5f-export-serve{suffix}.png"))
     if previous is not None:
         export.show_result(previous)
+    return paths
+
+
+def _chat(window: MainWindow, path: Path) -> Path:
+    """Try it on the (made-up) chat run: two turns under a system prompt, beside the base model."""
+    from desktop.gui.widgets.chat_conversation import Reply, Turn
+
+    panel = window.export_page.try_it
+    panel.system_prompt.setPlainText("You are the support assistant of Acme phones. Answer briefly.")
+    typed = panel.prompt.toPlainText()
+    panel.prompt.setPlainText("How long does a repair take?")
+    panel.compare_check.setChecked(True)
+    panel.conversation.turns[:] = [
+        Turn(
+            "My phone stopped charging overnight. What should I try first?",
+            Reply(
+                "Sorry to hear that! First try another cable and wall adapter, then clean the port "
+                "gently with a dry toothbrush: lint is the most common cause.",
+                done=True,
+            ),
+            Reply("Phones can stop charging for many reasons. There are several things to try.", done=True),
+        ),
+        Turn(
+            "Still nothing. Is it under warranty?",
+            Reply(
+                "If you bought it less than two years ago, yes. Book a free repair at acme.example/repair "
+                "with your order number and we will send a prepaid box.",
+                done=True,
+            ),
+            Reply("Warranty depends on the manufacturer and the country.", done=True),
+        ),
+    ]
+    panel.show_conversation()
+    window.export_page.tabs.setCurrentWidget(panel)
+    path = _grab(window, 4, path)
+    panel.conversation.turns.clear()
+    panel.compare_check.setChecked(False)
+    panel.prompt.setPlainText(typed)
+    return path
+
+
+def _serving(window: MainWindow, path: Path) -> Path:
+    """The Serve tab while the (made-up) chat run is served, after a few requests; nothing is started."""
+    from unittest import mock
+
+    panel = window.export_page.serve
+    controller = panel.controller
+    with mock.patch.object(controller, "is_running", lambda: True):
+        controller.running_changed.emit(True)
+        controller.server_ready.emit(
+            {
+                "base_url": "http://127.0.0.1:8000/v1",
+                "port": 8000,
+                "model": "acme-support",
+                "task": "causal-lm",
+                "chat": True,
+                "keyed": False,
+                "device": "cuda",
+            }
+        )
+        for route, seconds in [("models", 0.01), ("chat/completions", 1.84), ("chat/completions", 2.31)]:
+            method = "GET" if route == "models" else "POST"
+            controller.request_answered.emit(
+                {"method": method, "path": f"/v1/{route}", "status": 200, "seconds": seconds}
+            )
+        window.export_page.tabs.setCurrentWidget(panel)
+        path = _grab(window, 4, path)
+    controller.running_changed.emit(False)
+    controller.server_stopped.emit()
     return path
 
 
@@ -375,8 +447,8 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     files.append(_grab(window, 4, out / f"5b-export-evaluation{suffix}.png"))
     export.tabs.setCurrentWidget(export.try_it)
     files.append(_grab(window, 4, out / f"5c-export-try-it-beside-the-base-model{suffix}.png"))
-    files.append(
-        _gguf_export(window, tmp / "runs" / "20261202-091500-causal-lm-qwen2.5-0.5b-instruct", out, suffix)
+    files += _gguf_export(
+        window, tmp / "runs" / "20261202-091500-causal-lm-qwen2.5-0.5b-instruct", out, suffix
     )
     export.tabs.setCurrentWidget(export.evaluation)
     export.evaluation.show_errors()

@@ -36,7 +36,7 @@ LOCAL_HOST = "127.0.0.1"
 NETWORK_HOST = "0.0.0.0"
 LOG_LINES = 50
 """Requests kept in the log."""
-CODE_LINES = 15
+CODE_LINES = 10
 """Lines a snippet shows without scrolling."""
 
 
@@ -93,7 +93,7 @@ class CodeView(QWidget):
         scroll.setWidget(self.code)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        # the longest snippet (Python, streaming a chat) shows whole: the page scrolls, not the code
+        # most of the longest snippet (Python, streaming a chat) shows; the rest scrolls, Copy takes all
         scroll.setMinimumHeight(self.code.fontMetrics().lineSpacing() * CODE_LINES + 24)
         self.copy_button = QPushButton(self.tr("Copy"))
         self.copy_button.clicked.connect(lambda: copy_text(self.code.text()))
@@ -227,15 +227,17 @@ class ServePanel(QWidget):
         self.request_log.setMaximumBlockCount(LOG_LINES)
         self.request_log.setPlaceholderText(self.tr("Requests appear here as they are answered."))
         self.request_log.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        spacing = self.request_log.fontMetrics().lineSpacing()
-        self.request_log.setMinimumHeight(spacing * 4 + 12)
-        self.request_log.setMaximumHeight(spacing * 10 + 12)
+        self.request_log.setMinimumWidth(self.request_log.fontMetrics().averageCharWidth() * 36)
+        log_column = QVBoxLayout()
+        log_column.addWidget(QLabel(self.tr("Requests:")))
+        log_column.addWidget(self.request_log, 1)
+        below = QHBoxLayout()  # the code beside the log: both in view on a laptop screen
+        below.addWidget(self.snippet_tabs, 3)
+        below.addLayout(log_column, 2)
         layout = QVBoxLayout(box)
         layout.addLayout(form)
         layout.addWidget(self.remote_label)
-        layout.addWidget(self.snippet_tabs, 3)
-        layout.addWidget(QLabel(self.tr("Requests:")))
-        layout.addWidget(self.request_log, 1)
+        layout.addLayout(below, 1)
         return box
 
     def set_model(self, model: str | Path | None) -> None:

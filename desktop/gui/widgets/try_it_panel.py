@@ -243,7 +243,7 @@ class TryItPanel(QWidget):
                 said = self.tr("Another kind of model: the conversation was cleared (your message is kept).")
         self.status.setText(said)
         self._show_task()
-        self._show_conversation()
+        self.show_conversation()
         return True
 
     def _show_task(self) -> None:
@@ -336,7 +336,7 @@ class TryItPanel(QWidget):
         if self._task is not None:
             return
         self.conversation.turns.clear()
-        self._show_conversation()
+        self.show_conversation()
         self.status.setText(self.tr("A new conversation."))
 
     def _ask(self, turn: Turn) -> None:
@@ -348,7 +348,7 @@ class TryItPanel(QWidget):
         if comparing:
             base_prompt = self.conversation.messages(system, turn, base=True) if chat else turn.user
         self._pending = turn
-        self._show_conversation()
+        self.show_conversation()
         request = Request(
             prompt, base_prompt, self.max_tokens.value(), self.temperature.value(), self.top_p.value(), chat
         )
@@ -386,7 +386,8 @@ class TryItPanel(QWidget):
         self.regenerate_button.setEnabled(idle and self.info is not None and bool(self.conversation.turns))
         self.clear_button.setEnabled(idle and bool(self.conversation.turns))
 
-    def _show_conversation(self) -> None:
+    def show_conversation(self) -> None:
+        """Show :attr:`conversation` as it stands (in both views) and what can be done with it."""
         for view in (self.output, self.base_output):
             view.show_conversation(self.conversation)
         self._enable()
@@ -467,7 +468,7 @@ class TryItPanel(QWidget):
             self.conversation.turns.remove(turn)
             typed = self.prompt.toPlainText()
             self.prompt.setPlainText(f"{turn.user}\n\n{typed}" if typed.strip() else turn.user)
-            self._show_conversation()
+            self.show_conversation()
         message = error_text(exc, " ")
         self._show_failure(message or type(exc).__name__, detail)
 
@@ -516,7 +517,7 @@ class TryItPanel(QWidget):
             turn.answer = Reply(text, done=True, stopped=outcome.stopped)
             base = outcome.base_answer
             turn.base = None if base is None else Reply(str(base), done=True, stopped=outcome.base_stopped)
-            self._show_conversation()
+            self.show_conversation()
         self._busy(False)
         if outcome.stopped or outcome.base_stopped:
             self.status.setText(self.tr("Stopped."))
