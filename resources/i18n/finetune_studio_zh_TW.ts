@@ -822,7 +822,7 @@
     </message>
     <message>
         <source>Your fine-tuned model, ready for from_pretrained().</source>
-        <translation>你微調好的模型，可直接用 from_pretrained() 載入。</translation>
+        <translation>您微調好的模型，可直接用 from_pretrained() 載入。</translation>
     </message>
     <message>
         <source>Train a model first: its folder and scores appear here.</source>
