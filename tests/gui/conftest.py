@@ -62,6 +62,20 @@ class FakeController(QObject):
         pass
 
 
+@pytest.fixture(scope="session")
+def chat_run(tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory) -> object:
+    """A finished two-step causal-LM run on the tiny GPT-2 and the instructions sample (read only)."""
+    from desktop.core.training.run import run_training
+    from tests.core.helpers import make_config
+
+    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
+    runs = tmp_path_factory.mktemp("runs")
+    config = make_config("causal-lm", tiny_gpt2, [samples / "instructions.jsonl"], runs, max_steps=2)
+    result = run_training(config, lambda event: None)
+    assert result.status == "finished", result.failure
+    return result
+
+
 @pytest.fixture(scope="session", autouse=True)
 def english(qapp) -> None:
     """The app's English translator (plural forms: "1 row", "2 rows"), installed as start-up does."""

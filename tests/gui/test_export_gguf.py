@@ -8,19 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop.core.results import gguf_check
-from desktop.core.training.run import run_training
 from desktop.gui.pages.export_page import ExportPage
-from tests.core.helpers import make_config
-
-
-@pytest.fixture(scope="module")
-def chat_run(tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory) -> object:
-    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
-    runs = tmp_path_factory.mktemp("runs")
-    config = make_config("causal-lm", tiny_gpt2, [samples / "instructions.jsonl"], runs, max_steps=2)
-    result = run_training(config, lambda event: None)
-    assert result.status == "finished", result.failure
-    return result
 
 
 def _page(qtbot, chat_run: object, dest: Path) -> ExportPage:

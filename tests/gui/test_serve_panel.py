@@ -215,19 +215,6 @@ class FakeServeController(ServeController):
         self.server_failed.emit(message, hint, details)
 
 
-@pytest.fixture(scope="module")
-def chat_run(tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory) -> object:
-    from desktop.core.training.run import run_training
-    from tests.core.helpers import make_config
-
-    samples = Path(__file__).resolve().parents[2] / "resources" / "samples"
-    runs = tmp_path_factory.mktemp("runs")
-    config = make_config("causal-lm", tiny_gpt2, [samples / "instructions.jsonl"], runs, max_steps=2)
-    result = run_training(config, lambda event: None)
-    assert result.status == "finished", result.failure
-    return result
-
-
 @pytest.mark.slow
 def test_the_export_page_serves_its_finished_run_and_ends_the_server_at_quit(qtbot, chat_run) -> None:
     from desktop.gui.pages.export_page import ExportPage
