@@ -38,6 +38,8 @@ def error_text(exc: BaseException, separator: str = "\n") -> str:
         first = exc.args[0] if len(exc.args) == 1 else None
         return shown(first) if isinstance(first, Msg) else str(exc)  # ValueError(msg("..."))
     message, hint = shown(exc.message), shown(exc.hint)
+    if separator == " ":  # on one line: as the language joins sentences (no space after "。")
+        return sentences(message, hint)
     return f"{message}{separator}{hint}" if hint else message
 
 

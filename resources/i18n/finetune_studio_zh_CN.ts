@@ -5699,10 +5699,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请打开导出或训练完成时写入的文件夹。</translation>
     </message>
     <message>
-        <source>{file} cannot be read: {error}</source>
-        <translation>无法读取 {file}：{error}</translation>
-    </message>
-    <message>
         <source>Export the model again.</source>
         <translation>请重新导出模型。</translation>
     </message>
@@ -6661,6 +6657,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Check that Ollama is running and up to date, then try again.</source>
         <translation>请确认 Ollama 正在运行且是最新版本，然后重试。</translation>
+    </message>
+    <message>
+        <source>{file} cannot be read: it is damaged or not a JSON file.</source>
+        <translation>无法读取 {file}：文件已损坏，或不是 JSON 文件。</translation>
+    </message>
+    <message>
+        <source>The model in {folder} could not be loaded: a file is missing or damaged.</source>
+        <translation>无法载入 {folder} 中的模型：有文件缺失或已损坏。</translation>
     </message>
     <message>
         <source>{port} is not a port number.</source>

@@ -5699,10 +5699,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請開啟匯出或訓練完成時寫入的資料夾。</translation>
     </message>
     <message>
-        <source>{file} cannot be read: {error}</source>
-        <translation>無法讀取 {file}：{error}</translation>
-    </message>
-    <message>
         <source>Export the model again.</source>
         <translation>請重新匯出模型。</translation>
     </message>
@@ -6661,6 +6657,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Check that Ollama is running and up to date, then try again.</source>
         <translation>請確認 Ollama 正在執行且是最新版本，然後重試。</translation>
+    </message>
+    <message>
+        <source>{file} cannot be read: it is damaged or not a JSON file.</source>
+        <translation>無法讀取 {file}：檔案已損毀，或不是 JSON 檔案。</translation>
+    </message>
+    <message>
+        <source>The model in {folder} could not be loaded: a file is missing or damaged.</source>
+        <translation>無法載入 {folder} 中的模型：有檔案遺失或已損毀。</translation>
     </message>
     <message>
         <source>{port} is not a port number.</source>

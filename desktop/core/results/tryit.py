@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop.core.settings.config_sections import model_task
-from desktop.core.system.errors import ModelError
+from desktop.core.system.errors import ModelError, StudioError
 from desktop.core.system.messages import msg
 
 if TYPE_CHECKING:
@@ -123,9 +123,12 @@ def _read_json(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ModelError(
-            msg("{file} cannot be read: {error}", file=str(path), error=exc), msg("Export the model again.")
-        ) from exc
+        error = ModelError(
+            msg("{file} cannot be read: it is damaged or not a JSON file.", file=str(path)),
+            msg("Export the model again."),
+        )
+        error.detail = str(exc)
+        raise error from exc
 
 
 def _task_from_model_config(config: dict[str, Any]) -> str | None:
@@ -185,14 +188,21 @@ class Playground:
             self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_from)
             if self.tokenizer.pad_token is None:
                 self.tokenizer.pad_token = self.tokenizer.eos_token
-        except (OSError, ValueError) as exc:
-            raise ModelError(
-                msg("The model in {folder} could not be loaded: {error}", folder=str(info.folder), error=exc),
+        except Exception as exc:  # a missing file, a damaged safetensors header, a wrong config
+            if isinstance(exc, (StudioError, ImportError)):
+                raise
+            error = ModelError(
+                msg(
+                    "The model in {folder} could not be loaded: a file is missing or damaged.",
+                    folder=str(info.folder),
+                ),
                 msg(
                     "Check that the folder is complete (export it again), and that an adapter's base "
                     "model is still where it was."
                 ),
-            ) from exc
+            )
+            error.detail = f"{type(exc).__name__}: {exc}"
+            raise error from exc
         self.model = model.to(self.device).eval()
 
     def classify(self, text: str) -> list[tuple[str, float]]:

@@ -194,6 +194,7 @@ class ExportPage(WizardPage):
         layout.addLayout(buttons)
         layout.addWidget(self.usage)
         layout.addWidget(self.tabs, 1)
+        self.tabs.currentChanged.connect(lambda _: self._set_visible(not self.tabs.isHidden()))
         self._set_visible(False)
         self._on_format_changed()
 
@@ -490,10 +491,13 @@ class ExportPage(WizardPage):
     def _set_visible(self, visible: bool) -> None:
         self.empty.setVisible(not visible)
         self.tabs.setVisible(visible)
-        for widget in (self.open_button, self.copy_button, self.usage):
+        # The chat and the server need the height: the files and the pipeline line wait on other tabs.
+        roomy = self.tabs.currentWidget() not in (self.try_it, self.serve)
+        for widget in (self.open_button, self.copy_button):
             widget.setVisible(visible)
+        self.usage.setVisible(visible and roomy)
         for row in range(self.form.rowCount()):
-            self.form.setRowVisible(row, visible)
+            self.form.setRowVisible(row, visible and (roomy or row < FILES_ROW))
 
     def _open_folder(self) -> None:
         if self.result and self.result.model_dir:
@@ -502,6 +506,10 @@ class ExportPage(WizardPage):
     def _copy_path(self) -> None:
         if self.result and self.result.model_dir:
             QGuiApplication.clipboard().setText(str(self.result.model_dir))
+
+
+FILES_ROW = 3
+"""The header's row of files (after the model folder, the run folder and the scores)."""
 
 
 def default_destination(result: RunResult) -> Path:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QRadioButton,
     QScrollArea,
@@ -177,6 +178,11 @@ class ServePanel(QWidget):
         run_row = QHBoxLayout()
         run_row.addWidget(self.start_button)
         run_row.addWidget(self.stop_button)
+        self.busy = QProgressBar()  # while the server starts and the model loads
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(120)
+        self.busy.setVisible(False)
+        run_row.addWidget(self.busy)
         run_row.addWidget(self.status, 1)
         run_row.addWidget(self.details_button)
         self.connect_box = self._build_connect_box()
@@ -327,8 +333,10 @@ class ServePanel(QWidget):
         running = self.controller.is_running()
         self.start_button.setEnabled(self.model is not None and not running)
         self.stop_button.setEnabled(running)
-        for widget in (self.local_radio, self.network_radio, self.port_box):
+        # A new key while serving would hide the one the server uses: it is made between runs.
+        for widget in (self.local_radio, self.network_radio, self.port_box, self.new_key_button):
             widget.setEnabled(not running)
+        self.busy.setVisible(running and not self.connect_box.isVisible())
 
     @Slot(bool)
     def _on_network_radio_toggled(self, network: bool) -> None:
@@ -337,9 +345,9 @@ class ServePanel(QWidget):
 
     @Slot(bool)
     def _on_controller_running_changed(self, running: bool) -> None:
-        self._update_buttons()
         if running:
             self.connect_box.setVisible(False)
+        self._update_buttons()
 
     @Slot(str)
     def _on_controller_loading_started(self, folder: str) -> None:
@@ -385,6 +393,7 @@ class ServePanel(QWidget):
         self.curl_view.code.setText(code["curl"])
         self.python_view.code.setText(code["python"])
         self.connect_box.setVisible(True)
+        self.busy.setVisible(False)
 
     @Slot(dict)
     def _on_controller_request_answered(self, event: dict) -> None:
@@ -418,6 +427,7 @@ class ServePanel(QWidget):
         self._model_changed = False
 
     def _end_serving(self) -> None:
+        self.busy.setVisible(False)
         self.connect_box.setVisible(False)
         self._show_key(None)  # a key is shown once, while the server it was made for runs
         self.device = ""

@@ -205,6 +205,8 @@ class TryItPanel(QWidget):
             info = inspect_folder(folder, run_config)
         except StudioError as exc:
             self.status.setText(error_text(exc, " "))
+            self.details_button.setVisible(False)  # an earlier failure's details are not this one's
+            self.details.setVisible(False)
             return False
         previous, self.info = self.info, info
         task = model_task(info.task)
