@@ -218,6 +218,12 @@ def _say_ready(server: Any, keyed: bool, key: Any, code: dict[str, str]) -> None
             url=server.base_url,
         )
     )
+    if server.options.host in ("0.0.0.0", "::"):
+        from desktop.core.serving.server import lan_addresses
+
+        urls = [f"http://{address}:{server.port}/v1" for address in lan_addresses()]
+        if urls:
+            print(say("From other computers: {urls}", urls=", ".join(urls)))
     if keyed and key is not None and key.new:
         print(say("API key (shown this once): {key}", key=key.value))
         print(

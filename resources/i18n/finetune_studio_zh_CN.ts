@@ -7335,6 +7335,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>取消设置 {env} 以使用系统密钥环中的密钥，或去掉 --new-key。</translation>
     </message>
     <message>
+        <source>From other computers: {urls}</source>
+        <translation>从其他电脑访问：{urls}</translation>
+    </message>
+    <message>
         <source>It is kept in your OS keyring; --new-key replaces it.</source>
         <translation>它保存在系统密钥环中；--new-key 可换一个新的。</translation>
     </message>

@@ -7335,6 +7335,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>取消設定 {env} 以使用系統金鑰圈中的金鑰，或去掉 --new-key。</translation>
     </message>
     <message>
+        <source>From other computers: {urls}</source>
+        <translation>從其他電腦存取：{urls}</translation>
+    </message>
+    <message>
         <source>It is kept in your OS keyring; --new-key replaces it.</source>
         <translation>它保存在系統金鑰圈中；--new-key 可換一個新的。</translation>
     </message>

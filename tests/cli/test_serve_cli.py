@@ -73,8 +73,10 @@ def test_another_host_gets_a_key_shown_once_and_kept_in_the_keyring(
     monkeypatch.delenv(KEY_ENV, raising=False)
     folder = str(tiny_chat_models["llama"])
 
+    monkeypatch.setattr("desktop.core.serving.server.lan_addresses", lambda: ["192.0.2.7"])
     assert main(["--lang", "en", "serve", folder, "--host", "0.0.0.0"]) == 0
     first = capsys.readouterr().out
+    assert "From other computers: http://192.0.2.7:8000/v1" in first
     key = keyring_backend[(KEYRING_SERVICE, KEY_NAME)]
     assert f"API key (shown this once): {key}" in first and "kept in your OS keyring" in first
     assert f'"Authorization: Bearer ${KEY_ENV}"' in first  # the snippet reads it, never shows it

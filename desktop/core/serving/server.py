@@ -209,3 +209,20 @@ def bind(host: str, port: int) -> socket.socket:
 
 def _in_use(exc: OSError) -> bool:
     return getattr(exc, "winerror", None) in (10048, 10013)
+
+
+def lan_addresses() -> list[str]:
+    """This computer's IPv4 addresses that other computers may reach (no loopback, no link-local)."""
+    import ipaddress
+
+    import psutil
+
+    found = []
+    for addresses in psutil.net_if_addrs().values():
+        for address in addresses:
+            if address.family != socket.AF_INET:
+                continue
+            ip = ipaddress.ip_address(address.address)
+            if not (ip.is_loopback or ip.is_link_local) and address.address not in found:
+                found.append(address.address)
+    return found

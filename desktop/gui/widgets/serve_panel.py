@@ -46,22 +46,6 @@ def copy_text(text: str) -> None:
     QGuiApplication.clipboard().setText(text)
 
 
-def network_addresses() -> list[str]:
-    """This computer's IPv4 addresses other computers may reach (no loopback, no link-local)."""
-    try:
-        from PySide6.QtNetwork import QAbstractSocket, QNetworkInterface
-    except ImportError:  # a Qt without its network module: the user looks the address up
-        return []
-    found = []
-    for address in QNetworkInterface.allAddresses():
-        if address.protocol() != QAbstractSocket.NetworkLayerProtocol.IPv4Protocol:
-            continue
-        if address.isLoopback() or address.isLinkLocal():
-            continue
-        found.append(address.toString())
-    return found
-
-
 class CopyRow(QWidget):
     """A read-only, selectable line and a Copy button."""
 
@@ -379,7 +363,9 @@ class ServePanel(QWidget):
                 ).format(env=KEY_ENV)
             )
         if self.host() == NETWORK_HOST:
-            port, addresses = event.get("port"), network_addresses()
+            from desktop.core.serving.server import lan_addresses
+
+            port, addresses = event.get("port"), lan_addresses()
             remote.append(
                 self.tr("From other computers: {urls}").format(
                     urls=", ".join(f"http://{address}:{port}/v1" for address in addresses)
