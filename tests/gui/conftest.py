@@ -85,6 +85,15 @@ def english(qapp) -> None:
 
 
 @pytest.fixture(autouse=True)
+def english_children(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The language the window tells its child processes is English in every test, whatever an earlier
+    test installed (a Chinese test that forgot to say so made the server child speak Chinese)."""
+    from desktop import shared_ui
+
+    monkeypatch.setattr(shared_ui, "current", "en")
+
+
+@pytest.fixture(autouse=True)
 def background_work_ends(qtbot: object) -> None:
     """Every test waits for the background tasks it started (a fit badge, a search): a thread still
     running when the process ends would abort it."""

@@ -175,6 +175,9 @@ def test_qt_dialogs_follow_the_chosen_language(qtbot) -> None:
     finally:
         for translator in translators:
             app.removeTranslator(translator)
+        import desktop.shared_ui
+
+        desktop.shared_ui.current = "en"  # what a child process of the window is told to speak
         from PySide6.QtCore import QLocale
 
         QLocale.setDefault(QLocale("en_US"))

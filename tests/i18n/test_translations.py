@@ -64,12 +64,14 @@ def chinese(qapp):
     """The app's zh_CN translators installed, as the app installs them; removed afterwards."""
     from PySide6.QtCore import QCoreApplication
 
+    from desktop import shared_ui
     from desktop.shared_ui import install_translators
 
     installed = install_translators(qapp, "zh_CN")
     yield
     for translator in installed:
         QCoreApplication.removeTranslator(translator)
+    shared_ui.current = "en"
     QLocale.setDefault(QLocale(QLocale.Language.English))
 
 
