@@ -32,14 +32,15 @@ the paired ratios ours / plain (latency: lower is better; tokens/s: higher is be
 answers of both sides are the same text (they must be: same model, greedy; an answer's last half
 character, which the plain streamer sends as U+FFFD and ours holds back, is left out of the comparison).
 
-Figures on a shared 2-core CPU (others running tests beside it: noisy, a run to the next moves the
-ratios by up to 0.1), 3 repeats, 6 requests per client, 64 tokens, 1 thread, medians ours vs plain:
-1 client: first token 15 vs 12 ms (ratio 1.31, p90 1.13: the HTTP round trip and the request's handling,
-about 3 ms), 206 vs 208 tokens/s (0.99; 0.91 in an earlier run); 4 clients: first token 947
-vs 924 ms (1.01, p90 1.02: the wait in the queue), 54 vs 56 tokens/s per client (0.98), 203 vs 211 in
-total (0.98). Found by it: a response that was not streamed (and ``/v1/models``) came about 40 ms late,
-the server's socket lacking TCP_NODELAY (Nagle's algorithm against the client's delayed ACK); with it
-(server.py names IPPROTO_TCP) ``GET /v1/models`` takes 0.8 ms instead of 44.
+Figures on a 2-core CPU, 3 repeats, 6 requests per client, 64 tokens, 1 thread, medians of the paired
+ratios ours / plain, the answers the same text on both sides. With the TCP_NODELAY fix (below), the
+machine otherwise quiet: 1 client: first token 17 vs 15 ms (1.07, p90 1.06: the HTTP round trip and the
+request's handling, about 2 ms), 165 vs 156 tokens/s (1.05); 4 clients: first token 1130 vs 1098 ms
+(1.02, p90 1.01: the wait in the queue, as long on both sides), tokens/s per client 0.98, total 0.99.
+An earlier run beside other people's tests: 1 client 0.99 tokens/s, 4 clients 0.98. Found by this
+bench: a response that was not streamed (and ``/v1/models``) came about 40 ms late, the server's socket
+lacking TCP_NODELAY (Nagle's algorithm against the client's delayed ACK); with it (server.py names
+IPPROTO_TCP) ``GET /v1/models`` takes 0.8 ms instead of 44.
 
     python bench/serve.py [--repeats 3] [--requests 6] [--tokens 64] [--threads 1]
 """
