@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.cli import text as cli_text
-from desktop.cli.common import EXIT_FAILED, EXIT_OK, quiet_libraries, shorten
+from desktop.cli.common import EXIT_FAILED, EXIT_OK, find_run, quiet_libraries, shorten
 from desktop.cli.text import say, text
 from desktop.core.system.errors import InputError
 
@@ -91,7 +91,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     """Export a finished run; verify it by reloading it in a fresh process."""
     from desktop.core.results.export import STAGES, export_run
 
-    run = _find_run(args.run, args.runs_dir)
+    run = find_run(args.run, args.runs_dir)
     if run is None:
         raise InputError(
             say("No run folder {run} was found.", run=args.run),
@@ -222,23 +222,12 @@ def _add_to_ollama(name: str, modelfile: Path, quantize: str) -> None:
     )
 
 
-def _find_run(name: str, runs_dir: Path | None) -> Any:
-    """A run folder by path or by name in the runs folder, or ``None``."""
-    from desktop.core.runs.folders import RunDir
-    from desktop.core.system.paths import default_runs_dir
-
-    run = RunDir(name)
-    if not run.is_run():
-        run = RunDir((runs_dir or default_runs_dir()) / name)
-    return run if run.is_run() else None
-
-
 def cmd_predict(args: argparse.Namespace) -> int:
     """Predict every row of a file with a trained model and write the file with the predictions added."""
     from desktop.core.results.predict import default_output, predict_file
     from desktop.core.system.progress import reporting
 
-    run = _find_run(args.model, args.runs_dir)
+    run = find_run(args.model, args.runs_dir)
     model = run.path if run is not None else Path(args.model)
     if not model.is_dir():
         raise InputError(
@@ -342,7 +331,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Print a finished run's evaluation, base -> fine-tuned where both are known."""
     from desktop.core.training import evaluation
 
-    run = _find_run(args.run, args.runs_dir)
+    run = find_run(args.run, args.runs_dir)
     if run is None:
         raise InputError(
             say("No run folder {run} was found.", run=args.run),

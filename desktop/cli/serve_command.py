@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from desktop.cli.common import EXIT_OK, quiet_libraries
+from desktop.cli.common import EXIT_OK, find_run, quiet_libraries
 from desktop.cli.text import say, text
 from desktop.core.system.errors import InputError
 
@@ -71,17 +71,14 @@ def add_parsers(sub: Any) -> None:
 
 def resolve_model(name: str, runs_dir: Path | None) -> tuple[Path, Path | None, str]:
     """The model folder, the run's config (for a run) and the default name in the API."""
-    from desktop.core.runs.folders import RunDir
-    from desktop.core.system.paths import default_runs_dir
-
-    for run in (RunDir(name), RunDir((runs_dir or default_runs_dir()) / name)):
-        if run.is_run():
-            if not run.model_dir.is_dir():
-                raise InputError(
-                    say("The run {run} has no saved model yet.", run=run.path.name),
-                    say("Serve a finished run, or resume this one to its end first."),
-                )
-            return run.model_dir, run.config_path, run.path.name
+    run = find_run(name, runs_dir)
+    if run is not None:
+        if not run.model_dir.is_dir():
+            raise InputError(
+                say("The run {run} has no saved model yet.", run=run.path.name),
+                say("Serve a finished run, or resume this one to its end first."),
+            )
+        return run.model_dir, run.config_path, run.path.name
     folder = Path(name)
     if not folder.is_dir():
         raise InputError(
