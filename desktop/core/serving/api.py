@@ -394,7 +394,7 @@ class Guard:
                     await _drain(receive, DRAIN_LIMIT)
                 await refusal.response()(scope, receive, sending)
                 return
-            await self.app(scope, self._bounded(receive, sending), sending)
+            await self.app(scope, self._bounded(receive), sending)
         except _TooLarge as exc:
             if status[0] == 0:
                 await exc.refusal.response()(scope, receive, sending)
@@ -434,7 +434,7 @@ class Guard:
             "request_too_large",
         )
 
-    def _bounded(self, receive: Any, send: Any) -> Any:
+    def _bounded(self, receive: Any) -> Any:
         """``receive`` that stops a body without a length once it passes the limit."""
         read = [0]
 
