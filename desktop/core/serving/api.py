@@ -297,7 +297,7 @@ async def _run(engine: Engine, request: Request, job: Job) -> Any:
         while True:
             try:
                 kind, value = await asyncio.wait_for(events.get(), DISCONNECT_POLL_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if await request.is_disconnected():
                     job.cancel()
                     raise Refused(499, "The client closed the connection.") from None

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
+import tomllib
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10: the same parser, as a package
-    import tomli as tomllib
 
 from desktop.core.settings.config_sections import (
     ATTENTIONS,

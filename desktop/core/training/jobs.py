@@ -26,7 +26,7 @@ GUI_ONLY = {"pyside6-essentials", "pyside6", "pyqtgraph", "uv", "keyring", "shib
 FALLBACK_ROOTS = [
     *("torch", "transformers", "datasets", "accelerate", "peft", "tokenizers", "safetensors", "pandas"),
     *("pyarrow", "openpyxl", "charset-normalizer", "tomlkit", "psutil", "filelock", "platformdirs"),
-    *("huggingface-hub", "tomli"),  # tomli: installed on Python 3.10 only, and only then pinned
+    "huggingface-hub",
 ]
 
 

@@ -9,7 +9,6 @@ same as for every task, since both trainers are ``transformers.Trainer`` underne
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from desktop.core.settings.config import RunConfig
@@ -21,20 +20,8 @@ def check_available() -> None:
     """Refuse preference tuning where TRL cannot be imported, saying what to install.
 
     Raises:
-        ConfigError: Python older than 3.11 (TRL needs it) or TRL not installed.
+        ConfigError: TRL is not installed.
     """
-    if sys.version_info < (3, 11):
-        raise ConfigError(
-            [
-                Problem(
-                    "task",
-                    msg(
-                        "preference tuning needs Python 3.11 or newer (TRL does); this is {version}.",
-                        version=".".join(map(str, sys.version_info[:2])),
-                    ),
-                )
-            ]
-        )
     import importlib.util
 
     if importlib.util.find_spec("trl") is None:
