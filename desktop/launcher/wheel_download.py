@@ -38,12 +38,18 @@ CHUNK = 1 << 20
 ATTEMPTS = 8
 """Tries within one start; each asks only for the bytes still missing."""
 TIMEOUT_S = 60.0
+"""A download that receives nothing for this long is stopped (not tried again: a stalled network stays
+stalled), with a sentence that names the server and the mirror setting."""
 REPORT_EVERY_S = 2.0
 RETRYABLE_HTTP = {408, 429, 500, 502, 503, 504}
 
 
 class DownloadError(Exception):
     """The wheel could not be downloaded or is damaged (the message says which)."""
+
+
+class Stalled(DownloadError):
+    """Nothing arrived for :data:`TIMEOUT_S`; the bytes so far are kept for the next start."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,14 @@ def download(
                 raise DownloadError(message) from exc
             error = f"the server answered {exc.code} {exc.reason}"
         except (OSError, http.client.HTTPException) as exc:  # URLError, resets, timeouts, cut connections
+            if isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError):
+                host = urllib.parse.urlsplit(wheel.url).hostname or wheel.url
+                raise Stalled(
+                    f"no data came from {host} for {timeout_s:.0f} s, so the download of {wheel.filename} "
+                    f"was stopped; the {_size(part.stat().st_size if part.exists() else 0)} downloaded so "
+                    'far are kept. Set a PyTorch mirror (the setup window\'s "PyTorch mirror" field, or '
+                    "--torch-index-url) or check the network, then start again"
+                ) from exc
             error = str(getattr(exc, "reason", "") or exc) or type(exc).__name__
         if attempt + 1 < attempts:
             pause = min(2.0**attempt, 30.0)
@@ -231,7 +245,7 @@ def _fetch(url: str, part: Path, have: int, timeout_s: float, progress: Progress
         total = start + int(length) if length and length.isdigit() else None
         written = start
         with open(part, "ab" if start else "wb") as out:
-            while chunk := response.read(CHUNK):
+            while chunk := response.read1(CHUNK):  # what has arrived: kept even if the next read stalls
                 out.write(chunk)
                 written += len(chunk)
                 progress.update(written, total)
@@ -302,10 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         command = [*install, *index, str(path)]
     print("$ " + re.sub(r"://[^/@\s]+@", "://***@", " ".join(command)), flush=True)  # no password in logs
     child.append(subprocess.Popen(command))
-    code = child[0].wait()
-    if code == 0 and path is not None:
-        path.unlink(missing_ok=True)  # installed: 3 GB the user needs back
-    return code
+    # The wheel stays until the app has started from the finished runtime (Runtime.release_downloads):
+    # a setup that fails after this step goes on from here at the next start, without downloading again.
+    return child[0].wait()
 
 
 if __name__ == "__main__":

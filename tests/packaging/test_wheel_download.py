@@ -198,7 +198,11 @@ def test_the_step_installs_the_checked_file_with_libraries_from_the_package_inde
     assert ran[0][:5] == [str(tmp_path / "uv"), "pip", "install", "--python", str(runtime.python)]
     assert ran[0][-1] == str(tmp_path / "data" / "downloads" / server.filename)  # the checked file
     assert ran[0][ran[0].index("--index-url") + 1] == "https://mirror.example/simple"  # not PyTorch's index
-    assert not (tmp_path / "data" / "downloads" / server.filename).exists()  # installed: 3 GB freed
+    # Kept until the app has started from the finished runtime: a later step that fails resumes without it
+    # being downloaded again (test_first_start.py); then Runtime.release_downloads frees the 3 GB.
+    assert (tmp_path / "data" / "downloads" / server.filename).exists()
+    runtime.release_downloads()
+    assert not (tmp_path / "data" / "downloads" / server.filename).exists()
 
 
 def test_an_index_that_cannot_be_read_leaves_the_install_to_uv(
@@ -247,7 +251,7 @@ def test_the_setup_window_follows_the_download_on_its_progress_bar(
     torch = rt.TorchChoice("torch==2.13.0+cu130", "https://download.pytorch.org/whl/cu130", "fits", cuda=True)
     monkeypatch.setattr(rt, "choose_torch", lambda options, wheelhouse: torch)
     steps = [rt.Step("torch", "Installing PyTorch", [sys.executable, "-c", f"print({lines[0]!r})"])]
-    monkeypatch.setattr(rt, "plan", lambda *args: steps)
+    monkeypatch.setattr(rt, "plan", lambda *args, **kwargs: steps)
     seen: list[tuple[float, str]] = []
     wheel = tmp_path / "finetune_studio-0.3.0-py3-none-any.whl"
     wheel.write_bytes(b"app")
