@@ -16,6 +16,7 @@ import ctypes.util
 import os
 import re
 import socket
+import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -39,8 +40,33 @@ CONNECT_TIMEOUT_S = 2.0
 SOCKET_DIR = "/tmp/.X11-unix"
 
 
-def missing_libraries(find: Callable[[str], str | None] = ctypes.util.find_library) -> list[str]:
-    """The packages (Debian names) of Qt's X11 libraries that the system's library cache lacks."""
+def system_library(name: str) -> str | None:
+    """The system's copy of library ``name`` (``xcb-cursor``), from one read of the linker's cache
+    (``ldconfig -p``) for all the names, or, without ldconfig, ctypes' search."""
+    global _CACHE
+    if _CACHE is None:
+        try:
+            listing = subprocess.run(
+                ["ldconfig", "-p"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+                env={"LC_ALL": "C", "PATH": _PATH},
+            ).stdout
+            _CACHE = {line.split()[0] for line in listing.splitlines()[1:] if line.strip()}
+        except (OSError, subprocess.SubprocessError):
+            _CACHE = set()
+    if not _CACHE:
+        return ctypes.util.find_library(name)
+    return next((found for found in _CACHE if found.startswith(f"lib{name}.so")), None)
+
+
+_CACHE: set[str] | None = None
+_PATH = "/usr/sbin:/sbin:/usr/bin:/bin"
+
+
+def missing_libraries(find: Callable[[str], str | None] = system_library) -> list[str]:
+    """The packages (Debian names) of Qt's X11 libraries that the system lacks."""
     return [debian for name, (debian, _fedora) in QT_XCB_LIBRARIES.items() if not find(name)]
 
 
@@ -85,7 +111,7 @@ def _connects(address: object, family: int) -> bool:
 def problem(
     env: Mapping[str, str] | None = None,
     connect: Callable[[object, int], bool] | None = None,
-    find: Callable[[str], str | None] = ctypes.util.find_library,
+    find: Callable[[str], str | None] = system_library,
     os_release: str | None = None,
 ) -> tuple[str, str] | None:
     """Why no window can open here (what happened, what to do), or ``None``. Linux with X11 only: a

@@ -47,6 +47,13 @@ if [ ! -x "$here/FinetuneStudio/FinetuneStudio" ]; then
     exit 1
 fi
 
+# Before anything is copied: can a window open here? A set but dead DISPLAY, or Qt's X11 libraries
+# missing (libxcb-cursor0, libxcb-icccm4, ...), is named in one sentence with the install command
+# (the launcher's own check, desktop/launcher/display.py). Said, not fatal: the libraries can come after.
+if ! "$here/FinetuneStudio/FinetuneStudio" --check-display; then
+    echo "(Finetune Studio is installed anyway; it opens once that is fixed.)" >&2
+fi
+
 # Into a new folder first, then swapped in: an interrupted copy never replaces a working one.
 mkdir -p "$data_home/finetune-studio" "$bin_dir" "$(dirname "$desktop_file")" "$(dirname "$icon_file")"
 rm -rf "$app_dir.new"
