@@ -126,7 +126,7 @@ def test_failure_mid_write_leaves_nothing(request, tmp_path: Path, monkeypatch: 
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError("simulated write error")
 
-    monkeypatch.setattr("desktop.core.results.export._model_card", broken)
+    monkeypatch.setattr("desktop.core.results.model_card.write_model_card", broken)
     with pytest.raises(OSError, match="simulated"):
         export_run(run, tmp_path / "out")
     assert not (tmp_path / "out").exists()

@@ -66,6 +66,19 @@ class DiskError(StudioError):
         self.kind = kind
 
 
+class NonFiniteError(StudioError):
+    """Numbers that are not numbers: a training or evaluation loss or a gradient norm became NaN or
+    infinite (the run stops), or a model's weights hold such values (refused at load, resume, export).
+
+    Args:
+        remedies: Changes that fix it, for Apply and retry (a lower learning rate, bf16).
+    """
+
+    def __init__(self, message: str, hint: str = "", remedies: tuple[Remedy, ...] = ()) -> None:
+        super().__init__(message, hint)
+        self.remedies = remedies
+
+
 class DiskInputError(DiskError, InputError):
     """A :class:`DiskError` found before anything was started (exit code 2)."""
 
@@ -377,6 +390,8 @@ def diagnose(exc: BaseException, config: Any = None) -> Diagnosis:
     """
     if isinstance(exc, DiskError):
         return Diagnosis(exc.kind, exc.message, exc.hint)
+    if isinstance(exc, NonFiniteError):
+        return Diagnosis("non_finite", exc.message, exc.hint, exc.remedies)
     if isinstance(exc, StudioError):
         return Diagnosis("input", exc.message, exc.hint)
     disk = disk_error(exc)

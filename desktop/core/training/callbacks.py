@@ -199,6 +199,8 @@ class EventCallback(TrainerCallback):
         """The last step reached (where an out-of-memory error struck)."""
         self.touched = False
         """Whether the model's weights have changed (a step, or a checkpoint loaded)."""
+        self.non_finite: Any = None
+        """The trainer's :class:`~desktop.core.training.non_finite.NonFiniteWatch` (``make_trainer``)."""
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._t0 = time.perf_counter()

@@ -109,6 +109,9 @@ def prepare(
     )
     if stop.is_set():
         raise StoppedWhilePreparing()
+    from desktop.core.training.non_finite import check_model
+
+    check_model(task.model, config.model.name)  # NaN weights train nothing: said now, not as loss NaN
     if config.lora.enabled or config.lora.qlora:
         task.model = apply_lora(task.model, config)
     task.notes = notes + options.notes + task.notes
@@ -161,6 +164,9 @@ def _training_args(
         save_total_limit=2,
         logging_strategy="steps",
         logging_steps=t.logging_steps,
+        # A NaN step's loss is logged as NaN (the filter logged it as the others' mean, and a run that
+        # was NaN at every step as loss 0); non_finite.py stops the run instead.
+        logging_nan_inf_filter=False,
         seed=t.seed,
         disable_tqdm=True,
         remove_unused_columns=False,
@@ -213,6 +219,7 @@ def make_trainer(
     from desktop.core.training import distributed
     from desktop.core.training.callbacks import CountingCollator, EventCallback, TokenCount
     from desktop.core.training.grouping import length_grouped
+    from desktop.core.training.non_finite import watch
 
     config, task = prepared.config, prepared.task
     args = _training_args(
@@ -266,6 +273,7 @@ def make_trainer(
         )
         log_the_mean_loss(trainer)  # TRL's preference losses are never scaled by the process count
     trainer.remove_callback(PrinterCallback)  # our events replace its prints
+    callback.non_finite = watch(trainer)  # a NaN loss stops the run, said at once
     if task.eval is not None:
         recovering.watch_evaluation(trainer)
     return trainer, callback

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from desktop.core.runs.checkpoints import checkpoint_problem
+from desktop.core.runs.checkpoints import checkpoint_problem, weights_problem
 from desktop.core.runs.folders import DAMAGED_PREFIX, RunDir
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import Event, PreparingEvent
@@ -100,9 +100,17 @@ def _first_mismatch(error: str) -> str:
 
 
 def resume_point(run: RunDir, emit: Callable[[Event], None]) -> Path | None:
-    """The newest checkpoint that loads; damaged newer ones are set aside and named in the log."""
+    """The newest checkpoint that loads and whose weights are numbers; damaged newer ones are set aside
+    and named in the log."""
     moved = run.set_aside_damaged()
     checkpoint = run.latest_checkpoint()
+    while checkpoint is not None and (problem := weights_problem(checkpoint)):
+        target = checkpoint.with_name(DAMAGED_PREFIX + checkpoint.name)
+        while target.exists():
+            target = target.with_name(target.name + "-1")
+        checkpoint.rename(target)
+        moved.append((checkpoint.name, problem))
+        checkpoint = run.latest_checkpoint()
     for name, problem in moved:
         log.warning("checkpoint %s is damaged (%s); renamed to damaged-%s", name, problem, name)
     if moved:

@@ -106,6 +106,8 @@ def train(
             event = StoppedEvent(step=step, checkpoint=str(saved) if saved else "")
             emit(event)
             return RunResult("stopped", run.path, notes=task.notes)
+        if note := callback.non_finite.note():
+            task.notes.append(note)
         metrics = {"train_loss": float(output.training_loss)}
         if task.eval is not None:
             metrics.update(final_eval(trainer, config))

@@ -1,0 +1,122 @@
+"""The model card of an exported folder (``README.md``): what it is, how it scored, how to load it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from desktop.core.runs.folders import RunDir
+from desktop.core.system.events import FinishedEvent, LogEvent
+from desktop.core.system.messages import msg
+
+
+def write_model_card(
+    run: RunDir, config: Any, out: Path, dtype: str, lora: str, language: str = "en"
+) -> None:
+    """The model card (``README.md``): in English, the language of model hubs, with a section in the
+    user's language when the app runs in Chinese."""
+    from desktop.core.results.plot_png import line_chart
+
+    events = run.events()
+    train = [(e.step, e.metrics["loss"]) for e in events if isinstance(e, LogEvent) and "loss" in e.metrics]
+    evals = [
+        (e.step, e.metrics["eval_loss"])
+        for e in events
+        if isinstance(e, LogEvent) and "eval_loss" in e.metrics
+    ]
+    finished = [e for e in events if isinstance(e, FinishedEvent)]
+    metrics = finished[-1].metrics if finished else {}
+    if train:
+        line_chart({"train loss": train, "eval loss": evals}, out / "loss.png")
+    data = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
+    from desktop.core.data.tasks import auto_class
+
+    auto = auto_class(config.task).__name__
+    load = (
+        'from peft import AutoPeftModel\nmodel = AutoPeftModel.from_pretrained("path/to/this/folder")'
+        if lora == "adapter"
+        else f"from transformers import {auto}, AutoTokenizer\n"
+        f'model = {auto}.from_pretrained("path/to/this/folder")\n'
+        'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")'
+    )
+    rows = "\n".join(f"| {k} | {v:.4g} |" for k, v in metrics.items())
+    from desktop.core.training.evaluation import card_section
+
+    evaluation_section = card_section(run.path, out)
+    options = json.dumps(
+        {
+            "training": vars(config.training),
+            "performance": vars(config.performance),
+            "lora": vars(config.lora),
+        },
+        indent=2,
+        default=str,
+    )
+    tags = f", trl, {config.preference.method}" if config.task == "preference" else ""  # as TRL's runs
+    card = f"""---
+library_name: transformers
+base_model: {config.model.name}
+tags: [finetune-studio, {config.task}{tags}]
+---
+
+# {run.path.name}
+
+Fine-tuned with Finetune Studio from **{config.model.name}** for **{config.task}** on **{data}**.
+Weights: {dtype}{", LoRA adapters only" if lora == "adapter" else ""}.
+
+## Results
+
+| metric | value |
+|---|---|
+{rows or "| (none recorded) | |"}
+
+{"![Loss curve (blue: training, orange: evaluation)](loss.png)" if train else ""}
+
+{evaluation_section}
+## How to load
+
+```python
+{load}
+```
+
+## Reproduce
+
+`finetune-studio-config.toml` is the run's config. With Finetune Studio installed:
+
+```
+finetune-studio-cli train finetune-studio-config.toml
+```
+
+## Options used
+
+```json
+{options}
+```
+"""
+    if language != "en":
+        card += _card_section(language, config.model.name, config.task, data, metrics)
+    (out / "README.md").write_text(card, encoding="utf-8")
+
+
+def _card_section(language: str, model: str, task: str, data: str, metrics: dict) -> str:
+    """The model card's section in ``language`` (its sentences come from the translation files)."""
+    from desktop.core.system.translations import localized
+
+    lines = [
+        localized(msg("About this model"), language),
+        localized(
+            msg(
+                "Fine-tuned with Finetune Studio from {model} for {task} on {data}.",
+                model=model,
+                task=task,
+                data=data,
+            ),
+            language,
+        ),
+        localized(msg("Load it as the section How to load shows; the run's config reproduces it."), language),
+    ]
+    if metrics:
+        results = ", ".join(f"{key} = {value:.4g}" for key, value in metrics.items())
+        lines.append(localized(msg("Results: {results}.", results=results), language))
+    return f"\n## {lines[0]}\n\n" + "\n\n".join(lines[1:]) + "\n"
