@@ -202,6 +202,11 @@ class EventCallback(TrainerCallback):
         self.non_finite: Any = None
         """The trainer's :class:`~desktop.core.training.non_finite.NonFiniteWatch` (``make_trainer``)."""
 
+    @property
+    def first_step(self) -> int:
+        """The step this ``train()`` call started from: the checkpoint's, after a resume."""
+        return self._first_step
+
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._t0 = time.perf_counter()
         self._first_step = self.step = state.global_step

@@ -44,8 +44,17 @@ def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callabl
     while True:
         if checkpoint is not None:
             read_ahead(checkpoint)  # PyTorch reads it holding Python's lock: the disk is waited for here
+        finished = _finished_already()  # transformers is imported only once a run trains
+        trainer.add_callback(finished)
         try:
             return trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+        except _AtTheLastStep:
+            emit(
+                PreparingEvent(
+                    msg("The checkpoint is at the last step: the evaluation and the save are left")
+                )
+            )
+            return _no_more_steps(trainer)
         except Exception as exc:
             names = {frame.name for frame in traceback.extract_tb(exc.__traceback__)}
             if checkpoint is None or not names & CHECKPOINT_LOADERS:
@@ -88,6 +97,68 @@ def train_from(trainer: Any, run: RunDir, checkpoint: Path | None, emit: Callabl
                     )
                 )
             )
+        finally:
+            trainer.remove_callback(finished)
+
+
+class _AtTheLastStep(Exception):
+    """A resumed run's checkpoint is at (or past) its last step: no step is left to train."""
+
+
+def _finished_already() -> Any:
+    from transformers import TrainerCallback
+
+    class FinishedAlready(TrainerCallback):
+        """Stops a resumed run before its first step when the checkpoint is at ``max_steps`` (a run
+        killed during its final evaluation or save): the Trainer would train one step more (21 of 20),
+        and with a constant learning rate change every weight of a finished model. The checkpoint's
+        weights are loaded by then; nothing has been computed yet."""
+
+        def __init__(self) -> None:
+            self.done = False
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.done = state.max_steps > 0 and state.global_step >= state.max_steps
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if self.done:
+                raise _AtTheLastStep()
+
+    return FinishedAlready()
+
+
+def _no_more_steps(trainer: Any) -> Any:
+    """What ``trainer.train()`` returns, for a run whose checkpoint had no step left to train."""
+    from transformers.trainer_utils import TrainOutput
+
+    return TrainOutput(trainer.state.global_step, float("nan"), {})
+
+
+def whole_run_loss(trainer: Any, output: Any, resumed_from: int) -> float:
+    """The mean training loss over every step of the run, a resumed one included.
+
+    ``output.training_loss`` covers only the steps this ``train()`` call made (after a resume from step
+    200 of 300, the last 100: 0.1306 where the whole run's is 0.2062). The steps before the checkpoint
+    count with the mean of the losses logged for them (the Trainer's log history comes back with the
+    checkpoint), each logged window weighed by its steps.
+    """
+    final = int(trainer.state.global_step)
+    resumed = final - resumed_from
+    if resumed_from <= 0:
+        return float(output.training_loss)
+    total, steps, previous = 0.0, 0, 0
+    for entry in trainer.state.log_history:
+        step = entry.get("step", 0)
+        if "loss" in entry and step <= resumed_from and isinstance(entry["loss"], (int, float)):
+            total += float(entry["loss"]) * (step - previous)
+            steps += step - previous
+            previous = step
+    if not steps:
+        return float(output.training_loss)
+    before = total / steps
+    if resumed <= 0:
+        return before
+    return (before * resumed_from + float(output.training_loss) * resumed) / final
 
 
 def _first_mismatch(error: str) -> str:

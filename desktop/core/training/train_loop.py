@@ -27,7 +27,7 @@ from desktop.core.system.messages import msg
 from desktop.core.training import recovery
 from desktop.core.training.preparation import Prepared, StoppedWhilePreparing, make_trainer
 from desktop.core.training.recovery import RunRecovery, free_gpu_memory
-from desktop.core.training.resume import remove_partial_checkpoints, resume_point, train_from
+from desktop.core.training.resume import remove_partial_checkpoints, resume_point, train_from, whole_run_loss
 from desktop.core.training.run_evaluation import (
     evaluate_base,
     final_eval,
@@ -108,7 +108,7 @@ def train(
             return RunResult("stopped", run.path, notes=task.notes)
         if note := callback.non_finite.note():
             task.notes.append(note)
-        metrics = {"train_loss": float(output.training_loss)}
+        metrics = {"train_loss": whole_run_loss(trainer, output, callback.first_step)}
         if task.eval is not None:
             metrics.update(final_eval(trainer, config))
         _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora, recovering)
