@@ -141,9 +141,13 @@ class SetupWindow(QWidget):
         self.mirror = QLineEdit(options.index_url)
         self.mirror.setPlaceholderText(self.tr("https://pypi.tuna.tsinghua.edu.cn/simple (optional)"))
         self.torch_mirror = QLineEdit(options.torch_index_url)
-        self.torch_mirror.setPlaceholderText(self.tr("a mirror of download.pytorch.org/whl/… (optional)"))
+        self.torch_mirror.setPlaceholderText(
+            self.tr("https://download.pytorch.org/whl/cu126 or a mirror of it (optional)")
+        )
         self.python_mirror = QLineEdit(options.python_mirror)
-        self.python_mirror.setPlaceholderText(self.tr("a mirror of uv's Python downloads (optional)"))
+        self.python_mirror.setPlaceholderText(
+            self.tr("https://registry.npmmirror.com/-/binary/python-build-standalone (optional)")
+        )
         self.proxy = QLineEdit(options.proxy)
         self.proxy.setPlaceholderText(self.tr("http://proxy.example.com:8080 (optional)"))
         self.mirrors = QWidget()
