@@ -98,6 +98,12 @@ def test_a_checkpoint_of_another_shape_is_not_called_damaged(tmp_path: Path) -> 
     checkpoint.mkdir(parents=True)
 
     class Trainer:
+        def add_callback(self, callback: object) -> None:
+            pass
+
+        def remove_callback(self, callback: object) -> None:
+            pass
+
         def train(self, resume_from_checkpoint: str | None = None) -> None:
             self._load_from_checkpoint(resume_from_checkpoint)
 
@@ -115,7 +121,7 @@ def test_a_checkpoint_of_another_shape_is_not_called_damaged(tmp_path: Path) -> 
     assert checkpoint.is_dir()  # kept as it is
 
 
-def test_a_resume_reads_a_large_file_again_only_when_it_changed(
+def test_a_resume_computes_the_sha256_again_only_when_the_contents_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "rows.csv"

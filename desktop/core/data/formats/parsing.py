@@ -55,11 +55,12 @@ def read_cached(path: Path, kind: str, parse: Callable[[str | None], Any]) -> An
 
 
 def cache_name(path: Path, kind: str) -> str:
-    """The name of ``path``'s rows in the table cache: its path, size and time, and how it is read."""
+    """The name of ``path``'s rows in the table cache: its path and contents (``file_digest``: an edit
+    that keeps the size and the modification time is a new name), and how it is read."""
     from desktop.core.data import arrow_cache
+    from desktop.core.system.paths import file_digest
 
-    stat = path.stat()
-    return arrow_cache.key(kind, str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    return arrow_cache.key(kind, str(path.resolve()), path.stat().st_size, file_digest(path))
 
 
 def read_kept(path: Path, kind: str, read: Callable[[], Any]) -> Any:

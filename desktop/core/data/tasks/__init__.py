@@ -211,15 +211,15 @@ class Tokenizing:
         import json
 
         from desktop import __version__
+        from desktop.core.system.paths import file_digest
 
         config, tokenizer = self.config, self.tokenizer
         files = []
         for name in [*config.data.files, *config.validation.files]:
-            try:
-                stat = Path(name).stat()
-                files.append((str(Path(name).resolve()), stat.st_size, stat.st_mtime_ns))
+            try:  # the contents, not the size and time: cp -p and rsync -a put an edited file's time back
+                files.append((str(Path(name).resolve()), file_digest(Path(name))))
             except OSError:
-                files.append((name, -1, -1))
+                files.append((name, ""))
         hub = ""
         if config.data.hub_id:
             from desktop.core.hub.clients import local_copy
