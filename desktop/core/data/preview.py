@@ -162,6 +162,14 @@ def preview(
         result.token_stats = {
             name: token_stats(values, tokenizer, config.training.max_length) for name, values in texts.items()
         }
+        if config.task == "causal-lm":  # the rows the max length will leave out: told now, not after training
+            from desktop.core.data.tasks.causal_lm import length_note
+
+            head = train.take(list(range(min(sample, len(train)))))
+            note = length_note(
+                head, result.guess.columns, tokenizer, config.training.max_length, result.num_train
+            )
+            result.notes = result.notes + ([note] if note else [])
         if config.task == "preference":  # the prompts that fill the max length, the answers it cuts
             from desktop.core.data.tasks.preference import check_lengths
 

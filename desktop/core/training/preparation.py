@@ -114,6 +114,8 @@ def prepare(
     check_model(task.model, config.model.name)  # NaN weights train nothing: said now, not as loss NaN
     if config.lora.enabled or config.lora.qlora:
         task.model = apply_lora(task.model, config)
+    for note in task.notes:  # rows left out, truncation: said as the run starts, not only after it
+        on_event(PreparingEvent(note))
     task.notes = notes + options.notes + task.notes
     # The run folder records the mapping actually used, so the run can be repeated exactly.
     resolved = replace(config, columns=columns)

@@ -113,6 +113,60 @@ def texts(table: Table, columns: Columns, tokenizer: Any) -> dict[str, list[str]
     return {"text": [text for text, _ in render(table, columns, tokenizer)]}
 
 
+def length_note(table: Table, columns: Columns, tokenizer: Any, max_length: int, of_rows: int) -> str | None:
+    """Before training: how many rows the max length will leave out (their prompt alone fills it, so
+    no response is left to learn) and the max length that keeps 95% of them; ``None`` when none is.
+
+    ``table`` is the rows measured (the first few thousand); ``of_rows`` how many the data has.
+    """
+    import numpy as np
+
+    fmt = causal_format(columns)
+    if fmt == "text" or not len(table):
+        return None
+    if fmt in ("chat", "instruction"):
+        ensure_chat_template(tokenizer)
+    rendered = render(table, columns, tokenizer)
+    enc = tokenizer([text for text, _ in rendered], return_offsets_mapping=True, add_special_tokens=False)
+    needed = []  # per row: the length that keeps its first trained token (0: a row with nothing to learn)
+    for (_, spans), offsets in zip(rendered, enc["offset_mapping"], strict=True):
+        first = next(
+            (
+                i
+                for i, (start, end) in enumerate(offsets)
+                if end > start and any(s <= start < e for s, e in spans)
+            ),
+            None,
+        )
+        needed.append(0 if first is None else first + 1)
+    lengths = np.asarray([n for n in needed if n])
+    dropped = int((lengths > max_length).sum())
+    if not dropped:
+        return None
+    keep = int(np.ceil(np.percentile(lengths, 95)))
+    measured, share = len(needed), f"{dropped / len(needed):.0%}"
+    if measured >= of_rows:
+        return msg(
+            "With max length {length}, {dropped} of {total} rows ({share}) will be left out: their prompt "
+            "alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of the rows.",
+            length=max_length,
+            dropped=dropped,
+            total=measured,
+            share=share,
+            keep=keep,
+        )
+    return msg(
+        "With max length {length}, {dropped} of the first {measured} rows ({share}) will be left out: "
+        "their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% "
+        "of them.",
+        length=max_length,
+        dropped=dropped,
+        measured=measured,
+        share=share,
+        keep=keep,
+    )
+
+
 def _encode_spans(
     rendered: list[tuple[str, list[tuple[int, int]]]], tokenizer: Any, max_length: int
 ) -> list[dict]:
