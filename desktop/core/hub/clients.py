@@ -9,16 +9,20 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 from desktop.core.hub.sources import MODELSCOPE, Source, split_ref
 from desktop.core.system.paths import file_sha256
 
 PARTIAL_SUFFIX = ".finetune-studio.incomplete"  # the client's scan counts it as an incomplete file
 RESUME_FROM = 8 * 2**20  # files from this size on resume across cancels and crashes
+RETRIES = 5
+"""Requests in a row that bring no byte of a file before its download gives up (the client's figure)."""
 
 
 class DownloadCancelled(Exception):
@@ -189,7 +193,7 @@ def _hf_one(
     """One file into Hugging Face's cache, resumable across cancels and crashes.
 
     ``huggingface_hub`` resumes a dropped connection within one call but starts a file over on the
-    next call. So a plain-HTTP file is first fetched with the client's own ``http_get`` into
+    next call. So a plain-HTTP file is first fetched (:func:`_hf_stream`) into
     ``blobs/<etag>.finetune-studio.incomplete`` (a name of our own, so another tool's partial file is
     never resumed or removed; the client's cache scan counts it as an incomplete file),
     continuing from what is there; when complete and checked as the client checks it (the size the hub
@@ -199,7 +203,6 @@ def _hf_one(
     """
     from filelock import FileLock
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_download, hf_hub_url
-    from huggingface_hub.file_download import http_get, repo_folder_name
     from huggingface_hub.utils import build_hf_headers
 
     def place() -> str:
@@ -214,7 +217,7 @@ def _hf_one(
             tqdm_class=bar,
         )
 
-    storage = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type=kind)
+    storage = hf_repo_folder(Path(cache_dir or constants.HF_HUB_CACHE), repo_id, kind)
     if 0 < size < RESUME_FROM:
         try:
             return _checked(place, storage, name)
@@ -236,15 +239,10 @@ def _hf_one(
                 with open(partial, "ab") as fh:
                     done = fh.tell()
                     if done < meta.size:
-                        http_get(
-                            meta.location,
-                            fh,
-                            resume_size=done,
-                            headers=build_hf_headers(token=token or False),
-                            expected_size=meta.size,
-                            displayed_filename=name,
-                            tqdm_class=bar,
-                        )
+                        headers = build_hf_headers(token=token or False)
+                        if not same_origin(url, meta.location):  # a signed CDN address: no token
+                            headers.pop("authorization", None)
+                        _hf_stream(meta.location, fh, meta.size, headers, bar, name)
                     elif done:
                         bar(total=meta.size, initial=done)  # complete already: count it
                 if partial.stat().st_size != meta.size:
@@ -257,6 +255,79 @@ def _hf_one(
                     raise DamagedDownload(name)
             partial.replace(blob)
     return place()
+
+
+def _hf_stream(url: str, fh: BinaryIO, size: int, headers: dict[str, str], bar: type, name: str) -> None:
+    """The rest of a file into ``fh`` (open to append), from its end to ``size`` bytes.
+
+    A connection that fails or drops is asked again for what is missing, until :data:`RETRIES`
+    requests in a row bring nothing. ``bar`` (a ``tqdm`` class) counts the bytes, as
+    ``hf_hub_download``'s ``tqdm_class`` does, and raises from ``update`` on Cancel.
+    """
+    progress = bar(total=size, initial=fh.tell(), unit="B", unit_scale=True, desc=name)
+    try:
+        fruitless = 0
+        while fh.tell() < size:
+            done = fh.tell()
+            dropped = _hf_get_rest(url, fh, headers, progress)
+            fruitless = 0 if fh.tell() > done else fruitless + 1
+            if fruitless >= RETRIES:
+                if dropped is not None:
+                    raise dropped
+                raise OSError(f"{name}: the server sent {fh.tell()} of {size} bytes and then nothing")
+            if dropped is not None:
+                progress.update(0)  # a download cancelled meanwhile ends here, not in a new request
+                time.sleep(1)
+    finally:
+        progress.close()
+
+
+def _hf_get_rest(url: str, fh: BinaryIO, headers: dict[str, str], progress: Any) -> Exception | None:
+    """One request for what ``fh`` lacks (HTTP ``Range``), through the client's public HTTP session
+    (``huggingface_hub.get_session``: its proxies and certificates). Returns the error of a connection
+    that failed or dropped (whatever the HTTP library raised), or None; a refusal (``HfHubHTTPError``)
+    is raised. A server that ignores the range (200, the whole file) starts the file over."""
+    from huggingface_hub import constants, get_session
+    from huggingface_hub.utils import hf_raise_for_status
+
+    done = fh.tell()
+    asked = {**headers, "Range": f"bytes={done}-"} if done else headers
+    with contextlib.ExitStack() as stack:
+        try:
+            response = stack.enter_context(
+                get_session().stream("GET", url, headers=asked, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT)
+            )
+        except Exception as exc:  # raised by the HTTP library: no connection
+            return exc
+        hf_raise_for_status(response)
+        if done and response.status_code != 206:
+            fh.seek(0)
+            fh.truncate()
+            progress.update(-done)
+        chunks = response.iter_bytes(constants.DOWNLOAD_CHUNK_SIZE)
+        while True:
+            try:
+                chunk = next(chunks, b"")
+            except Exception as exc:  # raised by the HTTP library: the connection dropped
+                return exc
+            if not chunk:
+                return None
+            progress.update(len(chunk))  # first: on Cancel the chunk is not written
+            fh.write(chunk)
+
+
+def same_origin(url: str, other: str) -> bool:
+    """Whether two addresses are served by the same scheme, host and port (a token goes to no other)."""
+    a, b = urlsplit(url), urlsplit(other)
+    return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
+
+
+def hf_repo_folder(cache: Path, repo_id: str, kind: str = "model") -> Path:
+    """The folder of a repository in a Hugging Face cache, ``<cache>/models--owner--name`` (or
+    ``datasets--``): the layout the client documents ("Manage huggingface_hub cache-system"), which
+    ``try_to_load_from_cache`` and ``scan_cache_dir`` read; the client's own helper for it is not part
+    of its public API."""
+    return cache / "--".join([f"{kind}s", *repo_id.split("/")])
 
 
 class DamagedDownload(OSError):
@@ -303,7 +374,7 @@ def _hf_write_ref(snapshot: Path, commit: str) -> None:
 
 
 def _ms_fetch(source, repo_id, commit, files, dataset, meter, token, cache_dir) -> Path:
-    from modelscope_hub._download import ProgressCallback
+    from modelscope_hub import ProgressCallback
 
     class Callback(ProgressCallback):
         def update(self, size: int) -> None:
@@ -376,9 +447,8 @@ def hf_local(repo_id: str, revision: str = "", dataset: bool = False) -> Path | 
 
     if dataset:  # this repository's snapshot that ``refs/main`` names (no scan of the whole cache)
         from huggingface_hub import constants
-        from huggingface_hub.file_download import repo_folder_name
 
-        storage = Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type="dataset")
+        storage = hf_repo_folder(Path(constants.HF_HUB_CACHE), repo_id, "dataset")
         ref = storage / "refs" / (revision or "main")
         commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else revision
         folder = storage / "snapshots" / commit if commit else None
