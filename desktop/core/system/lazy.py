@@ -8,6 +8,15 @@ one lock; after it the names are plain module attributes.
 Imports in a background thread also hold up the window's thread, which needs the same interpreter
 lock: :func:`stepping_aside` lets such an import wait while the user acts, and
 :func:`load_extensions_without_gil` loads compiled libraries without that lock (Linux).
+
+Python has no public API for what an import in progress holds, so this module, and no other, reads
+three private names of CPython's import system: ``_imp.lock_held()`` (the global import lock; the
+public ``imp.lock_held`` went with ``imp`` in 3.12), ``importlib._bootstrap._blocking_on`` (which
+thread waits for which module's lock) and ``ModuleSpec._initializing`` (a module still being
+imported). Each is read so that a Python without it changes nothing but speed: unknown means "never
+hold anyone up" (:func:`import_lock_held`, :func:`threads_awaited`) or "imported" (:func:`imported`).
+``tests/test_upstream_private_names.py`` fails on the Python release that changes them, and
+``tests/test_house_rules.py`` keeps them out of every other module.
 """
 
 from __future__ import annotations
@@ -39,7 +48,8 @@ def imported(name: str) -> bool:
     import sys
 
     module = sys.modules.get(name)
-    return module is not None and not getattr(getattr(module, "__spec__", None), "_initializing", False)
+    spec = getattr(module, "__spec__", None)
+    return module is not None and not getattr(spec, "_initializing", False)  # see the module's doc
 
 
 def transformers_names(*names: str) -> tuple[Any, ...]:
@@ -103,7 +113,7 @@ def _step_aside() -> None:
     # Never while holding Python's global import lock (an import statement run by a finder): every
     # thread's next import would wait for the user too, the window's thread among them. No import in
     # here: it would come back here.
-    if busy is not None and not _imp.lock_held():
+    if busy is not None and not import_lock_held():
         me = threading.get_ident()
         while busy() and not _awaited(me):
             time.sleep(PAUSE_S)
@@ -113,21 +123,36 @@ def _awaited(me: int) -> bool:
     """Whether another thread waits for a module thread ``me`` is importing, or for ``_lock``."""
     if _names_wanted:
         return True
+    owners = threads_awaited()
+    return owners is None or me in owners  # unknown: never hold others up
+
+
+def import_lock_held() -> bool:
+    """Whether this thread holds Python's global import lock (it runs a finder); True where this
+    Python cannot say, so that nothing waits there. No import in here (see :func:`_step_aside`)."""
+    lock_held = getattr(_imp, "lock_held", None)  # CPython's own; see the module's doc
+    return True if lock_held is None else bool(lock_held())
+
+
+def threads_awaited() -> set[int] | None:
+    """The threads that hold a module's import lock which another thread is waiting for; None where
+    this Python keeps that table otherwise. No import in here (see :func:`_step_aside`)."""
     try:
         # Python 3.10-3.11: a dict, thread -> the module lock it waits for; 3.12 on: a dict of weak
-        # references to a list of them.
+        # references to a list of them. See the module's doc.
         table = importlib._bootstrap._blocking_on
         if isinstance(table, dict):
             entries = list(table.values())
         else:
             entries = [ref() for ref in list(table.data.values())]
-        for waited in entries:
-            for lock in waited if isinstance(waited, list) else (waited,):
-                if getattr(lock, "owner", None) == me:
-                    return True
-    except Exception:  # an interpreter that keeps this otherwise: never hold others up
-        return True
-    return False
+        return {
+            lock.owner
+            for waited in entries
+            for lock in (waited if isinstance(waited, list) else (waited,))
+            if getattr(lock, "owner", None) is not None
+        }
+    except Exception:  # an interpreter that keeps this otherwise
+        return None
 
 
 class _LibraryLoader(importlib.machinery.ExtensionFileLoader):

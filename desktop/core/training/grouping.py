@@ -79,7 +79,15 @@ def padding_estimate(lengths: Sequence[int], batch_size: int, seed: int = 0) -> 
 
 
 def length_grouped(trainer_class: type) -> type:
-    """``trainer_class`` (Trainer, Seq2SeqTrainer) drawing its training batches grouped by length."""
+    """``trainer_class`` (Trainer, Seq2SeqTrainer) drawing its training batches grouped by length.
+
+    Through the Trainer's private ``_get_train_sampler``, in this module only: transformers has no
+    public way to give the Trainer a sampler. ``train_sampling_strategy`` offers only its own
+    samplers (see the module's doc), and the public ``get_train_dataloader`` would have us rebuild
+    the data loader through more private methods (``_get_dataloader``, ``_remove_unused_columns``).
+    ``tests/test_upstream_private_names.py`` fails on the transformers release that stops asking
+    this hook (the batches drawn are no longer grouped).
+    """
 
     class LengthGroupedTrainer(trainer_class):  # type: ignore[misc, valid-type]
         def _get_train_sampler(self, train_dataset: Any = None) -> Any:
