@@ -1,5 +1,6 @@
 """The house's rules that a reader relies on: no import cycles, no reaching into another module's
-private names, modules short enough to read, core's rooms by concern (docs/ARCHITECTURE.md)."""
+private names (ours or another library's), modules short enough to read, core's rooms by concern
+(docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 
@@ -121,6 +122,157 @@ def test_no_module_takes_another_modules_private_names() -> None:
             ):
                 reaching.append(f"{name}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
     assert reaching == []
+
+
+DOCUMENTED_DESPITE_THE_UNDERSCORE = {
+    "os._exit": "documented in Python's os module: ends the process at once, without clean-up",
+    "sys._getframe": "documented in Python's sys module (CPython)",
+    "sys._MEIPASS": "PyInstaller's documented run-time attribute: the folder of the frozen bundle",
+}
+"""Names of other libraries that start with an underscore and are public all the same: anywhere."""
+
+KEPT_PRIVATE = {
+    ("desktop.core.system.lazy", "_imp"): "lock_held(): is the global import lock held (a finder "
+    "runs); no public API since imp went in 3.12",
+    ("desktop.core.system.lazy", "importlib._bootstrap"): "the table below; no public API",
+    ("desktop.core.system.lazy", "importlib._bootstrap._blocking_on"): "which thread waits for which "
+    "module's import lock: a background import steps aside only while nobody needs it",
+    ("desktop.core.system.lazy", "*._initializing"): "ModuleSpec's flag: a module still being imported "
+    "is not imported yet (the window would wait for it)",
+    ("desktop.core.training.grouping", "super()._get_train_sampler"): "the Trainer's only way to take "
+    "a sampler: batches grouped by length, in random order",
+    ("desktop.gui.app_support.import_hook", "*._mod_uses_pyside"): "PySide6's check of every "
+    "imported module, replaced by one that keeps no source in memory (PYSIDE-2029)",
+    ("installer.build", "sys._base_executable"): "the Python a venv was made from (CPython's venv "
+    "module reads it too): the release venv inherits nothing",
+}
+"""Private names of other libraries that we keep, each in the one module named, with the reason: none
+has a public equivalent. ``tests/test_upstream_private_names.py`` fails on the release that changes
+one, and the module says why it is there."""
+
+SCRIPTS = ["tools", "installer"]
+"""Folders of scripts outside the package that the rule on other libraries' private names covers."""
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _up_to_last_private(dotted: str) -> str:
+    """``a._b.c`` -> ``a._b``: the private name that a dotted name goes through."""
+    parts = dotted.split(".")
+    last = max(i for i, part in enumerate(parts) if _private(part))
+    return ".".join(parts[: last + 1])
+
+
+def _foreign(module: str | None) -> bool:
+    return bool(module) and module.split(".")[0] != "desktop"
+
+
+def _dotted(node: ast.expr, bound: dict[str, str]) -> str | None:
+    """``a.b.c`` as the full name it stands for, when ``a`` is a name imported from another library."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in bound:
+        return ".".join([bound[node.id], *reversed(attrs)])
+    return None
+
+
+def _upstream_private_uses(tree: ast.Module, ours: set[str]) -> Iterator[tuple[int, str]]:
+    """``(line, private name)`` for each use of another library's private name: an import of one or
+    of a private module, an attribute reached through a name imported from another library (or
+    ``getattr`` / ``setattr`` / ``hasattr`` of one, on any object but ``self`` / ``cls``), and
+    ``super()._name`` where no class of ours defines ``_name`` (a library's hook, overridden).
+    ``ours``: the private method names our classes define."""
+    bound: dict[str, str] = {}  # local name -> the library's full name it stands for
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _foreign(alias.name):
+                    if any(_private(part) for part in alias.name.split(".")):
+                        yield node.lineno, _up_to_last_private(alias.name)
+                    local = alias.asname or alias.name.split(".")[0]
+                    bound[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and not node.level and _foreign(node.module):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if any(_private(part) for part in full.split(".")):
+                    yield node.lineno, _up_to_last_private(full)
+                bound[alias.asname or alias.name] = full
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            dotted = _dotted(node, bound)
+            if dotted and any(_private(part) for part in dotted.split(".")):
+                yield node.lineno, _up_to_last_private(dotted)
+            value = node.value
+            if (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id == "super"
+                and _private(node.attr)
+                and node.attr not in ours
+            ):
+                yield node.lineno, f"super().{node.attr}"
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "hasattr", "delattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and _private(node.args[1].value)
+        ):
+            owner = node.args[0]
+            if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                continue
+            yield node.lineno, f"{_dotted(owner, bound) or '*'}.{node.args[1].value}"
+
+
+def _our_private_methods(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
+    """Per module, the private method names that classes of the *other* modules define."""
+    defined: dict[str, set[str]] = {}
+    for name, tree in trees.items():
+        defined[name] = {
+            item.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef)
+            for item in node.body
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and _private(item.name)
+        }
+    everything = [method for methods in defined.values() for method in methods]
+    return {
+        name: {m for m in everything if m not in methods or everything.count(m) > 1}
+        for name, methods in defined.items()
+    }
+
+
+def _covered() -> dict[str, Path]:
+    """Our package's modules and the scripts beside it, by dotted name."""
+    found = dict(MODULES)
+    for folder in SCRIPTS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            found[".".join(path.relative_to(ROOT).with_suffix("").parts)] = path
+    return found
+
+
+def test_no_module_takes_another_librarys_private_names() -> None:
+    """One upstream release must not break downloads or training for everyone who installs after it:
+    a private name of another library is used only where ``KEPT_PRIVATE`` says, with its reason."""
+    covered = _covered()
+    trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in covered.items()}
+    ours = _our_private_methods(trees)
+    reaching, kept = [], set()
+    for name, tree in trees.items():
+        for line, used in _upstream_private_uses(tree, ours[name]):
+            if (name, used) in KEPT_PRIVATE:
+                kept.add((name, used))
+            elif used not in DOCUMENTED_DESPITE_THE_UNDERSCORE:
+                reaching.append(f"{covered[name].relative_to(ROOT)}:{line} uses {used}")
+    assert sorted(reaching) == []
+    assert set(KEPT_PRIVATE) - kept == set()  # an entry no longer needed: remove it
 
 
 def test_modules_are_short_enough_to_read() -> None:
