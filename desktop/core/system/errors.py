@@ -95,7 +95,16 @@ def exception_chain(exc: BaseException) -> Iterator[BaseException]:
 
 DISK_FULL_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 NOT_WRITABLE_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS}
-DISK_FULL_TEXTS = ("no space left", "disk full", "file write failed", "there is not enough space")
+DISK_FULL_TEXTS = (
+    "no space left",
+    "disk full",
+    "file write failed",
+    "there is not enough space",
+    # PyTorch's zip writer (torch.save: optimizer.pt in a checkpoint) when a write falls short: what a disk
+    # that another program filled during the save gives, instead of an OSError.
+    "pytorchstreamwriter failed writing",
+    "unexpected pos",
+)
 
 
 def free_mb(folder: Path) -> float | None:
