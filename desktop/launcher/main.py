@@ -184,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         print(bundle.version)
         return EXIT_OK
     if args.check_display or not _headless(args):
-        if (blocked := _display_problem()) is not None:
+        from desktop.launcher.start_failure import display_problem
+
+        if (blocked := display_problem()) is not None:
             _log(data, f"no window: {blocked[0]}")
             print(f"error: {blocked[0]}\n{blocked[1]}", file=sys.stderr, flush=True)
             return EXIT_FAILED
@@ -483,39 +485,22 @@ def _start_app(runtime: Runtime, data: Path, app_args: list[str], args: argparse
     return _early_exit(runtime, data, app_args, args, code, stderr_path)
 
 
-def _display_problem() -> tuple[str, str] | None:
-    """Why no window can open on this Linux desktop (:mod:`desktop.launcher.display`), or ``None``."""
-    if sys.platform != "linux":
-        return None
-    from desktop.launcher import display
-
-    return display.problem()
-
-
 def _early_exit(
     runtime: Runtime, data: Path, app_args: list[str], args: argparse.Namespace, code: int, stderr_path: Path
 ) -> int:
     """The app stopped right after it started. The runtime is kept (setting it up again would not
     help, and on a first start would download PyTorch again): what happened, then Retry, Repair (which
     keeps the PyTorch build) or the log."""
+    from desktop.launcher import start_failure
+
     tail = _tail(stderr_path)
     _log(data, f"the app stopped right after starting (exit code {_exit_code(code)})")
-    from desktop.launcher import display
-
-    blocked = _display_problem() if display.QT_PLATFORM_FAILURE.search(tail) else None
-    message, hint = blocked or (
-        msg("Finetune Studio stopped right after starting (exit code {code}).", code=_exit_code(code)),
-        msg(
-            "Try again. If it stops again, repair the runtime (it keeps your PyTorch build and your "
-            "runs), or send the log ({log}).",
-            log=str(stderr_path),
-        ),
-    )
+    message, hint = start_failure.explain(_exit_code(code), tail, stderr_path)
     if _headless(args) or args.smoke:
         repair = msg("To repair it: FinetuneStudio --repair. The log: {log}", log=str(stderr_path))
         _fail(args, SetupError(message, joined(hint, repair), tail))
         return EXIT_FAILED
-    choice = _ask_after_early_exit(message, hint, tail, stderr_path)
+    choice = start_failure.ask(message, hint, tail, stderr_path, _qt_app)
     if choice == "retry":
         return _start_app(runtime, data, app_args, args)
     if choice == "repair":
@@ -528,36 +513,6 @@ def _early_exit(
             return EXIT_FAILED
         return _start_app(runtime, data, app_args, args)
     return EXIT_FAILED
-
-
-def _ask_after_early_exit(message: str, hint: str, tail: str, log: Path) -> str:
-    """The window after an early exit: ``retry``, ``repair`` or ``close`` (the log opens in place)."""
-    from PySide6.QtCore import QUrl
-    from PySide6.QtGui import QDesktopServices
-    from PySide6.QtWidgets import QMessageBox
-
-    from desktop.shared_ui import shown
-
-    _qt_app()
-    box = QMessageBox(QMessageBox.Icon.Warning, "Finetune Studio", shown(message))
-    box.setInformativeText(shown(hint))
-    box.setDetailedText(tail)
-    retry = box.addButton(shown(msg("Try again")), QMessageBox.ButtonRole.AcceptRole)
-    repair = box.addButton(shown(msg("Repair")), QMessageBox.ButtonRole.ActionRole)
-    show_log = box.addButton(shown(msg("Open the log")), QMessageBox.ButtonRole.HelpRole)
-    box.addButton(QMessageBox.StandardButton.Close)
-    while True:
-        box.exec()
-        if box.clickedButton() is show_log:  # the log opens; the choice stays
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(log)))
-            continue
-        return (
-            "retry"
-            if box.clickedButton() is retry
-            else "repair"
-            if box.clickedButton() is repair
-            else "close"
-        )
 
 
 def _app_env(data: Path) -> dict[str, str]:

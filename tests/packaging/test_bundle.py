@@ -218,6 +218,18 @@ def test_launcher_sets_up_offline_repairs_a_failed_setup_and_starts_at_once(
     after = (data / "runtime-setup.log").read_text(encoding="utf-8")
     assert "[python]" not in after[len(setup_log) :]  # nothing was installed again
 
+    # 3b. An app that stops right after it starts (here: an option it does not know) leaves the runtime
+    # as it is: said, with the repair and the log, and the next start needs no setup (it never loops).
+    stopped = _launch(home, "--offline", "--wheelhouse", str(wheelhouse), "--", "--no-such-option")
+    assert stopped.returncode == 1 and "stopped right after starting" in stopped.stderr, stopped.stderr[
+        -2000:
+    ]
+    assert "--repair" in stopped.stderr and (runtime / "finetune-studio-runtime.json").is_file()
+    again = _launch(home, "--offline", "--wheelhouse", str(wheelhouse))
+    assert again.returncode == 0 and "Runtime ready" in again.stdout and "shown" in again.stdout
+    after = (data / "runtime-setup.log").read_text(encoding="utf-8")
+    assert "[app]" not in after[len(setup_log) :]
+
     # 4. A newer app wheel (here: the same code, rebuilt) updates the app in the runtime, nothing else.
     newer = tmp_path / "newer" / wheel_name()
     newer.parent.mkdir()

@@ -108,7 +108,7 @@ def test_an_update_keeps_the_installed_pytorch_build_as_a_constraint(tmp_path: P
     bundle = Bundle(tmp_path / "uv", app, None, tmp_path / "lock.txt")
     lines: list[str] = []
 
-    torch, new, _ = rt._torch_for_update(runtime, bundle, Options(), lines.append)
+    torch, new, _ = rt.torch_for_update(runtime, bundle, Options(), lines.append)
     steps = rt.plan(runtime, bundle, Options(), torch, fresh=False, keep=tmp_path / "keep.txt")
 
     assert (torch.requirement, new) == ("torch==2.14.1+cu130", False)
@@ -132,7 +132,7 @@ def test_an_update_that_needs_a_newer_pytorch_takes_the_same_cuda_flavour_from_t
     bundle = Bundle(tmp_path / "uv", app)
     lines: list[str] = []
 
-    torch, new, companions = rt._torch_for_update(runtime, bundle, Options(), lines.append)
+    torch, new, companions = rt.torch_for_update(runtime, bundle, Options(), lines.append)
     steps = rt.plan(runtime, bundle, Options(), torch, fresh=False, companions=companions, new_torch=True)
 
     assert new and torch.requirement == "torch==2.14.1+cu126" and torch.index_url == index  # never PyPI's

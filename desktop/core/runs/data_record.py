@@ -18,9 +18,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop.core.data.digest import file_digest
 from desktop.core.system.errors import InputError
 from desktop.core.system.messages import msg
-from desktop.core.system.paths import atomic_write_text, file_digest, file_sha256
+from desktop.core.system.paths import atomic_write_text, file_sha256
 
 RECORD_FILE = "data.json"
 

@@ -67,21 +67,6 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def file_digest(path: Path) -> str:
-    """What a file holds, as a 128-bit xxHash (XXH3) of every byte: what the data caches and a run's data
-    record are keyed on, so an edit that keeps the size and puts the old modification time back (what
-    ``cp -p``, ``rsync -a`` and ``tar x`` do) is still seen. About 0.12 s per GB once the file is in
-    the page cache (SHA-256: 0.65 s), far less than parsing it; a cold disk's read dominates either way.
-    """
-    import xxhash
-
-    digest = xxhash.xxh3_128()
-    with open(path, "rb") as fh:
-        while block := fh.read(8 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -58,7 +58,7 @@ def cache_name(path: Path, kind: str) -> str:
     """The name of ``path``'s rows in the table cache: its path and contents (``file_digest``: an edit
     that keeps the size and the modification time is a new name), and how it is read."""
     from desktop.core.data import arrow_cache
-    from desktop.core.system.paths import file_digest
+    from desktop.core.data.digest import file_digest
 
     return arrow_cache.key(kind, str(path.resolve()), path.stat().st_size, file_digest(path))
 

@@ -211,7 +211,7 @@ class Tokenizing:
         import json
 
         from desktop import __version__
-        from desktop.core.system.paths import file_digest
+        from desktop.core.data.digest import file_digest
 
         config, tokenizer = self.config, self.tokenizer
         files = []
