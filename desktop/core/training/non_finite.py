@@ -94,7 +94,7 @@ class NonFiniteWatch:
             return
         self.in_a_row += 1
         if self.in_a_row >= IN_A_ROW:
-            raise cause(value, step, "training loss", self.trainer.args)
+            raise cause(value, step, msg("training loss"), self.trainer.args)
         self.skipped += 1
         log.warning("step %d: the training loss was %s; the step is left out", step, _value(value))
 
@@ -112,7 +112,7 @@ class NonFiniteWatch:
         """A log entry: a non-finite evaluation loss stops the run; so does a non-finite gradient norm
         outside fp16 (where the scaler would have skipped the step)."""
         args = self.trainer.args
-        for key, what in (("eval_loss", "evaluation loss"), ("grad_norm", "gradient norm")):
+        for key, what in (("eval_loss", msg("evaluation loss")), ("grad_norm", msg("gradient norm"))):
             value = logs.get(key)
             if not isinstance(value, (int, float)) or math.isfinite(value):
                 continue
