@@ -184,3 +184,24 @@ def test_export_refuses_a_model_whose_weights_are_not_numbers_naming_the_tensor(
         export_run(run, tmp_path / "out", verify=False)
 
     assert tensor in refused.value.message and not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_export_of_a_model_whose_final_save_was_cut_short_says_so(
+    tiny_bert: Path, samples: Path, tmp_path: Path
+) -> None:
+    from desktop.core.results.export import export_run
+    from desktop.core.system.errors import ModelError
+
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=2
+    )
+    run = RunDir(run_training(config, Recorder().append).run_dir)
+    weights = run.model_dir / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])  # a disk that filled mid-save
+
+    with pytest.raises(ModelError) as refused:
+        export_run(run, tmp_path / "out", verify=False)
+
+    assert "is damaged" in refused.value.message and "model.safetensors" in refused.value.message
+    assert "cut short" in refused.value.hint and not (tmp_path / "out").exists()

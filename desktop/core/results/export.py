@@ -26,6 +26,7 @@ from desktop.core.system import processes
 from desktop.core.system.errors import (
     DiskInputError,
     InputError,
+    ModelError,
     NonFiniteError,
     StudioError,
     check_writable,
@@ -396,7 +397,20 @@ def _write(
         from desktop.core.data.tasks import auto_class
 
         stage("load", 0.05)
-        model = auto_class(config.task).from_pretrained(source)
+        try:
+            model = auto_class(config.task).from_pretrained(source)
+        except Exception as exc:
+            if not (problem := weights_problem(source)):
+                raise
+            raise ModelError(  # a final save cut short (a full disk, a crash): said, not a traceback
+                msg(
+                    "The run's model in {folder} is damaged: {problem}.", folder=str(source), problem=problem
+                ),
+                msg(
+                    "Its final save was cut short (a full disk or a crash). Free some disk space if it is "
+                    "full, then train the run again."
+                ),
+            ) from exc
         check_model(model, str(source))  # a NaN model is refused, naming the tensor, not written
         model = model.to({"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype])
         if dtype == "fp16" and (tensor := first_non_finite(model.named_parameters())):
