@@ -7,6 +7,8 @@ from desktop.core.system.messages import msg
 
 ENCODING_CANDIDATES = ["gb18030", "big5", "cp1252", "shift_jis", "euc_kr", "utf_16"]
 SINGLE_BYTE = {"cp1252"}
+MULTI_BYTE = ("gb18030", "big5")
+"""The encodings of our users' files that a file mostly in, with a few foreign lines, is named in."""
 """Candidates with one byte a character: a UTF-8 character read in one becomes two (é as Ã©)."""
 
 
@@ -29,8 +31,15 @@ def decode_text(raw: bytes, name: str) -> str:
     mixed = _mixed_utf8(raw, name, any_line=encoding is None or encoding in SINGLE_BYTE)
     if mixed is not None or bom:
         raise mixed or _unreadable(name)
-    text = raw.decode(encoding, errors="strict") if encoding else ""
-    if not encoding or "\x00" in text:
+    try:
+        text = raw.decode(encoding, errors="strict") if encoding else ""
+    except UnicodeDecodeError:
+        text = ""
+    if not encoding or not text or "\x00" in text:
+        # Mostly GBK or Big5 but for a few lines (pasted from a file in another encoding): name them.
+        for candidate in MULTI_BYTE:
+            if (mixed := _mixed_other(raw, name, candidate)) is not None:
+                raise mixed
         raise _unreadable(name)
     return text
 
@@ -102,3 +111,41 @@ def _mixed_utf8(raw: bytes, name: str, any_line: bool = False) -> DataError | No
         ),
         msg("Fix those lines (type them again, or copy them from a UTF-8 copy of their source), then retry."),
     )
+
+
+def _mixed_other(raw: bytes, name: str, encoding: str) -> DataError | None:
+    """A file in ``encoding`` (GBK, Big5) but for a few lines that are not: refused, naming them, as
+    :func:`_mixed_utf8` does for UTF-8. ``None`` when most of its non-ASCII lines are not in it."""
+    good, bad = 0, []
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        if line.isascii():
+            continue
+        try:
+            line.decode(encoding)
+        except UnicodeDecodeError:
+            bad.append(number)
+        else:
+            good += 1
+    if not bad or good <= len(bad):
+        return None
+    label = {"gb18030": "GBK", "big5": "Big5"}[encoding]
+    fix = msg("Fix that text, or save the whole file again as UTF-8 CSV, then try again.")
+    if len(bad) == 1:
+        message = msg(
+            "{file} is {encoding} except at line {line}, which holds text in another encoding (pasted "
+            "from another file, perhaps).",
+            file=name,
+            encoding=label,
+            line=bad[0],
+        )
+        return DataError(message, fix)
+    shown = ", ".join(str(n) for n in bad[:5]) + (", ..." if len(bad) > 5 else "")
+    message = msg(
+        "{file} is {encoding} except at {count} lines ({lines}), which hold text in another encoding "
+        "(pasted from another file, perhaps).",
+        file=name,
+        encoding=label,
+        count=len(bad),
+        lines=shown,
+    )
+    return DataError(message, fix)
