@@ -185,6 +185,37 @@ def gated_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> threading.
         sys.modules.pop(name, None)
 
 
+REQUIRE_LLAMA_CPP = "FINETUNE_STUDIO_REQUIRE_LLAMA_CPP"
+"""Set to 1 (CI does) and a test that needs llama.cpp fails where it is missing, instead of skipping."""
+
+
+def llama_cpp_installed() -> bool:
+    """Whether the real ``llama-cpp-python`` can be imported here (whatever a test patched in the app).
+
+    Where it cannot and ``FINETUNE_STUDIO_REQUIRE_LLAMA_CPP=1``, the calling test fails: in CI a missing
+    llama.cpp is a broken setup, not a reason to check less.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is not None:
+        return True
+    if os.environ.get(REQUIRE_LLAMA_CPP, "") not in ("", "0"):
+        pytest.fail(f"llama-cpp-python is not installed, and this run requires it ({REQUIRE_LLAMA_CPP}=1)")
+    return False
+
+
+@pytest.fixture
+def llama_cpp() -> types.ModuleType:
+    """llama.cpp's Python binding, for a test that loads a GGUF file with it. Where ``llama-cpp-python``
+    is not installed the test skips, saying so (``pip install llama-cpp-python`` runs it), or fails under
+    ``FINETUNE_STUDIO_REQUIRE_LLAMA_CPP=1``, as CI sets it."""
+    if not llama_cpp_installed():
+        pytest.skip("llama-cpp-python is not installed (pip install llama-cpp-python; CI installs it)")
+    import llama_cpp
+
+    return llama_cpp
+
+
 @pytest.fixture
 def fake_llama_cpp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
     """Puts a stand-in ``llama_cpp`` package (its source given) before the real one, for this process and

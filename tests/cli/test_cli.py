@@ -434,7 +434,7 @@ def test_export_as_gguf(
 ) -> None:
     import gguf
 
-    from desktop.core.results import gguf_check
+    from tests.conftest import llama_cpp_installed
 
     runs = tmp_path / "runs"
     for task, model, data in (
@@ -456,7 +456,7 @@ def test_export_as_gguf(
     written = tmp_path / "gguf" / f"{chat.name}-Q8_0.gguf"
     out = capsys.readouterr().out
     assert f"Exported to {written}" in out and "ollama create" in out
-    checked = gguf_check.llama_cpp_available()  # CI has llama.cpp: there the file is checked
+    checked = llama_cpp_installed()  # CI has llama.cpp (and fails without it): there the file is checked
     assert ("Verified by llama.cpp: " if checked else "Not verified: llama.cpp") in out
     assert f"FROM ./{written.name}\n" in (tmp_path / "gguf" / "Modelfile").read_text(encoding="utf-8")
     reader = gguf.GGUFReader(written)

@@ -1,15 +1,15 @@
 """GGUF export: tiny models of each architecture written tensor by tensor and read back with gguf's reader,
 then loaded by llama.cpp, whose answers and tokens must be transformers'.
 
-The llama.cpp tests need ``llama-cpp-python``; CI installs it and sets ``FINETUNE_STUDIO_REQUIRE_LLAMA_CPP``
-so that they fail there rather than skip.
+The llama.cpp tests take the ``llama_cpp`` fixture (tests/conftest.py): without ``llama-cpp-python`` they
+skip, saying so; CI installs it and sets ``FINETUNE_STUDIO_REQUIRE_LLAMA_CPP=1`` so that they fail there.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
+import types
 from pathlib import Path
 
 import numpy as np
@@ -40,14 +40,6 @@ def models(tiny_gguf_models: dict[str, Path]) -> dict[str, Path]:
 def _field(reader: object, key: str) -> object:
     field = reader.fields[key]
     return field.contents()
-
-
-def _llama_cpp() -> None:
-    if gguf_check.llama_cpp_available():
-        return
-    if os.environ.get("FINETUNE_STUDIO_REQUIRE_LLAMA_CPP"):
-        pytest.fail("llama-cpp-python is not installed, and this run requires it")
-    pytest.skip("llama-cpp-python is not installed (CI installs it)")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -176,7 +168,6 @@ def test_a_cancelled_export_leaves_nothing_behind(models: dict, tmp_path: Path) 
 def test_the_llama_cpp_check_says_where_the_answers_part(models: dict, tmp_path: Path, monkeypatch) -> None:
     """With a stand-in for llama.cpp's binding (not installed here): its tokens against transformers'."""
     import sys
-    import types
 
     from desktop.core.results.gguf_check import compare
 
@@ -223,11 +214,10 @@ def test_only_the_exports_own_partial_file_is_ever_deleted(models: dict, tmp_pat
     assert ours.read_bytes() == b"in the way"  # refused, not overwritten
 
 
-def _logit_difference(gguf_path: Path, model_dir: Path, prompt: str) -> float:
+def _logit_difference(llama_cpp: types.ModuleType, gguf_path: Path, model_dir: Path, prompt: str) -> float:
     """llama.cpp's next-token logits at every position of a chat-templated ``prompt`` against
     transformers', the largest difference as a share of transformers' largest logit."""
     import torch
-    from llama_cpp import Llama
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from desktop.core.data.tasks.causal_lm import ensure_chat_template
@@ -240,7 +230,7 @@ def _logit_difference(gguf_path: Path, model_dir: Path, prompt: str) -> float:
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     with torch.no_grad():
         expected = model(torch.tensor([ids])).logits[0].numpy()
-    llama = Llama(model_path=str(gguf_path), n_ctx=len(ids) + 8, logits_all=True, verbose=False)
+    llama = llama_cpp.Llama(model_path=str(gguf_path), n_ctx=len(ids) + 8, logits_all=True, verbose=False)
     try:
         llama.eval(ids)
         got = np.array(llama.scores[: len(ids)])
@@ -250,20 +240,21 @@ def _logit_difference(gguf_path: Path, model_dir: Path, prompt: str) -> float:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_llama_cpp_answers_as_transformers_does(models: dict, tmp_path: Path, kind: str) -> None:
+def test_llama_cpp_answers_as_transformers_does(
+    models: dict, tmp_path: Path, kind: str, llama_cpp: types.ModuleType
+) -> None:
     """Greedy answers to five chat-templated prompts (English, Chinese, digits) for f16. A q8_0 file is
     held to its logits instead: a tiny random model's next tokens are near ties, which the rounding
     alone tips (2 to 5 of 5 answers agree); its logits stay within 4% of transformers' (f16: 0.2%),
     where a misplaced tensor is off by the whole scale."""
-    _llama_cpp()
     f16 = write_gguf(models[kind], tmp_path / "f16.gguf", "f16").path
     checks = gguf_check.compare(f16, models[kind], list(gguf_check.FALLBACK_PROMPTS))
     agreeing = sum(check.agrees for check in checks)
     assert agreeing >= gguf_check.REQUIRED["f16"], [check.first_difference for check in checks]
     prompt = "用一句话介绍你自己。 Hello!  Who are you?"
-    assert _logit_difference(f16, models[kind], prompt) < 0.01
+    assert _logit_difference(llama_cpp, f16, models[kind], prompt) < 0.01
     q8_0 = write_gguf(models[kind], tmp_path / "q8_0.gguf", "q8_0").path
-    assert _logit_difference(q8_0, models[kind], prompt) < 0.06
+    assert _logit_difference(llama_cpp, q8_0, models[kind], prompt) < 0.06
 
 
 CHATS = [
@@ -277,15 +268,15 @@ CHATS = [
 
 
 @pytest.mark.parametrize("kind", SPM_KINDS)
-def test_llama_cpp_tokenizes_a_chat_as_transformers_does(models: dict, tmp_path: Path, kind: str) -> None:
+def test_llama_cpp_tokenizes_a_chat_as_transformers_does(
+    models: dict, tmp_path: Path, kind: str, llama_cpp: types.ModuleType
+) -> None:
     """Chat-templated English and Chinese (rare characters fall back to bytes), with a system prompt where
     the template takes one: the ids llama.cpp makes of the text are transformers'."""
-    from llama_cpp import Llama
     from transformers import AutoTokenizer
 
-    _llama_cpp()
     tokenizer = AutoTokenizer.from_pretrained(models[kind])
-    llama = Llama(
+    llama = llama_cpp.Llama(
         model_path=str(write_gguf(models[kind], tmp_path / "m.gguf").path), vocab_only=True, verbose=False
     )
     try:
@@ -340,7 +331,7 @@ def test_the_name_says_phi_3_exactly_when_the_special_tokens_eat_the_whitespace_
 
 
 def test_llama_3_1s_rope_scaling_travels_as_llama_cpps_rotary_factors(
-    tiny_gpt2: Path, tmp_path: Path
+    tiny_gpt2: Path, tmp_path: Path, llama_cpp: types.ModuleType
 ) -> None:
     """Llama 3.1, 3.2 and 3.3 stretch their low rotary frequencies ("llama3" rope): the file carries the
     factors (``rope_freqs.weight``). Without them this model's logits are 0.76% off; with them, 0.06%."""
@@ -348,7 +339,6 @@ def test_llama_3_1s_rope_scaling_travels_as_llama_cpps_rotary_factors(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig
 
-    _llama_cpp()
     tokenizer = AutoTokenizer.from_pretrained(tiny_gpt2)
     tokenizer.chat_template = FALLBACK_CHAT_TEMPLATE
     rope = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0}
@@ -370,15 +360,16 @@ def test_llama_3_1s_rope_scaling_travels_as_llama_cpps_rotary_factors(
     assert factors.data[-1] == 8.0 and factors.data[0] < 2.0  # the lowest frequencies / 8, the highest ~kept
     assert np.all(np.diff(factors.data) >= 0)
     prompt = "Please translate: My friend loves coffee and tea every morning, and so do I."
-    assert _logit_difference(written, tmp_path / "llama3", prompt) < 0.002
+    assert _logit_difference(llama_cpp, written, tmp_path / "llama3", prompt) < 0.002
 
 
-def test_gemma_3_4b_and_up_are_written_as_their_text_model(models: dict, tmp_path: Path) -> None:
+def test_gemma_3_4b_and_up_are_written_as_their_text_model(
+    models: dict, tmp_path: Path, llama_cpp: types.ModuleType
+) -> None:
     """Gemma 3 4B and larger are text-and-image models: the GGUF holds the text model (the image side is
     llama.cpp's separate mmproj file), and llama.cpp answers as transformers does."""
     import gguf
 
-    _llama_cpp()
     folder = models["gemma3-vision"]
     written = write_gguf(folder, tmp_path / "model.gguf").path
     reader = gguf.GGUFReader(written)
@@ -390,7 +381,7 @@ def test_gemma_3_4b_and_up_are_written_as_their_text_model(models: dict, tmp_pat
     assert _field(reader, "gemma3.block_count") == 2 and _field(reader, "gemma3.embedding_length") == 64
     checks = gguf_check.compare(written, folder, list(gguf_check.FALLBACK_PROMPTS))
     assert sum(check.agrees for check in checks) >= gguf_check.REQUIRED["f16"]
-    assert _logit_difference(written, folder, "用一句话介绍你自己。 Hello!  Who are you?") < 0.01
+    assert _logit_difference(llama_cpp, written, folder, "用一句话介绍你自己。 Hello!  Who are you?") < 0.01
 
 
 def test_a_qlora_runs_quantized_model_is_refused_before_anything_is_written(

@@ -1,13 +1,13 @@
 """A chat run exported as GGUF: checked by llama.cpp, renamed when it fails, with a Modelfile and a card.
 
-The tests that load files with llama.cpp need ``llama-cpp-python``; CI installs it and sets
-``FINETUNE_STUDIO_REQUIRE_LLAMA_CPP`` so that they fail there rather than skip.
+The tests that load files with llama.cpp take the ``llama_cpp`` fixture (tests/conftest.py): without
+``llama-cpp-python`` they skip, saying so; CI installs it and sets ``FINETUNE_STUDIO_REQUIRE_LLAMA_CPP=1`` so
+that they fail there.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import types
 from pathlib import Path
 
@@ -21,14 +21,6 @@ from tests.conftest import PARTING_LLAMA
 from tests.core.helpers import make_config
 
 
-def _llama_cpp() -> None:
-    if gguf_check.llama_cpp_available():
-        return
-    if os.environ.get("FINETUNE_STUDIO_REQUIRE_LLAMA_CPP"):
-        pytest.fail("llama-cpp-python is not installed, and this run requires it")
-    pytest.skip("llama-cpp-python is not installed (CI installs it)")
-
-
 def _run(model: Path, samples: Path, folder: Path) -> types.SimpleNamespace:
     """A finished chat run on ``model``, trained on the sample chats (their prompts are the checks')."""
     config = make_config("causal-lm", model, [samples / "chat.jsonl"], folder / "runs")
@@ -37,10 +29,10 @@ def _run(model: Path, samples: Path, folder: Path) -> types.SimpleNamespace:
 
 
 @pytest.mark.parametrize("kind", ["llama", "qwen2", "gpt2"])
+@pytest.mark.usefixtures("llama_cpp")
 def test_llama_cpp_answers_as_transformers_does_and_the_card_says_so(
     tiny_chat_models: dict, samples: Path, tmp_path: Path, kind: str
 ) -> None:
-    _llama_cpp()
     run = _run(tiny_chat_models[kind], samples, tmp_path)
     stages: list[str] = []
     result = export_run_gguf(run, tmp_path / "out", "f16", lambda stage, _: stages.append(stage))
@@ -61,12 +53,12 @@ def test_llama_cpp_answers_as_transformers_does_and_the_card_says_so(
     assert "FROM ./run-chat-F16.gguf" in result.modelfile.read_text(encoding="utf-8")
 
 
+@pytest.mark.usefixtures("llama_cpp")
 def test_a_k_quant_is_made_by_llama_cpps_quantizer(
     tiny_chat_models: dict, samples: Path, tmp_path: Path
 ) -> None:
     import gguf
 
-    _llama_cpp()
     run = _run(tiny_chat_models["qwen2"], samples, tmp_path)
     result = export_run_gguf(run, tmp_path / "out", "q4_k_m")
     reader = gguf.GGUFReader(result.path)
@@ -320,13 +312,13 @@ def test_a_check_can_be_cancelled_and_leaves_nothing(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.usefixtures("llama_cpp")
 def test_the_models_own_generation_settings_do_not_sway_the_comparison(
     tiny_chat_models: dict, samples: Path, tmp_path: Path
 ) -> None:
     """Qwen2.5 ships repetition_penalty 1.05: transformers' side is plain greedy, as llama.cpp's is."""
     import shutil
 
-    _llama_cpp()
     model = tmp_path / "model"
     shutil.copytree(tiny_chat_models["qwen2"], model)
     (model / "generation_config.json").write_text(json.dumps({"repetition_penalty": 3.0}), encoding="utf-8")

@@ -20,6 +20,7 @@ from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
 from desktop.core.training import evaluation
 from desktop.core.training.preference_evaluation import PreferenceReport
 from desktop.core.training.run import run_training
+from tests.conftest import llama_cpp_installed
 from tests.core.helpers import Recorder, make_config, preference_pairs
 
 NEEDS_TRL = pytest.mark.skipif(
@@ -284,7 +285,12 @@ def test_a_lora_dpo_run_exports_merged_and_as_gguf_like_a_chat_run(
     assert prompts[0] in {json.loads(line)["chosen"][1]["content"] for line in lines}
     assert system == "你是一个简洁、准确、有礼貌的助手。"  # the pairs' own system prompt goes to Ollama
     gguf = export_run_gguf(run, tmp_path / "gguf")
-    assert gguf.path.is_file() and gguf.verification.verified, gguf.verification
+    if llama_cpp_installed():  # CI has llama.cpp (and fails without it): there the file is checked
+        assert gguf.path.is_file() and gguf.verification.verified, gguf.verification
+    else:
+        assert gguf.path.is_file() and not gguf.verification.checked, gguf.verification
+        not_checked = "Not verified: llama.cpp (the llama-cpp-python package) is not installed."
+        assert gguf.verification.summary() == not_checked
 
 
 @NEEDS_TRL
