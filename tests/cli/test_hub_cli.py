@@ -105,6 +105,7 @@ def test_init_with_a_hub_dataset_downloads_it_first(
     assert 'hub_id = "someone/reviews"' in config.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("presses", [1, 2, "SIGTERM"])
 def test_ctrl_c_ends_a_stalled_download_at_once_without_a_traceback_or_empty_files(
     fake_hub: FakeHub, tmp_path: Path, presses: int | str

@@ -34,6 +34,7 @@ def test_a_download_fetches_only_what_training_needs_and_reports_up_to_100_perce
     assert clients.local_copy("tiny/gpt2") == folder
 
 
+@pytest.mark.slow
 def test_cancel_keeps_the_partial_file_and_the_next_try_resumes_it(
     fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:

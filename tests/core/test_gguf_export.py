@@ -28,6 +28,7 @@ def _run(model: Path, samples: Path, folder: Path) -> types.SimpleNamespace:
     return types.SimpleNamespace(path=folder / "run-chat", model_dir=model, config=lambda: config)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["llama", "qwen2", "gpt2"])
 @pytest.mark.usefixtures("llama_cpp")
 def test_llama_cpp_answers_as_transformers_does_and_the_card_says_so(
@@ -53,6 +54,7 @@ def test_llama_cpp_answers_as_transformers_does_and_the_card_says_so(
     assert "FROM ./run-chat-F16.gguf" in result.modelfile.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("llama_cpp")
 def test_a_k_quant_is_made_by_llama_cpps_quantizer(
     tiny_chat_models: dict, samples: Path, tmp_path: Path
@@ -79,6 +81,7 @@ def test_a_k_quant_is_made_by_llama_cpps_quantizer(
     ]
 
 
+@pytest.mark.slow
 def test_a_file_that_llama_cpp_answers_differently_is_kept_as_unverified(
     tiny_chat_models: dict, samples: Path, tmp_path: Path, parting_llama: None
 ) -> None:
@@ -201,6 +204,7 @@ class Llama:
 """
 
 
+@pytest.mark.slow
 def test_a_prompt_that_llama_cpp_tokenizes_differently_is_named_as_the_tokenizers_fault(
     tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_llama_cpp
 ) -> None:
@@ -246,6 +250,7 @@ def test_llama_cpps_quantizer_is_read_as_it_logs_and_stops_on_cancel(
         )
 
 
+@pytest.mark.slow
 def test_a_file_llama_cpp_cannot_load_is_unverified_with_llama_cpps_words(
     tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
 ) -> None:
@@ -265,6 +270,7 @@ def test_a_file_llama_cpp_cannot_load_is_unverified_with_llama_cpps_words(
     assert "Failed to load model from file" in (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_llama_cpp_that_takes_the_process_down_leaves_the_file_unverified_not_the_app_gone(
     tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
 ) -> None:
@@ -312,6 +318,7 @@ def test_a_check_can_be_cancelled_and_leaves_nothing(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("llama_cpp")
 def test_the_models_own_generation_settings_do_not_sway_the_comparison(
     tiny_chat_models: dict, samples: Path, tmp_path: Path
@@ -336,6 +343,7 @@ def test_the_ollama_name_is_one_ollama_takes_whatever_the_run_is_called() -> Non
     assert ollama_name(Path("20261204-101500-客服助手-F16.gguf")) == "finetune-studio-20261204-101500-f16"
 
 
+@pytest.mark.slow
 def test_replacing_an_export_deletes_its_other_name_only_when_the_app_wrote_it(
     tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
 ) -> None:
@@ -360,6 +368,7 @@ def test_replacing_an_export_deletes_its_other_name_only_when_the_app_wrote_it(
     )
 
 
+@pytest.mark.slow
 def test_a_file_put_under_a_recorded_name_is_not_deleted_as_the_apps(
     tiny_chat_models: dict, samples: Path, tmp_path: Path, fake_llama_cpp
 ) -> None:

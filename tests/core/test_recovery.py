@@ -263,6 +263,7 @@ def test_saving_and_merging_lora_out_of_memory_happen_on_the_cpu(
     assert not result.model_dir.with_name("model.partial").exists()
 
 
+@pytest.mark.slow
 def test_when_nothing_is_left_the_run_fails_with_what_was_tried(
     tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

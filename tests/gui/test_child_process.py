@@ -87,6 +87,7 @@ def test_a_child_killed_from_outside_is_a_failed_run_and_the_window_goes_on(
     assert page.awake.isHidden()
 
 
+@pytest.mark.slow
 def test_a_stopped_run_lets_the_computer_sleep_again_and_the_setting_turns_it_off(
     qtbot, tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch
 ) -> None:

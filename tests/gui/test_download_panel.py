@@ -12,6 +12,7 @@ from desktop.gui.widgets.download_panel import DownloadPanel
 from tests.fakehub import FakeHub
 
 
+@pytest.mark.slow
 def test_progress_shows_the_bytes_and_cancel_answers_at_once(
     qtbot, fake_hub: FakeHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -48,6 +48,7 @@ def test_recommended_search_badge_download_and_use(qtbot, fake_hub: FakeHub) -> 
     assert chosen.args == ["tiny/gpt2"]
 
 
+@pytest.mark.slow
 def test_a_hub_that_does_not_answer_is_one_sentence_in_the_dialog(qtbot, monkeypatch) -> None:
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
@@ -142,6 +143,7 @@ def test_the_data_page_downloads_a_hub_model_and_dataset_before_training(
     assert "RAM (no NVIDIA GPU)" in picker.fit_badge.text() and "min per epoch" in picker.fit_badge.text()
 
 
+@pytest.mark.slow
 def test_a_gated_model_offers_to_enter_a_token(qtbot, fake_hub: FakeHub) -> None:
     fake_hub.repos[("model", "tiny/gpt2")].gated = True
     browser = ModelBrowser(RunConfig(task="causal-lm"), gpu_free=None, ram=16 * GB)

@@ -134,6 +134,7 @@ def test_a_crashed_run_is_offered_for_resume_on_start(
     again.close()
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_to_the_end(
     qtbot, tmp_path: Path, tiny_bert: Path, app_home: Path
 ) -> None:

@@ -105,6 +105,7 @@ def _process_in(runtime: Runtime) -> subprocess.Popen:
     return subprocess.Popen([str(program), "60"])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds processes through /proc")
 def test_the_swap_waits_for_the_old_runtimes_processes_and_keeps_the_build_when_they_stay(
     build: FakeBuild, bundle: Bundle, old: Runtime
@@ -131,6 +132,7 @@ def test_the_swap_waits_for_the_old_runtimes_processes_and_keeps_the_build_when_
     assert _in_place(old) == "torch==2.14.1+cu130"
 
 
+@pytest.mark.slow
 def test_on_windows_a_locked_file_is_waited_for(
     monkeypatch: pytest.MonkeyPatch, bundle: Bundle, old: Runtime
 ) -> None:
