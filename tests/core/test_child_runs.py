@@ -13,10 +13,12 @@ import pytest
 
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig, load_config
-from desktop.core.system.events import Event, FailedEvent, ProgressEvent, StoppedEvent
+from desktop.core.system.events import Event, FailedEvent, MemoryEvent, ProgressEvent, RunResult, StoppedEvent
 from desktop.core.training.supervisor import ChildRun, crash_failure
 
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+RUN_DEADLINE_S = 600.0
+"""How long a run of two processes may take before the test ends it and fails: 20-60 s on two busy cores."""
 
 
 def _config(tmp_path: Path, model: Path, data: Path, **launch: object) -> RunConfig:
@@ -52,6 +54,28 @@ class Recorder:
     def of(self, kind: type) -> list:
         return [e for e in self.events if isinstance(e, kind)]
 
+    def story(self) -> list[tuple[str, int | None]]:
+        """The events but the per-step ones, with their steps: what a failed assertion shows."""
+        routine = (ProgressEvent, MemoryEvent)
+        return [
+            (type(e).__name__, getattr(e, "step", None)) for e in self.events if not isinstance(e, routine)
+        ]
+
+
+def _run_within_deadline(child: ChildRun, stop: threading.Event) -> RunResult:
+    """``child.run``, waited on for at most :data:`RUN_DEADLINE_S`; past it the child's processes are
+    ended (a hard stop) and the test fails saying so, where a hang would stall the whole suite."""
+    hard_stop = threading.Event()
+    deadline = threading.Timer(RUN_DEADLINE_S, hard_stop.set)
+    deadline.daemon = True
+    deadline.start()
+    try:
+        result = child.run(stop, hard_stop)
+    finally:
+        deadline.cancel()
+    assert not hard_stop.is_set(), f"the run had not ended after {RUN_DEADLINE_S:.0f} s"
+    return result
+
 
 def _at_step(step: int) -> Callable[[Event], bool]:
     return lambda e: isinstance(e, ProgressEvent) and e.step >= step
@@ -59,28 +83,33 @@ def _at_step(step: int) -> Callable[[Event], bool]:
 
 @pytest.mark.slow
 def test_two_cpu_processes_train_stop_and_resume(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    """The stop is asked for once step 3 is reported and lands at the step the ranks agree on, later on a
+    busy machine (here 3 to 40, across the first epoch's end): every check follows that step. Each run
+    is waited on to its end, under a deadline ten times what it takes on two busy cores."""
     config = _config(tmp_path, tiny_bert, samples / "reviews.csv", num_processes=2)
     config.training.max_steps = 100000  # stopped long before
     stop = threading.Event()
     first = Recorder()
     first.when(_at_step(3), stop.set)
-    stopped = ChildRun(config, first).run(stop, threading.Event())
-    assert stopped.status == "stopped", stopped.failure
+    stopped = _run_within_deadline(ChildRun(config, first), stop)
+    assert stopped.status == "stopped", (stopped.failure, first.story())
     started = first.events[[type(e).__name__ for e in first.events].index("StartedEvent")]
     assert started.processes == 2 and started.device.startswith("cpu")
     run = RunDir(stopped.run_dir)
     stop_step = first.of(StoppedEvent)[0].step
-    assert run.latest_checkpoint().name == f"checkpoint-{stop_step}"  # both ranks stopped at one step
+    assert stop_step >= 3, first.story()
+    checkpoints = [p.name for p in run.checkpoints()]
+    assert run.latest_checkpoint().name == f"checkpoint-{stop_step}", checkpoints  # both ranks stopped at one
     assert not run.is_locked()
 
     config.training.max_steps = stop_step + 3  # a resume may lengthen or shorten the schedule
     second = Recorder()
-    finished = ChildRun(config, second, resume=run).run(threading.Event(), threading.Event())
-    assert finished.status == "finished", finished.failure
+    finished = _run_within_deadline(ChildRun(config, second, resume=run), threading.Event())
+    assert finished.status == "finished", (finished.failure, second.story())
     events = run.events()
     # Rank 0 alone reports: one loss per step over both halves of the run, one start each, one model.
     losses = [e.step for e in events if e.kind == "log" and "loss" in e.metrics]
-    assert losses == list(range(1, stop_step + 4))
+    assert losses == list(range(1, stop_step + 4)), (stop_step, checkpoints)
     assert [e.resumed_from_step for e in events if e.kind == "started"] == [0, stop_step]
     assert [e.kind for e in events].count("finished") == 1
     assert (run.model_dir / "config.json").is_file()
