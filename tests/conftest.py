@@ -16,6 +16,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One compute thread per process: the tiny models gain nothing from more, and on cores shared with child
+# processes and other runs PyTorch's idle threads spin, taking the CPU those need.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 # The tests read English unless they choose another language: a Chinese system locale is set aside.
 for _variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
     if os.environ.get(_variable, "").lower().startswith("zh"):
