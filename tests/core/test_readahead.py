@@ -60,7 +60,11 @@ def test_a_checkpoint_is_read_ahead_before_the_trainer_resumes_from_it(
 
     order: list[str] = []
     monkeypatch.setattr(readahead, "read_ahead", lambda folder: order.append(f"read {Path(folder).name}"))
-    trainer = SimpleNamespace(train=lambda resume_from_checkpoint: order.append("train") or "done")
+    trainer = SimpleNamespace(
+        train=lambda resume_from_checkpoint: order.append("train") or "done",
+        add_callback=lambda callback: None,
+        remove_callback=lambda callback: None,
+    )
     checkpoint = tmp_path / "checkpoints" / "checkpoint-20"
     checkpoint.mkdir(parents=True)
     assert train_from(trainer, RunDir(tmp_path), checkpoint, lambda event: None) == "done"

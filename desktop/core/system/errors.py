@@ -129,7 +129,10 @@ def disk_error(
         folder: The folder being written, when the caller knows it better than the exception does.
         needed_bytes: The space the write needed, when known.
     """
-    for link in exception_chain(exc):
+    # The operating system's own error (with its errno and file) first: a library's words about it
+    # (PyTorch's "unexpected pos") say less.
+    chain = sorted(exception_chain(exc), key=lambda link: getattr(link, "errno", None) is None)
+    for link in chain:
         code = getattr(link, "errno", None)
         low = str(link).lower()
         path = getattr(link, "filename", None)
