@@ -7423,6 +7423,54 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请关闭其他 Finetune Studio 窗口（以及正在扫描其文件夹的杀毒软件），然后重试。</translation>
     </message>
     <message>
+        <source>The proxy asks for a user name and password (HTTP 407: proxy authentication required).</source>
+        <translation>代理服务器要求输入用户名和密码（HTTP 407：需要代理身份验证）。</translation>
+    </message>
+    <message>
+        <source>Set the proxy with them: in the setup window&apos;s Proxy field, or start FinetuneStudio --proxy http://USER:PASSWORD@HOST:PORT (the password is not written into any file). A proxy that signs in with your Windows account alone (NTLM, Kerberos) needs a user name and password from your IT department.</source>
+        <translation>请在代理中带上它们：填写在安装窗口的“代理”栏中，或用 FinetuneStudio --proxy http://USER:PASSWORD@HOST:PORT 启动（密码不会写入任何文件）。只用 Windows 账户登录的代理（NTLM、Kerberos）需要向 IT 部门申请用户名和密码。</translation>
+    </message>
+    <message>
+        <source>A file of the runtime is in use by another program, so it cannot be replaced (error 32).</source>
+        <translation>运行环境中的一个文件正被另一个程序使用，无法替换（错误 32）。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window and command-line run; wait until an antivirus scan, a backup or OneDrive has finished with the data folder (or restart Windows); then try again.</source>
+        <translation>请关闭所有 Finetune Studio 窗口和命令行训练；等杀毒扫描、备份或 OneDrive 处理完数据文件夹（或重启 Windows），然后重试。</translation>
+    </message>
+    <message>
+        <source>The antivirus blocked a file of the setup as a threat (error 225).</source>
+        <translation>杀毒软件把安装中的一个文件当作威胁拦截了（错误 225）。</translation>
+    </message>
+    <message>
+        <source>It is usually a false alarm on a Python or PyTorch file. Open Windows Security &gt; Virus &amp; threat protection &gt; Protection history, allow the item when it is a file of Finetune Studio&apos;s data folder, then try again; or ask your IT department.</source>
+        <translation>这通常是对 Python 或 PyTorch 文件的误报。打开 Windows 安全中心 &gt; 病毒和威胁防护 &gt; 保护历史记录，如果被拦截的是 Finetune Studio 数据文件夹中的文件，就允许它，然后重试；也可以联系 IT 部门。</translation>
+    </message>
+    <message>
+        <source>Windows blocked a file of the runtime: Smart App Control or a company&apos;s application control policy does not allow it (error 4551).</source>
+        <translation>Windows 阻止了运行环境中的一个文件：智能应用控制或公司的应用程序控制策略不允许它（错误 4551）。</translation>
+    </message>
+    <message>
+        <source>Smart App Control judges each Python and PyTorch file by its maker&apos;s signature and reputation (the README explains the choice): turn it off in Windows Security &gt; App &amp; browser control, or on a company PC ask your IT department to allow the data folder; then start Finetune Studio again.</source>
+        <translation>智能应用控制按制作者的签名和信誉逐个判断 Python 和 PyTorch 文件（README 中说明了如何取舍）：请在 Windows 安全中心 &gt; 应用和浏览器控制中关闭它；如果是公司电脑，请让 IT 部门允许数据文件夹；然后再次启动 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>A file path in the runtime is too long for Windows (260 characters at most).</source>
+        <translation>运行环境中的一个文件路径超出了 Windows 的长度限制（最多 260 个字符）。</translation>
+    </message>
+    <message>
+        <source>Enable long paths (as administrator: reg add HKLM\SYSTEM\CurrentControlSet\Control\FileSystem /v LongPathsEnabled /t REG_DWORD /d 1 /f, then restart Windows), or move the data folder to a short path (FinetuneStudio --data-folder D:\FinetuneStudio); then try again.</source>
+        <translation>请启用长路径（以管理员身份运行：reg add HKLM\SYSTEM\CurrentControlSet\Control\FileSystem /v LongPathsEnabled /t REG_DWORD /d 1 /f，然后重启 Windows），或把数据文件夹移到较短的路径（FinetuneStudio --data-folder D:\FinetuneStudio），然后重试。</translation>
+    </message>
+    <message>
+        <source>A file is too large for the data drive: it is formatted FAT32, which holds files of at most 4 GB.</source>
+        <translation>文件对数据所在的驱动器来说太大：它是 FAT32 格式，单个文件最大只能 4 GB。</translation>
+    </message>
+    <message>
+        <source>Move the data folder to a drive formatted NTFS or ext4 (FinetuneStudio --data-folder FOLDER), or convert that drive to NTFS; then try again.</source>
+        <translation>请把数据文件夹移到 NTFS 或 ext4 格式的驱动器（FinetuneStudio --data-folder FOLDER），或把该驱动器转换为 NTFS，然后重试。</translation>
+    </message>
+    <message>
         <source>The offline package holds no PyTorch.</source>
         <translation>离线安装包里没有 PyTorch。</translation>
     </message>

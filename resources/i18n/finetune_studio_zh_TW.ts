@@ -7423,6 +7423,54 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請關閉其他 Finetune Studio 視窗（以及正在掃描其資料夾的防毒軟體），然後重試。</translation>
     </message>
     <message>
+        <source>The proxy asks for a user name and password (HTTP 407: proxy authentication required).</source>
+        <translation>代理伺服器要求輸入使用者名稱和密碼（HTTP 407：需要 Proxy 驗證）。</translation>
+    </message>
+    <message>
+        <source>Set the proxy with them: in the setup window&apos;s Proxy field, or start FinetuneStudio --proxy http://USER:PASSWORD@HOST:PORT (the password is not written into any file). A proxy that signs in with your Windows account alone (NTLM, Kerberos) needs a user name and password from your IT department.</source>
+        <translation>請在代理伺服器設定中帶上它們：填寫在安裝視窗的「代理伺服器」欄中，或用 FinetuneStudio --proxy http://USER:PASSWORD@HOST:PORT 啟動（密碼不會寫入任何檔案）。只用 Windows 帳戶登入的代理伺服器（NTLM、Kerberos）需要向 IT 部門申請使用者名稱和密碼。</translation>
+    </message>
+    <message>
+        <source>A file of the runtime is in use by another program, so it cannot be replaced (error 32).</source>
+        <translation>執行環境中的一個檔案正被另一個程式使用，無法取代（錯誤 32）。</translation>
+    </message>
+    <message>
+        <source>Close every Finetune Studio window and command-line run; wait until an antivirus scan, a backup or OneDrive has finished with the data folder (or restart Windows); then try again.</source>
+        <translation>請關閉所有 Finetune Studio 視窗和命令列訓練；等防毒掃描、備份或 OneDrive 處理完資料夾（或重新啟動 Windows），然後重試。</translation>
+    </message>
+    <message>
+        <source>The antivirus blocked a file of the setup as a threat (error 225).</source>
+        <translation>防毒軟體把安裝中的一個檔案當作威脅封鎖了（錯誤 225）。</translation>
+    </message>
+    <message>
+        <source>It is usually a false alarm on a Python or PyTorch file. Open Windows Security &gt; Virus &amp; threat protection &gt; Protection history, allow the item when it is a file of Finetune Studio&apos;s data folder, then try again; or ask your IT department.</source>
+        <translation>這通常是對 Python 或 PyTorch 檔案的誤判。開啟 Windows 安全性 &gt; 病毒與威脅防護 &gt; 保護歷程記錄，如果被封鎖的是 Finetune Studio 資料夾中的檔案，就允許它，然後重試；也可以聯絡 IT 部門。</translation>
+    </message>
+    <message>
+        <source>Windows blocked a file of the runtime: Smart App Control or a company&apos;s application control policy does not allow it (error 4551).</source>
+        <translation>Windows 封鎖了執行環境中的一個檔案：智慧型應用程式控制或公司的應用程式控制原則不允許它（錯誤 4551）。</translation>
+    </message>
+    <message>
+        <source>Smart App Control judges each Python and PyTorch file by its maker&apos;s signature and reputation (the README explains the choice): turn it off in Windows Security &gt; App &amp; browser control, or on a company PC ask your IT department to allow the data folder; then start Finetune Studio again.</source>
+        <translation>智慧型應用程式控制依製作者的簽章和信譽逐一判斷 Python 和 PyTorch 檔案（README 中說明了如何取捨）：請在 Windows 安全性 &gt; 應用程式與瀏覽器控制中關閉它；如果是公司電腦，請讓 IT 部門允許資料夾；然後再次啟動 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>A file path in the runtime is too long for Windows (260 characters at most).</source>
+        <translation>執行環境中的一個檔案路徑超出了 Windows 的長度限制（最多 260 個字元）。</translation>
+    </message>
+    <message>
+        <source>Enable long paths (as administrator: reg add HKLM\SYSTEM\CurrentControlSet\Control\FileSystem /v LongPathsEnabled /t REG_DWORD /d 1 /f, then restart Windows), or move the data folder to a short path (FinetuneStudio --data-folder D:\FinetuneStudio); then try again.</source>
+        <translation>請啟用長路徑（以系統管理員身分執行：reg add HKLM\SYSTEM\CurrentControlSet\Control\FileSystem /v LongPathsEnabled /t REG_DWORD /d 1 /f，然後重新啟動 Windows），或把資料夾移到較短的路徑（FinetuneStudio --data-folder D:\FinetuneStudio），然後重試。</translation>
+    </message>
+    <message>
+        <source>A file is too large for the data drive: it is formatted FAT32, which holds files of at most 4 GB.</source>
+        <translation>檔案對資料所在的磁碟機來說太大：它是 FAT32 格式，單一檔案最大只能 4 GB。</translation>
+    </message>
+    <message>
+        <source>Move the data folder to a drive formatted NTFS or ext4 (FinetuneStudio --data-folder FOLDER), or convert that drive to NTFS; then try again.</source>
+        <translation>請把資料夾移到 NTFS 或 ext4 格式的磁碟機（FinetuneStudio --data-folder FOLDER），或把該磁碟機轉換為 NTFS，然後重試。</translation>
+    </message>
+    <message>
         <source>The offline package holds no PyTorch.</source>
         <translation>離線安裝包裡沒有 PyTorch。</translation>
     </message>
