@@ -134,7 +134,8 @@ def system_proxy(urls: Sequence[str], reader: ProxyReader) -> SystemProxy | None
         return None
     if settings is None:
         return None
-    if settings.auto_config_url or settings.auto_detect:
+    urls = [url for url in urls if urlsplit(url).scheme in ("http", "https")]  # a file:// mirror has none
+    if urls and (settings.auto_config_url or settings.auto_detect):
         found = _from_script(urls, settings, reader)
         if found is not None:
             return found if found.https or found.http else None

@@ -141,3 +141,10 @@ def test_override_patterns_no_proxy_cannot_say_are_left_out() -> None:
     assert no_proxy_from_override("*internal*;10.*.1.*;*.ok.example;https://site.example/") == (
         "localhost,127.0.0.1,::1,.ok.example,site.example"
     )
+
+
+def test_only_web_urls_are_given_to_the_script() -> None:
+    # The bundle's Python mirror is a file:// URL; WinHTTP refuses it, which would end the session.
+    reader = FakeReader(InternetSettings(auto_detect=True), script={"pypi.org": "proxy:3128"})
+    env = _env(reader, urls=("file:///C:/FinetuneStudio/python", PYPI))
+    assert reader.asked == [PYPI] and env["HTTPS_PROXY"] == "http://proxy:3128"
