@@ -45,12 +45,24 @@ CERTIFICATE = re.compile(
 )
 
 
+STALLED = re.compile(r"no data came from (\S+) for \d+ s")
+"""``wheel_download.py``'s sentence for a download that received nothing for a minute."""
+
+
 def explain(output: str, python: str, windows: bool = WINDOWS) -> tuple[str, str]:
     """What a failed uv or Python command means for the user, and what to do next (``python``: the
     runtime's Python version, named when it could not be set up; ``windows``: whether uv's ``os error``
     codes are Windows' or errno)."""
     text = output.lower()
     win_codes, errnos = error_codes(output, windows)
+    if stalled := STALLED.search(output):  # wheel_download.py: a minute without a byte
+        return (
+            msg("The download stalled: nothing came from {host} for a minute.", host=stalled.group(1)),
+            msg(
+                'Set a PyTorch mirror (the "PyTorch mirror" field below, or --torch-index-url) or check '
+                "the network, then try again: the part downloaded so far is kept."
+            ),
+        )
     if "no space left" in text or 28 in errnos or 112 in win_codes or "disk full" in text:
         return (
             msg("The disk became full while installing."),

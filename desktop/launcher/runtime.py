@@ -11,6 +11,7 @@ No Qt here: the window (``window.py``) and the command line (``main.py``) both d
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -26,8 +27,10 @@ from desktop.core.system.messages import msg
 from desktop.core.system.secrets import redact, shell_join
 from desktop.launcher import windows_checks
 from desktop.launcher.bundle import PYTHON, Bundle, Options
+from desktop.launcher.disk_space import needed_bytes
 from desktop.launcher.errors import Cancelled, SetupError
 from desktop.launcher.failures import explain
+from desktop.launcher.proxy import URLS, proxy_environment
 from desktop.launcher.runtime_folder import KEEP_TORCH, MARKER, PROGRESS, RESUMABLE, Marker, Runtime
 from desktop.launcher.torch_choice import (
     COMPANIONS,
@@ -237,8 +240,21 @@ def child_env(data_dir: Path, options: Options | None = None) -> dict[str, str]:
         env["UV_PYTHON_INSTALL_MIRROR"] = options.python_mirror
     if options is not None and options.proxy:
         env["HTTPS_PROXY"] = env["HTTP_PROXY"] = options.proxy
+    # The proxy set in Windows' settings (a PAC script included), for uv and the app's hub client; the
+    # user's own variables and --proxy win. Worked out once a launcher run (WinHTTP may wait seconds).
+    mirrors = (
+        [u for u in (options.index_url, options.torch_index_url, options.python_mirror) if u]
+        if options
+        else []
+    )
+    env.update(_system_proxy((*mirrors, *URLS), tuple(sorted(env.items()))))
     env["PYTHONNOUSERSITE"] = "1"
     return env
+
+
+@functools.lru_cache(maxsize=4)
+def _system_proxy(urls: tuple[str, ...], environ: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    return proxy_environment(list(urls), environ=dict(environ))
 
 
 def python_mirror(folder: Path) -> str:
@@ -251,7 +267,7 @@ def check_disk(runtime: Runtime, torch: TorchChoice) -> None:
     """Refuse to start when the drive is too full for the setup to finish."""
     parent = runtime.root.parent
     parent.mkdir(parents=True, exist_ok=True)
-    needed = NEEDED_BYTES["cuda" if torch.cuda else "cpu"]
+    needed = needed_bytes(NEEDED_BYTES["cuda" if torch.cuda else "cpu"], parent)  # FAT32/exFAT copy twice
     free = shutil.disk_usage(parent).free
     if free < needed:
         raise SetupError(

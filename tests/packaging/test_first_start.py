@@ -376,3 +376,12 @@ def test_the_bundled_python_is_uvs_mirror_and_the_build_uv_installs_for_the_runt
         assert urls[system].endswith(f"/{pin['release']}/{build['file'].replace('+', '%2B')}")
 
     assert rt.python_mirror(tmp_path) == tmp_path.resolve().as_uri()
+
+
+def test_the_setup_window_says_a_stalled_download_with_its_host_and_the_mirror_field() -> None:
+    from desktop.launcher.failures import explain
+
+    said = "error: no data came from download.pytorch.org for 60 s, so the download of torch.whl was stopped"
+    message, hint = explain(f"$ python wheel_download.py\n{said}", "3.12")
+
+    assert "download.pytorch.org" in message and "PyTorch mirror" in hint
