@@ -2906,12 +2906,12 @@ Save them first with File &gt; Save run config… to come back to them.</source>
         <translation>https://pypi.tuna.tsinghua.edu.cn/simple（可选）</translation>
     </message>
     <message>
-        <source>a mirror of download.pytorch.org/whl/… (optional)</source>
-        <translation>download.pytorch.org/whl/… 的镜像站（可选）</translation>
+        <source>https://download.pytorch.org/whl/cu126 or a mirror of it (optional)</source>
+        <translation>https://download.pytorch.org/whl/cu126 或其镜像（可选）</translation>
     </message>
     <message>
-        <source>a mirror of uv&apos;s Python downloads (optional)</source>
-        <translation>uv 下载 Python 用的镜像站（可选）</translation>
+        <source>https://registry.npmmirror.com/-/binary/python-build-standalone (optional)</source>
+        <translation>https://registry.npmmirror.com/-/binary/python-build-standalone（可选）</translation>
     </message>
     <message>
         <source>http://proxy.example.com:8080 (optional)</source>
@@ -4063,6 +4063,50 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder.</source>
         <translation>只有 SentencePiece 文件的分词器还不能写成 GGUF：请把这个模型导出为文件夹。</translation>
+    </message>
+    <message>
+        <source>Fix that text, or save the whole file again as UTF-8 CSV, then try again.</source>
+        <translation>请修正那些文字，或把整个文件另存为 UTF-8 CSV，然后重试。</translation>
+    </message>
+    <message>
+        <source>{file} is {encoding} except at {count} lines ({lines}), which hold text in another encoding (pasted from another file, perhaps).</source>
+        <translation>{file} 除 {count} 行（{lines}）外都是 {encoding} 编码；这些行是另一种编码的文字（可能是从别的文件粘贴来的）。</translation>
+    </message>
+    <message>
+        <source>{file} is {encoding} except at line {line}, which holds text in another encoding (pasted from another file, perhaps).</source>
+        <translation>{file} 除第 {line} 行外都是 {encoding} 编码；该行是另一种编码的文字（可能是从别的文件粘贴来的）。</translation>
+    </message>
+    <message>
+        <source>With max length {length}, {dropped} of the first {measured} rows ({share}) will be left out: their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of them.</source>
+        <translation>最大长度为 {length} 时，前 {measured} 行中有 {dropped} 行（{share}）会被略去：仅提示就已占满长度，没有可学习的回答。最大长度 {keep} 可保留其中 95% 的行。</translation>
+    </message>
+    <message>
+        <source>With max length {length}, {dropped} of {total} rows ({share}) will be left out: their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of the rows.</source>
+        <translation>最大长度为 {length} 时，{total} 行中有 {dropped} 行（{share}）会被略去：仅提示就已占满长度，没有可学习的回答。最大长度 {keep} 可保留 95% 的行。</translation>
+    </message>
+    <message>
+        <source>The run&apos;s adapter is damaged: {problem}.</source>
+        <translation>这个训练任务的适配器已损坏：{problem}。</translation>
+    </message>
+    <message>
+        <source>Train the run again (a lower learning rate), or resume it from an earlier checkpoint.</source>
+        <translation>请重新训练（降低学习率），或从较早的检查点继续。</translation>
+    </message>
+    <message>
+        <source>In fp16 the weight {tensor} of this model overflows (fp16 holds values up to 65504).</source>
+        <translation>在 fp16 下，这个模型的权重 {tensor} 会溢出（fp16 最大只能表示 65504）。</translation>
+    </message>
+    <message>
+        <source>Export in bf16 or fp32 instead.</source>
+        <translation>请改用 bf16 或 fp32 导出。</translation>
+    </message>
+    <message>
+        <source>The run&apos;s model in {folder} is damaged: {problem}.</source>
+        <translation>{folder} 中这个训练任务的模型已损坏：{problem}。</translation>
+    </message>
+    <message>
+        <source>Its final save was cut short (a full disk or a crash). Free some disk space if it is full, then train the run again.</source>
+        <translation>它最后的保存被中断了（磁盘已满或程序崩溃）。如果磁盘已满，请先释放一些空间，然后重新训练。</translation>
     </message>
     <message>
         <source>GGUF export cannot place the tensor {key}.</source>
@@ -6835,10 +6879,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>有一个文件正被使用。</translation>
     </message>
     <message>
-        <source>preference tuning needs Python 3.11 or newer (TRL does); this is {version}.</source>
-        <translation>偏好微调需要 Python 3.11 或更新版本（TRL 的要求）；当前是 {version}。</translation>
-    </message>
-    <message>
         <source>preference tuning needs TRL: pip install trl.</source>
         <translation>偏好微调需要 TRL：pip install trl。</translation>
     </message>
@@ -7031,14 +7071,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请重新安装 Finetune Studio。</translation>
     </message>
     <message>
-        <source>Finetune Studio stopped right after starting.</source>
-        <translation>Finetune Studio 刚启动就停止了。</translation>
-    </message>
-    <message>
-        <source>Start it again: the runtime will be repaired. If that does not help, send the log.</source>
-        <translation>请再启动一次：运行环境会被修复。如果仍然不行，请发送日志。</translation>
-    </message>
-    <message>
         <source>Finetune Studio is already being set up by another window.</source>
         <translation>另一个窗口正在安装 Finetune Studio。</translation>
     </message>
@@ -7057,10 +7089,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Finetune Studio could not be started: {error}</source>
         <translation>无法启动 Finetune Studio：{error}</translation>
-    </message>
-    <message>
-        <source>Start it again: the runtime will be repaired.</source>
-        <translation>请再启动一次：运行环境会被修复。</translation>
     </message>
     <message>
         <source>Finetune Studio stopped unexpectedly (exit code {code}).</source>
@@ -7137,6 +7165,62 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>folder: a transformers model folder; gguf: one file for llama.cpp, Ollama and LM Studio</source>
         <translation>folder：transformers 模型文件夹；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的单个文件</translation>
+    </message>
+    <message>
+        <source>Lower the learning rate to {rate}</source>
+        <translation>将学习率降到 {rate}</translation>
+    </message>
+    <message>
+        <source>The training stopped: the {what} became {value} at step {step}. The learning rate ({rate}) is most likely too high for this model: its weights diverged.</source>
+        <translation>训练已停止：{what}在第 {step} 步变成了 {value}。学习率（{rate}）对这个模型很可能太高：它的权重发散了。</translation>
+    </message>
+    <message>
+        <source>Lower the learning rate (a tenth is a good first try) and train again from the start.</source>
+        <translation>请降低学习率（先试原来的十分之一），然后从头重新训练。</translation>
+    </message>
+    <message>
+        <source>{count} training steps had a loss that was not a number (NaN or infinity, usually an fp16 overflow); the loss scaler left their updates out and training went on.</source>
+        <translation>有 {count} 个训练步骤的损失不是数值（NaN 或无穷大，通常是 fp16 溢出）；损失缩放器略去了它们的更新，训练继续进行。</translation>
+    </message>
+    <message>
+        <source>The training stopped: the {what} became {value} at step {step}. In fp16 the numbers overflowed (fp16 holds values up to 65504).</source>
+        <translation>训练已停止：{what}在第 {step} 步变成了 {value}。在 fp16 下数值溢出了（fp16 最大只能表示 65504）。</translation>
+    </message>
+    <message>
+        <source>Train in bf16 where the GPU has it (RTX 30 and newer), else in fp32, or lower the rate.</source>
+        <translation>GPU 支持时（RTX 30 及更新）请用 bf16 训练，否则用 fp32，或降低学习率。</translation>
+    </message>
+    <message>
+        <source>The model in {where} is damaged: its tensor {tensor} holds values that are not numbers (NaN or infinity), so nothing trained from it can work.</source>
+        <translation>{where} 中的模型已损坏：其张量 {tensor} 含有非数值（NaN 或无穷大），用它训练不会有任何结果。</translation>
+    </message>
+    <message>
+        <source>Download the model again or choose another one; a model a diverged run saved cannot be repaired: train it again from its base model.</source>
+        <translation>请重新下载该模型或换一个模型；发散的训练任务保存的模型无法修复：请从其基础模型重新训练。</translation>
+    </message>
+    <message>
+        <source>training loss</source>
+        <translation>训练损失</translation>
+    </message>
+    <message>
+        <source>evaluation loss</source>
+        <translation>评估损失</translation>
+    </message>
+    <message>
+        <source>gradient norm</source>
+        <translation>梯度范数</translation>
+    </message>
+    <message>
+        <source>Train in bf16</source>
+        <translation>用 bf16 训练</translation>
+    </message>
+    <message>
+        <source>Train in fp32</source>
+        <translation>用 fp32 训练</translation>
+    </message>
+    <message>
+        <source>The checkpoint is at the last step: the evaluation and the save are left</source>
+        <translation>检查点已在最后一步：只剩评估和保存</translation>
     </message>
     <message>
         <source>preference tuning: dpo (default) or orpo (no reference model: less memory)</source>
@@ -7483,6 +7567,58 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>无法运行 {program}：{error}</translation>
     </message>
     <message>
+        <source>No window can open: DISPLAY is set to {display}, but no X server answers there.</source>
+        <translation>无法打开窗口：DISPLAY 设置为 {display}，但那里没有 X 服务器响应。</translation>
+    </message>
+    <message>
+        <source>Start Finetune Studio from your desktop session, or unset DISPLAY to set it up without a window (FinetuneStudio --headless).</source>
+        <translation>请在桌面会话中启动 Finetune Studio，或取消设置 DISPLAY，以便不打开窗口完成设置（FinetuneStudio --headless）。</translation>
+    </message>
+    <message>
+        <source>No window can open: Qt needs system libraries that are missing ({libraries}).</source>
+        <translation>无法打开窗口：Qt 需要的系统库缺失（{libraries}）。</translation>
+    </message>
+    <message>
+        <source>Install them ({command}), then start Finetune Studio again.</source>
+        <translation>请安装它们（{command}），然后重新启动 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>The download stalled: nothing came from {host} for a minute.</source>
+        <translation>下载停滞：一分钟内没有从 {host} 收到任何数据。</translation>
+    </message>
+    <message>
+        <source>Set a PyTorch mirror (the &quot;PyTorch mirror&quot; field below, or --torch-index-url) or check the network, then try again: the part downloaded so far is kept.</source>
+        <translation>请设置 PyTorch 镜像（下方的“PyTorch 镜像站”字段，或 --torch-index-url）或检查网络，然后重试：已下载的部分会保留。</translation>
+    </message>
+    <message>
+        <source>To repair it: FinetuneStudio --repair. The log: {log}</source>
+        <translation>修复方法：FinetuneStudio --repair。日志：{log}</translation>
+    </message>
+    <message>
+        <source>Repair the runtime (FinetuneStudio --repair); it keeps your PyTorch build and your runs.</source>
+        <translation>请修复运行环境（FinetuneStudio --repair）；它会保留你的 PyTorch 版本和训练任务。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio stopped right after starting (exit code {code}).</source>
+        <translation>Finetune Studio 启动后立即停止了（退出代码 {code}）。</translation>
+    </message>
+    <message>
+        <source>Try again. If it stops again, repair the runtime (it keeps your PyTorch build and your runs), or send the log ({log}).</source>
+        <translation>请重试。如果再次停止，请修复运行环境（会保留你的 PyTorch 版本和训练任务），或发送日志（{log}）。</translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <source>Repair</source>
+        <translation>修复</translation>
+    </message>
+    <message>
+        <source>Open the log</source>
+        <translation>打开日志</translation>
+    </message>
+    <message>
         <source>asked for on the Environment page</source>
         <translation>在“环境”页面中选择的</translation>
     </message>
@@ -7497,6 +7633,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The PyTorch you had is unchanged.</source>
         <translation>原有的 PyTorch 没有改动。</translation>
+    </message>
+    <message>
+        <source>the build this runtime had</source>
+        <translation>这个运行环境原有的版本</translation>
+    </message>
+    <message>
+        <source>This version of Finetune Studio needs PyTorch {floor}, and no release of that kind of build ({tag}) does.</source>
+        <translation>这个版本的 Finetune Studio 需要 PyTorch {floor}，而这类版本（{tag}）没有一个满足。</translation>
+    </message>
+    <message>
+        <source>Open the Environment step and install the PyTorch build it recommends, then update again.</source>
+        <translation>请打开“环境”步骤，安装它推荐的 PyTorch 版本，然后再次更新。</translation>
+    </message>
+    <message>
+        <source>the build installed now, kept</source>
+        <translation>保留当前安装的版本</translation>
+    </message>
+    <message>
+        <source>PyTorch {installed} is older than this version of Finetune Studio needs ({floor}); the same kind of build ({tag}) from the same place</source>
+        <translation>PyTorch {installed} 比这个版本的 Finetune Studio 所需的旧（{floor}）；改用来自同一来源的同类版本（{tag}）</translation>
     </message>
     <message>
         <source>Setup failed: {error}</source>

@@ -2906,12 +2906,12 @@ Save them first with File &gt; Save run config… to come back to them.</source>
         <translation>https://pypi.tuna.tsinghua.edu.cn/simple（選填）</translation>
     </message>
     <message>
-        <source>a mirror of download.pytorch.org/whl/… (optional)</source>
-        <translation>download.pytorch.org/whl/… 的鏡像站（選填）</translation>
+        <source>https://download.pytorch.org/whl/cu126 or a mirror of it (optional)</source>
+        <translation>https://download.pytorch.org/whl/cu126 或其鏡像（選填）</translation>
     </message>
     <message>
-        <source>a mirror of uv&apos;s Python downloads (optional)</source>
-        <translation>uv 下載 Python 用的鏡像站（選填）</translation>
+        <source>https://registry.npmmirror.com/-/binary/python-build-standalone (optional)</source>
+        <translation>https://registry.npmmirror.com/-/binary/python-build-standalone（選填）</translation>
     </message>
     <message>
         <source>http://proxy.example.com:8080 (optional)</source>
@@ -4063,6 +4063,50 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>SentencePiece-only tokenizers are not written as GGUF yet: export this one as a folder.</source>
         <translation>只有 SentencePiece 檔案的分詞器還不能寫成 GGUF：請把這個模型匯出為資料夾。</translation>
+    </message>
+    <message>
+        <source>Fix that text, or save the whole file again as UTF-8 CSV, then try again.</source>
+        <translation>請修正那些文字，或把整個檔案另存為 UTF-8 CSV，然後重試。</translation>
+    </message>
+    <message>
+        <source>{file} is {encoding} except at {count} lines ({lines}), which hold text in another encoding (pasted from another file, perhaps).</source>
+        <translation>{file} 除 {count} 行（{lines}）外都是 {encoding} 編碼；這些行是另一種編碼的文字（可能是從別的檔案貼上來的）。</translation>
+    </message>
+    <message>
+        <source>{file} is {encoding} except at line {line}, which holds text in another encoding (pasted from another file, perhaps).</source>
+        <translation>{file} 除第 {line} 行外都是 {encoding} 編碼；該行是另一種編碼的文字（可能是從別的檔案貼上來的）。</translation>
+    </message>
+    <message>
+        <source>With max length {length}, {dropped} of the first {measured} rows ({share}) will be left out: their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of them.</source>
+        <translation>最大長度為 {length} 時，前 {measured} 列中有 {dropped} 列（{share}）會被略去：僅提示就已占滿長度，沒有可學習的回答。最大長度 {keep} 可保留其中 95% 的列。</translation>
+    </message>
+    <message>
+        <source>With max length {length}, {dropped} of {total} rows ({share}) will be left out: their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of the rows.</source>
+        <translation>最大長度為 {length} 時，{total} 列中有 {dropped} 列（{share}）會被略去：僅提示就已占滿長度，沒有可學習的回答。最大長度 {keep} 可保留 95% 的列。</translation>
+    </message>
+    <message>
+        <source>The run&apos;s adapter is damaged: {problem}.</source>
+        <translation>這個訓練任務的適配器已損壞：{problem}。</translation>
+    </message>
+    <message>
+        <source>Train the run again (a lower learning rate), or resume it from an earlier checkpoint.</source>
+        <translation>請重新訓練（降低學習率），或從較早的檢查點繼續。</translation>
+    </message>
+    <message>
+        <source>In fp16 the weight {tensor} of this model overflows (fp16 holds values up to 65504).</source>
+        <translation>在 fp16 下，這個模型的權重 {tensor} 會溢位（fp16 最大只能表示 65504）。</translation>
+    </message>
+    <message>
+        <source>Export in bf16 or fp32 instead.</source>
+        <translation>請改用 bf16 或 fp32 匯出。</translation>
+    </message>
+    <message>
+        <source>The run&apos;s model in {folder} is damaged: {problem}.</source>
+        <translation>{folder} 中這個訓練任務的模型已損壞：{problem}。</translation>
+    </message>
+    <message>
+        <source>Its final save was cut short (a full disk or a crash). Free some disk space if it is full, then train the run again.</source>
+        <translation>它最後的儲存被中斷了（磁碟已滿或程式當機）。如果磁碟已滿，請先釋放一些空間，然後重新訓練。</translation>
     </message>
     <message>
         <source>GGUF export cannot place the tensor {key}.</source>
@@ -6835,10 +6879,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>有一個檔案正被使用。</translation>
     </message>
     <message>
-        <source>preference tuning needs Python 3.11 or newer (TRL does); this is {version}.</source>
-        <translation>偏好微調需要 Python 3.11 或更新版本（TRL 的要求）；目前是 {version}。</translation>
-    </message>
-    <message>
         <source>preference tuning needs TRL: pip install trl.</source>
         <translation>偏好微調需要 TRL：pip install trl。</translation>
     </message>
@@ -7031,14 +7071,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請重新安裝 Finetune Studio。</translation>
     </message>
     <message>
-        <source>Finetune Studio stopped right after starting.</source>
-        <translation>Finetune Studio 剛啟動就停止了。</translation>
-    </message>
-    <message>
-        <source>Start it again: the runtime will be repaired. If that does not help, send the log.</source>
-        <translation>請再啟動一次：執行環境會被修復。如果仍然不行，請傳送記錄。</translation>
-    </message>
-    <message>
         <source>Finetune Studio is already being set up by another window.</source>
         <translation>另一個視窗正在安裝 Finetune Studio。</translation>
     </message>
@@ -7057,10 +7089,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Finetune Studio could not be started: {error}</source>
         <translation>無法啟動 Finetune Studio：{error}</translation>
-    </message>
-    <message>
-        <source>Start it again: the runtime will be repaired.</source>
-        <translation>請再啟動一次：執行環境會被修復。</translation>
     </message>
     <message>
         <source>Finetune Studio stopped unexpectedly (exit code {code}).</source>
@@ -7137,6 +7165,62 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>folder: a transformers model folder; gguf: one file for llama.cpp, Ollama and LM Studio</source>
         <translation>folder：transformers 模型資料夾；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的單一檔案</translation>
+    </message>
+    <message>
+        <source>Lower the learning rate to {rate}</source>
+        <translation>將學習率降到 {rate}</translation>
+    </message>
+    <message>
+        <source>The training stopped: the {what} became {value} at step {step}. The learning rate ({rate}) is most likely too high for this model: its weights diverged.</source>
+        <translation>訓練已停止：{what}在第 {step} 步變成了 {value}。學習率（{rate}）對這個模型很可能太高：它的權重發散了。</translation>
+    </message>
+    <message>
+        <source>Lower the learning rate (a tenth is a good first try) and train again from the start.</source>
+        <translation>請降低學習率（先試原來的十分之一），然後從頭重新訓練。</translation>
+    </message>
+    <message>
+        <source>{count} training steps had a loss that was not a number (NaN or infinity, usually an fp16 overflow); the loss scaler left their updates out and training went on.</source>
+        <translation>有 {count} 個訓練步驟的損失不是數值（NaN 或無窮大，通常是 fp16 溢位）；損失縮放器略去了它們的更新，訓練繼續進行。</translation>
+    </message>
+    <message>
+        <source>The training stopped: the {what} became {value} at step {step}. In fp16 the numbers overflowed (fp16 holds values up to 65504).</source>
+        <translation>訓練已停止：{what}在第 {step} 步變成了 {value}。在 fp16 下數值溢位了（fp16 最大只能表示 65504）。</translation>
+    </message>
+    <message>
+        <source>Train in bf16 where the GPU has it (RTX 30 and newer), else in fp32, or lower the rate.</source>
+        <translation>GPU 支援時（RTX 30 及更新）請用 bf16 訓練，否則用 fp32，或降低學習率。</translation>
+    </message>
+    <message>
+        <source>The model in {where} is damaged: its tensor {tensor} holds values that are not numbers (NaN or infinity), so nothing trained from it can work.</source>
+        <translation>{where} 中的模型已損壞：其張量 {tensor} 含有非數值（NaN 或無窮大），用它訓練不會有任何結果。</translation>
+    </message>
+    <message>
+        <source>Download the model again or choose another one; a model a diverged run saved cannot be repaired: train it again from its base model.</source>
+        <translation>請重新下載該模型或換一個模型；發散的訓練任務儲存的模型無法修復：請從其基礎模型重新訓練。</translation>
+    </message>
+    <message>
+        <source>training loss</source>
+        <translation>訓練損失</translation>
+    </message>
+    <message>
+        <source>evaluation loss</source>
+        <translation>評估損失</translation>
+    </message>
+    <message>
+        <source>gradient norm</source>
+        <translation>梯度範數</translation>
+    </message>
+    <message>
+        <source>Train in bf16</source>
+        <translation>用 bf16 訓練</translation>
+    </message>
+    <message>
+        <source>Train in fp32</source>
+        <translation>用 fp32 訓練</translation>
+    </message>
+    <message>
+        <source>The checkpoint is at the last step: the evaluation and the save are left</source>
+        <translation>檢查點已在最後一步：只剩評估和儲存</translation>
     </message>
     <message>
         <source>preference tuning: dpo (default) or orpo (no reference model: less memory)</source>
@@ -7483,6 +7567,58 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>無法執行 {program}：{error}</translation>
     </message>
     <message>
+        <source>No window can open: DISPLAY is set to {display}, but no X server answers there.</source>
+        <translation>無法開啟視窗：DISPLAY 設為 {display}，但那裡沒有 X 伺服器回應。</translation>
+    </message>
+    <message>
+        <source>Start Finetune Studio from your desktop session, or unset DISPLAY to set it up without a window (FinetuneStudio --headless).</source>
+        <translation>請在桌面工作階段中啟動 Finetune Studio，或取消設定 DISPLAY，以便不開啟視窗完成設定（FinetuneStudio --headless）。</translation>
+    </message>
+    <message>
+        <source>No window can open: Qt needs system libraries that are missing ({libraries}).</source>
+        <translation>無法開啟視窗：Qt 需要的系統程式庫缺失（{libraries}）。</translation>
+    </message>
+    <message>
+        <source>Install them ({command}), then start Finetune Studio again.</source>
+        <translation>請安裝它們（{command}），然後重新啟動 Finetune Studio。</translation>
+    </message>
+    <message>
+        <source>The download stalled: nothing came from {host} for a minute.</source>
+        <translation>下載停滯：一分鐘內沒有從 {host} 收到任何資料。</translation>
+    </message>
+    <message>
+        <source>Set a PyTorch mirror (the &quot;PyTorch mirror&quot; field below, or --torch-index-url) or check the network, then try again: the part downloaded so far is kept.</source>
+        <translation>請設定 PyTorch 鏡像（下方的「PyTorch 鏡像站」欄位，或 --torch-index-url）或檢查網路，然後重試：已下載的部分會保留。</translation>
+    </message>
+    <message>
+        <source>To repair it: FinetuneStudio --repair. The log: {log}</source>
+        <translation>修復方法：FinetuneStudio --repair。日誌：{log}</translation>
+    </message>
+    <message>
+        <source>Repair the runtime (FinetuneStudio --repair); it keeps your PyTorch build and your runs.</source>
+        <translation>請修復執行環境（FinetuneStudio --repair）；它會保留你的 PyTorch 版本和訓練任務。</translation>
+    </message>
+    <message>
+        <source>Finetune Studio stopped right after starting (exit code {code}).</source>
+        <translation>Finetune Studio 啟動後立即停止了（結束代碼 {code}）。</translation>
+    </message>
+    <message>
+        <source>Try again. If it stops again, repair the runtime (it keeps your PyTorch build and your runs), or send the log ({log}).</source>
+        <translation>請重試。如果再次停止，請修復執行環境（會保留你的 PyTorch 版本和訓練任務），或傳送日誌（{log}）。</translation>
+    </message>
+    <message>
+        <source>Try again</source>
+        <translation>重試</translation>
+    </message>
+    <message>
+        <source>Repair</source>
+        <translation>修復</translation>
+    </message>
+    <message>
+        <source>Open the log</source>
+        <translation>開啟日誌</translation>
+    </message>
+    <message>
         <source>asked for on the Environment page</source>
         <translation>在「環境」頁面中選擇的</translation>
     </message>
@@ -7497,6 +7633,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The PyTorch you had is unchanged.</source>
         <translation>原有的 PyTorch 沒有變動。</translation>
+    </message>
+    <message>
+        <source>the build this runtime had</source>
+        <translation>這個執行環境原有的版本</translation>
+    </message>
+    <message>
+        <source>This version of Finetune Studio needs PyTorch {floor}, and no release of that kind of build ({tag}) does.</source>
+        <translation>這個版本的 Finetune Studio 需要 PyTorch {floor}，而這類版本（{tag}）沒有一個滿足。</translation>
+    </message>
+    <message>
+        <source>Open the Environment step and install the PyTorch build it recommends, then update again.</source>
+        <translation>請開啟「環境」步驟，安裝它推薦的 PyTorch 版本，然後再次更新。</translation>
+    </message>
+    <message>
+        <source>the build installed now, kept</source>
+        <translation>保留目前安裝的版本</translation>
+    </message>
+    <message>
+        <source>PyTorch {installed} is older than this version of Finetune Studio needs ({floor}); the same kind of build ({tag}) from the same place</source>
+        <translation>PyTorch {installed} 比這個版本的 Finetune Studio 所需的舊（{floor}）；改用來自同一來源的同類版本（{tag}）</translation>
     </message>
     <message>
         <source>Setup failed: {error}</source>
