@@ -1,7 +1,7 @@
 """Build the installable program: app wheel, frozen launcher, Linux tarball and/or Windows installer.
 
     python installer/build.py [--release-venv] [--wheelhouse] [--torch REQUIREMENT] [--no-installer]
-                              [--quick-installer] [--no-python] [--out DIR] [--unsigned-name]
+                              [--quick-installer] [--no-python] [--out DIR]
 
 (``python3 tools/dev.py package`` sets up the environment and runs this with ``--release-venv``:
 the build runs in ``build/release-venv``, a venv holding ``installer/build-requirements.txt`` alone,
