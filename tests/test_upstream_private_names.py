@@ -65,7 +65,8 @@ def test_python_says_when_a_finder_holds_its_global_import_lock(monkeypatch: pyt
     monkeypatch.setattr(sys, "meta_path", [Finder(), *sys.meta_path])
     with pytest.raises(ImportError):
         import studio_private_probe  # noqa: F401
-    assert seen == [True]
+    # Other finders on the path (editable installs, hooks earlier tests leave) may ask again.
+    assert seen and all(seen)
     assert lazy.import_lock_held() is False
 
 
