@@ -754,3 +754,39 @@ def test_a_cell_of_megabytes_is_measured_without_tokenizing_all_of_it(
     stats = shown.token_stats["text"]
     assert stats.over_limit >= 1 and stats.max > config.training.max_length  # still named as too long
     assert max(longest) <= max(config.training.max_length, 512) * CHARS_PER_TOKEN_BOUND  # not 5 MB
+
+
+def test_every_label_merged_cells_leave_empty_is_counted_with_its_row(tmp_path: Path) -> None:
+    """Excel keeps a merged value in the first cell only. A row whose cells are all inside merges read
+    as an empty row and was left out, so "5 rows have no label" was said of 6."""
+    from openpyxl import Workbook
+
+    from desktop.core.data.checks import load_and_check
+    from desktop.core.settings.config import RunConfig
+
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["text", "label"])
+    for i in range(20):
+        sheet.append([f"review {i}", "pos" if i % 2 else "neg"])
+    sheet.merge_cells("B3:B5")  # rows 4 and 5 lose their label
+    sheet.merge_cells("A8:B8")  # row 8 its label
+    sheet["B12"] = None  # row 12: a label never written
+    sheet.merge_cells("A14:B15")  # row 14 its label, row 15 every cell
+    sheet.append([None, None])  # a truly empty last row: still left out, as before
+    sheet.append(["review 20", "pos"])
+    path = tmp_path / "merged.xlsx"
+    book.save(path)
+    config = RunConfig(task="classification")
+    config.model.name, config.data.files, config.validation.fraction = (
+        "bundled:all-minilm-l6-v2",
+        [str(path)],
+        0.0,
+    )
+
+    with pytest.raises(DataError, match=r"1 row has an empty text .*\(merged.xlsx row 15\)"):
+        load_and_check(config)
+    config.data.drop_bad_rows = True
+    checked = load_and_check(config)
+    assert len(checked.train) == 21 - 6
+    assert checked.notes[0].startswith("Left out 6 of 21 rows of merged.xlsx (merged.xlsx row 4, ")

@@ -172,6 +172,8 @@ def test_prompts_that_fill_the_max_length_and_cut_answers_are_named(
         for n in notes
     )
     assert "The max length of 48 tokens cuts the answers of 1 of 10 pairs (10%): pairs.jsonl line 6." in notes
+    keep = next(n for n in notes if n.endswith("keeps 95% of the pairs whole."))
+    assert int(keep.split()[4]) > 48  # a longer max length than the one that cuts
 
 
 def test_the_public_layouts_are_guessed() -> None:

@@ -12,9 +12,74 @@ from desktop.core.system.messages import msg
 
 
 def read_xlsx(path: Path) -> Read:
-    """The first sheet with data of a workbook, its rows without a value left out."""
+    """The first sheet with data of a workbook, its rows without a value left out (but for the rows
+    a merged cell covers: they show its value in Excel, so they are data with an empty cell)."""
     sheet, _name = data_sheet(path)
-    return drop_empty_rows(read_kept(path, "xlsx", lambda: _excel_frame(path, sheet=sheet)))
+    return _keep_merged(
+        path, sheet, drop_empty_rows(read_kept(path, "xlsx", lambda: _excel_frame(path, sheet=sheet)))
+    )
+
+
+def merged_rows(path: Path, sheet: int) -> set[int]:
+    """The sheet rows (numbered from 1) that a merged cell covers below its first row: Excel shows the
+    merged value there, but the file holds it in the first cell only, so these cells read as empty.
+
+    Read from the sheet's ``<mergeCells>``, which follows its rows: the sheet's XML is streamed to it
+    without being parsed (openpyxl's read-only mode, which reads the rows, does not keep merges).
+    """
+    import re
+    import zipfile
+    import zlib
+    from xml.etree import ElementTree
+
+    rows: set[int] = set()
+    try:
+        with zipfile.ZipFile(path) as book:
+            member = _sheet_member(book, sheet)
+            if member is None:
+                return rows
+            tail, found = b"", b""
+            with book.open(member) as stream:
+                while chunk := stream.read(1 << 20):
+                    tail += chunk
+                    if found or (at := tail.find(b"<mergeCells")) >= 0:
+                        found += tail if found else tail[at:]
+                        tail = b""
+                    else:
+                        tail = tail[-16:]  # a tag cut between two chunks
+    except (OSError, zipfile.BadZipFile, KeyError, ElementTree.ParseError, zlib.error):
+        return rows
+    for first, last in re.findall(rb'<mergeCell [^>]*ref="[A-Z]+(\d+):[A-Z]+(\d+)"', found):
+        rows.update(range(int(first) + 1, int(last) + 1))
+    return rows
+
+
+def _sheet_member(book: Any, sheet: int) -> str | None:
+    """The zip member of sheet number ``sheet`` (in workbook order) of an opened .xlsx."""
+    from xml.etree import ElementTree
+
+    main = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+    relation = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+    sheets = ElementTree.fromstring(book.read("xl/workbook.xml")).iter(f"{main}sheet")
+    wanted = next((s.get(relation) for i, s in enumerate(sheets) if i == sheet), None)
+    links = ElementTree.fromstring(book.read("xl/_rels/workbook.xml.rels"))
+    target = next((link.get("Target") for link in links if link.get("Id") == wanted), None)
+    if not target:
+        return None
+    return target.lstrip("/") if target.startswith("/") else f"xl/{target}"
+
+
+def _keep_merged(path: Path, sheet: int, read: Read) -> Read:
+    """``read`` with the rows a merged cell covers kept (see :func:`merged_rows`)."""
+    import numpy as np
+
+    frame, numbers, word, offset, keep = read
+    if keep is None:
+        return read
+    covered = [row - offset for row in merged_rows(path, sheet) if 0 <= row - offset < len(frame)]
+    if covered:
+        keep = np.union1d(keep, np.asarray(covered, dtype=keep.dtype))
+    return frame, numbers, word, offset, None if len(keep) == len(frame) else keep
 
 
 def data_sheet(path: Path) -> tuple[int, str]:
@@ -60,7 +125,9 @@ def head_xlsx(path: Path, rows: int) -> Read | None:
     if arrow_cache.has_table("tables", cache_name(path, "xlsx")):
         return None
     sheet, _name = data_sheet(path)
-    frame, numbers, word, offset, keep = drop_empty_rows(_excel_frame(path, rows, sheet))
+    frame, numbers, word, offset, keep = _keep_merged(
+        path, sheet, drop_empty_rows(_excel_frame(path, rows, sheet))
+    )
     if len(frame) == 0 or (keep is not None and len(keep) == 0):
         return None  # no data in the first rows: read whole, which says so or finds the data below
     return frame, numbers, word, offset, keep

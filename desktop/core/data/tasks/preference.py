@@ -23,7 +23,9 @@ without LoRA, the frozen reference model beside it).
 from __future__ import annotations
 
 import itertools
+import math
 import re
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -170,11 +172,12 @@ def length_problems(
     renders it, as a function of the pair or a list beside ``pairs``.
     """
     counts = tokens if not callable(tokens) else [pair and tokens(pair) for pair in pairs]
-    too_long, cut = [], []
+    too_long, cut, whole = [], [], []  # whole: the length each pair needs to be read uncut
     for i, (pair, count) in enumerate(zip(pairs, counts, strict=True)):
         if pair is None or count is None or not pair.chosen.strip() or not pair.rejected.strip():
             continue
         asked, good, bad = count
+        whole.append(asked + max(good, bad))
         if asked >= max_length:
             too_long.append(i)
         elif asked + max(good, bad) > max_length:
@@ -200,6 +203,15 @@ def length_problems(
                 total=len(pairs),
                 share=len(cut) / max(len(pairs), 1),
                 rows=locate(cut),
+            )
+        )
+    if found:
+        found.append(
+            msg(
+                "A max length of {keep} keeps 95% of the pairs whole.",
+                keep=math.ceil(statistics.quantiles(whole, n=20, method="inclusive")[-1])
+                if len(whole) > 1
+                else whole[0],
             )
         )
     return too_long, found
