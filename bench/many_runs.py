@@ -136,7 +136,7 @@ def main() -> int:
     args = parser.parse_args()
     folder = (args.folder or Path(tempfile.mkdtemp(prefix="fs-many-runs-"))) / "runs"
     os.environ.setdefault("FINETUNE_STUDIO_HOME", str(folder.parent / "home"))
-    from desktop.core.runs.folders import list_runs
+    from desktop.core.runs.listing import list_runs
 
     t, _ = timed(lambda: make_runs(folder, args.runs, args.steps))
     size = sum(p.stat().st_size for p in folder.rglob("events.jsonl"))

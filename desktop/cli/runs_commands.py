@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop.cli.common import EXIT_OK, add_overrides, load_run_config, shorten
 from desktop.cli.text import say
 from desktop.core.system.secrets import shell_join
+
+if TYPE_CHECKING:
+    from desktop.core.runs.listing import RunInfo
 
 
 def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
@@ -45,7 +48,7 @@ def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """List run folders, newest first."""
-    from desktop.core.runs.folders import list_runs
+    from desktop.core.runs.listing import list_runs
     from desktop.core.system.paths import default_runs_dir
 
     runs_dir = args.runs_dir or default_runs_dir()
@@ -73,7 +76,21 @@ def cmd_runs(args: argparse.Namespace) -> int:
             f"{info.name:<45} {words.get(info.status, info.status):<9} {info.task:<15} {best:<18} "
             f"{shorten(info.model, 30):<30} {shorten(info.dataset, 30)}{flag}"
         )
+        if info.status == "damaged" and info.problem:
+            print("    " + damaged_advice(info))
     return EXIT_OK
+
+
+def damaged_advice(info: RunInfo) -> str:
+    """What is wrong with a damaged run, and what to do: resume it from its last good checkpoint."""
+    if info.resumable:
+        return say(
+            "{problem}: resume it from its last good checkpoint with: "
+            "finetune-studio-cli train {config} --resume",
+            problem=info.problem,
+            config=shell_join([str(info.path / "config.toml")]),
+        )
+    return say("{problem}: it has no checkpoint to resume from; train it again.", problem=info.problem)
 
 
 def cmd_job_export(args: argparse.Namespace) -> int:

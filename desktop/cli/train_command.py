@@ -18,6 +18,7 @@ from desktop.core.system.events import FailedEvent
 from desktop.core.system.secrets import shell_join
 
 if TYPE_CHECKING:
+    from desktop.core.runs.folders import RunDir
     from desktop.core.system.events import RunResult
 
 
@@ -64,7 +65,7 @@ def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train, showing progress; Ctrl-C stops after the current step and keeps a checkpoint."""
-    from desktop.core.runs.folders import RunBusyError, RunDir, find_resumable
+    from desktop.core.runs.folders import RunBusyError, RunDir, damaged_run_of, find_resumable
     from desktop.core.system.paths import default_runs_dir
     from desktop.core.training.run import run_training
 
@@ -78,6 +79,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         if own.is_run() and origin.name == own.config_path.name:
             if own.is_locked():
                 raise RunBusyError.of(own)
+            if not own.resumable() and own.damaged_checkpoints() and own.latest_checkpoint() is None:
+                raise _every_checkpoint_damaged(own)
             if not own.resumable():
                 raise InputError(
                     say(
@@ -96,6 +99,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             resume = own
         else:
             resume = find_resumable(runs_dir, config, origin)
+        if resume is None and (damaged := damaged_run_of(runs_dir, origin)) is not None:
+            raise _every_checkpoint_damaged(damaged)
         if resume is None:
             raise InputError(
                 say(
@@ -210,3 +215,19 @@ def _stop_line(reason: str) -> str:
     if reason == "CONSOLE_CLOSE":
         return say("The console is closing: stopping after this step and saving a checkpoint...")
     return say("Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...")
+
+
+def _every_checkpoint_damaged(run: RunDir) -> InputError:
+    """The refusal of a resume whose run has checkpoints, none of them usable: each named."""
+    return InputError(
+        say(
+            "The run {run} cannot be resumed: none of its checkpoints can be loaded: {damaged}.",
+            run=run.path.name,
+            damaged=", ".join(run.damaged_checkpoints()),
+        ),
+        say(
+            "Start a new run from this config without --resume. The damaged checkpoints are kept in {folder} "
+            "for a look; delete them to free the space.",
+            folder=run.checkpoints_dir,
+        ),
+    )

@@ -2610,6 +2610,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>已损坏</translation>
     </message>
     <message>
+        <source>{problem}. Resume the run: it goes on from its last good checkpoint.</source>
+        <translation>{problem}。请继续此训练：它会从最后一个完好的检查点接着训练。</translation>
+    </message>
+    <message>
+        <source>{problem}. It has no checkpoint to resume from: train it again.</source>
+        <translation>{problem}。它没有可继续的检查点：请重新训练。</translation>
+    </message>
+    <message>
         <source>{status} ({step}/{total})</source>
         <translation>{status}（{step}/{total}）</translation>
     </message>
@@ -4103,10 +4111,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The run&apos;s model in {folder} is damaged: {problem}.</source>
         <translation>{folder} 中这个训练任务的模型已损坏：{problem}。</translation>
-    </message>
-    <message>
-        <source>Its final save was cut short (a full disk or a crash). Free some disk space if it is full, then train the run again.</source>
-        <translation>它最后的保存被中断了（磁盘已满或程序崩溃）。如果磁盘已满，请先释放一些空间，然后重新训练。</translation>
     </message>
     <message>
         <source>GGUF export cannot place the tensor {key}.</source>
@@ -6595,6 +6599,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>已跳过 {source} 的 {total} 行中的 {bad} 行：{problems}</translation>
     </message>
     <message>
+        <source>A max length of {keep} keeps 95% of the pairs whole.</source>
+        <translation>最大长度设为 {keep} 可让 95% 的样本对保持完整。</translation>
+    </message>
+    <message>
         <source>{source}: {problems}</source>
         <translation>{source}：{problems}</translation>
     </message>
@@ -6613,6 +6621,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>No pair of {source} has room for its answers within {length} tokens.</source>
         <translation>{source} 中没有一个偏好对能在 {length} 个词元内放下回答。</translation>
+    </message>
+    <message>
+        <source>Its final save was cut short (a full disk or a crash). Free some disk space if it is full, then resume the run: it goes on from its last good checkpoint and saves again.</source>
+        <translation>它最后一次保存被中断了（磁盘已满或程序崩溃）。如果磁盘已满，请先释放一些空间，然后继续此训练：它会从最后一个完好的检查点接着训练并重新保存。</translation>
     </message>
     <message>
         <source>{quant} is made by llama.cpp&apos;s quantizer, and llama.cpp is not installed.</source>
@@ -7323,6 +7335,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>差值：    {value}</translation>
     </message>
     <message>
+        <source>{problem}: it has no checkpoint to resume from; train it again.</source>
+        <translation>{problem}：它没有可继续的检查点，请重新训练。</translation>
+    </message>
+    <message>
+        <source>{problem}: resume it from its last good checkpoint with: finetune-studio-cli train {config} --resume</source>
+        <translation>{problem}：可用以下命令从最后一个完好的检查点继续：finetune-studio-cli train {config} --resume</translation>
+    </message>
+    <message>
         <source>Ollama serves {model} at {url} (the same API; it keeps running after this command).</source>
         <translation>Ollama 在 {url} 提供 {model}（同样的 API；本命令结束后它仍在运行）。</translation>
     </message>
@@ -7565,6 +7585,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Could not run {program}: {error}</source>
         <translation>无法运行 {program}：{error}</translation>
+    </message>
+    <message>
+        <source>The run {run} cannot be resumed: none of its checkpoints can be loaded: {damaged}.</source>
+        <translation>训练 {run} 无法继续：它的检查点都无法加载：{damaged}。</translation>
+    </message>
+    <message>
+        <source>Start a new run from this config without --resume. The damaged checkpoints are kept in {folder} for a look; delete them to free the space.</source>
+        <translation>请不加 --resume，用此配置开始新的训练。损坏的检查点保留在 {folder} 中以便查看；删除它们即可释放空间。</translation>
     </message>
     <message>
         <source>No window can open: DISPLAY is set to {display}, but no X server answers there.</source>

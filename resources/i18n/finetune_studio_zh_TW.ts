@@ -2610,6 +2610,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>已損壞</translation>
     </message>
     <message>
+        <source>{problem}. Resume the run: it goes on from its last good checkpoint.</source>
+        <translation>{problem}。請繼續此訓練：它會從最後一個完好的檢查點接著訓練。</translation>
+    </message>
+    <message>
+        <source>{problem}. It has no checkpoint to resume from: train it again.</source>
+        <translation>{problem}。它沒有可繼續的檢查點：請重新訓練。</translation>
+    </message>
+    <message>
         <source>{status} ({step}/{total})</source>
         <translation>{status}（{step}/{total}）</translation>
     </message>
@@ -4103,10 +4111,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The run&apos;s model in {folder} is damaged: {problem}.</source>
         <translation>{folder} 中這個訓練任務的模型已損壞：{problem}。</translation>
-    </message>
-    <message>
-        <source>Its final save was cut short (a full disk or a crash). Free some disk space if it is full, then train the run again.</source>
-        <translation>它最後的儲存被中斷了（磁碟已滿或程式當機）。如果磁碟已滿，請先釋放一些空間，然後重新訓練。</translation>
     </message>
     <message>
         <source>GGUF export cannot place the tensor {key}.</source>
@@ -6595,6 +6599,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>已略過 {source} 的 {total} 列中的 {bad} 列：{problems}</translation>
     </message>
     <message>
+        <source>A max length of {keep} keeps 95% of the pairs whole.</source>
+        <translation>最大長度設為 {keep} 可讓 95% 的樣本對保持完整。</translation>
+    </message>
+    <message>
         <source>{source}: {problems}</source>
         <translation>{source}：{problems}</translation>
     </message>
@@ -6613,6 +6621,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>No pair of {source} has room for its answers within {length} tokens.</source>
         <translation>{source} 中沒有一個偏好對能在 {length} 個詞元內放下回答。</translation>
+    </message>
+    <message>
+        <source>Its final save was cut short (a full disk or a crash). Free some disk space if it is full, then resume the run: it goes on from its last good checkpoint and saves again.</source>
+        <translation>它最後一次儲存被中斷了（磁碟已滿或程式當機）。如果磁碟已滿，請先釋放一些空間，然後繼續此訓練：它會從最後一個完好的檢查點接著訓練並重新儲存。</translation>
     </message>
     <message>
         <source>{quant} is made by llama.cpp&apos;s quantizer, and llama.cpp is not installed.</source>
@@ -7323,6 +7335,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>差值：    {value}</translation>
     </message>
     <message>
+        <source>{problem}: it has no checkpoint to resume from; train it again.</source>
+        <translation>{problem}：它沒有可繼續的檢查點，請重新訓練。</translation>
+    </message>
+    <message>
+        <source>{problem}: resume it from its last good checkpoint with: finetune-studio-cli train {config} --resume</source>
+        <translation>{problem}：可用以下指令從最後一個完好的檢查點繼續：finetune-studio-cli train {config} --resume</translation>
+    </message>
+    <message>
         <source>Ollama serves {model} at {url} (the same API; it keeps running after this command).</source>
         <translation>Ollama 在 {url} 提供 {model}（同樣的 API；本指令結束後它仍在執行）。</translation>
     </message>
@@ -7565,6 +7585,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Could not run {program}: {error}</source>
         <translation>無法執行 {program}：{error}</translation>
+    </message>
+    <message>
+        <source>The run {run} cannot be resumed: none of its checkpoints can be loaded: {damaged}.</source>
+        <translation>訓練 {run} 無法繼續：它的檢查點都無法載入：{damaged}。</translation>
+    </message>
+    <message>
+        <source>Start a new run from this config without --resume. The damaged checkpoints are kept in {folder} for a look; delete them to free the space.</source>
+        <translation>請不加 --resume，用此設定開始新的訓練。損壞的檢查點保留在 {folder} 中以便查看；刪除它們即可釋放空間。</translation>
     </message>
     <message>
         <source>No window can open: DISPLAY is set to {display}, but no X server answers there.</source>

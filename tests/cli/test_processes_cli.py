@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from desktop.cli import main
-from desktop.core.runs.folders import RunDir, list_runs
+from desktop.core.runs.folders import RunDir
+from desktop.core.runs.listing import list_runs
 
 
 def _config(folder: Path, model: Path, data: Path, steps: int = 6) -> Path:
@@ -99,7 +100,7 @@ def test_an_exported_job_runs_with_its_own_launch_script_and_imports_back(
     assert main(["runs", "--import", str(run_folder), "--runs-dir", str(tmp_path / "mine")]) == 0
     (info,) = list_runs(tmp_path / "mine")
     assert info.status == "finished" and info.step == 6
-    from desktop.core.runs.folders import loss_curve
+    from desktop.core.runs.listing import loss_curve
 
     assert [step for step, _ in loss_curve(tmp_path / "mine" / run_folder.name)] == [1, 2, 3, 4, 5, 6]
 

@@ -213,9 +213,15 @@ def test_one_damaged_run_does_not_break_the_list(tmp_path: Path, capsys: pytest.
     broken.config_path.write_bytes(b"\xff\xfe not toml")
 
     assert main(["runs", "--runs-dir", str(runs)]) == 0
-    lines = {line.split()[0].split("-", 2)[-1]: line for line in capsys.readouterr().out.splitlines()}
+    out = capsys.readouterr().out.splitlines()
+    lines = {line.split()[0].split("-", 2)[-1]: line for line in out if not line.startswith(" ")}
     assert set(lines) == {"good", "noisy", "broken"}
     assert " damaged " in lines["broken"] and " crashed " in lines["noisy"]
+    advice = out[out.index(lines["broken"]) + 1]  # under the damaged run: what is wrong, what to do
+    assert (
+        advice
+        == "    its config or event log cannot be read: it has no checkpoint to resume from; train it again."
+    )
 
 
 def _crashed_with_two_checkpoints(
@@ -248,6 +254,25 @@ def test_resume_skips_a_damaged_checkpoint_and_says_which_it_used(
     started = [json.loads(line) for line in run.events_path.read_text(encoding="utf-8").splitlines()]
     assert [e["resumed_from_step"] for e in started if e["event"] == "started"][-1] == int(older.name[11:])
     assert (run.checkpoints_dir / f"damaged-{newest.name}").is_dir()
+
+
+def test_a_resume_with_every_checkpoint_damaged_names_each_one(
+    tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """It said "No stopped or interrupted run ... with a checkpoint was found" of a run with two."""
+    config, runs, run, older, newest = _crashed_with_two_checkpoints(tiny_bert, samples, tmp_path)
+    for checkpoint in (older, newest):
+        weights = checkpoint / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:-100])
+    capsys.readouterr()
+
+    for command in ([str(config), "--runs-dir", str(runs)], [str(run.config_path)]):  # by origin, by run
+        assert main(["train", *command, "--resume"]) == 2
+        err = capsys.readouterr().err
+        assert f"The run {run.path.name} cannot be resumed: none of its checkpoints can be loaded: " in err
+        assert f"{older.name} (model.safetensors is cut short), {newest.name} (model.safetensors" in err
+        assert "without --resume" in err
+    assert older.is_dir() and newest.is_dir()  # kept for a look
 
 
 def test_resume_continues_only_a_run_of_the_same_config(

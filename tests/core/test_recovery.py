@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from desktop.core.runs.folders import RunDir, loss_curve
+from desktop.core.runs.folders import RunDir
+from desktop.core.runs.listing import loss_curve
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import AdjustedEvent, FailedEvent, PreparingEvent, ProgressEvent, StartedEvent
 from desktop.core.training import recovery

@@ -72,3 +72,34 @@ def test_a_resumed_runs_train_loss_covers_every_step(tiny_bert: Path, samples: P
 
     assert resumed.status == "finished", resumed.failure
     assert resumed.metrics["train_loss"] == pytest.approx(whole.metrics["train_loss"], rel=1e-3)
+
+
+@pytest.mark.slow
+def test_a_final_model_cut_short_is_damaged_and_resumes_from_the_last_good_checkpoint(
+    tiny_bert: Path, samples: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A finished run whose model.safetensors lost its end (a full disk, a copy that stopped) was listed
+    "finished", and export then said "unexpected error: SafetensorError"."""
+    from desktop.cli import main
+    from desktop.core.runs.listing import list_runs
+
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs",
+        max_steps=8, save_steps=4, eval_steps=4,
+    )  # fmt: skip
+    first = run_training(config, Recorder().append)
+    assert first.status == "finished"
+    weights = RunDir(first.run_dir).model_dir / "model.safetensors"
+    whole = weights.read_bytes()
+    weights.write_bytes(whole[: len(whole) // 2])
+
+    (info,) = list_runs(tmp_path / "runs")
+    assert (info.status, info.problem, info.resumable) == ("damaged", "model.safetensors is cut short", True)
+    assert main(["runs", "--runs-dir", str(tmp_path / "runs")]) == 0
+    listed = capsys.readouterr().out
+    assert "damaged" in listed and "model.safetensors is cut short: resume it from its last good" in listed
+
+    result = run_training(RunDir(first.run_dir).config(), Recorder().append, resume=RunDir(first.run_dir))
+    assert result.status == "finished", result.failure
+    assert weights.stat().st_size == len(whole)
+    assert list_runs(tmp_path / "runs")[0].status == "finished"

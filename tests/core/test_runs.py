@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.runs.folders import RunDir, delete_run, list_runs, loss_curve, run_result
+from desktop.core.runs.folders import RunDir, delete_run, run_result
+from desktop.core.runs.listing import list_runs, loss_curve
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import (
     FailedEvent,
@@ -164,7 +165,7 @@ def test_a_run_without_a_summary_is_read_in_full_once(tmp_path: Path) -> None:
 
 
 def test_a_long_loss_curve_is_thinned_but_keeps_its_peaks() -> None:
-    from desktop.core.runs.folders import thin
+    from desktop.core.runs.listing import thin
 
     points = [(step, 1.0) for step in range(100_000)]
     points[54_321] = (54_321, 9.0)  # one spike

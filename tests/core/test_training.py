@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from desktop.core.runs.folders import RunDir, list_runs
+from desktop.core.runs.folders import RunDir
+from desktop.core.runs.listing import list_runs
 from desktop.core.system.events import (
     CheckpointEvent,
     FailedEvent,

@@ -112,6 +112,24 @@ def test_resume_and_export_from_the_runs_dialog(
     assert window.export_page.model_label.text().endswith("model")
 
 
+def test_a_finished_run_whose_model_was_cut_short_is_damaged_and_offered_for_resume(
+    window: MainWindow, app_home: Path, qtbot
+) -> None:
+    from PySide6.QtCore import Qt
+
+    cut = _run(app_home / "runs", "cut", FinishedEvent(20, "model", {}), checkpoint=20)
+    cut.model_dir.mkdir()
+    (cut.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    (cut.model_dir / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{")  # torn
+    dialog = _opened(window, qtbot)
+    row = _row(dialog, "cut")
+    assert _cell(dialog, row, 1).startswith("Damaged")
+    tip = dialog.model.index(row, 1).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip == "model.safetensors is damaged. Resume the run: it goes on from its last good checkpoint."
+    dialog.select(dialog.infos[row].name)
+    assert dialog.resume_button.isEnabled() and not dialog.export_button.isEnabled()
+
+
 def test_a_crashed_run_is_offered_for_resume_on_start(
     qtbot, tmp_path: Path, runs: Path, fake_controller
 ) -> None:

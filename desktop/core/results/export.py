@@ -408,7 +408,7 @@ def _write(
                 ),
                 msg(
                     "Its final save was cut short (a full disk or a crash). Free some disk space if it is "
-                    "full, then train the run again."
+                    "full, then resume the run: it goes on from its last good checkpoint and saves again."
                 ),
             ) from exc
         check_model(model, str(source))  # a NaN model is refused, naming the tensor, not written

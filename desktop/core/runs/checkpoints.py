@@ -42,6 +42,21 @@ def is_complete(folder: Path) -> bool:
     return not checkpoint_problem(folder)
 
 
+def model_problem(folder: Path) -> str:
+    """Why the saved model in ``folder`` cannot be loaded, from its weight files' headers (a save cut
+    short by a full disk or a crash), or ``""``: also for a folder that is not there (nothing to say).
+    As cheap as :func:`checkpoint_problem`, so a run list checks every finished run."""
+    if not folder.is_dir():
+        return ""
+    for path in sorted(folder.iterdir()):
+        if not path.is_file() or path.suffix not in WEIGHT_SUFFIXES:
+            continue
+        problem = _safetensors_problem(path) if path.suffix == ".safetensors" else _torch_file_problem(path)
+        if problem:
+            return f"{path.name} {problem}"
+    return ""
+
+
 def _safetensors_problem(path: Path) -> str:
     # 8 bytes of header length, a JSON header, then the tensors; the last tensor ends at the file's end.
     try:

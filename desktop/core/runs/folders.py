@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import math
 import os
 import re
 import shutil
 import time
 from collections.abc import Container, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from desktop.core.runs.checkpoints import checkpoint_problem, is_complete
+from desktop.core.runs.checkpoints import checkpoint_problem, is_complete, model_problem
 from desktop.core.settings.config import RunConfig, load_config
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import (
@@ -200,7 +197,9 @@ class RunDir:
         return _parse_events(lines)
 
     def status(self) -> str:
-        """``finished``, ``stopped``, ``failed``, ``running`` or ``interrupted`` (crashed or killed).
+        """``finished``, ``stopped``, ``failed``, ``running``, ``interrupted`` (crashed or killed) or
+        ``damaged`` (finished, but its final model's files were cut short since: see
+        :func:`checkpoints.model_problem`).
 
         Only the last event counts: a run resumed after a stop that then crashed is interrupted.
         """
@@ -220,6 +219,14 @@ class RunDir:
     def latest_checkpoint(self) -> Path | None:
         """The newest checkpoint that would load (a damaged newer one is passed over)."""
         return next((p for p in reversed(self.checkpoints()) if is_complete(p)), None)
+
+    def damaged_checkpoints(self) -> list[str]:
+        """The checkpoints a resume cannot use, oldest first, each with why when it is known:
+        ``checkpoint-8 (model.safetensors is cut short)``; those a resume set aside by their new name."""
+        found = [f"{p.name} ({problem})" for p in self.checkpoints() if (problem := checkpoint_problem(p))]
+        if self.checkpoints_dir.is_dir():
+            found += sorted(p.name for p in self.checkpoints_dir.glob(DAMAGED_PREFIX + "checkpoint-*"))
+        return found
 
     def set_aside_damaged(self) -> list[tuple[str, str]]:
         """Rename checkpoints newer than the newest good one to ``damaged-checkpoint-N``.
@@ -241,7 +248,7 @@ class RunDir:
 
     def resumable(self) -> bool:
         """Whether the run ended early and has a checkpoint to continue from."""
-        return _resumable(self.status(), self)
+        return resumable_status(self.status(), self)
 
 
 def _parse_events(lines: Iterable[str]) -> list[Event]:
@@ -279,142 +286,19 @@ class RunBusyError(InputError):
         )
 
 
-def _resumable(status: str, run: RunDir) -> bool:
-    return status in ("stopped", "interrupted", "failed") and run.latest_checkpoint() is not None
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A run folder as listed: what it trains and with what, how it ended, its best score.
-
-    Attributes:
-        status: ``finished``, ``stopped``, ``failed``, ``running``, ``interrupted`` (crashed) or
-            ``damaged`` (its config or event log cannot be read).
-        best: The best evaluation score as (metric key, value): highest accuracy for classification,
-            else lowest eval loss, else the last training loss; ``None`` before any was logged.
-        created: When the run folder was made (seconds since the epoch).
-        step: The last step reached; ``total_steps`` the planned number (0 before training began).
-        lora: ``LoRA r8``, ``QLoRA r16`` or ``""`` (every weight trained).
-        num_train: Training examples (0 before training began).
-        tokens_per_second: Real tokens (padding left out) trained on per second, the last figure logged.
-    """
-
-    path: Path
-    status: str
-    task: str
-    model: str
-    resumable: bool
-    dataset: str = ""
-    best: tuple[str, float] | None = None
-    created: float = 0.0
-    step: int = 0
-    total_steps: int = 0
-    learning_rate: float | None = None
-    batch_size: int | None = None
-    gradient_accumulation: int | None = None
-    epochs: float | None = None
-    lora: str = ""
-    num_train: int = 0
-    tokens_per_second: float | None = None
-
-    @property
-    def name(self) -> str:
-        """The run folder's name."""
-        return self.path.name
-
-
-def describe(run: RunDir) -> RunInfo:
-    """One run folder as a :class:`RunInfo`, from its summary (a damaged one gives status ``damaged``)."""
-    try:
-        return _describe(run)
-    except Exception:  # whatever is wrong with one folder, the others are still listed
-        return RunInfo(run.path, "damaged", "?", "?", False)
-
-
-def _describe(run: RunDir) -> RunInfo:
-    from desktop.core.runs import summaries
-
-    summary, changed = summaries.read(run.path, run.events_path, run.config_path)
-    locked = None
-    if summary.ended:
-        status = summary.ended
-    else:
-        locked = run.is_locked()
-        status = "running" if locked else "interrupted"
-    damaged = summary.damaged or (summary.covered > 0 and summary.events == 0)
-    if damaged and status != "running":
-        status = "damaged"
-    if changed and not (locked if locked is not None else run.is_locked()):
-        # Saved for next time; a running run's own process keeps its summary itself.
-        with contextlib.suppress(OSError):
-            summaries.write(run.path, summary)
-    return RunInfo(
-        run.path,
-        status,
-        summary.task,
-        summary.model,
-        _resumable(status, run),
-        summary.dataset,
-        summary.best(),
-        summary.created,
-        summary.step,
-        summary.total_steps,
-        summary.learning_rate,
-        summary.batch_size,
-        summary.gradient_accumulation,
-        summary.epochs,
-        summary.lora,
-        summary.num_train,
-        summary.tokens_per_second,
-    )
-
-
-def loss_curve(run: RunDir | Path, max_points: int = 2000) -> list[tuple[int, float]]:
-    """The run's training loss as (step, loss), at most ``max_points`` of them: a long curve keeps
-    the lowest and the highest loss of each stretch, so its peaks survive the thinning. Where the run
-    went back to a checkpoint (resumed, or out of memory), the steps it did again replace the first."""
-    path = run.events_path if isinstance(run, RunDir) else Path(run) / EVENTS_NAME
-    points: list[tuple[int, float]] = []
-    try:
-        with open(path, "rb") as fh:
-            for line in fh:
-                if b'"loss"' not in line and b'"started"' not in line:  # most lines are progress
-                    continue
-                try:
-                    data = json.loads(line)
-                    if data.get("event") == "started":  # resumed: the steps after it were done again
-                        since = int(data.get("resumed_from_step") or 0)
-                        while points and points[-1][0] > since:
-                            points.pop()
-                        continue
-                    loss = data["metrics"]["loss"]
-                    if data.get("event") == "log" and isinstance(loss, (int, float)):
-                        points.append((int(data["step"]), float(loss)))
-                except (ValueError, KeyError, TypeError):
-                    continue
-    except OSError:
-        return []
-    return thin(points, max_points)
-
-
-def thin(points: list[tuple[int, float]], max_points: int) -> list[tuple[int, float]]:
-    """At most about ``max_points`` of ``points``: the lowest and highest of each equal stretch."""
-    if len(points) <= max_points:
-        return points
-    stretch = math.ceil(len(points) / (max_points // 2))
-    out = []
-    for start in range(0, len(points), stretch):
-        part = points[start : start + stretch]
-        low, high = min(part, key=lambda p: p[1]), max(part, key=lambda p: p[1])
-        out += sorted({low, high})
-    return out
+def resumable_status(status: str, run: RunDir) -> bool:
+    """Whether a run that ended with ``status`` can continue: it ended early (or its final model is
+    damaged) and has a checkpoint to continue from."""
+    return status in ("stopped", "interrupted", "failed", "damaged") and run.latest_checkpoint() is not None
 
 
 def _status_of(events: list[Event], run: RunDir) -> str:
     if run.is_locked():
         return "running"
     if events and isinstance(events[-1], TERMINAL):
-        return STATUS_BY_EVENT[type(events[-1])]
+        status = STATUS_BY_EVENT[type(events[-1])]
+        # A final model cut short afterwards (a full disk, a copy that stopped) is no finished run.
+        return "damaged" if status == "finished" and model_problem(run.model_dir) else status
     return "interrupted"
 
 
@@ -434,11 +318,6 @@ def run_dirs(runs_dir: Path) -> list[RunDir]:
         RunDir(p) for p in sorted(runs_dir.iterdir(), reverse=True) if p.is_dir() and p.suffix != ".partial"
     ]
     return [run for run in runs if run.is_run()]
-
-
-def list_runs(runs_dir: Path) -> list[RunInfo]:
-    """Run folders below ``runs_dir``, newest first, read from disk."""
-    return [describe(run) for run in run_dirs(runs_dir)]
 
 
 def newest_crashed(runs_dir: Path, skip: Container[str] = ()) -> tuple[RunDir, int, int] | None:
@@ -462,7 +341,10 @@ def run_result(run: RunDir) -> RunResult:
     finished = next((e for e in reversed(run.events()) if isinstance(e, FinishedEvent)), None)
     model = run.model_dir if (run.model_dir / "config.json").is_file() else None
     metrics = dict(finished.metrics) if finished else {}
-    return RunResult("finished" if finished and model else run.status(), run.path, model, metrics)
+    status = run.status()  # "damaged": its final model was cut short
+    return RunResult(
+        "finished" if finished and model and status != "damaged" else status, run.path, model, metrics
+    )
 
 
 def delete_run(run: RunDir) -> None:
@@ -559,6 +441,18 @@ def find_resumable(runs_dir: Path, config: RunConfig, origin: Path) -> RunDir | 
                 ),
             )
         return run
+    return None
+
+
+def damaged_run_of(runs_dir: Path, origin: Path) -> RunDir | None:
+    """The newest run of the config file ``origin`` that ended early with checkpoints, none of which
+    a resume can use (the reason :func:`find_resumable` found none, named to the user)."""
+    origin = Path(origin).resolve()
+    for run in run_dirs(runs_dir):
+        if run.origin() != str(origin) or run.latest_checkpoint() is not None:
+            continue
+        if run.status() in ("stopped", "interrupted", "failed", "damaged") and run.damaged_checkpoints():
+            return run
     return None
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop.core.runs.folders import RunDir, RunInfo, list_runs
+from desktop.core.runs.folders import RunDir
+from desktop.core.runs.listing import RunInfo, list_runs
 
 
 def saved_chat_model(info: RunInfo) -> Path | None:

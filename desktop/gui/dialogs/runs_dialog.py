@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.runs.folders import RunDir, RunInfo, delete_run, list_runs, loss_curve
+from desktop.core.runs.folders import RunDir, delete_run
+from desktop.core.runs.listing import RunInfo, list_runs, loss_curve
 from desktop.core.runs.run_models import saved_chat_model
 from desktop.core.system.errors import StudioError
 from desktop.core.system.lazy import imported
@@ -87,6 +88,8 @@ class RunsModel(QAbstractTableModel):
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         info = self.infos[index.row()]
+        if role == Qt.ItemDataRole.ToolTipRole and index.column() == 1 and info.problem:
+            return self.dialog.damaged_advice(info)
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return self.dialog.cell_text(info, index.column())
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 1 and info.status in STATUS_COLOURS:
@@ -94,7 +97,13 @@ class RunsModel(QAbstractTableModel):
         return None
 
 
-STATUS_COLOURS = {"finished": "#3aa55d", "failed": "#d9534f", "interrupted": "#d9534f", "stopped": "#d9a21b"}
+STATUS_COLOURS = {
+    "finished": "#3aa55d",
+    "failed": "#d9534f",
+    "interrupted": "#d9534f",
+    "damaged": "#d9534f",
+    "stopped": "#d9a21b",
+}
 
 
 def _curve_key(info: RunInfo) -> tuple[Path, int, str]:
@@ -278,6 +287,16 @@ class RunsDialog(QDialog):
             "interrupted": self.tr("Crashed"),
             "damaged": self.tr("Damaged"),
         }.get(status, status)
+
+    def damaged_advice(self, info: RunInfo) -> str:
+        """What is wrong with a damaged run (in the files' own words) and what to do."""
+        if info.resumable:
+            return self.tr("{problem}. Resume the run: it goes on from its last good checkpoint.").format(
+                problem=info.problem
+            )
+        return self.tr("{problem}. It has no checkpoint to resume from: train it again.").format(
+            problem=info.problem
+        )
 
     def cell_text(self, info: RunInfo, column: int) -> str:
         """What the table shows for ``info`` in ``column``."""
