@@ -26,15 +26,16 @@ def add_overrides(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_run_config(args: argparse.Namespace) -> RunConfig:
-    """The config ``args.config`` with ``--set`` and ``--runs-dir`` applied; ``ConfigError`` if invalid."""
+def load_run_config(args: argparse.Namespace, validate: bool = True) -> RunConfig:
+    """The config ``args.config`` with ``--set`` and ``--runs-dir`` applied; ``ConfigError`` if invalid
+    (unless ``validate`` is false: a run session checks it, once)."""
     config = load_config(args.config)
     if getattr(args, "overrides", None):
         # Relative paths in --set mean what they would mean in the file: from the file's folder.
         config = with_overrides(config, args.overrides, base_dir=args.config.resolve().parent)
     if getattr(args, "runs_dir", None):
         config.output.runs_dir = str(args.runs_dir.resolve())
-    problems = config.validate()
+    problems = config.validate() if validate else []
     if problems:
         raise ConfigError(problems)
     return config

@@ -8,7 +8,9 @@ from typing import Any
 from desktop.cli.text import say, text
 from desktop.core.system.events import (
     AdjustedEvent,
+    AwakeEvent,
     CheckpointEvent,
+    DownloadEvent,
     Event,
     LogEvent,
     PreparingEvent,
@@ -22,10 +24,21 @@ class RunConsole:
 
     def __init__(self) -> None:
         self.bar: Any = None
+        self.downloading: str | None = None  # the model or dataset the open bar counts the bytes of
         self.run_dir = ""
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, PreparingEvent):
+        if isinstance(event, DownloadEvent):
+            self._download(event)
+            return
+        if self.downloading is not None:  # the download before the run is done
+            self.close()
+        if isinstance(event, AwakeEvent):
+            if not event.kept:
+                self.write(
+                    say("note: this computer could not be kept awake; if it sleeps, the run stops there.")
+                )
+        elif isinstance(event, PreparingEvent):
             line = text(event.message)
             self.write(line if line.endswith((".", "。")) else say("{step}...", step=line))
         elif isinstance(event, StartedEvent):
@@ -77,6 +90,23 @@ class RunConsole:
                 going_on = say("Starting again from the beginning with: {changes}.", changes=changes)
             self.write(f"{text(event.reason)} {going_on}")
 
+    def _download(self, event: DownloadEvent) -> None:
+        """Bytes, speed and time left of the download before the run, on a bar of its own."""
+        from tqdm import tqdm
+
+        if self.downloading != event.name:
+            self.close()
+            self.downloading = event.name
+            self.bar = tqdm(
+                total=event.total,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                dynamic_ncols=True,
+                file=sys.stderr,
+            )
+        self.bar.update(event.done - self.bar.n)
+
     def _open_bar(self, total: int, initial: int) -> None:
         from tqdm import tqdm
 
@@ -95,6 +125,7 @@ class RunConsole:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+        self.downloading = None
 
 
 def _format_metrics(event: LogEvent) -> str:

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from desktop.cli.common import add_overrides, load_run_config, quiet_libraries
-from desktop.cli.hub_commands import ensure_downloaded
 from desktop.cli.run_console import RunConsole
 from desktop.cli.text import say, text
 from desktop.core.settings.config import RunConfig
-from desktop.core.system.errors import ConfigError, InputError
 from desktop.core.system.events import FailedEvent
 from desktop.core.system.secrets import shell_join
-
-if TYPE_CHECKING:
-    from desktop.core.runs.folders import RunDir
-    from desktop.core.system.events import RunResult
 
 
 def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
@@ -65,76 +58,42 @@ def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train, showing progress; Ctrl-C stops after the current step and keeps a checkpoint."""
-    from desktop.core.runs.folders import RunBusyError, RunDir, damaged_run_of, find_resumable
-    from desktop.core.system.paths import default_runs_dir
-    from desktop.core.training.run import run_training
-
-    config = load_run_config(args)
-    _apply_launch(config, args)
-    origin = args.config.resolve()
-    resume = None
-    if args.resume:
-        runs_dir = Path(config.output.runs_dir) if config.output.runs_dir else default_runs_dir()
-        own = RunDir(origin.parent)
-        if own.is_run() and origin.name == own.config_path.name:
-            if own.is_locked():
-                raise RunBusyError.of(own)
-            if not own.resumable() and own.damaged_checkpoints() and own.latest_checkpoint() is None:
-                raise _every_checkpoint_damaged(own)
-            if not own.resumable():
-                raise InputError(
-                    say(
-                        "The run {run} cannot be resumed: it is {status} and has no checkpoint.",
-                        run=own.path.name,
-                        status=own.status(),
-                    )
-                    if own.latest_checkpoint() is None
-                    else say(
-                        "The run {run} cannot be resumed: it is {status} and not stopped.",
-                        run=own.path.name,
-                        status=own.status(),
-                    ),
-                    say("Start a new run from this config without --resume."),
-                )
-            resume = own
-        else:
-            resume = find_resumable(runs_dir, config, origin)
-        if resume is None and (damaged := damaged_run_of(runs_dir, origin)) is not None:
-            raise _every_checkpoint_damaged(damaged)
-        if resume is None:
-            raise InputError(
-                say(
-                    "No stopped or interrupted run of {config} with a checkpoint was found in {folder}.",
-                    config=args.config,
-                    folder=runs_dir,
-                ),
-                say("Start it without --resume, or pass the config.toml inside the run folder to resume."),
-            )
-        if args.new_data:
-            from desktop.core.runs.data_record import accept_new_data
-
-            accept_new_data(resume.path)  # the label set is still checked
-    ensure_downloaded(config)  # its own step, with a progress bar
-    quiet_libraries()
     from desktop.core.system.stopping import GracefulStop
+    from desktop.core.training.session import RunRequest, RunSession
 
-    stop = threading.Event()
+    config = load_run_config(args, validate=False)  # the session validates it, once
+    _apply_launch(config, args)
     console = RunConsole()
-    graceful = GracefulStop(stop, lambda reason: console.write(_stop_line(reason)))
-    from desktop.core.system.awake import KeepAwake
+    request = RunRequest(
+        config,
+        resume_latest=args.resume,
+        origin=args.config,
+        accept_new_data=args.resume and args.new_data,
+        keep_awake=not args.allow_sleep,
+    )
+    session = RunSession(request, console)
+    session.prepare()  # a bad config or no run to resume: refused before anything is shown
+    stop = session.stop_event
 
-    awake = KeepAwake()
-    if not args.allow_sleep and not awake.acquire() and KeepAwake.supported():
-        console.write(say("note: this computer could not be kept awake; if it sleeps, the run stops there."))
+    def on_request(reason: str) -> None:
+        console.write(_download_stop_line() if session.stage == "download" else _stop_line(reason))
+
+    graceful = GracefulStop(stop, on_request)
+    quiet_libraries()
     try:
         with graceful:
-            if config.launch.child:
-                result = _train_in_child(config, console, stop, resume, origin)
-            else:
-                result = run_training(config, console, stop, resume=resume, origin=origin)
-    finally:
-        awake.release()
+            result = session.run()
+    except KeyboardInterrupt:
+        if session.stage != "download":
+            raise  # "Stopped at once", said by main
         console.close()
+        print("\n" + _stopped_download(), file=sys.stderr)
+        return graceful.exit_code
+    finally:
+        console.close()
+    if session.stopped_in_download:
+        print(_stopped_download(), file=sys.stderr)
+        return graceful.exit_code
     for note in result.notes:
         print(say("note: {note}", note=text(note)), file=sys.stderr)
     if result.status == "finished":
@@ -157,7 +116,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def _apply_launch(config: RunConfig, args: argparse.Namespace) -> None:
-    """``--separate-process``, ``--num-processes``, ``--gpus`` and ``--strategy`` over [launch]."""
+    """``--separate-process``, ``--num-processes``, ``--gpus`` and ``--strategy`` over [launch] (checked
+    with the rest of the config by the run session)."""
     launch = config.launch
     if args.separate_process:
         launch.separate_process = True
@@ -169,31 +129,6 @@ def _apply_launch(config: RunConfig, args: argparse.Namespace) -> None:
             launch.num_processes = len([i for i in launch.gpu_ids.split(",") if i])
     if args.strategy:
         launch.strategy = args.strategy
-    problems = [p for p in config.validate() if p.field.startswith("launch.")]
-    if problems:
-        raise ConfigError(problems)
-
-
-def _train_in_child(
-    config: RunConfig, console: RunConsole, stop: threading.Event, resume: Any, origin: Path
-) -> RunResult:
-    """The run in a child process; a second Ctrl-C ends its process tree at once."""
-    from desktop.core.environment.gpu import detect_gpus
-    from desktop.core.training.supervisor import ChildRun
-
-    hard_stop = threading.Event()
-    child = ChildRun(config, console, resume=resume, origin=origin, gpus=len(detect_gpus().nvidia) or None)
-    outcome: list[RunResult] = []
-    thread = threading.Thread(target=lambda: outcome.append(child.run(stop, hard_stop)), daemon=True)
-    thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.2)  # short waits, so Ctrl-C reaches this thread
-    except KeyboardInterrupt:
-        console.write(say("Ending the training process now; the run keeps its last checkpoint."))
-        hard_stop.set()
-        thread.join()
-    return outcome[0]
 
 
 def _print_failure(failure: FailedEvent | None, run_dir: Path | None) -> None:
@@ -217,17 +152,9 @@ def _stop_line(reason: str) -> str:
     return say("Stopping after this step and saving a checkpoint (Ctrl-C again to quit at once)...")
 
 
-def _every_checkpoint_damaged(run: RunDir) -> InputError:
-    """The refusal of a resume whose run has checkpoints, none of them usable: each named."""
-    return InputError(
-        say(
-            "The run {run} cannot be resumed: none of its checkpoints can be loaded: {damaged}.",
-            run=run.path.name,
-            damaged=", ".join(run.damaged_checkpoints()),
-        ),
-        say(
-            "Start a new run from this config without --resume. The damaged checkpoints are kept in {folder} "
-            "for a look; delete them to free the space.",
-            folder=run.checkpoints_dir,
-        ),
-    )
+def _download_stop_line() -> str:
+    return say("Stopping the download; what arrived is kept (Ctrl-C again to quit at once)...")
+
+
+def _stopped_download() -> str:
+    return say("Download stopped. Run the same command again to resume where it stopped.")

@@ -6919,6 +6919,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>在新数据上继续训练</translation>
     </message>
     <message>
+        <source>A run to resume is found by its config file, and none was given.</source>
+        <translation>要继续的训练按其配置文件查找，但没有给出配置文件。</translation>
+    </message>
+    <message>
         <source>The data folder is now {folder}.</source>
         <translation>数据文件夹现在是 {folder}。</translation>
     </message>
@@ -7595,6 +7599,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请不加 --resume，用此配置开始新的训练。损坏的检查点保留在 {folder} 中以便查看；删除它们即可释放空间。</translation>
     </message>
     <message>
+        <source>Stopping the download; what arrived is kept (Ctrl-C again to quit at once)...</source>
+        <translation>正在停止下载；已下载的部分会保留（再按一次 Ctrl-C 立即退出）...</translation>
+    </message>
+    <message>
         <source>No window can open: DISPLAY is set to {display}, but no X server answers there.</source>
         <translation>无法打开窗口：DISPLAY 设置为 {display}，但那里没有 X 服务器响应。</translation>
     </message>
@@ -7713,6 +7721,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The repair stopped with an error: {error}</source>
         <translation>修复因错误而中止：{error}</translation>
+    </message>
+    <message>
+        <source>Downloading {name}: {share} of {total}, {speed}/s</source>
+        <translation>正在下载 {name}：{total} 中的 {share}，{speed}/s</translation>
     </message>
     <message>
         <source>Comes with the app: works offline; English only.</source>

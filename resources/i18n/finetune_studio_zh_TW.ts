@@ -6919,6 +6919,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>在新資料上繼續訓練</translation>
     </message>
     <message>
+        <source>A run to resume is found by its config file, and none was given.</source>
+        <translation>要繼續的訓練依其設定檔尋找，但沒有提供設定檔。</translation>
+    </message>
+    <message>
         <source>The data folder is now {folder}.</source>
         <translation>資料資料夾現在是 {folder}。</translation>
     </message>
@@ -7595,6 +7599,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請不加 --resume，用此設定開始新的訓練。損壞的檢查點保留在 {folder} 中以便查看；刪除它們即可釋放空間。</translation>
     </message>
     <message>
+        <source>Stopping the download; what arrived is kept (Ctrl-C again to quit at once)...</source>
+        <translation>正在停止下載；已下載的部分會保留（再按一次 Ctrl-C 立即結束）...</translation>
+    </message>
+    <message>
         <source>No window can open: DISPLAY is set to {display}, but no X server answers there.</source>
         <translation>無法開啟視窗：DISPLAY 設為 {display}，但那裡沒有 X 伺服器回應。</translation>
     </message>
@@ -7713,6 +7721,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The repair stopped with an error: {error}</source>
         <translation>修復因錯誤而中止：{error}</translation>
+    </message>
+    <message>
+        <source>Downloading {name}: {share} of {total}, {speed}/s</source>
+        <translation>正在下載 {name}：{total} 中的 {share}，{speed}/s</translation>
     </message>
     <message>
         <source>Comes with the app: works offline; English only.</source>

@@ -66,7 +66,7 @@ def test_a_child_killed_from_outside_is_a_failed_run_and_the_window_goes_on(
         controller.start(window.current_config())
     awake = window.train_page.awake
     assert record.is_file() and awake.text() == "Kept awake" and "stays awake" in awake.toolTip()
-    inhibitor = psutil.Process(controller._awake._inhibitor.pid)
+    inhibitor = psutil.Process(controller.awake._inhibitor.pid)
     worker = next(
         p for p in psutil.Process().children(recursive=True) if "desktop.worker" in " ".join(p.cmdline())
     )
@@ -102,7 +102,7 @@ def test_a_stopped_run_lets_the_computer_sleep_again_and_the_setting_turns_it_of
     controller = window.controller
     with qtbot.waitSignal(controller.progress_changed, timeout=120_000):
         controller.start(window.current_config())
-    inhibitor = psutil.Process(controller._awake._inhibitor.pid)
+    inhibitor = psutil.Process(controller.awake._inhibitor.pid)
     with qtbot.waitSignal(controller.training_stopped, timeout=60_000):
         window.train_page.stop_button.click()
     assert not inhibitor.is_running() or inhibitor.status() == psutil.STATUS_ZOMBIE

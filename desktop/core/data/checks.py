@@ -129,26 +129,28 @@ READING_SHARE = 0.6
 """Of reading and checking data, the part reading takes (what a progress bar shows, roughly)."""
 
 
-def load_and_check(config: RunConfig) -> CheckedData:
-    """Validate the config, check the model folder, read the data and check it for the task.
+def load_and_check(config: RunConfig, validated: bool = False) -> CheckedData:
+    """Validate the config (unless the caller has: ``validated``), check the model folder, read the
+    data and check it for the task.
 
     Raises:
         ConfigError: The config has problems.
         ModelError: The model folder lacks tokenizer files, or the model does not fit the task.
         DataError: The data cannot be used for the task as mapped.
     """
-    train, eval_, guess = read_data(config)
+    train, eval_, guess = read_data(config, validated)
     return check_data(config, train, eval_, guess)
 
 
-def read_data(config: RunConfig) -> tuple[Table, Table | None, Guess]:
-    """Validate the config and the model folder, read the data and guess the column mapping.
+def read_data(config: RunConfig, validated: bool = False) -> tuple[Table, Table | None, Guess]:
+    """Validate the config (unless ``validated``: a run session did, once) and the model folder, read
+    the data and guess the column mapping.
 
     Raises:
         ConfigError, ModelError: As :func:`load_and_check`.
         DataError: The data cannot be read.
     """
-    problems = config.validate()
+    problems = [] if validated else config.validate()
     if problems:
         raise ConfigError(problems)
     check_model_folder(config)

@@ -167,6 +167,29 @@ class AdjustedEvent(Event):
     attempt: int = 1
 
 
+@dataclass(frozen=True)
+class DownloadEvent(Event):
+    """A model or dataset the run needs is being downloaded first: its own step, before preparing
+    (``done`` and ``total`` in bytes, ``speed`` in bytes per second over the last seconds)."""
+
+    kind: ClassVar[str] = "download"
+    name: str
+    dataset: bool
+    done: int
+    total: int
+    speed: float = 0.0
+    file: str = ""
+
+
+@dataclass(frozen=True)
+class AwakeEvent(Event):
+    """Whether the computer is kept from sleeping for the run (asked as it starts; it may say no
+    a moment later, on Linux when the login manager answers)."""
+
+    kind: ClassVar[str] = "awake"
+    kept: bool
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -180,6 +203,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         FinishedEvent,
         StoppedEvent,
         FailedEvent,
+        DownloadEvent,
+        AwakeEvent,
     )
 }
 TERMINAL = (FinishedEvent, StoppedEvent, FailedEvent)

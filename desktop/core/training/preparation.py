@@ -37,11 +37,13 @@ def prepare(
     on_event: Callable[[Event], None],
     stop: threading.Event,
     on_data: Callable[[Any], None] | None = None,
+    validated: bool = False,
 ) -> Prepared:
     """Read and check the data, load the tokenizer and the model, and tokenize, each phase said.
 
     ``on_data`` sees the checked data (``CheckedData``) before anything heavy is loaded: a resume
-    compares it with the data the run started on, and may refuse it there.
+    compares it with the data the run started on, and may refuse it there. ``validated``: the
+    config's checks ran already (a run session's), so they are not run again.
 
     Raises:
         StoppedWhilePreparing: Stop was pressed between two phases.
@@ -57,7 +59,7 @@ def prepare(
         on_event(PreparingEvent(message))
 
     phase(msg("Reading the data"))
-    checked = load_and_check(config)  # the same checks as preview and validate
+    checked = load_and_check(config, validated)  # the same checks as preview and validate
     if on_data is not None:
         on_data(checked)
     train, eval_, columns, notes = checked.train, checked.eval, checked.guess.columns, checked.notes

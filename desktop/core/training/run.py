@@ -31,6 +31,7 @@ def run_training(
     *,
     resume: RunDir | None = None,
     origin: Path | None = None,
+    validated: bool = False,
 ) -> RunResult:
     """Fine-tune a model as ``config`` says, reporting every step as an event.
 
@@ -43,6 +44,8 @@ def run_training(
         stop: Set it to stop after the current step; a checkpoint is saved so the run can resume.
         resume: A stopped or interrupted run folder to continue from its newest good checkpoint.
         origin: The config file the run comes from, recorded so ``--resume`` finds this run.
+        validated: The config's checks ran already (a :class:`~desktop.core.training.session.RunSession`
+            ran them once); they are not run again.
     """
     from desktop.core.training import distributed
 
@@ -58,7 +61,7 @@ def run_training(
             check_writable(runs_dir, "runs folder")  # before the model loads, not after
         data = _DataCheck(config, resume)
         with distributed.main_first():  # rank 0 fills the tokenized cache, the others read it
-            prepared = prepare(config, on_event, stop, on_data=data.check)
+            prepared = prepare(config, on_event, stop, on_data=data.check, validated=validated)
     except StoppedWhilePreparing:
         if resume is not None:
             resume.unlock()

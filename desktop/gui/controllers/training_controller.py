@@ -1,25 +1,24 @@
-"""The Trainer on a background thread: ``run_training`` runs there; this GUI-thread controller re-emits.
+"""The window's side of a run: a :class:`RunSession` on a background thread; this GUI-thread controller
+re-emits its events as signals.
 
-Two runners behind one controller (DESIGN.md, Training in a QThread): in the app's process, or in a
-child process (``launch.separate_process``, and always for several GPUs) that the same background
-thread supervises. Pages, plots and tests see the same signals either way.
+The session (``core/training/session.py``) decides everything about the run, for the window and the
+command line alike: in the app's process or in a child process (``launch.separate_process``, and always
+for several GPUs), keeping the computer awake, stop then hard stop. Pages, plots and tests see the same
+signals either way.
 """
 
 from __future__ import annotations
 
-import threading
-import traceback
-
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
-from desktop.core.system.awake import KeepAwake
 from desktop.core.system.events import (
     AdjustedEvent,
+    AwakeEvent,
     CheckpointEvent,
+    DownloadEvent,
     Event,
-    FailedEvent,
     LogEvent,
     MemoryEvent,
     PreparingEvent,
@@ -28,58 +27,17 @@ from desktop.core.system.events import (
     StartedEvent,
 )
 from desktop.core.system.messages import msg
+from desktop.core.training.session import RunRequest, RunSession
 from desktop.gui.app_support.workers import BackgroundTask
 from desktop.shared_ui import shown
 
-AWAKE_CHECK_MS = 500
-"""When the login manager's answer to keeping the computer awake is looked at (Linux)."""
 
-
-def _train(
-    config: RunConfig, resume: RunDir | None, stop: threading.Event, task: BackgroundTask
-) -> RunResult:
-    """One run on the task's thread; every event goes to the GUI thread through the task."""
-    from desktop.core.system.processes import ComputePriority
-    from desktop.core.training.run import run_training
-
-    # PyTorch's compute threads and the run's processes below the window: on a CPU the run takes every
-    # core it gets, and the window's thread, starved, froze for up to 0.7 s at a time (measured on two
-    # cores). This thread stays at the window's priority: the window waits for it whenever it holds
-    # Python's lock.
-    below = ComputePriority()
-
-    def report(event: Event) -> None:
-        below.lower_new()
-        task.report(event)
-
+def _run(session: RunSession) -> RunResult:
+    """The session on the task's thread (its events go to the GUI thread through the task)."""
     try:
-        return run_training(config, report, stop, resume=resume)
-    except BaseException as exc:  # run_training reports failures itself; this is a last resort
-        reason = msg("Training stopped with an unexpected error: {error}", error=exc)
-        failure = FailedEvent(reason, "", traceback.format_exc())
-        task.report(failure)
-        return RunResult("failed", failure=failure)
-
-
-def _train_child(
-    config: RunConfig,
-    resume: RunDir | None,
-    stop: threading.Event,
-    hard_stop: threading.Event,
-    task: BackgroundTask,
-) -> RunResult:
-    """One run in a child process, supervised from the task's thread."""
-    from desktop.core.environment.gpu import detect_gpus
-    from desktop.core.training.supervisor import ChildRun
-
-    try:
-        gpus = len(detect_gpus().nvidia) or None
-        return ChildRun(config, task.report, resume=resume, gpus=gpus).run(stop, hard_stop)
-    except BaseException as exc:  # the supervisor reports failures itself; this is a last resort
-        reason = msg("Training stopped with an unexpected error: {error}", error=exc)
-        failure = FailedEvent(reason, "", traceback.format_exc())
-        task.report(failure)
-        return RunResult("failed", failure=failure)
+        return session.run()
+    except Exception as exc:  # refused input, a download that cannot be had: said on the page
+        return session.failed(exc)
 
 
 class TrainingController(QObject):
@@ -113,12 +71,11 @@ class TrainingController(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._task: BackgroundTask | None = None
-        self._stop = threading.Event()
-        self._hard_stop = threading.Event()
+        self._session: RunSession | None = None
         self._child = False
         self.keep_awake = True
         """Keep the computer from sleeping during runs (Settings › Keep the computer awake)."""
-        self._awake: KeepAwake | None = None
+        self._kept_awake = False
         self.last_result: RunResult | None = None
 
     def is_running(self) -> bool:
@@ -129,47 +86,37 @@ class TrainingController(QObject):
         """Start a run of ``config`` (or resume ``resume``) in the background."""
         if self.is_running():
             raise RuntimeError("a run is already in progress")
-        # Stop is a direct call that sets this event: a queued request would wait for the run to end.
-        stop = self._stop = threading.Event()
-        hard_stop = self._hard_stop = threading.Event()
-        self._child = config.launch.child
-        if self._child:
-            task = BackgroundTask(lambda: _train_child(config, resume, stop, hard_stop, task), self, stop)
-        else:
-            task = BackgroundTask(lambda: _train(config, resume, stop, task), self, stop)
+        request = RunRequest(config, resume=resume, keep_awake=self.keep_awake, lower_priority=True)
+        session = self._session = RunSession(request, lambda event: None)
+        self._child = session.in_child
+        task = BackgroundTask(lambda: _run(session), self, session.stop_event)
+        session.on_event = task.report
         task.progressed.connect(self._on_task_progressed)
         task.finished.connect(self._on_task_finished)
         self._task = task
         task.start()
         self.running_changed.emit(True)
-        if self.keep_awake:
-            # Asked without waiting on this thread for the login manager's answer, checked a moment later.
-            self._awake = KeepAwake()
-            self.awake_changed.emit(self._awake.acquire(wait=False))
-            QTimer.singleShot(AWAKE_CHECK_MS, self, self._check_awake)
 
-    def _check_awake(self) -> None:
-        if self._awake is not None and not self._awake.check():
-            self._awake = None
-            self.awake_changed.emit(False)
+    @property
+    def awake(self):
+        """The :class:`KeepAwake` the current run holds (``None``: none)."""
+        return self._session.awake if self._session is not None else None
 
     def stop(self) -> None:
         """Ask the run to stop after the current step; a checkpoint is kept.
 
         In a child process a second Stop ends it at once (see :meth:`stop_now`).
         """
-        if self._stop.is_set() and self._child:
-            self.stop_now()
-        self._stop.set()
+        if self._session is not None:
+            self._session.stop()
 
     def stop_now(self) -> None:
         """End a child-process run at once, its whole process tree; the last checkpoint is kept.
 
         An in-process run cannot be ended at once: this is a graceful stop there.
         """
-        self._stop.set()
-        if self._child:
-            self._hard_stop.set()
+        if self._session is not None:
+            self._session.stop_now()
 
     def in_child_process(self) -> bool:
         """Whether the current (or last) run goes in a child process, so Stop can end it at once."""
@@ -184,6 +131,13 @@ class TrainingController(QObject):
     def _on_task_progressed(self, event: Event) -> None:
         if isinstance(event, PreparingEvent):
             self.preparing.emit(shown(event.message))
+            return
+        if isinstance(event, DownloadEvent):
+            self.preparing.emit(download_line(event))
+            return
+        if isinstance(event, AwakeEvent):
+            self._kept_awake = event.kept
+            self.awake_changed.emit(event.kept)
             return
         signal = {
             StartedEvent: self.training_started,
@@ -200,9 +154,8 @@ class TrainingController(QObject):
     def _on_task_finished(self, result: RunResult) -> None:
         self._task = None
         self.last_result = result
-        if self._awake is not None:  # finished, stopped or failed alike: the computer may sleep again
-            self._awake.release()
-            self._awake = None
+        if self._kept_awake:  # finished, stopped or failed alike: the session let the computer sleep again
+            self._kept_awake = False
             self.awake_changed.emit(False)
         self.running_changed.emit(False)
         if result.status == "finished":
@@ -211,3 +164,16 @@ class TrainingController(QObject):
             self.training_stopped.emit(result)
         else:
             self.training_failed.emit(result)
+
+
+def download_line(event: DownloadEvent) -> str:
+    """``Downloading Qwen/Qwen2.5-0.5B: 45% of 988 MB, 12.3 MB/s``, in the user's language."""
+    from desktop.core.system.errors import human_size
+
+    values = {
+        "name": event.name,
+        "share": f"{event.done / event.total:.0%}" if event.total else "?",
+        "total": human_size(event.total),
+        "speed": human_size(int(event.speed)),
+    }
+    return shown(msg("Downloading {name}: {share} of {total}, {speed}/s", **values))
