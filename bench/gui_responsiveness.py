@@ -285,7 +285,7 @@ def main() -> int:
     panel.prompt.setPlainText("Great quality, and the battery lasts all day.")
     run("try-it", panel.run_button.click, panel.answered)
     listed = _listed(window)
-    run("run history", window.show_runs, listed)
+    run("run history", window.history.show_runs, listed)
     timer.stop()
 
     worst_all = 0.0
@@ -481,13 +481,13 @@ def _listed(window: object) -> object:
         listed = Signal()
 
     relay = _Relay(window)
-    original = window.show_runs
+    original = window.history.show_runs
 
     def show_runs() -> None:
         original()
-        window.runs_dialog.listed.connect(relay.listed.emit)
+        window.history.dialog.listed.connect(relay.listed.emit)
 
-    window.show_runs = show_runs
+    window.history.show_runs = show_runs
     return relay.listed
 
 

@@ -294,3 +294,31 @@ def test_core_is_rooms_not_a_flat_folder() -> None:
     for package in packages:  # each room says what it owns and what it may use
         text = (core / package / "__init__.py").read_text(encoding="utf-8")
         assert "May use" in text, package
+
+
+def _public_face(package: str) -> set[str]:
+    """The modules a package of desktop/core lets other packages import: its ``__all__``."""
+    tree = ast.parse(MODULES[package].read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_a_core_package_is_used_through_its_public_face() -> None:
+    """Other packages (the window, the CLI, core's other rooms) import only the modules a room's
+    ``__init__.py`` exports: what a room keeps to itself can change without breaking them."""
+    rooms = {name for name in MODULES if name.count(".") == 2 and name.startswith("desktop.core.")}
+    rooms = {room for room in rooms if MODULES[room].name == "__init__.py"}
+    faces = {room: _public_face(room) for room in rooms}
+    assert all(faces.values()), [room for room, face in faces.items() if not face]
+    reaching = []
+    for name, path in MODULES.items():
+        for module, _taken, line in _imports(name, path):
+            parts = module.split(".")
+            room = ".".join(parts[:3])
+            if room not in rooms or len(parts) < 4 or name == room or name.startswith(room + "."):
+                continue
+            if parts[3] not in faces[room]:
+                reaching.append(f"{name}:{line} imports {module}, which {room} does not export")
+    assert reaching == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -20,7 +19,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig, load_config, with_changes
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import AdjustedEvent, RunResult
@@ -34,6 +32,7 @@ from desktop.gui.dialogs.sample_dialog import PAGE_AFTER_CONFIG_MS, sample_to_lo
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.pages.environment_page import EnvironmentPage
 from desktop.gui.pages.stack import DATA, EXPORT, OPTIONS, PAGES, TRAIN, PageStack, step_title
+from desktop.gui.run_history import RunHistory
 from desktop.gui.widgets.main_menu_bar import MainMenuBar
 from desktop.gui.widgets.resume_offer_widget import ResumeOfferWidget
 from desktop.shared_ui import Key, Settings, error_text, shown
@@ -119,8 +118,9 @@ class MainWindow(QMainWindow):
         self.banner.setVisible(False)
         self.resume_bar = ResumeOfferWidget(settings)
         self.resume_bar.checked.connect(self.resume_offer_checked)
-        self.resume_bar.resume_requested.connect(self.resume_run)
-        self.runs_dialog = None
+        self.history = RunHistory(self, self)
+        """The Runs dialog, resume, a finished run on the Export step, preference tuning of a run."""
+        self.resume_bar.resume_requested.connect(self.history.resume_run)
         self.reason = QLabel()
         self.reason.setObjectName("reason")
         self.reason.setWordWrap(True)
@@ -243,8 +243,8 @@ class MainWindow(QMainWindow):
         self.menu_bar.open_requested.connect(self._open_config)
         self.menu_bar.save_requested.connect(self._save_config)
         self.menu_bar.quit_requested.connect(self.close)
-        self.menu_bar.history_requested.connect(self.show_runs)
-        self.menu_bar.try_folder_requested.connect(self._try_folder)
+        self.menu_bar.history_requested.connect(self.history.show_runs)
+        self.menu_bar.try_folder_requested.connect(self.history.try_folder)
         self.menu_bar.language_chosen.connect(self.restarts.choose_language)
         self.menu_bar.sources_requested.connect(self.open_hub_settings)
         self.menu_bar.move_data_requested.connect(self.restarts.move_data_folder)
@@ -411,8 +411,8 @@ class MainWindow(QMainWindow):
                 page.setEnabled(not running)
         self.statusBar().showMessage(self.tr("Training…") if running else "")
         self.update_navigation()
-        if not running and self.runs_dialog is not None and self.runs_dialog.isVisible():
-            self.runs_dialog.refresh()
+        if not running:
+            self.history.refresh()
         if not running and self._closing:
             self.close()
 
@@ -454,76 +454,6 @@ class MainWindow(QMainWindow):
             self.tr("Training finished. The model is in {folder}").format(folder=result.model_dir)
         )
 
-    # ------------------------------------------------------------------ run history
-
-    def runs_dir(self) -> Path:
-        """The folder the runs go to (the config's, else the app's data folder)."""
-        from desktop.core.system.paths import default_runs_dir
-
-        folder = self.run_config.config.output.runs_dir
-        return Path(folder) if folder else default_runs_dir()
-
-    def show_runs(self) -> None:
-        """Open (or bring forward) the run history."""
-        from desktop.gui.dialogs.runs_dialog import RunsDialog
-        from desktop.gui.preference_start import start_preference_tuning
-
-        if self.runs_dialog is None or self.runs_dialog.runs_dir != self.runs_dir():
-            if self.runs_dialog is not None:
-                self.runs_dialog.close()
-            self.runs_dialog = RunsDialog(self.runs_dir(), self)
-            self.runs_dialog.resume_requested.connect(self.resume_run)
-            self.runs_dialog.export_requested.connect(self.show_finished_run)
-            self.runs_dialog.preference_requested.connect(lambda run: start_preference_tuning(self, run))
-        else:
-            self.runs_dialog.refresh()
-        self.runs_dialog.show()
-        self.runs_dialog.raise_()
-
-    def resume_run(self, run: RunDir) -> None:
-        """Continue ``run`` from its last checkpoint and show the Train step."""
-        if self.controller.is_running():
-            QMessageBox.information(
-                self,
-                self.tr("A run is in progress"),
-                self.tr("Stop the current run before resuming another."),
-            )
-            return
-        try:
-            config = run.config()
-        except StudioError as exc:
-            QMessageBox.warning(self, self.tr("Cannot resume this run"), error_text(exc))
-            return
-        self.resume_bar.setVisible(False)
-        self.set_config(config)
-        self.train_page.resume_run(run)
-        self.go_to(TRAIN)
-        self.statusBar().showMessage(self.tr("Resuming {run}").format(run=run.path.name))
-
-    def show_finished_run(self, run: RunDir) -> None:
-        """Show a finished run on the Export step, to export it or try it."""
-        from desktop.core.runs.folders import run_result
-
-        result = run_result(run)
-        if result.model_dir is None:
-            QMessageBox.information(
-                self, self.tr("No model in this run"), self.tr("This run has no finished model to export.")
-            )
-            return
-        self.export_page.show_result(result)
-        self.update_navigation()
-        self.go_to(EXPORT)
-
-    def _try_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, self.tr("Open a model folder"))
-        if folder and self.export_page.try_folder(folder):
-            self.update_navigation()
-            self.go_to(EXPORT)
-
-    def offer_resume(self) -> None:
-        """If the newest crashed run can be resumed and the user has not declined it, offer it."""
-        self.resume_bar.offer(self.runs_dir())
-
     # ------------------------------------------------------------------ state
 
     def _restore(self) -> None:
@@ -543,7 +473,7 @@ class MainWindow(QMainWindow):
         self.set_config(config)
         self.steps.setCurrentRow(0)
         if not self._repair_on_start:
-            QTimer.singleShot(200, self.offer_resume)  # after the first paint: it reads the runs folder
+            QTimer.singleShot(200, self.history.offer_resume)  # after the first paint: reads the runs folder
         QTimer.singleShot(500, self.probe_sources)
 
     def probe_sources(self) -> None:

@@ -1494,34 +1494,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>训练完成。模型在 {folder}</translation>
     </message>
     <message>
-        <source>A run is in progress</source>
-        <translation>有训练任务正在进行</translation>
-    </message>
-    <message>
-        <source>Stop the current run before resuming another.</source>
-        <translation>请先停止当前的训练任务，再继续另一个。</translation>
-    </message>
-    <message>
-        <source>Cannot resume this run</source>
-        <translation>无法继续这个训练任务</translation>
-    </message>
-    <message>
-        <source>Resuming {run}</source>
-        <translation>正在继续 {run}</translation>
-    </message>
-    <message>
-        <source>No model in this run</source>
-        <translation>这个训练任务没有模型</translation>
-    </message>
-    <message>
-        <source>This run has no finished model to export.</source>
-        <translation>这个训练任务没有已完成的模型可导出。</translation>
-    </message>
-    <message>
-        <source>Open a model folder</source>
-        <translation>打开模型文件夹</translation>
-    </message>
-    <message>
         <source>Training is running</source>
         <translation>正在训练</translation>
     </message>
@@ -2289,13 +2261,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
-    <name>PreferenceStart</name>
-    <message>
-        <source>Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, rejected) as the data.</source>
-        <translation>对 {run} 训练出的模型做偏好微调：请选择成对的回答（提示词、选中回答、被拒回答）作为数据。</translation>
-    </message>
-</context>
-<context>
     <name>ProcessesWidget</name>
     <message>
         <source>Processes and GPUs</source>
@@ -2477,6 +2442,41 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
         <translation>训练任务 {run} 在第 {step} 步（共 {total} 步）时中断了（应用或电脑停止了运行）。要从最近的检查点继续吗？</translation>
+    </message>
+</context>
+<context>
+    <name>RunHistory</name>
+    <message>
+        <source>A run is in progress</source>
+        <translation>有训练任务正在进行</translation>
+    </message>
+    <message>
+        <source>Stop the current run before resuming another.</source>
+        <translation>请先停止当前的训练任务，再继续另一个。</translation>
+    </message>
+    <message>
+        <source>Cannot resume this run</source>
+        <translation>无法继续这个训练任务</translation>
+    </message>
+    <message>
+        <source>Resuming {run}</source>
+        <translation>正在继续 {run}</translation>
+    </message>
+    <message>
+        <source>No model in this run</source>
+        <translation>这个训练任务没有模型</translation>
+    </message>
+    <message>
+        <source>This run has no finished model to export.</source>
+        <translation>这个训练任务没有已完成的模型可导出。</translation>
+    </message>
+    <message>
+        <source>Open a model folder</source>
+        <translation>打开模型文件夹</translation>
+    </message>
+    <message>
+        <source>Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, rejected) as the data.</source>
+        <translation>对 {run} 训练出的模型做偏好微调：请选择成对的回答（提示词、选中回答、被拒回答）作为数据。</translation>
     </message>
 </context>
 <context>

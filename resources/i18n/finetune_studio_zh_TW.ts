@@ -1494,34 +1494,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>訓練完成。模型在 {folder}</translation>
     </message>
     <message>
-        <source>A run is in progress</source>
-        <translation>有訓練任務正在進行</translation>
-    </message>
-    <message>
-        <source>Stop the current run before resuming another.</source>
-        <translation>請先停止目前的訓練任務，再繼續另一個。</translation>
-    </message>
-    <message>
-        <source>Cannot resume this run</source>
-        <translation>無法繼續這個訓練任務</translation>
-    </message>
-    <message>
-        <source>Resuming {run}</source>
-        <translation>正在繼續 {run}</translation>
-    </message>
-    <message>
-        <source>No model in this run</source>
-        <translation>這個訓練任務沒有模型</translation>
-    </message>
-    <message>
-        <source>This run has no finished model to export.</source>
-        <translation>這個訓練任務沒有已完成的模型可匯出。</translation>
-    </message>
-    <message>
-        <source>Open a model folder</source>
-        <translation>開啟模型資料夾</translation>
-    </message>
-    <message>
         <source>Training is running</source>
         <translation>正在訓練</translation>
     </message>
@@ -2289,13 +2261,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
-    <name>PreferenceStart</name>
-    <message>
-        <source>Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, rejected) as the data.</source>
-        <translation>對 {run} 訓練出的模型做偏好微調：請選擇成對的回答（提示詞、選中回答、被拒回答）作為資料。</translation>
-    </message>
-</context>
-<context>
     <name>ProcessesWidget</name>
     <message>
         <source>Processes and GPUs</source>
@@ -2477,6 +2442,41 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
         <translation>訓練任務 {run} 在第 {step} 步（共 {total} 步）時中斷了（應用程式或電腦停止了運作）。要從最近的檢查點繼續嗎？</translation>
+    </message>
+</context>
+<context>
+    <name>RunHistory</name>
+    <message>
+        <source>A run is in progress</source>
+        <translation>有訓練任務正在進行</translation>
+    </message>
+    <message>
+        <source>Stop the current run before resuming another.</source>
+        <translation>請先停止目前的訓練任務，再繼續另一個。</translation>
+    </message>
+    <message>
+        <source>Cannot resume this run</source>
+        <translation>無法繼續這個訓練任務</translation>
+    </message>
+    <message>
+        <source>Resuming {run}</source>
+        <translation>正在繼續 {run}</translation>
+    </message>
+    <message>
+        <source>No model in this run</source>
+        <translation>這個訓練任務沒有模型</translation>
+    </message>
+    <message>
+        <source>This run has no finished model to export.</source>
+        <translation>這個訓練任務沒有已完成的模型可匯出。</translation>
+    </message>
+    <message>
+        <source>Open a model folder</source>
+        <translation>開啟模型資料夾</translation>
+    </message>
+    <message>
+        <source>Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, rejected) as the data.</source>
+        <translation>對 {run} 訓練出的模型做偏好微調：請選擇成對的回答（提示詞、選中回答、被拒回答）作為資料。</translation>
     </message>
 </context>
 <context>

@@ -81,10 +81,10 @@ def test_export_replaces_only_an_earlier_export_and_refuses_a_file(
 def test_a_second_export_to_the_same_folder_at_once_is_refused(
     finished: RunDir, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    from desktop.core.results.export import _lock_destination
+    from desktop.core.results.destination import lock_destination
 
     dest = tmp_path / "export"
-    with _lock_destination(dest.absolute()):  # another export to the same place is running
+    with lock_destination(dest.absolute()):  # another export to the same place is running
         assert _export(finished, dest) == 2
     assert "Another export to" in capsys.readouterr().err and not dest.exists()
     assert _export(finished, dest) == 0  # once it is done, exporting there works

@@ -249,7 +249,7 @@ def test_verification_takes_texts_longer_than_a_windows_command_line(request, tm
 
 
 def test_a_leftover_folder_is_removed_only_when_an_export_made_it(tmp_path: Path) -> None:
-    from desktop.core.results.export import MARKER_NAME, _remove_stale_partials
+    from desktop.core.results.destination import MARKER_NAME, remove_stale_partials
 
     dest = tmp_path / "model"
     dead = 999_999_999  # no such process
@@ -264,7 +264,7 @@ def test_a_leftover_folder_is_removed_only_when_an_export_made_it(tmp_path: Path
     for folder in (look_alike, partial_look_alike):
         (folder / "notes.txt").write_text("not ours", encoding="utf-8")
 
-    _remove_stale_partials(dest)
+    remove_stale_partials(dest)
 
     assert not partial.exists() and not old_export.exists()
     assert (look_alike / "notes.txt").read_text(encoding="utf-8") == "not ours"

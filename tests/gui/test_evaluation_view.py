@@ -66,8 +66,8 @@ def test_export_page_and_run_history_open_the_evaluation(window: MainWindow, app
     page = window.export_page
     assert page.tabs.currentWidget() is page.evaluation and page.evaluation.report.rows == 5
 
-    window.show_runs()
-    dialog = window.runs_dialog
+    window.history.show_runs()
+    dialog = window.history.dialog
     qtbot.waitUntil(lambda: dialog.model.rowCount() > 0)
     dialog.select(run.path.name)
     assert dialog.evaluation_button.isEnabled()

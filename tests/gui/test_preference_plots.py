@@ -191,8 +191,8 @@ def test_tune_preferences_shows_for_a_finished_chat_run_and_sets_up_the_wizard(
     (classifier.model_dir / "config.json").write_text("{}", encoding="utf-8")
     window.run_config.set("data.files", ["chats.jsonl"])  # the wizard's data: a chat set, not pairs
 
-    window.show_runs()
-    dialog = window.runs_dialog
+    window.history.show_runs()
+    dialog = window.history.dialog
     qtbot.waitUntil(lambda: dialog.model.rowCount() == 3)
     button = dialog.preference_button
     assert button.text() == "Tune preferences…" and "which answers are better" in button.toolTip()

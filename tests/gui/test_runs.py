@@ -39,8 +39,8 @@ def _row(dialog: RunsDialog, suffix: str) -> int:
 
 def _opened(window: MainWindow, qtbot) -> RunsDialog:
     """Run history, once it has listed the runs (it reads them in the background)."""
-    window.show_runs()
-    dialog = window.runs_dialog
+    window.history.show_runs()
+    dialog = window.history.dialog
     qtbot.waitUntil(lambda: dialog.model.rowCount() > 0 and "Reading" not in dialog.folder_label.text())
     return dialog
 

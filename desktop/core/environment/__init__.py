@@ -9,3 +9,16 @@ bug report (``diagnostics``) and noticing when Windows pages a run's GPU memory 
 May use: ``desktop.core.system``. The frozen launcher imports this package too, so nothing here
 imports a heavy library at module level.
 """
+
+# The package's public face: the modules other packages may import (tests/test_house_rules.py holds
+# it). The others are this package's own; what another package needs of them goes through these.
+__all__ = [
+    "diagnostics",
+    "gpu",
+    "llama_install",
+    "repair",
+    "spill",
+    "swap_request",
+    "torch_probe",
+    "wheels",
+]

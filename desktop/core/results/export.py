@@ -6,8 +6,6 @@ failure or a cancel leaves nothing half-written.
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
 import json
 import os
 import shutil
@@ -20,6 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.results import model_card
+from desktop.core.results.destination import (
+    check_destination,
+    disk_input_error,
+    lock_destination,
+    remove_stale_partials,
+    replace_folder,
+    write_marker,
+)
+from desktop.core.results.mlflow_log import log_to_mlflow, mlflow_problem
 from desktop.core.runs.checkpoints import weights_problem
 from desktop.core.runs.folders import RunDir
 from desktop.core.system import processes
@@ -150,9 +157,9 @@ def export_run(
     )
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        lock = _lock_destination(dest)
+        lock = lock_destination(dest)
     except OSError as exc:
-        raise _disk_input_error(exc, dest.parent, needed) from None
+        raise disk_input_error(exc, dest.parent, needed) from None
     with lock:
         check_destination(dest, run, config)  # again under the lock: the folder may have changed meanwhile
         check_writable(dest.parent, "export folder")
@@ -173,17 +180,17 @@ def export_run(
                 ),
                 msg("Free some space or choose another folder."),
             )
-        _remove_stale_partials(dest)
+        remove_stale_partials(dest)
         try:
             partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-{os.getpid()}-", dir=dest.parent))
-            _write_marker(partial, run)  # from the start: a killed export's leftover is known to be ours
+            write_marker(partial, run)  # from the start: a killed export's leftover is known to be ours
         except OSError as exc:
-            raise _disk_input_error(exc, dest.parent, needed) from None
+            raise disk_input_error(exc, dest.parent, needed) from None
         try:
             _write(run, config, source, partial, dtype, lora, stage, language)
-            _write_marker(partial, run)
+            write_marker(partial, run)
             stage("place", 0.75)
-            _replace(partial, dest)
+            replace_folder(partial, dest)
         except BaseException as exc:
             shutil.rmtree(partial, ignore_errors=True)
             found = disk_error(exc, dest.parent, needed) if isinstance(exc, Exception) else None
@@ -208,174 +215,9 @@ def _finish(
     uri = ""
     if mlflow:
         stage("mlflow", 0.95, cancellable=False)
-        uri = log_to_mlflow(dest, task, run.path.name)
+        uri = log_to_mlflow(dest, PIPELINE_TASKS[task], run.path.name)
     stage("done", 1.0, cancellable=False)
     return ExportResult(dest, check, zipped, uri)
-
-
-MARKER_NAME = ".finetune-studio-export"
-"""Written into every exported folder: only such a folder (or an empty one) is ever replaced."""
-
-
-def check_destination(dest: Path, run: RunDir, config: Any) -> None:
-    """Refuse a destination whose replacement would destroy something the user did not ask to.
-
-    Raises:
-        InputError: ``dest`` is a file; is, holds or lies inside a run folder, the runs folder, the
-            source model or the app's data folder; or is a non-empty folder no export wrote.
-    """
-    from desktop.core.system.paths import data_dir, default_runs_dir
-
-    if dest.exists() and not dest.is_dir():
-        raise InputError(
-            msg("{folder} is a file, not a folder.", folder=str(dest)),
-            msg("Give the name of a new or empty folder to export to."),
-        )
-    protected = [
-        (run.path, msg("the run folder")),
-        (run.path.parent, msg("the runs folder")),
-        (default_runs_dir(), msg("the runs folder")),
-        (data_dir(), msg("Finetune Studio's data folder")),
-    ]
-    model = Path(config.model.name).expanduser()
-    if config.model.name and model.is_dir():
-        protected.append((model, msg("the model this run started from")))
-    real = dest.resolve()
-    for path, what in protected:
-        other = Path(path).resolve()
-        if real == other or other in real.parents or real in other.parents:
-            values = {"folder": str(dest), "what": what, "other": str(other)}
-            if real == other:
-                problem = msg("{folder} is {what} ({other}); exporting there could overwrite it.", **values)
-            elif other in real.parents:
-                problem = msg(
-                    "{folder} lies inside {what} ({other}); exporting there could overwrite it.", **values
-                )
-            else:
-                problem = msg(
-                    "{folder} holds {what} ({other}); exporting there could overwrite it.", **values
-                )
-            raise InputError(
-                problem, msg("Export to a new folder elsewhere, for example in your Documents folder.")
-            )
-    if real.is_dir() and any(real.iterdir()):
-        if next(real.glob(f"*/{_RUN_MARK}"), None) is not None or (real / _RUN_MARK).is_file():
-            raise InputError(
-                msg("{folder} holds run folders; exporting there could overwrite them.", folder=str(dest)),
-                msg("Export to a new folder elsewhere."),
-            )
-        if not (real / MARKER_NAME).is_file():
-            raise InputError(
-                msg(
-                    "{folder} is not empty and was not written by an export, so it will not be replaced.",
-                    folder=str(dest),
-                ),
-                msg("Choose a new or empty folder, or a folder an earlier export wrote."),
-            )
-
-
-_RUN_MARK = "events.jsonl"
-
-
-def _write_marker(folder: Path, run: RunDir) -> None:
-    import time
-
-    record = {"run": str(run.path), "written": time.strftime("%Y-%m-%dT%H:%M:%S"), "pid": os.getpid()}
-    (folder / MARKER_NAME).write_text(json.dumps(record), encoding="utf-8")
-
-
-def _lock_destination(dest: Path) -> Any:
-    """An OS-level lock on exporting to ``dest``: a second export there is refused at once."""
-    import hashlib
-
-    import filelock
-
-    from desktop.core.system.paths import data_dir
-
-    # In the app's folder, not beside the export: nothing is left in the user's folder.
-    key = hashlib.sha256(str(dest.resolve()).encode("utf-8")).hexdigest()[:20]
-    folder = data_dir() / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = filelock.FileLock(folder / f"export-{key}.lock", timeout=0, thread_local=False)
-    try:
-        lock.acquire()
-    except filelock.Timeout:
-        raise InputError(
-            msg("Another export to {folder} is running right now.", folder=str(dest)),
-            msg("Wait for it to finish, or export to another folder."),
-        ) from None
-    return _Held(lock)
-
-
-class _Held:
-    """A held lock as a context manager that releases it."""
-
-    def __init__(self, lock: Any) -> None:
-        self.lock = lock
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        self.lock.release()
-
-
-def _replace(new: Path, dest: Path) -> None:
-    """Put ``new`` at ``dest``; an old folder is renamed aside first and deleted only after.
-
-    A file held open in the old folder (a viewer, antivirus, the try-it panel on Windows) then
-    costs at most a leftover hidden folder, never the old export half-deleted with the new one lost.
-    """
-    if not dest.exists():
-        new.rename(dest)
-        return
-    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-{os.getpid()}-", dir=dest.parent))
-    aside.rmdir()
-    dest.rename(aside)
-    try:
-        new.rename(dest)
-    except BaseException:
-        aside.rename(dest)
-        raise
-    _remove_tree(aside)
-
-
-def _remove_tree(folder: Path, tries: int = 5) -> None:
-    import time
-
-    for attempt in range(tries):
-        try:
-            shutil.rmtree(folder)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.2 * (attempt + 1))  # a scanner or preview lets go of its file soon
-
-
-def _disk_input_error(exc: OSError, folder: Path, needed: int) -> InputError:
-    found = disk_error(exc, folder, needed)
-    if found is None:
-        return InputError(
-            msg("Cannot write in {folder}: {error}.", folder=str(folder), error=exc.strerror or exc),
-            msg("Choose another folder."),
-        )
-    return DiskInputError(found.message, found.hint, found.kind)
-
-
-def _remove_stale_partials(dest: Path) -> None:
-    """Delete what an export that was killed (power cut, task manager) left beside ``dest``."""
-    import psutil
-
-    for kind in ("partial", "old"):
-        for folder in dest.parent.glob(f".{dest.name}.{kind}-*"):
-            pid = folder.name.removeprefix(f".{dest.name}.{kind}-").split("-")[0]
-            if not pid.isdigit() or psutil.pid_exists(int(pid)):
-                continue
-            # Both a partial and a set-aside old export carry the export marker; anything else is left alone.
-            if not (folder / MARKER_NAME).is_file():
-                continue
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _write(
@@ -496,28 +338,3 @@ def _examples(run: RunDir, count: int = 4) -> list[str]:
     if not column:
         return ["Hello, world.", "你好，世界。"]
     return [str(v) for v in table.head(count).column(column)]
-
-
-def mlflow_problem() -> None:
-    """Raise :class:`InputError` unless the model can be logged to MLflow now."""
-    if importlib.util.find_spec("mlflow") is None:
-        raise InputError(
-            msg("MLflow is not installed."), msg("Install it (pip install mlflow) or export without it.")
-        )
-    if not os.environ.get("MLFLOW_TRACKING_URI"):
-        raise InputError(
-            msg("No MLflow tracking server is set."),
-            msg("Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again."),
-        )
-
-
-def log_to_mlflow(folder: Path, task: str, run_name: str) -> str:
-    """Log the exported folder as an MLflow transformers model (read from disk, not loaded); its URI."""
-    import mlflow
-
-    log_model = mlflow.transformers.log_model
-    # MLflow 3 names the model ``name``; MLflow 2 called it ``artifact_path``.
-    key = "name" if "name" in inspect.signature(log_model).parameters else "artifact_path"
-    with mlflow.start_run(run_name=run_name):
-        info = log_model(transformers_model=str(folder), task=PIPELINE_TASKS[task], **{key: "model"})
-    return str(getattr(info, "model_uri", "") or "")

@@ -7,3 +7,12 @@ uvicorn (``server``), the API key in the OS keyring (``keys``) and the code a us
 
 May use: every other package of core (the model is loaded as ``results.tryit`` loads it).
 """
+
+# The package's public face: the modules other packages may import (tests/test_house_rules.py holds
+# it). The others are this package's own; what another package needs of them goes through these.
+__all__ = [
+    "engine",
+    "keys",
+    "server",
+    "snippets",
+]

@@ -7,3 +7,13 @@ estimate, a documented sum of terms (``memory``).
 
 May use: ``desktop.core.system``. Nothing here reads data, reaches a hub or trains.
 """
+
+# The package's public face: the modules other packages may import (tests/test_house_rules.py holds
+# it). The others are this package's own; what another package needs of them goes through these.
+__all__ = [
+    "config",
+    "config_sections",
+    "memory",
+    "options",
+    "presets",
+]

@@ -248,7 +248,8 @@ class ExportPage(WizardPage):
         if not dest:
             self.export_status.setText(self.tr("Choose a folder to export to."))
             return
-        from desktop.core.results.export import check_destination, export_run
+        from desktop.core.results.destination import check_destination
+        from desktop.core.results.export import export_run
         from desktop.core.runs.folders import RunDir
 
         run, path = RunDir(self.result.run_dir), Path(dest).expanduser().absolute()
