@@ -338,10 +338,13 @@ def _until(condition: Any, timeout: float = 30) -> None:
 
 
 def _never_ending(server: LocalServer) -> None:
-    """Left alone, the model writes every token asked for (its end-of-text token is suppressed)."""
-    server.engine.playground.model.generation_config.suppress_tokens = [
-        server.engine.playground.tokenizer.eos_token_id
-    ]
+    """Left alone, the model writes every token asked for (every token that ends an answer is suppressed:
+    the tokenizer's end of text and the generation config's, a chat template's end of turn among them;
+    with only the first, random weights wrote the end of turn now and then and the answer ended)."""
+    model, tokenizer = server.engine.playground.model, server.engine.playground.tokenizer
+    ends = model.generation_config.eos_token_id
+    ends = set(ends if isinstance(ends, list) else [] if ends is None else [ends])
+    model.generation_config.suppress_tokens = sorted(ends | {tokenizer.eos_token_id})
 
 
 def test_a_waiting_client_that_hangs_up_stops_its_whole_answer(served: LocalServer) -> None:
