@@ -8,6 +8,7 @@ from typing import Any
 from desktop.cli.text import say, text
 from desktop.core.system.events import (
     AdjustedEvent,
+    AdviceEvent,
     AwakeEvent,
     CheckpointEvent,
     DownloadEvent,
@@ -72,6 +73,13 @@ class RunConsole:
             self.bar.refresh()
         elif isinstance(event, LogEvent):
             self.write(_format_metrics(event))
+        elif isinstance(event, AdviceEvent):
+            self.write(say("advice: {message}", message=text(event.message)))
+            for remedy in event.remedies:
+                changes = " ".join(f"--set {key}={value}" for key, value in remedy["changes"].items())
+                self.write(
+                    "  " + say("to try it: {change} ({flags})", change=text(remedy["label"]), flags=changes)
+                )
         elif isinstance(event, CheckpointEvent):
             self.write(say("Checkpoint saved at step {step}.", step=event.step))
         elif isinstance(event, AdjustedEvent):

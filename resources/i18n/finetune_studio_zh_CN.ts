@@ -136,6 +136,17 @@
     </message>
 </context>
 <context>
+    <name>CoachWidget</name>
+    <message>
+        <source>Apply and retry: {change}</source>
+        <translation>应用并重试：{change}</translation>
+    </message>
+    <message>
+        <source>Stop the run first; the change applies to a new run.</source>
+        <translation>请先停止训练；此更改用于新的训练。</translation>
+    </message>
+</context>
+<context>
     <name>CodeView</name>
     <message>
         <source>Copy</source>
@@ -3166,6 +3177,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
         <translation>如果显存不足，训练会自动改用更少显存继续（首先是更小的批大小，等效批大小不变）；每项更改都会显示在这里。</translation>
+    </message>
+    <message>
+        <source>Advice: {advice}</source>
+        <translation>建议：{advice}</translation>
     </message>
     <message>
         <source>step %v of %m</source>
@@ -6891,6 +6906,54 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>有一个文件正被使用。</translation>
     </message>
     <message>
+        <source>The learning rate is {rate:g}, {times} the {task} default of {default:g}: a rate kept from another task or run? {effect}</source>
+        <translation>学习率为 {rate:g}，是 {task} 默认值 {default:g} 的 {times}：是从其他任务或训练沿用下来的吗？{effect}</translation>
+    </message>
+    <message>
+        <source>The validation loss has risen at {n} evaluations in a row ({best:.3g} at step {best_step}, {now:.3g} now) while the training loss fell ({train_then:.3g} to {train_now:.3g}): the model is learning the training rows by heart. The best evaluation so far is step {best_step}.</source>
+        <translation>验证损失已连续 {n} 次评估上升（第 {best_step} 步为 {best:.3g}，现在为 {now:.3g}），而训练损失在下降（{train_then:.3g} 到 {train_now:.3g}）：模型正在死记训练数据。目前最好的评估是第 {best_step} 步。</translation>
+    </message>
+    <message>
+        <source>The training loss is growing: {now:.3g} now, {times:.1f} times its lowest ({lowest:.3g}). The learning rate ({rate:g}) is likely too high for this model.</source>
+        <translation>训练损失在上升：现在为 {now:.3g}，是其最低值（{lowest:.3g}）的 {times:.1f} 倍。学习率（{rate:g}）对这个模型可能太高了。</translation>
+    </message>
+    <message>
+        <source>After {share:.0%} of the steps the training loss has barely moved ({first:.3g} to {now:.3g}).</source>
+        <translation>已完成 {share:.0%} 的步数，训练损失几乎没有变化（{first:.3g} 到 {now:.3g}）。</translation>
+    </message>
+    <message>
+        <source>After {share:.0%} of the steps the accuracy is {accuracy:.3g}, what guessing among {labels} classes scores ({chance:.3g}).</source>
+        <translation>已完成 {share:.0%} 的步数，准确率为 {accuracy:.3g}，与在 {labels} 个类别中随机猜测的得分（{chance:.3g}）相当。</translation>
+    </message>
+    <message>
+        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), that the model reads the data&apos;s language (many unknown tokens in the data check say it does not), and that the labels match the texts.</source>
+        <translation>{seen}模型没有在学习：请检查学习率（{rate:g}；{task} 通常使用 {default:g}）、模型是否能读懂数据的语言（数据检查中大量未知词元说明读不懂），以及标签是否与文本对应。</translation>
+    </message>
+    <message>
+        <source>learning rate {rate:g}</source>
+        <translation>学习率 {rate:g}</translation>
+    </message>
+    <message>
+        <source>stop at step {step}</source>
+        <translation>在第 {step} 步停止</translation>
+    </message>
+    <message>
+        <source>{n:.0f} times</source>
+        <translation>{n:.0f} 倍</translation>
+    </message>
+    <message>
+        <source>1/{n:.0f} of</source>
+        <translation>{n:.0f} 分之一的</translation>
+    </message>
+    <message>
+        <source>So high a rate tends to wreck what the model knew.</source>
+        <translation>这么高的学习率往往会破坏模型原有的知识。</translation>
+    </message>
+    <message>
+        <source>So low a rate changes the model very little.</source>
+        <translation>这么低的学习率几乎不会改变模型。</translation>
+    </message>
+    <message>
         <source>preference tuning needs TRL: pip install trl.</source>
         <translation>偏好微调需要 TRL：pip install trl。</translation>
     </message>
@@ -7337,6 +7400,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>margin:   {value}</source>
         <translation>差值：    {value}</translation>
+    </message>
+    <message>
+        <source>advice: {message}</source>
+        <translation>建议：{message}</translation>
+    </message>
+    <message>
+        <source>to try it: {change} ({flags})</source>
+        <translation>试试：{change}（{flags}）</translation>
     </message>
     <message>
         <source>{problem}: it has no checkpoint to resume from; train it again.</source>

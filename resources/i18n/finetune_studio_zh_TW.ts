@@ -136,6 +136,17 @@
     </message>
 </context>
 <context>
+    <name>CoachWidget</name>
+    <message>
+        <source>Apply and retry: {change}</source>
+        <translation>套用並重試：{change}</translation>
+    </message>
+    <message>
+        <source>Stop the run first; the change applies to a new run.</source>
+        <translation>請先停止訓練；此變更用於新的訓練。</translation>
+    </message>
+</context>
+<context>
     <name>CodeView</name>
     <message>
         <source>Copy</source>
@@ -3166,6 +3177,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>If the GPU runs out of memory, the run goes on by itself with less memory (a smaller batch with the same effective batch first); every change is shown here.</source>
         <translation>如果顯示記憶體不足，訓練會自動改用更少顯示記憶體繼續（首先是更小的批次大小，等效批次大小不變）；每項變更都會顯示在這裡。</translation>
+    </message>
+    <message>
+        <source>Advice: {advice}</source>
+        <translation>建議：{advice}</translation>
     </message>
     <message>
         <source>step %v of %m</source>
@@ -6891,6 +6906,54 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>有一個檔案正被使用。</translation>
     </message>
     <message>
+        <source>The learning rate is {rate:g}, {times} the {task} default of {default:g}: a rate kept from another task or run? {effect}</source>
+        <translation>學習率為 {rate:g}，是 {task} 預設值 {default:g} 的 {times}：是從其他任務或訓練沿用下來的嗎？{effect}</translation>
+    </message>
+    <message>
+        <source>The validation loss has risen at {n} evaluations in a row ({best:.3g} at step {best_step}, {now:.3g} now) while the training loss fell ({train_then:.3g} to {train_now:.3g}): the model is learning the training rows by heart. The best evaluation so far is step {best_step}.</source>
+        <translation>驗證損失已連續 {n} 次評估上升（第 {best_step} 步為 {best:.3g}，現在為 {now:.3g}），而訓練損失在下降（{train_then:.3g} 到 {train_now:.3g}）：模型正在死記訓練資料。目前最好的評估是第 {best_step} 步。</translation>
+    </message>
+    <message>
+        <source>The training loss is growing: {now:.3g} now, {times:.1f} times its lowest ({lowest:.3g}). The learning rate ({rate:g}) is likely too high for this model.</source>
+        <translation>訓練損失在上升：現在為 {now:.3g}，是其最低值（{lowest:.3g}）的 {times:.1f} 倍。學習率（{rate:g}）對這個模型可能太高了。</translation>
+    </message>
+    <message>
+        <source>After {share:.0%} of the steps the training loss has barely moved ({first:.3g} to {now:.3g}).</source>
+        <translation>已完成 {share:.0%} 的步數，訓練損失幾乎沒有變化（{first:.3g} 到 {now:.3g}）。</translation>
+    </message>
+    <message>
+        <source>After {share:.0%} of the steps the accuracy is {accuracy:.3g}, what guessing among {labels} classes scores ({chance:.3g}).</source>
+        <translation>已完成 {share:.0%} 的步數，準確率為 {accuracy:.3g}，與在 {labels} 個類別中隨機猜測的得分（{chance:.3g}）相當。</translation>
+    </message>
+    <message>
+        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), that the model reads the data&apos;s language (many unknown tokens in the data check say it does not), and that the labels match the texts.</source>
+        <translation>{seen}模型沒有在學習：請檢查學習率（{rate:g}；{task} 通常使用 {default:g}）、模型是否能讀懂資料的語言（資料檢查中大量未知詞元說明讀不懂），以及標籤是否與文字對應。</translation>
+    </message>
+    <message>
+        <source>learning rate {rate:g}</source>
+        <translation>學習率 {rate:g}</translation>
+    </message>
+    <message>
+        <source>stop at step {step}</source>
+        <translation>在第 {step} 步停止</translation>
+    </message>
+    <message>
+        <source>{n:.0f} times</source>
+        <translation>{n:.0f} 倍</translation>
+    </message>
+    <message>
+        <source>1/{n:.0f} of</source>
+        <translation>{n:.0f} 分之一的</translation>
+    </message>
+    <message>
+        <source>So high a rate tends to wreck what the model knew.</source>
+        <translation>這麼高的學習率往往會破壞模型原有的知識。</translation>
+    </message>
+    <message>
+        <source>So low a rate changes the model very little.</source>
+        <translation>這麼低的學習率幾乎不會改變模型。</translation>
+    </message>
+    <message>
         <source>preference tuning needs TRL: pip install trl.</source>
         <translation>偏好微調需要 TRL：pip install trl。</translation>
     </message>
@@ -7337,6 +7400,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>margin:   {value}</source>
         <translation>差值：    {value}</translation>
+    </message>
+    <message>
+        <source>advice: {message}</source>
+        <translation>建議：{message}</translation>
+    </message>
+    <message>
+        <source>to try it: {change} ({flags})</source>
+        <translation>試試：{change}（{flags}）</translation>
     </message>
     <message>
         <source>{problem}: it has no checkpoint to resume from; train it again.</source>

@@ -28,6 +28,7 @@ class FakeController(QObject):
     training_failed = Signal(object)
     running_changed = Signal(bool)
     awake_changed = Signal(bool)
+    advice_given = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()

@@ -158,6 +158,32 @@ def test_apply_and_retry_changes_the_config_and_starts_again(
     assert window.options_page.batch_size.value() == 4  # the pages show what will run
 
 
+def test_the_coachs_advice_shows_during_the_run_and_its_fix_retries_once_it_has_ended(
+    window: MainWindow, fake_controller: FakeController, qtbot
+) -> None:
+    from desktop.core.system.events import AdviceEvent
+
+    page = window.train_page
+    fake_controller.start(window.current_config())
+    advice = AdviceEvent(
+        100,
+        "overfitting",
+        "The validation loss has risen at 3 evaluations in a row (0.65 at step 40, 2.98 now).",
+        [{"label": "stop at step 40", "changes": {"training.max_steps": 40}}],
+    )
+    fake_controller.advice_given.emit(advice)
+
+    assert not page.coach.isHidden() and page.coach.lines[0].text().startswith("The validation loss has risen")
+    (button,) = page.coach.buttons
+    assert button.text() == "Apply and retry: stop at step 40" and not button.isEnabled()  # the run goes on
+    assert "Advice: The validation loss has risen" in page.log.toPlainText()
+    fake_controller.end()
+    assert button.isEnabled()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert fake_controller.started[-1][0].training.max_steps == 40
+    assert page.coach.isHidden()  # a new run: nothing said yet
+
+
 def test_a_spilling_run_on_windows_shows_the_bar_with_its_slowdown_and_the_fixes(
     window: MainWindow, fake_controller: FakeController, qtbot, monkeypatch
 ) -> None:

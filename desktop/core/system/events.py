@@ -190,6 +190,18 @@ class AwakeEvent(Event):
     kept: bool
 
 
+@dataclass(frozen=True)
+class AdviceEvent(Event):
+    """What the coach saw in the run's curves, with the figures, and the changes that would help
+    (``remedies``: ``{"label": ..., "changes": {"section.field": value}}``, as a failure's)."""
+
+    kind: ClassVar[str] = "advice"
+    step: int
+    concern: str  # learning_rate, overfitting, diverging, not_learning
+    message: Any
+    remedies: list[dict[str, Any]] = field(default_factory=list)
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -205,6 +217,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         FailedEvent,
         DownloadEvent,
         AwakeEvent,
+        AdviceEvent,
     )
 }
 TERMINAL = (FinishedEvent, StoppedEvent, FailedEvent)

@@ -18,6 +18,7 @@ from desktop.core.system.events import Event, FailedEvent, PreparingEvent, RunRe
 from desktop.core.system.heap import release_memory
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import default_runs_dir
+from desktop.core.training.coach import Coach
 from desktop.core.training.preparation import StoppedWhilePreparing, prepare
 from desktop.core.training.train_loop import failure_event, train
 
@@ -109,16 +110,20 @@ def run_training(
         on_event(failure)
         return RunResult("invalid", failure=failure)
 
+    labels = getattr(getattr(prepared.task.model, "config", None), "num_labels", None)
+    coach = Coach(prepared.config, labels if prepared.config.task == "classification" else None)
+
     def emit(event: Event) -> None:
         if not main:
             on_event(event)  # a failure only
             return
-        try:
-            if not isinstance(event, PreparingEvent):  # what is being done now: shown, not recorded
-                run.append(event)
-        except OSError:  # a full disk: the run goes on (the checkpoint check stops it cleanly)
-            log.warning("could not record an event in %s", run.events_path, exc_info=True)
-        on_event(event)
+        for said in [event, *coach.see(event)]:  # what the curves show, said as it shows (coach.py)
+            try:
+                if not isinstance(said, PreparingEvent):  # what is being done now: shown, not recorded
+                    run.append(said)
+            except OSError:  # a full disk: the run goes on (the checkpoint check stops it cleanly)
+                log.warning("could not record an event in %s", run.events_path, exc_info=True)
+            on_event(said)
 
     try:
         with _log_to(run.log_path) if main else contextlib.nullcontext():

@@ -15,6 +15,7 @@ from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import (
     AdjustedEvent,
+    AdviceEvent,
     AwakeEvent,
     CheckpointEvent,
     DownloadEvent,
@@ -63,6 +64,8 @@ class TrainingController(QObject):
     """The run stopped on request: the :class:`RunResult`."""
     training_failed = Signal(object)
     """The run failed or its input was rejected: the :class:`RunResult` with its failure."""
+    advice_given = Signal(object)
+    """The coach saw something in the run's curves: the :class:`AdviceEvent`."""
     running_changed = Signal(bool)
     """Whether a run is in progress."""
     awake_changed = Signal(bool)
@@ -146,6 +149,7 @@ class TrainingController(QObject):
             MemoryEvent: self.memory_sampled,
             CheckpointEvent: self.checkpoint_saved,
             AdjustedEvent: self.settings_adjusted,
+            AdviceEvent: self.advice_given,
         }.get(type(event))
         if signal is not None:  # terminal events arrive as the RunResult in run_ended
             signal.emit(event)

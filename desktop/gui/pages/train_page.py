@@ -14,6 +14,7 @@ from desktop.core.runs.folders import RunDir
 from desktop.core.system.awake import KeepAwake
 from desktop.core.system.events import (
     AdjustedEvent,
+    AdviceEvent,
     CheckpointEvent,
     Event,
     LogEvent,
@@ -25,6 +26,7 @@ from desktop.core.system.events import (
 )
 from desktop.gui.config_model import RunConfigModel
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.coach_widget import CoachWidget
 from desktop.gui.widgets.elided_label import ElidedLabel
 from desktop.gui.widgets.error_label import show_error
 from desktop.gui.widgets.failure_widget import FailureWidget
@@ -122,6 +124,8 @@ class TrainPage(WizardPage):
         self.failure = FailureWidget()
         self.failure.retry_requested.connect(self.retry_requested)
         self.failure.action_requested.connect(self._on_failure_action_requested)
+        self.coach = CoachWidget()
+        self.coach.retry_requested.connect(self.retry_requested)
         self.plot_area = TrainingPlotsWidget()
         self.log = QPlainTextEdit(readOnly=True)
         self.log.setMaximumBlockCount(5000)
@@ -144,6 +148,7 @@ class TrainPage(WizardPage):
         layout.addWidget(self.adjusted_bar)
         layout.addWidget(self.spill_bar)
         layout.addWidget(self.failure)
+        layout.addWidget(self.coach)
         layout.addWidget(self.plot_area, 1)
         layout.addWidget(self.log)
 
@@ -161,6 +166,7 @@ class TrainPage(WizardPage):
         controller.training_failed.connect(self._on_controller_training_failed)
         controller.running_changed.connect(self._on_controller_running_changed)
         controller.awake_changed.connect(self._on_controller_awake_changed)
+        controller.advice_given.connect(self._on_controller_advice_given)
 
     def showEvent(self, event: QShowEvent) -> None:
         self.plot_area.start_revealing()
@@ -215,6 +221,7 @@ class TrainPage(WizardPage):
         """Show a run beginning, as Start does: no failure, bars or Resume; the plots, the log and the
         progress cleared (kept with ``keep_plots``, as Resume keeps them); the plots of its ``task``."""
         self.failure.reset()
+        self.coach.reset()
         if task is not None:
             self.plot_area.set_task(task)
         self.resume_button.setVisible(False)
@@ -269,6 +276,11 @@ class TrainPage(WizardPage):
         self.stop_button.setText(self.tr("Stop"))
         self.stop_button.setToolTip("")
         self.plot_area.set_running(running)
+        self.coach.set_running(running)
+
+    def _on_controller_advice_given(self, advice: AdviceEvent) -> None:
+        self.coach.add(advice)
+        self.log.appendPlainText(self.tr("Advice: {advice}").format(advice=shown(advice.message)))
 
     def _on_controller_awake_changed(self, held: bool) -> None:
         if held:

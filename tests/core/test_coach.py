@@ -1,0 +1,113 @@
+"""The coach (issue 54): a run's curves read as an experienced person would, each trouble said once with
+its figures and its fix; a healthy run gets no word."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from desktop.core.runs.folders import RunDir
+from desktop.core.settings.config import RunConfig
+from desktop.core.system.events import AdviceEvent, LogEvent, StartedEvent
+from desktop.core.training.coach import Coach
+from desktop.core.training.run import run_training
+from tests.core.helpers import Recorder, make_config
+
+
+def _config(task: str = "classification", rate: float = 5e-5) -> RunConfig:
+    config = RunConfig(task=task)
+    config.training.learning_rate = rate
+    return config
+
+
+def _started(total: int = 100) -> StartedEvent:
+    return StartedEvent("run", total, 90, 10, "cpu")
+
+
+def _watch(coach: Coach, losses: list[float], evals: dict[int, dict[str, float]] | None = None) -> list:
+    """Feed a run: a training loss every 5 steps, evaluations at the steps given; what the coach said."""
+    said = coach.see(_started())
+    for i, loss in enumerate(losses):
+        step = 5 * (i + 1)
+        said += coach.see(LogEvent(step, step / 50, {"loss": loss}))
+        if evals and step in evals:
+            said += coach.see(LogEvent(step, step / 50, evals[step]))
+    return said
+
+
+def test_a_healthy_run_gets_no_word() -> None:
+    losses = [0.7 * math.exp(-i / 6) + 0.05 for i in range(20)]
+    evals = {s: {"eval_loss": 0.6 - s / 400, "eval_accuracy": 0.6 + s / 400} for s in (25, 50, 75, 100)}
+    assert _watch(Coach(_config(), num_labels=2), losses, evals) == []
+
+
+def test_validation_loss_rising_while_training_loss_falls_is_overfitting_with_the_best_step() -> None:
+    losses = [1.0 / (i + 1) for i in range(20)]
+    evals = {
+        s: {"eval_loss": v} for s, v in zip((20, 40, 60, 80, 100), (0.72, 0.65, 0.9, 1.6, 2.98), strict=True)
+    }
+    (said,) = _watch(Coach(_config()), losses, evals)
+    assert said.concern == "overfitting" and said.step == 100
+    text = str(said.message)
+    assert "(0.65 at step 40, 2.98 now)" in text and "The best evaluation so far is step 40." in text
+    assert said.remedies[0]["changes"] == {"training.max_steps": 40}
+
+
+def test_a_loss_that_grows_fast_is_diverging_and_a_tenth_of_the_rate_is_offered() -> None:
+    losses = [0.7, 0.5, 0.4, 0.45, 0.8, 1.5, 2.9]
+    (said,) = _watch(Coach(_config(rate=1e-4)), losses)
+    assert said.concern == "diverging" and said.step == 30  # as soon as it is three times its lowest
+    assert "1.5 now, 3.8 times its lowest (0.4)" in str(said.message)
+    assert said.remedies[0]["changes"] == {"training.learning_rate": pytest.approx(1e-5)}
+
+
+def test_a_flat_loss_or_accuracy_at_chance_is_not_learning_said_once() -> None:
+    losses = [0.693 + 0.002 * (-1) ** i for i in range(20)]
+    evals = {s: {"eval_accuracy": 0.5} for s in (25, 50, 75, 100)}
+    said = _watch(Coach(_config(rate=5e-7), num_labels=2), losses, evals)
+    assert [a.concern for a in said] == ["learning_rate", "not_learning"]  # once, though both curves say it
+    text = str(said[1].message)
+    assert "After 40% of the steps the training loss has barely moved" in text
+    assert "the model reads the data's language" in text
+    assert said[1].remedies[0]["changes"] == {"training.learning_rate": 5e-5}
+
+
+def test_a_rate_kept_from_another_task_is_named_as_the_run_starts() -> None:
+    """A DPO run from a chat run kept 0.002: 400 times the preference default, without a word."""
+    (said,) = Coach(_config("preference", rate=0.002)).see(_started())
+    assert said.concern == "learning_rate" and said.step == 0
+    assert str(said.message).startswith(
+        "The learning rate is 0.002, 400 times the preference default of 5e-06"
+    )
+    assert said.remedies[0]["changes"] == {"training.learning_rate": 5e-6}
+    assert Coach(_config("preference", rate=5e-6)).see(_started()) == []
+
+
+@pytest.mark.slow
+def test_the_advice_is_in_the_runs_events_and_its_log(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    config = make_config(
+        "classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", max_steps=4
+    )
+    config.training.learning_rate = 0.05  # 1000 times the default
+    events = Recorder()
+    result = run_training(config, events.append)
+
+    assert result.status == "finished", result.failure
+    (said,) = events.of(AdviceEvent)
+    assert said.concern == "learning_rate"
+    recorded = [e for e in RunDir(result.run_dir).events() if isinstance(e, AdviceEvent)]
+    assert [e.concern for e in recorded] == ["learning_rate"]  # in events.jsonl: the run history reads it
+
+
+def test_the_command_line_prints_the_advice_and_the_flags_that_apply_its_fix(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from desktop.cli.run_console import RunConsole
+
+    (said,) = Coach(_config("preference", rate=0.002)).see(_started())
+    RunConsole()(said)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("advice: The learning rate is 0.002, 400 times the preference default")
+    assert err[1] == "  to try it: learning rate 5e-06 (--set training.learning_rate=5e-06)"
