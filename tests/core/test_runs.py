@@ -172,3 +172,19 @@ def test_a_long_loss_curve_is_thinned_but_keeps_its_peaks() -> None:
     thinned = thin(points, 2000)
     assert len(thinned) <= 2000 and (54_321, 9.0) in thinned
     assert thinned[0][0] == 0 and thinned[-1][0] > 99_000
+
+
+def test_runs_compare_every_setting_not_only_the_listed_ones(tmp_path: Path) -> None:
+    from desktop.core.runs.listing import setting_differences
+    from tests.core.helpers import fake_run
+
+    a, b, c = (fake_run(tmp_path, name) for name in ("a", "b", "c"))
+    for run, steps in ((a, 30), (b, 30), (c, 400)):
+        config = run.config()
+        config.data.files = ["/data/reviews.csv"]
+        config.training.max_steps = steps
+        config.save(run.config_path)
+    assert setting_differences([a, b]) == []  # only their names and folders differ
+    assert setting_differences([a, c]) == [("training.max_steps", ["30", "400"])]
+    c.config_path.write_text("[[[", encoding="utf-8")
+    assert ("training.max_steps", ["30", "?"]) in setting_differences([a, c])

@@ -65,7 +65,8 @@ def test_runs_dialog_lists_compares_and_deletes(
     with qtbot.waitSignal(dialog.curves_shown):
         dialog.select(*names[:2])
     assert dialog.plot.curve_names() == names[:2]  # two loss curves side by side
-    assert "same settings" in dialog.hint.text()  # and nothing differs between them but the data
+    # Nothing differs between them but the data (each names reviews.csv in its own folder).
+    assert dialog.hint.text().startswith("Differences: data.files: ") and ";" not in dialog.hint.text()
     assert not dialog.resume_button.isEnabled() and dialog.delete_button.isEnabled()
 
     dialog.select(dialog.infos[_row(dialog, "stopped")].name)
@@ -80,17 +81,19 @@ def test_runs_dialog_lists_compares_and_deletes(
 
 def test_run_history_shows_what_differs_between_runs(window: MainWindow, app_home: Path, qtbot) -> None:
     folder = app_home / "runs"
-    for name, rate in (("slow", 2e-5), ("fast", 1e-4)):
+    for name, rate, steps in (("slow", 2e-5, 30), ("fast", 1e-4, 400)):
         run = _run(folder, name, FinishedEvent(20, "model", {}))
         config = run.config()
-        config.training.learning_rate = rate
+        config.training.learning_rate, config.training.max_steps = rate, steps
         config.save(run.config_path)  # edited after the run: the listing reads the config again
     dialog = _opened(window, qtbot)
     dialog.select(*[info.name for info in dialog.infos])
-    assert (
-        "Learning rate: 0.0001 / 2e-05" in dialog.hint.text()
-        or "Learning rate: 2e-05 / 0.0001" in dialog.hint.text()
-    )
+    text = dialog.hint.text()
+    rates = ("training.learning_rate: 0.0001 / 2e-05", "training.learning_rate: 2e-05 / 0.0001")
+    assert any(rate in text for rate in rates)
+    # Not a column of the table: two runs of 30 and 400 steps were "the same settings".
+    assert "training.max_steps: 400 / 30" in text or "training.max_steps: 30 / 400" in text
+    assert "output.name" not in text  # where a run goes is not how it trains
 
 
 def test_resume_and_export_from_the_runs_dialog(

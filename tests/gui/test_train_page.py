@@ -173,7 +173,8 @@ def test_the_coachs_advice_shows_during_the_run_and_its_fix_retries_once_it_has_
     )
     fake_controller.advice_given.emit(advice)
 
-    assert not page.coach.isHidden() and page.coach.lines[0].text().startswith("The validation loss has risen")
+    assert not page.coach.isHidden()
+    assert page.coach.lines[0].text().startswith("The validation loss has risen")
     (button,) = page.coach.buttons
     assert button.text() == "Apply and retry: stop at step 40" and not button.isEnabled()  # the run goes on
     assert "Advice: The validation loss has risen" in page.log.toPlainText()

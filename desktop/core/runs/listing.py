@@ -148,3 +148,34 @@ def thin(points: list[tuple[int, float]], max_points: int) -> list[tuple[int, fl
 def list_runs(runs_dir: Path) -> list[RunInfo]:
     """Run folders below ``runs_dir``, newest first, read from disk."""
     return [describe(run) for run in run_dirs(runs_dir)]
+
+
+SAME_RUN_FIELDS = {"output.name", "output.runs_dir"}
+"""Settings that name where a run goes, not how it trains: left out of a comparison."""
+
+
+def setting_differences(runs: list[RunDir]) -> list[tuple[str, list[str]]]:
+    """Every setting (``section.field``) whose value differs between the runs' saved configs, with each
+    run's value, in the config's order; a run whose config cannot be read shows ``?``."""
+    import dataclasses
+
+    def flat(value: object, prefix: str = "") -> dict[str, str]:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out: dict[str, str] = {}
+            for f in dataclasses.fields(value):
+                out.update(flat(getattr(value, f.name), f"{prefix}{f.name}."))
+            return out
+        return {prefix.rstrip("."): str(value)}
+
+    settings = []
+    for run in runs:
+        try:
+            settings.append(flat(run.config()))
+        except Exception:  # a damaged config: its values are unknown, not equal
+            settings.append({})
+    keys = list(dict.fromkeys(key for values in settings for key in values))
+    return [
+        (key, [values.get(key, "?") for values in settings])
+        for key in keys
+        if key not in SAME_RUN_FIELDS and len({values.get(key, "?") for values in settings}) > 1
+    ]

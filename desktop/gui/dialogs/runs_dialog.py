@@ -404,16 +404,14 @@ class RunsDialog(QDialog):
         self._load_curves(chosen)
 
     def _differences(self, chosen: list[RunInfo]) -> str:
-        """What differs between the selected runs (the columns whose values are not all the same)."""
-        parts = []
-        for column in (2, 3, 4, 5, 6, 7, 8, 9):
-            values = [self.cell_text(info, column) for info in chosen]
-            if len(set(values)) > 1:
-                parts.append(
-                    self.tr("{field}: {values}").format(
-                        field=self.model.headers[column], values=" / ".join(values)
-                    )
-                )
+        """What differs between the selected runs: every setting of their saved configs (the table's
+        columns show a few; two runs of 30 and 400 steps were called "the same settings")."""
+        from desktop.core.runs.listing import setting_differences
+
+        found = setting_differences([RunDir(info.path) for info in chosen])
+        parts = [
+            self.tr("{field}: {values}").format(field=key, values=" / ".join(values)) for key, values in found
+        ]
         if not parts:
             return self.tr("The selected runs have the same settings.")
         return self.tr("Differences: {differences}").format(differences="; ".join(parts))
