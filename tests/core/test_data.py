@@ -790,3 +790,25 @@ def test_every_label_merged_cells_leave_empty_is_counted_with_its_row(tmp_path: 
     checked = load_and_check(config)
     assert len(checked.train) == 21 - 6
     assert checked.notes[0].startswith("Left out 6 of 21 rows of merged.xlsx (merged.xlsx row 4, ")
+
+
+def test_rows_without_a_label_are_all_named_at_once_wherever_the_split_put_them(tmp_path: Path) -> None:
+    """Ten of twelve were named, then a second error named the two the validation split had taken."""
+    from desktop.core.data.checks import load_and_check
+    from desktop.core.settings.config import RunConfig
+
+    rows = [f"review {i},{'' if i % 5 == 0 else 'pos' if i % 2 else 'neg'}" for i in range(60)]
+    data = tmp_path / "labels.csv"
+    data.write_text("text,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    config = RunConfig(task="classification")
+    config.model.name, config.data.files = "bundled:all-minilm-l6-v2", [str(data)]
+    config.validation.fraction = 0.3
+
+    with pytest.raises(DataError) as refused:
+        load_and_check(config)
+    assert "12 rows have no label" in str(refused.value)
+    named = str(refused.value)
+    assert "labels.csv row 2" in named  # review 0: the first
+    config.data.drop_bad_rows = True
+    checked = load_and_check(config)
+    assert len(checked.train) + len(checked.eval) == 48

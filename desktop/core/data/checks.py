@@ -17,7 +17,7 @@ from typing import Any
 
 from desktop.core.data.columns import Guess, check_rows, guess_columns, label_key, unique_values
 from desktop.core.data.tables import Table
-from desktop.core.data.train_eval import load_train_eval
+from desktop.core.data.train_eval import load_train_eval, rejoined
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ConfigError, DataError, ModelError, Problem, Remedy
 from desktop.core.system.messages import msg
@@ -175,7 +175,13 @@ def check_data(
     from desktop.core.system import progress
 
     progress.report(READING_SHARE, msg("Checking {rows} rows", rows=len(train)))
-    train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)
+    try:
+        train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)
+    except DataError:
+        whole = rejoined(train, eval_)
+        if whole is not None:  # every bad row named, not only the training part's (those of both parts)
+            check_rows(whole, config.task, guess.columns, config.data.drop_bad_rows)
+        raise
     progress.report(READING_SHARE + (1 - READING_SHARE) * 0.7, msg("Checking {rows} rows", rows=len(train)))
     if eval_ is not None:
         eval_, eval_notes = check_rows(

@@ -37,3 +37,16 @@ def split_fraction(table: Table, fraction: float, seed: int) -> tuple[Table, Tab
     order = np.random.default_rng(seed).permutation(len(table))
     n_eval = min(len(table) - 1, max(1, math.floor(len(table) * fraction + 0.5)))
     return table.take(np.sort(order[n_eval:])), table.take(np.sort(order[:n_eval]))
+
+
+def rejoined(train: Table, eval_: Table | None) -> Table | None:
+    """The table that :func:`split_fraction` split into ``train`` and ``eval_``, its rows in their first
+    order; ``None`` when the two are not the parts of one split (separate files, no evaluation)."""
+    import numpy as np
+
+    if eval_ is None or train.base is not eval_.base or train.rows is None or eval_.rows is None:
+        return None
+    rows = np.concatenate([train.rows, eval_.rows])
+    origins = [part.origin if part.origin is not None else part.rows for part in (train, eval_)]
+    order = np.argsort(rows, kind="stable")
+    return Table(train.base, train.source, train.segments, np.concatenate(origins)[order], rows[order])
