@@ -3545,6 +3545,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>输入一段文本，然后点“试一试”；模型在第一次使用时载入。</translation>
     </message>
     <message>
+        <source>The conversation is kept: this model answers from the next message on; each answer shows the model that wrote it.</source>
+        <translation>对话已保留：从下一条消息起由这个模型回答；每条回答都标明了写出它的模型。</translation>
+    </message>
+    <message>
         <source>Open a model folder</source>
         <translation>打开模型文件夹</translation>
     </message>
@@ -3587,10 +3591,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Type a message and press Send; the model loads on first use.</source>
         <translation>输入一条消息并按“发送”；模型会在第一次使用时载入。</translation>
-    </message>
-    <message>
-        <source>The conversation is kept: this model answers from the next message on.</source>
-        <translation>对话已保留：从下一条消息起由这个模型回答。</translation>
     </message>
     <message>
         <source>Another kind of model: the conversation was cleared (your message is kept).</source>

@@ -3545,6 +3545,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>輸入一段文字，然後按「試試看」；模型會在第一次使用時載入。</translation>
     </message>
     <message>
+        <source>The conversation is kept: this model answers from the next message on; each answer shows the model that wrote it.</source>
+        <translation>對話已保留：從下一則訊息起由這個模型回答；每則回答都標明了寫出它的模型。</translation>
+    </message>
+    <message>
         <source>Open a model folder</source>
         <translation>開啟模型資料夾</translation>
     </message>
@@ -3587,10 +3591,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Type a message and press Send; the model loads on first use.</source>
         <translation>輸入一則訊息並按「傳送」；模型會在第一次使用時載入。</translation>
-    </message>
-    <message>
-        <source>The conversation is kept: this model answers from the next message on.</source>
-        <translation>對話已保留：從下一則訊息起由這個模型回答。</translation>
     </message>
     <message>
         <source>Another kind of model: the conversation was cleared (your message is kept).</source>

@@ -205,7 +205,8 @@ def test_the_second_message_carries_the_first_exchange(
     assert first.prompt == [_user("Name a colour.")]
     assert second.prompt == [_user("Name a colour."), _assistant(first.reply), _user("And another one?")]
     assert _answers(panel.output) == [first.reply, second.reply]
-    assert [bubble.role.text() for bubble in panel.output.bubbles] == ["You", "Model", "You", "Model"]
+    model = chat_model[0].name  # each answer under the model that wrote it
+    assert [bubble.role.text() for bubble in panel.output.bubbles] == ["You", model, "You", model]
     assert panel.status.text() == "Done."
 
 
@@ -326,6 +327,15 @@ def test_what_was_typed_survives_a_reload_and_a_failed_load(
     assert panel.system_prompt.toPlainText() == "Be brief."
     assert len(panel.output.answers()) == 1 and "conversation is kept" in panel.status.text()
 
+    other = tmp_path / "other-model"  # another model of the same kind: the answers keep their writer
+    shutil.copytree(folder, other)
+    assert panel.set_folder(other, config)
+    _send(panel, qtbot, "And of Spain?")
+    first, second = panel.output.answers()
+    assert (first.role.text(), second.role.text()) == (folder.name, "other-model")
+    assert panel.set_folder(folder, config)
+    panel.prompt.setPlainText("What is the capital of France?")
+
     broken = tmp_path / "broken"  # a chat model of the same kind whose weights are missing
     broken.mkdir()
     (broken / "config.json").write_text('{"architectures": ["Qwen2ForCausalLM"]}', encoding="utf-8")
@@ -337,7 +347,7 @@ def test_what_was_typed_survives_a_reload_and_a_failed_load(
     assert not panel.details_button.isHidden() and "Traceback" in panel.details.toPlainText()
     assert panel.prompt.toPlainText() == "What is the capital of France?"  # back in the box, to send again
     assert panel.system_prompt.toPlainText() == "Be brief."
-    assert len(panel.output.answers()) == 1  # the conversation before it is still there
+    assert len(panel.output.answers()) == 2  # the conversation before it is still there
 
     classifier = tmp_path / "classifier"  # another kind of model: the conversation goes, the text stays
     classifier.mkdir()

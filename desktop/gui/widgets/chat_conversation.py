@@ -22,11 +22,14 @@ class Reply:
         text: What the model has said so far.
         done: The answer is complete (or was stopped).
         stopped: The user stopped it: ``text`` is only its beginning.
+        model: Which model wrote it (its folder's name), shown over it: a conversation kept across a
+            change of model keeps each answer under the model that gave it.
     """
 
     text: str = ""
     done: bool = False
     stopped: bool = False
+    model: str = ""
 
 
 @dataclass(eq=False)

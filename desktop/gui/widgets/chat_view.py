@@ -124,7 +124,9 @@ class ChatView(QScrollArea):
         self.empty.setVisible(not conversation.turns)
         for turn in conversation.turns:
             self._add(self.you, turn.user, None, answer=False)
-            self._add(self.model, "", turn.base if self.base else turn.answer, answer=True)
+            reply = turn.base if self.base else turn.answer
+            writer = reply.model if reply is not None and reply.model else self.model
+            self._add(writer, "", reply, answer=True)
         self._follow = True
 
     def _add(self, role: str, text: str, reply: Reply | None, answer: bool) -> None:

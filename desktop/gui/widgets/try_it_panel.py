@@ -238,7 +238,10 @@ class TryItPanel(QWidget):
             said = self.tr("Type a message and press Send; the model loads on first use.")
         if previous is not None and self.conversation.turns:
             if (model_task(previous.task), previous.chat) == (task, info.chat):
-                said = self.tr("The conversation is kept: this model answers from the next message on.")
+                said = self.tr(
+                    "The conversation is kept: this model answers from the next message on; each answer "
+                    "shows the model that wrote it."
+                )
             else:
                 self.conversation.turns.clear()
                 self._pending = None
@@ -343,7 +346,8 @@ class TryItPanel(QWidget):
 
     def _ask(self, turn: Turn) -> None:
         comparing, chat = self._comparing(), self._chat()
-        turn.answer, turn.base = Reply(), Reply() if comparing else None
+        turn.answer = Reply(model=Path(self.info.folder).name if self.info is not None else "")
+        turn.base = Reply() if comparing else None
         system = self.system_prompt.toPlainText() if chat else ""
         prompt: Prompt = self.conversation.messages(system, turn) if chat else turn.user
         base_prompt: Prompt | None = None
@@ -516,7 +520,7 @@ class TryItPanel(QWidget):
         turn, self._pending = self._pending, None
         text = str(outcome.answer)
         if turn is not None:
-            turn.answer = Reply(text, done=True, stopped=outcome.stopped)
+            turn.answer = Reply(text, done=True, stopped=outcome.stopped, model=turn.answer.model)
             base = outcome.base_answer
             turn.base = None if base is None else Reply(str(base), done=True, stopped=outcome.base_stopped)
             self.show_conversation()
