@@ -92,6 +92,7 @@ class RunHistory(QObject):
             QMessageBox.warning(self.parent_widget, self.tr("Cannot resume this run"), error_text(exc))
             return
         window.resume_bar.setVisible(False)
+        self._step_aside()
         window.set_config(config)
         window.train_page.resume_run(run)
         window.go_to(TRAIN)
@@ -109,6 +110,7 @@ class RunHistory(QObject):
                 self.tr("This run has no finished model to export."),
             )
             return
+        self._step_aside()
         self.window.export_page.show_result(result)
         self.window.update_navigation()
         self.window.go_to(EXPORT)
@@ -119,6 +121,12 @@ class RunHistory(QObject):
         if folder and self.window.export_page.try_folder(folder):
             self.window.update_navigation()
             self.window.go_to(EXPORT)
+
+    def _step_aside(self) -> None:
+        """The dialog goes when one of its buttons leads to a step of the wizard: a dialog stays above
+        its window, over the page it just opened (History reopens it as it was)."""
+        if self.dialog is not None:
+            self.dialog.hide()
 
     def offer_resume(self) -> None:
         """If the newest crashed run can be resumed and the user has not declined it, offer it."""
@@ -137,6 +145,7 @@ class RunHistory(QObject):
             config.data.files, config.data.hub_id = [], ""
             config.columns = Columns()
         config.model.name = str(run.model_dir)
+        self._step_aside()
         self.window.set_config(config)
         self.window.go_to(DATA)
         self.window.statusBar().showMessage(

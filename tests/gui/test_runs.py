@@ -107,11 +107,13 @@ def test_resume_and_export_from_the_runs_dialog(
     (config, resume) = fake_controller.started[-1]
     assert resume.path == crashed.path and config.output.name == "crashed"
     assert window.current_page() is window.train_page  # reachable although the data step is empty
+    assert dialog.isHidden()  # it stayed above the window, over the step it opened
     fake_controller.end()
 
+    window.history.show_runs()
     dialog.select(dialog.infos[_row(dialog, "done")].name)
     dialog.export_button.click()
-    assert window.current_page() is window.export_page
+    assert window.current_page() is window.export_page and dialog.isHidden()
     assert window.export_page.model_label.text().endswith("model")
 
 
