@@ -359,3 +359,23 @@ def test_missing_labels_and_labels_in_two_cases_are_fixed_with_a_tick_each(
         mapping.merge_label_case.click()
     assert 'merged into one class each: "Positive" (3) -> "positive"' in dataset.notes_label.text()
     assert window.current_config().data.merge_label_case
+
+
+def test_data_chosen_before_the_model_is_checked_again_once_a_model_is_chosen(
+    window: MainWindow, qtbot, samples: Path
+) -> None:
+    """It kept "model.name is empty" and a disabled Next after a model was chosen."""
+    page = window.data_page
+    picker, dataset = page.model_picker, page.dataset_picker
+    picker.model_edit.setText("")
+    picker.model_edit.editingFinished.emit()
+    dataset.data_edit.setText(str(samples / "reviews.csv"))
+    dataset.data_edit.editingFinished.emit()
+    qtbot.waitUntil(
+        lambda: "model" in dataset.problem().lower() and "Reading" not in dataset.problem(), timeout=30_000
+    )
+
+    picker.model_edit.setText("bundled:all-minilm-l6-v2")
+    picker.model_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: page.problem() == "", timeout=30_000)
+    assert dataset.data_error.isHidden() and page.table.rowCount() > 0

@@ -182,6 +182,9 @@ class DataPage(WizardPage):
     def _on_model_picker_model_changed(self, name: str) -> None:
         self._run_config.set("model.name", name)
         self.model_picker.check()
+        if self.dataset_picker.problem():  # the data was checked before a model was chosen ("model.name
+            self._schedule_preview()  # is empty"): checked again with it, so Next follows
+            return
         # The last model's token figures and [UNK] warning go: this model's follow when it can be read.
         self.token_stats.clear_report()
         self.dataset_picker.show_notes(self._preview.notes if self._preview is not None else [])
