@@ -95,8 +95,8 @@
         <translation>只检查编译，不提速</translation>
     </message>
     <message>
-        <source>16 bits: the model as trained</source>
-        <translation>16 位：与训练时相同的模型</translation>
+        <source>16 bits: the largest file, the closest answers</source>
+        <translation>16 位：文件最大，回答最接近原模型</translation>
     </message>
     <message>
         <source>8 bits: half the size, nearly the same answers</source>

@@ -95,8 +95,8 @@
         <translation>只檢查編譯，不加速</translation>
     </message>
     <message>
-        <source>16 bits: the model as trained</source>
-        <translation>16 位元：與訓練時相同的模型</translation>
+        <source>16 bits: the largest file, the closest answers</source>
+        <translation>16 位元：檔案最大，回答最接近原模型</translation>
     </message>
     <message>
         <source>8 bits: half the size, nearly the same answers</source>

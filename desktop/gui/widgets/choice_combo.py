@@ -34,7 +34,8 @@ def _meanings() -> dict[str, str]:
         "inductor": translate("ChoiceCombo", "fastest code, slow first step"),
         "aot_eager": translate("ChoiceCombo", "checks compilation without speeding up"),
         # GGUF quantization
-        "f16": translate("ChoiceCombo", "16 bits: the model as trained"),
+        # (not "the model as trained": an fp32 model is halved)
+        "f16": translate("ChoiceCombo", "16 bits: the largest file, the closest answers"),
         "q8_0": translate("ChoiceCombo", "8 bits: half the size, nearly the same answers"),
         "q4_k_m": translate("ChoiceCombo", "4 bits: a third of the size, made by llama.cpp"),
         # scheduler
