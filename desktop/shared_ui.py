@@ -67,6 +67,7 @@ class Key(str, Enum):  # noqa: UP042 - QSettings takes the members as plain str;
     STEP = "window/step"
     LAST_DATA_FOLDER = "folders/data"
     LAST_MODEL_FOLDER = "folders/model"
+    LAST_EXPORT_FOLDER = "folders/export"
     LAST_CONFIG = "run/last_config"
     INDEX_URL = "environment/index_url"
     DISMISSED_RESUME = "runs/dismissed_resume"

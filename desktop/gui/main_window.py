@@ -205,6 +205,8 @@ class MainWindow(QMainWindow):
             return page_class(self.run_config)
         if index == TRAIN:
             return page_class(self.controller, self.run_config)
+        if index == EXPORT:
+            return page_class(self.settings)
         return page_class()
 
     def _on_stack_page_made(self, index: int, page: Any) -> None:

@@ -87,3 +87,25 @@ def test_a_cancelled_gguf_export_leaves_nothing(qtbot, chat_run, tmp_path: Path)
         page.export_button.click()
         page.cancel_button.click()  # at once: before the first tensor is written
     assert "nothing was written" in page.export_status.text() and not (tmp_path / "cancelled").exists()
+
+
+@pytest.mark.slow
+def test_the_next_export_goes_beside_the_last_one(qtbot, chat_run, tmp_path: Path) -> None:
+    from desktop.shared_ui import Key, Settings
+
+    settings = Settings(tmp_path / "s.ini")
+    page = ExportPage(settings)
+    qtbot.addWidget(page)
+    page.show_result(chat_run)
+    assert "Finetune Studio" in page.dest_edit.text()  # the first time: in Documents
+    page.tabs.setCurrentIndex(page.tabs.count() - 1)
+    page.format_combo.setCurrentIndex(page.format_combo.findData("folder"))
+    (tmp_path / "exports").mkdir()
+    page.dest_edit.setText(str(tmp_path / "exports" / "first"))
+    _export(qtbot, page)
+    assert settings.text(Key.LAST_EXPORT_FOLDER) == str(tmp_path / "exports")
+
+    again = ExportPage(Settings(tmp_path / "s.ini"))  # the app started again
+    qtbot.addWidget(again)
+    again.show_result(chat_run)
+    assert Path(again.dest_edit.text()).parent == tmp_path / "exports"

@@ -41,7 +41,7 @@ from desktop.gui.widgets.metric_text import metrics_line, task_name
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.serve_panel import ServePanel
 from desktop.gui.widgets.try_it_panel import TryItPanel
-from desktop.shared_ui import error_text, sentences
+from desktop.shared_ui import Key, Settings, error_text, sentences
 
 
 class _ProgressRelay(QObject):
@@ -58,8 +58,10 @@ class ExportPage(WizardPage):
     busy_changed = Signal(bool)
     """An export started (``True``) or ended."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         super().__init__()
+        self.settings = settings
+        """Where the last export went is remembered in it (a new one goes beside it)."""
         self.title = self.tr("Export")
         self.subtitle = self.tr("Your fine-tuned model, ready for from_pretrained().")
         self.result: RunResult | None = None
@@ -208,7 +210,8 @@ class ExportPage(WizardPage):
         self.files_label.setText(", ".join(files))
         path = str(result.model_dir).replace("\\", "/")
         self.usage.setText(f'from transformers import pipeline\npipe = pipeline(model="{path}")')
-        self.dest_edit.setText(str(default_destination(result)))
+        last = self.settings.text(Key.LAST_EXPORT_FOLDER) if self.settings is not None else ""
+        self.dest_edit.setText(str(default_destination(result, Path(last) if last else None)))
         self.adapter_check.setVisible(bool(result.run_dir and (Path(result.run_dir) / "adapter").is_dir()))
         self._on_format_changed()
         self._set_visible(True)
@@ -335,6 +338,8 @@ class ExportPage(WizardPage):
             parts.append(self.tr("Logged to MLflow as {uri}.").format(uri=result.mlflow_uri))
         text = sentences(*parts)
         self.export_status.setText(text)
+        if self.settings is not None:  # the next export goes beside this one
+            self.settings.set_text(Key.LAST_EXPORT_FOLDER, str(Path(result.folder).parent))
         self.exported.emit(result)
 
     def _on_task_failed(self, exc: object, detail: str) -> None:
@@ -513,13 +518,18 @@ FILES_ROW = 3
 """The header's row of files (after the model folder, the run folder and the scores)."""
 
 
-def default_destination(result: RunResult) -> Path:
+def default_destination(result: RunResult, beside: Path | None = None) -> Path:
     """Where "Export a copy" goes unless the user picks a folder: a new folder named after the run in
-    the user's Documents (not inside the run folder, which the export refuses)."""
+    the folder the last export went to (``beside``), else in the user's Documents (not inside the run
+    folder, which the export refuses)."""
     from PySide6.QtCore import QStandardPaths
 
     documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
-    base = Path(documents or Path.home()) / "Finetune Studio"
+    base = (
+        beside
+        if beside is not None and beside.is_dir()
+        else Path(documents or Path.home()) / "Finetune Studio"
+    )
     name = Path(result.run_dir).name if result.run_dir else "model"
     candidate, number = base / name, 2
     while candidate.exists():
