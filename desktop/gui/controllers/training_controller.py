@@ -4,7 +4,8 @@ re-emits its events as signals.
 The session (``core/training/session.py``) decides everything about the run, for the window and the
 command line alike: in the app's process or in a child process (``launch.separate_process``, and always
 for several GPUs), keeping the computer awake, stop then hard stop. Pages, plots and tests see the same
-signals either way.
+signals either way. Why the window's own process is the default:
+docs/decisions/006-trainer-in-the-window-process.md.
 """
 
 from __future__ import annotations
