@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
 from desktop.cli.text import say
@@ -59,14 +58,3 @@ def shorten(value: Any, width: int = 60) -> str:
     """``value`` on one line, cut to ``width`` characters with an ellipsis."""
     text = str(value).replace("\n", " ")
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def find_run(name: str, runs_dir: Path | None) -> Any:
-    """A run folder by path or by name in the runs folder, or ``None``."""
-    from desktop.core.runs.folders import RunDir
-    from desktop.core.system.paths import default_runs_dir
-
-    run = RunDir(name)
-    if not run.is_run():
-        run = RunDir((runs_dir or default_runs_dir()) / name)
-    return run if run.is_run() else None

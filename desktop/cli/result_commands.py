@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop.cli import text as cli_text
-from desktop.cli.common import EXIT_FAILED, EXIT_OK, find_run, quiet_libraries, shorten
+from desktop.cli.common import EXIT_FAILED, EXIT_OK, quiet_libraries, shorten
 from desktop.cli.text import say, text
+from desktop.core.runs.folders import find_run
 from desktop.core.system.errors import InputError
 
 

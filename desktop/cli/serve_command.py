@@ -15,8 +15,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from desktop.cli.common import EXIT_OK, find_run, quiet_libraries
+from desktop.cli.common import EXIT_OK, quiet_libraries
 from desktop.cli.text import say, text
+from desktop.core.runs.folders import find_run
 from desktop.core.system.errors import InputError
 
 

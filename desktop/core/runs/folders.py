@@ -444,6 +444,17 @@ def find_resumable(runs_dir: Path, config: RunConfig, origin: Path) -> RunDir | 
     return None
 
 
+def find_run(name: str | Path, runs_dir: Path | None = None) -> RunDir | None:
+    """A run folder by its path, or by its name in ``runs_dir`` (the app's runs folder when ``None``):
+    how ``serve``, ``export``, ``predict`` and ``evaluate`` find the run they are given."""
+    from desktop.core.system.paths import default_runs_dir
+
+    run = RunDir(name)
+    if not run.is_run():
+        run = RunDir((runs_dir or default_runs_dir()) / name)
+    return run if run.is_run() else None
+
+
 def damaged_run_of(runs_dir: Path, origin: Path) -> RunDir | None:
     """The newest run of the config file ``origin`` that ended early with checkpoints, none of which
     a resume can use (the reason :func:`find_resumable` found none, named to the user)."""
