@@ -165,6 +165,27 @@ def test_stop_keeps_a_checkpoint_and_resume_continues(tiny_bert: Path, samples: 
     assert run.status() == "finished" and (run.model_dir / "model.safetensors").is_file()
 
 
+def test_a_stop_saves_once_and_runs_no_evaluation(tiny_bert: Path, samples: Path, tmp_path: Path) -> None:
+    """A stop ended the epoch, whose end then evaluated the whole validation split and saved again:
+    about 20 s after "Stopping" on the walk's run."""
+    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], tmp_path / "runs", epochs=5)
+    config.training.max_steps, config.training.save_steps, config.training.eval_steps = 0, 0, 0  # by epoch
+    stop = threading.Event()
+    events = Recorder()
+
+    def on_event(event: object) -> None:
+        events.append(event)
+        if isinstance(event, ProgressEvent) and event.step == 3:
+            stop.set()
+
+    result = run_training(config, on_event, stop)
+
+    assert result.status == "stopped"
+    assert [c.step for c in events.of(CheckpointEvent)] == [3]  # once, where it stopped
+    evaluated = [e for e in events.of(LogEvent) if any(k.startswith("eval_") for k in e.metrics)]
+    assert [e.step for e in evaluated if e.step > 0] == []  # the base model's evaluation only, at step 0
+
+
 def test_runs_leave_the_imports_frozen_and_their_own_models_collectable(
     tiny_bert: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -233,11 +233,15 @@ class EventCallback(TrainerCallback):
         if stop and state.global_step < state.max_steps:
             control.should_training_stop = True
             control.should_save = True
+            control.should_evaluate = False  # a stop saves where it is; the evaluation waits for the resume
             self.stopped_early = True
         if control.should_save:
             self._check_space(args, state, kwargs.get("model"))
 
     def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.stopped_early:  # the epoch ends because of the stop: its checkpoint is saved already, and
+            control.should_save = control.should_evaluate = False  # a whole evaluation took ~20 s more
+            return
         if control.should_save:
             self._check_space(args, state, kwargs.get("model"))
 
