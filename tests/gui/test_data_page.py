@@ -197,7 +197,8 @@ def test_chats_are_shown_again_when_the_split_changes(window: MainWindow, qtbot,
     first = page.table.item(0, 0).text()
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         dataset.fraction_spin.setValue(dataset.fraction_spin.value() + 10)  # other rows for training
-    assert first.startswith("[{") and page.table.rowCount() > 0 and page.table.item(0, 0).text()
+    assert first.startswith("user: ") and "| assistant: " in first  # its turns, not Python's "[{'role'"
+    assert page.table.rowCount() > 0 and page.table.item(0, 0).text()
 
 
 def test_text_the_model_cannot_read_is_warned_on_the_page(window: MainWindow, qtbot, samples: Path) -> None:

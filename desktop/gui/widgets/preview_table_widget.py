@@ -47,5 +47,16 @@ class PreviewTableWidget(QTableWidget):
 
 
 def _cell_text(value: object) -> str:
-    """A cell as the table shows it (nothing for a missing value)."""
-    return "" if value is None else str(value)
+    """A cell as the table shows it: nothing for a missing value; a chat (a list of messages) as its
+    turns, ``user: ... | assistant: ...``; other nested values as JSON, never as Python's repr."""
+    if value is None:
+        return ""
+    if hasattr(value, "tolist"):  # a numpy array from an Arrow list column
+        value = value.tolist()
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "content" in m for m in value):
+        return " | ".join(f"{m.get('role', '?')}: {m.get('content', '')}" for m in value)
+    if isinstance(value, (list, dict)):
+        import json
+
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
