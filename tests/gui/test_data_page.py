@@ -380,3 +380,15 @@ def test_data_chosen_before_the_model_is_checked_again_once_a_model_is_chosen(
     picker.model_edit.editingFinished.emit()
     qtbot.waitUntil(lambda: page.problem() == "", timeout=30_000)
     assert dataset.data_error.isHidden() and page.table.rowCount() > 0
+
+
+def test_a_task_change_note_goes_with_a_new_config(window: MainWindow) -> None:
+    """A preference run set up from Run history was told its columns were "guessed again for
+    Causal-LM": the note of the last task change stayed."""
+    picker, mapping = window.data_page.model_picker, window.data_page.column_mapping
+    picker.task_combo.setCurrentIndex(picker.task_combo.findData("causal-lm"))
+    assert "guessed again for" in mapping.mapping_note.text()
+    config = window.current_config()
+    config.task = "preference"
+    window.set_config(config)
+    assert mapping.mapping_note.text() == ""

@@ -16,6 +16,7 @@ from desktop.gui.controllers.data_check_controller import DataCheckController
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.column_mapping_widget import ColumnMappingWidget
 from desktop.gui.widgets.dataset_picker_widget import DatasetPickerWidget
+from desktop.gui.widgets.metric_text import task_name
 from desktop.gui.widgets.model_picker_widget import ModelPickerWidget
 from desktop.gui.widgets.pair_preview_widget import PairPreviewWidget
 from desktop.gui.widgets.preview_table_widget import PreviewTableWidget
@@ -120,6 +121,7 @@ class DataPage(WizardPage):
             config = self._run_config.config
             self.model_picker.show_config(config)
             self.dataset_picker.show_config(config)
+            self.column_mapping.forget_task_change()  # "guessed again for Causal-LM" of a preference run
             self.model_picker.check()
             self._show_options()
             self._load_preview()
@@ -172,7 +174,7 @@ class DataPage(WizardPage):
         self._show_options()
         self._run_config.set("columns", Columns())
         self.model_picker.check()  # a model that fits one task may not fit another
-        self.column_mapping.show_task_changed(self.model_picker.task_combo.currentText())
+        self.column_mapping.show_task_changed(task_name(task))  # the task chosen, not the combo's text
         self._schedule_preview()
 
     def _on_model_picker_method_changed(self, method: str) -> None:
@@ -194,6 +196,7 @@ class DataPage(WizardPage):
         self._run_config.set("data.files", files)
         self._run_config.set("data.hub_id", hub_id)
         self._run_config.set("columns", Columns())
+        self.column_mapping.forget_task_change()
         self._schedule_preview()
 
     def _on_dataset_picker_dataset_downloaded(self) -> None:

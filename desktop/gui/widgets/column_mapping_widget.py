@@ -89,6 +89,10 @@ class ColumnMappingWidget(QGroupBox):
             self.tr("The columns are guessed again for {task}; check them below.").format(task=task_name)
         )
 
+    def forget_task_change(self) -> None:
+        """No note of a task change (a whole new config, other data: the note was of the last one)."""
+        self.mapping_note.setText("")
+
     def show_mapping(
         self,
         task: str,
