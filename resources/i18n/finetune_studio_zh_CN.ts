@@ -1568,10 +1568,6 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>无法读取模型大小：{error}</translation>
     </message>
     <message>
-        <source>{term}: {size:.2f} GB</source>
-        <translation>{term}：{size:.2f} GB</translation>
-    </message>
-    <message>
         <source>On this computer the run uses RAM: {parts}</source>
         <translation>本机训练的内存占用——{parts}</translation>
     </message>
@@ -1598,6 +1594,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>On Windows it will not fail: the driver moves what does not fit into shared system memory, and each step becomes many times slower. Fit my GPU finds settings that fit.</source>
         <translation>在 Windows 上它不会报错：驱动程序会把放不下的部分移到共享系统内存中，每一步都会慢很多倍。“按我的 GPU 调整”可以找到放得下的设置。</translation>
+    </message>
+    <message>
+        <source>{term}: {size}</source>
+        <translation>{term}：{size}</translation>
     </message>
     <message>
         <source>Nothing changed: the current settings already match.</source>

@@ -80,6 +80,7 @@ def test_estimate_presets_and_fit_my_gpu(window: MainWindow, qtbot, tiny_gpt2) -
         page.set_context(window.current_config(), "Fake GPU", gpu_free, Capabilities(cuda=True, bf16=True))
     assert "will not fit in the 1.0 GB free on Fake GPU" in estimate.fit_label.text()
     assert "weights:" in estimate.breakdown.text() and "logits:" in estimate.breakdown.text()
+    assert "0.00 GB" not in estimate.breakdown.text() and " MB" in estimate.breakdown.text()  # tiny parts
 
     estimate.preset_buttons["fit"].click()
     tuned = window.current_config()

@@ -18,8 +18,6 @@ from desktop.gui.widgets.fit_badge_widget import free_ram
 from desktop.shared_ui import sentences as sentences_joined
 from desktop.shared_ui import shown
 
-GB = 1024**3
-
 
 def _on_windows() -> bool:
     """Whether the app runs on Windows (a function, so tests can say it does)."""
@@ -143,7 +141,7 @@ class MemoryEstimateWidget(QGroupBox):
             return
         gpu = self._gpu_free is not None
         lines = [
-            self.tr("{term}: {size:.2f} GB").format(term=shown(name), size=value / GB)
+            self.tr("{term}: {size}").format(term=shown(name), size=human_size(value))  # never "0.00 GB"
             for name, value in result.breakdown(gpu).items()
             if value
         ]
