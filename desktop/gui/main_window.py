@@ -251,7 +251,30 @@ class MainWindow(QMainWindow):
         self.menu_bar.sources_requested.connect(self.open_hub_settings)
         self.menu_bar.move_data_requested.connect(self.restarts.move_data_folder)
         self.menu_bar.keep_awake_toggled.connect(self._on_menu_bar_keep_awake_toggled)
+        self.menu_bar.diagnostics_requested.connect(self._copy_diagnostics)
+        self.menu_bar.logs_requested.connect(self._open_logs)
         self.controller.keep_awake = self.menu_bar.keep_awake_action.isChecked()
+
+    def _copy_diagnostics(self) -> None:
+        """Help › Copy diagnostics: the Environment step's report on the clipboard, said in the status bar."""
+        if self.environment_page.report is None:
+            self.statusBar().showMessage(
+                self.tr("The environment is still being checked; try again in a moment.")
+            )
+            return
+        self.environment_page.copy_diagnostics()
+        self.statusBar().showMessage(self.tr("Diagnostics copied: paste them into your problem report."))
+
+    def _open_logs(self) -> None:
+        """Help › Open the logs folder, in the file manager (made first if nothing was logged yet)."""
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        from desktop.core.system.paths import data_dir
+
+        folder = data_dir() / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     def _on_menu_bar_keep_awake_toggled(self, on: bool) -> None:
         self.controller.keep_awake = on  # from the next run on

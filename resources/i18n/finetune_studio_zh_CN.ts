@@ -1449,6 +1449,34 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>训练时保持电脑唤醒(&amp;K)</translation>
     </message>
     <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Copy &amp;diagnostics for a problem report</source>
+        <translation>复制诊断信息用于问题报告(&amp;D)</translation>
+    </message>
+    <message>
+        <source>This computer&apos;s GPUs, drivers and libraries, ready to paste into a report</source>
+        <translation>这台电脑的 GPU、驱动和库，可直接粘贴到报告中</translation>
+    </message>
+    <message>
+        <source>Open the &amp;logs folder</source>
+        <translation>打开日志文件夹(&amp;L)</translation>
+    </message>
+    <message>
+        <source>The app&apos;s own log; each run keeps its train.log in its folder</source>
+        <translation>应用自身的日志；每次训练的 train.log 保存在其训练文件夹中</translation>
+    </message>
+    <message>
+        <source>The environment is still being checked; try again in a moment.</source>
+        <translation>仍在检查运行环境，请稍后再试。</translation>
+    </message>
+    <message>
+        <source>Diagnostics copied: paste them into your problem report.</source>
+        <translation>诊断信息已复制：请粘贴到你的问题报告中。</translation>
+    </message>
+    <message>
         <source>Sample loaded: English reviews with the English all-MiniLM-L6-v2 model.</source>
         <translation>示例已载入：英文评论，搭配英文模型 all-MiniLM-L6-v2。</translation>
     </message>

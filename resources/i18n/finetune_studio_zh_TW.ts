@@ -1449,6 +1449,34 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>訓練時保持電腦喚醒(&amp;K)</translation>
     </message>
     <message>
+        <source>&amp;Help</source>
+        <translation>說明(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Copy &amp;diagnostics for a problem report</source>
+        <translation>複製診斷資訊用於問題回報(&amp;D)</translation>
+    </message>
+    <message>
+        <source>This computer&apos;s GPUs, drivers and libraries, ready to paste into a report</source>
+        <translation>這台電腦的 GPU、驅動程式和函式庫，可直接貼到回報中</translation>
+    </message>
+    <message>
+        <source>Open the &amp;logs folder</source>
+        <translation>開啟記錄檔資料夾(&amp;L)</translation>
+    </message>
+    <message>
+        <source>The app&apos;s own log; each run keeps its train.log in its folder</source>
+        <translation>應用程式本身的記錄檔；每次訓練的 train.log 保存在其訓練資料夾中</translation>
+    </message>
+    <message>
+        <source>The environment is still being checked; try again in a moment.</source>
+        <translation>仍在檢查執行環境，請稍後再試。</translation>
+    </message>
+    <message>
+        <source>Diagnostics copied: paste them into your problem report.</source>
+        <translation>診斷資訊已複製：請貼到你的問題回報中。</translation>
+    </message>
+    <message>
         <source>Sample loaded: English reviews with the English all-MiniLM-L6-v2 model.</source>
         <translation>範例已載入：英文評論，搭配英文模型 all-MiniLM-L6-v2。</translation>
     </message>

@@ -254,3 +254,23 @@ def test_the_first_window_fits_the_screen_with_back_and_next_on_it(
     for button in (window.back_button, window.next_button):
         corner = button.mapTo(window, button.rect().bottomRight())
         assert window.rect().contains(corner), (available, corner, window.size())
+
+
+def test_the_help_menu_copies_the_diagnostics_and_opens_the_logs_folder(
+    window: MainWindow, qtbot, monkeypatch: pytest.MonkeyPatch, app_home: Path
+) -> None:
+    from PySide6.QtGui import QDesktopServices, QGuiApplication
+
+    titles = [action.text() for action in window.menu_bar.actions()]
+    assert titles[-1] == "&Help"
+    help_menu = window.menu_bar.actions()[-1].menu()
+    copy, logs = help_menu.actions()
+    qtbot.waitUntil(lambda: window.environment_page.report is not None, timeout=30_000)
+    QGuiApplication.clipboard().setText("")
+    copy.trigger()
+    assert "Python" in QGuiApplication.clipboard().text()
+    assert window.statusBar().currentMessage().startswith("Diagnostics copied")
+    opened: list[str] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    logs.trigger()
+    assert opened and Path(opened[0]).is_dir() and Path(opened[0]).name == "logs"

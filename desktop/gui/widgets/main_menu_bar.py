@@ -34,6 +34,10 @@ class MainMenuBar(QMenuBar):
     sources_requested = Signal()
     move_data_requested = Signal()
     """Settings › Model sources and tokens."""
+    diagnostics_requested = Signal()
+    """Help › Copy diagnostics for a problem report."""
+    logs_requested = Signal()
+    """Help › Open the logs folder."""
     keep_awake_toggled = Signal(bool)
     """Settings › Keep the computer awake while training: whether it is on now (remembered already)."""
 
@@ -89,6 +93,21 @@ class MainMenuBar(QMenuBar):
         self.keep_awake_action.setChecked(bool(settings.number(Key.KEEP_AWAKE, 1)))
         self.keep_awake_action.toggled.connect(self._on_keep_awake_action_toggled)
         settings_menu.addAction(self.keep_awake_action)
+        help_menu = self.addMenu(translate("MainWindow", "&Help"))
+        diagnostics = QAction(translate("MainWindow", "Copy &diagnostics for a problem report"), self)
+        diagnostics.setToolTip(
+            translate(
+                "MainWindow", "This computer's GPUs, drivers and libraries, ready to paste into a report"
+            )
+        )
+        diagnostics.triggered.connect(self.diagnostics_requested)
+        logs = QAction(translate("MainWindow", "Open the &logs folder"), self)
+        logs.setToolTip(
+            translate("MainWindow", "The app's own log; each run keeps its train.log in its folder")
+        )
+        logs.triggered.connect(self.logs_requested)
+        help_menu.addAction(diagnostics)
+        help_menu.addAction(logs)
 
     def _language_actions(self, menu: QMenu) -> dict[str, QAction]:
         """English, 简体中文, 繁體中文: each named as its readers write it; the one in use checked."""
