@@ -53,7 +53,8 @@ def write_model_card(
         indent=2,
         default=str,
     )
-    tags = f", trl, {config.preference.method}" if config.task == "preference" else ""  # as TRL's runs
+    # Preference runs are found on the hub as TRL's are: by the library and the method.
+    tags = f", trl, {config.preference.method}" if config.task == "preference" else ""
     card = f"""---
 library_name: transformers
 base_model: {config.model.name}
