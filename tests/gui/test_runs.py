@@ -60,6 +60,7 @@ def test_runs_dialog_lists_compares_and_deletes(
     assert (
         _cell(dialog, _row(dialog, "done"), 6) == "5e-05" and _cell(dialog, _row(dialog, "done"), 5) == "90"
     )
+    assert _cell(dialog, _row(dialog, "done"), 8) == "0.4 / 3"  # trained, of the 3 its config asked
 
     names = [info.name for info in dialog.infos]
     with qtbot.waitSignal(dialog.curves_shown):

@@ -27,6 +27,8 @@ class RunInfo:
         lora: ``LoRA r8``, ``QLoRA r16`` or ``""`` (every weight trained).
         num_train: Training examples (0 before training began).
         tokens_per_second: Real tokens (padding left out) trained on per second, the last figure logged.
+        epochs: The epochs the config asked for; ``epochs_trained`` those trained (fewer for a run
+            stopped early or cut by ``max_steps``; 0 before the first step).
     """
 
     path: Path
@@ -47,6 +49,7 @@ class RunInfo:
     num_train: int = 0
     tokens_per_second: float | None = None
     problem: str = ""
+    epochs_trained: float = 0.0
 
     @property
     def name(self) -> str:
@@ -101,6 +104,7 @@ def _describe(run: RunDir) -> RunInfo:
         summary.num_train,
         summary.tokens_per_second,
         problem,
+        summary.epoch,
     )
 
 

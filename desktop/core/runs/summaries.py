@@ -30,7 +30,7 @@ from desktop.core.system.events import (
 )
 
 SUMMARY_NAME = "summary.json"
-VERSION = 2  # 2: tokens per second and padding
+VERSION = 3  # 2: tokens per second and padding; 3: the epochs trained
 FLUSH_S = 2.0
 """The longest a running run's summary lags behind its log (listing folds in the rest)."""
 
@@ -65,6 +65,7 @@ class Summary:
     num_eval: int = 0
     step: int = 0
     total_steps: int = 0
+    epoch: float = 0.0  # the epochs trained so far (the config's ``epochs`` is what was asked)
     ended: str = ""
     accuracy: float | None = None
     eval_loss: float | None = None
@@ -112,7 +113,7 @@ class Summary:
             self.num_train, self.num_eval = event.num_train_examples, event.num_eval_examples
             self.step = max(self.step, event.resumed_from_step)
         elif isinstance(event, ProgressEvent):
-            self.step, self.total_steps = event.step, event.total_steps
+            self.step, self.total_steps, self.epoch = event.step, event.total_steps, event.epoch
             if event.tokens_per_second:  # the last smoothed figure: the run's pace once warmed up
                 self.tokens_per_second = event.tokens_per_second
             if event.padding_share is not None:

@@ -321,7 +321,7 @@ class RunsDialog(QDialog):
             str(info.num_train) if info.num_train else "–",
             f"{info.learning_rate:g}" if info.learning_rate else "–",
             "",
-            f"{info.epochs:g}" if info.epochs else "–",
+            epochs_text(info),
             info.lora or "–",
             f"{metric_name(info.best[0])} {info.best[1]:.4g}" if info.best else "–",
             f"{info.tokens_per_second:,.0f}" if info.tokens_per_second else "–",
@@ -552,3 +552,14 @@ class RunsDialog(QDialog):
                 QMessageBox.warning(self, self.tr("Could not delete a run"), error_text(exc))
                 break
         self.refresh()
+
+
+def epochs_text(info: RunInfo) -> str:
+    """The epochs a run trained (``1.6``), with those its config asked for where they differ (``1.6 /
+    3``): the column showed the config's figure for runs of 30 and of 400 steps alike."""
+    if not info.epochs_trained:
+        return f"{info.epochs:g}" if info.epochs else "–"
+    trained = f"{info.epochs_trained:.2g}" if info.epochs_trained < 10 else f"{info.epochs_trained:.0f}"
+    if info.epochs and abs(info.epochs_trained - info.epochs) > 0.05:
+        return f"{trained} / {info.epochs:g}"
+    return trained
