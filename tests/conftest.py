@@ -212,11 +212,10 @@ def llama_cpp() -> types.ModuleType:
     """llama.cpp's Python binding, for a test that loads a GGUF file with it. Where ``llama-cpp-python``
     is not installed the test skips, saying so (``pip install llama-cpp-python`` runs it), or fails under
     ``FINETUNE_STUDIO_REQUIRE_LLAMA_CPP=1``, as CI sets it."""
+    reason = "llama-cpp-python is not installed (pip install llama-cpp-python; CI installs it)"
     if not llama_cpp_installed():
-        pytest.skip("llama-cpp-python is not installed (pip install llama-cpp-python; CI installs it)")
-    import llama_cpp
-
-    return llama_cpp
+        pytest.skip(reason)
+    return pytest.importorskip("llama_cpp", reason=reason)
 
 
 @pytest.fixture

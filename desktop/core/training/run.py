@@ -71,10 +71,7 @@ def run_training(
     except InputError as exc:
         if resume is not None:
             resume.unlock()
-        remedies = [{"label": r.label, "changes": r.changes} for r in getattr(exc, "remedies", ())]
-        if isinstance(exc, data_record.DataChanged):
-            remedies = [{"label": msg("Resume on the new data"), "changes": {}, "action": RESUME_ON_NEW_DATA}]
-        failure = FailedEvent(exc.message, exc.hint, traceback.format_exc(), remedies)
+        failure = refusal(exc)
         on_event(failure)
         return RunResult("invalid", failure=failure)
     except BaseException as exc:
@@ -137,6 +134,15 @@ def run_training(
 RESUME_ON_NEW_DATA = "resume_on_new_data"
 """A remedy's ``action``: the user accepts the changed data (``data_record.accept_new_data``) and
 resumes again."""
+
+
+def refusal(exc: InputError) -> FailedEvent:
+    """Input a run refused (before or while preparing), as the failure event a front end shows: its
+    sentence, what to do, the traceback behind Details, and its remedies as buttons."""
+    remedies = [{"label": r.label, "changes": r.changes} for r in getattr(exc, "remedies", ())]
+    if isinstance(exc, data_record.DataChanged):
+        remedies = [{"label": msg("Resume on the new data"), "changes": {}, "action": RESUME_ON_NEW_DATA}]
+    return FailedEvent(exc.message, exc.hint, traceback.format_exc(), remedies)
 
 
 class _DataCheck:

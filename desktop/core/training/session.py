@@ -14,7 +14,6 @@ ends as a failed result, never as an exception.
 
 from __future__ import annotations
 
-import logging
 import threading
 import traceback
 from collections.abc import Callable
@@ -34,8 +33,6 @@ from desktop.core.system.events import (
     StoppedEvent,
 )
 from desktop.core.system.messages import msg
-
-log = logging.getLogger(__name__)
 
 WAIT_S = 0.2
 """How long the calling thread waits at a time for a child run or a download: short, so Ctrl-C
@@ -86,6 +83,7 @@ class RunSession:
         self.awake = None  # the KeepAwake held during the run
         self._stop = threading.Event()
         self._hard_stop = threading.Event()
+        self._prepared = False
 
     @property
     def in_child(self) -> bool:
@@ -122,7 +120,7 @@ class RunSession:
             ConfigError: The config has problems (all of them).
             InputError: No run to resume, or the one found cannot continue.
         """
-        if getattr(self, "_prepared", False):
+        if self._prepared:
             return
         config = self.request.config
         problems = config.validate()
@@ -162,12 +160,13 @@ class RunSession:
         """What :meth:`run` raised, as a front end that shows failures on a page takes it: refused input
         (``invalid``, with its remedies) or a failure said in one sentence, reported as a
         :class:`FailedEvent` like any failure of the run itself."""
+        from desktop.core.training.run import refusal
+        from desktop.core.training.train_loop import failure_event
+
         if isinstance(exc, InputError):
-            remedies = [{"label": r.label, "changes": r.changes} for r in getattr(exc, "remedies", ())]
-            failure = FailedEvent(exc.message, exc.hint, traceback.format_exc(), remedies)
+            failure = refusal(exc)
             self.on_event(failure)
             return RunResult("invalid", failure=failure)
-        from desktop.core.training.train_loop import failure_event
 
         failure = failure_event(exc, self.request.config)
         self.on_event(failure)
