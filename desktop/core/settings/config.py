@@ -12,6 +12,7 @@ from typing import Any
 
 from desktop.core.settings.config_sections import (
     ATTENTIONS,
+    BEST_METRICS,
     BUNDLED_MODELS,
     COMPILE_BACKENDS,
     DATA_SUFFIXES,
@@ -348,6 +349,15 @@ def _validate(config: RunConfig) -> list[Problem]:
     for name in ("eval_steps", "save_steps"):
         if getattr(t, name) < 0:
             add(f"training.{name}", msg("must be 0 (once per epoch) or a positive number of steps."))
+    if t.best_metric not in BEST_METRICS:
+        add("training.best_metric", msg("must be one of {choices}.", choices=", ".join(BEST_METRICS)))
+    elif t.best_metric != "loss" and config.task != "classification":
+        add(
+            "training.best_metric",
+            msg("must be loss for this task: {metric} is a classification figure.", metric=t.best_metric),
+        )
+    if t.early_stopping < 0:
+        add("training.early_stopping", msg("must be 0 (never) or a number of evaluations."))
     if not 8 <= t.max_length <= 1_048_576:
         add("training.max_length", msg("must be between 8 and 1048576 tokens."))
     _validate_performance(config, add)

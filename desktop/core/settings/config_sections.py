@@ -17,6 +17,8 @@ PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "adafactor", "adamw_bnb_8bit", "paged_adamw_8bit")
 COMPILE_BACKENDS = ("inductor", "aot_eager", "eager")
 ATTENTIONS = ("auto", "sdpa", "eager", "flash_attention_2")
+BEST_METRICS = ("loss", "accuracy", "macro_f1")
+"""What picks a run's best checkpoint: the validation loss, or (classification) accuracy or macro-F1."""
 STRATEGIES = ("ddp", "fsdp", "deepspeed-zero2", "deepspeed-zero3")
 DATA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".parquet", ".txt", ".xlsx")
 # Small pretrained models that come as Python packages, so they work without the hub.
@@ -156,6 +158,24 @@ class Training:
     max_length: int = help_field("Longest sequence in tokens; longer examples are truncated.", default=256)
     eval_steps: int = help_field("Evaluate every N steps; 0 = once per epoch.", default=0)
     save_steps: int = help_field("Save a checkpoint every N steps; 0 = once per epoch.", default=0)
+    keep_best: bool = help_field(
+        "With evaluation rows: the run's model is its best checkpoint by best_metric, not the last step's "
+        "(checkpoints are then saved on evaluations).",
+        default=True,
+    )
+    best_metric: str = help_field(
+        msg(
+            "The validation figure that picks the best checkpoint: {choices} (loss: lower is better; the "
+            "others, for classification: higher is better).",
+            choices=", ".join(BEST_METRICS),
+        ),
+        default="loss",
+    )
+    early_stopping: int = help_field(
+        "With evaluation rows: stop when best_metric has not improved for this many evaluations in a row; "
+        "0 = never stop early.",
+        default=3,
+    )
     logging_steps: int = help_field("Log loss and learning rate every N steps.", default=10)
     seed: int = help_field("Random seed for model initialisation and data order.", default=42)
 

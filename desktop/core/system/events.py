@@ -126,6 +126,9 @@ class FinishedEvent(Event):
     model_dir: str
     metrics: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the user should know about the data
+    best: dict[str, Any] = field(default_factory=dict)
+    """Which checkpoint the model is (``training.best.outcome``): metric, value, step, last_step,
+    last_value, kept, stopped_early; empty when the run tracked no best."""
 
 
 @dataclass(frozen=True)

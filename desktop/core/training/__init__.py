@@ -7,9 +7,10 @@ preparation, from data to the Trainer (``preparation``), the Trainer's loop and 
 (``train_loop``) and the evaluation of the base and the fine-tuned model (``run_evaluation``); the Trainer
 callback that turns progress into events and Stop into a graceful end (``callbacks``), resuming from the
 newest checkpoint that loads (``resume``), going on with less memory after an out-of-memory error
-(``recovery``), the child process that runs a config and its supervisor (``supervisor``), several GPUs
-through Accelerate (``distributed``, ``launch``), jobs written out for a cluster (``jobs``) and what a run
-scores on its validation split (``evaluation``).
+(``recovery``), keeping the best checkpoint and stopping early (``best``), the child process that runs a
+config and its supervisor (``supervisor``), several GPUs through Accelerate (``distributed``,
+``launch``), jobs written out for a cluster (``jobs``) and what a run scores on its validation split
+(``evaluation``).
 
 May use: ``system``, ``environment``, ``settings``, ``hub``, ``data``, ``runs``.
 """
@@ -17,6 +18,7 @@ May use: ``system``, ``environment``, ``settings``, ``hub``, ``data``, ``runs``.
 # The package's public face: the modules other packages may import (tests/test_house_rules.py holds
 # it). The others are this package's own; what another package needs of them goes through these.
 __all__ = [
+    "best",
     "distributed",
     "evaluation",
     "grouping",

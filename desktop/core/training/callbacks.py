@@ -331,3 +331,22 @@ class EventCallback(TrainerCallback):
         if state.is_world_process_zero:
             path = f"{args.output_dir}/checkpoint-{state.global_step}"
             self._emit(CheckpointEvent(step=state.global_step, path=path))
+
+
+class SaveAtBest(TrainerCallback):
+    """Saves a checkpoint at each evaluation during training that beats the best so far.
+
+    Runs before the Trainer updates its best (``on_evaluate`` comes first), so ``state.best_metric``
+    is still the previous best here.
+    """
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, metrics: Any = None, **kwargs: Any) -> None:
+        if not state.global_step or state.global_step >= state.max_steps or not metrics:
+            return  # the base model's evaluation, or the last step's (which saves anyway)
+        name = args.metric_for_best_model
+        value = metrics.get(name if name.startswith("eval_") else f"eval_{name}")
+        if not isinstance(value, (int, float)) or math.isnan(value):
+            return
+        best = state.best_metric
+        if best is None or (value > best if args.greater_is_better else value < best):
+            control.should_save = True

@@ -116,6 +116,10 @@ def prepare(
     check_model(task.model, config.model.name)  # NaN weights train nothing: said now, not as loss NaN
     if config.lora.enabled or config.lora.qlora:
         task.model = apply_lora(task.model, config)
+    from desktop.core.training import best
+
+    if (cadence := best.cadence_note(config, task.eval is not None)) is not None:
+        task.notes.append(cadence)
     for note in task.notes:  # rows left out, truncation: said as the run starts, not only after it
         on_event(PreparingEvent(note))
     task.notes = notes + options.notes + task.notes
@@ -149,7 +153,14 @@ def _training_args(
         from desktop.core.training.preference import config_class, method_args
 
         cls, extra = config_class(config.preference.method), method_args(config)
-    options = _current_names(cls, {**options, **_distributed_args(), **extra})
+    from desktop.core.training import best
+
+    cadence: dict[str, Any] = {
+        "save_strategy": "steps" if t.save_steps else "epoch",
+        "save_steps": t.save_steps or 500,
+        **best.arguments(config, has_eval),  # checkpoints on evaluations, to keep the best
+    }
+    options = _current_names(cls, {**options, **_distributed_args(), **extra, **cadence})
     return cls(
         output_dir=str(output_dir),
         num_train_epochs=t.epochs,
@@ -163,9 +174,7 @@ def _training_args(
         gradient_accumulation_steps=t.gradient_accumulation,
         eval_strategy=eval_strategy,
         eval_steps=t.eval_steps or None,
-        save_strategy="steps" if t.save_steps else "epoch",
-        save_steps=t.save_steps or 500,
-        save_total_limit=2,
+        save_total_limit=2,  # and the best checkpoint, when kept
         logging_strategy="steps",
         logging_steps=t.logging_steps,
         # A NaN step's loss is logged as NaN (the filter logged it as the others' mean, and a run that
@@ -220,7 +229,7 @@ def make_trainer(
 
     from desktop.core.data.tasks.packing import PaddingFreeCollator
     from desktop.core.settings.options import LIGER_ARCHITECTURES
-    from desktop.core.training import distributed
+    from desktop.core.training import best, distributed
     from desktop.core.training.callbacks import CountingCollator, EventCallback, TokenCount
     from desktop.core.training.grouping import length_grouped
     from desktop.core.training.non_finite import watch
@@ -245,6 +254,7 @@ def make_trainer(
         perplexity=config.task == "causal-lm",
         elapsed_before=lambda step: _elapsed_until(run, step),
     )
+    kept = best.callbacks(config, task.eval is not None)  # save at each new best, stop early
     model_type = getattr(task.model.config, "model_type", "")
     if config.performance.liger_kernel and model_type not in LIGER_ARCHITECTURES:
         task.notes.append(
@@ -259,7 +269,7 @@ def make_trainer(
         pairs = prepared.num_train + prepared.num_eval
         emit(PreparingEvent(msg("Tokenizing {rows} preference pairs", rows=pairs)))
         trainer = make_preference_trainer(
-            prepared, args, [callback], lambda collate: CountingCollator(collate, tokens)
+            prepared, args, [callback, *kept], lambda collate: CountingCollator(collate, tokens)
         )
     else:
         trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
@@ -273,7 +283,7 @@ def make_trainer(
             eval_dataset=task.eval,
             processing_class=prepared.tokenizer,
             compute_metrics=task.compute_metrics,
-            callbacks=[callback],
+            callbacks=[callback, *kept],
         )
         log_the_mean_loss(trainer)  # TRL's preference losses are never scaled by the process count
     trainer.remove_callback(PrinterCallback)  # our events replace its prints

@@ -201,10 +201,13 @@ def write_evaluation(
         log.warning("the evaluation could not be saved", exc_info=True)
 
 
-def final_eval(trainer: Any, config: RunConfig) -> dict[str, float]:
-    """The evaluation metrics after the last step (the latest evaluation, if made at that step)."""
+def final_eval(trainer: Any, config: RunConfig, kept: dict[str, float] | None = None) -> dict[str, float]:
+    """The evaluation metrics of the run's model: ``kept``, the evaluation at the best checkpoint when
+    the model is that checkpoint's; else the last step's (the latest evaluation, if made at that step)."""
     history = [h for h in trainer.state.log_history if "eval_loss" in h]
-    if history and history[-1].get("step") == trainer.state.global_step:
+    if kept is not None:
+        latest = kept
+    elif history and history[-1].get("step") == trainer.state.global_step:
         latest = history[-1]
     else:
         latest = trainer.evaluate()

@@ -108,13 +108,22 @@ def train(
             return RunResult("stopped", run.path, notes=task.notes)
         if note := callback.non_finite.note():
             task.notes.append(note)
+        from desktop.core.training import best
+
+        found = best.outcome(trainer, config)  # the best checkpoint: the run's model when it is kept
         metrics = {"train_loss": whole_run_loss(trainer, output, callback.first_step)}
         if task.eval is not None:
-            metrics.update(final_eval(trainer, config))
+            metrics.update(final_eval(trainer, config, best.best_metrics(trainer, found)))
+        if (said := best.note(found)) is not None:
+            task.notes.append(said)
         _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora, recovering)
         if task.eval is not None:
             write_evaluation(trainer, prepared, run, main, metrics)
-        emit(FinishedEvent(step=step, model_dir=str(run.model_dir), metrics=metrics, notes=task.notes))
+        emit(
+            FinishedEvent(
+                step=step, model_dir=str(run.model_dir), metrics=metrics, notes=task.notes, best=found
+            )
+        )
         return RunResult("finished", run.path, run.model_dir, metrics, notes=task.notes)
     except StoppedWhilePreparing:  # stopped while the model loaded again after an out-of-memory error
         saved = run.latest_checkpoint()
