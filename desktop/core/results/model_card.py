@@ -27,6 +27,9 @@ def write_model_card(
     ]
     finished = [e for e in events if isinstance(e, FinishedEvent)]
     metrics = finished[-1].metrics if finished else {}
+    from desktop.core.training.best import note
+
+    chosen = note(finished[-1].best) if finished else None  # which checkpoint these weights are
     if train:
         line_chart({"train loss": train, "eval loss": evals}, out / "loss.png")
     data = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
@@ -71,6 +74,8 @@ Weights: {dtype}{", LoRA adapters only" if lora == "adapter" else ""}.
 | metric | value |
 |---|---|
 {rows or "| (none recorded) | |"}
+
+{str(chosen) if chosen is not None else ""}
 
 {"![Loss curve (blue: training, orange: evaluation)](loss.png)" if train else ""}
 

@@ -14,7 +14,7 @@ import contextlib
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from desktop.core.system.events import (
 )
 
 SUMMARY_NAME = "summary.json"
-VERSION = 3  # 2: tokens per second and padding; 3: the epochs trained
+VERSION = 4  # 2: tokens per second and padding; 3: the epochs trained; 4: the saved model's scores
 FLUSH_S = 2.0
 """The longest a running run's summary lags behind its log (listing folds in the rest)."""
 
@@ -70,6 +70,7 @@ class Summary:
     accuracy: float | None = None
     eval_loss: float | None = None
     loss: float | None = None
+    final: dict[str, float] = field(default_factory=dict)  # the saved model's scores (finished runs)
     tokens_per_second: float | None = None
     padding_share: float | None = None
     events: int = 0
@@ -130,6 +131,8 @@ class Summary:
                 )
         elif type(event) in ENDED:
             self.ended = ENDED[type(event)]
+            if isinstance(event, FinishedEvent):
+                self.final = {k: float(v) for k, v in event.metrics.items() if _number(v)}
 
     def add_lines(self, raw: bytes) -> None:
         """Fold in the events of ``raw`` (whole JSON lines; torn or foreign lines are skipped)."""
@@ -142,8 +145,12 @@ class Summary:
                 continue
 
     def best(self) -> tuple[str, float] | None:
-        """The best score, by its metric key: highest accuracy, else lowest eval loss, else the last
-        training loss."""
+        """The run's score, by its metric key: a finished run's saved model's (its accuracy, else its
+        eval loss); else the highest accuracy, else lowest eval loss, else the last training loss."""
+        if self.ended == "finished":
+            for key in ("eval_accuracy", "eval_loss"):
+                if key in self.final:
+                    return (key, self.final[key])
         if self.accuracy is not None:
             return ("eval_accuracy", self.accuracy)
         if self.eval_loss is not None:
