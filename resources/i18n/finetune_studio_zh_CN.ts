@@ -131,6 +131,18 @@
         <translation>沿多项式曲线下降</translation>
     </message>
     <message>
+        <source>the validation loss, lowest (every task)</source>
+        <translation>验证损失，越低越好（所有任务）</translation>
+    </message>
+    <message>
+        <source>the share classified right, highest (classification)</source>
+        <translation>分类正确的比例，越高越好（分类）</translation>
+    </message>
+    <message>
+        <source>F1 averaged over the classes, highest (classification)</source>
+        <translation>各类 F1 的平均值，越高越好（分类）</translation>
+    </message>
+    <message>
         <source>{value}: {meaning}</source>
         <translation>{value}：{meaning}</translation>
     </message>
@@ -2045,6 +2057,18 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>每轮</translation>
     </message>
     <message>
+        <source>The run&apos;s model is its best checkpoint</source>
+        <translation>运行的模型取最佳检查点</translation>
+    </message>
+    <message>
+        <source>never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <source> evaluations without improvement</source>
+        <translation> 次评估无改进</translation>
+    </message>
+    <message>
         <source>Folder…</source>
         <translation>文件夹…</translation>
     </message>
@@ -2119,6 +2143,18 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Log every (steps)</source>
         <translation>日志间隔（步）</translation>
+    </message>
+    <message>
+        <source>Best checkpoint</source>
+        <translation>最佳检查点</translation>
+    </message>
+    <message>
+        <source>Best by</source>
+        <translation>最佳依据</translation>
+    </message>
+    <message>
+        <source>Stop early after</source>
+        <translation>提前停止于</translation>
     </message>
     <message>
         <source>Runs folder</source>
@@ -6806,8 +6842,16 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>classification、causal-lm、seq2seq 或 preference。</translation>
     </message>
     <message>
+        <source>must be 0 (never) or a number of evaluations.</source>
+        <translation>必须为 0（从不）或评估次数。</translation>
+    </message>
+    <message>
         <source>must be above 0; 0.1 is usual.</source>
         <translation>必须大于 0；常用 0.1。</translation>
+    </message>
+    <message>
+        <source>must be loss for this task: {metric} is a classification figure.</source>
+        <translation>此任务只能用 loss：{metric} 是分类指标。</translation>
     </message>
     <message>
         <source>Prompt whose completion is learned; for preference pairs, the prompt both answers reply to.</source>
@@ -6822,6 +6866,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>偏好对：同一提示词下较差的回答。</translation>
     </message>
     <message>
+        <source>With evaluation rows: the run&apos;s model is its best checkpoint by best_metric, not the last step&apos;s (checkpoints are then saved on evaluations).</source>
+        <translation>有评估数据时：运行的模型是按 best_metric 评出的最佳检查点，而不是最后一步的模型（检查点随评估保存）。</translation>
+    </message>
+    <message>
+        <source>With evaluation rows: stop when best_metric has not improved for this many evaluations in a row; 0 = never stop early.</source>
+        <translation>有评估数据时：best_metric 连续这么多次评估没有改进就停止；0 = 从不提前停止。</translation>
+    </message>
+    <message>
         <source>Make batches of examples of about the same length, so that little of each batch is padding (the examples are shuffled, sorted within groups of 50 batches, and the batches shuffled again). For padded batches: classification, sequence-to-sequence, and causal LM without padding-free batches.</source>
         <translation>把长度相近的样本放进同一批，每批里的填充就很少（先打乱样本，在每 50 批一组内按长度排序，再打乱各批的顺序）。适用于需要填充的批次：文本分类、序列到序列，以及未使用无填充批次的因果语言模型。</translation>
     </message>
@@ -6832,6 +6884,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>How strongly the preference counts: DPO&apos;s beta (higher keeps the model closer to where it started; 0.1 is usual), ORPO&apos;s weight of the preference against learning the chosen answers (0.1 is usual).</source>
         <translation>偏好的权重：DPO 的 beta（越大，模型越接近训练开始时的样子；常用 0.1），ORPO 中偏好相对于学习选中回答的权重（常用 0.1）。</translation>
+    </message>
+    <message>
+        <source>The validation figure that picks the best checkpoint: {choices} (loss: lower is better; the others, for classification: higher is better).</source>
+        <translation>选出最佳检查点的验证指标：{choices}（loss 越低越好；其余用于分类，越高越好）。</translation>
     </message>
     <message>
         <source>reference model (DPO)</source>
@@ -6932,6 +6988,42 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>A file is in use.</source>
         <translation>有一个文件正被使用。</translation>
+    </message>
+    <message>
+        <source>Checkpoints are saved every {steps} steps, on evaluations, so that the best one can be kept.</source>
+        <translation>检查点改为每 {steps} 步随评估保存，以便保留最佳检查点。</translation>
+    </message>
+    <message>
+        <source>validation loss</source>
+        <translation>验证损失</translation>
+    </message>
+    <message>
+        <source>validation accuracy</source>
+        <translation>验证准确率</translation>
+    </message>
+    <message>
+        <source>validation macro-F1</source>
+        <translation>验证宏平均 F1</translation>
+    </message>
+    <message>
+        <source>Checkpoints are saved at each evaluation (once per epoch), not every {asked} steps, so that the best one can be kept.</source>
+        <translation>检查点改为随每次评估保存（每轮一次），而不是每 {asked} 步，以便保留最佳检查点。</translation>
+    </message>
+    <message>
+        <source>Stopped early at step {step}: the {metric} had not improved since step {best}.</source>
+        <translation>已在第 {step} 步提前停止：{metric}自第 {best} 步以来没有改进。</translation>
+    </message>
+    <message>
+        <source>The model is the best checkpoint, step {step} of {last_step}: {metric} {value:.4g} (the last step scored {last:.4g}).</source>
+        <translation>模型是最佳检查点，第 {step} 步（共 {last_step} 步）：{metric} {value:.4g}（最后一步为 {last:.4g}）。</translation>
+    </message>
+    <message>
+        <source>The model is the best checkpoint, step {step} of {last_step}: {metric} {value:.4g}.</source>
+        <translation>模型是最佳检查点，第 {step} 步（共 {last_step} 步）：{metric} {value:.4g}。</translation>
+    </message>
+    <message>
+        <source>The best checkpoint was step {step} ({metric} {value:.4g}); the model is the last step&apos;s, as &apos;keep the best checkpoint&apos; is off.</source>
+        <translation>最佳检查点是第 {step} 步（{metric} {value:.4g}）；由于“保留最佳检查点”已关闭，模型是最后一步的。</translation>
     </message>
     <message>
         <source>The learning rate is {rate:g}, {times} the {task} default of {default:g}: a rate kept from another task or run? {effect}</source>

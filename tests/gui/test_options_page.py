@@ -215,3 +215,22 @@ def test_the_columns_stack_rather_than_run_off_a_1024_pixel_window(window: MainW
         assert part.geometry().right() < scroll.viewport().width()
     window.resize(1600, 900)
     qtbot.waitUntil(lambda: page._columns.direction() == QBoxLayout.Direction.LeftToRight, timeout=5_000)
+
+
+def test_best_checkpoint_and_early_stopping_are_options_and_a_wrong_metric_is_said(
+    window: MainWindow,
+) -> None:
+    page = window.options_page
+    assert page.keep_best.isChecked() and page.best_metric.value() == "loss"  # the defaults, shown
+    assert page.early_stopping.value() == 3
+    page.keep_best.setChecked(False)
+    page.early_stopping.setValue(0)
+    t = window.current_config().training
+    assert (t.keep_best, t.early_stopping) == (False, 0)
+    assert page.early_stopping.text() == "never"
+
+    page.best_metric.set_value("accuracy")  # a classification figure, on a causal-LM run
+    config = window.current_config()
+    config.task = "causal-lm"
+    window.set_config(config)
+    assert page.problem().startswith("Best by: must be loss for this task")

@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QBoxLayout,
+    QCheckBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.settings.config import (
     ATTENTIONS,
+    BEST_METRICS,
     COMPILE_BACKENDS,
     OPTIMIZERS,
     PRECISIONS,
@@ -96,6 +98,10 @@ class OptionsPage(WizardPage):
         self.eval_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("each epoch"))
         self.save_steps = QSpinBox(minimum=0, maximum=10_000_000, specialValueText=self.tr("each epoch"))
         self.logging_steps = QSpinBox(minimum=1, maximum=100_000)
+        self.keep_best = QCheckBox(self.tr("The run's model is its best checkpoint"))
+        self.best_metric = ChoiceCombo(BEST_METRICS)
+        self.early_stopping = QSpinBox(minimum=0, maximum=1000, specialValueText=self.tr("never"))
+        self.early_stopping.setSuffix(self.tr(" evaluations without improvement"))
         self.seed = QSpinBox(minimum=0, maximum=2**31 - 1)
         self.runs_dir = QLineEdit()
         self.runs_dir.setPlaceholderText(str(default_runs_dir()))
@@ -111,7 +117,11 @@ class OptionsPage(WizardPage):
         for spin in (self.batch_size, self.accumulation):
             spin.valueChanged.connect(self._update_effective)
         for widget in self._editors():
-            signal = getattr(widget, "valueChanged", None) or getattr(widget, "textChanged", None)
+            signal = (
+                getattr(widget, "valueChanged", None)
+                or getattr(widget, "textChanged", None)
+                or getattr(widget, "toggled", None)
+            )
             (signal or widget.currentIndexChanged).connect(self._on_changed)
 
         schedule = QGroupBox(self.tr("Schedule"))
@@ -137,6 +147,9 @@ class OptionsPage(WizardPage):
         self._add_field(form, "training.eval_steps", self.tr("Evaluate every (steps)"), self.eval_steps)
         self._add_field(form, "training.save_steps", self.tr("Checkpoint every (steps)"), self.save_steps)
         self._add_field(form, "training.logging_steps", self.tr("Log every (steps)"), self.logging_steps)
+        self._add_field(form, "training.keep_best", self.tr("Best checkpoint"), self.keep_best)
+        self._add_field(form, "training.best_metric", self.tr("Best by"), self.best_metric)
+        self._add_field(form, "training.early_stopping", self.tr("Stop early after"), self.early_stopping)
         row = QHBoxLayout()
         row.addWidget(self.runs_dir)
         row.addWidget(self.runs_browse)
@@ -252,6 +265,9 @@ class OptionsPage(WizardPage):
             self.eval_steps,
             self.save_steps,
             self.logging_steps,
+            self.keep_best,
+            self.best_metric,
+            self.early_stopping,
             self.seed,
             self.runs_dir,
             self.run_name,
@@ -282,6 +298,9 @@ class OptionsPage(WizardPage):
         self.eval_steps.setValue(t.eval_steps)
         self.save_steps.setValue(t.save_steps)
         self.logging_steps.setValue(t.logging_steps)
+        self.keep_best.setChecked(t.keep_best)
+        self.best_metric.set_value(t.best_metric)
+        self.early_stopping.setValue(t.early_stopping)
         self.seed.setValue(t.seed)
         self.runs_dir.setText(config.output.runs_dir)
         self.run_name.setText(config.output.name)
@@ -308,6 +327,9 @@ class OptionsPage(WizardPage):
         t.eval_steps = self.eval_steps.value()
         t.save_steps = self.save_steps.value()
         t.logging_steps = self.logging_steps.value()
+        t.keep_best = self.keep_best.isChecked()
+        t.best_metric = self.best_metric.value()
+        t.early_stopping = self.early_stopping.value()
         t.seed = self.seed.value()
         config.output.runs_dir = self.runs_dir.text().strip()
         config.output.name = self.run_name.text().strip()
@@ -321,7 +343,7 @@ class OptionsPage(WizardPage):
 
     def _on_changed(self) -> None:
         self._run_config.edit(self.apply_to)
-        config = RunConfig()
+        config = RunConfig(task=self._run_config.config.task)  # the best metric depends on the task
         self.apply_to(config)
         problems = [
             p

@@ -45,6 +45,10 @@ def _meanings() -> dict[str, str]:
         "constant_with_warmup": translate("ChoiceCombo", "rises during warm-up, then stays"),
         "cosine_with_restarts": translate("ChoiceCombo", "cosine curves, starting again"),
         "polynomial": translate("ChoiceCombo", "falls along a polynomial curve"),
+        # what picks the best checkpoint
+        "loss": translate("ChoiceCombo", "the validation loss, lowest (every task)"),
+        "accuracy": translate("ChoiceCombo", "the share classified right, highest (classification)"),
+        "macro_f1": translate("ChoiceCombo", "F1 averaged over the classes, highest (classification)"),
     }
 
 
