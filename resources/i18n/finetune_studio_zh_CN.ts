@@ -7006,10 +7006,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>验证宏平均 F1</translation>
     </message>
     <message>
-        <source>Checkpoints are saved at each evaluation (once per epoch), not every {asked} steps, so that the best one can be kept.</source>
-        <translation>检查点改为随每次评估保存（每轮一次），而不是每 {asked} 步，以便保留最佳检查点。</translation>
-    </message>
-    <message>
         <source>Stopped early at step {step}: the {metric} had not improved since step {best}.</source>
         <translation>已在第 {step} 步提前停止：{metric}自第 {best} 步以来没有改进。</translation>
     </message>
@@ -7364,6 +7360,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>folder: a transformers model folder; gguf: one file for llama.cpp, Ollama and LM Studio</source>
         <translation>folder：transformers 模型文件夹；gguf：供 llama.cpp、Ollama 和 LM Studio 使用的单个文件</translation>
+    </message>
+    <message>
+        <source>The best checkpoint is named but the model stays the last step&apos;s: keeping the best needs checkpoints on evaluations (evaluate every N steps, with checkpoints every N steps or a multiple of N).</source>
+        <translation>会指出最佳检查点，但模型仍是最后一步的：保留最佳检查点需要检查点与评估同步（每 N 步评估一次，检查点每 N 步或 N 的倍数步保存一次）。</translation>
     </message>
     <message>
         <source>Lower the learning rate to {rate}</source>

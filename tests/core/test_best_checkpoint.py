@@ -77,17 +77,21 @@ def test_without_keep_best_the_model_is_the_last_steps_and_checkpoints_keep_thei
     assert not [n for n in result.notes if "best checkpoint" in str(n)]
 
 
-def test_checkpoints_follow_the_evaluations_and_the_change_is_said() -> None:
+def test_checkpoints_follow_the_evaluations_never_rarer_and_the_change_is_said() -> None:
     config = RunConfig(task="classification")
     t = config.training
     t.eval_steps, t.save_steps = 5, 12
-    assert best.arguments(config, has_eval=True)["save_steps"] == 10
+    assert best.arguments(config, has_eval=True)["save_steps"] == 10  # on evaluations, not rarer
     assert "every 10 steps, on evaluations" in str(best.cadence_note(config, True))
     t.save_steps = 10
     assert best.cadence_note(config, True) is None  # nothing changed, nothing said
     assert best.arguments(config, has_eval=False) == {}  # no evaluation rows: no best to keep
-    t.eval_steps = 0
-    assert "once per epoch" in str(best.cadence_note(config, True))
+    t.save_steps = 3  # checkpoints asked more often than evaluations: kept as asked, the best only named
+    args = best.arguments(config, True)
+    assert "load_best_model_at_end" not in args and "save_steps" not in args
+    assert "the model stays the last step's" in str(best.cadence_note(config, True))
+    t.eval_steps = 0  # an evaluation per epoch, checkpoints every 3 steps: the same
+    assert "load_best_model_at_end" not in best.arguments(config, True)
 
 
 def test_a_classification_figure_as_the_best_metric_of_another_task_is_refused() -> None:

@@ -48,38 +48,39 @@ def arguments(config: RunConfig, has_eval: bool) -> dict[str, Any]:
         "metric_for_best_model": t.best_metric,
         "greater_is_better": t.best_metric in HIGHER_IS_BETTER,
     }
-    if t.keep_best:
+    cadence = _save_cadence(config)
+    if t.keep_best and cadence is not None:
         args["load_best_model_at_end"] = True
-        args.update(_save_cadence(config))
+        args.update(cadence)
     return args
 
 
-def _save_cadence(config: RunConfig) -> dict[str, Any]:
-    """Checkpoints on evaluations (as the Trainer needs to load the best model at the end): every
-    evaluation, or every k-th where the asked cadence is k evaluations apart."""
+def _save_cadence(config: RunConfig) -> dict[str, Any] | None:
+    """Checkpoints on evaluations, as the Trainer needs to load the best model at the end, never rarer
+    than asked (a checkpoint is what a crash or Stop goes back to); ``None`` where that cannot be (an
+    evaluation per epoch with checkpoints every N steps, or checkpoints asked more often than
+    evaluations)."""
     t = config.training
     if not t.eval_steps:
-        return {"save_strategy": "epoch"}
-    every = max(1, round(t.save_steps / t.eval_steps)) if t.save_steps else 1
-    return {"save_strategy": "steps", "save_steps": t.eval_steps * every}
+        return {"save_strategy": "epoch"} if not t.save_steps else None
+    every = t.save_steps // t.eval_steps if t.save_steps else 1
+    return {"save_strategy": "steps", "save_steps": t.eval_steps * every} if every else None
 
 
 def cadence_note(config: RunConfig, has_eval: bool) -> Msg | None:
-    """What keeping the best checkpoint changes in the asked checkpoint cadence, in a sentence; ``None``
-    when it changes nothing."""
+    """What keeping the best checkpoint changes in the asked checkpoint cadence, or why it cannot be
+    kept, in a sentence; ``None`` when it changes nothing."""
     t = config.training
     if not (has_eval and t.keep_best):
         return None
     cadence = _save_cadence(config)
-    if cadence["save_strategy"] == "epoch":
-        if not t.save_steps:
-            return None
+    if cadence is None:
         return msg(
-            "Checkpoints are saved at each evaluation (once per epoch), not every {asked} steps, so that the "
-            "best one can be kept.",
-            asked=t.save_steps,
+            "The best checkpoint is named but the model stays the last step's: keeping the best needs "
+            "checkpoints on evaluations (evaluate every N steps, with checkpoints every N steps or a "
+            "multiple of N)."
         )
-    if cadence["save_steps"] == t.save_steps:
+    if cadence["save_strategy"] == "epoch" or cadence["save_steps"] == t.save_steps:
         return None
     return msg(
         "Checkpoints are saved every {steps} steps, on evaluations, so that the best one can be kept.",
