@@ -7018,10 +7018,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>模型是最佳检查点，第 {step} 步（共 {last_step} 步）：{metric} {value:.4g}。</translation>
     </message>
     <message>
-        <source>The best checkpoint was step {step} ({metric} {value:.4g}); the model is the last step&apos;s, as &apos;keep the best checkpoint&apos; is off.</source>
-        <translation>最佳检查点是第 {step} 步（{metric} {value:.4g}）；由于“保留最佳检查点”已关闭，模型是最后一步的。</translation>
-    </message>
-    <message>
         <source>The learning rate is {rate:g}, {times} the {task} default of {default:g}: a rate kept from another task or run? {effect}</source>
         <translation>学习率为 {rate:g}，是 {task} 默认值 {default:g} 的 {times}：是从其他任务或训练沿用下来的吗？{effect}</translation>
     </message>
@@ -7364,6 +7360,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The best checkpoint is named but the model stays the last step&apos;s: keeping the best needs checkpoints on evaluations (evaluate every N steps, with checkpoints every N steps or a multiple of N).</source>
         <translation>会指出最佳检查点，但模型仍是最后一步的：保留最佳检查点需要检查点与评估同步（每 N 步评估一次，检查点每 N 步或 N 的倍数步保存一次）。</translation>
+    </message>
+    <message>
+        <source>The best checkpoint was step {step} ({metric} {value:.4g}); the model is the last step&apos;s.</source>
+        <translation>最佳检查点是第 {step} 步（{metric} {value:.4g}）；模型是最后一步的。</translation>
     </message>
     <message>
         <source>Lower the learning rate to {rate}</source>

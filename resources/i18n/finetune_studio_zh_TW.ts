@@ -7018,10 +7018,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>模型是最佳檢查點，第 {step} 步（共 {last_step} 步）：{metric} {value:.4g}。</translation>
     </message>
     <message>
-        <source>The best checkpoint was step {step} ({metric} {value:.4g}); the model is the last step&apos;s, as &apos;keep the best checkpoint&apos; is off.</source>
-        <translation>最佳檢查點是第 {step} 步（{metric} {value:.4g}）；由於“保留最佳檢查點”已關閉，模型是最後一步的。</translation>
-    </message>
-    <message>
         <source>The learning rate is {rate:g}, {times} the {task} default of {default:g}: a rate kept from another task or run? {effect}</source>
         <translation>學習率為 {rate:g}，是 {task} 預設值 {default:g} 的 {times}：是從其他任務或訓練沿用下來的嗎？{effect}</translation>
     </message>
@@ -7364,6 +7360,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The best checkpoint is named but the model stays the last step&apos;s: keeping the best needs checkpoints on evaluations (evaluate every N steps, with checkpoints every N steps or a multiple of N).</source>
         <translation>會指出最佳檢查點，但模型仍是最後一步的：保留最佳檢查點需要檢查點與評估同步（每 N 步評估一次，檢查點每 N 步或 N 的倍數步儲存一次）。</translation>
+    </message>
+    <message>
+        <source>The best checkpoint was step {step} ({metric} {value:.4g}); the model is the last step&apos;s.</source>
+        <translation>最佳檢查點是第 {step} 步（{metric} {value:.4g}）；模型是最後一步的。</translation>
     </message>
     <message>
         <source>Lower the learning rate to {rate}</source>

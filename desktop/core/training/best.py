@@ -113,7 +113,7 @@ def outcome(trainer: Any, config: RunConfig) -> dict[str, Any]:
         return {}
     key = metric_key(args.metric_for_best_model)
     evaluations = [(h["step"], float(h[key])) for h in state.log_history if key in h and "step" in h]
-    step = state.best_global_step or (evaluations and _best_of(evaluations, args.greater_is_better)[0]) or 0
+    step = state.best_global_step  # set with best_metric, at the evaluation that reached it
     last_step, last_value = evaluations[-1] if evaluations else (state.global_step, None)
     return {
         "metric": key,
@@ -124,10 +124,6 @@ def outcome(trainer: Any, config: RunConfig) -> dict[str, Any]:
         "kept": bool(args.load_best_model_at_end and state.best_model_checkpoint),
         "stopped_early": config.training.early_stopping > 0 and state.global_step < state.max_steps,
     }
-
-
-def _best_of(evaluations: list[tuple[int, float]], higher: bool) -> tuple[int, float]:
-    return max(evaluations, key=lambda e: e[1]) if higher else min(evaluations, key=lambda e: e[1])
 
 
 def best_metrics(trainer: Any, found: dict[str, Any]) -> dict[str, float] | None:
@@ -190,8 +186,7 @@ def note(found: dict[str, Any]) -> str | None:
         )
     else:
         kept = msg(
-            "The best checkpoint was step {step} ({metric} {value:.4g}); the model is the last step's, as "
-            "'keep the best checkpoint' is off.",
+            "The best checkpoint was step {step} ({metric} {value:.4g}); the model is the last step's.",
             step=found["step"],
             metric=metric_name(found["metric"]),
             value=found["value"],
