@@ -111,3 +111,103 @@ def test_the_command_line_prints_the_advice_and_the_flags_that_apply_its_fix(
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("advice: The learning rate is 0.002, 400 times the preference default")
     assert err[1] == "  to try it: learning rate 5e-06 (--set training.learning_rate=5e-06)"
+
+
+def _watch_pairs(coach: Coach, logs: list[tuple[float, float, float]], held_out: dict[int, float]) -> list:
+    """Feed a preference run: (chosen reward, rejected reward, reward accuracy) every 5 steps, the
+    held-out pairs' reward accuracy at the steps given; what the coach said."""
+    said = coach.see(_started())
+    for i, (chosen, rejected, accuracy) in enumerate(logs):
+        step = 5 * (i + 1)
+        metrics = {"loss": 0.69 * 0.9**i, "rewards/chosen": chosen, "rewards/rejected": rejected}
+        said += coach.see(LogEvent(step, step / 50, {**metrics, "rewards/accuracies": accuracy}))
+        if step in held_out:
+            evaluated = {"eval_loss": 0.6, "eval_rewards/accuracies": held_out[step]}
+            said += coach.see(LogEvent(step, step / 50, evaluated))
+    return said
+
+
+def test_a_healthy_preference_run_gets_no_word() -> None:
+    logs = [(0.02 * i, -0.05 * i, min(1.0, 0.5 + 0.05 * i)) for i in range(20)]
+    held_out = {25: 0.6, 50: 0.75, 75: 0.85, 100: 0.9}
+    assert _watch_pairs(Coach(_config("preference", rate=5e-6)), logs, held_out) == []
+
+
+def test_held_out_pairs_that_do_not_follow_the_training_pairs_are_explained() -> None:
+    logs = [(0.1 * i, -0.1 * i, min(1.0, 0.5 + 0.1 * i)) for i in range(20)]
+    held_out = {25: 0.5, 50: 0.5, 75: 0.45, 100: 0.5}
+    (said,) = _watch_pairs(Coach(_config("preference", rate=1e-5)), logs, held_out)
+    assert said.concern == "preference_held_out" and said.step == 50  # at 40% of the steps
+    text = str(said.message)
+    assert text.startswith("On the training pairs the reward accuracy is 1.00, on the held-out pairs 0.50")
+    assert "The first counts the pairs the model learns from, the second pairs it never saw" in text
+    assert said.remedies[0]["changes"] == {"training.learning_rate": 5e-6}
+
+
+def test_chosen_and_rejected_rewards_both_falling_offer_a_lower_rate_and_a_higher_beta() -> None:
+    logs = [(-0.01, -0.01, 0.5), (-0.2, -0.4, 0.7), (-0.6, -1.2, 0.9), (-1.4, -2.8, 1.0), (-2.0, -4.0, 1.0)]
+    said = _watch_pairs(Coach(_config("preference", rate=5e-6)), logs, {})
+    assert [a.concern for a in said] == ["rewards_falling"] and said[0].step == 20  # said once
+    text = str(said[0].message)
+    assert "chosen answers (-0.01 to -1.4) and of the rejected ones (-0.01 to -2.8) both fell" in text
+    assert [r["changes"] for r in said[0].remedies] == [
+        {"training.learning_rate": 2.5e-6},
+        {"preference.beta": 0.2},
+    ]
+    orpo = _config("preference", rate=5e-6)
+    orpo.preference.method = "orpo"
+    (said,) = _watch_pairs(Coach(orpo), logs, {})
+    assert [r["changes"] for r in said.remedies] == [{"training.learning_rate": 2.5e-6}]  # no beta to raise
+
+
+def test_a_tuned_model_no_better_on_held_out_pairs_is_set_beside_the_reward_accuracy() -> None:
+    """The walk's DPO run: 'Preference accuracy 0.000 -> 0.000' beside 'DPO reward accuracy 1.000'."""
+    from desktop.core.training.coach import preference_outcome
+
+    config = _config("preference", rate=0.002)
+    said = preference_outcome(config, 40, 0.0, 0.0, 1.0)
+    assert said is not None and said.concern == "preference_not_improving"
+    text = str(said.message)
+    assert text.startswith("On the held-out pairs the tuned model prefers the chosen answer in 0% of them")
+    assert "Yet the reward accuracy reads 1.00." in text
+    assert said.remedies[0]["changes"] == {"training.learning_rate": 5e-6}
+    assert preference_outcome(config, 40, 0.45, 0.9, 0.95) is None
+    assert preference_outcome(config, 40, None, 0.4, None) is None  # nothing measured before: nothing said
+
+
+@pytest.mark.slow
+def test_a_dpo_run_at_0_002_on_pairs_without_a_rule_is_told_both(
+    tiny_chat_models: dict[str, Path], tmp_path: Path
+) -> None:
+    """The walk's DPO run kept a chat run's 0.002: the rate is named as it starts, and the held-out pairs,
+    which the tuned model prefers no more often than the base model did, as it ends, each with its fix."""
+    pytest.importorskip("trl", reason="TRL, which trains preferences, needs Python 3.11")
+    import json
+    import random
+
+    from tests.core.helpers import FRUIT, TOOLS
+
+    rng = random.Random(0)
+    things = FRUIT + TOOLS
+    pairs = rng.sample([(a, b) for a in things for b in things if a != b], 200)  # no rule to learn
+    data = tmp_path / "pairs.jsonl"
+    rows = [
+        {"prompt": f"Name a thing, number {i}.", "chosen": a, "rejected": b} for i, (a, b) in enumerate(pairs)
+    ]
+    data.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+    config = make_config(
+        "preference", tiny_chat_models["qwen2"], [data], tmp_path / "runs", learning_rate=2e-3, max_steps=40
+    )
+    config.validation.fraction = 0.2
+    events = Recorder()
+
+    result = run_training(config, events.append)
+
+    assert result.status == "finished", result.failure
+    said = {a.concern: a for a in events.of(AdviceEvent)}
+    assert said["learning_rate"].step == 0
+    last = said["preference_not_improving"]
+    assert last.step == 40 and "no better" in str(last.message)
+    assert last.remedies[0]["changes"] == {"training.learning_rate": 5e-6}
+    recorded = [e.concern for e in RunDir(result.run_dir).events() if isinstance(e, AdviceEvent)]
+    assert recorded[-1] == "preference_not_improving"  # before the finished event, in the run's record

@@ -200,7 +200,7 @@ class AdviceEvent(Event):
 
     kind: ClassVar[str] = "advice"
     step: int
-    concern: str  # learning_rate, overfitting, diverging, not_learning
+    concern: str  # learning_rate, overfitting, diverging, not_learning, preference_held_out, ... (coach.py)
     message: Any
     remedies: list[dict[str, Any]] = field(default_factory=list)
 

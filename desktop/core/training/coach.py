@@ -11,7 +11,14 @@ change to apply and retry:
 - **diverging**: the training loss grew to three times its lowest and rose at three logs in a row (a
   loss that is no number at all stops the run instead: ``non_finite``);
 - **not learning**: after 40% of the steps the training loss is within 5% of where it began, or the
-  accuracy stays at chance.
+  accuracy stays at chance;
+- preference runs, **held-out pairs not following**: after 40% of the steps the reward accuracy on the
+  held-out pairs has not improved on its first evaluation while the training pairs' is far above it;
+- preference runs, **both answers falling**: the rewards of the chosen and the rejected answers fell at
+  three logs in a row, the chosen one below where it began and below zero (the model tells them apart
+  by making both unlikelier, which tends to spoil its answers);
+- preference runs, after training (:func:`preference_outcome`): the held-out preference accuracy is no
+  better than the base model's, above all when DPO's reward accuracy says otherwise.
 
 Each is said once per run. Thresholds are deliberately wide: on the samples' runs with the app's
 defaults nothing is said.
@@ -20,6 +27,7 @@ defaults nothing is said.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from desktop.core.settings.config import RunConfig
@@ -35,6 +43,8 @@ DIVERGED = 3.0
 """How many times its lowest the training loss must have grown to be called diverging."""
 FLAT_SHARE, FLAT = 0.4, 0.95
 """Not learning: after this share of the steps, the loss is still above this share of where it began."""
+PARTED = 0.3
+"""How far the training pairs' reward accuracy must be above the held-out pairs' to call them parted."""
 CHANCE_MARGIN = 0.05
 
 
@@ -54,6 +64,9 @@ class Coach:
         self.losses: list[tuple[int, float]] = []  # training loss (step, value)
         self.evals: list[tuple[int, float]] = []  # validation loss
         self.accuracies: list[tuple[int, float]] = []
+        self.rewards: list[tuple[int, float, float]] = []  # preference: (step, chosen, rejected)
+        self.reward_accuracies: list[float] = []  # on the training pairs, at each log
+        self.held_out: list[tuple[int, float]] = []  # reward accuracy on the held-out pairs
 
     def see(self, event: Event) -> list[AdviceEvent]:
         """Advice prompted by ``event``, each concern at most once a run."""
@@ -72,6 +85,8 @@ class Coach:
             if isinstance(metrics.get("eval_accuracy"), (int, float)):
                 self.accuracies.append((event.step, float(metrics["eval_accuracy"])))
                 found.append(self._at_chance(event.step))
+            if self.config.task == "preference":
+                found += self._preference(event.step, metrics)
         out = [advice for advice in found if advice is not None and advice.concern not in self.said]
         self.said |= {advice.concern for advice in out}
         return out
@@ -197,6 +212,93 @@ class Coach:
             ),
         )
 
+    def _preference(self, step: int, metrics: dict[str, Any]) -> list[AdviceEvent | None]:
+        def number(name: str) -> float | None:
+            value = metrics.get(name)
+            return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+        found: list[AdviceEvent | None] = []
+        chosen, rejected = number("rewards/chosen"), number("rewards/rejected")
+        if chosen is not None and rejected is not None:
+            self.rewards.append((step, chosen, rejected))
+            found.append(self._both_falling(step))
+        if (accuracy := number("rewards/accuracies")) is not None:
+            self.reward_accuracies.append(accuracy)
+        if (held_out := number("eval_rewards/accuracies")) is not None:
+            self.held_out.append((step, held_out))
+            found.append(self._held_out_parted(step))
+        return found
+
+    def _held_out_parted(self, step: int) -> AdviceEvent | None:
+        if (
+            not self.total_steps
+            or step < FLAT_SHARE * self.total_steps
+            or len(self.held_out) < 2
+            or not self.reward_accuracies
+        ):
+            return None
+        first, now = self.held_out[0][1], self.held_out[-1][1]
+        training = sum(self.reward_accuracies[-3:]) / len(self.reward_accuracies[-3:])
+        if now > first + CHANCE_MARGIN or training < now + PARTED:
+            return None
+        rate, default = self.config.training.learning_rate, default_rate(self.config)
+        return AdviceEvent(
+            step,
+            "preference_held_out",
+            msg(
+                "On the training pairs the reward accuracy is {training:.2f}, on the held-out pairs "
+                "{now:.2f}, no better than at step {first_step} ({first:.2f}). The first counts the pairs "
+                "the model learns from, the second pairs it never saw: when they part, the model is "
+                "learning those pairs by heart rather than what makes an answer better. More pairs, fewer "
+                "steps or a lower learning rate ({rate:g} now) help.",
+                training=training,
+                now=now,
+                first_step=self.held_out[0][0],
+                first=first,
+                rate=rate,
+            ),
+            [_remedy(msg("learning rate {rate:g}", rate=lower), {"training.learning_rate": lower})]
+            if (lower := min(rate / 2, default)) < rate
+            else [],
+        )
+
+    def _both_falling(self, step: int) -> AdviceEvent | None:
+        if len(self.rewards) < RISES + 1:
+            return None
+        last = self.rewards[-(RISES + 1) :]
+        chosen = [c for _, c, _ in last]
+        rejected = [r for _, _, r in last]
+        fell = all(b < a for a, b in itertools.pairwise(chosen)) and all(
+            b < a for a, b in itertools.pairwise(rejected)
+        )
+        if not fell or chosen[-1] >= min(0.0, self.rewards[0][1]):
+            return None
+        rate, dpo = self.config.training.learning_rate, self.config.preference.method == "dpo"
+        half = rate / 2
+        remedies = [_remedy(msg("learning rate {rate:g}", rate=half), {"training.learning_rate": half})]
+        if dpo:
+            beta = self.config.preference.beta * 2
+            remedies.append(_remedy(msg("beta {beta:g}", beta=beta), {"preference.beta": beta}))
+        return AdviceEvent(
+            step,
+            "rewards_falling",
+            msg(
+                "The rewards of the chosen answers ({chosen_then:.3g} to {chosen_now:.3g}) and of the "
+                "rejected ones ({rejected_then:.3g} to {rejected_now:.3g}) both fell at {n} logs in a row: "
+                "the model tells the answers apart by making both less likely, which tends to make its own "
+                "answers worse. {fix}",
+                chosen_then=chosen[0],
+                chosen_now=chosen[-1],
+                rejected_then=rejected[0],
+                rejected_now=rejected[-1],
+                n=RISES,
+                fix=msg("A lower learning rate, or a higher beta, keeps it nearer where it started.")
+                if dpo
+                else msg("A lower learning rate keeps it nearer where it started."),
+            ),
+            remedies,
+        )
+
     def _not_learning(self, step: int, seen: Msg) -> AdviceEvent:
         rate, default = self.config.training.learning_rate, default_rate(self.config)
         remedies = []
@@ -210,14 +312,51 @@ class Coach:
             msg(
                 "{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually "
                 "trains at {default:g}), that the model reads the data's language (many unknown tokens in "
-                "the data check say it does not), and that the labels match the texts.",
+                "the data check say it does not), and {labels}.",
                 seen=seen,
                 rate=rate,
                 task=self.config.task,
                 default=default,
+                labels=msg("that the chosen answers are the better ones")
+                if self.config.task == "preference"
+                else msg("that the labels match the texts"),
             ),
             remedies,
         )
+
+
+def preference_outcome(
+    config: RunConfig, step: int, before: float | None, after: float | None, reward_accuracy: float | None
+) -> AdviceEvent | None:
+    """What to say when the held-out preference accuracy of the tuned model (``after``) is no better than
+    the base model's (``before``): the measure explained, and set beside DPO's reward accuracy when that
+    reads high (the two measure different things; the issue's run showed 0.000 beside 1.000)."""
+    if before is None or after is None or after > before:
+        return None
+    parted = reward_accuracy is not None and reward_accuracy >= after + PARTED
+    rate, default = config.training.learning_rate, default_rate(config)
+    return AdviceEvent(
+        step,
+        "preference_not_improving",
+        msg(
+            "On the held-out pairs the tuned model prefers the chosen answer in {after:.0%} of them, the "
+            "base model in {before:.0%}: no better. {parted}The preference accuracy asks which answer "
+            "the model finds likelier outright; the reward accuracy only whether it moved toward the "
+            "chosen answer more than toward the rejected one, from where it started. {fix}",
+            after=after,
+            before=before,
+            parted=msg("Yet the reward accuracy reads {reward:.2f}. ", reward=reward_accuracy)
+            if parted
+            else "",
+            fix=msg(
+                "Check that the chosen and rejected columns are not swapped, and try more pairs or more "
+                "steps."
+            ),
+        ),
+        []
+        if default / 3 < rate < default * 3
+        else [_remedy(msg("learning rate {rate:g}", rate=default), {"training.learning_rate": default})],
+    )
 
 
 def _remedy(label: Msg, changes: dict[str, Any]) -> dict[str, Any]:

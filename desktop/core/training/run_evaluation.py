@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
-from desktop.core.system.events import Event, PreparingEvent
+from desktop.core.system.events import AdviceEvent, Event, PreparingEvent
 from desktop.core.system.messages import msg
 from desktop.core.training.preparation import Prepared
 from desktop.core.training.recovery import RunRecovery
@@ -222,3 +223,19 @@ def final_eval(trainer: Any, config: RunConfig, kept: dict[str, float] | None = 
 
         metrics["eval_perplexity"] = math.exp(min(metrics["eval_loss"], 50.0))
     return metrics
+
+
+def preference_advice(run_dir: Path, config: RunConfig, step: int) -> AdviceEvent | None:
+    """The coach's word on a preference run's held-out pairs before and after training, as saved by
+    :func:`write_evaluation` (``None`` when the tuned model prefers the chosen answers more often, or
+    nothing was measured)."""
+    from desktop.core.training import evaluation, preference_evaluation
+    from desktop.core.training.coach import preference_outcome
+
+    saved = evaluation.load(run_dir) or {}
+    tuned, base = saved.get("fine_tuned"), saved.get("base")
+    if not isinstance(tuned, preference_evaluation.PreferenceReport) or not isinstance(
+        base, preference_evaluation.PreferenceReport
+    ):
+        return None
+    return preference_outcome(config, step, base.accuracy, tuned.accuracy, tuned.reward_accuracy)

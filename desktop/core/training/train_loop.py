@@ -31,6 +31,7 @@ from desktop.core.training.resume import remove_partial_checkpoints, resume_poin
 from desktop.core.training.run_evaluation import (
     evaluate_base,
     final_eval,
+    preference_advice,
     wants_base_evaluation,
     write_evaluation,
 )
@@ -119,6 +120,8 @@ def train(
         _save_model(trainer, run, prepared.tokenizer, config.lora.enabled or config.lora.qlora, recovering)
         if task.eval is not None:
             write_evaluation(trainer, prepared, run, main, metrics)
+            if main and config.task == "preference" and (said := preference_advice(run.path, config, step)):
+                emit(said)  # the held-out pairs before and after: the coach's last word
         emit(
             FinishedEvent(
                 step=step, model_dir=str(run.model_dir), metrics=metrics, notes=task.notes, best=found
