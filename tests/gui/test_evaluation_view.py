@@ -75,6 +75,49 @@ def test_export_page_and_run_history_open_the_evaluation(window: MainWindow, app
     assert dialog.evaluation_dialog.isVisible() and run.path.name in dialog.evaluation_dialog.windowTitle()
 
 
+def test_the_export_page_and_the_evaluation_name_the_checkpoint_and_how_it_scored(
+    window: MainWindow, app_home: Path
+) -> None:
+    tuned, base = _reports()
+    found = {
+        "metric": "eval_loss",
+        "value": 0.5881,
+        "step": 5,
+        "last_step": 20,
+        "last_value": 0.7854,
+        "kept": True,
+        "stopped_early": True,
+    }
+    run = fake_run(app_home / "runs", "best", FinishedEvent(20, "model", {"eval_loss": 0.5881}, best=found))
+    run.model_dir.mkdir()
+    (run.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    evaluation.save(run.path, tuned, base)
+
+    window.export_page.show_result(RunResult("finished", run.path, run.model_dir, {"eval_loss": 0.5881}))
+    said = (
+        "The model is the best checkpoint, step 5 of 20: validation loss 0.5881 "
+        "(the last step scored 0.7854)."
+    )
+    page = window.export_page
+    assert said in page.metrics_label.text()  # under the scores: which step's they are
+    assert page.evaluation.checkpoint.text() == said and not page.evaluation.checkpoint.isHidden()
+
+    last = fake_run(app_home / "runs", "last", FinishedEvent(20, "model", {}, best=dict(found, step=20)))
+    last.model_dir.mkdir()
+    (last.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    evaluation.save(last.path, tuned, base)
+    window.export_page.show_result(RunResult("finished", last.path, last.model_dir, {}))
+    assert page.evaluation.checkpoint.text() == (
+        "The model is the last step's, step 20, which scored best: validation loss 0.5881."
+    )
+    plain = fake_run(app_home / "runs", "plain", FinishedEvent(20, "model", {}))  # no best tracked
+    plain.model_dir.mkdir()
+    (plain.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    evaluation.save(plain.path, tuned, base)
+    window.export_page.show_result(RunResult("finished", plain.path, plain.model_dir, {}))
+    assert page.evaluation.checkpoint.isHidden() and "checkpoint" not in page.metrics_label.text()
+
+
 def test_a_generators_answers_sit_beside_the_references_and_the_base_models(qtbot) -> None:
     sample = {"prompt": "把“早上好”译成英文", "reference": "Good morning", "output": "Good morning"}
     tuned = evaluation.GenerationReport("seq2seq", 40, 0.9, 2.46, 31.2, 55.0, 8, "13a", [sample])

@@ -20,6 +20,7 @@ last step scored.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from desktop.core.settings.config import RunConfig
@@ -192,3 +193,38 @@ def note(found: dict[str, Any]) -> str | None:
             value=found["value"],
         )
     return joined(early, kept)
+
+
+def model_sentence(found: dict[str, Any]) -> Msg | None:
+    """Which step's model a finished run saved, by which figure, and how the last step scored: the line
+    the Export page and the Evaluation tab show (``None`` when no best was tracked)."""
+    if not found or found.get("value") is None:
+        return None
+    metric = metric_name(found["metric"])
+    if found["step"] == found["last_step"]:
+        return msg(
+            "The model is the last step's, step {step}, which scored best: {metric} {value:.4g}.",
+            step=found["step"],
+            metric=metric,
+            value=found["value"],
+        )
+    if not found["kept"]:
+        return msg(
+            "The model is the last step's, step {last_step}; the best checkpoint was step {step} "
+            "({metric} {value:.4g}).",
+            last_step=found["last_step"],
+            step=found["step"],
+            metric=metric,
+            value=found["value"],
+        )
+    return note(dict(found, stopped_early=False))
+
+
+def of_run(run_dir: Path | str) -> dict[str, Any]:
+    """The best-checkpoint record of the run in ``run_dir``, from its finished event (``{}`` when it did
+    not finish, tracked no best, or its record cannot be read: damaged lines are skipped)."""
+    from desktop.core.runs.folders import RunDir
+    from desktop.core.system.events import FinishedEvent
+
+    finished = [e for e in RunDir(Path(run_dir)).events() if isinstance(e, FinishedEvent)]
+    return dict(finished[-1].best) if finished else {}

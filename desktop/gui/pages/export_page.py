@@ -205,7 +205,11 @@ class ExportPage(WizardPage):
         self.result = result
         self.model_label.setText(str(result.model_dir))
         self.run_label.setText(str(result.run_dir))
-        self.metrics_label.setText(metrics_line(result.metrics))
+        from desktop.core.training import best
+
+        which = best.model_sentence(best.of_run(result.run_dir)) if result.run_dir else None
+        scores = metrics_line(result.metrics)  # and which step's model they are, by which figure
+        self.metrics_label.setText(scores + (f"\n{shared_ui.shown(which)}" if which is not None else ""))
         files = sorted(p.name for p in result.model_dir.iterdir()) if result.model_dir else []
         self.files_label.setText(", ".join(files))
         path = str(result.model_dir).replace("\\", "/")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from desktop.core.training import evaluation
 from desktop.core.training.evaluation import ClassificationReport, GenerationReport
 from desktop.core.training.preference_evaluation import PreferenceReport
+from desktop.shared_ui import shown
 
 RIGHT = QColor(58, 165, 93)
 WRONG = QColor(217, 83, 79)
@@ -64,6 +65,9 @@ class EvaluationView(QWidget):
         self.summary = QLabel()
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setWordWrap(True)
+        self.checkpoint = QLabel()  # which step's model was evaluated, by which figure (best.py)
+        self.checkpoint.setWordWrap(True)
+        self.checkpoint.setVisible(False)
         self.verdict = QLabel()
         self.verdict.setObjectName("hint")
         self.verdict.setWordWrap(True)
@@ -118,6 +122,7 @@ class EvaluationView(QWidget):
         self.pages.addWidget(self._preference_page())
         layout = QVBoxLayout(self)
         layout.addWidget(self.summary)
+        layout.addWidget(self.checkpoint)
         layout.addWidget(self.verdict)
         layout.addWidget(self.pages, 1)
 
@@ -128,6 +133,11 @@ class EvaluationView(QWidget):
             self.report = self.base = None
             return False
         self.show_report(saved["fine_tuned"], saved["base"])
+        from desktop.core.training import best
+
+        which = best.model_sentence(best.of_run(run_dir))
+        self.checkpoint.setText(shown(which) if which is not None else "")
+        self.checkpoint.setVisible(which is not None)
         return True
 
     def show_report(
@@ -138,6 +148,7 @@ class EvaluationView(QWidget):
         """Show ``report`` (and the base model's, for the before and after)."""
         self.report, self.base = report, base
         self.summary.setToolTip("")
+        self.checkpoint.setVisible(False)  # show_run names the checkpoint of a run's report
         if isinstance(report, PreferenceReport):
             self._show_preference(report, base if isinstance(base, PreferenceReport) else None)
             return
