@@ -51,6 +51,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--adapter", action="store_true", help=say("LoRA runs: export the adapters alone, not merged")
     )
+    p.add_argument(
+        "--last-step",
+        action="store_true",
+        help=say(
+            "a run whose model is its best checkpoint: export the last step's model instead (made from its "
+            "checkpoint)"
+        ),
+    )
     p.add_argument("--zip", action="store_true", help=say("also write DEST.zip"))
     p.add_argument("--force", action="store_true", help=say("replace DEST if it is not empty"))
     p.add_argument(
@@ -99,6 +107,13 @@ def cmd_export(args: argparse.Namespace) -> int:
             say("List runs with: finetune-studio-cli runs"),
         )
     quiet_libraries()
+    if args.last_step:
+        from desktop.core.results.last_step import build, sentence
+        from desktop.core.training import best
+
+        found = best.of_run(run.path)
+        run = build(run, found)
+        print(text(sentence(found)), file=sys.stderr)
     if args.format == "gguf":
         return _export_gguf(run, args)
     result = export_run(

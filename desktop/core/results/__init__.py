@@ -2,7 +2,8 @@
 
 Owns export to a complete model folder, merged LoRA optional (``export``), where it may go and how it
 is put there (``destination``: what may be replaced, one export per folder at a time), logging it to
-MLflow (``mlflow_log``), its verification by
+MLflow (``mlflow_log``), the last step's model of a run that kept its best checkpoint (``last_step``),
+its verification by
 reloading it in a clean process (``reload_check``, a script run with ``python -I``), the model card's
 loss plot (``plot_png``), trying a model on one input (``tryit``) and predictions for a whole file
 (``predict``).
@@ -18,6 +19,7 @@ __all__ = [
     "gguf_check",
     "gguf_export",
     "gguf_writer",
+    "last_step",
     "ollama",
     "predict",
     "tryit",

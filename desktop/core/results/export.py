@@ -135,7 +135,7 @@ def export_run(
             on_progress(message, fraction)
 
     config = run.config()
-    source = run.path / "adapter" if lora == "adapter" else run.model_dir
+    source = run.adapter_dir if lora == "adapter" else run.model_dir
     if dtype not in DTYPES:
         raise InputError(
             msg("Unknown weight type {dtype}.", dtype=dtype),

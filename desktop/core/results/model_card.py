@@ -30,6 +30,14 @@ def write_model_card(
     from desktop.core.training.best import note
 
     chosen = note(finished[-1].best) if finished else None  # which checkpoint these weights are
+    from desktop.core.results.last_step import LastStepRun, sentence
+
+    last = isinstance(run, LastStepRun) and bool(finished)  # the last step's model, chosen on Export
+    if last:
+        found = finished[-1].best
+        chosen = sentence(found)
+        scored = found.get("last_value")
+        metrics = {found["metric"]: scored} if scored is not None else {}
     if train:
         line_chart({"train loss": train, "eval loss": evals}, out / "loss.png")
     data = config.data.hub_id or ", ".join(Path(f).name for f in config.data.files)
@@ -46,7 +54,7 @@ def write_model_card(
     rows = "\n".join(f"| {k} | {v:.4g} |" for k, v in metrics.items())
     from desktop.core.training.evaluation import card_section
 
-    evaluation_section = card_section(run.path, out)
+    evaluation_section = "" if last else card_section(run.path, out)  # that evaluation is the best's
     options = json.dumps(
         {
             "training": vars(config.training),

@@ -42,7 +42,8 @@ class RunDir:
     """One run's folder.
 
     Layout: ``config.toml``, ``events.jsonl`` (one event a line, flushed as written),
-    ``checkpoints/``, ``model/`` (the final model) and ``train.log``.
+    ``checkpoints/``, ``model/`` (the final model; a LoRA run's merged), ``adapter/`` (a LoRA run's
+    adapters alone) and ``train.log``.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -56,6 +57,7 @@ class RunDir:
     log_path = property(lambda self: self.path / LOG_NAME)
     checkpoints_dir = property(lambda self: self.path / "checkpoints")
     model_dir = property(lambda self: self.path / "model")
+    adapter_dir = property(lambda self: self.path / "adapter")  # a LoRA run's adapters alone
 
     @classmethod
     def create(cls, runs_dir: Path, config: RunConfig, origin: Path | None = None) -> RunDir:

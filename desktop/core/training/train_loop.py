@@ -175,7 +175,7 @@ def _save_model(trainer: Any, run: RunDir, tokenizer: Any, lora: bool, recoverin
         distributed.barrier()
         # Every rank calls save_model (FSDP and DeepSpeed gather the weights); rank 0 writes.
         if lora:
-            trainer.save_model(str(run.path / "adapter"))
+            trainer.save_model(str(run.adapter_dir))
             merged = trainer.model.merge_and_unload()
             if main:
                 merged.save_pretrained(str(partial))

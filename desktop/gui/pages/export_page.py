@@ -29,12 +29,14 @@ from PySide6.QtWidgets import (
 
 from desktop import shared_ui
 from desktop.core.results.gguf_export import QUANTS
+from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config_sections import model_task
 from desktop.core.system.errors import StudioError
 from desktop.core.system.events import RunResult
 from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.controllers.serve_controller import ServeController
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.widgets.checkpoint_choice import CheckpointChoice
 from desktop.gui.widgets.choice_combo import ChoiceCombo
 from desktop.gui.widgets.gguf_panel import GgufPanel
 from desktop.gui.widgets.metric_text import metrics_line, task_name
@@ -137,8 +139,15 @@ class ExportPage(WizardPage):
         # A long model path is cut at the edge (it still copies whole): no reason to scroll the page.
         self.usage.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
+        self.model_choice = CheckpointChoice()  # the best checkpoint, or the last step's model
+        self.model_choice.chosen.connect(self._show_model)
+        self.model_choice.said.connect(self.metrics_label.setText)
+        self._run: RunDir | None = None
         self.form = QFormLayout()
-        self.form.addRow(self.tr("Model folder:"), self.model_label)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_label, 1)
+        model_row.addWidget(self.model_choice)
+        self.form.addRow(self.tr("Model folder:"), model_row)
         self.form.addRow(self.tr("Run folder:"), self.run_label)
         self.form.addRow(self.tr("Scores:"), self.metrics_label)
         self.form.addRow(self.tr("Files:"), self.files_label)
@@ -201,29 +210,14 @@ class ExportPage(WizardPage):
         self._on_format_changed()
 
     def show_result(self, result: RunResult) -> None:
-        """Show a finished run."""
+        """Show a finished run (its model: the best checkpoint when it kept one, the choice beside it)."""
         self.result = result
-        self.model_label.setText(str(result.model_dir))
         self.run_label.setText(str(result.run_dir))
-        from desktop.core.training import best
-
-        which = best.model_sentence(best.of_run(result.run_dir)) if result.run_dir else None
-        scores = metrics_line(result.metrics)  # and which step's model they are, by which figure
-        self.metrics_label.setText(scores + (f"\n{shared_ui.shown(which)}" if which is not None else ""))
-        files = sorted(p.name for p in result.model_dir.iterdir()) if result.model_dir else []
-        self.files_label.setText(", ".join(files))
-        path = str(result.model_dir).replace("\\", "/")
-        self.usage.setText(f'from transformers import pipeline\npipe = pipeline(model="{path}")')
         last = self.settings.text(Key.LAST_EXPORT_FOLDER) if self.settings is not None else ""
         self.dest_edit.setText(str(default_destination(result, Path(last) if last else None)))
-        self.adapter_check.setVisible(bool(result.run_dir and (Path(result.run_dir) / "adapter").is_dir()))
-        self._on_format_changed()
+        self.model_choice.set_run(result.run_dir)
+        self._show_model(RunDir(result.run_dir) if result.run_dir else None)
         self._set_visible(True)
-        if result.model_dir is not None:
-            config = Path(result.run_dir) / "config.toml" if result.run_dir else None
-            self.try_it.set_folder(result.model_dir, config)
-        self.predict.set_model(result.run_dir or result.model_dir)
-        self.serve.set_model(result.run_dir or result.model_dir)
         index = self.tabs.indexOf(self.evaluation)
         if self.evaluation.show_run(result.run_dir):
             if index < 0:
@@ -231,6 +225,36 @@ class ExportPage(WizardPage):
             self.tabs.setCurrentWidget(self.evaluation)
         elif index >= 0:
             self.tabs.removeTab(index)
+
+    def _show_model(self, run: RunDir | None) -> None:
+        """Show ``run``'s model (a ``LastStepRun``'s is the last step's): what the tabs try, serve,
+        predict with and export."""
+        result = self.result
+        if result is None:
+            return
+        self._run = run
+        model_dir = run.model_dir if run is not None else result.model_dir
+        self.model_label.setText(str(model_dir))
+        metrics = result.metrics
+        if self.model_choice.currentData() == "last":  # the evaluation and the scores are the best's
+            found = self.model_choice.found
+            value = found.get("last_value")
+            metrics = {found["metric"]: value} if value is not None else {}
+        which = self.model_choice.sentence()
+        self.metrics_label.setText(metrics_line(metrics) + (f"\n{which}" if which else ""))
+        files = sorted(p.name for p in model_dir.iterdir()) if model_dir and model_dir.is_dir() else []
+        self.files_label.setText(", ".join(files))
+        path = str(model_dir).replace("\\", "/")
+        self.usage.setText(f'from transformers import pipeline\npipe = pipeline(model="{path}")')
+        self.adapter_check.setVisible(bool(run is not None and run.adapter_dir.is_dir()))
+        self._on_format_changed()
+        if model_dir is not None:
+            config = Path(result.run_dir) / "config.toml" if result.run_dir else None
+            self.try_it.set_folder(model_dir, config)
+        # The run itself for its own model (its config, its task); the last step's by its folder.
+        chosen = result.run_dir if self.model_choice.currentData() != "last" else model_dir
+        self.predict.set_model(chosen or model_dir)
+        self.serve.set_model(chosen or model_dir)
 
     def try_folder(self, folder: str | Path) -> bool:
         """Open any model folder (an export, a run's model) in the try-it panel."""
@@ -257,9 +281,9 @@ class ExportPage(WizardPage):
             return
         from desktop.core.results.destination import check_destination
         from desktop.core.results.export import export_run
-        from desktop.core.runs.folders import RunDir
 
-        run, path = RunDir(self.result.run_dir), Path(dest).expanduser().absolute()
+        run = self._run or RunDir(self.result.run_dir)  # the last step's model when chosen
+        path = Path(dest).expanduser().absolute()
         if self.format_combo.currentData() == "gguf":
             self._start_gguf(run, path)
             return
@@ -477,7 +501,7 @@ class ExportPage(WizardPage):
 
     def is_busy(self) -> bool:
         """Whether an export is being written or verified (or llama.cpp installed, or Ollama fed)."""
-        return self._task is not None or self.gguf_panel.is_busy()
+        return self._task is not None or self.gguf_panel.is_busy() or self.model_choice.is_busy()
 
     def _export_done(self) -> None:
         self._task = None
@@ -508,14 +532,15 @@ class ExportPage(WizardPage):
         self.usage.setVisible(visible and roomy)
         for row in range(self.form.rowCount()):
             self.form.setRowVisible(row, visible and (roomy or row < FILES_ROW))
+        self.model_choice.setVisible(visible and self.model_choice.count() > 0)  # only when there is a choice
 
     def _open_folder(self) -> None:
-        if self.result and self.result.model_dir:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.result.model_dir)))
+        if self.result and self.result.model_dir:  # the model shown: the last step's when chosen
+            QDesktopServices.openUrl(QUrl.fromLocalFile(self.model_label.text()))
 
     def _copy_path(self) -> None:
         if self.result and self.result.model_dir:
-            QGuiApplication.clipboard().setText(str(self.result.model_dir))
+            QGuiApplication.clipboard().setText(self.model_label.text())
 
 
 FILES_ROW = 3

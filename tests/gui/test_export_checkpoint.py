@@ -1,0 +1,74 @@
+"""Export offers the best checkpoint by default and the last step on request (issue 54), with the choice
+in view and which model it is, by which figure, said beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop.core.results.last_step import LastStepRun
+from desktop.core.system.events import FinishedEvent, RunResult
+from desktop.gui.main_window import MainWindow
+from tests.core.helpers import fake_checkpoint, fake_run
+
+FOUND = {
+    "metric": "eval_loss",
+    "value": 0.5881,
+    "step": 5,
+    "last_step": 20,
+    "last_value": 0.7854,
+    "kept": True,
+    "stopped_early": False,
+}
+
+
+def _run(runs: Path, name: str, found: dict, last_checkpoint: bool = True):
+    run = fake_run(runs, name, FinishedEvent(20, "model", {"eval_loss": 0.5881}, best=found))
+    run.model_dir.mkdir()
+    (run.model_dir / "config.json").write_text("{}", encoding="utf-8")
+    (run.model_dir / "tokenizer.json").write_text("{}", encoding="utf-8")
+    fake_checkpoint(run.checkpoints_dir / "checkpoint-5", 5)
+    if last_checkpoint:
+        fake_checkpoint(run.checkpoints_dir / "checkpoint-20", 20)
+    return run
+
+
+def test_the_best_checkpoint_is_the_default_and_the_last_step_is_made_on_request(
+    window: MainWindow, app_home: Path, qtbot
+) -> None:
+    run = _run(app_home / "runs", "best", FOUND)
+    page = window.export_page
+    page.show_result(RunResult("finished", run.path, run.model_dir, {"eval_loss": 0.5881}))
+    choice = page.model_choice
+    assert not choice.isHidden() and choice.currentData() == "best"
+    assert [choice.itemText(i) for i in range(2)] == [
+        "Best checkpoint: step 5, validation loss 0.5881",
+        "Last step: step 20, validation loss 0.7854",
+    ]
+    assert page.model_label.text() == str(run.model_dir)
+
+    with qtbot.waitSignal(choice.chosen, timeout=10_000):
+        choice.setCurrentIndex(1)
+    made = run.path / "last-step" / "model"
+    assert page.model_label.text() == str(made) and isinstance(page._run, LastStepRun)
+    assert (made / "model.safetensors").is_file() and (made / "tokenizer.json").is_file()
+    text = page.metrics_label.text()
+    assert text.startswith("validation loss 0.7854\n")  # the scores are the last step's now
+    assert "The model is the last step's, step 20: validation loss 0.7854" in text
+    assert page.serve.model_label.text().find("last-step") >= 0  # the tabs work on it too
+
+    choice.setCurrentIndex(0)
+    assert page.model_label.text() == str(run.model_dir) and not isinstance(page._run, LastStepRun)
+    assert "The model is the best checkpoint, step 5 of 20" in page.metrics_label.text()
+
+
+def test_no_choice_when_the_last_step_is_the_model_or_its_checkpoint_is_gone(
+    window: MainWindow, app_home: Path
+) -> None:
+    page = window.export_page
+    gone = _run(app_home / "runs", "gone", FOUND, last_checkpoint=False)
+    page.show_result(RunResult("finished", gone.path, gone.model_dir, {}))
+    assert page.model_choice.isHidden()
+    assert "The model is the best checkpoint, step 5 of 20" in page.metrics_label.text()  # still said
+    last = _run(app_home / "runs", "last", dict(FOUND, step=20))
+    page.show_result(RunResult("finished", last.path, last.model_dir, {}))
+    assert page.model_choice.isHidden()
