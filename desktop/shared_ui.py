@@ -147,6 +147,34 @@ class TableTranslator(QTranslator):
         return not len(self.table)
 
 
+class QtMnemonicTranslator(QTranslator):
+    """Qt's own strings that gained a keyboard mnemonic after its translations were made: Qt 6.11's file
+    dialog asks for "&Look in:" and "Files of &type:", while ``qtbase_zh_CN.qm`` has only "Look in:" and
+    "Files of type:", so those labels showed in English in the Chinese window. Such a string is
+    translated as its plain form is, with the mnemonic after it as Chinese menus write it:
+    "查找范围(&L)：".
+    """
+
+    def __init__(self, qt: QTranslator, parent: QApplication | None = None) -> None:
+        super().__init__(parent)
+        self.qt = qt
+
+    def translate(self, context, source_text, disambiguation=None, n=-1):
+        at = source_text.find("&")
+        if at < 0 or at + 1 >= len(source_text) or not context.startswith("Q"):
+            return None  # Qt asks the next translator
+        if self.qt.translate(context, source_text, disambiguation, n):
+            return None  # Qt's own translation has it
+        plain = self.qt.translate(context, source_text[:at] + source_text[at + 1 :], disambiguation, n)
+        if not plain:
+            return None
+        end = plain[-1] if plain[-1] in ":：" else ""
+        return f"{plain.removesuffix(end)}(&{source_text[at + 1].upper()}){end}"
+
+    def isEmpty(self) -> bool:
+        return self.qt.isEmpty()
+
+
 def install_translators(app: QApplication, language: str) -> list[QTranslator]:
     """Install the translators for ``language`` (``zh_CN`` / ``zh_TW``; English's plural forms).
 
@@ -167,7 +195,7 @@ def install_translators(app: QApplication, language: str) -> list[QTranslator]:
     # qtbase_*.qm, not the qt_*.qm meta catalogue: that one also wants modules PySide6-Essentials leaves out.
     qt = QTranslator(app)
     if qt.load(f"qtbase_{language}", qt_folder):
-        installed.append(qt)
+        installed += [qt, QtMnemonicTranslator(qt, app)]  # installed later, asked first
     ours = TableTranslator(translations(language), app)
     if not ours.isEmpty():
         installed.append(ours)

@@ -158,3 +158,18 @@ def test_an_os_error_reads_in_chinese_with_its_own_words_behind_details(
     monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append(box.text()) or 0)
     label.linkActivated.emit("details")
     assert shown == ["[Errno 2] No such file or directory: '/data/评论.csv'"]
+
+
+@pytest.mark.parametrize(("code", "look_in"), [("zh_CN", "查找范围(&L)："), ("zh_TW", "尋找於(&L)：")])
+def test_qts_own_file_dialog_speaks_the_language(qtbot, language, code: str, look_in: str) -> None:
+    """The walk saw "Look in:" and "Files of type:" in the Chinese window: Qt's own strings come from
+    its qtbase translations, which the app installs with its own."""
+    from PySide6.QtWidgets import QFileDialog
+
+    language(code)
+    dialog = QFileDialog(None, "", "", "CSV (*.csv)")
+    dialog.setOption(QFileDialog.Option.DontUseNativeDialog)
+    qtbot.addWidget(dialog)
+    labels = {label.objectName(): label.text() for label in dialog.findChildren(QLabel)}
+    assert labels["lookInLabel"] == look_in
+    assert not [text for text in labels.values() if text.isascii() and text]  # each label in Chinese
