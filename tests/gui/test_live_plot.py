@@ -158,3 +158,26 @@ def test_the_legend_lists_only_curves_that_have_points(qtbot) -> None:
     plot.append("allocated", 2, 0.1)
     plot.flush()
     assert [label.text for _, label in plot.legend.items] == ["allocated", "rss"]  # the order they were added
+
+
+def test_learning_rate_ticks_are_distinct_and_never_below_zero(qtbot) -> None:
+    """The walk's rate axis read "1.1e-04, 1.1e-04, 1.0e-04, 1.0e-04", and "-2.0e-06" under the end of a
+    schedule."""
+    plot = LivePlotWidget("Learning rate", scientific=True)
+    qtbot.addWidget(plot)
+    plot.resize(500, 250)
+    plot.add_curve("lr", "learning rate", "#3aa55d")
+    for step in range(1, 41):
+        plot.append("lr", step, 1.02e-4 + step * 1e-7)
+    plot.flush()
+    axis = plot.getAxis("left")
+    low, high = plot.getViewBox().viewRange()[1]
+    for spacing, values in axis.tickValues(low, high, 200):
+        labels = axis.tickStrings(values, 1.0, spacing)
+        assert len(set(labels)) == len(labels), labels
+    plot.clear_points()
+    for step in range(1, 41):
+        plot.append("lr", step, 5e-6 * (1 - step / 40))  # a linear schedule down to zero
+    plot.flush()
+    assert plot.getViewBox().viewRange()[1][0] >= 0
+    assert axis.tickStrings([0.0, 1e-21, 2e-6], 1.0, 1e-6)[:2] == ["0", "0"]

@@ -400,3 +400,27 @@ def test_the_step_count_shows_once_the_run_knows_it(
     fake_controller.start(window.current_config())
     fake_controller.training_started.emit(StartedEvent("/runs/x", 24, 90, 10, "cpu"))
     assert page.progress.text() == "step 0 of 24"
+
+
+def test_start_keeps_stop_and_the_progress_in_view_on_a_page_taller_than_the_window(
+    window: MainWindow, qtbot
+) -> None:
+    """A preference run's six plots make the page taller than a 768-pixel screen's window: Start handed
+    its focus to the log as it was disabled, and the page scrolled Stop and the progress bar away."""
+    from desktop.gui.pages.stack import TRAIN
+
+    window.resize(1366, 740)
+    page = window.train_page
+    page.plot_area.set_task("preference")
+    while page.plot_area._make_next_plot():
+        pass
+    page.plot_area.reveal_plots()
+    window.stack.setCurrentIndex(TRAIN)
+    scroll = window.stack.widget(TRAIN).verticalScrollBar()
+    qtbot.waitUntil(lambda: scroll.maximum() > 0)  # taller than the window: the page scrolls
+    page.start_button.setFocus()
+
+    qtbot.mouseClick(page.start_button, Qt.MouseButton.LeftButton)
+
+    assert scroll.value() == 0 and page.stop_button.hasFocus()
+    assert not page.stop_button.visibleRegion().isEmpty() and not page.progress.visibleRegion().isEmpty()

@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Iterable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout
 
@@ -130,6 +130,7 @@ class TrainPage(WizardPage):
         self.log = QPlainTextEdit(readOnly=True)
         self.log.setMaximumBlockCount(5000)
         self.log.setMaximumHeight(120)
+        self.log.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # selectable, never handed a button's focus
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
@@ -270,8 +271,16 @@ class TrainPage(WizardPage):
     # ------------------------------------------------------------------ controller signals
 
     def _on_controller_running_changed(self, running: bool) -> None:
-        self.start_button.setEnabled(not running)
-        self.stop_button.setEnabled(running)
+        # The button to be enabled first, and the focus on it: a focused button that is disabled hands
+        # its focus to the next widget, and the page's scroll area scrolls to show it (a preference
+        # run's page, taller than the window, scrolled Stop and the progress bar out of view).
+        now, then = (
+            (self.stop_button, self.start_button) if running else (self.start_button, self.stop_button)
+        )
+        now.setEnabled(True)
+        if then.hasFocus():
+            now.setFocus(Qt.FocusReason.OtherFocusReason)
+        then.setEnabled(False)
         self._stopping = False
         self.stop_button.setText(self.tr("Stop"))
         self.stop_button.setToolTip("")

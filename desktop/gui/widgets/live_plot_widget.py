@@ -43,10 +43,17 @@ def _cache_painting(axis: pg.AxisItem) -> None:
 
 
 class _ScientificAxis(pg.AxisItem):
-    """Tick labels like 2e-04, for values far below 1 (learning rates)."""
+    """Tick labels like 2.0e-04, for values far below 1 (learning rates), with as many digits as the
+    ticks' spacing needs to tell them apart: a rate between 1.02e-4 and 1.06e-4 read "1.0e-04" twice
+    and "1.1e-04" twice."""
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
-        return [f"{v:.1e}" if v else "0" for v in values]
+        if not values or spacing <= 0:
+            return [f"{v:.1e}" for v in values]
+        largest = max(abs(v) for v in values) or spacing
+        digits = max(1, math.floor(math.log10(largest)) - math.floor(math.log10(spacing)))
+        # A tick at zero comes as a rounding error of it (1e-21): it reads "0".
+        return ["0" if abs(v) < spacing * 1e-6 else f"{v:.{digits}e}" for v in values]
 
 
 class Points:
@@ -127,6 +134,7 @@ class LivePlotWidget(PlotWidget):
         )
         if scientific:
             self.getAxis("left").setWidth(62)  # room for "2.0e-04" before the first paint
+            self.setLimits(yMin=0)  # a rate is never below zero: no "-2.0e-06" under a schedule's end
         self.setTitle(title, size="10pt")
         self.setLabel("left", y_label)
         self.setLabel("bottom", self.tr("step"))

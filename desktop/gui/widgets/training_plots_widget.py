@@ -165,8 +165,10 @@ class TrainingPlotsWidget(QWidget):
                 ticks = [(value, f"{value:g}") for value in (0, 0.25, 0.5, 0.75, 1)]
                 plot.getAxis("left").setTicks([ticks, []])
             else:
+                # Axis labels as short as the legend's words: the plot is short under its two-row
+                # legend, and "log-probability" ran past both ends of the right axis.
                 self.rewards_plot = plot = TwoAxisPlotWidget(
-                    self.tr("Rewards"), self.tr("reward"), self.tr("log-probability")
+                    self.tr("Rewards"), self.tr("reward"), self.tr("log-prob.")
                 )
                 plot.getPlotItem().getAxis("right").enableAutoSIPrefix(False)
             self._half_made = plot
