@@ -95,6 +95,30 @@ def test_export_page_shows_the_finished_model(
     assert "config.json" in page.files_label.text() and not page.open_button.isHidden()
 
 
+def test_the_export_pages_tabs_stay_put_whichever_tab_is_chosen(
+    window: MainWindow, fake_controller: FakeController, tmp_path: Path, qtbot
+) -> None:
+    """Rows above the tabs came and went with the tab: the Serve tab's "network" option was clicked by
+    accident, the tab moving under the pointer."""
+    from PySide6.QtCore import QPoint
+
+    from desktop.gui.pages.stack import EXPORT
+
+    model = tmp_path / "run" / "model"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text("{}", encoding="utf-8")
+    fake_controller.training_finished.emit(RunResult("finished", tmp_path / "run", model, {"eval_loss": 0.4}))
+    window.stack.setCurrentIndex(EXPORT)
+    page = window.export_page
+    qtbot.waitUntil(page.tabs.isVisible)
+    where = []
+    for index in range(page.tabs.count()):
+        page.tabs.setCurrentIndex(index)
+        page.layout().activate()
+        where.append(page.tabs.mapTo(page, QPoint(0, 0)))
+    assert len(set(where)) == 1, where
+
+
 def test_gpu_memory_from_torch_and_nvml_is_plotted(
     window: MainWindow, fake_controller: FakeController, qtbot
 ) -> None:

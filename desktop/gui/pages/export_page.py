@@ -150,7 +150,6 @@ class ExportPage(WizardPage):
         self.form.addRow(self.tr("Model folder:"), model_row)
         self.form.addRow(self.tr("Run folder:"), self.run_label)
         self.form.addRow(self.tr("Scores:"), self.metrics_label)
-        self.form.addRow(self.tr("Files:"), self.files_label)
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.copy_button)
@@ -186,6 +185,13 @@ class ExportPage(WizardPage):
         export_tab = QGroupBox()
         export_tab.setFlat(True)
         export_layout = QVBoxLayout(export_tab)
+        # The folder's files and the line that loads it sit here, not above the tabs: rows there that
+        # came and went with the tab (room for the chat) moved the tabs under the pointer, and a click
+        # meant for one thing landed on another (the Serve tab's "network" option).
+        files_form = QFormLayout()
+        files_form.addRow(self.tr("Files:"), self.files_label)
+        export_layout.addLayout(files_form)
+        export_layout.addWidget(self.usage)
         export_layout.addWidget(self.export_box)
         export_layout.addStretch()
         from desktop.gui.widgets.evaluation_view import EvaluationView
@@ -203,9 +209,7 @@ class ExportPage(WizardPage):
         layout.addWidget(self.empty)
         layout.addLayout(self.form)
         layout.addLayout(buttons)
-        layout.addWidget(self.usage)
         layout.addWidget(self.tabs, 1)
-        self.tabs.currentChanged.connect(lambda _: self._set_visible(not self.tabs.isHidden()))
         self._set_visible(False)
         self._on_format_changed()
 
@@ -525,13 +529,10 @@ class ExportPage(WizardPage):
     def _set_visible(self, visible: bool) -> None:
         self.empty.setVisible(not visible)
         self.tabs.setVisible(visible)
-        # The chat and the server need the height: the files and the pipeline line wait on other tabs.
-        roomy = self.tabs.currentWidget() not in (self.try_it, self.serve)
         for widget in (self.open_button, self.copy_button):
             widget.setVisible(visible)
-        self.usage.setVisible(visible and roomy)
-        for row in range(self.form.rowCount()):
-            self.form.setRowVisible(row, visible and (roomy or row < FILES_ROW))
+        for row in range(self.form.rowCount()):  # the same rows whichever tab is shown
+            self.form.setRowVisible(row, visible)
         self.model_choice.setVisible(visible and self.model_choice.count() > 0)  # only when there is a choice
 
     def _open_folder(self) -> None:
@@ -542,9 +543,6 @@ class ExportPage(WizardPage):
         if self.result and self.result.model_dir:
             QGuiApplication.clipboard().setText(self.model_label.text())
 
-
-FILES_ROW = 3
-"""The header's row of files (after the model folder, the run folder and the scores)."""
 
 
 def default_destination(result: RunResult, beside: Path | None = None) -> Path:
