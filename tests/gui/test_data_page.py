@@ -382,10 +382,15 @@ def test_data_chosen_before_the_model_is_checked_again_once_a_model_is_chosen(
     assert dataset.data_error.isHidden() and page.table.rowCount() > 0
 
 
-def test_a_task_change_note_goes_with_a_new_config(window: MainWindow) -> None:
+def test_a_task_change_note_goes_with_a_new_config(window: MainWindow, samples: Path) -> None:
     """A preference run set up from Run history was told its columns were "guessed again for
     Causal-LM": the note of the last task change stayed."""
     picker, mapping = window.data_page.model_picker, window.data_page.column_mapping
+    picker.task_combo.setCurrentIndex(picker.task_combo.findData("seq2seq"))
+    assert mapping.mapping_note.text() == ""  # no data yet: no columns to guess again
+    config = window.current_config()
+    config.data.files = [str(samples / "reviews.csv")]
+    window.set_config(config)
     picker.task_combo.setCurrentIndex(picker.task_combo.findData("causal-lm"))
     assert "guessed again for" in mapping.mapping_note.text()
     config = window.current_config()

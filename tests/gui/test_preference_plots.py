@@ -215,6 +215,10 @@ def test_tune_preferences_shows_for_a_finished_chat_run_and_sets_up_the_wizard(
     assert config.task == "preference" and config.model.name == str(chat.model_dir)
     assert config.data.files == []  # the pairs are chosen next
     assert "choose pairs of answers" in window.statusBar().currentMessage()
+    # Nothing said of data before the user has chosen the pairs: nothing to check yet.
+    page = window.data_page
+    assert page.dataset_picker.data_error.isHidden() and page.column_mapping.mapping_note.text() == ""
+    assert page.column_mapping.mapping_error.isHidden()
 
 
 @pytest.mark.slow

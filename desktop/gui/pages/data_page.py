@@ -174,7 +174,9 @@ class DataPage(WizardPage):
         self._show_options()
         self._run_config.set("columns", Columns())
         self.model_picker.check()  # a model that fits one task may not fit another
-        self.column_mapping.show_task_changed(task_name(task))  # the task chosen, not the combo's text
+        data = self._current().data
+        if data.files or data.hub_id:  # no data yet: no columns to guess again, nothing to check
+            self.column_mapping.show_task_changed(task_name(task))  # the task chosen, not the combo's text
         self._schedule_preview()
 
     def _on_model_picker_method_changed(self, method: str) -> None:
