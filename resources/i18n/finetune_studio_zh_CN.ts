@@ -37,6 +37,29 @@
     </message>
 </context>
 <context>
+    <name>CheckpointChoice</name>
+    <message>
+        <source>The run&apos;s model is the checkpoint that scored best on the validation rows. The last step&apos;s model is made from its checkpoint when you choose it (a LoRA run&apos;s is merged).</source>
+        <translation>训练任务的模型是在验证数据上得分最好的检查点。选择最后一步时，会从它的检查点生成最后一步的模型（LoRA 训练会先合并）。</translation>
+    </message>
+    <message>
+        <source>Best checkpoint: step {step}, {metric} {value:.4g}</source>
+        <translation>最佳检查点：第 {step} 步，{metric} {value:.4g}</translation>
+    </message>
+    <message>
+        <source>Last step: step {step}, {metric} {value}</source>
+        <translation>最后一步：第 {step} 步，{metric} {value}</translation>
+    </message>
+    <message>
+        <source>Making the last step&apos;s model from checkpoint-{step}…</source>
+        <translation>正在从 checkpoint-{step} 生成最后一步的模型…</translation>
+    </message>
+    <message>
+        <source>The last step&apos;s model could not be made: {error}</source>
+        <translation>无法生成最后一步的模型：{error}</translation>
+    </message>
+</context>
+<context>
     <name>ChoiceCombo</name>
     <message>
         <source>chosen for this computer</source>
@@ -3438,7 +3461,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>奖励</translation>
     </message>
     <message>
-        <source>log-probability</source>
+        <source>log-prob.</source>
         <translation>对数概率</translation>
     </message>
     <message>
@@ -6762,6 +6785,34 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>llama.cpp 运行 Gemma 2 时输出层与嵌入层共享权重；这个模型的没有共享。</translation>
     </message>
     <message>
+        <source>The model is the last step&apos;s, step {last_step}: {metric} {last:.4g} (the best checkpoint, step {step}, scored {value:.4g}).</source>
+        <translation>模型是最后一步的，第 {last_step} 步：{metric} {last:.4g}（最佳检查点为第 {step} 步，得分 {value:.4g}）。</translation>
+    </message>
+    <message>
+        <source>The last step&apos;s checkpoint of {run} was not kept.</source>
+        <translation>{run} 没有保留最后一步的检查点。</translation>
+    </message>
+    <message>
+        <source>Export the run&apos;s model, its best checkpoint.</source>
+        <translation>请导出训练任务的模型，即它的最佳检查点。</translation>
+    </message>
+    <message>
+        <source>Cancelled; nothing was written.</source>
+        <translation>已取消；没有写入任何内容。</translation>
+    </message>
+    <message>
+        <source>The last step&apos;s model is damaged: {problem}.</source>
+        <translation>最后一步的模型已损坏：{problem}。</translation>
+    </message>
+    <message>
+        <source>Export the best checkpoint instead.</source>
+        <translation>请改为导出最佳检查点。</translation>
+    </message>
+    <message>
+        <source>The base model {model} is needed to merge the last step&apos;s adapters: {problem}</source>
+        <translation>合并最后一步的适配器需要基础模型 {model}：{problem}</translation>
+    </message>
+    <message>
         <source>Ollama is not installed: get it from {url}, then check again.</source>
         <translation>未安装 Ollama：请从 {url} 获取，然后重新检查。</translation>
     </message>
@@ -7014,8 +7065,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>模型是最佳检查点，第 {step} 步（共 {last_step} 步）：{metric} {value:.4g}（最后一步为 {last:.4g}）。</translation>
     </message>
     <message>
+        <source>The model is the last step&apos;s, step {step}, which scored best: {metric} {value:.4g}.</source>
+        <translation>模型是最后一步的，第 {step} 步，也是得分最好的：{metric} {value:.4g}。</translation>
+    </message>
+    <message>
+        <source>The model is the last step&apos;s, step {last_step}; the best checkpoint was step {step} ({metric} {value:.4g}).</source>
+        <translation>模型是最后一步的，第 {last_step} 步；最佳检查点是第 {step} 步（{metric} {value:.4g}）。</translation>
+    </message>
+    <message>
         <source>The model is the best checkpoint, step {step} of {last_step}: {metric} {value:.4g}.</source>
         <translation>模型是最佳检查点，第 {step} 步（共 {last_step} 步）：{metric} {value:.4g}。</translation>
+    </message>
+    <message>
+        <source>On the held-out pairs the tuned model prefers the chosen answer in {after:.0%} of them, the base model in {before:.0%}: no better. {parted}The preference accuracy asks which answer the model finds likelier outright; the reward accuracy only whether it moved toward the chosen answer more than toward the rejected one, from where it started. {fix}</source>
+        <translation>在留出的偏好对上，微调后的模型在 {after:.0%} 的情况下偏向选中回答，基础模型为 {before:.0%}：没有变好。{parted}偏好准确率看的是模型直接认为哪个回答可能性更高；奖励准确率只看模型相对起点，是否更多地移向选中回答而非被拒回答。{fix}</translation>
     </message>
     <message>
         <source>The learning rate is {rate:g}, {times} the {task} default of {default:g}: a rate kept from another task or run? {effect}</source>
@@ -7036,10 +7099,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>After {share:.0%} of the steps the accuracy is {accuracy:.3g}, what guessing among {labels} classes scores ({chance:.3g}).</source>
         <translation>已完成 {share:.0%} 的步数，准确率为 {accuracy:.3g}，与在 {labels} 个类别中随机猜测的得分（{chance:.3g}）相当。</translation>
-    </message>
-    <message>
-        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), that the model reads the data&apos;s language (many unknown tokens in the data check say it does not), and that the labels match the texts.</source>
-        <translation>{seen}模型没有在学习：请检查学习率（{rate:g}；{task} 通常使用 {default:g}）、模型是否能读懂数据的语言（数据检查中大量未知词元说明读不懂），以及标签是否与文本对应。</translation>
     </message>
     <message>
         <source>learning rate {rate:g}</source>
@@ -7366,6 +7425,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>最佳检查点是第 {step} 步（{metric} {value:.4g}）；模型是最后一步的。</translation>
     </message>
     <message>
+        <source>On the training pairs the reward accuracy is {training:.2f}, on the held-out pairs {now:.2f}, no better than at step {first_step} ({first:.2f}). The first counts the pairs the model learns from, the second pairs it never saw: when they part, the model is learning those pairs by heart rather than what makes an answer better. More pairs, fewer steps or a lower learning rate ({rate:g} now) help.</source>
+        <translation>训练偏好对上的奖励准确率是 {training:.2f}，留出偏好对上是 {now:.2f}，不比第 {first_step} 步（{first:.2f}）好。前者统计模型正在学习的偏好对，后者统计它从未见过的偏好对：两者分开时，说明模型在死记这些偏好对，而不是学到什么样的回答更好。更多偏好对、更少步数或更低的学习率（现在是 {rate:g}）会有帮助。</translation>
+    </message>
+    <message>
+        <source>The rewards of the chosen answers ({chosen_then:.3g} to {chosen_now:.3g}) and of the rejected ones ({rejected_then:.3g} to {rejected_now:.3g}) both fell at {n} logs in a row: the model tells the answers apart by making both less likely, which tends to make its own answers worse. {fix}</source>
+        <translation>选中回答的奖励（{chosen_then:.3g} 到 {chosen_now:.3g}）和被拒回答的奖励（{rejected_then:.3g} 到 {rejected_now:.3g}）在连续 {n} 次记录中都在下降：模型是靠让两个回答都变得不太可能来区分它们的，这往往会让它自己的回答变差。{fix}</translation>
+    </message>
+    <message>
+        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), that the model reads the data&apos;s language (many unknown tokens in the data check say it does not), and {labels}.</source>
+        <translation>{seen}模型没有在学习：请检查学习率（{rate:g}；{task} 通常用 {default:g}），模型是否读得懂数据的语言（数据检查中大量未知词元说明读不懂），以及{labels}。</translation>
+    </message>
+    <message>
+        <source>Check that the chosen and rejected columns are not swapped, and try more pairs or more steps.</source>
+        <translation>请检查选中回答和被拒回答两列是否弄反了，并尝试更多偏好对或更多步数。</translation>
+    </message>
+    <message>
+        <source>beta {beta:g}</source>
+        <translation>beta {beta:g}</translation>
+    </message>
+    <message>
+        <source>Yet the reward accuracy reads {reward:.2f}. </source>
+        <translation>但奖励准确率显示为 {reward:.2f}。</translation>
+    </message>
+    <message>
+        <source>A lower learning rate, or a higher beta, keeps it nearer where it started.</source>
+        <translation>更低的学习率或更高的 beta 能让它离起点更近。</translation>
+    </message>
+    <message>
+        <source>A lower learning rate keeps it nearer where it started.</source>
+        <translation>更低的学习率能让它离起点更近。</translation>
+    </message>
+    <message>
+        <source>that the chosen answers are the better ones</source>
+        <translation>选中回答是否确实是较好的回答</translation>
+    </message>
+    <message>
+        <source>that the labels match the texts</source>
+        <translation>标签是否与文本相符</translation>
+    </message>
+    <message>
         <source>Lower the learning rate to {rate}</source>
         <translation>将学习率降到 {rate}</translation>
     </message>
@@ -7464,6 +7563,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>GGUF: lmstudio puts the file in DEST/finetune-studio/RUN/, as LM Studio lists models</source>
         <translation>GGUF：lmstudio 会把文件放在 DEST/finetune-studio/RUN/，与 LM Studio 列出模型的方式一致</translation>
+    </message>
+    <message>
+        <source>a run whose model is its best checkpoint: export the last step&apos;s model instead (made from its checkpoint)</source>
+        <translation>模型为最佳检查点的训练任务：改为导出最后一步的模型（由其检查点生成）</translation>
     </message>
     <message>
         <source>skip the check (folder: reloading it; gguf: llama.cpp&apos;s answers)</source>

@@ -37,6 +37,29 @@
     </message>
 </context>
 <context>
+    <name>CheckpointChoice</name>
+    <message>
+        <source>The run&apos;s model is the checkpoint that scored best on the validation rows. The last step&apos;s model is made from its checkpoint when you choose it (a LoRA run&apos;s is merged).</source>
+        <translation>執行的模型是在驗證資料上得分最好的檢查點。選擇最後一步時，會從它的檢查點產生最後一步的模型（LoRA 執行會先合併）。</translation>
+    </message>
+    <message>
+        <source>Best checkpoint: step {step}, {metric} {value:.4g}</source>
+        <translation>最佳檢查點：第 {step} 步，{metric} {value:.4g}</translation>
+    </message>
+    <message>
+        <source>Last step: step {step}, {metric} {value}</source>
+        <translation>最後一步：第 {step} 步，{metric} {value}</translation>
+    </message>
+    <message>
+        <source>Making the last step&apos;s model from checkpoint-{step}…</source>
+        <translation>正在從 checkpoint-{step} 產生最後一步的模型…</translation>
+    </message>
+    <message>
+        <source>The last step&apos;s model could not be made: {error}</source>
+        <translation>無法產生最後一步的模型：{error}</translation>
+    </message>
+</context>
+<context>
     <name>ChoiceCombo</name>
     <message>
         <source>chosen for this computer</source>
@@ -3438,7 +3461,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>獎勵</translation>
     </message>
     <message>
-        <source>log-probability</source>
+        <source>log-prob.</source>
         <translation>對數機率</translation>
     </message>
     <message>
@@ -6762,6 +6785,34 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>llama.cpp 執行 Gemma 2 時輸出層與嵌入層共用權重；這個模型的沒有共用。</translation>
     </message>
     <message>
+        <source>The model is the last step&apos;s, step {last_step}: {metric} {last:.4g} (the best checkpoint, step {step}, scored {value:.4g}).</source>
+        <translation>模型是最後一步的，第 {last_step} 步：{metric} {last:.4g}（最佳檢查點為第 {step} 步，得分 {value:.4g}）。</translation>
+    </message>
+    <message>
+        <source>The last step&apos;s checkpoint of {run} was not kept.</source>
+        <translation>{run} 沒有保留最後一步的檢查點。</translation>
+    </message>
+    <message>
+        <source>Export the run&apos;s model, its best checkpoint.</source>
+        <translation>請匯出執行的模型，即它的最佳檢查點。</translation>
+    </message>
+    <message>
+        <source>Cancelled; nothing was written.</source>
+        <translation>已取消；沒有寫入任何內容。</translation>
+    </message>
+    <message>
+        <source>The last step&apos;s model is damaged: {problem}.</source>
+        <translation>最後一步的模型已損壞：{problem}。</translation>
+    </message>
+    <message>
+        <source>Export the best checkpoint instead.</source>
+        <translation>請改為匯出最佳檢查點。</translation>
+    </message>
+    <message>
+        <source>The base model {model} is needed to merge the last step&apos;s adapters: {problem}</source>
+        <translation>合併最後一步的配接器需要基礎模型 {model}：{problem}</translation>
+    </message>
+    <message>
         <source>Ollama is not installed: get it from {url}, then check again.</source>
         <translation>未安裝 Ollama：請從 {url} 取得，然後重新檢查。</translation>
     </message>
@@ -7014,8 +7065,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>模型是最佳檢查點，第 {step} 步（共 {last_step} 步）：{metric} {value:.4g}（最後一步為 {last:.4g}）。</translation>
     </message>
     <message>
+        <source>The model is the last step&apos;s, step {step}, which scored best: {metric} {value:.4g}.</source>
+        <translation>模型是最後一步的，第 {step} 步，也是得分最好的：{metric} {value:.4g}。</translation>
+    </message>
+    <message>
+        <source>The model is the last step&apos;s, step {last_step}; the best checkpoint was step {step} ({metric} {value:.4g}).</source>
+        <translation>模型是最後一步的，第 {last_step} 步；最佳檢查點是第 {step} 步（{metric} {value:.4g}）。</translation>
+    </message>
+    <message>
         <source>The model is the best checkpoint, step {step} of {last_step}: {metric} {value:.4g}.</source>
         <translation>模型是最佳檢查點，第 {step} 步（共 {last_step} 步）：{metric} {value:.4g}。</translation>
+    </message>
+    <message>
+        <source>On the held-out pairs the tuned model prefers the chosen answer in {after:.0%} of them, the base model in {before:.0%}: no better. {parted}The preference accuracy asks which answer the model finds likelier outright; the reward accuracy only whether it moved toward the chosen answer more than toward the rejected one, from where it started. {fix}</source>
+        <translation>在保留的偏好對上，微調後的模型在 {after:.0%} 的情況下偏向選中回答，基礎模型為 {before:.0%}：沒有變好。{parted}偏好準確率看的是模型直接認為哪個回答可能性較高；獎勵準確率只看模型相對起點，是否更多地移向選中回答而非被拒回答。{fix}</translation>
     </message>
     <message>
         <source>The learning rate is {rate:g}, {times} the {task} default of {default:g}: a rate kept from another task or run? {effect}</source>
@@ -7036,10 +7099,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>After {share:.0%} of the steps the accuracy is {accuracy:.3g}, what guessing among {labels} classes scores ({chance:.3g}).</source>
         <translation>已完成 {share:.0%} 的步數，準確率為 {accuracy:.3g}，與在 {labels} 個類別中隨機猜測的得分（{chance:.3g}）相當。</translation>
-    </message>
-    <message>
-        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), that the model reads the data&apos;s language (many unknown tokens in the data check say it does not), and that the labels match the texts.</source>
-        <translation>{seen}模型沒有在學習：請檢查學習率（{rate:g}；{task} 通常使用 {default:g}）、模型是否能讀懂資料的語言（資料檢查中大量未知詞元說明讀不懂），以及標籤是否與文字對應。</translation>
     </message>
     <message>
         <source>learning rate {rate:g}</source>
@@ -7366,6 +7425,46 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>最佳檢查點是第 {step} 步（{metric} {value:.4g}）；模型是最後一步的。</translation>
     </message>
     <message>
+        <source>On the training pairs the reward accuracy is {training:.2f}, on the held-out pairs {now:.2f}, no better than at step {first_step} ({first:.2f}). The first counts the pairs the model learns from, the second pairs it never saw: when they part, the model is learning those pairs by heart rather than what makes an answer better. More pairs, fewer steps or a lower learning rate ({rate:g} now) help.</source>
+        <translation>訓練偏好對上的獎勵準確率是 {training:.2f}，保留偏好對上是 {now:.2f}，不比第 {first_step} 步（{first:.2f}）好。前者統計模型正在學習的偏好對，後者統計它從未見過的偏好對：兩者分開時，表示模型在死記這些偏好對，而不是學到什麼樣的回答更好。更多偏好對、更少步數或更低的學習率（現在是 {rate:g}）會有幫助。</translation>
+    </message>
+    <message>
+        <source>The rewards of the chosen answers ({chosen_then:.3g} to {chosen_now:.3g}) and of the rejected ones ({rejected_then:.3g} to {rejected_now:.3g}) both fell at {n} logs in a row: the model tells the answers apart by making both less likely, which tends to make its own answers worse. {fix}</source>
+        <translation>選中回答的獎勵（{chosen_then:.3g} 到 {chosen_now:.3g}）和被拒回答的獎勵（{rejected_then:.3g} 到 {rejected_now:.3g}）在連續 {n} 次記錄中都在下降：模型是靠讓兩個回答都變得不太可能來區分它們，這往往會讓它自己的回答變差。{fix}</translation>
+    </message>
+    <message>
+        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), that the model reads the data&apos;s language (many unknown tokens in the data check say it does not), and {labels}.</source>
+        <translation>{seen}模型沒有在學習：請檢查學習率（{rate:g}；{task} 通常用 {default:g}），模型是否讀得懂資料的語言（資料檢查中大量未知詞元表示讀不懂），以及{labels}。</translation>
+    </message>
+    <message>
+        <source>Check that the chosen and rejected columns are not swapped, and try more pairs or more steps.</source>
+        <translation>請檢查選中回答和被拒回答兩欄是否弄反了，並嘗試更多偏好對或更多步數。</translation>
+    </message>
+    <message>
+        <source>beta {beta:g}</source>
+        <translation>beta {beta:g}</translation>
+    </message>
+    <message>
+        <source>Yet the reward accuracy reads {reward:.2f}. </source>
+        <translation>但獎勵準確率顯示為 {reward:.2f}。</translation>
+    </message>
+    <message>
+        <source>A lower learning rate, or a higher beta, keeps it nearer where it started.</source>
+        <translation>更低的學習率或更高的 beta 能讓它離起點更近。</translation>
+    </message>
+    <message>
+        <source>A lower learning rate keeps it nearer where it started.</source>
+        <translation>更低的學習率能讓它離起點更近。</translation>
+    </message>
+    <message>
+        <source>that the chosen answers are the better ones</source>
+        <translation>選中回答是否確實是較好的回答</translation>
+    </message>
+    <message>
+        <source>that the labels match the texts</source>
+        <translation>標籤是否與文字相符</translation>
+    </message>
+    <message>
         <source>Lower the learning rate to {rate}</source>
         <translation>將學習率降到 {rate}</translation>
     </message>
@@ -7464,6 +7563,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>GGUF: lmstudio puts the file in DEST/finetune-studio/RUN/, as LM Studio lists models</source>
         <translation>GGUF：lmstudio 會把檔案放在 DEST/finetune-studio/RUN/，與 LM Studio 列出模型的方式一致</translation>
+    </message>
+    <message>
+        <source>a run whose model is its best checkpoint: export the last step&apos;s model instead (made from its checkpoint)</source>
+        <translation>模型為最佳檢查點的執行：改為匯出最後一步的模型（由其檢查點產生）</translation>
     </message>
     <message>
         <source>skip the check (folder: reloading it; gguf: llama.cpp&apos;s answers)</source>
