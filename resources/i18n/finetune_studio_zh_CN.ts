@@ -828,12 +828,20 @@
         <translation>在测量的每一对中，微调后的模型都偏向选中回答。</translation>
     </message>
     <message>
-        <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
-        <translation>准确率 {accuracy} · 宏平均 F1 {macro} · 基于 {rows} 行评估数据</translation>
-    </message>
-    <message>
         <source>  (base model → fine-tuned)</source>
         <translation>（基础模型 → 微调后）</translation>
+    </message>
+    <message>
+        <source>Validation loss</source>
+        <translation>验证损失</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>准确率</translation>
+    </message>
+    <message>
+        <source>macro-F1</source>
+        <translation>宏平均 F1</translation>
     </message>
     <message>
         <source>The fine-tuned model does worse than the base model on these rows: train longer, with a lower learning rate, or with more examples of the classes it gets wrong.</source>

@@ -828,12 +828,20 @@
         <translation>在測量的每一對中，微調後的模型都偏向選中回答。</translation>
     </message>
     <message>
-        <source>Accuracy {accuracy} · macro-F1 {macro} · on {rows} evaluation rows</source>
-        <translation>準確率 {accuracy} · 宏平均 F1 {macro} · 基於 {rows} 列評估資料</translation>
-    </message>
-    <message>
         <source>  (base model → fine-tuned)</source>
         <translation>（基礎模型 → 微調後）</translation>
+    </message>
+    <message>
+        <source>Validation loss</source>
+        <translation>驗證損失</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>準確率</translation>
+    </message>
+    <message>
+        <source>macro-F1</source>
+        <translation>宏平均 F1</translation>
     </message>
     <message>
         <source>The fine-tuned model does worse than the base model on these rows: train longer, with a lower learning rate, or with more examples of the classes it gets wrong.</source>

@@ -52,6 +52,11 @@ def test_the_model_is_the_best_checkpoint_named_with_its_score_and_the_last(
     assert kept.is_dir()  # saved at the new best and kept through the rotation
     assert _same(_weights(run.model_dir), _weights(kept))
     assert finished.metrics["eval_loss"] == pytest.approx(best_loss)  # the scores are the saved model's
+    from desktop.core.training import evaluation
+
+    saved = evaluation.load(run.path)
+    # The report's loss, for the header's before and after, is the saved model's, and the base model's too.
+    assert saved["fine_tuned"].loss == pytest.approx(best_loss, rel=1e-4) and saved["base"].loss is not None
     said = [str(n) for n in result.notes if "best checkpoint" in str(n)]
     assert said and f"The model is the best checkpoint, step {best_step} of {found['last_step']}" in said[0]
     (info,) = list_runs(tmp_path / "runs")

@@ -93,6 +93,8 @@ def test_the_export_page_and_the_evaluation_name_the_checkpoint_and_how_it_score
     (run.model_dir / "config.json").write_text("{}", encoding="utf-8")
     evaluation.save(run.path, tuned, base)
 
+    tuned.loss, base.loss = 0.5881, 0.41  # the base model's loss was lower: the loss is the run's measure
+    evaluation.save(run.path, tuned, base)
     window.export_page.show_result(RunResult("finished", run.path, run.model_dir, {"eval_loss": 0.5881}))
     said = (
         "The model is the best checkpoint, step 5 of 20: validation loss 0.5881 "
@@ -101,6 +103,9 @@ def test_the_export_page_and_the_evaluation_name_the_checkpoint_and_how_it_score
     page = window.export_page
     assert said in page.metrics_label.text()  # under the scores: which step's they are
     assert page.evaluation.checkpoint.text() == said and not page.evaluation.checkpoint.isHidden()
+    # The header leads with the figure the run chose, and judges by it: here it got worse.
+    assert page.evaluation.summary.text().startswith("Validation loss 0.410 → <b>0.588</b> · Accuracy")
+    assert "does worse than the base model" in page.evaluation.verdict.text()
 
     last = fake_run(app_home / "runs", "last", FinishedEvent(20, "model", {}, best=dict(found, step=20)))
     last.model_dir.mkdir()

@@ -71,6 +71,7 @@ class ClassificationReport:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     texts: list[str] = field(default_factory=list)
     confidence: list[float] = field(default_factory=list)
+    loss: float | None = None  # the validation loss (reports saved before it was kept have none)
 
     @property
     def rows(self) -> int:

@@ -66,7 +66,7 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
             if classify:
                 logits.append(batch_logits.float().cpu().numpy())
                 labels.append(batch_labels.cpu().numpy())
-            elif loss is not None:
+            if loss is not None:  # a classifier's too: its header leads with the loss when it is the measure
                 losses.append((float(loss), len(inputs["input_ids"])))
             elapsed = time.perf_counter() - started
             if index == 0:
@@ -74,6 +74,8 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
             elif index == 1 and first + (elapsed - first) * (batches - 1) > BASE_EVALUATION_S:
                 emit(PreparingEvent(msg("The base model's evaluation would take over a minute: skipped")))
                 return
+        rows = sum(n for _, n in losses)
+        loss = sum(value * n for value, n in losses) / rows if rows else None
         if classify:
             names = model.config.id2label
             report: Any = evaluation.classify_report(
@@ -83,9 +85,8 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
                 task.eval_texts,
                 task.label_counts,
             )
+            report.loss = loss
         else:
-            rows = sum(n for _, n in losses)
-            loss = sum(value * n for value, n in losses) / rows if rows else None
             answer = _answerer(trainer, prepared)
             left = BASE_EVALUATION_S - (time.perf_counter() - started)
             budget = max(0.0, min(evaluation.GENERATION_S, left))
@@ -197,6 +198,7 @@ def write_evaluation(
         report = evaluation.classify_report(
             labels, output.label_ids.tolist(), evaluation.softmax(logits), task.eval_texts, task.label_counts
         )
+        report.loss = (output.metrics or {}).get("test_loss")
         evaluation.save(run.path, report)
     except Exception:
         log.warning("the evaluation could not be saved", exc_info=True)
