@@ -544,7 +544,6 @@ class ExportPage(WizardPage):
             QGuiApplication.clipboard().setText(self.model_label.text())
 
 
-
 def default_destination(result: RunResult, beside: Path | None = None) -> Path:
     """Where "Export a copy" goes unless the user picks a folder: a new folder named after the run in
     the folder the last export went to (``beside``), else in the user's Documents (not inside the run
