@@ -7109,6 +7109,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>已完成 {share:.0%} 的步数，准确率为 {accuracy:.3g}，与在 {labels} 个类别中随机猜测的得分（{chance:.3g}）相当。</translation>
     </message>
     <message>
+        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), {language}, and {labels}.</source>
+        <translation>{seen}模型没有在学习：请检查学习率（{rate:g}；{task} 通常用 {default:g}），{language}，以及{labels}。</translation>
+    </message>
+    <message>
         <source>learning rate {rate:g}</source>
         <translation>学习率 {rate:g}</translation>
     </message>
@@ -7131,6 +7135,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>So low a rate changes the model very little.</source>
         <translation>这么低的学习率几乎不会改变模型。</translation>
+    </message>
+    <message>
+        <source>that the model reads the data&apos;s language ({share:.0%} of the data&apos;s tokens are unknown to it{verdict})</source>
+        <translation>模型是否读得懂数据的语言（数据中有 {share:.0%} 的词元它不认识{verdict}）</translation>
+    </message>
+    <message>
+        <source>that the model reads the data&apos;s language (many unknown tokens in the data check say it does not)</source>
+        <translation>模型是否读得懂数据的语言（数据检查中大量未知词元说明读不懂）</translation>
+    </message>
+    <message>
+        <source>: it does not</source>
+        <translation>：它读不懂</translation>
     </message>
     <message>
         <source>preference tuning needs TRL: pip install trl.</source>
@@ -7439,10 +7455,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The rewards of the chosen answers ({chosen_then:.3g} to {chosen_now:.3g}) and of the rejected ones ({rejected_then:.3g} to {rejected_now:.3g}) both fell at {n} logs in a row: the model tells the answers apart by making both less likely, which tends to make its own answers worse. {fix}</source>
         <translation>选中回答的奖励（{chosen_then:.3g} 到 {chosen_now:.3g}）和被拒回答的奖励（{rejected_then:.3g} 到 {rejected_now:.3g}）在连续 {n} 次记录中都在下降：模型是靠让两个回答都变得不太可能来区分它们的，这往往会让它自己的回答变差。{fix}</translation>
-    </message>
-    <message>
-        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), that the model reads the data&apos;s language (many unknown tokens in the data check say it does not), and {labels}.</source>
-        <translation>{seen}模型没有在学习：请检查学习率（{rate:g}；{task} 通常用 {default:g}），模型是否读得懂数据的语言（数据检查中大量未知词元说明读不懂），以及{labels}。</translation>
     </message>
     <message>
         <source>Check that the chosen and rejected columns are not swapped, and try more pairs or more steps.</source>

@@ -7109,6 +7109,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>已完成 {share:.0%} 的步數，準確率為 {accuracy:.3g}，與在 {labels} 個類別中隨機猜測的得分（{chance:.3g}）相當。</translation>
     </message>
     <message>
+        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), {language}, and {labels}.</source>
+        <translation>{seen}模型沒有在學習：請檢查學習率（{rate:g}；{task} 通常用 {default:g}），{language}，以及{labels}。</translation>
+    </message>
+    <message>
         <source>learning rate {rate:g}</source>
         <translation>學習率 {rate:g}</translation>
     </message>
@@ -7131,6 +7135,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>So low a rate changes the model very little.</source>
         <translation>這麼低的學習率幾乎不會改變模型。</translation>
+    </message>
+    <message>
+        <source>that the model reads the data&apos;s language ({share:.0%} of the data&apos;s tokens are unknown to it{verdict})</source>
+        <translation>模型是否讀得懂資料的語言（資料中有 {share:.0%} 的詞元它不認識{verdict}）</translation>
+    </message>
+    <message>
+        <source>that the model reads the data&apos;s language (many unknown tokens in the data check say it does not)</source>
+        <translation>模型是否讀得懂資料的語言（資料檢查中大量未知詞元表示讀不懂）</translation>
+    </message>
+    <message>
+        <source>: it does not</source>
+        <translation>：它讀不懂</translation>
     </message>
     <message>
         <source>preference tuning needs TRL: pip install trl.</source>
@@ -7439,10 +7455,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The rewards of the chosen answers ({chosen_then:.3g} to {chosen_now:.3g}) and of the rejected ones ({rejected_then:.3g} to {rejected_now:.3g}) both fell at {n} logs in a row: the model tells the answers apart by making both less likely, which tends to make its own answers worse. {fix}</source>
         <translation>選中回答的獎勵（{chosen_then:.3g} 到 {chosen_now:.3g}）和被拒回答的獎勵（{rejected_then:.3g} 到 {rejected_now:.3g}）在連續 {n} 次記錄中都在下降：模型是靠讓兩個回答都變得不太可能來區分它們，這往往會讓它自己的回答變差。{fix}</translation>
-    </message>
-    <message>
-        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually trains at {default:g}), that the model reads the data&apos;s language (many unknown tokens in the data check say it does not), and {labels}.</source>
-        <translation>{seen}模型沒有在學習：請檢查學習率（{rate:g}；{task} 通常用 {default:g}），模型是否讀得懂資料的語言（資料檢查中大量未知詞元表示讀不懂），以及{labels}。</translation>
     </message>
     <message>
         <source>Check that the chosen and rejected columns are not swapped, and try more pairs or more steps.</source>

@@ -72,6 +72,9 @@ def test_a_flat_loss_or_accuracy_at_chance_is_not_learning_said_once() -> None:
     assert "After 40% of the steps the training loss has barely moved" in text
     assert "the model reads the data's language" in text
     assert said[1].remedies[0]["changes"] == {"training.learning_rate": 5e-5}
+    # An English model on Chinese reviews: the share of unknown tokens is the figure that says why.
+    (_, english) = _watch(Coach(_config(rate=5e-7), num_labels=2, unknown=0.62), losses, evals)
+    assert "(62% of the data's tokens are unknown to it: it does not)" in str(english.message)
 
 
 def test_a_rate_kept_from_another_task_is_named_as_the_run_starts() -> None:

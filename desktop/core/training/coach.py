@@ -46,6 +46,8 @@ FLAT_SHARE, FLAT = 0.4, 0.95
 PARTED = 0.3
 """How far the training pairs' reward accuracy must be above the held-out pairs' to call them parted."""
 CHANCE_MARGIN = 0.05
+UNKNOWN = 0.05
+"""A share of unknown tokens above which the model is said not to read the data's language."""
 
 
 def default_rate(config: RunConfig) -> float:
@@ -56,9 +58,12 @@ def default_rate(config: RunConfig) -> float:
 class Coach:
     """Watches one run's events; :meth:`see` returns what to say about each (mostly nothing)."""
 
-    def __init__(self, config: RunConfig, num_labels: int | None = None) -> None:
+    def __init__(
+        self, config: RunConfig, num_labels: int | None = None, unknown: float | None = None
+    ) -> None:
         self.config = config
         self.num_labels = num_labels
+        self.unknown = unknown  # the share of the data's tokens the model does not know (classifiers)
         self.total_steps = 0
         self.said: set[str] = set()
         self.losses: list[tuple[int, float]] = []  # training loss (step, value)
@@ -311,12 +316,22 @@ class Coach:
             "not_learning",
             msg(
                 "{seen} The model is not learning: check the learning rate ({rate:g}; {task} usually "
-                "trains at {default:g}), that the model reads the data's language (many unknown tokens in "
-                "the data check say it does not), and {labels}.",
+                "trains at {default:g}), {language}, and {labels}.",
                 seen=seen,
                 rate=rate,
                 task=self.config.task,
                 default=default,
+                language=msg(
+                    "that the model reads the data's language ({share:.0%} of the data's tokens are "
+                    "unknown to it{verdict})",
+                    share=self.unknown,
+                    verdict=msg(": it does not") if self.unknown > UNKNOWN else "",
+                )
+                if self.unknown is not None
+                else msg(
+                    "that the model reads the data's language (many unknown tokens in the data check say "
+                    "it does not)"
+                ),
                 labels=msg("that the chosen answers are the better ones")
                 if self.config.task == "preference"
                 else msg("that the labels match the texts"),

@@ -108,7 +108,7 @@ def run_training(
         return RunResult("invalid", failure=failure)
 
     labels = getattr(getattr(prepared.task.model, "config", None), "num_labels", None)
-    coach = Coach(prepared.config, labels if prepared.config.task == "classification" else None)
+    coach = Coach(prepared.config, *_reading(prepared, labels))
 
     def emit(event: Event) -> None:
         if not main:
@@ -129,6 +129,21 @@ def run_training(
         run.unlock()
         run.close()
         release_memory()
+
+
+def _reading(prepared: Any, labels: int | None) -> tuple[int | None, float | None]:
+    """A classifier's classes and the share of its evaluation texts' tokens its model does not know
+    (the coach's "not learning" names it); ``None`` for other tasks or where it cannot be measured."""
+    if prepared.config.task != "classification":
+        return None, None
+    from desktop.core.data.checks import unknown_share
+
+    texts = list(getattr(prepared.task, "eval_texts", None) or [])
+    try:
+        return labels, unknown_share(prepared.tokenizer, texts) if texts else None
+    except Exception:  # a tokenizer that refuses a text: the coach says it without the figure
+        log.warning("the unknown-token share could not be measured", exc_info=True)
+        return labels, None
 
 
 RESUME_ON_NEW_DATA = "resume_on_new_data"
