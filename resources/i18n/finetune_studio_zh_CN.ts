@@ -7101,6 +7101,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>训练损失在上升：现在为 {now:.3g}，是其最低值（{lowest:.3g}）的 {times:.1f} 倍。学习率（{rate:g}）对这个模型可能太高了。</translation>
     </message>
     <message>
+        <source>After {share:.0%} of the steps the training loss is higher than where it began ({first:.3g} to {now:.3g}).</source>
+        <translation>已完成 {share:.0%} 的步数，训练损失反而比开始时更高（{first:.3g} 到 {now:.3g}）。</translation>
+    </message>
+    <message>
         <source>After {share:.0%} of the steps the training loss has barely moved ({first:.3g} to {now:.3g}).</source>
         <translation>已完成 {share:.0%} 的步数，训练损失几乎没有变化（{first:.3g} 到 {now:.3g}）。</translation>
     </message>

@@ -7101,6 +7101,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>訓練損失在上升：現在為 {now:.3g}，是其最低值（{lowest:.3g}）的 {times:.1f} 倍。學習率（{rate:g}）對這個模型可能太高了。</translation>
     </message>
     <message>
+        <source>After {share:.0%} of the steps the training loss is higher than where it began ({first:.3g} to {now:.3g}).</source>
+        <translation>已完成 {share:.0%} 的步數，訓練損失反而比開始時更高（{first:.3g} 到 {now:.3g}）。</translation>
+    </message>
+    <message>
         <source>After {share:.0%} of the steps the training loss has barely moved ({first:.3g} to {now:.3g}).</source>
         <translation>已完成 {share:.0%} 的步數，訓練損失幾乎沒有變化（{first:.3g} 到 {now:.3g}）。</translation>
     </message>

@@ -53,6 +53,12 @@ def test_validation_loss_rising_while_training_loss_falls_is_overfitting_with_th
     text = str(said.message)
     assert "(0.65 at step 40, 2.98 now)" in text and "The best evaluation so far is step 40." in text
     assert said.remedies[0]["changes"] == {"training.max_steps": 40}
+    # Rises of a hundredth are noise, not the model learning its rows by heart.
+    noise = {
+        s: {"eval_loss": v}
+        for s, v in zip((20, 40, 60, 80, 100), (0.694, 0.692, 0.696, 0.70, 0.705), strict=True)
+    }
+    assert _watch(Coach(_config()), losses, noise) == []
 
 
 def test_a_loss_that_grows_fast_is_diverging_and_a_tenth_of_the_rate_is_offered() -> None:
@@ -61,6 +67,9 @@ def test_a_loss_that_grows_fast_is_diverging_and_a_tenth_of_the_rate_is_offered(
     assert said.concern == "diverging" and said.step == 30  # as soon as it is three times its lowest
     assert "1.5 now, 3.8 times its lowest (0.4)" in str(said.message)
     assert said.remedies[0]["changes"] == {"training.learning_rate": pytest.approx(1e-5)}
+    # A jump that stays up is diverging too: a tiny GPT-2 at 0.9 went from 8.3 to 44.6 in one log.
+    (jumped,) = _watch(Coach(_config(rate=1e-4)), [8.3, 44.6, 37.5, 30.3, 39.4])
+    assert jumped.concern == "diverging" and jumped.step == 20
 
 
 def test_a_flat_loss_or_accuracy_at_chance_is_not_learning_said_once() -> None:
@@ -214,3 +223,67 @@ def test_a_dpo_run_at_0_002_on_pairs_without_a_rule_is_told_both(
     assert last.remedies[0]["changes"] == {"training.learning_rate": 5e-6}
     recorded = [e.concern for e in RunDir(result.run_dir).events() if isinstance(e, AdviceEvent)]
     assert recorded[-1] == "preference_not_improving"  # before the finished event, in the run's record
+
+
+def _labels_at_random(samples: Path, out: Path) -> Path:
+    """The sample reviews with labels drawn at random: nothing to learn but the rows by heart."""
+    import csv
+    import random
+
+    rng = random.Random(0)
+    with open(samples / "reviews.csv", encoding="utf-8", newline="") as source:
+        rows = list(csv.DictReader(source))
+    with open(out, "w", encoding="utf-8", newline="") as target:
+        writer = csv.DictWriter(target, fieldnames=["text", "label"])
+        writer.writeheader()
+        writer.writerows({"text": row["text"], "label": rng.choice(["positive", "negative"])} for row in rows)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trouble", ["overfitting", "diverging", "not_learning", "none"])
+def test_tiny_models_that_go_wrong_each_get_their_sentence_and_fix(
+    trouble: str, tiny_bert: Path, tiny_gpt2: Path, samples: Path, tmp_path: Path
+) -> None:
+    """Real runs built to go wrong (tiny models need rates far above the defaults, so each also hears
+    about its rate): a classifier memorising random labels overfits, a GPT-2 at 0.9 diverges, a rate of
+    1e-9 leaves the loss where it was; a GPT-2 that learns hears nothing else."""
+    runs = tmp_path / "runs"
+    if trouble == "overfitting":
+        data = _labels_at_random(samples, tmp_path / "noise.csv")
+        config = make_config("classification", tiny_bert, [data], runs, max_steps=160, learning_rate=3e-3)
+        config.training.eval_steps = config.training.save_steps = 10
+        config.training.early_stopping = 0
+        config.validation.fraction = 0.3
+    elif trouble == "not_learning":
+        config = make_config("classification", tiny_bert, [samples / "reviews.csv"], runs, learning_rate=1e-9)
+    else:  # a tiny GPT-2 on the sample chats: at 0.9 it diverges, at 0.05 it learns
+        rate = 0.9 if trouble == "diverging" else 0.05
+        config = make_config(
+            "causal-lm", tiny_gpt2, [samples / "chat.jsonl"], runs, max_steps=40, learning_rate=rate
+        )
+        config.training.logging_steps, config.training.warmup_ratio = 2, 0.0
+        config.training.optimizer = "adafactor"
+    events = Recorder()
+
+    result = run_training(config, events.append)
+
+    assert result.status == "finished", result.failure
+    said = {advice.concern: advice for advice in events.of(AdviceEvent)}
+    assert "learning_rate" in said  # each of these rates is 20 times the default or more, either way
+    if trouble == "none":
+        assert set(said) == {"learning_rate"}, {c: str(a.message) for c, a in said.items()}
+        return
+    advice = said[trouble]
+    fix = advice.remedies[0]["changes"]
+    if trouble == "overfitting":
+        assert "The validation loss has risen at 3 evaluations in a row" in str(advice.message)
+        assert fix["training.max_steps"] < advice.step  # stop at the best evaluation
+    elif trouble == "diverging":
+        assert str(advice.message).startswith("The training loss is growing")
+        assert fix == {"training.learning_rate": pytest.approx(0.09)}
+    else:
+        assert "The model is not learning" in str(advice.message)
+        assert fix == {"training.learning_rate": 5e-5}
+    recorded = {e.concern for e in RunDir(result.run_dir).events() if isinstance(e, AdviceEvent)}
+    assert trouble in recorded  # in the run's events too
