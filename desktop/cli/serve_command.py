@@ -63,6 +63,26 @@ def add_parsers(sub: Any) -> None:
             "requests that may wait while one is answered; the next are told the server is busy (default: 32)"
         ),
     )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=say(
+            "another name requests may be addressed to (this computer's name in your network, a proxy's); "
+            "requests addressed to other names are refused (a web page may use one to reach the server)"
+        ),
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help=say(
+            "a web page that may use the server from a browser, as scheme://host:port (e.g. "
+            "http://localhost:3000); requests from other pages are refused"
+        ),
+    )
     p.add_argument("--require-key", action="store_true", help=say("require the API key on this computer too"))
     p.add_argument("--new-key", action="store_true", help=say("replace the kept API key with a new one"))
     p.add_argument("--runs-dir", type=Path)
@@ -170,6 +190,8 @@ def _serve(args: argparse.Namespace) -> int:
         name=args.name or default_name,
         key=value,
         limits=Limits(max_tokens=args.max_tokens, queue=max(args.queue, 0)),
+        hosts=tuple(args.allow_host),
+        origins=tuple(origin.rstrip("/") for origin in args.allow_origin),
     )
     on_request = _emit_request if events else _print_request
     server = LocalServer(folder, options, run_config, on_request=on_request).bind()
@@ -217,7 +239,7 @@ def _say_ready(server: Any, keyed: bool, key: Any, code: dict[str, str]) -> None
         )
     )
     if server.options.host in ("0.0.0.0", "::"):
-        from desktop.core.serving.server import lan_addresses
+        from desktop.core.serving.addresses import lan_addresses
 
         urls = [f"http://{address}:{server.port}/v1" for address in lan_addresses()]
         if urls:

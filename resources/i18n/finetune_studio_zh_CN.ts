@@ -7717,6 +7717,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>回答一个请求时最多可排队等待的请求数；再多的会被告知服务繁忙（默认：32）</translation>
     </message>
     <message>
+        <source>another name requests may be addressed to (this computer&apos;s name in your network, a proxy&apos;s); requests addressed to other names are refused (a web page may use one to reach the server)</source>
+        <translation>请求可以使用的另一个名称（本机在你网络中的名称、代理的名称）；发往其他名称的请求会被拒绝（网页可能借此访问服务器）</translation>
+    </message>
+    <message>
+        <source>a web page that may use the server from a browser, as scheme://host:port (e.g. http://localhost:3000); requests from other pages are refused</source>
+        <translation>允许在浏览器中使用本服务器的网页，写成 scheme://host:port（例如 http://localhost:3000）；来自其他网页的请求会被拒绝</translation>
+    </message>
+    <message>
         <source>require the API key on this computer too</source>
         <translation>在本机上也要求 API 密钥</translation>
     </message>

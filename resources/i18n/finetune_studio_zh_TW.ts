@@ -7717,6 +7717,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>回答一個請求時最多可排隊等待的請求數；再多的會被告知服務忙碌（預設：32）</translation>
     </message>
     <message>
+        <source>another name requests may be addressed to (this computer&apos;s name in your network, a proxy&apos;s); requests addressed to other names are refused (a web page may use one to reach the server)</source>
+        <translation>請求可以使用的另一個名稱（本機在你網路中的名稱、代理的名稱）；發往其他名稱的請求會被拒絕（網頁可能藉此存取伺服器）</translation>
+    </message>
+    <message>
+        <source>a web page that may use the server from a browser, as scheme://host:port (e.g. http://localhost:3000); requests from other pages are refused</source>
+        <translation>允許在瀏覽器中使用本伺服器的網頁，寫成 scheme://host:port（例如 http://localhost:3000）；來自其他網頁的請求會被拒絕</translation>
+    </message>
+    <message>
         <source>require the API key on this computer too</source>
         <translation>在本機上也要求 API 金鑰</translation>
     </message>

@@ -73,7 +73,7 @@ def test_another_host_gets_a_key_shown_once_and_kept_in_the_keyring(
     monkeypatch.delenv(KEY_ENV, raising=False)
     folder = str(tiny_chat_models["llama"])
 
-    monkeypatch.setattr("desktop.core.serving.server.lan_addresses", lambda: ["192.0.2.7"])
+    monkeypatch.setattr("desktop.core.serving.addresses.lan_addresses", lambda: ["192.0.2.7"])
     assert main(["--lang", "en", "serve", folder, "--host", "0.0.0.0"]) == 0
     first = capsys.readouterr().out
     assert "From other computers: http://192.0.2.7:8000/v1" in first
@@ -89,6 +89,26 @@ def test_another_host_gets_a_key_shown_once_and_kept_in_the_keyring(
     assert main(["--lang", "en", "serve", folder, "--host", "0.0.0.0", "--new-key"]) == 0
     assert served[-1] != key and served[-1] == keyring_backend[(KEYRING_SERVICE, KEY_NAME)]
     assert served[-1] in capsys.readouterr().out
+
+
+def test_names_and_web_pages_are_allowed_by_flag(
+    tiny_chat_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served: list = []
+    monkeypatch.setattr(LocalServer, "open", lambda self: self)
+    monkeypatch.setattr(LocalServer, "serve", lambda self: served.append(self.options))
+    folder = str(tiny_chat_models["llama"])
+    args = [
+        "--allow-host",
+        "studio.lan",
+        "--allow-origin",
+        "http://localhost:3000/",
+        "--allow-origin",
+        "app://x",
+    ]
+    assert main(["--lang", "en", "serve", folder, *args]) == 0
+    assert served[0].hosts == ("studio.lan",)
+    assert served[0].origins == ("http://localhost:3000", "app://x")  # as a browser sends it: no slash
 
 
 def test_without_a_keyring_each_start_makes_a_new_key(monkeypatch: pytest.MonkeyPatch) -> None:

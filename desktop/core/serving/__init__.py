@@ -2,7 +2,8 @@
 
 Owns the model's thread and the queue in front of it (``engine``), the request shapes and errors
 (``protocol``), the routes with the key and the limits (``api``, FastAPI), binding the port and running
-uvicorn (``server``), the API key in the OS keyring (``keys``) and the code a user copies to call it
+uvicorn (``server``), what a request must be to reach the routes (``guard``), this computer's
+addresses (``addresses``), the API key in the OS keyring (``keys``) and the code a user copies to call it
 (``snippets``).
 
 May use: every other package of core (the model is loaded as ``results.tryit`` loads it).
@@ -11,6 +12,7 @@ May use: every other package of core (the model is loaded as ``results.tryit`` l
 # The package's public face: the modules other packages may import (tests/test_house_rules.py holds
 # it). The others are this package's own; what another package needs of them goes through these.
 __all__ = [
+    "addresses",
     "engine",
     "keys",
     "server",

@@ -1,16 +1,15 @@
 """The HTTP routes: OpenAI's ``/v1/models``, ``/v1/chat/completions`` and ``/v1/completions``, and our
 ``/v1/classify`` for a classifier, over one :class:`~desktop.core.serving.engine.Engine`.
 
-Before a route reads anything, :class:`Guard` checks the API key (when one is required) and the body's
-size. Every refusal is OpenAI's error shape with one sentence that says what to change; the server
-goes on serving.
+Before a route reads anything, :class:`~desktop.core.serving.guard.Guard` checks the request's host,
+origin and content type, the API key (when one is required) and the body's size. Every refusal is
+OpenAI's error shape with one sentence that says what to change; the server goes on serving.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import time
 import uuid
@@ -23,6 +22,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException
 
 from desktop.core.serving.engine import Busy, Engine, Job, Outcome, Sampling, Stopping
+from desktop.core.serving.guard import Access, Guard, Refused, TooLarge
 from desktop.core.serving.protocol import (
     ChatRequest,
     ClassifyRequest,
@@ -33,33 +33,23 @@ from desktop.core.serving.protocol import (
 )
 
 DISCONNECT_POLL_S = 0.25
-DRAIN_LIMIT = 64 << 20
-"""A refused body up to this size is read and dropped, so that its client gets the 413 (not a reset)."""
-
-
-class Refused(Exception):
-    """A request this server will not run: answered with ``status`` and OpenAI's error shape."""
-
-    def __init__(self, status: int, message: str, code: str | None = None, param: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.message, self.code, self.param = status, message, code, param
-
-    def response(self) -> JSONResponse:
-        kind = "server_error" if self.status >= 500 else "invalid_request_error"
-        body = error_body(self.message, kind, code=self.code, param=self.param)
-        # A refused body's client may still be sending it: this connection is done.
-        headers = {"Connection": "close"} if self.status == 413 else None
-        return JSONResponse(body, status_code=self.status, headers=headers)
 
 
 def build_app(
-    engine: Engine, name: str, key: str = "", on_request: Callable[[dict[str, Any]], None] | None = None
+    engine: Engine,
+    name: str,
+    key: str = "",
+    on_request: Callable[[dict[str, Any]], None] | None = None,
+    access: Access | None = None,
 ) -> FastAPI:
     """The app serving ``engine``'s model as ``name``; every request needs ``key`` when one is given.
 
     Args:
         on_request: Told of each request when it is answered: method, path, status, seconds.
+        access: The names requests may be addressed to and the web pages that may send them
+            (:class:`~desktop.core.serving.guard.Access`; default: this computer's names, no page).
     """
+    access = access or Access()
     app = FastAPI(title="Finetune Studio", docs_url=None, redoc_url=None, openapi_url=None)
     task = engine.info.task
     created = int(time.time())
@@ -75,7 +65,7 @@ def build_app(
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        if isinstance(exc, _TooLarge):
+        if isinstance(exc, TooLarge):
             return exc.refusal.response()
         if exc.status_code == 404:
             message = f"There is no {request.url.path} here. This server answers {', '.join(routes)}."
@@ -102,7 +92,7 @@ def build_app(
         messages = [{"role": _role(m.role), "content": m.text()} for m in body.messages]
         if not engine.info.chat and not any(m["role"] == "user" for m in messages):
             raise Refused(400, "The conversation has no user message to answer.", param="messages")
-        ids = engine.encode(messages, engine.info.chat)
+        ids = _encode_conversation(engine, messages)
         limit = body.max_completion_tokens or body.max_tokens
         return await _answer(engine, request, body, ids, limit, "chat.completion", name)
 
@@ -140,7 +130,17 @@ def build_app(
         return {"object": "list", "model": name, "data": data}
 
     routes = ["/v1/models", *_ROUTES[task]]
-    app.add_middleware(Guard, key=key, limit=engine.limits.body_bytes, on_request=on_request)
+    if access.origins:  # the pages the user allowed: their browsers are told so (CORS)
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(access.origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["authorization", "content-type"],
+        )
+    # Added last, so it runs first: nothing reaches the routes (or the CORS answer) unchecked.
+    app.add_middleware(Guard, key=key, limit=engine.limits.body_bytes, on_request=on_request, access=access)
     return app
 
 
@@ -163,6 +163,25 @@ def _check_model(asked: str | None, name: str) -> None:
             "model_not_found",
             "model",
         )
+
+
+def _encode_conversation(engine: Engine, messages: list[dict[str, str]]) -> list[int]:
+    """The conversation's token ids; a chat template that refuses it (Mistral's and Gemma's refuse a
+    system message, or two user turns in a row) is the client's to fix: a 400 with the template's own
+    sentence, not a 500 that clients retry."""
+    from jinja2 import TemplateError
+
+    try:
+        return engine.encode(messages, engine.info.chat)
+    except TemplateError as exc:
+        raise Refused(
+            400,
+            f"This model's chat template refuses the conversation: {str(exc)[:300]}. Change it as the "
+            "template says: some take no system message (put its text at the start of the first user "
+            "message), and many want user and assistant turns to alternate, starting with the user.",
+            "invalid_conversation",
+            "messages",
+        ) from None
 
 
 def _role(role: str) -> str:
@@ -362,110 +381,3 @@ async def _stream(
         yield "data: [DONE]\n\n"
     finally:
         job.cancel()
-
-
-class Guard:
-    """ASGI middleware: the API key, the body's size, and a line per request for the log.
-
-    It runs before FastAPI reads the body, so a request without the key or with a 10 MB body is
-    refused without reading it.
-    """
-
-    def __init__(
-        self, app: Any, key: str, limit: int, on_request: Callable[[dict[str, Any]], None] | None
-    ) -> None:
-        self.app, self.key, self.limit, self.on_request = app, key, limit, on_request
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        began, status = time.monotonic(), [0]
-
-        async def sending(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            refusal = self._check(scope)
-            if refusal is not None:
-                if refusal.status == 413:
-                    await _drain(receive, DRAIN_LIMIT)
-                await refusal.response()(scope, receive, sending)
-                return
-            await self.app(scope, self._bounded(receive), sending)
-        except _TooLarge as exc:
-            if status[0] == 0:
-                await exc.refusal.response()(scope, receive, sending)
-        finally:
-            if self.on_request is not None:
-                self.on_request(
-                    {
-                        "method": scope.get("method", ""),
-                        "path": scope.get("path", ""),
-                        "status": status[0] or 499,
-                        "seconds": round(time.monotonic() - began, 3),
-                    }
-                )
-
-    def _check(self, scope: dict[str, Any]) -> Refused | None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.key:
-            given = headers.get("authorization", "")
-            token = given[7:].strip() if given[:7].lower() == "bearer " else ""
-            if not hmac.compare_digest(token.encode(), self.key.encode()):
-                return Refused(
-                    401,
-                    "This server needs its API key: send it as the header 'Authorization: Bearer KEY' "
-                    "(the openai client's api_key). "
-                    + ("The key sent is not the server's." if token else "No key was sent."),
-                    "invalid_api_key",
-                )
-        length = headers.get("content-length", "")
-        if length.isdigit() and int(length) > self.limit:
-            return self._too_large()
-        return None
-
-    def _too_large(self) -> Refused:
-        return Refused(
-            413,
-            f"The request body is larger than this server accepts ({self.limit // 1024} KiB).",
-            "request_too_large",
-        )
-
-    def _bounded(self, receive: Any) -> Any:
-        """``receive`` that stops a body without a length once it passes the limit."""
-        read = [0]
-
-        async def bounded() -> dict[str, Any]:
-            message = await receive()
-            if message["type"] == "http.request":
-                read[0] += len(message.get("body", b""))
-                if read[0] > self.limit:
-                    raise _TooLarge(self._too_large())
-            return message
-
-        return bounded
-
-
-async def _drain(receive: Any, most: int) -> None:
-    """Read and drop a refused body, so that the client, still sending it, reads the refusal instead of
-    a reset connection; past ``most`` bytes the connection is simply closed."""
-    read = 0
-    while read <= most:
-        message = await receive()
-        if message["type"] != "http.request":
-            return
-        read += len(message.get("body", b""))
-        if not message.get("more_body", False):
-            return
-
-
-class _TooLarge(HTTPException):
-    """A body sent without ``Content-Length`` grew past the limit (an HTTP error, so that FastAPI's body
-    reader passes it on as it is)."""
-
-    def __init__(self, refusal: Refused) -> None:
-        super().__init__(refusal.status, refusal.message)
-        self.refusal = refusal

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import secrets
 from dataclasses import dataclass
 
+from desktop.core.serving.addresses import is_local
 from desktop.core.system.secrets import KEYRING_SERVICE, keyring_backend
+
+__all__ = ["KEY_ENV", "ApiKey", "api_key", "is_local"]  # is_local: where callers have it from
 
 KEY_NAME = "serve-api-key"
 KEY_ENV = "FINETUNE_STUDIO_API_KEY"
@@ -23,16 +25,6 @@ class ApiKey:
     value: str
     new: bool
     kept: bool
-
-
-def is_local(host: str) -> bool:
-    """Whether only this computer can reach ``host`` (a loopback address or ``localhost``)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def api_key(renew: bool = False) -> ApiKey:

@@ -52,7 +52,7 @@ class Sampled(Strict):
     stream: bool | None = False
     stream_options: StreamOptions | None = None
     stop: str | list[str] | None = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**64 - 1)  # what torch's generator takes
     user: str | None = None
     n: int | None = None
     presence_penalty: float | None = None

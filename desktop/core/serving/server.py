@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop.core.serving.addresses import is_local
+from desktop.core.serving.connections import Deadlines
 from desktop.core.serving.engine import Engine, Limits
-from desktop.core.serving.keys import is_local
 from desktop.core.system.errors import InputError
 from desktop.core.system.messages import msg
 
@@ -36,6 +37,9 @@ class ServeOptions:
         port: 0 takes any free port.
         name: The model's name in the API (``model`` in requests); default: the folder's.
         key: The API key every request must carry; required for a host other computers can reach.
+        hosts: More names requests may be addressed to (``--allow-host``).
+        origins: Web pages that may use the server from a browser (``--allow-origin``).
+        deadlines: How long a client may take to send a request, and the connections it may hold.
     """
 
     host: str = "127.0.0.1"
@@ -43,6 +47,9 @@ class ServeOptions:
     name: str = ""
     key: str = ""
     limits: Limits = field(default_factory=Limits)
+    hosts: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
+    deadlines: Deadlines = field(default_factory=Deadlines)
 
 
 class PortInUse(InputError):
@@ -123,15 +130,26 @@ class LocalServer:
         from desktop.core.serving.api import build_app
 
         assert self._socket is not None, "open() first"
-        app = build_app(self.engine, self.name, self.options.key, self.on_request)
+        from desktop.core.serving.guard import Access
+
+        options = self.options
+        access = Access(options.host, options.hosts, options.origins)
+        app = build_app(self.engine, self.name, options.key, self.on_request, access)
+        from desktop.core.serving.connections import BoundedLog, guarded_protocol
+
         config = uvicorn.Config(
             app,
+            http=guarded_protocol(options.deadlines),  # h11, with deadlines and a connection cap
             log_level="warning",
             access_log=False,
             lifespan="off",
             ws="none",
             timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
         )
+        bounded = BoundedLog()
+        loggers = [logging.getLogger(name) for name in ("uvicorn.error", "asyncio")]
+        for logger in loggers:
+            logger.addFilter(bounded)
         started, engine = self._started, self.engine
 
         class Server(uvicorn.Server):
@@ -150,6 +168,8 @@ class LocalServer:
             self._server.run(sockets=[self._socket])
         finally:
             self._started.set()  # a waiting start() returns even when startup failed
+            for logger in loggers:
+                logger.removeFilter(bounded)
             self.engine.close()
             self._socket.close()
 
@@ -209,20 +229,3 @@ def bind(host: str, port: int) -> socket.socket:
 
 def _in_use(exc: OSError) -> bool:
     return getattr(exc, "winerror", None) in (10048, 10013)
-
-
-def lan_addresses() -> list[str]:
-    """This computer's IPv4 addresses that other computers may reach (no loopback, no link-local)."""
-    import ipaddress
-
-    import psutil
-
-    found = []
-    for addresses in psutil.net_if_addrs().values():
-        for address in addresses:
-            if address.family != socket.AF_INET:
-                continue
-            ip = ipaddress.ip_address(address.address)
-            if not (ip.is_loopback or ip.is_link_local) and address.address not in found:
-                found.append(address.address)
-    return found

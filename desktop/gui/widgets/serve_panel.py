@@ -363,7 +363,7 @@ class ServePanel(QWidget):
                 ).format(env=KEY_ENV)
             )
         if self.host() == NETWORK_HOST:
-            from desktop.core.serving.server import lan_addresses
+            from desktop.core.serving.addresses import lan_addresses
 
             port, addresses = event.get("port"), lan_addresses()
             remote.append(
