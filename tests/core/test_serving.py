@@ -352,7 +352,7 @@ def test_a_waiting_client_that_hangs_up_stops_its_whole_answer(served: LocalServ
     body = json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2000}).encode()
     with socket.create_connection(("127.0.0.1", served.port)) as raw:
         raw.sendall(
-            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + f"Content-Length: {len(body)}\r\n\r\n".encode()
             + body
         )
