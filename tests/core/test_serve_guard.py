@@ -206,3 +206,35 @@ def test_a_seed_out_of_range_is_a_400_naming_it() -> None:
     chat = {"messages": [{"role": "user", "content": "Hi"}], "seed": 2**64}
     refused = _client().post("/v1/chat/completions", json=chat)
     assert refused.status_code == 400 and refused.json()["error"]["param"] == "seed"
+
+
+def test_fields_that_change_nothing_here_are_read_and_named_back(tiny_chat_models: dict) -> None:
+    """reasoning_effort, prompt_cache_key and the like were refused as unknown fields."""
+    from starlette.testclient import TestClient
+
+    from desktop.core.serving.engine import Outcome
+
+    class Engine:
+        info = SimpleNamespace(task="causal-lm", chat=True)
+        limits, context = Limits(), 2048
+
+        def encode(self, messages: object, chat: bool) -> list[int]:
+            return [1, 2, 3]
+
+        def submit(self, job):  # answers at once
+            job.report(("done", Outcome("Hello", 3, 1, "stop")))
+            return job
+
+    client = TestClient(build_app(Engine(), "tiny-chat"), base_url="http://127.0.0.1:8000")
+    habits = {"reasoning_effort": "low", "prompt_cache_key": "abc", "user": "me", "metadata": {"a": "b"}}
+    chat = {"messages": [{"role": "user", "content": "Hi"}], **habits}
+
+    answer = client.post("/v1/chat/completions", json=chat)
+
+    assert answer.status_code == 200 and answer.json()["choices"][0]["message"]["content"] == "Hello"
+    assert answer.headers["x-ignored-fields"] == "user, metadata, reasoning_effort, prompt_cache_key"
+    assert (
+        "x-ignored-fields"
+        not in client.post("/v1/chat/completions", json={"messages": chat["messages"]}).headers
+    )
+    assert client.get("/health").json() == {"status": "ok", "model": "tiny-chat"}

@@ -413,3 +413,75 @@ def test_what_clients_send_by_habit_is_read_and_what_cannot_be_done_is_named(ser
     image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
     status, body = _post(served, "/chat/completions", json.dumps({"messages": image}).encode())
     assert status == 400 and "Only text content" in body["error"]["message"]
+
+
+def _reference(
+    folder: Path, messages: list[dict[str, str]], tokens: int, seed: int | None, **args: Any
+) -> str:
+    """What plain transformers answers with the same settings (and seed)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"]
+    if seed is not None:
+        torch.manual_seed(seed)
+    with torch.no_grad():
+        out = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=tokens,
+            pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+            **args,
+        )
+    return tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+
+
+class _FrequencyPenalty:
+    """OpenAI's frequency penalty written out plainly, as the reference for the server's."""
+
+    def __init__(self, prompt_length: int, penalty: float) -> None:
+        self.prompt_length, self.penalty = prompt_length, penalty
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        scores = scores.clone()
+        for token in input_ids[0, self.prompt_length :].tolist():
+            scores[0, token] -= self.penalty
+        return scores
+
+
+def test_each_sampling_field_a_client_sends_changes_the_answer_as_generate_does(
+    served: LocalServer, tiny_chat_models: dict[str, Path]
+) -> None:
+    """top_k, min_p, repetition_penalty and frequency_penalty were refused or unknown: a front end that
+    always sends one never worked."""
+    from transformers import AutoTokenizer, LogitsProcessorList
+
+    folder = tiny_chat_models["llama"]
+    messages = [{"role": "user", "content": "Tell me about tea."}]
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    prompt = len(
+        tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=True)[
+            "input_ids"
+        ]
+    )
+    greedy, sampled = {"do_sample": False}, {"do_sample": True, "temperature": 1.0, "top_p": 1.0}
+    penalty = LogitsProcessorList([_FrequencyPenalty(prompt, 1.5)])
+    cases = [
+        ({"temperature": 0, "repetition_penalty": 1.8}, None, {**greedy, "repetition_penalty": 1.8}),
+        ({"temperature": 1.0, "top_k": 5, "seed": 7}, 7, {**sampled, "top_k": 5}),
+        ({"temperature": 1.0, "min_p": 0.2, "seed": 7}, 7, {**sampled, "min_p": 0.2}),
+        ({"temperature": 0, "frequency_penalty": 1.5}, None, {**greedy, "logits_processor": penalty}),
+    ]
+    plain = _reference(folder, messages, 24, None, do_sample=False)
+    for fields, seed, args in cases:
+        answer = _client(served).chat.completions.create(
+            model="tiny-chat", messages=messages, max_tokens=24, extra_body=fields
+        )
+        # The server keeps back half a character at the end of a cut answer; the rest is the same.
+        expected = _reference(folder, messages, 24, seed, **args).rstrip("\ufffd")
+        assert answer.choices[0].message.content.rstrip("\ufffd") == expected, fields
+        if seed is None:
+            assert expected != plain, fields  # the field changed the answer: the test can tell

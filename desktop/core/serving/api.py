@@ -33,6 +33,7 @@ from desktop.core.serving.protocol import (
 )
 
 DISCONNECT_POLL_S = 0.25
+IGNORED_HEADER = "X-Ignored-Fields"
 
 
 def build_app(
@@ -74,6 +75,11 @@ def build_app(
         else:
             message = str(exc.detail)
         return Refused(exc.status_code, message).response()
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        """Whether the server is up and its model loaded (what a front end or a load balancer asks)."""
+        return {"status": "ok", "model": name}
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
@@ -129,7 +135,7 @@ def build_app(
         ]
         return {"object": "list", "model": name, "data": data}
 
-    routes = ["/v1/models", *_ROUTES[task]]
+    routes = ["/health", "/v1/models", *_ROUTES[task]]
     if access.origins:  # the pages the user allowed: their browsers are told so (CORS)
         from starlette.middleware.cors import CORSMiddleware
 
@@ -231,7 +237,18 @@ def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | No
     longest = asked or min(limits.max_tokens, room)
     temperature = 1.0 if body.temperature is None else body.temperature
     top_p = 1.0 if body.top_p is None else body.top_p
-    return Sampling(longest, temperature, top_p, body.stops(), body.seed)
+    return Sampling(
+        longest,
+        temperature,
+        top_p,
+        body.stops(),
+        body.seed,
+        top_k=body.top_k,  # None: the model's own (transformers' 50); 0: none
+        min_p=body.min_p or None,
+        repetition_penalty=body.repetition_penalty or 1.0,
+        presence_penalty=body.presence_penalty or 0.0,
+        frequency_penalty=body.frequency_penalty or 0.0,
+    )
 
 
 async def _answer(
@@ -245,6 +262,8 @@ async def _answer(
         "created": int(time.time()),
         "model": name,
     }
+    # Fields that change nothing here are read and named back, so that a client can tell.
+    ignored = {IGNORED_HEADER: ", ".join(body.ignored())} if body.ignored() else {}
     if body.stream:
         events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         job = _submit(engine, Job("generate", _reporter(events), ids=list(ids), sampling=sampling))
@@ -252,7 +271,7 @@ async def _answer(
         return StreamingResponse(
             _stream(job, events, reply, chat, usage),
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
         )
     outcome = await _run(engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling))
     choice: dict[str, Any] = {"index": 0, "finish_reason": _reason(outcome)}
@@ -260,7 +279,7 @@ async def _answer(
         choice["message"] = {"role": "assistant", "content": outcome.text}
     else:
         choice.update(text=outcome.text, logprobs=None)
-    return {**reply, "choices": [choice], "usage": _usage(outcome)}
+    return JSONResponse({**reply, "choices": [choice], "usage": _usage(outcome)}, headers=ignored)
 
 
 def _reason(outcome: Outcome) -> str:

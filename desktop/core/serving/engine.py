@@ -51,6 +51,30 @@ class Sampling:
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    top_k: int | None = None  # None: the model's generation config's (transformers' default 50)
+    min_p: float | None = None
+    repetition_penalty: float = 1.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+
+    def generate_args(self, prompt_length: int) -> dict[str, Any]:
+        """``generate``'s arguments for these settings (the answer's own tokens start at
+        ``prompt_length``)."""
+        from desktop.core.data.tasks.generation import sampling_args
+
+        args = sampling_args(self.temperature, self.top_p)
+        if args["do_sample"]:
+            args.update({k: v for k, v in (("top_k", self.top_k), ("min_p", self.min_p)) if v is not None})
+        if self.repetition_penalty != 1.0:
+            args["repetition_penalty"] = self.repetition_penalty
+        if self.presence_penalty or self.frequency_penalty:
+            from transformers import LogitsProcessorList
+
+            from desktop.core.serving.penalties import OpenAIPenalties
+
+            penalties = OpenAIPenalties(prompt_length, self.presence_penalty, self.frequency_penalty)
+            args["logits_processor"] = LogitsProcessorList([penalties])
+        return args
 
 
 @dataclass
@@ -227,8 +251,6 @@ class Engine:
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
-        from desktop.core.data.tasks.generation import sampling_args
-
         assert job.sampling is not None
         model, tokenizer = self.playground.model, self.tokenizer
         sampling = job.sampling
@@ -260,7 +282,7 @@ class Engine:
                     max_new_tokens=sampling.max_tokens,
                     stopping_criteria=StoppingCriteriaList([Stream()]),
                     pad_token_id=pad,
-                    **sampling_args(sampling.temperature, sampling.top_p),
+                    **sampling.generate_args(1 if seq2seq else prompt_length),  # a decoder starts at 1
                 )
         finally:
             if sampling.seed is not None:

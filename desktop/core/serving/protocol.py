@@ -39,6 +39,18 @@ class StreamOptions(Strict):
 
 
 _NOT_SUPPORTED = "'{}' is not supported by this server: leave it out or set it to 0."
+IGNORED = (
+    "user",
+    "metadata",
+    "store",
+    "service_tier",
+    "parallel_tool_calls",
+    "reasoning_effort",
+    "prompt_cache_key",
+    "safety_identifier",
+    "verbosity",
+)
+"""Fields clients send by habit that change nothing on this server: read, and named back."""
 
 
 class Sampled(Strict):
@@ -53,10 +65,13 @@ class Sampled(Strict):
     stream_options: StreamOptions | None = None
     stop: str | list[str] | None = None
     seed: int | None = Field(default=None, ge=-(2**63), le=2**64 - 1)  # what torch's generator takes
+    top_k: int | None = Field(default=None, ge=0)
+    min_p: float | None = Field(default=None, ge=0.0, le=1.0)
+    repetition_penalty: float | None = Field(default=None, gt=0.0, le=10.0)
+    presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
+    frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
     user: str | None = None
     n: int | None = None
-    presence_penalty: float | None = None
-    frequency_penalty: float | None = None
     logprobs: bool | int | None = None
     top_logprobs: int | None = None
     logit_bias: dict[str, float] | None = None
@@ -67,6 +82,14 @@ class Sampled(Strict):
     store: bool | None = None
     metadata: dict[str, str] | None = None
     service_tier: str | None = None
+    reasoning_effort: str | None = None
+    prompt_cache_key: str | None = None
+    safety_identifier: str | None = None
+    verbosity: str | None = None
+
+    def ignored(self) -> list[str]:
+        """The fields sent that change nothing here (named in the answer's ``X-Ignored-Fields``)."""
+        return [name for name in IGNORED if getattr(self, name) is not None]
 
     def stops(self) -> tuple[str, ...]:
         if self.stop is None:
@@ -77,8 +100,6 @@ class Sampled(Strict):
         """The first thing asked for that this server cannot do, and its field; ``None`` when none."""
         checks = [
             (self.n not in (None, 1), "n", "This server gives one answer per request: set 'n' to 1."),
-            (bool(self.presence_penalty), "presence_penalty", _NOT_SUPPORTED.format("presence_penalty")),
-            (bool(self.frequency_penalty), "frequency_penalty", _NOT_SUPPORTED.format("frequency_penalty")),
             (bool(self.logprobs or self.top_logprobs), "logprobs", _NOT_SUPPORTED.format("logprobs")),
             (bool(self.logit_bias), "logit_bias", _NOT_SUPPORTED.format("logit_bias")),
             (bool(self.tools), "tools", "This server has no tools (function calling): leave out 'tools'."),
