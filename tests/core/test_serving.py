@@ -400,7 +400,8 @@ def test_what_clients_send_by_habit_is_read_and_what_cannot_be_done_is_named(ser
     }  # fmt: skip
     assert _post(served, "/chat/completions", json.dumps(habits).encode())[0] == 200
     for extra, field in [
-        ({"n": 2}, "n"),
+        ({"n": 5}, "n"),
+        ({"n": 2, "stream": True}, "n"),
         ({"tools": [{"type": "function"}]}, "tools"),
         ({"stop": list("abcde")}, "stop"),
     ]:
@@ -485,3 +486,50 @@ def test_each_sampling_field_a_client_sends_changes_the_answer_as_generate_does(
         assert answer.choices[0].message.content.rstrip("\ufffd") == expected, fields
         if seed is None:
             assert expected != plain, fields  # the field changed the answer: the test can tell
+
+
+def test_several_answers_and_log_probabilities_are_given_as_openai_gives_them(
+    served: LocalServer, tiny_chat_models: dict[str, Path]
+) -> None:
+    """'n' and 'logprobs' were refused: clients that rank answers or show confidence never worked."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    client = _client(served)
+    messages = [{"role": "user", "content": "Tell me about tea."}]
+    three = client.chat.completions.create(
+        model="tiny-chat", messages=messages, max_tokens=8, n=3, temperature=1.0, seed=7
+    )
+    assert [c.index for c in three.choices] == [0, 1, 2]
+    assert len({c.message.content for c in three.choices}) > 1  # seeded apart, not three copies
+    assert three.usage.completion_tokens == 24
+
+    scored = client.chat.completions.create(
+        model="tiny-chat", messages=messages, max_tokens=8, temperature=0, logprobs=True, top_logprobs=3
+    )
+    tokens = scored.choices[0].logprobs.content
+    assert len(tokens) == 8 and all(len(t.top_logprobs) == 3 for t in tokens)
+    assert all(t.logprob == t.top_logprobs[0].logprob for t in tokens)  # greedy: the likeliest each time
+    # The log-probabilities are the model's own: one forward pass over prompt and answer says the same.
+    folder = tiny_chat_models["llama"]
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    prompt = tokenizer(text, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        ids = list(prompt)
+        expected = []
+        for _ in range(8):
+            row = torch.log_softmax(model(torch.tensor([ids])).logits[0, -1].float(), dim=-1)
+            token = int(row.argmax())
+            expected.append(float(row[token]))
+            ids.append(token)
+    assert [t.logprob for t in tokens] == pytest.approx(expected, abs=1e-4)
+
+    status, body = _post(
+        served, "/completions", json.dumps({"prompt": "Tea is", "max_tokens": 4, "logprobs": 2}).encode()
+    )
+    logprobs = body["choices"][0]["logprobs"]
+    assert status == 200 and len(logprobs["tokens"]) == len(logprobs["token_logprobs"]) == 4
+    # Keyed by text, as OpenAI's are: two tokens that read the same (half characters) make one entry.
+    assert all(1 <= len(top) <= 2 for top in logprobs["top_logprobs"]) and logprobs["text_offset"][0] == 0

@@ -14,6 +14,7 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -248,6 +249,7 @@ def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | No
         repetition_penalty=body.repetition_penalty or 1.0,
         presence_penalty=body.presence_penalty or 0.0,
         frequency_penalty=body.frequency_penalty or 0.0,
+        logprobs=body.wanted_logprobs(),
     )
 
 
@@ -273,13 +275,55 @@ async def _answer(
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
         )
-    outcome = await _run(engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling))
-    choice: dict[str, Any] = {"index": 0, "finish_reason": _reason(outcome)}
+    choices, outcomes = [], []
+    for index in range(body.n or 1):  # n answers, one after another (each seeded apart when seeded)
+        seed = sampling.seed + index if sampling.seed is not None and index else sampling.seed
+        job = Job("generate", lambda _: None, ids=list(ids), sampling=replace(sampling, seed=seed))
+        outcome = await _run(engine, request, job)
+        choice: dict[str, Any] = {"index": index, "finish_reason": _reason(outcome)}
+        scored = _scored(engine, outcome, chat) if outcome.logprobs is not None else None
+        if chat:
+            choice.update(message={"role": "assistant", "content": outcome.text}, logprobs=scored)
+        else:
+            choice.update(text=outcome.text, logprobs=scored)
+        choices.append(choice)
+        outcomes.append(outcome)
+    usage = _usage(outcomes[0])
+    usage["completion_tokens"] = sum(o.completion_tokens for o in outcomes)
+    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    return JSONResponse({**reply, "choices": choices, "usage": usage}, headers=ignored)
+
+
+def _scored(engine: Engine, outcome: Outcome, chat: bool) -> dict[str, Any]:
+    """OpenAI's ``logprobs`` of an answer: per token (chat), or as four lists (completions)."""
+    tokens = outcome.logprobs or []
+
+    def text(token: int) -> str:
+        return engine.token_text(token)
+
     if chat:
-        choice["message"] = {"role": "assistant", "content": outcome.text}
-    else:
-        choice.update(text=outcome.text, logprobs=None)
-    return JSONResponse({**reply, "choices": [choice], "usage": _usage(outcome)}, headers=ignored)
+        return {
+            "content": [
+                {
+                    "token": text(t["id"]),
+                    "logprob": t["logprob"],
+                    "bytes": list(text(t["id"]).encode()),
+                    "top_logprobs": [
+                        {"token": text(i), "logprob": lp, "bytes": list(text(i).encode())}
+                        for i, lp in t["top"]
+                    ],
+                }
+                for t in tokens
+            ]
+        }
+    pieces = [text(t["id"]) for t in tokens]
+    offsets = [sum(len(p) for p in pieces[:i]) for i in range(len(pieces))]
+    return {
+        "tokens": pieces,
+        "token_logprobs": [t["logprob"] for t in tokens],
+        "top_logprobs": [{text(i): lp for i, lp in t["top"]} for t in tokens],
+        "text_offset": offsets,
+    }
 
 
 def _reason(outcome: Outcome) -> str:

@@ -56,6 +56,7 @@ class Sampling:
     repetition_penalty: float = 1.0
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
+    logprobs: int | None = None  # None: none; N: each token's log-probability and the N likeliest
 
     def generate_args(self, prompt_length: int) -> dict[str, Any]:
         """``generate``'s arguments for these settings (the answer's own tokens start at
@@ -67,6 +68,8 @@ class Sampling:
             args.update({k: v for k, v in (("top_k", self.top_k), ("min_p", self.min_p)) if v is not None})
         if self.repetition_penalty != 1.0:
             args["repetition_penalty"] = self.repetition_penalty
+        if self.logprobs is not None:  # the model's own distribution, before any sampling setting
+            args.update(output_logits=True, return_dict_in_generate=True)
         if self.presence_penalty or self.frequency_penalty:
             from transformers import LogitsProcessorList
 
@@ -87,6 +90,7 @@ class Outcome:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str
+    logprobs: list[dict[str, Any]] | None = None  # each answer token: id, logprob, top [(id, logprob)]
 
 
 class Busy(Exception):
@@ -182,6 +186,10 @@ class Engine:
     @property
     def tokenizer(self) -> Any:
         return self.playground.tokenizer
+
+    def token_text(self, token: int) -> str:
+        """One token as text (a piece of a character reads as the replacement character)."""
+        return str(self.tokenizer.decode([token]))
 
     def encode(self, prompt: str | Sequence[dict[str, str]], chat: bool) -> list[int]:
         """The token ids of a prompt or a conversation, as the model was trained to read them."""
@@ -287,13 +295,29 @@ class Engine:
         finally:
             if sampling.seed is not None:
                 torch.seed()  # the requests after a seeded one are not predictable from it
-        new = out[0] if seq2seq else out[0, prompt_length:]
+        logits = getattr(out, "logits", None)
+        sequence = out.sequences if logits is not None else out
+        new = sequence[0] if seq2seq else sequence[0, prompt_length:]
         ended = bool(len(new)) and int(new[-1]) in eos
         text.feed(made.rest())
         text.finish()
         length = not ended and not text.stopped and len(made.ids) >= sampling.max_tokens
         reason = "cancelled" if job.cancelled.is_set() else "length" if length else "stop"
-        return Outcome(text.text, prompt_length, len(made.ids) + int(ended), reason)
+        chosen = made.ids  # the answer's tokens, as read (a decoder's start token and the end are not)
+        scored = _logprobs(logits, chosen, sampling.logprobs) if logits is not None else None
+        return Outcome(text.text, prompt_length, len(made.ids) + int(ended), reason, scored)
+
+
+def _logprobs(logits: Any, chosen: list[int], top: int | None) -> list[dict[str, Any]]:
+    """Each chosen token's log-probability under the model, and the ``top`` likeliest at its place."""
+    import torch
+
+    found = []
+    for step, token in enumerate(chosen[: len(logits)]):
+        row = torch.log_softmax(logits[step][0].float(), dim=-1)
+        best = torch.topk(row, top).indices.tolist() if top else []
+        found.append({"id": token, "logprob": float(row[token]), "top": [(i, float(row[i])) for i in best]})
+    return found
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

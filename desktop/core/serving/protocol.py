@@ -71,9 +71,9 @@ class Sampled(Strict):
     presence_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
     frequency_penalty: float | None = Field(default=None, ge=-2.0, le=2.0)
     user: str | None = None
-    n: int | None = None
+    n: int | None = Field(default=None, ge=1, le=4)
     logprobs: bool | int | None = None
-    top_logprobs: int | None = None
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
     logit_bias: dict[str, float] | None = None
     response_format: dict[str, Any] | None = None
     tools: list[Any] | None = None
@@ -87,6 +87,16 @@ class Sampled(Strict):
     safety_identifier: str | None = None
     verbosity: str | None = None
 
+    def wanted_logprobs(self) -> int | None:
+        """How many likeliest tokens to give beside each answer token's log-probability; ``None`` when
+        no log-probabilities are wanted (chat: ``logprobs: true`` and ``top_logprobs``; completions:
+        ``logprobs: N``)."""
+        if self.logprobs is True:
+            return self.top_logprobs or 0
+        if isinstance(self.logprobs, int) and not isinstance(self.logprobs, bool):
+            return self.logprobs
+        return None
+
     def ignored(self) -> list[str]:
         """The fields sent that change nothing here (named in the answer's ``X-Ignored-Fields``)."""
         return [name for name in IGNORED if getattr(self, name) is not None]
@@ -98,9 +108,11 @@ class Sampled(Strict):
 
     def unsupported(self) -> tuple[str, str] | None:
         """The first thing asked for that this server cannot do, and its field; ``None`` when none."""
+        streamed, top = bool(self.stream), self.wanted_logprobs()
         checks = [
-            (self.n not in (None, 1), "n", "This server gives one answer per request: set 'n' to 1."),
-            (bool(self.logprobs or self.top_logprobs), "logprobs", _NOT_SUPPORTED.format("logprobs")),
+            (streamed and (self.n or 1) > 1, "n", "Several answers ('n' above 1) come with 'stream': false."),
+            (streamed and top is not None, "logprobs", "Log-probabilities come with 'stream': false."),
+            (top is not None and not 0 <= top <= 20, "logprobs", "'logprobs' is a number from 0 to 20."),
             (bool(self.logit_bias), "logit_bias", _NOT_SUPPORTED.format("logit_bias")),
             (bool(self.tools), "tools", "This server has no tools (function calling): leave out 'tools'."),
             (self.tool_choice not in (None, "none", "auto"), "tool_choice", "This server has no tools."),
