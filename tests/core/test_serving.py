@@ -403,7 +403,7 @@ def test_what_clients_send_by_habit_is_read_and_what_cannot_be_done_is_named(ser
         ({"n": 5}, "n"),
         ({"n": 2, "stream": True}, "n"),
         ({"tools": [{"type": "function"}]}, "tools"),
-        ({"stop": list("abcde")}, "stop"),
+        ({"stop": list("abcdefghijklmnopq")}, "stop"),  # 17: more than any client sends
     ]:
         status, body = _post(served, "/chat/completions", json.dumps({"messages": user, **extra}).encode())
         assert status == 400 and body["error"]["param"] == field, body
@@ -533,3 +533,35 @@ def test_several_answers_and_log_probabilities_are_given_as_openai_gives_them(
     assert status == 200 and len(logprobs["tokens"]) == len(logprobs["token_logprobs"]) == 4
     # Keyed by text, as OpenAI's are: two tokens that read the same (half characters) make one entry.
     assert all(1 <= len(top) <= 2 for top in logprobs["top_logprobs"]) and logprobs["text_offset"][0] == 0
+
+
+@pytest.mark.parametrize("front_end", ["open_webui", "continue"])
+def test_the_requests_popular_front_ends_send_are_answered(
+    front_end: str, tiny_chat_models: dict[str, Path]
+) -> None:
+    """Recorded request shapes (tests/fixtures/frontends): each is answered, streamed, with a key."""
+    fixture = json.loads(
+        (Path(__file__).parents[1] / "fixtures" / "frontends" / f"{front_end}.json").read_text()
+    )
+    server = (
+        LocalServer(tiny_chat_models["llama"], ServeOptions(port=0, name="tiny-chat", key="KEY"))
+        .open()
+        .start()
+    )
+    try:
+        request = urllib.request.Request(
+            server.base_url + "/chat/completions",
+            data=json.dumps(fixture["body"]).encode(),
+            headers=fixture["headers"],
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            assert response.status == 200 and response.headers["Content-Type"].startswith("text/event-stream")
+            events = [line[6:] for line in response.read().decode().splitlines() if line.startswith("data: ")]
+    finally:
+        server.stop()
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    assert not [c for c in chunks if "error" in c]
+    assert chunks[-1 if front_end == "continue" else -2]["choices"][0]["finish_reason"] in ("stop", "length")
+    if front_end == "open_webui":
+        assert chunks[-1]["usage"]["completion_tokens"] >= 1  # stream_options.include_usage

@@ -227,15 +227,9 @@ def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | No
             "max_tokens",
         )
     room = context if seq2seq else context - prompt_tokens
-    if asked is not None and asked > room:
-        raise Refused(
-            400,
-            f"The prompt is {prompt_tokens} tokens and max_tokens is {asked}: more than the {context} "
-            f"this model reads. Ask for at most {room} tokens or send a shorter prompt.",
-            "context_length_exceeded",
-            "max_tokens",
-        )
-    longest = asked or min(limits.max_tokens, room)
+    # More than the room left is answered with the room left (finish_reason "length", and the header
+    # X-Max-Tokens says so): front ends such as Continue send 4096 whatever the model reads.
+    longest = min(asked or limits.max_tokens, room)
     temperature = 1.0 if body.temperature is None else body.temperature
     top_p = 1.0 if body.top_p is None else body.top_p
     return Sampling(
@@ -266,6 +260,8 @@ async def _answer(
     }
     # Fields that change nothing here are read and named back, so that a client can tell.
     ignored = {IGNORED_HEADER: ", ".join(body.ignored())} if body.ignored() else {}
+    if asked is not None and sampling.max_tokens < asked:
+        ignored["X-Max-Tokens"] = str(sampling.max_tokens)  # all the model has room for
     if body.stream:
         events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         job = _submit(engine, Job("generate", _reporter(events), ids=list(ids), sampling=sampling))

@@ -39,6 +39,8 @@ class StreamOptions(Strict):
 
 
 _NOT_SUPPORTED = "'{}' is not supported by this server: leave it out or set it to 0."
+MAX_STOPS = 16
+"""OpenAI takes 4; Continue sends its chat template's stop words, often more (DeepSeek takes 16)."""
 IGNORED = (
     "user",
     "metadata",
@@ -49,6 +51,9 @@ IGNORED = (
     "prompt_cache_key",
     "safety_identifier",
     "verbosity",
+    "modalities",
+    "prediction",
+    "web_search_options",
 )
 """Fields clients send by habit that change nothing on this server: read, and named back."""
 
@@ -86,6 +91,9 @@ class Sampled(Strict):
     prompt_cache_key: str | None = None
     safety_identifier: str | None = None
     verbosity: str | None = None
+    modalities: list[str] | None = None
+    prediction: dict[str, Any] | None = None
+    web_search_options: dict[str, Any] | None = None
 
     def wanted_logprobs(self) -> int | None:
         """How many likeliest tokens to give beside each answer token's log-probability; ``None`` when
@@ -121,7 +129,7 @@ class Sampled(Strict):
                 "response_format",
                 "Only text answers are supported: leave out 'response_format' or use type 'text'.",
             ),
-            (len(self.stops()) > 4, "stop", "Send at most 4 stop strings."),
+            (len(self.stops()) > MAX_STOPS, "stop", f"Send at most {MAX_STOPS} stop strings."),
             (
                 self.stream_options is not None and not self.stream,
                 "stream_options",
