@@ -187,7 +187,7 @@ def test_a_conversation_the_chat_template_refuses_is_a_400_with_its_sentence(
     engine = SimpleNamespace(
         info=SimpleNamespace(task="causal-lm", chat=True),
         limits=Limits(),
-        encode=lambda messages, chat: encode_prompt(tokenizer, "causal-lm", messages, chat),
+        encode=lambda messages, chat, tools=(): encode_prompt(tokenizer, "causal-lm", messages, chat),
     )
     client = TestClient(build_app(engine, "tiny-chat"), base_url="http://127.0.0.1:8000")
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
@@ -218,7 +218,7 @@ def test_fields_that_change_nothing_here_are_read_and_named_back(tiny_chat_model
         info = SimpleNamespace(task="causal-lm", chat=True)
         limits, context = Limits(), 2048
 
-        def encode(self, messages: object, chat: bool) -> list[int]:
+        def encode(self, messages: object, chat: bool, tools: object = ()) -> list[int]:
             return [1, 2, 3]
 
         def submit(self, job):  # answers at once

@@ -402,7 +402,7 @@ def test_what_clients_send_by_habit_is_read_and_what_cannot_be_done_is_named(ser
     for extra, field in [
         ({"n": 5}, "n"),
         ({"n": 2, "stream": True}, "n"),
-        ({"tools": [{"type": "function"}]}, "tools"),
+        ({"tools": [{"type": "function"}]}, "tools.0.function"),  # a tool without its function
         ({"stop": list("abcdefghijklmnopq")}, "stop"),  # 17: more than any client sends
     ]:
         status, body = _post(served, "/chat/completions", json.dumps({"messages": user, **extra}).encode())

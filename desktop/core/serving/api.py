@@ -96,12 +96,25 @@ def build_app(
         _check_model(body.model, name)
         if task != "causal-lm":
             raise Refused(400, _wrong_route(task, "/v1/chat/completions"), "wrong_route")
-        messages = [{"role": _role(m.role), "content": m.text()} for m in body.messages]
+        messages = [m.for_template() for m in body.messages]
         if not engine.info.chat and not any(m["role"] == "user" for m in messages):
             raise Refused(400, "The conversation has no user message to answer.", param="messages")
-        ids = _encode_conversation(engine, messages)
+        tools = (
+            [t.model_dump(exclude_none=True) for t in body.tools or []] if body.tool_choice != "none" else []
+        )
+        if tools and not (engine.info.chat and engine.takes_tools()):
+            raise Refused(
+                400,
+                "This model's chat template has no place for tools, so the model was never shown how to "
+                "call one: leave out 'tools', or serve a model whose template takes them (Qwen 2.5, "
+                "Llama 3.1, Mistral and others).",
+                "tools_not_supported",
+                "tools",
+            )
+        ids = _encode_conversation(engine, messages, tools)
         limit = body.max_completion_tokens or body.max_tokens
-        return await _answer(engine, request, body, ids, limit, "chat.completion", name)
+        names = {tool["function"]["name"] for tool in tools}
+        return await _answer(engine, request, body, ids, limit, "chat.completion", name, names)
 
     @app.post("/v1/completions")
     async def complete(body: CompletionRequest, request: Request) -> Any:
@@ -172,14 +185,16 @@ def _check_model(asked: str | None, name: str) -> None:
         )
 
 
-def _encode_conversation(engine: Engine, messages: list[dict[str, str]]) -> list[int]:
+def _encode_conversation(
+    engine: Engine, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> list[int]:
     """The conversation's token ids; a chat template that refuses it (Mistral's and Gemma's refuse a
     system message, or two user turns in a row) is the client's to fix: a 400 with the template's own
     sentence, not a 500 that clients retry."""
     from jinja2 import TemplateError
 
     try:
-        return engine.encode(messages, engine.info.chat)
+        return engine.encode(messages, engine.info.chat, tools or ())
     except TemplateError as exc:
         raise Refused(
             400,
@@ -189,10 +204,6 @@ def _encode_conversation(engine: Engine, messages: list[dict[str, str]]) -> list
             "invalid_conversation",
             "messages",
         ) from None
-
-
-def _role(role: str) -> str:
-    return "system" if role == "developer" else role
 
 
 def _wrong_route(task: str, route: str) -> str:
@@ -248,8 +259,17 @@ def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | No
 
 
 async def _answer(
-    engine: Engine, request: Request, body: Sampled, ids: list[int], asked: int | None, kind: str, name: str
+    engine: Engine,
+    request: Request,
+    body: Sampled,
+    ids: list[int],
+    asked: int | None,
+    kind: str,
+    name: str,
+    tools: set[str] | None = None,
 ) -> Any:
+    """Generate the request's answer (or ``n`` of them), streamed or whole; ``tools``: the names of the
+    tools offered, whose calls are read back from the answer (``tool_calls.py``)."""
     sampling = _sampling(engine, body, len(ids), asked)
     chat = kind == "chat.completion"
     reply = {
@@ -262,6 +282,17 @@ async def _answer(
     ignored = {IGNORED_HEADER: ", ".join(body.ignored())} if body.ignored() else {}
     if asked is not None and sampling.max_tokens < asked:
         ignored["X-Max-Tokens"] = str(sampling.max_tokens)  # all the model has room for
+    if body.stream and tools:  # a call is known only once the answer is whole: then sent as chunks
+        outcome = await _run(
+            engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling)
+        )
+        message, finish = _message(outcome, tools)
+        usage = bool(body.stream_options and body.stream_options.include_usage)
+        return StreamingResponse(
+            _replay(reply, message, finish, _usage(outcome) if usage else None),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
+        )
     if body.stream:
         events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         job = _submit(engine, Job("generate", _reporter(events), ids=list(ids), sampling=sampling))
@@ -279,7 +310,8 @@ async def _answer(
         choice: dict[str, Any] = {"index": index, "finish_reason": _reason(outcome)}
         scored = _scored(engine, outcome, chat) if outcome.logprobs is not None else None
         if chat:
-            choice.update(message={"role": "assistant", "content": outcome.text}, logprobs=scored)
+            message, finish = _message(outcome, tools or set())
+            choice.update(message=message, logprobs=scored, finish_reason=finish)
         else:
             choice.update(text=outcome.text, logprobs=scored)
         choices.append(choice)
@@ -288,6 +320,44 @@ async def _answer(
     usage["completion_tokens"] = sum(o.completion_tokens for o in outcomes)
     usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
     return JSONResponse({**reply, "choices": choices, "usage": usage}, headers=ignored)
+
+
+def _message(outcome: Outcome, tools: set[str]) -> tuple[dict[str, Any], str]:
+    """The assistant's message and finish reason: its calls to ``tools`` read back, when it made any."""
+    if tools:
+        from desktop.core.serving.tool_calls import parse
+
+        parsed = parse(outcome.text, tools)
+        if parsed.calls:
+            return {
+                "role": "assistant",
+                "content": parsed.content or None,
+                "tool_calls": parsed.calls,
+            }, "tool_calls"
+    return {"role": "assistant", "content": outcome.text}, _reason(outcome)
+
+
+async def _replay(
+    reply: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, int] | None
+) -> AsyncIterator[str]:
+    """A whole answer as the chunks of a stream: the role, the text, the calls, the finish reason."""
+    chunk = {**reply, "object": "chat.completion.chunk"}
+
+    def data(delta: dict[str, Any], reason: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": reason}
+        extra = {"usage": None} if usage is not None else {}
+        return f"data: {json.dumps({**chunk, 'choices': [choice], **extra}, ensure_ascii=False)}\n\n"
+
+    yield data({"role": "assistant", "content": ""})
+    if message.get("content"):
+        yield data({"content": message["content"]})
+    calls = message.get("tool_calls") or []
+    if calls:
+        yield data({"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
+    yield data({}, finish)
+    if usage is not None:
+        yield f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n"
+    yield "data: [DONE]\n\n"
 
 
 def _scored(engine: Engine, outcome: Outcome, chat: bool) -> dict[str, Any]:

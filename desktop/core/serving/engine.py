@@ -191,11 +191,19 @@ class Engine:
         """One token as text (a piece of a character reads as the replacement character)."""
         return str(self.tokenizer.decode([token]))
 
-    def encode(self, prompt: str | Sequence[dict[str, str]], chat: bool) -> list[int]:
-        """The token ids of a prompt or a conversation, as the model was trained to read them."""
+    def encode(
+        self, prompt: str | Sequence[dict[str, Any]], chat: bool, tools: Sequence[dict[str, Any]] = ()
+    ) -> list[int]:
+        """The token ids of a prompt or a conversation, as the model was trained to read them (with
+        ``tools`` rendered by a chat template that takes them)."""
         from desktop.core.data.tasks.generation import encode_prompt
 
-        return encode_prompt(self.tokenizer, self.info.task, prompt, chat)
+        return encode_prompt(self.tokenizer, self.info.task, prompt, chat, tools or None)
+
+    def takes_tools(self) -> bool:
+        """Whether the model's chat template renders tool definitions (it reads a ``tools`` variable)."""
+        template = getattr(self.tokenizer, "chat_template", None) or ""
+        return isinstance(template, str) and "tools" in template
 
     def submit(self, job: Job) -> Job:
         """Queue ``job``; raises :class:`Busy` when ``Limits.queue`` jobs already wait."""

@@ -22,15 +22,68 @@ class TextPart(Strict):
     text: str
 
 
+class FunctionCall(Strict):
+    name: str
+    arguments: str  # JSON, as OpenAI sends it
+
+
+class ToolCall(Strict):
+    id: str | None = None
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class Function(Strict):
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class Tool(Strict):
+    type: Literal["function"]
+    function: Function
+
+
 class Message(Strict):
-    role: Literal["system", "developer", "user", "assistant"]
+    role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[TextPart] | None = None
     name: str | None = None
+    tool_calls: list[ToolCall] | None = None  # an assistant's earlier calls
+    tool_call_id: str | None = None  # a tool's answer to one of them
 
     def text(self) -> str:
         if isinstance(self.content, list):
             return "".join(part.text for part in self.content)
         return self.content or ""
+
+    def for_template(self) -> dict[str, Any]:
+        """The message as chat templates read it (a call's arguments as an object, as they render it)."""
+        role = "system" if self.role == "developer" else self.role
+        found: dict[str, Any] = {"role": role, "content": self.text()}
+        if self.tool_calls:
+            found["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.function.name, "arguments": _json(call.function.arguments)},
+                }
+                for call in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            found["tool_call_id"] = self.tool_call_id
+        if self.name is not None and self.role == "tool":
+            found["name"] = self.name
+        return found
+
+
+def _json(text: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # not JSON: the template gets it as it came
 
 
 class StreamOptions(Strict):
@@ -81,7 +134,7 @@ class Sampled(Strict):
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
     logit_bias: dict[str, float] | None = None
     response_format: dict[str, Any] | None = None
-    tools: list[Any] | None = None
+    tools: list[Tool] | None = None
     tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
     store: bool | None = None
@@ -122,8 +175,7 @@ class Sampled(Strict):
             (streamed and top is not None, "logprobs", "Log-probabilities come with 'stream': false."),
             (top is not None and not 0 <= top <= 20, "logprobs", "'logprobs' is a number from 0 to 20."),
             (bool(self.logit_bias), "logit_bias", _NOT_SUPPORTED.format("logit_bias")),
-            (bool(self.tools), "tools", "This server has no tools (function calling): leave out 'tools'."),
-            (self.tool_choice not in (None, "none", "auto"), "tool_choice", "This server has no tools."),
+            (self.tool_choice not in (None, "none", "auto"), "tool_choice", "Send 'auto' or 'none'."),
             (
                 (self.response_format or {"type": "text"}).get("type") != "text",
                 "response_format",

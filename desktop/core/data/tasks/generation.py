@@ -17,7 +17,13 @@ Message = dict[str, str]
 """One turn of a conversation: ``{"role": "system" | "user" | "assistant", "content": text}``."""
 
 
-def encode_prompt(tokenizer: Any, task: str, prompt: str | Sequence[Message], chat: bool) -> list[int]:
+def encode_prompt(
+    tokenizer: Any,
+    task: str,
+    prompt: str | Sequence[Message],
+    chat: bool,
+    tools: Sequence[dict[str, Any]] | None = None,
+) -> list[int]:
     """The token ids the model reads for ``prompt``, as the run trained it.
 
     Args:
@@ -27,6 +33,7 @@ def encode_prompt(tokenizer: Any, task: str, prompt: str | Sequence[Message], ch
         chat: Wrap the text in the chat template as one user turn, or render the conversation with it
             and open the assistant's turn (causal-LM). The template is the one saved with the model:
             the one the run trained with.
+        tools: Function definitions (OpenAI's ``tools``) for a template that renders them.
     """
     chat = chat and task == "causal-lm"
     if not isinstance(prompt, str):
@@ -37,7 +44,8 @@ def encode_prompt(tokenizer: Any, task: str, prompt: str | Sequence[Message], ch
         messages = [{"role": "user", "content": prompt}]
     if chat:
         ensure_chat_template(tokenizer)
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        extra = {"tools": list(tools)} if tools else {}  # only a template that takes tools is given them
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **extra)
         return list(tokenizer(text, add_special_tokens=False)["input_ids"])
     return list(tokenizer(prompt, add_special_tokens=True)["input_ids"])
 
