@@ -245,8 +245,29 @@ def test_a_classifier_answers_classify_with_every_label(tiny_bert: Path, tmp_pat
         assert status == 400 and "/v1/classify" in body["error"]["message"]
         status, body = _post(server, "/classify", json.dumps({"input": "great " * 5000}).encode())
         assert status == 200 and body["data"][0]["label"]  # cut at the model's 512 positions, as trained
+        # Its encoder's embeddings, through the openai client (which asks for base64 by default).
+        embedded = _client(server).embeddings.create(model="reviews", input=["Great phone.", "Awful."])
+        vectors = [row.embedding for row in embedded.data]
+        assert len(vectors) == 2 and len(vectors[0]) == model.config.hidden_size
+        assert sum(v * v for v in vectors[0]) == pytest.approx(1.0, abs=1e-5)
+        assert vectors[0] == pytest.approx(_mean_pooled(folder, "Great phone."), abs=1e-5)
+        assert embedded.usage.prompt_tokens > 0
+        status, body = _post(server, "/embeddings", json.dumps({"input": "x", "dimensions": 3}).encode())
+        assert status == 400 and body["error"]["param"] == "dimensions"
     finally:
         server.stop()
+
+
+def _mean_pooled(folder: Path, text: str) -> list[float]:
+    """The encoder's last hidden states averaged over the text's tokens, to length 1."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model = AutoModelForSequenceClassification.from_pretrained(folder)
+    inputs = AutoTokenizer.from_pretrained(folder)(text, return_tensors="pt")
+    with torch.no_grad():
+        states = model(**inputs, output_hidden_states=True).hidden_states[-1][0]
+    return torch.nn.functional.normalize(states.mean(dim=0), dim=0).tolist()
 
 
 def test_a_sequence_to_sequence_model_answers_completions(tiny_t5: Path) -> None:

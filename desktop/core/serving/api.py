@@ -28,6 +28,7 @@ from desktop.core.serving.protocol import (
     ChatRequest,
     ClassifyRequest,
     CompletionRequest,
+    EmbeddingRequest,
     Sampled,
     error_body,
     validation_message,
@@ -149,6 +150,29 @@ def build_app(
         ]
         return {"object": "list", "model": name, "data": data}
 
+    @app.post("/v1/embeddings")
+    async def embeddings(body: EmbeddingRequest, request: Request) -> Any:
+        _check_model(body.model, name)
+        if task != "classification":
+            raise Refused(400, _wrong_route(task, "/v1/embeddings"), "wrong_route")
+        texts = [body.input] if isinstance(body.input, str) else body.input
+        if not texts or len(texts) > engine.limits.classify_texts:
+            raise Refused(400, f"Send 1 to {engine.limits.classify_texts} texts in 'input'.", param="input")
+        vectors, tokens = await _run(engine, request, Job("embed", lambda _: None, texts=texts))
+        size = len(vectors[0])
+        if body.dimensions not in (None, size):
+            raise Refused(
+                400,
+                f"This model's embeddings have {size} dimensions; leave out 'dimensions'.",
+                param="dimensions",
+            )
+        data = [
+            {"object": "embedding", "index": i, "embedding": _encoded(vector, body.encoding_format)}
+            for i, vector in enumerate(vectors)
+        ]
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return {"object": "list", "model": name, "data": data, "usage": usage}
+
     routes = ["/health", "/v1/models", *_ROUTES[task]]
     if access.origins:  # the pages the user allowed: their browsers are told so (CORS)
         from starlette.middleware.cors import CORSMiddleware
@@ -164,8 +188,18 @@ def build_app(
     return app
 
 
+def _encoded(vector: list[float], encoding: str | None) -> list[float] | str:
+    """A vector as numbers, or as base64 of little-endian float32 (what the openai client asks for)."""
+    if encoding != "base64":
+        return vector
+    import base64
+    import struct
+
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+
+
 _ROUTES = {
-    "classification": ["/v1/classify"],
+    "classification": ["/v1/classify", "/v1/embeddings"],
     "seq2seq": ["/v1/completions"],
     "causal-lm": ["/v1/chat/completions", "/v1/completions"],
 }

@@ -106,7 +106,7 @@ class Job:
     """One request to the model. ``report`` gets ``("text", piece)`` for each piece of the answer, then
     ``("done", Outcome | list)`` or ``("failed", exception)``, from the model's thread."""
 
-    kind: str  # "generate" or "classify"
+    kind: str  # "generate", "classify" or "embed"
     report: Callable[[tuple[str, Any]], None]
     ids: list[int] = field(default_factory=list)
     sampling: Sampling | None = None
@@ -245,6 +245,8 @@ class Engine:
                     continue
                 if job.kind == "classify":
                     result: Any = self.playground.classify_many(job.texts, self.context)
+                elif job.kind == "embed":
+                    result = self.playground.embed_many(job.texts, self.context)
                 else:
                     result = self._generate(job)
                     self.answered.append((job.number, result))

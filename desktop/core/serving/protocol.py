@@ -223,6 +223,16 @@ class ClassifyRequest(Strict):
     input: str | list[str]
 
 
+class EmbeddingRequest(Strict):
+    """``POST /v1/embeddings``: a classifier's encoder, each text's vector."""
+
+    model: str | None = None
+    input: str | list[str]
+    encoding_format: Literal["float", "base64"] | None = None
+    dimensions: int | None = None
+    user: str | None = None
+
+
 def error_body(
     message: str, kind: str = "invalid_request_error", code: str | None = None, **extra: Any
 ) -> dict:
