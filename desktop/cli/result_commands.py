@@ -198,6 +198,8 @@ def _export_gguf(run: Any, args: argparse.Namespace) -> int:
     print(say("Exported to {file} ({size})", file=result.path, size=human_size(result.size)))
     check = result.verification
     print(text(check.summary()))
+    if (note := result.ollama_note()) is not None:  # the Modelfile has no TEMPLATE
+        print(say("note: {note}", note=text(note)), file=sys.stderr)
     if check.difference() is not None:
         print(text(check.difference()))
     if args.ollama is not None:

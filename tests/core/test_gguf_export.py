@@ -384,3 +384,36 @@ def test_a_file_put_under_a_recorded_name_is_not_deleted_as_the_apps(
 
     assert again.name == "run-chat-F16.gguf"
     assert first.read_bytes() == b"the user's own file, saved under the same name"
+
+
+@pytest.mark.parametrize("kind", ["derived", "none"])
+def test_a_template_of_no_family_gets_a_derived_ollama_template_or_the_export_says_it_has_none(
+    kind: str, tiny_chat_models: dict, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ollama's own matching missed a template of no family (the answer lost its first letters), and
+    nobody was told. Now the Modelfile gets a Go template derived from it, or the export says it has none."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    from tests.core.test_template_derive import NUMBERED_JINJA, VICUNA_JINJA
+
+    monkeypatch.setattr(gguf_check, "llama_cpp_available", lambda: False)
+    model = tmp_path / "model"
+    shutil.copytree(tiny_chat_models["qwen2"], model)
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    tokenizer.chat_template = VICUNA_JINJA if kind == "derived" else NUMBERED_JINJA
+    tokenizer.save_pretrained(model)
+
+    result = export_run_gguf(_run(model, samples, tmp_path), tmp_path / "out", "f16")
+
+    written = result.modelfile.read_text(encoding="utf-8")
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert result.chat_format == kind
+    if kind == "derived":
+        assert 'TEMPLATE """' in written and "ASSISTANT:" in written and result.ollama_note() is None
+        assert "Ollama will not apply" not in card
+    else:
+        assert "TEMPLATE" not in written
+        assert str(result.ollama_note()).startswith("Ollama will not apply this model's chat format")
+        assert "- Modelfile: Ollama will not apply this model's chat format" in card

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +25,21 @@ from typing import Any
 from desktop.core.results.gguf_check import GgufVerification
 from desktop.core.results.gguf_quantize import K_QUANTS
 from desktop.core.system.errors import InputError
-from desktop.core.system.messages import msg
+from desktop.core.system.messages import Msg, msg
 
 QUANTS = ("f16", "q8_0", "q4_k_m")
 LAYOUTS = ("folder", "lmstudio")
 PUBLISHER = "finetune-studio"
 BYTES_PER_WEIGHT = {"f16": 2.0, "q8_0": 34 / 32, "q4_k_m": 0.6}
 CHECKS_NAME = "gguf-checks.json"
+log = logging.getLogger(__name__)
+
 CARD_NAME = "README.md"
+OLLAMA_NO_TEMPLATE = msg(
+    "Ollama will not apply this model's chat format: its chat template could not be written in Ollama's "
+    "template language so that it renders the same. llama.cpp (llama-cli -cnv) and LM Studio read the "
+    "template in the file itself; for Ollama, add a TEMPLATE to the Modelfile by hand."
+)
 CARD_MARK = "<!-- Finetune Studio: GGUF export card -->"
 UNVERIFIED = "-unverified"
 
@@ -47,6 +55,11 @@ class GgufExport:
     verification: GgufVerification
     modelfile: Path
     card: Path
+    chat_format: str = "written"  # the Modelfile's TEMPLATE: "written" (a family's), "derived" or "none"
+
+    def ollama_note(self) -> Msg | None:
+        """What to tell a user whose Modelfile has no TEMPLATE (``None`` when it has one)."""
+        return OLLAMA_NO_TEMPLATE if self.chat_format == "none" else None
 
     @property
     def ollama_name(self) -> str:
@@ -200,10 +213,10 @@ def export_run_gguf(
         # The same export under its other name: written by this app (on record, and not changed since)
         # and agreed to be replaced. A file of that name the app has no record of stays.
         other.unlink(missing_ok=True)
-    modelfile, card = _write_beside(run, final, verification, system)
+    modelfile, card, chat_format = _write_beside(run, final, verification, system)
     out = final
     report("done", 1.0)
-    return GgufExport(out, out.stat().st_size, quant, verification, modelfile, card)
+    return GgufExport(out, out.stat().st_size, quant, verification, modelfile, card, chat_format)
 
 
 def _model_dir(run: Any) -> Path:
@@ -279,16 +292,19 @@ def _write_k_quant(
             partial.unlink(missing_ok=True)
 
 
-def _write_beside(run: Any, out: Path, verification: GgufVerification, system: str) -> tuple[Path, Path]:
-    """The Modelfile (for this file) and the card (for every GGUF this app wrote in the folder)."""
-    from desktop.core.results.modelfile import modelfile
+def _write_beside(run: Any, out: Path, verification: GgufVerification, system: str) -> tuple[Path, Path, str]:
+    """The Modelfile (for this file) and the card (for every GGUF this app wrote in the folder); and how
+    the Modelfile's TEMPLATE came: ``written``, ``derived`` or ``none``."""
+    from desktop.core.results.modelfile import family, modelfile
     from desktop.core.system.paths import atomic_write_text
     from desktop.core.system.translations import localized
 
     chat_template, eos_token = _chat_template(run.model_dir)
     system = system or _template_system(run.model_dir, chat_template)
     folder = out.parent
-    atomic_write_text(folder / "Modelfile", modelfile(out.name, chat_template, eos_token, system))
+    derived = None if family(chat_template) else _derived(run.model_dir, chat_template)
+    chat_format = "written" if family(chat_template) else "derived" if derived is not None else "none"
+    atomic_write_text(folder / "Modelfile", modelfile(out.name, chat_template, eos_token, system, derived))
     checks = _read_checks(folder)
     for name in (out.name, unverified_path(out).name, out.name.replace(UNVERIFIED, "")):
         checks.pop(name, None)
@@ -300,8 +316,29 @@ def _write_beside(run: Any, out: Path, verification: GgufVerification, system: s
     entry["difference"] = localized(difference, "en") if difference else ""
     checks[out.name] = entry
     atomic_write_text(folder / CHECKS_NAME, json.dumps(checks, ensure_ascii=False, indent=1))
+    entry["chat_format"] = chat_format
     atomic_write_text(folder / CARD_NAME, _card(run, out, checks))
-    return folder / "Modelfile", folder / CARD_NAME
+    return folder / "Modelfile", folder / CARD_NAME, chat_format
+
+
+def _derived(model_dir: Path, chat_template: str) -> Any:
+    """The Go template's pieces derived from a template of no family here (``None`` where none renders
+    as the Jinja template does, or the tokenizer cannot be read)."""
+    from desktop.core.results.template_derive import derive
+
+    try:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        tokenizer.chat_template = chat_template
+    except Exception:
+        log.warning("the tokenizer of %s could not be read for its chat template", model_dir, exc_info=True)
+        return None
+
+    def render(messages: list[dict[str, str]]) -> str:
+        return str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+
+    return derive(render, tokenizer.bos_token or "")
 
 
 def _template_system(model_dir: Path, chat_template: str) -> str:
@@ -395,6 +432,10 @@ def _card(run: Any, out: Path, checks: dict[str, dict[str, Any]]) -> str:
         for file, entry in checks.items()
         if not entry.get("checked") or not entry.get("prompts")
     ]
+    if checks.get(out.name, {}).get("chat_format") == "none":  # the Modelfile beside it has no TEMPLATE
+        from desktop.core.system.translations import localized
+
+        notes.append(f"- Modelfile: {localized(OLLAMA_NO_TEMPLATE, 'en')}")
     return "\n".join(
         [
             CARD_MARK,

@@ -18,14 +18,15 @@ the template takes one):
 - our fallback template (a tokenizer without one): ``<|role|>\\ncontent EOS\\n``.
 
 The BOS token that Llama 3's, Gemma's and Mistral's templates begin with is llama.cpp's to add (the
-GGUF's ``add_bos_token``), not the Go template's. For any other template the Modelfile has no
-``TEMPLATE`` line: Ollama then reads the chat template in the GGUF's metadata and maps it to one it
-knows, and the screen says so.
+GGUF's ``add_bos_token``), not the Go template's. Any other template's Go template is derived by
+rendering it (``template_derive.py``); where none renders the same, the Modelfile has no ``TEMPLATE``
+line, and the export says that Ollama will not apply the chat format.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 MARK = "# Written by Finetune Studio for the GGUF file below; a new export replaces it."
 
@@ -115,9 +116,17 @@ def is_ours(path: object) -> bool:
         return False
 
 
-def modelfile(gguf_name: str, chat_template: str, eos_token: str, system: str = "") -> str:
-    """The ``Modelfile`` for ``gguf_name`` (beside it): FROM, TEMPLATE, stop tokens, temperature, system."""
+def modelfile(
+    gguf_name: str, chat_template: str, eos_token: str, system: str = "", derived: Any = None
+) -> str:
+    """The ``Modelfile`` for ``gguf_name`` (beside it): FROM, TEMPLATE, stop tokens, temperature, system.
+
+    ``derived``: for a template of no family here, the pieces ``template_derive.derive`` read from it (its
+    Go template renders what the Jinja template renders); ``None``: no TEMPLATE line.
+    """
     template, stops = go_template(chat_template, eos_token)
+    if not template and derived is not None:
+        template, stops = derived.go(), derived.stops(eos_token)
     lines = [MARK, f"FROM ./{gguf_name}"]
     if template:
         lines.append(f'TEMPLATE """{template}"""')

@@ -126,9 +126,10 @@ class GgufPanel(QWidget):
         self.verdict.setText(shown(check.summary()))
         self.verdict.setObjectName("verified" if check.verified else "warning")
         self.verdict.style().polish(self.verdict)
-        difference = check.difference()
-        self.difference.setText(shown(difference) if difference is not None else "")
-        self.difference.setVisible(difference is not None)
+        difference, note = check.difference(), export.ollama_note()
+        said = [shown(words) for words in (difference, note) if words is not None]  # note: no TEMPLATE
+        self.difference.setText("\n".join(said))
+        self.difference.setVisible(bool(said))
         self.install_button.setVisible(not check.checked and not llama_cpp_available())
         self._run_line = ""
         self.refresh_ollama()
