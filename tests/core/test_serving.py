@@ -124,8 +124,9 @@ def test_four_clients_at_once_each_get_their_own_answer(
     for thread in threads:
         thread.join(timeout=120)
 
-    assert got == expected
+    assert got == expected  # each as generate gives it alone
     assert len(set(expected.values())) > 1  # different prompts, different answers: a mix-up would show
+    assert served.engine.largest >= 2  # those that waited were answered together, in one generate
 
 
 def test_bad_requests_get_a_clear_4xx_and_the_server_keeps_serving(served: LocalServer) -> None:
@@ -586,3 +587,53 @@ def test_the_requests_popular_front_ends_send_are_answered(
     assert chunks[-1 if front_end == "continue" else -2]["choices"][0]["finish_reason"] in ("stop", "length")
     if front_end == "open_webui":
         assert chunks[-1]["usage"]["completion_tokens"] >= 1  # stream_options.include_usage
+
+
+def test_requests_answered_together_keep_their_own_limits_stops_and_clients(served: LocalServer) -> None:
+    """Batched: each row stops at its own token limit and stop string, a hang-up ends its row only, and
+    every answer is the one its request gets alone."""
+    from desktop.core.serving.engine import Job, Sampling
+
+    engine = served.engine
+    prompts = [engine.encode([{"role": "user", "content": p}], True) for p in ("Hi", "Tea?", "Name a fruit.")]
+
+    def submit(
+        ids: list[int], sampling: Sampling, hang_up: bool = False
+    ) -> tuple[Job, threading.Event, list]:
+        """A job; with ``hang_up``, its client goes away at the first piece of its answer."""
+        done, got = threading.Event(), []
+
+        def report(event: tuple) -> None:
+            if event[0] == "text" and hang_up:
+                job.cancel()
+            if event[0] in ("done", "failed"):
+                got.append(event[1])
+                done.set()
+
+        job = Job("generate", report, ids=list(ids), sampling=sampling)
+        return engine.submit(job), done, got
+
+    settings = [
+        Sampling(12, temperature=0),
+        Sampling(4, temperature=0),
+        Sampling(24, temperature=0, stop=("e",)),
+    ]
+    alone = []
+    for ids, sampling in zip(prompts, settings, strict=True):
+        _, done, got = submit(ids, sampling)
+        assert done.wait(60)
+        alone.append(got[0])
+    busy, busy_done, _ = submit(prompts[0], Sampling(400, temperature=0))  # the model is busy with this one
+    _until(lambda: engine.answering)
+    waiting = [submit(ids, sampling) for ids, sampling in zip(prompts, settings, strict=True)]
+    hung_up = submit(prompts[1], Sampling(200, temperature=0), hang_up=True)
+    busy.cancel()
+    assert all(done.wait(60) for _, done, _ in waiting) and hung_up[1].wait(60) and busy_done.wait(60)
+
+    assert engine.largest >= 4  # the four that waited were answered together
+    together = [got[0] for _, _, got in waiting]
+    assert [o.text for o in together] == [o.text for o in alone]
+    assert [o.finish_reason for o in together] == [o.finish_reason for o in alone]
+    assert together[1].completion_tokens == 4 and together[1].finish_reason == "length"
+    assert "e" not in together[2].text
+    assert hung_up[2][0].finish_reason == "cancelled" and hung_up[2][0].completion_tokens < 200

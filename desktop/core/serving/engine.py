@@ -14,15 +14,19 @@ import itertools
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.core.results.tryit import FolderInfo, Playground
+from desktop.core.serving.answers import Detokenizer, Outcome, StopStrings
 
 log = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 30
+GATHER_S = 0.02
+"""After answering several requests together, how long to wait for as many before the next answer."""
 
 
 @dataclass(frozen=True)
@@ -80,19 +84,6 @@ class Sampling:
         return args
 
 
-@dataclass
-class Outcome:
-    """How a generation ended: its text, its token counts, and why it stopped (``stop`` when the model
-    ended its answer or a stop string came, ``length`` when ``max_tokens`` ran out, ``cancelled`` when
-    its client went away)."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    finish_reason: str
-    logprobs: list[dict[str, Any]] | None = None  # each answer token: id, logprob, top [(id, logprob)]
-
-
 class Busy(Exception):
     """The queue is full: the request is refused (HTTP 503), nothing was started."""
 
@@ -137,7 +128,10 @@ class Engine:
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
         self._thread: threading.Thread | None = None
-        self._running: Job | None = None
+        self._running: list[Job] = []  # the jobs answered now (several when generated together)
+        self._together = 1  # how many the last answer had
+        self.largest = 1
+        """The most requests answered together so far."""
         self._stopping = threading.Event()
         self.answered: collections.deque[tuple[int, Outcome]] = collections.deque(maxlen=100)
         """The last answers: job number and outcome (a cancelled job's shows how far it got)."""
@@ -156,9 +150,9 @@ class Engine:
         refused, each told that the server is stopping."""
         with self._lock:
             self._stopping.set()
-            running = self._running
-        if running is not None:
-            running.cancel()
+            running = list(self._running)
+        for job in running:
+            job.cancel()
         while True:
             try:
                 job = self._jobs.get_nowait()
@@ -225,45 +219,98 @@ class Engine:
     @property
     def answering(self) -> bool:
         """Whether a job runs now."""
-        return self._running is not None
+        return bool(self._running)
 
-    def _work(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
+    def _take(self, timeout: float | None = None, wait: bool = True) -> Job | None:
+        """The next job off the queue (``None``: the end); :class:`queue.Empty` when there is none within
+        ``timeout`` seconds (or at once, without ``wait``)."""
+        job = self._jobs.get(block=wait, timeout=timeout)
+        if job is not None:
             with self._lock:
                 self._waiting -= 1
-                self._running = job
+        return job
+
+    def _gather(self, first: Job) -> tuple[list[Job], Job | None, bool]:
+        """``first`` and the jobs waiting behind it that can be answered with it (``batching.py``), the
+        first that cannot (to be taken next), and whether the end was taken. After a batch of several,
+        it waits up to :data:`GATHER_S` for as many: clients answered together ask again together."""
+        from desktop.core.serving.batching import MOST, batchable
+
+        batch: list[Job] = [first]
+        deadline = time.monotonic() + (GATHER_S if self._together > 1 else 0.0)
+        while len(batch) < MOST:
+            left = deadline - time.monotonic() if len(batch) < self._together else 0.0
+            try:
+                job = self._take(timeout=left) if left > 0 else self._take(wait=False)
+            except queue.Empty:
+                break
+            if job is None:
+                return batch, None, True
+            if not batchable(job, first, self.info.task):
+                return batch, job, False
+            if not job.cancelled.is_set():  # its client hung up while it waited
+                batch.append(job)
+        return batch, None, False
+
+    def _work(self) -> None:
+        held: Job | None = None
+        closing = False
+        while True:
+            job = held if held is not None else None if closing else self._take()
+            held = None
+            if job is None:
+                return
+            batch = [job]
+            with self._lock:
+                stopping = self._stopping.is_set()
+            if not stopping and not job.cancelled.is_set() and job.kind == "generate":
+                batch, held, closing = self._gather(job)
+            with self._lock:
+                self._running = list(batch)
                 stopping = self._stopping.is_set()
             try:
                 if stopping:  # taken off the queue as stop() emptied it
-                    job.cancel()
-                    job.report(("failed", Stopping()))
+                    for each in batch:
+                        each.cancel()
+                        each.report(("failed", Stopping()))
                     continue
-                if job.cancelled.is_set():
+                if job.cancelled.is_set() and len(batch) == 1:
                     continue
-                if job.kind == "classify":
-                    result: Any = self.playground.classify_many(job.texts, self.context)
-                elif job.kind == "embed":
-                    result = self.playground.embed_many(job.texts, self.context)
-                else:
-                    result = self._generate(job)
-                    self.answered.append((job.number, result))
-                if self._stopping.is_set() and job.cancelled.is_set():  # cut short: not a whole answer
-                    job.report(("failed", Stopping()))
-                else:
-                    job.report(("done", result))
-            except Exception as exc:  # the job fails, the server keeps serving
+                results = self._answer(batch)
+                self._together = len(batch)
+                self.largest = max(self.largest, len(batch))
+                for each, result in zip(batch, results, strict=True):
+                    if each.kind == "generate":
+                        self.answered.append((each.number, result))
+                    if self._stopping.is_set() and each.cancelled.is_set():  # cut short: not a whole answer
+                        each.report(("failed", Stopping()))
+                    else:
+                        each.report(("done", result))
+            except Exception as exc:  # the jobs fail, the server keeps serving
                 log.warning("request %d failed", job.number, exc_info=True)
                 if type(exc).__name__ == "OutOfMemoryError":
                     from desktop.core.system.heap import release_memory
 
                     release_memory()  # the failed answer's activations, back for the next request
-                job.report(("failed", exc))
+                for each in batch:
+                    each.report(("failed", exc))
             finally:
                 with self._lock:
-                    self._running = None
+                    self._running = []
+
+    def _answer(self, batch: list[Job]) -> list[Any]:
+        """The result of each job of ``batch`` (several only when they generate together)."""
+        job = batch[0]
+        if job.kind == "classify":
+            return [self.playground.classify_many(job.texts, self.context)]
+        if job.kind == "embed":
+            return [self.playground.embed_many(job.texts, self.context)]
+        if len(batch) == 1:
+            return [self._generate(job)]
+        from desktop.core.serving.batching import generate_together
+
+        model, tokenizer = self.playground.model, self.tokenizer
+        return generate_together(model, tokenizer, self.playground.device, batch, _eos_ids(model, tokenizer))
 
     def _generate(self, job: Job) -> Outcome:
         import torch
@@ -338,84 +385,3 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     if tokenizer.eos_token_id is not None:
         ids.add(tokenizer.eos_token_id)
     return ids
-
-
-class Detokenizer:
-    """An answer's text, token by token, at a constant cost per token.
-
-    Each new token is decoded with the one or few before it (the same text as decoding the whole answer:
-    a word's leading space, a character split across tokens), and only what they add is appended;
-    half a character waits for its next token.
-    """
-
-    def __init__(self, tokenizer: Any) -> None:
-        self.tokenizer = tokenizer
-        self.ids: list[int] = []
-        self.text = ""
-        self._prefix = self._read = 0
-
-    def add(self, token: int) -> str:
-        """The answer's text with ``token`` added."""
-        self.ids.append(token)
-        added = self._added()
-        if added and not added.endswith("\ufffd"):
-            self.text += added
-            self._prefix, self._read = self._read, len(self.ids)
-        return self.text
-
-    def rest(self) -> str:
-        """The whole text, with what was still held back (the answer has ended)."""
-        return self.text + self._added()
-
-    def _added(self) -> str:
-        decode = self.tokenizer.decode
-        before = decode(self.ids[self._prefix : self._read], skip_special_tokens=True)
-        after = decode(self.ids[self._prefix :], skip_special_tokens=True)
-        return after[len(before) :] if len(after) > len(before) else ""
-
-
-class StopStrings:
-    """The answer's text as it grows, cut before the first stop string.
-
-    Text that could be the start of a stop string is held back until it is clear that it is not, so a
-    client never receives part of a stop string. ``emit`` gets each new piece that is safe to show.
-    """
-
-    def __init__(self, stops: Sequence[str], emit: Callable[[str], None]) -> None:
-        self.stops = [s for s in stops if s]
-        self.emit = emit
-        self.text = ""
-        self.sent = 0
-        self.stopped = False
-
-    def feed(self, decoded: str) -> None:
-        """The whole answer decoded so far (it may still end in half a character)."""
-        if self.stopped:
-            return
-        if decoded.endswith("\ufffd"):  # a character split across tokens: wait for the rest
-            return
-        for stop in self.stops:
-            at = decoded.find(stop)
-            if at >= 0:
-                decoded, self.stopped = decoded[:at], True
-        self.text = decoded
-        safe = len(decoded) if self.stopped else len(decoded) - self._held(decoded)
-        if safe > self.sent:
-            self.emit(decoded[self.sent : safe])
-            self.sent = safe
-
-    def finish(self) -> None:
-        """The generation ended: send what was held back."""
-        if len(self.text) > self.sent:
-            self.emit(self.text[self.sent :])
-            self.sent = len(self.text)
-
-    def _held(self, decoded: str) -> int:
-        """How many trailing characters could begin a stop string."""
-        held = 0
-        for stop in self.stops:
-            for size in range(min(len(stop) - 1, len(decoded)), held, -1):
-                if decoded.endswith(stop[:size]):
-                    held = size
-                    break
-        return held
