@@ -67,6 +67,9 @@ def test_a_loss_that_grows_fast_is_diverging_and_a_tenth_of_the_rate_is_offered(
     assert said.concern == "diverging" and said.step == 30  # as soon as it is three times its lowest
     assert "1.5 now, 3.8 times its lowest (0.4)" in str(said.message)
     assert said.remedies[0]["changes"] == {"training.learning_rate": pytest.approx(1e-5)}
+    # A loss of exactly 0 (a confident classifier's, in float32) fails nothing, and noise near it is no
+    # divergence.
+    assert _watch(Coach(_config(rate=1e-4)), [0.3, 0.0, 1e-4, 2e-4, 4e-4]) == []
     # A jump that stays up is diverging too: a tiny GPT-2 at 0.9 went from 8.3 to 44.6 in one log.
     (jumped,) = _watch(Coach(_config(rate=1e-4)), [8.3, 44.6, 37.5, 30.3, 39.4])
     assert jumped.concern == "diverging" and jumped.step == 20

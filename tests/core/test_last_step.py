@@ -126,8 +126,15 @@ def test_no_last_checkpoint_is_said_and_a_cancelled_build_leaves_nothing(tmp_pat
 
     fake_checkpoint(run.checkpoints_dir / "checkpoint-20", 20)
     run.model_dir.mkdir()
+    (run.model_dir / "config.json").write_text("{}", encoding="utf-8")
     cancel = threading.Event()
-    cancel.set()
+
+    def cancel_once_copied(fraction: float) -> None:
+        if fraction >= 0.9:  # the weights are copied; Cancel is pressed now
+            cancel.set()
+
     with pytest.raises(Cancelled):
-        build(run, found, cancel=cancel)
-    assert not any((run.path / "last-step").iterdir())  # nothing half-made
+        build(run, found, cancel_once_copied, cancel)
+    assert not any((run.path / "last-step").iterdir())  # nothing half-made, nothing in place
+    made = build(run, found)  # and a later build makes it
+    assert (made.model_dir / "model.safetensors").is_file() and (made.model_dir / "config.json").is_file()

@@ -42,6 +42,7 @@ def test_served_on_the_network_this_computers_addresses_are_answered(monkeypatch
     names = Access(host="0.0.0.0").names()
     assert {"192.0.2.7", "127.0.0.1", "localhost"} <= names and "0.0.0.0" not in names
     assert "192.0.2.7" not in Access(host="127.0.0.1").names()  # this computer only: loopback names only
+    assert {"127.0.0.2", "host.docker.internal"} <= Access(host="127.0.0.2").names()  # itself; containers
     assert (host_name("[::1]:8000"), host_name("Studio.LAN"), host_name("::1")) == (
         "::1",
         "studio.lan",
@@ -139,6 +140,8 @@ def test_clients_that_never_finish_a_request_cannot_lock_the_key_holder_out(
         body = b'{"messages": [{"role": "user", "content": "Hi"}]}'
         half = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 500\r\n\r\n"
         assert _closed(_slow_client(server.port, half + body), 3.0)  # a body that never ends
+
+        assert _closed(socket.create_connection(("127.0.0.1", server.port), timeout=5), 3.0)  # silent
 
         request = urllib.request.Request(
             server.base_url + "/chat/completions",
@@ -238,3 +241,37 @@ def test_fields_that_change_nothing_here_are_read_and_named_back(tiny_chat_model
         not in client.post("/v1/chat/completions", json={"messages": chat["messages"]}).headers
     )
     assert client.get("/health").json() == {"status": "ok", "model": "tiny-chat"}
+
+
+@pytest.mark.slow
+def test_a_request_read_in_time_is_never_cut_while_it_is_answered(tiny_chat_models: dict) -> None:
+    """The deadlines are on what the client sends: a chunked body with an extension and a trailer, and
+    a second request sent before the first is answered, are read as uvicorn reads them, and answers that
+    take longer than the deadlines are not cut."""
+    import json
+
+    from desktop.core.serving.connections import Deadlines
+    from desktop.core.serving.server import LocalServer, ServeOptions
+
+    options = ServeOptions(port=0, name="tiny-chat", key="k", deadlines=Deadlines(headers=0.3, body=0.3))
+    server = LocalServer(tiny_chat_models["llama"], options).open().start()
+    try:
+        body = json.dumps(
+            {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 300, "stream": True}
+        )
+        head = (
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            "Authorization: Bearer k\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        chunked = f"{len(body):x};ext=1\r\n{body}\r\n0\r\nX-Trailer: 1\r\n\r\n"
+        second = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+            sock.sendall((head + chunked + second).encode())  # pipelined: the second waits for the first
+            received = b""
+            while b'"object":"list"' not in received and b'"object": "list"' not in received:
+                piece = sock.recv(65536)
+                assert piece, f"closed after {len(received)} bytes: {received[-200:]!r}"
+                received += piece
+        assert b"data: [DONE]" in received  # the whole streamed answer, then the second request's
+    finally:
+        server.stop()

@@ -183,3 +183,29 @@ def test_the_tools_are_rendered_by_the_models_own_template(tiny_chat_models: dic
         server.stop()
     assert answer.usage.prompt_tokens == len(expected)
     assert answer.choices[0].finish_reason in ("stop", "length")  # a random model calls nothing
+
+
+def test_mistrals_call_is_read_with_its_special_token_and_odd_calls_never_fail_the_answer() -> None:
+    """[TOOL_CALLS] is a special token in Mistral's tokenizers: the text a client reads has it stripped."""
+    engine = _Engine(' [{"name": "get_weather", "arguments": {"city": "杭州"}}]')
+    engine.tokenizer = SimpleNamespace(  # what the answer's tokens read with their special tokens kept
+        decode=lambda ids, skip_special_tokens: (
+            '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "杭州"}}]'
+        )
+    )
+    engine.submit = lambda job: (
+        job.report(("done", Outcome(engine.answer, 3, 9, "stop", None, [7, 8]))),
+        job,
+    )[1]
+
+    answer = _post(engine, {"messages": CONVERSATION[:1], "tools": [WEATHER]})
+
+    assert answer.json()["choices"][0]["finish_reason"] == "tool_calls"
+    odd = '<tool_call>{"name": ["get_weather"]}</tool_call> and <tool_call>not json</tool_call>'
+    assert parse(odd, {"get_weather"}).calls == []  # a name that is no string: text, not a 500
+    mixed = parse(
+        '<tool_call>{"name": "rm"}</tool_call><tool_call>{"name": "get_weather"}</tool_call>', {"get_weather"}
+    )
+    assert (
+        len(mixed.calls) == 1 and mixed.content == '<tool_call>{"name": "rm"}</tool_call>'
+    )  # kept as written

@@ -72,3 +72,39 @@ def test_no_choice_when_the_last_step_is_the_model_or_its_checkpoint_is_gone(
     last = _run(app_home / "runs", "last", dict(FOUND, step=20))
     page.show_result(RunResult("finished", last.path, last.model_dir, {}))
     assert page.model_choice.isHidden()
+
+
+def test_a_last_step_made_for_a_run_no_longer_shown_is_dropped_and_export_waits_for_it(
+    window: MainWindow, app_home: Path, qtbot, monkeypatch
+) -> None:
+    """Choosing the last step of run A, then opening run B while A's merge ran, showed B's name over A's
+    model, and Export would have written A's."""
+    import threading
+
+    from desktop.core.results import last_step
+    from desktop.gui.app_support import workers
+
+    release, made = threading.Event(), threading.Event()
+    real = last_step.build
+
+    def slow_build(run, found, *args):
+        release.wait(30)
+        try:
+            return real(run, found)
+        finally:
+            made.set()
+
+    monkeypatch.setattr(last_step, "build", slow_build)
+    first, second = _run(app_home / "runs", "first", FOUND), _run(app_home / "runs", "second", FOUND)
+    page = window.export_page
+    page.show_result(RunResult("finished", first.path, first.model_dir, {}))
+    page.model_choice.setCurrentIndex(1)  # the last step of the first run: being made
+    page.start_export()
+    assert "Wait until the last step's model is made" in page.export_status.text()
+
+    page.show_result(RunResult("finished", second.path, second.model_dir, {}))
+    release.set()
+    qtbot.waitUntil(lambda: made.is_set() and not workers.running_tasks(), timeout=10_000)
+
+    assert page.model_label.text() == str(second.model_dir)  # the second run's, as shown
+    assert page.model_choice.isEnabled() and page.model_choice.currentData() == "best"

@@ -115,12 +115,16 @@ def build(
                 msg("The last step's model is damaged: {problem}.", problem=problem),
                 msg("Export the best checkpoint instead."),
             )
-        for partial in partials:
-            os.replace(partial, partial.with_name(partial.name.removesuffix(".partial")))
+        step(0.95)  # the last chance to cancel: from here the folders are put in place
+        for partial in partials:  # the model last: until it is in place, nothing counts as made
+            final = partial.with_name(partial.name.removesuffix(".partial"))
+            shutil.rmtree(final, ignore_errors=True)  # an adapter left by a build cut short
+            os.replace(partial, final)
     finally:
         for partial in partials:
             shutil.rmtree(partial, ignore_errors=True)
-    step(1.0)
+    if on_progress is not None:
+        on_progress(1.0)
     return view
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -18,6 +18,7 @@ class Outcome:
     completion_tokens: int
     finish_reason: str
     logprobs: list[dict[str, Any]] | None = None  # each answer token: id, logprob, top [(id, logprob)]
+    ids: list[int] = field(default_factory=list)  # the answer's tokens (its special ones read for tool calls)
 
 
 class Detokenizer:

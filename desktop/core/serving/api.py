@@ -181,7 +181,7 @@ def build_app(
             CORSMiddleware,
             allow_origins=list(access.origins),
             allow_methods=["GET", "POST"],
-            allow_headers=["authorization", "content-type"],
+            allow_headers=["*"],  # the openai JS client adds its x-stainless-* headers; the origin gates
         )
     # Added last, so it runs first: nothing reaches the routes (or the CORS answer) unchecked.
     app.add_middleware(Guard, key=key, limit=engine.limits.body_bytes, on_request=on_request, access=access)
@@ -320,7 +320,7 @@ async def _answer(
         outcome = await _run(
             engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling)
         )
-        message, finish = _message(outcome, tools)
+        message, finish = _message(engine, outcome, tools)
         usage = bool(body.stream_options and body.stream_options.include_usage)
         return StreamingResponse(
             _replay(reply, message, finish, _usage(outcome) if usage else None),
@@ -338,13 +338,13 @@ async def _answer(
         )
     choices, outcomes = [], []
     for index in range(body.n or 1):  # n answers, one after another (each seeded apart when seeded)
-        seed = sampling.seed + index if sampling.seed is not None and index else sampling.seed
+        seed = (sampling.seed + index) % 2**64 if sampling.seed is not None and index else sampling.seed
         job = Job("generate", lambda _: None, ids=list(ids), sampling=replace(sampling, seed=seed))
         outcome = await _run(engine, request, job)
         choice: dict[str, Any] = {"index": index, "finish_reason": _reason(outcome)}
         scored = _scored(engine, outcome, chat) if outcome.logprobs is not None else None
         if chat:
-            message, finish = _message(outcome, tools or set())
+            message, finish = _message(engine, outcome, tools or set())
             choice.update(message=message, logprobs=scored, finish_reason=finish)
         else:
             choice.update(text=outcome.text, logprobs=scored)
@@ -356,12 +356,14 @@ async def _answer(
     return JSONResponse({**reply, "choices": choices, "usage": usage}, headers=ignored)
 
 
-def _message(outcome: Outcome, tools: set[str]) -> tuple[dict[str, Any], str]:
-    """The assistant's message and finish reason: its calls to ``tools`` read back, when it made any."""
+def _message(engine: Engine, outcome: Outcome, tools: set[str]) -> tuple[dict[str, Any], str]:
+    """The assistant's message and finish reason: its calls to ``tools`` read back, when it made any
+    (from the answer with its special tokens: Mistral's ``[TOOL_CALLS]`` is one)."""
     if tools:
         from desktop.core.serving.tool_calls import parse
 
-        parsed = parse(outcome.text, tools)
+        raw = engine.tokenizer.decode(outcome.ids, skip_special_tokens=False) if outcome.ids else outcome.text
+        parsed = parse(str(raw), tools)
         if parsed.calls:
             return {
                 "role": "assistant",

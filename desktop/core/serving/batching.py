@@ -90,7 +90,8 @@ def generate_together(
         texts[row].finish()
         length = not ended[row] and not texts[row].stopped and len(made[row].ids) >= job.sampling.max_tokens
         reason = "cancelled" if job.cancelled.is_set() else "length" if length else "stop"
-        outcomes.append(Outcome(texts[row].text, len(job.ids), len(made[row].ids) + int(ended[row]), reason))
+        tokens = len(made[row].ids) + int(ended[row])
+        outcomes.append(Outcome(texts[row].text, len(job.ids), tokens, reason, None, list(made[row].ids)))
     return outcomes
 
 

@@ -7,14 +7,16 @@ timeout), and 2 x 10,500 such connections filled the server's file descriptors, 
 could not connect at all. Here each connection is uvicorn's own h11 protocol behind a thin wrapper that
 only watches the bytes as they pass:
 
-- a request's headers must arrive within :attr:`Deadlines.headers` seconds of its first byte, and its
-  body (by ``Content-Length``, or the end of a chunked body) within :attr:`Deadlines.body` more;
-  otherwise the connection is closed;
+- a request's headers must arrive within :attr:`Deadlines.headers` seconds of its first byte (the first
+  request's, of the connection), and its body within :attr:`Deadlines.body` more; otherwise the
+  connection is closed. Where a request stands is h11's own state (the parser uvicorn reads it with),
+  so chunked bodies, trailers and pipelined requests are read as uvicorn reads them;
 - a client (an address) may hold :attr:`Deadlines.per_client` connections, and the server
   :attr:`Deadlines.total`; past that a new connection is closed at once, before it costs anything.
 
 A connection waiting for its answer, or idle between requests (uvicorn's keep-alive timeout ends
-those), has no deadline here: the deadlines are on what the client sends.
+those), has no deadline here: the deadlines are on what the client sends. A connection that sends
+nothing at all has its first request's deadline from the moment it opens.
 """
 
 from __future__ import annotations
@@ -28,9 +30,6 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-HEADER_LIMIT = 64 << 10
-"""Header bytes looked through for their end; h11 refuses a larger head itself."""
-
 
 @dataclass(frozen=True)
 class Deadlines:
@@ -42,67 +41,10 @@ class Deadlines:
     total: int = 256
 
 
-class _Request:
-    """Where the bytes of the request now arriving stand: ``idle`` (none pending), ``head``, ``body``
-    (``left`` bytes to come) or ``chunked``."""
-
-    def __init__(self) -> None:
-        self.state, self.head, self.left, self.tail = "idle", b"", 0, b""
-
-    def feed(self, data: bytes) -> tuple[bool, bool]:
-        """Take ``data``; whether a request began in it, and whether a request ended in it."""
-        began, ended = False, False
-        while data:
-            if self.state == "idle":
-                self.state, self.head, began, ended = "head", b"", True, False
-            if self.state == "head":
-                seen = len(self.head)
-                self.head += data
-                end = self.head.find(b"\r\n\r\n", max(0, seen - 3))
-                if end < 0:
-                    if len(self.head) > HEADER_LIMIT:
-                        self.head = self.head[-3:]  # h11 answers a head this large; only its end matters
-                    return began, ended
-                data, head = self.head[end + 4 :], self.head[: end + 4]
-                self._body_of(head)
-                if self.state == "idle":
-                    ended = True
-                continue
-            if self.state == "body":
-                used = min(self.left, len(data))
-                self.left -= used
-                data = data[used:]
-                if self.left == 0:
-                    self.state, ended = "idle", True
-                continue
-            # chunked: its end is the zero-size chunk and the empty line after it
-            window = self.tail + data
-            if b"\r\n0\r\n\r\n" in window or window.startswith(b"0\r\n\r\n"):
-                self.state, ended, data = "idle", True, b""
-            else:
-                self.tail, data = window[-6:], b""
-        return began, ended
-
-    def _body_of(self, head: bytes) -> None:
-        length, chunked = 0, False
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length" and value.strip().isdigit():
-                length = int(value.strip())
-            elif name == b"transfer-encoding" and b"chunked" in value.lower():
-                chunked = True
-        if chunked:
-            self.state, self.tail = "chunked", b"\r\n"
-        elif length:
-            self.state, self.left = "body", length
-        else:
-            self.state = "idle"
-
-
 def guarded_protocol(deadlines: Deadlines) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol class behind ``deadlines`` (``uvicorn.Config(http=...)``); the connection
     counts are shared by the connections of one server."""
+    import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     open_by: Counter[str] = Counter()
@@ -110,7 +52,6 @@ def guarded_protocol(deadlines: Deadlines) -> type[asyncio.Protocol]:
     class GuardedProtocol(asyncio.Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             self.inner = H11Protocol(*args, **kwargs)
-            self.request = _Request()
             self.client = ""
             self.transport: asyncio.Transport | None = None
             self.timer: asyncio.TimerHandle | None = None
@@ -127,20 +68,24 @@ def guarded_protocol(deadlines: Deadlines) -> type[asyncio.Protocol]:
             self.counted = True
             self.transport = transport  # type: ignore[assignment]
             self.inner.connection_made(transport)  # type: ignore[arg-type]
+            self._deadline(deadlines.headers)  # a connection that sends nothing is closed too
+            self.phase = "head"
 
         def data_received(self, data: bytes) -> None:
-            began, _ = self.request.feed(data)
-            state = self.request.state
-            if state == "idle":  # the request is all here: no deadline while it is answered
+            self.inner.data_received(data)
+            # h11 has read what it could of the bytes: its state says where the client's request stands.
+            state = self.inner.conn.their_state
+            if state is h11.IDLE:  # a request's head on its way (a whole one would have moved it on)
+                if self.phase != "head":
+                    self._deadline(deadlines.headers)
+                    self.phase = "head"
+            elif state is h11.SEND_BODY:
+                if self.phase != "body":
+                    self._deadline(deadlines.body)
+                    self.phase = "body"
+            else:  # the request is all here (or the connection is ending): it is being answered
                 self._cancel()
                 self.phase = "idle"
-            elif state == "head" and (began or self.phase != "head"):
-                self._deadline(deadlines.headers)  # a new request: its headers from its first byte
-                self.phase = "head"
-            elif state in ("body", "chunked") and self.phase != "body":
-                self._deadline(deadlines.body)  # its headers are in: its body from here
-                self.phase = "body"
-            self.inner.data_received(data)
 
         def _deadline(self, seconds: float) -> None:
             self._cancel()

@@ -362,7 +362,7 @@ class Engine:
         reason = "cancelled" if job.cancelled.is_set() else "length" if length else "stop"
         chosen = made.ids  # the answer's tokens, as read (a decoder's start token and the end are not)
         scored = _logprobs(logits, chosen, sampling.logprobs) if logits is not None else None
-        return Outcome(text.text, prompt_length, len(made.ids) + int(ended), reason, scored)
+        return Outcome(text.text, prompt_length, len(made.ids) + int(ended), reason, scored, list(made.ids))
 
 
 def _logprobs(logits: Any, chosen: list[int], top: int | None) -> list[dict[str, Any]]:

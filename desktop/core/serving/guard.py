@@ -34,6 +34,8 @@ from desktop.core.serving.protocol import error_body
 DRAIN_LIMIT = 64 << 20
 """A refused body up to this size is read and dropped, so that its client gets the 413 (not a reset)."""
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+DOCKER_HOST = "host.docker.internal"
+"""What a container (Open WebUI's, say) calls this computer: a name no web page can make resolve here."""
 
 
 class Refused(Exception):
@@ -77,6 +79,7 @@ class Access:
     def names(self) -> set[str]:
         """The host names (lower case, no port) requests may be addressed to."""
         names = set(LOOPBACK_NAMES) | {name.lower().strip("[]") for name in self.hosts}
+        names |= {self.host.lower().strip("[]"), DOCKER_HOST}  # 127.0.0.2 is itself; Docker's name for here
         if not is_local(self.host):
             names |= {self.host.lower().strip("[]"), *this_computer()}
             names.discard("0.0.0.0")

@@ -35,11 +35,19 @@ class Parsed:
 
 def parse(text: str, names: set[str]) -> Parsed:
     """The calls in ``text`` to the tools named ``names``, and the rest of the text."""
-    blocks = HERMES.findall(text)
-    if blocks:
-        calls = [call for block in blocks if (call := _call(_load(block), names)) is not None]
+    if HERMES.search(text):
+        calls: list[dict[str, Any]] = []
+
+        def take(block: re.Match[str]) -> str:
+            call = _call(_load(block.group(1)), names)
+            if call is None:
+                return block.group(0)  # not a call to a tool offered: it stays in the text
+            calls.append(call)
+            return ""
+
+        rest = HERMES.sub(take, text)
         if calls:
-            return Parsed(HERMES.sub("", text).strip(), calls)
+            return Parsed(rest.strip(), calls)
     if MISTRAL in text:
         before, _, after = text.partition(MISTRAL)
         found = _load(after.strip())
@@ -64,7 +72,7 @@ def _load(text: str) -> Any:
 
 def _call(found: Any, names: set[str]) -> dict[str, Any] | None:
     """OpenAI's entry for one call read as JSON; ``None`` when it is no call to a tool offered."""
-    if not isinstance(found, dict) or found.get("name") not in names:
+    if not isinstance(found, dict) or not isinstance(found.get("name"), str) or found["name"] not in names:
         return None
     arguments = found.get("arguments", found.get("parameters", {}))
     if not isinstance(arguments, str):

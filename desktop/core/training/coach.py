@@ -162,7 +162,7 @@ class Coach:
     def _diverging(self, step: int) -> AdviceEvent | None:
         if len(self.losses) < RISES + 1:
             return None
-        lowest = min(value for _, value in self.losses)
+        lowest = max(min(value for _, value in self.losses), 1e-8)  # a confident classifier logs 0.0
         last = [value for _, value in self.losses[-(RISES + 1) :]]
         rising = last[-1] >= DIVERGED * lowest and all(b > a for a, b in itertools.pairwise(last))
         # Or it jumped and stays up: three logs whose mean is three times where it began (a rate of 0.9
@@ -170,10 +170,12 @@ class Coach:
         recent = sum(last[-RISES:]) / RISES
         if rising:
             now = last[-1]
-        elif recent >= DIVERGED * self.losses[0][1]:
+        elif recent >= DIVERGED * max(self.losses[0][1], 1e-8):
             now = recent
         else:
             return None
+        if now <= self.losses[0][1]:
+            return None  # below where it began: noise near zero (0 to 4e-4 is "three times its lowest")
         rate = self.config.training.learning_rate
         return AdviceEvent(
             step,

@@ -114,7 +114,12 @@ def run_training(
         if not main:
             on_event(event)  # a failure only
             return
-        for said in [event, *coach.see(event)]:  # what the curves show, said as it shows (coach.py)
+        try:
+            seen = coach.see(event)  # what the curves show, said as it shows (coach.py)
+        except Exception:  # a word of advice is never worth the run
+            log.warning("the coach could not read an event", exc_info=True)
+            seen = []
+        for said in [event, *seen]:
             try:
                 if not isinstance(said, PreparingEvent):  # what is being done now: shown, not recorded
                     run.append(said)

@@ -279,6 +279,9 @@ class ExportPage(WizardPage):
         """Export the finished run in the background; the result and its verification are shown."""
         if self.result is None or self.result.run_dir is None or self._task is not None:
             return
+        if self.model_choice.is_busy():  # the export would be of the other model
+            self.export_status.setText(self.tr("Wait until the last step's model is made, then export."))
+            return
         dest = self.dest_edit.text().strip()
         if not dest:
             self.export_status.setText(self.tr("Choose a folder to export to."))

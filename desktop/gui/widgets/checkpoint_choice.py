@@ -47,6 +47,7 @@ class CheckpointChoice(QComboBox):
 
         self.run = RunDir(run_dir) if run_dir else None
         self.found = best.of_run(run_dir) if run_dir else {}
+        self._task = None  # a last step still being made is another run's now: its result is dropped
         self.blockSignals(True)
         self.clear()
         if self.run is not None and checkpoint(self.run, self.found) is not None:
@@ -97,18 +98,23 @@ class CheckpointChoice(QComboBox):
         self.said.emit(
             self.tr("Making the last step's model from checkpoint-{step}…").format(step=found["last_step"])
         )
-        self._task = BackgroundTask(lambda: build(run, found), self)
-        self._task.finished.connect(self._on_built)
-        self._task.failed.connect(self._on_failed)
-        self._task.start()
+        task = BackgroundTask(lambda: build(run, found), self)
+        task.finished.connect(lambda view, task=task: self._on_built(task, view))
+        task.failed.connect(lambda exc, detail, task=task: self._on_failed(task, exc, detail))
+        self._task = task
+        task.start()
 
-    def _on_built(self, view: object) -> None:
+    def _on_built(self, task: BackgroundTask, view: object) -> None:
+        if task is not self._task:
+            return  # made for a run no longer shown
         self._task = None
         self.setEnabled(True)
         self.said.emit(self.sentence())
         self.chosen.emit(view)
 
-    def _on_failed(self, exc: object, _detail: str) -> None:
+    def _on_failed(self, task: BackgroundTask, exc: object, _detail: str) -> None:
+        if task is not self._task:
+            return
         self._task = None
         self.setEnabled(True)
         self.blockSignals(True)
