@@ -528,9 +528,18 @@ async def _stream(
     try:
         if chat:
             yield chunk(None, first=True)
+        held: list[tuple[str, Any]] = []  # an event read while joining pieces, for the next turn
         while True:
-            kind, value = await events.get()
+            kind, value = held.pop() if held else await events.get()
             if kind == "text":
+                # Pieces that came while the last chunk was sent go as one: with several answers made
+                # together, a chunk per token per client kept this loop (and the clients) behind.
+                while not held and not events.empty():
+                    following = events.get_nowait()
+                    if following[0] == "text":
+                        value += following[1]
+                    else:
+                        held.append(following)
                 yield chunk(value)
             elif kind == "done":
                 yield chunk(None if chat else "", _reason(value))

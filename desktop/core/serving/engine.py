@@ -25,7 +25,8 @@ from desktop.core.serving.answers import Detokenizer, Outcome, StopStrings
 log = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 30
-GATHER_S = 0.02
+GATHER_S = 0.05
+MOST_TOGETHER = 8  # batching.MOST, without importing it before a batch is made
 """After answering several requests together, how long to wait for as many before the next answer."""
 
 
@@ -129,7 +130,7 @@ class Engine:
         self._numbers = itertools.count(1)
         self._thread: threading.Thread | None = None
         self._running: list[Job] = []  # the jobs answered now (several when generated together)
-        self._together = 1  # how many the last answer had
+        self._together = 1  # how many clients were at work at the last answer
         self.largest = 1
         """The most requests answered together so far."""
         self._stopping = threading.Event()
@@ -277,7 +278,9 @@ class Engine:
                 if job.cancelled.is_set() and len(batch) == 1:
                     continue
                 results = self._answer(batch)
-                self._together = len(batch)
+                # The clients at work now: these, and those that came while these were answered (they
+                # would have joined them): the next answer waits a moment for as many.
+                self._together = min(len(batch) + self._waiting, MOST_TOGETHER)
                 self.largest = max(self.largest, len(batch))
                 for each, result in zip(batch, results, strict=True):
                     if each.kind == "generate":
