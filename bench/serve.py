@@ -33,9 +33,10 @@ answers of both sides are the same text (they must be: same model, greedy; an an
 character, which the plain streamer sends as U+FFFD and ours holds back, is left out of the comparison).
 
 Figures with batching (2026-12-05), a 2-core CPU, 2 repeats, 6 requests per client, 64 tokens, 1
-thread, the answers the same text on both sides: 1 client 204 vs 204 tokens/s (1.01), first token 15 vs
-12 ms; 4 clients 451 tokens/s in total (2.22 times ours with 1 client; 2.11 times plain's 4 clients,
-which are answered one at a time), first token median 38 vs 903 ms. The batches were 1, 4, 4, 4, 4, 4, 3
+thread, the answers the same text on both sides, two runs: 1 client 204 and 206 tokens/s, 1.01 and 0.95
+of plain's, first token 15-16 vs 12-13 ms; 4 clients 451 and 458 tokens/s in total (2.22 and 2.23 times
+ours with 1 client; 2.11 times plain's 4 clients, which are answered one at a time), first token median
+37-38 vs 891-903 ms. The batches were 1, 4, 4, 4, 4, 4, 3
 (the first request starts alone; those after it wait together). The ceiling on this machine is
 ``generate`` itself: one call over 4 prompts makes 2.65 times the tokens/s of one over 1 (639 vs 241), and
 the 4 client threads, the server's HTTP loop and the model share the 2 cores.

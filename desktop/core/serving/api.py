@@ -332,7 +332,7 @@ async def _answer(
         job = _submit(engine, Job("generate", _reporter(events), ids=list(ids), sampling=sampling))
         usage = bool(body.stream_options and body.stream_options.include_usage)
         return StreamingResponse(
-            _stream(job, events, reply, chat, usage),
+            _stream(job, events, reply, chat, usage, lambda: engine.answering_together),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
         )
@@ -506,7 +506,12 @@ def _failure(exc: BaseException) -> Refused:
 
 
 async def _stream(
-    job: Job, events: asyncio.Queue[tuple[str, Any]], reply: dict[str, Any], chat: bool, usage: bool
+    job: Job,
+    events: asyncio.Queue[tuple[str, Any]],
+    reply: dict[str, Any],
+    chat: bool,
+    usage: bool,
+    together: Callable[[], bool] = lambda: False,
 ) -> AsyncIterator[str]:
     """Server-sent events: a chunk per piece of text, the finish reason, ``[DONE]``. A client that hangs
     up ends this generator (Starlette cancels it), and with it the job."""
@@ -532,9 +537,10 @@ async def _stream(
         while True:
             kind, value = held.pop() if held else await events.get()
             if kind == "text":
-                # Pieces that came while the last chunk was sent go as one: with several answers made
-                # together, a chunk per token per client kept this loop (and the clients) behind.
-                while not held and not events.empty():
+                # While several answers are made together, the pieces that came while the last chunk
+                # was sent go as one: a chunk per token per client kept this loop (and the clients)
+                # behind. One answer alone goes out a piece at a time, as it always did.
+                while together() and not held and not events.empty():
                     following = events.get_nowait()
                     if following[0] == "text":
                         value += following[1]

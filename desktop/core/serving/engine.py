@@ -222,6 +222,11 @@ class Engine:
         """Whether a job runs now."""
         return bool(self._running)
 
+    @property
+    def answering_together(self) -> bool:
+        """Whether several jobs are answered together now (``batching.py``)."""
+        return len(self._running) > 1
+
     def _take(self, timeout: float | None = None, wait: bool = True) -> Job | None:
         """The next job off the queue (``None``: the end); :class:`queue.Empty` when there is none within
         ``timeout`` seconds (or at once, without ``wait``)."""
