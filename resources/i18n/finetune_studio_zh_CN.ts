@@ -1003,6 +1003,10 @@
         <translation>评估</translation>
     </message>
     <message>
+        <source>Wait until the last step&apos;s model is made, then export.</source>
+        <translation>请等最后一步的模型生成后再导出。</translation>
+    </message>
+    <message>
         <source>Choose a folder to export to.</source>
         <translation>请选择要导出到的文件夹。</translation>
     </message>

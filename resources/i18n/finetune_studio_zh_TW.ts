@@ -1003,6 +1003,10 @@
         <translation>評估</translation>
     </message>
     <message>
+        <source>Wait until the last step&apos;s model is made, then export.</source>
+        <translation>請等最後一步的模型產生後再匯出。</translation>
+    </message>
+    <message>
         <source>Choose a folder to export to.</source>
         <translation>請選擇要匯出到的資料夾。</translation>
     </message>
