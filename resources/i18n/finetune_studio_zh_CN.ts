@@ -6813,6 +6813,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请导出训练任务的模型，即它的最佳检查点。</translation>
     </message>
     <message>
+        <source>{folder} is in the way and was not made by Finetune Studio, so it is left alone.</source>
+        <translation>{folder} 挡住了去路，但它不是 Finetune Studio 创建的，因此不会动它。</translation>
+    </message>
+    <message>
+        <source>Move it out of the run folder, then choose the last step again.</source>
+        <translation>请把它移出运行文件夹，然后重新选择最后一步。</translation>
+    </message>
+    <message>
         <source>Cancelled; nothing was written.</source>
         <translation>已取消；没有写入任何内容。</translation>
     </message>

@@ -6813,6 +6813,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請匯出執行的模型，即它的最佳檢查點。</translation>
     </message>
     <message>
+        <source>{folder} is in the way and was not made by Finetune Studio, so it is left alone.</source>
+        <translation>{folder} 擋住了去路，但它不是 Finetune Studio 建立的，因此不會動它。</translation>
+    </message>
+    <message>
+        <source>Move it out of the run folder, then choose the last step again.</source>
+        <translation>請把它移出執行資料夾，然後重新選擇最後一步。</translation>
+    </message>
+    <message>
         <source>Cancelled; nothing was written.</source>
         <translation>已取消；沒有寫入任何內容。</translation>
     </message>

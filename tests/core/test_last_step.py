@@ -3,6 +3,7 @@ ended, from the last step's checkpoint, LoRA merged as the run's own model is; n
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -138,3 +139,12 @@ def test_no_last_checkpoint_is_said_and_a_cancelled_build_leaves_nothing(tmp_pat
     assert not any((run.path / "last-step").iterdir())  # nothing half-made, nothing in place
     made = build(run, found)  # and a later build makes it
     assert (made.model_dir / "model.safetensors").is_file() and (made.model_dir / "config.json").is_file()
+
+    # Only what a build made is ever deleted: a folder of the same name put there by someone else stays.
+    shutil.rmtree(made.model_dir)
+    theirs = run.path / "last-step" / "model.partial"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(InputError, match="was not made by Finetune Studio"):
+        build(run, found)
+    assert (theirs / "notes.txt").read_text(encoding="utf-8") == "mine"

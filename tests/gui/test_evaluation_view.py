@@ -79,15 +79,9 @@ def test_the_export_page_and_the_evaluation_name_the_checkpoint_and_how_it_score
     window: MainWindow, app_home: Path
 ) -> None:
     tuned, base = _reports()
-    found = {
-        "metric": "eval_loss",
-        "value": 0.5881,
-        "step": 5,
-        "last_step": 20,
-        "last_value": 0.7854,
-        "kept": True,
-        "stopped_early": True,
-    }
+    from tests.gui.test_export_checkpoint import FOUND
+
+    found = dict(FOUND, stopped_early=True)
     run = fake_run(app_home / "runs", "best", FinishedEvent(20, "model", {"eval_loss": 0.5881}, best=found))
     run.model_dir.mkdir()
     (run.model_dir / "config.json").write_text("{}", encoding="utf-8")

@@ -26,6 +26,8 @@ from desktop.core.system.errors import InputError, NonFiniteError, StudioError
 from desktop.core.system.messages import Msg, msg
 
 FOLDER = "last-step"
+MARK = ".finetune-studio-last-step"
+"""Written into every folder this module makes: only such a folder is ever deleted here."""
 TRAINING_STATE = ("optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json", "training_args.bin")
 """A checkpoint's files that are the trainer's, not the model's (with ``rng_state*.pth``)."""
 
@@ -118,22 +120,40 @@ def build(
         step(0.95)  # the last chance to cancel: from here the folders are put in place
         for partial in partials:  # the model last: until it is in place, nothing counts as made
             final = partial.with_name(partial.name.removesuffix(".partial"))
-            shutil.rmtree(final, ignore_errors=True)  # an adapter left by a build cut short
+            _remove_ours(final)  # an adapter left by a build cut short
             os.replace(partial, final)
     finally:
         for partial in partials:
-            shutil.rmtree(partial, ignore_errors=True)
+            _remove_ours(partial)
     if on_progress is not None:
         on_progress(1.0)
     return view
 
 
 def _partial(folder: Path, made: list[Path]) -> Path:
+    """A new, marked folder beside ``folder`` to write it in (one a build cut short left is replaced)."""
     partial = folder.with_name(folder.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
+    _remove_ours(partial)
     partial.mkdir(parents=True)
+    (partial / MARK).write_text("made by Finetune Studio from a checkpoint\n", encoding="utf-8")
     made.append(partial)
     return partial
+
+
+def _remove_ours(folder: Path) -> None:
+    """Delete ``folder`` when this module made it (it holds :data:`MARK`); a folder of that name that
+    it did not make is never deleted: the build stops and says so."""
+    if not folder.exists():
+        return
+    if not (folder / MARK).is_file():
+        raise InputError(
+            msg(
+                "{folder} is in the way and was not made by Finetune Studio, so it is left alone.",
+                folder=str(folder),
+            ),
+            msg("Move it out of the run folder, then choose the last step again."),
+        )
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _is_weights(name: str) -> bool:

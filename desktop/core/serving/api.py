@@ -133,11 +133,7 @@ def build_app(
     @app.post("/v1/classify")
     async def classify(body: ClassifyRequest, request: Request) -> Any:
         _check_model(body.model, name)
-        if task != "classification":
-            raise Refused(400, _wrong_route(task, "/v1/classify"), "wrong_route")
-        texts = [body.input] if isinstance(body.input, str) else body.input
-        if not texts or len(texts) > engine.limits.classify_texts:
-            raise Refused(400, f"Send 1 to {engine.limits.classify_texts} texts in 'input'.", param="input")
+        texts = _encoder_texts(engine, body.input, "/v1/classify")
         results = await _run(engine, request, Job("classify", lambda _: None, texts=texts))
         data = [
             {
@@ -153,11 +149,7 @@ def build_app(
     @app.post("/v1/embeddings")
     async def embeddings(body: EmbeddingRequest, request: Request) -> Any:
         _check_model(body.model, name)
-        if task != "classification":
-            raise Refused(400, _wrong_route(task, "/v1/embeddings"), "wrong_route")
-        texts = [body.input] if isinstance(body.input, str) else body.input
-        if not texts or len(texts) > engine.limits.classify_texts:
-            raise Refused(400, f"Send 1 to {engine.limits.classify_texts} texts in 'input'.", param="input")
+        texts = _encoder_texts(engine, body.input, "/v1/embeddings")
         vectors, tokens = await _run(engine, request, Job("embed", lambda _: None, texts=texts))
         size = len(vectors[0])
         if body.dimensions not in (None, size):
@@ -217,6 +209,16 @@ def _check_model(asked: str | None, name: str) -> None:
             "model_not_found",
             "model",
         )
+
+
+def _encoder_texts(engine: Engine, given: str | list[str], route: str) -> list[str]:
+    """The texts a classifier's route reads, or the refusal: another task's model, none, or too many."""
+    if engine.info.task != "classification":
+        raise Refused(400, _wrong_route(engine.info.task, route), "wrong_route")
+    texts = [given] if isinstance(given, str) else given
+    if not texts or len(texts) > engine.limits.classify_texts:
+        raise Refused(400, f"Send 1 to {engine.limits.classify_texts} texts in 'input'.", param="input")
+    return texts
 
 
 def _encode_conversation(
