@@ -399,8 +399,9 @@ def test_stopping_the_server_ends_the_running_answer_and_refuses_the_waiting_one
     assert stream.readline().startswith(b"data: ")  # it is answering
     waiting: list[tuple[int, dict]] = []
     queued = threading.Thread(
-        target=lambda: waiting.append(_post(served, "/completions", b'{"prompt": "Hi", "max_tokens": 5}'))
+        target=lambda: waiting.append(_post(served, "/completions", body)),
     )
+    body = b'{"prompt": "Hi", "max_tokens": 5, "seed": 7}'  # seeded: it waits, it never joins the answer
     queued.start()
     _until(lambda: served.engine.waiting == 1)
 
@@ -637,3 +638,46 @@ def test_requests_answered_together_keep_their_own_limits_stops_and_clients(serv
     assert together[1].completion_tokens == 4 and together[1].finish_reason == "length"
     assert "e" not in together[2].text
     assert hung_up[2][0].finish_reason == "cancelled" and hung_up[2][0].completion_tokens < 200
+
+
+def test_a_request_that_comes_mid_answer_joins_it_and_both_answer_as_alone(served: LocalServer) -> None:
+    """A newcomer does not wait for a long answer's end: it joins it at the next token, and each answer
+    is still the one its request gets alone."""
+    from desktop.core.serving.engine import Job, Sampling
+
+    _never_ending(served)
+    engine = served.engine
+    long_ids = engine.encode([{"role": "user", "content": "Tell me a story."}], True)
+    short_ids = engine.encode([{"role": "user", "content": "Hi"}], True)
+    events: list[tuple[str, str]] = []
+    submitted = threading.Event()
+
+    def submit(name: str, ids: list[int], tokens: int) -> tuple[threading.Event, list]:
+        done, got = threading.Event(), []
+
+        def report(event: tuple) -> None:
+            events.append((name, event[0]))
+            if name == "long" and events.count(("long", "text")) == 3:  # the model waits for the newcomer
+                assert submitted.wait(30)
+            if event[0] in ("done", "failed"):
+                got.append(event[1])
+                done.set()
+
+        engine.submit(Job("generate", report, ids=list(ids), sampling=Sampling(tokens, temperature=0)))
+        return done, got
+
+    alone = []
+    for ids, tokens in ((long_ids, 120), (short_ids, 10)):
+        done, got = submit("alone", ids, tokens)
+        assert done.wait(60)
+        alone.append(got[0])
+    long_done, long_got = submit("long", long_ids, 120)
+    _until(lambda: ("long", "text") in events)
+    short_done, short_got = submit("short", short_ids, 10)
+    submitted.set()
+    assert short_done.wait(60) and long_done.wait(60)
+
+    assert events.index(("short", "done")) < events.index(("long", "done"))  # it did not wait for the end
+    assert engine.largest >= 2
+    assert [long_got[0].text, short_got[0].text] == [o.text for o in alone]
+    assert [long_got[0].completion_tokens, short_got[0].completion_tokens] == [120, 10]

@@ -35,6 +35,8 @@ from desktop.core.serving.protocol import (
 )
 
 DISCONNECT_POLL_S = 0.25
+JOIN_S = 0.02
+"""While answers are made together, how long a streamed piece waits for the next ones to go with it."""
 IGNORED_HEADER = "X-Ignored-Fields"
 
 
@@ -536,18 +538,23 @@ async def _stream(
         if chat:
             yield chunk(None, first=True)
         held: list[tuple[str, Any]] = []  # an event read while joining pieces, for the next turn
+        spoken = False
         while True:
             kind, value = held.pop() if held else await events.get()
             if kind == "text":
-                # While several answers are made together, the pieces that came while the last chunk
-                # was sent go as one: a chunk per token per client kept this loop (and the clients)
-                # behind. One answer alone goes out a piece at a time, as it always did.
-                while together() and not held and not events.empty():
-                    following = events.get_nowait()
-                    if following[0] == "text":
-                        value += following[1]
-                    else:
-                        held.append(following)
+                # While several answers are made together, the pieces that come within JOIN_S go as
+                # one: a chunk per token per client kept this loop (and the clients) behind, and took
+                # the model's thread's turns at Python. One answer alone goes out a piece at a time.
+                if together():
+                    if events.empty() and spoken:  # the first words go at once
+                        await asyncio.sleep(JOIN_S)
+                    while not held and not events.empty():
+                        following = events.get_nowait()
+                        if following[0] == "text":
+                            value += following[1]
+                        else:
+                            held.append(following)
+                spoken = True
                 yield chunk(value)
             elif kind == "done":
                 yield chunk(None if chat else "", _reason(value))

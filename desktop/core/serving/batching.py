@@ -7,15 +7,28 @@ LM; up to :data:`MOST` of them. The prompts are padded on the left (the attentio
 padding out, the positions count from each prompt's first token), so each answer is what ``generate``
 gives that prompt alone. Each row keeps its own stop strings, token limit and client: a client that
 hangs up ends its row, and a row that is done stops being read while the others go on.
+
+A request that comes while a batch runs joins it at the next token (``joining``): the running
+``generate`` ends there, and the next one takes each unfinished row's prompt and answer so far as its
+prompt, with the newcomers beside them. Greedy, that continues each answer as ``generate`` alone would;
+the cost is one pass over the rows' tokens again (the keys and values of the answer so far), against
+the newcomer waiting for the whole batch. Rows whose penalties count the answer's own tokens
+(presence, frequency) are never continued that way: their answer would become part of their prompt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from desktop.core.serving.answers import Detokenizer, Outcome, StopStrings
 
 MOST = 8
 """The most requests answered together (on a CPU, more rows cost more than they share)."""
+JOIN_LEFT = 8
+"""A newcomer joins a running batch while one of its rows has at least this many tokens still to make
+(later, it waits for the batch's end: a pass over every row's tokens would cost more than it shares)."""
 
 
 def batchable(job: Any, first: Any, task: str) -> bool:
@@ -38,61 +51,111 @@ def batchable(job: Any, first: Any, task: str) -> bool:
     return b.logprobs is None and all(getattr(a, name) == getattr(b, name) for name in same)
 
 
+def continuable(job: Any) -> bool:
+    """Whether the answer of ``job`` may be continued from its prompt and its answer so far."""
+    return not (job.sampling.presence_penalty or job.sampling.frequency_penalty)
+
+
+@dataclass(eq=False)
+class Row:
+    """One job's answer in a batch: the text read so far, its stop strings, and whether it is done."""
+
+    job: Any
+    made: Detokenizer
+    text: StopStrings
+    done: bool = False
+    ended: bool = False  # the model ended the answer (an end-of-sequence token)
+
+    @classmethod
+    def of(cls, job: Any, tokenizer: Any) -> Row:
+        return cls(job, Detokenizer(tokenizer), StopStrings(job.sampling.stop, _reporter(job)))
+
+    @property
+    def prompt(self) -> list[int]:
+        """What the model reads for this row: the request's prompt and the answer so far."""
+        return list(self.job.ids) + self.made.ids
+
+    @property
+    def left(self) -> int:
+        """Tokens still to make before the row's limit."""
+        return self.job.sampling.max_tokens - len(self.made.ids)
+
+    def read(self, token: int, eos: set[int]) -> None:
+        """The row's next token."""
+        if token in eos:
+            self.done = self.ended = True
+            return
+        self.text.feed(self.made.add(token))
+        self.done = self.job.cancelled.is_set() or self.text.stopped or self.left <= 0
+
+    def outcome(self) -> Outcome:
+        """The row's answer (it is done)."""
+        self.text.feed(self.made.rest())
+        self.text.finish()
+        length = not self.ended and not self.text.stopped and self.left <= 0
+        reason = "cancelled" if self.job.cancelled.is_set() else "length" if length else "stop"
+        tokens = len(self.made.ids) + int(self.ended)
+        return Outcome(self.text.text, len(self.job.ids), tokens, reason, None, list(self.made.ids))
+
+
 def generate_together(
-    model: Any, tokenizer: Any, device: Any, jobs: Sequence[Any], eos: set[int]
-) -> list[Any]:
-    """The jobs' answers (:class:`~desktop.core.serving.engine.Outcome`), from one ``generate``."""
+    model: Any,
+    tokenizer: Any,
+    device: Any,
+    rows: Sequence[Row],
+    eos: set[int],
+    finished: Callable[[Row], None],
+    joining: Callable[[], bool] = lambda: False,
+) -> bool:
+    """Go on with the rows' answers in one ``generate`` until each is done, or until ``joining`` says a
+    newcomer waits (then ``True``: the rows not done go on in the next batch, with it). Each row is
+    given to ``finished`` as soon as it is done: its client need not wait for the others' answers."""
     import torch
     from transformers import StoppingCriteria, StoppingCriteriaList
 
-    from desktop.core.serving.answers import Detokenizer, Outcome, StopStrings
-
-    longest = max(len(job.ids) for job in jobs)
+    prompts = [row.prompt for row in rows]
+    longest = max(len(prompt) for prompt in prompts)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    ids = torch.full((len(jobs), longest), pad, dtype=torch.long)
-    mask = torch.zeros((len(jobs), longest), dtype=torch.long)
-    for row, job in enumerate(jobs):
-        ids[row, longest - len(job.ids) :] = torch.tensor(job.ids)
-        mask[row, longest - len(job.ids) :] = 1
-    texts = [StopStrings(job.sampling.stop, _reporter(job)) for job in jobs]
-    made = [Detokenizer(tokenizer) for _ in jobs]
-    done, ended = [False] * len(jobs), [False] * len(jobs)
+    ids = torch.full((len(rows), longest), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), longest), dtype=torch.long)
+    for index, prompt in enumerate(prompts):
+        ids[index, longest - len(prompt) :] = torch.tensor(prompt)
+        mask[index, longest - len(prompt) :] = 1
+    may_join = all(continuable(row.job) for row in rows)
+    paused = [False]
 
     class Stream(StoppingCriteria):
-        """Reads each row's new token: its answer so far, its client, its stop strings and its limit."""
+        """Reads each row's new token: its answer so far, its client, its stop strings and its limit;
+        ends every row when a newcomer joins."""
 
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            for row, job in enumerate(jobs):
-                if done[row]:
-                    continue
-                token = int(input_ids[row, -1])
-                if token in eos:
-                    done[row] = ended[row] = True
-                    continue
-                texts[row].feed(made[row].add(token))
-                over = len(made[row].ids) >= job.sampling.max_tokens
-                done[row] = job.cancelled.is_set() or texts[row].stopped or over
+            for index, row in enumerate(rows):
+                if not row.done:
+                    row.read(int(input_ids[index, -1]), eos)
+                    if row.done:
+                        finished(row)
+            alive = [row for row in rows if not row.done]
+            if alive and may_join and max(row.left for row in alive) >= JOIN_LEFT and joining():
+                paused[0] = True
+            done = [row.done or paused[0] for row in rows]
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
-    sampling = jobs[0].sampling
+    sampling = rows[0].job.sampling
     with torch.no_grad():
         model.generate(
             input_ids=ids.to(device),
             attention_mask=mask.to(device),
-            max_new_tokens=max(job.sampling.max_tokens for job in jobs),
+            max_new_tokens=max(row.left for row in rows),
             stopping_criteria=StoppingCriteriaList([Stream()]),
             pad_token_id=pad,
             **sampling.generate_args(longest),
         )
-    outcomes = []
-    for row, job in enumerate(jobs):
-        texts[row].feed(made[row].rest())
-        texts[row].finish()
-        length = not ended[row] and not texts[row].stopped and len(made[row].ids) >= job.sampling.max_tokens
-        reason = "cancelled" if job.cancelled.is_set() else "length" if length else "stop"
-        tokens = len(made[row].ids) + int(ended[row])
-        outcomes.append(Outcome(texts[row].text, len(job.ids), tokens, reason, None, list(made[row].ids)))
-    return outcomes
+    if not paused[0]:  # generate ended every row (a limit of its own): none is left unanswered
+        for row in rows:
+            if not row.done:
+                row.done = True
+                finished(row)
+    return paused[0]
 
 
 def _reporter(job: Any) -> Any:

@@ -1,15 +1,17 @@
 """The served model: one loaded model, one thread that runs it, and a queue of requests in front.
 
 Requests come from the server's event loop; each is a :class:`Job` that reports its text piece by
-piece through a callback, from the model's thread. One job runs at a time, so answers never mix
-and the GPU holds one generation's activations; the others wait in order (at most
-``Limits.queue`` of them: the next is refused, see :class:`Busy`). A job whose client went away is
-cancelled: skipped if it waits, stopped after the current token if it runs.
+piece through a callback, from the model's thread. One ``generate`` runs at a time; the jobs that
+can share it (the same sampling of a causal LM, ``batching.py``) are its rows, and one that comes while
+it runs joins it at the next token; any other waits in order (at most ``Limits.queue`` jobs wait: the
+next is refused, see :class:`Busy`). A job whose client went away is cancelled: skipped if it waits,
+stopped after the current token if it runs.
 """
 
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import logging
 import queue
@@ -126,6 +128,9 @@ class Engine:
         self.context = 0
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._waiting = 0
+        self._queued: collections.deque[Job] = collections.deque()  # the waiting jobs, in order
+        self._held: Job | None = None  # taken off the queue, to be answered next
+        self._closing = False  # the end was taken off the queue
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
         self._thread: threading.Thread | None = None
@@ -162,6 +167,7 @@ class Engine:
             if job is not None:
                 with self._lock:
                     self._waiting -= 1
+                    self._queued.remove(job)
                 job.cancel()
                 job.report(("failed", Stopping()))
 
@@ -209,7 +215,8 @@ class Engine:
                 raise Busy(self._waiting)
             self._waiting += 1
             job.number = next(self._numbers)
-        self._jobs.put(job)
+            self._queued.append(job)
+            self._jobs.put(job)
         return job
 
     @property
@@ -234,91 +241,138 @@ class Engine:
         if job is not None:
             with self._lock:
                 self._waiting -= 1
+                self._queued.remove(job)
         return job
 
-    def _gather(self, first: Job) -> tuple[list[Job], Job | None, bool]:
-        """``first`` and the jobs waiting behind it that can be answered with it (``batching.py``), the
-        first that cannot (to be taken next), and whether the end was taken. After a batch of several,
-        it waits up to :data:`GATHER_S` for as many: clients answered together ask again together."""
+    def _gather(self, first: Job, have: int = 1, wait: bool = True) -> list[Job]:
+        """The jobs waiting behind ``first`` that can be answered with it and the ``have - 1`` others
+        already in the batch (``batching.py``). The first that cannot is held, to be taken next, and
+        the end is noted. With ``wait``, after a batch of several, it waits up to :data:`GATHER_S` for
+        as many: clients answered together ask again together."""
         from desktop.core.serving.batching import MOST, batchable
 
-        batch: list[Job] = [first]
-        deadline = time.monotonic() + (GATHER_S if self._together > 1 else 0.0)
-        while len(batch) < MOST:
-            left = deadline - time.monotonic() if len(batch) < self._together else 0.0
+        joined: list[Job] = []
+        deadline = time.monotonic() + (GATHER_S if wait and self._together > 1 else 0.0)
+        while have + len(joined) < MOST and self._held is None and not self._closing:
+            left = deadline - time.monotonic() if have + len(joined) < self._together else 0.0
             try:
                 job = self._take(timeout=left) if left > 0 else self._take(wait=False)
             except queue.Empty:
                 break
             if job is None:
-                return batch, None, True
-            if not batchable(job, first, self.info.task):
-                return batch, job, False
-            if not job.cancelled.is_set():  # its client hung up while it waited
-                batch.append(job)
-        return batch, None, False
+                self._closing = True
+            elif not batchable(job, first, self.info.task):
+                self._held = job
+            elif not job.cancelled.is_set():  # its client hung up while it waited
+                joined.append(job)
+        return joined
+
+    def _joining(self, first: Job, rows: int) -> bool:
+        """Whether the next job in the queue would join a batch of ``rows`` that ``first`` leads."""
+        from desktop.core.serving.batching import MOST, batchable
+
+        with self._lock:
+            if rows >= MOST or self._held is not None or self._stopping.is_set():
+                return False
+            head = next((job for job in self._queued if not job.cancelled.is_set()), None)
+        return head is not None and batchable(head, first, self.info.task)
 
     def _work(self) -> None:
-        held: Job | None = None
-        closing = False
         while True:
-            job = held if held is not None else None if closing else self._take()
-            held = None
+            job, self._held = self._held, None
+            if job is None and not self._closing:
+                job = self._take()
             if job is None:
                 return
-            batch = [job]
             with self._lock:
-                stopping = self._stopping.is_set()
-            if not stopping and not job.cancelled.is_set() and job.kind == "generate":
-                batch, held, closing = self._gather(job)
-            with self._lock:
-                self._running = list(batch)
+                self._running = [job]
                 stopping = self._stopping.is_set()
             try:
                 if stopping:  # taken off the queue as stop() emptied it
-                    for each in batch:
-                        each.cancel()
-                        each.report(("failed", Stopping()))
-                    continue
-                if job.cancelled.is_set() and len(batch) == 1:
-                    continue
-                results = self._answer(batch)
-                # The clients at work now: these, and those that came while these were answered (they
-                # would have joined them): the next answer waits a moment for as many.
-                self._together = min(len(batch) + self._waiting, MOST_TOGETHER)
-                self.largest = max(self.largest, len(batch))
-                for each, result in zip(batch, results, strict=True):
-                    if each.kind == "generate":
-                        self.answered.append((each.number, result))
-                    if self._stopping.is_set() and each.cancelled.is_set():  # cut short: not a whole answer
-                        each.report(("failed", Stopping()))
-                    else:
-                        each.report(("done", result))
-            except Exception as exc:  # the jobs fail, the server keeps serving
-                log.warning("request %d failed", job.number, exc_info=True)
-                if type(exc).__name__ == "OutOfMemoryError":
-                    from desktop.core.system.heap import release_memory
-
-                    release_memory()  # the failed answer's activations, back for the next request
-                for each in batch:
-                    each.report(("failed", exc))
+                    job.cancel()
+                    job.report(("failed", Stopping()))
+                elif job.cancelled.is_set():  # its client went away before it began: nothing to answer
+                    if job.kind == "generate":
+                        self._report([job], [Outcome("", len(job.ids), 0, "cancelled")])
+                elif self._rows(job):
+                    self._answer_rows(job)
+                else:
+                    self._report([job], [self._answer(job)])
             finally:
                 with self._lock:
                     self._running = []
 
-    def _answer(self, batch: list[Job]) -> list[Any]:
-        """The result of each job of ``batch`` (several only when they generate together)."""
-        job = batch[0]
-        if job.kind == "classify":
-            return [self.playground.classify_many(job.texts, self.context)]
-        if job.kind == "embed":
-            return [self.playground.embed_many(job.texts, self.context)]
-        if len(batch) == 1:
-            return [self._generate(job)]
-        from desktop.core.serving.batching import generate_together
+    def _rows(self, job: Job) -> bool:
+        """Whether ``job`` is answered as a batch's row (alone or with others, ``batching.py``)."""
+        from desktop.core.serving.batching import batchable
+
+        return batchable(job, job, self.info.task)
+
+    def _answer(self, job: Job) -> Any:
+        """The result of one job that is not a batch's row."""
+        try:
+            if job.kind == "classify":
+                return self.playground.classify_many(job.texts, self.context)
+            if job.kind == "embed":
+                return self.playground.embed_many(job.texts, self.context)
+            return self._generate(job)
+        except Exception as exc:  # the job fails, the server keeps serving
+            self._failed([job], exc)
+            return None
+
+    def _answer_rows(self, first: Job) -> None:
+        """``first`` and the jobs that join it, until every answer is done; a job that comes while they
+        are answered joins them at the next token."""
+        from desktop.core.serving.batching import Row, generate_together
 
         model, tokenizer = self.playground.model, self.tokenizer
-        return generate_together(model, tokenizer, self.playground.device, batch, _eos_ids(model, tokenizer))
+        eos = _eos_ids(model, tokenizer)
+        rows = [Row.of(job, tokenizer) for job in [first, *self._gather(first)]]
+        largest = len(rows)
+        while rows:
+            with self._lock:
+                self._running = [row.job for row in rows]
+            self.largest = max(self.largest, len(rows))
+            try:
+                paused = generate_together(
+                    model,
+                    tokenizer,
+                    self.playground.device,
+                    rows,
+                    eos,
+                    lambda row: self._report([row.job], [row.outcome()]),
+                    functools.partial(self._joining, first, len(rows)),
+                )
+            except Exception as exc:  # these jobs fail, the server keeps serving
+                self._failed([row.job for row in rows if not row.done], exc)
+                return
+            rows = [row for row in rows if not row.done]
+            if paused and rows:
+                rows += [Row.of(job, tokenizer) for job in self._gather(first, len(rows), wait=False)]
+                largest = max(largest, len(rows))
+        # The clients at work now: these, and those that came while these were answered (they would have
+        # joined them): the next answer waits a moment for as many.
+        self._together = min(largest + self._waiting, MOST_TOGETHER)
+
+    def _report(self, jobs: list[Job], results: list[Any]) -> None:
+        for job, result in zip(jobs, results, strict=True):
+            if result is None:  # failed, and told so
+                continue
+            if job.kind == "generate":
+                self.answered.append((job.number, result))
+            if self._stopping.is_set() and job.cancelled.is_set():  # cut short: not a whole answer
+                job.report(("failed", Stopping()))
+            else:
+                job.report(("done", result))
+
+    def _failed(self, jobs: list[Job], exc: Exception) -> None:
+        log.warning("request %s failed", ", ".join(str(job.number) for job in jobs), exc_info=True)
+        if type(exc).__name__ == "OutOfMemoryError":
+            from desktop.core.system.heap import release_memory
+
+            release_memory()  # the failed answer's activations, back for the next request
+        for job in jobs:
+            job.report(("failed", exc))
 
     def _generate(self, job: Job) -> Outcome:
         import torch
