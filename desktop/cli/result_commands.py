@@ -200,6 +200,8 @@ def _export_gguf(run: Any, args: argparse.Namespace) -> int:
     print(text(check.summary()))
     if (note := result.ollama_note()) is not None:  # the Modelfile has no TEMPLATE
         print(say("note: {note}", note=text(note)), file=sys.stderr)
+    elif (agreement := result.ollama_summary()) is not None:
+        print(text(agreement))
     if check.difference() is not None:
         print(text(check.difference()))
     if args.ollama is not None:

@@ -171,6 +171,9 @@ def test_the_system_prompt_of_the_training_chats_goes_to_the_modelfile(
     assert system == "Answer briefly." and prompts[0].startswith("Question ") and len(prompts) == 5
     result = export_run_gguf(run, tmp_path / "out", "f16", verify=False)
     assert 'SYSTEM """Answer briefly."""' in result.modelfile.read_text(encoding="utf-8")
+    # Ollama, given the Modelfile's SYSTEM and each prompt, renders what transformers rendered for the check
+    assert result.ollama_agreement == (5, 5)
+    assert str(result.ollama_summary()).startswith("Ollama: the Modelfile's template renders 5 of 5 prompts")
 
 
 MISREADING_LLAMA = """\
@@ -413,7 +416,33 @@ def test_a_template_of_no_family_gets_a_derived_ollama_template_or_the_export_sa
     if kind == "derived":
         assert 'TEMPLATE """' in written and "ASSISTANT:" in written and result.ollama_note() is None
         assert "Ollama will not apply" not in card
+        assert result.ollama_agreement == (
+            5,
+            5,
+        )  # the check's prompts, through the TEMPLATE as Ollama reads it
+        assert "its TEMPLATE renders 5 of 5 of the check's prompts exactly" in card
     else:
         assert "TEMPLATE" not in written
         assert str(result.ollama_note()).startswith("Ollama will not apply this model's chat format")
         assert "- Modelfile: Ollama will not apply this model's chat format" in card
+        assert result.ollama_agreement == (0, 5) and result.ollama_summary() is None
+
+
+def test_the_check_says_when_ollamas_template_reads_a_prompt_otherwise() -> None:
+    """Gemma's template trims each message and Go's cannot: a prompt that ends in a new line is rendered
+    otherwise by Ollama, and the check counts it."""
+    from jinja2 import Environment
+
+    from desktop.core.results.modelfile import go_template, template_agreement
+    from tests.tiny_models import GEMMA3_JINJA
+
+    jinja = Environment().from_string(GEMMA3_JINJA)
+
+    def render(messages: list[dict[str, str]]) -> str:
+        return jinja.render(messages=messages, add_generation_prompt=True, bos_token="<bos>")
+
+    template, _ = go_template(GEMMA3_JINJA, "<eos>")
+    prompts = ["What is the capital of Japan?", "Translate this:\n", "Name a fruit."]
+
+    assert template_agreement(template, prompts, render, "Be brief.", "Be brief.", "<bos>") == (2, 3)
+    assert template_agreement("", prompts, render) == (0, 3)  # no TEMPLATE: Ollama sends the bare prompt

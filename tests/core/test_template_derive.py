@@ -119,7 +119,7 @@ def test_the_derived_go_template_renders_what_the_jinja_template_renders(name: s
         messages = [{"role": role, "content": content} for role, content in chat]
         expected = render(messages).removeprefix(bos)  # llama.cpp adds the BOS token itself
         assert go_render(template, messages) == expected, (name, chat)
-        assert render_go(template, messages) == expected  # and the stand-in the other tests use agrees
+        assert render_go(template, messages) == expected  # and ours, which the GGUF check uses
     assert pieces.takes_system == (name not in ("gemma2", "mistral"))
     assert pieces.stops("</s>")[0] == "</s>"
 
@@ -134,3 +134,16 @@ def test_what_ends_an_answer_is_read_from_the_template() -> None:
 def test_no_go_template_is_claimed_where_none_renders_the_same() -> None:
     assert derive(_renderer(NUMBERED_JINJA, "")) is None
     assert derive(_renderer("{{ raise_exception('no chats here') }}", "")) is None
+
+
+@pytest.mark.parametrize("name", ["chatml", "llama3", "gemma3", "phi3", "mistral", "fallback"])
+def test_our_go_renderer_renders_each_family_template_as_go_does(name: str, go_render) -> None:
+    """The GGUF check reads the Modelfile's TEMPLATE with ``go_template.render``: for every template the
+    exports write by hand, it writes what Go's text/template writes."""
+    from desktop.core.results.modelfile import go_template
+
+    template, _ = go_template(TEMPLATES[name][0], "</s>")
+    assert template
+    for chat in TEST_CHATS:
+        messages = [{"role": role, "content": content} for role, content in chat]
+        assert render_go(template, messages) == go_render(template, messages), (name, chat)

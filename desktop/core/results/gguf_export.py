@@ -56,10 +56,34 @@ class GgufExport:
     modelfile: Path
     card: Path
     chat_format: str = "written"  # the Modelfile's TEMPLATE: "written" (a family's), "derived" or "none"
+    ollama_agreement: tuple[int, int] = (0, 0)
+    """Of the check's prompts, how many the Modelfile's TEMPLATE renders as the chat template does, and
+    of how many."""
 
     def ollama_note(self) -> Msg | None:
         """What to tell a user whose Modelfile has no TEMPLATE (``None`` when it has one)."""
         return OLLAMA_NO_TEMPLATE if self.chat_format == "none" else None
+
+    def ollama_summary(self) -> Msg | None:
+        """How the Modelfile's TEMPLATE reads the check's prompts (``None`` without one, or without
+        prompts)."""
+        agreeing, total = self.ollama_agreement
+        if self.chat_format == "none" or not total:
+            return None
+        if agreeing == total:
+            return msg(
+                "Ollama: the Modelfile's template renders {agree} of {total} prompts as the model's chat "
+                "template does, so Ollama asks the model what llama.cpp was asked.",
+                agree=agreeing,
+                total=total,
+            )
+        return msg(
+            "Ollama: the Modelfile's template renders only {agree} of {total} prompts as the model's chat "
+            "template does; Ollama's answers may differ. llama.cpp (llama-cli -cnv) and LM Studio use the "
+            "model's own template.",
+            agree=agreeing,
+            total=total,
+        )
 
     @property
     def ollama_name(self) -> str:
@@ -213,10 +237,10 @@ def export_run_gguf(
         # The same export under its other name: written by this app (on record, and not changed since)
         # and agreed to be replaced. A file of that name the app has no record of stays.
         other.unlink(missing_ok=True)
-    modelfile, card, chat_format = _write_beside(run, final, verification, system)
+    modelfile, card, chat_format, agreement = _write_beside(run, final, verification, system, prompts)
     out = final
     report("done", 1.0)
-    return GgufExport(out, out.stat().st_size, quant, verification, modelfile, card, chat_format)
+    return GgufExport(out, out.stat().st_size, quant, verification, modelfile, card, chat_format, agreement)
 
 
 def _model_dir(run: Any) -> Path:
@@ -292,19 +316,25 @@ def _write_k_quant(
             partial.unlink(missing_ok=True)
 
 
-def _write_beside(run: Any, out: Path, verification: GgufVerification, system: str) -> tuple[Path, Path, str]:
-    """The Modelfile (for this file) and the card (for every GGUF this app wrote in the folder); and how
-    the Modelfile's TEMPLATE came: ``written``, ``derived`` or ``none``."""
-    from desktop.core.results.modelfile import family, modelfile
+def _write_beside(
+    run: Any, out: Path, verification: GgufVerification, run_system: str, prompts: list[str]
+) -> tuple[Path, Path, str, tuple[int, int]]:
+    """The Modelfile (for this file) and the card (for every GGUF this app wrote in the folder); how the
+    Modelfile's TEMPLATE came (``written``, ``derived`` or ``none``), and how many of the check's
+    ``prompts`` it renders as the chat template does (of how many)."""
+    from desktop.core.results.modelfile import family, go_template, modelfile, template_agreement
     from desktop.core.system.paths import atomic_write_text
     from desktop.core.system.translations import localized
 
     chat_template, eos_token = _chat_template(run.model_dir)
-    system = system or _template_system(run.model_dir, chat_template)
+    system = run_system or _template_system(run.model_dir, chat_template)
     folder = out.parent
     derived = None if family(chat_template) else _derived(run.model_dir, chat_template)
     chat_format = "written" if family(chat_template) else "derived" if derived is not None else "none"
     atomic_write_text(folder / "Modelfile", modelfile(out.name, chat_template, eos_token, system, derived))
+    template = go_template(chat_template, eos_token)[0] or (derived.go() if derived is not None else "")
+    render, bos = _jinja(run.model_dir, chat_template)
+    agreement = template_agreement(template, prompts, render, run_system, system, bos) if render else (0, 0)
     checks = _read_checks(folder)
     for name in (out.name, unverified_path(out).name, out.name.replace(UNVERIFIED, "")):
         checks.pop(name, None)
@@ -317,15 +347,14 @@ def _write_beside(run: Any, out: Path, verification: GgufVerification, system: s
     checks[out.name] = entry
     atomic_write_text(folder / CHECKS_NAME, json.dumps(checks, ensure_ascii=False, indent=1))
     entry["chat_format"] = chat_format
+    entry["ollama_agreeing"], entry["ollama_prompts"] = agreement
     atomic_write_text(folder / CARD_NAME, _card(run, out, checks))
-    return folder / "Modelfile", folder / CARD_NAME, chat_format
+    return folder / "Modelfile", folder / CARD_NAME, chat_format, agreement
 
 
-def _derived(model_dir: Path, chat_template: str) -> Any:
-    """The Go template's pieces derived from a template of no family here (``None`` where none renders
-    as the Jinja template does, or the tokenizer cannot be read)."""
-    from desktop.core.results.template_derive import derive
-
+def _jinja(model_dir: Path, chat_template: str) -> tuple[Any, str]:
+    """The chat template applied to a conversation, as transformers applies it (``None`` when the
+    tokenizer cannot be read), and the BOS token."""
     try:
         from transformers import AutoTokenizer
 
@@ -333,12 +362,21 @@ def _derived(model_dir: Path, chat_template: str) -> Any:
         tokenizer.chat_template = chat_template
     except Exception:
         log.warning("the tokenizer of %s could not be read for its chat template", model_dir, exc_info=True)
-        return None
+        return None, ""
 
     def render(messages: list[dict[str, str]]) -> str:
         return str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
-    return derive(render, tokenizer.bos_token or "")
+    return render, tokenizer.bos_token or ""
+
+
+def _derived(model_dir: Path, chat_template: str) -> Any:
+    """The Go template's pieces derived from a template of no family here (``None`` where none renders
+    as the Jinja template does, or the tokenizer cannot be read)."""
+    from desktop.core.results.template_derive import derive
+
+    render, bos = _jinja(model_dir, chat_template)
+    return derive(render, bos) if render is not None else None
 
 
 def _template_system(model_dir: Path, chat_template: str) -> str:
@@ -432,10 +470,17 @@ def _card(run: Any, out: Path, checks: dict[str, dict[str, Any]]) -> str:
         for file, entry in checks.items()
         if not entry.get("checked") or not entry.get("prompts")
     ]
-    if checks.get(out.name, {}).get("chat_format") == "none":  # the Modelfile beside it has no TEMPLATE
+    entry = checks.get(out.name, {})
+    if entry.get("chat_format") == "none":  # the Modelfile beside it has no TEMPLATE
         from desktop.core.system.translations import localized
 
         notes.append(f"- Modelfile: {localized(OLLAMA_NO_TEMPLATE, 'en')}")
+    elif entry.get("ollama_prompts"):
+        notes.append(
+            f"- Modelfile: its TEMPLATE renders {entry['ollama_agreeing']} of {entry['ollama_prompts']} "
+            "of the check's prompts exactly as the model's chat template does (Ollama's prompts are "
+            "then llama.cpp's)."
+        )
     return "\n".join(
         [
             CARD_MARK,

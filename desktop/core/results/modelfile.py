@@ -135,3 +135,42 @@ def modelfile(
     if system:
         lines.append(f'SYSTEM """{system}"""')
     return "\n".join(lines) + "\n"
+
+
+def template_agreement(
+    template: str,
+    prompts: list[str],
+    render: Any,
+    run_system: str = "",
+    modelfile_system: str = "",
+    bos_token: str = "",
+) -> tuple[int, int]:
+    """How many of ``prompts`` Ollama's ``template`` renders as the model's chat template (``render``, a
+    conversation to its text) does, of how many the chat template renders at all.
+
+    Ollama is sent each prompt as a user turn after the Modelfile's ``SYSTEM`` (``modelfile_system``: the
+    run's system prompt, else the one the chat template adds by itself); the chat template gets the run's
+    own (``run_system``). The BOS token the chat template begins with is llama.cpp's to add. No template
+    (``""``) agrees with none: Ollama then sends the bare prompt.
+    """
+    from desktop.core.results.go_template import Unsupported
+    from desktop.core.results.go_template import render as render_go
+
+    agreeing = total = 0
+    for prompt in prompts:
+        user = {"role": "user", "content": prompt}
+        try:
+            expected = render(([{"role": "system", "content": run_system}] if run_system else []) + [user])
+        except Exception:  # the chat template refuses it: llama.cpp was not asked it either
+            continue
+        total += 1
+        if not template:
+            continue
+        asked = ([{"role": "system", "content": modelfile_system}] if modelfile_system else []) + [user]
+        try:
+            got = render_go(template, asked)
+        except Unsupported:
+            continue
+        expected = expected[len(bos_token) :] if bos_token and expected.startswith(bos_token) else expected
+        agreeing += got == expected
+    return agreeing, total

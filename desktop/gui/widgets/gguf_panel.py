@@ -126,8 +126,8 @@ class GgufPanel(QWidget):
         self.verdict.setText(shown(check.summary()))
         self.verdict.setObjectName("verified" if check.verified else "warning")
         self.verdict.style().polish(self.verdict)
-        difference, note = check.difference(), export.ollama_note()
-        said = [shown(words) for words in (difference, note) if words is not None]  # note: no TEMPLATE
+        difference, note = check.difference(), export.ollama_note() or export.ollama_summary()
+        said = [shown(words) for words in (difference, note) if words is not None]  # note: the TEMPLATE
         self.difference.setText("\n".join(said))
         self.difference.setVisible(bool(said))
         self.install_button.setVisible(not check.checked and not llama_cpp_available())
