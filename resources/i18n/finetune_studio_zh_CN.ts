@@ -6745,6 +6745,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>Ollama 不会套用这个模型的对话格式：它的对话模板无法写成渲染结果完全相同的 Ollama 模板语言。llama.cpp（llama-cli -cnv）和 LM Studio 会读取文件内的模板；要在 Ollama 中使用，请手动在 Modelfile 中加上 TEMPLATE。</translation>
     </message>
     <message>
+        <source>Ollama: the Modelfile&apos;s template renders only {agree} of {total} prompts as the model&apos;s chat template does; Ollama&apos;s answers may differ. llama.cpp (llama-cli -cnv) and LM Studio use the model&apos;s own template.</source>
+        <translation>Ollama：Modelfile 的模板在 {total} 个提示词中只有 {agree} 个渲染得与模型的对话模板完全相同；Ollama 的回答可能不同。llama.cpp（llama-cli -cnv）和 LM Studio 使用模型自带的模板。</translation>
+    </message>
+    <message>
+        <source>Ollama: the Modelfile&apos;s template renders {agree} of {total} prompts as the model&apos;s chat template does, so Ollama asks the model what llama.cpp was asked.</source>
+        <translation>Ollama：Modelfile 的模板把 {total} 个提示词中的 {agree} 个渲染得与模型的对话模板完全相同，所以 Ollama 向模型提的问题与 llama.cpp 验证时相同。</translation>
+    </message>
+    <message>
         <source>{quant} is made by llama.cpp&apos;s quantizer, and llama.cpp is not installed.</source>
         <translation>{quant} 需要由 llama.cpp 的量化器生成，但未安装 llama.cpp。</translation>
     </message>

@@ -6745,6 +6745,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>Ollama 不會套用這個模型的對話格式：它的對話範本無法寫成渲染結果完全相同的 Ollama 範本語言。llama.cpp（llama-cli -cnv）和 LM Studio 會讀取檔案內的範本；要在 Ollama 中使用，請手動在 Modelfile 中加上 TEMPLATE。</translation>
     </message>
     <message>
+        <source>Ollama: the Modelfile&apos;s template renders only {agree} of {total} prompts as the model&apos;s chat template does; Ollama&apos;s answers may differ. llama.cpp (llama-cli -cnv) and LM Studio use the model&apos;s own template.</source>
+        <translation>Ollama：Modelfile 的範本在 {total} 個提示詞中只有 {agree} 個渲染得與模型的對話範本完全相同；Ollama 的回答可能不同。llama.cpp（llama-cli -cnv）和 LM Studio 使用模型自帶的範本。</translation>
+    </message>
+    <message>
+        <source>Ollama: the Modelfile&apos;s template renders {agree} of {total} prompts as the model&apos;s chat template does, so Ollama asks the model what llama.cpp was asked.</source>
+        <translation>Ollama：Modelfile 的範本把 {total} 個提示詞中的 {agree} 個渲染得與模型的對話範本完全相同，所以 Ollama 向模型提的問題與 llama.cpp 驗證時相同。</translation>
+    </message>
+    <message>
         <source>{quant} is made by llama.cpp&apos;s quantizer, and llama.cpp is not installed.</source>
         <translation>{quant} 需要由 llama.cpp 的量化器產生，但未安裝 llama.cpp。</translation>
     </message>

@@ -12,7 +12,8 @@ Python library renders it, so this module renders the part of the language our t
 - boolean variables: ``{{ $v := false }}``, ``{{ $v = true }}``.
 
 Anything else raises :class:`Unsupported` rather than render wrongly. The tests render every template
-our exports write through Go's own ``text/template`` too, and require the same text.
+our exports write through Go's own ``text/template`` too, and require the same text. Why our own:
+docs/decisions/014-own-go-template-renderer.md.
 """
 
 from __future__ import annotations
