@@ -681,3 +681,52 @@ def test_a_request_that_comes_mid_answer_joins_it_and_both_answer_as_alone(serve
     assert engine.largest >= 2
     assert [long_got[0].text, short_got[0].text] == [o.text for o in alone]
     assert [long_got[0].completion_tokens, short_got[0].completion_tokens] == [120, 10]
+
+
+def test_an_answer_asked_for_a_json_schema_follows_it(tiny_chat_models: dict[str, Path]) -> None:
+    """``response_format`` held by llguidance: a random model's answer is a document the schema accepts,
+    greedy or sampled, streamed or not; a schema that cannot be followed is a 400 that says why."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 8},
+            "age": {"type": "integer", "minimum": 0, "maximum": 120},
+            "kind": {"enum": ["cat", "dog"]},
+        },
+        "required": ["name", "age", "kind"],
+        "additionalProperties": False,
+    }
+    wanted = {"type": "json_schema", "json_schema": {"name": "pet", "schema": schema, "strict": True}}
+    server = LocalServer(tiny_chat_models["qwen2"], ServeOptions(port=0, name="tiny")).open().start()
+    try:
+        client = _client(server)
+        asked = {"model": "tiny", "messages": [{"role": "user", "content": "A pet?"}], "max_tokens": 60}
+        for temperature in (0, 1.0):
+            answer = client.chat.completions.create(**asked, temperature=temperature, response_format=wanted)
+            pet = json.loads(answer.choices[0].message.content)
+            assert set(pet) == {"name", "age", "kind"} and pet["kind"] in ("cat", "dog")
+            assert isinstance(pet["age"], int) and 0 <= pet["age"] <= 120 and len(pet["name"]) <= 8
+            assert answer.choices[0].finish_reason == "stop"  # whole, then ended
+        streamed = client.chat.completions.create(**asked, stream=True, response_format=wanted)
+        text = "".join(chunk.choices[0].delta.content or "" for chunk in streamed if chunk.choices)
+        assert set(json.loads(text)) == {"name", "age", "kind"}
+        # Any object: a random model's strings need not end within 60 tokens, but it writes one
+        anything = client.chat.completions.create(**asked, response_format={"type": "json_object"})
+        assert anything.choices[0].message.content.startswith("{")
+        plain = client.chat.completions.create(**asked, temperature=0)
+        with pytest.raises(json.JSONDecodeError):  # the same model unheld does not write JSON
+            json.loads(plain.choices[0].message.content)
+
+        bad = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "nosuch"}}}
+        status, body = _post(
+            server, "/chat/completions", json.dumps({**asked, "response_format": bad}).encode()
+        )
+        assert status == 400 and body["error"]["param"] == "response_format"
+        assert body["error"]["message"].startswith("The JSON schema cannot be followed:")
+        assert "nosuch" in body["error"]["message"]
+        status, body = _post(
+            server, "/chat/completions", json.dumps({**asked, "response_format": {"type": "xml"}}).encode()
+        )
+        assert status == 400 and "'xml' is not known here" in body["error"]["message"]
+    finally:
+        server.stop()

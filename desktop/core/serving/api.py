@@ -296,6 +296,20 @@ def _sampling(engine: Engine, body: Sampled, prompt_tokens: int, asked: int | No
     )
 
 
+async def _grammar(engine: Engine, response_format: dict[str, Any] | None) -> str | None:
+    """The grammar that holds the answer to the request's JSON schema (``structured.py``), or the 400
+    that says why it cannot be followed. The model's token tables are made off the event loop (once)."""
+    from desktop.core.serving.structured import SchemaRefused, grammar_for
+
+    try:
+        grammar = grammar_for(response_format)
+        if grammar is not None:
+            await asyncio.to_thread(engine.grammars.check, grammar)
+    except SchemaRefused as exc:
+        raise Refused(400, str(exc), "invalid_response_format", "response_format") from None
+    return grammar
+
+
 async def _answer(
     engine: Engine,
     request: Request,
@@ -309,6 +323,8 @@ async def _answer(
     """Generate the request's answer (or ``n`` of them), streamed or whole; ``tools``: the names of the
     tools offered, whose calls are read back from the answer (``tool_calls.py``)."""
     sampling = _sampling(engine, body, len(ids), asked)
+    if (body.response_format or {}).get("type", "text") != "text":
+        sampling = replace(sampling, grammar=await _grammar(engine, body.response_format))
     chat = kind == "chat.completion"
     reply = {
         "id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}",

@@ -2,11 +2,11 @@
 clients share each forward pass instead of each waiting for the others' whole answers.
 
 A batch is the job the model's thread takes next and the jobs waiting behind it that ask for the same
-sampling (greedy, or the same temperature and the rest; unseeded; no log-probabilities) of a causal
-LM; up to :data:`MOST` of them. The prompts are padded on the left (the attention mask leaves the
-padding out, the positions count from each prompt's first token), so each answer is what ``generate``
-gives that prompt alone. Each row keeps its own stop strings, token limit and client: a client that
-hangs up ends its row, and a row that is done stops being read while the others go on.
+sampling (greedy, or the same temperature and the rest; unseeded; no log-probabilities, no JSON
+schema) of a causal LM; up to :data:`MOST` of them. The prompts are padded on the left (the attention
+mask leaves the padding out, the positions count from each prompt's first token), so each answer is
+what ``generate`` gives that prompt alone. Each row keeps its own stop strings, token limit and client:
+a client that hangs up ends its row, and a row that is done stops being read while the others go on.
 
 A request that comes while a batch runs joins it at the next token (``joining``): the running
 ``generate`` ends there, and the next one takes each unfinished row's prompt and answer so far as its
@@ -38,6 +38,8 @@ def batchable(job: Any, first: Any, task: str) -> bool:
         return False
     a, b = job.sampling, first.sampling
     if a is None or b is None or a.seed is not None or b.seed is not None or a.logprobs is not None:
+        return False
+    if a.grammar is not None or b.grammar is not None:  # each would need a matcher of its own
         return False
     same = (
         "temperature",

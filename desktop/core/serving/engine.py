@@ -64,6 +64,7 @@ class Sampling:
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
     logprobs: int | None = None  # None: none; N: each token's log-probability and the N likeliest
+    grammar: str | None = None  # llguidance's grammar the answer is held to (structured.py); None: text
 
     def generate_args(self, prompt_length: int) -> dict[str, Any]:
         """``generate``'s arguments for these settings (the answer's own tokens start at
@@ -137,6 +138,8 @@ class Engine:
         self._running: list[Job] = []  # the jobs answered now (several when generated together)
         self._together = 1  # how many clients were at work at the last answer
         self.largest = 1
+        self.grammars: Any = None
+        """The model's tables for answers held to a JSON schema (``structured.Grammars``), once loaded."""
         """The most requests answered together so far."""
         self._stopping = threading.Event()
         self.answered: collections.deque[tuple[int, Outcome]] = collections.deque(maxlen=100)
@@ -146,8 +149,15 @@ class Engine:
 
     def load(self) -> None:
         """Read the model (to the GPU when PyTorch can use one) and start the thread that runs it."""
+        from desktop.core.serving.structured import Grammars
+
         self.playground.load()
         self.context = self.playground.context_size()
+        if self.info.task in ("causal-lm", "seq2seq"):
+            model, tokenizer = self.playground.model, self.tokenizer
+            head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+            size = int(head.weight.shape[0]) if head is not None else len(tokenizer)
+            self.grammars = Grammars(tokenizer, size, _eos_ids(model, tokenizer))
         self._thread = threading.Thread(target=self._work, name="served-model", daemon=True)
         self._thread.start()
 
@@ -401,6 +411,13 @@ class Engine:
             torch.manual_seed(sampling.seed)
         ids = torch.tensor([job.ids], device=self.playground.device)
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        start = 1 if seq2seq else prompt_length  # a decoder's own tokens start after its start token
+        args = sampling.generate_args(start)
+        if sampling.grammar is not None:
+            from transformers import LogitsProcessorList
+
+            held = self.grammars.processor(sampling.grammar, start)
+            args["logits_processor"] = LogitsProcessorList([*args.get("logits_processor", []), held])
         try:
             with torch.no_grad():
                 out = model.generate(
@@ -409,7 +426,7 @@ class Engine:
                     max_new_tokens=sampling.max_tokens,
                     stopping_criteria=StoppingCriteriaList([Stream()]),
                     pad_token_id=pad,
-                    **sampling.generate_args(1 if seq2seq else prompt_length),  # a decoder starts at 1
+                    **args,
                 )
         finally:
             if sampling.seed is not None:

@@ -176,11 +176,6 @@ class Sampled(Strict):
             (top is not None and not 0 <= top <= 20, "logprobs", "'logprobs' is a number from 0 to 20."),
             (bool(self.logit_bias), "logit_bias", _NOT_SUPPORTED.format("logit_bias")),
             (self.tool_choice not in (None, "none", "auto"), "tool_choice", "Send 'auto' or 'none'."),
-            (
-                (self.response_format or {"type": "text"}).get("type") != "text",
-                "response_format",
-                "Only text answers are supported: leave out 'response_format' or use type 'text'.",
-            ),
             (len(self.stops()) > MAX_STOPS, "stop", f"Send at most {MAX_STOPS} stop strings."),
             (
                 self.stream_options is not None and not self.stream,
