@@ -424,7 +424,6 @@ def test_what_clients_send_by_habit_is_read_and_what_cannot_be_done_is_named(ser
     assert _post(served, "/chat/completions", json.dumps(habits).encode())[0] == 200
     for extra, field in [
         ({"n": 5}, "n"),
-        ({"n": 2, "stream": True}, "n"),
         ({"tools": [{"type": "function"}]}, "tools.0.function"),  # a tool without its function
         ({"stop": list("abcdefghijklmnopq")}, "stop"),  # 17: more than any client sends
     ]:
@@ -556,6 +555,28 @@ def test_several_answers_and_log_probabilities_are_given_as_openai_gives_them(
     assert status == 200 and len(logprobs["tokens"]) == len(logprobs["token_logprobs"]) == 4
     # Keyed by text, as OpenAI's are: two tokens that read the same (half characters) make one entry.
     assert all(1 <= len(top) <= 2 for top in logprobs["top_logprobs"]) and logprobs["text_offset"][0] == 0
+
+    # Streamed: the same answers, each as the chunks of its index, with its log-probabilities.
+    chunks = list(
+        client.chat.completions.create(
+            model="tiny-chat", messages=messages, max_tokens=8, n=3, temperature=1.0, seed=7, stream=True,
+            logprobs=True, top_logprobs=3, stream_options={"include_usage": True},
+        )
+    )  # fmt: skip
+    texts: dict[int, str] = {}
+    streamed_scores: dict[int, list] = {}
+    for chunk in chunks:
+        for choice in chunk.choices:
+            texts[choice.index] = texts.get(choice.index, "") + (choice.delta.content or "")
+            if choice.logprobs is not None:
+                streamed_scores.setdefault(choice.index, []).extend(choice.logprobs.content)
+    assert texts == {c.index: c.message.content for c in three.choices}
+    assert all(len(streamed_scores[i]) == 8 for i in range(3)) and chunks[-1].usage.completion_tokens == 24
+    asked = {"model": "tiny-chat", "prompt": "Tea is", "max_tokens": 4, "logprobs": 2, "temperature": 0}
+    whole = client.completions.create(**asked).choices[0]
+    pieces = [c.choices[0] for c in client.completions.create(**asked, stream=True) if c.choices]
+    assert "".join(p.text for p in pieces) == whole.text
+    assert pieces[0].logprobs.tokens == whole.logprobs.tokens and len(whole.logprobs.tokens) == 4
 
 
 @pytest.mark.parametrize("front_end", ["open_webui", "continue"])

@@ -336,21 +336,10 @@ async def _answer(
     ignored = {IGNORED_HEADER: ", ".join(body.ignored())} if body.ignored() else {}
     if asked is not None and sampling.max_tokens < asked:
         ignored["X-Max-Tokens"] = str(sampling.max_tokens)  # all the model has room for
-    if body.stream and tools:  # a call is known only once the answer is whole: then sent as chunks
-        outcome = await _run(
-            engine, request, Job("generate", lambda _: None, ids=list(ids), sampling=sampling)
-        )
-        message, finish = _message(engine, outcome, tools)
-        usage = bool(body.stream_options and body.stream_options.include_usage)
-        return StreamingResponse(
-            _replay(reply, message, finish, _usage(outcome) if usage else None),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
-        )
-    if body.stream:
+    usage = bool(body.stream_options and body.stream_options.include_usage)
+    if body.stream and not tools and (body.n or 1) == 1 and sampling.logprobs is None:
         events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         job = _submit(engine, Job("generate", _reporter(events), ids=list(ids), sampling=sampling))
-        usage = bool(body.stream_options and body.stream_options.include_usage)
         return StreamingResponse(
             _stream(job, events, reply, chat, usage, lambda: engine.answering_together),
             media_type="text/event-stream",
@@ -370,10 +359,18 @@ async def _answer(
             choice.update(text=outcome.text, logprobs=scored)
         choices.append(choice)
         outcomes.append(outcome)
-    usage = _usage(outcomes[0])
-    usage["completion_tokens"] = sum(o.completion_tokens for o in outcomes)
-    usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    return JSONResponse({**reply, "choices": choices, "usage": usage}, headers=ignored)
+    counted = _usage(outcomes[0])
+    counted["completion_tokens"] = sum(o.completion_tokens for o in outcomes)
+    counted["total_tokens"] = counted["prompt_tokens"] + counted["completion_tokens"]
+    if body.stream:
+        # A tool call is known only once the answer is whole, and several answers or log-probabilities
+        # are made whole (not token by token): then they are sent as the chunks of a stream.
+        return StreamingResponse(
+            _replay(reply, choices, chat, counted if usage else None),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
+        )
+    return JSONResponse({**reply, "choices": choices, "usage": counted}, headers=ignored)
 
 
 def _message(engine: Engine, outcome: Outcome, tools: set[str]) -> tuple[dict[str, Any], str]:
@@ -394,23 +391,33 @@ def _message(engine: Engine, outcome: Outcome, tools: set[str]) -> tuple[dict[st
 
 
 async def _replay(
-    reply: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, int] | None
+    reply: dict[str, Any], choices: list[dict[str, Any]], chat: bool, usage: dict[str, int] | None
 ) -> AsyncIterator[str]:
-    """A whole answer as the chunks of a stream: the role, the text, the calls, the finish reason."""
-    chunk = {**reply, "object": "chat.completion.chunk"}
+    """Whole answers as the chunks of a stream, one answer after another: (chat) the role, the text with
+    its log-probabilities, the calls, the finish reason; (completions) the text, the finish reason."""
+    chunk = {**reply, "object": f"{reply['object']}.chunk" if chat else reply["object"]}
 
-    def data(delta: dict[str, Any], reason: str | None = None) -> str:
-        choice = {"index": 0, "delta": delta, "finish_reason": reason}
+    def data(index: int, reason: str | None = None, **part: Any) -> str:
+        choice = {"index": index, **part, "finish_reason": reason}
         extra = {"usage": None} if usage is not None else {}
         return f"data: {json.dumps({**chunk, 'choices': [choice], **extra}, ensure_ascii=False)}\n\n"
 
-    yield data({"role": "assistant", "content": ""})
-    if message.get("content"):
-        yield data({"content": message["content"]})
-    calls = message.get("tool_calls") or []
-    if calls:
-        yield data({"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
-    yield data({}, finish)
+    for choice in choices:
+        index, scored = choice["index"], choice.get("logprobs")
+        if not chat:
+            yield data(index, text=choice["text"], logprobs=scored)
+            yield data(index, choice["finish_reason"], text="", logprobs=None)
+            continue
+        message = choice["message"]
+        yield data(index, delta={"role": "assistant", "content": ""})
+        if message.get("content"):
+            yield data(
+                index, delta={"content": message["content"]}, **({"logprobs": scored} if scored else {})
+            )
+        calls = message.get("tool_calls") or []
+        if calls:
+            yield data(index, delta={"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
+        yield data(index, choice["finish_reason"], delta={})
     if usage is not None:
         yield f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n"
     yield "data: [DONE]\n\n"

@@ -169,10 +169,8 @@ class Sampled(Strict):
 
     def unsupported(self) -> tuple[str, str] | None:
         """The first thing asked for that this server cannot do, and its field; ``None`` when none."""
-        streamed, top = bool(self.stream), self.wanted_logprobs()
+        top = self.wanted_logprobs()
         checks = [
-            (streamed and (self.n or 1) > 1, "n", "Several answers ('n' above 1) come with 'stream': false."),
-            (streamed and top is not None, "logprobs", "Log-probabilities come with 'stream': false."),
             (top is not None and not 0 <= top <= 20, "logprobs", "'logprobs' is a number from 0 to 20."),
             (bool(self.logit_bias), "logit_bias", _NOT_SUPPORTED.format("logit_bias")),
             (self.tool_choice not in (None, "none", "auto"), "tool_choice", "Send 'auto' or 'none'."),
