@@ -191,7 +191,7 @@ def _serve(args: argparse.Namespace) -> int:
         key=value,
         limits=Limits(max_tokens=args.max_tokens, queue=max(args.queue, 0)),
         hosts=tuple(args.allow_host),
-        origins=tuple(origin.rstrip("/") for origin in args.allow_origin),
+        origins=_origins(args.allow_origin),
     )
     on_request = _emit_request if events else _print_request
     server = LocalServer(folder, options, run_config, on_request=on_request).bind()
@@ -293,3 +293,19 @@ def _stop_when_stdin_closes(server: Any) -> None:
         if line.strip() == "stop":
             break
     server.stop()
+
+
+def _origins(typed: list[str]) -> tuple[str, ...]:
+    """``--allow-origin`` values as browsers send them; one that is not an origin is refused."""
+    from desktop.core.serving.guard import origin_of
+
+    found = []
+    for value in typed:
+        origin = origin_of(value)
+        if origin is None:
+            raise InputError(
+                say("{value} is not a web page's origin.", value=value),
+                say("Write it as scheme://host:port, e.g. http://localhost:3000 (no path)."),
+            )
+        found.append(origin)
+    return tuple(found)

@@ -2873,6 +2873,22 @@ Save them first with File &gt; Save run config… to come back to them.</source>
         <translation>更换 API 密钥；新密钥从下次启动起生效</translation>
     </message>
     <message>
+        <source>none (e.g. http://localhost:3000)</source>
+        <translation>无（例如 http://localhost:3000）</translation>
+    </message>
+    <message>
+        <source>Only for a front end that runs in your browser and calls the server from the page itself. Any other web page you visit is refused, so that it cannot use your model. Separate several with spaces.</source>
+        <translation>仅用于在浏览器中运行、由网页本身调用服务器的前端。您访问的其他任何网页都会被拒绝，因此无法使用您的模型。多个之间用空格分隔。</translation>
+    </message>
+    <message>
+        <source>none (e.g. my-pc.local)</source>
+        <translation>无（例如 my-pc.local）</translation>
+    </message>
+    <message>
+        <source>Requests must be addressed to this computer by a name it knows (localhost, its addresses). Add a name you use for it, such as a proxy&apos;s. Separate several with spaces.</source>
+        <translation>请求必须用这台电脑认得的名称发送（localhost、它的地址）。可在此添加您用来称呼它的名称，例如代理的名称。多个之间用空格分隔。</translation>
+    </message>
+    <message>
         <source>any free port</source>
         <translation>任意空闲端口</translation>
     </message>
@@ -2905,6 +2921,14 @@ Save them first with File &gt; Save run config… to come back to them.</source>
         <translation>端口：</translation>
     </message>
     <message>
+        <source>Web pages that may use it:</source>
+        <translation>允许使用它的网页：</translation>
+    </message>
+    <message>
+        <source>Other names for this computer:</source>
+        <translation>这台电脑的其他名称：</translation>
+    </message>
+    <message>
         <source>Connect</source>
         <translation>连接</translation>
     </message>
@@ -2927,6 +2951,10 @@ Save them first with File &gt; Save run config… to come back to them.</source>
     <message>
         <source>Requests:</source>
         <translation>请求：</translation>
+    </message>
+    <message>
+        <source>{value} is not a web page&apos;s origin: write it as scheme://host:port, e.g. http://localhost:3000 (no path).</source>
+        <translation>{value} 不是网页的来源（origin）：请写成 scheme://host:port，例如 http://localhost:3000（不带路径）。</translation>
     </message>
     <message>
         <source>Starting the server…</source>
@@ -7947,6 +7975,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Start a new run from this config without --resume. The damaged checkpoints are kept in {folder} for a look; delete them to free the space.</source>
         <translation>请不加 --resume，用此配置开始新的训练。损坏的检查点保留在 {folder} 中以便查看；删除它们即可释放空间。</translation>
+    </message>
+    <message>
+        <source>{value} is not a web page&apos;s origin.</source>
+        <translation>{value} 不是网页的来源（origin）。</translation>
+    </message>
+    <message>
+        <source>Write it as scheme://host:port, e.g. http://localhost:3000 (no path).</source>
+        <translation>请写成 scheme://host:port，例如 http://localhost:3000（不带路径）。</translation>
     </message>
     <message>
         <source>Stopping the download; what arrived is kept (Ctrl-C again to quit at once)...</source>

@@ -2873,6 +2873,22 @@ Save them first with File &gt; Save run config… to come back to them.</source>
         <translation>更換 API 金鑰；新金鑰從下次啟動起生效</translation>
     </message>
     <message>
+        <source>none (e.g. http://localhost:3000)</source>
+        <translation>無（例如 http://localhost:3000）</translation>
+    </message>
+    <message>
+        <source>Only for a front end that runs in your browser and calls the server from the page itself. Any other web page you visit is refused, so that it cannot use your model. Separate several with spaces.</source>
+        <translation>僅用於在瀏覽器中執行、由網頁本身呼叫伺服器的前端。您造訪的其他任何網頁都會被拒絕，因此無法使用您的模型。多個之間以空格分隔。</translation>
+    </message>
+    <message>
+        <source>none (e.g. my-pc.local)</source>
+        <translation>無（例如 my-pc.local）</translation>
+    </message>
+    <message>
+        <source>Requests must be addressed to this computer by a name it knows (localhost, its addresses). Add a name you use for it, such as a proxy&apos;s. Separate several with spaces.</source>
+        <translation>請求必須以這台電腦認得的名稱傳送（localhost、它的位址）。可在此加入您用來稱呼它的名稱，例如代理伺服器的名稱。多個之間以空格分隔。</translation>
+    </message>
+    <message>
         <source>any free port</source>
         <translation>任意可用連接埠</translation>
     </message>
@@ -2905,6 +2921,14 @@ Save them first with File &gt; Save run config… to come back to them.</source>
         <translation>連接埠：</translation>
     </message>
     <message>
+        <source>Web pages that may use it:</source>
+        <translation>允許使用它的網頁：</translation>
+    </message>
+    <message>
+        <source>Other names for this computer:</source>
+        <translation>這台電腦的其他名稱：</translation>
+    </message>
+    <message>
         <source>Connect</source>
         <translation>連線</translation>
     </message>
@@ -2927,6 +2951,10 @@ Save them first with File &gt; Save run config… to come back to them.</source>
     <message>
         <source>Requests:</source>
         <translation>請求：</translation>
+    </message>
+    <message>
+        <source>{value} is not a web page&apos;s origin: write it as scheme://host:port, e.g. http://localhost:3000 (no path).</source>
+        <translation>{value} 不是網頁的來源（origin）：請寫成 scheme://host:port，例如 http://localhost:3000（不含路徑）。</translation>
     </message>
     <message>
         <source>Starting the server…</source>
@@ -7947,6 +7975,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Start a new run from this config without --resume. The damaged checkpoints are kept in {folder} for a look; delete them to free the space.</source>
         <translation>請不加 --resume，用此設定開始新的訓練。損壞的檢查點保留在 {folder} 中以便查看；刪除它們即可釋放空間。</translation>
+    </message>
+    <message>
+        <source>{value} is not a web page&apos;s origin.</source>
+        <translation>{value} 不是網頁的來源（origin）。</translation>
+    </message>
+    <message>
+        <source>Write it as scheme://host:port, e.g. http://localhost:3000 (no path).</source>
+        <translation>請寫成 scheme://host:port，例如 http://localhost:3000（不含路徑）。</translation>
     </message>
     <message>
         <source>Stopping the download; what arrived is kept (Ctrl-C again to quit at once)...</source>

@@ -109,6 +109,9 @@ def test_names_and_web_pages_are_allowed_by_flag(
     assert main(["--lang", "en", "serve", folder, *args]) == 0
     assert served[0].hosts == ("studio.lan",)
     assert served[0].origins == ("http://localhost:3000", "app://x")  # as a browser sends it: no slash
+    served.clear()
+    assert main(["--lang", "en", "serve", folder, "--allow-origin", "localhost:3000"]) != 0  # no scheme
+    assert served == []
 
 
 def test_without_a_keyring_each_start_makes_a_new_key(monkeypatch: pytest.MonkeyPatch) -> None:

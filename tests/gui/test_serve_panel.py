@@ -187,14 +187,16 @@ class FakeServeController(ServeController):
     def __init__(self) -> None:
         super().__init__()
         self.started: list[tuple] = []
+        self.allowed: list[tuple] = []  # the names and web pages of each start
         self.stops = 0
         self.running = False
 
     def is_running(self) -> bool:
         return self.running
 
-    def start(self, model, host, port, key="") -> None:
+    def start(self, model, host, port, key="", hosts=(), origins=()) -> None:
         self.started.append((model, host, port, key))
+        self.allowed.append((list(hosts), list(origins)))
         self.running = True
         self.running_changed.emit(True)
 
@@ -251,3 +253,41 @@ def test_a_new_key_is_used_and_shown_at_the_next_start(qtbot, tmp_path: Path, ke
     assert controller.started == [(tmp_path, "0.0.0.0", 8000, new)]
     controller.server_ready.emit({**READY_ON_GPU, "keyed": True})
     assert panel.key_row.isVisible() and panel.key_row.edit.text() == new
+
+
+def test_web_pages_and_names_typed_are_handed_to_the_server_and_a_wrong_one_is_said(
+    qtbot, tmp_path: Path
+) -> None:
+    controller = FakeServeController()
+    panel = ServePanel(controller)
+    qtbot.addWidget(panel)
+    panel.set_model(tmp_path / "one")
+    panel.origins_edit.setText("http://localhost:3000/chat")  # a page's address, not its origin
+
+    qtbot.mouseClick(panel.start_button, LEFT)
+
+    assert controller.started == []
+    assert panel.status.text().startswith("http://localhost:3000/chat is not a web page's origin")
+    panel.origins_edit.setText("http://LOCALHOST:3000/, https://chat.example.org")
+    panel.hosts_edit.setText("my-pc.local")
+    qtbot.mouseClick(panel.start_button, LEFT)
+    assert controller.allowed == [(["my-pc.local"], ["http://localhost:3000", "https://chat.example.org"])]
+
+
+@pytest.mark.slow
+def test_a_web_page_allowed_in_the_panel_may_use_the_server_and_others_may_not(
+    qtbot, panel: ServePanel
+) -> None:
+    panel.origins_edit.setText("http://localhost:3000")
+    ready = start(qtbot, panel)
+
+    def models(origin: str) -> tuple[int, str]:
+        request = urllib.request.Request(ready["base_url"] + "/models", headers={"Origin": origin})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, response.headers.get("Access-Control-Allow-Origin", "")
+        except urllib.error.HTTPError as exc:
+            return exc.code, ""
+
+    assert models("http://localhost:3000") == (200, "http://localhost:3000")
+    assert models("http://evil.example")[0] == 403

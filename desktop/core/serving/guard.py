@@ -228,3 +228,21 @@ async def _drain(receive: Any, most: int) -> None:
         read += len(message.get("body", b""))
         if not message.get("more_body", False):
             return
+
+
+def origin_of(text: str) -> str | None:
+    """A web page's origin as its browser sends it (``scheme://host[:port]``, lower case, no path), from
+    what a user typed (``None``: not an origin, e.g. a path or no scheme)."""
+    from urllib.parse import urlsplit
+
+    typed = text.strip().rstrip("/")
+    try:
+        parts = urlsplit(typed)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname or parts.path or parts.query:  # app:// pages are origins too
+        return None
+    if parts.fragment or parts.username or parts.password:
+        return None
+    return f"{parts.scheme}://{parts.netloc.lower()}"

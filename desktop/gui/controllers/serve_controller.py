@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,15 +61,28 @@ class ServeController(QObject):
         """The child's process id (0 when none runs)."""
         return int(self._process.processId()) if self._process is not None else 0
 
-    def start(self, model: str | Path, host: str, port: int, key: str = "") -> None:
+    def start(
+        self,
+        model: str | Path,
+        host: str,
+        port: int,
+        key: str = "",
+        hosts: Sequence[str] = (),
+        origins: Sequence[str] = (),
+    ) -> None:
         """Serve ``model`` (a run folder or a model folder) on ``host:port``; ``key`` is handed over in
-        the environment only, never on the command line."""
+        the environment only, never on the command line. ``hosts``: more names requests may be addressed
+        to; ``origins``: web pages that may use the server from a browser."""
         from desktop.core.serving.keys import KEY_ENV
 
         if self._process is not None:
             return
         arguments = ["-m", "desktop.cli", "--lang", shared_ui.current, "serve", str(model)]
         arguments += ["--port", str(port), "--host", host, "--events"]
+        for name in hosts:
+            arguments += ["--allow-host", name]
+        for origin in origins:
+            arguments += ["--allow-origin", origin]
         env = processes.child_env(PYTHONUNBUFFERED="1", PYTHONPATH=processes.package_path())
         env.pop(KEY_ENV, None)
         if key:

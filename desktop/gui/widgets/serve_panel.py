@@ -125,6 +125,23 @@ class ServePanel(QWidget):
         )
         self.new_key_button.setVisible(False)
         self.new_key_button.clicked.connect(self.renew_key)
+        self.origins_edit = QLineEdit()
+        self.origins_edit.setPlaceholderText(self.tr("none (e.g. http://localhost:3000)"))
+        self.origins_edit.setToolTip(
+            self.tr(
+                "Only for a front end that runs in your browser and calls the server from the page "
+                "itself. Any other web page you visit is refused, so that it cannot use your model. "
+                "Separate several with spaces."
+            )
+        )
+        self.hosts_edit = QLineEdit()
+        self.hosts_edit.setPlaceholderText(self.tr("none (e.g. my-pc.local)"))
+        self.hosts_edit.setToolTip(
+            self.tr(
+                "Requests must be addressed to this computer by a name it knows (localhost, its "
+                "addresses). Add a name you use for it, such as a proxy's. Separate several with spaces."
+            )
+        )
         self.port_box = QSpinBox(minimum=0, maximum=65535, value=8000)
         self.port_box.setSpecialValueText(self.tr("any free port"))
         self.port_box.setToolTip(self.tr("0 takes any free port"))
@@ -159,6 +176,8 @@ class ServePanel(QWidget):
         port_row.addWidget(self.port_box)
         port_row.addStretch()
         settings.addRow(self.tr("Port:"), port_row)
+        settings.addRow(self.tr("Web pages that may use it:"), self.origins_edit)
+        settings.addRow(self.tr("Other names for this computer:"), self.hosts_edit)
         run_row = QHBoxLayout()
         run_row.addWidget(self.start_button)
         run_row.addWidget(self.stop_button)
@@ -251,9 +270,32 @@ class ServePanel(QWidget):
         """The address the server listens on: this computer only, or every network."""
         return NETWORK_HOST if self.network_radio.isChecked() else LOCAL_HOST
 
+    def allowed(self) -> tuple[list[str], list[str]] | None:
+        """The names and the web pages typed (``None``, said in the status line, when one typed is not
+        a web page's origin)."""
+        from desktop.core.serving.guard import origin_of
+
+        origins = []
+        for typed in self.origins_edit.text().replace(",", " ").split():
+            origin = origin_of(typed)
+            if origin is None:
+                self._show_status(
+                    self.tr(
+                        "{value} is not a web page's origin: write it as scheme://host:port, e.g. "
+                        "http://localhost:3000 (no path)."
+                    ).format(value=typed)
+                )
+                self.origins_edit.setFocus()
+                return None
+            origins.append(origin)
+        return self.hosts_edit.text().replace(",", " ").split(), origins
+
     def start(self) -> None:
-        """Start serving the model with the chosen host and port."""
+        """Start serving the model with the chosen host, port, names and web pages."""
         if self.model is None or self.controller.is_running():
+            return
+        allowed = self.allowed()
+        if allowed is None:
             return
         self._show_key(None)
         key = ""
@@ -267,7 +309,8 @@ class ServePanel(QWidget):
         self._model_changed = False
         self.request_log.clear()
         self._show_status(self.tr("Starting the server…"))
-        self.controller.start(self.model, self.host(), self.port_box.value(), key)
+        hosts, origins = allowed
+        self.controller.start(self.model, self.host(), self.port_box.value(), key, hosts, origins)
 
     def stop(self) -> None:
         """Stop the server; the model's memory is freed."""
