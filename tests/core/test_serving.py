@@ -525,6 +525,10 @@ def test_several_answers_and_log_probabilities_are_given_as_openai_gives_them(
     assert [c.index for c in three.choices] == [0, 1, 2]
     assert len({c.message.content for c in three.choices}) > 1  # seeded apart, not three copies
     assert three.usage.completion_tokens == 24
+    unseeded = client.chat.completions.create(
+        model="tiny-chat", messages=messages, max_tokens=20, n=3, temperature=1.0
+    )
+    assert len(unseeded.choices) == 3 and served.engine.largest >= 3  # made together, in one batch
 
     scored = client.chat.completions.create(
         model="tiny-chat", messages=messages, max_tokens=8, temperature=0, logprobs=True, top_logprobs=3

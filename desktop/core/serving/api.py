@@ -345,11 +345,19 @@ async def _answer(
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
         )
-    choices, outcomes = [], []
-    for index in range(body.n or 1):  # n answers, one after another (each seeded apart when seeded)
+    jobs = []
+    for index in range(body.n or 1):  # n answers, each seeded apart when seeded
         seed = (sampling.seed + index) % 2**64 if sampling.seed is not None and index else sampling.seed
-        job = Job("generate", lambda _: None, ids=list(ids), sampling=replace(sampling, seed=seed))
-        outcome = await _run(engine, request, job)
+        jobs.append(Job("generate", lambda _: None, ids=list(ids), sampling=replace(sampling, seed=seed)))
+    # Asked together: unseeded, they are made in one batch (batching.py). One that fails ends the others.
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_run(engine, request, job)) for job in jobs]
+    except* Refused as failed:
+        raise failed.exceptions[0] from None
+    choices, outcomes = [], []
+    for index, task in enumerate(tasks):
+        outcome = task.result()
         choice: dict[str, Any] = {"index": index, "finish_reason": _reason(outcome)}
         scored = _scored(engine, outcome, chat) if outcome.logprobs is not None else None
         if chat:

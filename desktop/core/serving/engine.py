@@ -138,9 +138,9 @@ class Engine:
         self._running: list[Job] = []  # the jobs answered now (several when generated together)
         self._together = 1  # how many clients were at work at the last answer
         self.largest = 1
+        """The most requests answered together so far."""
         self.grammars: Any = None
         """The model's tables for answers held to a JSON schema (``structured.Grammars``), once loaded."""
-        """The most requests answered together so far."""
         self._stopping = threading.Event()
         self.answered: collections.deque[tuple[int, Outcome]] = collections.deque(maxlen=100)
         """The last answers: job number and outcome (a cancelled job's shows how far it got)."""
