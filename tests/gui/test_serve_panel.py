@@ -272,6 +272,7 @@ def test_web_pages_and_names_typed_are_handed_to_the_server_and_a_wrong_one_is_s
     panel.hosts_edit.setText("my-pc.local")
     qtbot.mouseClick(panel.start_button, LEFT)
     assert controller.allowed == [(["my-pc.local"], ["http://localhost:3000", "https://chat.example.org"])]
+    assert not panel.origins_edit.isEnabled() and not panel.hosts_edit.isEnabled()  # the running server's
 
 
 @pytest.mark.slow

@@ -361,7 +361,8 @@ class ServePanel(QWidget):
         self.start_button.setEnabled(self.model is not None and not running)
         self.stop_button.setEnabled(running)
         # A new key while serving would hide the one the server uses: it is made between runs.
-        for widget in (self.local_radio, self.network_radio, self.port_box, self.new_key_button):
+        settings = (self.local_radio, self.network_radio, self.port_box, self.origins_edit, self.hosts_edit)
+        for widget in (*settings, self.new_key_button):  # what the running server was started with
             widget.setEnabled(not running)
         self.busy.setVisible(running and not self.connect_box.isVisible())
 
