@@ -4,8 +4,9 @@ Owns the model's thread and the queue in front of it (``engine``), the request s
 (``protocol``), the routes with the key and the limits (``api``, FastAPI), binding the port and running
 uvicorn (``server``), what a request must be to reach the routes (``guard``), this computer's
 addresses (``addresses``), connections a client cannot hold (``connections``), OpenAI's presence and
-frequency penalties (``penalties``), the API key in the OS keyring (``keys``) and the code a user
-copies to call it (``snippets``).
+frequency penalties (``penalties``), answers held to a JSON schema (``structured``), requests answered
+together (``batching``), the API key in the OS keyring (``keys``) and the code a user copies to call it
+(``snippets``); answers as server-sent events (``streaming``).
 
 May use: every other package of core (the model is loaded as ``results.tryit`` loads it).
 """
@@ -15,6 +16,7 @@ May use: every other package of core (the model is loaded as ``results.tryit`` l
 __all__ = [
     "addresses",
     "engine",
+    "guard",
     "keys",
     "server",
     "snippets",

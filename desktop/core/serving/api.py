@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -30,13 +29,11 @@ from desktop.core.serving.protocol import (
     CompletionRequest,
     EmbeddingRequest,
     Sampled,
-    error_body,
     validation_message,
 )
+from desktop.core.serving.streaming import reason, replay, stream, usage_of
 
 DISCONNECT_POLL_S = 0.25
-JOIN_S = 0.02
-"""While answers are made together, how long a streamed piece waits for the next ones to go with it."""
 IGNORED_HEADER = "X-Ignored-Fields"
 
 
@@ -341,7 +338,7 @@ async def _answer(
         events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         job = _submit(engine, Job("generate", _reporter(events), ids=list(ids), sampling=sampling))
         return StreamingResponse(
-            _stream(job, events, reply, chat, usage, lambda: engine.answering_together),
+            stream(job, events, reply, chat, usage, _failure, lambda: engine.answering_together),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
         )
@@ -358,7 +355,7 @@ async def _answer(
     choices, outcomes = [], []
     for index, task in enumerate(tasks):
         outcome = task.result()
-        choice: dict[str, Any] = {"index": index, "finish_reason": _reason(outcome)}
+        choice: dict[str, Any] = {"index": index, "finish_reason": reason(outcome)}
         scored = _scored(engine, outcome, chat) if outcome.logprobs is not None else None
         if chat:
             message, finish = _message(engine, outcome, tools or set())
@@ -367,14 +364,14 @@ async def _answer(
             choice.update(text=outcome.text, logprobs=scored)
         choices.append(choice)
         outcomes.append(outcome)
-    counted = _usage(outcomes[0])
+    counted = usage_of(outcomes[0])
     counted["completion_tokens"] = sum(o.completion_tokens for o in outcomes)
     counted["total_tokens"] = counted["prompt_tokens"] + counted["completion_tokens"]
     if body.stream:
         # A tool call is known only once the answer is whole, and several answers or log-probabilities
         # are made whole (not token by token): then they are sent as the chunks of a stream.
         return StreamingResponse(
-            _replay(reply, choices, chat, counted if usage else None),
+            replay(reply, choices, chat, counted if usage else None),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
         )
@@ -395,40 +392,7 @@ def _message(engine: Engine, outcome: Outcome, tools: set[str]) -> tuple[dict[st
                 "content": parsed.content or None,
                 "tool_calls": parsed.calls,
             }, "tool_calls"
-    return {"role": "assistant", "content": outcome.text}, _reason(outcome)
-
-
-async def _replay(
-    reply: dict[str, Any], choices: list[dict[str, Any]], chat: bool, usage: dict[str, int] | None
-) -> AsyncIterator[str]:
-    """Whole answers as the chunks of a stream, one answer after another: (chat) the role, the text with
-    its log-probabilities, the calls, the finish reason; (completions) the text, the finish reason."""
-    chunk = {**reply, "object": f"{reply['object']}.chunk" if chat else reply["object"]}
-
-    def data(index: int, reason: str | None = None, **part: Any) -> str:
-        choice = {"index": index, **part, "finish_reason": reason}
-        extra = {"usage": None} if usage is not None else {}
-        return f"data: {json.dumps({**chunk, 'choices': [choice], **extra}, ensure_ascii=False)}\n\n"
-
-    for choice in choices:
-        index, scored = choice["index"], choice.get("logprobs")
-        if not chat:
-            yield data(index, text=choice["text"], logprobs=scored)
-            yield data(index, choice["finish_reason"], text="", logprobs=None)
-            continue
-        message = choice["message"]
-        yield data(index, delta={"role": "assistant", "content": ""})
-        if message.get("content"):
-            yield data(
-                index, delta={"content": message["content"]}, **({"logprobs": scored} if scored else {})
-            )
-        calls = message.get("tool_calls") or []
-        if calls:
-            yield data(index, delta={"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
-        yield data(index, choice["finish_reason"], delta={})
-    if usage is not None:
-        yield f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n"
-    yield "data: [DONE]\n\n"
+    return {"role": "assistant", "content": outcome.text}, reason(outcome)
 
 
 def _scored(engine: Engine, outcome: Outcome, chat: bool) -> dict[str, Any]:
@@ -460,20 +424,6 @@ def _scored(engine: Engine, outcome: Outcome, chat: bool) -> dict[str, Any]:
         "token_logprobs": [t["logprob"] for t in tokens],
         "top_logprobs": [{text(i): lp for i, lp in t["top"]} for t in tokens],
         "text_offset": offsets,
-    }
-
-
-def _reason(outcome: Outcome) -> str:
-    """OpenAI's finish reasons (an answer its client stopped waiting for reaches nobody)."""
-    return "length" if outcome.finish_reason == "length" else "stop"
-
-
-def _usage(outcome: Outcome) -> dict[str, int]:
-    total = outcome.prompt_tokens + outcome.completion_tokens
-    return {
-        "prompt_tokens": outcome.prompt_tokens,
-        "completion_tokens": outcome.completion_tokens,
-        "total_tokens": total,
     }
 
 
@@ -538,66 +488,3 @@ def _failure(exc: BaseException) -> Refused:
             "out_of_memory",
         )  # fmt: skip
     return Refused(500, f"The model failed: {type(exc).__name__}: {exc}", "model_error")
-
-
-async def _stream(
-    job: Job,
-    events: asyncio.Queue[tuple[str, Any]],
-    reply: dict[str, Any],
-    chat: bool,
-    usage: bool,
-    together: Callable[[], bool] = lambda: False,
-) -> AsyncIterator[str]:
-    """Server-sent events: a chunk per piece of text, the finish reason, ``[DONE]``. A client that hangs
-    up ends this generator (Starlette cancels it), and with it the job."""
-
-    def chunk(text: str | None, finish: str | None = None, first: bool = False) -> str:
-        if chat:
-            delta: dict[str, Any] = {"role": "assistant", "content": ""} if first else {}
-            if text is not None:
-                delta["content"] = text
-            choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
-        else:
-            choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish}
-        payload = {**reply, "object": f"{reply['object']}.chunk" if chat else reply["object"]}
-        payload["choices"] = [choice]
-        if usage:
-            payload["usage"] = None
-        return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
-
-    try:
-        if chat:
-            yield chunk(None, first=True)
-        held: list[tuple[str, Any]] = []  # an event read while joining pieces, for the next turn
-        spoken = False
-        while True:
-            kind, value = held.pop() if held else await events.get()
-            if kind == "text":
-                # While several answers are made together, the pieces that come within JOIN_S go as
-                # one: a chunk per token per client kept this loop (and the clients) behind, and took
-                # the model's thread's turns at Python. One answer alone goes out a piece at a time.
-                if together():
-                    if events.empty() and spoken:  # the first words go at once
-                        await asyncio.sleep(JOIN_S)
-                    while not held and not events.empty():
-                        following = events.get_nowait()
-                        if following[0] == "text":
-                            value += following[1]
-                        else:
-                            held.append(following)
-                spoken = True
-                yield chunk(value)
-            elif kind == "done":
-                yield chunk(None if chat else "", _reason(value))
-                if usage:
-                    last = {**reply, "object": f"{reply['object']}.chunk" if chat else reply["object"]}
-                    yield f"data: {json.dumps({**last, 'choices': [], 'usage': _usage(value)})}\n\n"
-                break
-            else:
-                failure = _failure(value)
-                body = error_body(failure.message, "server_error", code=failure.code)
-                yield f"data: {json.dumps(body)}\n\n"
-                break
-        yield "data: [DONE]\n\n"
-    finally:
-        job.cancel()
