@@ -39,8 +39,9 @@ plain's tokens/s (the three runs 0.84, 0.96, 1.00: the machine is noisy), first 
 clients 2.40 times plain's total (plain answers them one at a time), first token median 39 vs 880 ms.
 What got there from 2.22: a request that comes while a batch runs joins it at the next token (the
 first request of a burst no longer runs its whole answer alone, as it did before: batches 1, 4, 4, 4,
-4, 4, 3), and while answers are made together a streamed piece waits up to 20 ms for the next ones to go in the
-same chunk (``streaming.JOIN_S``; a chunk per token per client took the model's thread's turns at Python):
+4, 4, 3), and while answers are made together a streamed piece waits up to 20 ms for the next ones to go
+in the same chunk (``streaming.JOIN_S``; a chunk per token per client took the model's thread's turns at
+Python):
 2.57 in a 2-repeat run before the first words were exempted from that wait, 2.53 after. The ceiling on
 this machine is ``generate`` itself: one call over 4 prompts makes 2.65 times the tokens/s of one over
 1 (639 vs 241), and the 4 client threads, the server's HTTP loop and the model share the 2 cores.

@@ -67,7 +67,9 @@ def add_parsers(sub: Any) -> None:
         help=say("skip the check (folder: reloading it; gguf: llama.cpp's answers)"),
     )
     p.add_argument(
-        "--mlflow", action="store_true", help=say("also log the model to MLflow (needs MLFLOW_TRACKING_URI)")
+        "--mlflow",
+        action="store_true",
+        help=say("also log the model to MLflow (MLFLOW_TRACKING_URI, else a store in the app's data folder)"),
     )
     p.add_argument("--runs-dir", type=Path)
     p.set_defaults(func=cmd_export)
@@ -136,6 +138,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(say("Exported to {folder}", folder=result.folder))
     if result.mlflow_uri:
         print(say("Logged to MLflow as {uri}", uri=result.mlflow_uri))
+    if result.mlflow_not_logged is not None:
+        print(text(result.mlflow_not_logged), file=sys.stderr)
     check = result.verification
     if check is None:
         return EXIT_OK

@@ -939,10 +939,6 @@
         <translation>记录到 {uri}</translation>
     </message>
     <message>
-        <source>Set MLFLOW_TRACKING_URI before starting the app to use this.</source>
-        <translation>要使用此功能，请在启动应用前设置 MLFLOW_TRACKING_URI。</translation>
-    </message>
-    <message>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -965,6 +961,10 @@
     <message>
         <source>Export a copy</source>
         <translation>导出副本</translation>
+    </message>
+    <message>
+        <source>Logs to a store in the app&apos;s data folder (MLFLOW_TRACKING_URI chooses another)</source>
+        <translation>记录到应用数据文件夹中的存储（MLFLOW_TRACKING_URI 可指定其他位置）</translation>
     </message>
     <message>
         <source>To:</source>
@@ -5209,18 +5209,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>没有安装 MLflow。</translation>
     </message>
     <message>
-        <source>Install it (pip install mlflow) or export without it.</source>
-        <translation>请安装它（pip install mlflow），或者不记录到 MLflow 直接导出。</translation>
-    </message>
-    <message>
-        <source>No MLflow tracking server is set.</source>
-        <translation>没有设置 MLflow 跟踪服务器。</translation>
-    </message>
-    <message>
-        <source>Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again.</source>
-        <translation>请设置 MLFLOW_TRACKING_URI（例如 http://127.0.0.1:5000），然后重新启动应用。</translation>
-    </message>
-    <message>
         <source>Export cancelled; nothing was written.</source>
         <translation>已取消导出；没有写入任何内容。</translation>
     </message>
@@ -6253,10 +6241,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>DEST 不为空时替换它</translation>
     </message>
     <message>
-        <source>also log the model to MLflow (needs MLFLOW_TRACKING_URI)</source>
-        <translation>同时把模型记录到 MLflow（需要 MLFLOW_TRACKING_URI）</translation>
-    </message>
-    <message>
         <source>check the GPUs, the driver and the installed PyTorch</source>
         <translation>检查 GPU、驱动程序和已安装的 PyTorch</translation>
     </message>
@@ -6765,6 +6749,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source} 中没有一个偏好对能在 {length} 个词元内放下回答。</translation>
     </message>
     <message>
+        <source>The model was not logged to MLflow: {reason}. The exported folder is complete.</source>
+        <translation>模型没有记录到 MLflow：{reason}。导出的文件夹是完整的。</translation>
+    </message>
+    <message>
         <source>Its final save was cut short (a full disk or a crash). Free some disk space if it is full, then resume the run: it goes on from its last good checkpoint and saves again.</source>
         <translation>它最后一次保存被中断了（磁盘已满或程序崩溃）。如果磁盘已满，请先释放一些空间，然后继续此训练：它会从最后一个完好的检查点接着训练并重新保存。</translation>
     </message>
@@ -6871,6 +6859,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The base model {model} is needed to merge the last step&apos;s adapters: {problem}</source>
         <translation>合并最后一步的适配器需要基础模型 {model}：{problem}</translation>
+    </message>
+    <message>
+        <source>Install it (pip install mlflow-skinny, or mlflow for its UI too) or export without it.</source>
+        <translation>请安装它（pip install mlflow-skinny；要界面则安装 mlflow），或不记录到 MLflow 直接导出。</translation>
     </message>
     <message>
         <source>Ollama is not installed: get it from {url}, then check again.</source>
@@ -7235,6 +7227,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>A run to resume is found by its config file, and none was given.</source>
         <translation>要继续的训练按其配置文件查找，但没有给出配置文件。</translation>
+    </message>
+    <message>
+        <source>MLflow: this run is logged as {run} in the experiment {experiment} at {uri}. To look: {command}</source>
+        <translation>MLflow：本次训练以 {run} 记录在 {uri} 的实验 {experiment} 中。查看方法：{command}</translation>
+    </message>
+    <message>
+        <source>TensorBoard: logs in {folder}. To look: tensorboard --logdir {folder}</source>
+        <translation>TensorBoard：日志在 {folder}。查看方法：tensorboard --logdir {folder}</translation>
+    </message>
+    <message>
+        <source>{tracker} stopped logging at step {step}: {reason}. Training goes on; its figures after this step are not in {tracker}, and the run&apos;s own are in its folder.</source>
+        <translation>{tracker} 在第 {step} 步停止记录：{reason}。训练照常进行；这一步之后的数值不会出现在 {tracker} 中，训练任务自己的记录仍在其文件夹里。</translation>
     </message>
     <message>
         <source>The data folder is now {folder}.</source>
@@ -7647,6 +7651,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>skip the check (folder: reloading it; gguf: llama.cpp&apos;s answers)</source>
         <translation>跳过校验（文件夹：重新加载；gguf：llama.cpp 的回答）</translation>
+    </message>
+    <message>
+        <source>also log the model to MLflow (MLFLOW_TRACKING_URI, else a store in the app&apos;s data folder)</source>
+        <translation>同时把模型记录到 MLflow（MLFLOW_TRACKING_URI，未设置时记录到应用数据文件夹中的存储）</translation>
     </message>
     <message>
         <source>llama.cpp is not installed: Ollama will make q4_K_M from the f16 file.</source>

@@ -939,10 +939,6 @@
         <translation>記錄到 {uri}</translation>
     </message>
     <message>
-        <source>Set MLFLOW_TRACKING_URI before starting the app to use this.</source>
-        <translation>要使用此功能，請在啟動應用程式前設定 MLFLOW_TRACKING_URI。</translation>
-    </message>
-    <message>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
@@ -965,6 +961,10 @@
     <message>
         <source>Export a copy</source>
         <translation>匯出副本</translation>
+    </message>
+    <message>
+        <source>Logs to a store in the app&apos;s data folder (MLFLOW_TRACKING_URI chooses another)</source>
+        <translation>記錄到應用程式資料夾中的儲存區（MLFLOW_TRACKING_URI 可指定其他位置）</translation>
     </message>
     <message>
         <source>To:</source>
@@ -5209,18 +5209,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>沒有安裝 MLflow。</translation>
     </message>
     <message>
-        <source>Install it (pip install mlflow) or export without it.</source>
-        <translation>請安裝它（pip install mlflow），或者不記錄到 MLflow 直接匯出。</translation>
-    </message>
-    <message>
-        <source>No MLflow tracking server is set.</source>
-        <translation>沒有設定 MLflow 追蹤伺服器。</translation>
-    </message>
-    <message>
-        <source>Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again.</source>
-        <translation>請設定 MLFLOW_TRACKING_URI（例如 http://127.0.0.1:5000），然後重新啟動應用程式。</translation>
-    </message>
-    <message>
         <source>Export cancelled; nothing was written.</source>
         <translation>已取消匯出；沒有寫入任何內容。</translation>
     </message>
@@ -6253,10 +6241,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>DEST 不是空的時取代它</translation>
     </message>
     <message>
-        <source>also log the model to MLflow (needs MLFLOW_TRACKING_URI)</source>
-        <translation>同時把模型記錄到 MLflow（需要 MLFLOW_TRACKING_URI）</translation>
-    </message>
-    <message>
         <source>check the GPUs, the driver and the installed PyTorch</source>
         <translation>檢查 GPU、驅動程式與已安裝的 PyTorch</translation>
     </message>
@@ -6765,6 +6749,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source} 中沒有一個偏好對能在 {length} 個詞元內放下回答。</translation>
     </message>
     <message>
+        <source>The model was not logged to MLflow: {reason}. The exported folder is complete.</source>
+        <translation>模型沒有記錄到 MLflow：{reason}。匯出的資料夾是完整的。</translation>
+    </message>
+    <message>
         <source>Its final save was cut short (a full disk or a crash). Free some disk space if it is full, then resume the run: it goes on from its last good checkpoint and saves again.</source>
         <translation>它最後一次儲存被中斷了（磁碟已滿或程式當機）。如果磁碟已滿，請先釋放一些空間，然後繼續此訓練：它會從最後一個完好的檢查點接著訓練並重新儲存。</translation>
     </message>
@@ -6871,6 +6859,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The base model {model} is needed to merge the last step&apos;s adapters: {problem}</source>
         <translation>合併最後一步的配接器需要基礎模型 {model}：{problem}</translation>
+    </message>
+    <message>
+        <source>Install it (pip install mlflow-skinny, or mlflow for its UI too) or export without it.</source>
+        <translation>請安裝它（pip install mlflow-skinny；要介面則安裝 mlflow），或不記錄到 MLflow 直接匯出。</translation>
     </message>
     <message>
         <source>Ollama is not installed: get it from {url}, then check again.</source>
@@ -7235,6 +7227,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>A run to resume is found by its config file, and none was given.</source>
         <translation>要繼續的訓練依其設定檔尋找，但沒有提供設定檔。</translation>
+    </message>
+    <message>
+        <source>MLflow: this run is logged as {run} in the experiment {experiment} at {uri}. To look: {command}</source>
+        <translation>MLflow：本次訓練以 {run} 記錄在 {uri} 的實驗 {experiment} 中。檢視方法：{command}</translation>
+    </message>
+    <message>
+        <source>TensorBoard: logs in {folder}. To look: tensorboard --logdir {folder}</source>
+        <translation>TensorBoard：日誌在 {folder}。檢視方法：tensorboard --logdir {folder}</translation>
+    </message>
+    <message>
+        <source>{tracker} stopped logging at step {step}: {reason}. Training goes on; its figures after this step are not in {tracker}, and the run&apos;s own are in its folder.</source>
+        <translation>{tracker} 在第 {step} 步停止記錄：{reason}。訓練照常進行；這一步之後的數值不會出現在 {tracker} 中，訓練任務自己的紀錄仍在其資料夾裡。</translation>
     </message>
     <message>
         <source>The data folder is now {folder}.</source>
@@ -7647,6 +7651,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>skip the check (folder: reloading it; gguf: llama.cpp&apos;s answers)</source>
         <translation>略過驗證（資料夾：重新載入；gguf：llama.cpp 的回答）</translation>
+    </message>
+    <message>
+        <source>also log the model to MLflow (MLFLOW_TRACKING_URI, else a store in the app&apos;s data folder)</source>
+        <translation>同時把模型記錄到 MLflow（MLFLOW_TRACKING_URI，未設定時記錄到應用程式資料夾中的儲存區）</translation>
     </message>
     <message>
         <source>llama.cpp is not installed: Ollama will make q4_K_M from the f16 file.</source>

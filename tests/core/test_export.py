@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import importlib.machinery
 import json
 import shutil
 import subprocess
 import sys
 import threading
-import types
 from pathlib import Path
 
 import pytest
@@ -180,34 +177,6 @@ def test_progress_rises_and_a_cancel_leaves_nothing(request, tmp_path: Path) -> 
         export_run(run, tmp_path / "cancelled", on_progress=cancel_while_writing, cancel=cancel)
     assert not (tmp_path / "cancelled").exists()
     assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]
-
-
-def test_mlflow_logging_needs_a_tracking_uri_and_logs_the_folder(
-    request, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    run = _finished_run(request, "causal-lm", "tiny_gpt2", "instructions.jsonl", tmp_path)
-    logged: list[dict] = []
-
-    def log_model(transformers_model: str, name: str, task: str) -> object:
-        assert (Path(transformers_model) / "model.safetensors").is_file()  # logged after it was written
-        logged.append({"model": transformers_model, "name": name, "task": task})
-        return types.SimpleNamespace(model_uri="models:/m-123")
-
-    fake = types.ModuleType("mlflow")
-    fake.__spec__ = importlib.machinery.ModuleSpec("mlflow", None)
-    fake.transformers = types.SimpleNamespace(log_model=log_model)
-    fake.start_run = lambda run_name: contextlib.nullcontext()
-    monkeypatch.setitem(sys.modules, "mlflow", fake)
-    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-
-    with pytest.raises(InputError, match="No MLflow tracking server"):
-        export_run(run, tmp_path / "a", mlflow=True, verify=False)
-    assert not (tmp_path / "a").exists()  # refused before anything was written
-
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
-    result = export_run(run, tmp_path / "b", mlflow=True, verify=False)
-    assert result.mlflow_uri == "models:/m-123"
-    assert logged == [{"model": str(tmp_path / "b"), "name": "model", "task": "text-generation"}]
 
 
 @pytest.mark.slow

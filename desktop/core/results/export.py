@@ -7,6 +7,7 @@ failure or a cancel leaves nothing half-written.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sys
@@ -44,6 +45,8 @@ from desktop.core.system.messages import msg
 from desktop.core.system.paths import folder_size
 
 DTYPES = ("fp32", "fp16", "bf16")
+log = logging.getLogger(__name__)
+
 PIPELINE_TASKS = {
     "classification": "text-classification",
     "causal-lm": "text-generation",
@@ -91,6 +94,7 @@ class ExportResult:
     verification: Verification | None
     archive: Path | None = None
     mlflow_uri: str = ""
+    mlflow_not_logged: Any = None  # a Msg: why the model was not logged to MLflow (the folder is complete)
 
 
 def export_run(
@@ -212,12 +216,22 @@ def _finish(
     if verify and lora == "merged":
         stage("verify", 0.85, cancellable=False)
         check = verify_export(run, dest, task)
-    uri = ""
+    uri, not_logged = "", None
     if mlflow:
         stage("mlflow", 0.95, cancellable=False)
-        uri = log_to_mlflow(dest, PIPELINE_TASKS[task], run.path.name)
+        try:
+            uri = log_to_mlflow(dest, PIPELINE_TASKS[task], run.path.name)
+        except (
+            Exception
+        ) as exc:  # the folder is written and checked: MLflow's failure is said, not the export's
+            log.warning("the export was not logged to MLflow", exc_info=True)
+            reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            not_logged = msg(
+                "The model was not logged to MLflow: {reason}. The exported folder is complete.",
+                reason=reason,
+            )
     stage("done", 1.0, cancellable=False)
-    return ExportResult(dest, check, zipped, uri)
+    return ExportResult(dest, check, zipped, uri, not_logged)
 
 
 def _write(

@@ -1,10 +1,8 @@
-"""An exported model folder logged to MLflow, and whether it can be now."""
+"""An exported model folder logged to MLflow (``mlflow_store.py`` says where), and whether it can be now."""
 
 from __future__ import annotations
 
 import importlib.util
-import inspect
-import os
 from pathlib import Path
 
 from desktop.core.system.errors import InputError
@@ -15,23 +13,37 @@ def mlflow_problem() -> None:
     """Raise :class:`InputError` unless the model can be logged to MLflow now."""
     if importlib.util.find_spec("mlflow") is None:
         raise InputError(
-            msg("MLflow is not installed."), msg("Install it (pip install mlflow) or export without it.")
-        )
-    if not os.environ.get("MLFLOW_TRACKING_URI"):
-        raise InputError(
-            msg("No MLflow tracking server is set."),
-            msg("Set MLFLOW_TRACKING_URI (for example http://127.0.0.1:5000) and start the app again."),
+            msg("MLflow is not installed."),
+            msg("Install it (pip install mlflow-skinny, or mlflow for its UI too) or export without it."),
         )
 
 
 def log_to_mlflow(folder: Path, pipeline_task: str, run_name: str) -> str:
-    """Log the exported folder as an MLflow transformers model (read from disk, not loaded) for the
-    pipeline ``pipeline_task`` (``text-classification``...); its URI."""
-    import mlflow
+    """Log the exported folder as MLflow's transformers flavour for the pipeline ``pipeline_task``
+    (``text-classification``...); its model URI, which ``mlflow.transformers.load_model`` answers with.
 
-    log_model = mlflow.transformers.log_model
-    # MLflow 3 names the model ``name``; MLflow 2 called it ``artifact_path``.
-    key = "name" if "name" in inspect.signature(log_model).parameters else "artifact_path"
-    with mlflow.start_run(run_name=run_name):
-        info = log_model(transformers_model=str(folder), task=pipeline_task, **{key: "model"})
+    The folder is loaded as a transformers pipeline and that is logged: MLflow 3.18 cannot log a folder's
+    path with transformers 5 (it reads pipeline classes from the registry's old layout: "'str' object has
+    no attribute '__name__'"). The pip requirements are the versions installed here, named, so that MLflow
+    does not import packages to guess them (it asked for torchvision).
+    """
+    import mlflow
+    import torch
+    import transformers
+    from transformers import pipeline
+
+    from desktop.core.training.mlflow_store import experiment, mlflow_environment
+
+    loaded = pipeline(pipeline_task, model=str(folder), tokenizer=str(folder))
+    requirements = [
+        f"transformers=={transformers.__version__}",
+        f"torch=={torch.__version__.split('+')[0]}",  # the build (+cpu, +cu128) is the installer's choice
+    ]
+    with mlflow_environment() as uri:
+        mlflow.set_tracking_uri(uri)
+        mlflow.set_experiment(experiment())
+        with mlflow.start_run(run_name=run_name):
+            info = mlflow.transformers.log_model(
+                transformers_model=loaded, name="model", pip_requirements=requirements
+            )
     return str(getattr(info, "model_uri", "") or "")

@@ -9,8 +9,8 @@ callback that turns progress into events and Stop into a graceful end (``callbac
 newest checkpoint that loads (``resume``), going on with less memory after an out-of-memory error
 (``recovery``), keeping the best checkpoint and stopping early (``best``), the child process that runs a
 config and its supervisor (``supervisor``), several GPUs through Accelerate (``distributed``,
-``launch``), jobs written out for a cluster (``jobs``) and what a run scores on its validation split
-(``evaluation``).
+``launch``), jobs written out for a cluster (``jobs``), what a run scores on its validation split
+(``evaluation``), and TensorBoard and MLflow beside a run (``trackers``, ``mlflow_store``).
 
 May use: ``system``, ``environment``, ``settings``, ``hub``, ``data``, ``runs``.
 """
@@ -23,6 +23,7 @@ __all__ = [
     "evaluation",
     "grouping",
     "jobs",
+    "mlflow_store",
     "non_finite",
     "preference_evaluation",
     "run",

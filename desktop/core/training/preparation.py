@@ -163,6 +163,7 @@ def _training_args(
     options = _current_names(cls, {**options, **_distributed_args(), **extra, **cadence})
     return cls(
         output_dir=str(output_dir),
+        run_name=Path(output_dir).parent.name,  # in MLflow: the run folder's name (checkpoints are in it)
         num_train_epochs=t.epochs,
         max_steps=t.max_steps or -1,
         learning_rate=t.learning_rate,
@@ -287,6 +288,16 @@ def make_trainer(
         )
         log_the_mean_loss(trainer)  # TRL's preference losses are never scaled by the process count
     trainer.remove_callback(PrinterCallback)  # our events replace its prints
+    if config.output.report_to:  # where each tracker logs, and a tracker that fails is said, not fatal
+        from desktop.core.system.events import AdviceEvent
+        from desktop.core.training.trackers import guard, where
+
+        for line in where(config.output.report_to, args.output_dir, run.path.name):
+            emit(PreparingEvent(line))
+        guard(
+            trainer,
+            lambda words: emit(AdviceEvent(step=trainer.state.global_step, concern="tracker", message=words)),
+        )
     callback.non_finite = watch(trainer)  # a NaN loss stops the run, said at once
     if task.eval is not None:
         recovering.watch_evaluation(trainer)

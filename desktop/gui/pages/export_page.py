@@ -43,7 +43,7 @@ from desktop.gui.widgets.metric_text import metrics_line, task_name
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.serve_panel import ServePanel
 from desktop.gui.widgets.try_it_panel import TryItPanel
-from desktop.shared_ui import Key, Settings, error_text, sentences
+from desktop.shared_ui import Key, Settings, error_text, sentences, shown
 
 
 class _ProgressRelay(QObject):
@@ -110,11 +110,10 @@ class ExportPage(WizardPage):
         self.mlflow_check = QCheckBox(self.tr("Also log the model to MLflow"))
         self.mlflow_check.setVisible(importlib.util.find_spec("mlflow") is not None)
         tracking = os.environ.get("MLFLOW_TRACKING_URI", "")
-        self.mlflow_check.setEnabled(bool(tracking))
         self.mlflow_check.setToolTip(
             self.tr("Logs to {uri}").format(uri=tracking)
             if tracking
-            else self.tr("Set MLFLOW_TRACKING_URI before starting the app to use this.")
+            else self.tr("Logs to a store in the app's data folder (MLFLOW_TRACKING_URI chooses another)")
         )
         self.export_button = QPushButton(self.tr("Export"))
         self.export_button.setObjectName("primary")
@@ -371,6 +370,8 @@ class ExportPage(WizardPage):
             )
         if result.mlflow_uri:
             parts.append(self.tr("Logged to MLflow as {uri}.").format(uri=result.mlflow_uri))
+        if result.mlflow_not_logged is not None:
+            parts.append(shown(result.mlflow_not_logged))
         text = sentences(*parts)
         self.export_status.setText(text)
         if self.settings is not None:  # the next export goes beside this one
@@ -410,14 +411,14 @@ class ExportPage(WizardPage):
         from desktop.core.results.gguf_check import llama_cpp_available
 
         missing = gguf and not llama_cpp_available()
-        for widget, shown in (
+        for widget, visible in (
             (self.dtype_combo, not gguf),
             (self.quant_combo, gguf),
             (self.layout_combo, gguf),
             (self._llama_row, missing),
             (self.zip_check, not gguf),
         ):
-            self._export_form.setRowVisible(widget, shown)
+            self._export_form.setRowVisible(widget, visible)
         k_quant = self.quant_combo.value() == "q4_k_m"
         self.llama_hint.setText(
             self.tr("llama.cpp is not installed: q4_k_m needs its quantizer.")

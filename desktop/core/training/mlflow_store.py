@@ -1,0 +1,67 @@
+"""Where MLflow logs a run and an exported model: the user's tracking URI, else a store in the app's data
+folder that the installed MLflow can open.
+
+- ``MLFLOW_TRACKING_URI`` set by the user: used as it is (a server, a database, a folder).
+- Otherwise a store in the data folder, in the experiment ``finetune-studio``: a SQLite database where
+  the full ``mlflow`` package is installed; with ``mlflow-skinny`` alone (which has no SQL store), MLflow's
+  file store, opened with MLflow's own ``MLFLOW_ALLOW_FILE_STORE`` (since MLflow 3.18 the file store
+  refuses to open without it: "in maintenance mode").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import os
+from collections.abc import Iterator
+
+EXPERIMENT = "finetune-studio"
+
+
+def mlflow_store() -> tuple[str, dict[str, str]]:
+    """The tracking URI, and the environment variables MLflow needs to open it."""
+    from desktop.core.system.paths import data_dir
+
+    uri = os.environ.get("MLFLOW_TRACKING_URI", "")
+    if uri:
+        return uri, {}
+    folder = data_dir() / "mlflow"
+    folder.mkdir(parents=True, exist_ok=True)
+    if _full_mlflow():
+        return f"sqlite:///{(folder / 'mlflow.db').as_posix()}", {}
+    return (folder / "mlruns").as_uri(), {"MLFLOW_ALLOW_FILE_STORE": "true"}
+
+
+def experiment() -> str:
+    """The MLflow experiment runs go to (the user's ``MLFLOW_EXPERIMENT_NAME``, else ours)."""
+    return os.environ.get("MLFLOW_EXPERIMENT_NAME") or EXPERIMENT
+
+
+@contextlib.contextmanager
+def mlflow_environment() -> Iterator[str]:
+    """MLflow's store and experiment set in the environment (where the user set none) while inside; the
+    tracking URI. transformers' MLflow callback reads them from there."""
+    uri, extra = mlflow_store()
+    wanted = {"MLFLOW_TRACKING_URI": uri, "MLFLOW_EXPERIMENT_NAME": experiment(), **extra}
+    saved: dict[str, str | None] = {}
+    for key, value in wanted.items():
+        if not os.environ.get(key):
+            saved[key] = os.environ.get(key)
+            os.environ[key] = value
+    try:
+        yield uri
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _full_mlflow() -> bool:
+    """Whether the full ``mlflow`` package is installed (``mlflow-skinny`` has no SQL store)."""
+    try:
+        importlib.metadata.distribution("mlflow")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True

@@ -1,0 +1,118 @@
+"""TensorBoard and MLflow beside a run: where they log, how to look, and never a run stopped for them.
+
+transformers' own reporting callbacks do the logging (``report_to``: the run's parameters, every logged
+figure per step, each evaluation), MLflow to the store of ``mlflow_store.py``. Each is wrapped
+(:class:`Guarded`): the first exception in it (a store it refuses, a server that is down, a package too
+old) is said once with what was not logged, and that tracker is left out for the rest of the run, which
+goes on. (MLflow 3.18's "file store in maintenance mode" used to stop training.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from desktop.core.system.messages import Msg, msg
+
+log = logging.getLogger(__name__)
+
+NAMES = {"MLflowCallback": "MLflow", "TensorBoardCallback": "TensorBoard"}
+
+
+def tensorboard_dir(output_dir: str | Path) -> Path:
+    """Where transformers' TensorBoard callback writes a run's logs (the folder ``--logdir`` takes)."""
+    return Path(os.environ.get("TENSORBOARD_LOGGING_DIR") or Path(output_dir) / "runs")
+
+
+def where(trackers: list[str], output_dir: str | Path, run_name: str) -> list[Msg]:
+    """What the run says as it starts: where each tracker logs, and the command that opens it."""
+    said = []
+    if "mlflow" in trackers:
+        from desktop.core.training.mlflow_store import experiment, mlflow_store
+
+        uri, extra = mlflow_store()
+        said.append(
+            msg(
+                "MLflow: this run is logged as {run} in the experiment {experiment} at {uri}. To look: "
+                "{command}",
+                run=run_name,
+                experiment=experiment(),
+                uri=uri,
+                command=ui_command(uri, extra),
+            )
+        )
+    if "tensorboard" in trackers:
+        folder = tensorboard_dir(output_dir)
+        said.append(
+            msg("TensorBoard: logs in {folder}. To look: tensorboard --logdir {folder}", folder=folder)
+        )
+    return said
+
+
+def ui_command(uri: str, extra: dict[str, str]) -> str:
+    """The command that opens MLflow's UI on ``uri`` (the UI comes with the full ``mlflow`` package)."""
+    prefix = "".join(f"{key}={value} " for key, value in extra.items())  # the file store's opt-in
+    return f"{prefix}mlflow ui --backend-store-uri {uri}"
+
+
+def guard(trainer: Any, say: Callable[[Msg], None]) -> None:
+    """Wrap the Trainer's reporting callbacks (:class:`Guarded`); ``say`` gets the sentence of one that
+    fails."""
+    for callback in list(trainer.callback_handler.callbacks):
+        name = NAMES.get(type(callback).__name__)
+        if name is not None:
+            trainer.remove_callback(callback)
+            trainer.add_callback(Guarded(callback, name, say))
+
+
+def _passing(event: str) -> Callable[..., Any]:
+    def handle(self: Guarded, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        return self.call(event, args, state, control, **kwargs)
+
+    handle.__name__ = event
+    return handle
+
+
+class Guarded(TrainerCallback):
+    """A reporting callback whose failures never reach the Trainer: each event is passed on until one
+    raises; that one is said once (with the step and what was not logged) and the tracker is left out.
+    MLflow's events run with the tracking URI and experiment of :func:`mlflow_store` set, where the user
+    set none."""
+
+    def __init__(self, inner: Any, name: str, say: Callable[[Msg], None]) -> None:
+        self.inner, self.name, self.say = inner, name, say
+        self.failed = False
+
+    def call(self, event: str, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        if self.failed:
+            return None
+        from desktop.core.training.mlflow_store import mlflow_environment
+
+        store = mlflow_environment() if self.name == "MLflow" else contextlib.nullcontext()
+        try:
+            with store:
+                return getattr(self.inner, event)(args, state, control, **kwargs)
+        except Exception as exc:  # a tracker's failure is never the run's
+            self.failed = True
+            log.warning("%s stopped logging at step %s", self.name, state.global_step, exc_info=True)
+            reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            self.say(
+                msg(
+                    "{tracker} stopped logging at step {step}: {reason}. Training goes on; its figures after "
+                    "this step are not in {tracker}, and the run's own are in its folder.",
+                    tracker=self.name,
+                    step=state.global_step,
+                    reason=reason,
+                )
+            )
+            return None
+
+
+for _event in [name for name in dir(TrainerCallback) if name.startswith("on_")]:
+    setattr(Guarded, _event, _passing(_event))
