@@ -29,6 +29,10 @@ MOST = 8
 JOIN_LEFT = 8
 """A newcomer joins a running batch while one of its rows has at least this many tokens still to make
 (later, it waits for the batch's end: a pass over every row's tokens would cost more than it shares)."""
+JOIN_TOKENS = 8192
+"""A newcomer joins only while the batch's rows times their length is at most this: reading long
+conversations again at each arrival would cost more than the newcomer's wait (and, on a GPU, the memory
+of a pass over all of them)."""
 
 
 def batchable(job: Any, first: Any, task: str) -> bool:
@@ -137,7 +141,8 @@ def generate_together(
                     if row.done:
                         finished(row)
             alive = [row for row in rows if not row.done]
-            if alive and may_join and max(row.left for row in alive) >= JOIN_LEFT and joining():
+            room = len(rows) * input_ids.shape[1] <= JOIN_TOKENS
+            if alive and may_join and room and max(row.left for row in alive) >= JOIN_LEFT and joining():
                 paused[0] = True
             done = [row.done or paused[0] for row in rows]
             return torch.tensor(done, dtype=torch.bool, device=input_ids.device)

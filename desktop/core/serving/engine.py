@@ -108,6 +108,7 @@ class Job:
     texts: Sequence[str] = ()
     cancelled: threading.Event = field(default_factory=threading.Event)
     number: int = 0
+    ended: bool = False  # "done" or "failed" was reported (exactly one of them, once)
 
     def cancel(self) -> None:
         """The client went away: skip this job, or end its generation after the current token."""
@@ -273,7 +274,9 @@ class Engine:
                 self._closing = True
             elif not batchable(job, first, self.info.task):
                 self._held = job
-            elif not job.cancelled.is_set():  # its client hung up while it waited
+            elif job.cancelled.is_set():  # its client hung up while it waited: nothing to answer
+                self._report([job], [Outcome("", len(job.ids), 0, "cancelled")])
+            else:
                 joined.append(job)
         return joined
 
@@ -308,6 +311,12 @@ class Engine:
                     self._answer_rows(job)
                 else:
                     self._report([job], [self._answer(job)])
+            except (
+                Exception
+            ) as exc:  # outside an answer (gathering, reading a row): its jobs fail, not the thread
+                with self._lock:
+                    running = list(self._running)
+                self._failed([each for each in running if not each.ended], exc)
             finally:
                 with self._lock:
                     self._running = []
@@ -342,6 +351,9 @@ class Engine:
         while rows:
             with self._lock:
                 self._running = [row.job for row in rows]
+                if self._stopping.is_set():  # stop() came while these were gathered: each ends at once
+                    for row in rows:
+                        row.job.cancel()
             self.largest = max(self.largest, len(rows))
             try:
                 paused = generate_together(
@@ -366,8 +378,9 @@ class Engine:
 
     def _report(self, jobs: list[Job], results: list[Any]) -> None:
         for job, result in zip(jobs, results, strict=True):
-            if result is None:  # failed, and told so
+            if result is None or job.ended:  # failed, and told so
                 continue
+            job.ended = True
             if job.kind == "generate":
                 self.answered.append((job.number, result))
             if self._stopping.is_set() and job.cancelled.is_set():  # cut short: not a whole answer
@@ -382,7 +395,9 @@ class Engine:
 
             release_memory()  # the failed answer's activations, back for the next request
         for job in jobs:
-            job.report(("failed", exc))
+            if not job.ended:
+                job.ended = True
+                job.report(("failed", exc))
 
     def _generate(self, job: Job) -> Outcome:
         import torch

@@ -106,20 +106,31 @@ class Grammars:
         start at ``prompt_length``."""
         import llguidance
         import llguidance.torch
+        import torch
         from transformers import LogitsProcessor
 
         tables = self.tables()
         matcher = llguidance.LLMatcher(tables, grammar, log_level=0)
         mask = llguidance.torch.allocate_token_bitmask(1, tables.vocab_size)
+        bits = torch.arange(32, dtype=torch.int32)
         seen = [prompt_length]
+        ends = self._eos
 
         class Held(LogitsProcessor):
             def __call__(self, input_ids: Any, scores: Any) -> Any:
                 for token in input_ids[0, seen[0] :].tolist():
                     matcher.consume_token(token)
                 seen[0] = input_ids.shape[1]
-                llguidance.torch.fill_next_token_bitmask(matcher, mask, 0)
-                llguidance.torch.apply_token_bitmask_inplace(scores, mask.to(scores.device))
+                if matcher.is_error():  # a token outside the mask was forced (a decoder's own rules)
+                    allowed = torch.zeros(scores.shape[-1], dtype=torch.bool)
+                    allowed[[end for end in ends if end < scores.shape[-1]]] = True  # the answer ends
+                else:
+                    llguidance.torch.fill_next_token_bitmask(matcher, mask, 0)
+                    # The bits unpacked in plain torch: llguidance's own kernel is compiled by
+                    # torch.compile on its first call (2.3 s here; on Windows it needs a C++ compiler).
+                    allowed = ((mask[0].unsqueeze(-1) >> bits) & 1).flatten().bool()
+                    allowed = torch.nn.functional.pad(allowed, (0, max(0, scores.shape[-1] - len(allowed))))
+                scores[:, ~allowed[: scores.shape[-1]].to(scores.device)] = float("-inf")
                 return scores
 
         return Held()
