@@ -12,7 +12,7 @@ import pytest
 QT = ("PySide6", "shiboken6", "pyqtgraph", "desktop.gui", "desktop.shared_ui")
 HEAVY = ("torch", "transformers", "datasets", "peft", "accelerate")
 ROOTS = ("desktop.core", "desktop.cli", "desktop.worker", "desktop.helper")
-SUBCLASS_THE_STACK = {"desktop.core.training.callbacks"}
+SUBCLASS_THE_STACK = {"desktop.core.training.callbacks", "desktop.core.training.trackers"}
 """Modules whose classes derive from Transformers' (a TrainerCallback): only a run imports them, inside
 the function that trains, once the stack is loaded."""
 

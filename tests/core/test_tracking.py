@@ -5,8 +5,10 @@ tracker that fails never stops training nor fails an export that wrote its folde
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,13 +23,24 @@ pytestmark = pytest.mark.slow
 SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "samples"
 
 
+MLFLOW_VARIABLES = (
+    "MLFLOW_TRACKING_URI",
+    "MLFLOW_EXPERIMENT_NAME",
+    "MLFLOW_ALLOW_FILE_STORE",
+    "MLFLOW_RUN_ID",
+)
+
+
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The app's data folder in a temp folder, and no MLflow settings of the machine's."""
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The app's data folder in a temp folder, and no MLflow settings of the machine's (nor, after the
+    test, the ones the app set for its process)."""
     monkeypatch.setenv("FINETUNE_STUDIO_HOME", str(tmp_path / "home"))
-    for name in ("MLFLOW_TRACKING_URI", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_ALLOW_FILE_STORE", "MLFLOW_RUN_ID"):
+    for name in MLFLOW_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    return tmp_path / "home"
+    yield tmp_path / "home"
+    for name in MLFLOW_VARIABLES:
+        os.environ.pop(name, None)
 
 
 def _train(tiny_gpt2: Path, tmp_path: Path) -> tuple[RunDir, list]:

@@ -31,19 +31,24 @@ def log_to_mlflow(folder: Path, pipeline_task: str, run_name: str) -> str:
     import torch
     import transformers
     from transformers import pipeline
+    from transformers.pipelines import get_supported_tasks
 
-    from desktop.core.training.mlflow_store import experiment, mlflow_environment
+    from desktop.core.training.mlflow_store import experiment, use_store
 
+    if pipeline_task not in get_supported_tasks():  # text2text-generation left transformers 5
+        raise ValueError(
+            f"transformers {transformers.__version__} has no {pipeline_task} pipeline, which MLflow's "
+            "transformers flavour needs"
+        )
     loaded = pipeline(pipeline_task, model=str(folder), tokenizer=str(folder))
     requirements = [
         f"transformers=={transformers.__version__}",
         f"torch=={torch.__version__.split('+')[0]}",  # the build (+cpu, +cu128) is the installer's choice
     ]
-    with mlflow_environment() as uri:
-        mlflow.set_tracking_uri(uri)
-        mlflow.set_experiment(experiment())
-        with mlflow.start_run(run_name=run_name):
-            info = mlflow.transformers.log_model(
-                transformers_model=loaded, name="model", pip_requirements=requirements
-            )
+    use_store()
+    mlflow.set_experiment(experiment())
+    with mlflow.start_run(run_name=run_name):
+        info = mlflow.transformers.log_model(
+            transformers_model=loaded, name="model", pip_requirements=requirements
+        )
     return str(getattr(info, "model_uri", "") or "")

@@ -10,10 +10,8 @@ folder that the installed MLflow can open.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import os
-from collections.abc import Iterator
 
 EXPERIMENT = "finetune-studio"
 
@@ -37,25 +35,21 @@ def experiment() -> str:
     return os.environ.get("MLFLOW_EXPERIMENT_NAME") or EXPERIMENT
 
 
-@contextlib.contextmanager
-def mlflow_environment() -> Iterator[str]:
-    """MLflow's store and experiment set in the environment (where the user set none) while inside; the
-    tracking URI. transformers' MLflow callback reads them from there."""
+def use_store() -> str:
+    """Point MLflow at :func:`mlflow_store` for this process, and the runs at :func:`experiment`; the
+    tracking URI. Set once for the process, not around each call: MLflow's own end-of-process clean-up (a
+    run left open by a crash) must reach the same store.
+
+    Raises whatever MLflow raises for a store it cannot open (the caller says it).
+    """
+    import mlflow
+
     uri, extra = mlflow_store()
-    wanted = {"MLFLOW_TRACKING_URI": uri, "MLFLOW_EXPERIMENT_NAME": experiment(), **extra}
-    saved: dict[str, str | None] = {}
-    for key, value in wanted.items():
-        if not os.environ.get(key):
-            saved[key] = os.environ.get(key)
-            os.environ[key] = value
-    try:
-        yield uri
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    for key, value in extra.items():
+        os.environ.setdefault(key, value)
+    mlflow.set_tracking_uri(uri)  # the user's, or ours: before MLflow's own default (./mlruns) is taken
+    os.environ.setdefault("MLFLOW_EXPERIMENT_NAME", experiment())  # read by transformers' callback
+    return uri
 
 
 def _full_mlflow() -> bool:

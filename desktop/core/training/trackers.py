@@ -9,9 +9,9 @@ goes on. (MLflow 3.18's "file store in maintenance mode" used to stop training.)
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from desktop.core.system.messages import Msg, msg
+from desktop.core.training.mlflow_store import use_store
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,12 @@ def where(trackers: list[str], output_dir: str | Path, run_name: str) -> list[Ms
 
 
 def ui_command(uri: str, extra: dict[str, str]) -> str:
-    """The command that opens MLflow's UI on ``uri`` (the UI comes with the full ``mlflow`` package)."""
-    prefix = "".join(f"{key}={value} " for key, value in extra.items())  # the file store's opt-in
+    """The command that opens MLflow's UI on ``uri`` (the UI comes with the full ``mlflow`` package),
+    with the environment its store needs (the file store's opt-in), as the system's shell sets it."""
+    if sys.platform == "win32":  # cmd.exe
+        prefix = "".join(f"set {key}={value}&& " for key, value in extra.items())
+    else:
+        prefix = "".join(f"{key}={value} " for key, value in extra.items())
     return f"{prefix}mlflow ui --backend-store-uri {uri}"
 
 
@@ -68,7 +73,10 @@ def guard(trainer: Any, say: Callable[[Msg], None]) -> None:
         name = NAMES.get(type(callback).__name__)
         if name is not None:
             trainer.remove_callback(callback)
-            trainer.add_callback(Guarded(callback, name, say))
+            guarded = Guarded(callback, name, say)
+            trainer.add_callback(guarded)
+            if name == "MLflow":
+                guarded.guard(use_store, "on_train_begin", step=0)
 
 
 def _passing(event: str) -> Callable[..., Any]:
@@ -81,37 +89,51 @@ def _passing(event: str) -> Callable[..., Any]:
 
 class Guarded(TrainerCallback):
     """A reporting callback whose failures never reach the Trainer: each event is passed on until one
-    raises; that one is said once (with the step and what was not logged) and the tracker is left out.
-    MLflow's events run with the tracking URI and experiment of :func:`mlflow_store` set, where the user
-    set none."""
+    raises; that one is said once (with the step and what was not logged) and the tracker is left out
+    (an MLflow run it opened is ended as failed)."""
 
     def __init__(self, inner: Any, name: str, say: Callable[[Msg], None]) -> None:
         self.inner, self.name, self.say = inner, name, say
         self.failed = False
 
     def call(self, event: str, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+        return self.guard(
+            lambda: getattr(self.inner, event)(args, state, control, **kwargs), event, state.global_step
+        )
+
+    def guard(self, action: Callable[[], Any], event: str, step: int) -> Any:
+        """``action``'s result, or ``None`` once the tracker has failed (said once, with ``step``)."""
         if self.failed:
             return None
-        from desktop.core.training.mlflow_store import mlflow_environment
-
-        store = mlflow_environment() if self.name == "MLflow" else contextlib.nullcontext()
         try:
-            with store:
-                return getattr(self.inner, event)(args, state, control, **kwargs)
+            return action()
         except Exception as exc:  # a tracker's failure is never the run's
             self.failed = True
-            log.warning("%s stopped logging at step %s", self.name, state.global_step, exc_info=True)
+            log.warning("%s stopped logging at step %s (%s)", self.name, step, event, exc_info=True)
             reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
             self.say(
                 msg(
                     "{tracker} stopped logging at step {step}: {reason}. Training goes on; its figures after "
                     "this step are not in {tracker}, and the run's own are in its folder.",
                     tracker=self.name,
-                    step=state.global_step,
+                    step=step,
                     reason=reason,
                 )
             )
+            if self.name == "MLflow":
+                _end_mlflow_run()
             return None
+
+
+def _end_mlflow_run() -> None:
+    """Mark the MLflow run that a failure left open as failed (it would stay "running" forever)."""
+    try:
+        import mlflow
+
+        if mlflow.active_run() is not None:
+            mlflow.end_run(status="FAILED")
+    except Exception:  # the store that failed may refuse this too
+        log.warning("the MLflow run could not be ended", exc_info=True)
 
 
 for _event in [name for name in dir(TrainerCallback) if name.startswith("on_")]:
