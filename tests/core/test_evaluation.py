@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -77,13 +78,12 @@ def test_a_finished_run_keeps_an_evaluation_that_matches_the_model_on_its_evalua
         for a in report.labels
     ]
     assert report.matrix == independent
-    assert [e["text"] for e in report.errors] == [
-        texts[row]
-        for row in sorted(
-            (r for r, (t, p) in enumerate(zip(truth, predicted, strict=True)) if t != p),
-            key=lambda r: -dict(playground.classify(texts[r]))[predicted[r]],
-        )
-    ]
+    wrong = [r for r, (t, p) in enumerate(zip(truth, predicted, strict=True)) if t != p]
+    assert sorted(e["text"] for e in report.errors) == sorted(texts[row] for row in wrong)
+    # The most confident first, by the model's own probabilities (rows that differ by a digit tie to the
+    # last bits of a float: a batch of 8 and a row alone may order them either way, as CI once did).
+    confidences = [dict(playground.classify(e["text"]))[e["predicted"]] for e in report.errors]
+    assert all(a >= b - 1e-4 for a, b in itertools.pairwise(confidences))
 
 
 def test_a_slow_base_evaluation_is_skipped_and_said(

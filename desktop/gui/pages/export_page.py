@@ -108,7 +108,7 @@ class ExportPage(WizardPage):
         self.adapter_check = QCheckBox(self.tr("LoRA adapters only (not merged)"))
         self.zip_check = QCheckBox(self.tr("Also make a .zip"))
         self.mlflow_check = QCheckBox(self.tr("Also log the model to MLflow"))
-        self.mlflow_check.setVisible(importlib.util.find_spec("mlflow") is not None)
+        self._mlflow_installed = importlib.util.find_spec("mlflow") is not None
         tracking = os.environ.get("MLFLOW_TRACKING_URI", "")
         self.mlflow_check.setToolTip(
             self.tr("Logs to {uri}").format(uri=tracking)
@@ -174,6 +174,9 @@ class ExportPage(WizardPage):
         export_form.addRow("", self.adapter_check)
         export_form.addRow("", self.zip_check)
         export_form.addRow("", self.mlflow_check)
+        # Hidden in its form, not before it has a parent: a parentless widget made visible is a window of
+        # its own, for a moment (it took the focus from the main window).
+        export_form.setRowVisible(self.mlflow_check, self._mlflow_installed)
         run_row = QHBoxLayout()
         run_row.addWidget(self.export_button)
         run_row.addWidget(self.cancel_button)
@@ -315,7 +318,7 @@ class ExportPage(WizardPage):
             "adapter" if self.adapter_check.isChecked() else "merged",
             self.zip_check.isChecked(),
         )
-        mlflow = self.mlflow_check.isVisible() and self.mlflow_check.isChecked()
+        mlflow = self._mlflow_installed and self.mlflow_check.isChecked()
         cancel, report = self._cancel, self._relay.progressed.emit
         language = shared_ui.current
         self._run_export(
