@@ -275,3 +275,16 @@ def test_a_request_read_in_time_is_never_cut_while_it_is_answered(tiny_chat_mode
         assert b"data: [DONE]" in received  # the whole streamed answer, then the second request's
     finally:
         server.stop()
+
+
+def test_pages_and_names_typed_are_read_as_a_browser_sends_them() -> None:
+    """A browser's Origin has no default port and an international name in its ASCII form; a Host header
+    has no scheme: what a user types for either is read that way, or refused."""
+    from desktop.core.serving.guard import Access, origin_of
+
+    assert origin_of("http://LOCALHOST:80/") == "http://localhost"
+    assert origin_of("https://bücher.example:443") == "https://xn--bcher-kva.example"
+    assert origin_of("http://[::1]:5173") == "http://[::1]:5173" and origin_of("app://x") == "app://x"
+    assert [origin_of(t) for t in ("localhost:3000", "http://a/chat", "http://a:99999")] == [None] * 3
+    names = Access(hosts=("my-pc.local:8000", "http://Studio.LAN/", "[fe80::1]:80")).names()
+    assert {"my-pc.local", "studio.lan", "fe80::1"} <= names

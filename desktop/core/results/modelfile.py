@@ -153,7 +153,6 @@ def template_agreement(
     own (``run_system``). The BOS token the chat template begins with is llama.cpp's to add. No template
     (``""``) agrees with none: Ollama then sends the bare prompt.
     """
-    from desktop.core.results.go_template import Unsupported
     from desktop.core.results.go_template import render as render_go
 
     agreeing = total = 0
@@ -169,7 +168,7 @@ def template_agreement(
         asked = ([{"role": "system", "content": modelfile_system}] if modelfile_system else []) + [user]
         try:
             got = render_go(template, asked)
-        except Unsupported:
+        except ValueError:  # Unsupported, or a string literal Go reads and JSON does not
             continue
         expected = expected[len(bos_token) :] if bos_token and expected.startswith(bos_token) else expected
         agreeing += got == expected

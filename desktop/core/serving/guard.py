@@ -78,7 +78,9 @@ class Access:
 
     def names(self) -> set[str]:
         """The host names (lower case, no port) requests may be addressed to."""
-        names = set(LOOPBACK_NAMES) | {name.lower().strip("[]") for name in self.hosts}
+        # A name given as "my-pc.local:8000" or "http://my-pc.local/" is the name a Host header carries.
+        given = {host_name(name.split("://", 1)[-1].split("/", 1)[0]) for name in self.hosts}
+        names = set(LOOPBACK_NAMES) | {name.strip("[]") for name in given if name}
         names |= {self.host.lower().strip("[]"), DOCKER_HOST}  # 127.0.0.2 is itself; Docker's name for here
         if not is_local(self.host):
             names |= {self.host.lower().strip("[]"), *this_computer()}
@@ -245,4 +247,11 @@ def origin_of(text: str) -> str | None:
         return None
     if parts.fragment or parts.username or parts.password:
         return None
-    return f"{parts.scheme}://{parts.netloc.lower()}"
+    try:  # as a browser sends it: an international name in its ASCII form, no default port
+        host = parts.hostname.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
+    host = f"[{host}]" if ":" in host else host
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    port = f":{parts.port}" if parts.port is not None and parts.port != default else ""
+    return f"{parts.scheme.lower()}://{host}{port}"
