@@ -290,6 +290,15 @@ def test_a_full_queue_says_busy(tiny_chat_models: dict[str, Path]) -> None:
         assert status == 503 and "busy" in body["error"]["message"]
     finally:
         server.stop()
+    # A queue smaller than n: the n answers are asked for one after another, not refused as busy.
+    options = ServeOptions(port=0, name="m", limits=Limits(queue=1))
+    server = LocalServer(tiny_chat_models["llama"], options).open().start()
+    try:
+        body_n = {"prompt": "Hi", "max_tokens": 2, "n": 3}
+        status, body = _post(server, "/completions", json.dumps(body_n).encode())
+        assert status == 200 and [c["index"] for c in body["choices"]] == [0, 1, 2]
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize(

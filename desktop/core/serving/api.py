@@ -346,15 +346,9 @@ async def _answer(
     for index in range(body.n or 1):  # n answers, each seeded apart when seeded
         seed = (sampling.seed + index) % 2**64 if sampling.seed is not None and index else sampling.seed
         jobs.append(Job("generate", lambda _: None, ids=list(ids), sampling=replace(sampling, seed=seed)))
-    # Asked together: unseeded, they are made in one batch (batching.py). One that fails ends the others.
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(_run(engine, request, job)) for job in jobs]
-    except* Refused as failed:
-        raise failed.exceptions[0] from None
+    results = await _run_all(engine, request, jobs)
     choices, outcomes = [], []
-    for index, task in enumerate(tasks):
-        outcome = task.result()
+    for index, outcome in enumerate(results):
         choice: dict[str, Any] = {"index": index, "finish_reason": reason(outcome)}
         scored = _scored(engine, outcome, chat) if outcome.logprobs is not None else None
         if chat:
@@ -376,6 +370,20 @@ async def _answer(
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
         )
     return JSONResponse({**reply, "choices": choices, "usage": counted}, headers=ignored)
+
+
+async def _run_all(engine: Engine, request: Request, jobs: list[Job]) -> list[Any]:
+    """Each job's result. Asked together where the queue has room for all of them (unseeded, they are
+    made in one batch, ``batching.py``; one that fails ends the others), else one after another (a queue
+    smaller than ``n`` would call the request busy)."""
+    if len(jobs) == 1 or len(jobs) > engine.limits.queue:
+        return [await _run(engine, request, job) for job in jobs]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_run(engine, request, job)) for job in jobs]
+    except* Refused as failed:
+        raise failed.exceptions[0] from None
+    return [task.result() for task in tasks]
 
 
 def _message(engine: Engine, outcome: Outcome, tools: set[str]) -> tuple[dict[str, Any], str]:
