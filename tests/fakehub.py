@@ -5,6 +5,12 @@ It serves the Hugging Face API (``/api/models``, ``/api/models/{id}``, ``/api/mo
 ``/api/v1/models/{id}/repo/files``, ``/api/v1/models/{id}/repo?FilePath=...``), with ``Range`` and
 ``ETag``, gated repositories (401 without the token), 404s, a file that stalls until released
 (to cancel in the middle of it) and a connection dropped in the middle of a file (to resume).
+
+Uploads go the way ``huggingface_hub`` sends them over HTTP: ``/api/whoami-v2``, ``/api/repos/create``,
+``/api/models/{id}/preupload/{rev}``, the LFS batch API (``/{id}.git/info/lfs/objects/batch``) with
+its ``PUT`` of each large file, and ``/api/models/{id}/commit/{rev}`` (ndjson). LFS objects are kept by
+their SHA-256 whether or not a commit names them, as the real hub keeps them: a second push of the same
+large file is told that it is there already.
 """
 
 from __future__ import annotations
@@ -20,7 +26,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
+from tests.fakehub_uploads import ROUTES as UPLOAD_ROUTES
+from tests.fakehub_uploads import UploadRoutes
+
 TOKEN = "hf_fake_token_for_tests"
+READ_TOKEN = "hf_fake_read_only_token"
+USER = "tester"
+LFS_PATTERNS = (".safetensors", ".gguf", ".bin", ".pt")
+"""Large files by name, as the hub's default ``.gitattributes`` says (besides anything over 10 MB)."""
 
 
 @dataclass
@@ -55,6 +68,12 @@ class FakeHub:
         self.corrupt: dict[str, int] = {}  # file name -> how many more downloads of it arrive damaged
         self.served: list[tuple[str, int]] = []  # (file name, first byte sent) for every GET of a file
         self.sent: dict[str, int] = {}  # file name -> bytes of it sent in all
+        self.uploads = True  # False: a read-only mirror (whoami and every upload route are 404)
+        self.lfs: dict[str, bytes] = {}  # SHA-256 -> the bytes of every large file received
+        self.received: dict[str, int] = {}  # SHA-256 -> bytes of that large file received by PUT, in all
+        self.commits: list[dict[str, Any]] = []  # repo, summary, description, files, deleted
+        self.refuse_once: set[str] = set()  # SHA-256s of large files whose first PUT is answered 400
+        self.put_started = threading.Event()  # set when a large file's PUT has begun
         self._server: ThreadingHTTPServer | None = None
         self._digests: dict[int, tuple[bytes, str]] = {}
 
@@ -114,7 +133,7 @@ def search_entry(repo: Repo) -> dict[str, Any]:
         "library_name": meta.get("library_name", "transformers"),
         "tags": ["transformers", f"license:{meta.get('license', 'apache-2.0')}"],
         "gated": "manual" if repo.gated else False,
-        "private": False,
+        "private": bool(meta.get("private", False)),
         "cardData": {"license": meta.get("license", "apache-2.0")},
     }
     if "parameters" in meta:
@@ -122,7 +141,7 @@ def search_entry(repo: Repo) -> dict[str, Any]:
     return entry
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(UploadRoutes, BaseHTTPRequestHandler):
     fake: FakeHub
     protocol_version = "HTTP/1.1"
 
@@ -162,11 +181,18 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._route()
 
+    def do_POST(self) -> None:
+        self._route()
+
+    def do_PUT(self) -> None:
+        self._route()
+
     def _route(self) -> None:
         parsed = urlparse(self.path)
         path, query = unquote(parsed.path), parse_qs(parsed.query)
         self.fake.requests.append((self.command, self.path))
-        for pattern, handler in _ROUTES:
+        routes = UPLOAD_ROUTES if self.command in ("POST", "PUT") else _ROUTES
+        for pattern, handler in routes:
             match = re.fullmatch(pattern, path)
             if match:
                 return handler(self, query, **match.groupdict())
@@ -341,6 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 _ID = r"(?P<repo_id>[^/]+/[^/]+)"
 _ROUTES: list[tuple[str, Any]] = [
+    (r"/api/whoami-v2", _Handler.hf_whoami),
     (r"/api/(?P<kind>models|datasets)", _Handler.hf_search),
     (rf"/api/(?P<kind>models|datasets)/{_ID}/tree/(?P<rev>[^/]+)(?P<sub>/.*)?", _Handler.hf_tree),
     (rf"/api/(?P<kind>models|datasets)/{_ID}/revision/(?P<rev>[^/]+)", _Handler.hf_info),

@@ -12,6 +12,7 @@ from desktop.cli import (
     doctor_command,
     hub_commands,
     init_command,
+    push_command,
     result_commands,
     runs_commands,
     serve_command,
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     from desktop.core.system.instance import InstanceMark
 
     # A run or an export uses the runtime's PyTorch: the repair and the launcher wait for it.
-    uses_torch = args.command in ("train", "export", "preview", "validate", "serve")
+    uses_torch = args.command in ("train", "export", "push", "preview", "validate", "serve")
     mark = InstanceMark("cli").acquire() if uses_torch else None
     try:
         return args.func(args)
@@ -133,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     train_command.add_parsers(sub, hub)
     check_commands.add_parsers(sub, hub)
     result_commands.add_parsers(sub)
+    push_command.add_parsers(sub)
     serve_command.add_parsers(sub)
     doctor_command.add_parsers(sub)
     doctor_command.add_move_parser(sub)

@@ -4,8 +4,8 @@ Owns the sources (Hugging Face, a mirror, ModelScope, Auto) and credentials (``s
 official clients behind one interface (``clients``), reaching a hub offline-first with one clear
 sentence for every failure (``access``), search (``search``), downloads with progress and Cancel
 (``downloads``), the catalogue of suggested models (``catalogue``), loading a model and its tokenizer
-(``models``), a model's parameter shapes on the ``meta`` device (``shapes``) and the fit badge
-(``fit``).
+(``models``), publishing to a hub (``uploads``, ``uploads_modelscope``), a model's parameter
+shapes on the ``meta`` device (``shapes``) and the fit badge (``fit``).
 
 May use: ``desktop.core.system``, ``desktop.core.settings``.
 """
@@ -21,4 +21,5 @@ __all__ = [
     "models",
     "search",
     "sources",
+    "uploads",
 ]

@@ -2,11 +2,10 @@
 
 Owns export to a complete model folder, merged LoRA optional (``export``), where it may go and how it
 is put there (``destination``: what may be replaced, one export per folder at a time), logging it to
-MLflow (``mlflow_log``), the last step's model of a run that kept its best checkpoint (``last_step``),
-its verification by
-reloading it in a clean process (``reload_check``, a script run with ``python -I``), the model card's
-loss plot (``plot_png``), trying a model on one input (``tryit``) and predictions for a whole file
-(``predict``).
+MLflow (``mlflow_log``), publishing it to a hub (``publish``), the last step's model of a run that
+kept its best checkpoint (``last_step``), its verification by reloading it in a clean process
+(``reload_check``, a script run with ``python -I``), the model card's loss plot (``plot_png``), trying
+a model on one input (``tryit``) and predictions for a whole file (``predict``).
 
 May use: every other package of core but serving.
 """
@@ -22,5 +21,6 @@ __all__ = [
     "last_step",
     "ollama",
     "predict",
+    "publish",
     "tryit",
 ]

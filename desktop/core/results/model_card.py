@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -66,10 +67,10 @@ def write_model_card(
     )
     # Preference runs are found on the hub as TRL's are: by the library and the method.
     tags = f", trl, {config.preference.method}" if config.task == "preference" else ""
+    if config.lora.enabled:
+        tags += ", peft, lora"
     card = f"""---
-library_name: transformers
-base_model: {config.model.name}
-tags: [finetune-studio, {config.task}{tags}]
+{front_matter(config, tags)}
 ---
 
 # {run.path.name}
@@ -111,6 +112,46 @@ finetune-studio-cli train finetune-studio-config.toml
     if language != "en":
         card += _card_section(language, config.model.name, config.task, data, metrics)
     (out / "README.md").write_text(card, encoding="utf-8")
+
+
+def front_matter(config: Any, tags: str) -> str:
+    """The card's metadata, as the hubs read it: the library, the base model and the data when they
+    are hub ids (a folder on this computer means nothing there), the tags, and the base model's license
+    (from its own card, when the model is on this computer)."""
+    lines = ["library_name: transformers"]
+    name = config.model.name
+    if _hub_id(name):
+        lines.append(f"base_model: {name}")
+    if getattr(config.data, "hub_id", "") and _hub_id(config.data.hub_id):
+        lines.append(f"datasets: [{config.data.hub_id}]")
+    license_ = base_license(name)
+    if license_:
+        lines.append(f"license: {license_}")
+    lines.append(f"tags: [finetune-studio, {config.task}{tags}]")
+    return "\n".join(lines)
+
+
+def _hub_id(name: str) -> bool:
+    return bool(re.fullmatch(r"[\w.-]+/[\w.-]+", name or "")) and not Path(name).expanduser().exists()
+
+
+def base_license(name: str) -> str:
+    """The ``license:`` of the base model's own card (its folder, or its copy in a hub's cache)."""
+    folder = Path(name).expanduser()
+    if not folder.is_dir():
+        from desktop.core.hub.access import cached_snapshot
+
+        try:
+            folder = cached_snapshot(name) or Path()
+        except Exception:  # a name no cache knows
+            return ""
+    try:
+        text = (folder / "README.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    head = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
+    found = re.search(r"^license:\s*([\w.+-]+)\s*$", head, re.MULTILINE)
+    return found.group(1) if found else ""
 
 
 def _card_section(language: str, model: str, task: str, data: str, metrics: dict) -> str:
