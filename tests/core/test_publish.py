@@ -152,7 +152,7 @@ def test_a_repository_holding_something_else_is_replaced_only_when_asked(writer,
     files["README.md"].write_text("---\ntags: [ours]\n---\n# ours\n", encoding="utf-8")
     with pytest.raises(InputError) as held:
         push_files(push_source("hf"), "tester/taken", files, "Upload")
-    assert "already holds 2 files (README.md, weights.bin)" in str(held.value.message)
+    assert "tester/taken already holds files (README.md, weights.bin)" in str(held.value.message)
     assert "--replace" in str(held.value.hint)
     assert writer.commits == [] and writer.repos[("model", "tester/taken")].files["README.md"] == b"# theirs"
 
@@ -199,3 +199,63 @@ def test_what_a_gguf_push_sends(tmp_path: Path) -> None:
         publish.gguf_files(folder / "run-Q8_0-unverified.gguf")
     with pytest.raises(InputError, match="holds no LoRA adapters"):
         publish.exported_parcel(folder, "adapter")
+
+
+class _ModelScope:
+    """Stands in for ``modelscope_hub.HubApi`` (ModelScope's upload protocol is its client's business):
+    records what the push asks of it."""
+
+    calls: list = []
+    holds: list[str] = []
+    token_ok = True
+
+    def __init__(self, endpoint: str = "", token: str | None = None) -> None:
+        self.token = token
+
+    def whoami(self):
+        from modelscope_hub.errors import AuthenticationError
+
+        if not self.token_ok:
+            raise AuthenticationError("token expired")
+        return type("User", (), {"username": "ms-user"})()
+
+    def repo_exists(self, repo_id: str, repo_type: str) -> bool:
+        return bool(self.holds)
+
+    def create_repo(self, repo_id: str, repo_type: str, visibility: str = "public") -> None:
+        self.calls.append(("create", repo_id, visibility))
+
+    def list_repo_files(self, repo_id: str, repo_type: str):
+        return [type("File", (), {"path": p})() for p in self.holds]
+
+    def upload_folder(self, repo_id: str, repo_type: str, folder_path, **options):
+        self.calls.append(("upload", repo_id, Path(folder_path), options))
+        options["progress_callback"]({"event": "batch_committed", "committed_bytes": 10})
+        return {"commit_url": "https://modelscope.example/commit/1"}
+
+
+def test_modelscope_gets_the_files_private_and_resumable(
+    keyring_backend: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import modelscope_hub
+
+    monkeypatch.setattr(modelscope_hub, "HubApi", _ModelScope)
+    monkeypatch.setattr(_ModelScope, "calls", [])
+    files = _folder(tmp_path, model__safetensors=10, config__json=5)
+    with pytest.raises(InputError, match="needs a ModelScope token"):
+        push_files(push_source("modelscope"), "m", files, "Upload")
+    sources.set_token(sources.MODELSCOPE, "ms-token")
+    pushed = push_files(push_source("modelscope"), "m", files, "Upload m", "about m")
+    create, (_, repo_id, folder, options) = _ModelScope.calls
+    assert create == ("create", "ms-user/m", "private") and repo_id == "ms-user/m"
+    assert folder == tmp_path / "export" and options["allow_patterns"] == ["config.json", "model.safetensors"]
+    assert options["commit_message"] == "Upload m" and options["sync_remote_repo"] is False
+    assert tmp_path / "export" not in Path(options["tracker_path"]).parents  # resume state outlives the folder
+    assert pushed.url.endswith("/models/ms-user/m") and pushed.commit_url.endswith("/commit/1")
+
+    monkeypatch.setattr(_ModelScope, "holds", ["weights.bin"])
+    with pytest.raises(InputError, match=r"already holds files \(weights.bin\)"):
+        push_files(push_source("modelscope"), "ms-user/m", files, "Upload m")
+    monkeypatch.setattr(_ModelScope, "token_ok", False)
+    with pytest.raises(InputError, match="ModelScope refused the saved ModelScope token"):
+        push_files(push_source("modelscope"), "ms-user/m", files, "Upload m")

@@ -336,14 +336,11 @@ def _repository(
 
 def holds_other_files(repo_id: str, held: list[str]) -> InputError:
     """The repository holds files already, and the user did not say they may be replaced."""
-    shown = ", ".join(sorted(held)[:3]) + (", ..." if len(held) > 3 else "")
+    shown = ", ".join(sorted(held)[:3])
+    if len(held) > 3:
+        shown = msg("{names} and {count} more", names=shown, count=len(held) - 3)
     return InputError(
-        msg(
-            "{repo} already holds {count} files ({names}); nothing was sent.",
-            repo=repo_id,
-            count=len(held),
-            names=shown,
-        ),
+        msg("{repo} already holds files ({names}); nothing was sent.", repo=repo_id, names=shown),
         msg(
             "Publish to a new repository, or let this one be replaced (files of the same names are "
             "overwritten, the others deleted; command line: --replace)."
