@@ -334,12 +334,16 @@ def _repository(
     return False, bool(getattr(info, "private", False)), sorted(f for f in held if f not in ours)
 
 
+class HoldsOtherFiles(InputError):
+    """The repository holds files already: the app asks whether they may be replaced."""
+
+
 def holds_other_files(repo_id: str, held: list[str]) -> InputError:
     """The repository holds files already, and the user did not say they may be replaced."""
     shown = ", ".join(sorted(held)[:3])
     if len(held) > 3:
         shown = msg("{names} and {count} more", names=shown, count=len(held) - 3)
-    return InputError(
+    return HoldsOtherFiles(
         msg("{repo} already holds files ({names}); nothing was sent.", repo=repo_id, names=shown),
         msg(
             "Publish to a new repository, or let this one be replaced (files of the same names are "

@@ -41,6 +41,7 @@ from desktop.gui.widgets.choice_combo import ChoiceCombo
 from desktop.gui.widgets.gguf_panel import GgufPanel
 from desktop.gui.widgets.metric_text import metrics_line, task_name
 from desktop.gui.widgets.progress_bar import ProgressBar
+from desktop.gui.widgets.publish_panel import PublishPanel
 from desktop.gui.widgets.serve_panel import ServePanel
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.shared_ui import Key, Settings, error_text, sentences, shown
@@ -195,6 +196,9 @@ class ExportPage(WizardPage):
         export_layout.addLayout(files_form)
         export_layout.addWidget(self.usage)
         export_layout.addWidget(self.export_box)
+        self.publish_panel = PublishPanel()  # offered once there is an export to publish
+        self.publish_panel.busy_changed.connect(self.busy_changed)
+        export_layout.addWidget(self.publish_panel)
         export_layout.addStretch()
         from desktop.gui.widgets.evaluation_view import EvaluationView
         from desktop.gui.widgets.predict_panel import PredictPanel
@@ -379,6 +383,8 @@ class ExportPage(WizardPage):
         self.export_status.setText(text)
         if self.settings is not None:  # the next export goes beside this one
             self.settings.set_text(Key.LAST_EXPORT_FOLDER, str(Path(result.folder).parent))
+        adapter = (Path(result.folder) / "adapter_config.json").is_file()
+        self.publish_panel.offer(result.folder, "adapter" if adapter else "folder", Path(result.folder).name)
         self.exported.emit(result)
 
     def _on_task_failed(self, exc: object, detail: str) -> None:
@@ -479,6 +485,7 @@ class ExportPage(WizardPage):
         self._export_done()
         self.export_status.setText("")
         self.gguf_panel.show_export(result)
+        self.publish_panel.offer(result.path, "gguf", Path(result.path).stem)
         self._on_format_changed()
 
     def _on_export_progressed(self, stage: str, fraction: float) -> None:
@@ -512,7 +519,12 @@ class ExportPage(WizardPage):
 
     def is_busy(self) -> bool:
         """Whether an export is being written or verified (or llama.cpp installed, or Ollama fed)."""
-        return self._task is not None or self.gguf_panel.is_busy() or self.model_choice.is_busy()
+        return (
+            self._task is not None
+            or self.gguf_panel.is_busy()
+            or self.model_choice.is_busy()
+            or self.publish_panel.is_busy()
+        )
 
     def _export_done(self) -> None:
         self._task = None
@@ -528,6 +540,7 @@ class ExportPage(WizardPage):
 
     def shutdown(self) -> None:
         self.gguf_panel.shutdown()
+        self.publish_panel.shutdown()
         if self._task is not None:
             self._cancel.set()  # until the folder is in place, nothing is left behind
         self.try_it.shutdown()
