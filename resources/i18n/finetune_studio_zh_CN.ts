@@ -2434,6 +2434,97 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>PublishPanel</name>
+    <message>
+        <source>Publish to a model hub</source>
+        <translation>发布到模型社区</translation>
+    </message>
+    <message>
+        <source>name, or owner/name</source>
+        <translation>名称，或 所有者/名称</translation>
+    </message>
+    <message>
+        <source>Hugging Face</source>
+        <translation>Hugging Face</translation>
+    </message>
+    <message>
+        <source>ModelScope</source>
+        <translation>魔搭（ModelScope）</translation>
+    </message>
+    <message>
+        <source>Hugging Face goes where Settings &gt; Model sources points (a mirror must take uploads)</source>
+        <translation>Hugging Face 使用“设置 &gt; 模型来源”中的地址（镜像须支持上传）</translation>
+    </message>
+    <message>
+        <source>Private: only you (and your organization) can see it</source>
+        <translation>私有：只有你（和你的组织）能看到</translation>
+    </message>
+    <message>
+        <source>Publish</source>
+        <translation>发布</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Repository:</source>
+        <translation>仓库：</translation>
+    </message>
+    <message>
+        <source>Hub:</source>
+        <translation>社区：</translation>
+    </message>
+    <message>
+        <source>The model folder {name} with its model card.</source>
+        <translation>模型文件夹 {name}，附模型卡片。</translation>
+    </message>
+    <message>
+        <source>The LoRA adapters in {name} with their model card.</source>
+        <translation>{name} 中的 LoRA 适配器，附模型卡片。</translation>
+    </message>
+    <message>
+        <source>{name} with its Modelfile and card.</source>
+        <translation>{name}，附 Modelfile 和模型卡片。</translation>
+    </message>
+    <message>
+        <source>Give the repository as name, or owner/name (letters, digits, - _ .).</source>
+        <translation>请按“名称”或“所有者/名称”填写仓库（字母、数字、- _ .）。</translation>
+    </message>
+    <message>
+        <source>Checking the token…</source>
+        <translation>正在检查令牌…</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>{done} of {total}</source>
+        <translation>{done} / {total}</translation>
+    </message>
+    <message>
+        <source>, {speed}/s</source>
+        <translation>，{speed}/秒</translation>
+    </message>
+    <message>
+        <source>Published to {url}.</source>
+        <translation>已发布到 {url}。</translation>
+    </message>
+    <message>
+        <source>Replace the repository&apos;s files?</source>
+        <translation>替换仓库中的文件？</translation>
+    </message>
+    <message>
+        <source>{problem}
+
+Replace them? Files of the same names are overwritten and the others deleted (the hub keeps the old ones in the repository&apos;s history).</source>
+        <translation>{problem}
+
+要替换吗？同名文件会被覆盖，其余文件会被删除（旧文件仍保留在仓库的历史记录中）。</translation>
+    </message>
+</context>
+<context>
     <name>RecoveryBarWidget</name>
     <message>
         <source>Undo for the next run</source>
@@ -6749,6 +6840,134 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source} 中没有一个偏好对能在 {length} 个词元内放下回答。</translation>
     </message>
     <message>
+        <source>Publish again: large files the hub already received are not sent again.</source>
+        <translation>请再次发布：社区已收到的大文件不会重新上传。</translation>
+    </message>
+    <message>
+        <source>{source} does not take uploads: it only mirrors downloads.</source>
+        <translation>{source} 不接受上传：它只镜像下载。</translation>
+    </message>
+    <message>
+        <source>Publish to Hugging Face itself: choose Hugging Face in Settings &gt; Model sources (command line: --endpoint {url}).</source>
+        <translation>请直接发布到 Hugging Face：在“设置 &gt; 模型来源”中选择 Hugging Face（命令行：--endpoint {url}）。</translation>
+    </message>
+    <message>
+        <source>{names} and {count} more</source>
+        <translation>{names} 等另外 {count} 个</translation>
+    </message>
+    <message>
+        <source>{repo} already holds files ({names}); nothing was sent.</source>
+        <translation>{repo} 中已有文件（{names}）；未上传任何内容。</translation>
+    </message>
+    <message>
+        <source>Publish to a new repository, or let this one be replaced (files of the same names are overwritten, the others deleted; command line: --replace).</source>
+        <translation>请发布到新仓库，或允许替换此仓库的内容（同名文件被覆盖，其余被删除；命令行：--replace）。</translation>
+    </message>
+    <message>
+        <source>The upload to {source} stopped: {problem}.</source>
+        <translation>上传到 {source} 中断：{problem}。</translation>
+    </message>
+    <message>
+        <source>Publishing needs a Hugging Face token, and none is saved.</source>
+        <translation>发布需要 Hugging Face 令牌，但尚未保存。</translation>
+    </message>
+    <message>
+        <source>Make one with the Write role at {page} and add it in Settings &gt; Model sources (or set HF_TOKEN).</source>
+        <translation>请在 {page} 创建一个具有 Write 权限的令牌，并在“设置 &gt; 模型来源”中添加（或设置 HF_TOKEN）。</translation>
+    </message>
+    <message>
+        <source>The saved Hugging Face token of {user} may only read; publishing needs one that may write.</source>
+        <translation>已保存的 {user} 的 Hugging Face 令牌只能读取；发布需要可写入的令牌。</translation>
+    </message>
+    <message>
+        <source>Make a token with the Write role at {page} and save it in Settings &gt; Model sources.</source>
+        <translation>请在 {page} 创建一个具有 Write 权限的令牌，并保存到“设置 &gt; 模型来源”。</translation>
+    </message>
+    <message>
+        <source>Hugging Face did not answer the question of who the token is.</source>
+        <translation>Hugging Face 没有回答该令牌属于谁。</translation>
+    </message>
+    <message>
+        <source>Try again in a while.</source>
+        <translation>请稍后再试。</translation>
+    </message>
+    <message>
+        <source>{source} does not let this token write to {repo}.</source>
+        <translation>{source} 不允许此令牌写入 {repo}。</translation>
+    </message>
+    <message>
+        <source>Publish under your own account or an organization you may write to, or use a token that may write there.</source>
+        <translation>请发布到你自己的账号或你有写入权限的组织下，或使用可写入该处的令牌。</translation>
+    </message>
+    <message>
+        <source>{source} refused the upload to {repo}: {reason}</source>
+        <translation>{source} 拒绝了上传到 {repo}：{reason}</translation>
+    </message>
+    <message>
+        <source>Publishing cancelled; the repository was not changed.</source>
+        <translation>已取消发布；仓库未被更改。</translation>
+    </message>
+    <message>
+        <source>Publish again to go on: large files the hub already received are not sent again.</source>
+        <translation>再次发布即可继续：社区已收到的大文件不会重新上传。</translation>
+    </message>
+    <message>
+        <source>{source} refused the saved Hugging Face token (it may be mistyped or deleted).</source>
+        <translation>{source} 拒绝了已保存的 Hugging Face 令牌（可能输错或已删除）。</translation>
+    </message>
+    <message>
+        <source>Make a new one with the Write role at {page} and save it in Settings &gt; Model sources.</source>
+        <translation>请在 {page} 新建一个具有 Write 权限的令牌，并保存到“设置 &gt; 模型来源”。</translation>
+    </message>
+    <message>
+        <source>ModelScope refused the upload: {reason}</source>
+        <translation>魔搭（ModelScope）拒绝了上传：{reason}</translation>
+    </message>
+    <message>
+        <source>Publish again later: the client resumes what it had sent.</source>
+        <translation>请稍后再次发布：客户端会从已上传处继续。</translation>
+    </message>
+    <message>
+        <source>Publishing to ModelScope needs a ModelScope token, and none is saved.</source>
+        <translation>发布到魔搭（ModelScope）需要 ModelScope 令牌，但尚未保存。</translation>
+    </message>
+    <message>
+        <source>Make one at {page} and add it in Settings &gt; Model sources (or set MODELSCOPE_API_TOKEN).</source>
+        <translation>请在 {page} 创建令牌，并在“设置 &gt; 模型来源”中添加（或设置 MODELSCOPE_API_TOKEN）。</translation>
+    </message>
+    <message>
+        <source>ModelScope did not say whose the token is.</source>
+        <translation>魔搭（ModelScope）没有说明该令牌属于谁。</translation>
+    </message>
+    <message>
+        <source>The files to publish must be in one folder, under their own names.</source>
+        <translation>要发布的文件必须位于同一文件夹中，并保持各自的名称。</translation>
+    </message>
+    <message>
+        <source>ModelScope does not let this token write there: {reason}</source>
+        <translation>魔搭（ModelScope）不允许此令牌写入该处：{reason}</translation>
+    </message>
+    <message>
+        <source>Publish under your own account, or use a token that may write there.</source>
+        <translation>请发布到你自己的账号下，或使用可写入该处的令牌。</translation>
+    </message>
+    <message>
+        <source>The upload to ModelScope stopped: {problem}.</source>
+        <translation>上传到魔搭（ModelScope）中断：{problem}。</translation>
+    </message>
+    <message>
+        <source>Check the network and publish again: the client resumes what it had sent.</source>
+        <translation>请检查网络后再次发布：客户端会从已上传处继续。</translation>
+    </message>
+    <message>
+        <source>ModelScope refused the saved ModelScope token (it may be mistyped or expired).</source>
+        <translation>魔搭（ModelScope）拒绝了已保存的 ModelScope 令牌（可能输错或已过期）。</translation>
+    </message>
+    <message>
+        <source>Make a new one at {page} and save it in Settings &gt; Model sources.</source>
+        <translation>请在 {page} 新建令牌，并保存到“设置 &gt; 模型来源”。</translation>
+    </message>
+    <message>
         <source>The model was not logged to MLflow: {reason}. The exported folder is complete.</source>
         <translation>模型没有记录到 MLflow：{reason}。导出的文件夹是完整的。</translation>
     </message>
@@ -6895,6 +7114,66 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Check that Ollama is running and up to date, then try again.</source>
         <translation>请确认 Ollama 正在运行且是最新版本，然后重试。</translation>
+    </message>
+    <message>
+        <source>Reading the files to publish</source>
+        <translation>正在读取要发布的文件</translation>
+    </message>
+    <message>
+        <source>Uploading</source>
+        <translation>正在上传</translation>
+    </message>
+    <message>
+        <source>Making the commit</source>
+        <translation>正在提交</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent. The repository is public.</source>
+        <translation>一次提交 {files} 个文件，上传了 {sent}。仓库是公开的。</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent; {kept} large files ({kept_size}) were on the hub already and were not sent again.</source>
+        <translation>一次提交 {files} 个文件，上传了 {sent}；{kept} 个大文件（{kept_size}）已在社区上，未重新上传。</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent. The repository is private.</source>
+        <translation>一次提交 {files} 个文件，上传了 {sent}。仓库是私有的。</translation>
+    </message>
+    <message>
+        <source>{folder} holds no files to publish.</source>
+        <translation>{folder} 中没有可发布的文件。</translation>
+    </message>
+    <message>
+        <source>{file} was not verified: llama.cpp&apos;s answers differed from the model&apos;s.</source>
+        <translation>{file} 未通过验证：llama.cpp 的回答与模型的不同。</translation>
+    </message>
+    <message>
+        <source>Publish the model folder instead, or export the GGUF again once the check passes.</source>
+        <translation>请改为发布模型文件夹，或在检查通过后重新导出 GGUF。</translation>
+    </message>
+    <message>
+        <source>{folder} holds no LoRA adapters.</source>
+        <translation>{folder} 中没有 LoRA 适配器。</translation>
+    </message>
+    <message>
+        <source>Export the run with its adapters alone (command line: export --adapter), or publish the folder.</source>
+        <translation>请只导出该训练任务的适配器（命令行：export --adapter），或发布整个文件夹。</translation>
+    </message>
+    <message>
+        <source>Unknown format {fmt}; use folder, gguf or adapter.</source>
+        <translation>未知格式 {fmt}；请使用 folder、gguf 或 adapter。</translation>
+    </message>
+    <message>
+        <source>The exported folder does not reproduce the run&apos;s outputs (largest difference {diff}); nothing was published.</source>
+        <translation>导出的文件夹无法复现训练任务的输出（最大差异 {diff}）；未发布任何内容。</translation>
+    </message>
+    <message>
+        <source>Export it from the Export step to see the details.</source>
+        <translation>请在“导出”步骤中导出以查看详情。</translation>
+    </message>
+    <message>
+        <source>Exporting</source>
+        <translation>正在导出</translation>
     </message>
     <message>
         <source>{file} cannot be read: it is damaged or not a JSON file.</source>
@@ -7623,6 +7902,62 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Checking the file with llama.cpp</source>
         <translation>正在用 llama.cpp 校验文件</translation>
+    </message>
+    <message>
+        <source>Published to {url}</source>
+        <translation>已发布到 {url}</translation>
+    </message>
+    <message>
+        <source>publish a finished run to the Hugging Face hub or ModelScope, with its model card</source>
+        <translation>将完成的训练任务连同模型卡片发布到 Hugging Face 或魔搭（ModelScope）</translation>
+    </message>
+    <message>
+        <source>a run folder or a run&apos;s name (exported first), or a folder or GGUF file already exported</source>
+        <translation>训练任务文件夹或其名称（先导出），或已导出的文件夹或 GGUF 文件</translation>
+    </message>
+    <message>
+        <source>the repository: owner/name, or name for your own account</source>
+        <translation>仓库：所有者/名称，或仅名称（你自己的账号）</translation>
+    </message>
+    <message>
+        <source>a new repository is private (the default)</source>
+        <translation>新仓库为私有（默认）</translation>
+    </message>
+    <message>
+        <source>make a new repository public</source>
+        <translation>新仓库设为公开</translation>
+    </message>
+    <message>
+        <source>hf: Hugging Face (the endpoint in the settings; a mirror must take uploads); modelscope: ModelScope</source>
+        <translation>hf：Hugging Face（设置中的地址；镜像须支持上传）；modelscope：魔搭（ModelScope）</translation>
+    </message>
+    <message>
+        <source>folder: the model folder; gguf: the GGUF file with its Modelfile; adapter: the LoRA adapters alone</source>
+        <translation>folder：模型文件夹；gguf：GGUF 文件及其 Modelfile；adapter：仅 LoRA 适配器</translation>
+    </message>
+    <message>
+        <source>the repository already holds files: replace them (ours are written, the others deleted)</source>
+        <translation>仓库中已有文件：替换它们（写入我们的文件，删除其余文件）</translation>
+    </message>
+    <message>
+        <source>the weights&apos; type</source>
+        <translation>权重类型</translation>
+    </message>
+    <message>
+        <source>GGUF: the weights&apos; type</source>
+        <translation>GGUF：权重类型</translation>
+    </message>
+    <message>
+        <source>skip the export&apos;s check</source>
+        <translation>跳过导出的检查</translation>
+    </message>
+    <message>
+        <source>Hugging Face&apos;s address (default: from the settings)</source>
+        <translation>Hugging Face 的地址（默认：取自设置）</translation>
+    </message>
+    <message>
+        <source>No run folder {run} was found, nor an exported folder or GGUF file.</source>
+        <translation>找不到训练任务文件夹 {run}，也不是已导出的文件夹或 GGUF 文件。</translation>
     </message>
     <message>
         <source>Added to Ollama: {command}</source>

@@ -2434,6 +2434,97 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
 </context>
 <context>
+    <name>PublishPanel</name>
+    <message>
+        <source>Publish to a model hub</source>
+        <translation>發布到模型社群</translation>
+    </message>
+    <message>
+        <source>name, or owner/name</source>
+        <translation>名稱，或 擁有者/名稱</translation>
+    </message>
+    <message>
+        <source>Hugging Face</source>
+        <translation>Hugging Face</translation>
+    </message>
+    <message>
+        <source>ModelScope</source>
+        <translation>ModelScope</translation>
+    </message>
+    <message>
+        <source>Hugging Face goes where Settings &gt; Model sources points (a mirror must take uploads)</source>
+        <translation>Hugging Face 使用「設定 &gt; 模型來源」中的位址（鏡像須支援上傳）</translation>
+    </message>
+    <message>
+        <source>Private: only you (and your organization) can see it</source>
+        <translation>私人：只有你（和你的組織）能看到</translation>
+    </message>
+    <message>
+        <source>Publish</source>
+        <translation>發布</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Repository:</source>
+        <translation>儲存庫：</translation>
+    </message>
+    <message>
+        <source>Hub:</source>
+        <translation>社群：</translation>
+    </message>
+    <message>
+        <source>The model folder {name} with its model card.</source>
+        <translation>模型資料夾 {name}，附模型卡片。</translation>
+    </message>
+    <message>
+        <source>The LoRA adapters in {name} with their model card.</source>
+        <translation>{name} 中的 LoRA 配接器，附模型卡片。</translation>
+    </message>
+    <message>
+        <source>{name} with its Modelfile and card.</source>
+        <translation>{name}，附 Modelfile 和模型卡片。</translation>
+    </message>
+    <message>
+        <source>Give the repository as name, or owner/name (letters, digits, - _ .).</source>
+        <translation>請按「名稱」或「擁有者/名稱」填寫儲存庫（字母、數字、- _ .）。</translation>
+    </message>
+    <message>
+        <source>Checking the token…</source>
+        <translation>正在檢查權杖…</translation>
+    </message>
+    <message>
+        <source>Cancelling…</source>
+        <translation>正在取消…</translation>
+    </message>
+    <message>
+        <source>{done} of {total}</source>
+        <translation>{done} / {total}</translation>
+    </message>
+    <message>
+        <source>, {speed}/s</source>
+        <translation>，{speed}/秒</translation>
+    </message>
+    <message>
+        <source>Published to {url}.</source>
+        <translation>已發布到 {url}。</translation>
+    </message>
+    <message>
+        <source>Replace the repository&apos;s files?</source>
+        <translation>取代儲存庫中的檔案？</translation>
+    </message>
+    <message>
+        <source>{problem}
+
+Replace them? Files of the same names are overwritten and the others deleted (the hub keeps the old ones in the repository&apos;s history).</source>
+        <translation>{problem}
+
+要取代嗎？同名檔案會被覆寫，其餘檔案會被刪除（舊檔案仍保留在儲存庫的歷史紀錄中）。</translation>
+    </message>
+</context>
+<context>
     <name>RecoveryBarWidget</name>
     <message>
         <source>Undo for the next run</source>
@@ -6749,6 +6840,134 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source} 中沒有一個偏好對能在 {length} 個詞元內放下回答。</translation>
     </message>
     <message>
+        <source>Publish again: large files the hub already received are not sent again.</source>
+        <translation>請再次發布：社群已收到的大型檔案不會重新上傳。</translation>
+    </message>
+    <message>
+        <source>{source} does not take uploads: it only mirrors downloads.</source>
+        <translation>{source} 不接受上傳：它只鏡像下載。</translation>
+    </message>
+    <message>
+        <source>Publish to Hugging Face itself: choose Hugging Face in Settings &gt; Model sources (command line: --endpoint {url}).</source>
+        <translation>請直接發布到 Hugging Face：在「設定 &gt; 模型來源」中選擇 Hugging Face（命令列：--endpoint {url}）。</translation>
+    </message>
+    <message>
+        <source>{names} and {count} more</source>
+        <translation>{names} 等另外 {count} 個</translation>
+    </message>
+    <message>
+        <source>{repo} already holds files ({names}); nothing was sent.</source>
+        <translation>{repo} 中已有檔案（{names}）；未上傳任何內容。</translation>
+    </message>
+    <message>
+        <source>Publish to a new repository, or let this one be replaced (files of the same names are overwritten, the others deleted; command line: --replace).</source>
+        <translation>請發布到新儲存庫，或允許取代此儲存庫的內容（同名檔案被覆寫，其餘被刪除；命令列：--replace）。</translation>
+    </message>
+    <message>
+        <source>The upload to {source} stopped: {problem}.</source>
+        <translation>上傳到 {source} 中斷：{problem}。</translation>
+    </message>
+    <message>
+        <source>Publishing needs a Hugging Face token, and none is saved.</source>
+        <translation>發布需要 Hugging Face 權杖，但尚未儲存。</translation>
+    </message>
+    <message>
+        <source>Make one with the Write role at {page} and add it in Settings &gt; Model sources (or set HF_TOKEN).</source>
+        <translation>請在 {page} 建立一個具有 Write 權限的權杖，並在「設定 &gt; 模型來源」中加入（或設定 HF_TOKEN）。</translation>
+    </message>
+    <message>
+        <source>The saved Hugging Face token of {user} may only read; publishing needs one that may write.</source>
+        <translation>已儲存的 {user} 的 Hugging Face 權杖只能讀取；發布需要可寫入的權杖。</translation>
+    </message>
+    <message>
+        <source>Make a token with the Write role at {page} and save it in Settings &gt; Model sources.</source>
+        <translation>請在 {page} 建立一個具有 Write 權限的權杖，並儲存到「設定 &gt; 模型來源」。</translation>
+    </message>
+    <message>
+        <source>Hugging Face did not answer the question of who the token is.</source>
+        <translation>Hugging Face 沒有回答該權杖屬於誰。</translation>
+    </message>
+    <message>
+        <source>Try again in a while.</source>
+        <translation>請稍後再試。</translation>
+    </message>
+    <message>
+        <source>{source} does not let this token write to {repo}.</source>
+        <translation>{source} 不允許此權杖寫入 {repo}。</translation>
+    </message>
+    <message>
+        <source>Publish under your own account or an organization you may write to, or use a token that may write there.</source>
+        <translation>請發布到你自己的帳號或你有寫入權限的組織下，或使用可寫入該處的權杖。</translation>
+    </message>
+    <message>
+        <source>{source} refused the upload to {repo}: {reason}</source>
+        <translation>{source} 拒絕了上傳到 {repo}：{reason}</translation>
+    </message>
+    <message>
+        <source>Publishing cancelled; the repository was not changed.</source>
+        <translation>已取消發布；儲存庫未被變更。</translation>
+    </message>
+    <message>
+        <source>Publish again to go on: large files the hub already received are not sent again.</source>
+        <translation>再次發布即可繼續：社群已收到的大型檔案不會重新上傳。</translation>
+    </message>
+    <message>
+        <source>{source} refused the saved Hugging Face token (it may be mistyped or deleted).</source>
+        <translation>{source} 拒絕了已儲存的 Hugging Face 權杖（可能輸入錯誤或已刪除）。</translation>
+    </message>
+    <message>
+        <source>Make a new one with the Write role at {page} and save it in Settings &gt; Model sources.</source>
+        <translation>請在 {page} 新建一個具有 Write 權限的權杖，並儲存到「設定 &gt; 模型來源」。</translation>
+    </message>
+    <message>
+        <source>ModelScope refused the upload: {reason}</source>
+        <translation>ModelScope 拒絕了上傳：{reason}</translation>
+    </message>
+    <message>
+        <source>Publish again later: the client resumes what it had sent.</source>
+        <translation>請稍後再次發布：用戶端會從已上傳處繼續。</translation>
+    </message>
+    <message>
+        <source>Publishing to ModelScope needs a ModelScope token, and none is saved.</source>
+        <translation>發布到 ModelScope 需要 ModelScope 權杖，但尚未儲存。</translation>
+    </message>
+    <message>
+        <source>Make one at {page} and add it in Settings &gt; Model sources (or set MODELSCOPE_API_TOKEN).</source>
+        <translation>請在 {page} 建立權杖，並在「設定 &gt; 模型來源」中加入（或設定 MODELSCOPE_API_TOKEN）。</translation>
+    </message>
+    <message>
+        <source>ModelScope did not say whose the token is.</source>
+        <translation>ModelScope 沒有說明該權杖屬於誰。</translation>
+    </message>
+    <message>
+        <source>The files to publish must be in one folder, under their own names.</source>
+        <translation>要發布的檔案必須位於同一資料夾中，並保持各自的名稱。</translation>
+    </message>
+    <message>
+        <source>ModelScope does not let this token write there: {reason}</source>
+        <translation>ModelScope 不允許此權杖寫入該處：{reason}</translation>
+    </message>
+    <message>
+        <source>Publish under your own account, or use a token that may write there.</source>
+        <translation>請發布到你自己的帳號下，或使用可寫入該處的權杖。</translation>
+    </message>
+    <message>
+        <source>The upload to ModelScope stopped: {problem}.</source>
+        <translation>上傳到 ModelScope 中斷：{problem}。</translation>
+    </message>
+    <message>
+        <source>Check the network and publish again: the client resumes what it had sent.</source>
+        <translation>請檢查網路後再次發布：用戶端會從已上傳處繼續。</translation>
+    </message>
+    <message>
+        <source>ModelScope refused the saved ModelScope token (it may be mistyped or expired).</source>
+        <translation>ModelScope 拒絕了已儲存的 ModelScope 權杖（可能輸入錯誤或已過期）。</translation>
+    </message>
+    <message>
+        <source>Make a new one at {page} and save it in Settings &gt; Model sources.</source>
+        <translation>請在 {page} 新建權杖，並儲存到「設定 &gt; 模型來源」。</translation>
+    </message>
+    <message>
         <source>The model was not logged to MLflow: {reason}. The exported folder is complete.</source>
         <translation>模型沒有記錄到 MLflow：{reason}。匯出的資料夾是完整的。</translation>
     </message>
@@ -6895,6 +7114,66 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Check that Ollama is running and up to date, then try again.</source>
         <translation>請確認 Ollama 正在執行且是最新版本，然後重試。</translation>
+    </message>
+    <message>
+        <source>Reading the files to publish</source>
+        <translation>正在讀取要發布的檔案</translation>
+    </message>
+    <message>
+        <source>Uploading</source>
+        <translation>正在上傳</translation>
+    </message>
+    <message>
+        <source>Making the commit</source>
+        <translation>正在提交</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent. The repository is public.</source>
+        <translation>一次提交 {files} 個檔案，上傳了 {sent}。儲存庫是公開的。</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent; {kept} large files ({kept_size}) were on the hub already and were not sent again.</source>
+        <translation>一次提交 {files} 個檔案，上傳了 {sent}；{kept} 個大型檔案（{kept_size}）已在社群上，未重新上傳。</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent. The repository is private.</source>
+        <translation>一次提交 {files} 個檔案，上傳了 {sent}。儲存庫是私人的。</translation>
+    </message>
+    <message>
+        <source>{folder} holds no files to publish.</source>
+        <translation>{folder} 中沒有可發布的檔案。</translation>
+    </message>
+    <message>
+        <source>{file} was not verified: llama.cpp&apos;s answers differed from the model&apos;s.</source>
+        <translation>{file} 未通過驗證：llama.cpp 的回答與模型的不同。</translation>
+    </message>
+    <message>
+        <source>Publish the model folder instead, or export the GGUF again once the check passes.</source>
+        <translation>請改為發布模型資料夾，或在檢查通過後重新匯出 GGUF。</translation>
+    </message>
+    <message>
+        <source>{folder} holds no LoRA adapters.</source>
+        <translation>{folder} 中沒有 LoRA 配接器。</translation>
+    </message>
+    <message>
+        <source>Export the run with its adapters alone (command line: export --adapter), or publish the folder.</source>
+        <translation>請只匯出該訓練任務的配接器（命令列：export --adapter），或發布整個資料夾。</translation>
+    </message>
+    <message>
+        <source>Unknown format {fmt}; use folder, gguf or adapter.</source>
+        <translation>未知格式 {fmt}；請使用 folder、gguf 或 adapter。</translation>
+    </message>
+    <message>
+        <source>The exported folder does not reproduce the run&apos;s outputs (largest difference {diff}); nothing was published.</source>
+        <translation>匯出的資料夾無法重現訓練任務的輸出（最大差異 {diff}）；未發布任何內容。</translation>
+    </message>
+    <message>
+        <source>Export it from the Export step to see the details.</source>
+        <translation>請在「匯出」步驟中匯出以查看詳情。</translation>
+    </message>
+    <message>
+        <source>Exporting</source>
+        <translation>正在匯出</translation>
     </message>
     <message>
         <source>{file} cannot be read: it is damaged or not a JSON file.</source>
@@ -7623,6 +7902,62 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Checking the file with llama.cpp</source>
         <translation>正在用 llama.cpp 驗證檔案</translation>
+    </message>
+    <message>
+        <source>Published to {url}</source>
+        <translation>已發布到 {url}</translation>
+    </message>
+    <message>
+        <source>publish a finished run to the Hugging Face hub or ModelScope, with its model card</source>
+        <translation>將完成的訓練任務連同模型卡片發布到 Hugging Face 或 ModelScope</translation>
+    </message>
+    <message>
+        <source>a run folder or a run&apos;s name (exported first), or a folder or GGUF file already exported</source>
+        <translation>訓練任務資料夾或其名稱（先匯出），或已匯出的資料夾或 GGUF 檔案</translation>
+    </message>
+    <message>
+        <source>the repository: owner/name, or name for your own account</source>
+        <translation>儲存庫：擁有者/名稱，或僅名稱（你自己的帳號）</translation>
+    </message>
+    <message>
+        <source>a new repository is private (the default)</source>
+        <translation>新儲存庫為私人（預設）</translation>
+    </message>
+    <message>
+        <source>make a new repository public</source>
+        <translation>新儲存庫設為公開</translation>
+    </message>
+    <message>
+        <source>hf: Hugging Face (the endpoint in the settings; a mirror must take uploads); modelscope: ModelScope</source>
+        <translation>hf：Hugging Face（設定中的位址；鏡像須支援上傳）；modelscope：ModelScope</translation>
+    </message>
+    <message>
+        <source>folder: the model folder; gguf: the GGUF file with its Modelfile; adapter: the LoRA adapters alone</source>
+        <translation>folder：模型資料夾；gguf：GGUF 檔案及其 Modelfile；adapter：僅 LoRA 配接器</translation>
+    </message>
+    <message>
+        <source>the repository already holds files: replace them (ours are written, the others deleted)</source>
+        <translation>儲存庫中已有檔案：取代它們（寫入我們的檔案，刪除其餘檔案）</translation>
+    </message>
+    <message>
+        <source>the weights&apos; type</source>
+        <translation>權重類型</translation>
+    </message>
+    <message>
+        <source>GGUF: the weights&apos; type</source>
+        <translation>GGUF：權重類型</translation>
+    </message>
+    <message>
+        <source>skip the export&apos;s check</source>
+        <translation>跳過匯出的檢查</translation>
+    </message>
+    <message>
+        <source>Hugging Face&apos;s address (default: from the settings)</source>
+        <translation>Hugging Face 的位址（預設：取自設定）</translation>
+    </message>
+    <message>
+        <source>No run folder {run} was found, nor an exported folder or GGUF file.</source>
+        <translation>找不到訓練任務資料夾 {run}，也不是已匯出的資料夾或 GGUF 檔案。</translation>
     </message>
     <message>
         <source>Added to Ollama: {command}</source>
