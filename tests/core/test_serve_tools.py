@@ -209,3 +209,21 @@ def test_mistrals_call_is_read_with_its_special_token_and_odd_calls_never_fail_t
     assert (
         len(mixed.calls) == 1 and mixed.content == '<tool_call>{"name": "rm"}</tool_call>'
     )  # kept as written
+
+
+def test_a_streamed_answer_that_is_only_a_call_keeps_its_log_probabilities() -> None:
+    class Scored(_Engine):
+        def token_text(self, token: int) -> str:
+            return f"<{token}>"
+
+        def submit(self, job):
+            tokens = [{"id": i, "logprob": -0.5, "top": [(i, -0.5)]} for i in (7, 8)]
+            job.report(("done", Outcome(self.answer, 3, 2, "stop", logprobs=tokens)))
+            return job
+
+    engine = Scored('<tool_call>{"name": "get_weather", "arguments": {"city": "杭州"}}</tool_call>')
+    body = {"messages": CONVERSATION, "tools": [WEATHER], "logprobs": True, "top_logprobs": 1, "stream": True}
+    streamed = _post(engine, body)
+    chunks = [json.loads(line[6:]) for line in streamed.text.splitlines() if line.startswith("data: {")]
+    [calls] = [c["choices"][0] for c in chunks if c["choices"] and "tool_calls" in c["choices"][0]["delta"]]
+    assert [t["token"] for t in calls["logprobs"]["content"]] == ["<7>", "<8>"]

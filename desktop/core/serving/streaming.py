@@ -107,8 +107,13 @@ async def replay(
                 index, delta={"content": message["content"]}, **({"logprobs": scored} if scored else {})
             )
         calls = message.get("tool_calls") or []
-        if calls:
-            yield data(index, delta={"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]})
+        if calls:  # an answer that is only a call carries its log-probabilities here
+            scored_here = {"logprobs": scored} if scored and not message.get("content") else {}
+            yield data(
+                index,
+                delta={"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]},
+                **scored_here,
+            )
         yield data(index, choice["finish_reason"], delta={})
     if usage is not None:
         yield f"data: {json.dumps({**chunk, 'choices': [], 'usage': usage})}\n\n"
