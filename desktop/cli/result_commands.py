@@ -138,6 +138,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(say("Exported to {folder}", folder=result.folder))
     if result.mlflow_uri:
         print(say("Logged to MLflow as {uri}", uri=result.mlflow_uri))
+        print(say("To look: {command}", command=result.mlflow_ui))
     if result.mlflow_not_logged is not None:
         print(text(result.mlflow_not_logged), file=sys.stderr)
     check = result.verification

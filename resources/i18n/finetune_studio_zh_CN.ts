@@ -1039,6 +1039,10 @@
         <translation>已作为 {uri} 记录到 MLflow。</translation>
     </message>
     <message>
+        <source>To look: {command}</source>
+        <translation>查看方法：{command}</translation>
+    </message>
+    <message>
         <source>Export cancelled; nothing was written.</source>
         <translation>导出已取消；没有写入任何内容。</translation>
     </message>
@@ -7990,6 +7994,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>also log the model to MLflow (MLFLOW_TRACKING_URI, else a store in the app&apos;s data folder)</source>
         <translation>同时把模型记录到 MLflow（MLFLOW_TRACKING_URI，未设置时记录到应用数据文件夹中的存储）</translation>
+    </message>
+    <message>
+        <source>To look: {command}</source>
+        <translation>查看方法：{command}</translation>
     </message>
     <message>
         <source>llama.cpp is not installed: Ollama will make q4_K_M from the f16 file.</source>

@@ -1039,6 +1039,10 @@
         <translation>已以 {uri} 記錄到 MLflow。</translation>
     </message>
     <message>
+        <source>To look: {command}</source>
+        <translation>查看方式：{command}</translation>
+    </message>
+    <message>
         <source>Export cancelled; nothing was written.</source>
         <translation>匯出已取消；沒有寫入任何內容。</translation>
     </message>
@@ -7990,6 +7994,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>also log the model to MLflow (MLFLOW_TRACKING_URI, else a store in the app&apos;s data folder)</source>
         <translation>同時把模型記錄到 MLflow（MLFLOW_TRACKING_URI，未設定時記錄到應用程式資料夾中的儲存區）</translation>
+    </message>
+    <message>
+        <source>To look: {command}</source>
+        <translation>查看方式：{command}</translation>
     </message>
     <message>
         <source>llama.cpp is not installed: Ollama will make q4_K_M from the f16 file.</source>

@@ -9,6 +9,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -205,8 +206,8 @@ class _ModelScope:
     """Stands in for ``modelscope_hub.HubApi`` (ModelScope's upload protocol is its client's business):
     records what the push asks of it."""
 
-    calls: list = []
-    holds: list[str] = []
+    calls: ClassVar[list] = []
+    holds: ClassVar[list[str]] = []
     token_ok = True
 
     def __init__(self, endpoint: str = "", token: str | None = None) -> None:
@@ -250,7 +251,8 @@ def test_modelscope_gets_the_files_private_and_resumable(
     assert create == ("create", "ms-user/m", "private") and repo_id == "ms-user/m"
     assert folder == tmp_path / "export" and options["allow_patterns"] == ["config.json", "model.safetensors"]
     assert options["commit_message"] == "Upload m" and options["sync_remote_repo"] is False
-    assert tmp_path / "export" not in Path(options["tracker_path"]).parents  # resume state outlives the folder
+    # What the client sent is remembered outside the folder (a temporary one, for a run), to resume.
+    assert tmp_path / "export" not in Path(options["tracker_path"]).parents
     assert pushed.url.endswith("/models/ms-user/m") and pushed.commit_url.endswith("/commit/1")
 
     monkeypatch.setattr(_ModelScope, "holds", ["weights.bin"])

@@ -128,6 +128,7 @@ def test_the_export_is_logged_as_a_transformers_model_that_answers_like_the_fold
     exported = export_run(run, tmp_path / "export", mlflow=True, verify=False)
 
     assert exported.mlflow_uri.startswith("models:/") and exported.mlflow_not_logged is None
+    assert "mlflow ui --backend-store-uri" in exported.mlflow_ui  # how to look, said beside it
     uri, needed = mlflow_store()
     for name, value in needed.items():
         monkeypatch.setenv(name, value)

@@ -95,6 +95,7 @@ class ExportResult:
     archive: Path | None = None
     mlflow_uri: str = ""
     mlflow_not_logged: Any = None  # a Msg: why the model was not logged to MLflow (the folder is complete)
+    mlflow_ui: str = ""  # the command that opens MLflow's UI on the store the model went to
 
 
 def export_run(
@@ -216,11 +217,15 @@ def _finish(
     if verify and lora == "merged":
         stage("verify", 0.85, cancellable=False)
         check = verify_export(run, dest, task)
-    uri, not_logged = "", None
+    uri, not_logged, command = "", None, ""
     if mlflow:
         stage("mlflow", 0.95, cancellable=False)
         try:
             uri = log_to_mlflow(dest, PIPELINE_TASKS[task], run.path.name)
+            from desktop.core.training.mlflow_store import mlflow_store
+            from desktop.core.training.trackers import ui_command
+
+            command = ui_command(*mlflow_store())
         except (
             Exception
         ) as exc:  # the folder is written and checked: MLflow's failure is said, not the export's
@@ -231,7 +236,7 @@ def _finish(
                 reason=reason,
             )
     stage("done", 1.0, cancellable=False)
-    return ExportResult(dest, check, zipped, uri, not_logged)
+    return ExportResult(dest, check, zipped, uri, mlflow_not_logged=not_logged, mlflow_ui=command)
 
 
 def _write(

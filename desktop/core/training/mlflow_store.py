@@ -20,9 +20,10 @@ def mlflow_store() -> tuple[str, dict[str, str]]:
     """The tracking URI, and the environment variables MLflow needs to open it."""
     from desktop.core.system.paths import data_dir
 
-    uri = os.environ.get("MLFLOW_TRACKING_URI", "")
+    uri = os.environ.get("MLFLOW_TRACKING_URI", "")  # the user's, or ours once MLflow has set it
     if uri:
-        return uri, {}
+        file_store = uri.startswith("file:") or "://" not in uri
+        return uri, {"MLFLOW_ALLOW_FILE_STORE": "true"} if file_store else {}
     folder = data_dir() / "mlflow"
     folder.mkdir(parents=True, exist_ok=True)
     if _full_mlflow():

@@ -377,6 +377,7 @@ class ExportPage(WizardPage):
             )
         if result.mlflow_uri:
             parts.append(self.tr("Logged to MLflow as {uri}.").format(uri=result.mlflow_uri))
+            parts.append(self.tr("To look: {command}").format(command=result.mlflow_ui))
         if result.mlflow_not_logged is not None:
             parts.append(shown(result.mlflow_not_logged))
         text = sentences(*parts)
