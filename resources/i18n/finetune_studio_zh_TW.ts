@@ -1040,7 +1040,7 @@
     </message>
     <message>
         <source>To look: {command}</source>
-        <translation>查看方式：{command}</translation>
+        <translation>檢視方法：{command}</translation>
     </message>
     <message>
         <source>Export cancelled; nothing was written.</source>
@@ -7997,7 +7997,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>To look: {command}</source>
-        <translation>查看方式：{command}</translation>
+        <translation>檢視方法：{command}</translation>
     </message>
     <message>
         <source>llama.cpp is not installed: Ollama will make q4_K_M from the f16 file.</source>
