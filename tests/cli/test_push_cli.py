@@ -53,3 +53,30 @@ def test_push_with_a_read_only_token_sends_nothing(fake_hub: FakeHub, tmp_path: 
     err = capsys.readouterr().err
     assert "may only read" in err and "https://huggingface.co/settings/tokens" in err
     assert not [p for m, p in fake_hub.requests if m in ("POST", "PUT")]
+
+
+@pytest.mark.slow
+def test_push_of_a_gguf_sends_the_file_with_its_modelfile_and_card(
+    fake_hub: FakeHub, run: RunDir, capsys
+) -> None:
+    sources.set_token(sources.HUGGING_FACE, TOKEN)
+    assert (
+        main(
+            [
+                "push",
+                run.path.name,
+                "tester/gguf",
+                "--format",
+                "gguf",
+                "--no-verify",
+                "--runs-dir",
+                str(run.path.parent),
+            ]
+        )
+        == 0
+    )
+    [commit] = fake_hub.commits
+    assert set(commit["files"]) == {f"{run.path.name}-F16.gguf", "Modelfile", "README.md"}
+    assert commit["files"][f"{run.path.name}-F16.gguf"][:4] == b"GGUF"
+    assert f"FROM ./{run.path.name}-F16.gguf" in commit["files"]["Modelfile"].decode()
+    assert commit["summary"] == f"Upload {run.path.name} (GGUF model) from Finetune Studio"
