@@ -7,7 +7,8 @@ hub datasets (``hub_datasets``); the training and evaluation rows a config asks 
 the Arrow cache of parsed files (``arrow_cache``); the column mapping and its guess (``columns``);
 chat conversations and the rows that hold no usable one (``chats``); the one load-and-check path
 that preview, ``validate`` and training share (``checks``); what the data page shows (``preview``);
-tokenized examples kept in Arrow (``examples``); and what each task reads from the data and feeds a
+tokenized examples kept in Arrow (``examples``); the rewards of reasoning runs, which the data step
+previews (``rewards``); and what each task reads from the data and feeds a
 model (``tasks``).
 
 May use: ``desktop.core.system``, ``desktop.core.settings``, ``desktop.core.hub``.
@@ -24,6 +25,7 @@ __all__ = [
     "hub_datasets",
     "local_files",
     "preview",
+    "rewards",
     "tasks",
     "train_eval",
 ]
