@@ -62,6 +62,19 @@ ROLE_NAMES: dict[str, tuple[str, ...]] = {
     "chosen": ("chosen", "preferred", "better", "good", "chosenresponse", "选中", "优选", "好回答", "选择"),
     "rejected": ("rejected", "dispreferred", "worse", "bad", "rejectedresponse", "拒绝", "被拒", "差回答"),
     "completion": ("completion", "response", "answer", "chosen", "回答", "答案"),
+    "answer": (
+        "answer",
+        "solution",
+        "reference",
+        "groundtruth",
+        "finalanswer",
+        "label",
+        "target",
+        "答案",
+        "参考答案",
+        "标准答案",
+        "正确答案",
+    ),
     "source": ("source", "src", "input", "document", "article", "question", "原文", "源文", "输入", "问题"),
     "target": (
         "target",
@@ -89,6 +102,7 @@ TASK_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "classification": (("text", "label"), ("text_pair",)),
     "seq2seq": (("source", "target"), ()),
     "preference": (("chosen", "rejected"), ("prompt",)),
+    "grpo": (("prompt",), ("answer",)),
 }
 
 

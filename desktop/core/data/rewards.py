@@ -169,7 +169,7 @@ def answer_reward(
             )
         return scores
 
-    reward.__name__ = f"answer_{check}"
+    reward.__name__ = "answer"
     return reward
 
 

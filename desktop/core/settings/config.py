@@ -25,6 +25,7 @@ from desktop.core.settings.config_sections import (
     TASKS,
     Columns,
     DataSource,
+    Grpo,
     Launch,
     Lora,
     ModelSource,
@@ -38,8 +39,9 @@ from desktop.core.settings.config_sections import (
 from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.messages import msg
 
-# 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery; 1.4: [preference]
-SCHEMA_VERSION = "1.4"
+# 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery; 1.4: [preference];
+# 1.5: [grpo] and columns.answer
+SCHEMA_VERSION = "1.5"
 
 
 @dataclass
@@ -47,7 +49,10 @@ class RunConfig:
     """Everything needed to reproduce a run."""
 
     schema_version: str = SCHEMA_VERSION
-    task: str = help_field("classification, causal-lm, seq2seq or preference.", default="classification")
+    task: str = help_field(
+        "classification, causal-lm, seq2seq, preference or grpo (reasoning with rewards).",
+        default="classification",
+    )
     model: ModelSource = field(default_factory=ModelSource)
     data: DataSource = field(default_factory=DataSource)
     columns: Columns = field(default_factory=Columns)
@@ -56,6 +61,7 @@ class RunConfig:
     performance: Performance = field(default_factory=Performance)
     lora: Lora = field(default_factory=Lora)
     preference: Preference = field(default_factory=Preference)
+    grpo: Grpo = field(default_factory=Grpo)
     output: Output = field(default_factory=Output)
     launch: Launch = field(default_factory=Launch)
 
@@ -223,6 +229,8 @@ def _resolve_paths(config: RunConfig, base: Path) -> None:
         config.model.name = resolve(name)
     if config.output.runs_dir:
         config.output.runs_dir = resolve(config.output.runs_dir)
+    if config.grpo.custom_file:
+        config.grpo.custom_file = resolve(config.grpo.custom_file)
 
 
 def load_config(path: str | Path) -> RunConfig:
@@ -324,7 +332,7 @@ def _validate(config: RunConfig) -> list[Problem]:
     # inf and nan pass every comparison below the wrong way (nan < 0 is false): name them first.
     infinite = set()
     sections = (("training", t), ("validation", config.validation), ("lora", config.lora))
-    for section, values in (*sections, ("preference", config.preference)):
+    for section, values in (*sections, ("preference", config.preference), ("grpo", config.grpo)):
         for name, value in vars(values).items():
             if isinstance(value, float) and not math.isfinite(value):
                 add(f"{section}.{name}", msg("must be a finite number, not {value}.", value=value))
@@ -365,6 +373,10 @@ def _validate(config: RunConfig) -> list[Problem]:
         add("preference.method", msg("must be one of {choices}.", choices=", ".join(METHODS)))
     if "preference.beta" not in infinite and config.preference.beta <= 0:
         add("preference.beta", msg("must be above 0; 0.1 is usual."))
+    if config.task == "grpo":
+        from desktop.core.settings.grpo_checks import validate_grpo
+
+        validate_grpo(config, infinite, add)
     return problems
 
 

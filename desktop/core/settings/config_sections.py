@@ -9,7 +9,7 @@ from typing import Any
 
 from desktop.core.system.messages import Msg, collected, msg
 
-TASKS = ("classification", "causal-lm", "seq2seq", "preference")
+TASKS = ("classification", "causal-lm", "seq2seq", "preference", "grpo")
 METHODS = ("dpo", "orpo")
 """Preference tuning: DPO (against a frozen reference model) or ORPO (no reference model)."""
 SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
@@ -31,9 +31,9 @@ HUB_ID = re.compile(r"^(modelscope:)?[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
 def model_task(task: str) -> str:
-    """The task whose kind of model ``task`` trains: a preference run tunes a causal LM (a chat model),
-    which exports, answers and converts as one."""
-    return "causal-lm" if task == "preference" else task
+    """The task whose kind of model ``task`` trains: a preference or reasoning (GRPO) run tunes a causal
+    LM (a chat model), which exports, answers and converts as one."""
+    return "causal-lm" if task in ("preference", "grpo") else task
 
 
 PREFERENCE_LEARNING_RATE = 5e-6
@@ -42,13 +42,18 @@ examples and the DPO and ORPO papers use (5e-7 to 8e-6)."""
 DEFAULT_LEARNING_RATE = 5e-5
 
 
+GRPO_LEARNING_RATE = 1e-6
+"""Reasoning runs (GRPO) move a model by its own sampled answers: TRL's default and the DeepSeekMath
+paper's rate (with LoRA, 5e-6 to 1e-5 is usual)."""
+LOW_RATES = {"preference": PREFERENCE_LEARNING_RATE, "grpo": GRPO_LEARNING_RATE}
+
+
 def learning_rate_for(task: str, current: float) -> float:
     """The learning rate to go on with when the task becomes ``task``: the default of the new task where
     ``current`` is the default of another (a rate the user chose stays)."""
-    if task == "preference" and current == DEFAULT_LEARNING_RATE:
-        return PREFERENCE_LEARNING_RATE
-    if task != "preference" and current == PREFERENCE_LEARNING_RATE:
-        return DEFAULT_LEARNING_RATE
+    defaults = {DEFAULT_LEARNING_RATE, *LOW_RATES.values()}
+    if current in defaults:
+        return LOW_RATES.get(task, DEFAULT_LEARNING_RATE)
     return current
 
 
@@ -115,6 +120,10 @@ class Columns:
         default="",
     )
     rejected: str = help_field("Preference pairs: the worse answer to the same prompt.", default="")
+    answer: str = help_field(
+        "Reasoning (GRPO): the reference answer the rewards check the model's final answer against.",
+        default="",
+    )
 
     def mapped(self) -> dict[str, str]:
         """The roles that name a column, as ``{role: column}``."""
@@ -268,6 +277,63 @@ class Preference:
         "How strongly the preference counts: DPO's beta (higher keeps the model closer to where it started; "
         "0.1 is usual), ORPO's weight of the preference against learning the chosen answers (0.1 is usual).",
         default=0.1,
+    )
+
+
+GRPO_SYSTEM_PROMPT = (
+    "Think the question through step by step, then give the final answer on the last line as "
+    '"Answer: <answer>".'
+)
+ANSWER_CHECKS = ("text", "number", "label", "none")
+ANSWER_FORMATS = ("answer-line", "think", "boxed")
+
+
+@dataclass
+class Grpo:
+    """Reasoning with rewards (task "grpo"): the model writes several answers to each prompt, and learns
+    from how the rewards score them against each other (TRL's GRPOTrainer)."""
+
+    system_prompt: str = help_field(
+        "The system prompt each prompt is asked with; it should state the format the rewards check.",
+        default=GRPO_SYSTEM_PROMPT,
+    )
+    answer_check: str = help_field(
+        "How the final answer is compared with the answer column: text (normalised), number (within the "
+        "tolerance), label (one of labels) or none.",
+        default="text",
+    )
+    answer_weight: float = help_field("Weight of the answer reward (0 = off).", default=1.0)
+    tolerance: float = help_field("Numbers: the relative difference still counted equal.", default=1e-6)
+    labels: list[str] = help_field("Labels: the answers allowed (empty = any).", default_factory=list)
+    format: str = help_field(
+        'Where the final answer is: "answer-line" (a last line "Answer: X"), "think" (<think>...</think> '
+        'then the answer), "boxed" (a LaTeX box around the answer), or a regular expression with a group (?P<answer>...).',
+        default="answer-line",
+    )
+    format_weight: float = help_field("Weight of the format reward (0 = off).", default=0.5)
+    length_min: int = help_field("Length reward: the fewest characters (0 = no lower bound).", default=0)
+    length_max: int = help_field("Length reward: the most characters (0 = no upper bound).", default=0)
+    length_weight: float = help_field("Weight of the length reward (0 = off).", default=0.0)
+    language_weight: float = help_field(
+        "Weight of the reward for answering in the prompt's language (0 = off).", default=0.0
+    )
+    custom_file: str = help_field(
+        "A Python file with reward(prompts, completions, **columns): your own reward, run in the training "
+        "process (it is your code: use only files you trust).",
+        default="",
+    )
+    custom_weight: float = help_field("Weight of your reward.", default=1.0)
+    num_generations: int = help_field(
+        "Answers written per prompt and compared with each other (batch size x gradient accumulation must "
+        "be a multiple of it).",
+        default=4,
+    )
+    max_completion_length: int = help_field("The longest answer, in tokens.", default=256)
+    temperature: float = help_field("Sampling temperature of the answers (higher: more varied).", default=0.9)
+    beta: float = help_field(
+        "KL penalty: how strongly the model is held near where it started (0 = not held, no reference "
+        "model in memory; 0.04 is the paper's).",
+        default=0.0,
     )
 
 

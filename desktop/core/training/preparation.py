@@ -77,6 +77,10 @@ def prepare(
         from desktop.core.training.preference import check_available
 
         check_available()
+    if config.task == "grpo":
+        from desktop.core.training.grpo import check_available as grpo_available
+
+        grpo_available()
     phase(msg("Loading the tokenizer and the model"))
     from transformers import set_seed
 
@@ -153,6 +157,10 @@ def _training_args(
         from desktop.core.training.preference import config_class, method_args
 
         cls, extra = config_class(config.preference.method), method_args(config)
+    if config.task == "grpo":
+        from desktop.core.training import grpo
+
+        cls, extra = grpo.config_class(), grpo.method_args(config)
     from desktop.core.training import best
 
     cadence: dict[str, Any] = {
@@ -272,6 +280,10 @@ def make_trainer(
         trainer = make_preference_trainer(
             prepared, args, [callback, *kept], lambda collate: CountingCollator(collate, tokens)
         )
+    elif config.task == "grpo":
+        from desktop.core.training.grpo import make_grpo_trainer
+
+        trainer = make_grpo_trainer(prepared, args, [callback, *kept])
     else:
         trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
         if config.performance.group_by_length and not isinstance(task.collator, PaddingFreeCollator):

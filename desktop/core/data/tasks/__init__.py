@@ -1,4 +1,4 @@
-"""The four tasks: model class, preprocessing, collator and metrics for each."""
+"""The tasks: model class, preprocessing, collator and metrics for each."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ TASK_MODULES = {
     "causal-lm": "desktop.core.data.tasks.causal_lm",
     "seq2seq": "desktop.core.data.tasks.seq2seq",
     "preference": "desktop.core.data.tasks.preference",
+    "grpo": "desktop.core.data.tasks.grpo",
 }
 SAMPLE_ROWS = 8
 """Evaluation rows whose reference and answer are shown side by side."""
@@ -24,6 +25,7 @@ TASK_NAMES = {
     "causal-lm": "causal-LM fine-tuning",
     "seq2seq": "sequence-to-sequence",
     "preference": "preference tuning",
+    "grpo": "reasoning with rewards (GRPO)",
 }
 
 
@@ -73,6 +75,7 @@ def auto_class(task: str) -> Any:
         "causal-lm": "AutoModelForCausalLM",
         "seq2seq": "AutoModelForSeq2SeqLM",
         "preference": "AutoModelForCausalLM",
+        "grpo": "AutoModelForCausalLM",
     }
     return getattr(transformers, names[task])
 

@@ -1,0 +1,91 @@
+"""Reasoning with rewards (GRPO) on a toy task a tiny model learns in tens of steps: the mean reward
+rises; a stopped run resumes; a config that cannot work is refused field by field."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import threading
+from pathlib import Path
+
+import pytest
+
+from desktop.core.runs.folders import RunDir
+from desktop.core.settings.config import RunConfig
+from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
+from desktop.core.training.run import run_training
+from tests.core.helpers import Recorder, make_config
+
+
+@pytest.fixture
+def sums(tmp_path: Path) -> Path:
+    path = tmp_path / "sums.jsonl"
+    rows = [{"question": f"What is {a} plus {b}?", "answer": a + b} for a in range(1, 9) for b in range(1, 9)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _config(tiny_gpt2: Path, data: Path, runs: Path, **training: object) -> RunConfig:
+    """Short answers earn the length reward: a random tiny model learns to write fewer characters."""
+    config = make_config("grpo", tiny_gpt2, [data], runs, batch_size=8, learning_rate=1e-2, logging_steps=2)
+    for key, value in training.items():
+        setattr(config.training, key, value)
+    config.validation.fraction = 0
+    g = config.grpo
+    g.answer_weight = g.format_weight = 0.0
+    g.length_min, g.length_max, g.length_weight = 0, 8, 1.0
+    g.num_generations, g.max_completion_length, g.temperature = 4, 8, 1.0
+    return config
+
+
+def _rewards(events: Recorder) -> list[float]:
+    return [e.metrics["reward"] for e in events.of(LogEvent) if "reward" in e.metrics]
+
+
+@pytest.mark.slow
+def test_the_mean_reward_rises(tiny_gpt2: Path, sums: Path, tmp_path: Path) -> None:
+    events = Recorder()
+    result = run_training(_config(tiny_gpt2, sums, tmp_path / "runs", max_steps=40), events.append)
+    assert result.status == "finished", result.failure
+    rewards = _rewards(events)
+    assert len(rewards) == 20
+    # Measured: the first five logs average 0.27, the last five 0.53 (lengths of 8 tokens, ~20 characters,
+    # become shorter ones).
+    assert statistics.mean(rewards[-5:]) > statistics.mean(rewards[:5]) + 0.12
+    logged = next(e.metrics for e in events.of(LogEvent) if "reward" in e.metrics)
+    assert {"rewards/length/mean", "reward_std", "completions/mean_length"} <= set(logged)
+    assert (RunDir(result.run_dir).model_dir / "config.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_stopped_run_resumes_where_it_stopped(tiny_gpt2: Path, sums: Path, tmp_path: Path) -> None:
+    stop, first = threading.Event(), Recorder()
+
+    def on_event(event: object) -> None:
+        first.append(event)
+        if isinstance(event, ProgressEvent) and event.step == 6:
+            stop.set()
+
+    config = _config(tiny_gpt2, sums, tmp_path / "runs", max_steps=10, save_steps=5)
+    stopped = run_training(config, on_event, stop)
+    assert stopped.status == "stopped"
+    run = RunDir(stopped.run_dir)
+    resumed = Recorder()
+    assert run_training(run.config(), resumed.append, resume=run).status == "finished"
+    assert resumed.of(StartedEvent)[0].resumed_from_step in (5, 6)
+    assert resumed.last_step() == 10 and _rewards(resumed)
+
+
+def test_a_config_that_cannot_work_is_refused_field_by_field(
+    tiny_gpt2: Path, sums: Path, tmp_path: Path
+) -> None:
+    config = _config(tiny_gpt2, sums, tmp_path / "runs")
+    g = config.grpo
+    g.num_generations, g.temperature, g.format = 3, 0.0, r"Answer: \d+"
+    g.length_weight = 0.0
+    fields = {p.field: str(p.message) for p in config.validate()}
+    assert "must divide batch size x gradient accumulation (8)" in fields["grpo.num_generations"]
+    assert "Use 4" in fields["grpo.num_generations"]
+    assert "must be above 0" in fields["grpo.temperature"]
+    assert "no group to take the answer from" in fields["grpo.format"]
+    assert "turns every reward off" in fields["grpo"]
