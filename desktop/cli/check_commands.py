@@ -90,7 +90,27 @@ def cmd_preview(args: argparse.Namespace) -> int:
         )
     for note in result.notes:
         print(say("note: {note}", note=text(note)))
+    if config.task == "grpo":
+        _print_rewards(config, result)
     return EXIT_OK
+
+
+def _print_rewards(config: Any, result: Any) -> None:
+    """What each reward gives the first rows' reference answers, and a wrong one."""
+    from desktop.core.data.rewards import describe
+    from desktop.core.data.rewards import preview as rewards_preview
+
+    columns = result.guess.columns
+    rows = [(r.get(columns.prompt), r.get(columns.answer, "")) for r in result.rows] if columns.answer else []
+    shown = rewards_preview(config.grpo, rows)
+    if not shown:
+        print(say("Rewards: no row has a reference answer to try them on."))
+        return
+    print(say("Rewards on the first rows (the reference answer, then a wrong one):"))
+    for row in shown:
+        right = ", ".join(f"{text(describe(k))} {v:g}" for k, v in row.right.items() if v is not None)
+        wrong = ", ".join(f"{text(describe(k))} {v:g}" for k, v in row.wrong.items() if v is not None)
+        print(f"  {row.reference!r}: {right}   |   {row.wrong_answer!r}: {wrong}")
 
 
 def _tokenizer_loader(config: Any) -> Any:

@@ -59,7 +59,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     config.model.name = args.model
     if args.task == "preference":
         config.preference.method = args.method or "dpo"
-        config.training.learning_rate = learning_rate_for("preference", config.training.learning_rate)
+    config.training.learning_rate = learning_rate_for(args.task, config.training.learning_rate)
     local = [d for d in args.data if Path(d).exists()]
     if len(args.data) == 1 and not local and HUB_ID.match(args.data[0]):
         config.data.hub_id = args.data[0]
@@ -83,6 +83,11 @@ def cmd_init(args: argparse.Namespace) -> int:
     guess = guess_columns(table, args.task, Columns())
     config.columns = guess.columns
     check_rows(table, args.task, guess.columns, drop_bad_rows=True)
+    if args.task == "grpo":  # how the answers compare, from what they look like
+        from desktop.core.data.rewards import guess_check
+
+        answers = table.column(guess.columns.answer) if guess.columns.answer else []
+        config.grpo.answer_check, config.grpo.labels = guess_check(list(answers))
     problems = [p for p in config.validate() if not p.field.startswith("data")]
     config.save(out, comments=True)
     print(say("Wrote {file}. Column mapping:", file=out))

@@ -391,6 +391,21 @@ def _wrong(reference: str, others: list[str], check: str) -> str:
     return next((o for o in others if normalised(o) != normalised(reference)), reference + "?")
 
 
+def guess_check(answers: Sequence[Any]) -> tuple[str, list[str]]:
+    """How the answers of a data set are best compared: ``number`` when every one is a number, ``label``
+    (with the labels) when a few values repeat (at most 20, each seen twice on average), else ``text``;
+    ``none`` without answers."""
+    given = [str(a).strip() for a in answers if a is not None and str(a).strip() and str(a) != "nan"]
+    if not given:
+        return "none", []
+    if all(NUMBER.fullmatch(unicodedata.normalize("NFKC", a).replace("−", "-")) for a in given):
+        return "number", []
+    distinct = sorted({normalised(a) for a in given})
+    if len(distinct) <= 20 and len(given) >= 2 * len(distinct):
+        return "label", distinct
+    return "text", []
+
+
 def describe(name: str) -> Msg:
     """A reward's name in words, for the plots' legend and the log."""
     words = {

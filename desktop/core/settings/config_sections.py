@@ -307,7 +307,8 @@ class Grpo:
     labels: list[str] = help_field("Labels: the answers allowed (empty = any).", default_factory=list)
     format: str = help_field(
         'Where the final answer is: "answer-line" (a last line "Answer: X"), "think" (<think>...</think> '
-        'then the answer), "boxed" (a LaTeX box around the answer), or a regular expression with a group (?P<answer>...).',
+        'then the answer), "boxed" (a LaTeX box around the answer), or a regular expression with a group '
+        "(?P<answer>...).",
         default="answer-line",
     )
     format_weight: float = help_field("Weight of the format reward (0 = off).", default=0.5)

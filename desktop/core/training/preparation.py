@@ -78,9 +78,11 @@ def prepare(
 
         check_available()
     if config.task == "grpo":
+        from desktop.core.data.rewards import rewards_of
         from desktop.core.training.grpo import check_available as grpo_available
 
         grpo_available()
+        rewards_of(config.grpo)  # a reward file that does not load is said before the model loads
     phase(msg("Loading the tokenizer and the model"))
     from transformers import set_seed
 
