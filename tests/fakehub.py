@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from tests.fakehub_uploads import ROUTES as UPLOAD_ROUTES
-from tests.fakehub_uploads import UploadRoutes
+from tests.fakehub_uploads import UploadRoutes, git_oid
 
 TOKEN = "hf_fake_token_for_tests"
 READ_TOKEN = "hf_fake_read_only_token"
@@ -243,7 +243,7 @@ class _Handler(UploadRoutes, BaseHTTPRequestHandler):
         if repo is None:
             return
         entries = [
-            {"type": "file", "path": n, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
+            {"type": "file", "path": n, "size": len(b), "oid": git_oid(b)}
             for n, b in sorted(repo.files.items())
         ]
         self._send_json(entries)

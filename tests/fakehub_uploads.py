@@ -114,7 +114,7 @@ class UploadRoutes:
             path, size = entry["path"], int(entry["size"])
             large = path.endswith(_lfs_suffixes()) or size >= LFS_FROM
             old = repo.files.get(path)
-            oid = _git_oid(old) if old is not None and not large else None
+            oid = git_oid(old) if old is not None and not large else None
             files.append(
                 {"path": path, "uploadMode": "lfs" if large else "regular", "shouldIgnore": False, "oid": oid}
             )
@@ -189,7 +189,7 @@ def _lfs_suffixes() -> tuple[str, ...]:
     return LFS_PATTERNS
 
 
-def _git_oid(data: bytes) -> str:
+def git_oid(data: bytes) -> str:
     """Git's id of a blob (what the hub calls a regular file's ``oid``)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 

@@ -340,6 +340,25 @@ def _print_preference(report: Any, base: Any, figure: Any, samples: int) -> int:
     return EXIT_OK
 
 
+def _print_rewards(report: Any, base: Any, figure: Any, samples: int) -> int:
+    """A reasoning run's evaluation: the share of held-out prompts whose greedy answer earns each reward."""
+    from desktop.core.data.rewards import describe
+
+    print(say("{rows} held-out prompts: the share whose greedy answer earns each reward", rows=report.rows))
+    for name, share in report.earned.items():
+        before = base.earned.get(name) if base is not None and hasattr(base, "earned") else None
+        print(f"  {_pad(text(describe(name)), 14)}{figure(share, before)}")
+    before_samples = base.samples if base is not None and hasattr(base, "samples") else []
+    for index, sample in enumerate(report.samples[:samples]):
+        print()
+        print(say("prompt:     {text}", text=shorten(sample["prompt"], 100)))
+        print(say("reference:  {text}", text=shorten(sample["reference"], 100)))
+        if index < len(before_samples):
+            print(say("base model: {text}", text=shorten(before_samples[index]["output"], 100)))
+        print(say("fine-tuned: {text}", text=shorten(sample["output"], 100)))
+    return EXIT_OK
+
+
 def _width(value: str) -> int:
     """Columns ``value`` takes in a terminal: Chinese characters take two."""
     import unicodedata
@@ -376,6 +395,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     if isinstance(report, evaluation.PreferenceReport):
         return _print_preference(report, base, figure, args.errors)
+    if report.task == "grpo":
+        return _print_rewards(report, base, figure, args.errors)
     if not isinstance(report, evaluation.ClassificationReport):
         return _print_generation(report, base, figure, args.errors)
 

@@ -37,7 +37,7 @@ def test_init_preview_and_train_a_grpo_run(tiny_gpt2: Path, tmp_path: Path, caps
         "training.max_steps=2",
         "training.batch_size=4",
         "grpo.max_completion_length=8",
-        "validation.fraction=0",
+        "validation.fraction=0.2",
     ]
     assert (
         main(
@@ -51,3 +51,9 @@ def test_init_preview_and_train_a_grpo_run(tiny_gpt2: Path, tmp_path: Path, caps
         )
         == 0
     )
+    capsys.readouterr()
+    [run] = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    assert main(["evaluate", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "held-out prompts: the share whose greedy answer earns each reward" in out
+    assert "answer" in out and "format" in out and " -> " in out  # base -> fine-tuned

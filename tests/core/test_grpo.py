@@ -13,6 +13,7 @@ import pytest
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
+from desktop.core.training import evaluation
 from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config
 
@@ -45,7 +46,9 @@ def _rewards(events: Recorder) -> list[float]:
 @pytest.mark.slow
 def test_the_mean_reward_rises(tiny_gpt2: Path, sums: Path, tmp_path: Path) -> None:
     events = Recorder()
-    result = run_training(_config(tiny_gpt2, sums, tmp_path / "runs", max_steps=40), events.append)
+    config = _config(tiny_gpt2, sums, tmp_path / "runs", max_steps=40, eval_steps=40, save_steps=40)
+    config.validation.fraction = 0.1  # 6 held-out prompts: answered by the base and the tuned model
+    result = run_training(config, events.append)
     assert result.status == "finished", result.failure
     rewards = _rewards(events)
     assert len(rewards) == 20
@@ -55,6 +58,14 @@ def test_the_mean_reward_rises(tiny_gpt2: Path, sums: Path, tmp_path: Path) -> N
     logged = next(e.metrics for e in events.of(LogEvent) if "reward" in e.metrics)
     assert {"rewards/length/mean", "reward_std", "completions/mean_length"} <= set(logged)
     assert (RunDir(result.run_dir).model_dir / "config.json").is_file()
+
+    saved = evaluation.load(result.run_dir)
+    base, tuned = saved["base"], saved["fine_tuned"]
+    assert base.task == tuned.task == "grpo" and base.rows == tuned.rows == 6
+    assert set(tuned.earned) == {"length"} and 0 <= tuned.earned["length"] <= 1
+    assert len(tuned.scores) == 6 and tuned.samples[0]["prompt"].startswith("What is")
+    card = evaluation.card_section(result.run_dir, tmp_path)
+    assert "share whose greedy answer earns each reward" in card and "| length |" in card
 
 
 @pytest.mark.slow

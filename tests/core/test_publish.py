@@ -166,6 +166,9 @@ def test_a_repository_holding_something_else_is_replaced_only_when_asked(writer,
     }
     assert writer.commits[0]["deleted"] == ["weights.bin"]
 
+    again = push_files(push_source("hf"), "tester/taken", files, "Upload", replace=True)
+    assert (again.sent, again.kept) == (0, 2)  # the small card is compared, not counted as sent
+
 
 def test_a_mirror_that_takes_no_uploads_is_named(
     writer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -63,7 +63,7 @@ class Pushed:
         kept: Files the hub held already (sent by an earlier, interrupted push): not sent again.
         kept_bytes: Their size.
         created: Whether this push created the repository.
-        private: Whether the repository is private.
+        private: Whether the repository is private (``None``: not known).
     """
 
     url: str
@@ -73,7 +73,7 @@ class Pushed:
     kept: int = 0
     kept_bytes: int = 0
     created: bool = False
-    private: bool = True
+    private: bool | None = True
 
 
 class _Abort(BaseException):
@@ -184,20 +184,8 @@ def push_files(
     try:
         user = _writer(api, source)
         repo_id = repo_id if "/" in repo_id else f"{user}/{repo_id}"
-        created, is_private, deletions = _repository(api, source, repo_id, set(files), private, replace)
-        return _commit(
-            api,
-            source,
-            repo_id,
-            files,
-            message,
-            description,
-            deletions,
-            created,
-            is_private,
-            on_progress,
-            cancel,
-        )
+        repository = _repository(api, source, repo_id, set(files), private, replace)
+        return _commit(api, source, repo_id, files, message, description, repository, on_progress, cancel)
     except _Abort:
         raise UploadCancelled(
             msg("Publishing cancelled; the repository was not changed."),
@@ -317,21 +305,42 @@ def _no_uploads(source: Source) -> InputError:
     )
 
 
+@dataclass(frozen=True)
+class _Repository:
+    created: bool
+    private: bool
+    deletions: list[str]
+    blobs: dict[str, str]  # a file the repository holds -> its git blob id (unchanged small files stay)
+
+
 def _repository(
     api: Any, source: Source, repo_id: str, ours: set[str], private: bool, replace: bool
-) -> tuple[bool, bool, list[str]]:
-    """Make the repository, or check what the existing one holds: (created, private, files to delete)."""
+) -> _Repository:
+    """Make the repository, or check what the existing one holds."""
     from huggingface_hub.errors import RepositoryNotFoundError
+    from huggingface_hub.hf_api import RepoFile
 
     try:
         info = api.repo_info(repo_id, repo_type="model")
     except RepositoryNotFoundError:
         api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
-        return True, private, []
-    held = [f for f in api.list_repo_files(repo_id, repo_type="model") if f not in KEPT_FILES]
+        return _Repository(True, private, [], {})
+    tree = [
+        e for e in api.list_repo_tree(repo_id, recursive=True, repo_type="model") if isinstance(e, RepoFile)
+    ]
+    held = [e.path for e in tree if e.path not in KEPT_FILES]
     if held and not replace:
         raise holds_other_files(repo_id, held)
-    return False, bool(getattr(info, "private", False)), sorted(f for f in held if f not in ours)
+    blobs = {e.path: str(e.blob_id) for e in tree if e.blob_id}
+    return _Repository(False, bool(getattr(info, "private", False)), sorted(set(held) - ours), blobs)
+
+
+def _git_blob_id(path: Path) -> str:
+    """Git's id of a file's contents (what the hub calls a regular file's ``blob_id``)."""
+    import hashlib
+
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 class HoldsOtherFiles(InputError):
@@ -359,9 +368,7 @@ def _commit(
     files: dict[str, Path],
     message: str,
     description: str,
-    deletions: list[str],
-    created: bool,
-    private: bool,
+    repository: _Repository,
     on_progress: OnProgress | None,
     cancel: threading.Event | None,
 ) -> Pushed:
@@ -394,7 +401,7 @@ def _commit(
         committing = _Meter("commit", total, None, None)  # small files go inside the commit itself
         for watched in opened:
             watched.meter = committing
-        removals = [CommitOperationDelete(path_in_repo=name) for name in deletions]
+        removals = [CommitOperationDelete(path_in_repo=name) for name in repository.deletions]
         info = api.create_commit(
             repo_id,
             operations=[*operations, *removals],
@@ -405,8 +412,11 @@ def _commit(
     finally:
         for watched in opened:
             watched.close()
-    # A file read neither to send it nor inside the commit is one the hub held already.
-    small = committing.reached
+    # A large file never read to be sent, and a small one the same as the hub's, were there already (the
+    # client reads a small file to compare it, then leaves an unchanged one out of the commit).
+    read = committing.reached
+    same = {n for n in read if n in repository.blobs and _git_blob_id(files[n]) == repository.blobs[n]}
+    small = {n: size for n, size in committing.reached.items() if n not in same}
     kept = [n for n, size in sizes.items() if size and not credited.get(n) and not small.get(n)]
     sent = sum(credited.values()) + sum(small.values())
     log.info("pushed %s: %d files, %s sent", repo_id, len(files), human_size(sent))
@@ -417,8 +427,8 @@ def _commit(
         sent=sent,
         kept=len(kept),
         kept_bytes=sum(sizes[n] for n in kept),
-        created=created,
-        private=private,
+        created=repository.created,
+        private=repository.private,
     )
 
 

@@ -8,7 +8,9 @@ honoured before the upload starts, and the upload in flight runs to its end.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import threading
 import time
 from collections.abc import Callable
@@ -92,14 +94,17 @@ def push_to_modelscope(
         raise InputError(msg("The files to publish must be in one folder, under their own names."))
     root = roots.pop()
     total = sum(path.stat().st_size for path in files.values())
+    tracker = _tracker(repo_id)
     try:
         created = not api.repo_exists(repo_id, "model")
         if created:
+            tracker.unlink(missing_ok=True)  # what was sent to a repository of that name before is gone
             api.create_repo(repo_id, "model", visibility="private" if private else "public")
         else:
             held = [f.path for f in api.list_repo_files(repo_id, "model") if f.path not in KEPT_FILES]
             held = [p for p in held if p not in (".gitignore", "configuration.json")]
-            if held and not replace:
+            # A push of ours that stopped half-way committed some files: the next one goes on.
+            if held and not replace and not (tracker.exists() and set(held) <= set(files)):
                 raise holds_other_files(repo_id, held)
         if cancel is not None and cancel.is_set():
             raise UploadCancelled(msg("Publishing cancelled; the repository was not changed."))
@@ -111,19 +116,20 @@ def push_to_modelscope(
                 seconds = time.monotonic() - started
                 on_progress("send", Progress(done, total, done / seconds if seconds >= 1 else 0.0, ""))
 
-        result = api.upload_folder(
-            repo_id,
-            "model",
-            root,
-            commit_message=message,
-            commit_description=description,
-            allow_patterns=sorted(files),
-            disable_tqdm=True,
-            sync_remote_repo=replace,
-            use_cache=True,
-            tracker_path=_tracker(repo_id),
-            progress_callback=told,
-        )
+        with contextlib.redirect_stdout(io.StringIO()):  # the client prints a report of its own
+            result = api.upload_folder(
+                repo_id,
+                "model",
+                root,
+                commit_message=message,
+                commit_description=description,
+                allow_patterns=sorted(files),
+                disable_tqdm=True,
+                sync_remote_repo=replace,
+                use_cache=True,
+                tracker_path=tracker,
+                progress_callback=told,
+            )
     except StudioError:
         raise
     except HubError as exc:
@@ -138,7 +144,7 @@ def push_to_modelscope(
         kept=0 if result is not None else len(files),
         kept_bytes=0 if result is not None else total,
         created=created,
-        private=private if created else False,
+        private=private if created else None,  # an existing repository keeps its own, unknown here
     )
 
 

@@ -67,10 +67,10 @@ def write_model_card(
     )
     # Preference runs are found on the hub as TRL's are: by the library and the method.
     tags = f", trl, {config.preference.method}" if config.task == "preference" else ""
-    if config.lora.enabled:
+    if lora == "adapter":
         tags += ", peft, lora"
     card = f"""---
-{front_matter(config, tags)}
+{front_matter(config, tags, lora)}
 ---
 
 # {run.path.name}
@@ -114,19 +114,104 @@ finetune-studio-cli train finetune-studio-config.toml
     (out / "README.md").write_text(card, encoding="utf-8")
 
 
-def front_matter(config: Any, tags: str) -> str:
+HUB_LICENSES = frozenset(
+    [
+        "apache-2.0",
+        "mit",
+        "openrail",
+        "bigscience-openrail-m",
+        "creativeml-openrail-m",
+        "bigscience-bloom-rail-1.0",
+        "bigcode-openrail-m",
+        "afl-3.0",
+        "artistic-2.0",
+        "bsl-1.0",
+        "bsd",
+        "bsd-2-clause",
+        "bsd-3-clause",
+        "bsd-3-clause-clear",
+        "c-uda",
+        "cc",
+        "cc0-1.0",
+        "cc-by-2.0",
+        "cc-by-2.5",
+        "cc-by-3.0",
+        "cc-by-4.0",
+        "cc-by-sa-3.0",
+        "cc-by-sa-4.0",
+        "cc-by-nc-2.0",
+        "cc-by-nc-3.0",
+        "cc-by-nc-4.0",
+        "cc-by-nd-4.0",
+        "cc-by-nc-nd-3.0",
+        "cc-by-nc-nd-4.0",
+        "cc-by-nc-sa-2.0",
+        "cc-by-nc-sa-3.0",
+        "cc-by-nc-sa-4.0",
+        "cdla-sharing-1.0",
+        "cdla-permissive-1.0",
+        "cdla-permissive-2.0",
+        "wtfpl",
+        "ecl-2.0",
+        "epl-1.0",
+        "epl-2.0",
+        "etalab-2.0",
+        "eupl-1.1",
+        "eupl-1.2",
+        "agpl-3.0",
+        "gfdl",
+        "gpl",
+        "gpl-2.0",
+        "gpl-3.0",
+        "lgpl",
+        "lgpl-2.1",
+        "lgpl-3.0",
+        "isc",
+        "h-research",
+        "intel-research",
+        "lppl-1.3c",
+        "ms-pl",
+        "apple-ascl",
+        "apple-amlr",
+        "mpl-2.0",
+        "odc-by",
+        "odbl",
+        "openrail++",
+        "osl-3.0",
+        "postgresql",
+        "ofl-1.1",
+        "ncsa",
+        "unlicense",
+        "zlib",
+        "pddl",
+        "lgpl-lr",
+        "deepfloyd-if-license",
+        "fair-noncommercial-research-license",
+        "llama2",
+        "llama3",
+        "llama3.1",
+        "llama3.2",
+        "llama3.3",
+        "llama4",
+        "gemma",
+        "unknown",
+        "other",
+    ]
+)
+"""The licence ids the Hugging Face hub accepts in a card's metadata (its "license" field's list)."""
+
+
+def front_matter(config: Any, tags: str, lora: str = "merged") -> str:
     """The card's metadata, as the hubs read it: the library, the base model and the data when they
     are hub ids (a folder on this computer means nothing there), the tags, and the base model's license
     (from its own card, when the model is on this computer)."""
-    lines = ["library_name: transformers"]
+    lines = ["library_name: peft" if lora == "adapter" else "library_name: transformers"]
     name = config.model.name
     if _hub_id(name):
         lines.append(f"base_model: {name}")
     if getattr(config.data, "hub_id", "") and _hub_id(config.data.hub_id):
         lines.append(f"datasets: [{config.data.hub_id}]")
-    license_ = base_license(name)
-    if license_:
-        lines.append(f"license: {license_}")
+    lines += license_lines(name)
     lines.append(f"tags: [finetune-studio, {config.task}{tags}]")
     return "\n".join(lines)
 
@@ -135,8 +220,9 @@ def _hub_id(name: str) -> bool:
     return bool(re.fullmatch(r"[\w.-]+/[\w.-]+", name or "")) and not Path(name).expanduser().exists()
 
 
-def base_license(name: str) -> str:
-    """The ``license:`` of the base model's own card (its folder, or its copy in a hub's cache)."""
+def license_lines(name: str) -> list[str]:
+    """The ``license`` lines of the base model's own card (its folder, or its copy in a hub's cache),
+    kept only when the hub knows the licence; ``other`` with its ``license_name`` and ``license_link``."""
     folder = Path(name).expanduser()
     if not folder.is_dir():
         from desktop.core.hub.access import cached_snapshot
@@ -144,14 +230,24 @@ def base_license(name: str) -> str:
         try:
             folder = cached_snapshot(name) or Path()
         except Exception:  # a name no cache knows
-            return ""
+            return []
     try:
         text = (folder / "README.md").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return ""
+        return []
     head = text.split("---", 2)[1] if text.startswith("---") and text.count("---") >= 2 else ""
-    found = re.search(r"^license:\s*([\w.+-]+)\s*$", head, re.MULTILINE)
-    return found.group(1) if found else ""
+
+    def field(key: str) -> str:
+        found = re.search(rf"^{key}:[ \t]*['\"]?([^'\"\n]+?)['\"]?[ \t]*$", head, re.MULTILINE)
+        return found.group(1).strip() if found else ""
+
+    license_ = field("license").lower()
+    if license_ not in HUB_LICENSES:
+        return []
+    if license_ != "other":
+        return [f"license: {license_}"]
+    extra = [f"{key}: {value}" for key in ("license_name", "license_link") if (value := field(key))]
+    return ["license: other", *extra] if len(extra) == 2 else []
 
 
 def _card_section(language: str, model: str, task: str, data: str, metrics: dict) -> str:

@@ -118,12 +118,14 @@ def summary(pushed: Pushed) -> Msg:
     values = {"files": pushed.files, "sent": human_size(pushed.sent)}
     if pushed.kept:
         return msg(
-            "{files} files in one commit, {sent} sent; {kept} large files ({kept_size}) were on the hub "
+            "{files} files in one commit, {sent} sent; {kept} of them ({kept_size}) were on the hub "
             "already and were not sent again.",
             kept=pushed.kept,
             kept_size=human_size(pushed.kept_bytes),
             **values,
         )
+    if pushed.private is None:
+        return msg("{files} files in one commit, {sent} sent.", **values)
     if pushed.private:
         return msg("{files} files in one commit, {sent} sent. The repository is private.", **values)
     return msg("{files} files in one commit, {sent} sent. The repository is public.", **values)

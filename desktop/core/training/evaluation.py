@@ -347,6 +347,10 @@ def card_section(run_dir: Path, out: Path) -> str:
         lines += ["", "![Confusion matrix (rows: true label, columns: predicted)](confusion_matrix.svg)"]
     elif isinstance(report, PreferenceReport):
         lines += _preference_section(report, base, header, cells)
+    elif getattr(report, "task", "") == "grpo":
+        from desktop.core.training.grpo_evaluation import card_lines
+
+        lines += card_lines(report, base)
     else:
         lines += [f"On the {report.rows} evaluation rows the run held out:", "", header]
         for name, attribute in (
@@ -446,4 +450,8 @@ def _report(data: dict[str, Any]) -> Report:
         return ClassificationReport.from_dict(data)
     if data.get("task") == "preference":
         return PreferenceReport.from_dict(data)
+    if data.get("task") == "grpo":
+        from desktop.core.training.grpo_evaluation import RewardReport
+
+        return RewardReport.from_dict(data)
     return GenerationReport.from_dict(data)

@@ -54,6 +54,9 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
     if prepared.config.task == "preference":
         _measure_preferences(trainer, prepared, run, base=True)
         return
+    if prepared.config.task == "grpo":
+        _measure_rewards(trainer, prepared, run, base=True)
+        return
     try:
         loader = trainer.get_eval_dataloader()
         batches, logits, labels, losses = len(loader), [], [], []
@@ -158,6 +161,44 @@ def _measure_preferences(
         model.train()
 
 
+def _measure_rewards(trainer: Any, prepared: Prepared, run: RunDir, base: bool) -> None:
+    """The share of the held-out prompts whose greedy answer earns each reward, saved as the base or the
+    tuned model's (the tuned model answers the prompts the base model answered)."""
+    from desktop.core.data.tasks.generation import generate_reply
+    from desktop.core.training import evaluation, grpo_evaluation
+
+    config, tokenizer, model = prepared.config, prepared.tokenizer, trainer.model
+    prompts = [prompt for prompt, _ in prepared.task.pairs]
+    references = [reference for _, reference in prepared.task.pairs]
+    model.eval()
+
+    def answer(prompt: Any) -> str:
+        reply = generate_reply(
+            model,
+            tokenizer,
+            trainer.args.device,
+            "causal-lm",
+            prompt,
+            True,
+            max_new_tokens=config.grpo.max_completion_length,
+            temperature=0,
+        )
+        return reply.strip()
+
+    try:
+        before = None if base else (evaluation.load(run.path) or {}).get("base")
+        rows = before.rows if isinstance(before, grpo_evaluation.RewardReport) and before.rows else None
+        report = grpo_evaluation.measure(answer, prompts, references, config.grpo, rows=rows)
+        if base:
+            evaluation.save(run.path, base=report)
+        else:
+            evaluation.save(run.path, report)
+    except Exception:
+        log.warning("the rewards of the held-out prompts could not be measured", exc_info=True)
+    finally:
+        model.train()
+
+
 ANSWER_TOKENS = 256
 """The longest answer generated for the evaluation's samples and scores."""
 
@@ -176,6 +217,10 @@ def write_evaluation(
     if prepared.config.task == "preference":
         if main and not distributed.world().distributed:
             _measure_preferences(trainer, prepared, run, base=False, metrics=metrics)
+        return
+    if prepared.config.task == "grpo":
+        if main and not distributed.world().distributed:
+            _measure_rewards(trainer, prepared, run, base=False)
         return
     try:
         if prepared.config.task != "classification":

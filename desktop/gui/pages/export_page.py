@@ -198,6 +198,7 @@ class ExportPage(WizardPage):
         export_layout.addWidget(self.export_box)
         self.publish_panel = PublishPanel()  # offered once there is an export to publish
         self.publish_panel.busy_changed.connect(self.busy_changed)
+        self.publish_panel.busy_changed.connect(self._on_publishing)
         export_layout.addWidget(self.publish_panel)
         export_layout.addStretch()
         from desktop.gui.widgets.evaluation_view import EvaluationView
@@ -436,8 +437,16 @@ class ExportPage(WizardPage):
             else self.tr("llama.cpp is not installed: the file will be written, but not checked.")
         )
         refusal = self._gguf_refusal() if gguf else ""
-        self.export_button.setEnabled(not refusal and not (missing and k_quant) and self._task is None)
+        idle = self._task is None and not self.publish_panel.is_busy()  # an export would swap the files
+        self.export_button.setEnabled(not refusal and not (missing and k_quant) and idle)
         self.export_status.setText(refusal)
+
+    def _on_publishing(self, busy: bool) -> None:
+        """No export while a push reads the exported files (it would swap or hold them)."""
+        said = self.export_status.text()
+        self._on_format_changed()
+        if not self.export_status.text():
+            self.export_status.setText(said)  # what the export said stays
 
     def _on_layout_changed(self) -> None:
         """The LM Studio layout goes to LM Studio's models folder unless the user chose a folder."""

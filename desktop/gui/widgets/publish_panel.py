@@ -42,6 +42,7 @@ class PublishPanel(QGroupBox):
         self.export: Path | None = None
         self.format = "folder"
         self._task: BackgroundTask | None = None
+        self._pushing: Any = None  # (source, repository, parcel) of the push under way
         self._cancel = threading.Event()
         self.what = QLabel()
         self.what.setWordWrap(True)
@@ -81,7 +82,10 @@ class PublishPanel(QGroupBox):
         self.setVisible(False)
 
     def offer(self, export: Path, fmt: str, name: str) -> None:
-        """Offer to publish ``export`` (a folder, or a GGUF file when ``fmt`` is ``gguf``)."""
+        """Offer to publish ``export`` (a folder, or a GGUF file when ``fmt`` is ``gguf``); not while a
+        push is under way (it keeps what it was given)."""
+        if self._task is not None:
+            return
         self.export, self.format = Path(export), fmt
         words = {
             "folder": self.tr("The model folder {name} with its model card."),
@@ -94,25 +98,30 @@ class PublishPanel(QGroupBox):
         self.status.clear()
         self.setVisible(True)
 
-    def start(self, replace: bool = False) -> None:
-        """Publish in the background."""
+    def start(self, replace: bool = False, again: Any = None) -> None:
+        """Publish in the background (``again``: the push the user agreed may replace the repository's
+        files, as it was: the same files, hub and repository)."""
         if self.export is None or self._task is not None:
-            return
-        repo = self.repo_edit.text().strip()
-        if not re.fullmatch(r"([\w.-]+/)?[\w.-]+", repo):
-            self.status.setText(
-                self.tr("Give the repository as name, or owner/name (letters, digits, - _ .).")
-            )
             return
         from desktop.core.hub.uploads import push_source
         from desktop.core.results import publish
 
-        try:
-            package = publish.exported_parcel(self.export, self.format)
-            source = push_source(self.hub_combo.currentData())
-        except Exception as exc:  # a file gone since the export: said, nothing sent
-            show_error(self.status, exc)
-            return
+        if again is not None:
+            source, repo, package = again
+        else:
+            repo = self.repo_edit.text().strip()
+            if not re.fullmatch(r"([\w.-]+/)?[\w.-]+", repo):
+                self.status.setText(
+                    self.tr("Give the repository as name, or owner/name (letters, digits, - _ .).")
+                )
+                return
+            try:
+                package = publish.exported_parcel(self.export, self.format)
+                source = push_source(self.hub_combo.currentData())
+            except Exception as exc:  # a file gone since the export: said, nothing sent
+                show_error(self.status, exc)
+                return
+        self._pushing = (source, repo, package)
         private, cancel = self.private_check.isChecked(), self._cancel
         cancel.clear()
         self._task = BackgroundTask(
@@ -132,6 +141,8 @@ class PublishPanel(QGroupBox):
         task.finished.connect(self._on_finished)
         task.failed.connect(self._on_failed)
         self._set_busy(True)
+        # ModelScope's client cannot stop an upload in the middle: no Cancel that would not cancel.
+        self.cancel_button.setVisible(source.kind != "modelscope")
         self.status.setText(self.tr("Checking the token…"))
         task.start()
 
@@ -187,7 +198,7 @@ class PublishPanel(QGroupBox):
                 ).format(problem=shown(exc.message)),
             )
             if answer == QMessageBox.StandardButton.Yes:
-                self.start(replace=True)
+                self.start(replace=True, again=self._pushing)
                 return
         show_error(self.status, exc)
 

@@ -97,6 +97,7 @@ def prepare(
     ensure_chat_template(tokenizer)  # saved with the model: the tuned model chats as it was taught
     notes: list[str] = []
     parts: dict[str, Any] = {}
+    held_out: list[tuple[Any, str]] = []
     for name, table in (("train", train), ("eval", eval_)):
         if table is None:
             continue
@@ -116,6 +117,8 @@ def prepare(
                 msg("Map columns.prompt to the column of questions (text, or lists of chat messages)."),
             )
         parts[name] = datasets.Dataset.from_dict({"prompt": prompts, "answer": answers})
+        if name == "eval":
+            held_out = list(zip(prompts, answers, strict=True))
     model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **(model_kwargs or {}))
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
@@ -126,4 +129,5 @@ def prepare(
         collator=None,  # TRL's own: it samples the answers and batches them
         notes=notes,
         chat=True,
+        pairs=held_out,  # the evaluation's prompts and answers, for the rewards before and after
     )
