@@ -16,6 +16,7 @@ from desktop.core.system.events import (
     LogEvent,
     PreparingEvent,
     ProgressEvent,
+    SampleEvent,
     StartedEvent,
 )
 
@@ -80,6 +81,10 @@ class RunConsole:
                 self.write(
                     "  " + say("to try it: {change} ({flags})", change=text(remedy["label"]), flags=changes)
                 )
+        elif isinstance(event, SampleEvent):
+            from desktop.core.data.rewards import sample_message
+
+            self.write(text(sample_message(event.step, event.rewards, event.completion)))
         elif isinstance(event, CheckpointEvent):
             self.write(say("Checkpoint saved at step {step}.", step=event.step))
         elif isinstance(event, AdjustedEvent):

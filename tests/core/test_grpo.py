@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from desktop.core.data.rewards import sample_message
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
-from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
+from desktop.core.system.events import AdviceEvent, LogEvent, ProgressEvent, SampleEvent, StartedEvent
 from desktop.core.training import evaluation
 from desktop.core.training.run import run_training
 from tests.core.helpers import Recorder, make_config
@@ -58,6 +59,12 @@ def test_the_mean_reward_rises(tiny_gpt2: Path, sums: Path, tmp_path: Path) -> N
     logged = next(e.metrics for e in events.of(LogEvent) if "reward" in e.metrics)
     assert {"rewards/length/mean", "reward_std", "completions/mean_length"} <= set(logged)
     assert (RunDir(result.run_dir).model_dir / "config.json").is_file()
+    # What the model writes, in the log as training goes: the best and the worst answer of a batch.
+    samples = events.of(SampleEvent)
+    assert samples and {s.step for s in samples} >= {0, 10, 20, 30}
+    assert all(set(s.rewards) == {"length"} and s.prompt.startswith("What is") for s in samples)
+    line = str(sample_message(samples[0].step, samples[0].rewards, samples[0].completion))
+    assert line.startswith("sample at step 0 (length ")
 
     saved = evaluation.load(result.run_dir)
     base, tuned = saved["base"], saved["fine_tuned"]
@@ -100,3 +107,27 @@ def test_a_config_that_cannot_work_is_refused_field_by_field(
     assert "must be above 0" in fields["grpo.temperature"]
     assert "no group to take the answer from" in fields["grpo.format"]
     assert "turns every reward off" in fields["grpo"]
+
+
+def test_the_coach_says_when_the_reward_is_flat_or_the_answers_shrink(
+    tiny_gpt2: Path, sums: Path, tmp_path: Path
+) -> None:
+    from desktop.core.training.coach import Coach
+
+    config = _config(tiny_gpt2, sums, tmp_path / "runs", max_steps=40)
+    coach = Coach(config)
+    coach.see(StartedEvent(str(tmp_path), 40, 64, 0, "cpu"))
+    said: list[AdviceEvent] = []
+    lengths = [120, 118, 110, 90, 60, 30, 20, 12]
+    for i, length in enumerate(lengths):
+        metrics = {
+            "loss": 0.0,
+            "reward": 0.30,
+            "frac_reward_zero_std": 0.9,
+            "completions/mean_length": length,
+        }
+        said += coach.see(LogEvent(step=(i + 1) * 5, epoch=0.0, metrics=metrics))
+    concerns = {a.concern: str(a.message) for a in said}
+    assert set(concerns) == {"reward_flat", "length_collapsing"}  # a GRPO loss of 0 is not "not learning"
+    assert "in 90% of the prompts every answer scored the same" in concerns["reward_flat"]
+    assert "shrank from 120 to 30 tokens" in concerns["length_collapsing"]  # said the first time

@@ -416,3 +416,16 @@ def describe(name: str) -> Msg:
         "custom": msg("your reward"),
     }
     return words.get(name, msg("{name}", name=name))
+
+
+def sample_message(step: int, rewards: dict[str, float | None], completion: str) -> Msg:
+    """``sample at step 20 (answer 1, format 0.5): Answer: 7``: an answer the model wrote during a run,
+    with what each reward gave it (the log's line)."""
+    scores: Any = ""
+    for name, value in rewards.items():
+        if value is None:
+            continue
+        part = msg("{reward} {value}", reward=describe(name), value=f"{value:g}")
+        scores = msg("{first}, {then}", first=scores, then=part) if scores else part
+    answer = " ".join(completion.split())[:200]
+    return msg("sample at step {step} ({scores}): {answer}", step=step, scores=scores, answer=answer)

@@ -205,6 +205,19 @@ class AdviceEvent(Event):
     remedies: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SampleEvent(Event):
+    """Reasoning runs (GRPO): one answer the model wrote during training, with what each reward gave it
+    (the best and the worst of a batch are shown, so the user sees what the model writes)."""
+
+    kind: ClassVar[str] = "sample"
+    step: int
+    prompt: str
+    completion: str
+    rewards: dict[str, Any] = field(default_factory=dict)
+    total: float = 0.0
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -221,6 +234,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         DownloadEvent,
         AwakeEvent,
         AdviceEvent,
+        SampleEvent,
     )
 }
 TERMINAL = (FinishedEvent, StoppedEvent, FailedEvent)

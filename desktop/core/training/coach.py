@@ -33,7 +33,7 @@ import math
 from typing import Any
 
 from desktop.core.settings.config import RunConfig
-from desktop.core.settings.config_sections import DEFAULT_LEARNING_RATE, PREFERENCE_LEARNING_RATE
+from desktop.core.settings.config_sections import DEFAULT_LEARNING_RATE, LOW_RATES
 from desktop.core.system.events import AdviceEvent, Event, LogEvent, StartedEvent
 from desktop.core.system.messages import Msg, msg
 
@@ -56,7 +56,7 @@ UNKNOWN = 0.05
 
 def default_rate(config: RunConfig) -> float:
     """The learning rate the app starts ``config``'s task with."""
-    return PREFERENCE_LEARNING_RATE if config.task == "preference" else DEFAULT_LEARNING_RATE
+    return LOW_RATES.get(config.task, DEFAULT_LEARNING_RATE)
 
 
 class Coach:
@@ -76,6 +76,11 @@ class Coach:
         self.rewards: list[tuple[int, float, float]] = []  # preference: (step, chosen, rejected)
         self.reward_accuracies: list[float] = []  # on the training pairs, at each log
         self.held_out: list[tuple[int, float]] = []  # reward accuracy on the held-out pairs
+        self.grpo = None
+        if config.task == "grpo":
+            from desktop.core.training.grpo_coach import GrpoWatch
+
+            self.grpo = GrpoWatch(config)  # its own concerns: a GRPO loss says nothing of learning
 
     def see(self, event: Event) -> list[AdviceEvent]:
         """Advice prompted by ``event``, each concern at most once a run."""
@@ -85,7 +90,9 @@ class Coach:
             found.append(self._rate(event.resumed_from_step))
         elif isinstance(event, LogEvent):
             metrics = event.metrics
-            if isinstance(metrics.get("loss"), (int, float)):
+            if self.grpo is not None:
+                found += self.grpo.see(event.step, self.total_steps, metrics)
+            elif isinstance(metrics.get("loss"), (int, float)):
                 self.losses.append((event.step, float(metrics["loss"])))
                 found += [self._diverging(event.step), self._flat(event.step)]
             if isinstance(metrics.get("eval_loss"), (int, float)):

@@ -9,10 +9,12 @@ for every task, since the trainer is ``transformers.Trainer`` underneath.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from desktop.core.settings.config import RunConfig
 from desktop.core.system.errors import ConfigError, Problem
+from desktop.core.system.events import Event, SampleEvent
 from desktop.core.system.messages import msg
 
 
@@ -50,20 +52,77 @@ def method_args(config: RunConfig) -> dict[str, Any]:
     }
 
 
-def make_grpo_trainer(prepared: Any, args: Any, callbacks: list[Any]) -> Any:
-    """TRL's ``GRPOTrainer`` for ``prepared`` (a reasoning task), with the run's rewards."""
+SAMPLE_TEXT = 600
+"""Characters of a sampled answer kept in the log."""
+
+
+class SampleKeeper:
+    """Wraps the rewards so that every ``every`` steps the best and the worst answer of a batch, with
+    what each reward gave them, go to the run's log (:class:`SampleEvent`)."""
+
+    def __init__(self, scored: list[Any], emit: Callable[[Event], None], every: int) -> None:
+        self.scored, self.emit, self.every = scored, emit, max(1, every)
+        self.trainer: Any = None
+        self._scores: dict[str, list[float | None]] = {}
+        self._last = -self.every
+
+    def functions(self) -> list[Callable[..., list[float | None]]]:
+        return [self._wrap(i, s) for i, s in enumerate(self.scored)]
+
+    def _wrap(self, index: int, scored: Any) -> Callable[..., list[float | None]]:
+        def reward(prompts: list[Any], completions: list[Any], **columns: Any) -> list[float | None]:
+            values = scored.function(prompts, completions, **columns)
+            self._scores[scored.name] = values
+            if index == len(self.scored) - 1:
+                self._show(prompts, completions)
+            return values
+
+        reward.__name__ = scored.name  # TRL logs rewards/<name>/mean
+        return reward
+
+    def _show(self, prompts: list[Any], completions: list[Any]) -> None:
+        from desktop.core.data.rewards import text_of
+
+        step = self.trainer.state.global_step if self.trainer is not None else 0
+        if step - self._last < self.every or not completions:
+            return
+        self._last = step
+        totals = [
+            sum(s.weight * (self._scores[s.name][i] or 0.0) for s in self.scored)
+            for i in range(len(completions))
+        ]
+        order = sorted(range(len(completions)), key=totals.__getitem__)
+        for i in dict.fromkeys((order[-1], order[0])):  # the best, then the worst (once when alike)
+            rewards = {s.name: self._scores[s.name][i] for s in self.scored}
+            prompt = prompts[i]
+            asked = prompt[-1]["content"] if isinstance(prompt, list) and prompt else str(prompt)
+            self.emit(
+                SampleEvent(
+                    step,
+                    str(asked)[:SAMPLE_TEXT],
+                    text_of(completions[i])[:SAMPLE_TEXT],
+                    rewards,
+                    round(totals[i], 4),
+                )
+            )
+
+
+def make_grpo_trainer(prepared: Any, args: Any, callbacks: list[Any], emit: Callable[[Event], None]) -> Any:
+    """TRL's ``GRPOTrainer`` for ``prepared`` (a reasoning task), with the run's rewards; a few sampled
+    answers with their rewards go to ``emit`` as training goes."""
     import datasets
     from trl import GRPOTrainer
 
     from desktop.core.data.rewards import rewards_of
 
     config, task = prepared.config, prepared.task
+    keeper = SampleKeeper(rewards_of(config.grpo), emit, config.training.logging_steps * 5)
     shown = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
     try:
-        return GRPOTrainer(
+        trainer = GRPOTrainer(
             model=task.model,
-            reward_funcs=[scored.function for scored in rewards_of(config.grpo)],
+            reward_funcs=keeper.functions(),
             args=args,
             train_dataset=task.train,
             eval_dataset=task.eval,
@@ -73,3 +132,5 @@ def make_grpo_trainer(prepared: Any, args: Any, callbacks: list[Any]) -> Any:
     finally:
         if shown:
             datasets.enable_progress_bars()
+    keeper.trainer = trainer
+    return trainer

@@ -285,7 +285,7 @@ def make_trainer(
     elif config.task == "grpo":
         from desktop.core.training.grpo import make_grpo_trainer
 
-        trainer = make_grpo_trainer(prepared, args, [callback, *kept])
+        trainer = make_grpo_trainer(prepared, args, [callback, *kept], emit)
     else:
         trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
         if config.performance.group_by_length and not isinstance(task.collator, PaddingFreeCollator):

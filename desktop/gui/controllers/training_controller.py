@@ -26,6 +26,7 @@ from desktop.core.system.events import (
     PreparingEvent,
     ProgressEvent,
     RunResult,
+    SampleEvent,
     StartedEvent,
 )
 from desktop.core.system.messages import msg
@@ -66,6 +67,8 @@ class TrainingController(QObject):
     training_failed = Signal(object)
     """The run failed or its input was rejected: the :class:`RunResult` with its failure."""
     advice_given = Signal(object)
+    sampled = Signal(object)
+    """Reasoning runs: an answer the model wrote, with its rewards (a :class:`SampleEvent`)."""
     """The coach saw something in the run's curves: the :class:`AdviceEvent`."""
     running_changed = Signal(bool)
     """Whether a run is in progress."""
@@ -151,6 +154,7 @@ class TrainingController(QObject):
             CheckpointEvent: self.checkpoint_saved,
             AdjustedEvent: self.settings_adjusted,
             AdviceEvent: self.advice_given,
+            SampleEvent: self.sampled,
         }.get(type(event))
         if signal is not None:  # terminal events arrive as the RunResult in run_ended
             signal.emit(event)

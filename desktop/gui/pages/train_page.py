@@ -22,6 +22,7 @@ from desktop.core.system.events import (
     PreparingEvent,
     ProgressEvent,
     RunResult,
+    SampleEvent,
     StartedEvent,
 )
 from desktop.gui.config_model import RunConfigModel
@@ -168,6 +169,7 @@ class TrainPage(WizardPage):
         controller.running_changed.connect(self._on_controller_running_changed)
         controller.awake_changed.connect(self._on_controller_awake_changed)
         controller.advice_given.connect(self._on_controller_advice_given)
+        controller.sampled.connect(self._on_controller_sampled)
 
     def showEvent(self, event: QShowEvent) -> None:
         self.plot_area.start_revealing()
@@ -290,6 +292,11 @@ class TrainPage(WizardPage):
     def _on_controller_advice_given(self, advice: AdviceEvent) -> None:
         self.coach.add(advice)
         self.log.appendPlainText(self.tr("Advice: {advice}").format(advice=shown(advice.message)))
+
+    def _on_controller_sampled(self, sample: SampleEvent) -> None:
+        from desktop.core.data.rewards import sample_message
+
+        self.log.appendPlainText(shown(sample_message(sample.step, sample.rewards, sample.completion)))
 
     def _on_controller_awake_changed(self, held: bool) -> None:
         if held:
