@@ -131,3 +131,27 @@ def test_the_coach_says_when_the_reward_is_flat_or_the_answers_shrink(
     assert set(concerns) == {"reward_flat", "length_collapsing"}  # a GRPO loss of 0 is not "not learning"
     assert "in 90% of the prompts every answer scored the same" in concerns["reward_flat"]
     assert "shrank from 120 to 30 tokens" in concerns["length_collapsing"]  # said the first time
+
+
+@pytest.mark.parametrize(
+    ("name", "check"),
+    [("reasoning.jsonl", "number"), ("reasoning-zh.jsonl", "number"), ("sentiment-words.jsonl", "label")],
+)
+def test_the_samples_are_checkable(samples: Path, name: str, check: str) -> None:
+    from desktop.core.data.columns import guess_columns
+    from desktop.core.data.local_files import read_files
+    from desktop.core.data.rewards import guess_check, preview
+    from desktop.core.settings.config_sections import Grpo
+
+    table = read_files([samples / name])
+    columns = guess_columns(table, "grpo").columns
+    assert (columns.prompt, columns.answer) == ("question", "answer")
+    answers = list(table.column("answer"))
+    settings = Grpo()
+    settings.answer_check, settings.labels = guess_check(answers)
+    assert settings.answer_check == check
+    if check == "label":
+        assert settings.labels == ["negative", "positive"]
+    rows = [(q, a) for q, a in zip(table.column("question"), answers, strict=True)][:20]
+    for row in preview(settings, rows, count=20):
+        assert row.right == {"answer": 1.0, "format": 1.0} and row.wrong["answer"] == 0.0
