@@ -93,6 +93,17 @@ def test_a_stopped_run_resumes_where_it_stopped(tiny_gpt2: Path, sums: Path, tmp
     assert resumed.of(StartedEvent)[0].resumed_from_step in (5, 6)
     assert resumed.last_step() == 10 and _rewards(resumed)
 
+    # The tuned model is the chat model it was: a verified folder, and a GGUF file.
+    from desktop.core.results.export import export_run
+    from desktop.core.results.gguf_export import export_run_gguf
+
+    exported = export_run(run, tmp_path / "export")
+    assert exported.verification is not None and exported.verification.ok
+    card = (exported.folder / "README.md").read_text(encoding="utf-8")
+    assert "tags: [finetune-studio, grpo, trl]" in card
+    gguf = export_run_gguf(run, tmp_path / "gguf", verify=False)
+    assert gguf.path.read_bytes()[:4] == b"GGUF"
+
 
 def test_a_config_that_cannot_work_is_refused_field_by_field(
     tiny_gpt2: Path, sums: Path, tmp_path: Path

@@ -196,3 +196,22 @@ def test_liger_kernels_leave_out_the_logits_of_a_large_vocabulary(qwen_like: Pat
     fused = estimate(shapes, config)
     assert plain.logits == 8 * 8 * 1024 * 151936  # 9.3 GB of fp32 logits and their gradients
     assert fused.logits == 8 * 8 * 1024 * 1536 and fused.total < plain.total - 9 * 2**30
+
+
+def test_a_reasoning_run_counts_the_answers_it_writes(qwen_like: Path) -> None:
+    """GRPO: the answers' length adds to every sequence; their cache while written can outweigh the step's
+    activations; a beta above 0 without LoRA holds a reference model."""
+    config = _config("grpo", qwen_like, batch_size=8, gradient_accumulation=4, max_length=256)
+    shapes = shapes_for_config(config, lora=False)
+    config.grpo.max_completion_length = 256
+    short = estimate(shapes, config)
+    config.grpo.max_completion_length = 2048
+    long = estimate(shapes, config)
+    assert long.activations > 4 * short.activations and long.logits == 8 * short.logits
+    assert short.reference == 0
+    config.grpo.beta = 0.04
+    assert estimate(shapes, config).reference == short.weights
+    config.lora.enabled = True
+    assert estimate(shapes_for_config(config, lora=True), config).reference == 0
+    causal = _config("causal-lm", qwen_like, batch_size=8, gradient_accumulation=4, max_length=256)
+    assert short.activations > estimate(shapes, causal).activations  # prompt + answer, and the cache

@@ -101,6 +101,9 @@ TASK_NEEDS = {
     "preference": msg(
         "Pick a chat model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), or one of your finished chat runs."
     ),
+    "grpo": msg(
+        "Pick a chat model such as Qwen (Qwen/Qwen2.5-0.5B-Instruct), or one of your finished chat runs."
+    ),
     "seq2seq": msg(
         "Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or "
         "BART (facebook/bart-base)."
@@ -314,6 +317,13 @@ def task_mismatch(task: str, model_config: dict[str, Any], model: str) -> str:
     """Why a model with this ``config.json`` cannot be trained for ``task`` (one sentence), or ``""``."""
     kind = str(model_config.get("model_type", ""))
     encoder_decoder = bool(model_config.get("is_encoder_decoder")) or kind in ENCODER_DECODER
+    if task == "grpo" and (encoder_decoder or (kind in ENCODER_ONLY and not model_config.get("is_decoder"))):
+        return msg(
+            "{model} cannot be used for reasoning with rewards: it is not a decoder model that writes text "
+            "({kind}), and GRPO teaches a chat model from the answers it writes.",
+            model=model,
+            kind=kind or "unknown type",
+        )
     if task == "preference" and (
         encoder_decoder or (kind in ENCODER_ONLY and not model_config.get("is_decoder"))
     ):

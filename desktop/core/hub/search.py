@@ -23,6 +23,7 @@ HF_TASKS = {
     "causal-lm": ("text-generation",),
     "seq2seq": ("text2text-generation", "translation", "summarization"),
     "preference": ("text-generation",),
+    "grpo": ("text-generation",),
 }
 DTYPE_BYTES = {
     "F64": 8,

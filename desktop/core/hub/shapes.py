@@ -30,6 +30,7 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
         "causal-lm": AutoModelForCausalLM,
         "seq2seq": AutoModelForSeq2SeqLM,
         "preference": AutoModelForCausalLM,
+        "grpo": AutoModelForCausalLM,
     }[config.task]
     with torch.device("meta"):
         model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)

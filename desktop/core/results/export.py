@@ -52,6 +52,7 @@ PIPELINE_TASKS = {
     "causal-lm": "text-generation",
     "seq2seq": "text2text-generation",
     "preference": "text-generation",
+    "grpo": "text-generation",
 }
 
 STAGES = {

@@ -203,6 +203,11 @@ def _from_data(run: Any, count: int) -> tuple[list[str], str]:
         said = [chat[0]["content"] for chat in asked if chat[0]["role"] == "system"]
         shared = said[0] if said and len(set(said)) == 1 and 2 * len(said) >= len(asked) else ""
         return [chat[-1]["content"] for chat in asked[:count]], shared
+    if config.task == "grpo":  # the prompts, under the run's system prompt
+        from desktop.core.data.tasks.grpo import rows
+
+        prompts, _, _ = rows(table.head(50), guess_columns(table, "grpo", config.columns).columns, "")
+        return [chat[-1]["content"] for chat in prompts[:count]], config.grpo.system_prompt
     columns = guess_columns(table, "causal-lm", config.columns).columns
     found, _ = pairs(table, columns, count)
     system = ""

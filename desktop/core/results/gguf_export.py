@@ -245,7 +245,7 @@ def export_run_gguf(
 
 def _model_dir(run: Any) -> Path:
     config = run.config()
-    if config.task not in ("causal-lm", "preference"):
+    if config.task not in ("causal-lm", "preference", "grpo"):
         raise InputError(
             msg(
                 "GGUF is for decoder chat models (causal LM); {run} is a {task} run.",

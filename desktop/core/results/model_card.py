@@ -67,6 +67,7 @@ def write_model_card(
     )
     # Preference runs are found on the hub as TRL's are: by the library and the method.
     tags = f", trl, {config.preference.method}" if config.task == "preference" else ""
+    tags = ", trl" if config.task == "grpo" else tags  # the task is the method
     if lora == "adapter":
         tags += ", peft, lora"
     card = f"""---

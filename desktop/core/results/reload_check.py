@@ -19,6 +19,7 @@ AUTO_CLASSES = {
     "causal-lm": "AutoModelForCausalLM",
     "seq2seq": "AutoModelForSeq2SeqLM",
     "preference": "AutoModelForCausalLM",
+    "grpo": "AutoModelForCausalLM",
 }
 
 

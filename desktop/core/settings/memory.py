@@ -23,6 +23,12 @@ Playbook, Korthikanti et al. 2022). With P_all all parameters and P the trainabl
                policy's, no gradients or optimizer state; its forward pass runs without gradients,
                so it keeps no activations). DPO with LoRA uses the model with its adapter switched
                off, and ORPO has no reference: nothing more.
+- reasoning (GRPO): every sequence is a prompt (up to the max length) and an answer the model wrote
+               (up to ``max_completion_length``); the batch is of answers. Before each step the answers
+               are written without gradients: their key/value cache (2 * layers * answers written at
+               once * s * h, 2 bytes) is held instead of the activations, so the larger of the two
+               counts. The logits are the answers' tokens only. A beta above 0 without LoRA holds the
+               frozen reference model, as DPO does.
 
 The first three are exact (tested against real parameter counts and optimizer state); the
 activation and overhead terms are estimates to calibrate on a GPU.
@@ -185,6 +191,9 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     b, s, h = config.training.batch_size, config.training.max_length, shapes.hidden_size
     if config.task == "preference":
         b *= 2  # the chosen and the rejected sequence of every example go through the model together
+    grpo = config.task == "grpo"
+    if grpo:
+        s += config.grpo.max_completion_length  # the prompt and the answer the model wrote
     if config.lora.qlora:
         weights = int(0.5 * 1.03 * (shapes.num_parameters - shapes.num_trainable)) + 4 * shapes.num_trainable
     else:
@@ -198,15 +207,20 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
         activations = per_layer * shapes.num_layers
     if not mixed_precision:
         activations *= 2
+    if grpo:  # the answers are written before the step, without gradients: their cache or the step's
+        written = b * config.training.gradient_accumulation  # TRL writes a step's worth of answers at once
+        cache = 2 * shapes.num_layers * written * s * h * (2 if mixed_precision else 4)
+        activations = max(activations, cache)
     logits = 8 * b * s * shapes.vocab_size if shapes.lm_head else 0
+    if grpo and shapes.lm_head:
+        logits = 8 * b * config.grpo.max_completion_length * shapes.vocab_size  # the answers' tokens
     if p.liger_kernel and shapes.lm_head:
         # Liger's fused linear cross-entropy makes the logits a chunk of about B*T*H/V tokens at a time:
         # a chunk's logits are as large as the hidden states.
         logits = 8 * b * s * min(shapes.vocab_size, h)
     lora = config.lora.enabled or config.lora.qlora
-    reference = (
-        weights if config.task == "preference" and config.preference.method == "dpo" and not lora else 0
-    )
+    dpo = config.task == "preference" and config.preference.method == "dpo"
+    reference = weights if (dpo or (grpo and config.grpo.beta > 0)) and not lora else 0
     if config.task == "preference" and config.preference.method == "dpo" and shapes.lm_head:
         logits = 8 * min(b * s, DPO_TILE_TOKENS) * min(shapes.vocab_size, DPO_TILE_VOCAB)
     weights, gradients, optimizer = per_gpu(config, weights, gradients, optimizer)
