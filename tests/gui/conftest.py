@@ -29,6 +29,7 @@ class FakeController(QObject):
     running_changed = Signal(bool)
     awake_changed = Signal(bool)
     advice_given = Signal(object)
+    sampled = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()

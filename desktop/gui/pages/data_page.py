@@ -20,6 +20,7 @@ from desktop.gui.widgets.metric_text import task_name
 from desktop.gui.widgets.model_picker_widget import ModelPickerWidget
 from desktop.gui.widgets.pair_preview_widget import PairPreviewWidget
 from desktop.gui.widgets.preview_table_widget import PreviewTableWidget
+from desktop.gui.widgets.rewards_widget import RewardsWidget
 from desktop.gui.widgets.token_stats_widget import TokenStatsWidget
 from desktop.shared_ui import Settings, shown
 
@@ -61,6 +62,7 @@ class DataPage(WizardPage):
         self._run_config = run_config
         run_config.changed.connect(self._on_run_config_changed)
         self._preview: Preview | None = None
+        self._guess_answers = True  # reasoning runs: the answer check is guessed from the next data read
         self._debounce = QTimer(self, singleShot=True, interval=300)
         self._debounce.timeout.connect(self._load_preview)
         self.checker = DataCheckController(self)
@@ -90,6 +92,8 @@ class DataPage(WizardPage):
         self.column_mapping.option_changed.connect(self._on_column_mapping_option_changed)
         self.table = PreviewTableWidget()
         self.pairs = PairPreviewWidget()  # a tab of its own for preference pairs, the first one
+        self.rewards = RewardsWidget()  # reasoning runs: the rewards, previewed on the first rows
+        self.rewards.changed.connect(self._run_config.set)
         self.preview_tabs = QTabWidget()
         self.preview_tabs.setDocumentMode(True)
         self.preview_tabs.setTabBarAutoHide(True)  # the table alone has no tab bar
@@ -121,6 +125,7 @@ class DataPage(WizardPage):
             config = self._run_config.config
             self.model_picker.show_config(config)
             self.dataset_picker.show_config(config)
+            self.rewards.show_config(config)
             self.column_mapping.forget_task_change()  # "guessed again for Causal-LM" of a preference run
             self.model_picker.check()
             self._show_options()
@@ -152,13 +157,14 @@ class DataPage(WizardPage):
     def _show_options(self) -> None:
         config = self._current()
         self.column_mapping.show_options(config.task, config.data.drop_bad_rows, config.data.merge_label_case)
-        self._show_pairs_tab(config.task == "preference")
+        self._show_tab(self.pairs, self.tr("Pairs"), config.task == "preference")
+        self._show_tab(self.rewards, self.tr("Rewards"), config.task == "grpo")
 
-    def _show_pairs_tab(self, shown: bool) -> None:
-        """The pairs' tab, first and current, for the preference task only."""
-        index = self.preview_tabs.indexOf(self.pairs)
+    def _show_tab(self, tab: object, title: str, shown: bool) -> None:
+        """A task's own tab (the pairs, the rewards), first and current, for that task only."""
+        index = self.preview_tabs.indexOf(tab)
         if shown and index < 0:
-            self.preview_tabs.insertTab(0, self.pairs, self.tr("Pairs"))
+            self.preview_tabs.insertTab(0, tab, title)
             self.preview_tabs.setCurrentIndex(0)
         elif not shown and index >= 0:
             self.preview_tabs.removeTab(index)
@@ -169,6 +175,7 @@ class DataPage(WizardPage):
 
     def _on_model_picker_task_changed(self, task: str) -> None:
         self._run_config.set("task", task)
+        self._guess_answers = True
         rate = learning_rate_for(task, self._current().training.learning_rate)
         self._run_config.set("training.learning_rate", rate)  # preference tuning: a tenth of the default
         self._show_options()
@@ -195,6 +202,7 @@ class DataPage(WizardPage):
         self._load_token_stats()
 
     def _on_dataset_picker_data_changed(self, files: list[str], hub_id: str) -> None:
+        self._guess_answers = True
         self._run_config.set("data.files", files)
         self._run_config.set("data.hub_id", hub_id)
         self._run_config.set("columns", Columns())
@@ -286,6 +294,17 @@ class DataPage(WizardPage):
         self.table.show_preview(result)
         if self._current().task == "preference":
             self.pairs.show_pairs(result.rows, self._current().columns)
+        if self._current().task == "grpo":
+            if self._guess_answers and result.guess.columns.answer:  # new data or a new task: how the
+                from desktop.core.data.rewards import guess_check  # answers compare, from what they are
+
+                answers = [row.get(result.guess.columns.answer) for row in result.rows]
+                check, labels = guess_check(answers)
+                self._run_config.set("grpo.answer_check", check)
+                self._run_config.set("grpo.labels", labels)
+            self._guess_answers = False
+            self.rewards.show_config(self._current())
+            self.rewards.show_rows(result.rows, self._current().columns)
         required, optional = roles_for(self._current().task, result.guess.columns)
         self._show_mapping(required, optional, result.guess.found_by)
 

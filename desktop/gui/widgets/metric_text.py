@@ -72,6 +72,7 @@ def task_name(task: str) -> str:
         "causal-lm": translate("MetricText", "Causal-LM / chat fine-tuning"),
         "seq2seq": translate("MetricText", "Sequence-to-sequence"),
         "preference": translate("MetricText", "Preference (DPO / ORPO)"),
+        "grpo": translate("MetricText", "Reasoning (GRPO)"),
     }.get(task, task)
 
 

@@ -1,0 +1,55 @@
+"""Reasoning runs on the Model & data step: a Rewards tab that guesses how the answers compare, shows
+what each reward gives the reference answer and a wrong one, and says at once when a typed format
+cannot work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop.gui.main_window import MainWindow
+
+
+def test_the_rewards_tab_previews_the_rewards_on_the_data(
+    window: MainWindow, qtbot, tiny_gpt2: Path, samples: Path
+) -> None:
+    page = window.data_page
+    picker, dataset, rewards = page.model_picker, page.dataset_picker, page.rewards
+    picker.task_combo.setCurrentIndex(picker.task_combo.findData("grpo"))
+    assert picker.task_combo.currentText() == "Reasoning (GRPO)"
+    picker.model_edit.setText(str(tiny_gpt2))
+    picker.model_edit.editingFinished.emit()
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        dataset.data_edit.setText(str(samples / "reasoning-zh.jsonl"))
+        dataset.data_edit.editingFinished.emit()
+    assert page.preview_tabs.tabText(0) == "Rewards" and page.preview_tabs.currentWidget() is rewards
+    config = window.run_config.config
+    assert (config.columns.prompt, config.columns.answer) == ("question", "answer")
+    assert config.grpo.answer_check == "number" and rewards.check.currentData() == "number"
+    assert rewards.preview.rowCount() == 3
+    right, wrong = rewards.preview.item(0, 1).text(), rewards.preview.item(0, 2).text()
+    assert right.endswith("answer 1, format 1") and wrong.endswith("answer 0, format 1")
+
+    rewards.format.setCurrentIndex(rewards.format.findData("custom"))
+    rewards.pattern.setText(r"Answer: \d+")  # no group to take the answer from
+    assert "no group to take the answer from" in rewards.pattern_said.text()
+    assert rewards.preview.rowCount() == 0
+    rewards.pattern.setText(r"(?s).*Answer: (?P<answer>\d+)")
+    assert rewards.pattern_said.text() == "" and rewards.preview.rowCount() == 3
+    assert config.grpo.format == r"(?s).*Answer: (?P<answer>\d+)"
+
+    rewards.answer_weight.setValue(0.0)
+    assert window.run_config.config.grpo.answer_weight == 0.0
+    assert "answer" not in rewards.preview.item(0, 1).text().split("→")[1]  # off: not scored
+
+
+def test_an_answer_sampled_during_training_is_in_the_log(window: MainWindow) -> None:
+    from desktop.core.system.events import SampleEvent
+
+    controller = window.train_page.controller
+    controller.sampled.emit(
+        SampleEvent(20, "3 + 4 = ?", "3 and 4 make 7.\nAnswer: 7", {"answer": 1.0, "format": 1.0})
+    )
+    assert (
+        "sample at step 20 (answer 1, format 1): 3 and 4 make 7. Answer: 7"
+        in window.train_page.log.toPlainText()
+    )
