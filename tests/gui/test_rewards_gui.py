@@ -53,3 +53,27 @@ def test_an_answer_sampled_during_training_is_in_the_log(window: MainWindow) -> 
         "sample at step 20 (answer 1, format 1): 3 and 4 make 7. Answer: 7"
         in window.train_page.log.toPlainText()
     )
+
+
+def test_a_reasoning_run_plots_its_rewards_and_answers(window: MainWindow) -> None:
+    from desktop.core.system.events import LogEvent
+
+    plots = window.train_page.plot_area
+    plots.set_task("preference")  # a preference run's row first: made again for the reasoning run
+    while plots._make_next_plot():
+        pass
+    assert plots.accuracy_plot is not None and len(plots.plots) == 6
+    plots.set_task("grpo")
+    metrics = {
+        "loss": 0.0,
+        "reward": 0.6,
+        "reward_std": 0.2,
+        "rewards/answer/mean": 0.5,
+        "rewards/format/mean": 0.9,
+        "completions/mean_length": 120.0,
+        "kl": 0.01,
+    }
+    plots.show_metrics(LogEvent(step=5, epoch=0.1, metrics=metrics))
+    assert len(plots.plots) == 6 and plots.reward_plot in plots.plots
+    assert plots.reward_plot.curve_names() == ["reward", "spread", "answer", "format"]
+    assert plots.answers_plot.curve_names() == ["length", "kl"]

@@ -1,5 +1,5 @@
 """The Train step's live plots (loss, learning rate, memory, throughput; and the rewards of a preference
-run), made ahead of need."""
+or a reasoning run), made ahead of need."""
 
 from __future__ import annotations
 
@@ -21,9 +21,13 @@ PLOT_IDLE_S = 1.0  # the plots are made ahead of need once the user has left the
 PLOT_RETRY_MS = 250
 PLOT_REVEAL_MS = 20  # the first time the step is shown, its plots appear one per frame
 BASE_PLOTS = 4  # loss, learning rate, memory, throughput: every run
-PREFERENCE_PLOTS = 2  # reward accuracy and rewards: a preference run's third row
+EXTRA_PLOTS = 2  # a third row: a preference run's reward accuracy and rewards; a reasoning run's reward
+# and answers
 REWARD_PREFIXES = ("rewards/", "eval_rewards/")
-"""What TRL's DPO and ORPO trainers log, and only they: the first such metric makes a run a preference run."""
+"""What TRL's DPO and ORPO trainers log (and GRPO's per-reward ``rewards/<name>/mean``): a run whose logs
+have these and no ``reward`` of its own is a preference run."""
+EXTRA_KINDS = ("preference", "grpo")
+REWARD_COLORS = ("#3aa55d", "#8e5bd9", "#d9a21b", "#c2497a", "#2aa1b3")
 GPU_COLORS = ("#d9534f", "#2b8cbe", "#41ab5d", "#e6850e", "#6a51a3", "#ce1256", "#636363", "#8c6d31")
 
 
@@ -38,7 +42,9 @@ class TrainingPlotsWidget(QWidget):
         self.plots: list = []
         self.loss_plot = self.lr_plot = self.memory_plot = self.speed_plot = None
         self.accuracy_plot = self.rewards_plot = None  # a preference run's, made only for one
-        self._preference = False  # the run (or the run the wizard sets up) is a preference run
+        self._extra = ""  # the run's (or the wizard's) third row: "preference", "grpo" or none
+        self._made_extra = ""  # which kind the third row's plots made so far are of
+        self.reward_plot = self.answers_plot = None  # a reasoning run's, made only for one
         self._revealing = False  # the step has been shown: a plot made later is revealed at once
         self._half_made = None  # a plot made, its curves not yet (see prepare_plots)
         self._importing_plots = False
@@ -60,22 +66,32 @@ class TrainingPlotsWidget(QWidget):
     # ------------------------------------------------------------------ making and showing
 
     def _wanted(self) -> int:
-        """How many plots the run needs: the four, and a preference run's two."""
-        return BASE_PLOTS + (PREFERENCE_PLOTS if self._preference else 0)
+        """How many plots the run needs: the four, and a preference or reasoning run's two."""
+        return BASE_PLOTS + (EXTRA_PLOTS if self._extra else 0)
 
     def set_task(self, task: str) -> None:
-        """The task of the run shown or set up: a preference run's reward plots are made (ahead of need,
-        if making has begun) and shown; for any other task they are hidden, their row gone."""
-        preference = task == "preference"
-        if preference == self._preference:
+        """The task of the run shown or set up: a preference or reasoning run's plots are made (ahead of
+        need, if making has begun) and shown; for any other task they are hidden, their row gone."""
+        extra = task if task in EXTRA_KINDS else ""
+        if extra == self._extra:
             return
-        self._preference = preference
+        if extra and self._made_extra not in ("", extra):  # the other kind's row: made again for this one
+            for plot in self.plots[BASE_PLOTS:]:
+                self.plot_grid.removeWidget(plot)
+                plot.deleteLater()
+                if plot in self._unrevealed:
+                    self._unrevealed.remove(plot)
+            del self.plots[BASE_PLOTS:]
+            if len(self.plots) == BASE_PLOTS:
+                self._half_made = None  # a third-row plot half made goes with its row
+            self._made_extra = ""
+        self._extra = extra
         for plot in self.plots[BASE_PLOTS:]:
             policy = plot.sizePolicy()
-            policy.setRetainSizeWhenHidden(preference)  # no empty third row for another task
+            policy.setRetainSizeWhenHidden(bool(extra))  # no empty third row for another task
             plot.setSizePolicy(policy)
-            plot.setVisible(preference and plot not in self._unrevealed)
-        if preference and self.plots and not self.making_plots:  # made ahead of need like the others
+            plot.setVisible(bool(extra) and plot not in self._unrevealed)
+        if extra and self.plots and not self.making_plots:  # made ahead of need like the others
             self.prepare_plots()
 
     def ensure_plots(self) -> None:
@@ -119,6 +135,9 @@ class TrainingPlotsWidget(QWidget):
         if made >= self._wanted() and self._half_made is None:
             return False
         if made >= BASE_PLOTS:
+            self._made_extra = self._extra
+            if self._extra == "grpo":
+                return self._make_next_reasoning_plot(made)
             return self._make_next_preference_plot(made)
         if self._half_made is None:
             if made == 0:
@@ -190,6 +209,29 @@ class TrainingPlotsWidget(QWidget):
         self._place(plot, made)
         return True
 
+    def _make_next_reasoning_plot(self, made: int) -> bool:
+        """As :meth:`_make_next_plot`, for a reasoning run's reward (the mean over all rewards, weighted;
+        its spread; each reward's mean as it first appears) and answers (their mean length, and the KL
+        on the right axis)."""
+        from desktop.gui.widgets.live_plot_widget import LivePlotWidget, TwoAxisPlotWidget
+
+        if self._half_made is None:
+            if made == BASE_PLOTS:
+                self.reward_plot = plot = LivePlotWidget(self.tr("Reward"))
+            else:
+                self.answers_plot = plot = TwoAxisPlotWidget(self.tr("Answers"), self.tr("tokens"), "KL")
+            self._half_made = plot
+            return True
+        plot, self._half_made = self._half_made, None
+        if made == BASE_PLOTS:
+            plot.add_curve("reward", self.tr("mean reward"), "#2f6fde", width=2.5)
+            plot.add_curve("spread", self.tr("spread"), "#2f6fde", dashed=True)
+        else:
+            plot.add_curve("length", self.tr("mean length"), "#e8793a", width=2)
+            plot.add_curve("kl", "KL", "#d9534f", dashed=True, view=plot.right_view)
+        self._place(plot, made)
+        return True
+
     def _place(self, plot: QWidget, index: int) -> None:
         """Put a plot made in its grid cell, hidden until it is revealed (its place kept meanwhile)."""
         policy = plot.sizePolicy()
@@ -258,11 +300,15 @@ class TrainingPlotsWidget(QWidget):
         """The training loss (and its smoothed line), the evaluation loss and the learning rate; a
         preference run's rewards (its first reward metric makes their plots)."""
         m = event.metrics
-        if not self._preference and any(key.startswith(REWARD_PREFIXES) for key in m):
+        if not self._extra and "reward" in m and "reward_std" in m:  # GRPO logs its mean reward
+            self.set_task("grpo")
+        elif not self._extra and any(key.startswith(REWARD_PREFIXES) for key in m):
             self.set_task("preference")
         self.ensure_plots()
-        if self._preference:
+        if self._extra == "preference":
             self._show_rewards(event.step, m)
+        elif self._extra == "grpo":
+            self._show_reasoning(event.step, m)
         if "loss" in m:
             self.loss_plot.append("train", event.step, m["loss"])
             self._smoothed = (
@@ -291,6 +337,29 @@ class TrainingPlotsWidget(QWidget):
         ):
             if key in m:
                 plot.append(curve, step, m[key])
+
+    def _show_reasoning(self, step: int, m: dict[str, float]) -> None:
+        """The mean reward and its spread, each reward's mean (a curve of its own from its first log),
+        the answers' mean length and the KL."""
+        from desktop.core.data.rewards import describe
+        from desktop.shared_ui import shown
+
+        plot = self.reward_plot
+        for key, curve in (("reward", "reward"), ("reward_std", "spread")):
+            if key in m:
+                plot.append(curve, step, m[key])
+        for key, value in m.items():
+            if key.startswith("rewards/") and key.endswith("/mean") and not key.startswith("eval_"):
+                name = key.removeprefix("rewards/").removesuffix("/mean")
+                made = plot.curve_names()
+                if name not in made:
+                    color = REWARD_COLORS[(len(made) - 2) % len(REWARD_COLORS)]
+                    plot.add_curve(name, shown(describe(name)), color, width=1.5)
+                plot.append(name, step, value)
+        if "completions/mean_length" in m:
+            self.answers_plot.append("length", step, m["completions/mean_length"])
+        if "kl" in m:
+            self.answers_plot.append("kl", step, m["kl"])
 
     def show_memory(self, event: MemoryEvent, windows: bool) -> None:
         """VRAM from PyTorch and NVML, the process's RAM, each GPU of a multi-GPU run, and (``windows``)
