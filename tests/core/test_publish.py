@@ -14,7 +14,8 @@ from typing import ClassVar
 import pytest
 
 from desktop.core.hub import sources
-from desktop.core.hub.uploads import UploadCancelled, push_files, push_source
+from desktop.core.hub.pushed import UploadCancelled
+from desktop.core.hub.uploads import push_files, push_source
 from desktop.core.results import publish
 from desktop.core.results.export import export_run
 from desktop.core.runs.folders import RunDir

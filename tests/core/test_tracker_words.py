@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from desktop.core.training.trackers import ui_command
+from desktop.core.training.mlflow_store import ui_command
 
 
 def test_the_mlflow_ui_command_fits_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,8 +4,9 @@ Owns the sources (Hugging Face, a mirror, ModelScope, Auto) and credentials (``s
 official clients behind one interface (``clients``), reaching a hub offline-first with one clear
 sentence for every failure (``access``), search (``search``), downloads with progress and Cancel
 (``downloads``), the catalogue of suggested models (``catalogue``), loading a model and its tokenizer
-(``models``), publishing to a hub (``uploads``, ``uploads_modelscope``), a model's parameter
-shapes on the ``meta`` device (``shapes``) and the fit badge (``fit``).
+(``models``), publishing to a hub (``uploads``, ``uploads_modelscope``; what a push gives back:
+``pushed``), a model's parameter shapes on the ``meta`` device (``shapes``) and the fit badge
+(``fit``).
 
 May use: ``desktop.core.system``, ``desktop.core.settings``.
 """
@@ -19,6 +20,7 @@ __all__ = [
     "downloads",
     "fit",
     "models",
+    "pushed",
     "search",
     "sources",
     "uploads",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.hub.downloads import SPEED_WINDOW_S, Progress
+from desktop.core.hub.pushed import KEPT_FILES, Pushed, UploadCancelled, holds_other_files
 from desktop.core.hub.sources import HF_URL, MODELSCOPE, Source
 from desktop.core.hub.sources import token as saved_token
 from desktop.core.system.errors import InputError, ModelError, StudioError, human_size
@@ -30,9 +31,6 @@ from desktop.core.system.messages import msg
 log = logging.getLogger(__name__)
 
 HF_TOKENS_PAGE = "https://huggingface.co/settings/tokens"
-KEPT_FILES = (".gitattributes",)
-"""Files a new repository starts with: a repository holding only these is empty to us."""
-
 OnProgress = Callable[[str, Progress], None]
 """Told the stage (``check``: reading the files to hash them; ``send``: uploading) and where it stands."""
 
@@ -45,35 +43,6 @@ class _OurChoice(logging.Filter):
 
 
 logging.getLogger("huggingface_hub._commit_api").addFilter(_OurChoice())
-
-
-class UploadCancelled(StudioError):
-    """The user pressed Cancel; the repository is as it was, and the next push resumes."""
-
-
-@dataclass(frozen=True)
-class Pushed:
-    """What a push did.
-
-    Attributes:
-        url: The repository's web page.
-        commit_url: The commit's page (``""`` when nothing changed).
-        files: How many files the commit holds.
-        sent: Bytes sent by this push.
-        kept: Files the hub held already (sent by an earlier, interrupted push): not sent again.
-        kept_bytes: Their size.
-        created: Whether this push created the repository.
-        private: Whether the repository is private (``None``: not known).
-    """
-
-    url: str
-    commit_url: str
-    files: int
-    sent: int
-    kept: int = 0
-    kept_bytes: int = 0
-    created: bool = False
-    private: bool | None = True
 
 
 class _Abort(BaseException):
@@ -341,24 +310,6 @@ def _git_blob_id(path: Path) -> str:
 
     data = path.read_bytes()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-class HoldsOtherFiles(InputError):
-    """The repository holds files already: the app asks whether they may be replaced."""
-
-
-def holds_other_files(repo_id: str, held: list[str]) -> InputError:
-    """The repository holds files already, and the user did not say they may be replaced."""
-    shown = ", ".join(sorted(held)[:3])
-    if len(held) > 3:
-        shown = msg("{names} and {count} more", names=shown, count=len(held) - 3)
-    return HoldsOtherFiles(
-        msg("{repo} already holds files ({names}); nothing was sent.", repo=repo_id, names=shown),
-        msg(
-            "Publish to a new repository, or let this one be replaced (files of the same names are "
-            "overwritten, the others deleted; command line: --replace)."
-        ),
-    )
 
 
 def _commit(

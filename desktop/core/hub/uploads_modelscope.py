@@ -84,7 +84,7 @@ def push_to_modelscope(
     """:func:`desktop.core.hub.uploads.push_files` for ModelScope (same arguments, same result)."""
     from modelscope_hub.errors import HubError
 
-    from desktop.core.hub.uploads import KEPT_FILES, Pushed, UploadCancelled, holds_other_files
+    from desktop.core.hub.pushed import KEPT_FILES, Pushed, UploadCancelled, holds_other_files
 
     api = _api(source, token)
     user = _user(api)

@@ -223,8 +223,7 @@ def _finish(
         stage("mlflow", 0.95, cancellable=False)
         try:
             uri = log_to_mlflow(dest, PIPELINE_TASKS[task], run.path.name)
-            from desktop.core.training.mlflow_store import mlflow_store
-            from desktop.core.training.trackers import ui_command
+            from desktop.core.training.mlflow_store import mlflow_store, ui_command
 
             command = ui_command(*mlflow_store())
         except (

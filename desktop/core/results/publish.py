@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop.core.hub.downloads import Progress
+from desktop.core.hub.pushed import Pushed
 from desktop.core.hub.sources import Source
-from desktop.core.hub.uploads import Pushed, push_files, who_may_write
+from desktop.core.hub.uploads import push_files, who_may_write
 from desktop.core.results.destination import MARKER_NAME
 from desktop.core.runs.folders import RunDir
 from desktop.core.system.errors import InputError, ModelError

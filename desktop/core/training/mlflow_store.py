@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import sys
 
 EXPERIMENT = "finetune-studio"
 
@@ -60,3 +61,17 @@ def _full_mlflow() -> bool:
     except importlib.metadata.PackageNotFoundError:
         return False
     return True
+
+
+def ui_command(uri: str, extra: dict[str, str]) -> str:
+    """The command that opens MLflow's UI on ``uri`` (the UI comes with the full ``mlflow`` package),
+    with the environment its store needs (the file store's opt-in). On Windows it goes through
+    ``cmd /c``, which both cmd.exe and PowerShell run as it is (each sets a variable its own way)."""
+    shown = f'"{uri}"' if " " in uri else uri
+    command = f"mlflow ui --backend-store-uri {shown}"
+    if not extra:
+        return command
+    if sys.platform == "win32":
+        settings = "".join(f"set {key}={value}&& " for key, value in extra.items())
+        return f'cmd /c "{settings}{command}"'  # the file store's URI has no spaces (as_uri)
+    return "".join(f"{key}={value} " for key, value in extra.items()) + command

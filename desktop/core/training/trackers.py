@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ def where(trackers: list[str], output_dir: str | Path, run_name: str) -> list[Ms
     """What the run says as it starts: where each tracker logs, and the command that opens it."""
     said = []
     if "mlflow" in trackers:
-        from desktop.core.training.mlflow_store import experiment, mlflow_store
+        from desktop.core.training.mlflow_store import experiment, mlflow_store, ui_command
 
         uri, extra = mlflow_store()
         said.append(
@@ -54,20 +53,6 @@ def where(trackers: list[str], output_dir: str | Path, run_name: str) -> list[Ms
             msg("TensorBoard: logs in {folder}. To look: tensorboard --logdir {folder}", folder=folder)
         )
     return said
-
-
-def ui_command(uri: str, extra: dict[str, str]) -> str:
-    """The command that opens MLflow's UI on ``uri`` (the UI comes with the full ``mlflow`` package),
-    with the environment its store needs (the file store's opt-in). On Windows it goes through
-    ``cmd /c``, which both cmd.exe and PowerShell run as it is (each sets a variable its own way)."""
-    shown = f'"{uri}"' if " " in uri else uri
-    command = f"mlflow ui --backend-store-uri {shown}"
-    if not extra:
-        return command
-    if sys.platform == "win32":
-        settings = "".join(f"set {key}={value}&& " for key, value in extra.items())
-        return f'cmd /c "{settings}{command}"'  # the file store's URI has no spaces (as_uri)
-    return "".join(f"{key}={value} " for key, value in extra.items()) + command
 
 
 def guard(trainer: Any, say: Callable[[Msg], None]) -> None:

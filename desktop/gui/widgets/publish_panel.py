@@ -185,7 +185,7 @@ class PublishPanel(QGroupBox):
         self.published.emit(pushed)
 
     def _on_failed(self, exc: object, detail: str) -> None:
-        from desktop.core.hub.uploads import HoldsOtherFiles
+        from desktop.core.hub.pushed import HoldsOtherFiles
 
         self._set_busy(False)
         if isinstance(exc, HoldsOtherFiles):
