@@ -435,6 +435,10 @@
         <source>Pairs</source>
         <translation>偏好对</translation>
     </message>
+    <message>
+        <source>Rewards</source>
+        <translation>奖励</translation>
+    </message>
 </context>
 <context>
     <name>DatasetPickerWidget</name>
@@ -1813,6 +1817,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>偏好微调（DPO / ORPO）</translation>
     </message>
     <message>
+        <source>Reasoning (GRPO)</source>
+        <translation>推理（GRPO）</translation>
+    </message>
+    <message>
         <source>prediction</source>
         <translation>预测</translation>
     </message>
@@ -2647,6 +2655,169 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     <message>
         <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
         <translation>训练任务 {run} 在第 {step} 步（共 {total} 步）时中断了（应用或电脑停止了运行）。要从最近的检查点继续吗？</translation>
+    </message>
+</context>
+<context>
+    <name>RewardsWidget</name>
+    <message>
+        <source>The reward&apos;s weight; 0 turns it off</source>
+        <translation>该奖励的权重；0 表示关闭</translation>
+    </message>
+    <message>
+        <source>Asked before every prompt; it should say where the final answer goes.</source>
+        <translation>放在每个提示之前；应说明最终答案写在哪里。</translation>
+    </message>
+    <message>
+        <source>equals the reference (as text)</source>
+        <translation>与参考答案相同（按文本）</translation>
+    </message>
+    <message>
+        <source>equals the reference (as a number)</source>
+        <translation>与参考答案相同（按数值）</translation>
+    </message>
+    <message>
+        <source>is the reference label</source>
+        <translation>是参考标签</translation>
+    </message>
+    <message>
+        <source>not checked</source>
+        <translation>不检查</translation>
+    </message>
+    <message>
+        <source>Numbers closer than this share of the reference count as equal</source>
+        <translation>与参考答案相差不超过该比例的数值视为相等</translation>
+    </message>
+    <message>
+        <source>positive, negative (empty: any)</source>
+        <translation>positive, negative（留空：任意）</translation>
+    </message>
+    <message>
+        <source>Reasoning, then a last line &quot;Answer: X&quot;</source>
+        <translation>先推理，最后一行写“Answer: X”</translation>
+    </message>
+    <message>
+        <source>&lt;think&gt;reasoning&lt;/think&gt;, then the answer</source>
+        <translation>&lt;think&gt;推理&lt;/think&gt;，然后写答案</translation>
+    </message>
+    <message>
+        <source>The answer in \boxed{X}</source>
+        <translation>答案写在 \boxed{X} 中</translation>
+    </message>
+    <message>
+        <source>My own regular expression…</source>
+        <translation>自定义正则表达式…</translation>
+    </message>
+    <message>
+        <source>Chinese prompts answered in Chinese, English ones in English</source>
+        <translation>中文提示用中文回答，英文提示用英文回答</translation>
+    </message>
+    <message>
+        <source>My own reward (Python)</source>
+        <translation>自定义奖励（Python）</translation>
+    </message>
+    <message>
+        <source>a .py file with reward(prompts, completions, **columns)</source>
+        <translation>含有 reward(prompts, completions, **columns) 的 .py 文件</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Your own code runs in the training process, with your rights: use only files you trust.</source>
+        <translation>你自己的代码会以你的权限在训练进程中运行：只使用你信任的文件。</translation>
+    </message>
+    <message>
+        <source>Answers written per prompt and compared with each other</source>
+        <translation>每个提示生成并相互比较的回答数</translation>
+    </message>
+    <message>
+        <source>0: the model is not held near where it started, and no reference copy is kept</source>
+        <translation>0：不把模型约束在起点附近，也不保留参考副本</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>Reference answer</source>
+        <translation>参考答案</translation>
+    </message>
+    <message>
+        <source>A wrong answer</source>
+        <translation>一个错误答案</translation>
+    </message>
+    <message>
+        <source>weight</source>
+        <translation>权重</translation>
+    </message>
+    <message>
+        <source>Final answer:</source>
+        <translation>最终答案：</translation>
+    </message>
+    <message>
+        <source>Tolerance:</source>
+        <translation>容差：</translation>
+    </message>
+    <message>
+        <source>Labels:</source>
+        <translation>标签：</translation>
+    </message>
+    <message>
+        <source>Format:</source>
+        <translation>格式：</translation>
+    </message>
+    <message>
+        <source>characters, weight</source>
+        <translation>个字符，权重</translation>
+    </message>
+    <message>
+        <source>Length:</source>
+        <translation>长度：</translation>
+    </message>
+    <message>
+        <source>Prompt&apos;s language, weight:</source>
+        <translation>提示的语言，权重：</translation>
+    </message>
+    <message>
+        <source>System prompt:</source>
+        <translation>系统提示：</translation>
+    </message>
+    <message>
+        <source>Answers per prompt:</source>
+        <translation>每个提示的回答数：</translation>
+    </message>
+    <message>
+        <source>Longest answer (tokens):</source>
+        <translation>最长回答（词元）：</translation>
+    </message>
+    <message>
+        <source>Temperature:</source>
+        <translation>温度：</translation>
+    </message>
+    <message>
+        <source>Beta (KL):</source>
+        <translation>Beta（KL）：</translation>
+    </message>
+    <message>
+        <source>What the rewards give the first rows:</source>
+        <translation>各奖励对前几行给出的分数：</translation>
+    </message>
+    <message>
+        <source>Your reward</source>
+        <translation>你的奖励</translation>
+    </message>
+    <message>
+        <source>Python files (*.py)</source>
+        <translation>Python 文件 (*.py)</translation>
+    </message>
+    <message>
+        <source>No row has a reference answer (map the answer column): only the format, length, language and your own rewards can score the answers.</source>
+        <translation>没有一行有参考答案（请映射答案列）：只有格式、长度、语言和自定义奖励能为回答打分。</translation>
+    </message>
+    <message>
+        <source>The reference answer should earn every reward it is checked by, and the wrong one less: if not, the format or the answer check does not fit the data.</source>
+        <translation>参考答案应得到所有检查它的奖励，错误答案应得分更低；否则说明格式或答案检查方式与数据不符。</translation>
     </message>
 </context>
 <context>
@@ -3624,6 +3795,30 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>被拒对数概率</translation>
     </message>
     <message>
+        <source>Reward</source>
+        <translation>奖励</translation>
+    </message>
+    <message>
+        <source>Answers</source>
+        <translation>回答</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation>词元数</translation>
+    </message>
+    <message>
+        <source>mean reward</source>
+        <translation>平均奖励</translation>
+    </message>
+    <message>
+        <source>spread</source>
+        <translation>离散度</translation>
+    </message>
+    <message>
+        <source>mean length</source>
+        <translation>平均长度</translation>
+    </message>
+    <message>
         <source>in shared system memory</source>
         <translation>位于共享系统内存</translation>
     </message>
@@ -4310,6 +4505,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>只有 SentencePiece 文件的分词器还不能写成 GGUF：请把这个模型导出为文件夹。</translation>
     </message>
     <message>
+        <source>{model} cannot be used for reasoning with rewards: it is not a decoder model that writes text ({kind}), and GRPO teaches a chat model from the answers it writes.</source>
+        <translation>{model} 不能用于奖励推理训练：它不是能生成文本的解码器模型（{kind}），而 GRPO 是让对话模型从自己写出的回答中学习。</translation>
+    </message>
+    <message>
         <source>Fix that text, or save the whole file again as UTF-8 CSV, then try again.</source>
         <translation>请修正那些文字，或把整个文件另存为 UTF-8 CSV，然后重试。</translation>
     </message>
@@ -4322,12 +4521,100 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file} 除第 {line} 行外都是 {encoding} 编码；该行是另一种编码的文字（可能是从别的文件粘贴来的）。</translation>
     </message>
     <message>
+        <source>sample at step {step} ({scores}): {answer}</source>
+        <translation>第 {step} 步的样例（{scores}）：{answer}</translation>
+    </message>
+    <message>
+        <source>{file}, line {line}: {reason}</source>
+        <translation>{file} 第 {line} 行：{reason}</translation>
+    </message>
+    <message>
+        <source>Fix the reward file, or turn the custom reward off.</source>
+        <translation>请修正奖励文件，或关闭自定义奖励。</translation>
+    </message>
+    <message>
+        <source>answer</source>
+        <translation>答案</translation>
+    </message>
+    <message>
+        <source>format</source>
+        <translation>格式</translation>
+    </message>
+    <message>
+        <source>length</source>
+        <translation>长度</translation>
+    </message>
+    <message>
+        <source>language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>your reward</source>
+        <translation>你的奖励</translation>
+    </message>
+    <message>
+        <source>{reward} {value}</source>
+        <translation>{reward} {value}</translation>
+    </message>
+    <message>
+        <source>The reward file {file} does not exist.</source>
+        <translation>奖励文件 {file} 不存在。</translation>
+    </message>
+    <message>
+        <source>{file} has no function reward(prompts, completions, **columns).</source>
+        <translation>{file} 中没有函数 reward(prompts, completions, **columns)。</translation>
+    </message>
+    <message>
+        <source>Define it: it returns one number (or None) per completion.</source>
+        <translation>请定义它：它为每个回答返回一个数（或 None）。</translation>
+    </message>
+    <message>
+        <source>{file}: reward() returned {got} instead of a list of {count} numbers.</source>
+        <translation>{file}：reward() 返回了 {got}，而不是包含 {count} 个数的列表。</translation>
+    </message>
+    <message>
+        <source>{first}, {then}</source>
+        <translation>{first}，{then}</translation>
+    </message>
+    <message>
+        <source>{file}, line {line}: {reason}.</source>
+        <translation>{file} 第 {line} 行：{reason}。</translation>
+    </message>
+    <message>
+        <source>Fix the file; the rewards preview checks it again.</source>
+        <translation>请修正该文件；奖励预览会重新检查它。</translation>
+    </message>
+    <message>
+        <source>{file}: reward() returned {value!r}, which is not a number.</source>
+        <translation>{file}：reward() 返回了 {value!r}，它不是数。</translation>
+    </message>
+    <message>
+        <source>has no group to take the answer from: write (?P&lt;answer&gt;...) around the answer.</source>
+        <translation>没有可取出答案的分组：请用 (?P&lt;answer&gt;...) 括住答案。</translation>
+    </message>
+    <message>
+        <source>is not a valid regular expression: {reason}.</source>
+        <translation>不是有效的正则表达式：{reason}。</translation>
+    </message>
+    <message>
         <source>With max length {length}, {dropped} of the first {measured} rows ({share}) will be left out: their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of them.</source>
         <translation>最大长度为 {length} 时，前 {measured} 行中有 {dropped} 行（{share}）会被略去：仅提示就已占满长度，没有可学习的回答。最大长度 {keep} 可保留其中 95% 的行。</translation>
     </message>
     <message>
         <source>With max length {length}, {dropped} of {total} rows ({share}) will be left out: their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of the rows.</source>
         <translation>最大长度为 {length} 时，{total} 行中有 {dropped} 行（{share}）会被略去：仅提示就已占满长度，没有可学习的回答。最大长度 {keep} 可保留 95% 的行。</translation>
+    </message>
+    <message>
+        <source>Left out {count} rows of {source} without a readable prompt ({rows}).</source>
+        <translation>已略去 {source} 中 {count} 行没有可读提示的数据（{rows}）。</translation>
+    </message>
+    <message>
+        <source>No row of {source} holds a prompt.</source>
+        <translation>{source} 中没有一行含有提示。</translation>
+    </message>
+    <message>
+        <source>Map columns.prompt to the column of questions (text, or lists of chat messages).</source>
+        <translation>请把 columns.prompt 映射到问题所在的列（文本，或对话消息列表）。</translation>
     </message>
     <message>
         <source>The run&apos;s adapter is damaged: {problem}.</source>
@@ -4376,6 +4663,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Choose an output file in a folder you can write to.</source>
         <translation>请把输出文件放在你有写入权限的文件夹中。</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent; {kept} of them ({kept_size}) were on the hub already and were not sent again.</source>
+        <translation>一次提交 {files} 个文件，上传了 {sent}；其中 {kept} 个（{kept_size}）已在社区上，未重新上传。</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent.</source>
+        <translation>一次提交 {files} 个文件，上传了 {sent}。</translation>
     </message>
     <message>
         <source>{before} classes -&gt; {now}: {what}</source>
@@ -4436,6 +4731,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} was edited</source>
         <translation>{file} 被修改过</translation>
+    </message>
+    <message>
+        <source>classification, causal-lm, seq2seq, preference or grpo (reasoning with rewards).</source>
+        <translation>classification、causal-lm、seq2seq、preference 或 grpo（奖励推理训练）。</translation>
     </message>
     <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
@@ -4512,6 +4811,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Sequence-to-sequence output.</source>
         <translation>序列到序列的输出。</translation>
+    </message>
+    <message>
+        <source>Reasoning (GRPO): the reference answer the rewards check the model&apos;s final answer against.</source>
+        <translation>推理（GRPO）：奖励用来核对模型最终答案的参考答案。</translation>
     </message>
     <message>
         <source>An existing split of the hub dataset, e.g. &quot;validation&quot;.</source>
@@ -4636,6 +4939,74 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>QLoRA: keep the frozen base model in 4 bits (bitsandbytes, CUDA GPU): about 1/8 of its memory.</source>
         <translation>QLoRA：以 4 位精度保存冻结的基础模型（需要 bitsandbytes 和 CUDA GPU）：只占约 1/8 的显存。</translation>
+    </message>
+    <message>
+        <source>The system prompt each prompt is asked with; it should state the format the rewards check.</source>
+        <translation>每个提示附带的系统提示；应说明奖励所检查的格式。</translation>
+    </message>
+    <message>
+        <source>How the final answer is compared with the answer column: text (normalised), number (within the tolerance), label (one of labels) or none.</source>
+        <translation>最终答案与答案列的比较方式：text（规范化后的文本）、number（容差内的数值）、label（labels 之一）或 none。</translation>
+    </message>
+    <message>
+        <source>Weight of the answer reward (0 = off).</source>
+        <translation>答案奖励的权重（0 = 关闭）。</translation>
+    </message>
+    <message>
+        <source>Numbers: the relative difference still counted equal.</source>
+        <translation>数值：仍视为相等的相对差异。</translation>
+    </message>
+    <message>
+        <source>Labels: the answers allowed (empty = any).</source>
+        <translation>标签：允许的答案（留空 = 任意）。</translation>
+    </message>
+    <message>
+        <source>Where the final answer is: &quot;answer-line&quot; (a last line &quot;Answer: X&quot;), &quot;think&quot; (&lt;think&gt;...&lt;/think&gt; then the answer), &quot;boxed&quot; (a LaTeX box around the answer), or a regular expression with a group (?P&lt;answer&gt;...).</source>
+        <translation>最终答案的位置：&quot;answer-line&quot;（最后一行“Answer: X”）、&quot;think&quot;（&lt;think&gt;...&lt;/think&gt; 之后的答案）、&quot;boxed&quot;（LaTeX 方框中的答案），或含分组 (?P&lt;answer&gt;...) 的正则表达式。</translation>
+    </message>
+    <message>
+        <source>Weight of the format reward (0 = off).</source>
+        <translation>格式奖励的权重（0 = 关闭）。</translation>
+    </message>
+    <message>
+        <source>Length reward: the fewest characters (0 = no lower bound).</source>
+        <translation>长度奖励：最少字符数（0 = 无下限）。</translation>
+    </message>
+    <message>
+        <source>Length reward: the most characters (0 = no upper bound).</source>
+        <translation>长度奖励：最多字符数（0 = 无上限）。</translation>
+    </message>
+    <message>
+        <source>Weight of the length reward (0 = off).</source>
+        <translation>长度奖励的权重（0 = 关闭）。</translation>
+    </message>
+    <message>
+        <source>Weight of the reward for answering in the prompt&apos;s language (0 = off).</source>
+        <translation>用提示的语言回答的奖励权重（0 = 关闭）。</translation>
+    </message>
+    <message>
+        <source>A Python file with reward(prompts, completions, **columns): your own reward, run in the training process (it is your code: use only files you trust).</source>
+        <translation>含有 reward(prompts, completions, **columns) 的 Python 文件：你自己的奖励，在训练进程中运行（这是你的代码：只使用你信任的文件）。</translation>
+    </message>
+    <message>
+        <source>Weight of your reward.</source>
+        <translation>你的奖励的权重。</translation>
+    </message>
+    <message>
+        <source>Answers written per prompt and compared with each other (batch size x gradient accumulation must be a multiple of it).</source>
+        <translation>每个提示生成并相互比较的回答数（批大小 × 梯度累积必须是它的倍数）。</translation>
+    </message>
+    <message>
+        <source>The longest answer, in tokens.</source>
+        <translation>最长回答的词元数。</translation>
+    </message>
+    <message>
+        <source>Sampling temperature of the answers (higher: more varied).</source>
+        <translation>回答的采样温度（越高越多样）。</translation>
+    </message>
+    <message>
+        <source>KL penalty: how strongly the model is held near where it started (0 = not held, no reference model in memory; 0.04 is the paper&apos;s).</source>
+        <translation>KL 惩罚：把模型约束在起点附近的强度（0 = 不约束，内存中不保留参考模型；论文用 0.04）。</translation>
     </message>
     <message>
         <source>Folder for run folders; empty = the app&apos;s data folder.</source>
@@ -7136,10 +7507,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>一次提交 {files} 个文件，上传了 {sent}。仓库是公开的。</translation>
     </message>
     <message>
-        <source>{files} files in one commit, {sent} sent; {kept} large files ({kept_size}) were on the hub already and were not sent again.</source>
-        <translation>一次提交 {files} 个文件，上传了 {sent}；{kept} 个大文件（{kept_size}）已在社区上，未重新上传。</translation>
-    </message>
-    <message>
         <source>{files} files in one commit, {sent} sent. The repository is private.</source>
         <translation>一次提交 {files} 个文件，上传了 {sent}。仓库是私有的。</translation>
     </message>
@@ -7224,10 +7591,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请在“端口”框中换一个端口，或关闭占用它的程序。</translation>
     </message>
     <message>
-        <source>classification, causal-lm, seq2seq or preference.</source>
-        <translation>classification、causal-lm、seq2seq 或 preference。</translation>
-    </message>
-    <message>
         <source>must be 0 (never) or a number of evaluations.</source>
         <translation>必须为 0（从不）或评估次数。</translation>
     </message>
@@ -7274,6 +7637,38 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The validation figure that picks the best checkpoint: {choices} (loss: lower is better; the others, for classification: higher is better).</source>
         <translation>选出最佳检查点的验证指标：{choices}（loss 越低越好；其余用于分类，越高越好）。</translation>
+    </message>
+    <message>
+        <source>turns every reward off; give at least one a weight above 0.</source>
+        <translation>关闭了所有奖励；请至少给一个奖励大于 0 的权重。</translation>
+    </message>
+    <message>
+        <source>must be 2 or more: the answers to a prompt are compared.</source>
+        <translation>必须为 2 或以上：同一提示的回答要相互比较。</translation>
+    </message>
+    <message>
+        <source>must be 1 or more tokens.</source>
+        <translation>必须至少为 1 个词元。</translation>
+    </message>
+    <message>
+        <source>must be above 0: the answers must differ to be compared; 0.7 to 1 is usual.</source>
+        <translation>必须大于 0：回答要有差异才能比较；通常为 0.7 到 1。</translation>
+    </message>
+    <message>
+        <source>must be 0 (no reference model) or more; 0.04 is the paper&apos;s.</source>
+        <translation>必须为 0（无参考模型）或以上；论文用 0.04。</translation>
+    </message>
+    <message>
+        <source>must be 0 (off) or more.</source>
+        <translation>必须为 0（关闭）或以上。</translation>
+    </message>
+    <message>
+        <source>must not be above grpo.length_max.</source>
+        <translation>不能大于 grpo.length_max。</translation>
+    </message>
+    <message>
+        <source>must divide batch size x gradient accumulation ({size}): each prompt&apos;s answers go in the same batch. Use {fits}, or change the batch size.</source>
+        <translation>必须能整除批大小 × 梯度累积（{size}）：同一提示的回答要在同一批中。请改用 {fits}，或调整批大小。</translation>
     </message>
     <message>
         <source>reference model (DPO)</source>
@@ -7480,6 +7875,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>：它读不懂</translation>
     </message>
     <message>
+        <source>reasoning with rewards needs TRL: pip install trl.</source>
+        <translation>奖励推理训练需要 TRL：pip install trl。</translation>
+    </message>
+    <message>
+        <source>The mean reward has stayed near {first:.2f} (now {now:.2f}) for {steps} steps; in {alike:.0%} of the prompts every answer scored the same, which leaves GRPO nothing to compare. More varied answers (a higher temperature, more answers per prompt) or a reward that gives partial credit (the format) help; so does data the model can sometimes already solve.</source>
+        <translation>平均奖励在 {steps} 步内一直接近 {first:.2f}（现在 {now:.2f}）；{alike:.0%} 的提示中所有回答得分相同，GRPO 无从比较。更多样的回答（更高的温度、每个提示更多回答）或能给部分分数的奖励（格式）会有帮助；模型有时已能答对的数据也会有帮助。</translation>
+    </message>
+    <message>
+        <source>The answers shrank from {first:.0f} to {now:.0f} tokens on average: the model may be earning its rewards by saying less (an empty answer can pass a length or language check). Read the sampled answers in the log; a length reward with a minimum, or a lower learning rate, holds it.</source>
+        <translation>回答的平均长度从 {first:.0f} 个词元缩短到 {now:.0f} 个：模型可能在靠少说话拿奖励（空回答也可能通过长度或语言检查）。请查看日志中的样例回答；设有下限的长度奖励或更低的学习率可以防止这种情况。</translation>
+    </message>
+    <message>
+        <source>temperature 1.0</source>
+        <translation>温度 1.0</translation>
+    </message>
+    <message>
+        <source>a format reward</source>
+        <translation>格式奖励</translation>
+    </message>
+    <message>
         <source>preference tuning needs TRL: pip install trl.</source>
         <translation>偏好微调需要 TRL：pip install trl。</translation>
     </message>
@@ -7522,6 +7937,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{tracker} stopped logging at step {step}: {reason}. Training goes on; its figures after this step are not in {tracker}, and the run&apos;s own are in its folder.</source>
         <translation>{tracker} 在第 {step} 步停止记录：{reason}。训练照常进行；这一步之后的数值不会出现在 {tracker} 中，训练任务自己的记录仍在其文件夹里。</translation>
+    </message>
+    <message>
+        <source>Rewards on the first rows (the reference answer, then a wrong one):</source>
+        <translation>前几行的奖励（先是参考答案，再是一个错误答案）：</translation>
+    </message>
+    <message>
+        <source>Rewards: no row has a reference answer to try them on.</source>
+        <translation>奖励：没有一行有参考答案可供试算。</translation>
     </message>
     <message>
         <source>The data folder is now {folder}.</source>
@@ -7970,6 +8393,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{rows} held-out preference pairs</source>
         <translation>{rows} 个留出的偏好对</translation>
+    </message>
+    <message>
+        <source>{rows} held-out prompts: the share whose greedy answer earns each reward</source>
+        <translation>{rows} 个预留提示：贪心解码的回答获得各项奖励的比例</translation>
     </message>
     <message>
         <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>

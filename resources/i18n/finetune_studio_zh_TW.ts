@@ -435,6 +435,10 @@
         <source>Pairs</source>
         <translation>偏好對</translation>
     </message>
+    <message>
+        <source>Rewards</source>
+        <translation>獎勵</translation>
+    </message>
 </context>
 <context>
     <name>DatasetPickerWidget</name>
@@ -1813,6 +1817,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>偏好微調（DPO / ORPO）</translation>
     </message>
     <message>
+        <source>Reasoning (GRPO)</source>
+        <translation>推理（GRPO）</translation>
+    </message>
+    <message>
         <source>prediction</source>
         <translation>預測</translation>
     </message>
@@ -2647,6 +2655,169 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     <message>
         <source>The run {run} was interrupted at step {step} of {total} (the app or the computer stopped). Resume it from its last checkpoint?</source>
         <translation>訓練任務 {run} 在第 {step} 步（共 {total} 步）時中斷了（應用程式或電腦停止了運作）。要從最近的檢查點繼續嗎？</translation>
+    </message>
+</context>
+<context>
+    <name>RewardsWidget</name>
+    <message>
+        <source>The reward&apos;s weight; 0 turns it off</source>
+        <translation>該獎勵的權重；0 表示關閉</translation>
+    </message>
+    <message>
+        <source>Asked before every prompt; it should say where the final answer goes.</source>
+        <translation>放在每個提示之前；應說明最終答案寫在哪裡。</translation>
+    </message>
+    <message>
+        <source>equals the reference (as text)</source>
+        <translation>與參考答案相同（按文字）</translation>
+    </message>
+    <message>
+        <source>equals the reference (as a number)</source>
+        <translation>與參考答案相同（按數值）</translation>
+    </message>
+    <message>
+        <source>is the reference label</source>
+        <translation>是參考標籤</translation>
+    </message>
+    <message>
+        <source>not checked</source>
+        <translation>不檢查</translation>
+    </message>
+    <message>
+        <source>Numbers closer than this share of the reference count as equal</source>
+        <translation>與參考答案相差不超過該比例的數值視為相等</translation>
+    </message>
+    <message>
+        <source>positive, negative (empty: any)</source>
+        <translation>positive, negative（留空：任意）</translation>
+    </message>
+    <message>
+        <source>Reasoning, then a last line &quot;Answer: X&quot;</source>
+        <translation>先推理，最後一行寫「Answer: X」</translation>
+    </message>
+    <message>
+        <source>&lt;think&gt;reasoning&lt;/think&gt;, then the answer</source>
+        <translation>&lt;think&gt;推理&lt;/think&gt;，然後寫答案</translation>
+    </message>
+    <message>
+        <source>The answer in \boxed{X}</source>
+        <translation>答案寫在 \boxed{X} 中</translation>
+    </message>
+    <message>
+        <source>My own regular expression…</source>
+        <translation>自訂正規表示式…</translation>
+    </message>
+    <message>
+        <source>Chinese prompts answered in Chinese, English ones in English</source>
+        <translation>中文提示用中文回答，英文提示用英文回答</translation>
+    </message>
+    <message>
+        <source>My own reward (Python)</source>
+        <translation>自訂獎勵（Python）</translation>
+    </message>
+    <message>
+        <source>a .py file with reward(prompts, completions, **columns)</source>
+        <translation>含有 reward(prompts, completions, **columns) 的 .py 檔案</translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation>瀏覽…</translation>
+    </message>
+    <message>
+        <source>Your own code runs in the training process, with your rights: use only files you trust.</source>
+        <translation>你自己的程式碼會以你的權限在訓練程序中執行：只使用你信任的檔案。</translation>
+    </message>
+    <message>
+        <source>Answers written per prompt and compared with each other</source>
+        <translation>每個提示產生並相互比較的回答數</translation>
+    </message>
+    <message>
+        <source>0: the model is not held near where it started, and no reference copy is kept</source>
+        <translation>0：不把模型約束在起點附近，也不保留參考副本</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>Reference answer</source>
+        <translation>參考答案</translation>
+    </message>
+    <message>
+        <source>A wrong answer</source>
+        <translation>一個錯誤答案</translation>
+    </message>
+    <message>
+        <source>weight</source>
+        <translation>權重</translation>
+    </message>
+    <message>
+        <source>Final answer:</source>
+        <translation>最終答案：</translation>
+    </message>
+    <message>
+        <source>Tolerance:</source>
+        <translation>容差：</translation>
+    </message>
+    <message>
+        <source>Labels:</source>
+        <translation>標籤：</translation>
+    </message>
+    <message>
+        <source>Format:</source>
+        <translation>格式：</translation>
+    </message>
+    <message>
+        <source>characters, weight</source>
+        <translation>個字元，權重</translation>
+    </message>
+    <message>
+        <source>Length:</source>
+        <translation>長度：</translation>
+    </message>
+    <message>
+        <source>Prompt&apos;s language, weight:</source>
+        <translation>提示的語言，權重：</translation>
+    </message>
+    <message>
+        <source>System prompt:</source>
+        <translation>系統提示：</translation>
+    </message>
+    <message>
+        <source>Answers per prompt:</source>
+        <translation>每個提示的回答數：</translation>
+    </message>
+    <message>
+        <source>Longest answer (tokens):</source>
+        <translation>最長回答（詞元）：</translation>
+    </message>
+    <message>
+        <source>Temperature:</source>
+        <translation>溫度：</translation>
+    </message>
+    <message>
+        <source>Beta (KL):</source>
+        <translation>Beta（KL）：</translation>
+    </message>
+    <message>
+        <source>What the rewards give the first rows:</source>
+        <translation>各獎勵對前幾列給出的分數：</translation>
+    </message>
+    <message>
+        <source>Your reward</source>
+        <translation>你的獎勵</translation>
+    </message>
+    <message>
+        <source>Python files (*.py)</source>
+        <translation>Python 檔案 (*.py)</translation>
+    </message>
+    <message>
+        <source>No row has a reference answer (map the answer column): only the format, length, language and your own rewards can score the answers.</source>
+        <translation>沒有一列有參考答案（請對應答案欄）：只有格式、長度、語言和自訂獎勵能為回答評分。</translation>
+    </message>
+    <message>
+        <source>The reference answer should earn every reward it is checked by, and the wrong one less: if not, the format or the answer check does not fit the data.</source>
+        <translation>參考答案應得到所有檢查它的獎勵，錯誤答案應得分更低；否則說明格式或答案檢查方式與資料不符。</translation>
     </message>
 </context>
 <context>
@@ -3624,6 +3795,30 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>被拒對數機率</translation>
     </message>
     <message>
+        <source>Reward</source>
+        <translation>獎勵</translation>
+    </message>
+    <message>
+        <source>Answers</source>
+        <translation>回答</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation>詞元數</translation>
+    </message>
+    <message>
+        <source>mean reward</source>
+        <translation>平均獎勵</translation>
+    </message>
+    <message>
+        <source>spread</source>
+        <translation>離散度</translation>
+    </message>
+    <message>
+        <source>mean length</source>
+        <translation>平均長度</translation>
+    </message>
+    <message>
         <source>in shared system memory</source>
         <translation>位於共用系統記憶體</translation>
     </message>
@@ -4310,6 +4505,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>只有 SentencePiece 檔案的分詞器還不能寫成 GGUF：請把這個模型匯出為資料夾。</translation>
     </message>
     <message>
+        <source>{model} cannot be used for reasoning with rewards: it is not a decoder model that writes text ({kind}), and GRPO teaches a chat model from the answers it writes.</source>
+        <translation>{model} 不能用於獎勵推理訓練：它不是能產生文字的解碼器模型（{kind}），而 GRPO 是讓對話模型從自己寫出的回答中學習。</translation>
+    </message>
+    <message>
         <source>Fix that text, or save the whole file again as UTF-8 CSV, then try again.</source>
         <translation>請修正那些文字，或把整個檔案另存為 UTF-8 CSV，然後重試。</translation>
     </message>
@@ -4322,12 +4521,100 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file} 除第 {line} 行外都是 {encoding} 編碼；該行是另一種編碼的文字（可能是從別的檔案貼上來的）。</translation>
     </message>
     <message>
+        <source>sample at step {step} ({scores}): {answer}</source>
+        <translation>第 {step} 步的範例（{scores}）：{answer}</translation>
+    </message>
+    <message>
+        <source>{file}, line {line}: {reason}</source>
+        <translation>{file} 第 {line} 行：{reason}</translation>
+    </message>
+    <message>
+        <source>Fix the reward file, or turn the custom reward off.</source>
+        <translation>請修正獎勵檔案，或關閉自訂獎勵。</translation>
+    </message>
+    <message>
+        <source>answer</source>
+        <translation>答案</translation>
+    </message>
+    <message>
+        <source>format</source>
+        <translation>格式</translation>
+    </message>
+    <message>
+        <source>length</source>
+        <translation>長度</translation>
+    </message>
+    <message>
+        <source>language</source>
+        <translation>語言</translation>
+    </message>
+    <message>
+        <source>your reward</source>
+        <translation>你的獎勵</translation>
+    </message>
+    <message>
+        <source>{reward} {value}</source>
+        <translation>{reward} {value}</translation>
+    </message>
+    <message>
+        <source>The reward file {file} does not exist.</source>
+        <translation>獎勵檔案 {file} 不存在。</translation>
+    </message>
+    <message>
+        <source>{file} has no function reward(prompts, completions, **columns).</source>
+        <translation>{file} 中沒有函式 reward(prompts, completions, **columns)。</translation>
+    </message>
+    <message>
+        <source>Define it: it returns one number (or None) per completion.</source>
+        <translation>請定義它：它為每個回答回傳一個數（或 None）。</translation>
+    </message>
+    <message>
+        <source>{file}: reward() returned {got} instead of a list of {count} numbers.</source>
+        <translation>{file}：reward() 回傳了 {got}，而不是包含 {count} 個數的清單。</translation>
+    </message>
+    <message>
+        <source>{first}, {then}</source>
+        <translation>{first}，{then}</translation>
+    </message>
+    <message>
+        <source>{file}, line {line}: {reason}.</source>
+        <translation>{file} 第 {line} 行：{reason}。</translation>
+    </message>
+    <message>
+        <source>Fix the file; the rewards preview checks it again.</source>
+        <translation>請修正該檔案；獎勵預覽會重新檢查它。</translation>
+    </message>
+    <message>
+        <source>{file}: reward() returned {value!r}, which is not a number.</source>
+        <translation>{file}：reward() 回傳了 {value!r}，它不是數。</translation>
+    </message>
+    <message>
+        <source>has no group to take the answer from: write (?P&lt;answer&gt;...) around the answer.</source>
+        <translation>沒有可取出答案的群組：請用 (?P&lt;answer&gt;...) 括住答案。</translation>
+    </message>
+    <message>
+        <source>is not a valid regular expression: {reason}.</source>
+        <translation>不是有效的正規表示式：{reason}。</translation>
+    </message>
+    <message>
         <source>With max length {length}, {dropped} of the first {measured} rows ({share}) will be left out: their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of them.</source>
         <translation>最大長度為 {length} 時，前 {measured} 列中有 {dropped} 列（{share}）會被略去：僅提示就已占滿長度，沒有可學習的回答。最大長度 {keep} 可保留其中 95% 的列。</translation>
     </message>
     <message>
         <source>With max length {length}, {dropped} of {total} rows ({share}) will be left out: their prompt alone fills it, so no response is left to learn. A max length of {keep} keeps 95% of the rows.</source>
         <translation>最大長度為 {length} 時，{total} 列中有 {dropped} 列（{share}）會被略去：僅提示就已占滿長度，沒有可學習的回答。最大長度 {keep} 可保留 95% 的列。</translation>
+    </message>
+    <message>
+        <source>Left out {count} rows of {source} without a readable prompt ({rows}).</source>
+        <translation>已略過 {source} 中 {count} 列沒有可讀提示的資料（{rows}）。</translation>
+    </message>
+    <message>
+        <source>No row of {source} holds a prompt.</source>
+        <translation>{source} 中沒有一列含有提示。</translation>
+    </message>
+    <message>
+        <source>Map columns.prompt to the column of questions (text, or lists of chat messages).</source>
+        <translation>請把 columns.prompt 對應到問題所在的欄（文字，或對話訊息清單）。</translation>
     </message>
     <message>
         <source>The run&apos;s adapter is damaged: {problem}.</source>
@@ -4376,6 +4663,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Choose an output file in a folder you can write to.</source>
         <translation>請把輸出檔案放在你有寫入權限的資料夾中。</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent; {kept} of them ({kept_size}) were on the hub already and were not sent again.</source>
+        <translation>一次提交 {files} 個檔案，上傳了 {sent}；其中 {kept} 個（{kept_size}）已在社群上，未重新上傳。</translation>
+    </message>
+    <message>
+        <source>{files} files in one commit, {sent} sent.</source>
+        <translation>一次提交 {files} 個檔案，上傳了 {sent}。</translation>
     </message>
     <message>
         <source>{before} classes -&gt; {now}: {what}</source>
@@ -4436,6 +4731,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} was edited</source>
         <translation>{file} 被修改過</translation>
+    </message>
+    <message>
+        <source>classification, causal-lm, seq2seq, preference or grpo (reasoning with rewards).</source>
+        <translation>classification、causal-lm、seq2seq、preference 或 grpo（獎勵推理訓練）。</translation>
     </message>
     <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
@@ -4512,6 +4811,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Sequence-to-sequence output.</source>
         <translation>序列到序列的輸出。</translation>
+    </message>
+    <message>
+        <source>Reasoning (GRPO): the reference answer the rewards check the model&apos;s final answer against.</source>
+        <translation>推理（GRPO）：獎勵用來核對模型最終答案的參考答案。</translation>
     </message>
     <message>
         <source>An existing split of the hub dataset, e.g. &quot;validation&quot;.</source>
@@ -4636,6 +4939,74 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>QLoRA: keep the frozen base model in 4 bits (bitsandbytes, CUDA GPU): about 1/8 of its memory.</source>
         <translation>QLoRA：以 4 位元精度保存凍結的基礎模型（需要 bitsandbytes 與 CUDA GPU）：只佔約 1/8 的顯示記憶體。</translation>
+    </message>
+    <message>
+        <source>The system prompt each prompt is asked with; it should state the format the rewards check.</source>
+        <translation>每個提示附帶的系統提示；應說明獎勵所檢查的格式。</translation>
+    </message>
+    <message>
+        <source>How the final answer is compared with the answer column: text (normalised), number (within the tolerance), label (one of labels) or none.</source>
+        <translation>最終答案與答案欄的比較方式：text（正規化後的文字）、number（容差內的數值）、label（labels 之一）或 none。</translation>
+    </message>
+    <message>
+        <source>Weight of the answer reward (0 = off).</source>
+        <translation>答案獎勵的權重（0 = 關閉）。</translation>
+    </message>
+    <message>
+        <source>Numbers: the relative difference still counted equal.</source>
+        <translation>數值：仍視為相等的相對差異。</translation>
+    </message>
+    <message>
+        <source>Labels: the answers allowed (empty = any).</source>
+        <translation>標籤：允許的答案（留空 = 任意）。</translation>
+    </message>
+    <message>
+        <source>Where the final answer is: &quot;answer-line&quot; (a last line &quot;Answer: X&quot;), &quot;think&quot; (&lt;think&gt;...&lt;/think&gt; then the answer), &quot;boxed&quot; (a LaTeX box around the answer), or a regular expression with a group (?P&lt;answer&gt;...).</source>
+        <translation>最終答案的位置：&quot;answer-line&quot;（最後一行「Answer: X」）、&quot;think&quot;（&lt;think&gt;...&lt;/think&gt; 之後的答案）、&quot;boxed&quot;（LaTeX 方框中的答案），或含群組 (?P&lt;answer&gt;...) 的正規表示式。</translation>
+    </message>
+    <message>
+        <source>Weight of the format reward (0 = off).</source>
+        <translation>格式獎勵的權重（0 = 關閉）。</translation>
+    </message>
+    <message>
+        <source>Length reward: the fewest characters (0 = no lower bound).</source>
+        <translation>長度獎勵：最少字元數（0 = 無下限）。</translation>
+    </message>
+    <message>
+        <source>Length reward: the most characters (0 = no upper bound).</source>
+        <translation>長度獎勵：最多字元數（0 = 無上限）。</translation>
+    </message>
+    <message>
+        <source>Weight of the length reward (0 = off).</source>
+        <translation>長度獎勵的權重（0 = 關閉）。</translation>
+    </message>
+    <message>
+        <source>Weight of the reward for answering in the prompt&apos;s language (0 = off).</source>
+        <translation>用提示的語言回答的獎勵權重（0 = 關閉）。</translation>
+    </message>
+    <message>
+        <source>A Python file with reward(prompts, completions, **columns): your own reward, run in the training process (it is your code: use only files you trust).</source>
+        <translation>含有 reward(prompts, completions, **columns) 的 Python 檔案：你自己的獎勵，在訓練程序中執行（這是你的程式碼：只使用你信任的檔案）。</translation>
+    </message>
+    <message>
+        <source>Weight of your reward.</source>
+        <translation>你的獎勵的權重。</translation>
+    </message>
+    <message>
+        <source>Answers written per prompt and compared with each other (batch size x gradient accumulation must be a multiple of it).</source>
+        <translation>每個提示產生並相互比較的回答數（批次大小 × 梯度累積必須是它的倍數）。</translation>
+    </message>
+    <message>
+        <source>The longest answer, in tokens.</source>
+        <translation>最長回答的詞元數。</translation>
+    </message>
+    <message>
+        <source>Sampling temperature of the answers (higher: more varied).</source>
+        <translation>回答的取樣溫度（越高越多樣）。</translation>
+    </message>
+    <message>
+        <source>KL penalty: how strongly the model is held near where it started (0 = not held, no reference model in memory; 0.04 is the paper&apos;s).</source>
+        <translation>KL 懲罰：把模型約束在起點附近的強度（0 = 不約束，記憶體中不保留參考模型；論文用 0.04）。</translation>
     </message>
     <message>
         <source>Folder for run folders; empty = the app&apos;s data folder.</source>
@@ -7136,10 +7507,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>一次提交 {files} 個檔案，上傳了 {sent}。儲存庫是公開的。</translation>
     </message>
     <message>
-        <source>{files} files in one commit, {sent} sent; {kept} large files ({kept_size}) were on the hub already and were not sent again.</source>
-        <translation>一次提交 {files} 個檔案，上傳了 {sent}；{kept} 個大型檔案（{kept_size}）已在社群上，未重新上傳。</translation>
-    </message>
-    <message>
         <source>{files} files in one commit, {sent} sent. The repository is private.</source>
         <translation>一次提交 {files} 個檔案，上傳了 {sent}。儲存庫是私人的。</translation>
     </message>
@@ -7224,10 +7591,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請在「連接埠」欄中換一個連接埠，或關閉占用它的程式。</translation>
     </message>
     <message>
-        <source>classification, causal-lm, seq2seq or preference.</source>
-        <translation>classification、causal-lm、seq2seq 或 preference。</translation>
-    </message>
-    <message>
         <source>must be 0 (never) or a number of evaluations.</source>
         <translation>必須為 0（從不）或評估次數。</translation>
     </message>
@@ -7274,6 +7637,38 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The validation figure that picks the best checkpoint: {choices} (loss: lower is better; the others, for classification: higher is better).</source>
         <translation>選出最佳檢查點的验證指標：{choices}（loss 越低越好；其餘用於分類，越高越好）。</translation>
+    </message>
+    <message>
+        <source>turns every reward off; give at least one a weight above 0.</source>
+        <translation>關閉了所有獎勵；請至少給一個獎勵大於 0 的權重。</translation>
+    </message>
+    <message>
+        <source>must be 2 or more: the answers to a prompt are compared.</source>
+        <translation>必須為 2 或以上：同一提示的回答要相互比較。</translation>
+    </message>
+    <message>
+        <source>must be 1 or more tokens.</source>
+        <translation>必須至少為 1 個詞元。</translation>
+    </message>
+    <message>
+        <source>must be above 0: the answers must differ to be compared; 0.7 to 1 is usual.</source>
+        <translation>必須大於 0：回答要有差異才能比較；通常為 0.7 到 1。</translation>
+    </message>
+    <message>
+        <source>must be 0 (no reference model) or more; 0.04 is the paper&apos;s.</source>
+        <translation>必須為 0（無參考模型）或以上；論文用 0.04。</translation>
+    </message>
+    <message>
+        <source>must be 0 (off) or more.</source>
+        <translation>必須為 0（關閉）或以上。</translation>
+    </message>
+    <message>
+        <source>must not be above grpo.length_max.</source>
+        <translation>不能大於 grpo.length_max。</translation>
+    </message>
+    <message>
+        <source>must divide batch size x gradient accumulation ({size}): each prompt&apos;s answers go in the same batch. Use {fits}, or change the batch size.</source>
+        <translation>必須能整除批次大小 × 梯度累積（{size}）：同一提示的回答要在同一批次中。請改用 {fits}，或調整批次大小。</translation>
     </message>
     <message>
         <source>reference model (DPO)</source>
@@ -7480,6 +7875,26 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>：它讀不懂</translation>
     </message>
     <message>
+        <source>reasoning with rewards needs TRL: pip install trl.</source>
+        <translation>獎勵推理訓練需要 TRL：pip install trl。</translation>
+    </message>
+    <message>
+        <source>The mean reward has stayed near {first:.2f} (now {now:.2f}) for {steps} steps; in {alike:.0%} of the prompts every answer scored the same, which leaves GRPO nothing to compare. More varied answers (a higher temperature, more answers per prompt) or a reward that gives partial credit (the format) help; so does data the model can sometimes already solve.</source>
+        <translation>平均獎勵在 {steps} 步內一直接近 {first:.2f}（現在 {now:.2f}）；{alike:.0%} 的提示中所有回答得分相同，GRPO 無從比較。更多樣的回答（更高的溫度、每個提示更多回答）或能給部分分數的獎勵（格式）會有幫助；模型有時已能答對的資料也會有幫助。</translation>
+    </message>
+    <message>
+        <source>The answers shrank from {first:.0f} to {now:.0f} tokens on average: the model may be earning its rewards by saying less (an empty answer can pass a length or language check). Read the sampled answers in the log; a length reward with a minimum, or a lower learning rate, holds it.</source>
+        <translation>回答的平均長度從 {first:.0f} 個詞元縮短到 {now:.0f} 個：模型可能在靠少說話拿獎勵（空回答也可能通過長度或語言檢查）。請查看日誌中的範例回答；設有下限的長度獎勵或更低的學習率可以防止這種情況。</translation>
+    </message>
+    <message>
+        <source>temperature 1.0</source>
+        <translation>溫度 1.0</translation>
+    </message>
+    <message>
+        <source>a format reward</source>
+        <translation>格式獎勵</translation>
+    </message>
+    <message>
         <source>preference tuning needs TRL: pip install trl.</source>
         <translation>偏好微調需要 TRL：pip install trl。</translation>
     </message>
@@ -7522,6 +7937,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{tracker} stopped logging at step {step}: {reason}. Training goes on; its figures after this step are not in {tracker}, and the run&apos;s own are in its folder.</source>
         <translation>{tracker} 在第 {step} 步停止記錄：{reason}。訓練照常進行；這一步之後的數值不會出現在 {tracker} 中，訓練任務自己的紀錄仍在其資料夾裡。</translation>
+    </message>
+    <message>
+        <source>Rewards on the first rows (the reference answer, then a wrong one):</source>
+        <translation>前幾列的獎勵（先是參考答案，再是一個錯誤答案）：</translation>
+    </message>
+    <message>
+        <source>Rewards: no row has a reference answer to try them on.</source>
+        <translation>獎勵：沒有一列有參考答案可供試算。</translation>
     </message>
     <message>
         <source>The data folder is now {folder}.</source>
@@ -7970,6 +8393,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{rows} held-out preference pairs</source>
         <translation>{rows} 個保留的偏好對</translation>
+    </message>
+    <message>
+        <source>{rows} held-out prompts: the share whose greedy answer earns each reward</source>
+        <translation>{rows} 個預留提示：貪婪解碼的回答獲得各項獎勵的比例</translation>
     </message>
     <message>
         <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>

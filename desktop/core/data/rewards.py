@@ -406,7 +406,7 @@ def guess_check(answers: Sequence[Any]) -> tuple[str, list[str]]:
     return "text", []
 
 
-def describe(name: str) -> Msg:
+def describe(name: str) -> Msg | str:
     """A reward's name in words, for the plots' legend and the log."""
     words = {
         "answer": msg("answer"),
@@ -415,7 +415,7 @@ def describe(name: str) -> Msg:
         "language": msg("language"),
         "custom": msg("your reward"),
     }
-    return words.get(name, msg("{name}", name=name))
+    return words.get(name, name)
 
 
 def sample_message(step: int, rewards: dict[str, float | None], completion: str) -> Msg:
