@@ -77,3 +77,19 @@ def test_a_reasoning_run_plots_its_rewards_and_answers(window: MainWindow) -> No
     assert len(plots.plots) == 6 and plots.reward_plot in plots.plots
     assert plots.reward_plot.curve_names() == ["reward", "spread", "answer", "format"]
     assert plots.answers_plot.curve_names() == ["length", "kl"]
+
+
+def test_the_evaluation_tab_shows_each_rewards_share_before_and_after(qtbot) -> None:
+    from desktop.core.training.grpo_evaluation import RewardReport
+    from desktop.gui.widgets.evaluation_view import EvaluationView
+
+    sample = {"prompt": "3 + 4 = ?", "reference": "7", "output": "Answer: 7", "scores": {"answer": 1.0}}
+    tuned = RewardReport("grpo", 20, {"answer": 0.45, "format": 0.9}, {}, [], [sample])
+    base = RewardReport("grpo", 20, {"answer": 0.1, "format": 0.2}, {}, [], [{**sample, "output": "7?"}])
+    view = EvaluationView()
+    qtbot.addWidget(view)
+    view.show_report(tuned, base)
+    text = view.summary.text()
+    assert "answer 0.100 → <b>0.450</b>" in text and "format 0.200 → <b>0.900</b>" in text
+    assert "share of 20 held-out prompts whose greedy answer earns each reward" in text
+    assert [view.samples.item(0, c).text() for c in range(4)] == ["3 + 4 = ?", "7", "7?", "Answer: 7"]

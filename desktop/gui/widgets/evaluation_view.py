@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -156,6 +157,9 @@ class EvaluationView(QWidget):
         if isinstance(report, PreferenceReport):
             self._show_preference(report, base if isinstance(base, PreferenceReport) else None)
             return
+        if getattr(report, "task", "") == "grpo":
+            self._show_rewards(report, base if getattr(base, "task", "") == "grpo" else None)
+            return
         if isinstance(report, GenerationReport):
             self._show_generation(report, base if isinstance(base, GenerationReport) else None)
             return
@@ -197,6 +201,27 @@ class EvaluationView(QWidget):
             else ""
         )
         self.verdict.setVisible(worse)
+        before = base.samples if base else []
+        self.samples.setRowCount(len(report.samples))
+        for row, sample in enumerate(report.samples):
+            then = before[row]["output"] if row < len(before) else ""
+            for column, value in enumerate((sample["prompt"], sample["reference"], then, sample["output"])):
+                self.samples.setItem(row, column, _item(value))
+
+    def _show_rewards(self, report: Any, base: Any) -> None:
+        """A reasoning run's: the share of held-out prompts whose greedy answer earns each reward (base →
+        fine-tuned), and the first prompts' answers beside their references."""
+        from desktop.core.data.rewards import describe
+
+        self.pages.setCurrentIndex(1)
+        parts = []
+        for name, share in report.earned.items():
+            before = base.earned.get(name) if base else None
+            parts.append(f"{html.escape(shown(describe(name)))} {self._figure(share, before)}")
+        words = self.tr("share of {rows} held-out prompts whose greedy answer earns each reward")
+        text = " · ".join(parts) + "<br>" + html.escape(words.format(rows=report.rows))
+        self.summary.setText(text + (html.escape(self.tr("  (base model → fine-tuned)")) if base else ""))
+        self.verdict.setVisible(False)
         before = base.samples if base else []
         self.samples.setRowCount(len(report.samples))
         for row, sample in enumerate(report.samples):
