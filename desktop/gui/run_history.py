@@ -66,6 +66,7 @@ class RunHistory(QObject):
             self.dialog.resume_requested.connect(self.resume_run)
             self.dialog.export_requested.connect(self.show_finished_run)
             self.dialog.preference_requested.connect(self.start_preference_tuning)
+            self.dialog.rewards_requested.connect(self.start_reasoning)
         else:
             self.dialog.refresh()
         self.dialog.show()
@@ -136,21 +137,34 @@ class RunHistory(QObject):
         """Make the model ``run`` saved the wizard's model and preference tuning its task, then show the
         Model and data step, where the pairs are chosen. The chat data and its columns go (they are not
         pairs) unless the wizard already had preference data; every other setting stays as it is."""
-        from desktop.core.settings.config_sections import Columns, learning_rate_for
-
-        config = self.window.current_config()
-        if config.task != "preference":
-            config.task = "preference"
-            config.training.learning_rate = learning_rate_for("preference", config.training.learning_rate)
-            config.data.files, config.data.hub_id = [], ""
-            config.columns = Columns()
-        config.model.name = str(run.model_dir)
-        self._step_aside()
-        self.window.set_config(config)
-        self.window.go_to(DATA)
+        self._start_from(run, "preference")
         self.window.statusBar().showMessage(
             self.tr(
                 "Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, "
                 "rejected) as the data."
             ).format(run=run.path.name)
         )
+
+    def start_reasoning(self, run: RunDir) -> None:
+        """The same for a reasoning run (GRPO): the model ``run`` saved, prompts with answers to check."""
+        self._start_from(run, "grpo")
+        self.window.statusBar().showMessage(
+            self.tr(
+                "Training the model {run} trained with rewards: choose prompts (with their reference "
+                "answers) as the data, then the rewards."
+            ).format(run=run.path.name)
+        )
+
+    def _start_from(self, run: RunDir, task: str) -> None:
+        from desktop.core.settings.config_sections import Columns, learning_rate_for
+
+        config = self.window.current_config()
+        if config.task != task:
+            config.task = task
+            config.training.learning_rate = learning_rate_for(task, config.training.learning_rate)
+            config.data.files, config.data.hub_id = [], ""
+            config.columns = Columns()
+        config.model.name = str(run.model_dir)
+        self._step_aside()
+        self.window.set_config(config)
+        self.window.go_to(DATA)

@@ -93,3 +93,25 @@ def test_the_evaluation_tab_shows_each_rewards_share_before_and_after(qtbot) -> 
     assert "answer 0.100 → <b>0.450</b>" in text and "format 0.200 → <b>0.900</b>" in text
     assert "share of 20 held-out prompts whose greedy answer earns each reward" in text
     assert [view.samples.item(0, c).text() for c in range(4)] == ["3 + 4 = ?", "7", "7?", "Answer: 7"]
+
+
+def test_a_finished_chat_run_is_trained_with_rewards_from_the_runs_dialog(
+    window: MainWindow, app_home: Path, qtbot
+) -> None:
+    from PySide6.QtCore import Qt
+
+    from tests.gui.test_preference_plots import _chat_run
+
+    chat = _chat_run(app_home / "runs", "chat")
+    window.history.show_runs()
+    dialog = window.history.dialog
+    qtbot.waitUntil(lambda: dialog.model.rowCount() == 1)
+    dialog.select(chat.path.name)
+    button = dialog.rewards_button
+    assert button.isVisible() and button.text() == "Train with rewards…"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    config = window.run_config.config
+    assert config.task == "grpo" and config.model.name == str(chat.model_dir)
+    assert config.training.learning_rate == 1e-6 and config.data.files == []
+    assert "with rewards: choose prompts" in window.statusBar().currentMessage()
+    assert window.data_page.preview_tabs.indexOf(window.data_page.rewards) == 0

@@ -142,6 +142,8 @@ class RunsDialog(QDialog):
     """Show this finished :class:`RunDir` on the Export page (export, try it)."""
     preference_requested = Signal(object)
     """Set up a preference run from the model this finished chat :class:`RunDir` saved."""
+    rewards_requested = Signal(object)
+    """Set up a reasoning run (GRPO) from the model this finished chat :class:`RunDir` saved."""
     listed = Signal()
     """The table shows the runs as they are on disk now."""
     curves_shown = Signal()
@@ -199,6 +201,15 @@ class RunsDialog(QDialog):
         )
         self.preference_button.setVisible(False)  # for a finished chat run that saved its model only
         self.preference_button.clicked.connect(self._tune_preferences)
+        self.rewards_button = QPushButton(self.tr("Train with rewards…"))
+        self.rewards_button.setToolTip(
+            self.tr(
+                "Teach this chat model to reach answers you can check: a reasoning run (GRPO) that starts "
+                "from the model this run saved"
+            )
+        )
+        self.rewards_button.setVisible(False)
+        self.rewards_button.clicked.connect(self._train_with_rewards)
         self.delete_button = QPushButton(self.tr("Delete…"))
         self.delete_button.clicked.connect(self._delete)
         self.refresh_button = QPushButton(self.tr("Refresh"))
@@ -230,6 +241,7 @@ class RunsDialog(QDialog):
             self.export_button,
             self.evaluation_button,
             self.preference_button,
+            self.rewards_button,
             self.delete_button,
         ):
             buttons.addWidget(button)
@@ -392,6 +404,7 @@ class RunsDialog(QDialog):
         self.export_button.setEnabled(bool(one and one.status == "finished"))
         self.evaluation_button.setEnabled(bool(one and (Path(one.path) / "evaluation.json").is_file()))
         self.preference_button.setVisible(one is not None and saved_chat_model(one) is not None)
+        self.rewards_button.setVisible(self.preference_button.isVisibleTo(self))
         self.delete_button.setEnabled(bool(chosen) and all(i.status != "running" for i in chosen))
         if one is not None and not one.resumable and one.status in ("stopped", "failed", "interrupted"):
             self.hint.setText(
@@ -478,6 +491,11 @@ class RunsDialog(QDialog):
         chosen = self.selected()
         if len(chosen) == 1 and saved_chat_model(chosen[0]) is not None:
             self.preference_requested.emit(RunDir(chosen[0].path))
+
+    def _train_with_rewards(self) -> None:
+        chosen = self.selected()
+        if len(chosen) == 1 and saved_chat_model(chosen[0]) is not None:
+            self.rewards_requested.emit(RunDir(chosen[0].path))
 
     def show_evaluation(self) -> None:
         """The selected run's evaluation in a window of its own."""
