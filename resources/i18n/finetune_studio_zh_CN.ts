@@ -772,6 +772,10 @@
         <translation>微调后的模型在评估数据上比基础模型还差：请训练更久、降低学习率，或补充更多样本。</translation>
     </message>
     <message>
+        <source>share of {rows} held-out prompts whose greedy answer earns each reward</source>
+        <translation>{rows} 个预留提示中，贪心解码的回答获得各项奖励的比例</translation>
+    </message>
+    <message>
         <source>Chosen</source>
         <translation>选中</translation>
     </message>
@@ -2854,6 +2858,10 @@ Replace them? Files of the same names are overwritten and the others deleted (th
         <source>Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, rejected) as the data.</source>
         <translation>对 {run} 训练出的模型做偏好微调：请选择成对的回答（提示词、选中回答、被拒回答）作为数据。</translation>
     </message>
+    <message>
+        <source>Training the model {run} trained with rewards: choose prompts (with their reference answers) as the data, then the rewards.</source>
+        <translation>用奖励训练 {run} 训练出的模型：先选择提示（及其参考答案）作为数据，再选择奖励。</translation>
+    </message>
 </context>
 <context>
     <name>RunsDialog</name>
@@ -2904,6 +2912,14 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     <message>
         <source>Teach this chat model which answers are better: a preference run (DPO or ORPO) that starts from the model this run saved</source>
         <translation>教这个对话模型哪些回答更好：从这次训练保存的模型开始做偏好微调（DPO 或 ORPO）</translation>
+    </message>
+    <message>
+        <source>Train with rewards…</source>
+        <translation>用奖励训练…</translation>
+    </message>
+    <message>
+        <source>Teach this chat model to reach answers you can check: a reasoning run (GRPO) that starts from the model this run saved</source>
+        <translation>教这个对话模型得出可以核对的答案：从该训练任务保存的模型开始一次推理训练（GRPO）</translation>
     </message>
     <message>
         <source>Import run…</source>

@@ -772,6 +772,10 @@
         <translation>微調後的模型在評估資料上比基礎模型還差：請訓練更久、降低學習率，或補充更多樣本。</translation>
     </message>
     <message>
+        <source>share of {rows} held-out prompts whose greedy answer earns each reward</source>
+        <translation>{rows} 個預留提示中，貪婪解碼的回答獲得各項獎勵的比例</translation>
+    </message>
+    <message>
         <source>Chosen</source>
         <translation>選中</translation>
     </message>
@@ -2854,6 +2858,10 @@ Replace them? Files of the same names are overwritten and the others deleted (th
         <source>Preference tuning of the model {run} trained: choose pairs of answers (prompt, chosen, rejected) as the data.</source>
         <translation>對 {run} 訓練出的模型做偏好微調：請選擇成對的回答（提示詞、選中回答、被拒回答）作為資料。</translation>
     </message>
+    <message>
+        <source>Training the model {run} trained with rewards: choose prompts (with their reference answers) as the data, then the rewards.</source>
+        <translation>用獎勵訓練 {run} 訓練出的模型：先選擇提示（及其參考答案）作為資料，再選擇獎勵。</translation>
+    </message>
 </context>
 <context>
     <name>RunsDialog</name>
@@ -2904,6 +2912,14 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     <message>
         <source>Teach this chat model which answers are better: a preference run (DPO or ORPO) that starts from the model this run saved</source>
         <translation>教這個對話模型哪些回答更好：從這次訓練儲存的模型開始做偏好微調（DPO 或 ORPO）</translation>
+    </message>
+    <message>
+        <source>Train with rewards…</source>
+        <translation>用獎勵訓練…</translation>
+    </message>
+    <message>
+        <source>Teach this chat model to reach answers you can check: a reasoning run (GRPO) that starts from the model this run saved</source>
+        <translation>教這個對話模型得出可以核對的答案：從該訓練任務儲存的模型開始一次推理訓練（GRPO）</translation>
     </message>
     <message>
         <source>Import run…</source>

@@ -1,0 +1,224 @@
+"""GRPO overhead: our reasoning run against a plain TRL ``GRPOTrainer`` script on the same workload.
+
+Workload: the Qwen2-shaped model of ``bench/preference.py`` (4 layers, hidden 384, random weights, a
+byte-level BPE tokenizer trained on the spot with our fallback chat template: no network), trained on
+the first 200 prompts of ``resources/samples/reasoning.jsonl`` (arithmetic word problems with whole-number
+answers). Both sides: the same two rewards (the final answer as a number, weight 1; the answer-line
+format, weight 0.5: ``desktop.core.data.rewards``' functions, so that each side scores alike), 4 answers
+per prompt of up to 32 tokens at temperature 0.9, beta 0, fp32, batch 8, the same learning rate, seed and
+steps, the same system prompt.
+
+- ours: ``run_training`` with task "grpo", no held-out prompts (validation.fraction 0: no evaluation
+  of the base or the tuned model), the data read and checked, the run folder, events, sampled answers in
+  the log; a checkpoint at the last step only and the model saved at the end.
+- plain: what TRL's docs write: the jsonl read into a conversational ``Dataset``,
+  ``GRPOTrainer(model=..., reward_funcs=[...], args=GRPOConfig(...), train_dataset=...).train()``,
+  ``report_to=[]``, no tqdm, the same checkpoint at the last step, ``trainer.save_model`` at the end.
+
+Each run is a fresh process; the sides alternate which goes first, after one short warm-up of each. The
+clocks are those of ``bench/preference.py``. Target: ours / plain <= 1.05 for the steps and the whole run.
+
+    python bench/grpo.py [--repeats 3] [--steps 20] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import preference  # the model and the clocks of the preference bench
+
+LR, SEED, BATCH, LOGGING, SAVE_STEPS = 1e-5, 42, 8, 5, 100_000
+GENERATIONS, COMPLETION, TEMPERATURE, PROMPTS = 4, 32, 0.9, 200
+SAMPLES = Path(__file__).resolve().parents[1] / "resources" / "samples" / "reasoning.jsonl"
+
+
+def data(folder: Path) -> Path:
+    rows = SAMPLES.read_text(encoding="utf-8").splitlines()[:PROMPTS]
+    path = folder / "prompts.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _settings() -> object:
+    from desktop.core.settings.config_sections import Grpo
+
+    g = Grpo()
+    g.answer_check, g.answer_weight, g.format_weight = "number", 1.0, 0.5
+    g.num_generations, g.max_completion_length, g.temperature, g.beta = (
+        GENERATIONS,
+        COMPLETION,
+        TEMPERATURE,
+        0.0,
+    )
+    return g
+
+
+def ours(model: Path, prompts: Path, out: Path, steps: int) -> dict:
+    from desktop.core.settings.config import RunConfig
+    from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
+    from desktop.core.training.run import run_training
+
+    config = RunConfig(task="grpo")
+    config.model.name = str(model)
+    config.data.files = [str(prompts)]
+    config.columns.prompt, config.columns.answer = "question", "answer"
+    config.validation.fraction = 0
+    config.output.runs_dir = str(out)
+    config.grpo = _settings()
+    t = config.training
+    t.max_steps, t.batch_size, t.learning_rate, t.seed = steps, BATCH, LR, SEED
+    t.save_steps, t.logging_steps = SAVE_STEPS, LOGGING
+    clock: dict = {"steps": [], "logs": []}
+
+    def seen(event: object) -> None:
+        if isinstance(event, StartedEvent):
+            clock["begin"] = time.time()
+        elif isinstance(event, ProgressEvent):
+            clock["steps"].append((time.time(), time.process_time()))
+        elif isinstance(event, LogEvent):
+            clock["logs"].append(event.metrics)
+
+    result = run_training(config, seen)
+    assert result.status == "finished", result.failure
+    checkpoints = len(list(Path(result.run_dir).glob("checkpoints/checkpoint-*")))
+    return _figures(clock, checkpoints)
+
+
+def plain(model_dir: Path, prompts: Path, out: Path, steps: int) -> dict:
+    """What TRL's docs write for GRPO, with our run's settings."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from desktop.core.data.rewards import answer_reward, format_pattern, format_reward
+    from desktop.core.settings.config_sections import GRPO_SYSTEM_PROMPT
+
+    clock: dict = {"steps": [], "logs": []}
+
+    class Clock(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            clock["begin"] = time.time()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            clock["steps"].append((time.time(), time.process_time()))
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            clock["logs"].append(dict(logs or {}))
+
+    rows = [json.loads(line) for line in prompts.read_text(encoding="utf-8").splitlines()]
+    dataset = Dataset.from_dict(
+        {
+            "prompt": [
+                [
+                    {"role": "system", "content": GRPO_SYSTEM_PROMPT},
+                    {"role": "user", "content": r["question"]},
+                ]
+                for r in rows
+            ],
+            "answer": [str(r["answer"]) for r in rows],
+        }
+    )
+    line = format_pattern("answer-line")
+    answer, fmt = answer_reward("number", line), format_reward(line)
+    args = GRPOConfig(
+        output_dir=str(out / "checkpoints"),
+        max_steps=steps,
+        per_device_train_batch_size=BATCH,
+        learning_rate=LR,
+        num_generations=GENERATIONS,
+        max_completion_length=COMPLETION,
+        temperature=TEMPERATURE,
+        beta=0.0,
+        reward_weights=[1.0, 0.5],
+        seed=SEED,
+        logging_steps=LOGGING,
+        save_steps=SAVE_STEPS,
+        bf16=False,
+        disable_tqdm=True,
+        report_to=[],
+    )
+    trainer = GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(model_dir),
+        reward_funcs=[answer, fmt],
+        args=args,
+        train_dataset=dataset,
+        processing_class=AutoTokenizer.from_pretrained(model_dir),
+        callbacks=[Clock()],
+    )
+    trainer.train()
+    trainer.save_model(str(out / "model"))
+    checkpoints = len(list((out / "checkpoints").glob("checkpoint-*")))
+    return _figures(clock, checkpoints)
+
+
+def _figures(clock: dict, checkpoints: int) -> dict:
+    rewards = [m["reward"] for m in clock["logs"] if "reward" in m]
+    lengths = [m["completions/mean_length"] for m in clock["logs"] if "completions/mean_length" in m]
+    figures = preference._figures(
+        clock, float(statistics.mean(rewards)) if rewards else float("nan"), checkpoints
+    )
+    figures["reward_accuracy"] = statistics.mean(lengths) if lengths else float("nan")  # printed as "length"
+    return figures
+
+
+def child(args: argparse.Namespace) -> None:
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    run = ours if args.side == "ours" else plain
+    figures = run(Path(args.model), Path(args.data), Path(args.out), args.steps)
+    print(preference.MARK + json.dumps(figures), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument(
+        "--threads", type=int, default=0, help="PyTorch's threads on both sides (0: its default)"
+    )
+    parser.add_argument("--side", choices=("ours", "plain"), help=argparse.SUPPRESS)
+    for name in ("--model", "--data", "--out"):
+        parser.add_argument(name, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.side:
+        child(args)
+        return
+    preference.__file__ = __file__  # its run_side starts this file's children
+    columns = ("wall", "before", "loop", "steps", "after", "cpu", "step_ms", "fast_ms")
+    names = ("wall s", "before s", "loop s", "steps s", "after s", "cpu s", "step ms", "p10 ms")
+    runs: dict[str, list[dict]] = {"ours": [], "plain": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        model, _ = preference.build(root)
+        prompts = data(root)
+        for side in runs:
+            preference.run_side(side, model, prompts, root / f"warm-{side}", 2, args.threads)
+        print(f"{'run':10}{''.join(f'{n:>9}' for n in names)}  RSS MiB  reward  length  ckpts")
+        for i in range(args.repeats):
+            for side in ("ours", "plain") if i % 2 == 0 else ("plain", "ours"):
+                r = preference.run_side(side, model, prompts, root / f"{side}{i}", args.steps, args.threads)
+                runs[side].append(r)
+                print(f"{side} {i + 1:<5}{preference._row(r, columns)}  {r['checkpoints']:5}", flush=True)
+    ratio = {
+        c: statistics.median(o[c] / p[c] for o, p in zip(runs["ours"], runs["plain"], strict=True))
+        for c in columns
+    }
+    print(
+        f"ours / plain, median of the {args.repeats} paired ratios, {args.steps} steps: "
+        f"median step {ratio['step_ms']:.3f}, steps {ratio['steps']:.3f}, loop {ratio['loop']:.3f}, "
+        f"whole run {ratio['wall']:.3f} (target <= 1.05)"
+    )
+
+
+if __name__ == "__main__":
+    main()
