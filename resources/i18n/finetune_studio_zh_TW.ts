@@ -7891,6 +7891,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>：它讀不懂</translation>
     </message>
     <message>
+        <source>Answers are written by vLLM.</source>
+        <translation>回答由 vLLM 產生。</translation>
+    </message>
+    <message>
+        <source>Answers are written by transformers.</source>
+        <translation>回答由 transformers 產生。</translation>
+    </message>
+    <message>
         <source>reasoning with rewards needs TRL: pip install trl.</source>
         <translation>獎勵推理訓練需要 TRL：pip install trl。</translation>
     </message>

@@ -166,3 +166,26 @@ def test_the_samples_are_checkable(samples: Path, name: str, check: str) -> None
     rows = [(q, a) for q, a in zip(table.column("question"), answers, strict=True)][:20]
     for row in preview(settings, rows, count=20):
         assert row.right == {"answer": 1.0, "format": 1.0} and row.wrong["answer"] == 0.0
+
+
+def test_vllm_writes_the_answers_on_linux_with_a_gpu_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+
+    import torch
+
+    from desktop.core.training import grpo
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: object() if name == "vllm" else real(name, *a)
+    )
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert grpo.vllm_args() == {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": 0.3}
+    assert str(grpo.writer_words()) == "Answers are written by vLLM."
+    monkeypatch.setattr(sys, "platform", "win32")  # vLLM has no Windows build
+    assert grpo.vllm_args() == {} and str(grpo.writer_words()) == "Answers are written by transformers."
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert grpo.vllm_args() == {}

@@ -49,7 +49,32 @@ def method_args(config: RunConfig) -> dict[str, Any]:
         "beta": g.beta,
         "reward_weights": [scored.weight for scored in rewards_of(g)],
         "log_completions": False,  # ours: a few sampled answers with their rewards in the run's log
+        **vllm_args(),
     }
+
+
+VLLM_MEMORY = 0.3
+"""vLLM beside the training, on the same GPU: the share of its memory vLLM may take (TRL's colocate mode)."""
+
+
+def vllm_args() -> dict[str, Any]:
+    """Answers written by vLLM (TRL's colocate mode) on Linux with a CUDA GPU when vLLM is installed;
+    otherwise by transformers' ``generate`` (no arguments)."""
+    import importlib.util
+    import sys
+
+    if not sys.platform.startswith("linux") or importlib.util.find_spec("vllm") is None:
+        return {}
+    import torch
+
+    if not torch.cuda.is_available():
+        return {}
+    return {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": VLLM_MEMORY}
+
+
+def writer_words() -> Any:
+    """Who writes the answers, for the run's log."""
+    return msg("Answers are written by vLLM.") if vllm_args() else msg("Answers are written by transformers.")
 
 
 SAMPLE_TEXT = 600

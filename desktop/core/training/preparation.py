@@ -283,8 +283,9 @@ def make_trainer(
             prepared, args, [callback, *kept], lambda collate: CountingCollator(collate, tokens)
         )
     elif config.task == "grpo":
-        from desktop.core.training.grpo import make_grpo_trainer
+        from desktop.core.training.grpo import make_grpo_trainer, writer_words
 
+        emit(PreparingEvent(writer_words()))
         trainer = make_grpo_trainer(prepared, args, [callback, *kept], emit)
     else:
         trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer

@@ -38,7 +38,7 @@ from desktop.shared_ui import error_text, shown
 
 FIT_COLUMN = 7
 MAX_FIT_ROWS = 12  # config fetches per table: the first rows, one after another
-RUN_MODEL_TASKS = ("causal-lm", "preference")  # a finished chat run's model, to tune further
+RUN_MODEL_TASKS = ("causal-lm", "preference", "grpo")  # a finished chat run's model, to tune further
 
 
 class ModelBrowser(QDialog):
