@@ -189,3 +189,14 @@ def test_vllm_writes_the_answers_on_linux_with_a_gpu_when_installed(monkeypatch:
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert grpo.vllm_args() == {}
+
+
+@pytest.mark.slow
+def test_a_lora_run_trains_the_adapters_only(tiny_gpt2: Path, sums: Path, tmp_path: Path) -> None:
+    config = _config(tiny_gpt2, sums, tmp_path / "runs", max_steps=4)
+    config.lora.enabled, config.lora.rank = True, 4
+    events = Recorder()
+    result = run_training(config, events.append)
+    assert result.status == "finished", result.failure
+    run = RunDir(result.run_dir)
+    assert (run.adapter_dir / "adapter_config.json").is_file() and _rewards(events)
