@@ -7247,6 +7247,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{names} 等另外 {count} 个</translation>
     </message>
     <message>
+        <source>Left out {count} rows of {source} whose prompt is longer than the max length ({length} tokens) ({rows}).</source>
+        <translation>已略去 {source} 中 {count} 行提示长度超过最大长度（{length} 个词元）的数据（{rows}）。</translation>
+    </message>
+    <message>
+        <source>No prompt of {source} fits within the max length ({length} tokens), the system prompt included.</source>
+        <translation>{source} 中没有一个提示（含系统提示）在最大长度（{length} 个词元）以内。</translation>
+    </message>
+    <message>
+        <source>Raise training.max_length (Memory &amp; speed), or shorten the prompts.</source>
+        <translation>请调高 training.max_length（“内存与速度”），或缩短提示。</translation>
+    </message>
+    <message>
         <source>{repo} already holds files ({names}); nothing was sent.</source>
         <translation>{repo} 中已有文件（{names}）；未上传任何内容。</translation>
     </message>

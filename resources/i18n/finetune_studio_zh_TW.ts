@@ -7247,6 +7247,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{names} 等另外 {count} 個</translation>
     </message>
     <message>
+        <source>Left out {count} rows of {source} whose prompt is longer than the max length ({length} tokens) ({rows}).</source>
+        <translation>已略過 {source} 中 {count} 列提示長度超過最大長度（{length} 個詞元）的資料（{rows}）。</translation>
+    </message>
+    <message>
+        <source>No prompt of {source} fits within the max length ({length} tokens), the system prompt included.</source>
+        <translation>{source} 中沒有一個提示（含系統提示）在最大長度（{length} 個詞元）以內。</translation>
+    </message>
+    <message>
+        <source>Raise training.max_length (Memory &amp; speed), or shorten the prompts.</source>
+        <translation>請調高 training.max_length（「記憶體與速度」），或縮短提示。</translation>
+    </message>
+    <message>
         <source>{repo} already holds files ({names}); nothing was sent.</source>
         <translation>{repo} 中已有檔案（{names}）；未上傳任何內容。</translation>
     </message>

@@ -29,7 +29,9 @@ def sums(tmp_path: Path) -> Path:
 
 def _config(tiny_gpt2: Path, data: Path, runs: Path, **training: object) -> RunConfig:
     """Short answers earn the length reward: a random tiny model learns to write fewer characters."""
-    config = make_config("grpo", tiny_gpt2, [data], runs, batch_size=8, learning_rate=1e-2, logging_steps=2)
+    config = make_config(
+        "grpo", tiny_gpt2, [data], runs, batch_size=8, learning_rate=1e-2, logging_steps=2, max_length=128
+    )
     for key, value in training.items():
         setattr(config.training, key, value)
     config.validation.fraction = 0
@@ -183,6 +185,7 @@ def test_vllm_writes_the_answers_on_linux_with_a_gpu_when_installed(monkeypatch:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(sys, "platform", "linux")
     assert grpo.vllm_args() == {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": 0.3}
+    assert grpo.vllm_args(640)["vllm_max_model_length"] == 640
     assert str(grpo.writer_words()) == "Answers are written by vLLM."
     monkeypatch.setattr(sys, "platform", "win32")  # vLLM has no Windows build
     assert grpo.vllm_args() == {} and str(grpo.writer_words()) == "Answers are written by transformers."

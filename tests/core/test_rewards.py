@@ -138,3 +138,62 @@ def test_the_preview_scores_the_reference_and_a_wrong_answer() -> None:
     first, *_ = rewards.preview(settings, rows)
     assert first.right == {"answer": 1.0, "format": 1.0}
     assert first.wrong_answer == "8" and first.wrong == {"answer": 0.0, "format": 1.0}
+
+
+def test_answers_as_models_write_them() -> None:
+    """What instruct models write, and GSM8K's references, score as a person would score them."""
+    line = rewards.format_pattern("answer-line")
+    as_number = rewards.answer_reward("number", line)
+    cases = [
+        ("Answer: 50%", "50"),  # a percentage of a percentage
+        ("Answer: 75%", "0.75"),
+        ("Answer: 7 apples (3 left over from 10)", "7"),  # the first number, not the last
+        ("Answer: 3 + 4 = 7", "7"),  # after an "=", the last
+        ("**Answer:** 72", "72"),  # Markdown bold, as Qwen's instruct models write it
+        ("**Final Answer:** 72", "72"),
+        ("Answer: $1,234.50", "1234.5"),
+    ]
+    assert (
+        as_number([CHAT] * len(cases), _texts(*(c for c, _ in cases)), answer=[r for _, r in cases])
+        == [1.0] * 7
+    )
+    assert rewards.reference_of("Natalia sold 48/2 = 24 clips in May.\n#### 72") == "72"  # GSM8K
+    assert rewards.guess_check(["He has 3.\n#### 3", "So 10.\n#### 10"]) == ("number", [])
+    think = rewards.format_pattern("think")  # DeepSeek-R1's template puts <think> in the prompt
+    assert rewards.answer_in("let me see...</think>\n42", think) == "42"
+    boxed = rewards.answer_reward("number", rewards.format_pattern("boxed"))
+    assert boxed(
+        [CHAT] * 2, _texts("\\boxed{\\frac{1}{4}}", "\\boxed{\\frac{3}{4}}"), answer=["\\frac{3}{4}", "0.75"]
+    ) == [0.0, 1.0]
+
+
+def test_a_reward_file_gets_the_data_columns_it_asks_for_and_never_trls_own(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.py"
+    mine.write_text(
+        "def reward(prompts, completions, answer):\n"
+        "    return [1.0 if a in c else 0.0 for c, a in zip(completions, answer)]\n",
+        encoding="utf-8",
+    )
+    scored = rewards.custom_reward(mine)(
+        [CHAT], _texts("7"), answer=["7"], completion_ids=[[1]], trainer_state=None
+    )
+    assert scored == [1.0]
+
+
+def test_the_preview_of_a_typed_format_compares_the_bare_answers() -> None:
+    settings = SimpleNamespace(
+        format=r"(?s).*#### (?P<answer>\S+)",
+        answer_check="number",
+        answer_weight=1.0,
+        tolerance=1e-6,
+        labels=[],
+        format_weight=0.5,
+        length_weight=0.0,
+        length_min=0,
+        length_max=0,
+        language_weight=0.0,
+        custom_file="",
+        custom_weight=0.0,
+    )
+    [first] = rewards.preview(settings, [("2 + 5 = ?", "Two and five.\n#### 7"), ("0 + 0 = ?", 0)], count=1)
+    assert (first.reference, first.right, first.wrong) == ("7", {"answer": 1.0}, {"answer": 0.0})

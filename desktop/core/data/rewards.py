@@ -33,10 +33,11 @@ from desktop.core.system.messages import Msg, msg
 
 FORMATS = {
     "answer-line": (
-        r"(?is)(?:.*\n)?[ \t]*(?:final[ \t]+)?(?:answer|答案|最终答案|最終答案)[ \t]*[:：][ \t]*"
-        r"(?P<answer>[^\n]*\S)[ \t]*"
+        r"(?is)(?:.*\n)?[ \t]*[*_]*(?:final[ \t]+)?(?:answer|答案|最终答案|最終答案)[ \t]*[*_]*[ \t]*[:：]"
+        r"[*_]*[ \t]*(?P<answer>[^\n]*\S)[ \t]*"
     ),
-    "think": r"(?s)\s*<think>(?P<reasoning>.*?)</think>\s*(?P<answer>\S.*?)\s*",
+    # The opening tag may be the prompt's (DeepSeek-R1's templates end the prompt with it).
+    "think": r"(?s)\s*(?:<think>)?(?P<reasoning>.*?)</think>\s*(?P<answer>\S.*?)\s*",
     "boxed": r"(?s).*\\boxed\{(?P<answer>[^{}]*(?:\{[^{}]*\}[^{}]*)*)\}.*",
 }
 """The format presets: a regular expression the whole completion must match, its answer in ``answer``."""
@@ -120,17 +121,43 @@ def normalised(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
-def number_in(text: str) -> float | None:
-    """The last number written in ``text`` (``1,234``, ``-3.5``, ``3/4``, ``12%``, full-width digits)."""
-    found = NUMBER.findall(unicodedata.normalize("NFKC", text).replace("−", "-"))
+LATEX_FRACTION = re.compile(r"\\d?frac\{\s*(-?[\d.]+)\s*\}\{\s*(-?[\d.]+)\s*\}")
+GSM8K_ANSWER = re.compile(r"(?s).*####\s*(\S.*?)\s*")
+
+
+def written_number(text: str) -> tuple[float, bool] | None:
+    """The number an answer gives, and whether it was a percentage: the first number written (``7 apples
+    (3 left from 10)``), the last after an ``=`` (``3 + 4 = 7``); ``1,234``, ``-3.5``, ``3/4``,
+    ``\\frac{3}{4}``, ``12%`` and full-width digits read."""
+    text = LATEX_FRACTION.sub(r"\1/\2", unicodedata.normalize("NFKC", text).replace("−", "-"))
+    found = NUMBER.findall(text)
     if not found:
         return None
-    written = found[-1].replace(",", "")
-    percent = written.endswith("%")
+    written = (found[-1] if "=" in text else found[0]).replace(",", "")
     try:
-        value = float(Fraction(written.rstrip("%")))
+        return float(Fraction(written.rstrip("%"))), written.endswith("%")
     except (ValueError, ZeroDivisionError):
         return None
+
+
+def reference_of(value: Any) -> str:
+    """A reference answer as the rewards compare it: GSM8K's whole worked solution ``... #### 72`` gives
+    ``72``; a whole float its integer; "" for none."""
+    if value is None or (isinstance(value, float) and (math.isnan(value))):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    text = str(value).strip()
+    found = GSM8K_ANSWER.fullmatch(text)
+    return found.group(1) if found else text
+
+
+def number_in(text: str) -> float | None:
+    """The number an answer gives (:func:`written_number`), a percentage as its share (``12%``: 0.12)."""
+    found = written_number(text)
+    if found is None:
+        return None
+    value, percent = found
     return value / 100 if percent else value
 
 
@@ -175,10 +202,17 @@ def answer_reward(
 
 def _same(check: str, given: str, reference: str, tolerance: float, labels: set[str]) -> bool:
     if check == "number":
-        ours, theirs = number_in(given), number_in(reference)
+        ours, theirs = written_number(given), written_number(reference)
         if ours is None or theirs is None:
             return False
-        return abs(ours - theirs) <= tolerance * max(1.0, abs(theirs))
+
+        def close(a: float, b: float) -> bool:
+            return abs(a - b) <= tolerance * max(1.0, abs(b))
+
+        if close(ours[0], theirs[0]):  # "50%" for 50, "75%" for "75%"
+            return True
+        shares = [value / 100 if percent else value for value, percent in (ours, theirs)]
+        return ours[1] != theirs[1] and close(*shares)  # "75%" for 0.75
     if check == "label" and labels and normalised(given) not in labels:
         return False
     return normalised(given) == normalised(reference)
@@ -242,6 +276,11 @@ def _prompt_text(prompt: Any) -> str:
 # -- the user's own reward --------------------------------------------------------------------------
 
 
+TRL_KEYWORDS = frozenset({"completion_ids", "trainer_state", "log_extra", "log_metric", "environments"})
+"""What TRL passes a reward besides the data's columns."""
+_LOADED: dict[tuple[str, int, int], Any] = {}  # (path, mtime, size) -> the user's function: loaded once
+
+
 class RewardFileError(InputError):
     """The user's reward file cannot be loaded, or its function failed: one sentence with the line."""
 
@@ -253,12 +292,23 @@ def custom_reward(path: str | Path) -> Reward:
         RewardFileError: The file is missing, does not compile (the line is named), raises on import, or
             has no function ``reward``.
     """
-    import importlib.util
-    import traceback
 
     path = Path(path).expanduser()
     if not path.is_file():
         raise RewardFileError(msg("The reward file {file} does not exist.", file=str(path)))
+    stat = path.stat()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _LOADED:  # run once per version of the file, not at every refresh of the preview
+        _LOADED[key] = _load(path)
+    function = _LOADED[key]
+    return _calling(path, function)
+
+
+def _load(path: Path) -> Any:
+    """The user's ``reward`` function, the file run once."""
+    import importlib.util
+    import traceback
+
     source = path.read_text(encoding="utf-8-sig")
     try:
         code = compile(source, str(path), "exec")
@@ -281,11 +331,28 @@ def custom_reward(path: str | Path) -> Reward:
             msg("{file} has no function reward(prompts, completions, **columns).", file=path.name),
             msg("Define it: it returns one number (or None) per completion."),
         )
+    return function
+
+
+def _calling(path: Path, function: Any) -> Reward:
+    """``function`` as a reward TRL calls: the data's columns it takes, its errors one sentence."""
+    import inspect
+    import traceback
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # a builtin or a C function: given everything
+        parameters = []
+    takes_all = not parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    named = {p.name for p in parameters}
 
     def reward(prompts: list[Any], completions: list[Any], **columns: Any) -> list[float | None]:
         texts = [text_of(c) for c in completions]
+        # The data's columns, never TRL's own (trainer_state, completion_ids, log_metric ...), which
+        # a function written for the docs' signature would refuse.
+        given = {k: v for k, v in columns.items() if k not in TRL_KEYWORDS and (takes_all or k in named)}
         try:
-            scores = function(prompts, texts, **columns)
+            scores = function(prompts, texts, **given)
         except Exception as exc:
             raise _failed(path, exc, traceback.extract_tb(exc.__traceback__)) from None
         return _checked(path, scores, len(texts))
@@ -371,8 +438,26 @@ def preview(settings: Any, rows: Sequence[tuple[Any, str]], count: int = 3) -> l
     """The rewards on the first ``count`` rows (prompt, reference answer): the reference written as the
     format asks, and a wrong answer (the next row's reference, or the number plus one)."""
     chosen = rewards_of(settings)
+    if settings.format not in FORMATS:  # no answer can be written in the user's format: the bare answer,
+        chosen = [  # compared as it is, and no format score
+            Scored(
+                s.name,
+                s.weight,
+                answer_reward(
+                    settings.answer_check,
+                    re.compile(r"(?s)(?P<answer>.*)"),
+                    settings.tolerance,
+                    settings.labels,
+                ),
+            )
+            if s.name == "answer"
+            else s
+            for s in chosen
+            if s.name != "format"
+        ]
     example = FORMAT_EXAMPLES.get(settings.format, "{answer}")
-    shown = [row for row in rows if str(row[1] or "")][:count]
+    shown = [(prompt, reference_of(answer)) for prompt, answer in rows]
+    shown = [row for row in shown if row[1]][:count]
     out = []
     for i, (prompt, reference) in enumerate(shown):
         reference = str(reference)
@@ -395,7 +480,8 @@ def guess_check(answers: Sequence[Any]) -> tuple[str, list[str]]:
     """How the answers of a data set are best compared: ``number`` when every one is a number, ``label``
     (with the labels) when a few values repeat (at most 20, each seen twice on average), else ``text``;
     ``none`` without answers."""
-    given = [str(a).strip() for a in answers if a is not None and str(a).strip() and str(a) != "nan"]
+    given = [reference_of(a) for a in answers]
+    given = [a for a in given if a]
     if not given:
         return "none", []
     if all(NUMBER.fullmatch(unicodedata.normalize("NFKC", a).replace("−", "-")) for a in given):

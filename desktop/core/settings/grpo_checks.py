@@ -44,14 +44,16 @@ def validate_grpo(config: Any, infinite: set[str], add: Any) -> None:
         add("grpo.length_min", msg("must not be above grpo.length_max."))
     if g.num_generations < 2:
         add("grpo.num_generations", msg("must be 2 or more: the answers to a prompt are compared."))
-    elif (t.batch_size * t.gradient_accumulation) % g.num_generations:
+    elif (
+        size := t.batch_size * t.gradient_accumulation * max(1, config.launch.num_processes)
+    ) % g.num_generations:
         add(
             "grpo.num_generations",
             msg(
                 "must divide batch size x gradient accumulation ({size}): each prompt's answers go in the "
                 "same batch. Use {fits}, or change the batch size.",
-                size=t.batch_size * t.gradient_accumulation,
-                fits=_divisor(t.batch_size * t.gradient_accumulation, g.num_generations),
+                size=size,
+                fits=_divisor(size, g.num_generations),
             ),
         )
     if g.max_completion_length < 1:

@@ -37,6 +37,8 @@ def metric_key(name: str) -> str:
 def watches(config: RunConfig, has_eval: bool) -> bool:
     """Whether the run tracks its best checkpoint: it has evaluation rows and keeps or stops by it."""
     t = config.training
+    if config.task == "grpo":  # its loss says nothing of learning: the last step's model, no early stop
+        return False
     return has_eval and (t.keep_best or t.early_stopping > 0)
 
 

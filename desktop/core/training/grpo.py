@@ -41,15 +41,19 @@ def method_args(config: RunConfig) -> dict[str, Any]:
     rewards' weights (in the order :func:`reward_functions` gives the rewards)."""
     from desktop.core.data.rewards import rewards_of
 
-    g = config.grpo
+    g, t = config.grpo, config.training
+    evaluated = t.eval_batch_size or t.batch_size
+    # TRL's evaluation writes num_generations_eval answers per prompt, a whole number of prompts per batch.
+    per_prompt = max(d for d in range(1, g.num_generations + 1) if evaluated % d == 0)
     return {
         "num_generations": g.num_generations,
+        "num_generations_eval": per_prompt,
         "max_completion_length": g.max_completion_length,
         "temperature": g.temperature,
         "beta": g.beta,
         "reward_weights": [scored.weight for scored in rewards_of(g)],
         "log_completions": False,  # ours: a few sampled answers with their rewards in the run's log
-        **vllm_args(),
+        **vllm_args(t.max_length + g.max_completion_length),
     }
 
 
@@ -57,9 +61,10 @@ VLLM_MEMORY = 0.3
 """vLLM beside the training, on the same GPU: the share of its memory vLLM may take (TRL's colocate mode)."""
 
 
-def vllm_args() -> dict[str, Any]:
-    """Answers written by vLLM (TRL's colocate mode) on Linux with a CUDA GPU when vLLM is installed;
-    otherwise by transformers' ``generate`` (no arguments)."""
+def vllm_args(longest: int = 0) -> dict[str, Any]:
+    """Answers written by vLLM (TRL's colocate mode) on Linux with a CUDA GPU when vLLM is installed,
+    its context cut to ``longest`` tokens (prompt and answer: a 128k-token model would otherwise ask for
+    a cache of 128k); otherwise by transformers' ``generate`` (no arguments)."""
     import importlib.util
     import sys
 
@@ -69,7 +74,8 @@ def vllm_args() -> dict[str, Any]:
 
     if not torch.cuda.is_available():
         return {}
-    return {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": VLLM_MEMORY}
+    found = {"use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": VLLM_MEMORY}
+    return {**found, "vllm_max_model_length": longest} if longest else found
 
 
 def writer_words() -> Any:
@@ -109,7 +115,8 @@ class SampleKeeper:
         from desktop.core.data.rewards import text_of
 
         step = self.trainer.state.global_step if self.trainer is not None else 0
-        if step - self._last < self.every or not completions:
+        training = self.trainer is None or self.trainer.model.training  # not the evaluation's answers
+        if step - self._last < self.every or not completions or not training:
             return
         self._last = step
         totals = [

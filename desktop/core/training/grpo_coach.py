@@ -47,10 +47,20 @@ class GrpoWatch:
             return None
         first = statistics.mean(r for _, r, _ in self.rewards[:LOGS])
         now = statistics.mean(r for _, r, _ in self.rewards[-LOGS:])
-        if now - first > FLAT_GAIN:
-            return None
-        alike = statistics.mean(a for _, _, a in self.rewards[-LOGS:])
         g = self.config.grpo
+        top = sum(
+            w
+            for w, on in (
+                (g.answer_weight, g.answer_check != "none"),
+                (g.format_weight, True),
+                (g.length_weight, bool(g.length_min or g.length_max)),
+                (g.language_weight, True),
+            )
+            if on
+        )
+        if now - first > FLAT_GAIN or (top and now >= 0.9 * top and not g.custom_file):
+            return None  # rising, or already near the most the rewards give
+        alike = statistics.mean(a for _, _, a in self.rewards[-LOGS:])
         remedies = []
         if g.temperature < 1.0:
             remedies.append(_remedy(msg("temperature 1.0"), {"grpo.temperature": 1.0}))
@@ -80,6 +90,9 @@ class GrpoWatch:
         fell = all(b < a for a, b in itertools.pairwise(last))
         if not fell or last[-1] >= SHRUNK * first or last[-1] >= SHORT:
             return None
+        rewards = [r for _, r, _ in self.rewards]
+        if rewards[-1] > rewards[0] + FLAT_GAIN:
+            return None  # shorter answers that earn more: a label task learning to answer in a word
         rate = self.config.training.learning_rate / 2
         return AdviceEvent(
             step,

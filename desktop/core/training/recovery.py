@@ -98,7 +98,7 @@ def smaller_evaluation(config: RunConfig) -> Adjustment | None:
     """Half the evaluation batch after an evaluation ran out of memory (training is unchanged)."""
     t = config.training
     current = t.eval_batch_size or t.batch_size
-    if current <= 1:
+    if current <= 1 or config.task == "grpo":  # a reasoning run's evaluation batch holds whole groups
         return None
     new = copy.deepcopy(config)
     new.training.eval_batch_size = current // 2

@@ -68,7 +68,8 @@ def train(
                 trainer, callback = make_trainer(prepared, run, emit, stop, recovering)
                 if wants_base_evaluation(prepared, resuming, recovering):
                     evaluate_base(trainer, prepared, run, emit)
-                if recovery.probe_wanted(trainer.args):
+                # A reasoning run's batches are the answers it writes: there is no longest one to try.
+                if prepared.config.task != "grpo" and recovery.probe_wanted(trainer.args):
                     emit(PreparingEvent(msg("Trying the longest batch first: a lack of memory shows now")))
                     recovery.probe_longest_batch(trainer)
                 # accelerate runs gc.collect() at train start: with the imports frozen (prepare) it walks

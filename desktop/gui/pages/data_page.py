@@ -123,6 +123,7 @@ class DataPage(WizardPage):
     def _on_run_config_changed(self, path: str) -> None:
         if path == "":  # a whole new config: show it
             config = self._run_config.config
+            self._guess_answers = False  # its answer check is the user's (a new task or data guesses)
             self.model_picker.show_config(config)
             self.dataset_picker.show_config(config)
             self.rewards.show_config(config)

@@ -257,8 +257,8 @@ class RewardsWidget(QScrollArea):
         self._show_which()
         if key != CUSTOM:
             self._set("format", key)
-        else:
-            self._set("format", self.pattern.text() or self.pattern.placeholderText())
+        elif self.pattern.text().strip():  # an empty field keeps the last format until one is typed
+            self._set("format", self.pattern.text())
 
     def _on_custom_toggled(self, on: bool) -> None:
         self._set("custom_file", self.custom_file.text().strip() if on else "")

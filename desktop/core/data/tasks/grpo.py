@@ -8,7 +8,6 @@ the ``answer`` column, which TRL passes to every reward (:mod:`desktop.core.data
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from desktop.core.data.chats import parse_messages
@@ -38,12 +37,24 @@ def prompt_messages(value: Any, system: str) -> Messages | None:
 
 
 def answer_text(value: Any) -> str:
-    """A reference answer as text ("" when there is none)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
+    """A reference answer as the rewards compare it ("" when there is none; GSM8K's ``... #### 72``: 72)."""
+    from desktop.core.data.rewards import reference_of
+
+    return reference_of(value)
+
+
+def other_columns(table: Table, columns: Columns, kept: list[int]) -> dict[str, list[Any]]:
+    """The data's other columns of plain values (text, numbers), for the user's own reward: TRL hands
+    every column but the prompt to each reward."""
+    taken = {columns.prompt, columns.answer, "prompt", "answer"}
+    found = {}
+    for name in table.columns:
+        if name in taken:
+            continue
+        values = list(table.column(name))
+        if all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+            found[name] = [values[i] for i in kept]
+    return found
 
 
 def rows(table: Table, columns: Columns, system: str) -> tuple[list[Messages], list[str], list[int]]:
@@ -111,12 +122,47 @@ def prepare(
                     rows=table.locate_many(unreadable),
                 )
             )
+        left_out = set(unreadable)
+        kept = [i for i in range(len(table)) if i not in left_out]
+        # TRL cuts no prompt: one longer than the max length would take its memory whole, so it goes.
+        longest = config.training.max_length
+        rendered = [
+            tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True) for p in prompts
+        ]
+        sizes = [len(tokenizer(text, add_special_tokens=False)["input_ids"]) for text in rendered]
+        too_long = [j for j, size in enumerate(sizes) if size > longest]
+        if too_long:
+            notes.append(
+                msg(
+                    "Left out {count} rows of {source} whose prompt is longer than the max length "
+                    "({length} tokens) ({rows}).",
+                    count=len(too_long),
+                    source=table.source,
+                    length=longest,
+                    rows=table.locate_many([kept[j] for j in too_long]),
+                )
+            )
+            dropped = set(too_long)
+            prompts = [x for j, x in enumerate(prompts) if j not in dropped]
+            answers = [x for j, x in enumerate(answers) if j not in dropped]
+            kept = [x for j, x in enumerate(kept) if j not in dropped]
+        if not prompts and too_long:
+            raise DataError(
+                msg(
+                    "No prompt of {source} fits within the max length ({length} tokens), the system prompt "
+                    "included.",
+                    source=table.source,
+                    length=longest,
+                ),
+                msg("Raise training.max_length (Memory & speed), or shorten the prompts."),
+            )
         if not prompts:
             raise DataError(
                 msg("No row of {source} holds a prompt.", source=table.source),
                 msg("Map columns.prompt to the column of questions (text, or lists of chat messages)."),
             )
-        parts[name] = datasets.Dataset.from_dict({"prompt": prompts, "answer": answers})
+        data = {"prompt": prompts, "answer": answers, **other_columns(table, columns, kept)}
+        parts[name] = datasets.Dataset.from_dict(data)
         if name == "eval":
             held_out = list(zip(prompts, answers, strict=True))
     model = load_model(AutoModelForCausalLM, config.model, "causal-LM fine-tuning", **(model_kwargs or {}))
