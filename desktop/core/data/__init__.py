@@ -8,8 +8,8 @@ the Arrow cache of parsed files (``arrow_cache``); the column mapping and its gu
 chat conversations and the rows that hold no usable one (``chats``); the one load-and-check path
 that preview, ``validate`` and training share (``checks``); what the data page shows (``preview``);
 tokenized examples kept in Arrow (``examples``); the rewards of reasoning runs, which the data step
-previews (``rewards``); and what each task reads from the data and feeds a
-model (``tasks``).
+previews (``rewards``); pictures as data, checked and read lazily (``images``); and what each task
+reads from the data and feeds a model (``tasks``).
 
 May use: ``desktop.core.system``, ``desktop.core.settings``, ``desktop.core.hub``.
 """
@@ -23,6 +23,7 @@ __all__ = [
     "digest",
     "encodings",
     "hub_datasets",
+    "images",
     "local_files",
     "preview",
     "rewards",
