@@ -395,7 +395,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     if isinstance(report, evaluation.PreferenceReport):
         return _print_preference(report, base, figure, args.errors)
-    if report.task == "grpo":
+    if getattr(report, "task", "") == "grpo":
         return _print_rewards(report, base, figure, args.errors)
     if not isinstance(report, evaluation.ClassificationReport):
         return _print_generation(report, base, figure, args.errors)
