@@ -311,6 +311,10 @@
         <translation>被拒回答</translation>
     </message>
     <message>
+        <source>Reference answer</source>
+        <translation>参考答案</translation>
+    </message>
+    <message>
         <source>The better answer: a text, or the whole conversation as a list of messages.</source>
         <translation>较好的回答：一段文本，或以消息列表表示的整段对话。</translation>
     </message>
@@ -737,7 +741,7 @@
     </message>
     <message>
         <source>Prompt</source>
-        <translation>提示</translation>
+        <translation>提示词</translation>
     </message>
     <message>
         <source>Reference</source>
@@ -773,7 +777,7 @@
     </message>
     <message>
         <source>share of {rows} held-out prompts whose greedy answer earns each reward</source>
-        <translation>{rows} 个预留提示中，贪心解码的回答获得各项奖励的比例</translation>
+        <translation>{rows} 个预留提示词中，贪心解码的回答获得各项奖励的比例</translation>
     </message>
     <message>
         <source>Chosen</source>
@@ -1793,6 +1797,22 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>被拒回答对数概率</translation>
     </message>
     <message>
+        <source>mean reward</source>
+        <translation>平均奖励</translation>
+    </message>
+    <message>
+        <source>answer length</source>
+        <translation>回答长度</translation>
+    </message>
+    <message>
+        <source>KL</source>
+        <translation>KL</translation>
+    </message>
+    <message>
+        <source>reward: {name}</source>
+        <translation>奖励：{name}</translation>
+    </message>
+    <message>
         <source>validation {metric}</source>
         <translation>验证集{metric}</translation>
     </message>
@@ -2453,7 +2473,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <name>PublishPanel</name>
     <message>
         <source>Publish to a model hub</source>
-        <translation>发布到模型社区</translation>
+        <translation>发布到模型中心</translation>
     </message>
     <message>
         <source>name, or owner/name</source>
@@ -2489,7 +2509,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Hub:</source>
-        <translation>社区：</translation>
+        <translation>模型中心：</translation>
     </message>
     <message>
         <source>The model folder {name} with its model card.</source>
@@ -2669,7 +2689,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Asked before every prompt; it should say where the final answer goes.</source>
-        <translation>放在每个提示之前；应说明最终答案写在哪里。</translation>
+        <translation>放在每个提示词之前；应说明最终答案写在哪里。</translation>
     </message>
     <message>
         <source>equals the reference (as text)</source>
@@ -2713,7 +2733,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Chinese prompts answered in Chinese, English ones in English</source>
-        <translation>中文提示用中文回答，英文提示用英文回答</translation>
+        <translation>中文提示词用中文回答，英文提示词用英文回答</translation>
     </message>
     <message>
         <source>My own reward (Python)</source>
@@ -2733,7 +2753,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Answers written per prompt and compared with each other</source>
-        <translation>每个提示生成并相互比较的回答数</translation>
+        <translation>每个提示词生成并相互比较的回答数</translation>
     </message>
     <message>
         <source>0: the model is not held near where it started, and no reference copy is kept</source>
@@ -2741,7 +2761,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Prompt</source>
-        <translation>提示</translation>
+        <translation>提示词</translation>
     </message>
     <message>
         <source>Reference answer</source>
@@ -2781,15 +2801,15 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Prompt&apos;s language, weight:</source>
-        <translation>提示的语言，权重：</translation>
+        <translation>提示词的语言，权重：</translation>
     </message>
     <message>
         <source>System prompt:</source>
-        <translation>系统提示：</translation>
+        <translation>系统提示词：</translation>
     </message>
     <message>
         <source>Answers per prompt:</source>
-        <translation>每个提示的回答数：</translation>
+        <translation>每个提示词的回答数：</translation>
     </message>
     <message>
         <source>Longest answer (tokens):</source>
@@ -2814,6 +2834,42 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     <message>
         <source>Python files (*.py)</source>
         <translation>Python 文件 (*.py)</translation>
+    </message>
+    <message>
+        <source>Answers per prompt</source>
+        <translation>每个提示词的回答数</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>温度</translation>
+    </message>
+    <message>
+        <source>Beta (KL)</source>
+        <translation>Beta（KL）</translation>
+    </message>
+    <message>
+        <source>Longest answer</source>
+        <translation>最长回答</translation>
+    </message>
+    <message>
+        <source>Length</source>
+        <translation>长度</translation>
+    </message>
+    <message>
+        <source>The rewards</source>
+        <translation>奖励设置</translation>
+    </message>
+    <message>
+        <source>{field} {problem}</source>
+        <translation>{field}{problem}</translation>
+    </message>
+    <message>
+        <source>This expression {problem}</source>
+        <translation>该表达式{problem}</translation>
+    </message>
+    <message>
+        <source>The preview waits until the rewards can be used.</source>
+        <translation>奖励设置可用后才会显示预览。</translation>
     </message>
     <message>
         <source>No row has a reference answer (map the answer column): only the format, length, language and your own rewards can score the answers.</source>
@@ -2860,7 +2916,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Training the model {run} trained with rewards: choose prompts (with their reference answers) as the data, then the rewards.</source>
-        <translation>用奖励训练 {run} 训练出的模型：先选择提示（及其参考答案）作为数据，再选择奖励。</translation>
+        <translation>用奖励训练 {run} 训练出的模型：先选择提示词（及其参考答案）作为数据，再选择奖励。</translation>
     </message>
 </context>
 <context>
@@ -4541,10 +4597,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步的样例（{scores}）：{answer}</translation>
     </message>
     <message>
-        <source>{file}, line {line}: {reason}</source>
-        <translation>{file} 第 {line} 行：{reason}</translation>
-    </message>
-    <message>
         <source>Fix the reward file, or turn the custom reward off.</source>
         <translation>请修正奖励文件，或关闭自定义奖励。</translation>
     </message>
@@ -4597,6 +4649,30 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file} 第 {line} 行：{reason}。</translation>
     </message>
     <message>
+        <source>rows {rows}</source>
+        <translation>第 {rows} 行</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures are missing ({rows}).</source>
+        <translation>{source}：{count} 张图片不存在（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} files are not pictures that can be read ({rows}).</source>
+        <translation>{source}：{count} 个文件不是可读取的图片（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures are cut short (truncated) ({rows}).</source>
+        <translation>{source}：{count} 张图片不完整（被截断）（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures have CMYK or 16-bit pixels, which models read wrongly ({rows}).</source>
+        <translation>{source}：{count} 张图片是 CMYK 或 16 位像素，模型会读错（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures are very large (over 40 megapixels) ({rows}).</source>
+        <translation>{source}：{count} 张图片非常大（超过 4000 万像素）（{rows}）。</translation>
+    </message>
+    <message>
         <source>Fix the file; the rewards preview checks it again.</source>
         <translation>请修正该文件；奖励预览会重新检查它。</translation>
     </message>
@@ -4622,15 +4698,31 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Left out {count} rows of {source} without a readable prompt ({rows}).</source>
-        <translation>已略去 {source} 中 {count} 行没有可读提示的数据（{rows}）。</translation>
+        <translation>已略去 {source} 中 {count} 行没有可读提示词的数据（{rows}）。</translation>
     </message>
     <message>
         <source>No row of {source} holds a prompt.</source>
-        <translation>{source} 中没有一行含有提示。</translation>
+        <translation>{source} 中没有一行含有提示词。</translation>
     </message>
     <message>
         <source>Map columns.prompt to the column of questions (text, or lists of chat messages).</source>
         <translation>请把 columns.prompt 映射到问题所在的列（文本，或对话消息列表）。</translation>
+    </message>
+    <message>
+        <source>{source} could not be reached: {problem}.</source>
+        <translation>无法连接{source}：{problem}。</translation>
+    </message>
+    <message>
+        <source>Check the network, then publish again; nothing was sent.</source>
+        <translation>请检查网络后再次发布；尚未上传任何内容。</translation>
+    </message>
+    <message>
+        <source>ModelScope could not be reached: {problem}.</source>
+        <translation>无法连接魔搭（ModelScope）：{problem}。</translation>
+    </message>
+    <message>
+        <source>Check the network, then publish again; the client resumes what it had sent.</source>
+        <translation>请检查网络后再次发布；客户端会从已上传处继续。</translation>
     </message>
     <message>
         <source>The run&apos;s adapter is damaged: {problem}.</source>
@@ -4682,7 +4774,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{files} files in one commit, {sent} sent; {kept} of them ({kept_size}) were on the hub already and were not sent again.</source>
-        <translation>一次提交 {files} 个文件，上传了 {sent}；其中 {kept} 个（{kept_size}）已在社区上，未重新上传。</translation>
+        <translation>一次提交 {files} 个文件，上传了 {sent}；其中 {kept} 个（{kept_size}）已在模型中心上，未重新上传。</translation>
     </message>
     <message>
         <source>{files} files in one commit, {sent} sent.</source>
@@ -4958,7 +5050,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The system prompt each prompt is asked with; it should state the format the rewards check.</source>
-        <translation>每个提示附带的系统提示；应说明奖励所检查的格式。</translation>
+        <translation>每个提示词附带的系统提示词；应说明奖励所检查的格式。</translation>
     </message>
     <message>
         <source>How the final answer is compared with the answer column: text (normalised), number (within the tolerance), label (one of labels) or none.</source>
@@ -4998,7 +5090,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Weight of the reward for answering in the prompt&apos;s language (0 = off).</source>
-        <translation>用提示的语言回答的奖励权重（0 = 关闭）。</translation>
+        <translation>用提示词的语言回答的奖励权重（0 = 关闭）。</translation>
     </message>
     <message>
         <source>A Python file with reward(prompts, completions, **columns): your own reward, run in the training process (it is your code: use only files you trust).</source>
@@ -5010,7 +5102,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Answers written per prompt and compared with each other (batch size x gradient accumulation must be a multiple of it).</source>
-        <translation>每个提示生成并相互比较的回答数（批大小 × 梯度累积必须是它的倍数）。</translation>
+        <translation>每个提示词生成并相互比较的回答数（批大小 × 梯度累积必须是它的倍数）。</translation>
     </message>
     <message>
         <source>The longest answer, in tokens.</source>
@@ -7232,7 +7324,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Publish again: large files the hub already received are not sent again.</source>
-        <translation>请再次发布：社区已收到的大文件不会重新上传。</translation>
+        <translation>请再次发布：模型中心已收到的大文件不会重新上传。</translation>
     </message>
     <message>
         <source>{source} does not take uploads: it only mirrors downloads.</source>
@@ -7248,11 +7340,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Left out {count} rows of {source} whose prompt is longer than the max length ({length} tokens) ({rows}).</source>
-        <translation>已略去 {source} 中 {count} 行提示长度超过最大长度（{length} 个词元）的数据（{rows}）。</translation>
+        <translation>已略去 {source} 中 {count} 行提示词长度超过最大长度（{length} 个词元）的数据（{rows}）。</translation>
     </message>
     <message>
         <source>No prompt of {source} fits within the max length ({length} tokens), the system prompt included.</source>
-        <translation>{source} 中没有一个提示（含系统提示）在最大长度（{length} 个词元）以内。</translation>
+        <translation>{source} 中没有一个提示词（含系统提示词）在最大长度（{length} 个词元）以内。</translation>
     </message>
     <message>
         <source>Raise training.max_length (Memory &amp; speed), or shorten the prompts.</source>
@@ -7268,7 +7360,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The upload to {source} stopped: {problem}.</source>
-        <translation>上传到 {source} 中断：{problem}。</translation>
+        <translation>上传到{source}中断：{problem}。</translation>
     </message>
     <message>
         <source>Publishing needs a Hugging Face token, and none is saved.</source>
@@ -7312,7 +7404,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Publish again to go on: large files the hub already received are not sent again.</source>
-        <translation>再次发布即可继续：社区已收到的大文件不会重新上传。</translation>
+        <translation>再次发布即可继续：模型中心已收到的大文件不会重新上传。</translation>
     </message>
     <message>
         <source>{source} refused the saved Hugging Face token (it may be mistyped or deleted).</source>
@@ -7353,14 +7445,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Publish under your own account, or use a token that may write there.</source>
         <translation>请发布到你自己的账号下，或使用可写入该处的令牌。</translation>
-    </message>
-    <message>
-        <source>The upload to ModelScope stopped: {problem}.</source>
-        <translation>上传到魔搭（ModelScope）中断：{problem}。</translation>
-    </message>
-    <message>
-        <source>Check the network and publish again: the client resumes what it had sent.</source>
-        <translation>请检查网络后再次发布：客户端会从已上传处继续。</translation>
     </message>
     <message>
         <source>ModelScope refused the saved ModelScope token (it may be mistyped or expired).</source>
@@ -7672,7 +7756,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>must be 2 or more: the answers to a prompt are compared.</source>
-        <translation>必须为 2 或以上：同一提示的回答要相互比较。</translation>
+        <translation>必须为 2 或以上：同一提示词的回答要相互比较。</translation>
     </message>
     <message>
         <source>must be 1 or more tokens.</source>
@@ -7696,7 +7780,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>must divide batch size x gradient accumulation ({size}): each prompt&apos;s answers go in the same batch. Use {fits}, or change the batch size.</source>
-        <translation>必须能整除批大小 × 梯度累积（{size}）：同一提示的回答要在同一批中。请改用 {fits}，或调整批大小。</translation>
+        <translation>必须能整除批大小 × 梯度累积（{size}）：同一提示词的回答要在同一批中。请改用 {fits}，或调整批大小。</translation>
     </message>
     <message>
         <source>reference model (DPO)</source>
@@ -7916,7 +8000,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The mean reward has stayed near {first:.2f} (now {now:.2f}) for {steps} steps; in {alike:.0%} of the prompts every answer scored the same, which leaves GRPO nothing to compare. More varied answers (a higher temperature, more answers per prompt) or a reward that gives partial credit (the format) help; so does data the model can sometimes already solve.</source>
-        <translation>平均奖励在 {steps} 步内一直接近 {first:.2f}（现在 {now:.2f}）；{alike:.0%} 的提示中所有回答得分相同，GRPO 无从比较。更多样的回答（更高的温度、每个提示更多回答）或能给部分分数的奖励（格式）会有帮助；模型有时已能答对的数据也会有帮助。</translation>
+        <translation>平均奖励在 {steps} 步内一直接近 {first:.2f}（现在 {now:.2f}）；{alike:.0%} 的提示词中所有回答得分相同，GRPO 无从比较。更多样的回答（更高的温度、每个提示词更多回答）或能给部分分数的奖励（格式）会有帮助；模型有时已能答对的数据也会有帮助。</translation>
     </message>
     <message>
         <source>The answers shrank from {first:.0f} to {now:.0f} tokens on average: the model may be earning its rewards by saying less (an empty answer can pass a length or language check). Read the sampled answers in the log; a length reward with a minimum, or a lower learning rate, holds it.</source>
@@ -8432,7 +8516,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{rows} held-out prompts: the share whose greedy answer earns each reward</source>
-        <translation>{rows} 个预留提示：贪心解码的回答获得各项奖励的比例</translation>
+        <translation>{rows} 个预留提示词：贪心解码的回答获得各项奖励的比例</translation>
     </message>
     <message>
         <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>

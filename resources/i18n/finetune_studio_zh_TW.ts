@@ -311,6 +311,10 @@
         <translation>被拒回答</translation>
     </message>
     <message>
+        <source>Reference answer</source>
+        <translation>參考答案</translation>
+    </message>
+    <message>
         <source>The better answer: a text, or the whole conversation as a list of messages.</source>
         <translation>較好的回答：一段文字，或以訊息清單表示的整段對話。</translation>
     </message>
@@ -737,7 +741,7 @@
     </message>
     <message>
         <source>Prompt</source>
-        <translation>提示</translation>
+        <translation>提示詞</translation>
     </message>
     <message>
         <source>Reference</source>
@@ -773,7 +777,7 @@
     </message>
     <message>
         <source>share of {rows} held-out prompts whose greedy answer earns each reward</source>
-        <translation>{rows} 個預留提示中，貪婪解碼的回答獲得各項獎勵的比例</translation>
+        <translation>{rows} 個預留提示詞中，貪婪解碼的回答獲得各項獎勵的比例</translation>
     </message>
     <message>
         <source>Chosen</source>
@@ -1793,6 +1797,22 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>被拒回答對數機率</translation>
     </message>
     <message>
+        <source>mean reward</source>
+        <translation>平均獎勵</translation>
+    </message>
+    <message>
+        <source>answer length</source>
+        <translation>回答長度</translation>
+    </message>
+    <message>
+        <source>KL</source>
+        <translation>KL</translation>
+    </message>
+    <message>
+        <source>reward: {name}</source>
+        <translation>獎勵：{name}</translation>
+    </message>
+    <message>
         <source>validation {metric}</source>
         <translation>驗證集{metric}</translation>
     </message>
@@ -2453,7 +2473,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <name>PublishPanel</name>
     <message>
         <source>Publish to a model hub</source>
-        <translation>發布到模型社群</translation>
+        <translation>發布到模型中心</translation>
     </message>
     <message>
         <source>name, or owner/name</source>
@@ -2489,7 +2509,7 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     </message>
     <message>
         <source>Hub:</source>
-        <translation>社群：</translation>
+        <translation>模型中心：</translation>
     </message>
     <message>
         <source>The model folder {name} with its model card.</source>
@@ -2669,7 +2689,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Asked before every prompt; it should say where the final answer goes.</source>
-        <translation>放在每個提示之前；應說明最終答案寫在哪裡。</translation>
+        <translation>放在每個提示詞之前；應說明最終答案寫在哪裡。</translation>
     </message>
     <message>
         <source>equals the reference (as text)</source>
@@ -2713,7 +2733,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Chinese prompts answered in Chinese, English ones in English</source>
-        <translation>中文提示用中文回答，英文提示用英文回答</translation>
+        <translation>中文提示詞用中文回答，英文提示詞用英文回答</translation>
     </message>
     <message>
         <source>My own reward (Python)</source>
@@ -2733,7 +2753,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Answers written per prompt and compared with each other</source>
-        <translation>每個提示產生並相互比較的回答數</translation>
+        <translation>每個提示詞產生並相互比較的回答數</translation>
     </message>
     <message>
         <source>0: the model is not held near where it started, and no reference copy is kept</source>
@@ -2741,7 +2761,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Prompt</source>
-        <translation>提示</translation>
+        <translation>提示詞</translation>
     </message>
     <message>
         <source>Reference answer</source>
@@ -2781,15 +2801,15 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Prompt&apos;s language, weight:</source>
-        <translation>提示的語言，權重：</translation>
+        <translation>提示詞的語言，權重：</translation>
     </message>
     <message>
         <source>System prompt:</source>
-        <translation>系統提示：</translation>
+        <translation>系統提示詞：</translation>
     </message>
     <message>
         <source>Answers per prompt:</source>
-        <translation>每個提示的回答數：</translation>
+        <translation>每個提示詞的回答數：</translation>
     </message>
     <message>
         <source>Longest answer (tokens):</source>
@@ -2814,6 +2834,42 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     <message>
         <source>Python files (*.py)</source>
         <translation>Python 檔案 (*.py)</translation>
+    </message>
+    <message>
+        <source>Answers per prompt</source>
+        <translation>每個提示詞的回答數</translation>
+    </message>
+    <message>
+        <source>Temperature</source>
+        <translation>溫度</translation>
+    </message>
+    <message>
+        <source>Beta (KL)</source>
+        <translation>Beta（KL）</translation>
+    </message>
+    <message>
+        <source>Longest answer</source>
+        <translation>最長回答</translation>
+    </message>
+    <message>
+        <source>Length</source>
+        <translation>長度</translation>
+    </message>
+    <message>
+        <source>The rewards</source>
+        <translation>獎勵設定</translation>
+    </message>
+    <message>
+        <source>{field} {problem}</source>
+        <translation>{field}{problem}</translation>
+    </message>
+    <message>
+        <source>This expression {problem}</source>
+        <translation>該表示式{problem}</translation>
+    </message>
+    <message>
+        <source>The preview waits until the rewards can be used.</source>
+        <translation>獎勵設定可用後才會顯示預覽。</translation>
     </message>
     <message>
         <source>No row has a reference answer (map the answer column): only the format, length, language and your own rewards can score the answers.</source>
@@ -2860,7 +2916,7 @@ Replace them? Files of the same names are overwritten and the others deleted (th
     </message>
     <message>
         <source>Training the model {run} trained with rewards: choose prompts (with their reference answers) as the data, then the rewards.</source>
-        <translation>用獎勵訓練 {run} 訓練出的模型：先選擇提示（及其參考答案）作為資料，再選擇獎勵。</translation>
+        <translation>用獎勵訓練 {run} 訓練出的模型：先選擇提示詞（及其參考答案）作為資料，再選擇獎勵。</translation>
     </message>
 </context>
 <context>
@@ -4541,10 +4597,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>第 {step} 步的範例（{scores}）：{answer}</translation>
     </message>
     <message>
-        <source>{file}, line {line}: {reason}</source>
-        <translation>{file} 第 {line} 行：{reason}</translation>
-    </message>
-    <message>
         <source>Fix the reward file, or turn the custom reward off.</source>
         <translation>請修正獎勵檔案，或關閉自訂獎勵。</translation>
     </message>
@@ -4597,6 +4649,30 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file} 第 {line} 行：{reason}。</translation>
     </message>
     <message>
+        <source>rows {rows}</source>
+        <translation>第 {rows} 列</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures are missing ({rows}).</source>
+        <translation>{source}：{count} 張圖片不存在（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} files are not pictures that can be read ({rows}).</source>
+        <translation>{source}：{count} 個檔案不是可讀取的圖片（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures are cut short (truncated) ({rows}).</source>
+        <translation>{source}：{count} 張圖片不完整（被截斷）（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures have CMYK or 16-bit pixels, which models read wrongly ({rows}).</source>
+        <translation>{source}：{count} 張圖片是 CMYK 或 16 位元像素，模型會讀錯（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures are very large (over 40 megapixels) ({rows}).</source>
+        <translation>{source}：{count} 張圖片非常大（超過 4000 萬像素）（{rows}）。</translation>
+    </message>
+    <message>
         <source>Fix the file; the rewards preview checks it again.</source>
         <translation>請修正該檔案；獎勵預覽會重新檢查它。</translation>
     </message>
@@ -4622,15 +4698,31 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Left out {count} rows of {source} without a readable prompt ({rows}).</source>
-        <translation>已略過 {source} 中 {count} 列沒有可讀提示的資料（{rows}）。</translation>
+        <translation>已略過 {source} 中 {count} 列沒有可讀提示詞的資料（{rows}）。</translation>
     </message>
     <message>
         <source>No row of {source} holds a prompt.</source>
-        <translation>{source} 中沒有一列含有提示。</translation>
+        <translation>{source} 中沒有一列含有提示詞。</translation>
     </message>
     <message>
         <source>Map columns.prompt to the column of questions (text, or lists of chat messages).</source>
         <translation>請把 columns.prompt 對應到問題所在的欄（文字，或對話訊息清單）。</translation>
+    </message>
+    <message>
+        <source>{source} could not be reached: {problem}.</source>
+        <translation>無法連線{source}：{problem}。</translation>
+    </message>
+    <message>
+        <source>Check the network, then publish again; nothing was sent.</source>
+        <translation>請檢查網路後再次發布；尚未上傳任何內容。</translation>
+    </message>
+    <message>
+        <source>ModelScope could not be reached: {problem}.</source>
+        <translation>無法連線 ModelScope：{problem}。</translation>
+    </message>
+    <message>
+        <source>Check the network, then publish again; the client resumes what it had sent.</source>
+        <translation>請檢查網路後再次發布；用戶端會從已上傳處繼續。</translation>
     </message>
     <message>
         <source>The run&apos;s adapter is damaged: {problem}.</source>
@@ -4682,7 +4774,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{files} files in one commit, {sent} sent; {kept} of them ({kept_size}) were on the hub already and were not sent again.</source>
-        <translation>一次提交 {files} 個檔案，上傳了 {sent}；其中 {kept} 個（{kept_size}）已在社群上，未重新上傳。</translation>
+        <translation>一次提交 {files} 個檔案，上傳了 {sent}；其中 {kept} 個（{kept_size}）已在模型中心上，未重新上傳。</translation>
     </message>
     <message>
         <source>{files} files in one commit, {sent} sent.</source>
@@ -4958,7 +5050,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The system prompt each prompt is asked with; it should state the format the rewards check.</source>
-        <translation>每個提示附帶的系統提示；應說明獎勵所檢查的格式。</translation>
+        <translation>每個提示詞附帶的系統提示詞；應說明獎勵所檢查的格式。</translation>
     </message>
     <message>
         <source>How the final answer is compared with the answer column: text (normalised), number (within the tolerance), label (one of labels) or none.</source>
@@ -4998,7 +5090,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Weight of the reward for answering in the prompt&apos;s language (0 = off).</source>
-        <translation>用提示的語言回答的獎勵權重（0 = 關閉）。</translation>
+        <translation>用提示詞的語言回答的獎勵權重（0 = 關閉）。</translation>
     </message>
     <message>
         <source>A Python file with reward(prompts, completions, **columns): your own reward, run in the training process (it is your code: use only files you trust).</source>
@@ -5010,7 +5102,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Answers written per prompt and compared with each other (batch size x gradient accumulation must be a multiple of it).</source>
-        <translation>每個提示產生並相互比較的回答數（批次大小 × 梯度累積必須是它的倍數）。</translation>
+        <translation>每個提示詞產生並相互比較的回答數（批次大小 × 梯度累積必須是它的倍數）。</translation>
     </message>
     <message>
         <source>The longest answer, in tokens.</source>
@@ -7232,7 +7324,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Publish again: large files the hub already received are not sent again.</source>
-        <translation>請再次發布：社群已收到的大型檔案不會重新上傳。</translation>
+        <translation>請再次發布：模型中心已收到的大型檔案不會重新上傳。</translation>
     </message>
     <message>
         <source>{source} does not take uploads: it only mirrors downloads.</source>
@@ -7248,11 +7340,11 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Left out {count} rows of {source} whose prompt is longer than the max length ({length} tokens) ({rows}).</source>
-        <translation>已略過 {source} 中 {count} 列提示長度超過最大長度（{length} 個詞元）的資料（{rows}）。</translation>
+        <translation>已略過 {source} 中 {count} 列提示詞長度超過最大長度（{length} 個詞元）的資料（{rows}）。</translation>
     </message>
     <message>
         <source>No prompt of {source} fits within the max length ({length} tokens), the system prompt included.</source>
-        <translation>{source} 中沒有一個提示（含系統提示）在最大長度（{length} 個詞元）以內。</translation>
+        <translation>{source} 中沒有一個提示詞（含系統提示詞）在最大長度（{length} 個詞元）以內。</translation>
     </message>
     <message>
         <source>Raise training.max_length (Memory &amp; speed), or shorten the prompts.</source>
@@ -7268,7 +7360,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The upload to {source} stopped: {problem}.</source>
-        <translation>上傳到 {source} 中斷：{problem}。</translation>
+        <translation>上傳到{source}中斷：{problem}。</translation>
     </message>
     <message>
         <source>Publishing needs a Hugging Face token, and none is saved.</source>
@@ -7312,7 +7404,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Publish again to go on: large files the hub already received are not sent again.</source>
-        <translation>再次發布即可繼續：社群已收到的大型檔案不會重新上傳。</translation>
+        <translation>再次發布即可繼續：模型中心已收到的大型檔案不會重新上傳。</translation>
     </message>
     <message>
         <source>{source} refused the saved Hugging Face token (it may be mistyped or deleted).</source>
@@ -7353,14 +7445,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Publish under your own account, or use a token that may write there.</source>
         <translation>請發布到你自己的帳號下，或使用可寫入該處的權杖。</translation>
-    </message>
-    <message>
-        <source>The upload to ModelScope stopped: {problem}.</source>
-        <translation>上傳到 ModelScope 中斷：{problem}。</translation>
-    </message>
-    <message>
-        <source>Check the network and publish again: the client resumes what it had sent.</source>
-        <translation>請檢查網路後再次發布：用戶端會從已上傳處繼續。</translation>
     </message>
     <message>
         <source>ModelScope refused the saved ModelScope token (it may be mistyped or expired).</source>
@@ -7672,7 +7756,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>must be 2 or more: the answers to a prompt are compared.</source>
-        <translation>必須為 2 或以上：同一提示的回答要相互比較。</translation>
+        <translation>必須為 2 或以上：同一提示詞的回答要相互比較。</translation>
     </message>
     <message>
         <source>must be 1 or more tokens.</source>
@@ -7696,7 +7780,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>must divide batch size x gradient accumulation ({size}): each prompt&apos;s answers go in the same batch. Use {fits}, or change the batch size.</source>
-        <translation>必須能整除批次大小 × 梯度累積（{size}）：同一提示的回答要在同一批次中。請改用 {fits}，或調整批次大小。</translation>
+        <translation>必須能整除批次大小 × 梯度累積（{size}）：同一提示詞的回答要在同一批次中。請改用 {fits}，或調整批次大小。</translation>
     </message>
     <message>
         <source>reference model (DPO)</source>
@@ -7916,7 +8000,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The mean reward has stayed near {first:.2f} (now {now:.2f}) for {steps} steps; in {alike:.0%} of the prompts every answer scored the same, which leaves GRPO nothing to compare. More varied answers (a higher temperature, more answers per prompt) or a reward that gives partial credit (the format) help; so does data the model can sometimes already solve.</source>
-        <translation>平均獎勵在 {steps} 步內一直接近 {first:.2f}（現在 {now:.2f}）；{alike:.0%} 的提示中所有回答得分相同，GRPO 無從比較。更多樣的回答（更高的溫度、每個提示更多回答）或能給部分分數的獎勵（格式）會有幫助；模型有時已能答對的資料也會有幫助。</translation>
+        <translation>平均獎勵在 {steps} 步內一直接近 {first:.2f}（現在 {now:.2f}）；{alike:.0%} 的提示詞中所有回答得分相同，GRPO 無從比較。更多樣的回答（更高的溫度、每個提示詞更多回答）或能給部分分數的獎勵（格式）會有幫助；模型有時已能答對的資料也會有幫助。</translation>
     </message>
     <message>
         <source>The answers shrank from {first:.0f} to {now:.0f} tokens on average: the model may be earning its rewards by saying less (an empty answer can pass a length or language check). Read the sampled answers in the log; a length reward with a minimum, or a lower learning rate, holds it.</source>
@@ -8432,7 +8516,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{rows} held-out prompts: the share whose greedy answer earns each reward</source>
-        <translation>{rows} 個預留提示：貪婪解碼的回答獲得各項獎勵的比例</translation>
+        <translation>{rows} 個預留提示詞：貪婪解碼的回答獲得各項獎勵的比例</translation>
     </message>
     <message>
         <source>GGUF: the weights&apos; type (q4_k_m needs llama.cpp: pip install llama-cpp-python)</source>

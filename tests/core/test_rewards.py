@@ -108,7 +108,7 @@ def test_a_reward_file_runs_and_its_errors_name_the_line(tmp_path: Path) -> None
     )
     with pytest.raises(rewards.RewardFileError) as error:
         rewards.custom_reward(failing)([CHAT], _texts("x"))
-    assert str(error.value.message) == "failing.py, line 2: ZeroDivisionError: division by zero"
+    assert str(error.value.message) == "failing.py, line 2: ZeroDivisionError: division by zero."
 
     wrong = tmp_path / "wrong.py"
     wrong.write_text("def reward(prompts, completions, **kw):\n    return 1.0\n", encoding="utf-8")

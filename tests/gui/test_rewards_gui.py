@@ -115,3 +115,26 @@ def test_a_finished_chat_run_is_trained_with_rewards_from_the_runs_dialog(
     assert config.training.learning_rate == 1e-6 and config.data.files == []
     assert "with rewards: choose prompts" in window.statusBar().currentMessage()
     assert window.data_page.preview_tabs.indexOf(window.data_page.rewards) == 0
+
+
+def test_answers_per_prompt_that_cannot_work_are_said_in_the_tab_and_stop_next(
+    window: MainWindow, qtbot, tiny_gpt2: Path, samples: Path
+) -> None:
+    page = window.data_page
+    picker, dataset, rewards = page.model_picker, page.dataset_picker, page.rewards
+    picker.task_combo.setCurrentIndex(picker.task_combo.findData("grpo"))
+    picker.model_edit.setText(str(tiny_gpt2))
+    picker.model_edit.editingFinished.emit()
+    with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
+        dataset.data_edit.setText(str(samples / "reasoning-zh.jsonl"))
+        dataset.data_edit.editingFinished.emit()
+    assert window.run_config.config.grpo.system_prompt.startswith("请一步一步思考")  # the data's language
+    rewards.generations.setValue(3)  # batch 8: 3 answers per prompt cannot be batched
+    assert rewards.problem().startswith(
+        "Answers per prompt must divide batch size x gradient accumulation (8)"
+    )
+    assert page.problem() == rewards.problem() and dataset.problem() == ""  # the data is fine
+    rewards.generations.setValue(4)
+    assert rewards.problem() == "" and page.problem() == ""
+    rewards.format.setCurrentIndex(rewards.format.findData("boxed"))
+    assert "\\boxed{}" in window.run_config.config.grpo.system_prompt  # our prompt follows the format

@@ -107,21 +107,61 @@ class ImageProblems:
         """One sentence per kind of problem, with the rows (``locate``: rows as the user counts them)."""
         where = locate or _rows_words
         said = []
-        for rows, words in (
-            (self.missing, "{source}: {count} pictures are missing ({rows})."),
-            (self.unreadable, "{source}: {count} files are not pictures that can be read ({rows})."),
-            (self.truncated, "{source}: {count} pictures are cut short (truncated) ({rows})."),
-            (
-                [r for r, _ in self.odd_mode],
-                "{source}: {count} pictures have CMYK or 16-bit pixels, which models read wrongly ({rows}).",
-            ),
-            (
-                [r for r, _ in self.huge],
-                "{source}: {count} pictures are very large (over 40 megapixels) ({rows}).",
-            ),
-        ):
-            if rows:
-                said.append(msg(words, source=source, count=len(rows), rows=where(sorted(rows))))
+
+        def rows_of(found: list[Any]) -> list[int]:
+            return sorted(r if isinstance(r, int) else r[0] for r in found)
+
+        if self.missing:
+            rows = rows_of(self.missing)
+            said.append(
+                msg(
+                    "{source}: {count} pictures are missing ({rows}).",
+                    source=source,
+                    count=len(rows),
+                    rows=where(rows),
+                )
+            )
+        if self.unreadable:
+            rows = rows_of(self.unreadable)
+            said.append(
+                msg(
+                    "{source}: {count} files are not pictures that can be read ({rows}).",
+                    source=source,
+                    count=len(rows),
+                    rows=where(rows),
+                )
+            )
+        if self.truncated:
+            rows = rows_of(self.truncated)
+            said.append(
+                msg(
+                    "{source}: {count} pictures are cut short (truncated) ({rows}).",
+                    source=source,
+                    count=len(rows),
+                    rows=where(rows),
+                )
+            )
+        if self.odd_mode:
+            rows = rows_of(self.odd_mode)
+            said.append(
+                msg(
+                    "{source}: {count} pictures have CMYK or 16-bit pixels, which models read wrongly "
+                    "({rows}).",
+                    source=source,
+                    count=len(rows),
+                    rows=where(rows),
+                )
+            )
+        if self.huge:
+            rows = rows_of(self.huge)
+            said.append(
+                msg(
+                    "{source}: {count} pictures are very large (over 40 megapixels) ({rows}).",
+                    source=source,
+                    count=len(rows),
+                    rows=where(rows),
+                )
+            )
         return said
 
 

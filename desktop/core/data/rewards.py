@@ -366,7 +366,7 @@ def _failed(path: Path, exc: BaseException, frames: Any) -> RewardFileError:
     line = next((f.lineno for f in reversed(frames) if Path(f.filename) == path), 0)
     reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return RewardFileError(
-        msg("{file}, line {line}: {reason}", file=path.name, line=line or 0, reason=reason),
+        msg("{file}, line {line}: {reason}.", file=path.name, line=line or 0, reason=reason.rstrip(".")),
         msg("Fix the reward file, or turn the custom reward off."),
     )
 
@@ -504,14 +504,21 @@ def describe(name: str) -> Msg | str:
     return words.get(name, name)
 
 
-def sample_message(step: int, rewards: dict[str, float | None], completion: str) -> Msg:
-    """``sample at step 20 (answer 1, format 0.5): Answer: 7``: an answer the model wrote during a run,
-    with what each reward gave it (the log's line)."""
+def scores_words(rewards: dict[str, float | None]) -> Any:
+    """``answer 1, format 0.5``: each reward's name and score, joined as the reader's language joins."""
     scores: Any = ""
     for name, value in rewards.items():
         if value is None:
             continue
         part = msg("{reward} {value}", reward=describe(name), value=f"{value:g}")
         scores = msg("{first}, {then}", first=scores, then=part) if scores else part
+    return scores
+
+
+def sample_message(step: int, rewards: dict[str, float | None], completion: str) -> Msg:
+    """``sample at step 20 (answer 1, format 0.5): Answer: 7``: an answer the model wrote during a run,
+    with what each reward gave it (the log's line)."""
     answer = " ".join(completion.split())[:200]
-    return msg("sample at step {step} ({scores}): {answer}", step=step, scores=scores, answer=answer)
+    return msg(
+        "sample at step {step} ({scores}): {answer}", step=step, scores=scores_words(rewards), answer=answer
+    )

@@ -150,10 +150,12 @@ def push_files(
     from huggingface_hub import HfApi
 
     api = HfApi(endpoint=source.endpoint, token=token)
+    sending = False  # before anything is sent, a failure is the hub not answering, not an upload stopped
     try:
         user = _writer(api, source)
         repo_id = repo_id if "/" in repo_id else f"{user}/{repo_id}"
         repository = _repository(api, source, repo_id, set(files), private, replace)
+        sending = True
         return _commit(api, source, repo_id, files, message, description, repository, on_progress, cancel)
     except _Abort:
         raise UploadCancelled(
@@ -163,7 +165,7 @@ def push_files(
     except StudioError:
         raise
     except Exception as exc:
-        raise _in_our_words(exc, source, repo_id) from exc
+        raise _in_our_words(exc, source, repo_id, sending) from exc
 
 
 def push_source(to: str = "hf", endpoint: str = "") -> Source:
@@ -383,8 +385,9 @@ def _commit(
     )
 
 
-def _in_our_words(exc: BaseException, source: Source, repo_id: str) -> StudioError:
-    """A client's exception (or the HTTP error under it) as one sentence."""
+def _in_our_words(exc: BaseException, source: Source, repo_id: str, sending: bool = False) -> StudioError:
+    """A client's exception (or the HTTP error under it) as one sentence (``sending``: files were on
+    their way; before that, the hub did not answer)."""
     from huggingface_hub.errors import HfHubHTTPError
 
     from desktop.core.hub.access import network_words
@@ -415,11 +418,17 @@ def _in_our_words(exc: BaseException, source: Source, repo_id: str) -> StudioErr
         )
     host = source.endpoint.split("://", 1)[-1]
     innermost = list(exception_chain(exc))[-1]
+    problem = network_words(str(innermost) or type(innermost).__name__, host)
+    if not sending:
+        return ModelError(
+            msg("{source} could not be reached: {problem}.", source=source.label, problem=problem),
+            msg("Check the network, then publish again; nothing was sent."),
+        )
     return ModelError(
         msg(
             "The upload to {source} stopped: {problem}.",
             source=source.label,
-            problem=network_words(str(innermost) or type(innermost).__name__, host),
+            problem=problem,
         ),
         again,
     )

@@ -52,7 +52,7 @@ def modelscope_user(source: Source, token: str | None = None) -> str:
 
 
 def _user(api: Any) -> str:
-    from modelscope_hub.errors import AuthenticationError, HubError
+    from modelscope_hub.errors import AuthenticationError
 
     try:
         who = api.whoami()
@@ -61,7 +61,7 @@ def _user(api: Any) -> str:
             msg("ModelScope refused the saved ModelScope token (it may be mistyped or expired)."),
             msg("Make a new one at {page} and save it in Settings > Model sources.", page=MS_TOKENS_PAGE),
         ) from None
-    except HubError as exc:
+    except Exception as exc:  # HubError, or the network under it
         raise _words(exc) from exc
     name = getattr(who, "username", "") or ""
     if not name:
@@ -82,7 +82,6 @@ def push_to_modelscope(
     cancel: threading.Event | None,
 ) -> Any:
     """:func:`desktop.core.hub.uploads.push_files` for ModelScope (same arguments, same result)."""
-    from modelscope_hub.errors import HubError
 
     from desktop.core.hub.pushed import KEPT_FILES, Pushed, UploadCancelled, holds_other_files
 
@@ -132,7 +131,7 @@ def push_to_modelscope(
             )
     except StudioError:
         raise
-    except HubError as exc:
+    except Exception as exc:  # HubError, or the network under it (requests' own errors)
         raise _words(exc) from exc
     commit = result[-1] if isinstance(result, list) and result else result
     commit_url = str((commit or {}).get("commit_url") or (commit or {}).get("CommitUrl") or "")
@@ -158,18 +157,23 @@ def _tracker(repo_id: str) -> Path:
 
 
 def _words(exc: BaseException) -> StudioError:
-    from modelscope_hub.errors import NetworkError, PermissionDeniedError
+    from modelscope_hub.errors import HubError, NetworkError, PermissionDeniedError
+
+    from desktop.core.hub.access import network_words
 
     reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    network = isinstance(exc, NetworkError) or (not isinstance(exc, HubError) and isinstance(exc, OSError))
+    if network:  # the connection (the client's, or requests' own error under it), in our words
+        return ModelError(
+            msg(
+                "ModelScope could not be reached: {problem}.", problem=network_words(reason, "modelscope.cn")
+            ),
+            msg("Check the network, then publish again; the client resumes what it had sent."),
+        )
     if isinstance(exc, PermissionDeniedError):
         return InputError(
             msg("ModelScope does not let this token write there: {reason}", reason=reason),
             msg("Publish under your own account, or use a token that may write there."),
-        )
-    if isinstance(exc, NetworkError):
-        return ModelError(
-            msg("The upload to ModelScope stopped: {problem}.", problem=reason),
-            msg("Check the network and publish again: the client resumes what it had sent."),
         )
     return ModelError(
         msg("ModelScope refused the upload: {reason}", reason=reason),

@@ -284,6 +284,16 @@ GRPO_SYSTEM_PROMPT = (
     "Think the question through step by step, then give the final answer on the last line as "
     '"Answer: <answer>".'
 )
+SYSTEM_PROMPTS = {
+    ("answer-line", "en"): GRPO_SYSTEM_PROMPT,
+    ("think", "en"): "Think the question through inside <think> </think>, then give only the final answer.",
+    ("boxed", "en"): "Think the question through step by step, then put the final answer in \\boxed{}.",
+    ("answer-line", "zh"): "请一步一步思考这个问题，最后一行写出最终答案，格式为“答案：<答案>”。",
+    ("think", "zh"): "请在 <think> </think> 中一步一步思考，然后只写出最终答案。",
+    ("boxed", "zh"): "请一步一步思考这个问题，并把最终答案写在 \\boxed{} 中。",
+}
+"""The system prompt that asks for each preset format, in English and in Chinese (the data's language):
+the wizard swaps one of these for another when the format or the data changes, never the user's own."""
 ANSWER_CHECKS = ("text", "number", "label", "none")
 ANSWER_FORMATS = ("answer-line", "think", "boxed")
 

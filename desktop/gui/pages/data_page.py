@@ -94,6 +94,8 @@ class DataPage(WizardPage):
         self.pairs = PairPreviewWidget()  # a tab of its own for preference pairs, the first one
         self.rewards = RewardsWidget()  # reasoning runs: the rewards, previewed on the first rows
         self.rewards.changed.connect(self._run_config.set)
+        self.rewards.changed.connect(self._on_rewards_changed)
+        self.rewards.validity_changed.connect(self.validity_changed)
         self.preview_tabs = QTabWidget()
         self.preview_tabs.setDocumentMode(True)
         self.preview_tabs.setTabBarAutoHide(True)  # the table alone has no tab bar
@@ -137,7 +139,10 @@ class DataPage(WizardPage):
 
     def problem(self) -> str:
         picker = self.model_picker
-        first = picker.model_problem or self.dataset_picker.problem() or self.column_mapping.problem()
+        rewards = self.rewards.problem() if self._current().task == "grpo" else ""
+        first = (
+            picker.model_problem or self.dataset_picker.problem() or self.column_mapping.problem() or rewards
+        )
         return first or picker.download_problem
 
     def train_rows(self) -> int:
@@ -169,6 +174,10 @@ class DataPage(WizardPage):
             self.preview_tabs.setCurrentIndex(0)
         elif not shown and index >= 0:
             self.preview_tabs.removeTab(index)
+
+    def _on_rewards_changed(self, path: str, value: object) -> None:
+        if self.dataset_picker.problem():  # the data's check said a setting was wrong: checked again
+            self._schedule_preview()
 
     def _on_column_mapping_option_changed(self, name: str, on: bool) -> None:
         self._run_config.set(f"data.{name}", on)

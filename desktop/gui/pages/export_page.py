@@ -386,7 +386,7 @@ class ExportPage(WizardPage):
         if self.settings is not None:  # the next export goes beside this one
             self.settings.set_text(Key.LAST_EXPORT_FOLDER, str(Path(result.folder).parent))
         adapter = (Path(result.folder) / "adapter_config.json").is_file()
-        self.publish_panel.offer(result.folder, "adapter" if adapter else "folder", Path(result.folder).name)
+        self.publish_panel.offer(result.folder, "adapter" if adapter else "folder", self._run_name())
         self.exported.emit(result)
 
     def _on_task_failed(self, exc: object, detail: str) -> None:
@@ -440,6 +440,11 @@ class ExportPage(WizardPage):
         idle = self._task is None and not self.publish_panel.is_busy()  # an export would swap the files
         self.export_button.setEnabled(not refusal and not (missing and k_quant) and idle)
         self.export_status.setText(refusal)
+
+    def _run_name(self) -> str:
+        """The run's name: what a repository is called unless the user says otherwise."""
+        run = self.result.run_dir if self.result is not None else None
+        return Path(run).name if run else "model"
 
     def _on_publishing(self, busy: bool) -> None:
         """No export while a push reads the exported files (it would swap or hold them)."""
@@ -495,7 +500,7 @@ class ExportPage(WizardPage):
         self._export_done()
         self.export_status.setText("")
         self.gguf_panel.show_export(result)
-        self.publish_panel.offer(result.path, "gguf", Path(result.path).stem)
+        self.publish_panel.offer(result.path, "gguf", self._run_name())
         self._on_format_changed()
 
     def _on_export_progressed(self, stage: str, fraction: float) -> None:

@@ -174,6 +174,7 @@ class ColumnMappingWidget(QGroupBox):
             "target": self.tr("Target text"),
             "chosen": self.tr("Chosen answer"),
             "rejected": self.tr("Rejected answer"),
+            "answer": self.tr("Reference answer"),
         }
 
     def _role_help(self) -> dict[str, str]:

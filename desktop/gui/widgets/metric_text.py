@@ -37,12 +37,23 @@ def _metrics() -> dict[str, str]:
         "rewards/rejected": translate("MetricText", "rejected reward"),
         "logps/chosen": translate("MetricText", "chosen log-probability"),
         "logps/rejected": translate("MetricText", "rejected log-probability"),
+        # What TRL's GRPO trainer logs (a reasoning run)
+        "reward": translate("MetricText", "mean reward"),
+        "completions/mean_length": translate("MetricText", "answer length"),
+        "kl": translate("MetricText", "KL"),
     }
 
 
 def metric_name(key: str) -> str:
     """``eval_accuracy`` as "validation accuracy" (验证集准确率), ``train_loss`` as "training loss"."""
     names = _metrics()
+    bare = key.removeprefix("eval_")
+    if bare.startswith("rewards/") and bare.endswith("/mean") and bare.count("/") == 2:  # GRPO's
+        from desktop.core.data.rewards import describe
+        from desktop.shared_ui import shown
+
+        reward = translate("MetricText", "reward: {name}").format(name=shown(describe(bare.split("/")[1])))
+        names[bare] = reward
     for prefix, phrase in (
         ("eval_", translate("MetricText", "validation {metric}")),
         ("train_", translate("MetricText", "training {metric}")),
@@ -53,14 +64,35 @@ def metric_name(key: str) -> str:
     return names.get(key, key)
 
 
-UNSHOWN = ("entropy", "num_tokens", "mean_token_accuracy", "total_flos", "logits/")
+UNSHOWN = (
+    "entropy",
+    "num_tokens",
+    "mean_token_accuracy",
+    "total_flos",
+    "logits/",
+    "clip_ratio",
+    "completions/m",
+    "completions/clipped",
+    "frac_reward_zero_std",
+    "reward_std",
+    "step_time",
+    "sampling/",
+)
 """Figures TRL logs that say nothing a user reads (the events file keeps them): the output's entropy,
-tokens seen, next-token accuracy of the answers, floating-point operations, mean logits."""
+tokens seen, next-token accuracy of the answers, floating-point operations, mean logits; of GRPO's, all
+but the rewards' means, the answers' mean length and the KL."""
+KEPT = ("completions/mean_length",)
+"""Shown although an :data:`UNSHOWN` prefix covers them."""
 
 
 def metrics_line(metrics: dict[str, float], separator: str = "   ") -> str:
     """``{"eval_loss": 0.157}`` as "validation loss 0.157", one after another (:data:`UNSHOWN` left out)."""
-    shown = {k: v for k, v in metrics.items() if not k.removeprefix("eval_").startswith(UNSHOWN)}
+    shown = {
+        k: v
+        for k, v in metrics.items()
+        if k.removeprefix("eval_") in KEPT
+        or not (k.removeprefix("eval_").startswith(UNSHOWN) or k.endswith(("/std", "/min", "/max")))
+    }
     return separator.join(f"{metric_name(key)} {value:.4g}" for key, value in shown.items())
 
 

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QScrollArea,
     QWidget,
 )
 
@@ -97,6 +98,11 @@ class PublishPanel(QGroupBox):
             self.repo_edit.setText(re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")[:90] or "model")
         self.status.clear()
         self.setVisible(True)
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QScrollArea):
+            parent = parent.parentWidget()
+        if parent is not None:  # below the fold on a small screen: brought into view once it is laid out
+            QTimer.singleShot(0, self, lambda: parent.ensureWidgetVisible(self.publish_button))
 
     def start(self, replace: bool = False, again: Any = None) -> None:
         """Publish in the background (``again``: the push the user agreed may replace the repository's

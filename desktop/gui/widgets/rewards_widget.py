@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
-    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -27,10 +26,12 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
+    QVBoxLayout,
     QWidget,
 )
 
 from desktop.core.settings.config import Columns, RunConfig
+from desktop.gui.widgets.field_error import error_label, show_error
 from desktop.shared_ui import error_text, shown
 
 PREVIEW_ROWS = 3
@@ -48,6 +49,8 @@ class RewardsWidget(QScrollArea):
 
     changed = Signal(str, object)
     """A field changed: ``("grpo.answer_weight", 0.5)``."""
+    validity_changed = Signal()
+    """The rewards' settings became right or wrong (:meth:`problem`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -112,6 +115,8 @@ class RewardsWidget(QScrollArea):
         )
         self.custom_said.setObjectName("warning")
         self.custom_said.setWordWrap(True)
+        self.custom_error = error_label()  # the file's own errors, beside it
+        self.problem_label = error_label()  # a setting that cannot work (answers per prompt ...)
         self.generations = QSpinBox(minimum=2, maximum=64)
         self.generations.setToolTip(self.tr("Answers written per prompt and compared with each other"))
         self.completion = QSpinBox(minimum=8, maximum=32_768, singleStep=64)
@@ -164,6 +169,7 @@ class RewardsWidget(QScrollArea):
         custom.addWidget(self.custom_weight)
         rewards.addRow(custom)
         rewards.addRow(self.custom_said)
+        rewards.addRow(self.custom_error)
         self._rewards_form = rewards
         answers = QFormLayout()
         answers.addRow(self.tr("System prompt:"), self.system)
@@ -171,14 +177,15 @@ class RewardsWidget(QScrollArea):
         answers.addRow(self.tr("Longest answer (tokens):"), self.completion)
         answers.addRow(self.tr("Temperature:"), self.temperature)
         answers.addRow(self.tr("Beta (KL):"), self.beta)
-        grid = QGridLayout(body)
-        grid.addLayout(rewards, 0, 0)
-        grid.addLayout(answers, 0, 1)
-        grid.addWidget(QLabel(self.tr("What the rewards give the first rows:")), 1, 0, 1, 2)
-        grid.addWidget(self.preview, 2, 0, 1, 2)
-        grid.addWidget(self.preview_said, 3, 0, 1, 2)
-        grid.setColumnStretch(0, 3)
-        grid.setColumnStretch(1, 2)
+        # One column: a narrow window scrolls down to every control, never sideways.
+        column = QVBoxLayout(body)
+        column.addLayout(rewards)
+        column.addLayout(answers)
+        column.addWidget(self.problem_label)
+        column.addWidget(QLabel(self.tr("What the rewards give the first rows:")))
+        column.addWidget(self.preview)
+        column.addWidget(self.preview_said)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         self.system.textChanged.connect(lambda: self._set("system_prompt", self.system.toPlainText()))
         self.check.currentIndexChanged.connect(lambda: self._set("answer_check", self.check.currentData()))
@@ -240,8 +247,14 @@ class RewardsWidget(QScrollArea):
         self._refresh()
 
     def show_rows(self, rows: list[dict[str, Any]], columns: Columns) -> None:
-        """The data's first rows (as the preview read them) and the column mapping."""
+        """The data's first rows (as the preview read them) and the column mapping; our system prompt in
+        the data's language."""
+        from desktop.core.data.rewards import chinese_share
+
         self._rows, self._columns = rows, columns
+        asked = [str(r.get(columns.prompt) or "") for r in rows] if columns.prompt else []
+        if asked:
+            self._follow(chinese=chinese_share(" ".join(asked)) > 0.3)
         self._refresh()
 
     def _set(self, name: str, value: Any) -> None:
@@ -252,10 +265,23 @@ class RewardsWidget(QScrollArea):
         self._show_which()
         self._refresh()
 
+    def _follow(self, fmt: str = "", chinese: bool | None = None) -> None:
+        """Our default system prompt, if the user has not written their own, for the format and the
+        data's language."""
+        from desktop.core.settings.config_sections import SYSTEM_PROMPTS
+
+        if self._config is None or self._config.grpo.system_prompt not in SYSTEM_PROMPTS.values():
+            return
+        current = next(k for k, v in SYSTEM_PROMPTS.items() if v == self._config.grpo.system_prompt)
+        wanted = (fmt or current[0], current[1] if chinese is None else ("zh" if chinese else "en"))
+        if wanted in SYSTEM_PROMPTS and wanted != current:
+            self.system.setPlainText(SYSTEM_PROMPTS[wanted])  # textChanged writes it into the config
+
     def _on_format_chosen(self) -> None:
         key = self.format.currentData()
         self._show_which()
         if key != CUSTOM:
+            self._follow(fmt=key)
             self._set("format", key)
         elif self.pattern.text().strip():  # an empty field keeps the last format until one is typed
             self._set("format", self.pattern.text())
@@ -286,17 +312,46 @@ class RewardsWidget(QScrollArea):
             widget.setEnabled(self.custom_on.isChecked())
         form.setRowVisible(self.custom_said, self.custom_on.isChecked())
 
+    def problem(self) -> str:
+        """What in the rewards' settings keeps the run from starting ("" when nothing)."""
+        return self.problem_label.text() if not self.problem_label.isHidden() else ""
+
+    def _show_problem(self) -> None:
+        """The first setting of ``[grpo]`` that cannot work, named as the tab names it."""
+        words = {
+            "grpo.num_generations": self.tr("Answers per prompt"),
+            "grpo.temperature": self.tr("Temperature"),
+            "grpo.beta": self.tr("Beta (KL)"),
+            "grpo.max_completion_length": self.tr("Longest answer"),
+            "grpo.length_min": self.tr("Length"),
+            "grpo": self.tr("The rewards"),
+        }
+        config = self._config
+        found = [p for p in config.validate() if p.field in words] if config is not None else []
+        before = self.problem()
+        said = (
+            self.tr("{field} {problem}").format(field=words[found[0].field], problem=shown(found[0].message))
+            if found
+            else ""
+        )
+        show_error(self.problem_label, said)
+        if said != before:
+            self.validity_changed.emit()
+
     # ------------------------------------------------------------------ the preview
 
     def _refresh(self) -> None:
         """What each reward gives the first rows' reference answers (written in the format) and a wrong
         one; a format or a reward file that cannot be used is said instead."""
-        from desktop.core.data.rewards import describe, preview
+        from desktop.core.data.rewards import RewardFileError, preview, scores_words
+        from desktop.core.system.errors import ConfigError
 
         self.pattern_said.clear()
         self._rewards_form.setRowVisible(self.pattern_said, False)
+        show_error(self.custom_error, "")
         if self._config is None:
             return
+        self._show_problem()
         columns = self._columns
         rows = (
             [(r.get(columns.prompt), r.get(columns.answer, "")) for r in self._rows] if columns.prompt else []
@@ -304,17 +359,25 @@ class RewardsWidget(QScrollArea):
         try:
             found = preview(self._config.grpo, rows, PREVIEW_ROWS)
         except Exception as exc:  # a regular expression or a reward file the user is still writing
-            words = error_text(exc, " ")
-            self.pattern_said.setText(words)
-            self._rewards_form.setRowVisible(self.pattern_said, True)
+            if isinstance(exc, ConfigError) and exc.problems:
+                words = shown(exc.problems[0].message)
+                self.pattern_said.setText(self.tr("This expression {problem}").format(problem=words))
+                self._rewards_form.setRowVisible(self.pattern_said, True)
+            elif isinstance(exc, RewardFileError):
+                words = error_text(exc, " ")
+                show_error(self.custom_error, words)
+            else:
+                words = error_text(exc, " ")
+                self.pattern_said.setText(words)
+                self._rewards_form.setRowVisible(self.pattern_said, True)
             self.preview.setRowCount(0)
-            self.preview_said.setText(words)
+            self.preview_said.setText(self.tr("The preview waits until the rewards can be used."))
             return
         self.preview.setRowCount(len(found))
         for i, row in enumerate(found):
 
             def cell(answer: str, scores: dict[str, Any]) -> QTableWidgetItem:
-                said = ", ".join(f"{shown(describe(k))} {v:g}" for k, v in scores.items() if v is not None)
+                said = shown(scores_words(scores))
                 item = QTableWidgetItem(f"{answer}  →  {said}")
                 item.setToolTip(said)
                 return item
