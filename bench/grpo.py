@@ -180,39 +180,16 @@ def child(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument(
-        "--threads", type=int, default=0, help="PyTorch's threads on both sides (0: its default)"
-    )
-    parser.add_argument("--side", choices=("ours", "plain"), help=argparse.SUPPRESS)
-    for name in ("--model", "--data", "--out"):
-        parser.add_argument(name, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = preference.arguments(__doc__, 20).parse_args()
     if args.side:
         child(args)
         return
-    preference.__file__ = __file__  # its run_side starts this file's children
-    columns = ("wall", "before", "loop", "steps", "after", "cpu", "step_ms", "fast_ms")
-    names = ("wall s", "before s", "loop s", "steps s", "after s", "cpu s", "step ms", "p10 ms")
-    runs: dict[str, list[dict]] = {"ours": [], "plain": []}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         model, _ = preference.build(root)
-        prompts = data(root)
-        for side in runs:
-            preference.run_side(side, model, prompts, root / f"warm-{side}", 2, args.threads)
-        print(f"{'run':10}{''.join(f'{n:>9}' for n in names)}  RSS MiB  reward  length  ckpts")
-        for i in range(args.repeats):
-            for side in ("ours", "plain") if i % 2 == 0 else ("plain", "ours"):
-                r = preference.run_side(side, model, prompts, root / f"{side}{i}", args.steps, args.threads)
-                runs[side].append(r)
-                print(f"{side} {i + 1:<5}{preference._row(r, columns)}  {r['checkpoints']:5}", flush=True)
-    ratio = {
-        c: statistics.median(o[c] / p[c] for o, p in zip(runs["ours"], runs["plain"], strict=True))
-        for c in columns
-    }
+        _, ratio = preference.paired(
+            model, data(root), root, args, "RSS MiB  reward  length  ckpts", __file__
+        )
     print(
         f"ours / plain, median of the {args.repeats} paired ratios, {args.steps} steps: "
         f"median step {ratio['step_ms']:.3f}, steps {ratio['steps']:.3f}, loop {ratio['loop']:.3f}, "

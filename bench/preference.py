@@ -207,10 +207,12 @@ def _figures(clock: dict, loss: float, checkpoints: int) -> dict:
     }
 
 
-def run_side(side: str, model: Path, data: Path, out: Path, steps: int, threads: int = 0) -> dict:
-    """One run in a fresh process (``threads``: PyTorch's, 0 for its default); the clocks as seconds from
-    the process's start."""
-    command = [sys.executable, __file__, "--side", side, "--model", str(model), "--data", str(data)]
+def run_side(
+    side: str, model: Path, data: Path, out: Path, steps: int, threads: int = 0, script: str = __file__
+) -> dict:
+    """One run in a fresh process of ``script`` (this bench's or another's that shares its clocks;
+    ``threads``: PyTorch's, 0 for its default); the clocks as seconds from the process's start."""
+    command = [sys.executable, script, "--side", side, "--model", str(model), "--data", str(data)]
     command += ["--out", str(out), "--steps", str(steps)]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     start = time.time()
@@ -241,44 +243,61 @@ def child(args: argparse.Namespace) -> None:
     print(MARK + json.dumps(figures), flush=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+COLUMNS = ("wall", "before", "loop", "steps", "after", "cpu", "step_ms", "fast_ms")
+NAMES = ("wall s", "before s", "loop s", "steps s", "after s", "cpu s", "step ms", "p10 ms")
+
+
+def arguments(doc: str, steps: int) -> argparse.ArgumentParser:
+    """The options of a paired bench (this one's and ``bench/grpo.py``'s), the children's hidden ones."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=40)
-    parser.add_argument("--hidden", type=int, default=384)
-    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=steps)
     parser.add_argument(
         "--threads", type=int, default=0, help="PyTorch's threads on both sides (0: its default)"
     )
     parser.add_argument("--side", choices=("ours", "plain"), help=argparse.SUPPRESS)
     for name in ("--model", "--data", "--out"):
         parser.add_argument(name, help=argparse.SUPPRESS)
+    return parser
+
+
+def paired(
+    model: Path, data: Path, root: Path, args: argparse.Namespace, figures: str, script: str = __file__
+) -> tuple[dict[str, list[dict]], dict[str, float]]:
+    """One short warm-up of each side, then ``args.repeats`` runs of each, alternating which goes first
+    (drift hits both alike); a line per run (``figures``: the header of the last three columns), and the
+    medians of the paired ratios ours / plain per column."""
+    runs: dict[str, list[dict]] = {"ours": [], "plain": []}
+    for side in runs:
+        run_side(side, model, data, root / f"warm-{side}", 2, args.threads, script)
+    print(f"{'run':10}{''.join(f'{name:>9}' for name in NAMES)}  {figures}")
+    for i in range(args.repeats):
+        for side in ("ours", "plain") if i % 2 == 0 else ("plain", "ours"):
+            r = run_side(side, model, data, root / f"{side}{i}", args.steps, args.threads, script)
+            runs[side].append(r)
+            print(f"{side} {i + 1:<5}{_row(r, COLUMNS)}  {r['checkpoints']:5}", flush=True)
+    ratio = {
+        c: statistics.median(o[c] / p[c] for o, p in zip(runs["ours"], runs["plain"], strict=True))
+        for c in COLUMNS
+    }
+    return runs, ratio
+
+
+def main() -> None:
+    parser = arguments(__doc__, 40)
+    parser.add_argument("--hidden", type=int, default=384)
+    parser.add_argument("--layers", type=int, default=4)
     args = parser.parse_args()
     if args.side:
         child(args)
         return
-    columns = ("wall", "before", "loop", "steps", "after", "cpu", "step_ms", "fast_ms")
-    names = ("wall s", "before s", "loop s", "steps s", "after s", "cpu s", "step ms", "p10 ms")
-    header = "".join(f"{name:>9}" for name in names)
-    runs: dict[str, list[dict]] = {"ours": [], "plain": []}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         model, data = build(root, args.hidden, args.layers)
-        for side in runs:
-            run_side(side, model, data, root / f"warm-{side}", 2, args.threads)
-        print(f"{'run':10}{header}  RSS MiB    loss  reward acc  ckpts")
-        for i in range(args.repeats):
-            for side in ("ours", "plain") if i % 2 == 0 else ("plain", "ours"):  # drift hits both alike
-                r = run_side(side, model, data, root / f"{side}{i}", args.steps, args.threads)
-                runs[side].append(r)
-                print(f"{side} {i + 1:<5}{_row(r, columns)}  {r['checkpoints']:5}", flush=True)
+        runs, ratio = paired(model, data, root, args, "RSS MiB    loss  reward acc  ckpts")
     median = {side: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for side, rs in runs.items()}
     for side, m in median.items():
-        print(f"{side + ' med':10}{_row(m, columns)}")
-    ratio = {
-        c: statistics.median(o[c] / p[c] for o, p in zip(runs["ours"], runs["plain"], strict=True))
-        for c in columns
-    }
+        print(f"{side + ' med':10}{_row(m, COLUMNS)}")
     print(
         f"ours / plain, median of the {args.repeats} paired ratios, {args.steps} steps: "
         f"median step {ratio['step_ms']:.3f}, fast step (p10) {ratio['fast_ms']:.3f}, "

@@ -4,11 +4,11 @@ one sentence with its line."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from desktop.core.data import rewards
+from desktop.core.settings.config_sections import Grpo
 from desktop.core.system.errors import ConfigError
 
 CHAT = [{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many?"}]
@@ -120,20 +120,7 @@ def test_a_reward_file_runs_and_its_errors_name_the_line(tmp_path: Path) -> None
 
 
 def test_the_preview_scores_the_reference_and_a_wrong_answer() -> None:
-    settings = SimpleNamespace(
-        format="answer-line",
-        answer_check="number",
-        answer_weight=1.0,
-        tolerance=1e-6,
-        labels=[],
-        format_weight=0.5,
-        length_weight=0.0,
-        length_min=0,
-        length_max=0,
-        language_weight=0.0,
-        custom_file="",
-        custom_weight=0.0,
-    )
+    settings = Grpo(format="answer-line", answer_check="number")
     rows = [(CHAT, "7"), ("12 - 5 = ?", "7"), ("2 * 3 = ?", "6")]
     first, *_ = rewards.preview(settings, rows)
     assert first.right == {"answer": 1.0, "format": 1.0}
@@ -181,19 +168,6 @@ def test_a_reward_file_gets_the_data_columns_it_asks_for_and_never_trls_own(tmp_
 
 
 def test_the_preview_of_a_typed_format_compares_the_bare_answers() -> None:
-    settings = SimpleNamespace(
-        format=r"(?s).*#### (?P<answer>\S+)",
-        answer_check="number",
-        answer_weight=1.0,
-        tolerance=1e-6,
-        labels=[],
-        format_weight=0.5,
-        length_weight=0.0,
-        length_min=0,
-        length_max=0,
-        language_weight=0.0,
-        custom_file="",
-        custom_weight=0.0,
-    )
+    settings = Grpo(format=r"(?s).*#### (?P<answer>\S+)", answer_check="number")
     [first] = rewards.preview(settings, [("2 + 5 = ?", "Two and five.\n#### 7"), ("0 + 0 = ?", 0)], count=1)
     assert (first.reference, first.right, first.wrong) == ("7", {"answer": 1.0}, {"answer": 0.0})

@@ -93,11 +93,12 @@ def push_to_modelscope(
         raise InputError(msg("The files to publish must be in one folder, under their own names."))
     root = roots.pop()
     total = sum(path.stat().st_size for path in files.values())
-    tracker = _tracker(repo_id)
     try:
         created = not api.repo_exists(repo_id, "model")
+        # A repository made anew gets a tracker of its own: what was sent to an earlier one of that name is
+        # gone with it (the old tracker stays, unread; nothing is deleted).
+        tracker = _tracker(repo_id, anew=created)
         if created:
-            tracker.unlink(missing_ok=True)  # what was sent to a repository of that name before is gone
             api.create_repo(repo_id, "model", visibility="private" if private else "public")
         else:
             held = [f.path for f in api.list_repo_files(repo_id, "model") if f.path not in KEPT_FILES]
@@ -147,13 +148,22 @@ def push_to_modelscope(
     )
 
 
-def _tracker(repo_id: str) -> Path:
-    """Where the client remembers what it sent to ``repo_id`` (outside the folder, which is temporary)."""
+def _tracker(repo_id: str, anew: bool = False) -> Path:
+    """Where the client remembers what it sent to ``repo_id`` (outside the folder, which is temporary):
+    the latest of its trackers (``name.1``, ``name.2`` ...), or the next one for a repository made
+    ``anew``."""
     from desktop.core.system.paths import data_dir
 
     folder = data_dir() / "uploads" / "modelscope"
     folder.mkdir(parents=True, exist_ok=True)
-    return folder / hashlib.sha1(repo_id.encode()).hexdigest()[:16]
+    name = hashlib.sha1(repo_id.encode()).hexdigest()[:16]
+    # name.N is the client's; name.N.made says generation N was begun (before the client wrote anything).
+    made = [int(p.name.split(".")[1]) for p in folder.glob(f"{name}.*") if p.name.split(".")[1].isdigit()]
+    latest = max(made, default=0)
+    if anew or not latest:
+        latest += 1
+        (folder / f"{name}.{latest}.made").touch()
+    return folder / f"{name}.{latest}"
 
 
 def _words(exc: BaseException) -> StudioError:

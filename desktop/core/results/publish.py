@@ -19,7 +19,7 @@ from desktop.core.hub.downloads import Progress
 from desktop.core.hub.pushed import Pushed
 from desktop.core.hub.sources import Source
 from desktop.core.hub.uploads import push_files, who_may_write
-from desktop.core.results.destination import MARKER_NAME
+from desktop.core.results.destination import MARKER_NAME, write_marker
 from desktop.core.runs.folders import RunDir
 from desktop.core.system.errors import InputError, ModelError
 from desktop.core.system.messages import Msg, msg
@@ -201,11 +201,13 @@ def publish_run(
         raise InputError(msg("Unknown format {fmt}; use folder, gguf or adapter.", fmt=fmt))
     who_may_write(source)
     work = Path(tempfile.mkdtemp(prefix="finetune-studio-publish-"))
+    write_marker(work, run)  # the export's marker, from the start: the folder is known to be ours
     try:
         package = _export(run, work / run.path.name, fmt, dtype, quant, verify, on_progress, cancel, language)
         return publish(source, repo_id, package, private, replace, on_progress, cancel)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if (work / MARKER_NAME).is_file():  # only what this push made goes
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _export(

@@ -38,7 +38,7 @@ def config_class() -> Any:
 
 def method_args(config: RunConfig) -> dict[str, Any]:
     """GRPO's own arguments: the answers per prompt, their length and temperature, beta, and the
-    rewards' weights (in the order :func:`reward_functions` gives the rewards)."""
+    rewards' weights (in the order :func:`desktop.core.data.rewards.rewards_of` gives them)."""
     from desktop.core.data.rewards import rewards_of
 
     g, t = config.grpo, config.training
