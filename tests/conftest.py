@@ -102,6 +102,13 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_vit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests import tiny_models
+
+    return tiny_models.vit(tmp_path_factory.mktemp("vit"))
+
+
+@pytest.fixture(scope="session")
 def tiny_t5(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests import tiny_models
 

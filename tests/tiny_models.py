@@ -393,3 +393,25 @@ def qwen3(tokenizer_dir: Path, folder: Path) -> Path:
     AutoModelForCausalLM.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def vit(folder: Path) -> Path:
+    """A 2-layer ViT for 32 x 32 pictures (8 x 8 patches) with an image-classification head of 1,000
+    classes (as an ImageNet checkpoint has: a run replaces it), and its image processor."""
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    _seeded()
+    config = ViTConfig(
+        image_size=32,
+        patch_size=8,
+        num_channels=3,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=1000,
+    )
+    ViTForImageClassification(config).save_pretrained(folder)
+    processor = ViTImageProcessor(size={"height": 32, "width": 32}, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+    processor.save_pretrained(folder)
+    return folder

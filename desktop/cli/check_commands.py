@@ -29,7 +29,7 @@ def add_parsers(sub: Any, hub: argparse.ArgumentParser) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check the config, the model folder and the data as training would; OK means training accepts them."""
-    from desktop.core.data.checks import model_folder
+    from desktop.core.data.model_checks import model_folder
     from desktop.core.data.preview import preview
     from desktop.core.hub.access import complete
 

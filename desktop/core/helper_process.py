@@ -131,8 +131,10 @@ def model_fit(
 def _token_statistics(config: RunConfig) -> TokenReport:
     from desktop.core.data.preview import preview
     from desktop.core.hub.models import load_tokenizer
+    from desktop.core.settings.config_sections import IMAGE_TASKS
 
-    result = preview(config, num_rows=0, tokenizer=load_tokenizer(config.model), schedule=False)
+    tokenizer = None if config.task in IMAGE_TASKS else load_tokenizer(config.model)
+    result = preview(config, num_rows=0, tokenizer=tokenizer, schedule=False)
     return TokenReport(result.token_stats, result.notes)
 
 

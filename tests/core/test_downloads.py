@@ -246,7 +246,7 @@ def test_a_hub_dataset_downloads_its_data_files_and_loads_from_the_cache(
 
 
 def test_a_config_fetched_for_the_fit_badge_is_not_taken_for_a_download(fake_hub: FakeHub) -> None:
-    from desktop.core.data.checks import check_model_folder
+    from desktop.core.data.model_checks import check_model_folder
     from desktop.core.hub import access as hub
     from desktop.core.hub.fit import fetch_config
     from desktop.core.settings.config import RunConfig

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop.core.data.checks import load_and_check, readable_positions
+from desktop.core.data.checks import load_and_check
+from desktop.core.data.model_checks import readable_positions
 from desktop.core.system.errors import ConfigError
 from tests.core.helpers import make_config
 

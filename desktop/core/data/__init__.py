@@ -25,6 +25,7 @@ __all__ = [
     "hub_datasets",
     "images",
     "local_files",
+    "model_checks",
     "preview",
     "rewards",
     "tasks",

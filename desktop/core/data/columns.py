@@ -75,6 +75,23 @@ ROLE_NAMES: dict[str, tuple[str, ...]] = {
         "标准答案",
         "正确答案",
     ),
+    "image": (
+        "image",
+        "images",
+        "img",
+        "picture",
+        "photo",
+        "imagepath",
+        "imagefile",
+        "filepath",
+        "file",
+        "path",
+        "filename",
+        "图片",
+        "图像",
+        "图片路径",
+        "照片",
+    ),
     "source": ("source", "src", "input", "document", "article", "question", "原文", "源文", "输入", "问题"),
     "target": (
         "target",
@@ -103,6 +120,7 @@ TASK_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "seq2seq": (("source", "target"), ()),
     "preference": (("chosen", "rejected"), ("prompt",)),
     "grpo": (("prompt",), ("answer",)),
+    "image-classification": (("image", "label"), ()),
 }
 
 
@@ -188,6 +206,13 @@ def _by_content(table: Table, option: str, mapped: dict[str, str], found_by: dic
     texts = sorted(
         (c for c in free if _mean_text_length(sample[c]) > 0), key=lambda c: -_mean_text_length(sample[c])
     )
+    if option == "image-classification":
+        from desktop.core.data.images import looks_like_images
+
+        assign("image", next((c for c in free if looks_like_images(sample[c].tolist())), None))
+        labels = [c for c in free if _looks_like_labels(sample[c])]
+        assign("label", min(labels, key=lambda c: sample[c].nunique(), default=None))
+        return
     if option == "classification":
         if "label" not in mapped:
             labels = [c for c in free if _looks_like_labels(sample[c])]
@@ -320,6 +345,8 @@ def check_rows(
         column = getattr(columns, role)
         if role == "messages":
             rows = unusable_chats(table.column(column))
+        elif role == "image":
+            rows = _no_picture(table, column)
         else:
             rows = table.blank(column).nonzero()[0].tolist()
         if role == "label":
@@ -334,6 +361,8 @@ def check_rows(
                 ),
                 msg("Map {role} to the column that holds the labels.", role=role)
                 if role == "label"
+                else msg("Map {role} to the column that holds the pictures.", role=role)
+                if role == "image"
                 else msg("Map {role} to the column that holds the texts.", role=role),
             )
         if rows and not drop_bad_rows:
@@ -362,7 +391,7 @@ def check_rows(
         usable = np.ones(len(table), dtype=bool)
         usable[list(bad)] = False
         table = table.take(np.flatnonzero(usable))
-    if task == "classification" and training:
+    if task in ("classification", "image-classification") and training:
         classes = {label_key(v) for v in unique_values(table.column(columns.label))}
         if len(classes) < 2:
             raise DataError(
@@ -374,6 +403,13 @@ def check_rows(
                 msg("Add examples of the other classes, or check that columns.label is the right column."),
             )
     return table, notes
+
+
+def _no_picture(table: Table, column: str) -> list[int]:
+    """The rows whose cell names no picture (blank, or a hub dataset's image without bytes or path)."""
+    from desktop.core.data.images import source_of
+
+    return [i for i, value in enumerate(table.column(column)) if source_of(value) is None]
 
 
 def _bad_rows(role: str, count: int, source: str, column: str, rows: str) -> str:
@@ -391,6 +427,10 @@ def _bad_rows(role: str, count: int, source: str, column: str, rows: str) -> str
             'in column "{column}" ({rows}).',
             **values,
         )
+    if role == "image":
+        if count == 1:
+            return msg('{source}: 1 row names no picture in column "{column}" ({rows}).', **values)
+        return msg('{source}: {count} rows name no picture in column "{column}" ({rows}).', **values)
     if role == "label":
         if count == 1:
             return msg('{source}: 1 row has no label in column "{column}" ({rows}).', **values)
@@ -403,6 +443,8 @@ def _bad_rows(role: str, count: int, source: str, column: str, rows: str) -> str
 def _fix(role: str) -> str:
     if role == "messages":
         return msg('lists of messages with "role" and "content"')
+    if role == "image":
+        return msg("a picture")
     return msg("a label") if role == "label" else msg("text")
 
 

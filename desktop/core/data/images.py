@@ -11,6 +11,9 @@ model loads, and read lazily.
   large that decoding them could fill the memory;
 - :func:`load_image`: a picture as the model sees it (EXIF rotation applied, RGB), from a bounded cache,
   and :func:`thumbnail` for the preview.
+
+A picture's *source* is a path, or the bytes of the file (a hub dataset's image column: Arrow's
+``{"bytes", "path"}`` structs); :func:`source_of` reads either from a cell.
 """
 
 from __future__ import annotations
@@ -34,15 +37,141 @@ SHOWN_ROWS = 5
 
 @dataclass(frozen=True)
 class ImageRow:
-    """One picture of the data: where it is, its label (``None`` without one), and its row (0-based)."""
+    """One picture of the data: where it is (a path, or the file's bytes), its label (``None`` without
+    one), and its row (0-based)."""
 
-    path: Path
+    path: Path | bytes
     label: str | None
     row: int
 
 
+Source = Path | bytes
+
+
 def is_image(name: str) -> bool:
     return name.lower().endswith(SUFFIXES)
+
+
+def source_of(value: Any) -> Source | None:
+    """The picture a cell names: a path (text), or the bytes of the file (bytes, or a hub dataset's
+    ``{"bytes": ..., "path": ...}``); ``None`` for a blank cell."""
+    if isinstance(value, dict):
+        data = value.get("bytes")
+        if data:
+            return bytes(data)
+        value = value.get("path")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value) or None
+    if isinstance(value, Path):
+        return value
+    if isinstance(value, str) and value.strip():
+        return Path(value.strip()).expanduser()
+    return None
+
+
+def _open(source: Source) -> Any:
+    from PIL import Image
+
+    if isinstance(source, bytes):
+        import io
+
+        return Image.open(io.BytesIO(source))
+    return Image.open(source)
+
+
+def looks_like_images(values: Sequence[Any]) -> bool:
+    """Whether most non-blank cells of a column name pictures (file names with a picture's suffix, or
+    the bytes of files)."""
+    found = [v for v in values if v is not None and not (isinstance(v, str) and not v.strip())][:50]
+    if not found:
+        return False
+    named = sum(
+        1
+        for v in found
+        if (isinstance(v, str) and is_image(v.strip()))
+        or (isinstance(v, dict) and (v.get("bytes") or is_image(str(v.get("path") or ""))))
+        or isinstance(v, (bytes, bytearray))
+    )
+    return named >= max(1, len(found) * 0.8)
+
+
+def read_folder(root: Path, labelled: bool = True) -> Any:
+    """A folder of class folders as a :class:`~desktop.core.data.tables.Table` with the columns ``image``
+    (each picture's full path) and ``label`` (its folder's name); a row is located by its path in the
+    folder (``shapes/circle/circle-001.png``). ``labelled=False``: every picture under the folder, in
+    the column ``image`` alone (pictures to predict).
+
+    Raises:
+        DataError: The folder holds no class folders with pictures in them (no pictures at all).
+    """
+    import pandas as pd
+
+    from desktop.core.data.tables import Table
+    from desktop.core.system.errors import DataError
+
+    root = Path(root).absolute()
+    try:
+        rows = class_folders(root) if labelled else all_pictures(root)
+    except OSError as exc:
+        raise DataError(
+            msg("The folder {folder} could not be read: {error}", folder=str(root), error=exc),
+            msg("Check that the folder exists and that you may read it."),
+        ) from None
+    if not rows and not labelled:
+        raise DataError(
+            msg("{folder} holds no pictures.", folder=str(root)),
+            msg("Choose the folder with the pictures (.jpg, .png, .webp ...)."),
+        )
+    if not rows:
+        raise DataError(
+            msg("{folder} holds no class folders with pictures in them.", folder=str(root)),
+            msg(
+                "Put the pictures of each class in a folder of its own named after the class, e.g. "
+                "{folder}/cat/1.jpg and {folder}/dog/2.jpg.",
+                folder=root.name,
+            ),
+        )
+    columns = {"image": [str(r.path) for r in rows]}
+    if labelled:
+        columns["label"] = [r.label for r in rows]
+    frame = pd.DataFrame(columns)
+    names = [Path(os.path.relpath(r.path, root)).as_posix() for r in rows]
+    return Table(frame, root.name, [(0, (root.name, "file"), names, 0)])
+
+
+def resolve_paths(frame: Any, folder: Path) -> None:
+    """Make the picture paths of a table read from a file in ``folder`` full paths (in place): a path in
+    a table is relative to the table's own folder, wherever the app was started from."""
+    for name in list(frame.columns):
+        column = frame[name]
+        if column.dtype != object and not str(column.dtype).startswith(("str", "string")):
+            continue
+        if not looks_like_images(column.head(50).tolist()):
+            continue
+        frame[name] = [_full(v, folder) for v in column.tolist()]
+
+
+def _full(value: Any, folder: Path) -> Any:
+    if not isinstance(value, str) or not value.strip():
+        return value
+    path = Path(value.strip()).expanduser()
+    return str(path if path.is_absolute() else folder / path)
+
+
+def all_pictures(root: Path) -> list[ImageRow]:
+    """Every picture under ``root`` (sub-folders included), without labels, sorted by path."""
+    found: list[str] = []
+    stack = [str(root)]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir():
+                    stack.append(entry.path)
+                elif is_image(entry.name):
+                    found.append(entry.path)
+    return [ImageRow(Path(p), None, i) for i, p in enumerate(sorted(found))]
 
 
 def class_folders(root: Path) -> list[ImageRow]:
@@ -75,12 +204,85 @@ def table_images(table: Any, base: Path, image_column: str, label_column: str = 
     labels = list(table.column(label_column)) if label_column else [None] * len(paths)
     rows = []
     for i, (value, label) in enumerate(zip(paths, labels, strict=True)):
-        text = "" if value is None else str(value).strip()
-        path = Path(text).expanduser() if text else Path()
-        rows.append(
-            ImageRow(path if path.is_absolute() else base / path, None if label is None else str(label), i)
-        )
+        source = source_of(value)
+        if source is None:
+            source = Path()  # a blank cell: missing
+        if isinstance(source, Path) and not source.is_absolute():
+            source = base / source
+        rows.append(ImageRow(source, None if label is None else str(label), i))
     return rows
+
+
+def check_tables(tables: list[Any], column: str, drop_bad: bool) -> tuple[list[Any], list[str]]:
+    """:func:`check_table` of each table (the training and the evaluation rows, ``None`` where there
+    are none), every bad picture of both named before anything is refused."""
+    from desktop.core.system import progress
+    from desktop.core.system.errors import DataError
+
+    kept, notes, refused = [], [], []
+    present = [t for t in tables if t is not None]
+    done = 0
+    for table in tables:
+        if table is None:
+            kept.append(None)
+            continue
+        total = max(1, sum(len(t) for t in present))
+        with progress.part(done / total, (done + len(table)) / total):
+            try:
+                table, said = check_table(table, column, drop_bad)
+            except DataError as exc:
+                refused.append(exc)
+            else:
+                notes += said
+        done += len(table)
+        kept.append(table)
+    if refused:
+        raise DataError(" ".join(exc.message for exc in refused), refused[0].hint)
+    return kept, notes
+
+
+def check_table(table: Any, column: str, drop_bad: bool, stop: Callable[[], bool] | None = None) -> Any:
+    """The rows of ``table`` (a :class:`~desktop.core.data.tables.Table`) whose picture in ``column``
+    can be used, and what was left out; every picture is opened once, with progress.
+
+    Returns:
+        ``(table, notes)``: the usable rows, and a sentence per kind of picture left out.
+
+    Raises:
+        DataError: Some pictures cannot be used and ``drop_bad`` is off (each kind in a sentence of its
+            own with its rows), or none can.
+    """
+    from desktop.core.system import progress
+    from desktop.core.system.errors import DataError
+
+    def said(done: int, total: int) -> None:
+        progress.report(done / max(1, total), msg("Checking {count} pictures", count=total))
+
+    rows = table_images(table, Path(), column)
+    found = check_images(rows, progress=said, stop=stop)
+    bad = sorted(found.bad_rows())
+    if not bad:
+        return table, []
+    sentences = found.sentences(table.source, table.locate_many)
+    if len(bad) == len(table):
+        raise DataError(
+            " ".join(sentences),
+            msg("Check that the column {column} names the pictures, and that they are there.", column=column),
+        )
+    if not drop_bad:
+        raise DataError(
+            " ".join(sentences),
+            msg(
+                'Replace or remove those pictures, or leave them out: tick "Leave out rows with a blank text '
+                'or no label" under Columns (data.drop_bad_rows = true in a config).'
+            ),
+        )
+    import numpy as np
+
+    usable = np.ones(len(table), dtype=bool)
+    usable[bad] = False
+    left = [msg("Left out: {problem}", problem=sentence) for sentence in sentences]
+    return table.take(np.flatnonzero(usable)), left
 
 
 @dataclass
@@ -185,11 +387,11 @@ def check_images(
             break
         if progress is not None and done % 500 == 0:
             progress(done, len(rows))
-        if not item.path.is_file():
+        if isinstance(item.path, Path) and not item.path.is_file():
             found.missing.append(item.row)
             continue
         try:
-            with Image.open(item.path) as image:
+            with _open(item.path) as image:
                 pixels = image.width * image.height
                 if pixels > huge:
                     found.huge.append((item.row, pixels))  # not decoded: that is what it could cost
@@ -222,9 +424,9 @@ class _Cache:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.kept: OrderedDict[tuple[str, int], Any] = OrderedDict()
+        self.kept: OrderedDict[tuple[Any, int], Any] = OrderedDict()
 
-    def get(self, key: tuple[str, int], make: Callable[[], Any]) -> Any:
+    def get(self, key: tuple[Any, int], make: Callable[[], Any]) -> Any:
         if key in self.kept:
             self.kept.move_to_end(key)
             return self.kept[key]
@@ -238,23 +440,30 @@ class _Cache:
 _CACHE = _Cache(CACHE_IMAGES)
 
 
-def load_image(path: Path, longest: int = 0) -> Any:
-    """The picture at ``path`` as the model sees it: turned as its EXIF says, RGB, and no larger than
-    ``longest`` pixels a side when that is given (a thumbnail). Kept in a bounded cache."""
+def decode(source: Source, longest: int = 0) -> Any:
+    """The picture as the model sees it: turned as its EXIF says, RGB, and no larger than ``longest``
+    pixels a side when that is given. Not cached (training reads each picture once an epoch)."""
+    from PIL import ImageOps
 
-    def make() -> Any:
-        from PIL import Image, ImageOps
-
-        with Image.open(path) as image:
-            turned = ImageOps.exif_transpose(image)
-            picture = turned.convert("RGB")
-        if longest:
-            picture.thumbnail((longest, longest))
-        return picture
-
-    return _CACHE.get((str(path), longest), make)
+    with _open(source) as image:
+        turned = ImageOps.exif_transpose(image)
+        picture = turned.convert("RGB")
+    if longest:
+        picture.thumbnail((longest, longest))
+    return picture
 
 
-def thumbnail(path: Path, longest: int = 96) -> Any:
+def load_image(path: Source, longest: int = 0) -> Any:
+    """:func:`decode`, kept in a bounded cache (the preview's and the try-it panel's pictures)."""
+    if isinstance(path, bytes):
+        import hashlib
+
+        key: Any = hashlib.blake2b(path, digest_size=16).digest()
+    else:
+        key = str(path)
+    return _CACHE.get((key, longest), lambda: decode(path, longest))
+
+
+def thumbnail(path: Source, longest: int = 96) -> Any:
     """A small copy for the preview (see :func:`load_image`)."""
     return load_image(path, longest)

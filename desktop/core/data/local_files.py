@@ -22,6 +22,10 @@ def read_file(path: str | Path) -> Table:
         DataError: The file is missing, empty, unreadable or malformed; the message says where.
     """
     path = Path(path)
+    if path.is_dir():  # a folder of class folders (image classification)
+        from desktop.core.data.images import read_folder
+
+        return read_folder(path)
     if not path.is_file():
         raise DataError(
             msg("The data file {path} does not exist.", path=str(path)),
@@ -45,6 +49,9 @@ def read_file(path: str | Path) -> Table:
         )
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = nulls_to_none(frame)
+    from desktop.core.data.images import resolve_paths
+
+    resolve_paths(frame, path.parent)  # a table's picture paths are relative to the table
     source = source_name(path)
     return Table(frame, source, [(0, (source, word), numbers, offset)], rows, rows)
 
@@ -83,14 +90,21 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
         head = head_delimited(path, sep, rows)
         if head is not None:
             frame, numbers, word, offset, keep = head
+            from desktop.core.data.images import resolve_paths
+
+            resolve_paths(frame, path.parent)
             return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
     reader = {".jsonl": head_jsonl, ".json": head_json_array, ".xlsx": head_xlsx}.get(suffix)
     head = reader(path, rows) if reader is not None and path.is_file() else None
     if head is not None:  # as read_file makes its frame
         frame, numbers, word, offset, keep = head
         frame.columns = [str(c).strip() for c in frame.columns]
+        frame = nulls_to_none(frame)
+        from desktop.core.data.images import resolve_paths
+
+        resolve_paths(frame, path.parent)
         source = source_name(path)
-        return Table(nulls_to_none(frame), source, [(0, (source, word), numbers, offset)], keep, keep)
+        return Table(frame, source, [(0, (source, word), numbers, offset)], keep, keep)
     table = read_file(path)
     return table.take(list(range(min(rows, len(table)))))
 

@@ -10,6 +10,7 @@ from desktop.core.data.checks import check_data, check_tokenizer, read_data
 from desktop.core.data.columns import Guess
 from desktop.core.data.tables import Table, trim_memory
 from desktop.core.settings.config import RunConfig
+from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.core.system.errors import StudioError
 
 
@@ -143,12 +144,14 @@ def preview(
         notes=checked.notes,
     )
     label = checked.guess.columns.label
-    if config.task == "classification" and label:
+    if config.task in ("classification", "image-classification") and label:
         from desktop.core.data.columns import label_counts
 
         result.label_counts = {"train": label_counts(train.column(label))}
         if checked.eval is not None:
             result.label_counts["eval"] = label_counts(checked.eval.column(label))
+    if config.task in IMAGE_TASKS:  # pictures: no texts to measure, no tokenizer to load
+        tokenizer, load_tokenizer = None, None
     if tokenizer is None and load_tokenizer is not None:
         head = train.head(sample).compact()
         del train, eval_, checked, read

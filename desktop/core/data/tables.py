@@ -31,7 +31,8 @@ class Table:
 
     base: pd.DataFrame
     source: str
-    # (first row, (file name, "row" or "line"), line numbers or None, number of the first row) per source file
+    # (first row, (file name, "row" or "line"), line numbers or None, number of the first row) per source
+    # file; a folder of pictures: (0, (folder name, "file"), each picture's path in the folder, 0)
     segments: list[tuple[int, tuple[str, str], list[int] | None, int]] = field(
         default_factory=list, repr=False
     )
@@ -94,6 +95,8 @@ class Table:
         index = int(self.origin[index]) if self.origin is not None else index
         starts = [s[0] for s in self.segments]
         start, (name, word), numbers, first = self.segments[bisect.bisect_right(starts, index) - 1]
+        if word == "file":  # a folder of pictures: the picture's path in it
+            return f"{name}/{numbers[index - start]}"
         number = int(numbers[index - start]) if numbers is not None else index - start + first
         if word == "line":
             return msg("{file} line {number}", file=name, number=number)

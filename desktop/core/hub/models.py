@@ -106,6 +106,22 @@ def load_tokenizer(source: ModelSource) -> Any:
     return tokenizer
 
 
+def load_image_processor(source: ModelSource) -> Any:
+    """Load the model's image processor (how pictures are resized and scaled for it).
+
+    Raises:
+        ModelError: The processor cannot be loaded.
+    """
+    path, kwargs = resolve(source), pretrained_kwargs(source)
+    from desktop.core.system.lazy import transformers_names
+
+    (AutoImageProcessor,) = transformers_names("AutoImageProcessor")
+    try:
+        return AutoImageProcessor.from_pretrained(path, **kwargs)
+    except Exception as exc:
+        raise _load_error(source, "image processor", exc) from None
+
+
 def _read_weights_ahead(path: str, source: ModelSource) -> None:
     """The weights into the system's cache, without holding Python's lock (see :mod:`readahead`)."""
     from desktop.core.hub.clients import local_copy
@@ -145,6 +161,14 @@ def _no_head(model: str, task_name: str) -> ModelError:
             ),
             msg("Pick an encoder model such as BERT, RoBERTa or MiniLM."),
         )
+    if task_name == "image classification":
+        return ModelError(
+            msg(
+                "{model} cannot be used for image classification: its architecture has no such head.",
+                model=model,
+            ),
+            msg("Pick an image model such as ViT, ConvNeXt or MobileViT."),
+        )
     if task_name == "causal-LM fine-tuning":
         return ModelError(
             msg(
@@ -179,6 +203,13 @@ def _load_error(source: ModelSource, what: str, exc: Exception) -> ModelError:
         return ModelError(
             msg("{model} needs to run its own Python code to load.", model=source.name),
             msg("Only if you trust its authors, set model.trust_remote_code = true."),
+        )
+    if what == "image processor":
+        return ModelError(
+            msg(
+                "The image processor of {model} could not be loaded: {error}", model=source.name, error=error
+            ),
+            _COMPLETE_FOLDER,
         )
     tokenizer = what == "tokenizer"
     if Path(source.name).expanduser().is_dir():

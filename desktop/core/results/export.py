@@ -53,6 +53,7 @@ PIPELINE_TASKS = {
     "seq2seq": "text2text-generation",
     "preference": "text-generation",
     "grpo": "text-generation",
+    "image-classification": "image-classification",
 }
 
 STAGES = {
@@ -296,6 +297,8 @@ def _write(
             "spiece.model",
             "chat_template.jinja",
             "added_tokens.json",
+            "preprocessor_config.json",
+            "processor_config.json",
         ):
             if (source / name).is_file():
                 shutil.copy2(source / name, out / name)
@@ -312,6 +315,12 @@ def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None 
     """
     from desktop.core.results import reload_check
 
+    if texts is None and task == "image-classification":
+        with tempfile.TemporaryDirectory(prefix="finetune-studio-pictures-") as folder_of_pictures:
+            pictures = _pictures(run, Path(folder_of_pictures))
+            if not pictures:
+                return Verification(False, float("nan"), 0, msg("no picture of the run's data could be read"))
+            return verify_export(run, folder, task, pictures)
     texts = texts or _examples(run)
     try:
         reference = reload_check.output_logits(run.model_dir, task, texts)
@@ -357,3 +366,29 @@ def _examples(run: RunDir, count: int = 4) -> list[str]:
     if not column:
         return ["Hello, world.", "你好，世界。"]
     return [str(v) for v in table.head(count).column(column)]
+
+
+def _pictures(run: RunDir, folder: Path, count: int = 4) -> list[str]:
+    """Paths of a few pictures from the run's data (the first evaluation rows), to compare outputs on;
+    a hub dataset's pictures are written into ``folder`` first."""
+    from desktop.core.data.images import source_of
+    from desktop.core.data.train_eval import load_train_eval
+
+    config = run.config()
+    try:
+        train, eval_ = load_train_eval(config)
+    except Exception:
+        return []
+    table = eval_ if eval_ is not None else train
+    column = config.columns.image or "image"
+    if column not in table.columns:
+        return []
+    paths = []
+    for index, value in enumerate(table.head(count).column(column)):
+        source = source_of(value)
+        if isinstance(source, bytes):
+            (folder / f"picture-{index}").write_bytes(source)
+            source = folder / f"picture-{index}"
+        if source is not None and source.is_file():
+            paths.append(str(source))
+    return paths

@@ -48,6 +48,10 @@ def write_model_card(
     load = (
         'from peft import AutoPeftModel\nmodel = AutoPeftModel.from_pretrained("path/to/this/folder")'
         if lora == "adapter"
+        else "from transformers import pipeline\n"
+        'classify = pipeline("image-classification", model="path/to/this/folder")\n'
+        'print(classify("picture.jpg"))'
+        if config.task == "image-classification"
         else f"from transformers import {auto}, AutoTokenizer\n"
         f'model = {auto}.from_pretrained("path/to/this/folder")\n'
         'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")'

@@ -98,21 +98,31 @@ def predict_file(
     folder, run_config = model_folder(model)
     info = inspect_folder(folder, run_config)
     try:
-        table = read_file(path)
+        if path.is_dir() and info.task == "image-classification":  # every picture in the folder
+            from desktop.core.data.images import read_folder
+
+            table = read_folder(path, labelled=False)
+        else:
+            table = read_file(path)
     except NoRowsError:
         raise InputError(
             msg("{file} has no rows to predict.", file=path.name),
             msg("Choose the file with the rows to predict: a header line, then one row per text."),
         ) from None
-    column = _text_column(
-        table.columns, column, run_config or folder / "finetune-studio-config.toml", info.task
-    )
+    saved = run_config or folder / "finetune-studio-config.toml"
+    if info.task == "image-classification":
+        column = _picture_column(table, column, saved)
+    else:
+        column = _text_column(table.columns, column, saved, info.task)
     texts = ["" if v is None else str(v) for v in table.column(column)]
     report(0.0, msg("Loading the model"))
     playground = Playground(info)
     playground.load()
     try:
-        if info.task == "classification":
+        if info.task == "image-classification":
+            labels, probabilities = _classify_pictures(playground, list(table.column(column)))
+            added = {"prediction": labels, "probability": probabilities}
+        elif info.task == "classification":
             labels, probabilities = _classify(playground, texts)
             added = {"prediction": labels, "probability": probabilities}
         else:
@@ -204,6 +214,53 @@ def _text_column(columns: list[str], given: str, saved: Path, task: str) -> str:
         ),
         msg("Name the column (in the app: Column to read; in the CLI: --column)."),
     )
+
+
+def _picture_column(table: Any, given: str, saved: Path) -> str:
+    """The column that names the pictures: the one given, the one the run trained on, else the only
+    one that looks like pictures."""
+    from desktop.core.data.images import looks_like_images
+
+    if given:
+        return _text_column(table.columns, given, saved, "image-classification")
+    if saved.is_file():
+        from desktop.core.settings.config import load_config
+
+        trained = load_config(saved).columns.image
+        if trained and trained in table.columns:
+            return trained
+    found = [name for name in table.columns if looks_like_images(list(table.head(50).column(name)))]
+    if found:
+        return found[0]
+    raise InputError(
+        msg(
+            "No column of the file names pictures; its columns are: {columns}.",
+            columns=", ".join(table.columns),
+        ),
+        msg(
+            "Name the column with the pictures' paths (in the CLI: --column), or choose a folder of pictures."
+        ),
+    )
+
+
+def _classify_pictures(playground: Any, values: list[Any]) -> tuple[list[str], list[float]]:
+    """Each picture's most likely label and its probability ("" and 0 for a picture that cannot be
+    read: said in the row, not a failure of the whole file)."""
+    from desktop.core.data.images import source_of
+
+    labels: list[str] = []
+    probabilities: list[float] = []
+    for row, value in enumerate(values):
+        if row % BATCH == 0:
+            report(row / len(values), msg("Predicting: {done} of {rows} rows", done=row, rows=len(values)))
+        source = source_of(value)
+        try:
+            ranked = playground.classify_picture(source) if source is not None else []
+        except (OSError, ValueError, SyntaxError):  # missing, not a picture, truncated
+            ranked = []
+        labels.append(ranked[0][0] if ranked else "")
+        probabilities.append(round(ranked[0][1], 4) if ranked else 0.0)
+    return labels, probabilities
 
 
 def _classify(playground: Any, texts: list[str]) -> tuple[list[str], list[float]]:

@@ -5,7 +5,8 @@ plain Python environment::
 
     python -I reload_check.py FOLDER TASK - < texts.json     (or the JSON list as the third argument)
 
-prints one JSON list: for each text, the logits at the last position, computed in fp32.
+prints one JSON list: for each text, the logits at the last position, computed in fp32. For an image
+classifier the "texts" are paths of pictures, read by the folder's image processor.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ AUTO_CLASSES = {
     "seq2seq": "AutoModelForSeq2SeqLM",
     "preference": "AutoModelForCausalLM",
     "grpo": "AutoModelForCausalLM",
+    "image-classification": "AutoModelForImageClassification",
 }
 
 
@@ -29,6 +31,8 @@ def output_logits(folder: str | Path, task: str, texts: list[str]) -> list[list[
     import transformers
 
     model = getattr(transformers, AUTO_CLASSES[task]).from_pretrained(str(folder)).float().eval()
+    if task == "image-classification":
+        return _picture_logits(model, transformers.AutoImageProcessor.from_pretrained(str(folder)), texts)
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
     out = []
     with torch.no_grad():
@@ -39,6 +43,20 @@ def output_logits(folder: str | Path, task: str, texts: list[str]) -> list[list[
                 inputs["decoder_input_ids"] = torch.full((1, 1), model.config.decoder_start_token_id)
             logits = model(**inputs).logits[0]
             out.append((logits[-1] if logits.dim() == 2 else logits).tolist())
+    return out
+
+
+def _picture_logits(model: object, processor: object, paths: list[str]) -> list[list[float]]:
+    import torch
+    from PIL import Image, ImageOps
+
+    out = []
+    with torch.no_grad():
+        for path in paths:
+            with Image.open(path) as image:
+                picture = ImageOps.exif_transpose(image).convert("RGB")
+            inputs = processor(images=[picture], return_tensors="pt")  # type: ignore[operator]
+            out.append(model(pixel_values=inputs["pixel_values"]).logits[0].tolist())  # type: ignore[operator]
     return out
 
 

@@ -30,7 +30,7 @@ class FolderInfo:
     """What a model folder holds, read from its files without loading weights.
 
     Attributes:
-        task: ``classification``, ``causal-lm`` or ``seq2seq``.
+        task: ``classification``, ``causal-lm``, ``seq2seq`` or ``image-classification``.
         adapter: The folder holds LoRA adapters only; the base model is loaded from ``base_model``.
         base_model: The adapters' base model (folder or hub id).
         chat: Prompts should go through the chat template (the run trained on instructions or chats).
@@ -105,14 +105,17 @@ def base_playground(info: FolderInfo) -> Playground | None:
 
     source = ModelSource(name=info.trained_from)
     kwargs: dict[str, Any] = dict(pretrained_kwargs(source))  # from this computer only: never a download
-    if info.task == "classification":
+    if info.task in ("classification", "image-classification"):
         labels = _read_json(info.folder / "config.json").get("id2label") or {}
         kwargs.update(
             num_labels=len(labels),
             id2label={int(k): v for k, v in labels.items()},
             label2id={v: int(k) for k, v in labels.items()},
         )
-    tokenizer_from = str(info.folder) if (info.folder / "tokenizer_config.json").is_file() else ""
+        if info.task == "image-classification":
+            kwargs["ignore_mismatched_sizes"] = True  # an ImageNet checkpoint's head: replaced, as in the run
+    reader = "preprocessor_config.json" if info.task == "image-classification" else "tokenizer_config.json"
+    tokenizer_from = str(info.folder) if (info.folder / reader).is_file() else ""
     base = FolderInfo(Path(resolve(source)), info.task, chat=info.chat, seed=info.seed)
     playground = Playground(base, model_kwargs=kwargs, tokenizer_from=tokenizer_from)
     playground.made_for = info
@@ -135,6 +138,8 @@ def _task_from_model_config(config: dict[str, Any]) -> str | None:
     names = " ".join(config.get("architectures") or [])
     if "ForSequenceClassification" in names:
         return "classification"
+    if "ForImageClassification" in names:
+        return "image-classification"
     if config.get("is_encoder_decoder") or "ForConditionalGeneration" in names:
         return "seq2seq"
     if "CausalLM" in names or "LMHeadModel" in names:
@@ -185,9 +190,17 @@ class Playground:
                     set_seed(info.seed)
                 model = auto_class(info.task).from_pretrained(str(info.folder), **self.model_kwargs)
                 tokenizer_from = self.tokenizer_from or str(info.folder)
-            self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_from)
-            if self.tokenizer.pad_token is None:
-                self.tokenizer.pad_token = self.tokenizer.eos_token
+            if info.task == "image-classification":  # pictures: the image processor reads them
+                from transformers import AutoImageProcessor
+
+                has_processor = (info.folder / "preprocessor_config.json").is_file()
+                self.tokenizer = AutoImageProcessor.from_pretrained(
+                    str(info.folder) if has_processor else tokenizer_from
+                )
+            else:
+                self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_from)
+                if self.tokenizer.pad_token is None:
+                    self.tokenizer.pad_token = self.tokenizer.eos_token
         except Exception as exc:  # a missing file, a damaged safetensors header, a wrong config
             if isinstance(exc, (StudioError, ImportError)):
                 raise
@@ -224,6 +237,21 @@ class Playground:
             ranked = [(str(names.get(i, i)), p) for i, p in enumerate(torch.softmax(logits, dim=-1).tolist())]
             answers.append(sorted(ranked, key=lambda pair: -pair[1]))
         return answers
+
+    def classify_picture(self, picture: Any) -> list[tuple[str, float]]:
+        """Every label with its probability for a picture (a path, the file's bytes, or a Pillow image),
+        most likely first."""
+        import torch
+
+        from desktop.core.data.images import decode
+
+        image = picture if hasattr(picture, "convert") else decode(picture)
+        inputs = self.tokenizer(images=[image.convert("RGB")], return_tensors="pt")
+        with torch.no_grad():
+            logits = self.model(pixel_values=inputs["pixel_values"].to(self.device)).logits[0].float()
+        names = self.model.config.id2label or {}
+        ranked = [(str(names.get(i, i)), p) for i, p in enumerate(torch.softmax(logits, dim=-1).tolist())]
+        return sorted(ranked, key=lambda pair: -pair[1])
 
     def embed_many(self, texts: Sequence[str], max_length: int = 0) -> tuple[list[list[float]], int]:
         """Each text's embedding by the model's encoder: its last hidden states averaged over the text's

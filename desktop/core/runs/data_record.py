@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.data.digest import file_digest
+from desktop.core.data.digest import file_digest, folder_digest
 from desktop.core.system.errors import InputError
 from desktop.core.system.messages import msg
 from desktop.core.system.paths import atomic_write_text, file_sha256
@@ -67,6 +67,10 @@ def describe(
     known = before.files if before is not None else {}
     described = {}
     for path in files:
+        if path.is_dir():  # a folder of pictures: its listing
+            listing, size = folder_digest(path)
+            described[str(path)] = {"size": size, "mtime_ns": 0, "xxh3": listing, "sha256": listing}
+            continue
         stat = path.stat()
         old = known.get(str(path), {})
         quick = file_digest(path)

@@ -17,6 +17,7 @@ from desktop.core.settings.config_sections import (
     COMPILE_BACKENDS,
     DATA_SUFFIXES,
     HUB_ID,
+    IMAGE_TASKS,
     METHODS,
     OPTIMIZERS,
     PRECISIONS,
@@ -26,6 +27,7 @@ from desktop.core.settings.config_sections import (
     Columns,
     DataSource,
     Grpo,
+    Images,
     Launch,
     Lora,
     ModelSource,
@@ -40,8 +42,8 @@ from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.messages import msg
 
 # 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery; 1.4: [preference];
-# 1.5: [grpo] and columns.answer
-SCHEMA_VERSION = "1.5"
+# 1.5: [grpo] and columns.answer; 1.6: image-classification, [images] and columns.image
+SCHEMA_VERSION = "1.6"
 
 
 @dataclass
@@ -50,7 +52,8 @@ class RunConfig:
 
     schema_version: str = SCHEMA_VERSION
     task: str = help_field(
-        "classification, causal-lm, seq2seq, preference or grpo (reasoning with rewards).",
+        "classification, causal-lm, seq2seq, preference, grpo (reasoning with rewards) or "
+        "image-classification.",
         default="classification",
     )
     model: ModelSource = field(default_factory=ModelSource)
@@ -62,6 +65,7 @@ class RunConfig:
     lora: Lora = field(default_factory=Lora)
     preference: Preference = field(default_factory=Preference)
     grpo: Grpo = field(default_factory=Grpo)
+    images: Images = field(default_factory=Images)
     output: Output = field(default_factory=Output)
     launch: Launch = field(default_factory=Launch)
 
@@ -462,7 +466,17 @@ def _validate_data(config: RunConfig, add: Any) -> None:
     for section, files in (("data.files", data.files), ("validation.files", val.files)):
         for f in files:
             path = Path(f)
-            if path.suffix.lower() not in DATA_SUFFIXES:
+            if path.is_dir():
+                if config.task not in IMAGE_TASKS:
+                    add(
+                        section,
+                        msg(
+                            "{file} is a folder; a folder of pictures is data for image classification, "
+                            "other tasks read files.",
+                            file=f,
+                        ),
+                    )
+            elif path.suffix.lower() not in DATA_SUFFIXES:
                 add(
                     section,
                     msg(

@@ -9,7 +9,9 @@ from typing import Any
 
 from desktop.core.system.messages import Msg, collected, msg
 
-TASKS = ("classification", "causal-lm", "seq2seq", "preference", "grpo")
+TASKS = ("classification", "causal-lm", "seq2seq", "preference", "grpo", "image-classification")
+IMAGE_TASKS = ("image-classification",)
+"""Tasks whose data are pictures: read by the model's image processor, not by a tokenizer."""
 METHODS = ("dpo", "orpo")
 """Preference tuning: DPO (against a frozen reference model) or ORPO (no reference model)."""
 SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
@@ -81,7 +83,8 @@ class DataSource:
     """Where the training data comes from: local files, or a dataset on the hub."""
 
     files: list[str] = help_field(
-        "Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file).",
+        "Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file); for image "
+        "classification also a folder with one folder of pictures per class.",
         default_factory=list,
     )
     hub_id: str = help_field('A dataset on the hub, e.g. "imdb" (instead of files).', default="")
@@ -123,6 +126,9 @@ class Columns:
     answer: str = help_field(
         "Reasoning (GRPO): the reference answer the rewards check the model's final answer against.",
         default="",
+    )
+    image: str = help_field(
+        "Pictures: paths (relative to the data file) or the hub dataset's image column.", default=""
     )
 
     def mapped(self) -> dict[str, str]:
@@ -345,6 +351,18 @@ class Grpo:
         "KL penalty: how strongly the model is held near where it started (0 = not held, no reference "
         "model in memory; 0.04 is the paper's).",
         default=0.0,
+    )
+
+
+@dataclass
+class Images:
+    """Tasks on pictures: how the pictures are shown to the model while it trains."""
+
+    augment: bool = help_field(
+        "Image classification: show each training picture slightly changed each epoch (mirrored, cropped "
+        "by up to a tenth, brightness varied), which helps with few pictures per class. Leave it off for "
+        "pictures whose sides matter (text, documents, left and right).",
+        default=False,
     )
 
 

@@ -328,9 +328,14 @@ def apply_lora(model: Any, config: RunConfig) -> Any:
     conv1d = any(
         isinstance(m, Conv1D) and name.split(".")[-1] in targets for name, m in model.named_modules()
     )
+    task_type = LORA_TASK_TYPES.get(model_task(config.task))
+    extra: dict[str, Any] = {}
+    if task_type is None:  # image classification: the new head trains whole beside the adapters
+        extra["modules_to_save"] = [name for name in sorted(HEADS) if hasattr(model, name)]
     peft_config = LoraConfig(
+        **extra,
         fan_in_fan_out=conv1d,
-        task_type=LORA_TASK_TYPES[model_task(config.task)],
+        task_type=task_type,
         r=lora.rank,
         lora_alpha=lora.alpha,
         lora_dropout=lora.dropout,

@@ -72,6 +72,7 @@ class ClassificationReport:
     texts: list[str] = field(default_factory=list)
     confidence: list[float] = field(default_factory=list)
     loss: float | None = None  # the validation loss (reports saved before it was kept have none)
+    pictures: bool = False  # image classification: each row's "text" is its picture's path (whole)
 
     @property
     def rows(self) -> int:
@@ -189,6 +190,7 @@ def classify_report(
     probabilities: Any,
     texts: list[str] | None = None,
     counts: dict[str, dict[str, int]] | None = None,
+    pictures: bool = False,
 ) -> ClassificationReport:
     """The report from each row's true class and predicted probabilities.
 
@@ -198,6 +200,7 @@ def classify_report(
         probabilities: Rows x classes (softmax of the logits).
         texts: Each row's text, for the errors list.
         counts: Label counts of the training and evaluation sets.
+        pictures: ``texts`` are the rows' pictures (paths, kept whole).
     """
     import numpy as np
 
@@ -224,7 +227,7 @@ def classify_report(
     errors = [
         {
             "row": row,
-            "text": (texts[row][:MAX_TEXT] if texts else ""),
+            "text": (texts[row][: None if pictures else MAX_TEXT] if texts else ""),
             "label": labels[true[row]],
             "predicted": labels[predicted[row]],
             "confidence": float(probs[row, predicted[row]]),
@@ -240,12 +243,17 @@ def classify_report(
         cells=cells,
         errors=errors,
         counts=counts or {},
-        texts=[t[:ROW_TEXT] for t in texts] if texts and len(texts) <= MAX_ROWS_WITH_TEXT else [],
+        texts=(
+            [t[: None if pictures else ROW_TEXT] for t in texts]
+            if texts and len(texts) <= MAX_ROWS_WITH_TEXT
+            else []
+        ),
         confidence=(
             [round(float(probs[r, predicted[r]]), 4) for r in range(len(true))]
             if len(true) <= MAX_ROWS_WITH_TEXT
             else []
         ),
+        pictures=pictures,
     )
 
 

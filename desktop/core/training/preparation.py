@@ -10,6 +10,7 @@ from typing import Any
 
 from desktop.core.runs.folders import RunDir
 from desktop.core.settings.config import RunConfig
+from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.core.system.events import Event, PreparingEvent
 from desktop.core.system.messages import msg
 from desktop.core.training.recovery import RunRecovery
@@ -17,8 +18,8 @@ from desktop.core.training.recovery import RunRecovery
 
 @dataclass
 class Prepared:
-    """What a run trains: its config (with the column mapping used), tokenizer, task (model and
-    tokenized data), row counts, and the Trainer's options for this machine."""
+    """What a run trains: its config (with the column mapping used), tokenizer (for pictures: the image
+    processor), task (model and tokenized data), row counts, and the Trainer's options for this machine."""
 
     config: RunConfig
     tokenizer: Any
@@ -83,15 +84,24 @@ def prepare(
 
         grpo_available()
         rewards_of(config.grpo)  # a reward file that does not load is said before the model loads
-    phase(msg("Loading the tokenizer and the model"))
+    phase(
+        msg("Loading the image processor and the model")
+        if config.task in IMAGE_TASKS
+        else msg("Loading the tokenizer and the model")
+    )
     from transformers import set_seed
 
     set_seed(config.training.seed)  # new heads (a classifier, LoRA) start the same way every run
-    tokenizer = load_tokenizer(config.model)
-    texts = sample_texts(config, train, checked.guess, tokenizer, 500)
-    for warning in check_tokenizer(config, tokenizer, [t for values in texts.values() for t in values]):
-        notes.append(warning)
-        on_event(PreparingEvent(msg("Warning: {warning}", warning=warning)))
+    if config.task in IMAGE_TASKS:  # pictures: the model's image processor reads them, no tokenizer
+        from desktop.core.hub.models import load_image_processor
+
+        tokenizer = load_image_processor(config.model)
+    else:
+        tokenizer = load_tokenizer(config.model)
+        texts = sample_texts(config, train, checked.guess, tokenizer, 500)
+        for warning in check_tokenizer(config, tokenizer, [t for values in texts.values() for t in values]):
+            notes.append(warning)
+            on_event(PreparingEvent(msg("Warning: {warning}", warning=warning)))
     if stop.is_set():
         raise StoppedWhilePreparing()
     last_tenth = {"train": -1, "eval": -1}
@@ -289,7 +299,8 @@ def make_trainer(
         trainer = make_grpo_trainer(prepared, args, [callback, *kept], emit)
     else:
         trainer_cls = Seq2SeqTrainer if task.seq2seq else Trainer
-        if config.performance.group_by_length and not isinstance(task.collator, PaddingFreeCollator):
+        grouped = config.performance.group_by_length and config.task not in IMAGE_TASKS  # pictures: one size
+        if grouped and not isinstance(task.collator, PaddingFreeCollator):
             trainer_cls = length_grouped(trainer_cls)  # padded batches: of examples of about one length
         trainer = trainer_cls(
             model=task.model,
@@ -303,6 +314,9 @@ def make_trainer(
         )
         log_the_mean_loss(trainer)  # TRL's preference losses are never scaled by the process count
     trainer.remove_callback(PrinterCallback)  # our events replace its prints
+    from desktop.core.training.weight_layout import checkpoints_in_own_layout
+
+    checkpoints_in_own_layout(task.model)  # so that a resume and the best checkpoint read them back whole
     if config.output.report_to:  # where each tracker logs, and a tracker that fails is said, not fatal
         from desktop.core.system.events import AdviceEvent
         from desktop.core.training.trackers import guard, where

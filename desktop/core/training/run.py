@@ -181,7 +181,7 @@ class _DataCheck:
         hub = f"{data.hub_id} {data.hub_config} {data.split}".strip() if data.hub_id else ""
         rows = {"train": len(checked.train), "eval": len(checked.eval) if checked.eval is not None else 0}
         labels = None
-        if self.config.task == "classification":
+        if self.config.task in ("classification", "image-classification"):
             labels = unique_values(checked.train.column(checked.guess.columns.label))
         self.now = data_record.describe(files, hub, rows, labels, self.before)
         if self.before is not None:

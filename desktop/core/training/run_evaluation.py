@@ -50,7 +50,7 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
 
     emit(PreparingEvent(msg("Evaluating the base model, for the figures before and after")))
     task, model = prepared.task, trainer.model
-    classify = prepared.config.task == "classification"
+    classify = prepared.config.task in ("classification", "image-classification")
     if prepared.config.task == "preference":
         _measure_preferences(trainer, prepared, run, base=True)
         return
@@ -70,7 +70,8 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
                 logits.append(batch_logits.float().cpu().numpy())
                 labels.append(batch_labels.cpu().numpy())
             if loss is not None:  # a classifier's too: its header leads with the loss when it is the measure
-                losses.append((float(loss), len(inputs["input_ids"])))
+                rows = inputs["labels"] if "pixel_values" in inputs else inputs["input_ids"]
+                losses.append((float(loss), len(rows)))
             elapsed = time.perf_counter() - started
             if index == 0:
                 first = elapsed  # includes the warm-up; the second batch tells the pace
@@ -87,6 +88,7 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
                 evaluation.softmax(np.concatenate(logits)),
                 task.eval_texts,
                 task.label_counts,
+                pictures=prepared.config.task == "image-classification",
             )
             report.loss = loss
         else:
@@ -223,7 +225,7 @@ def write_evaluation(
             _measure_rewards(trainer, prepared, run, base=False)
         return
     try:
-        if prepared.config.task != "classification":
+        if prepared.config.task not in ("classification", "image-classification"):
             if main and not distributed.world().distributed:  # one rank cannot generate with a split model
                 report = evaluation.generation_report(
                     prepared.config.task,
@@ -241,7 +243,12 @@ def write_evaluation(
         names = trainer.model.config.id2label
         labels = [str(names[i]) for i in range(len(names))]
         report = evaluation.classify_report(
-            labels, output.label_ids.tolist(), evaluation.softmax(logits), task.eval_texts, task.label_counts
+            labels,
+            output.label_ids.tolist(),
+            evaluation.softmax(logits),
+            task.eval_texts,
+            task.label_counts,
+            pictures=prepared.config.task == "image-classification",
         )
         report.loss = (output.metrics or {}).get("test_loss")
         evaluation.save(run.path, report)

@@ -206,7 +206,7 @@ class ModelPickerWidget(QGroupBox):
     def check(self) -> None:
         """Check the model of the config (its name, its files, its fit to the task), say what it is,
         whether it needs a download, and start its fit badge."""
-        from desktop.core.data.checks import check_model_folder
+        from desktop.core.data.model_checks import check_model_folder
 
         config = self._config()
         # Whole sentences with their subject: core's field problems read "is empty; give ...".

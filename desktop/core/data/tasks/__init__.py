@@ -15,6 +15,7 @@ TASK_MODULES = {
     "seq2seq": "desktop.core.data.tasks.seq2seq",
     "preference": "desktop.core.data.tasks.preference",
     "grpo": "desktop.core.data.tasks.grpo",
+    "image-classification": "desktop.core.data.tasks.image_classification",
 }
 SAMPLE_ROWS = 8
 """Evaluation rows whose reference and answer are shown side by side."""
@@ -26,6 +27,7 @@ TASK_NAMES = {
     "seq2seq": "sequence-to-sequence",
     "preference": "preference tuning",
     "grpo": "reasoning with rewards (GRPO)",
+    "image-classification": "image classification",
 }
 
 
@@ -76,6 +78,7 @@ def auto_class(task: str) -> Any:
         "seq2seq": "AutoModelForSeq2SeqLM",
         "preference": "AutoModelForCausalLM",
         "grpo": "AutoModelForCausalLM",
+        "image-classification": "AutoModelForImageClassification",
     }
     return getattr(transformers, names[task])
 
