@@ -273,8 +273,8 @@ def check_table(table: Any, column: str, drop_bad: bool, stop: Callable[[], bool
         raise DataError(
             " ".join(sentences),
             msg(
-                'Replace or remove those pictures, or leave them out: tick "Leave out rows with a blank text '
-                'or no label" under Columns (data.drop_bad_rows = true in a config).'
+                'Replace or remove those pictures, or leave them out: tick "Leave out rows with a missing or '
+                'unreadable picture, or no label" under Columns (data.drop_bad_rows = true in a config).'
             ),
         )
     import numpy as np

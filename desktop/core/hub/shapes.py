@@ -21,8 +21,13 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
 
     from desktop.core.system.lazy import transformers_names
 
-    AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification = transformers_names(
-        "AutoModelForCausalLM", "AutoModelForSeq2SeqLM", "AutoModelForSequenceClassification"
+    AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoModelForImage = (
+        transformers_names(
+            "AutoModelForCausalLM",
+            "AutoModelForSeq2SeqLM",
+            "AutoModelForSequenceClassification",
+            "AutoModelForImageClassification",
+        )
     )
 
     auto = {
@@ -31,6 +36,7 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
         "seq2seq": AutoModelForSeq2SeqLM,
         "preference": AutoModelForCausalLM,
         "grpo": AutoModelForCausalLM,
+        "image-classification": AutoModelForImage,
     }[config.task]
     with torch.device("meta"):
         model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
@@ -38,4 +44,4 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
             from desktop.core.settings.options import apply_lora
 
             model = apply_lora(model, config)
-    return shapes_of(model, lm_head=config.task != "classification")
+    return shapes_of(model, lm_head=config.task not in ("classification", "image-classification"))

@@ -78,6 +78,14 @@ class LocalServer:
                 msg("Serve on 127.0.0.1, or let the app make a key."),
             )
         self.info = inspect_folder(folder, run_config)
+        if self.info.task == "image-classification":
+            raise InputError(
+                msg("The server answers text models; {folder} is an image classifier.", folder=str(folder)),
+                msg(
+                    "Label pictures with predict (a folder of pictures: finetune-studio-cli predict RUN "
+                    "FOLDER), or try them on the Export step."
+                ),
+            )
         self.options = options
         self.name = options.name or Path(folder).name
         self.engine = Engine(self.info, options.limits)

@@ -41,12 +41,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.settings.config import RunConfig
+from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.core.system.messages import msg
 
 CUDA_CONTEXT = 500 * 2**20
 FRAGMENTATION = 0.10
 TIGHT = 0.85  # above this share of free memory a run "fits" only tightly
 DPO_TILE_TOKENS, DPO_TILE_VOCAB = 4096, 32768  # TRL 1.x's chunked log-probabilities (trl/kernels)
+DEFAULT_IMAGE_SIZE = 224
+"""The side most image models are trained at (a config that names none: ResNet's)."""
+CNN_VALUES_PER_PIXEL = 400
+"""A convolutional network's activations kept for the backward pass, per input value: training ResNet-50
+on 32 pictures of 224 x 224 in fp32 takes about 8 GB, some 60 million values a picture (about 400 per
+input value). A rough figure: the network's shape changes it."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,10 @@ class ParamShapes:
     num_layers: int
     vocab_size: int
     lm_head: bool
+    image_size: int = 0
+    """Models that see pictures: the side of the square they are resized to (0: a text model)."""
+    patch_size: int = 0
+    """Vision transformers: the side of a patch (a token each); 0 for a convolutional network."""
 
     @property
     def num_parameters(self) -> int:
@@ -90,7 +101,12 @@ def shapes_of(model: Any, lm_head: bool) -> ParamShapes:
         getattr(text, "num_decoder_layers", 0) or 0
     )
     params = list(model.named_parameters())
+    vision = getattr(cfg, "vision_config", None) or cfg
+    image_size = getattr(vision, "image_size", 0) or 0
+    patch_size = getattr(vision, "patch_size", 0) or 0
     return ParamShapes(
+        image_size=int(image_size if isinstance(image_size, int) else max(image_size)),
+        patch_size=int(patch_size if isinstance(patch_size, int) else max(patch_size)),
         all_shapes=tuple(tuple(p.shape) for _, p in params),
         trainable_shapes=tuple(tuple(p.shape) for _, p in params if p.requires_grad),
         hidden_size=hidden,
@@ -194,6 +210,9 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     grpo = config.task == "grpo"
     if grpo:
         s += config.grpo.max_completion_length  # the prompt and the answer the model wrote
+    pictures = config.task in IMAGE_TASKS
+    if pictures:
+        s = image_tokens(shapes)
     if config.lora.qlora:
         weights = int(0.5 * 1.03 * (shapes.num_parameters - shapes.num_trainable)) + 4 * shapes.num_trainable
     else:
@@ -205,6 +224,9 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
         activations = 2 * s * b * h * shapes.num_layers + per_layer
     else:
         activations = per_layer * shapes.num_layers
+    if pictures and not (shapes.patch_size and h):  # a convolutional network: its feature maps
+        side = shapes.image_size or DEFAULT_IMAGE_SIZE
+        activations = b * 3 * side * side * CNN_VALUES_PER_PIXEL * 2
     if not mixed_precision:
         activations *= 2
     if grpo:  # the answers are written before the step, without gradients: their cache or the step's
@@ -229,6 +251,14 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     state = weights + gradients + optimizer + activations + logits + reference
     overhead = CUDA_CONTEXT + int(FRAGMENTATION * state)
     return Estimate(weights, gradients, optimizer, activations, logits, overhead, reference)
+
+
+def image_tokens(shapes: ParamShapes) -> int:
+    """The tokens a vision transformer reads for one picture: a patch each, and one for the class (ViT's
+    224 / 16: 197); 0 for a convolutional network."""
+    if not shapes.patch_size or not shapes.hidden_size:
+        return 0
+    return (max(shapes.image_size or DEFAULT_IMAGE_SIZE, shapes.patch_size) // shapes.patch_size) ** 2 + 1
 
 
 def per_gpu(config: RunConfig, weights: int, gradients: int, optimizer: int) -> tuple[int, int, int]:

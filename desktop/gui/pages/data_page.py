@@ -9,7 +9,7 @@ from desktop.core.data.columns import CAUSAL_FORMATS, roles_for
 from desktop.core.data.preview import Preview
 from desktop.core.helper_process import TokenReport
 from desktop.core.settings.config import Columns, RunConfig
-from desktop.core.settings.config_sections import learning_rate_for
+from desktop.core.settings.config_sections import IMAGE_TASKS, learning_rate_for
 from desktop.core.system.errors import StudioError
 from desktop.gui.config_model import RunConfigModel
 from desktop.gui.controllers.data_check_controller import DataCheckController
@@ -163,6 +163,8 @@ class DataPage(WizardPage):
     def _show_options(self) -> None:
         config = self._current()
         self.column_mapping.show_options(config.task, config.data.drop_bad_rows, config.data.merge_label_case)
+        self.dataset_picker.show_task(config.task)
+        self.token_stats.setVisible(config.task not in IMAGE_TASKS)  # pictures: no tokens to count
         self._show_tab(self.pairs, self.tr("Pairs"), config.task == "preference")
         self._show_tab(self.rewards, self.tr("Rewards"), config.task == "grpo")
 
@@ -301,7 +303,8 @@ class DataPage(WizardPage):
         """The rows of ``result`` in the table, and its guessed mapping (now the config's)."""
         self._preview = result
         self._run_config.set("columns", result.guess.columns)
-        self.table.show_preview(result)
+        pictures = result.guess.columns.image if self._current().task in IMAGE_TASKS else ""
+        self.table.show_preview(result, pictures)
         if self._current().task == "preference":
             self.pairs.show_pairs(result.rows, self._current().columns)
         if self._current().task == "grpo":
@@ -337,7 +340,8 @@ class DataPage(WizardPage):
 
     def _load_token_stats(self) -> None:
         if (
-            self._preview is None
+            self._current().task in IMAGE_TASKS
+            or self._preview is None
             or self.dataset_picker.problem()
             or self.model_picker.model_error.text()
             or not self._current().model.name

@@ -33,6 +33,7 @@ from desktop.core.settings.config import (
     SCHEDULERS,
     RunConfig,
 )
+from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.core.settings.options import Capabilities, resolve
 from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.paths import default_runs_dir
@@ -141,7 +142,7 @@ class OptionsPage(WizardPage):
         )
         form.addRow("", self.effective)
         self._add_field(form, "training.max_length", self.tr("Max sequence length"), self.max_length)
-
+        self._memory_form = form  # its max length row: not for pictures
         cadence = QGroupBox(self.tr("Evaluation, checkpoints and output"))
         form = QFormLayout(cadence)
         self._add_field(form, "training.eval_steps", self.tr("Evaluate every (steps)"), self.eval_steps)
@@ -176,6 +177,8 @@ class OptionsPage(WizardPage):
             ),
             ConfigSectionWidget(self.tr("LoRA adapters"), "lora", {}, self._add_field),
         ]
+        self.pictures = ConfigSectionWidget(self.tr("Pictures"), "images", {}, self._add_field)
+        self.sections.append(self.pictures)  # image tasks only (shown by show_config)
         for section in self.sections:
             section.changed.connect(self._on_changed)
             self.bound.update(section.editors)
@@ -234,7 +237,15 @@ class OptionsPage(WizardPage):
         self._caps = caps
         for section in self.sections:
             section.set_cuda(caps.cuda)  # pin memory, the GPU cache, QLoRA: nothing on a CPU
+        self._show_for_task(config.task)
         self.estimate.set_context(config, gpu_name, gpu_free, caps)
+
+    def _show_for_task(self, task: str) -> None:
+        """Pictures: their own options, and no max length (a picture is as many tokens as the model
+        makes of it)."""
+        pictures = task in IMAGE_TASKS
+        self.pictures.setVisible(pictures)
+        self._memory_form.setRowVisible(self.max_length, not pictures)
 
     def _estimated_config(self) -> RunConfig:
         """The run config with the options shown now, for the estimate and the presets."""
@@ -309,6 +320,7 @@ class OptionsPage(WizardPage):
             widget.blockSignals(False)
         for section in self.sections:
             section.show_config(config)
+        self._show_for_task(config.task)
         self.processes.show_config(config)
         self._update_effective()
         self._on_changed()

@@ -6,11 +6,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from desktop.core.results.tryit import FolderInfo, Playground, base_playground
 from desktop.gui.widgets.chat_conversation import Message
 
-Prompt = str | list[Message]
+Prompt = str | list[Message] | Path | bytes  # a picture (its path or bytes) for an image classifier
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,10 @@ def answer(
     if base is not None and (not compare or base.made_for != info):  # not wanted, or another run's
         base.release()
         base = None
-    if info.task == "classification":
-        answer: object = playground.classify(str(request.prompt))
+    if info.task == "image-classification":  # the prompt is the picture (a path or its bytes)
+        answer: object = playground.classify_picture(request.prompt)
+    elif info.task == "classification":
+        answer = playground.classify(str(request.prompt))
     else:
         answer = playground.generate(
             request.prompt, request.max_new_tokens, request.temperature, request.chat,
@@ -73,6 +76,8 @@ def answer(
         base = base_playground(info)
         report(("loading_base", None))
         base.load()
+    if info.task == "image-classification":
+        return Outcome(playground, base, answer, base.classify_picture(request.base_prompt))
     if info.task == "classification":
         return Outcome(playground, base, answer, base.classify(str(request.base_prompt)))
     base_answer = base.generate(

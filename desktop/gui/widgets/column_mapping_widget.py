@@ -77,7 +77,12 @@ class ColumnMappingWidget(QGroupBox):
             box.blockSignals(True)
             box.setChecked(value)
             box.blockSignals(False)
-        self.merge_label_case.setVisible(task == "classification")
+        self.merge_label_case.setVisible(task in ("classification", "image-classification"))
+        self.drop_bad_rows.setText(
+            self.tr("Leave out rows with a missing or unreadable picture, or no label")
+            if task == "image-classification"
+            else self.tr("Leave out rows with a blank text or no label")
+        )
 
     def problem(self) -> str:
         """The required roles still without a column (empty when none)."""
@@ -175,6 +180,7 @@ class ColumnMappingWidget(QGroupBox):
             "chosen": self.tr("Chosen answer"),
             "rejected": self.tr("Rejected answer"),
             "answer": self.tr("Reference answer"),
+            "image": self.tr("Picture"),
         }
 
     def _role_help(self) -> dict[str, str]:

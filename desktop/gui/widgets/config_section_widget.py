@@ -101,6 +101,7 @@ class ConfigSectionWidget(QGroupBox):
             "dropout": self.tr("Dropout"),
             "target_modules": self.tr("Target modules"),
             "qlora": self.tr("QLoRA (4-bit base model)"),
+            "augment": self.tr("Vary the training pictures (augmentation)"),
         }
 
     def show_config(self, config: RunConfig) -> None:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from desktop.core.data.preview import Preview
 from desktop.core.settings.config import DATA_SUFFIXES, HUB_ID, RunConfig
+from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.gui.widgets.field_error import error_label, show_error
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.shared_ui import Key, Settings, shown
@@ -63,6 +64,12 @@ class DatasetPickerWidget(QGroupBox):
         self.data_edit.editingFinished.connect(self._on_data_edit_editing_finished)
         self.data_browse = QPushButton(self.tr("File…"))
         self.data_browse.clicked.connect(self._browse_data)
+        self.folder_browse = QPushButton(self.tr("Folder…"))
+        self.folder_browse.setToolTip(
+            self.tr("A folder with one folder of pictures per class, named after the class")
+        )
+        self.folder_browse.clicked.connect(self._browse_folder)
+        self.folder_browse.setVisible(False)
         self.data_download = QPushButton(self.tr("Download"))
         self.data_download.setVisible(False)
         self.data_download.clicked.connect(self.download_dataset)
@@ -102,6 +109,7 @@ class DatasetPickerWidget(QGroupBox):
         data_row = QHBoxLayout()
         data_row.addWidget(self.data_edit)
         data_row.addWidget(self.data_download)
+        data_row.addWidget(self.folder_browse)
         data_row.addWidget(self.data_browse)
         data_row.addWidget(self.sample_button)
         form.addRow(self.tr("Dataset:"), data_row)
@@ -129,6 +137,17 @@ class DatasetPickerWidget(QGroupBox):
             spin.blockSignals(True)
             spin.setValue(value)
             spin.blockSignals(False)
+
+    def show_task(self, task: str) -> None:
+        """Offer what the task reads: a folder of class folders for pictures, files otherwise."""
+        pictures = task in IMAGE_TASKS
+        self.folder_browse.setVisible(pictures)
+        self.sample_button.setVisible(not pictures)  # the sample is English reviews
+        self.data_edit.setPlaceholderText(
+            self.tr("A folder of class folders, a table of picture paths and labels, or a hub dataset id")
+            if pictures
+            else self.tr("A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id")
+        )
 
     def split(self) -> tuple[float, int]:
         """The evaluation share (0 to 0.5) and its seed, as set now."""
@@ -183,6 +202,18 @@ class DatasetPickerWidget(QGroupBox):
             self.tr("Choose a data file"),
             self._settings.text(Key.LAST_DATA_FOLDER) if self._settings else "",
             self.tr("Data files ({patterns})").format(patterns=patterns),
+        )
+        if path:
+            if self._settings:
+                self._settings.set_text(Key.LAST_DATA_FOLDER, str(Path(path).parent))
+            self.data_edit.setText(path)
+            self._on_data_edit_editing_finished()
+
+    def _browse_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(
+            self,
+            self.tr("Choose the folder of class folders"),
+            self._settings.text(Key.LAST_DATA_FOLDER) if self._settings else "",
         )
         if path:
             if self._settings:

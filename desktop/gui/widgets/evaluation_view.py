@@ -12,8 +12,8 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -29,8 +29,11 @@ from PySide6.QtWidgets import (
 from desktop.core.training import evaluation
 from desktop.core.training.evaluation import ClassificationReport, GenerationReport
 from desktop.core.training.preference_evaluation import PreferenceReport
+from desktop.gui.widgets.pictures import THUMBNAIL, thumbnail_pixmap
 from desktop.shared_ui import shown
 
+SHOWN_THUMBNAILS = 100
+"""An image classifier's rows: the first this many get their picture (each decoded when listed)."""
 RIGHT = QColor(58, 165, 93)
 WRONG = QColor(217, 83, 79)
 
@@ -468,9 +471,22 @@ class EvaluationView(QWidget):
         self.cell_shown.emit(true, predicted)
 
     def _fill_rows(self, rows: list[tuple[str, str, str, float | None]]) -> None:
+        pictures = bool(getattr(self.report, "pictures", False))  # an image classifier's: thumbnails
+        header = self.tr("Picture") if pictures else self.tr("Text")
+        self.rows.setHorizontalHeaderItem(0, QTableWidgetItem(header))
+        self.rows.setIconSize(QSize(THUMBNAIL, THUMBNAIL) if pictures else QSize(16, 16))
+        self.rows.verticalHeader().setDefaultSectionSize(THUMBNAIL + 6 if pictures else 22)
         self.rows.setRowCount(len(rows))
         for index, (text, label, predicted, confidence) in enumerate(rows):
-            self.rows.setItem(index, 0, _item(text.replace("\n", " ")))
+            if pictures:
+                item = _item(Path(text).name if text else "")
+                item.setToolTip(text)
+                pixmap = thumbnail_pixmap(text) if index < SHOWN_THUMBNAILS else None
+                if pixmap is not None:
+                    item.setIcon(QIcon(pixmap))
+                self.rows.setItem(index, 0, item)
+            else:
+                self.rows.setItem(index, 0, _item(text.replace("\n", " ")))
             self.rows.setItem(index, 1, _item(label))
             self.rows.setItem(index, 2, _item(predicted))
             self.rows.setItem(index, 3, _item(f"{confidence:.0%}" if confidence is not None else "", True))

@@ -105,6 +105,7 @@ def task_name(task: str) -> str:
         "seq2seq": translate("MetricText", "Sequence-to-sequence"),
         "preference": translate("MetricText", "Preference (DPO / ORPO)"),
         "grpo": translate("MetricText", "Reasoning (GRPO)"),
+        "image-classification": translate("MetricText", "Image classification"),
     }.get(task, task)
 
 

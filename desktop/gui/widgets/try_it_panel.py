@@ -32,6 +32,7 @@ from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.widgets.chat_answer import Outcome, Prompt, Request, answer
 from desktop.gui.widgets.chat_conversation import Conversation, Reply, Turn
 from desktop.gui.widgets.chat_view import ChatView
+from desktop.gui.widgets.picture_drop import PictureDrop
 from desktop.shared_ui import error_text
 
 MAX_LABELS = 8
@@ -121,6 +122,9 @@ class TryItPanel(QWidget):
         self.input_row = QWidget()
         input_row = QHBoxLayout(self.input_row)
         input_row.setContentsMargins(0, 0, 0, 0)
+        self.picture = PictureDrop()  # an image classifier's input: answered as soon as it is given
+        self.picture.picture_changed.connect(self.run_prompt)
+        input_row.addWidget(self.picture, 1)
         input_row.addWidget(self.prompt, 1)
 
         self.max_tokens = QSpinBox(minimum=1, maximum=4096, value=128)
@@ -214,6 +218,7 @@ class TryItPanel(QWidget):
             "classification": self.tr("text classification"),
             "causal-lm": self.tr("text generation"),
             "seq2seq": self.tr("sequence to sequence"),
+            "image-classification": self.tr("image classification"),
         }[task]  # a preference run's model is a chat model
         if info.adapter:
             described = self.tr("Model: {folder}, {kind} (LoRA adapters on {base})").format(
@@ -232,7 +237,9 @@ class TryItPanel(QWidget):
         )
         self.base_title.setText(self.tr("Base model ({model})").format(model=info.trained_from))
         self.output_title.setText(self.tr("Fine-tuned"))
-        if task == "classification":
+        if task == "image-classification":
+            said = self.tr("Drop, paste or choose a picture; the model loads on first use.")
+        elif task == "classification":
             said = self.tr("Type a text and press Try it; the model loads on first use.")
         else:
             said = self.tr("Type a message and press Send; the model loads on first use.")
@@ -254,17 +261,20 @@ class TryItPanel(QWidget):
     def _show_task(self) -> None:
         task = model_task(self.info.task) if self.info else None
         generative = task in ("causal-lm", "seq2seq")
-        self._arrange(task == "classification")
+        classifier = task in ("classification", "image-classification")
+        self._arrange(classifier)
+        self.picture.setVisible(task == "image-classification")
+        self.prompt.setVisible(task != "image-classification")
         self.options.setVisible(generative)
         self.chat_check.setVisible(task == "causal-lm")
         self.system_box.setVisible(self._chat())
         for button in (self.stop_button, self.regenerate_button, self.clear_button):
             button.setVisible(generative)
-        self.outputs.setVisible(task != "classification")
+        self.outputs.setVisible(not classifier)
         comparing = self._comparing()
         for widget in (self.output_title, self.base_title, self.base_output):
             widget.setVisible(comparing and generative)
-        self.labels_area.setVisible(task == "classification")
+        self.labels_area.setVisible(classifier)
         self.run_button.setText(self.tr("Send") if generative else self.tr("Try it"))
         self.details_button.setVisible(False)
         self.details.setVisible(False)
@@ -317,6 +327,13 @@ class TryItPanel(QWidget):
         text to classify."""
         text = self.prompt.toPlainText().strip()
         if self.info is None or self._task is not None:
+            return
+        if self.info.task == "image-classification":
+            picture = self.picture.picture
+            if picture is None:
+                self.status.setText(self.tr("Drop, paste or choose a picture first."))
+                return
+            self._start(Request(picture, picture if self._comparing() else None))
             return
         if not text:
             self.status.setText(self.tr("Type a text first."))
