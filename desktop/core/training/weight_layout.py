@@ -32,11 +32,16 @@ def checkpoints_in_own_layout(model: Any) -> None:
         return
     if not takes:  # a release before the renaming: nothing to do
         return
+    import weakref
+
+    # The class's method on a weak reference: the model holding a closure over its own bound method
+    # would be a reference cycle, and a run's model is let go by reference counting, not a collection.
+    unbound, owner = type(model).save_pretrained, weakref.ref(model)
 
     def saving(save_directory: Any, *args: Any, **kwargs: Any) -> Any:
         if Path(save_directory).name.startswith(CHECKPOINT_PREFIX):
             kwargs.setdefault("save_original_format", False)
-        return save(save_directory, *args, **kwargs)
+        return unbound(owner(), save_directory, *args, **kwargs)
 
     saving.studio_own_layout = True  # type: ignore[attr-defined]
     model.save_pretrained = saving
