@@ -109,6 +109,13 @@ def tiny_vit(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_llava(tiny_gpt2: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests import tiny_models
+
+    return tiny_models.llava(tiny_gpt2, tmp_path_factory.mktemp("llava"))
+
+
+@pytest.fixture(scope="session")
 def tiny_t5(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests import tiny_models
 

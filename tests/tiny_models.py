@@ -415,3 +415,73 @@ def vit(folder: Path) -> Path:
     processor = ViTImageProcessor(size={"height": 32, "width": 32}, image_mean=[0.5] * 3, image_std=[0.5] * 3)
     processor.save_pretrained(folder)
     return folder
+
+
+PICTURE_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|{{ message['role'] }}|>\n"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<image>{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|endoftext|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+"""A chat template that reads a picture in a turn's content as LLaVA's ``<image>`` placeholder."""
+
+
+def llava(tokenizer_dir: Path, folder: Path) -> Path:
+    """A random LLaVA: a 1-layer CLIP vision tower on 28 x 28 pictures (2 x 2 patches of 14: 4 image
+    tokens), a projector and a 2-layer Llama with the tiny GPT-2's tokenizer plus ``<image>``, and its
+    processor with a chat template that places the picture."""
+    from transformers import (
+        AutoTokenizer,
+        CLIPImageProcessor,
+        CLIPVisionConfig,
+        LlamaConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    end = tokenizer.eos_token_id
+    text = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        eos_token_id=end,
+        bos_token_id=end,
+        pad_token_id=end,
+    )
+    vision = CLIPVisionConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=28,
+        patch_size=14,
+        projection_dim=16,
+    )
+    config = LlavaConfig(
+        vision_config=vision,
+        text_config=text,
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+    )
+    _seeded()
+    LlavaForConditionalGeneration(config).save_pretrained(folder)
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28}),
+        tokenizer=tokenizer,
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        chat_template=PICTURE_CHAT_TEMPLATE,
+        num_additional_image_tokens=1,
+    )
+    processor.save_pretrained(folder)
+    return folder

@@ -121,6 +121,7 @@ TASK_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "preference": (("chosen", "rejected"), ("prompt",)),
     "grpo": (("prompt",), ("answer",)),
     "image-classification": (("image", "label"), ()),
+    "vision-chat": (("image", "prompt", "completion"), ()),
 }
 
 
@@ -206,10 +207,16 @@ def _by_content(table: Table, option: str, mapped: dict[str, str], found_by: dic
     texts = sorted(
         (c for c in free if _mean_text_length(sample[c]) > 0), key=lambda c: -_mean_text_length(sample[c])
     )
-    if option == "image-classification":
+    if option in ("image-classification", "vision-chat"):
         from desktop.core.data.images import looks_like_images
 
         assign("image", next((c for c in free if looks_like_images(sample[c].tolist())), None))
+        if option == "vision-chat":  # a question and its answer about the picture, in that order
+            in_order = [c for c in free if _mean_text_length(sample[c]) > 0]
+            if "prompt" not in mapped and "completion" not in mapped and len(in_order) >= 2:
+                assign("prompt", in_order[0])
+                assign("completion", in_order[1])
+            return
         labels = [c for c in free if _looks_like_labels(sample[c])]
         assign("label", min(labels, key=lambda c: sample[c].nunique(), default=None))
         return

@@ -98,6 +98,10 @@ TASK_NEEDS = {
         "Pick an encoder-decoder model such as T5 (t5-small), mT5 (google/mt5-small) or "
         "BART (facebook/bart-base)."
     ),
+    "vision-chat": msg(
+        "Pick a vision-language model such as SmolVLM (HuggingFaceTB/SmolVLM-256M-Instruct) or Qwen2-VL "
+        "(Qwen/Qwen2-VL-2B-Instruct)."
+    ),
     "image-classification": msg(
         "Pick an image model such as ViT (google/vit-base-patch16-224-in21k), ConvNeXt "
         "(facebook/convnext-tiny-224) or MobileViT (apple/mobilevit-small)."
@@ -227,6 +231,15 @@ def length_problems(config: RunConfig) -> list[Problem]:
 def task_mismatch(task: str, model_config: dict[str, Any], model: str) -> str:
     """Why a model with this ``config.json`` cannot be trained for ``task`` (one sentence), or ``""``."""
     kind = str(model_config.get("model_type", ""))
+    if task == "vision-chat":
+        if "vision_config" not in model_config:
+            return msg(
+                "{model} cannot be used for vision-language fine-tuning: it does not read pictures beside "
+                "text ({kind}).",
+                model=model,
+                kind=kind or "unknown type",
+            )
+        return ""
     if task in IMAGE_TASKS:
         if not any(key in model_config for key in VISION_KEYS):
             return msg(

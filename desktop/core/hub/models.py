@@ -122,6 +122,26 @@ def load_image_processor(source: ModelSource) -> Any:
         raise _load_error(source, "image processor", exc) from None
 
 
+def load_processor(source: ModelSource) -> Any:
+    """Load a vision-language model's processor (its tokenizer, image processor and chat template).
+
+    Raises:
+        ModelError: The processor cannot be loaded.
+    """
+    path, kwargs = resolve(source), pretrained_kwargs(source)
+    from desktop.core.system.lazy import transformers_names
+
+    (AutoProcessor,) = transformers_names("AutoProcessor")
+    try:
+        processor = AutoProcessor.from_pretrained(path, **kwargs)
+    except Exception as exc:
+        raise _load_error(source, "image processor", exc) from None
+    tokenizer = getattr(processor, "tokenizer", None)
+    if tokenizer is not None and tokenizer.pad_token is None and tokenizer.eos_token is not None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return processor
+
+
 def _read_weights_ahead(path: str, source: ModelSource) -> None:
     """The weights into the system's cache, without holding Python's lock (see :mod:`readahead`)."""
     from desktop.core.hub.clients import local_copy
@@ -168,6 +188,15 @@ def _no_head(model: str, task_name: str) -> ModelError:
                 model=model,
             ),
             msg("Pick an image model such as ViT, ConvNeXt or MobileViT."),
+        )
+    if task_name == "vision-language fine-tuning":
+        return ModelError(
+            msg(
+                "{model} cannot be used for vision-language fine-tuning: its architecture does not read "
+                "pictures and text.",
+                model=model,
+            ),
+            msg("Pick a vision-language model such as SmolVLM, Qwen2-VL or Gemma 3."),
         )
     if task_name == "causal-LM fine-tuning":
         return ModelError(

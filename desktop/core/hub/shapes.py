@@ -21,22 +21,22 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
 
     from desktop.core.system.lazy import transformers_names
 
-    AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoModelForImage = (
-        transformers_names(
-            "AutoModelForCausalLM",
-            "AutoModelForSeq2SeqLM",
-            "AutoModelForSequenceClassification",
-            "AutoModelForImageClassification",
-        )
+    causal, seq2seq, sequence_classification, image_classification, image_text = transformers_names(
+        "AutoModelForCausalLM",
+        "AutoModelForSeq2SeqLM",
+        "AutoModelForSequenceClassification",
+        "AutoModelForImageClassification",
+        "AutoModelForImageTextToText",
     )
 
     auto = {
-        "classification": AutoModelForSequenceClassification,
-        "causal-lm": AutoModelForCausalLM,
-        "seq2seq": AutoModelForSeq2SeqLM,
-        "preference": AutoModelForCausalLM,
-        "grpo": AutoModelForCausalLM,
-        "image-classification": AutoModelForImage,
+        "classification": sequence_classification,
+        "causal-lm": causal,
+        "seq2seq": seq2seq,
+        "preference": causal,
+        "grpo": causal,
+        "image-classification": image_classification,
+        "vision-chat": image_text,
     }[config.task]
     with torch.device("meta"):
         model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
@@ -44,4 +44,12 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
             from desktop.core.settings.options import apply_lora
 
             model = apply_lora(model, config)
-    return shapes_of(model, lm_head=config.task not in ("classification", "image-classification"))
+    shapes = shapes_of(model, lm_head=config.task not in ("classification", "image-classification"))
+    if config.task == "vision-chat":
+        import dataclasses
+
+        from desktop.core.settings.memory import vision_tokens
+
+        tokens = vision_tokens(model_config.to_dict(), config.images.resolution)
+        shapes = dataclasses.replace(shapes, picture_tokens=tokens)
+    return shapes

@@ -54,6 +54,7 @@ PIPELINE_TASKS = {
     "preference": "text-generation",
     "grpo": "text-generation",
     "image-classification": "image-classification",
+    "vision-chat": "image-text-to-text",
 }
 
 STAGES = {
@@ -299,6 +300,7 @@ def _write(
             "added_tokens.json",
             "preprocessor_config.json",
             "processor_config.json",
+            "chat_template.json",
         ):
             if (source / name).is_file():
                 shutil.copy2(source / name, out / name)
@@ -315,11 +317,15 @@ def verify_export(run: RunDir, folder: Path, task: str, texts: list[str] | None 
     """
     from desktop.core.results import reload_check
 
-    if texts is None and task == "image-classification":
+    if texts is None and task in ("image-classification", "vision-chat"):
         with tempfile.TemporaryDirectory(prefix="finetune-studio-pictures-") as folder_of_pictures:
             pictures = _pictures(run, Path(folder_of_pictures))
             if not pictures:
                 return Verification(False, float("nan"), 0, msg("no picture of the run's data could be read"))
+            if task == "vision-chat":  # a picture and its question
+                pictures = [json.dumps({"image": path, "text": question}) for path, question in pictures]
+            else:
+                pictures = [path for path, _ in pictures]
             return verify_export(run, folder, task, pictures)
     texts = texts or _examples(run)
     try:
@@ -368,9 +374,10 @@ def _examples(run: RunDir, count: int = 4) -> list[str]:
     return [str(v) for v in table.head(count).column(column)]
 
 
-def _pictures(run: RunDir, folder: Path, count: int = 4) -> list[str]:
-    """Paths of a few pictures from the run's data (the first evaluation rows), to compare outputs on;
-    a hub dataset's pictures are written into ``folder`` first."""
+def _pictures(run: RunDir, folder: Path, count: int = 4) -> list[tuple[str, str]]:
+    """Paths of a few pictures from the run's data (the first evaluation rows), each with its row's
+    question (vision-language; "" otherwise), to compare outputs on; a hub dataset's pictures are
+    written into ``folder`` first."""
     from desktop.core.data.images import source_of
     from desktop.core.data.train_eval import load_train_eval
 
@@ -383,12 +390,14 @@ def _pictures(run: RunDir, folder: Path, count: int = 4) -> list[str]:
     column = config.columns.image or "image"
     if column not in table.columns:
         return []
+    head = table.head(count)
+    questions = head.column(config.columns.prompt) if config.columns.prompt in head.columns else None
     paths = []
-    for index, value in enumerate(table.head(count).column(column)):
+    for index, value in enumerate(head.column(column)):
         source = source_of(value)
         if isinstance(source, bytes):
             (folder / f"picture-{index}").write_bytes(source)
             source = folder / f"picture-{index}"
         if source is not None and source.is_file():
-            paths.append(str(source))
+            paths.append((str(source), str(questions[index]) if questions is not None else ""))
     return paths

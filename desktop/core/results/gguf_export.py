@@ -245,6 +245,15 @@ def export_run_gguf(
 
 def _model_dir(run: Any) -> Path:
     config = run.config()
+    if config.task == "vision-chat":  # llama.cpp's own converter would write the projector (mmproj)
+        raise InputError(
+            msg(
+                "GGUF export of vision-language models is not supported yet: {run} would need its picture "
+                "projector (mmproj) written and checked beside the language model.",
+                run=run.path.name,
+            ),
+            msg("Export it as a folder: transformers, and the app's Try it, load that."),
+        )
     if config.task not in ("causal-lm", "preference", "grpo"):
         raise InputError(
             msg(

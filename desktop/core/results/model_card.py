@@ -52,6 +52,10 @@ def write_model_card(
         'classify = pipeline("image-classification", model="path/to/this/folder")\n'
         'print(classify("picture.jpg"))'
         if config.task == "image-classification"
+        else f"from transformers import {auto}, AutoProcessor\n"
+        f'model = {auto}.from_pretrained("path/to/this/folder")\n'
+        'processor = AutoProcessor.from_pretrained("path/to/this/folder")'
+        if config.task == "vision-chat"
         else f"from transformers import {auto}, AutoTokenizer\n"
         f'model = {auto}.from_pretrained("path/to/this/folder")\n'
         'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")'

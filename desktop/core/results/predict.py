@@ -110,8 +110,12 @@ def predict_file(
             msg("Choose the file with the rows to predict: a header line, then one row per text."),
         ) from None
     saved = run_config or folder / "finetune-studio-config.toml"
+    pictures = ""
     if info.task == "image-classification":
         column = _picture_column(table, column, saved)
+    elif info.task == "vision-chat":  # each row's picture, and its question (the column read)
+        pictures = _picture_column(table, "", saved)
+        column = _text_column([c for c in table.columns if c != pictures], column, saved, info.task)
     else:
         column = _text_column(table.columns, column, saved, info.task)
     texts = ["" if v is None else str(v) for v in table.column(column)]
@@ -119,7 +123,9 @@ def predict_file(
     playground = Playground(info)
     playground.load()
     try:
-        if info.task == "image-classification":
+        if info.task == "vision-chat":
+            added = {"generated": _describe(playground, list(table.column(pictures)), texts, max_new_tokens)}
+        elif info.task == "image-classification":
             labels, probabilities = _classify_pictures(playground, list(table.column(column)))
             added = {"prediction": labels, "probability": probabilities}
         elif info.task == "classification":
@@ -261,6 +267,21 @@ def _classify_pictures(playground: Any, values: list[Any]) -> tuple[list[str], l
         labels.append(ranked[0][0] if ranked else "")
         probabilities.append(round(ranked[0][1], 4) if ranked else 0.0)
     return labels, probabilities
+
+
+def _describe(playground: Any, values: list[Any], questions: list[str], max_new_tokens: int) -> list[str]:
+    """Each row's answer to its question about its picture ("" for a picture that cannot be read)."""
+    from desktop.core.data.images import source_of
+
+    out = []
+    for row, (value, question) in enumerate(zip(values, questions, strict=True)):
+        report(row / len(values), msg("Predicting: {done} of {rows} rows", done=row, rows=len(values)))
+        source = source_of(value)
+        try:
+            out.append(playground.describe(source, question, max_new_tokens) if source is not None else "")
+        except (OSError, ValueError, SyntaxError):  # missing, not a picture, truncated
+            out.append("")
+    return out
 
 
 def _classify(playground: Any, texts: list[str]) -> tuple[list[str], list[float]]:

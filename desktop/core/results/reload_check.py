@@ -22,6 +22,7 @@ AUTO_CLASSES = {
     "preference": "AutoModelForCausalLM",
     "grpo": "AutoModelForCausalLM",
     "image-classification": "AutoModelForImageClassification",
+    "vision-chat": "AutoModelForImageTextToText",
 }
 
 
@@ -33,6 +34,8 @@ def output_logits(folder: str | Path, task: str, texts: list[str]) -> list[list[
     model = getattr(transformers, AUTO_CLASSES[task]).from_pretrained(str(folder)).float().eval()
     if task == "image-classification":
         return _picture_logits(model, transformers.AutoImageProcessor.from_pretrained(str(folder)), texts)
+    if task == "vision-chat":
+        return _conversation_logits(model, transformers.AutoProcessor.from_pretrained(str(folder)), texts)
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
     out = []
     with torch.no_grad():
@@ -57,6 +60,27 @@ def _picture_logits(model: object, processor: object, paths: list[str]) -> list[
                 picture = ImageOps.exif_transpose(image).convert("RGB")
             inputs = processor(images=[picture], return_tensors="pt")  # type: ignore[operator]
             out.append(model(pixel_values=inputs["pixel_values"]).logits[0].tolist())  # type: ignore[operator]
+    return out
+
+
+def _conversation_logits(model: object, processor: object, items: list[str]) -> list[list[float]]:
+    """Each item is JSON: {"image": a picture's path, "text": a question}; the logits of the answer's
+    first token, the question asked about the picture through the folder's chat template."""
+    import torch
+    from PIL import Image, ImageOps
+
+    out = []
+    with torch.no_grad():
+        for item in items:
+            asked = json.loads(item)
+            with Image.open(asked["image"]) as image:
+                picture = ImageOps.exif_transpose(image).convert("RGB")
+            messages = [
+                {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": asked["text"]}]}
+            ]
+            text = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)  # type: ignore[attr-defined]
+            inputs = processor(text=[text], images=[[picture]], return_tensors="pt")  # type: ignore[operator]
+            out.append(model(**inputs).logits[0, -1].tolist())  # type: ignore[operator]
     return out
 
 

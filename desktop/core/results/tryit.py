@@ -140,6 +140,8 @@ def _task_from_model_config(config: dict[str, Any]) -> str | None:
         return "classification"
     if "ForImageClassification" in names:
         return "image-classification"
+    if config.get("vision_config") and ("ForConditionalGeneration" in names or "ImageTextToText" in names):
+        return "vision-chat"
     if config.get("is_encoder_decoder") or "ForConditionalGeneration" in names:
         return "seq2seq"
     if "CausalLM" in names or "LMHeadModel" in names:
@@ -197,6 +199,10 @@ class Playground:
                 self.tokenizer = AutoImageProcessor.from_pretrained(
                     str(info.folder) if has_processor else tokenizer_from
                 )
+            elif info.task == "vision-chat":  # pictures and text: the folder's processor reads both
+                from transformers import AutoProcessor
+
+                self.tokenizer = AutoProcessor.from_pretrained(tokenizer_from)
             else:
                 self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_from)
                 if self.tokenizer.pad_token is None:
@@ -252,6 +258,13 @@ class Playground:
         names = self.model.config.id2label or {}
         ranked = [(str(names.get(i, i)), p) for i, p in enumerate(torch.softmax(logits, dim=-1).tolist())]
         return sorted(ranked, key=lambda pair: -pair[1])
+
+    def describe(self, picture: Any, question: str, max_new_tokens: int = 128) -> str:
+        """A vision-language model's answer to ``question`` about ``picture`` (a path, the file's bytes
+        or a Pillow picture), greedy."""
+        from desktop.core.data.tasks.vision_chat import answer_picture
+
+        return answer_picture(self.model, self.tokenizer, self.device, picture, question, max_new_tokens)
 
     def embed_many(self, texts: Sequence[str], max_length: int = 0) -> tuple[list[list[float]], int]:
         """Each text's embedding by the model's encoder: its last hidden states averaged over the text's

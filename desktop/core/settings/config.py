@@ -17,7 +17,6 @@ from desktop.core.settings.config_sections import (
     COMPILE_BACKENDS,
     DATA_SUFFIXES,
     HUB_ID,
-    IMAGE_TASKS,
     METHODS,
     OPTIMIZERS,
     PRECISIONS,
@@ -42,7 +41,7 @@ from desktop.core.system.errors import ConfigError, Problem
 from desktop.core.system.messages import msg
 
 # 1.1: [performance] and [lora]; 1.2: [launch]; 1.3: out-of-memory recovery; 1.4: [preference];
-# 1.5: [grpo] and columns.answer; 1.6: image-classification, [images] and columns.image
+# 1.5: [grpo] and columns.answer; 1.6: image-classification, vision-chat, [images] and columns.image
 SCHEMA_VERSION = "1.6"
 
 
@@ -52,8 +51,8 @@ class RunConfig:
 
     schema_version: str = SCHEMA_VERSION
     task: str = help_field(
-        "classification, causal-lm, seq2seq, preference, grpo (reasoning with rewards) or "
-        "image-classification.",
+        "classification, causal-lm, seq2seq, preference, grpo (reasoning with rewards), "
+        "image-classification or vision-chat (pictures and text).",
         default="classification",
     )
     model: ModelSource = field(default_factory=ModelSource)
@@ -377,6 +376,9 @@ def _validate(config: RunConfig) -> list[Problem]:
         add("preference.method", msg("must be one of {choices}.", choices=", ".join(METHODS)))
     if "preference.beta" not in infinite and config.preference.beta <= 0:
         add("preference.beta", msg("must be above 0; 0.1 is usual."))
+    resolution = config.images.resolution
+    if resolution < 0 or 0 < resolution < 28:
+        add("images.resolution", msg("must be 0 (the model's own) or at least 28 pixels."))
     if config.task == "grpo":
         from desktop.core.settings.grpo_checks import validate_grpo
 
@@ -467,7 +469,7 @@ def _validate_data(config: RunConfig, add: Any) -> None:
         for f in files:
             path = Path(f)
             if path.is_dir():
-                if config.task not in IMAGE_TASKS:
+                if config.task != "image-classification":
                     add(
                         section,
                         msg(

@@ -9,9 +9,17 @@ from typing import Any
 
 from desktop.core.system.messages import Msg, collected, msg
 
-TASKS = ("classification", "causal-lm", "seq2seq", "preference", "grpo", "image-classification")
-IMAGE_TASKS = ("image-classification",)
-"""Tasks whose data are pictures: read by the model's image processor, not by a tokenizer."""
+TASKS = (
+    "classification",
+    "causal-lm",
+    "seq2seq",
+    "preference",
+    "grpo",
+    "image-classification",
+    "vision-chat",
+)
+IMAGE_TASKS = ("image-classification", "vision-chat")
+"""Tasks whose data hold pictures: read by the model's processor, checked picture by picture."""
 METHODS = ("dpo", "orpo")
 """Preference tuning: DPO (against a frozen reference model) or ORPO (no reference model)."""
 SCHEDULERS = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
@@ -363,6 +371,15 @@ class Images:
         "by up to a tenth, brightness varied), which helps with few pictures per class. Leave it off for "
         "pictures whose sides matter (text, documents, left and right).",
         default=False,
+    )
+    resolution: int = help_field(
+        "Vision-language: the longest side a picture is scaled to before the model reads it, in pixels "
+        "(fewer pixels: fewer image tokens, less memory); 0 = the model's own. Models that read pictures "
+        "at one fixed size (LLaVA, Gemma 3) keep theirs.",
+        default=0,
+    )
+    train_vision: bool = help_field(
+        "Vision-language: also train the vision tower (more memory; usually left frozen).", default=False
     )
 
 

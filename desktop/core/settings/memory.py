@@ -48,6 +48,9 @@ CUDA_CONTEXT = 500 * 2**20
 FRAGMENTATION = 0.10
 TIGHT = 0.85  # above this share of free memory a run "fits" only tightly
 DPO_TILE_TOKENS, DPO_TILE_VOCAB = 4096, 32768  # TRL 1.x's chunked log-probabilities (trl/kernels)
+CONVERSATION_TOKENS = 256
+"""Vision-language runs: the text of a question and its answer, beside the picture's tokens (the max
+length bounds both together)."""
 DEFAULT_IMAGE_SIZE = 224
 """The side most image models are trained at (a config that names none: ResNet's)."""
 CNN_VALUES_PER_PIXEL = 400
@@ -77,6 +80,8 @@ class ParamShapes:
     """Models that see pictures: the side of the square they are resized to (0: a text model)."""
     patch_size: int = 0
     """Vision transformers: the side of a patch (a token each); 0 for a convolutional network."""
+    picture_tokens: int = 0
+    """Vision-language models: the tokens a picture takes in the sequence (:func:`vision_tokens`)."""
 
     @property
     def num_parameters(self) -> int:
@@ -210,9 +215,11 @@ def estimate(shapes: ParamShapes, config: RunConfig, mixed_precision: bool = Tru
     grpo = config.task == "grpo"
     if grpo:
         s += config.grpo.max_completion_length  # the prompt and the answer the model wrote
-    pictures = config.task in IMAGE_TASKS
+    pictures = config.task == "image-classification"
     if pictures:
         s = image_tokens(shapes)
+    elif config.task in IMAGE_TASKS and shapes.picture_tokens:  # a picture and its conversation
+        s = min(s, shapes.picture_tokens + CONVERSATION_TOKENS)
     if config.lora.qlora:
         weights = int(0.5 * 1.03 * (shapes.num_parameters - shapes.num_trainable)) + 4 * shapes.num_trainable
     else:
@@ -259,6 +266,37 @@ def image_tokens(shapes: ParamShapes) -> int:
     if not shapes.patch_size or not shapes.hidden_size:
         return 0
     return (max(shapes.image_size or DEFAULT_IMAGE_SIZE, shapes.patch_size) // shapes.patch_size) ** 2 + 1
+
+
+QWEN_VL_DEFAULT_SIDE = 768
+"""Qwen2-VL reads a picture at its own size (up to 12.8 megapixels); without images.resolution the
+estimate assumes pictures of this side."""
+
+
+def vision_tokens(model_config: dict[str, Any], resolution: int = 0) -> int:
+    """The tokens one picture takes in a vision-language model's sequence, from its ``config.json``
+    (at ``resolution`` pixels a side where the model lets it change): LLaVA a token per patch (and the
+    class token with the "full" strategy), Gemma 3 its fixed count, Qwen2-VL a token per 28 x 28 pixels,
+    Idefics 3 / SmolVLM a fixed count per 512-pixel tile and one more for the whole picture."""
+    vision = model_config.get("vision_config") or {}
+    kind = str(model_config.get("model_type", ""))
+    side = int(vision.get("image_size", 0) or 0)
+    patch = int(vision.get("patch_size", 0) or 0)
+    if kind == "gemma3":
+        return int(model_config.get("mm_tokens_per_image", 256))
+    if kind in ("qwen2_vl", "qwen2_5_vl"):
+        merge = int(vision.get("spatial_merge_size", 2) or 2)
+        step = (patch or 14) * merge
+        return max(1, (resolution or QWEN_VL_DEFAULT_SIDE) // step) ** 2
+    if kind in ("idefics3", "smolvlm"):
+        scale = int(model_config.get("scale_factor", 1) or 1)
+        per_tile = (side // max(patch, 1)) ** 2 // (scale * scale) if side and patch else 64
+        tiles = -((-resolution // side) ** 2) + 1 if resolution and side and resolution > side else 1
+        return per_tile * tiles
+    if side and patch:
+        full = model_config.get("vision_feature_select_strategy") == "full"
+        return (side // patch) ** 2 + (1 if full else 0)
+    return 0
 
 
 def per_gpu(config: RunConfig, weights: int, gradients: int, optimizer: int) -> tuple[int, int, int]:

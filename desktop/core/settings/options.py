@@ -299,7 +299,15 @@ def four_bit_config(precision: str) -> Any:
 
 
 TRACKERS = {"tensorboard": "tensorboard", "mlflow": "mlflow"}  # name -> module that must be installed
-LORA_TASK_TYPES = {"classification": "SEQ_CLS", "causal-lm": "CAUSAL_LM", "seq2seq": "SEQ_2_SEQ_LM"}
+VISION_PARTS = ("vision_tower", "vision_model", "visual", "image_encoder", "vision_encoder")
+"""Names of the modules that hold a vision-language model's vision tower (LLaVA, Gemma 3, SmolVLM:
+``vision_tower`` / ``vision_model``; Qwen2-VL: ``visual``)."""
+LORA_TASK_TYPES = {
+    "classification": "SEQ_CLS",
+    "causal-lm": "CAUSAL_LM",
+    "seq2seq": "SEQ_2_SEQ_LM",
+    "vision-chat": "CAUSAL_LM",  # a vision-language model writes text: peft's causal-LM wrapper
+}
 
 
 def apply_lora(model: Any, config: RunConfig) -> Any:
@@ -328,6 +336,9 @@ def apply_lora(model: Any, config: RunConfig) -> Any:
     conv1d = any(
         isinstance(m, Conv1D) and name.split(".")[-1] in targets for name, m in model.named_modules()
     )
+    adapted: list[str] | str = targets
+    if config.task == "vision-chat" and not config.images.train_vision and not lora.target_modules:
+        adapted = language_layers(targets)  # the vision tower stays as it is
     task_type = LORA_TASK_TYPES.get(model_task(config.task))
     extra: dict[str, Any] = {}
     if task_type is None:  # image classification: the new head trains whole beside the adapters
@@ -339,9 +350,19 @@ def apply_lora(model: Any, config: RunConfig) -> Any:
         r=lora.rank,
         lora_alpha=lora.alpha,
         lora_dropout=lora.dropout,
-        target_modules=targets,
+        target_modules=adapted,
     )
     return get_peft_model(model, peft_config)
+
+
+def language_layers(names: list[str]) -> str:
+    """A peft ``target_modules`` pattern: the layers named ``names`` outside a vision-language model's
+    vision tower (peft matches a text pattern against each module's whole name)."""
+    import re
+
+    vision = "|".join(VISION_PARTS)
+    layers = "|".join(re.escape(name) for name in names)
+    return rf"^(?!(?:.*\.)?(?:{vision})\.).*\.(?:{layers})$"
 
 
 HEADS = {"lm_head", "classifier", "score", "qa_outputs", "pooler", "dense_head"}

@@ -85,14 +85,18 @@ def prepare(
         grpo_available()
         rewards_of(config.grpo)  # a reward file that does not load is said before the model loads
     phase(
-        msg("Loading the image processor and the model")
+        msg("Loading the processor and the model")
         if config.task in IMAGE_TASKS
         else msg("Loading the tokenizer and the model")
     )
     from transformers import set_seed
 
     set_seed(config.training.seed)  # new heads (a classifier, LoRA) start the same way every run
-    if config.task in IMAGE_TASKS:  # pictures: the model's image processor reads them, no tokenizer
+    if config.task == "vision-chat":  # pictures and text: the model's processor reads both
+        from desktop.core.hub.models import load_processor
+
+        tokenizer = load_processor(config.model)
+    elif config.task in IMAGE_TASKS:  # pictures: the model's image processor reads them, no tokenizer
         from desktop.core.hub.models import load_image_processor
 
         tokenizer = load_image_processor(config.model)

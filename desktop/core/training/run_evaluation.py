@@ -107,6 +107,8 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
 
 def _answerer(trainer: Any, prepared: Prepared) -> Callable[[str, str], str]:
     """The model the trainer holds, answering one prompt as the try-it panel would (greedy)."""
+    if prepared.config.task == "vision-chat":
+        return _picture_answerer(trainer, prepared)
     from desktop.core.data.tasks.generation import generate_reply
 
     chat, task, tokenizer = prepared.task.chat, prepared.config.task, prepared.tokenizer
@@ -126,6 +128,27 @@ def _answerer(trainer: Any, prepared: Prepared) -> Callable[[str, str], str]:
             temperature=0,
         )
         return reply.strip()
+
+    return answer
+
+
+def _picture_answerer(trainer: Any, prepared: Prepared) -> Callable[[str, str], str]:
+    """A vision-language model answering the evaluation's samples: each prompt (``[picture] question``)
+    with its picture."""
+    from desktop.core.data.tasks.vision_chat import answer_picture
+
+    task, processor = prepared.task, prepared.tokenizer
+    asked = {
+        prompt: (picture, prompt.split("] ", 1)[-1])
+        for (prompt, _), picture in zip(task.eval_pairs, task.pictures, strict=False)
+    }
+    trainer.model.eval()
+
+    def answer(prompt: str, reference: str) -> str:
+        picture, question = asked[prompt]
+        tokenizer = getattr(processor, "tokenizer", processor)
+        longest = min(ANSWER_TOKENS, len(tokenizer(reference)["input_ids"]) * 3 // 2 + 8)
+        return answer_picture(trainer.model, processor, trainer.args.device, picture, question, longest)
 
     return answer
 

@@ -243,9 +243,11 @@ class OptionsPage(WizardPage):
     def _show_for_task(self, task: str) -> None:
         """Pictures: their own options, and no max length (a picture is as many tokens as the model
         makes of it)."""
-        pictures = task in IMAGE_TASKS
-        self.pictures.setVisible(pictures)
-        self._memory_form.setRowVisible(self.max_length, not pictures)
+        self.pictures.setVisible(task in IMAGE_TASKS)
+        self.pictures.show_fields(
+            {"augment"} if task == "image-classification" else {"resolution", "train_vision"}
+        )
+        self._memory_form.setRowVisible(self.max_length, task != "image-classification")
 
     def _estimated_config(self) -> RunConfig:
         """The run config with the options shown now, for the estimate and the presets."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from desktop.core.results.tryit import FolderInfo, Playground, base_playground
 from desktop.gui.widgets.chat_conversation import Message
 
-Prompt = str | list[Message] | Path | bytes  # a picture (its path or bytes) for an image classifier
+Prompt = str | list[Message] | Path | bytes | tuple  # a picture, or a picture and its question
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,10 @@ def answer(
     if base is not None and (not compare or base.made_for != info):  # not wanted, or another run's
         base.release()
         base = None
+    if info.task == "vision-chat":  # the prompt is a picture and its question; one answer, not streamed
+        picture, question = request.prompt  # type: ignore[misc]
+        described = playground.describe(picture, question, request.max_new_tokens)
+        return Outcome(playground, base, described)
     if info.task == "image-classification":  # the prompt is the picture (a path or its bytes)
         answer: object = playground.classify_picture(request.prompt)
     elif info.task == "classification":

@@ -69,6 +69,12 @@ class ConfigSectionWidget(QGroupBox):
     GPU_ONLY = ("pin_memory", "empty_cache_steps", "qlora", "oom_recovery", "liger_kernel")
     """Fields that do something only on an NVIDIA GPU."""
 
+    def show_fields(self, names: set[str]) -> None:
+        """Show only the fields named (a section some of whose fields are for one task)."""
+        form = self.layout()
+        for (_section, name), editor in self.editors.items():
+            form.setRowVisible(editor, name in names)
+
     def set_cuda(self, cuda: bool) -> None:
         """On a computer that trains on its CPU, the GPU-only fields are greyed out and say why (their
         values stay: a run with a GPU later uses them)."""
@@ -102,6 +108,8 @@ class ConfigSectionWidget(QGroupBox):
             "target_modules": self.tr("Target modules"),
             "qlora": self.tr("QLoRA (4-bit base model)"),
             "augment": self.tr("Vary the training pictures (augmentation)"),
+            "resolution": self.tr("Picture size (longest side, pixels)"),
+            "train_vision": self.tr("Also train the vision tower"),
         }
 
     def show_config(self, config: RunConfig) -> None:

@@ -140,12 +140,13 @@ class DatasetPickerWidget(QGroupBox):
 
     def show_task(self, task: str) -> None:
         """Offer what the task reads: a folder of class folders for pictures, files otherwise."""
-        pictures = task in IMAGE_TASKS
-        self.folder_browse.setVisible(pictures)
-        self.sample_button.setVisible(not pictures)  # the sample is English reviews
+        self.folder_browse.setVisible(task == "image-classification")
+        self.sample_button.setVisible(task not in IMAGE_TASKS)  # the sample is English reviews
         self.data_edit.setPlaceholderText(
             self.tr("A folder of class folders, a table of picture paths and labels, or a hub dataset id")
-            if pictures
+            if task == "image-classification"
+            else self.tr("A table of picture paths, questions and answers, or a hub dataset id")
+            if task == "vision-chat"
             else self.tr("A CSV, TSV, JSON(L), Parquet, TXT or Excel file, or a hub dataset id")
         )
 

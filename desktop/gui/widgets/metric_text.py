@@ -106,6 +106,7 @@ def task_name(task: str) -> str:
         "preference": translate("MetricText", "Preference (DPO / ORPO)"),
         "grpo": translate("MetricText", "Reasoning (GRPO)"),
         "image-classification": translate("MetricText", "Image classification"),
+        "vision-chat": translate("MetricText", "Vision-language (pictures and text)"),
     }.get(task, task)
 
 

@@ -219,6 +219,7 @@ class TryItPanel(QWidget):
             "causal-lm": self.tr("text generation"),
             "seq2seq": self.tr("sequence to sequence"),
             "image-classification": self.tr("image classification"),
+            "vision-chat": self.tr("pictures and text"),
         }[task]  # a preference run's model is a chat model
         if info.adapter:
             described = self.tr("Model: {folder}, {kind} (LoRA adapters on {base})").format(
@@ -229,7 +230,7 @@ class TryItPanel(QWidget):
         self.folder_label.setText(described)
         self.folder_label.setToolTip(str(info.folder))
         self.chat_check.setChecked(info.chat)
-        self.compare_check.setVisible(bool(info.trained_from))
+        self.compare_check.setVisible(bool(info.trained_from) and info.task != "vision-chat")
         self.compare_check.setToolTip(
             self.tr("Answer with {model}, the model the run started from, beside the fine-tuned one").format(
                 model=info.trained_from
@@ -239,6 +240,8 @@ class TryItPanel(QWidget):
         self.output_title.setText(self.tr("Fine-tuned"))
         if task == "image-classification":
             said = self.tr("Drop, paste or choose a picture; the model loads on first use.")
+        elif task == "vision-chat":
+            said = self.tr("Give a picture, ask about it and press Send; the model loads on first use.")
         elif task == "classification":
             said = self.tr("Type a text and press Try it; the model loads on first use.")
         else:
@@ -260,12 +263,14 @@ class TryItPanel(QWidget):
 
     def _show_task(self) -> None:
         task = model_task(self.info.task) if self.info else None
-        generative = task in ("causal-lm", "seq2seq")
+        generative = task in ("causal-lm", "seq2seq", "vision-chat")
         classifier = task in ("classification", "image-classification")
         self._arrange(classifier)
-        self.picture.setVisible(task == "image-classification")
+        self.picture.setVisible(task in ("image-classification", "vision-chat"))
         self.prompt.setVisible(task != "image-classification")
         self.options.setVisible(generative)
+        self.temperature.setVisible(task != "vision-chat")  # a picture's answer is the likeliest
+        self.top_p.setVisible(task != "vision-chat")
         self.chat_check.setVisible(task == "causal-lm")
         self.system_box.setVisible(self._chat())
         for button in (self.stop_button, self.regenerate_button, self.clear_button):
@@ -328,12 +333,25 @@ class TryItPanel(QWidget):
         text = self.prompt.toPlainText().strip()
         if self.info is None or self._task is not None:
             return
-        if self.info.task == "image-classification":
+        if self.info.task in ("image-classification", "vision-chat"):
             picture = self.picture.picture
             if picture is None:
                 self.status.setText(self.tr("Drop, paste or choose a picture first."))
                 return
-            self._start(Request(picture, picture if self._comparing() else None))
+            if self.info.task == "image-classification":
+                self._start(Request(picture, picture if self._comparing() else None))
+                return
+            if not text:  # a picture given before its question: asked once the question is sent
+                self.status.setText(self.tr("Ask something about the picture, then press Send."))
+                return
+            name = picture.name if isinstance(picture, Path) else self.tr("pasted picture")
+            turn = Turn(f"[{name}] {text}")
+            turn.answer = Reply(model=Path(self.info.folder).name)
+            self.conversation.turns.append(turn)
+            self._pending = turn
+            self.prompt.clear()
+            self.show_conversation()
+            self._start(Request((picture, text), None, self.max_tokens.value()))
             return
         if not text:
             self.status.setText(self.tr("Type a text first."))

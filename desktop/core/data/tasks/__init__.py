@@ -16,6 +16,7 @@ TASK_MODULES = {
     "preference": "desktop.core.data.tasks.preference",
     "grpo": "desktop.core.data.tasks.grpo",
     "image-classification": "desktop.core.data.tasks.image_classification",
+    "vision-chat": "desktop.core.data.tasks.vision_chat",
 }
 SAMPLE_ROWS = 8
 """Evaluation rows whose reference and answer are shown side by side."""
@@ -28,6 +29,7 @@ TASK_NAMES = {
     "preference": "preference tuning",
     "grpo": "reasoning with rewards (GRPO)",
     "image-classification": "image classification",
+    "vision-chat": "vision-language fine-tuning",
 }
 
 
@@ -51,6 +53,7 @@ class Prepared:
         reference: Preference (DPO without LoRA): the frozen reference model.
         pairs: Preference: the evaluation pairs (:class:`~desktop.core.data.tasks.preference.Pair`),
             for the evaluation before and after.
+        pictures: Vision-language: the picture of each of ``eval_pairs``.
     """
 
     model: Any
@@ -66,6 +69,7 @@ class Prepared:
     chat: bool = False
     reference: Any = None
     pairs: list[Any] = field(default_factory=list)
+    pictures: list[Any] = field(default_factory=list)
 
 
 def auto_class(task: str) -> Any:
@@ -79,6 +83,7 @@ def auto_class(task: str) -> Any:
         "preference": "AutoModelForCausalLM",
         "grpo": "AutoModelForCausalLM",
         "image-classification": "AutoModelForImageClassification",
+        "vision-chat": "AutoModelForImageTextToText",
     }
     return getattr(transformers, names[task])
 

@@ -1,0 +1,148 @@
+"""Vision-language fine-tuning: a picture and a question, the answer learned; tested with a tiny LLaVA."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from desktop.core.data.checks import load_and_check
+from desktop.core.runs.folders import RunDir
+from desktop.core.system.errors import ModelError
+from desktop.core.system.events import ProgressEvent, StartedEvent
+from desktop.core.training.run import run_training
+from tests.core.helpers import Recorder, make_config
+
+
+def _config(model: Path, samples: Path, tmp_path: Path, **training: object):
+    values = {"max_steps": 40, "learning_rate": 3e-3, "max_length": 64, "save_steps": 100, **training}
+    config = make_config("vision-chat", model, [samples / "shapes-vqa.jsonl"], tmp_path / "runs", **values)
+    config.validation.fraction = 0.1
+    return config
+
+
+def _picture(samples: Path) -> Path:
+    return next((samples / "shapes" / "circle").glob("*.png"))
+
+
+def test_the_loss_covers_the_answer_only(tiny_llava: Path, samples: Path) -> None:
+    from transformers import AutoProcessor
+
+    from desktop.core.data.images import decode
+    from desktop.core.data.tasks.vision_chat import VisionCollator, conversation
+
+    processor = AutoProcessor.from_pretrained(tiny_llava)
+    features = [
+        {"images": [decode(_picture(samples))], "messages": conversation("What is it?", "A blue circle.")},
+        {"images": [decode(_picture(samples))], "messages": conversation("And the colour, please?", "Blue.")},
+    ]
+
+    batch = VisionCollator(processor)(features)
+
+    tokenizer = processor.tokenizer
+    for row, answer in enumerate(("A blue circle.", "Blue.")):
+        learned = batch["labels"][row][batch["labels"][row] != -100]
+        assert tokenizer.decode(learned, skip_special_tokens=True).strip() == answer
+    image_token = tokenizer.convert_tokens_to_ids("<image>")
+    assert (batch["labels"] == image_token).sum() == 0  # the picture's tokens are read, never learned
+    assert (batch["input_ids"] == image_token).sum() == 2 * 4
+
+
+def test_the_picture_tokens_counted_from_the_config_match_the_processors(
+    tiny_llava: Path, samples: Path
+) -> None:
+    from transformers import AutoProcessor
+
+    from desktop.core.data.images import decode
+    from desktop.core.data.tasks.vision_chat import picture_tokens
+    from desktop.core.settings.memory import vision_tokens
+
+    model_config = json.loads((tiny_llava / "config.json").read_text(encoding="utf-8"))
+    processor = AutoProcessor.from_pretrained(tiny_llava)
+
+    assert vision_tokens(model_config) == picture_tokens(processor, decode(_picture(samples))) == 4
+    qwen = {"model_type": "qwen2_vl", "vision_config": {"patch_size": 14, "spatial_merge_size": 2}}
+    assert vision_tokens(qwen, 448) == 256 and vision_tokens(qwen, 224) == 64  # the resolution is memory
+
+
+def test_a_picture_chat_model_trains_resumes_evaluates_exports_and_answers(
+    tiny_llava: Path, samples: Path, tmp_path: Path
+) -> None:
+    from desktop.core.results.export import export_run
+    from desktop.core.results.tryit import Playground, inspect_folder
+
+    stop = threading.Event()
+    first = Recorder()
+
+    def on_event(event: object) -> None:
+        first.append(event)
+        if isinstance(event, ProgressEvent) and event.step == 20:
+            stop.set()
+
+    assert run_training(_config(tiny_llava, samples, tmp_path), on_event, stop).status == "stopped"
+    run = RunDir(Path(first.of(StartedEvent)[0].run_dir))
+    resumed = Recorder()
+    result = run_training(run.config(), resumed.append, resume=run)
+
+    assert result.status == "finished", result.failure
+    losses = first.losses() + resumed.losses()
+    assert losses[-1] < losses[0] * 0.5, losses
+    assert resumed.losses()[0] < first.losses()[0] * 0.8  # went on from the checkpoint, not from the start
+    saved = json.loads((run.path / "evaluation.json").read_text(encoding="utf-8"))
+    tuned = saved["fine_tuned"]
+    assert tuned["task"] == "vision-chat" and tuned["loss"] < saved["base"]["loss"]
+    assert tuned["samples"] and tuned["samples"][0]["prompt"].startswith(
+        "["
+    )  # the picture's name, the question
+
+    exported = export_run(run, tmp_path / "exported")
+
+    assert exported.verification.ok and exported.verification.examples == 4
+    playground = Playground(inspect_folder(tmp_path / "exported"))
+    playground.load()
+    assert playground.info.task == "vision-chat"
+    assert isinstance(playground.describe(_picture(samples), "What is in this picture?", 8), str)
+
+
+def test_lora_adapts_the_language_model_and_leaves_the_vision_tower(
+    tiny_llava: Path, samples: Path, tmp_path: Path
+) -> None:
+    config = _config(tiny_llava, samples, tmp_path, max_steps=4)
+    config.lora.enabled = True
+    config.validation.evaluate_base = False
+
+    result = run_training(config, Recorder().append)
+
+    assert result.status == "finished", result.failure
+    from safetensors import safe_open
+
+    with safe_open(str(Path(result.run_dir) / "adapter" / "adapter_model.safetensors"), "pt") as adapter:
+        names = list(adapter.keys())
+    assert names and not [n for n in names if "vision_tower" in n]
+    assert any("language_model" in n for n in names)
+
+
+def test_a_model_that_does_not_read_pictures_is_refused(
+    tiny_gpt2: Path, samples: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ModelError) as refused:
+        load_and_check(_config(tiny_gpt2, samples, tmp_path))
+    assert "does not read pictures" in str(refused.value) or "preprocessor" in str(refused.value)
+
+
+def test_gguf_export_of_a_vision_language_run_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    from desktop.core.results.gguf_export import _model_dir
+    from desktop.core.settings.config import RunConfig
+    from desktop.core.system.errors import InputError
+
+    class Run:
+        path = tmp_path / "run"
+
+        def config(self) -> RunConfig:
+            return RunConfig(task="vision-chat")
+
+    with pytest.raises(InputError) as refused:
+        _model_dir(Run())
+    assert "mmproj" in refused.value.message and refused.value.message.count(".") == 1
