@@ -69,3 +69,28 @@ def test_the_wrong_pictures_of_an_evaluation_are_shown_as_thumbnails(qtbot, samp
     first = view.rows.item(0, 0)
     assert first.text() == Path(paths[0]).name and first.toolTip() == paths[0]
     assert not first.icon().isNull()
+
+
+def test_a_picture_and_a_question_are_answered_by_a_vision_language_model(
+    request, qtbot, samples: Path, tmp_path: Path
+) -> None:
+    run = _finished_run(request, "vision-chat", "tiny_llava", "shapes-vqa.jsonl", tmp_path)
+    panel = TryItPanel()
+    qtbot.addWidget(panel)
+    try:
+        assert panel.set_folder(run.model_dir, run.config_path)
+        assert not panel.picture.isHidden() and not panel.prompt.isHidden()
+        panel.max_tokens.setValue(4)
+        assert panel.picture.set_picture(next((samples / "shapes" / "square").glob("*.png")))
+        assert "Ask something about the picture" in panel.status.text()  # nothing sent without a question
+        panel.prompt.setPlainText("What is in this picture?")
+        with qtbot.waitSignal(panel.answered, timeout=60_000):
+            panel.run_button.click()
+        (turn,) = panel.conversation.turns
+        assert turn.user.endswith("What is in this picture?") and turn.user.startswith("[")
+        assert turn.answer.done and panel.status.text() in (
+            "Done.",
+            panel.tr("The model ended its reply at once (it produced no text)."),
+        )
+    finally:
+        panel.shutdown()
