@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -146,3 +147,74 @@ def test_gguf_export_of_a_vision_language_run_is_refused_in_one_sentence(tmp_pat
     with pytest.raises(InputError) as refused:
         _model_dir(Run())
     assert "mmproj" in refused.value.message and refused.value.message.count(".") == 1
+
+
+def _picture_chats(samples: Path, folder: Path, inline: bool) -> Path:
+    """Conversations about the sample shapes, two turns each: pictures in their image parts (paths
+    relative to the file), or in an images column the placeholders take in order."""
+    data = folder / "data" / ("inline.jsonl" if inline else "listed.jsonl")
+    rows = []
+    for path in sorted((samples / "shapes" / "square").glob("*.png"))[:12]:
+        relative = Path(os.path.relpath(path, data.parent)).as_posix()
+        image = {"type": "image", "image": relative} if inline else {"type": "image"}
+        row = {
+            "messages": [
+                {"role": "user", "content": [image, {"type": "text", "text": "What shape is it?"}]},
+                {"role": "assistant", "content": "A square."},
+                {"role": "user", "content": "And its colour?"},
+                {"role": "assistant", "content": [{"type": "text", "text": path.stem.split("-")[0]}]},
+            ]
+        }
+        if not inline:
+            row["images"] = [str(path)]
+        rows.append(json.dumps(row))
+    data.parent.mkdir(parents=True, exist_ok=True)
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return data
+
+
+@pytest.mark.parametrize("inline", [True, False], ids=["pictures-in-the-messages", "an-images-column"])
+def test_conversations_holding_pictures_train_on_every_answer(
+    inline: bool, tiny_llava: Path, samples: Path, tmp_path: Path
+) -> None:
+    from transformers import AutoProcessor
+
+    from desktop.core.data.tasks.vision_chat import VisionCollator, _rows
+
+    data = _picture_chats(samples, tmp_path, inline)
+    config = _config(tiny_llava, samples, tmp_path, max_steps=4, max_length=96)
+    config.data.files = [str(data)]
+    config.validation.evaluate_base = False
+
+    checked = load_and_check(config)
+
+    assert checked.guess.columns.messages == "messages"
+    assert checked.guess.columns.image == ("" if inline else "images")
+    rows = _rows(checked.train, checked.guess.columns)
+    assert all(len(pictures) == 1 and Path(pictures[0]).is_file() for pictures in rows.sources)
+    processor = AutoProcessor.from_pretrained(tiny_llava)
+    from desktop.core.data.images import decode
+
+    feature = {"messages": rows.messages[0], "images": [decode(rows.sources[0][0])]}
+    batch = VisionCollator(processor)([feature])
+    learned = batch["labels"][0][batch["labels"][0] != -100]
+    said = processor.tokenizer.decode(learned, skip_special_tokens=True)
+    assert "A square." in said and "What shape" not in said and "colour" not in said
+    assert run_training(config, Recorder().append).status == "finished"
+
+
+def test_a_missing_picture_in_a_conversation_is_named_with_its_row(
+    tiny_llava: Path, samples: Path, tmp_path: Path
+) -> None:
+    from desktop.core.system.errors import DataError
+
+    data = _picture_chats(samples, tmp_path, inline=True)
+    lines = data.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace("square/", "square/gone-")
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = _config(tiny_llava, samples, tmp_path)
+    config.data.files = [str(data)]
+
+    with pytest.raises(DataError) as refused:
+        load_and_check(config)
+    assert "1 pictures are missing (inline.jsonl line 3)" in str(refused.value)

@@ -120,9 +120,15 @@ def check_data(
     if config.task in IMAGE_TASKS:  # every picture opened once, each kind of bad one named
         from desktop.core.data.images import check_tables
 
+        rows_of = None
+        if guess.columns.messages:  # conversations: each picture they hold (or their images column's)
+            from desktop.core.data.picture_chats import chat_picture_rows
+
+            messages, images = guess.columns.messages, guess.columns.image
+            rows_of = lambda table: chat_picture_rows(table, messages, images)  # noqa: E731
         with progress.part(READING_SHARE + (1 - READING_SHARE) * 0.7, 1.0):
             (train, eval_), image_notes = check_tables(
-                [train, eval_], guess.columns.image, config.data.drop_bad_rows
+                [train, eval_], guess.columns.image, config.data.drop_bad_rows, rows_of
             )
             notes += image_notes
     if config.task in ("classification", "image-classification"):

@@ -115,6 +115,12 @@ CAUSAL_FORMATS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "prompt": (("prompt", "completion"), ()),
     "text": (("text",), ()),
 }
+VISION_FORMATS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # vision-language data: a picture, a question and its answer; or conversations holding pictures
+    # (in their image parts, or in an images column they take in order)
+    "question": (("image", "prompt", "completion"), ()),
+    "picture-chat": (("messages",), ("image",)),
+}
 TASK_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "classification": (("text", "label"), ("text_pair",)),
     "seq2seq": (("source", "target"), ()),
@@ -149,6 +155,8 @@ def roles_for(task: str, columns: Columns) -> tuple[tuple[str, ...], tuple[str, 
     """The (required, optional) roles of a task; for causal-LM, of the mapping's format."""
     if task == "causal-lm":
         return CAUSAL_FORMATS[causal_format(columns) or "text"]
+    if task == "vision-chat":
+        return VISION_FORMATS["picture-chat" if columns.messages else "question"]
     return TASK_ROLES[task]
 
 
@@ -163,15 +171,16 @@ def guess_columns(table: Table, task: str, given: Columns | None = None) -> Gues
     given = given or Columns()
     mapped = given.mapped()
     found_by = {role: "config" for role in mapped}
-    if task == "causal-lm":
-        options = [f for f, (req, _) in CAUSAL_FORMATS.items() if any(r in mapped for r in req)]
-        options = options or list(CAUSAL_FORMATS)
+    formats = {"causal-lm": CAUSAL_FORMATS, "vision-chat": VISION_FORMATS}.get(task)
+    if formats is not None:
+        options = [f for f, (req, _) in formats.items() if any(r in mapped for r in req)]
+        options = options or list(formats)
     else:
-        options = [task]
+        formats, options = TASK_ROLES, [task]
     # Names first for every format, so content never overrules a format the names spell out.
     for use_content in (False, True):
         for option in options:
-            required, optional = CAUSAL_FORMATS[option] if task == "causal-lm" else TASK_ROLES[option]
+            required, optional = formats[option]
             trial, trial_found = dict(mapped), dict(found_by)
             _by_name(table, required + optional, trial, trial_found)
             if use_content:
@@ -207,11 +216,16 @@ def _by_content(table: Table, option: str, mapped: dict[str, str], found_by: dic
     texts = sorted(
         (c for c in free if _mean_text_length(sample[c]) > 0), key=lambda c: -_mean_text_length(sample[c])
     )
-    if option in ("image-classification", "vision-chat"):
+    if option == "picture-chat":
+        from desktop.core.data.picture_chats import looks_like_picture_chats
+
+        assign("messages", next((c for c in free if looks_like_picture_chats(sample[c].tolist())), None))
+        return
+    if option in ("image-classification", "question"):
         from desktop.core.data.images import looks_like_images
 
         assign("image", next((c for c in free if looks_like_images(sample[c].tolist())), None))
-        if option == "vision-chat":  # a question and its answer about the picture, in that order
+        if option == "question":  # a question and its answer about the picture, in that order
             in_order = [c for c in free if _mean_text_length(sample[c]) > 0]
             if "prompt" not in mapped and "completion" not in mapped and len(in_order) >= 2:
                 assign("prompt", in_order[0])
@@ -350,7 +364,12 @@ def check_rows(
     # pair named in a sentence of its own: ``data.tasks.preference.check_pairs``.
     for role in required if task != "preference" else ():
         column = getattr(columns, role)
-        if role == "messages":
+        if role == "messages" and task == "vision-chat":
+            from desktop.core.data.picture_chats import unusable_picture_chats
+
+            pictures = table.column(columns.image) if columns.image else None
+            rows = unusable_picture_chats(table.column(column), pictures)
+        elif role == "messages":
             rows = unusable_chats(table.column(column))
         elif role == "image":
             rows = _no_picture(table, column)

@@ -145,10 +145,39 @@ def resolve_paths(frame: Any, folder: Path) -> None:
     for name in list(frame.columns):
         column = frame[name]
         if column.dtype != object and not str(column.dtype).startswith(("str", "string")):
+            if _nested_pictures(column.head(20).tolist()):  # a conversation's or a list's pictures
+                frame[name] = [_full_nested(v, folder) for v in column.tolist()]
             continue
-        if not looks_like_images(column.head(50).tolist()):
+        head = column.head(50).tolist()
+        if looks_like_images(head):
+            frame[name] = [_full(v, folder) for v in column.tolist()]
+        elif _nested_pictures(head):
+            frame[name] = [_full_nested(v, folder) for v in column.tolist()]
+
+
+def _nested_pictures(values: list[Any]) -> bool:
+    """Whether cells are lists naming pictures: a list of picture paths, or a conversation whose image
+    parts name theirs."""
+    for value in values:
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        if not isinstance(value, list) or not value:
             continue
-        frame[name] = [_full(v, folder) for v in column.tolist()]
+        if all(isinstance(v, str) for v in value):
+            return looks_like_images(value)
+        text = str(value)
+        return "'type': 'image'" in text and any(key in text for key in ("'image': '", "'path': '"))
+    return False
+
+
+def _full_nested(value: Any, folder: Path) -> Any:
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return [_full(v, folder) for v in value]
+    from desktop.core.data.picture_chats import resolve_chat_paths
+
+    return resolve_chat_paths(value, folder)
 
 
 def _full(value: Any, folder: Path) -> Any:
@@ -213,7 +242,9 @@ def table_images(table: Any, base: Path, image_column: str, label_column: str = 
     return rows
 
 
-def check_tables(tables: list[Any], column: str, drop_bad: bool) -> tuple[list[Any], list[str]]:
+def check_tables(
+    tables: list[Any], column: str, drop_bad: bool, rows_of: Callable[[Any], list[ImageRow]] | None = None
+) -> tuple[list[Any], list[str]]:
     """:func:`check_table` of each table (the training and the evaluation rows, ``None`` where there
     are none), every bad picture of both named before anything is refused."""
     from desktop.core.system import progress
@@ -229,7 +260,7 @@ def check_tables(tables: list[Any], column: str, drop_bad: bool) -> tuple[list[A
         total = max(1, sum(len(t) for t in present))
         with progress.part(done / total, (done + len(table)) / total):
             try:
-                table, said = check_table(table, column, drop_bad)
+                table, said = check_table(table, column, drop_bad, rows_of=rows_of)
             except DataError as exc:
                 refused.append(exc)
             else:
@@ -241,9 +272,16 @@ def check_tables(tables: list[Any], column: str, drop_bad: bool) -> tuple[list[A
     return kept, notes
 
 
-def check_table(table: Any, column: str, drop_bad: bool, stop: Callable[[], bool] | None = None) -> Any:
+def check_table(
+    table: Any,
+    column: str,
+    drop_bad: bool,
+    stop: Callable[[], bool] | None = None,
+    rows_of: Callable[[Any], list[ImageRow]] | None = None,
+) -> Any:
     """The rows of ``table`` (a :class:`~desktop.core.data.tables.Table`) whose picture in ``column``
-    can be used, and what was left out; every picture is opened once, with progress.
+    (or, with ``rows_of``, each of the pictures it finds in a row) can be used, and what was left out;
+    every picture is opened once, with progress.
 
     Returns:
         ``(table, notes)``: the usable rows, and a sentence per kind of picture left out.
@@ -258,7 +296,7 @@ def check_table(table: Any, column: str, drop_bad: bool, stop: Callable[[], bool
     def said(done: int, total: int) -> None:
         progress.report(done / max(1, total), msg("Checking {count} pictures", count=total))
 
-    rows = table_images(table, Path(), column)
+    rows = rows_of(table) if rows_of is not None else table_images(table, Path(), column)
     found = check_images(rows, progress=said, stop=stop)
     bad = sorted(found.bad_rows())
     if not bad:
@@ -267,7 +305,9 @@ def check_table(table: Any, column: str, drop_bad: bool, stop: Callable[[], bool
     if len(bad) == len(table):
         raise DataError(
             " ".join(sentences),
-            msg("Check that the column {column} names the pictures, and that they are there.", column=column),
+            msg("Check that the column {column} names the pictures, and that they are there.", column=column)
+            if column and rows_of is None
+            else msg("Check that the conversations name their pictures, and that they are there."),
         )
     if not drop_bad:
         raise DataError(

@@ -1,10 +1,11 @@
 """Vision-language fine-tuning: a model that reads a picture and a question learns the answers.
 
 Data: a picture, a question about it and the answer (``columns.image``, ``columns.prompt``,
-``columns.completion``). The model is loaded with ``AutoModelForImageTextToText`` and reads each example
-through its processor and chat template: the user's turn holds the picture and the question, the
-assistant's the answer. The loss is on the answer only: every token up to the assistant's turn (the
-picture's tokens, the question, the template's headers) is masked, as in causal-LM training on prompts.
+``columns.completion``), or conversations holding pictures (``columns.messages``, and an images column
+they take their pictures from in order: :mod:`desktop.core.data.picture_chats`). The model is loaded
+with ``AutoModelForImageTextToText`` and reads each example through its processor and chat template.
+The loss is on the assistant's turns only: every other token (the pictures' tokens, the questions, the
+template's headers) is masked, as in causal-LM training on prompts.
 
 The vision tower is frozen unless ``images.train_vision``; with LoRA the adapters go on the language
 model's layers only. Pictures are decoded, scaled to ``images.resolution`` where the model allows it, and
@@ -61,29 +62,30 @@ def conversation(prompt: str, answer: str | None = None) -> list[dict[str, Any]]
 
 @dataclass
 class VisionExamples(Sequence):
-    """The examples of a run: each row's picture, question and answer; the picture decoded (and scaled to
-    ``longest`` pixels a side when given) only when its batch is made."""
+    """The examples of a run: each row's conversation (image parts as placeholders) and its pictures;
+    the pictures decoded (and scaled to ``longest`` pixels a side when given) only when the row's batch
+    is made."""
 
-    sources: list[Source]
-    prompts: list[str]
-    answers: list[str]
+    messages: list[list[dict[str, Any]]]
+    sources: list[list[Source]]
     longest: int = 0
 
     def __len__(self) -> int:
-        return len(self.answers)
+        return len(self.messages)
 
     def __getitem__(self, index: int) -> dict[str, Any]:  # type: ignore[override]
         return {
-            "images": [decode(self.sources[index], self.longest)],
-            "messages": conversation(self.prompts[index], self.answers[index]),
+            "images": [decode(source, self.longest) for source in self.sources[index]],
+            "messages": self.messages[index],
         }
 
 
 class VisionCollator:
-    """Examples into a batch through the processor, with labels on the answers only.
+    """Examples into a batch through the processor, with labels on the assistant's turns only.
 
-    Each example is read twice by the processor: whole, and up to the assistant's turn (its length is
-    where the answer starts: the picture's tokens before it are the processor's to count).
+    For each assistant turn the processor also reads the conversation up to it and through it (with the
+    pictures shown so far): the lengths say where the turn's tokens are, the picture's tokens before them
+    counted as the processor counts them.
     """
 
     def __init__(self, processor: Any) -> None:
@@ -99,15 +101,29 @@ class VisionCollator:
         images = [f["images"] for f in features]
         batch = processor(text=whole, images=images, padding=True, return_tensors="pt")
         labels = batch["input_ids"].clone()
-        labels[batch["attention_mask"] == 0] = IGNORE
+        learned = labels.new_zeros(labels.shape, dtype=bool)
         for row, feature in enumerate(features):
-            asked = processor.apply_chat_template(
-                feature["messages"][:-1], tokenize=False, add_generation_prompt=True
-            )
-            start = len(processor(text=[asked], images=[feature["images"]])["input_ids"][0])
-            labels[row, :start] = IGNORE
+            for start, end in self._answers(feature):
+                learned[row, start:end] = True
+        labels[~learned | (batch["attention_mask"] == 0)] = IGNORE
         batch["labels"] = labels
         return dict(batch)
+
+    def _answers(self, feature: dict[str, Any]) -> list[tuple[int, int]]:
+        """(start, end) token positions of each assistant turn of an example."""
+        processor, messages, images = self.processor, feature["messages"], feature["images"]
+        spans = []
+        for turn, message in enumerate(messages):
+            if message["role"] != "assistant":
+                continue
+            shown = sum(1 for m in messages[:turn] for part in m["content"] if part.get("type") == "image")
+            asked = processor.apply_chat_template(messages[:turn], tokenize=False, add_generation_prompt=True)
+            through = processor.apply_chat_template(messages[: turn + 1], tokenize=False)
+            pictures = [images[:shown]] if shown else None
+            start = len(processor(text=[asked], images=pictures)["input_ids"][0])
+            end = len(processor(text=[through], images=pictures)["input_ids"][0])
+            spans.append((start, end))
+        return spans
 
 
 def answer_picture(
@@ -170,36 +186,51 @@ def picture_tokens(processor: Any, picture: Any) -> int:
 
 @dataclass
 class _Rows:
-    sources: list[Source]
-    prompts: list[str]
-    answers: list[str]
+    messages: list[list[dict[str, Any]]]
+    sources: list[list[Source]]
     left_out: list[int] = field(default_factory=list)
 
 
 def _rows(table: Table, columns: Columns) -> _Rows:
+    """Each row's conversation and pictures: from its messages (and images column), or its picture,
+    question and answer. Rows are checked before (``check_rows``, the picture checks)."""
+    if columns.messages:
+        from desktop.core.data.picture_chats import parse_picture_chat
+
+        listed = table.column(columns.image) if columns.image else [None] * len(table)
+        values = table.column(columns.messages)
+        chats = [parse_picture_chat(v, p) for v, p in zip(values, listed, strict=True)]
+        return _Rows([c.messages for c in chats if c], [c.pictures for c in chats if c])
     sources = [source_of(v) for v in table.column(columns.image)]
     prompts = [str(v) for v in table.column(columns.prompt)]
     answers = [str(v) for v in table.column(columns.completion)]
-    return _Rows([s if s is not None else b"" for s in sources], prompts, answers)
+    return _Rows(
+        [conversation(p, a) for p, a in zip(prompts, answers, strict=True)],
+        [[s if s is not None else b""] for s in sources],
+    )
+
+
+def _question(messages: list[dict[str, Any]]) -> tuple[str, str]:
+    """The first user turn's text and the first answer (the evaluation's samples)."""
+    user = next((m for m in messages if m["role"] == "user"), messages[0])
+    answer = next((m for m in messages if m["role"] == "assistant"), messages[-1])
+
+    def text(message: dict[str, Any]) -> str:
+        return " ".join(p["text"] for p in message["content"] if p.get("type") == "text")
+
+    return text(user), text(answer)
 
 
 def _fitting(rows: _Rows, processor: Any, max_length: int, per_picture: int) -> _Rows:
-    """The rows whose conversation (text, and the picture's tokens) fits ``max_length``; the others are
-    left out (cutting one would cut its picture's tokens or its answer)."""
+    """The rows whose conversation (text, and the pictures' tokens) fits ``max_length``; the others are
+    left out (cutting one would cut a picture's tokens or an answer)."""
     tokenizer = getattr(processor, "tokenizer", processor)
-    whole = [
-        processor.apply_chat_template(conversation(p, a), tokenize=False)
-        for p, a in zip(rows.prompts, rows.answers, strict=True)
-    ]
-    lengths = [len(ids) for ids in tokenizer(whole, add_special_tokens=False)["input_ids"]]
-    keep = [i for i, n in enumerate(lengths) if n - 1 + per_picture <= max_length]
-    left = [i for i, n in enumerate(lengths) if n - 1 + per_picture > max_length]
-    return _Rows(
-        [rows.sources[i] for i in keep],
-        [rows.prompts[i] for i in keep],
-        [rows.answers[i] for i in keep],
-        left,
-    )
+    whole = [processor.apply_chat_template(m, tokenize=False) for m in rows.messages]
+    ids = tokenizer(whole, add_special_tokens=False)["input_ids"]
+    lengths = [len(i) + len(p) * (per_picture - 1) for i, p in zip(ids, rows.sources, strict=True)]
+    keep = [i for i, n in enumerate(lengths) if n <= max_length]
+    left = [i for i, n in enumerate(lengths) if n > max_length]
+    return _Rows([rows.messages[i] for i in keep], [rows.sources[i] for i in keep], left)
 
 
 def prepare(
@@ -223,7 +254,7 @@ def prepare(
     if not config.images.train_vision:
         freeze_vision(model)
     longest = config.images.resolution
-    first = _rows(train.head(1), columns).sources[0]
+    first = next(s for row in _rows(train.head(50), columns).sources for s in row)
     per_picture = picture_tokens(processor, decode(first, longest))
     parts = {}
     for part, table in (("train", train), ("eval", eval_)):
@@ -243,7 +274,7 @@ def prepare(
                 )
             )
         parts[part] = rows
-    if not parts["train"].answers:
+    if not parts["train"].messages:
         from desktop.core.system.errors import DataError
 
         raise DataError(
@@ -259,17 +290,20 @@ def prepare(
     pairs: list[tuple[str, str]] = []
     pictures: list[Source] = []
     if eval_rows is not None:
-        for i in range(min(SAMPLE_ROWS, len(eval_rows.answers))):
-            source = eval_rows.sources[i]
+        for i in range(min(SAMPLE_ROWS, len(eval_rows.messages))):
+            if not eval_rows.sources[i]:
+                continue
+            source = eval_rows.sources[i][0]
             name = Path(source).name if isinstance(source, Path) else msg("picture {number}", number=i + 1)
-            pairs.append((f"[{name}] {eval_rows.prompts[i]}", eval_rows.answers[i]))
+            question, answer = _question(eval_rows.messages[i])
+            pairs.append((f"[{name}] {question}", answer))
             pictures.append(source)
     return Prepared(
         model=model,
-        train=VisionExamples(train_rows.sources, train_rows.prompts, train_rows.answers, longest),
+        train=VisionExamples(train_rows.messages, train_rows.sources, longest),
         eval=(
-            VisionExamples(eval_rows.sources, eval_rows.prompts, eval_rows.answers, longest)
-            if eval_rows is not None and eval_rows.answers
+            VisionExamples(eval_rows.messages, eval_rows.sources, longest)
+            if eval_rows is not None and eval_rows.messages
             else None
         ),
         collator=VisionCollator(processor),

@@ -1,0 +1,177 @@
+"""Conversations that hold pictures: the ``messages`` layout of vision-language data.
+
+A row's ``messages`` is a list of ``{"role", "content"}``; a content is a text, or a list of parts:
+``{"type": "text", "text": ...}`` and ``{"type": "image", ...}``. An image part names its picture
+itself (``"image"``, ``"path"`` or ``"url"``: a path, relative to the data file, or a picture's
+bytes), or is a bare placeholder that takes the next picture of the row's images column (a list of
+pictures, in order: the layout of TRL's and the Hugging Face hub's vision datasets). OpenAI's
+``{"type": "image_url", "image_url": {"url": ...}}`` is read as an image part too.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.core.data.images import Source, is_image, source_of
+
+PICTURE_KEYS = ("image", "path", "url")
+
+
+@dataclass(frozen=True)
+class PictureChat:
+    """A conversation as a processor's chat template reads it (an image part a bare placeholder), and
+    its pictures in the order of their placeholders."""
+
+    messages: list[dict[str, Any]]
+    pictures: list[Source]
+
+
+def parse_picture_chat(value: Any, pictures: Any = None) -> PictureChat | None:
+    """``value`` as a :class:`PictureChat`, or ``None`` when it is not a conversation with an assistant
+    reply, or its placeholders and its pictures (``pictures``: the row's images column) do not match."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if not isinstance(value, list) or not value:
+        return None
+    given = _pictures(pictures)
+    waiting = list(given)
+    messages, found = [], []
+    for message in value:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            return None
+        content = message.get("content")
+        if hasattr(content, "tolist"):
+            content = content.tolist()
+        if isinstance(content, str):
+            messages.append({"role": message["role"], "content": [{"type": "text", "text": content}]})
+            continue
+        if not isinstance(content, list):
+            return None
+        parts = []
+        for part in content:
+            if not isinstance(part, dict):
+                return None
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str):
+                parts.append({"type": "text", "text": part["text"]})
+            elif kind in ("image", "image_url"):
+                named = _named_picture(part)
+                if named is None:
+                    if not waiting:
+                        return None
+                    named = waiting.pop(0)
+                found.append(named)
+                parts.append({"type": "image"})
+            elif kind == "text" or kind is None:
+                return None
+        messages.append({"role": message["role"], "content": parts})
+    if waiting or not any(m["role"] == "assistant" for m in messages):
+        return None
+    return PictureChat(messages, found)
+
+
+def _named_picture(part: dict[str, Any]) -> Source | None:
+    if part.get("type") == "image_url":
+        url = part.get("image_url")
+        url = url.get("url") if isinstance(url, dict) else url
+        return source_of(url)
+    for key in PICTURE_KEYS:
+        found = source_of(part.get(key))
+        if found is not None:
+            return found
+    return None
+
+
+def _pictures(value: Any) -> list[Source]:
+    if value is None:
+        return []
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    values = value if isinstance(value, list) else [value]
+    return [s for s in (source_of(v) for v in values) if s is not None]
+
+
+def unusable_picture_chats(values: Any, pictures: Any = None) -> list[int]:
+    """The rows whose cell holds no usable picture conversation (:func:`parse_picture_chat`)."""
+    listed = list(pictures) if pictures is not None else [None] * len(values)
+    return [
+        i
+        for i, (v, p) in enumerate(zip(list(values), listed, strict=True))
+        if parse_picture_chat(v, p) is None
+    ]
+
+
+def looks_like_picture_chats(values: list[Any]) -> bool:
+    """Whether a column's first cells are conversations (their pictures in them or in another column)."""
+    found = [v for v in values if v is not None][:20]
+    return bool(found) and all(_is_messages(v) for v in found)
+
+
+def _is_messages(value: Any) -> bool:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return False
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
+    )
+
+
+def resolve_chat_paths(value: Any, folder: Path) -> Any:
+    """A conversation with its image parts' relative paths made full (relative to ``folder``); other
+    values as they are."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if not isinstance(value, list):
+        return value
+    out = []
+    for message in value:
+        content = message.get("content") if isinstance(message, dict) else None
+        if hasattr(content, "tolist"):
+            content = content.tolist()
+        if not isinstance(content, list):
+            out.append(message)
+            continue
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "image":
+                part = {
+                    **part,
+                    **{
+                        key: str(folder / part[key])
+                        for key in PICTURE_KEYS
+                        if isinstance(part.get(key), str)
+                        and is_image(part[key])
+                        and not Path(part[key]).is_absolute()
+                    },
+                }
+            parts.append(part)
+        out.append({**message, "content": parts})
+    return out
+
+
+def chat_picture_rows(table: Any, messages: str, images: str = "") -> list[Any]:
+    """Every picture of a table's conversations, each as an
+    :class:`~desktop.core.data.images.ImageRow` of its row (for the picture checks)."""
+    from desktop.core.data.images import ImageRow
+
+    listed = table.column(images) if images else [None] * len(table)
+    rows = []
+    for index, (value, pictures) in enumerate(zip(table.column(messages), listed, strict=True)):
+        chat = parse_picture_chat(value, pictures)
+        for source in chat.pictures if chat is not None else []:
+            rows.append(ImageRow(source, None, index))
+    return rows
