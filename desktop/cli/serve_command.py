@@ -83,6 +83,14 @@ def add_parsers(sub: Any) -> None:
             "http://localhost:3000); requests from other pages are refused"
         ),
     )
+    p.add_argument(
+        "--allow-remote-images",
+        action="store_true",
+        help=say(
+            "a vision-language model: fetch the pictures requests name by web address (off: pictures come "
+            "as data URLs, or as files when serving on this computer only)"
+        ),
+    )
     p.add_argument("--require-key", action="store_true", help=say("require the API key on this computer too"))
     p.add_argument("--new-key", action="store_true", help=say("replace the kept API key with a new one"))
     p.add_argument("--runs-dir", type=Path)
@@ -192,6 +200,7 @@ def _serve(args: argparse.Namespace) -> int:
         limits=Limits(max_tokens=args.max_tokens, queue=max(args.queue, 0)),
         hosts=tuple(args.allow_host),
         origins=_origins(args.allow_origin),
+        remote_pictures=args.allow_remote_images,
     )
     on_request = _emit_request if events else _print_request
     server = LocalServer(folder, options, run_config, on_request=on_request).bind()

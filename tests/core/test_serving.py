@@ -444,7 +444,7 @@ def test_what_clients_send_by_habit_is_read_and_what_cannot_be_done_is_named(ser
     assert status == 400 and body["error"]["message"] == "The request body is empty: send a JSON object."
     image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
     status, body = _post(served, "/chat/completions", json.dumps({"messages": image}).encode())
-    assert status == 400 and "Only text content" in body["error"]["message"]
+    assert status == 400 and "reads text only" in body["error"]["message"]
 
 
 def _reference(

@@ -94,8 +94,18 @@ def build_app(
     @app.post("/v1/chat/completions")
     async def chat(body: ChatRequest, request: Request) -> Any:
         _check_model(body.model, name)
+        if task == "vision-chat":
+            return await _picture_answer(engine, request, body, name)
         if task != "causal-lm":
             raise Refused(400, _wrong_route(task, "/v1/chat/completions"), "wrong_route")
+        if any(m.has_pictures() for m in body.messages):
+            raise Refused(
+                400,
+                "This model reads text only: send the conversation without 'image_url' parts, or serve a "
+                "vision-language model.",
+                "pictures_not_supported",
+                "messages",
+            )
         messages = [m.for_template() for m in body.messages]
         if not engine.info.chat and not any(m["role"] == "user" for m in messages):
             raise Refused(400, "The conversation has no user message to answer.", param="messages")
@@ -119,7 +129,7 @@ def build_app(
     @app.post("/v1/completions")
     async def complete(body: CompletionRequest, request: Request) -> Any:
         _check_model(body.model, name)
-        if task == "classification":
+        if task in ("classification", "vision-chat"):
             raise Refused(400, _wrong_route(task, "/v1/completions"), "wrong_route")
         prompt = body.prompt
         if isinstance(prompt, list):
@@ -191,6 +201,7 @@ def _encoded(vector: list[float], encoding: str | None) -> list[float] | str:
 
 _ROUTES = {
     "classification": ["/v1/classify", "/v1/embeddings"],
+    "vision-chat": ["/v1/chat/completions"],
     "seq2seq": ["/v1/completions"],
     "causal-lm": ["/v1/chat/completions", "/v1/completions"],
 }
@@ -242,9 +253,11 @@ def _encode_conversation(
 
 
 def _wrong_route(task: str, route: str) -> str:
-    kind = {"classification": "a text classifier", "seq2seq": "a sequence-to-sequence model"}.get(
-        task, "a language model"
-    )
+    kind = {
+        "classification": "a text classifier",
+        "seq2seq": "a sequence-to-sequence model",
+        "vision-chat": "a vision-language model (pictures and text)",
+    }.get(task, "a language model")
     return f"{route} is not available: this model is {kind}. Use {' or '.join(_ROUTES[task])}."
 
 
@@ -370,6 +383,62 @@ async def _answer(
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **ignored},
         )
     return JSONResponse({**reply, "choices": choices, "usage": counted}, headers=ignored)
+
+
+async def _picture_answer(engine: Engine, request: Request, body: ChatRequest, name: str) -> Any:
+    """A vision-language model's answer to a conversation whose user turns may hold pictures
+    (``image_url`` parts: :mod:`desktop.core.serving.pictures`), whole (a stream gets it as one chunk)."""
+    from desktop.core.serving.pictures import picture_conversation
+
+    limits = engine.limits
+    messages, pictures = await asyncio.to_thread(
+        picture_conversation, body.messages, limits.remote_pictures, limits.local_pictures
+    )
+    if not any(m["role"] == "user" for m in messages):
+        raise Refused(400, "The conversation has no user message to answer.", param="messages")
+    if (
+        (body.n or 1) != 1
+        or body.tools
+        or body.logprobs
+        or (body.response_format or {}).get("type", "text") != "text"
+    ):
+        raise Refused(
+            400,
+            "A vision-language model here answers with one text: leave out 'n', 'tools', 'logprobs' and "
+            "'response_format'.",
+            "unsupported_parameter",
+        )
+    asked = body.max_completion_tokens or body.max_tokens
+    sampling = Sampling(
+        min(asked or limits.max_tokens, limits.max_tokens),
+        1.0 if body.temperature is None else body.temperature,
+        1.0 if body.top_p is None else body.top_p,
+    )
+    outcome = await _run(
+        engine, request, Job("converse", lambda _: None, sampling=sampling, payload=(messages, pictures))
+    )
+    reply = {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": name,
+    }
+    choices = [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": outcome.text},
+            "finish_reason": reason(outcome),
+        }
+    ]
+    counted = usage_of(outcome)
+    if body.stream:
+        usage = bool(body.stream_options and body.stream_options.include_usage)
+        return StreamingResponse(
+            replay(reply, choices, True, counted if usage else None),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    return JSONResponse({**reply, "choices": choices, "usage": counted})
 
 
 async def _run_all(engine: Engine, request: Request, jobs: list[Job]) -> list[Any]:

@@ -47,6 +47,11 @@ class Limits:
     body_bytes: int = 1 << 20
     queue: int = 32
     classify_texts: int = 256
+    remote_pictures: bool = False
+    """Vision-language models: pictures may be fetched from web addresses a request names."""
+    local_pictures: bool = False
+    """Vision-language models: pictures may be read from this computer's files a request names (only
+    for a server that listens on this computer alone)."""
 
 
 @dataclass(frozen=True)
@@ -101,11 +106,12 @@ class Job:
     """One request to the model. ``report`` gets ``("text", piece)`` for each piece of the answer, then
     ``("done", Outcome | list)`` or ``("failed", exception)``, from the model's thread."""
 
-    kind: str  # "generate", "classify" or "embed"
+    kind: str  # "generate", "classify", "embed" or "converse" (a conversation holding pictures)
     report: Callable[[tuple[str, Any]], None]
     ids: list[int] = field(default_factory=list)
     sampling: Sampling | None = None
     texts: Sequence[str] = ()
+    payload: Any = None  # "converse": the conversation and its pictures
     cancelled: threading.Event = field(default_factory=threading.Event)
     number: int = 0
     ended: bool = False  # "done" or "failed" was reported (exactly one of them, once)
@@ -334,10 +340,31 @@ class Engine:
                 return self.playground.classify_many(job.texts, self.context)
             if job.kind == "embed":
                 return self.playground.embed_many(job.texts, self.context)
+            if job.kind == "converse":
+                return self._converse(job)
             return self._generate(job)
         except Exception as exc:  # the job fails, the server keeps serving
             self._failed([job], exc)
             return None
+
+    def _converse(self, job: Job) -> Outcome:
+        """A vision-language model's answer to a conversation holding pictures (whole, not streamed)."""
+        from desktop.core.data.tasks.vision_chat import answer_conversation
+
+        messages, pictures = job.payload
+        sampling = job.sampling or Sampling(self.limits.max_tokens)
+        playground = self.playground
+        text, prompt, written, finish = answer_conversation(
+            playground.model,
+            playground.tokenizer,
+            playground.device,
+            messages,
+            pictures,
+            sampling.max_tokens,
+            sampling.temperature,
+            sampling.top_p,
+        )
+        return Outcome(text, prompt, written, finish)
 
     def _answer_rows(self, first: Job) -> None:
         """``first`` and the jobs that join it, until every answer is done; a job that comes while they

@@ -22,6 +22,16 @@ class TextPart(Strict):
     text: str
 
 
+class ImageURL(Strict):
+    url: str
+    detail: str | None = None  # OpenAI's "low" / "high" / "auto": the model reads the picture as it is
+
+
+class ImagePart(Strict):
+    type: Literal["image_url"]
+    image_url: ImageURL
+
+
 class FunctionCall(Strict):
     name: str
     arguments: str  # JSON, as OpenAI sends it
@@ -47,15 +57,18 @@ class Tool(Strict):
 
 class Message(Strict):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[TextPart] | None = None
+    content: str | list[TextPart | ImagePart] | None = None
     name: str | None = None
     tool_calls: list[ToolCall] | None = None  # an assistant's earlier calls
     tool_call_id: str | None = None  # a tool's answer to one of them
 
     def text(self) -> str:
         if isinstance(self.content, list):
-            return "".join(part.text for part in self.content)
+            return "".join(part.text for part in self.content if isinstance(part, TextPart))
         return self.content or ""
+
+    def has_pictures(self) -> bool:
+        return isinstance(self.content, list) and any(isinstance(p, ImagePart) for p in self.content)
 
     def for_template(self) -> dict[str, Any]:
         """The message as chat templates read it (a call's arguments as an object, as they render it)."""
@@ -252,7 +265,11 @@ def validation_message(errors: list[dict[str, Any]]) -> tuple[str, str | None]:
         return f"The field '{field}' is required.", field
     if "content" in where:
         param = ".".join(where[: where.index("content") + 1])
-        return "Only text content is supported: a string, or parts of type 'text'.", param
+        return (
+            "A message's content is a string, or parts of type 'text' (and 'image_url' for a model that "
+            "reads pictures).",
+            param,
+        )
     if kind in ("model_attributes_type", "dict_type") and not where:
         return "The request body must be a JSON object.", None
     message = str(first.get("msg", "is not valid"))

@@ -7,6 +7,7 @@ the generation that runs, lets uvicorn close its connections and frees the model
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import logging
 import socket
@@ -40,6 +41,7 @@ class ServeOptions:
         hosts: More names requests may be addressed to (``--allow-host``).
         origins: Web pages that may use the server from a browser (``--allow-origin``).
         deadlines: How long a client may take to send a request, and the connections it may hold.
+        remote_pictures: See the field.
     """
 
     host: str = "127.0.0.1"
@@ -50,6 +52,12 @@ class ServeOptions:
     hosts: tuple[str, ...] = ()
     origins: tuple[str, ...] = ()
     deadlines: Deadlines = field(default_factory=Deadlines)
+    remote_pictures: bool = False
+    """A vision-language model's requests may name pictures on the web, which the server then fetches."""
+
+
+PICTURE_BODY_BYTES = 32 << 20
+"""A vision-language model's largest request: a few pictures as base64 data URLs."""
 
 
 class PortInUse(InputError):
@@ -88,7 +96,15 @@ class LocalServer:
             )
         self.options = options
         self.name = options.name or Path(folder).name
-        self.engine = Engine(self.info, options.limits)
+        limits = options.limits
+        if self.info.task == "vision-chat":  # pictures come in the body (data URLs), or named
+            limits = dataclasses.replace(
+                limits,
+                body_bytes=max(limits.body_bytes, PICTURE_BODY_BYTES),
+                remote_pictures=options.remote_pictures,
+                local_pictures=is_local(options.host),
+            )
+        self.engine = Engine(self.info, limits)
         self.on_request = on_request
         self._socket: socket.socket | None = None
         self._server: Any = None

@@ -15,6 +15,7 @@ EXAMPLE = {
     "classification": "The battery lasts all day and the screen is sharp.",
     "seq2seq": "translate English to German: The house is wonderful.",
     "causal-lm": "Write a haiku about the sea.",
+    "vision-chat": "What is in this picture?",
 }
 
 
@@ -38,6 +39,13 @@ def snippets(
     example = EXAMPLE.get(task, EXAMPLE["causal-lm"])
     if task == "classification":
         route, body = "/classify", {"model": name, "input": [example]}
+    elif task == "vision-chat":  # a picture as a data URL (the Python snippet reads a file into one)
+        route = "/chat/completions"
+        parts = [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,<the picture, base64>"}},
+            {"type": "text", "text": example},
+        ]
+        body = {"model": name, "messages": [{"role": "user", "content": parts}], "max_tokens": 200}
     elif task == "causal-lm" and chat:
         route = "/chat/completions"
         body = {"model": name, "messages": [{"role": "user", "content": example}], "max_tokens": 200}
@@ -92,6 +100,27 @@ def _python(base_url: str, name: str, task: str, example: str, keyed: bool, chat
             ]
         )
     lines = [*head, "from openai import OpenAI", "", f'client = OpenAI(base_url="{base_url}", api_key={key})']
+    if task == "vision-chat":
+        return "\n".join(
+            [
+                "import base64",
+                *lines,
+                'with open("picture.png", "rb") as file:',
+                '    url = "data:image/png;base64," + base64.b64encode(file.read()).decode()',
+                "reply = client.chat.completions.create(",
+                f'    model="{name}",',
+                "    messages=[{",
+                '        "role": "user",',
+                '        "content": [',
+                '            {"type": "image_url", "image_url": {"url": url}},',
+                f'            {{"type": "text", "text": {_quoted(example)}}},',
+                "        ],",
+                "    }],",
+                "    max_tokens=200,",
+                ")",
+                "print(reply.choices[0].message.content)",
+            ]
+        )
     if task == "causal-lm" and chat:
         lines += [
             "stream = client.chat.completions.create(",

@@ -130,17 +130,42 @@ def answer_picture(
     model: Any, processor: Any, device: Any, picture: Any, question: str, max_new_tokens: int = 128
 ) -> str:
     """The model's answer to ``question`` about ``picture`` (a source or a Pillow picture), greedy."""
+    return answer_conversation(model, processor, device, conversation(question), [picture], max_new_tokens)[0]
+
+
+def answer_conversation(
+    model: Any,
+    processor: Any,
+    device: Any,
+    messages: list[dict[str, Any]],
+    pictures: list[Any],
+    max_new_tokens: int = 128,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+) -> tuple[str, int, int, str]:
+    """The next assistant turn of a conversation holding pictures (image parts as placeholders, taking
+    ``pictures`` in order: sources or Pillow pictures): its text, the prompt's and the answer's tokens,
+    and why it ended (``stop`` or ``length``)."""
     import torch
 
-    image = picture if hasattr(picture, "convert") else decode(picture)
-    asked = processor.apply_chat_template(conversation(question), tokenize=False, add_generation_prompt=True)
-    inputs = processor(text=[asked], images=[[image.convert("RGB")]], return_tensors="pt").to(device)
+    from desktop.core.data.tasks.generation import sampling_args
+
+    images = [p.convert("RGB") if hasattr(p, "convert") else decode(p) for p in pictures]
+    asked = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    inputs = processor(text=[asked], images=[images] if images else None, return_tensors="pt").to(device)
     tokenizer = getattr(processor, "tokenizer", processor)
     with torch.no_grad():
         written = model.generate(
-            **inputs, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tokenizer.pad_token_id
+            **inputs,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=tokenizer.pad_token_id,
+            **sampling_args(temperature, top_p),
         )
-    return tokenizer.decode(written[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True).strip()
+    prompt = inputs["input_ids"].shape[1]
+    answer = written[0, prompt:]
+    ended = tokenizer.eos_token_id is not None and tokenizer.eos_token_id in answer.tolist()
+    text = tokenizer.decode(answer, skip_special_tokens=True).strip()
+    return text, prompt, len(answer), "stop" if ended or len(answer) < max_new_tokens else "length"
 
 
 def freeze_vision(model: Any) -> int:
