@@ -227,6 +227,10 @@
         <translation>格式：</translation>
     </message>
     <message>
+        <source>Leave out rows with a missing or unreadable picture, or no label</source>
+        <translation>略过缺少图片、图片无法读取或没有标签的行</translation>
+    </message>
+    <message>
         <source>The columns are guessed again for {task}; check them below.</source>
         <translation>已按“{task}”重新猜测各列，请在下方核对。</translation>
     </message>
@@ -313,6 +317,10 @@
     <message>
         <source>Reference answer</source>
         <translation>参考答案</translation>
+    </message>
+    <message>
+        <source>Picture</source>
+        <translation>图片</translation>
     </message>
     <message>
         <source>The better answer: a text, or the whole conversation as a list of messages.</source>
@@ -413,6 +421,18 @@
         <source>QLoRA (4-bit base model)</source>
         <translation>QLoRA（4 位基础模型）</translation>
     </message>
+    <message>
+        <source>Vary the training pictures (augmentation)</source>
+        <translation>变换训练图片（数据增强）</translation>
+    </message>
+    <message>
+        <source>Picture size (longest side, pixels)</source>
+        <translation>图片尺寸（最长边，像素）</translation>
+    </message>
+    <message>
+        <source>Also train the vision tower</source>
+        <translation>同时训练视觉编码器</translation>
+    </message>
 </context>
 <context>
     <name>CopyRow</name>
@@ -463,6 +483,14 @@
         <translation>文件…</translation>
     </message>
     <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>A folder with one folder of pictures per class, named after the class</source>
+        <translation>一个文件夹，其中每个类别一个以类别命名的图片文件夹</translation>
+    </message>
+    <message>
         <source>Download</source>
         <translation>下载</translation>
     </message>
@@ -499,6 +527,14 @@
         <translation>验证集：</translation>
     </message>
     <message>
+        <source>A folder of class folders, a table of picture paths and labels, or a hub dataset id</source>
+        <translation>类别文件夹所在的文件夹、含图片路径和标签的表格，或模型中心的数据集 ID</translation>
+    </message>
+    <message>
+        <source>A table of picture paths, questions and answers, or a hub dataset id</source>
+        <translation>含图片路径、问题和答案的表格，或模型中心的数据集 ID</translation>
+    </message>
+    <message>
         <source>Download {dataset}</source>
         <translation>下载 {dataset}</translation>
     </message>
@@ -509,6 +545,10 @@
     <message>
         <source>Data files ({patterns})</source>
         <translation>数据文件（{patterns}）</translation>
+    </message>
+    <message>
+        <source>Choose the folder of class folders</source>
+        <translation>选择类别文件夹所在的文件夹</translation>
     </message>
     <message>
         <source>Reading the data…</source>
@@ -838,6 +878,10 @@
     <message>
         <source>The tuned model prefers the chosen answer in every pair measured.</source>
         <translation>在测量的每一对中，微调后的模型都偏向选中回答。</translation>
+    </message>
+    <message>
+        <source>Picture</source>
+        <translation>图片</translation>
     </message>
     <message>
         <source>  (base model → fine-tuned)</source>
@@ -1845,6 +1889,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>推理（GRPO）</translation>
     </message>
     <message>
+        <source>Image classification</source>
+        <translation>图像分类</translation>
+    </message>
+    <message>
+        <source>Vision-language (pictures and text)</source>
+        <translation>视觉语言（图片与文本）</translation>
+    </message>
+    <message>
         <source>prediction</source>
         <translation>预测</translation>
     </message>
@@ -2248,6 +2300,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>LoRA 适配器</translation>
     </message>
     <message>
+        <source>Pictures</source>
+        <translation>图片</translation>
+    </message>
+    <message>
         <source>{field}:</source>
         <translation>{field}：</translation>
     </message>
@@ -2317,6 +2373,41 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>{speaker}: {text}</source>
         <translation>{speaker}：{text}</translation>
+    </message>
+</context>
+<context>
+    <name>PictureDrop</name>
+    <message>
+        <source>Drop a picture here, paste one (Ctrl+V), or choose one</source>
+        <translation>把图片拖到这里、粘贴（Ctrl+V）或选择一张</translation>
+    </message>
+    <message>
+        <source>Choose picture…</source>
+        <translation>选择图片…</translation>
+    </message>
+    <message>
+        <source>Paste</source>
+        <translation>粘贴</translation>
+    </message>
+    <message>
+        <source>Use the picture on the clipboard (Ctrl+V)</source>
+        <translation>使用剪贴板中的图片（Ctrl+V）</translation>
+    </message>
+    <message>
+        <source>That file is not a picture that can be read.</source>
+        <translation>该文件不是可读取的图片。</translation>
+    </message>
+    <message>
+        <source>The clipboard holds no picture.</source>
+        <translation>剪贴板中没有图片。</translation>
+    </message>
+    <message>
+        <source>Choose a picture</source>
+        <translation>选择一张图片</translation>
+    </message>
+    <message>
+        <source>Pictures ({patterns})</source>
+        <translation>图片（{patterns}）</translation>
     </message>
 </context>
 <context>
@@ -4014,6 +4105,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>序列到序列</translation>
     </message>
     <message>
+        <source>image classification</source>
+        <translation>图像分类</translation>
+    </message>
+    <message>
+        <source>pictures and text</source>
+        <translation>图片与文本</translation>
+    </message>
+    <message>
         <source>Model: {folder}, {kind} (LoRA adapters on {base})</source>
         <translation>模型：{folder}，{kind}（基于 {base} 的 LoRA 适配器）</translation>
     </message>
@@ -4030,6 +4129,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>基础模型（{model}）</translation>
     </message>
     <message>
+        <source>Drop, paste or choose a picture; the model loads on first use.</source>
+        <translation>拖入、粘贴或选择一张图片；模型在首次使用时加载。</translation>
+    </message>
+    <message>
+        <source>Give a picture, ask about it and press Send; the model loads on first use.</source>
+        <translation>给出一张图片，就它提问并按“发送”；模型在首次使用时加载。</translation>
+    </message>
+    <message>
         <source>Type a text and press Try it; the model loads on first use.</source>
         <translation>输入一段文本，然后点“试一试”；模型在第一次使用时载入。</translation>
     </message>
@@ -4040,6 +4147,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Open a model folder</source>
         <translation>打开模型文件夹</translation>
+    </message>
+    <message>
+        <source>Drop, paste or choose a picture first.</source>
+        <translation>请先拖入、粘贴或选择一张图片。</translation>
+    </message>
+    <message>
+        <source>Ask something about the picture, then press Send.</source>
+        <translation>就这张图片提个问题，然后按“发送”。</translation>
+    </message>
+    <message>
+        <source>pasted picture</source>
+        <translation>粘贴的图片</translation>
     </message>
     <message>
         <source>Type a text first.</source>
@@ -4673,6 +4792,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source}：{count} 张图片非常大（超过 4000 万像素）（{rows}）。</translation>
     </message>
     <message>
+        <source>Pick an image model such as ViT (google/vit-base-patch16-224-in21k), ConvNeXt (facebook/convnext-tiny-224) or ResNet (microsoft/resnet-50).</source>
+        <translation>请选择图像模型，例如 ViT（google/vit-base-patch16-224-in21k）、ConvNeXt（facebook/convnext-tiny-224）或 ResNet（microsoft/resnet-50）。</translation>
+    </message>
+    <message>
         <source>Fix the file; the rewards preview checks it again.</source>
         <translation>请修正该文件；奖励预览会重新检查它。</translation>
     </message>
@@ -4707,6 +4830,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Map columns.prompt to the column of questions (text, or lists of chat messages).</source>
         <translation>请把 columns.prompt 映射到问题所在的列（文本，或对话消息列表）。</translation>
+    </message>
+    <message>
+        <source>Pick an image model such as ViT, ConvNeXt or ResNet.</source>
+        <translation>请选择图像模型，例如 ViT、ConvNeXt 或 ResNet。</translation>
     </message>
     <message>
         <source>{source} could not be reached: {problem}.</source>
@@ -4841,10 +4968,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file} 被修改过</translation>
     </message>
     <message>
-        <source>classification, causal-lm, seq2seq, preference or grpo (reasoning with rewards).</source>
-        <translation>classification、causal-lm、seq2seq、preference 或 grpo（奖励推理训练）。</translation>
-    </message>
-    <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
         <translation>Hub 上的 ID（如“bert-base-uncased”）、本地文件夹，或“bundled:all-minilm-l6-v2”。</translation>
     </message>
@@ -4855,10 +4978,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Run Python code shipped with the model. Only for models you trust.</source>
         <translation>运行模型自带的 Python 代码。只对你信任的模型开启。</translation>
-    </message>
-    <message>
-        <source>Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file).</source>
-        <translation>本地数据文件：.csv .tsv .json .jsonl .parquet .txt .xlsx（相对于本配置文件）。</translation>
     </message>
     <message>
         <source>A dataset on the hub, e.g. &quot;imdb&quot; (instead of files).</source>
@@ -7339,6 +7458,86 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{names} 等另外 {count} 个</translation>
     </message>
     <message>
+        <source>{source}: {count} rows name no picture in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：{count} 行在列“{column}”中没有指明图片（{rows}）。</translation>
+    </message>
+    <message>
+        <source>a picture</source>
+        <translation>一张图片</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row names no picture in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：1 行在列“{column}”中没有指明图片（{rows}）。</translation>
+    </message>
+    <message>
+        <source>Map {role} to the column that holds the pictures.</source>
+        <translation>请把 {role} 对应到存放图片的列。</translation>
+    </message>
+    <message>
+        <source>Left out: {problem}</source>
+        <translation>已略过：{problem}</translation>
+    </message>
+    <message>
+        <source>{folder} holds no pictures.</source>
+        <translation>{folder} 中没有图片。</translation>
+    </message>
+    <message>
+        <source>Choose the folder with the pictures (.jpg, .png, .webp ...).</source>
+        <translation>请选择存放图片（.jpg、.png、.webp 等）的文件夹。</translation>
+    </message>
+    <message>
+        <source>{folder} holds no class folders with pictures in them.</source>
+        <translation>{folder} 中没有装着图片的类别文件夹。</translation>
+    </message>
+    <message>
+        <source>Put the pictures of each class in a folder of its own named after the class, e.g. {folder}/cat/1.jpg and {folder}/dog/2.jpg.</source>
+        <translation>请把每个类别的图片放进以该类别命名的文件夹，例如 {folder}/cat/1.jpg 和 {folder}/dog/2.jpg。</translation>
+    </message>
+    <message>
+        <source>Checking {count} pictures</source>
+        <translation>正在检查 {count} 张图片</translation>
+    </message>
+    <message>
+        <source>Replace or remove those pictures, or leave them out: tick &quot;Leave out rows with a missing or unreadable picture, or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
+        <translation>请替换或删除这些图片，或略过它们：在“列”下勾选“略过缺少图片、图片无法读取或没有标签的行”（配置中为 data.drop_bad_rows = true）。</translation>
+    </message>
+    <message>
+        <source>The folder {folder} could not be read: {error}</source>
+        <translation>无法读取文件夹 {folder}：{error}</translation>
+    </message>
+    <message>
+        <source>Check that the folder exists and that you may read it.</source>
+        <translation>请确认该文件夹存在，并且你有权读取它。</translation>
+    </message>
+    <message>
+        <source>Check that the column {column} names the pictures, and that they are there.</source>
+        <translation>请确认列 {column} 指明了图片，并且这些图片确实存在。</translation>
+    </message>
+    <message>
+        <source>Check that the conversations name their pictures, and that they are there.</source>
+        <translation>请确认对话指明了其中的图片，并且这些图片确实存在。</translation>
+    </message>
+    <message>
+        <source>Pick a vision-language model such as SmolVLM (HuggingFaceTB/SmolVLM-256M-Instruct) or Qwen2-VL (Qwen/Qwen2-VL-2B-Instruct).</source>
+        <translation>请选择视觉语言模型，例如 SmolVLM（HuggingFaceTB/SmolVLM-256M-Instruct）或 Qwen2-VL（Qwen/Qwen2-VL-2B-Instruct）。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for vision-language fine-tuning: it does not read pictures beside text ({kind}).</source>
+        <translation>{model} 不能用于视觉语言微调：它不能在文本之外读取图片（{kind}）。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for image classification: it does not see pictures ({kind}).</source>
+        <translation>{model} 不能用于图像分类：它不读取图片（{kind}）。</translation>
+    </message>
+    <message>
+        <source>The model folder {folder} has no preprocessor_config.json; without it the pictures cannot be resized and scaled the way the model was trained to see them.</source>
+        <translation>模型文件夹 {folder} 中没有 preprocessor_config.json；没有它，就无法按模型训练时的方式缩放和归一化图片。</translation>
+    </message>
+    <message>
+        <source>Copy preprocessor_config.json from where the model came from into the folder, or pick the model&apos;s complete folder.</source>
+        <translation>请从模型的来源处把 preprocessor_config.json 复制到该文件夹，或选择模型的完整文件夹。</translation>
+    </message>
+    <message>
         <source>Left out {count} rows of {source} whose prompt is longer than the max length ({length} tokens) ({rows}).</source>
         <translation>已略去 {source} 中 {count} 行提示词长度超过最大长度（{length} 个词元）的数据（{rows}）。</translation>
     </message>
@@ -7349,6 +7548,42 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Raise training.max_length (Memory &amp; speed), or shorten the prompts.</source>
         <translation>请调高 training.max_length（“内存与速度”），或缩短提示。</translation>
+    </message>
+    <message>
+        <source>This model reads pictures at one size of its own; images.resolution ({pixels} pixels) is not used.</source>
+        <translation>该模型以自己固定的尺寸读取图片；不使用 images.resolution（{pixels} 像素）。</translation>
+    </message>
+    <message>
+        <source>Every training row is longer than the max length of {limit} tokens with its picture ({tokens} tokens a picture).</source>
+        <translation>加上图片后，每个训练行都超过最大长度 {limit} 个词元（每张图片 {tokens} 个词元）。</translation>
+    </message>
+    <message>
+        <source>Raise the max length on Memory &amp; speed, or lower images.resolution.</source>
+        <translation>请在“内存与速度”中提高最大长度，或降低 images.resolution。</translation>
+    </message>
+    <message>
+        <source>Left out {count} of {total} {part} rows longer than the max length of {limit} tokens with their picture ({where}).</source>
+        <translation>已略过 {total} 行 {part} 数据中的 {count} 行：加上图片后超过最大长度 {limit} 个词元（{where}）。</translation>
+    </message>
+    <message>
+        <source>picture {number}</source>
+        <translation>图片 {number}</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for image classification: its architecture has no such head.</source>
+        <translation>{model} 不能用于图像分类：它的架构没有这种输出头。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for vision-language fine-tuning: its architecture does not read pictures and text.</source>
+        <translation>{model} 不能用于视觉语言微调：它的架构不能同时读取图片和文本。</translation>
+    </message>
+    <message>
+        <source>Pick a vision-language model such as SmolVLM, Qwen2-VL or Gemma 3.</source>
+        <translation>请选择视觉语言模型，例如 SmolVLM、Qwen2-VL 或 Gemma 3。</translation>
+    </message>
+    <message>
+        <source>The image processor of {model} could not be loaded: {error}</source>
+        <translation>无法加载 {model} 的图像处理器：{error}</translation>
     </message>
     <message>
         <source>{repo} already holds files ({names}); nothing was sent.</source>
@@ -7463,6 +7698,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>它最后一次保存被中断了（磁盘已满或程序崩溃）。如果磁盘已满，请先释放一些空间，然后继续此训练：它会从最后一个完好的检查点接着训练并重新保存。</translation>
     </message>
     <message>
+        <source>no picture of the run&apos;s data could be read</source>
+        <translation>无法读取该训练任务数据中的任何图片</translation>
+    </message>
+    <message>
         <source>Ollama will not apply this model&apos;s chat format: its chat template could not be written in Ollama&apos;s template language so that it renders the same. llama.cpp (llama-cli -cnv) and LM Studio read the template in the file itself; for Ollama, add a TEMPLATE to the Modelfile by hand.</source>
         <translation>Ollama 不会套用这个模型的对话格式：它的对话模板无法写成渲染结果完全相同的 Ollama 模板语言。llama.cpp（llama-cli -cnv）和 LM Studio 会读取文件内的模板；要在 Ollama 中使用，请手动在 Modelfile 中加上 TEMPLATE。</translation>
     </message>
@@ -7481,6 +7720,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Install llama.cpp from the Export step (or: pip install llama-cpp-python), or choose q8_0.</source>
         <translation>请在“导出”步骤中安装 llama.cpp（或运行：pip install llama-cpp-python），或者选择 q8_0。</translation>
+    </message>
+    <message>
+        <source>GGUF export of vision-language models is not supported yet: {run} would need its picture projector (mmproj) written and checked beside the language model.</source>
+        <translation>暂不支持把视觉语言模型导出为 GGUF：{run} 需要在语言模型之外写出并校验其图片投影器（mmproj）。</translation>
     </message>
     <message>
         <source>exit code {code}</source>
@@ -7603,6 +7846,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请确认 Ollama 正在运行且是最新版本，然后重试。</translation>
     </message>
     <message>
+        <source>No column of the file names pictures; its columns are: {columns}.</source>
+        <translation>文件中没有指明图片的列；它的列为：{columns}。</translation>
+    </message>
+    <message>
+        <source>Name the column with the pictures&apos; paths (in the CLI: --column), or choose a folder of pictures.</source>
+        <translation>请指明存放图片路径的列（命令行中用 --column），或选择一个图片文件夹。</translation>
+    </message>
+    <message>
         <source>Reading the files to publish</source>
         <translation>正在读取要发布的文件</translation>
     </message>
@@ -7683,6 +7934,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请只在 127.0.0.1 上提供服务，或让本应用生成一个密钥。</translation>
     </message>
     <message>
+        <source>The server answers text models; {folder} is an image classifier.</source>
+        <translation>服务器只为文本模型作答；{folder} 是图像分类器。</translation>
+    </message>
+    <message>
+        <source>Label pictures with predict (a folder of pictures: finetune-studio-cli predict RUN FOLDER), or try them on the Export step.</source>
+        <translation>请用 predict 给图片打标签（图片文件夹：finetune-studio-cli predict RUN FOLDER），或在“导出”步骤中试用。</translation>
+    </message>
+    <message>
         <source>Choose another port with --port, e.g. --port {port}.</source>
         <translation>请用 --port 换一个端口，例如 --port {port}。</translation>
     </message>
@@ -7703,6 +7962,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请在“端口”框中换一个端口，或关闭占用它的程序。</translation>
     </message>
     <message>
+        <source>classification, causal-lm, seq2seq, preference, grpo (reasoning with rewards), image-classification or vision-chat (pictures and text).</source>
+        <translation>classification、causal-lm、seq2seq、preference、grpo（基于奖励的推理训练）、image-classification 或 vision-chat（图片与文本）。</translation>
+    </message>
+    <message>
         <source>must be 0 (never) or a number of evaluations.</source>
         <translation>必须为 0（从不）或评估次数。</translation>
     </message>
@@ -7711,8 +7974,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>必须大于 0；常用 0.1。</translation>
     </message>
     <message>
+        <source>must be 0 (the model&apos;s own) or at least 28 pixels.</source>
+        <translation>必须为 0（使用模型自己的尺寸）或至少 28 像素。</translation>
+    </message>
+    <message>
         <source>must be loss for this task: {metric} is a classification figure.</source>
         <translation>此任务只能用 loss：{metric} 是分类指标。</translation>
+    </message>
+    <message>
+        <source>{file} is a folder; a folder of pictures is data for image classification, other tasks read files.</source>
+        <translation>{file} 是一个文件夹；图片文件夹是图像分类的数据，其他任务读取文件。</translation>
+    </message>
+    <message>
+        <source>Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file); for image classification also a folder with one folder of pictures per class.</source>
+        <translation>本地数据文件：.csv .tsv .json .jsonl .parquet .txt .xlsx（相对于本文件）；图像分类还可以是每个类别一个图片文件夹的文件夹。</translation>
     </message>
     <message>
         <source>Prompt whose completion is learned; for preference pairs, the prompt both answers reply to.</source>
@@ -7725,6 +8000,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Preference pairs: the worse answer to the same prompt.</source>
         <translation>偏好对：同一提示词下较差的回答。</translation>
+    </message>
+    <message>
+        <source>Pictures: paths (relative to the data file) or the hub dataset&apos;s image column.</source>
+        <translation>图片：路径（相对于数据文件）或模型中心数据集的图片列。</translation>
     </message>
     <message>
         <source>With evaluation rows: the run&apos;s model is its best checkpoint by best_metric, not the last step&apos;s (checkpoints are then saved on evaluations).</source>
@@ -7745,6 +8024,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>How strongly the preference counts: DPO&apos;s beta (higher keeps the model closer to where it started; 0.1 is usual), ORPO&apos;s weight of the preference against learning the chosen answers (0.1 is usual).</source>
         <translation>偏好的权重：DPO 的 beta（越大，模型越接近训练开始时的样子；常用 0.1），ORPO 中偏好相对于学习选中回答的权重（常用 0.1）。</translation>
+    </message>
+    <message>
+        <source>Image classification: show each training picture slightly changed each epoch (mirrored, cropped by up to a tenth, brightness varied), which helps with few pictures per class. Leave it off for pictures whose sides matter (text, documents, left and right).</source>
+        <translation>图像分类：每一轮都把训练图片稍作变化后再给模型看（镜像、裁掉至多十分之一、调整亮度），每个类别图片不多时有帮助。若图片的左右方向有意义（文字、文档、左右之分），请关闭。</translation>
+    </message>
+    <message>
+        <source>Vision-language: the longest side a picture is scaled to before the model reads it, in pixels (fewer pixels: fewer image tokens, less memory); 0 = the model&apos;s own. Models that read pictures at one fixed size (LLaVA, Gemma 3) keep theirs.</source>
+        <translation>视觉语言：模型读取前把图片最长边缩放到的像素数（像素越少，图像词元越少，内存越省）；0 = 使用模型自己的尺寸。以固定尺寸读取图片的模型（LLaVA、Gemma 3）保持其尺寸。</translation>
+    </message>
+    <message>
+        <source>Vision-language: also train the vision tower (more memory; usually left frozen).</source>
+        <translation>视觉语言：同时训练视觉编码器（占用更多内存；通常保持冻结）。</translation>
     </message>
     <message>
         <source>The validation figure that picks the best checkpoint: {choices} (loss: lower is better; the others, for classification: higher is better).</source>
@@ -8019,6 +8310,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>偏好微调需要 TRL：pip install trl。</translation>
     </message>
     <message>
+        <source>Loading the processor and the model</source>
+        <translation>正在加载处理器和模型</translation>
+    </message>
+    <message>
         <source>Liger kernels: {model_type} is not an architecture they know; it trains without them.</source>
         <translation>Liger 内核：不支持 {model_type} 架构，本次训练不使用它们。</translation>
     </message>
@@ -8173,6 +8468,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>in use: {source}; none answers</source>
         <translation>正在使用：{source}；没有任何下载源响应</translation>
+    </message>
+    <message>
+        <source>Small, fast convolutional network trained on ImageNet; a sound start for photos.</source>
+        <translation>在 ImageNet 上训练的小而快的卷积网络；适合作为照片分类的起点。</translation>
+    </message>
+    <message>
+        <source>Modern convolutional network trained on ImageNet; more accurate than ResNet at about its size.</source>
+        <translation>在 ImageNet 上训练的现代卷积网络；与 ResNet 大小相近而更准确。</translation>
+    </message>
+    <message>
+        <source>Vision transformer pretrained on ImageNet-21k (no head yet): strong with enough pictures per class.</source>
+        <translation>在 ImageNet-21k 上预训练的视觉 Transformer（尚无分类头）：每个类别图片足够多时效果很好。</translation>
     </message>
     <message>
         <source>{name} is not on this computer yet: downloading it first.</source>
@@ -8673,6 +8980,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>a web page that may use the server from a browser, as scheme://host:port (e.g. http://localhost:3000); requests from other pages are refused</source>
         <translation>允许在浏览器中使用本服务器的网页，写成 scheme://host:port（例如 http://localhost:3000）；来自其他网页的请求会被拒绝</translation>
+    </message>
+    <message>
+        <source>a vision-language model: fetch the pictures requests name by web address (off: pictures come as data URLs, or as files when serving on this computer only)</source>
+        <translation>视觉语言模型：按请求中的网址下载图片（关闭时：图片以 data URL 发送，或仅在本机服务时以文件路径发送）</translation>
     </message>
     <message>
         <source>require the API key on this computer too</source>

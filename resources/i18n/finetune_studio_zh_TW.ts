@@ -227,6 +227,10 @@
         <translation>格式：</translation>
     </message>
     <message>
+        <source>Leave out rows with a missing or unreadable picture, or no label</source>
+        <translation>略過缺少圖片、圖片無法讀取或沒有標籤的列</translation>
+    </message>
+    <message>
         <source>The columns are guessed again for {task}; check them below.</source>
         <translation>已依「{task}」重新推測各欄位，請在下方確認。</translation>
     </message>
@@ -313,6 +317,10 @@
     <message>
         <source>Reference answer</source>
         <translation>參考答案</translation>
+    </message>
+    <message>
+        <source>Picture</source>
+        <translation>圖片</translation>
     </message>
     <message>
         <source>The better answer: a text, or the whole conversation as a list of messages.</source>
@@ -413,6 +421,18 @@
         <source>QLoRA (4-bit base model)</source>
         <translation>QLoRA（4 位元基礎模型）</translation>
     </message>
+    <message>
+        <source>Vary the training pictures (augmentation)</source>
+        <translation>變換訓練圖片（資料擴增）</translation>
+    </message>
+    <message>
+        <source>Picture size (longest side, pixels)</source>
+        <translation>圖片尺寸（最長邊，像素）</translation>
+    </message>
+    <message>
+        <source>Also train the vision tower</source>
+        <translation>同時訓練視覺編碼器</translation>
+    </message>
 </context>
 <context>
     <name>CopyRow</name>
@@ -463,6 +483,14 @@
         <translation>檔案…</translation>
     </message>
     <message>
+        <source>Folder…</source>
+        <translation>資料夾…</translation>
+    </message>
+    <message>
+        <source>A folder with one folder of pictures per class, named after the class</source>
+        <translation>一個資料夾，其中每個類別一個以類別命名的圖片資料夾</translation>
+    </message>
+    <message>
         <source>Download</source>
         <translation>下載</translation>
     </message>
@@ -499,6 +527,14 @@
         <translation>驗證集：</translation>
     </message>
     <message>
+        <source>A folder of class folders, a table of picture paths and labels, or a hub dataset id</source>
+        <translation>類別資料夾所在的資料夾、含圖片路徑和標籤的表格，或模型中心的資料集 ID</translation>
+    </message>
+    <message>
+        <source>A table of picture paths, questions and answers, or a hub dataset id</source>
+        <translation>含圖片路徑、問題和答案的表格，或模型中心的資料集 ID</translation>
+    </message>
+    <message>
         <source>Download {dataset}</source>
         <translation>下載 {dataset}</translation>
     </message>
@@ -509,6 +545,10 @@
     <message>
         <source>Data files ({patterns})</source>
         <translation>資料檔案（{patterns}）</translation>
+    </message>
+    <message>
+        <source>Choose the folder of class folders</source>
+        <translation>選擇類別資料夾所在的資料夾</translation>
     </message>
     <message>
         <source>Reading the data…</source>
@@ -838,6 +878,10 @@
     <message>
         <source>The tuned model prefers the chosen answer in every pair measured.</source>
         <translation>在測量的每一對中，微調後的模型都偏向選中回答。</translation>
+    </message>
+    <message>
+        <source>Picture</source>
+        <translation>圖片</translation>
     </message>
     <message>
         <source>  (base model → fine-tuned)</source>
@@ -1845,6 +1889,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>推理（GRPO）</translation>
     </message>
     <message>
+        <source>Image classification</source>
+        <translation>影像分類</translation>
+    </message>
+    <message>
+        <source>Vision-language (pictures and text)</source>
+        <translation>視覺語言（圖片與文字）</translation>
+    </message>
+    <message>
         <source>prediction</source>
         <translation>預測</translation>
     </message>
@@ -2248,6 +2300,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>LoRA 轉接器</translation>
     </message>
     <message>
+        <source>Pictures</source>
+        <translation>圖片</translation>
+    </message>
+    <message>
         <source>{field}:</source>
         <translation>{field}：</translation>
     </message>
@@ -2317,6 +2373,41 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>{speaker}: {text}</source>
         <translation>{speaker}：{text}</translation>
+    </message>
+</context>
+<context>
+    <name>PictureDrop</name>
+    <message>
+        <source>Drop a picture here, paste one (Ctrl+V), or choose one</source>
+        <translation>把圖片拖到這裡、貼上（Ctrl+V）或選擇一張</translation>
+    </message>
+    <message>
+        <source>Choose picture…</source>
+        <translation>選擇圖片…</translation>
+    </message>
+    <message>
+        <source>Paste</source>
+        <translation>貼上</translation>
+    </message>
+    <message>
+        <source>Use the picture on the clipboard (Ctrl+V)</source>
+        <translation>使用剪貼簿中的圖片（Ctrl+V）</translation>
+    </message>
+    <message>
+        <source>That file is not a picture that can be read.</source>
+        <translation>該檔案不是可讀取的圖片。</translation>
+    </message>
+    <message>
+        <source>The clipboard holds no picture.</source>
+        <translation>剪貼簿中沒有圖片。</translation>
+    </message>
+    <message>
+        <source>Choose a picture</source>
+        <translation>選擇一張圖片</translation>
+    </message>
+    <message>
+        <source>Pictures ({patterns})</source>
+        <translation>圖片（{patterns}）</translation>
     </message>
 </context>
 <context>
@@ -4014,6 +4105,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>序列到序列</translation>
     </message>
     <message>
+        <source>image classification</source>
+        <translation>影像分類</translation>
+    </message>
+    <message>
+        <source>pictures and text</source>
+        <translation>圖片與文字</translation>
+    </message>
+    <message>
         <source>Model: {folder}, {kind} (LoRA adapters on {base})</source>
         <translation>模型：{folder}，{kind}（以 {base} 為基礎的 LoRA 轉接器）</translation>
     </message>
@@ -4030,6 +4129,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>基礎模型（{model}）</translation>
     </message>
     <message>
+        <source>Drop, paste or choose a picture; the model loads on first use.</source>
+        <translation>拖入、貼上或選擇一張圖片；模型在首次使用時載入。</translation>
+    </message>
+    <message>
+        <source>Give a picture, ask about it and press Send; the model loads on first use.</source>
+        <translation>給出一張圖片，就它提問並按「傳送」；模型在首次使用時載入。</translation>
+    </message>
+    <message>
         <source>Type a text and press Try it; the model loads on first use.</source>
         <translation>輸入一段文字，然後按「試試看」；模型會在第一次使用時載入。</translation>
     </message>
@@ -4040,6 +4147,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Open a model folder</source>
         <translation>開啟模型資料夾</translation>
+    </message>
+    <message>
+        <source>Drop, paste or choose a picture first.</source>
+        <translation>請先拖入、貼上或選擇一張圖片。</translation>
+    </message>
+    <message>
+        <source>Ask something about the picture, then press Send.</source>
+        <translation>就這張圖片提個問題，然後按「傳送」。</translation>
+    </message>
+    <message>
+        <source>pasted picture</source>
+        <translation>貼上的圖片</translation>
     </message>
     <message>
         <source>Type a text first.</source>
@@ -4673,6 +4792,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source}：{count} 張圖片非常大（超過 4000 萬像素）（{rows}）。</translation>
     </message>
     <message>
+        <source>Pick an image model such as ViT (google/vit-base-patch16-224-in21k), ConvNeXt (facebook/convnext-tiny-224) or ResNet (microsoft/resnet-50).</source>
+        <translation>請選擇影像模型，例如 ViT（google/vit-base-patch16-224-in21k）、ConvNeXt（facebook/convnext-tiny-224）或 ResNet（microsoft/resnet-50）。</translation>
+    </message>
+    <message>
         <source>Fix the file; the rewards preview checks it again.</source>
         <translation>請修正該檔案；獎勵預覽會重新檢查它。</translation>
     </message>
@@ -4707,6 +4830,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Map columns.prompt to the column of questions (text, or lists of chat messages).</source>
         <translation>請把 columns.prompt 對應到問題所在的欄（文字，或對話訊息清單）。</translation>
+    </message>
+    <message>
+        <source>Pick an image model such as ViT, ConvNeXt or ResNet.</source>
+        <translation>請選擇影像模型，例如 ViT、ConvNeXt 或 ResNet。</translation>
     </message>
     <message>
         <source>{source} could not be reached: {problem}.</source>
@@ -4841,10 +4968,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file} 被修改過</translation>
     </message>
     <message>
-        <source>classification, causal-lm, seq2seq, preference or grpo (reasoning with rewards).</source>
-        <translation>classification、causal-lm、seq2seq、preference 或 grpo（獎勵推理訓練）。</translation>
-    </message>
-    <message>
         <source>Hub id (&quot;bert-base-uncased&quot;), a local folder, or &quot;bundled:all-minilm-l6-v2&quot;.</source>
         <translation>Hub 上的 ID（如「bert-base-uncased」）、本機資料夾，或「bundled:all-minilm-l6-v2」。</translation>
     </message>
@@ -4855,10 +4978,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Run Python code shipped with the model. Only for models you trust.</source>
         <translation>執行模型附帶的 Python 程式碼。只對你信任的模型開啟。</translation>
-    </message>
-    <message>
-        <source>Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file).</source>
-        <translation>本機資料檔案：.csv .tsv .json .jsonl .parquet .txt .xlsx（相對於本設定檔）。</translation>
     </message>
     <message>
         <source>A dataset on the hub, e.g. &quot;imdb&quot; (instead of files).</source>
@@ -7339,6 +7458,86 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{names} 等另外 {count} 個</translation>
     </message>
     <message>
+        <source>{source}: {count} rows name no picture in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：{count} 列在欄「{column}」中沒有指明圖片（{rows}）。</translation>
+    </message>
+    <message>
+        <source>a picture</source>
+        <translation>一張圖片</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row names no picture in column &quot;{column}&quot; ({rows}).</source>
+        <translation>{source}：1 列在欄「{column}」中沒有指明圖片（{rows}）。</translation>
+    </message>
+    <message>
+        <source>Map {role} to the column that holds the pictures.</source>
+        <translation>請把 {role} 對應到存放圖片的欄。</translation>
+    </message>
+    <message>
+        <source>Left out: {problem}</source>
+        <translation>已略過：{problem}</translation>
+    </message>
+    <message>
+        <source>{folder} holds no pictures.</source>
+        <translation>{folder} 中沒有圖片。</translation>
+    </message>
+    <message>
+        <source>Choose the folder with the pictures (.jpg, .png, .webp ...).</source>
+        <translation>請選擇存放圖片（.jpg、.png、.webp 等）的資料夾。</translation>
+    </message>
+    <message>
+        <source>{folder} holds no class folders with pictures in them.</source>
+        <translation>{folder} 中沒有裝著圖片的類別資料夾。</translation>
+    </message>
+    <message>
+        <source>Put the pictures of each class in a folder of its own named after the class, e.g. {folder}/cat/1.jpg and {folder}/dog/2.jpg.</source>
+        <translation>請把每個類別的圖片放進以該類別命名的資料夾，例如 {folder}/cat/1.jpg 和 {folder}/dog/2.jpg。</translation>
+    </message>
+    <message>
+        <source>Checking {count} pictures</source>
+        <translation>正在檢查 {count} 張圖片</translation>
+    </message>
+    <message>
+        <source>Replace or remove those pictures, or leave them out: tick &quot;Leave out rows with a missing or unreadable picture, or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
+        <translation>請替換或刪除這些圖片，或略過它們：在「欄位」下勾選「略過缺少圖片、圖片無法讀取或沒有標籤的列」（設定中為 data.drop_bad_rows = true）。</translation>
+    </message>
+    <message>
+        <source>The folder {folder} could not be read: {error}</source>
+        <translation>無法讀取資料夾 {folder}：{error}</translation>
+    </message>
+    <message>
+        <source>Check that the folder exists and that you may read it.</source>
+        <translation>請確認該資料夾存在，並且你有權讀取它。</translation>
+    </message>
+    <message>
+        <source>Check that the column {column} names the pictures, and that they are there.</source>
+        <translation>請確認欄 {column} 指明了圖片，並且這些圖片確實存在。</translation>
+    </message>
+    <message>
+        <source>Check that the conversations name their pictures, and that they are there.</source>
+        <translation>請確認對話指明了其中的圖片，並且這些圖片確實存在。</translation>
+    </message>
+    <message>
+        <source>Pick a vision-language model such as SmolVLM (HuggingFaceTB/SmolVLM-256M-Instruct) or Qwen2-VL (Qwen/Qwen2-VL-2B-Instruct).</source>
+        <translation>請選擇視覺語言模型，例如 SmolVLM（HuggingFaceTB/SmolVLM-256M-Instruct）或 Qwen2-VL（Qwen/Qwen2-VL-2B-Instruct）。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for vision-language fine-tuning: it does not read pictures beside text ({kind}).</source>
+        <translation>{model} 不能用於視覺語言微調：它不能在文字之外讀取圖片（{kind}）。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for image classification: it does not see pictures ({kind}).</source>
+        <translation>{model} 不能用於影像分類：它不讀取圖片（{kind}）。</translation>
+    </message>
+    <message>
+        <source>The model folder {folder} has no preprocessor_config.json; without it the pictures cannot be resized and scaled the way the model was trained to see them.</source>
+        <translation>模型資料夾 {folder} 中沒有 preprocessor_config.json；沒有它，就無法按模型訓練時的方式縮放和歸一化圖片。</translation>
+    </message>
+    <message>
+        <source>Copy preprocessor_config.json from where the model came from into the folder, or pick the model&apos;s complete folder.</source>
+        <translation>請從模型的來源處把 preprocessor_config.json 複製到該資料夾，或選擇模型的完整資料夾。</translation>
+    </message>
+    <message>
         <source>Left out {count} rows of {source} whose prompt is longer than the max length ({length} tokens) ({rows}).</source>
         <translation>已略過 {source} 中 {count} 列提示詞長度超過最大長度（{length} 個詞元）的資料（{rows}）。</translation>
     </message>
@@ -7349,6 +7548,42 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Raise training.max_length (Memory &amp; speed), or shorten the prompts.</source>
         <translation>請調高 training.max_length（「記憶體與速度」），或縮短提示。</translation>
+    </message>
+    <message>
+        <source>This model reads pictures at one size of its own; images.resolution ({pixels} pixels) is not used.</source>
+        <translation>該模型以自己固定的尺寸讀取圖片；不使用 images.resolution（{pixels} 像素）。</translation>
+    </message>
+    <message>
+        <source>Every training row is longer than the max length of {limit} tokens with its picture ({tokens} tokens a picture).</source>
+        <translation>加上圖片後，每個訓練列都超過最大長度 {limit} 個詞元（每張圖片 {tokens} 個詞元）。</translation>
+    </message>
+    <message>
+        <source>Raise the max length on Memory &amp; speed, or lower images.resolution.</source>
+        <translation>請在「記憶體與速度」中提高最大長度，或降低 images.resolution。</translation>
+    </message>
+    <message>
+        <source>Left out {count} of {total} {part} rows longer than the max length of {limit} tokens with their picture ({where}).</source>
+        <translation>已略過 {total} 列 {part} 資料中的 {count} 列：加上圖片後超過最大長度 {limit} 個詞元（{where}）。</translation>
+    </message>
+    <message>
+        <source>picture {number}</source>
+        <translation>圖片 {number}</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for image classification: its architecture has no such head.</source>
+        <translation>{model} 不能用於影像分類：它的架構沒有這種輸出頭。</translation>
+    </message>
+    <message>
+        <source>{model} cannot be used for vision-language fine-tuning: its architecture does not read pictures and text.</source>
+        <translation>{model} 不能用於視覺語言微調：它的架構不能同時讀取圖片和文字。</translation>
+    </message>
+    <message>
+        <source>Pick a vision-language model such as SmolVLM, Qwen2-VL or Gemma 3.</source>
+        <translation>請選擇視覺語言模型，例如 SmolVLM、Qwen2-VL 或 Gemma 3。</translation>
+    </message>
+    <message>
+        <source>The image processor of {model} could not be loaded: {error}</source>
+        <translation>無法載入 {model} 的影像處理器：{error}</translation>
     </message>
     <message>
         <source>{repo} already holds files ({names}); nothing was sent.</source>
@@ -7463,6 +7698,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>它最後一次儲存被中斷了（磁碟已滿或程式當機）。如果磁碟已滿，請先釋放一些空間，然後繼續此訓練：它會從最後一個完好的檢查點接著訓練並重新儲存。</translation>
     </message>
     <message>
+        <source>no picture of the run&apos;s data could be read</source>
+        <translation>無法讀取該訓練任務資料中的任何圖片</translation>
+    </message>
+    <message>
         <source>Ollama will not apply this model&apos;s chat format: its chat template could not be written in Ollama&apos;s template language so that it renders the same. llama.cpp (llama-cli -cnv) and LM Studio read the template in the file itself; for Ollama, add a TEMPLATE to the Modelfile by hand.</source>
         <translation>Ollama 不會套用這個模型的對話格式：它的對話範本無法寫成渲染結果完全相同的 Ollama 範本語言。llama.cpp（llama-cli -cnv）和 LM Studio 會讀取檔案內的範本；要在 Ollama 中使用，請手動在 Modelfile 中加上 TEMPLATE。</translation>
     </message>
@@ -7481,6 +7720,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Install llama.cpp from the Export step (or: pip install llama-cpp-python), or choose q8_0.</source>
         <translation>請在「匯出」步驟中安裝 llama.cpp（或執行：pip install llama-cpp-python），或者選擇 q8_0。</translation>
+    </message>
+    <message>
+        <source>GGUF export of vision-language models is not supported yet: {run} would need its picture projector (mmproj) written and checked beside the language model.</source>
+        <translation>暫不支援把視覺語言模型匯出為 GGUF：{run} 需要在語言模型之外寫出並校驗其圖片投影器（mmproj）。</translation>
     </message>
     <message>
         <source>exit code {code}</source>
@@ -7603,6 +7846,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請確認 Ollama 正在執行且是最新版本，然後重試。</translation>
     </message>
     <message>
+        <source>No column of the file names pictures; its columns are: {columns}.</source>
+        <translation>檔案中沒有指明圖片的欄；它的欄為：{columns}。</translation>
+    </message>
+    <message>
+        <source>Name the column with the pictures&apos; paths (in the CLI: --column), or choose a folder of pictures.</source>
+        <translation>請指明存放圖片路徑的欄（命令欄中用 --column），或選擇一個圖片資料夾。</translation>
+    </message>
+    <message>
         <source>Reading the files to publish</source>
         <translation>正在讀取要發布的檔案</translation>
     </message>
@@ -7683,6 +7934,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請只在 127.0.0.1 上提供服務，或讓本應用程式產生一個金鑰。</translation>
     </message>
     <message>
+        <source>The server answers text models; {folder} is an image classifier.</source>
+        <translation>伺服器只為文字模型作答；{folder} 是影像分類器。</translation>
+    </message>
+    <message>
+        <source>Label pictures with predict (a folder of pictures: finetune-studio-cli predict RUN FOLDER), or try them on the Export step.</source>
+        <translation>請用 predict 給圖片加上標籤（圖片資料夾：finetune-studio-cli predict RUN FOLDER），或在「匯出」步驟中試用。</translation>
+    </message>
+    <message>
         <source>Choose another port with --port, e.g. --port {port}.</source>
         <translation>請用 --port 換一個連接埠，例如 --port {port}。</translation>
     </message>
@@ -7703,6 +7962,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請在「連接埠」欄中換一個連接埠，或關閉占用它的程式。</translation>
     </message>
     <message>
+        <source>classification, causal-lm, seq2seq, preference, grpo (reasoning with rewards), image-classification or vision-chat (pictures and text).</source>
+        <translation>classification、causal-lm、seq2seq、preference、grpo（基於獎勵的推理訓練）、image-classification 或 vision-chat（圖片與文字）。</translation>
+    </message>
+    <message>
         <source>must be 0 (never) or a number of evaluations.</source>
         <translation>必須為 0（從不）或評估次數。</translation>
     </message>
@@ -7711,8 +7974,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>必須大於 0；常用 0.1。</translation>
     </message>
     <message>
+        <source>must be 0 (the model&apos;s own) or at least 28 pixels.</source>
+        <translation>必須為 0（使用模型自己的尺寸）或至少 28 像素。</translation>
+    </message>
+    <message>
         <source>must be loss for this task: {metric} is a classification figure.</source>
         <translation>此任務只能用 loss：{metric} 是分類指標。</translation>
+    </message>
+    <message>
+        <source>{file} is a folder; a folder of pictures is data for image classification, other tasks read files.</source>
+        <translation>{file} 是一個資料夾；圖片資料夾是影像分類的資料，其他任務讀取檔案。</translation>
+    </message>
+    <message>
+        <source>Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file); for image classification also a folder with one folder of pictures per class.</source>
+        <translation>本地資料檔案：.csv .tsv .json .jsonl .parquet .txt .xlsx（相對於本檔案）；影像分類還可以是每個類別一個圖片資料夾的資料夾。</translation>
     </message>
     <message>
         <source>Prompt whose completion is learned; for preference pairs, the prompt both answers reply to.</source>
@@ -7725,6 +8000,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Preference pairs: the worse answer to the same prompt.</source>
         <translation>偏好對：同一提示詞下較差的回答。</translation>
+    </message>
+    <message>
+        <source>Pictures: paths (relative to the data file) or the hub dataset&apos;s image column.</source>
+        <translation>圖片：路徑（相對於資料檔案）或模型中心資料集的圖片欄。</translation>
     </message>
     <message>
         <source>With evaluation rows: the run&apos;s model is its best checkpoint by best_metric, not the last step&apos;s (checkpoints are then saved on evaluations).</source>
@@ -7745,6 +8024,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>How strongly the preference counts: DPO&apos;s beta (higher keeps the model closer to where it started; 0.1 is usual), ORPO&apos;s weight of the preference against learning the chosen answers (0.1 is usual).</source>
         <translation>偏好的權重：DPO 的 beta（越大，模型越接近訓練開始時的樣子；常用 0.1），ORPO 中偏好相對於學習選中回答的權重（常用 0.1）。</translation>
+    </message>
+    <message>
+        <source>Image classification: show each training picture slightly changed each epoch (mirrored, cropped by up to a tenth, brightness varied), which helps with few pictures per class. Leave it off for pictures whose sides matter (text, documents, left and right).</source>
+        <translation>影像分類：每一輪都把訓練圖片稍作變化後再給模型看（鏡像、裁掉至多十分之一、調整亮度），每個類別圖片不多時有幫助。若圖片的左右方向有意義（文字、檔案、左右之分），請關閉。</translation>
+    </message>
+    <message>
+        <source>Vision-language: the longest side a picture is scaled to before the model reads it, in pixels (fewer pixels: fewer image tokens, less memory); 0 = the model&apos;s own. Models that read pictures at one fixed size (LLaVA, Gemma 3) keep theirs.</source>
+        <translation>視覺語言：模型讀取前把圖片最長邊縮放到的像素數（像素越少，影像詞元越少，記憶體越省）；0 = 使用模型自己的尺寸。以固定尺寸讀取圖片的模型（LLaVA、Gemma 3）保持其尺寸。</translation>
+    </message>
+    <message>
+        <source>Vision-language: also train the vision tower (more memory; usually left frozen).</source>
+        <translation>視覺語言：同時訓練視覺編碼器（佔用更多記憶體；通常保持凍結）。</translation>
     </message>
     <message>
         <source>The validation figure that picks the best checkpoint: {choices} (loss: lower is better; the others, for classification: higher is better).</source>
@@ -8019,6 +8310,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>偏好微調需要 TRL：pip install trl。</translation>
     </message>
     <message>
+        <source>Loading the processor and the model</source>
+        <translation>正在載入處理器和模型</translation>
+    </message>
+    <message>
         <source>Liger kernels: {model_type} is not an architecture they know; it trains without them.</source>
         <translation>Liger 核心：不支援 {model_type} 架構，本次訓練不使用它們。</translation>
     </message>
@@ -8173,6 +8468,18 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>in use: {source}; none answers</source>
         <translation>使用中：{source}；沒有任何下載來源回應</translation>
+    </message>
+    <message>
+        <source>Small, fast convolutional network trained on ImageNet; a sound start for photos.</source>
+        <translation>在 ImageNet 上訓練的小而快的卷積網路；適合作為照片分類的起點。</translation>
+    </message>
+    <message>
+        <source>Modern convolutional network trained on ImageNet; more accurate than ResNet at about its size.</source>
+        <translation>在 ImageNet 上訓練的現代卷積網路；與 ResNet 大小相近而更準確。</translation>
+    </message>
+    <message>
+        <source>Vision transformer pretrained on ImageNet-21k (no head yet): strong with enough pictures per class.</source>
+        <translation>在 ImageNet-21k 上預訓練的視覺 Transformer（尚無分類頭）：每個類別圖片足夠多時效果很好。</translation>
     </message>
     <message>
         <source>{name} is not on this computer yet: downloading it first.</source>
@@ -8673,6 +8980,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>a web page that may use the server from a browser, as scheme://host:port (e.g. http://localhost:3000); requests from other pages are refused</source>
         <translation>允許在瀏覽器中使用本伺服器的網頁，寫成 scheme://host:port（例如 http://localhost:3000）；來自其他網頁的請求會被拒絕</translation>
+    </message>
+    <message>
+        <source>a vision-language model: fetch the pictures requests name by web address (off: pictures come as data URLs, or as files when serving on this computer only)</source>
+        <translation>視覺語言模型：按請求中的網址下載圖片（關閉時：圖片以 data URL 傳送，或僅在本機服務時以檔案路徑傳送）</translation>
     </message>
     <message>
         <source>require the API key on this computer too</source>

@@ -104,7 +104,7 @@ TASK_NEEDS = {
     ),
     "image-classification": msg(
         "Pick an image model such as ViT (google/vit-base-patch16-224-in21k), ConvNeXt "
-        "(facebook/convnext-tiny-224) or MobileViT (apple/mobilevit-small)."
+        "(facebook/convnext-tiny-224) or ResNet (microsoft/resnet-50)."
     ),
 }
 IMAGE_PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")

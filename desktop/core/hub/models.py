@@ -187,7 +187,7 @@ def _no_head(model: str, task_name: str) -> ModelError:
                 "{model} cannot be used for image classification: its architecture has no such head.",
                 model=model,
             ),
-            msg("Pick an image model such as ViT, ConvNeXt or MobileViT."),
+            msg("Pick an image model such as ViT, ConvNeXt or ResNet."),
         )
     if task_name == "vision-language fine-tuning":
         return ModelError(
