@@ -2421,6 +2421,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>浏览…</translation>
     </message>
     <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>A folder of pictures, for an image classifier: every picture in it</source>
+        <translation>图片文件夹，供图像分类器使用：其中的每一张图片</translation>
+    </message>
+    <message>
         <source>The column the model reads</source>
         <translation>模型读取的列</translation>
     </message>
@@ -2463,6 +2471,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Data ({files})</source>
         <translation>数据（{files}）</translation>
+    </message>
+    <message>
+        <source>Folder of pictures to label</source>
+        <translation>要打标签的图片文件夹</translation>
     </message>
     <message>
         <source>Write the predictions to</source>

@@ -2421,6 +2421,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>瀏覽…</translation>
     </message>
     <message>
+        <source>Folder…</source>
+        <translation>資料夾…</translation>
+    </message>
+    <message>
+        <source>A folder of pictures, for an image classifier: every picture in it</source>
+        <translation>圖片資料夾，供影像分類器使用：其中的每一張圖片</translation>
+    </message>
+    <message>
         <source>The column the model reads</source>
         <translation>模型讀取的欄位</translation>
     </message>
@@ -2463,6 +2471,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
     <message>
         <source>Data ({files})</source>
         <translation>資料（{files}）</translation>
+    </message>
+    <message>
+        <source>Folder of pictures to label</source>
+        <translation>要加上標籤的圖片資料夾</translation>
     </message>
     <message>
         <source>Write the predictions to</source>

@@ -35,3 +35,27 @@ def test_predict_on_a_file_writes_it_back_with_the_predictions(
     lines = (tmp_path / "新评论.predicted.csv").read_bytes().decode("gbk").splitlines()
     assert lines[0] == "评论,日期,prediction,probability" and len(lines) == 3
     assert not panel.open_button.isHidden() and panel.start_button.isEnabled()
+
+
+def test_a_folder_of_pictures_is_labelled_by_an_image_classifier(
+    window: MainWindow, tiny_vit: Path, samples: Path, tmp_path: Path, qtbot
+) -> None:
+    import shutil
+
+    config = make_config(
+        "image-classification", tiny_vit, [samples / "shapes"], tmp_path / "runs", max_steps=2
+    )
+    result = run_training(config, Recorder().append)
+    assert result.status == "finished", result.failure
+    window.export_page.show_result(RunResult("finished", result.run_dir, result.model_dir, {}))
+    panel = window.export_page.predict
+    pictures = tmp_path / "new pictures"
+    shutil.copytree(samples / "shapes" / "triangle", pictures)
+
+    panel.set_input(pictures)
+    assert panel.output_edit.text() == str(tmp_path / "new pictures.predicted.csv")
+    with qtbot.waitSignal(panel.predicted, timeout=60_000) as done:
+        panel.start_button.click()
+    assert done.args[0].rows == 30
+    lines = (tmp_path / "new pictures.predicted.csv").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "image,prediction,probability" and len(lines) == 31

@@ -49,6 +49,9 @@ class PredictPanel(QWidget):
         self.input_edit.editingFinished.connect(self._on_input_chosen)
         browse = QPushButton(self.tr("Browse…"))
         browse.clicked.connect(self._browse_input)
+        pictures = QPushButton(self.tr("Folder…"))
+        pictures.setToolTip(self.tr("A folder of pictures, for an image classifier: every picture in it"))
+        pictures.clicked.connect(self._browse_pictures)
         self.column = QComboBox()
         self.column.setToolTip(self.tr("The column the model reads"))
         self.output_edit = QLineEdit()
@@ -72,6 +75,7 @@ class PredictPanel(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.input_edit, 1)
         row.addWidget(browse)
+        row.addWidget(pictures)
         form.addRow(self.tr("File:"), row)
         form.addRow(self.tr("Column to read:"), self.column)
         out = QHBoxLayout()
@@ -115,6 +119,11 @@ class PredictPanel(QWidget):
         if path:
             self.set_input(path)
 
+    def _browse_pictures(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Folder of pictures to label"))
+        if folder:
+            self.set_input(folder)
+
     def _browse_output(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
             self, self.tr("Write the predictions to"), self.output_edit.text(), "*.csv *.tsv *.jsonl *.xlsx"
@@ -134,6 +143,10 @@ class PredictPanel(QWidget):
                     self.column.addItem(name, name)
             except StudioError as exc:
                 self.status.setText(error_text(exc))
+            from desktop.core.results.predict import default_output
+
+            self.output_edit.setText(str(default_output(path)))
+        elif path.is_dir():  # pictures: a table of each one's label beside the folder
             from desktop.core.results.predict import default_output
 
             self.output_edit.setText(str(default_output(path)))
