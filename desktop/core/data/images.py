@@ -418,45 +418,84 @@ def check_images(
     progress: Callable[[int, int], None] | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> ImageProblems:
-    """Open every picture once and sort the rows by what is wrong with them (nothing: ``usable``)."""
-    from PIL import Image, UnidentifiedImageError
+    """Open every picture once and sort the rows by what is wrong with them (nothing: ``usable``).
 
+    A file's verdict is kept for this process by its path, size and time, so the preview's check and the
+    run's are one reading of each file."""
     found = ImageProblems()
     for done, item in enumerate(rows):
         if stop is not None and stop():
             break
         if progress is not None and done % 500 == 0:
             progress(done, len(rows))
-        if isinstance(item.path, Path) and not item.path.is_file():
+        kind, detail = _verdict(item.path, huge)
+        if kind == "missing":
             found.missing.append(item.row)
-            continue
-        try:
-            with _open(item.path) as image:
-                pixels = image.width * image.height
-                if pixels > huge:
-                    found.huge.append((item.row, pixels))  # not decoded: that is what it could cost
-                    continue
-                image.load()
-                mode = image.mode
-        except UnidentifiedImageError:
+        elif kind == "unreadable":
             found.unreadable.append(item.row)
-            continue
-        except Image.DecompressionBombError:
-            found.huge.append((item.row, huge + 1))
-            continue
-        except OSError as exc:
-            (found.truncated if "truncated" in str(exc).lower() else found.unreadable).append(item.row)
-            continue
-        except (ValueError, SyntaxError):  # a header that lies about the pixels
-            found.unreadable.append(item.row)
-            continue
-        if mode in ("CMYK", "I;16", "I;16B", "I;16L", "I", "F"):
-            found.odd_mode.append((item.row, mode))
-            continue
-        found.usable.append(item.row)
+        elif kind == "truncated":
+            found.truncated.append(item.row)
+        elif kind == "huge":
+            found.huge.append((item.row, detail))
+        elif kind == "odd":
+            found.odd_mode.append((item.row, detail))
+        else:
+            found.usable.append(item.row)
     if progress is not None:
         progress(len(rows), len(rows))
     return found
+
+
+ODD_MODES = ("CMYK", "I;16", "I;16B", "I;16L", "I", "F")
+"""Pixel layouts the image processors of most models read wrongly (CMYK, 16-bit and float)."""
+_VERDICTS: dict[tuple[str, int, int, int], tuple[str, Any]] = {}
+MOST_VERDICTS = 1_000_000
+
+
+def _verdict(source: Source, huge: int) -> tuple[str, Any]:
+    """What is wrong with one picture: ``("missing" | "unreadable" | "truncated" | "huge" | "odd" |
+    "usable", detail)``; a file's kept by its path, size and time."""
+    if isinstance(source, bytes):
+        return _read_verdict(source, huge)
+    try:
+        stat = source.stat()
+    except OSError:
+        return "missing", None
+    if not source.is_file():
+        return "missing", None
+    key = (str(source), stat.st_size, stat.st_mtime_ns, huge)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = _read_verdict(source, huge)
+        if len(_VERDICTS) >= MOST_VERDICTS:
+            _VERDICTS.clear()
+        _VERDICTS[key] = verdict
+    return verdict
+
+
+def _read_verdict(source: Source, huge: int) -> tuple[str, Any]:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with _open(source) as image:
+            pixels = image.width * image.height
+            if pixels > huge:
+                return "huge", pixels  # not decoded: that is what it could cost
+            mode = image.mode
+            if image.format == "JPEG":  # every byte is still read (a cut file fails), the pixels at 1/8
+                image.draft(image.mode, (max(1, image.width // 8), max(1, image.height // 8)))
+            image.load()
+    except UnidentifiedImageError:
+        return "unreadable", None
+    except Image.DecompressionBombError:
+        return "huge", huge + 1
+    except OSError as exc:
+        return ("truncated" if "truncated" in str(exc).lower() else "unreadable"), None
+    except (ValueError, SyntaxError):  # a header that lies about the pixels
+        return "unreadable", None
+    if mode in ODD_MODES:
+        return "odd", mode
+    return "usable", None
 
 
 class _Cache:
