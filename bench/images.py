@@ -4,7 +4,7 @@ with ``--training``, an image-classification run's throughput against a plain Tr
 Data (the default): writes ``--count`` pictures (16 x 16 PNG, 10 class folders) into a temporary folder,
 then times, in a fresh process: listing the class folders (``images.class_folders``: names only, nothing
 opened), the preview's first rows (thumbnails of the first 8, decoded through the bounded cache), and
-checking every picture (``images.check_images``: each opened once), with the process's peak RSS. The
+checking every picture (``image_checks.check_images``: each opened once), with the process's peak RSS. The
 issue's target: the preview in about the time of listing the folder.
 
 Training (``--training``): a ViT of our own (6 layers, hidden 192, 64 x 64 pictures in 8 x 8 patches: 65
@@ -67,7 +67,9 @@ def measure(root: Path) -> dict:
     for row in rows[:8]:
         images.thumbnail(row.path)
     previewed = time.perf_counter()
-    found = images.check_images(rows)
+    from desktop.core.data.image_checks import check_images
+
+    found = check_images(rows)
     checked = time.perf_counter()
     return {
         "pictures": len(rows),

@@ -7526,8 +7526,40 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请确认列 {column} 指明了图片，并且这些图片确实存在。</translation>
     </message>
     <message>
+        <source>{source}: 1 picture is very large (over 40 megapixels) ({rows}).</source>
+        <translation>{source}：1 张图片非常大（超过 4000 万像素）（{rows}）。</translation>
+    </message>
+    <message>
+        <source>row {row}</source>
+        <translation>第 {row} 行</translation>
+    </message>
+    <message>
+        <source>{source}: 1 picture is missing ({rows}).</source>
+        <translation>{source}：1 张图片不存在（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 file is not a picture that can be read ({rows}).</source>
+        <translation>{source}：1 个文件不是可读取的图片（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 picture is cut short (truncated) ({rows}).</source>
+        <translation>{source}：1 张图片不完整（被截断）（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 picture has CMYK or 16-bit pixels, which models read wrongly ({rows}).</source>
+        <translation>{source}：1 张图片是 CMYK 或 16 位像素，模型会读错（{rows}）。</translation>
+    </message>
+    <message>
         <source>Check that the conversations name their pictures, and that they are there.</source>
         <translation>请确认对话指明了其中的图片，并且这些图片确实存在。</translation>
+    </message>
+    <message>
+        <source>{folder} holds the data&apos;s parts ({parts}), each with its class folders, not one folder per class.</source>
+        <translation>{folder} 中是数据的各个部分（{parts}），每部分各有类别文件夹，而不是每个类别一个文件夹。</translation>
+    </message>
+    <message>
+        <source>Choose {folder}/{train} as the data, and the other part as the evaluation files (validation.files in a config).</source>
+        <translation>请选择 {folder}/{train} 作为数据，另一部分作为评估文件（配置中为 validation.files）。</translation>
     </message>
     <message>
         <source>Pick a vision-language model such as SmolVLM (HuggingFaceTB/SmolVLM-256M-Instruct) or Qwen2-VL (Qwen/Qwen2-VL-2B-Instruct).</source>
@@ -7700,6 +7732,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Make a new one at {page} and save it in Settings &gt; Model sources.</source>
         <translation>请在 {page} 新建令牌，并保存到“设置 &gt; 模型来源”。</translation>
+    </message>
+    <message>
+        <source>An image classifier&apos;s adapters cannot be loaded on their own: their new head does not fit the base model&apos;s.</source>
+        <translation>图像分类器的适配器无法单独加载：它们的新输出头与基础模型的不匹配。</translation>
+    </message>
+    <message>
+        <source>Export the merged model: it holds the adapters and the head, and loads anywhere.</source>
+        <translation>请导出合并后的模型：它包含适配器和输出头，在任何地方都能加载。</translation>
     </message>
     <message>
         <source>The model was not logged to MLflow: {reason}. The exported folder is complete.</source>
@@ -8106,6 +8146,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>Liger 内核需要 Triton，但尚未安装：pip install triton。</translation>
     </message>
     <message>
+        <source>LoRA adapts linear layers, and this model is a convolutional network with none outside its head: train it whole (LoRA off), or pick a vision transformer (ViT).</source>
+        <translation>LoRA 只作用于线性层，而该模型是卷积网络，输出头之外没有线性层：请训练整个模型（关闭 LoRA），或选择视觉 Transformer（ViT）。</translation>
+    </message>
+    <message>
         <source>On this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice): use it only when RAM runs out.</source>
         <translation>在这台电脑的 CPU 上，这样能省内存，但每一步都会变慢（一次只处理一个样本，激活值要算两遍）：只在内存不够时使用。</translation>
     </message>
@@ -8324,6 +8368,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Loading the processor and the model</source>
         <translation>正在加载处理器和模型</translation>
+    </message>
+    <message>
+        <source>{model} cannot recompute its activations (gradient checkpointing): it trains without.</source>
+        <translation>{model} 不支持重算激活（梯度检查点）：训练时不使用它。</translation>
     </message>
     <message>
         <source>Liger kernels: {model_type} is not an architecture they know; it trains without them.</source>

@@ -7526,8 +7526,40 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請確認欄 {column} 指明了圖片，並且這些圖片確實存在。</translation>
     </message>
     <message>
+        <source>{source}: 1 picture is very large (over 40 megapixels) ({rows}).</source>
+        <translation>{source}：1 張圖片非常大（超過 4000 萬像素）（{rows}）。</translation>
+    </message>
+    <message>
+        <source>row {row}</source>
+        <translation>第 {row} 列</translation>
+    </message>
+    <message>
+        <source>{source}: 1 picture is missing ({rows}).</source>
+        <translation>{source}：1 張圖片不存在（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 file is not a picture that can be read ({rows}).</source>
+        <translation>{source}：1 個檔案不是可讀取的圖片（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 picture is cut short (truncated) ({rows}).</source>
+        <translation>{source}：1 張圖片不完整（被截斷）（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 picture has CMYK or 16-bit pixels, which models read wrongly ({rows}).</source>
+        <translation>{source}：1 張圖片是 CMYK 或 16 位元像素，模型會讀錯（{rows}）。</translation>
+    </message>
+    <message>
         <source>Check that the conversations name their pictures, and that they are there.</source>
         <translation>請確認對話指明了其中的圖片，並且這些圖片確實存在。</translation>
+    </message>
+    <message>
+        <source>{folder} holds the data&apos;s parts ({parts}), each with its class folders, not one folder per class.</source>
+        <translation>{folder} 中是資料的各個部分（{parts}），每部分各有類別資料夾，而不是每個類別一個資料夾。</translation>
+    </message>
+    <message>
+        <source>Choose {folder}/{train} as the data, and the other part as the evaluation files (validation.files in a config).</source>
+        <translation>請選擇 {folder}/{train} 作為資料，另一部分作為評估檔案（設定中為 validation.files）。</translation>
     </message>
     <message>
         <source>Pick a vision-language model such as SmolVLM (HuggingFaceTB/SmolVLM-256M-Instruct) or Qwen2-VL (Qwen/Qwen2-VL-2B-Instruct).</source>
@@ -7700,6 +7732,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Make a new one at {page} and save it in Settings &gt; Model sources.</source>
         <translation>請在 {page} 新建權杖，並儲存到「設定 &gt; 模型來源」。</translation>
+    </message>
+    <message>
+        <source>An image classifier&apos;s adapters cannot be loaded on their own: their new head does not fit the base model&apos;s.</source>
+        <translation>影像分類器的轉接器無法單獨載入：它們的新輸出頭與基礎模型的不相符。</translation>
+    </message>
+    <message>
+        <source>Export the merged model: it holds the adapters and the head, and loads anywhere.</source>
+        <translation>請匯出合併後的模型：它包含轉接器和輸出頭，在任何地方都能載入。</translation>
     </message>
     <message>
         <source>The model was not logged to MLflow: {reason}. The exported folder is complete.</source>
@@ -8106,6 +8146,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>Liger 核心需要 Triton，但尚未安裝：pip install triton。</translation>
     </message>
     <message>
+        <source>LoRA adapts linear layers, and this model is a convolutional network with none outside its head: train it whole (LoRA off), or pick a vision transformer (ViT).</source>
+        <translation>LoRA 只作用於線性層，而該模型是卷積網路，輸出頭之外沒有線性層：請訓練整個模型（關閉 LoRA），或選擇視覺 Transformer（ViT）。</translation>
+    </message>
+    <message>
         <source>On this computer&apos;s CPU this saves RAM but makes every step slower (one example at a time, activations computed twice): use it only when RAM runs out.</source>
         <translation>在這台電腦的 CPU 上，這樣能省記憶體，但每一步都會變慢（一次只處理一個範例，激活值要算兩遍）：只在記憶體不夠時使用。</translation>
     </message>
@@ -8324,6 +8368,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Loading the processor and the model</source>
         <translation>正在載入處理器和模型</translation>
+    </message>
+    <message>
+        <source>{model} cannot recompute its activations (gradient checkpointing): it trains without.</source>
+        <translation>{model} 不支援重算激活（梯度檢查點）：訓練時不使用它。</translation>
     </message>
     <message>
         <source>Liger kernels: {model_type} is not an architecture they know; it trains without them.</source>

@@ -77,7 +77,7 @@ def test_each_kind_of_bad_picture_is_named_with_its_rows_before_any_model_loads(
 
     said = str(refused.value)
     assert "cut short (truncated) (shapes/circle/cut.png)" in said
-    assert "not pictures that can be read (shapes/square/notes.png)" in said
+    assert "1 file is not a picture that can be read (shapes/square/notes.png)" in said
     assert "CMYK or 16-bit pixels" in said and "shapes/triangle/print.jpg" in said
     assert "drop_bad_rows" in refused.value.hint
 
@@ -106,7 +106,7 @@ def test_a_text_model_or_a_folder_without_its_image_processor_is_refused(
 def test_a_hub_datasets_pictures_held_as_bytes_are_checked_and_trained_on(tmp_path: Path) -> None:
     import pandas as pd
 
-    from desktop.core.data import images
+    from desktop.core.data import image_checks
     from desktop.core.data.tables import Table
     from desktop.core.data.tasks.image_classification import ImageCollator, examples
     from desktop.core.settings.config import Columns
@@ -118,10 +118,10 @@ def test_a_hub_datasets_pictures_held_as_bytes_are_checked_and_trained_on(tmp_pa
     table = Table(frame, "owner/pets[train]", [(0, ("owner/pets[train]", "row"), None, 1)])
 
     with pytest.raises(DataError) as refused:
-        images.check_table(table, "img", drop_bad=False)
+        image_checks.check_table(table, "img", drop_bad=False)
     assert "owner/pets[train] row 2" in str(refused.value)
 
-    kept, notes = images.check_table(table, "img", drop_bad=True)
+    kept, notes = image_checks.check_table(table, "img", drop_bad=True)
     from transformers import ViTImageProcessor
 
     batch = ImageCollator(ViTImageProcessor(size={"height": 8, "width": 8}))(
@@ -219,3 +219,48 @@ def test_predict_labels_every_picture_of_a_folder(tiny_vit: Path, samples: Path,
     broken = frame[frame["image"].str.endswith("broken.png")]
     assert broken["prediction"].tolist() == [""]  # said in its row; the others are labelled
     assert set(frame["prediction"]) - {""} <= {"circle", "square", "triangle"}
+
+
+def test_a_folder_of_the_datas_parts_is_not_read_as_two_classes(samples: Path, tmp_path: Path) -> None:
+    for part in ("train", "val"):
+        shutil.copytree(samples / "shapes", tmp_path / "pets" / part)
+
+    with pytest.raises(DataError) as refused:
+        read_file(tmp_path / "pets")
+
+    assert "the data's parts (train, val)" in str(refused.value)
+    assert "pets/train" in refused.value.hint
+
+
+def test_a_network_that_cannot_checkpoint_trains_without_and_says_so(samples: Path, tmp_path: Path) -> None:
+    """ResNet and ConvNeXt have no gradient checkpointing; the Lowest memory preset turns it on."""
+    from transformers import ResNetConfig, ResNetForImageClassification, ViTImageProcessor
+
+    folder = tmp_path / "resnet"
+    config = ResNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], num_labels=1000)
+    ResNetForImageClassification(config).save_pretrained(folder)
+    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+    run = _config(folder, [samples / "shapes"], tmp_path, max_steps=4)
+    run.performance.gradient_checkpointing = True
+    events = Recorder()
+
+    result = run_training(run, events.append)
+
+    assert result.status == "finished", result.failure
+    said = " ".join(str(getattr(e, "message", "")) for e in events)
+    assert "cannot recompute its activations (gradient checkpointing): it trains without" in said
+
+
+def test_a_transparent_picture_is_read_on_white(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from desktop.core.data.images import decode
+
+    icon = Image.new("RGBA", (4, 4), (0, 0, 0, 0))
+    icon.putpixel((0, 0), (0, 0, 0, 255))
+    icon.save(tmp_path / "icon.png")
+
+    picture = decode(tmp_path / "icon.png")
+
+    assert picture.mode == "RGB" and picture.getpixel((0, 0)) == (0, 0, 0)
+    assert picture.getpixel((3, 3)) == (255, 255, 255)  # the transparent part: white, not black

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from desktop.core.data import images
+from desktop.core.data import image_checks, images
 
 
 def _picture(path: Path, size: tuple[int, int] = (32, 24), mode: str = "RGB", **save: object) -> Path:
@@ -57,7 +57,7 @@ def test_every_bad_kind_of_picture_is_named_with_its_rows(tmp_path: Path) -> Non
     paths = [good, cut, not_a_picture, cmyk, deep, huge, tmp_path / "gone.png"]
     rows = [images.ImageRow(p, "x", i) for i, p in enumerate(paths)]
 
-    found = images.check_images(rows, huge=50_000)
+    found = image_checks.check_images(rows, huge=50_000)
 
     assert found.usable == [0]
     assert (found.truncated, found.unreadable, found.missing) == ([1], [2], [6])
@@ -65,11 +65,11 @@ def test_every_bad_kind_of_picture_is_named_with_its_rows(tmp_path: Path) -> Non
     assert found.huge == [(5, 60_000)]
     said = [str(s) for s in found.sentences("pictures.csv")]
     assert said == [
-        "pictures.csv: 1 pictures are missing (rows 7).",
-        "pictures.csv: 1 files are not pictures that can be read (rows 3).",
-        "pictures.csv: 1 pictures are cut short (truncated) (rows 2).",
+        "pictures.csv: 1 picture is missing (row 7).",
+        "pictures.csv: 1 file is not a picture that can be read (row 3).",
+        "pictures.csv: 1 picture is cut short (truncated) (row 2).",
         "pictures.csv: 2 pictures have CMYK or 16-bit pixels, which models read wrongly (rows 4, 5).",
-        "pictures.csv: 1 pictures are very large (over 40 megapixels) (rows 6).",
+        "pictures.csv: 1 picture is very large (over 40 megapixels) (row 6).",
     ]
     assert found.bad_rows() == {1, 2, 3, 4, 5, 6}
 
@@ -91,7 +91,7 @@ def test_a_picture_is_turned_as_its_exif_says_and_kept_in_a_bounded_cache(tmp_pa
 def test_the_picture_samples_are_clean_and_labelled(samples: Path) -> None:
     rows = images.class_folders(samples / "shapes")
     assert len(rows) == 90 and {r.label for r in rows} == {"circle", "square", "triangle"}
-    assert images.check_images(rows).usable == list(range(90))
+    assert image_checks.check_images(rows).usable == list(range(90))
     import json
 
     asked = [

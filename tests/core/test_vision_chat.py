@@ -217,4 +217,4 @@ def test_a_missing_picture_in_a_conversation_is_named_with_its_row(
 
     with pytest.raises(DataError) as refused:
         load_and_check(config)
-    assert "1 pictures are missing (inline.jsonl line 3)" in str(refused.value)
+    assert "1 picture is missing (inline.jsonl line 3)" in str(refused.value)

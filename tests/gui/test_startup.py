@@ -123,3 +123,7 @@ def test_the_readme_screenshots_render(tmp_path, qtbot) -> None:
     names = {f.name for f in files}
     assert {"7-browser-light.png", "launcher-failed-light.png", "4-train-1024x576-light.png"} <= names
     assert "4d-train-preference-light.png" in names  # a DPO run: the reward plots
+    assert {
+        "2c-model-and-data-pictures-light.png",
+        "5g-export-try-a-picture-light.png",
+    } <= names  # a real run

@@ -118,7 +118,7 @@ def check_data(
             eval_, pair_notes = check_pairs(eval_, guess.columns, config.data.drop_bad_rows)
             notes += pair_notes
     if config.task in IMAGE_TASKS:  # every picture opened once, each kind of bad one named
-        from desktop.core.data.images import check_tables
+        from desktop.core.data.image_checks import check_tables
 
         rows_of = None
         if guess.columns.messages:  # conversations: each picture they hold (or their images column's)

@@ -42,7 +42,15 @@ def read_hub(hub_id: str, config_name: str, split: str) -> Table:
             ),
             msg("Check the configuration and split names (the dataset's page lists them)."),
         ) from None
-    frame = nulls_to_none(arrow_to_pandas(ds.with_format("arrow")[:]))  # the cache's file, mapped
+    frame = arrow_to_pandas(ds.with_format("arrow")[:])  # the cache's file, mapped
+    for name, feature in ds.features.items():  # a class label's number as its name ("cat", not 3)
+        if isinstance(feature, datasets.ClassLabel) and name in frame.columns:
+            names = feature.names
+            frame[name] = [
+                names[v] if isinstance(v, int) and 0 <= v < len(names) else None  # -1: no label
+                for v in frame[name].tolist()
+            ]
+    frame = nulls_to_none(frame)
     if len(frame) == 0:
         raise DataError(
             msg("The split {split} of {name} has no rows.", split=split, name=hub_id),

@@ -5,10 +5,7 @@ model loads, and read lazily.
   (a 100,000-picture folder is listed, not opened);
 - :func:`table_images`: a CSV / JSONL / Parquet table whose image column holds paths relative to the
   table's own folder (or absolute), beside a label column;
-- :func:`check_images`: every picture opened once (the header, then its pixels) and each kind of problem
-  said in a sentence of its own with the rows it was found in: a missing file, one that is not a picture,
-  a truncated one, CMYK or 16-bit pixels (which the processors of most models misread), and pictures so
-  large that decoding them could fill the memory;
+- the checks of every picture: :mod:`desktop.core.data.image_checks`;
 - :func:`load_image`: a picture as the model sees it (EXIF rotation applied, RGB), from a bounded cache,
   and :func:`thumbnail` for the preview.
 
@@ -21,18 +18,17 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.core.system.messages import Msg, msg
+from desktop.core.system.messages import msg
 
 SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 HUGE_PIXELS = 40_000_000
 """More pixels than this (e.g. 8000 x 5000) is named: decoding one takes 120 MB, and no model needs it."""
 CACHE_IMAGES = 256
 """Pictures kept decoded (the preview's and the try-it panel's); the rest are read again when needed."""
-SHOWN_ROWS = 5
 
 
 @dataclass(frozen=True)
@@ -69,7 +65,8 @@ def source_of(value: Any) -> Source | None:
     return None
 
 
-def _open(source: Source) -> Any:
+def open_picture(source: Source) -> Any:
+    """The picture at ``source`` (a path or the file's bytes), opened lazily (Pillow's ``Image.open``)."""
     from PIL import Image
 
     if isinstance(source, bytes):
@@ -131,6 +128,8 @@ def read_folder(root: Path, labelled: bool = True) -> Any:
                 folder=root.name,
             ),
         )
+    if labelled:
+        _refuse_split_folders(root, sorted({str(r.label) for r in rows}))
     columns = {"image": [str(r.path) for r in rows]}
     if labelled:
         columns["label"] = [r.label for r in rows]
@@ -139,45 +138,44 @@ def read_folder(root: Path, labelled: bool = True) -> Any:
     return Table(frame, root.name, [(0, (root.name, "file"), names, 0)])
 
 
+SPLIT_NAMES = frozenset(["train", "training", "val", "valid", "validation", "test", "testing", "eval", "dev"])
+"""Folder names that say a part of the data (its training or evaluation pictures), not a class."""
+
+
+def _refuse_split_folders(root: Path, labels: list[str]) -> None:
+    """A folder whose "classes" are the data's parts (``train/`` and ``val/``, each holding the class
+    folders) would train a classifier of train against val: said instead."""
+    if not labels or not {label.casefold() for label in labels} <= SPLIT_NAMES:
+        return
+    if not all(any(entry.is_dir() for entry in (root / label).iterdir()) for label in labels):
+        return
+    from desktop.core.system.errors import DataError
+
+    raise DataError(
+        msg(
+            "{folder} holds the data's parts ({parts}), each with its class folders, not one folder "
+            "per class.",
+            folder=root.name,
+            parts=", ".join(labels),
+        ),
+        msg(
+            "Choose {folder}/{train} as the data, and the other part as the evaluation files "
+            "(validation.files in a config).",
+            folder=root.name,
+            train=next((label for label in labels if label.casefold().startswith("train")), labels[0]),
+        ),
+    )
+
+
 def resolve_paths(frame: Any, folder: Path) -> None:
     """Make the picture paths of a table read from a file in ``folder`` full paths (in place): a path in
     a table is relative to the table's own folder, wherever the app was started from."""
     for name in list(frame.columns):
         column = frame[name]
         if column.dtype != object and not str(column.dtype).startswith(("str", "string")):
-            if _nested_pictures(column.head(20).tolist()):  # a conversation's or a list's pictures
-                frame[name] = [_full_nested(v, folder) for v in column.tolist()]
             continue
-        head = column.head(50).tolist()
-        if looks_like_images(head):
+        if looks_like_images(column.head(50).tolist()):
             frame[name] = [_full(v, folder) for v in column.tolist()]
-        elif _nested_pictures(head):
-            frame[name] = [_full_nested(v, folder) for v in column.tolist()]
-
-
-def _nested_pictures(values: list[Any]) -> bool:
-    """Whether cells are lists naming pictures: a list of picture paths, or a conversation whose image
-    parts name theirs."""
-    for value in values:
-        if hasattr(value, "tolist"):
-            value = value.tolist()
-        if not isinstance(value, list) or not value:
-            continue
-        if all(isinstance(v, str) for v in value):
-            return looks_like_images(value)
-        text = str(value)
-        return "'type': 'image'" in text and any(key in text for key in ("'image': '", "'path': '"))
-    return False
-
-
-def _full_nested(value: Any, folder: Path) -> Any:
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return [_full(v, folder) for v in value]
-    from desktop.core.data.picture_chats import resolve_chat_paths
-
-    return resolve_chat_paths(value, folder)
 
 
 def _full(value: Any, folder: Path) -> Any:
@@ -242,262 +240,6 @@ def table_images(table: Any, base: Path, image_column: str, label_column: str = 
     return rows
 
 
-def check_tables(
-    tables: list[Any], column: str, drop_bad: bool, rows_of: Callable[[Any], list[ImageRow]] | None = None
-) -> tuple[list[Any], list[str]]:
-    """:func:`check_table` of each table (the training and the evaluation rows, ``None`` where there
-    are none), every bad picture of both named before anything is refused."""
-    from desktop.core.system import progress
-    from desktop.core.system.errors import DataError
-
-    kept, notes, refused = [], [], []
-    present = [t for t in tables if t is not None]
-    done = 0
-    for table in tables:
-        if table is None:
-            kept.append(None)
-            continue
-        total = max(1, sum(len(t) for t in present))
-        with progress.part(done / total, (done + len(table)) / total):
-            try:
-                table, said = check_table(table, column, drop_bad, rows_of=rows_of)
-            except DataError as exc:
-                refused.append(exc)
-            else:
-                notes += said
-        done += len(table)
-        kept.append(table)
-    if refused:
-        raise DataError(" ".join(exc.message for exc in refused), refused[0].hint)
-    return kept, notes
-
-
-def check_table(
-    table: Any,
-    column: str,
-    drop_bad: bool,
-    stop: Callable[[], bool] | None = None,
-    rows_of: Callable[[Any], list[ImageRow]] | None = None,
-) -> Any:
-    """The rows of ``table`` (a :class:`~desktop.core.data.tables.Table`) whose picture in ``column``
-    (or, with ``rows_of``, each of the pictures it finds in a row) can be used, and what was left out;
-    every picture is opened once, with progress.
-
-    Returns:
-        ``(table, notes)``: the usable rows, and a sentence per kind of picture left out.
-
-    Raises:
-        DataError: Some pictures cannot be used and ``drop_bad`` is off (each kind in a sentence of its
-            own with its rows), or none can.
-    """
-    from desktop.core.system import progress
-    from desktop.core.system.errors import DataError
-
-    def said(done: int, total: int) -> None:
-        progress.report(done / max(1, total), msg("Checking {count} pictures", count=total))
-
-    rows = rows_of(table) if rows_of is not None else table_images(table, Path(), column)
-    found = check_images(rows, progress=said, stop=stop)
-    bad = sorted(found.bad_rows())
-    if not bad:
-        return table, []
-    sentences = found.sentences(table.source, table.locate_many)
-    if len(bad) == len(table):
-        raise DataError(
-            " ".join(sentences),
-            msg("Check that the column {column} names the pictures, and that they are there.", column=column)
-            if column and rows_of is None
-            else msg("Check that the conversations name their pictures, and that they are there."),
-        )
-    if not drop_bad:
-        raise DataError(
-            " ".join(sentences),
-            msg(
-                'Replace or remove those pictures, or leave them out: tick "Leave out rows with a missing or '
-                'unreadable picture, or no label" under Columns (data.drop_bad_rows = true in a config).'
-            ),
-        )
-    import numpy as np
-
-    usable = np.ones(len(table), dtype=bool)
-    usable[bad] = False
-    left = [msg("Left out: {problem}", problem=sentence) for sentence in sentences]
-    return table.take(np.flatnonzero(usable)), left
-
-
-@dataclass
-class ImageProblems:
-    """What :func:`check_images` found: each kind's rows (0-based), and the rows fit to train on."""
-
-    missing: list[int] = field(default_factory=list)
-    unreadable: list[int] = field(default_factory=list)
-    truncated: list[int] = field(default_factory=list)
-    odd_mode: list[tuple[int, str]] = field(default_factory=list)  # (row, mode): CMYK, I;16 ...
-    huge: list[tuple[int, int]] = field(default_factory=list)  # (row, pixels)
-    usable: list[int] = field(default_factory=list)
-
-    def bad_rows(self) -> set[int]:
-        return {
-            *self.missing,
-            *self.unreadable,
-            *self.truncated,
-            *(r for r, _ in self.odd_mode),
-            *(r for r, _ in self.huge),
-        }
-
-    def sentences(self, source: str, locate: Callable[[list[int]], str] | None = None) -> list[Msg]:
-        """One sentence per kind of problem, with the rows (``locate``: rows as the user counts them)."""
-        where = locate or _rows_words
-        said = []
-
-        def rows_of(found: list[Any]) -> list[int]:
-            return sorted(r if isinstance(r, int) else r[0] for r in found)
-
-        if self.missing:
-            rows = rows_of(self.missing)
-            said.append(
-                msg(
-                    "{source}: {count} pictures are missing ({rows}).",
-                    source=source,
-                    count=len(rows),
-                    rows=where(rows),
-                )
-            )
-        if self.unreadable:
-            rows = rows_of(self.unreadable)
-            said.append(
-                msg(
-                    "{source}: {count} files are not pictures that can be read ({rows}).",
-                    source=source,
-                    count=len(rows),
-                    rows=where(rows),
-                )
-            )
-        if self.truncated:
-            rows = rows_of(self.truncated)
-            said.append(
-                msg(
-                    "{source}: {count} pictures are cut short (truncated) ({rows}).",
-                    source=source,
-                    count=len(rows),
-                    rows=where(rows),
-                )
-            )
-        if self.odd_mode:
-            rows = rows_of(self.odd_mode)
-            said.append(
-                msg(
-                    "{source}: {count} pictures have CMYK or 16-bit pixels, which models read wrongly "
-                    "({rows}).",
-                    source=source,
-                    count=len(rows),
-                    rows=where(rows),
-                )
-            )
-        if self.huge:
-            rows = rows_of(self.huge)
-            said.append(
-                msg(
-                    "{source}: {count} pictures are very large (over 40 megapixels) ({rows}).",
-                    source=source,
-                    count=len(rows),
-                    rows=where(rows),
-                )
-            )
-        return said
-
-
-def _rows_words(rows: list[int]) -> str:
-    shown = ", ".join(str(r + 1) for r in rows[:SHOWN_ROWS])
-    return msg("rows {rows}", rows=shown + (", ..." if len(rows) > SHOWN_ROWS else ""))
-
-
-def check_images(
-    rows: Sequence[ImageRow],
-    huge: int = HUGE_PIXELS,
-    progress: Callable[[int, int], None] | None = None,
-    stop: Callable[[], bool] | None = None,
-) -> ImageProblems:
-    """Open every picture once and sort the rows by what is wrong with them (nothing: ``usable``).
-
-    A file's verdict is kept for this process by its path, size and time, so the preview's check and the
-    run's are one reading of each file."""
-    found = ImageProblems()
-    for done, item in enumerate(rows):
-        if stop is not None and stop():
-            break
-        if progress is not None and done % 500 == 0:
-            progress(done, len(rows))
-        kind, detail = _verdict(item.path, huge)
-        if kind == "missing":
-            found.missing.append(item.row)
-        elif kind == "unreadable":
-            found.unreadable.append(item.row)
-        elif kind == "truncated":
-            found.truncated.append(item.row)
-        elif kind == "huge":
-            found.huge.append((item.row, detail))
-        elif kind == "odd":
-            found.odd_mode.append((item.row, detail))
-        else:
-            found.usable.append(item.row)
-    if progress is not None:
-        progress(len(rows), len(rows))
-    return found
-
-
-ODD_MODES = ("CMYK", "I;16", "I;16B", "I;16L", "I", "F")
-"""Pixel layouts the image processors of most models read wrongly (CMYK, 16-bit and float)."""
-_VERDICTS: dict[tuple[str, int, int, int], tuple[str, Any]] = {}
-MOST_VERDICTS = 1_000_000
-
-
-def _verdict(source: Source, huge: int) -> tuple[str, Any]:
-    """What is wrong with one picture: ``("missing" | "unreadable" | "truncated" | "huge" | "odd" |
-    "usable", detail)``; a file's kept by its path, size and time."""
-    if isinstance(source, bytes):
-        return _read_verdict(source, huge)
-    try:
-        stat = source.stat()
-    except OSError:
-        return "missing", None
-    if not source.is_file():
-        return "missing", None
-    key = (str(source), stat.st_size, stat.st_mtime_ns, huge)
-    verdict = _VERDICTS.get(key)
-    if verdict is None:
-        verdict = _read_verdict(source, huge)
-        if len(_VERDICTS) >= MOST_VERDICTS:
-            _VERDICTS.clear()
-        _VERDICTS[key] = verdict
-    return verdict
-
-
-def _read_verdict(source: Source, huge: int) -> tuple[str, Any]:
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with _open(source) as image:
-            pixels = image.width * image.height
-            if pixels > huge:
-                return "huge", pixels  # not decoded: that is what it could cost
-            mode = image.mode
-            if image.format == "JPEG":  # every byte is still read (a cut file fails), the pixels at 1/8
-                image.draft(image.mode, (max(1, image.width // 8), max(1, image.height // 8)))
-            image.load()
-    except UnidentifiedImageError:
-        return "unreadable", None
-    except Image.DecompressionBombError:
-        return "huge", huge + 1
-    except OSError as exc:
-        return ("truncated" if "truncated" in str(exc).lower() else "unreadable"), None
-    except (ValueError, SyntaxError):  # a header that lies about the pixels
-        return "unreadable", None
-    if mode in ODD_MODES:
-        return "odd", mode
-    return "usable", None
-
-
 class _Cache:
     """The last :data:`CACHE_IMAGES` pictures decoded, by (path, size asked for)."""
 
@@ -524,12 +266,27 @@ def decode(source: Source, longest: int = 0) -> Any:
     pixels a side when that is given. Not cached (training reads each picture once an epoch)."""
     from PIL import ImageOps
 
-    with _open(source) as image:
+    with open_picture(source) as image:
+        if longest and image.format == "JPEG":  # a small copy: decoded at 1/2 to 1/8 scale, far faster
+            image.draft("RGB", (longest, longest))
         turned = ImageOps.exif_transpose(image)
-        picture = turned.convert("RGB")
+        picture = _rgb(turned)
     if longest:
         picture.thumbnail((longest, longest))
     return picture
+
+
+def _rgb(image: Any) -> Any:
+    """A picture as RGB, transparent parts on white (converted directly, a black icon on a transparent
+    background came out all black)."""
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        from PIL import Image
+
+        rgba = image.convert("RGBA")
+        white = Image.new("RGB", rgba.size, (255, 255, 255))
+        white.paste(rgba, mask=rgba.getchannel("A"))
+        return white
+    return image.convert("RGB")
 
 
 def load_image(path: Source, longest: int = 0) -> Any:
@@ -544,5 +301,14 @@ def load_image(path: Source, longest: int = 0) -> Any:
 
 
 def thumbnail(path: Source, longest: int = 96) -> Any:
-    """A small copy for the preview (see :func:`load_image`)."""
+    """A small copy for the preview (see :func:`load_image`).
+
+    Raises:
+        ValueError: The picture is over :data:`HUGE_PIXELS` (not decoded: the check names it).
+    """
+    from PIL import Image
+
+    with open_picture(path) as image:
+        if image.width * image.height > HUGE_PIXELS:
+            raise Image.DecompressionBombError(f"{image.width} x {image.height} pixels")
     return load_image(path, longest)

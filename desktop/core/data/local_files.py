@@ -50,8 +50,10 @@ def read_file(path: str | Path) -> Table:
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = nulls_to_none(frame)
     from desktop.core.data.images import resolve_paths
+    from desktop.core.data.picture_chats import resolve_nested_paths
 
-    resolve_paths(frame, path.parent)  # a table's picture paths are relative to the table
+    resolve_paths(frame, path.parent)
+    resolve_nested_paths(frame, path.parent)  # a table's picture paths are relative to the table
     source = source_name(path)
     return Table(frame, source, [(0, (source, word), numbers, offset)], rows, rows)
 
@@ -91,8 +93,10 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
         if head is not None:
             frame, numbers, word, offset, keep = head
             from desktop.core.data.images import resolve_paths
+            from desktop.core.data.picture_chats import resolve_nested_paths
 
             resolve_paths(frame, path.parent)
+            resolve_nested_paths(frame, path.parent)
             return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
     reader = {".jsonl": head_jsonl, ".json": head_json_array, ".xlsx": head_xlsx}.get(suffix)
     head = reader(path, rows) if reader is not None and path.is_file() else None
@@ -101,8 +105,10 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
         frame.columns = [str(c).strip() for c in frame.columns]
         frame = nulls_to_none(frame)
         from desktop.core.data.images import resolve_paths
+        from desktop.core.data.picture_chats import resolve_nested_paths
 
         resolve_paths(frame, path.parent)
+        resolve_nested_paths(frame, path.parent)
         source = source_name(path)
         return Table(frame, source, [(0, (source, word), numbers, offset)], keep, keep)
     table = read_file(path)

@@ -175,3 +175,51 @@ def chat_picture_rows(table: Any, messages: str, images: str = "") -> list[Any]:
         for source in chat.pictures if chat is not None else []:
             rows.append(ImageRow(source, None, index))
     return rows
+
+
+def resolve_nested_paths(frame: Any, folder: Path) -> None:
+    """Make the picture paths inside a table's lists full (in place, relative to ``folder``, the table's
+    own): a column of lists of picture paths (an images column), or of conversations whose image parts
+    name their pictures. :func:`~desktop.core.data.images.resolve_paths` does the plain columns."""
+    for name in list(frame.columns):
+        column = frame[name]
+        if not _nested_pictures(column.head(20).tolist()):
+            continue
+        frame[name] = [_full_nested(v, folder) for v in column.tolist()]
+
+
+def _nested_pictures(values: list[Any]) -> bool:
+    """Whether cells are lists naming pictures: a list of picture paths, or a conversation with an image
+    part that names its picture by a path."""
+    from desktop.core.data.images import looks_like_images
+
+    for value in values:
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        if not isinstance(value, list) or not value:
+            continue
+        if all(isinstance(v, str) for v in value):
+            return looks_like_images(value)
+        return any(
+            isinstance(part, dict)
+            and part.get("type") == "image"
+            and any(isinstance(part.get(k), str) for k in PICTURE_KEYS)
+            for message in value
+            if isinstance(message, dict)
+            for part in (_as_list(message.get("content")))
+        )
+    return False
+
+
+def _as_list(content: Any) -> list[Any]:
+    if hasattr(content, "tolist"):
+        content = content.tolist()
+    return content if isinstance(content, list) else []
+
+
+def _full_nested(value: Any, folder: Path) -> Any:
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return [v if not is_image(v) or Path(v).is_absolute() else str(folder / v) for v in value]
+    return resolve_chat_paths(value, folder)

@@ -156,6 +156,14 @@ def export_run(
         )
     if lora == "adapter" and not source.is_dir():
         raise InputError(msg("This run trained no LoRA adapters."), msg("Export the merged model instead."))
+    if lora == "adapter" and config.task == "image-classification":
+        raise InputError(  # its new head (the run's classes) would meet the base model's ImageNet head
+            msg(
+                "An image classifier's adapters cannot be loaded on their own: their new head does not "
+                "fit the base model's."
+            ),
+            msg("Export the merged model: it holds the adapters and the head, and loads anywhere."),
+        )
     if mlflow:
         mlflow_problem()
     dest = Path(dest).expanduser().absolute()

@@ -262,7 +262,7 @@ def _classify_pictures(playground: Any, values: list[Any]) -> tuple[list[str], l
         source = source_of(value)
         try:
             ranked = playground.classify_picture(source) if source is not None else []
-        except (OSError, ValueError, SyntaxError):  # missing, not a picture, truncated
+        except Exception:  # missing, not a picture, truncated, huge: said in its row
             ranked = []
         labels.append(ranked[0][0] if ranked else "")
         probabilities.append(round(ranked[0][1], 4) if ranked else 0.0)
@@ -279,7 +279,7 @@ def _describe(playground: Any, values: list[Any], questions: list[str], max_new_
         source = source_of(value)
         try:
             out.append(playground.describe(source, question, max_new_tokens) if source is not None else "")
-        except (OSError, ValueError, SyntaxError):  # missing, not a picture, truncated
+        except Exception:  # missing, not a picture, truncated, huge: said in its row
             out.append("")
     return out
 

@@ -320,6 +320,18 @@ def apply_lora(model: Any, config: RunConfig) -> Any:
             model, use_gradient_checkpointing=config.performance.gradient_checkpointing
         )
     targets = list(lora.target_modules) or find_target_modules(model)
+    if not targets and config.task == "image-classification":
+        raise ConfigError(
+            [
+                Problem(
+                    "lora.enabled",
+                    msg(
+                        "LoRA adapts linear layers, and this model is a convolutional network with none "
+                        "outside its head: train it whole (LoRA off), or pick a vision transformer (ViT)."
+                    ),
+                )
+            ]
+        )
     if not targets:
         raise ConfigError(
             [

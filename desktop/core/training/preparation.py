@@ -134,6 +134,17 @@ def prepare(
     from desktop.core.training.non_finite import check_model
 
     check_model(task.model, config.model.name)  # NaN weights train nothing: said now, not as loss NaN
+    training_args = dict(options.training_args)
+    if training_args.get("gradient_checkpointing") and not getattr(
+        task.model, "supports_gradient_checkpointing", True
+    ):  # convolutional networks (ResNet, ConvNeXt): the Trainer would stop at its first step
+        training_args.update(gradient_checkpointing=False, gradient_checkpointing_kwargs=None)
+        task.notes.append(
+            msg(
+                "{model} cannot recompute its activations (gradient checkpointing): it trains without.",
+                model=config.model.name,
+            )
+        )
     if config.lora.enabled or config.lora.qlora:
         task.model = apply_lora(task.model, config)
     from desktop.core.training import best
@@ -145,7 +156,7 @@ def prepare(
     task.notes = notes + options.notes + task.notes
     # The run folder records the mapping actually used, so the run can be repeated exactly.
     resolved = replace(config, columns=columns)
-    return Prepared(resolved, tokenizer, task, len(task.train), len(task.eval or []), options.training_args)
+    return Prepared(resolved, tokenizer, task, len(task.train), len(task.eval or []), training_args)
 
 
 def _current_names(cls: Any, options: dict[str, Any]) -> dict[str, Any]:

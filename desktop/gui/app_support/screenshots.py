@@ -4,8 +4,9 @@
 The environment page is shown twice: as this machine really is, and with a simulated RTX 4070
 beside a CPU-only PyTorch (the case the repair exists for). The data page shows the real bundled
 sample; the train and export pages a synthetic run (made-up but realistic curves), so no
-training is needed to take the pictures. Each page is also saved at 1024 x 576, the smallest size the
-app is made for.
+training is needed to take the pictures, except for image classification: a tiny ViT, made on the spot,
+trains on the bundled shapes for a few seconds. Each page is also saved at 1024 x 576, the smallest
+size the app is made for.
 """
 
 from __future__ import annotations
@@ -474,6 +475,10 @@ def save_screenshots(out: Path, theme: str = "auto") -> list[Path]:
     window.resize(1280, 1000)  # tall enough for the bars and the memory plot
     files += _gaming_gpu_runs(window, out, suffix)
     files += _preference_run(window, out, suffix)
+    window.resize(1280, 820)
+    from desktop.gui.app_support.picture_screenshots import pictures
+
+    files += pictures(window, tmp, out, suffix, _grab, wait_for)
     settle()
     window.close()
     return files

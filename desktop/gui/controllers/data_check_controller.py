@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from desktop.core.data.preview import Preview, preview, preview_head
 from desktop.core.helper_process import TokenReport
 from desktop.core.settings.config import RunConfig
+from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.gui.app_support.workers import BackgroundTask, TaskGroup
 
 PREVIEW_ROWS = 50
@@ -57,7 +58,8 @@ class DataCheckController(QObject):
         row is checked (a large file: seconds later). A small file is checked whole as fast: read once
         (a second reading thread took the window's turns)."""
         generation = self._generation
-        if _local_bytes(config.data.files) >= HEAD_FIRST_BYTES:
+        pictures = config.task in IMAGE_TASKS  # every picture is opened by the full check: rows first
+        if pictures or _local_bytes(config.data.files) >= HEAD_FIRST_BYTES:
             self._tasks.run(
                 lambda: preview_head(config, num_rows=PREVIEW_ROWS),
                 lambda result: self._on_head(generation, result),
@@ -139,8 +141,12 @@ class DataCheckController(QObject):
 
 
 def _local_bytes(files: list[str]) -> int:
-    """The size of the data files (a hub dataset, an unreadable path: as large as can be)."""
+    """The size of the data files (a hub dataset, an unreadable path, a folder of pictures, whose every
+    picture the full check opens: as large as can be)."""
     try:
-        return sum(Path(name).expanduser().stat().st_size for name in files) if files else 1 << 62
+        paths = [Path(name).expanduser() for name in files]
+        if not paths or any(path.is_dir() for path in paths):
+            return 1 << 62
+        return sum(path.stat().st_size for path in paths)
     except OSError:
         return 1 << 62

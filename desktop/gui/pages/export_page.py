@@ -257,7 +257,9 @@ class ExportPage(WizardPage):
         self.files_label.setText(", ".join(files))
         path = str(model_dir).replace("\\", "/")
         self.usage.setText(f'from transformers import pipeline\npipe = pipeline(model="{path}")')
-        self.adapter_check.setVisible(bool(run is not None and run.adapter_dir.is_dir()))
+        adapters = run is not None and run.adapter_dir.is_dir()
+        pictures = adapters and run.config().task == "image-classification"  # its load only merged
+        self.adapter_check.setVisible(bool(adapters and not pictures))
         self._on_format_changed()
         if model_dir is not None:
             config = Path(result.run_dir) / "config.toml" if result.run_dir else None

@@ -178,8 +178,7 @@ class OptionsPage(WizardPage):
             ConfigSectionWidget(self.tr("LoRA adapters"), "lora", {}, self._add_field),
         ]
         self.pictures = ConfigSectionWidget(self.tr("Pictures"), "images", {}, self._add_field)
-        self.sections.append(self.pictures)  # image tasks only (shown by show_config)
-        for section in self.sections:
+        for section in self._all_sections():  # the pictures' for image tasks only (_show_for_task)
             section.changed.connect(self._on_changed)
             self.bound.update(section.editors)
             right.addWidget(section)
@@ -239,6 +238,10 @@ class OptionsPage(WizardPage):
             section.set_cuda(caps.cuda)  # pin memory, the GPU cache, QLoRA: nothing on a CPU
         self._show_for_task(config.task)
         self.estimate.set_context(config, gpu_name, gpu_free, caps)
+
+    def _all_sections(self) -> list[ConfigSectionWidget]:
+        """The sections every task has, and the pictures' (shown for image tasks only)."""
+        return [*self.sections, self.pictures]
 
     def _show_for_task(self, task: str) -> None:
         """Pictures: their own options, and no max length (a picture is as many tokens as the model
@@ -320,7 +323,7 @@ class OptionsPage(WizardPage):
         self.report_to.setText(", ".join(config.output.report_to))
         for widget in self._editors():
             widget.blockSignals(False)
-        for section in self.sections:
+        for section in self._all_sections():
             section.show_config(config)
         self._show_for_task(config.task)
         self.processes.show_config(config)
@@ -348,7 +351,7 @@ class OptionsPage(WizardPage):
         config.output.runs_dir = self.runs_dir.text().strip()
         config.output.name = self.run_name.text().strip()
         config.output.report_to = [part.strip() for part in self.report_to.text().split(",") if part.strip()]
-        for section in self.sections:
+        for section in self._all_sections():
             section.apply_to(config)
         self.processes.apply_to(config)
 

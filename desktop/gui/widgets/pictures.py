@@ -28,7 +28,7 @@ def thumbnail_pixmap(value: Any, longest: int = THUMBNAIL) -> QPixmap | None:
         return None
     try:
         return pixmap_of(thumbnail(source, longest))
-    except (OSError, ValueError, SyntaxError):  # missing, not a picture, truncated
+    except Exception:  # missing, not a picture, truncated, huge: the data check names why
         return None
 
 
