@@ -71,7 +71,9 @@ def cmd_init(args: argparse.Namespace) -> int:
             raise InputError(
                 say("The data file {file} does not exist.", file=missing[0]), say("Check the path.")
             )
-        table = read_files(args.data)
+        from desktop.core.settings.config_sections import IMAGE_TASKS
+
+        table = read_files(args.data, pictures=args.task in IMAGE_TASKS)
         base = out.resolve().parent
         config.data.files = [_relative(Path(d).resolve(), base) for d in args.data]
     if Path(args.model).is_dir():

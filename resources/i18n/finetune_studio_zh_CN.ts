@@ -7750,10 +7750,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>它最后一次保存被中断了（磁盘已满或程序崩溃）。如果磁盘已满，请先释放一些空间，然后继续此训练：它会从最后一个完好的检查点接着训练并重新保存。</translation>
     </message>
     <message>
-        <source>no picture of the run&apos;s data could be read</source>
-        <translation>无法读取该训练任务数据中的任何图片</translation>
-    </message>
-    <message>
         <source>Ollama will not apply this model&apos;s chat format: its chat template could not be written in Ollama&apos;s template language so that it renders the same. llama.cpp (llama-cli -cnv) and LM Studio read the template in the file itself; for Ollama, add a TEMPLATE to the Modelfile by hand.</source>
         <translation>Ollama 不会套用这个模型的对话格式：它的对话模板无法写成渲染结果完全相同的 Ollama 模板语言。llama.cpp（llama-cli -cnv）和 LM Studio 会读取文件内的模板；要在 Ollama 中使用，请手动在 Modelfile 中加上 TEMPLATE。</translation>
     </message>

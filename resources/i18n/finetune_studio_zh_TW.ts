@@ -7750,10 +7750,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>它最後一次儲存被中斷了（磁碟已滿或程式當機）。如果磁碟已滿，請先釋放一些空間，然後繼續此訓練：它會從最後一個完好的檢查點接著訓練並重新儲存。</translation>
     </message>
     <message>
-        <source>no picture of the run&apos;s data could be read</source>
-        <translation>無法讀取該訓練任務資料中的任何圖片</translation>
-    </message>
-    <message>
         <source>Ollama will not apply this model&apos;s chat format: its chat template could not be written in Ollama&apos;s template language so that it renders the same. llama.cpp (llama-cli -cnv) and LM Studio read the template in the file itself; for Ollama, add a TEMPLATE to the Modelfile by hand.</source>
         <translation>Ollama 不會套用這個模型的對話格式：它的對話範本無法寫成渲染結果完全相同的 Ollama 範本語言。llama.cpp（llama-cli -cnv）和 LM Studio 會讀取檔案內的範本；要在 Ollama 中使用，請手動在 Modelfile 中加上 TEMPLATE。</translation>
     </message>

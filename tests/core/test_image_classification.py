@@ -57,9 +57,10 @@ def test_picture_paths_in_a_table_are_relative_to_the_table(
     (data / "labels.csv").write_text("file,label\npictures/a.png,cat\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)  # wherever the app was started from
 
-    table = read_file(data / "labels.csv")
+    table = read_file(data / "labels.csv", pictures=True)
 
     assert Path(table.column("file")[0]) == data / "pictures" / "a.png"
+    assert read_file(data / "labels.csv").column("file")[0] == "pictures/a.png"  # a text task's: as written
 
 
 def test_each_kind_of_bad_picture_is_named_with_its_rows_before_any_model_loads(

@@ -19,7 +19,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from desktop.core.system.messages import msg
@@ -179,10 +179,17 @@ def resolve_paths(frame: Any, folder: Path) -> None:
 
 
 def _full(value: Any, folder: Path) -> Any:
-    if not isinstance(value, str) or not value.strip():
+    """A cell's picture path made full: relative to ``folder``, ``\\`` read as a folder separator (a
+    table written on Windows); a web address and a cell holding the picture's bytes kept as they are."""
+    if isinstance(value, dict) and not value.get("bytes") and isinstance(value.get("path"), str):
+        return {**value, "path": _full(value["path"], folder)}
+    if not isinstance(value, str) or not value.strip() or "://" in value:
         return value
-    path = Path(value.strip()).expanduser()
-    return str(path if path.is_absolute() else folder / path)
+    text = value.strip()
+    path = Path(text).expanduser()
+    if not path.is_absolute() and not PureWindowsPath(text).is_absolute():
+        path = folder / Path(*PureWindowsPath(text).parts)
+    return str(path)
 
 
 def all_pictures(root: Path) -> list[ImageRow]:

@@ -15,8 +15,9 @@ from desktop.core.system.errors import DataError, NoRowsError
 from desktop.core.system.messages import msg
 
 
-def read_file(path: str | Path) -> Table:
-    """Read one local data file into a :class:`Table`.
+def read_file(path: str | Path, pictures: bool = False) -> Table:
+    """Read one local data file into a :class:`Table` (``pictures``: data of a task on pictures, whose
+    picture paths are made full, relative to the file's folder; a folder is read as class folders).
 
     Raises:
         DataError: The file is missing, empty, unreadable or malformed; the message says where.
@@ -49,13 +50,18 @@ def read_file(path: str | Path) -> Table:
         )
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = nulls_to_none(frame)
+    if pictures:  # a table's picture paths are relative to the table
+        _full_picture_paths(frame, path.parent)
+    source = source_name(path)
+    return Table(frame, source, [(0, (source, word), numbers, offset)], rows, rows)
+
+
+def _full_picture_paths(frame: object, folder: Path) -> None:
     from desktop.core.data.images import resolve_paths
     from desktop.core.data.picture_chats import resolve_nested_paths
 
-    resolve_paths(frame, path.parent)
-    resolve_nested_paths(frame, path.parent)  # a table's picture paths are relative to the table
-    source = source_name(path)
-    return Table(frame, source, [(0, (source, word), numbers, offset)], rows, rows)
+    resolve_paths(frame, folder)
+    resolve_nested_paths(frame, folder)
 
 
 def source_name(path: Path) -> str:
@@ -76,7 +82,7 @@ _READERS = {
 }
 
 
-def read_head(path: str | Path, rows: int = 1000) -> Table:
+def read_head(path: str | Path, rows: int = 1000, pictures: bool = False) -> Table:
     """The first ``rows`` data rows of a file, in a moment however large the file: a UTF-8 CSV or TSV
     is read a block at a time until there are enough, a UTF-8 JSONL file or JSON array a record at a
     time, a workbook's first sheet a row at a time; other files are read whole.
@@ -92,11 +98,8 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
         head = head_delimited(path, sep, rows)
         if head is not None:
             frame, numbers, word, offset, keep = head
-            from desktop.core.data.images import resolve_paths
-            from desktop.core.data.picture_chats import resolve_nested_paths
-
-            resolve_paths(frame, path.parent)
-            resolve_nested_paths(frame, path.parent)
+            if pictures:
+                _full_picture_paths(frame, path.parent)
             return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
     reader = {".jsonl": head_jsonl, ".json": head_json_array, ".xlsx": head_xlsx}.get(suffix)
     head = reader(path, rows) if reader is not None and path.is_file() else None
@@ -104,18 +107,15 @@ def read_head(path: str | Path, rows: int = 1000) -> Table:
         frame, numbers, word, offset, keep = head
         frame.columns = [str(c).strip() for c in frame.columns]
         frame = nulls_to_none(frame)
-        from desktop.core.data.images import resolve_paths
-        from desktop.core.data.picture_chats import resolve_nested_paths
-
-        resolve_paths(frame, path.parent)
-        resolve_nested_paths(frame, path.parent)
+        if pictures:
+            _full_picture_paths(frame, path.parent)
         source = source_name(path)
         return Table(frame, source, [(0, (source, word), numbers, offset)], keep, keep)
-    table = read_file(path)
+    table = read_file(path, pictures)
     return table.take(list(range(min(rows, len(table)))))
 
 
-def read_files(paths: list[str]) -> Table:
+def read_files(paths: list[str], pictures: bool = False) -> Table:
     """Read and join local data files (progress: each file its share by size, see :mod:`progress`)."""
     from desktop.core.system import progress
 
@@ -128,6 +128,6 @@ def read_files(paths: list[str]) -> Table:
     total, done, tables = sum(sizes), 0, []
     for p, size in zip(paths, sizes, strict=True):
         with progress.part(done / total, (done + size) / total):
-            tables.append(read_file(p))
+            tables.append(read_file(p, pictures))
         done += size
     return concat(tables)

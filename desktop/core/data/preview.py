@@ -93,7 +93,8 @@ def preview_head(config: RunConfig, num_rows: int = 5) -> Preview | None:
 
     if config.data.hub_id or not config.data.files:
         return None
-    table = concat([read_head(path, HEAD_ROWS) for path in config.data.files[:1]])
+    pictures = config.task in IMAGE_TASKS
+    table = concat([read_head(path, HEAD_ROWS, pictures) for path in config.data.files[:1]])
     guess = guess_columns(table, config.task, config.columns)
     rows = table.records(num_rows)
     return Preview(table.columns, rows, guess, 0, 0, [], complete=False)

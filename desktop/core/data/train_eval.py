@@ -15,15 +15,18 @@ if TYPE_CHECKING:
 
 def load_train_eval(config: RunConfig) -> tuple[Table, Table | None]:
     """The training rows and the evaluation rows (or ``None``) as the config asks."""
+    from desktop.core.settings.config_sections import IMAGE_TASKS
+
     data, val = config.data, config.validation
+    pictures = config.task in IMAGE_TASKS  # picture paths relative to their table
     if data.hub_id:
         train = read_hub(data.hub_id, data.hub_config, data.split)
         if val.split:
             return train, read_hub(data.hub_id, data.hub_config, val.split)
     else:
-        train = read_files(data.files)
+        train = read_files(data.files, pictures)
     if val.files:
-        return train, read_files(val.files)
+        return train, read_files(val.files, pictures)
     if val.fraction <= 0 or len(train) < 2:
         return train, None
     return split_fraction(train, val.fraction, val.seed)

@@ -24,6 +24,8 @@ HF_TASKS = {
     "seq2seq": ("text2text-generation", "translation", "summarization"),
     "preference": ("text-generation",),
     "grpo": ("text-generation",),
+    "image-classification": ("image-classification", "image-feature-extraction"),
+    "vision-chat": ("image-text-to-text",),
 }
 DTYPE_BYTES = {
     "F64": 8,

@@ -103,7 +103,7 @@ def predict_file(
 
             table = read_folder(path, labelled=False)
         else:
-            table = read_file(path)
+            table = read_file(path, pictures=info.task in ("image-classification", "vision-chat"))
     except NoRowsError:
         raise InputError(
             msg("{file} has no rows to predict.", file=path.name),

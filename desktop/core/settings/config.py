@@ -478,6 +478,8 @@ def _validate_data(config: RunConfig, add: Any) -> None:
                             file=f,
                         ),
                     )
+            elif not path.suffix and not path.exists():  # a mistyped folder (or file) name
+                add(section, msg("{file} does not exist.", file=f))
             elif path.suffix.lower() not in DATA_SUFFIXES:
                 add(
                     section,

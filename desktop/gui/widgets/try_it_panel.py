@@ -417,6 +417,7 @@ class TryItPanel(QWidget):
 
     def _busy(self, busy: bool) -> None:
         self.open_button.setEnabled(not busy)
+        self.picture.setEnabled(not busy)  # a picture given meanwhile would be shown, not answered
         self.stop_button.setEnabled(busy)
         self.busy.setVisible(busy)
         self._enable()
