@@ -880,6 +880,10 @@
         <translation>在测量的每一对中，微调后的模型都偏向选中回答。</translation>
     </message>
     <message>
+        <source>Wrong: 1 row.</source>
+        <translation>判断错误：1 行。</translation>
+    </message>
+    <message>
         <source>Picture</source>
         <translation>图片</translation>
     </message>

@@ -155,7 +155,7 @@
     </message>
     <message>
         <source>the validation loss, lowest (every task)</source>
-        <translation>验證損失，越低越好（所有任務）</translation>
+        <translation>驗證損失，越低越好（所有任務）</translation>
     </message>
     <message>
         <source>the share classified right, highest (classification)</source>
@@ -878,6 +878,10 @@
     <message>
         <source>The tuned model prefers the chosen answer in every pair measured.</source>
         <translation>在測量的每一對中，微調後的模型都偏向選中回答。</translation>
+    </message>
+    <message>
+        <source>Wrong: 1 row.</source>
+        <translation>判斷錯誤：1 列。</translation>
     </message>
     <message>
         <source>Picture</source>
@@ -8087,7 +8091,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>The validation figure that picks the best checkpoint: {choices} (loss: lower is better; the others, for classification: higher is better).</source>
-        <translation>選出最佳檢查點的验證指標：{choices}（loss 越低越好；其餘用於分類，越高越好）。</translation>
+        <translation>選出最佳檢查點的驗證指標：{choices}（loss 越低越好；其餘用於分類，越高越好）。</translation>
     </message>
     <message>
         <source>turns every reward off; give at least one a weight above 0.</source>
@@ -8231,15 +8235,15 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>validation loss</source>
-        <translation>验證損失</translation>
+        <translation>驗證損失</translation>
     </message>
     <message>
         <source>validation accuracy</source>
-        <translation>验證准確率</translation>
+        <translation>驗證準確率</translation>
     </message>
     <message>
         <source>validation macro-F1</source>
-        <translation>验證宏平均 F1</translation>
+        <translation>驗證宏平均 F1</translation>
     </message>
     <message>
         <source>Stopped early at step {step}: the {metric} had not improved since step {best}.</source>

@@ -38,6 +38,9 @@ class CheckpointChoice(QComboBox):
         self.found: dict[str, Any] = {}
         self._task: BackgroundTask | None = None
         self.currentIndexChanged.connect(self._on_changed)
+        # As wide as its items whenever they change: shown first while empty (a run without the choice),
+        # the first-show policy kept it at that width ("Best che...").
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.setVisible(False)
 
     def set_run(self, run_dir: str | Path | None) -> None:

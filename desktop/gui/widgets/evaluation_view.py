@@ -382,7 +382,9 @@ class EvaluationView(QWidget):
         if base is None:
             return False
         if self.measure == "eval_loss" and report.loss is not None and base.loss is not None:
-            return report.loss > base.loss
+            # A higher loss with more rows right is not worse (a surer model pays more for its few
+            # mistakes: a tiny image run went from 22% to 78% right): said only when no more are right.
+            return report.loss > base.loss and report.accuracy <= base.accuracy
         if self.measure == "eval_accuracy":
             return report.accuracy < base.accuracy
         return report.macro_f1 < base.macro_f1
@@ -446,7 +448,9 @@ class EvaluationView(QWidget):
         errors = self.report.errors
         total = self.report.rows - sum(self.report.matrix[i][i] for i in range(len(self.report.labels)))
         self.rows_title.setText(
-            self.tr("Wrong: {count} rows, the ones the model was surest of first").format(count=total)
+            self.tr("Wrong: 1 row.")
+            if total == 1
+            else self.tr("Wrong: {count} rows, the ones the model was surest of first").format(count=total)
             if total
             else self.tr("Every evaluation row is right.")
         )
