@@ -8,10 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop.gui.main_window import MainWindow
-
 if TYPE_CHECKING:
     from desktop.core.settings.config import RunConfig
+    from desktop.gui.main_window import MainWindow
 
 
 def pictures(
