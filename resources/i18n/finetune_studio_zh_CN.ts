@@ -338,6 +338,10 @@
 <context>
     <name>ConfigSectionWidget</name>
     <message>
+        <source>the model&apos;s own</source>
+        <translation>使用模型自己的尺寸</translation>
+    </message>
+    <message>
         <source>all linear layers</source>
         <translation>所有线性层</translation>
     </message>
@@ -7906,6 +7910,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请指明存放图片路径的列（命令行中用 --column），或选择一个图片文件夹。</translation>
     </message>
     <message>
+        <source>{folder} is a folder; this model reads a file of rows.</source>
+        <translation>{folder} 是一个文件夹；该模型读取的是按行排列的文件。</translation>
+    </message>
+    <message>
+        <source>Choose a CSV, TSV, JSONL or Excel file (for a vision-language model: a picture and a question in each row).</source>
+        <translation>请选择 CSV、TSV、JSONL 或 Excel 文件（视觉语言模型：每行一张图片和一个问题）。</translation>
+    </message>
+    <message>
         <source>Reading the files to publish</source>
         <translation>正在读取要发布的文件</translation>
     </message>
@@ -8300,6 +8312,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>learning rate {rate:g}</source>
         <translation>学习率 {rate:g}</translation>
+    </message>
+    <message>
+        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {default:g} is usual for this task), and that each picture&apos;s label or answer is the right one.</source>
+        <translation>{seen}模型没有在学习：请检查学习率（{rate:g}；此任务通常为 {default:g}），以及每张图片的标签或答案是否正确。</translation>
     </message>
     <message>
         <source>stop at step {step}</source>

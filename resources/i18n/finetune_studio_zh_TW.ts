@@ -338,6 +338,10 @@
 <context>
     <name>ConfigSectionWidget</name>
     <message>
+        <source>the model&apos;s own</source>
+        <translation>使用模型自己的尺寸</translation>
+    </message>
+    <message>
         <source>all linear layers</source>
         <translation>所有線性層</translation>
     </message>
@@ -7906,6 +7910,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請指明存放圖片路徑的欄（命令欄中用 --column），或選擇一個圖片資料夾。</translation>
     </message>
     <message>
+        <source>{folder} is a folder; this model reads a file of rows.</source>
+        <translation>{folder} 是一個資料夾；該模型讀取的是按列排列的檔案。</translation>
+    </message>
+    <message>
+        <source>Choose a CSV, TSV, JSONL or Excel file (for a vision-language model: a picture and a question in each row).</source>
+        <translation>請選擇 CSV、TSV、JSONL 或 Excel 檔案（視覺語言模型：每列一張圖片和一個問題）。</translation>
+    </message>
+    <message>
         <source>Reading the files to publish</source>
         <translation>正在讀取要發布的檔案</translation>
     </message>
@@ -8300,6 +8312,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>learning rate {rate:g}</source>
         <translation>學習率 {rate:g}</translation>
+    </message>
+    <message>
+        <source>{seen} The model is not learning: check the learning rate ({rate:g}; {default:g} is usual for this task), and that each picture&apos;s label or answer is the right one.</source>
+        <translation>{seen}模型沒有在學習：請檢查學習率（{rate:g}；此任務通常為 {default:g}），以及每張圖片的標籤或答案是否正確。</translation>
     </message>
     <message>
         <source>stop at step {step}</source>

@@ -218,3 +218,20 @@ def test_a_missing_picture_in_a_conversation_is_named_with_its_row(
     with pytest.raises(DataError) as refused:
         load_and_check(config)
     assert "1 picture is missing (inline.jsonl line 3)" in str(refused.value)
+
+
+def test_the_memory_estimate_trains_the_vision_tower_only_when_asked(tiny_llava: Path) -> None:
+    from transformers import AutoConfig
+
+    from desktop.core.hub.shapes import shapes_for_model_config
+    from desktop.core.settings.config import RunConfig
+    from desktop.core.settings.memory import estimate
+
+    config = RunConfig(task="vision-chat")
+    frozen = shapes_for_model_config(AutoConfig.from_pretrained(tiny_llava), config)
+    config.images.train_vision = True
+    whole = shapes_for_model_config(AutoConfig.from_pretrained(tiny_llava), config)
+
+    assert frozen.num_trainable < whole.num_trainable == whole.num_parameters
+    assert estimate(frozen, config).optimizer < estimate(whole, config).optimizer
+    assert frozen.picture_tokens == 4

@@ -40,6 +40,10 @@ def shapes_for_model_config(model_config: Any, config: RunConfig, lora: bool | N
     }[config.task]
     with torch.device("meta"):
         model = auto.from_config(model_config, trust_remote_code=config.model.trust_remote_code)
+        if config.task == "vision-chat" and not config.images.train_vision:  # as the run trains it
+            from desktop.core.settings.options import freeze_vision
+
+            freeze_vision(model)
         if (config.lora.enabled or config.lora.qlora) if lora is None else lora:
             from desktop.core.settings.options import apply_lora
 

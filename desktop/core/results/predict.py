@@ -97,8 +97,16 @@ def predict_file(
     check_output(out)
     folder, run_config = model_folder(model)
     info = inspect_folder(folder, run_config)
+    if path.is_dir() and info.task != "image-classification":
+        raise InputError(
+            msg("{folder} is a folder; this model reads a file of rows.", folder=path.name),
+            msg(
+                "Choose a CSV, TSV, JSONL or Excel file (for a vision-language model: a picture and a "
+                "question in each row)."
+            ),
+        )
     try:
-        if path.is_dir() and info.task == "image-classification":  # every picture in the folder
+        if path.is_dir():  # an image classifier: every picture in the folder
             from desktop.core.data.images import read_folder
 
             table = read_folder(path, labelled=False)

@@ -302,6 +302,21 @@ TRACKERS = {"tensorboard": "tensorboard", "mlflow": "mlflow"}  # name -> module 
 VISION_PARTS = ("vision_tower", "vision_model", "visual", "image_encoder", "vision_encoder")
 """Names of the modules that hold a vision-language model's vision tower (LLaVA, Gemma 3, SmolVLM:
 ``vision_tower`` / ``vision_model``; Qwen2-VL: ``visual``)."""
+
+
+def freeze_vision(model: Any) -> int:
+    """Freeze a vision-language model's vision tower (its :data:`VISION_PARTS`); the parameters frozen."""
+    import re
+
+    pattern = re.compile(r"(^|\.)(" + "|".join(VISION_PARTS) + r")(\.|$)")
+    frozen = 0
+    for name, parameter in model.named_parameters():
+        if pattern.search(name):
+            parameter.requires_grad_(False)
+            frozen += parameter.numel()
+    return frozen
+
+
 LORA_TASK_TYPES = {
     "classification": "SEQ_CLS",
     "causal-lm": "CAUSAL_LM",

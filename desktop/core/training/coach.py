@@ -341,6 +341,19 @@ class Coach:
             remedies.append(
                 _remedy(msg("learning rate {rate:g}", rate=default), {"training.learning_rate": default})
             )
+        if self.config.task in ("image-classification", "vision-chat"):  # pictures: no language to read
+            return AdviceEvent(
+                step,
+                "not_learning",
+                msg(
+                    "{seen} The model is not learning: check the learning rate ({rate:g}; {default:g} is "
+                    "usual for this task), and that each picture's label or answer is the right one.",
+                    seen=seen,
+                    rate=rate,
+                    default=default,
+                ),
+                remedies,
+            )
         return AdviceEvent(
             step,
             "not_learning",

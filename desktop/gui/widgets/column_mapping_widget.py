@@ -80,7 +80,7 @@ class ColumnMappingWidget(QGroupBox):
         self.merge_label_case.setVisible(task in ("classification", "image-classification"))
         self.drop_bad_rows.setText(
             self.tr("Leave out rows with a missing or unreadable picture, or no label")
-            if task == "image-classification"
+            if task in ("image-classification", "vision-chat")
             else self.tr("Leave out rows with a blank text or no label")
         )
 

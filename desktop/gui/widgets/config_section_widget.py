@@ -53,6 +53,8 @@ class ConfigSectionWidget(QGroupBox):
                 editor.toggled.connect(self.changed)
             elif isinstance(default, int):
                 editor = QSpinBox(minimum=0, maximum=1_000_000)
+                if f.name == "resolution":  # 0: the size the model reads pictures at
+                    editor.setSpecialValueText(self.tr("the model's own"))
                 editor.valueChanged.connect(self.changed)
             elif isinstance(default, float):
                 editor = QDoubleSpinBox(decimals=2, minimum=0, maximum=0.99, singleStep=0.05)

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QKeySequence, QShortcut
+from PySide6.QtGui import (
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QImage,
+    QKeySequence,
+    QPixmap,
+    QShortcut,
+)
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from desktop.core.data.images import SUFFIXES
@@ -46,6 +54,13 @@ class PictureDrop(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)
         layout.addLayout(buttons)
+
+    def clear(self) -> None:
+        """Hold no picture (and say what to do)."""
+        self.picture = None
+        self.view.setPixmap(QPixmap())
+        self.view.setText(self.tr("Drop a picture here, paste one (Ctrl+V), or choose one"))
+        self.view.setToolTip("")
 
     def set_picture(self, picture: Path | bytes) -> bool:
         """Hold ``picture`` and show it; ``False`` (and nothing changed) when it cannot be read."""

@@ -162,10 +162,10 @@ class TryItPanel(QWidget):
         options.setContentsMargins(0, 0, 0, 0)
         options.addWidget(QLabel(self.tr("Max new tokens:")))
         options.addWidget(self.max_tokens)
-        options.addWidget(QLabel(self.tr("Temperature:")))
-        options.addWidget(self.temperature)
-        options.addWidget(QLabel(self.tr("Top-p:")))
-        options.addWidget(self.top_p)
+        self.sampling_labels = (QLabel(self.tr("Temperature:")), QLabel(self.tr("Top-p:")))
+        for label, box in zip(self.sampling_labels, (self.temperature, self.top_p), strict=True):
+            options.addWidget(label)
+            options.addWidget(box)
         options.addWidget(self.chat_check)
         options.addStretch()
 
@@ -214,6 +214,8 @@ class TryItPanel(QWidget):
             return False
         previous, self.info = self.info, info
         task = model_task(info.task)
+        if previous is not None and model_task(previous.task) != task:
+            self.picture.clear()  # another kind of model: the last one's picture is not this one's
         kind = {
             "classification": self.tr("text classification"),
             "causal-lm": self.tr("text generation"),
@@ -269,8 +271,8 @@ class TryItPanel(QWidget):
         self.picture.setVisible(task in ("image-classification", "vision-chat"))
         self.prompt.setVisible(task != "image-classification")
         self.options.setVisible(generative)
-        self.temperature.setVisible(task != "vision-chat")  # a picture's answer is the likeliest
-        self.top_p.setVisible(task != "vision-chat")
+        for widget in (self.temperature, self.top_p, *self.sampling_labels):
+            widget.setVisible(task != "vision-chat")  # a picture's answer is the likeliest
         self.chat_check.setVisible(task == "causal-lm")
         self.system_box.setVisible(self._chat())
         for button in (self.stop_button, self.regenerate_button, self.clear_button):

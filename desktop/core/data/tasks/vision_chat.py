@@ -14,7 +14,6 @@ put through the processor as each batch is made (in the data loader's workers wh
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,22 +24,19 @@ from desktop.core.data.tables import Table
 from desktop.core.data.tasks import SAMPLE_ROWS, Prepared, Tokenizing
 from desktop.core.hub.models import load_model
 from desktop.core.settings.config import Columns, RunConfig
-from desktop.core.settings.options import VISION_PARTS
+from desktop.core.settings.options import freeze_vision
 from desktop.core.system.messages import msg
 
 __all__ = [
-    "VISION_PARTS",
     "VisionCollator",
     "VisionExamples",
     "apply_resolution",
     "conversation",
-    "freeze_vision",
     "picture_tokens",
     "prepare",
     "texts",
 ]
 
-VISION_PATTERN = re.compile(r"(^|\.)(" + "|".join(VISION_PARTS) + r")(\.|$)")
 IGNORE = -100
 
 
@@ -166,16 +162,6 @@ def answer_conversation(
     ended = tokenizer.eos_token_id is not None and tokenizer.eos_token_id in answer.tolist()
     text = tokenizer.decode(answer, skip_special_tokens=True).strip()
     return text, prompt, len(answer), "stop" if ended or len(answer) < max_new_tokens else "length"
-
-
-def freeze_vision(model: Any) -> int:
-    """Freeze the vision tower's parameters; the number frozen."""
-    frozen = 0
-    for name, parameter in model.named_parameters():
-        if VISION_PATTERN.search(name):
-            parameter.requires_grad_(False)
-            frozen += parameter.numel()
-    return frozen
 
 
 def apply_resolution(processor: Any, longest: int) -> str:
