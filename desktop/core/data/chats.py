@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from typing import Any
 
 
-def parse_messages(value: Any) -> list[dict[str, str]] | None:
-    """A chat conversation as a list of ``{"role", "content"}``, or ``None`` if it is not one.
+def message_list(value: Any) -> list[Any] | None:
+    """A cell's conversation as a non-empty Python list (its messages not yet checked), or ``None``.
 
-    Cells from CSV files may hold the list as JSON text.
+    Cells from CSV files may hold the list as JSON text; Arrow's lists come as NumPy arrays.
     """
     if isinstance(value, str):
         try:
@@ -19,7 +19,13 @@ def parse_messages(value: Any) -> list[dict[str, str]] | None:
             return None
     if hasattr(value, "tolist"):
         value = value.tolist()
-    if not isinstance(value, list) or not value:
+    return value if isinstance(value, list) and value else None
+
+
+def parse_messages(value: Any) -> list[dict[str, str]] | None:
+    """A chat conversation as a list of ``{"role", "content"}``, or ``None`` if it is not one."""
+    value = message_list(value)
+    if value is None:
         return None
     out = []
     for m in value:

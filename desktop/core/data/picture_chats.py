@@ -10,11 +10,11 @@ pictures, in order: the layout of TRL's and the Hugging Face hub's vision datase
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop.core.data.chats import message_list
 from desktop.core.data.images import Source, is_image, source_of
 
 PICTURE_KEYS = ("image", "path", "url")
@@ -32,14 +32,8 @@ class PictureChat:
 def parse_picture_chat(value: Any, pictures: Any = None) -> PictureChat | None:
     """``value`` as a :class:`PictureChat`, or ``None`` when it is not a conversation with an assistant
     reply, or its placeholders and its pictures (``pictures``: the row's images column) do not match."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            return None
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if not isinstance(value, list) or not value:
+    value = message_list(value)
+    if value is None:
         return None
     given = _pictures(pictures)
     waiting = list(given)
@@ -116,18 +110,8 @@ def looks_like_picture_chats(values: list[Any]) -> bool:
 
 
 def _is_messages(value: Any) -> bool:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            return False
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    return (
-        isinstance(value, list)
-        and bool(value)
-        and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
-    )
+    value = message_list(value)
+    return value is not None and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
 
 
 def resolve_chat_paths(value: Any, folder: Path) -> Any:

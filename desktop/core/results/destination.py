@@ -141,6 +141,14 @@ def replace_folder(new: Path, dest: Path) -> None:
     remove_tree(aside)
 
 
+def remove_ours(folder: Path) -> bool:
+    """Delete ``folder`` only when it carries the export marker (the app wrote it); whether it went."""
+    if not (folder / MARKER_NAME).is_file():
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
+
+
 def remove_tree(folder: Path, tries: int = 5) -> None:
     import time
 
@@ -174,6 +182,4 @@ def remove_stale_partials(dest: Path) -> None:
             if not pid.isdigit() or psutil.pid_exists(int(pid)):
                 continue
             # Both a partial and a set-aside old export carry the export marker; anything else is left alone.
-            if not (folder / MARKER_NAME).is_file():
-                continue
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_ours(folder)

@@ -7,7 +7,6 @@ The upload itself (token, repository, progress, Cancel, resume) is ``desktop.cor
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import threading
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from desktop.core.hub.downloads import Progress
 from desktop.core.hub.pushed import Pushed
 from desktop.core.hub.sources import Source
 from desktop.core.hub.uploads import push_files, who_may_write
-from desktop.core.results.destination import MARKER_NAME, write_marker
+from desktop.core.results.destination import MARKER_NAME, remove_ours, write_marker
 from desktop.core.runs.folders import RunDir
 from desktop.core.system.errors import InputError, ModelError
 from desktop.core.system.messages import Msg, msg
@@ -206,8 +205,7 @@ def publish_run(
         package = _export(run, work / run.path.name, fmt, dtype, quant, verify, on_progress, cancel, language)
         return publish(source, repo_id, package, private, replace, on_progress, cancel)
     finally:
-        if (work / MARKER_NAME).is_file():  # only what this push made goes
-            shutil.rmtree(work, ignore_errors=True)
+        remove_ours(work)  # only what this push made (it carries the marker) goes
 
 
 def _export(
