@@ -203,8 +203,10 @@ def test_a_setup_that_fails_after_pytorch_goes_on_from_there_and_downloads_it_on
     app = make_wheel(tmp_path / "app", "finetune-studio", "9.0", requires=("fakedep>=1",))
     runtime = Runtime(tmp_path / "data" / "runtime")
     torch = TorchChoice("torch==2.13.0+cu130", counting.index, "fits", cuda=True)
-    # Only the steps this test is about: the app's own import check needs the real app.
+    # Only the steps this test is about: the app's own import check needs the real app. The served
+    # "CUDA build" is a few bytes: the 10 GB a real one needs free must not fail a full CI disk first.
     monkeypatch.setattr(rt, "STEP_WEIGHTS", {**rt.STEP_WEIGHTS})
+    monkeypatch.setattr(rt, "NEEDED_BYTES", {"cpu": 2**20, "cuda": 2**20})
     real_plan = rt.plan
     monkeypatch.setattr(
         rt,
@@ -218,6 +220,7 @@ def test_a_setup_that_fails_after_pytorch_goes_on_from_there_and_downloads_it_on
     index.mkdir()  # first start: the package index lacks a library the app needs
     with pytest.raises(SetupError):
         rt.setup(runtime, bundle, options, tmp_path / "data", True, on_line=lines.append, torch=torch)
+    assert any("fakedep" in line for line in lines), lines  # it failed where the index lacks it, not before
     assert runtime.marker() is None and runtime.installed("torch") == "2.13.0+cu130"
     assert counting.downloads() == 1
 
