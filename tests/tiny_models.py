@@ -485,3 +485,136 @@ def llava(tokenizer_dir: Path, folder: Path) -> Path:
     )
     processor.save_pretrained(folder)
     return folder
+
+
+QWEN_VL_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+"""Qwen2-VL's chat template, cut to what a picture and text need."""
+
+
+def qwen2_5_vl(tokenizer_dir: Path, folder: Path) -> Path:
+    """A random Qwen2.5-VL (a 1-block vision tower on 14-pixel patches, a 2-layer language model with
+    multimodal rotary positions) with the tiny GPT-2's tokenizer plus Qwen's special tokens, saved as
+    the hub's Qwen2.5-VL folders are: its processor named in ``preprocessor_config.json`` (the
+    processor's class itself is not built here: without torchvision, Transformers 5 cannot make it)."""
+    from transformers import (
+        AutoTokenizer,
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2VLImageProcessorPil,
+    )
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    special = ["<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>"]
+    special += ["<|image_pad|>", "<|video_pad|>"]
+    tokenizer.add_special_tokens({"additional_special_tokens": special})
+    tokenizer.eos_token = "<|im_end|>"
+    tokenizer.chat_template = QWEN_VL_TEMPLATE
+    ids = {
+        "image_token_id": tokenizer.convert_tokens_to_ids("<|image_pad|>"),
+        "video_token_id": tokenizer.convert_tokens_to_ids("<|video_pad|>"),
+        "vision_start_token_id": tokenizer.convert_tokens_to_ids("<|vision_start|>"),
+        "vision_end_token_id": tokenizer.convert_tokens_to_ids("<|vision_end|>"),
+    }
+    text = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "rope_scaling": {"type": "mrope", "mrope_section": [2, 2, 4], "rope_type": "default"},
+        "eos_token_id": tokenizer.eos_token_id,
+        "pad_token_id": tokenizer.eos_token_id,
+    }
+    vision = {
+        "depth": 1,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_heads": 2,
+        "out_hidden_size": 64,
+        "patch_size": 14,
+        "fullatt_block_indexes": [0],
+    }
+    _seeded()
+    config = Qwen2_5_VLConfig(text_config=text, vision_config=vision, **ids)
+    Qwen2_5_VLForConditionalGeneration(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    pictures = Qwen2VLImageProcessorPil(min_pixels=56 * 56, max_pixels=112 * 112, patch_size=14, merge_size=2)
+    pictures.save_pretrained(folder)
+    settings = json.loads((folder / "preprocessor_config.json").read_text())
+    settings["processor_class"] = "Qwen2_5_VLProcessor"
+    (folder / "preprocessor_config.json").write_text(json.dumps(settings))
+    return folder
+
+
+SMOLVLM_TEMPLATE = (
+    "<|im_start|>{% for message in messages %}{{ message['role'] | capitalize }}"
+    "{% if message['content'][0]['type'] == 'image' %}{{ ':' }}{% else %}{{ ': ' }}{% endif %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'text' %}{{ part['text'] }}"
+    "{% elif part['type'] == 'image' %}{{ '<image>' }}{% endif %}{% endfor %}<end_of_utterance>\n{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+)
+"""SmolVLM's chat template."""
+
+
+def idefics3(tokenizer_dir: Path, folder: Path) -> Path:
+    """A random Idefics 3 (SmolVLM's architecture): a 1-layer SigLIP-like tower on 32 x 32 tiles of 8-pixel
+    patches, pixel shuffle by 2 (4 tokens a tile), a 2-layer Llama; its processor splits a picture of up to
+    64 pixels a side into tiles plus the whole picture, as SmolVLM's does."""
+    from transformers import (
+        AutoTokenizer,
+        Idefics3Config,
+        Idefics3ForConditionalGeneration,
+        Idefics3ImageProcessorPil,
+        Idefics3Processor,
+        Idefics3VisionConfig,
+        LlamaConfig,
+    )
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tiles = [f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)]
+    special = ["<|im_start|>", "<end_of_utterance>", "<fake_token_around_image>", "<image>", "<global-img>"]
+    tokenizer.add_special_tokens({"additional_special_tokens": special + tiles})
+    tokenizer.eos_token = "<end_of_utterance>"
+    end = tokenizer.eos_token_id
+    text = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        eos_token_id=end,
+        bos_token_id=end,
+        pad_token_id=end,
+    )
+    vision = Idefics3VisionConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=32,
+        patch_size=8,
+    )
+    image_token = tokenizer.convert_tokens_to_ids("<image>")
+    config = Idefics3Config(
+        vision_config=vision, text_config=text, scale_factor=2, image_token_id=image_token, pad_token_id=end
+    )
+    _seeded()
+    Idefics3ForConditionalGeneration(config).save_pretrained(folder)
+    pictures = Idefics3ImageProcessorPil(
+        size={"longest_edge": 64}, max_image_size={"longest_edge": 32}, do_image_splitting=True
+    )
+    processor = Idefics3Processor(
+        image_processor=pictures, tokenizer=tokenizer, image_seq_len=4, chat_template=SMOLVLM_TEMPLATE
+    )
+    processor.save_pretrained(folder)
+    return folder

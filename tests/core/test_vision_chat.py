@@ -235,3 +235,63 @@ def test_the_memory_estimate_trains_the_vision_tower_only_when_asked(tiny_llava:
     assert frozen.num_trainable < whole.num_trainable == whole.num_parameters
     assert estimate(frozen, config).optimizer < estimate(whole, config).optimizer
     assert frozen.picture_tokens == 4
+
+
+def test_a_processor_that_needs_torchvision_names_it_and_the_install_for_this_pytorch(
+    tiny_gpt2: Path, tmp_path: Path
+) -> None:
+    """Qwen2.5-VL's processor (with its video processor) cannot be made without torchvision in
+    Transformers 5: the error says so, with the install that keeps this PyTorch, not a traceback."""
+    import importlib.util
+
+    import torch
+
+    from desktop.core.hub.models import load_processor
+    from desktop.core.settings.config import ModelSource
+    from tests import tiny_models
+
+    folder = tiny_models.qwen2_5_vl(tiny_gpt2, tmp_path / "qwen2.5-vl")
+    if importlib.util.find_spec("torchvision") is not None:  # where it is installed, the processor loads
+        assert load_processor(ModelSource(str(folder))).image_processor is not None
+        return
+    with pytest.raises(ModelError) as failed:
+        load_processor(ModelSource(str(folder)))
+
+    assert failed.value.message == f"{folder}'s processor needs torchvision, which is not installed."
+    assert f"torch=={torch.__version__}" in failed.value.hint and failed.value.hint.endswith(" torchvision")
+
+
+def test_smolvlm_pictures_in_tiles_learn_the_answers_only_and_count_as_the_processor_counts(
+    tiny_gpt2: Path, samples: Path, tmp_path: Path
+) -> None:
+    """Idefics 3 / SmolVLM: the processor cuts a picture into tiles plus the whole, each framed by its
+    own tokens; the labels still hold the answers only and the estimate counts every tile's tokens."""
+    from transformers import AutoProcessor
+
+    from desktop.core.data.images import decode
+    from desktop.core.data.tasks.vision_chat import VisionCollator, conversation, picture_tokens
+    from desktop.core.settings.memory import vision_tokens
+    from tests import tiny_models
+
+    folder = tiny_models.idefics3(tiny_gpt2, tmp_path / "smolvlm")
+    processor = AutoProcessor.from_pretrained(folder)
+    picture = decode(_picture(samples))  # 64 x 64: four 32-pixel tiles and the whole picture
+    features = [
+        {"images": [picture], "messages": conversation("What is it?", "A blue circle.")},
+        {"images": [picture], "messages": conversation("The colour?", "Blue.")},
+    ]
+
+    batch = VisionCollator(processor)(features)
+
+    for row, answer in enumerate(("A blue circle.", "Blue.")):
+        learned = batch["labels"][row][batch["labels"][row] != -100]
+        assert processor.tokenizer.decode(learned, skip_special_tokens=True).strip() == answer
+    model_config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    counted = picture_tokens(processor, picture)
+    estimated = vision_tokens(model_config, 64)
+    assert estimated == 5 * 4 and estimated <= counted < estimated * 2  # and the tokens that frame each tile
+    assert vision_tokens(model_config) == 17 * 4  # at the processors' own size: four tiles a side
+
+    config = _config(folder, samples, tmp_path, max_steps=12, max_length=160)
+    result = run_training(config, Recorder().append, threading.Event())
+    assert result.status == "finished", result.failure

@@ -220,6 +220,29 @@ def _no_head(model: str, task_name: str) -> ModelError:
     )
 
 
+def _missing_torchvision(model: str, text: str) -> ModelError | None:
+    """The error for a processor that needs torchvision when it is not installed (Transformers 5: the
+    video processors of Qwen2-VL, Qwen2.5-VL, SmolVLM2 and others), with the command that installs the
+    torchvision built for this PyTorch; ``None`` for any other failure."""
+    import importlib.util
+
+    if "torchvision" not in text.lower() or importlib.util.find_spec("torchvision") is not None:
+        return None
+    from desktop.core.environment.repair import companion_command
+    from desktop.core.system.secrets import shell_join
+
+    command = companion_command("torchvision")
+    return ModelError(
+        msg("{model}'s processor needs torchvision, which is not installed.", model=model),
+        msg(
+            "Install the torchvision built for your PyTorch, then start again: {command}",
+            command=shell_join(command),
+        )
+        if command
+        else msg("Install PyTorch and torchvision on the Environment step, then start again."),
+    )
+
+
 _COMPLETE_FOLDER = msg(
     "Check that the folder holds a complete Hugging Face model: config, weights, tokenizer files."
 )
@@ -227,7 +250,9 @@ _COMPLETE_FOLDER = msg(
 
 def _load_error(source: ModelSource, what: str, exc: Exception) -> ModelError:
     text = str(exc)
-    error = text.splitlines()[0] if text else repr(exc)
+    error = next((line.strip() for line in text.splitlines() if line.strip()), repr(exc))
+    if (missing := _missing_torchvision(source.name, text)) is not None:
+        return missing
     if "trust_remote_code" in text:
         return ModelError(
             msg("{model} needs to run its own Python code to load.", model=source.name),

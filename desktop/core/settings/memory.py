@@ -273,6 +273,11 @@ QWEN_VL_DEFAULT_SIDE = 768
 estimate assumes pictures of this side."""
 
 
+IDEFICS_DEFAULT_TILES = 4
+"""Tiles a side of a picture that SmolVLM's and Idefics 3's processors make at their own size (a
+``longest_edge`` of four tiles), plus the whole picture scaled to one."""
+
+
 def vision_tokens(model_config: dict[str, Any], resolution: int = 0) -> int:
     """The tokens one picture takes in a vision-language model's sequence, from its ``config.json``
     (at ``resolution`` pixels a side where the model lets it change): LLaVA a token per patch (and the
@@ -291,8 +296,9 @@ def vision_tokens(model_config: dict[str, Any], resolution: int = 0) -> int:
     if kind in ("idefics3", "smolvlm"):
         scale = int(model_config.get("scale_factor", 1) or 1)
         per_tile = (side // max(patch, 1)) ** 2 // (scale * scale) if side and patch else 64
-        tiles = -((-resolution // side) ** 2) + 1 if resolution and side and resolution > side else 1
-        return per_tile * tiles
+        # The processors of SmolVLM (256M to 2B) and Idefics 3 scale a picture to four tiles a side.
+        across = -(-resolution // side) if resolution and side else IDEFICS_DEFAULT_TILES
+        return per_tile * (across * across + 1 if across > 1 else 1)
     if side and patch:
         full = model_config.get("vision_feature_select_strategy") == "full"
         return (side // patch) ** 2 + (1 if full else 0)
