@@ -124,12 +124,13 @@ def build_wheel() -> Path:
 def build_wheelhouse(wheel: Path, torch: str) -> Path:
     """Every wheel the runtime needs, for this platform and this Python: the versions of the lock, which
     the launcher installs as constraints (pip alone took the newest: idna 3.21 the day it came out, and
-    the offline setup then found no idna 3.20)."""
+    the offline setup then found no idna 3.20), and the torchvision built for ``torch`` (the launcher's
+    optional companion step)."""
     house = BUILD / "wheelhouse"
     shutil.rmtree(house, ignore_errors=True)
     lock = ROOT / "requirements-lock.txt"
     pip_download = (sys.executable, "-m", "pip", "download", "--quiet")
-    run(*pip_download, "--constraint", lock, "--dest", house, torch, wheel)
+    run(*pip_download, "--constraint", lock, "--dest", house, torch, "torchvision", wheel)
     run(sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", house, SAMPLE_MODEL)
     return house
 

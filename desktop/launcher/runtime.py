@@ -88,6 +88,18 @@ def wheel_download_script() -> Path:
     return Path(__file__).with_name("wheel_download.py")
 
 
+def fresh_torchvision(torch: TorchChoice) -> str | None:
+    """The torchvision a new runtime gets beside ``torch``, built for it (``torchvision==0.28.0+cu130``
+    for ``torch==2.13.0+cu130``): without it, Transformers 5 cannot make the processors of Qwen2-VL,
+    Qwen2.5-VL, SmolVLM2 and other vision-language models (their video processor). ``None`` when the
+    requirement names no exact version. A setup goes on without it, and loading such a model then names
+    the install."""
+    from desktop.core.environment.wheels import torchvision_for
+
+    name, exact, version = torch.requirement.partition("==")
+    return torchvision_for(version) if name.strip() == "torch" and exact else None
+
+
 def plan(
     runtime: Runtime,
     bundle: Bundle,
@@ -99,7 +111,8 @@ def plan(
     new_torch: bool = False,
 ) -> list[Step]:
     """The commands that set up (``fresh``) or update the runtime, in order; ``companions``
-    (torchvision, torchaudio) come from PyTorch's index with it, built for the same PyTorch.
+    (torchvision, torchaudio) come from PyTorch's index with it, built for the same PyTorch. A fresh
+    setup asked for none gets torchvision in an optional step (:func:`fresh_torchvision`).
 
     The app and its libraries install with the bundle's lock as constraints (the versions CI tested),
     and an update also with ``keep``, a constraints file of the PyTorch build installed now, so that
@@ -133,6 +146,16 @@ def plan(
                 "companions",
                 f"Installing {', '.join(companions)} for this PyTorch",
                 [uv, "pip", "install", "--python", py, *torch_source, torch.requirement, *companions],
+            )
+        )
+    elif fresh and (vision := fresh_torchvision(torch)):
+        # Its exact build and no dependencies: the resolver never looks at PyTorch (2.5 GB) again.
+        torch_steps.append(
+            Step(
+                "companions",
+                "Installing torchvision for this PyTorch",
+                [uv, "pip", "install", "--python", py, "--no-deps", *torch_source, vision],
+                optional=True,
             )
         )
     if fresh:
@@ -349,7 +372,7 @@ def setup(
             _run(step.command, env, line, cancel)
         except SetupError as exc:
             if step.optional and not isinstance(exc, Cancelled):
-                on_line(f"(optional, skipped) {exc.message}")
+                on_line(f"(optional, skipped) {step.title}: {exc.message}")
             else:
                 raise
         if fresh and step.key in RESUMABLE:

@@ -34,8 +34,9 @@ def test_a_fresh_setup_installs_pytorch_first_then_the_app(tmp_path: Path, bundl
 
     steps = rt.plan(runtime, bundle, Options(index_url="https://mirror.example/simple"), torch, fresh=True)
 
-    assert [s.key for s in steps] == ["python", "torch", "app", "sample", "torch_check", "check", "prune"]
-    venv, install_torch, app = steps[0].command, steps[1].command, steps[2].command
+    keys = ["python", "torch", "companions", "app", "sample", "torch_check", "check", "prune"]
+    assert [s.key for s in steps] == keys
+    venv, install_torch, vision, app = (step.command for step in steps[:4])
     assert venv[1:3] == ["venv", "--clear"] and "--managed-python" in venv and "3.12" in venv
     # The runtime's Python downloads the wheel resumably, checks it and installs it (test_wheel_download.py).
     assert install_torch[0] == str(runtime.python) and install_torch[1].endswith("wheel_download.py")
@@ -43,8 +44,16 @@ def test_a_fresh_setup_installs_pytorch_first_then_the_app(tmp_path: Path, bundl
     assert install_torch[install_torch.index("--index") + 1] == "https://download.pytorch.org/whl/cu130"
     assert install_torch[install_torch.index("--package-index") + 1] == "https://mirror.example/simple"
     assert app[-1] == str(bundle.app_wheel) and "https://mirror.example/simple" in app
+    # torchvision for Qwen2-VL's processor: built for this PyTorch, from its index; a setup goes on without
+    # (its exact build, no dependencies: the resolver never reads PyTorch's 2.5 GB again)
+    vision_index = vision[vision.index("--index-url") + 1]
+    assert (
+        vision[-1] == "torchvision==0.29.1+cu130"
+        and vision_index.endswith("/cu130")
+        and "--no-deps" in vision
+    )
     assert all(isinstance(part, str) for step in steps for part in step.command)  # argument lists only
-    assert steps[3].optional and not steps[2].optional
+    assert steps[2].optional and steps[4].optional and not steps[3].optional
 
 
 def test_offline_uses_only_the_wheelhouse_and_an_update_reinstalls_only_the_app(

@@ -58,6 +58,11 @@ class Server:
                     self.end_headers()
                     self.wfile.write(body)
                     return
+                if self.path.endswith("/"):  # another package's page (torchvision): not on this index
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 server.ranges.append(self.headers.get("Range", ""))
                 start = 0
                 if self.headers.get("Range") and not server.ignore_ranges:

@@ -83,26 +83,28 @@ def installed_companions(python: str = sys.executable) -> list[str]:
     return found
 
 
-def companion_command(name: str, python: str = sys.executable) -> list[str] | None:
-    """The command that installs ``name`` (torchvision, torchaudio) built for the PyTorch installed in
-    ``python``'s environment: from the index of its build (``2.13.0+cu130``: PyTorch's cu130 index; no
-    tag: the package index), with torch pinned at the version installed so that PyTorch stays as it is.
-    ``None`` when PyTorch is not installed there."""
+def torchvision_command(python: str = sys.executable) -> list[str] | None:
+    """The command that installs the torchvision built for the PyTorch installed in ``python``'s
+    environment: its exact version, from the index of its build (``2.13.0+cu130``: PyTorch's cu130
+    index; no tag: the package index), without dependencies, so that PyTorch stays as it is. ``None``
+    when PyTorch is not installed there (or its version is not one torchvision follows)."""
     import importlib.metadata
 
-    from desktop.core.environment.wheels import WheelTable
+    from desktop.core.environment.wheels import WheelTable, torchvision_for
 
     try:
         version = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return None
-    tag = version.split("+", 1)[1] if "+" in version else ""
+    requirement = torchvision_for(version)
+    if requirement is None:
+        return None
+    tag = version.partition("+")[2]
     index = ["--index-url", WheelTable.load().index_url(tag)] if tag else []
-    requirements = [f"torch=={version}", name]
     uv_bin = uv_binary()
     if uv_bin:
-        return [uv_bin, "pip", "install", "--python", python, *index, *requirements]
-    return [python, "-m", "pip", "install", *index, *requirements]
+        return [uv_bin, "pip", "install", "--python", python, "--no-deps", *index, requirement]
+    return [python, "-m", "pip", "install", "--no-deps", *index, requirement]
 
 
 def uv_binary() -> str | None:

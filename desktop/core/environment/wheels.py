@@ -29,6 +29,17 @@ def cuda_of(tag: str) -> tuple[int, int]:
     return int(digits[:-1]), int(digits[-1])
 
 
+def torchvision_for(torch_version: str) -> str | None:
+    """The torchvision requirement built for a PyTorch version: ``2.13.0+cu130`` ->
+    ``torchvision==0.28.0+cu130`` (each PyTorch 2.N.P has its torchvision 0.(N + 15).P, with the same
+    build tag); ``None`` for a version that is not 2.N.P."""
+    release, plus, tag = torch_version.partition("+")
+    parts = release.split(".")
+    if len(parts) != 3 or parts[0] != "2" or not all(p.isdigit() for p in parts):
+        return None
+    return f"torchvision==0.{int(parts[1]) + 15}.{parts[2]}{plus}{tag}"
+
+
 @dataclass(frozen=True)
 class WheelTable:
     """The facts of resources/torch_wheels.json."""

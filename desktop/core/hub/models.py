@@ -228,10 +228,10 @@ def _missing_torchvision(model: str, text: str) -> ModelError | None:
 
     if "torchvision" not in text.lower() or importlib.util.find_spec("torchvision") is not None:
         return None
-    from desktop.core.environment.repair import companion_command
+    from desktop.core.environment.repair import torchvision_command
     from desktop.core.system.secrets import shell_join
 
-    command = companion_command("torchvision")
+    command = torchvision_command()
     return ModelError(
         msg("{model}'s processor needs torchvision, which is not installed.", model=model),
         msg(
