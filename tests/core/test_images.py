@@ -4,8 +4,10 @@ a model loads, EXIF rotation applied, decoded pictures kept in a bounded cache."
 from __future__ import annotations
 
 import io
+import warnings
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from desktop.core.data import image_checks, images
@@ -18,16 +20,19 @@ def _picture(path: Path, size: tuple[int, int] = (32, 24), mode: str = "RGB", **
 
 
 def test_class_folders_are_listed_by_label_and_name(tmp_path: Path) -> None:
-    for name in ("circle/b.png", "circle/a.png", "square/x/deep.jpg", "square/c.webp"):
+    for name in ("circle/b.png", "circle/a.png", "square/x/deep.jpg", "square/c.webp", "square/d.JFIF"):
         _picture(tmp_path / name)
+    (tmp_path / "square" / "IMG_0001.HEIC").write_bytes(b"ftypheic")  # an iPhone's: listed, to be named
     (tmp_path / "square" / "notes.txt").write_text("not a picture", encoding="utf-8")
     (tmp_path / ".cache").mkdir()
     rows = images.class_folders(tmp_path)
     assert [(r.label, r.path.relative_to(tmp_path).as_posix(), r.row) for r in rows] == [
         ("circle", "circle/a.png", 0),
         ("circle", "circle/b.png", 1),
-        ("square", "square/c.webp", 2),
-        ("square", "square/x/deep.jpg", 3),
+        ("square", "square/IMG_0001.HEIC", 2),
+        ("square", "square/c.webp", 3),
+        ("square", "square/d.JFIF", 4),
+        ("square", "square/x/deep.jpg", 5),
     ]
 
 
@@ -54,24 +59,28 @@ def test_every_bad_kind_of_picture_is_named_with_its_rows(tmp_path: Path) -> Non
     cmyk = _picture(tmp_path / "print.jpg", mode="CMYK")
     deep = _picture(tmp_path / "scan.png", mode="I;16")
     huge = _picture(tmp_path / "huge.png", size=(300, 200))
-    paths = [good, cut, not_a_picture, cmyk, deep, huge, tmp_path / "gone.png"]
+    iphone = tmp_path / "IMG_0001.heic"
+    iphone.write_bytes(b"\0\0\0\x18ftypheic")
+    paths = [good, cut, not_a_picture, cmyk, deep, huge, tmp_path / "gone.png", iphone]
     rows = [images.ImageRow(p, "x", i) for i, p in enumerate(paths)]
 
     found = image_checks.check_images(rows, huge=50_000)
 
     assert found.usable == [0]
-    assert (found.truncated, found.unreadable, found.missing) == ([1], [2], [6])
+    assert (found.truncated, found.unreadable, found.missing, found.heic) == ([1], [2], [6], [7])
     assert found.odd_mode == [(3, "CMYK"), (4, "I;16")]
     assert found.huge == [(5, 60_000)]
     said = [str(s) for s in found.sentences("pictures.csv")]
     assert said == [
         "pictures.csv: 1 picture is missing (row 7).",
+        "pictures.csv: 1 picture is in HEIC (as iPhones save them), which cannot be read here: convert it "
+        "to JPEG (row 8).",
         "pictures.csv: 1 file is not a picture that can be read (row 3).",
         "pictures.csv: 1 picture is cut short (truncated) (row 2).",
         "pictures.csv: 2 pictures have CMYK or 16-bit pixels, which models read wrongly (rows 4, 5).",
         "pictures.csv: 1 picture is very large (over 40 megapixels) (row 6).",
     ]
-    assert found.bad_rows() == {1, 2, 3, 4, 5, 6}
+    assert found.bad_rows() == {1, 2, 3, 4, 5, 6, 7}
 
 
 def test_a_picture_is_turned_as_its_exif_says_and_kept_in_a_bounded_cache(tmp_path: Path) -> None:
@@ -101,3 +110,18 @@ def test_the_picture_samples_are_clean_and_labelled(samples: Path) -> None:
     assert all(
         row["answer"].split()[-1].rstrip(".") in row["image"] for row in asked
     )  # "A red circle." of circle/
+
+
+def test_a_very_large_picture_is_named_in_words_not_by_pillows_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1_000)  # Pillow warns from here, as over 89 MP
+    big = _picture(tmp_path / "big.png", size=(40, 40))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = image_checks.check_images([images.ImageRow(big, "x", 0)], huge=1_500)
+        images.decode(big)
+
+    assert found.huge == [(0, 1_600)]
+    assert not [w for w in caught if issubclass(w.category, Image.DecompressionBombWarning)]

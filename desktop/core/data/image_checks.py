@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop.core.data.images import HUGE_PIXELS, ImageRow, Source, open_picture, table_images
+from desktop.core.data.images import (
+    HUGE_PIXELS,
+    UNREAD_SUFFIXES,
+    ImageRow,
+    Source,
+    open_picture,
+    table_images,
+)
 from desktop.core.system.messages import Msg, joined, msg
 
 SHOWN_ROWS = 5
@@ -106,6 +113,7 @@ class ImageProblems:
 
     missing: list[int] = field(default_factory=list)
     unreadable: list[int] = field(default_factory=list)
+    heic: list[int] = field(default_factory=list)  # unreadable too: an iPhone's pictures, said as such
     truncated: list[int] = field(default_factory=list)
     odd_mode: list[tuple[int, str]] = field(default_factory=list)  # (row, mode): CMYK, I;16 ...
     huge: list[tuple[int, int]] = field(default_factory=list)  # (row, pixels)
@@ -115,6 +123,7 @@ class ImageProblems:
         return {
             *self.missing,
             *self.unreadable,
+            *self.heic,
             *self.truncated,
             *(r for r, _ in self.odd_mode),
             *(r for r, _ in self.huge),
@@ -130,6 +139,7 @@ class ImageProblems:
 
         for kind, found in (
             ("missing", self.missing),
+            ("heic", self.heic),
             ("unreadable", self.unreadable),
             ("truncated", self.truncated),
             ("odd", self.odd_mode),
@@ -148,6 +158,21 @@ def _sentence(kind: str, count: int, source: str, rows: str) -> Msg:
         if one:
             return msg("{source}: 1 picture is missing ({rows}).", source=source, rows=rows)
         return msg("{source}: {count} pictures are missing ({rows}).", source=source, count=count, rows=rows)
+    if kind == "heic":
+        if one:
+            return msg(
+                "{source}: 1 picture is in HEIC (as iPhones save them), which cannot be read here: "
+                "convert it to JPEG ({rows}).",
+                source=source,
+                rows=rows,
+            )
+        return msg(
+            "{source}: {count} pictures are in HEIC (as iPhones save them), which cannot be read here: "
+            "convert them to JPEG ({rows}).",
+            source=source,
+            count=count,
+            rows=rows,
+        )
     if kind == "unreadable":
         if one:
             return msg(
@@ -219,6 +244,12 @@ def check_images(
         kind, detail = _verdict(item.path, huge)
         if kind == "missing":
             found.missing.append(item.row)
+        elif (
+            kind == "unreadable"
+            and isinstance(item.path, Path)
+            and item.path.suffix.lower() in UNREAD_SUFFIXES
+        ):
+            found.heic.append(item.row)
         elif kind == "unreadable":
             found.unreadable.append(item.row)
         elif kind == "truncated":

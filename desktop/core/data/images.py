@@ -24,7 +24,10 @@ from typing import Any
 
 from desktop.core.system.messages import msg
 
-SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+SUFFIXES = (".jpg", ".jpeg", ".jfif", ".jpe", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff", ".avif")
+UNREAD_SUFFIXES = (".heic", ".heif")
+"""Pictures Pillow cannot read (an iPhone's HEIC): listed all the same, so that the checks name them
+instead of a folder losing them without a word."""
 HUGE_PIXELS = 40_000_000
 """More pixels than this (e.g. 8000 x 5000) is named: decoding one takes 120 MB, and no model needs it."""
 CACHE_IMAGES = 256
@@ -45,7 +48,7 @@ Source = Path | bytes
 
 
 def is_image(name: str) -> bool:
-    return name.lower().endswith(SUFFIXES)
+    return name.lower().endswith(SUFFIXES + UNREAD_SUFFIXES)
 
 
 def source_of(value: Any) -> Source | None:
@@ -66,8 +69,15 @@ def source_of(value: Any) -> Source | None:
 
 
 def open_picture(source: Source) -> Any:
-    """The picture at ``source`` (a path or the file's bytes), opened lazily (Pillow's ``Image.open``)."""
+    """The picture at ``source`` (a path or the file's bytes), opened lazily (Pillow's ``Image.open``).
+
+    Pillow's warning about a picture of over 89 megapixels is silenced: the checks name such a picture
+    (:data:`HUGE_PIXELS`) in words, and the warning's text would reach the user as a library's."""
+    import warnings
+
     from PIL import Image
+
+    warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
     if isinstance(source, bytes):
         import io
