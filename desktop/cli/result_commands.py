@@ -76,10 +76,13 @@ def add_parsers(sub: Any) -> None:
 
     p = sub.add_parser(
         "predict",
-        help=say("run a trained model over a CSV, TSV, JSONL or Excel file and write its predictions"),
+        help=say(
+            "run a trained model over a CSV, TSV, JSONL or Excel file (an image classifier: also a folder "
+            "of pictures, or one picture) and write its predictions"
+        ),
     )
     p.add_argument("model", help=say("a run folder, a run's name, or a model folder"))
-    p.add_argument("file", type=Path, help=say("the rows to predict"))
+    p.add_argument("file", type=Path, help=say("the rows to predict (or the pictures)"))
     p.add_argument("-o", "--output", type=Path, help=say("the file to write (default: FILE.predicted.csv)"))
     p.add_argument("--column", default="", help=say("the column the model reads (default: as trained)"))
     p.add_argument("--max-new-tokens", type=int, default=128, help=say("the longest generated answer"))

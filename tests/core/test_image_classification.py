@@ -203,7 +203,11 @@ def test_lora_on_an_image_model_trains_the_new_head_whole(
     assert adapter["modules_to_save"] == ["classifier"]
 
 
-def test_predict_labels_every_picture_of_a_folder(tiny_vit: Path, samples: Path, tmp_path: Path) -> None:
+def test_predict_labels_a_folder_a_table_or_one_picture_and_names_the_unread(
+    tiny_vit: Path, samples: Path, tmp_path: Path
+) -> None:
+    import pandas as pd
+
     from desktop.core.results.predict import predict_file
 
     result = run_training(_config(tiny_vit, [samples / "shapes"], tmp_path, max_steps=5), Recorder().append)
@@ -213,13 +217,30 @@ def test_predict_labels_every_picture_of_a_folder(tiny_vit: Path, samples: Path,
 
     written = predict_file(result.run_dir, pictures, tmp_path / "predicted.csv")
 
-    import pandas as pd
-
     frame = pd.read_csv(tmp_path / "predicted.csv", keep_default_na=False)
     assert written.rows == 31 and list(frame.columns) == ["image", "prediction", "probability"]
     broken = frame[frame["image"].str.endswith("broken.png")]
-    assert broken["prediction"].tolist() == [""]  # said in its row; the others are labelled
+    assert broken["prediction"].tolist() == [""]  # the others are labelled
     assert set(frame["prediction"]) - {""} <= {"circle", "square", "triangle"}
+    assert written.notes == [
+        "1 of 31 pictures could not be read (missing, not a picture, or cut short); their rows have no "
+        "prediction: new/broken.png."
+    ]
+
+    # A table's paths are read relative to it, and written back as they were (not made full, no "\/").
+    square = next(pictures.glob("*.png")).name
+    table = tmp_path / "list.jsonl"
+    table.write_text(f'{{"file": "new/{square}"}}\n{{"file": "new/gone.png"}}\n', encoding="utf-8")
+    written = predict_file(result.run_dir, table, tmp_path / "list.predicted.jsonl")
+    lines = (tmp_path / "list.predicted.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert [r["file"] for r in rows] == [f"new/{square}", "new/gone.png"] and "\\/" not in lines[0]
+    assert rows[0]["prediction"] in {"circle", "square", "triangle"} and rows[1]["prediction"] == ""
+    assert "1 of 2 pictures could not be read" in written.notes[0] and "line 2" in written.notes[0]
+
+    one = predict_file(result.run_dir, pictures / square, tmp_path / "one.csv")  # a picture alone
+    assert one.rows == 1 and not one.notes
+    assert pd.read_csv(tmp_path / "one.csv")["prediction"].tolist()[0] in {"circle", "square", "triangle"}
 
 
 def test_a_folder_of_the_datas_parts_is_not_read_as_two_classes(samples: Path, tmp_path: Path) -> None:

@@ -148,6 +148,18 @@ def read_folder(root: Path, labelled: bool = True) -> Any:
     return Table(frame, root.name, [(0, (root.name, "file"), names, 0)])
 
 
+def read_picture(path: Path) -> Any:
+    """One picture as a table of one row (a picture to predict), in the column ``image``."""
+    import pandas as pd
+
+    from desktop.core.data.tables import Table
+
+    path = Path(path).absolute()
+    return Table(
+        pd.DataFrame({"image": [str(path)]}), path.name, [(0, (path.parent.name, "file"), [path.name], 0)]
+    )
+
+
 SPLIT_NAMES = frozenset(["train", "training", "val", "valid", "validation", "test", "testing", "eval", "dev"])
 """Folder names that say a part of the data (its training or evaluation pictures), not a class."""
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop.core.data.images import is_image, read_folder, read_picture, resolve_paths
 from desktop.core.system.errors import InputError, NoRowsError
 from desktop.core.system.messages import msg
 from desktop.core.system.progress import report
@@ -97,6 +98,15 @@ def predict_file(
     check_output(out)
     folder, run_config = model_folder(model)
     info = inspect_folder(folder, run_config)
+    one_picture = path.is_file() and is_image(path.name)
+    if one_picture and info.task != "image-classification":
+        raise InputError(
+            msg("{file} is a picture; this model reads a file of rows.", file=path.name),
+            msg(
+                "Choose a CSV, TSV, JSONL or Excel file (for a vision-language model: a picture and a "
+                "question in each row)."
+            ),
+        )
     if path.is_dir() and info.task != "image-classification":
         raise InputError(
             msg("{folder} is a folder; this model reads a file of rows.", folder=path.name),
@@ -107,11 +117,11 @@ def predict_file(
         )
     try:
         if path.is_dir():  # an image classifier: every picture in the folder
-            from desktop.core.data.images import read_folder
-
             table = read_folder(path, labelled=False)
-        else:
-            table = read_file(path, pictures=info.task in ("image-classification", "vision-chat"))
+        elif one_picture:
+            table = read_picture(path)
+        else:  # the cells as written: the output keeps them, the model reads them made full
+            table = read_file(path)
     except NoRowsError:
         raise InputError(
             msg("{file} has no rows to predict.", file=path.name),
@@ -130,11 +140,13 @@ def predict_file(
     report(0.0, msg("Loading the model"))
     playground = Playground(info)
     playground.load()
+    unread: list[int] = []
     try:
         if info.task == "vision-chat":
-            added = {"generated": _describe(playground, list(table.column(pictures)), texts, max_new_tokens)}
+            sources = _sources(table, pictures, path)
+            added = {"generated": _describe(playground, sources, texts, max_new_tokens, unread)}
         elif info.task == "image-classification":
-            labels, probabilities = _classify_pictures(playground, list(table.column(column)))
+            labels, probabilities = _classify_pictures(playground, _sources(table, column, path), unread)
             added = {"prediction": labels, "probability": probabilities}
         elif info.task == "classification":
             labels, probabilities = _classify(playground, texts)
@@ -152,8 +164,30 @@ def predict_file(
         frame[unique] = values
         names.append(unique)
     result = Prediction(out, len(frame), column, names)
+    if unread:
+        result.notes.append(
+            msg(
+                "{count} of {rows} pictures could not be read (missing, not a picture, or cut short); their "
+                "rows have no prediction: {where}.",
+                count=len(unread),
+                rows=len(frame),
+                where=table.locate_many(unread),
+            )
+        )
     _write(frame, path, out, result)
     return result
+
+
+def _sources(table: Any, column: str, path: Path) -> list[Any]:
+    """The pictures a column names, paths made full (relative to the file's folder, as the run read
+    them); the table itself keeps the cells as written. Pictures listed from a folder are full already."""
+    if path.is_dir() or is_image(path.name):
+        return list(table.column(column))
+    import pandas as pd
+
+    frame = pd.DataFrame({column: list(table.column(column))})
+    resolve_paths(frame, path.parent)
+    return list(frame[column])
 
 
 def check_output(out: Path) -> None:
@@ -257,9 +291,11 @@ def _picture_column(table: Any, given: str, saved: Path) -> str:
     )
 
 
-def _classify_pictures(playground: Any, values: list[Any]) -> tuple[list[str], list[float]]:
+def _classify_pictures(
+    playground: Any, values: list[Any], unread: list[int]
+) -> tuple[list[str], list[float]]:
     """Each picture's most likely label and its probability ("" and 0 for a picture that cannot be
-    read: said in the row, not a failure of the whole file)."""
+    read, its row added to ``unread``: not a failure of the whole file)."""
     from desktop.core.data.images import source_of
 
     labels: list[str] = []
@@ -270,15 +306,20 @@ def _classify_pictures(playground: Any, values: list[Any]) -> tuple[list[str], l
         source = source_of(value)
         try:
             ranked = playground.classify_picture(source) if source is not None else []
-        except Exception:  # missing, not a picture, truncated, huge: said in its row
+        except Exception:  # missing, not a picture, truncated, huge: counted and named
             ranked = []
+        if not ranked:
+            unread.append(row)
         labels.append(ranked[0][0] if ranked else "")
         probabilities.append(round(ranked[0][1], 4) if ranked else 0.0)
     return labels, probabilities
 
 
-def _describe(playground: Any, values: list[Any], questions: list[str], max_new_tokens: int) -> list[str]:
-    """Each row's answer to its question about its picture ("" for a picture that cannot be read)."""
+def _describe(
+    playground: Any, values: list[Any], questions: list[str], max_new_tokens: int, unread: list[int]
+) -> list[str]:
+    """Each row's answer to its question about its picture ("" for a picture that cannot be read, its
+    row added to ``unread``)."""
     from desktop.core.data.images import source_of
 
     out = []
@@ -286,9 +327,12 @@ def _describe(playground: Any, values: list[Any], questions: list[str], max_new_
         report(row / len(values), msg("Predicting: {done} of {rows} rows", done=row, rows=len(values)))
         source = source_of(value)
         try:
-            out.append(playground.describe(source, question, max_new_tokens) if source is not None else "")
-        except Exception:  # missing, not a picture, truncated, huge: said in its row
+            if source is None:
+                raise FileNotFoundError
+            out.append(playground.describe(source, question, max_new_tokens))
+        except Exception:  # missing, not a picture, truncated, huge: counted and named
             out.append("")
+            unread.append(row)
     return out
 
 
@@ -360,8 +404,9 @@ def _write(frame: Any, source: Path, out: Path, result: Prediction) -> None:
                 encoding, data = "utf-8-sig", text.encode("utf-8-sig")
             partial.write_bytes(data)
             result.encoding = encoding
-        elif suffix == ".jsonl":
-            frame.to_json(partial, orient="records", lines=True, force_ascii=False)
+        elif suffix == ".jsonl":  # pandas writes "/" as "\\/": paths come back as they were written
+            text = frame.to_json(orient="records", lines=True, force_ascii=False)
+            partial.write_text(text.replace("\\/", "/"), encoding="utf-8")
         else:
             frame.to_excel(partial, index=False, engine="openpyxl")
         try:
