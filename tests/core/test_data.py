@@ -163,6 +163,18 @@ def test_validation_fraction_is_reproducible_and_keeps_locations(tmp_path: Path)
     assert eval_.locate(0) == f"data.csv row {int(first[1:]) + 2}"
 
 
+def test_a_classifiers_held_out_rows_cover_its_classes_and_a_single_example_trains(tmp_path: Path) -> None:
+    labels = ["cat"] * 15 + ["dog"] * 9 + ["狐狸"] * 8 + ["solo"]
+    path = _write(tmp_path / "data.csv", [{"text": f"t{i}", "label": v} for i, v in enumerate(labels)])
+
+    train, eval_ = split_fraction(read_file(path), 0.1, seed=7, labels=labels)
+
+    assert sorted(eval_.frame["label"]) == ["cat", "dog", "狐狸"]  # 3 rows: one of each class with several
+    assert len(train) == 30 and "solo" in set(train.frame["label"])  # never a label training has not seen
+    again = split_fraction(read_file(path), 0.1, seed=7, labels=labels)[1]
+    assert eval_.frame["text"].tolist() == again.frame["text"].tolist()
+
+
 def test_chat_rows_without_assistant_reply_are_named(tmp_path: Path) -> None:
     path = tmp_path / "chat.jsonl"
     good = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}

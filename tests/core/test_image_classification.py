@@ -88,6 +88,14 @@ def test_each_kind_of_bad_picture_is_named_with_its_rows_before_any_model_loads(
     assert len(checked.train) + len(checked.eval) == 90  # the three left out, the 90 good ones kept
     assert sum("Left out" in note for note in checked.notes) == 3
 
+    broken = tmp_path / "broken"  # nothing in it can be read: said of the folder, not of a "column"
+    for name in ("a/1.png", "a/2.png", "b/3.png", "b/4.png"):
+        (broken / name).parent.mkdir(parents=True, exist_ok=True)
+        (broken / name).write_text("not a picture", encoding="utf-8")
+    with pytest.raises(DataError) as refused:
+        load_and_check(_config(Path("no-model-needed"), [broken], tmp_path))
+    assert refused.value.hint == "Check that the folder holds pictures that open in a picture viewer."
+
 
 def test_a_text_model_or_a_folder_without_its_image_processor_is_refused(
     tiny_bert: Path, tiny_vit: Path, samples: Path, tmp_path: Path

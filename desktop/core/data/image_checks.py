@@ -85,12 +85,16 @@ def check_table(
         return table, []
     sentences = found.sentences(table.source, table.locate_many)
     if len(bad) == len(table):
-        raise DataError(
-            joined(*sentences),
-            msg("Check that the column {column} names the pictures, and that they are there.", column=column)
-            if column and rows_of is None
-            else msg("Check that the conversations name their pictures, and that they are there."),
-        )
+        folder = bool(table.segments) and table.segments[0][1][1] == "file"
+        if folder:
+            hint = msg("Check that the folder holds pictures that open in a picture viewer.")
+        elif column and rows_of is None:
+            hint = msg(
+                "Check that the column {column} names the pictures, and that they are there.", column=column
+            )
+        else:
+            hint = msg("Check that the conversations name their pictures, and that they are there.")
+        raise DataError(joined(*sentences), hint)
     if not drop_bad:
         raise DataError(
             joined(*sentences),

@@ -29,17 +29,42 @@ def load_train_eval(config: RunConfig) -> tuple[Table, Table | None]:
         return train, read_files(val.files, pictures)
     if val.fraction <= 0 or len(train) < 2:
         return train, None
-    return split_fraction(train, val.fraction, val.seed)
+    label = config.columns.label or "label"  # a folder of class folders: its "label" column
+    classes = config.task in ("classification", "image-classification") and label in train.columns
+    return split_fraction(train, val.fraction, val.seed, list(train.column(label)) if classes else None)
 
 
-def split_fraction(table: Table, fraction: float, seed: int) -> tuple[Table, Table]:
+def split_fraction(
+    table: Table, fraction: float, seed: int, labels: list[object] | None = None
+) -> tuple[Table, Table]:
     """Hold out ``fraction`` of the rows (at least one) at random, reproducibly; both parts keep the
-    rows' order and are views of ``table`` (nothing copied)."""
+    rows' order and are views of ``table`` (nothing copied).
+
+    With ``labels`` (a classifier's), the rows held out are drawn class by class, in proportion to each
+    class's rows (the remainder to the classes with the largest shares), and every class keeps at least
+    one training row: a class of 8 in 33 is evaluated, and a class of one picture trains instead of
+    leaving a label that training never saw. Labels that are nearly all different (more classes than
+    half the rows: not classes, a wrong column that the checks name) are split as rows without labels."""
     import numpy as np
 
-    order = np.random.default_rng(seed).permutation(len(table))
+    rng = np.random.default_rng(seed)
     n_eval = min(len(table) - 1, max(1, math.floor(len(table) * fraction + 0.5)))
-    return table.take(np.sort(order[n_eval:])), table.take(np.sort(order[:n_eval]))
+    if labels is None or len({str(v) for v in labels}) > len(table) // 2:
+        order = rng.permutation(len(table))
+        return table.take(np.sort(order[n_eval:])), table.take(np.sort(order[:n_eval]))
+    _, which = np.unique(np.asarray([str(v) for v in labels]), return_inverse=True)
+    counts = np.bincount(which)
+    share = counts * n_eval / len(table)
+    held = np.minimum(np.floor(share).astype(int), counts - 1)
+    for kind in np.argsort(-(share - held), kind="stable"):  # the rest: largest remainder first
+        if held.sum() >= n_eval:
+            break
+        held[kind] += held[kind] < counts[kind] - 1
+    out = np.concatenate([rng.permutation(np.flatnonzero(which == k))[: held[k]] for k in range(len(counts))])
+    if len(out) == 0:  # every class has a single row: one at random, as without labels
+        out = rng.permutation(len(table))[:1]
+    kept = np.setdiff1d(np.arange(len(table)), out)
+    return table.take(kept), table.take(np.sort(out))
 
 
 def rejoined(train: Table, eval_: Table | None) -> Table | None:
