@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -52,6 +53,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("\n" + stopped, file=sys.stderr)
         return EXIT_STOPPED
+    except BrokenPipeError:  # `evaluate RUN | head`: the reader has what it wanted, nothing failed
+        try:  # so that Python's own flush at exit does not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
     except InputError as exc:
         _error(exc)
         return EXIT_INPUT

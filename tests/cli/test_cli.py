@@ -504,3 +504,24 @@ def test_export_to_ollama_makes_q4_there_without_llama_cpp(
     assert (tmp_path / "gguf" / "args.txt").read_text() == (
         f"create {name} --quantize q4_K_M -f {tmp_path / 'gguf' / 'Modelfile'}"
     )
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path) -> None:
+    """`finetune-studio-cli evaluate RUN | head -2`: the reader closes the pipe; that is no error."""
+    (tmp_path / "runs").mkdir()
+    runs = str(tmp_path / "runs")
+    cli = _cli(
+        "-m",
+        "desktop.cli",
+        "--lang",
+        "en",
+        "runs",
+        "--runs-dir",
+        runs,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    cli.stdout.close()  # before the CLI has printed a line (it takes a second to start)
+
+    said = cli.stderr.read()
+    assert cli.wait(timeout=60) == 0 and said == ""

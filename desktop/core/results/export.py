@@ -30,6 +30,7 @@ from desktop.core.results.destination import (
 from desktop.core.results.mlflow_log import log_to_mlflow, mlflow_problem
 from desktop.core.runs.checkpoints import weights_problem
 from desktop.core.runs.folders import RunDir
+from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.core.system import processes
 from desktop.core.system.errors import (
     DiskInputError,
@@ -62,6 +63,7 @@ STAGES = {
     "adapters": msg("Copying the adapters"),
     "weights": msg("Writing the weights (safetensors)"),
     "tokenizer": msg("Copying the tokenizer"),
+    "processor": msg("Copying the processor (how pictures and text are read)"),
     "card": msg("Writing the model card"),
     "place": msg("Putting the folder in place"),
     "zip": msg("Making the zip archive"),
@@ -295,7 +297,7 @@ def _write(
         stage("weights", 0.3)
         model.save_pretrained(out)  # safetensors, config (label maps), generation config
         del model
-        stage("tokenizer", 0.6)
+        stage("processor" if config.task in IMAGE_TASKS else "tokenizer", 0.6)
         for name in (
             "tokenizer.json",
             "tokenizer_config.json",

@@ -257,7 +257,7 @@ def _model_dir(run: Any) -> Path:
     if config.task not in ("causal-lm", "preference", "grpo"):
         raise InputError(
             msg(
-                "GGUF is for decoder chat models (causal LM); {run} is a {task} run.",
+                "GGUF is for decoder chat models (causal LM); {run} was trained for {task}.",
                 run=run.path.name,
                 task=config.task,
             ),
