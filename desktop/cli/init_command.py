@@ -77,7 +77,6 @@ def cmd_init(args: argparse.Namespace) -> int:
         base = out.resolve().parent
         config.data.files = [_relative(Path(d).resolve(), base) for d in args.data]
     if Path(args.model).is_dir():
-        config.model.name = _relative(Path(args.model).resolve(), out.resolve().parent)
         from desktop.core.hub.search import remember_folder
 
         with contextlib.suppress(OSError):  # the app's model browser lists folders used before
@@ -90,7 +89,9 @@ def cmd_init(args: argparse.Namespace) -> int:
 
         answers = table.column(guess.columns.answer) if guess.columns.answer else []
         config.grpo.answer_check, config.grpo.labels = guess_check(list(answers))
-    problems = [p for p in config.validate() if not p.field.startswith("data")]
+    problems = [p for p in config.validate() if not p.field.startswith("data")]  # paths as given here
+    if Path(args.model).is_dir():  # then as the config is read: relative to its own folder
+        config.model.name = _relative(Path(args.model).resolve(), out.resolve().parent)
     config.save(out, comments=True)
     print(say("Wrote {file}. Column mapping:", file=out))
     for line in describe(guess):

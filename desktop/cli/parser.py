@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -54,10 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + stopped, file=sys.stderr)
         return EXIT_STOPPED
     except BrokenPipeError:  # `evaluate RUN | head`: the reader has what it wanted, nothing failed
-        try:  # so that Python's own flush at exit does not fail again
+        with contextlib.suppress(OSError, ValueError):  # Python's own flush at exit must not fail again
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
         return 0
     except InputError as exc:
         _error(exc)

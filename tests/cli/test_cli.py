@@ -525,3 +525,30 @@ def test_output_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path
 
     said = cli.stderr.read()
     assert cli.wait(timeout=60) == 0 and said == ""
+
+
+def test_init_with_the_config_in_another_folder_gives_no_false_warning(
+    tiny_vit: Path,
+    samples: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import shutil
+
+    shutil.copytree(tiny_vit, tmp_path / "models" / "vit")
+    monkeypatch.chdir(tmp_path)
+    args = [
+        "init",
+        "--task",
+        "image-classification",
+        "--model",
+        "models/vit",
+        "--data",
+        str(samples / "shapes"),
+    ]
+
+    assert main([*args, "-o", "configs/run.toml"]) == 0
+
+    assert "warning" not in capsys.readouterr().err  # models/vit is right from here, and from configs/
+    assert 'name = "../models/vit"' in (tmp_path / "configs" / "run.toml").read_text(encoding="utf-8")
