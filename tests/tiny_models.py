@@ -618,3 +618,84 @@ def idefics3(tokenizer_dir: Path, folder: Path) -> Path:
     )
     processor.save_pretrained(folder)
     return folder
+
+
+GEMMA3_PICTURES_JINJA = (  # Gemma 3 instruct's, cut to pictures and text
+    "{{ bos_token }}{%- for message in messages -%}"
+    "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
+    "{{ '<start_of_turn>' + role + '\\n' }}"
+    "{%- if message['content'] is string -%}{{ message['content'] | trim }}{%- else -%}"
+    "{%- for item in message['content'] -%}{%- if item['type'] == 'image' -%}{{ '<start_of_image>' }}"
+    "{%- elif item['type'] == 'text' -%}{{ item['text'] | trim }}{%- endif -%}{%- endfor -%}{%- endif -%}"
+    "{{ '<end_of_turn>\\n' }}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\\n' }}{%- endif -%}"
+)
+
+
+def gemma3_picture_chat(folder: Path) -> Path:
+    """A random Gemma 3 that reads pictures, with its processor as the hub's has it: the tokenizer's
+    picture tokens (``boi_token``, ``image_token``, ``eoi_token``), a SigLIP tower on 28 x 28 pictures
+    pooled to 4 tokens, and the chat template's ``<start_of_image>``."""
+    from transformers import (
+        AutoTokenizer,
+        Gemma3Config,
+        Gemma3ForConditionalGeneration,
+        Gemma3ImageProcessorPil,
+        Gemma3Processor,
+        Gemma3TextConfig,
+        SiglipVisionConfig,
+    )
+
+    tokenizer, spm_model = spm_tokenizer("gemma3")
+    pictures = {
+        "boi_token": "<start_of_image>",
+        "image_token": "<image_soft_token>",
+        "eoi_token": "<end_of_image>",
+    }
+    tokenizer.add_special_tokens({"additional_special_tokens": list(pictures.values())})
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(folder)
+    settings = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    settings["extra_special_tokens"] = pictures  # as named attributes, which Gemma3Processor reads
+    (folder / "tokenizer_config.json").write_text(json.dumps(settings), encoding="utf-8")
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    text = Gemma3TextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        query_pre_attn_scalar=16,
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"],
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.convert_tokens_to_ids("<end_of_turn>"),
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    vision = SiglipVisionConfig(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=28,
+        patch_size=14,
+    )
+    ids = {
+        "image_token_index": tokenizer.image_token_id,
+        "boi_token_index": tokenizer.boi_token_id,
+        "eoi_token_index": tokenizer.eoi_token_id,
+    }
+    _seeded()
+    config = Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4, **ids)
+    Gemma3ForConditionalGeneration(config).save_pretrained(folder)
+    (folder / "tokenizer.model").write_bytes(spm_model)
+    processor = Gemma3Processor(
+        image_processor=Gemma3ImageProcessorPil(size={"height": 28, "width": 28}),
+        tokenizer=tokenizer,
+        chat_template=GEMMA3_PICTURES_JINJA,
+        image_seq_length=4,
+    )
+    processor.save_pretrained(folder)
+    return folder

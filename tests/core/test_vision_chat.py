@@ -296,3 +296,34 @@ def test_smolvlm_pictures_in_tiles_learn_the_answers_only_and_count_as_the_proce
     config = _config(folder, samples, tmp_path, max_steps=12, max_length=160)
     result = run_training(config, Recorder().append, threading.Event())
     assert result.status == "finished", result.failure
+
+
+def test_gemma3_learns_its_answers_only_and_exports_verified(samples: Path, tmp_path: Path) -> None:
+    """Gemma 3's processor widens each picture's <start_of_image> into its image tokens framed by
+    new lines; its chat template names the assistant "model"."""
+    from transformers import AutoProcessor
+
+    from desktop.core.data.images import decode
+    from desktop.core.data.tasks.vision_chat import VisionCollator, conversation, picture_tokens
+    from desktop.core.results.export import export_run
+    from desktop.core.settings.memory import vision_tokens
+    from tests import tiny_models
+
+    folder = tiny_models.gemma3_picture_chat(tmp_path / "gemma3")
+    processor = AutoProcessor.from_pretrained(folder)
+    picture = decode(_picture(samples))
+    feature = {"images": [picture], "messages": conversation("What is it?", "A blue circle.")}
+
+    batch = VisionCollator(processor)([feature])
+
+    learned = batch["labels"][0][batch["labels"][0] != -100]
+    assert processor.tokenizer.decode(learned, skip_special_tokens=True).strip() == "A blue circle."
+    model_config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert vision_tokens(model_config) == 4 <= picture_tokens(processor, picture) <= 4 + 8  # and its frame
+
+    events = Recorder()
+    result = run_training(_config(folder, samples, tmp_path, max_steps=20), events.append, threading.Event())
+    assert result.status == "finished", result.failure
+    assert events.losses()[-1] < events.losses()[0]
+    exported = export_run(RunDir(Path(result.run_dir)), tmp_path / "exported")
+    assert exported.verification.ok and exported.verification.examples == 4
