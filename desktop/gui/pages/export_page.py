@@ -38,6 +38,7 @@ from desktop.gui.controllers.serve_controller import ServeController
 from desktop.gui.pages.base import WizardPage
 from desktop.gui.widgets.checkpoint_choice import CheckpointChoice
 from desktop.gui.widgets.choice_combo import ChoiceCombo
+from desktop.gui.widgets.elided_label import ElidedLabel
 from desktop.gui.widgets.gguf_panel import GgufPanel
 from desktop.gui.widgets.metric_text import metrics_line, task_name
 from desktop.gui.widgets.progress_bar import ProgressBar
@@ -70,9 +71,8 @@ class ExportPage(WizardPage):
         self.result: RunResult | None = None
         self.empty = QLabel(self.tr("Train a model first: its folder and scores appear here."))
         self.empty.setObjectName("hint")
-        self.model_label = QLabel()
-        self.model_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.run_label = QLabel()
+        self.model_label = ElidedLabel()  # a long path cut in the middle (whole in Copy path, the tooltip)
+        self.run_label = ElidedLabel()
         self.metrics_label = QLabel(
             wordWrap=True
         )  # TRL's runs log a dozen figures: never wider than the page
