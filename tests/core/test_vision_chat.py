@@ -149,49 +149,74 @@ def test_gguf_export_of_a_vision_language_run_is_refused_in_one_sentence(tmp_pat
     assert "mmproj" in refused.value.message and refused.value.message.count(".") == 1
 
 
-def _picture_chats(samples: Path, folder: Path, inline: bool) -> Path:
-    """Conversations about the sample shapes, two turns each: pictures in their image parts (paths
-    relative to the file), or in an images column the placeholders take in order."""
-    data = folder / "data" / ("inline.jsonl" if inline else "listed.jsonl")
+LAYOUTS = ("parts", "images-column", "llama-factory", "llava")
+
+
+def _picture_chats(samples: Path, folder: Path, layout: str) -> Path:
+    """Conversations about the sample shapes, two turns each, their pictures' paths relative to the file:
+    in their image parts (``parts``), in an images column the image parts take in order, as ``<image>``
+    in the text with an images column (LLaMA-Factory's), or as LLaVA's ShareGPT turns beside an image
+    column."""
+    data = folder / "data" / f"{layout}.jsonl"
     rows = []
     for path in sorted((samples / "shapes" / "square").glob("*.png"))[:12]:
         relative = Path(os.path.relpath(path, data.parent)).as_posix()
-        image = {"type": "image", "image": relative} if inline else {"type": "image"}
-        row = {
+        colour = path.stem.split("-")[0]
+        if layout == "llava":
+            turns = [
+                ("human", "<image>\nWhat shape is it?"),
+                ("gpt", "A square."),
+                ("human", "And its colour?"),
+            ]
+            talk = [{"from": who, "value": said} for who, said in [*turns, ("gpt", colour)]]
+            rows.append(json.dumps({"id": path.stem, "image": relative, "conversations": talk}))
+            continue
+        asked = (
+            "<image>What shape is it?"
+            if layout == "llama-factory"
+            else [
+                {"type": "image", **({"image": relative} if layout == "parts" else {})},
+                {"type": "text", "text": "What shape is it?"},
+            ]
+        )
+        row: dict = {
             "messages": [
-                {"role": "user", "content": [image, {"type": "text", "text": "What shape is it?"}]},
+                {"role": "user", "content": asked},
                 {"role": "assistant", "content": "A square."},
                 {"role": "user", "content": "And its colour?"},
-                {"role": "assistant", "content": [{"type": "text", "text": path.stem.split("-")[0]}]},
+                {"role": "assistant", "content": [{"type": "text", "text": colour}]},
             ]
         }
-        if not inline:
-            row["images"] = [str(path)]
+        if layout != "parts":
+            row["images"] = [relative]
         rows.append(json.dumps(row))
     data.parent.mkdir(parents=True, exist_ok=True)
     data.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return data
 
 
-@pytest.mark.parametrize("inline", [True, False], ids=["pictures-in-the-messages", "an-images-column"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_conversations_holding_pictures_train_on_every_answer(
-    inline: bool, tiny_llava: Path, samples: Path, tmp_path: Path
+    layout: str, tiny_llava: Path, samples: Path, tmp_path: Path
 ) -> None:
     from transformers import AutoProcessor
 
     from desktop.core.data.tasks.vision_chat import VisionCollator, _rows
 
-    data = _picture_chats(samples, tmp_path, inline)
+    data = _picture_chats(samples, tmp_path, layout)
     config = _config(tiny_llava, samples, tmp_path, max_steps=4, max_length=96)
     config.data.files = [str(data)]
     config.validation.evaluate_base = False
 
     checked = load_and_check(config)
 
-    assert checked.guess.columns.messages == "messages"
-    assert checked.guess.columns.image == ("" if inline else "images")
+    columns = {"parts": ("messages", ""), "llava": ("conversations", "image")}
+    assert (checked.guess.columns.messages, checked.guess.columns.image) == columns.get(
+        layout, ("messages", "images")
+    )
     rows = _rows(checked.train, checked.guess.columns)
     assert all(len(pictures) == 1 and Path(pictures[0]).is_file() for pictures in rows.sources)
+    assert rows.messages[0][0]["content"][0] == {"type": "image"}  # where the picture goes, first
     processor = AutoProcessor.from_pretrained(tiny_llava)
     from desktop.core.data.images import decode
 
@@ -199,7 +224,7 @@ def test_conversations_holding_pictures_train_on_every_answer(
     batch = VisionCollator(processor)([feature])
     learned = batch["labels"][0][batch["labels"][0] != -100]
     said = processor.tokenizer.decode(learned, skip_special_tokens=True)
-    assert "A square." in said and "What shape" not in said and "colour" not in said
+    assert "A square." in said and "What shape" not in said and "colour" not in said and "<image>" not in said
     assert run_training(config, Recorder().append).status == "finished"
 
 
@@ -208,7 +233,7 @@ def test_a_missing_picture_in_a_conversation_is_named_with_its_row(
 ) -> None:
     from desktop.core.system.errors import DataError
 
-    data = _picture_chats(samples, tmp_path, inline=True)
+    data = _picture_chats(samples, tmp_path, "parts")
     lines = data.read_text(encoding="utf-8").splitlines()
     lines[2] = lines[2].replace("square/", "square/gone-")
     data.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -217,7 +242,7 @@ def test_a_missing_picture_in_a_conversation_is_named_with_its_row(
 
     with pytest.raises(DataError) as refused:
         load_and_check(config)
-    assert "1 picture is missing (inline.jsonl line 3)" in str(refused.value)
+    assert "1 picture is missing (parts.jsonl line 3)" in str(refused.value)
 
 
 def test_the_memory_estimate_trains_the_vision_tower_only_when_asked(tiny_llava: Path) -> None:
@@ -327,3 +352,25 @@ def test_gemma3_learns_its_answers_only_and_exports_verified(samples: Path, tmp_
     assert events.losses()[-1] < events.losses()[0]
     exported = export_run(RunDir(Path(result.run_dir)), tmp_path / "exported")
     assert exported.verification.ok and exported.verification.examples == 4
+
+
+def test_conversations_in_a_layout_not_read_are_said_as_such_not_as_empty(tmp_path: Path) -> None:
+    from desktop.core.data.columns import check_rows, guess_columns
+    from desktop.core.data.local_files import read_file
+    from desktop.core.system.errors import DataError
+
+    data = tmp_path / "chats.jsonl"
+    rows = [{"messages": [{"speaker": "me", "text": "What is it?"}], "images": ["a.png"]}] * 3
+    data.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    table = read_file(data, pictures=True)
+    columns = guess_columns(table, "vision-chat").columns
+    columns.messages = "messages"
+
+    with pytest.raises(DataError) as refused:
+        check_rows(table, "vision-chat", columns, drop_bad_rows=False)
+
+    assert (
+        refused.value.message
+        == 'chats.jsonl: no row of the column "messages" is a conversation this task reads.'
+    )
+    assert "<image>" in refused.value.hint and '"from"' in refused.value.hint

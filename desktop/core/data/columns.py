@@ -377,6 +377,24 @@ def check_rows(
             rows = table.blank(column).nonzero()[0].tolist()
         if role == "label":
             rows = sorted({*rows, *missing_word_rows(table.column(column))})
+        if len(rows) == len(table) and role == "messages" and not table.blank(column).all():
+            raise DataError(
+                msg(
+                    '{source}: no row of the column "{column}" is a conversation this task reads.',
+                    source=table.source,
+                    column=column,
+                ),
+                msg(
+                    'Each row needs a list of messages with "role" and "content" (or ShareGPT\'s "from" and '
+                    '"value") and an assistant reply; for pictures, a picture for each image part or '
+                    "<image> in the text (an images column lists them)."
+                )
+                if task == "vision-chat"
+                else msg(
+                    'Each row needs a list of messages with "role" and "content" texts, and an assistant '
+                    "reply."
+                ),
+            )
         if len(rows) == len(table):
             raise DataError(
                 msg(

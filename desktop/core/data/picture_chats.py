@@ -6,6 +6,10 @@ itself (``"image"``, ``"path"`` or ``"url"``: a path, relative to the data file,
 bytes), or is a bare placeholder that takes the next picture of the row's images column (a list of
 pictures, in order: the layout of TRL's and the Hugging Face hub's vision datasets). OpenAI's
 ``{"type": "image_url", "image_url": {"url": ...}}`` is read as an image part too.
+
+Two text layouts are read as well: a content that is a text with ``<image>`` where each picture goes
+(LLaMA-Factory's ``messages`` + ``images``), and LLaVA's ShareGPT turns, ``{"from": "human" | "gpt",
+"value": "<image>\n..."}`` in a ``conversations`` column beside an ``image`` column.
 """
 
 from __future__ import annotations
@@ -18,6 +22,16 @@ from desktop.core.data.chats import message_list
 from desktop.core.data.images import Source, is_image, source_of
 
 PICTURE_KEYS = ("image", "path", "url")
+PLACEHOLDER = "<image>"
+"""Where a picture goes in a text (LLaMA-Factory's and LLaVA's data)."""
+SHAREGPT_ROLES = {
+    "human": "user",
+    "user": "user",
+    "gpt": "assistant",
+    "assistant": "assistant",
+    "system": "system",
+}
+"""ShareGPT's speakers (``from``) as chat roles."""
 
 
 @dataclass(frozen=True)
@@ -39,13 +53,17 @@ def parse_picture_chat(value: Any, pictures: Any = None) -> PictureChat | None:
     waiting = list(given)
     messages, found = [], []
     for message in value:
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        message = _turn(message)
+        if message is None:
             return None
         content = message.get("content")
         if hasattr(content, "tolist"):
             content = content.tolist()
         if isinstance(content, str):
-            messages.append({"role": message["role"], "content": [{"type": "text", "text": content}]})
+            parts = _text_parts(content, waiting, found)
+            if parts is None:
+                return None
+            messages.append({"role": message["role"], "content": parts})
             continue
         if not isinstance(content, list):
             return None
@@ -70,6 +88,33 @@ def parse_picture_chat(value: Any, pictures: Any = None) -> PictureChat | None:
     if waiting or not any(m["role"] == "assistant" for m in messages):
         return None
     return PictureChat(messages, found)
+
+
+def _turn(message: Any) -> dict[str, Any] | None:
+    """A message as ``{"role", "content"}`` (a ShareGPT turn's ``from`` and ``value`` read as those), or
+    ``None``."""
+    if not isinstance(message, dict):
+        return None
+    if isinstance(message.get("role"), str):
+        return message
+    role = SHAREGPT_ROLES.get(str(message.get("from", "")).lower())
+    return {"role": role, "content": message.get("value")} if role and "value" in message else None
+
+
+def _text_parts(text: str, waiting: list[Source], found: list[Source]) -> list[dict[str, Any]] | None:
+    """A text's parts: its pieces of text, and an image part (taking the row's next picture) for each
+    ``<image>`` in it; ``None`` when the row has fewer pictures than placeholders."""
+    pieces = text.split(PLACEHOLDER)
+    parts: list[dict[str, Any]] = []
+    for i, piece in enumerate(pieces):
+        if i:
+            if not waiting:
+                return None
+            found.append(waiting.pop(0))
+            parts.append({"type": "image"})
+        if piece.strip() or len(pieces) == 1:
+            parts.append({"type": "text", "text": piece.strip() if len(pieces) > 1 else piece})
+    return parts
 
 
 def _named_picture(part: dict[str, Any]) -> Source | None:
@@ -111,7 +156,7 @@ def looks_like_picture_chats(values: list[Any]) -> bool:
 
 def _is_messages(value: Any) -> bool:
     value = message_list(value)
-    return value is not None and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
+    return value is not None and all(_turn(m) is not None and "content" in _turn(m) for m in value)
 
 
 def resolve_chat_paths(value: Any, folder: Path) -> Any:
