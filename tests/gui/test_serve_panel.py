@@ -292,3 +292,35 @@ def test_a_web_page_allowed_in_the_panel_may_use_the_server_and_others_may_not(
 
     assert models("http://localhost:3000") == (200, "http://localhost:3000")
     assert models("http://evil.example")[0] == 403
+
+
+def test_a_vision_language_model_may_fetch_web_pictures_when_the_user_says_so(
+    qtbot, tiny_llava: Path, tiny_chat_models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    controller = ServeController()
+    asked: list[tuple] = []
+    monkeypatch.setattr(controller, "start", lambda *args: asked.append(args))
+    widget = ServePanel(controller)
+    qtbot.addWidget(widget)
+    widget.show()
+
+    widget.set_model(tiny_chat_models["llama"])
+    assert not widget.pictures_check.isVisible()  # a text model's requests hold no pictures
+    widget.set_model(tiny_llava)
+    assert widget.pictures_check.isVisible() and not widget.pictures_check.isChecked()  # off unless asked
+    qtbot.mouseClick(widget.start_button, LEFT)
+    widget.pictures_check.setChecked(True)
+    qtbot.mouseClick(widget.start_button, LEFT)
+
+    assert [call[-1] for call in asked] == [False, True]
+
+
+def test_the_controller_hands_the_web_pictures_choice_to_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtCore import QProcess
+
+    started: list[list[str]] = []
+    monkeypatch.setattr(QProcess, "start", lambda process: started.append(process.arguments()))
+    controller = ServeController()
+    controller.start("model", "127.0.0.1", 8000, remote_pictures=True)
+
+    assert "--allow-remote-images" in started[0]

@@ -69,10 +69,12 @@ class ServeController(QObject):
         key: str = "",
         hosts: Sequence[str] = (),
         origins: Sequence[str] = (),
+        remote_pictures: bool = False,
     ) -> None:
         """Serve ``model`` (a run folder or a model folder) on ``host:port``; ``key`` is handed over in
         the environment only, never on the command line. ``hosts``: more names requests may be addressed
-        to; ``origins``: web pages that may use the server from a browser."""
+        to; ``origins``: web pages that may use the server from a browser; ``remote_pictures``: a
+        vision-language model's requests may name pictures by web address, which the server fetches."""
         from desktop.core.serving.keys import KEY_ENV
 
         if self._process is not None:
@@ -83,6 +85,8 @@ class ServeController(QObject):
             arguments += ["--allow-host", name]
         for origin in origins:
             arguments += ["--allow-origin", origin]
+        if remote_pictures:
+            arguments.append("--allow-remote-images")
         env = processes.child_env(PYTHONUNBUFFERED="1", PYTHONPATH=processes.package_path())
         env.pop(KEY_ENV, None)
         if key:

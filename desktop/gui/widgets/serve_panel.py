@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QCheckBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -91,6 +92,19 @@ class CodeView(QWidget):
         box.addLayout(buttons)
 
 
+def reads_pictures(model: Path) -> bool:
+    """Whether ``model`` (a run folder or a model folder) is a vision-language model, whose requests may
+    hold pictures."""
+    from desktop.core.results.predict import model_folder
+    from desktop.core.results.tryit import inspect_folder
+    from desktop.core.system.errors import StudioError
+
+    try:
+        return inspect_folder(*model_folder(model)).task == "vision-chat"
+    except (StudioError, OSError, ValueError):  # no model there (yet): said when it is served
+        return False
+
+
 class ServePanel(QWidget):
     """Serves the model :meth:`set_model` names through ``controller`` (its signals drive the panel)."""
 
@@ -142,6 +156,15 @@ class ServePanel(QWidget):
                 "addresses). Add a name you use for it, such as a proxy's. Separate several with spaces."
             )
         )
+        self.pictures_check = QCheckBox(self.tr("Fetch pictures that requests give by web address"))
+        self.pictures_check.setToolTip(
+            self.tr(
+                "Off: requests send their pictures as data URLs, or as files on this computer when it "
+                "serves this computer only. On: the server downloads any http(s) address a request names, "
+                "so a request can make it connect anywhere."
+            )
+        )
+        self.pictures_check.setVisible(False)  # a vision-language model's option only
         self.port_box = QSpinBox(minimum=0, maximum=65535, value=8000)
         self.port_box.setSpecialValueText(self.tr("any free port"))
         self.port_box.setToolTip(self.tr("0 takes any free port"))
@@ -178,6 +201,7 @@ class ServePanel(QWidget):
         settings.addRow(self.tr("Port:"), port_row)
         settings.addRow(self.tr("Web pages that may use it:"), self.origins_edit)
         settings.addRow(self.tr("Other names for this computer:"), self.hosts_edit)
+        settings.addRow("", self.pictures_check)
         run_row = QHBoxLayout()
         run_row.addWidget(self.start_button)
         run_row.addWidget(self.stop_button)
@@ -259,6 +283,7 @@ class ServePanel(QWidget):
         self.model_label.setText(
             str(model) if model else self.tr("No model yet: train one, or open a model folder.")
         )
+        self.pictures_check.setVisible(model is not None and reads_pictures(model))
         if self.controller.is_running():
             self._model_changed = True
             self.controller.stop()
@@ -310,7 +335,8 @@ class ServePanel(QWidget):
         self.request_log.clear()
         self._show_status(self.tr("Starting the server…"))
         hosts, origins = allowed
-        self.controller.start(self.model, self.host(), self.port_box.value(), key, hosts, origins)
+        remote = self.pictures_check.isVisible() and self.pictures_check.isChecked()
+        self.controller.start(self.model, self.host(), self.port_box.value(), key, hosts, origins, remote)
 
     def stop(self) -> None:
         """Stop the server; the model's memory is freed."""
