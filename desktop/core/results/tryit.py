@@ -85,8 +85,11 @@ def inspect_folder(folder: str | Path, run_config: Path | None = None) -> Folder
         )
     if task is None:
         raise ModelError(
-            msg("The model in {folder} is not one of the three tasks this app trains.", folder=str(folder)),
-            msg("Open a text-classification, causal language model or sequence-to-sequence model."),
+            msg("The model in {folder} is not of a kind this app trains.", folder=str(folder)),
+            msg(
+                "Open a text or image classifier, a causal language model, a sequence-to-sequence model or a "
+                "vision-language model."
+            ),
         )
     if chat is None:
         chat = task == "causal-lm" and (folder / "chat_template.jinja").is_file()
