@@ -3338,6 +3338,14 @@ Save them first with File &gt; Save run config… to come back to them.</source>
         <translation>请求必须用这台电脑认得的名称发送（localhost、它的地址）。可在此添加您用来称呼它的名称，例如代理的名称。多个之间用空格分隔。</translation>
     </message>
     <message>
+        <source>Fetch pictures that requests give by web address</source>
+        <translation>下载请求中以网址给出的图片</translation>
+    </message>
+    <message>
+        <source>Off: requests send their pictures as data URLs, or as files on this computer when it serves this computer only. On: the server downloads any http(s) address a request names, so a request can make it connect anywhere.</source>
+        <translation>关闭时：请求以 data URL 发送图片；只为本机提供服务时也可用本机文件。开启时：服务器会下载请求给出的任何 http(s) 地址，因此一个请求可以让它连接到任何地方。</translation>
+    </message>
+    <message>
         <source>any free port</source>
         <translation>任意空闲端口</translation>
     </message>
@@ -4670,10 +4678,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Unknown GGUF quantization {quant}; use f16 or q8_0.</source>
         <translation>未知的 GGUF 量化方式 {quant}；请使用 f16 或 q8_0。</translation>
-    </message>
-    <message>
-        <source>GGUF is for decoder chat models (causal LM); {run} is a {task} run.</source>
-        <translation>GGUF 用于解码器对话模型（因果语言模型）；{run} 是 {task} 训练任务。</translation>
     </message>
     <message>
         <source>Export it as a folder: transformers, and the app&apos;s Try it, load that.</source>
@@ -6574,14 +6578,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>评估基础模型预计要超过一分钟：已跳过</translation>
     </message>
     <message>
-        <source>The model in {folder} is not one of the three tasks this app trains.</source>
-        <translation>{folder} 中的模型不属于本应用能训练的三类任务。</translation>
-    </message>
-    <message>
-        <source>Open a text-classification, causal language model or sequence-to-sequence model.</source>
-        <translation>请打开文本分类、因果语言模型或序列到序列模型。</translation>
-    </message>
-    <message>
         <source>{folder} holds no model (no config.json or adapter_config.json).</source>
         <translation>{folder} 中没有模型（没有 config.json 或 adapter_config.json）。</translation>
     </message>
@@ -6846,16 +6842,8 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>按配置进行训练</translation>
     </message>
     <message>
-        <source>run a trained model over a CSV, TSV, JSONL or Excel file and write its predictions</source>
-        <translation>用训练好的模型预测 CSV、TSV、JSONL 或 Excel 文件并写出结果</translation>
-    </message>
-    <message>
         <source>a run folder, a run&apos;s name, or a model folder</source>
         <translation>训练文件夹、训练名称或模型文件夹</translation>
-    </message>
-    <message>
-        <source>the rows to predict</source>
-        <translation>要预测的数据</translation>
     </message>
     <message>
         <source>the file to write (default: FILE.predicted.csv)</source>
@@ -7918,6 +7906,58 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请选择 CSV、TSV、JSONL 或 Excel 文件（视觉语言模型：每行一张图片和一个问题）。</translation>
     </message>
     <message>
+        <source>{source}: no row of the column &quot;{column}&quot; is a conversation this task reads.</source>
+        <translation>{source}：“{column}”列中没有一行是本任务能读取的对话。</translation>
+    </message>
+    <message>
+        <source>Each row needs a list of messages with &quot;role&quot; and &quot;content&quot; (or ShareGPT&apos;s &quot;from&quot; and &quot;value&quot;) and an assistant reply; for pictures, a picture for each image part or &lt;image&gt; in the text (an images column lists them).</source>
+        <translation>每行需要一个消息列表，每条消息有 &quot;role&quot; 和 &quot;content&quot;（或 ShareGPT 的 &quot;from&quot; 和 &quot;value&quot;），并且有助手的回复；图片方面，每个图片部分或文本中的每个 &lt;image&gt; 都要对应一张图片（由 images 列列出）。</translation>
+    </message>
+    <message>
+        <source>Each row needs a list of messages with &quot;role&quot; and &quot;content&quot; texts, and an assistant reply.</source>
+        <translation>每行需要一个消息列表，每条消息有文本的 &quot;role&quot; 和 &quot;content&quot;，并且有助手的回复。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures are in HEIC (as iPhones save them), which cannot be read here: convert them to JPEG ({rows}).</source>
+        <translation>{source}：{count} 张图片是 HEIC 格式（iPhone 的保存格式），这里无法读取：请转换为 JPEG（{rows}）。</translation>
+    </message>
+    <message>
+        <source>Check that the folder holds pictures that open in a picture viewer.</source>
+        <translation>请检查文件夹中的图片能否在看图软件中打开。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 picture is in HEIC (as iPhones save them), which cannot be read here: convert it to JPEG ({rows}).</source>
+        <translation>{source}：1 张图片是 HEIC 格式（iPhone 的保存格式），这里无法读取：请转换为 JPEG（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{model}&apos;s processor needs torchvision, which is not installed.</source>
+        <translation>{model} 的处理器需要 torchvision，但尚未安装。</translation>
+    </message>
+    <message>
+        <source>Install the torchvision built for your PyTorch, then start again: {command}</source>
+        <translation>请安装与你的 PyTorch 匹配的 torchvision，然后重新开始：{command}</translation>
+    </message>
+    <message>
+        <source>Install PyTorch and torchvision on the Environment step, then start again.</source>
+        <translation>请在“运行环境”一步安装 PyTorch 和 torchvision，然后重新开始。</translation>
+    </message>
+    <message>
+        <source>Copying the processor (how pictures and text are read)</source>
+        <translation>正在复制处理器（图片和文本的读取方式）</translation>
+    </message>
+    <message>
+        <source>GGUF is for decoder chat models (causal LM); {run} was trained for {task}.</source>
+        <translation>GGUF 用于解码器对话模型（因果语言模型）；{run} 训练的是 {task}。</translation>
+    </message>
+    <message>
+        <source>{file} is a picture; this model reads a file of rows.</source>
+        <translation>{file} 是一张图片；这个模型读取的是按行组织的数据文件。</translation>
+    </message>
+    <message>
+        <source>{count} of {rows} pictures could not be read (missing, not a picture, or cut short); their rows have no prediction: {where}.</source>
+        <translation>{rows} 张图片中有 {count} 张无法读取（缺失、不是图片或文件不完整）；这些行没有预测结果：{where}。</translation>
+    </message>
+    <message>
         <source>Reading the files to publish</source>
         <translation>正在读取要发布的文件</translation>
     </message>
@@ -7972,6 +8012,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Exporting</source>
         <translation>正在导出</translation>
+    </message>
+    <message>
+        <source>The model in {folder} is not of a kind this app trains.</source>
+        <translation>{folder} 中的模型不是本应用能训练的类型。</translation>
+    </message>
+    <message>
+        <source>Open a text or image classifier, a causal language model, a sequence-to-sequence model or a vision-language model.</source>
+        <translation>请打开文本或图像分类模型、因果语言模型、序列到序列模型或视觉语言模型。</translation>
     </message>
     <message>
         <source>{file} cannot be read: it is damaged or not a JSON file.</source>
@@ -8544,6 +8592,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>in use: {source}; none answers</source>
         <translation>正在使用：{source}；没有任何下载源响应</translation>
+    </message>
+    <message>
+        <source>run a trained model over a CSV, TSV, JSONL or Excel file (an image classifier: also a folder of pictures, or one picture) and write its predictions</source>
+        <translation>用训练好的模型处理 CSV、TSV、JSONL 或 Excel 文件（图像分类模型还可以处理图片文件夹或单张图片），并写出预测结果</translation>
+    </message>
+    <message>
+        <source>the rows to predict (or the pictures)</source>
+        <translation>要预测的行（或图片）</translation>
     </message>
     <message>
         <source>Small, fast convolutional network trained on ImageNet; a sound start for photos.</source>

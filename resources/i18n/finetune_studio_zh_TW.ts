@@ -3338,6 +3338,14 @@ Save them first with File &gt; Save run config… to come back to them.</source>
         <translation>請求必須以這台電腦認得的名稱傳送（localhost、它的位址）。可在此加入您用來稱呼它的名稱，例如代理伺服器的名稱。多個之間以空格分隔。</translation>
     </message>
     <message>
+        <source>Fetch pictures that requests give by web address</source>
+        <translation>下載請求中以網址給出的圖片</translation>
+    </message>
+    <message>
+        <source>Off: requests send their pictures as data URLs, or as files on this computer when it serves this computer only. On: the server downloads any http(s) address a request names, so a request can make it connect anywhere.</source>
+        <translation>關閉時：請求以 data URL 傳送圖片；只為本機提供服務時也可用本機檔案。開啟時：伺服器會下載請求給出的任何 http(s) 位址，因此一個請求可以讓它連線到任何地方。</translation>
+    </message>
+    <message>
         <source>any free port</source>
         <translation>任意可用連接埠</translation>
     </message>
@@ -4670,10 +4678,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Unknown GGUF quantization {quant}; use f16 or q8_0.</source>
         <translation>未知的 GGUF 量化方式 {quant}；請使用 f16 或 q8_0。</translation>
-    </message>
-    <message>
-        <source>GGUF is for decoder chat models (causal LM); {run} is a {task} run.</source>
-        <translation>GGUF 用於解碼器對話模型（因果語言模型）；{run} 是 {task} 訓練任務。</translation>
     </message>
     <message>
         <source>Export it as a folder: transformers, and the app&apos;s Try it, load that.</source>
@@ -6574,14 +6578,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>評估基礎模型預計要超過一分鐘：已略過</translation>
     </message>
     <message>
-        <source>The model in {folder} is not one of the three tasks this app trains.</source>
-        <translation>{folder} 中的模型不屬於本應用程式能訓練的三類任務。</translation>
-    </message>
-    <message>
-        <source>Open a text-classification, causal language model or sequence-to-sequence model.</source>
-        <translation>請開啟文字分類、因果語言模型或序列到序列模型。</translation>
-    </message>
-    <message>
         <source>{folder} holds no model (no config.json or adapter_config.json).</source>
         <translation>{folder} 中沒有模型（沒有 config.json 或 adapter_config.json）。</translation>
     </message>
@@ -6846,16 +6842,8 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>依設定進行訓練</translation>
     </message>
     <message>
-        <source>run a trained model over a CSV, TSV, JSONL or Excel file and write its predictions</source>
-        <translation>用訓練好的模型預測 CSV、TSV、JSONL 或 Excel 檔案並寫出結果</translation>
-    </message>
-    <message>
         <source>a run folder, a run&apos;s name, or a model folder</source>
         <translation>訓練資料夾、訓練名稱或模型資料夾</translation>
-    </message>
-    <message>
-        <source>the rows to predict</source>
-        <translation>要預測的資料</translation>
     </message>
     <message>
         <source>the file to write (default: FILE.predicted.csv)</source>
@@ -7918,6 +7906,58 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請選擇 CSV、TSV、JSONL 或 Excel 檔案（視覺語言模型：每列一張圖片和一個問題）。</translation>
     </message>
     <message>
+        <source>{source}: no row of the column &quot;{column}&quot; is a conversation this task reads.</source>
+        <translation>{source}：「{column}」欄中沒有一列是本任務能讀取的對話。</translation>
+    </message>
+    <message>
+        <source>Each row needs a list of messages with &quot;role&quot; and &quot;content&quot; (or ShareGPT&apos;s &quot;from&quot; and &quot;value&quot;) and an assistant reply; for pictures, a picture for each image part or &lt;image&gt; in the text (an images column lists them).</source>
+        <translation>每列需要一個訊息清單，每則訊息有 &quot;role&quot; 和 &quot;content&quot;（或 ShareGPT 的 &quot;from&quot; 和 &quot;value&quot;），並且有助理的回覆；圖片方面，每個圖片部分或文字中的每個 &lt;image&gt; 都要對應一張圖片（由 images 欄列出）。</translation>
+    </message>
+    <message>
+        <source>Each row needs a list of messages with &quot;role&quot; and &quot;content&quot; texts, and an assistant reply.</source>
+        <translation>每列需要一個訊息清單，每則訊息有文字的 &quot;role&quot; 和 &quot;content&quot;，並且有助理的回覆。</translation>
+    </message>
+    <message>
+        <source>{source}: {count} pictures are in HEIC (as iPhones save them), which cannot be read here: convert them to JPEG ({rows}).</source>
+        <translation>{source}：{count} 張圖片是 HEIC 格式（iPhone 的儲存格式），這裡無法讀取：請轉換為 JPEG（{rows}）。</translation>
+    </message>
+    <message>
+        <source>Check that the folder holds pictures that open in a picture viewer.</source>
+        <translation>請檢查資料夾中的圖片能否在看圖軟體中開啟。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 picture is in HEIC (as iPhones save them), which cannot be read here: convert it to JPEG ({rows}).</source>
+        <translation>{source}：1 張圖片是 HEIC 格式（iPhone 的儲存格式），這裡無法讀取：請轉換為 JPEG（{rows}）。</translation>
+    </message>
+    <message>
+        <source>{model}&apos;s processor needs torchvision, which is not installed.</source>
+        <translation>{model} 的處理器需要 torchvision，但尚未安裝。</translation>
+    </message>
+    <message>
+        <source>Install the torchvision built for your PyTorch, then start again: {command}</source>
+        <translation>請安裝與你的 PyTorch 相符的 torchvision，然後重新開始：{command}</translation>
+    </message>
+    <message>
+        <source>Install PyTorch and torchvision on the Environment step, then start again.</source>
+        <translation>請在「執行環境」步驟安裝 PyTorch 和 torchvision，然後重新開始。</translation>
+    </message>
+    <message>
+        <source>Copying the processor (how pictures and text are read)</source>
+        <translation>正在複製處理器（圖片和文字的讀取方式）</translation>
+    </message>
+    <message>
+        <source>GGUF is for decoder chat models (causal LM); {run} was trained for {task}.</source>
+        <translation>GGUF 用於解碼器對話模型（因果語言模型）；{run} 訓練的是 {task}。</translation>
+    </message>
+    <message>
+        <source>{file} is a picture; this model reads a file of rows.</source>
+        <translation>{file} 是一張圖片；這個模型讀取的是按列組織的資料檔案。</translation>
+    </message>
+    <message>
+        <source>{count} of {rows} pictures could not be read (missing, not a picture, or cut short); their rows have no prediction: {where}.</source>
+        <translation>{rows} 張圖片中有 {count} 張無法讀取（遺失、不是圖片或檔案不完整）；這些列沒有預測結果：{where}。</translation>
+    </message>
+    <message>
         <source>Reading the files to publish</source>
         <translation>正在讀取要發布的檔案</translation>
     </message>
@@ -7972,6 +8012,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Exporting</source>
         <translation>正在匯出</translation>
+    </message>
+    <message>
+        <source>The model in {folder} is not of a kind this app trains.</source>
+        <translation>{folder} 中的模型不是本應用程式能訓練的類型。</translation>
+    </message>
+    <message>
+        <source>Open a text or image classifier, a causal language model, a sequence-to-sequence model or a vision-language model.</source>
+        <translation>請開啟文字或影像分類模型、因果語言模型、序列到序列模型或視覺語言模型。</translation>
     </message>
     <message>
         <source>{file} cannot be read: it is damaged or not a JSON file.</source>
@@ -8544,6 +8592,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>in use: {source}; none answers</source>
         <translation>使用中：{source}；沒有任何下載來源回應</translation>
+    </message>
+    <message>
+        <source>run a trained model over a CSV, TSV, JSONL or Excel file (an image classifier: also a folder of pictures, or one picture) and write its predictions</source>
+        <translation>用訓練好的模型處理 CSV、TSV、JSONL 或 Excel 檔案（影像分類模型還可以處理圖片資料夾或單張圖片），並寫出預測結果</translation>
+    </message>
+    <message>
+        <source>the rows to predict (or the pictures)</source>
+        <translation>要預測的列（或圖片）</translation>
     </message>
     <message>
         <source>Small, fast convolutional network trained on ImageNet; a sound start for photos.</source>
