@@ -125,3 +125,15 @@ def test_a_very_large_picture_is_named_in_words_not_by_pillows_warning(
 
     assert found.huge == [(0, 1_600)]
     assert not [w for w in caught if issubclass(w.category, Image.DecompressionBombWarning)]
+
+
+def test_a_large_photo_is_decoded_no_larger_than_the_model_needs(tmp_path: Path) -> None:
+    from transformers import ViTImageProcessor
+
+    photo = _picture(tmp_path / "photo.jpg", size=(2000, 1500))
+    side = images.reading_side(ViTImageProcessor(size={"height": 224, "width": 224}))
+
+    decoded = images.decode(photo, at_least=side)
+
+    assert side == 448 and decoded.size == (1000, 750)  # half the pixels a side, both sides over 448
+    assert images.decode(_picture(tmp_path / "small.jpg", size=(300, 200)), at_least=side).size == (300, 200)

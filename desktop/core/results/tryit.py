@@ -252,9 +252,11 @@ class Playground:
         most likely first."""
         import torch
 
-        from desktop.core.data.images import decode
+        from desktop.core.data.images import decode, reading_side
 
-        image = picture if hasattr(picture, "convert") else decode(picture)
+        image = (
+            picture if hasattr(picture, "convert") else decode(picture, at_least=reading_side(self.tokenizer))
+        )
         inputs = self.tokenizer(images=[image.convert("RGB")], return_tensors="pt")
         with torch.no_grad():
             logits = self.model(pixel_values=inputs["pixel_values"].to(self.device)).logits[0].float()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop.core.data.columns import label_counts, label_key, unique_values
-from desktop.core.data.images import Source, decode, source_of
+from desktop.core.data.images import Source, decode, reading_side, source_of
 from desktop.core.data.tables import Table
 from desktop.core.data.tasks import Prepared, Tokenizing
 from desktop.core.data.tasks.classification import compute_metrics, label_maps
@@ -33,18 +33,20 @@ def texts(table: Table, columns: Columns, tokenizer: Any = None) -> dict[str, li
 class ImageExamples(Sequence):
     """The examples of a run: each row's picture and class id, decoded only when its batch is made.
 
-    ``augment``: each picture varied a little every time it is read (training only).
+    ``augment``: each picture varied a little every time it is read (training only); ``at_least``: the
+    side a photo may be decoded down to (:func:`~desktop.core.data.images.reading_side`).
     """
 
     sources: list[Source]
     labels: list[int]
     augment: bool = False
+    at_least: int = 0
 
     def __len__(self) -> int:
         return len(self.labels)
 
     def __getitem__(self, index: int) -> dict[str, Any]:  # type: ignore[override]
-        picture = decode(self.sources[index])
+        picture = decode(self.sources[index], at_least=self.at_least)
         if self.augment:
             picture = varied(picture)
         return {"image": picture, "labels": self.labels[index]}
@@ -84,12 +86,12 @@ class ImageCollator:
 
 
 def examples(
-    table: Table, columns: Columns, label2id: dict[str, int], augment: bool = False
+    table: Table, columns: Columns, label2id: dict[str, int], augment: bool = False, at_least: int = 0
 ) -> ImageExamples:
     """The rows of ``table`` as :class:`ImageExamples` (sources read once, nothing decoded)."""
     sources = [source_of(v) for v in table.column(columns.image)]  # none blank: checked by check_rows
     labels = [label2id[label_key(v)] for v in table.column(columns.label)]
-    return ImageExamples([s if s is not None else b"" for s in sources], labels, augment)
+    return ImageExamples([s if s is not None else b"" for s in sources], labels, augment, at_least)
 
 
 def picture_names(table: Table, columns: Columns) -> list[str]:
@@ -130,11 +132,11 @@ def prepare(
     eval_examples, eval_texts = None, None
     if eval_ is not None:
         counts["eval"] = label_counts(eval_.column(columns.label))
-        eval_examples = examples(eval_, columns, label2id)
+        eval_examples = examples(eval_, columns, label2id, at_least=reading_side(processor))
         eval_texts = picture_names(eval_, columns)
     return Prepared(
         model=model,
-        train=examples(train, columns, label2id, augment=config.images.augment),
+        train=examples(train, columns, label2id, config.images.augment, reading_side(processor)),
         eval=eval_examples,
         collator=ImageCollator(processor),
         compute_metrics=compute_metrics,
