@@ -250,19 +250,26 @@ class Playground:
     def classify_picture(self, picture: Any) -> list[tuple[str, float]]:
         """Every label with its probability for a picture (a path, the file's bytes, or a Pillow image),
         most likely first."""
-        import torch
-
         from desktop.core.data.images import decode, reading_side
 
         image = (
             picture if hasattr(picture, "convert") else decode(picture, at_least=reading_side(self.tokenizer))
         )
-        inputs = self.tokenizer(images=[image.convert("RGB")], return_tensors="pt")
+        return self.classify_pictures([image])[0]
+
+    def classify_pictures(self, pictures: Sequence[Any]) -> list[list[tuple[str, float]]]:
+        """:meth:`classify_picture` of several decoded pictures (Pillow images) in one forward pass."""
+        import torch
+
+        inputs = self.tokenizer(images=[p.convert("RGB") for p in pictures], return_tensors="pt")
         with torch.no_grad():
-            logits = self.model(pixel_values=inputs["pixel_values"].to(self.device)).logits[0].float()
+            logits = self.model(pixel_values=inputs["pixel_values"].to(self.device)).logits.float()
         names = self.model.config.id2label or {}
-        ranked = [(str(names.get(i, i)), p) for i, p in enumerate(torch.softmax(logits, dim=-1).tolist())]
-        return sorted(ranked, key=lambda pair: -pair[1])
+        ranked = []
+        for row in torch.softmax(logits, dim=-1).tolist():
+            pairs = [(str(names.get(i, i)), p) for i, p in enumerate(row)]
+            ranked.append(sorted(pairs, key=lambda pair: -pair[1]))
+        return ranked
 
     def describe(self, picture: Any, question: str, max_new_tokens: int = 128) -> str:
         """A vision-language model's answer to ``question`` about ``picture`` (a path, the file's bytes
