@@ -294,3 +294,17 @@ def test_a_transparent_picture_is_read_on_white(tmp_path: Path) -> None:
 
     assert picture.mode == "RGB" and picture.getpixel((0, 0)) == (0, 0, 0)
     assert picture.getpixel((3, 3)) == (255, 255, 255)  # the transparent part: white, not black
+
+
+def test_the_previews_thumbnails_are_decoded_by_its_worker_not_the_window(
+    samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.core.data import images
+    from desktop.core.data.preview import preview_head
+
+    folder = _shapes(samples, tmp_path)
+    shown = preview_head(_config(Path("no-model-needed"), [folder], tmp_path), num_rows=10)
+    monkeypatch.setattr(images, "decode", lambda *a, **k: pytest.fail("decoded again, on the window's thread"))
+
+    for row in shown.rows:  # what the preview table asks for as it fills its rows
+        assert images.thumbnail(images.source_of(row["image"]), images.PREVIEW_THUMBNAIL).size[0] <= 64

@@ -349,6 +349,23 @@ def load_image(path: Source, longest: int = 0) -> Any:
     return _CACHE.get((key, longest), lambda: decode(path, longest))
 
 
+PREVIEW_THUMBNAIL = 64
+"""The side of a thumbnail in a preview table's row, in pixels."""
+
+
+def warm_thumbnails(values: Sequence[Any], longest: int = PREVIEW_THUMBNAIL) -> None:
+    """Decode the thumbnails of the cells ``values`` into the cache, off the window's thread: the
+    preview then shows them without decoding a photo while the window waits."""
+    for value in values:
+        source = source_of(value)
+        if source is None:
+            continue
+        try:
+            thumbnail(source, longest)
+        except Exception:  # missing, not a picture, truncated, huge: the data check names why
+            continue
+
+
 def thumbnail(path: Source, longest: int = 96) -> Any:
     """A small copy for the preview (see :func:`load_image`).
 

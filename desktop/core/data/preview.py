@@ -97,7 +97,16 @@ def preview_head(config: RunConfig, num_rows: int = 5) -> Preview | None:
     table = concat([read_head(path, HEAD_ROWS, pictures) for path in config.data.files[:1]])
     guess = guess_columns(table, config.task, config.columns)
     rows = table.records(num_rows)
+    _warm(rows, guess.columns.image)
     return Preview(table.columns, rows, guess, 0, 0, [], complete=False)
+
+
+def _warm(rows: list[dict[str, Any]], column: str) -> None:
+    """The shown rows' thumbnails decoded here, in the preview's worker (:func:`warm_thumbnails`)."""
+    if column:
+        from desktop.core.data.images import warm_thumbnails
+
+        warm_thumbnails([row.get(column) for row in rows])
 
 
 def preview(
@@ -153,6 +162,7 @@ def preview(
             result.label_counts["eval"] = label_counts(checked.eval.column(label))
     if config.task in IMAGE_TASKS:  # pictures: no texts to measure, no tokenizer to load
         tokenizer, load_tokenizer = None, None
+        _warm(result.rows, result.guess.columns.image)
     if tokenizer is None and load_tokenizer is not None:
         head = train.head(sample).compact()
         del train, eval_, checked, read

@@ -6,8 +6,7 @@ from typing import Any
 
 from PySide6.QtGui import QImage, QPixmap
 
-THUMBNAIL = 64
-"""The side of a thumbnail in a table's row, in pixels."""
+from desktop.core.data.images import PREVIEW_THUMBNAIL as THUMBNAIL  # the size the preview decoded
 
 
 def pixmap_of(picture: Any) -> QPixmap:
