@@ -304,7 +304,8 @@ def test_the_previews_thumbnails_are_decoded_by_its_worker_not_the_window(
 
     folder = _shapes(samples, tmp_path)
     shown = preview_head(_config(Path("no-model-needed"), [folder], tmp_path), num_rows=10)
-    monkeypatch.setattr(images, "decode", lambda *a, **k: pytest.fail("decoded again, on the window's thread"))
+    again = lambda *a, **k: pytest.fail("decoded again, on the window's thread")  # noqa: E731
+    monkeypatch.setattr(images, "decode", again)
 
     for row in shown.rows:  # what the preview table asks for as it fills its rows
         assert images.thumbnail(images.source_of(row["image"]), images.PREVIEW_THUMBNAIL).size[0] <= 64

@@ -94,6 +94,7 @@ def test_a_picture_chat_model_trains_resumes_evaluates_exports_and_answers(
     saved = json.loads((run.path / "evaluation.json").read_text(encoding="utf-8"))
     tuned = saved["fine_tuned"]
     assert tuned["task"] == "vision-chat" and tuned["loss"] < saved["base"]["loss"]
+    assert Path(tuned["samples"][0]["picture"]).is_file()  # its thumbnail in the report
     assert tuned["samples"] and tuned["samples"][0]["prompt"].startswith(
         "["
     )  # the picture's name, the question

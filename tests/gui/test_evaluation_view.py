@@ -132,3 +132,15 @@ def test_a_generators_answers_sit_beside_the_references_and_the_base_models(qtbo
     row = [view.samples.item(0, c).text() for c in range(4)]
     assert row == ["把“早上好”译成英文", "Good morning", "早上", "Good morning"]
     assert view.verdict.isHidden()  # the loss fell
+
+
+def test_a_vision_language_models_samples_show_their_pictures(qtbot, samples) -> None:
+    picture = str(next((samples / "shapes" / "circle").glob("*.png")))
+    asked = {"prompt": "[blue-16.png] What is it?", "reference": "A blue circle.", "output": "A blue circle."}
+    tuned = evaluation.GenerationReport("vision-chat", 9, 0.4, samples=[{**asked, "picture": picture}, asked])
+    view = EvaluationView()
+    qtbot.addWidget(view)
+    view.show_report(tuned, None)
+
+    assert not view.samples.item(0, 0).icon().isNull()  # the picture the question is about
+    assert view.samples.item(1, 0).icon().isNull()  # one held as bytes: its name only

@@ -150,12 +150,14 @@ def generation_report(
     pairs: list[tuple[str, str]],
     answer: Any,
     budget_s: float | None = None,
+    pictures: list[str] | None = None,
 ) -> GenerationReport:
     """The report from the evaluation loss and the model's answers to the ``pairs`` (prompt,
     reference); ``answer(prompt, reference)`` returns the model's answer (the reference bounds its
     length). Sequence-to-sequence answers up to
     :data:`SCORED_ROWS` rows within ``budget_s`` (default :data:`GENERATION_S`) for BLEU and chrF;
-    causal-LM the samples only."""
+    causal-LM the samples only. ``pictures``: a vision-language model's picture of each pair (a path,
+    or "" for one held as bytes), kept with its sample for the report's thumbnails."""
     import math
     import time
 
@@ -177,6 +179,9 @@ def generation_report(
             for (prompt, reference), output in zip(wanted[:SAMPLE_ROWS], outputs, strict=False)
         ],
     )
+    for sample, picture in zip(report.samples, pictures or [], strict=False):
+        if picture:
+            sample["picture"] = picture
     if task == "seq2seq" and outputs:
         references = [reference for _, reference in wanted[: len(outputs)]]
         report.bleu, report.chrf, report.tokenize = bleu_chrf(outputs, references)

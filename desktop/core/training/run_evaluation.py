@@ -96,7 +96,13 @@ def evaluate_base(trainer: Any, prepared: Prepared, run: RunDir, emit: Callable[
             left = BASE_EVALUATION_S - (time.perf_counter() - started)
             budget = max(0.0, min(evaluation.GENERATION_S, left))
             report = evaluation.generation_report(
-                prepared.config.task, prepared.num_eval, loss, task.eval_pairs, answer, budget
+                prepared.config.task,
+                prepared.num_eval,
+                loss,
+                task.eval_pairs,
+                answer,
+                budget,
+                _pictures(task),
             )
         evaluation.save(run.path, base=report)
     except Exception:
@@ -130,6 +136,11 @@ def _answerer(trainer: Any, prepared: Prepared) -> Callable[[str, str], str]:
         return reply.strip()
 
     return answer
+
+
+def _pictures(task: Any) -> list[str]:
+    """The evaluation samples' pictures, as paths ("" for a picture held as bytes)."""
+    return [str(p) if isinstance(p, Path) else "" for p in getattr(task, "pictures", None) or []]
 
 
 def _picture_answerer(trainer: Any, prepared: Prepared) -> Callable[[str, str], str]:
@@ -256,6 +267,7 @@ def write_evaluation(
                     metrics.get("eval_loss"),
                     task.eval_pairs,
                     _answerer(trainer, prepared),
+                    pictures=_pictures(task),
                 )
                 evaluation.save(run.path, report)
             return

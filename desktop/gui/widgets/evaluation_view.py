@@ -205,11 +205,16 @@ class EvaluationView(QWidget):
         )
         self.verdict.setVisible(worse)
         before = base.samples if base else []
+        pictures = any(sample.get("picture") for sample in report.samples)  # a vision-language model's
+        self.samples.setIconSize(QSize(THUMBNAIL, THUMBNAIL) if pictures else QSize(16, 16))
         self.samples.setRowCount(len(report.samples))
         for row, sample in enumerate(report.samples):
             then = before[row]["output"] if row < len(before) else ""
             for column, value in enumerate((sample["prompt"], sample["reference"], then, sample["output"])):
                 self.samples.setItem(row, column, _item(value))
+            pixmap = thumbnail_pixmap(sample["picture"]) if sample.get("picture") else None
+            if pixmap is not None:
+                self.samples.item(row, 0).setIcon(QIcon(pixmap))
 
     def _show_rewards(self, report: Any, base: Any) -> None:
         """A reasoning run's: the share of held-out prompts whose greedy answer earns each reward (base →
