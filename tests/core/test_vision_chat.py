@@ -105,7 +105,12 @@ def test_a_picture_chat_model_trains_resumes_evaluates_exports_and_answers(
     playground = Playground(inspect_folder(tmp_path / "exported"))
     playground.load()
     assert playground.info.task == "vision-chat"
-    assert isinstance(playground.describe(_picture(samples), "What is in this picture?", 8), str)
+    pieces: list[str] = []
+    said = playground.describe(_picture(samples), "What is in this picture?", 8, pieces.append)
+    assert said and "".join(pieces).strip() == said  # streamed as it was written (Try it shows it so)
+    stop = threading.Event()
+    stop.set()  # Stop pressed: the answer ends after its first token
+    assert len(playground.describe(_picture(samples), "What is in this picture?", 8, stop=stop)) < len(said)
 
 
 def test_lora_adapts_the_language_model_and_leaves_the_vision_tower(

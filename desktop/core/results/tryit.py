@@ -271,12 +271,22 @@ class Playground:
             ranked.append(sorted(pairs, key=lambda pair: -pair[1]))
         return ranked
 
-    def describe(self, picture: Any, question: str, max_new_tokens: int = 128) -> str:
+    def describe(
+        self,
+        picture: Any,
+        question: str,
+        max_new_tokens: int = 128,
+        on_text: Callable[[str], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> str:
         """A vision-language model's answer to ``question`` about ``picture`` (a path, the file's bytes
-        or a Pillow picture), greedy."""
+        or a Pillow picture), greedy; ``on_text`` gets each new piece as it is written (from the thread
+        that generates), ``stop`` set ends it after the current token."""
         from desktop.core.data.tasks.vision_chat import answer_picture
 
-        return answer_picture(self.model, self.tokenizer, self.device, picture, question, max_new_tokens)
+        return answer_picture(
+            self.model, self.tokenizer, self.device, picture, question, max_new_tokens, on_text, stop
+        )
 
     def embed_many(self, texts: Sequence[str], max_length: int = 0) -> tuple[list[list[float]], int]:
         """Each text's embedding by the model's encoder: its last hidden states averaged over the text's

@@ -60,10 +60,12 @@ def answer(
     if base is not None and (not compare or base.made_for != info):  # not wanted, or another run's
         base.release()
         base = None
-    if info.task == "vision-chat":  # the prompt is a picture and its question; one answer, not streamed
+    if info.task == "vision-chat":  # the prompt is a picture and its question; the answer streamed
         picture, question = request.prompt  # type: ignore[misc]
-        described = playground.describe(picture, question, request.max_new_tokens)
-        return Outcome(playground, base, described)
+        described = playground.describe(
+            picture, question, request.max_new_tokens, lambda piece: report(("text", piece)), stop
+        )
+        return Outcome(playground, base, described, stopped=stop.is_set())
     if info.task == "image-classification":  # the prompt is the picture (a path or its bytes)
         answer: object = playground.classify_picture(request.prompt)
     elif info.task == "classification":

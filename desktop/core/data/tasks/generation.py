@@ -81,6 +81,31 @@ def generate_reply(
         stop: Set it to end generation after the current token.
     """
     import torch
+
+    ids = torch.tensor([encode_prompt(tokenizer, task, prompt, chat)], device=device)
+    pad = tokenizer.pad_token_id
+    if pad is None:
+        pad = tokenizer.eos_token_id
+    streamed, pieces = streaming(tokenizer, on_text, stop)
+    with torch.no_grad():
+        model.generate(
+            input_ids=ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_new_tokens,
+            pad_token_id=pad,
+            **streamed,
+            **sampling_args(temperature, top_p),
+        )
+    return "".join(pieces)
+
+
+def streaming(
+    tokenizer: Any, on_text: Callable[[str], None] | None = None, stop: threading.Event | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """``generate()``'s streamer and stopping criteria: each new piece of the answer's text (the prompt
+    and special tokens left out) to ``on_text`` and to the list returned beside them; ``stop`` set ends
+    the answer after the current token."""
+    import torch
     from transformers import StoppingCriteria, StoppingCriteriaList, TextStreamer
 
     pieces: list[str] = []
@@ -97,18 +122,8 @@ def generate_reply(
             done = stop is not None and stop.is_set()
             return torch.full((input_ids.shape[0],), done, dtype=torch.bool, device=input_ids.device)
 
-    ids = torch.tensor([encode_prompt(tokenizer, task, prompt, chat)], device=device)
-    pad = tokenizer.pad_token_id
-    if pad is None:
-        pad = tokenizer.eos_token_id
-    with torch.no_grad():
-        model.generate(
-            input_ids=ids,
-            attention_mask=torch.ones_like(ids),
-            max_new_tokens=max_new_tokens,
-            streamer=Streamer(tokenizer, skip_prompt=True, skip_special_tokens=True),
-            stopping_criteria=StoppingCriteriaList([StopFlag()]),
-            pad_token_id=pad,
-            **sampling_args(temperature, top_p),
-        )
-    return "".join(pieces)
+    arguments = {
+        "streamer": Streamer(tokenizer, skip_prompt=True, skip_special_tokens=True),
+        "stopping_criteria": StoppingCriteriaList([StopFlag()]),
+    }
+    return arguments, pieces

@@ -14,7 +14,8 @@ put through the processor as each batch is made (in the data loader's workers wh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,10 +124,21 @@ class VisionCollator:
 
 
 def answer_picture(
-    model: Any, processor: Any, device: Any, picture: Any, question: str, max_new_tokens: int = 128
+    model: Any,
+    processor: Any,
+    device: Any,
+    picture: Any,
+    question: str,
+    max_new_tokens: int = 128,
+    on_text: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> str:
-    """The model's answer to ``question`` about ``picture`` (a source or a Pillow picture), greedy."""
-    return answer_conversation(model, processor, device, conversation(question), [picture], max_new_tokens)[0]
+    """The model's answer to ``question`` about ``picture`` (a source or a Pillow picture), greedy;
+    ``on_text`` and ``stop`` as :func:`answer_conversation`'s."""
+    messages = conversation(question)
+    return answer_conversation(
+        model, processor, device, messages, [picture], max_new_tokens, on_text=on_text, stop=stop
+    )[0]
 
 
 def answer_conversation(
@@ -138,23 +150,28 @@ def answer_conversation(
     max_new_tokens: int = 128,
     temperature: float = 0.0,
     top_p: float = 1.0,
+    on_text: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> tuple[str, int, int, str]:
     """The next assistant turn of a conversation holding pictures (image parts as placeholders, taking
     ``pictures`` in order: sources or Pillow pictures): its text, the prompt's and the answer's tokens,
-    and why it ended (``stop`` or ``length``)."""
+    and why it ended (``stop`` or ``length``). ``on_text`` gets each new piece of the text as it is
+    written; ``stop`` set ends it after the current token."""
     import torch
 
-    from desktop.core.data.tasks.generation import sampling_args
+    from desktop.core.data.tasks.generation import sampling_args, streaming
 
     images = [p.convert("RGB") if hasattr(p, "convert") else decode(p) for p in pictures]
     asked = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     inputs = processor(text=[asked], images=[images] if images else None, return_tensors="pt").to(device)
     tokenizer = getattr(processor, "tokenizer", processor)
+    streamed, _ = streaming(tokenizer, on_text, stop)
     with torch.no_grad():
         written = model.generate(
             **inputs,
             max_new_tokens=max_new_tokens,
             pad_token_id=tokenizer.pad_token_id,
+            **streamed,
             **sampling_args(temperature, top_p),
         )
     prompt = inputs["input_ids"].shape[1]
