@@ -387,7 +387,7 @@ async def _answer(
 
 async def _picture_answer(engine: Engine, request: Request, body: ChatRequest, name: str) -> Any:
     """A vision-language model's answer to a conversation whose user turns may hold pictures
-    (``image_url`` parts: :mod:`desktop.core.serving.pictures`), whole (a stream gets it as one chunk)."""
+    (``image_url`` parts: :mod:`desktop.core.serving.pictures`), streamed as it is written or whole."""
     from desktop.core.serving.pictures import picture_conversation
 
     limits = engine.limits
@@ -414,15 +414,26 @@ async def _picture_answer(engine: Engine, request: Request, body: ChatRequest, n
         1.0 if body.temperature is None else body.temperature,
         1.0 if body.top_p is None else body.top_p,
     )
-    outcome = await _run(
-        engine, request, Job("converse", lambda _: None, sampling=sampling, payload=(messages, pictures))
-    )
     reply = {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": name,
     }
+    if body.stream:
+        usage = bool(body.stream_options and body.stream_options.include_usage)
+        events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        job = _submit(
+            engine, Job("converse", _reporter(events), sampling=sampling, payload=(messages, pictures))
+        )
+        return StreamingResponse(
+            stream(job, events, reply, True, usage, _failure, lambda: engine.answering_together),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    outcome = await _run(
+        engine, request, Job("converse", lambda _: None, sampling=sampling, payload=(messages, pictures))
+    )
     choices = [
         {
             "index": 0,
@@ -430,15 +441,7 @@ async def _picture_answer(engine: Engine, request: Request, body: ChatRequest, n
             "finish_reason": reason(outcome),
         }
     ]
-    counted = usage_of(outcome)
-    if body.stream:
-        usage = bool(body.stream_options and body.stream_options.include_usage)
-        return StreamingResponse(
-            replay(reply, choices, True, counted if usage else None),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
-    return JSONResponse({**reply, "choices": choices, "usage": counted})
+    return JSONResponse({**reply, "choices": choices, "usage": usage_of(outcome)})
 
 
 async def _run_all(engine: Engine, request: Request, jobs: list[Job]) -> list[Any]:

@@ -348,7 +348,8 @@ class Engine:
             return None
 
     def _converse(self, job: Job) -> Outcome:
-        """A vision-language model's answer to a conversation holding pictures (whole, not streamed)."""
+        """A vision-language model's answer to a conversation holding pictures, each piece reported as it
+        is written; a cancelled job's answer ends after the current token."""
         from desktop.core.data.tasks.vision_chat import answer_conversation
 
         messages, pictures = job.payload
@@ -363,8 +364,10 @@ class Engine:
             sampling.max_tokens,
             sampling.temperature,
             sampling.top_p,
+            on_text=lambda piece: job.report(("text", piece)),
+            stop=job.cancelled,
         )
-        return Outcome(text, prompt, written, finish)
+        return Outcome(text, prompt, written, "cancelled" if job.cancelled.is_set() else finish)
 
     def _answer_rows(self, first: Job) -> None:
         """``first`` and the jobs that join it, until every answer is done; a job that comes while they
