@@ -7930,6 +7930,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source}：1 张图片是 HEIC 格式（iPhone 的保存格式），这里无法读取：请转换为 JPEG（{rows}）。</translation>
     </message>
     <message>
+        <source>{where}: {picture}</source>
+        <translation>{where}：{picture}</translation>
+    </message>
+    <message>
         <source>{model}&apos;s processor needs torchvision, which is not installed.</source>
         <translation>{model} 的处理器需要 torchvision，但尚未安装。</translation>
     </message>

@@ -7930,6 +7930,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source}：1 張圖片是 HEIC 格式（iPhone 的儲存格式），這裡無法讀取：請轉換為 JPEG（{rows}）。</translation>
     </message>
     <message>
+        <source>{where}: {picture}</source>
+        <translation>{where}：{picture}</translation>
+    </message>
+    <message>
         <source>{model}&apos;s processor needs torchvision, which is not installed.</source>
         <translation>{model} 的處理器需要 torchvision，但尚未安裝。</translation>
     </message>

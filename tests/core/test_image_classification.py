@@ -309,3 +309,18 @@ def test_the_previews_thumbnails_are_decoded_by_its_worker_not_the_window(
 
     for row in shown.rows:  # what the preview table asks for as it fills its rows
         assert images.thumbnail(images.source_of(row["image"]), images.PREVIEW_THUMBNAIL).size[0] <= 64
+
+
+def test_a_bad_picture_of_a_table_is_named_by_its_row_and_its_file(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    for name in ("a", "b", "c", "d"):
+        _picture(data / "pictures" / f"{name}.png")
+    rows = "".join(f"pictures/{n}.png,{'cat' if n in 'ab' else 'dog'}\n" for n in "abcd")
+    (data / "labels.csv").write_text(f"file,label\n{rows}pictures/gone.png,dog\n", encoding="utf-8")
+    config = _config(Path("no-model-needed"), [data / "labels.csv"], tmp_path)
+    config.validation.fraction = 0
+
+    with pytest.raises(DataError) as refused:
+        load_and_check(config)
+
+    assert refused.value.message == "labels.csv: 1 picture is missing (labels.csv row 6: gone.png)."

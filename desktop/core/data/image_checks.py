@@ -83,9 +83,11 @@ def check_table(
     bad = sorted(found.bad_rows())
     if not bad:
         return table, []
-    sentences = found.sentences(table.source, table.locate_many)
+    folder = bool(table.segments) and table.segments[0][1][1] == "file"  # rows named by their paths
+    named = {item.row: item.path.name for item in rows if isinstance(item.path, Path) and item.path.name}
+    locate = table.locate_many if folder or rows_of is not None else _with_names(table, named)
+    sentences = found.sentences(table.source, locate)
     if len(bad) == len(table):
-        folder = bool(table.segments) and table.segments[0][1][1] == "file"
         if folder:
             hint = msg("Check that the folder holds pictures that open in a picture viewer.")
         elif column and rows_of is None:
@@ -109,6 +111,23 @@ def check_table(
     usable[bad] = False
     left = [msg("Left out: {problem}", problem=sentence) for sentence in sentences]
     return table.take(np.flatnonzero(usable)), left
+
+
+def _with_names(table: Any, named: dict[int, str], limit: int = 5) -> Callable[[list[int]], str]:
+    """Rows of a table as the user finds them: where each is and the picture its cell names
+    (``reviews.csv row 28: cat-01.jpg``), the first ``limit`` of them and how many more."""
+
+    def where(indices: list[int]) -> str:
+        listed = ""
+        for index in indices[:limit]:
+            item = table.locate(index)
+            if named.get(index):
+                item = msg("{where}: {picture}", where=item, picture=named[index])
+            listed = msg("{items}, {item}", items=listed, item=item) if listed else item
+        more = len(indices) - limit
+        return msg("{items} and {more} more", items=listed, more=more) if more > 0 else listed
+
+    return where
 
 
 @dataclass
