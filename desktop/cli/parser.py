@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     uses_torch = args.command in ("train", "export", "push", "preview", "validate", "serve")
     mark = InstanceMark("cli").acquire() if uses_torch else None
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # into a pipe, the output waits in a buffer until here: a closed pipe is said now
+        return code
     except KeyboardInterrupt:
         stopped = (
             say("Stopped at once. A run can resume from its last checkpoint with --resume.")

@@ -375,8 +375,9 @@ def setup(
                 on_line(f"(optional, skipped) {step.title}: {exc.message}")
             else:
                 raise
-        if fresh and step.key in RESUMABLE:
-            runtime.record_step(torch.requirement, step.key, torch.index_url)
+        else:  # a skipped step is tried again by a setup that goes on from here
+            if fresh and step.key in RESUMABLE:
+                runtime.record_step(torch.requirement, step.key, torch.index_url)
         done += STEP_WEIGHTS[step.key]
     marker = Marker(
         bundle.version, bundle.digest(), torch.requirement, options.python, torch_index=torch.index_url

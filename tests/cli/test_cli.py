@@ -506,20 +506,26 @@ def test_export_to_ollama_makes_q4_there_without_llama_cpp(
     )
 
 
-def test_output_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path: Path) -> None:
-    """`finetune-studio-cli evaluate RUN | head -2`: the reader closes the pipe; that is no error."""
+@pytest.mark.parametrize("buffered", [True, False], ids=["buffered", "unbuffered"])
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly(buffered: bool, tmp_path: Path) -> None:
+    """`finetune-studio-cli evaluate RUN | head -2`: the reader closes the pipe; that is no error. Into a
+    pipe, Python keeps short output in a buffer until the end: the closed pipe is found there."""
     (tmp_path / "runs").mkdir()
-    runs = str(tmp_path / "runs")
-    cli = _cli(
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    command = [
+        sys.executable,
         "-m",
         "desktop.cli",
         "--lang",
         "en",
         "runs",
         "--runs-dir",
-        runs,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        str(tmp_path / "runs"),
+    ]
+    cli = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     cli.stdout.close()  # before the CLI has printed a line (it takes a second to start)
 

@@ -212,7 +212,7 @@ def test_lora_on_an_image_model_trains_the_new_head_whole(
 
 
 def test_predict_labels_a_folder_a_table_or_one_picture_and_names_the_unread(
-    tiny_vit: Path, samples: Path, tmp_path: Path
+    tiny_vit: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import pandas as pd
 
@@ -249,6 +249,23 @@ def test_predict_labels_a_folder_a_table_or_one_picture_and_names_the_unread(
     one = predict_file(result.run_dir, pictures / square, tmp_path / "one.csv")  # a picture alone
     assert one.rows == 1 and not one.notes
     assert pd.read_csv(tmp_path / "one.csv")["prediction"].tolist()[0] in {"circle", "square", "triangle"}
+
+    # A picture the model cannot take fails its own row, not its batch of 32 (nor the file).
+    from desktop.core.results.tryit import Playground
+
+    real = Playground.classify_pictures
+
+    def picky(self: Playground, given: list) -> list:
+        if any(p.size == (1, 1) for p in given):
+            raise ValueError("too small")
+        return real(self, given)
+
+    monkeypatch.setattr(Playground, "classify_pictures", picky)
+    (pictures / "broken.png").unlink()
+    _picture(pictures / "dot.png", size=(1, 1))
+    written = predict_file(result.run_dir, pictures, tmp_path / "picky.csv")
+    frame = pd.read_csv(tmp_path / "picky.csv", keep_default_na=False)
+    assert (frame["prediction"] == "").sum() == 1 and "new/dot.png" in written.notes[0]
 
 
 def test_a_folder_of_the_datas_parts_is_not_read_as_two_classes(samples: Path, tmp_path: Path) -> None:

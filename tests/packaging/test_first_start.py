@@ -234,6 +234,7 @@ def test_a_setup_that_fails_after_pytorch_goes_on_from_there_and_downloads_it_on
     assert counting.downloads() == 1  # PyTorch was not downloaded again
     assert any(line.startswith("[torch]") and "kept" in line for line in lines)
     assert any(line.startswith("[python]") and "kept" in line for line in lines)  # the venv was not cleared
+    assert "[companions] Installing torchvision for this PyTorch" in lines  # skipped before: tried again
     assert (runtime.downloads / counting.filename).is_file()  # kept until the app has started once
     runtime.release_downloads()
     assert not (runtime.downloads / counting.filename).exists()

@@ -13,6 +13,7 @@ from typing import Any
 
 from desktop.core.data.images import (
     HUGE_PIXELS,
+    JPEGS,
     UNREAD_SUFFIXES,
     ImageRow,
     Source,
@@ -324,7 +325,7 @@ def _read_verdict(source: Source, huge: int) -> tuple[str, Any]:
             if pixels > huge:
                 return "huge", pixels  # not decoded: that is what it could cost
             mode = image.mode
-            if image.format == "JPEG":  # every byte is still read (a cut file fails), the pixels at 1/8
+            if image.format in JPEGS:  # every byte is still read (a cut file fails), the pixels at 1/8
                 image.draft(image.mode, (max(1, image.width // 8), max(1, image.height // 8)))
             image.load()
     except UnidentifiedImageError:

@@ -16,6 +16,7 @@ A picture's *source* is a path, or the bytes of the file (a hub dataset's image 
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ SUFFIXES = (".jpg", ".jpeg", ".jfif", ".jpe", ".png", ".bmp", ".gif", ".webp", "
 UNREAD_SUFFIXES = (".heic", ".heif")
 """Pictures Pillow cannot read (an iPhone's HEIC): listed all the same, so that the checks name them
 instead of a folder losing them without a word."""
+JPEGS = ("JPEG", "MPO")
+"""Pillow's formats of JPEG files (MPO: many phones' photos), which decode at 1/2 to 1/8 scale."""
 HUGE_PIXELS = 40_000_000
 """More pixels than this (e.g. 8000 x 5000) is named: decoding one takes 120 MB, and no model needs it."""
 CACHE_IMAGES = 256
@@ -270,20 +273,24 @@ def table_images(table: Any, base: Path, image_column: str, label_column: str = 
 
 
 class _Cache:
-    """The last :data:`CACHE_IMAGES` pictures decoded, by (path, size asked for)."""
+    """The last :data:`CACHE_IMAGES` pictures decoded, by (path, size asked for); the preview's worker
+    fills it while the window reads it (a lock around the order, never around the decoding)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.kept: OrderedDict[tuple[Any, int], Any] = OrderedDict()
+        self.lock = threading.Lock()
 
     def get(self, key: tuple[Any, int], make: Callable[[], Any]) -> Any:
-        if key in self.kept:
-            self.kept.move_to_end(key)
-            return self.kept[key]
+        with self.lock:
+            if key in self.kept:
+                self.kept.move_to_end(key)
+                return self.kept[key]
         value = make()
-        self.kept[key] = value
-        if len(self.kept) > self.size:
-            self.kept.popitem(last=False)
+        with self.lock:
+            self.kept[key] = value
+            if len(self.kept) > self.size:
+                self.kept.popitem(last=False)
         return value
 
 
@@ -299,7 +306,7 @@ def decode(source: Source, longest: int = 0, at_least: int = 0) -> Any:
     from PIL import ImageOps
 
     with open_picture(source) as image:
-        if image.format == "JPEG" and (longest or at_least):  # a small copy: decoded at 1/2 to 1/8 scale
+        if image.format in JPEGS and (longest or at_least):  # a small copy: decoded at 1/2 to 1/8 scale
             image.draft("RGB", (longest, longest) if longest else (at_least, at_least))
         turned = ImageOps.exif_transpose(image)
         picture = _rgb(turned)

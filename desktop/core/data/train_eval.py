@@ -43,7 +43,8 @@ def split_fraction(
     With ``labels`` (a classifier's), the rows held out are drawn class by class, in proportion to each
     class's rows (the remainder to the classes with the largest shares), and every class keeps at least
     one training row: a class of 8 in 33 is evaluated, and a class of one picture trains instead of
-    leaving a label that training never saw. Labels that are nearly all different (more classes than
+    leaving a label that training never saw (so with many single-row classes fewer rows may be held out
+    than asked). Labels that are nearly all different (more classes than
     half the rows: not classes, a wrong column that the checks name) are split as rows without labels."""
     import numpy as np
 
@@ -60,7 +61,8 @@ def split_fraction(
         if held.sum() >= n_eval:
             break
         held[kind] += held[kind] < counts[kind] - 1
-    out = np.concatenate([rng.permutation(np.flatnonzero(which == k))[: held[k]] for k in range(len(counts))])
+    members = np.split(np.argsort(which, kind="stable"), np.cumsum(counts)[:-1])  # each class's rows
+    out = np.concatenate([rng.permutation(rows)[:kept] for rows, kept in zip(members, held, strict=True)])
     if len(out) == 0:  # every class has a single row: one at random, as without labels
         out = rng.permutation(len(table))[:1]
     kept = np.setdiff1d(np.arange(len(table)), out)

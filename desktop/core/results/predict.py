@@ -316,17 +316,33 @@ def _classify_pictures(
                 unread.append(row)
         if not pictures:
             continue
-        for row, ranked in zip(rows, playground.classify_pictures(pictures), strict=True):
-            labels[row], probabilities[row] = ranked[0][0], round(ranked[0][1], 4)
+        try:
+            answers: list[Any] = playground.classify_pictures(pictures)
+        except Exception:  # one picture the processor cannot take (1 x 1?): the others one at a time
+            answers = [_alone(playground, picture) for picture in pictures]
+        for row, ranked in zip(rows, answers, strict=True):
+            if ranked is None:
+                unread.append(row)
+            else:
+                labels[row], probabilities[row] = ranked[0][0], round(ranked[0][1], 4)
+    unread.sort()
     return labels, probabilities
+
+
+def _alone(playground: Any, picture: Any) -> list[tuple[str, float]] | None:
+    """One picture's ranked labels, or ``None`` when the model cannot take it."""
+    try:
+        return playground.classify_pictures([picture])[0]
+    except Exception:
+        return None
 
 
 def _describe(
     playground: Any, values: list[Any], questions: list[str], max_new_tokens: int, unread: list[int]
 ) -> list[str]:
     """Each row's answer to its question about its picture ("" for a picture that cannot be read, its
-    row added to ``unread``)."""
-    from desktop.core.data.images import source_of
+    row added to ``unread``; a failure of the model itself, out of memory say, stops the whole file)."""
+    from desktop.core.data.images import decode, source_of
 
     out = []
     for row, (value, question) in enumerate(zip(values, questions, strict=True)):
@@ -335,10 +351,12 @@ def _describe(
         try:
             if source is None:
                 raise FileNotFoundError
-            out.append(playground.describe(source, question, max_new_tokens))
+            picture = decode(source)
         except Exception:  # missing, not a picture, truncated, huge: counted and named
             out.append("")
             unread.append(row)
+            continue
+        out.append(playground.describe(picture, question, max_new_tokens))
     return out
 
 
@@ -412,7 +430,7 @@ def _write(frame: Any, source: Path, out: Path, result: Prediction) -> None:
             result.encoding = encoding
         elif suffix == ".jsonl":  # pandas writes "/" as "\\/": paths come back as they were written
             text = frame.to_json(orient="records", lines=True, force_ascii=False)
-            partial.write_text(text.replace("\\/", "/"), encoding="utf-8")
+            partial.write_text(text.replace("\\/", "/"), encoding="utf-8", newline="")  # "\n", as pandas
         else:
             frame.to_excel(partial, index=False, engine="openpyxl")
         try:

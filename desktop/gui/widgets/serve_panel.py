@@ -335,7 +335,7 @@ class ServePanel(QWidget):
         self.request_log.clear()
         self._show_status(self.tr("Starting the server…"))
         hosts, origins = allowed
-        remote = self.pictures_check.isVisible() and self.pictures_check.isChecked()
+        remote = not self.pictures_check.isHidden() and self.pictures_check.isChecked()
         self.controller.start(self.model, self.host(), self.port_box.value(), key, hosts, origins, remote)
 
     def stop(self) -> None:
