@@ -112,7 +112,8 @@ def plan(
 ) -> list[Step]:
     """The commands that set up (``fresh``) or update the runtime, in order; ``companions``
     (torchvision, torchaudio) come from PyTorch's index with it, built for the same PyTorch. A fresh
-    setup asked for none gets torchvision in an optional step (:func:`fresh_torchvision`).
+    setup asked for none, and an update of a runtime without it, get torchvision in an optional step
+    (:func:`fresh_torchvision`).
 
     The app and its libraries install with the bundle's lock as constraints (the versions CI tested),
     and an update also with ``keep``, a constraints file of the PyTorch build installed now, so that
@@ -148,16 +149,22 @@ def plan(
                 [uv, "pip", "install", "--python", py, *torch_source, torch.requirement, *companions],
             )
         )
-    elif fresh and (vision := fresh_torchvision(torch)):
+    vision_step = None
+    wanted = fresh or not runtime.installed("torchvision")  # an update adds it to a runtime without
+    if (
+        not companions
+        and wanted
+        and (options.offline or torch.index_url)
+        and (vision := fresh_torchvision(torch))
+    ):
         # Its exact build and no dependencies: the resolver never looks at PyTorch (2.5 GB) again.
-        torch_steps.append(
-            Step(
-                "companions",
-                "Installing torchvision for this PyTorch",
-                [uv, "pip", "install", "--python", py, "--no-deps", *torch_source, vision],
-                optional=True,
-            )
+        vision_step = Step(
+            "companions",
+            "Installing torchvision for this PyTorch",
+            [uv, "pip", "install", "--python", py, "--no-deps", *torch_source, vision],
+            optional=True,
         )
+        torch_steps.append(vision_step)
     if fresh:
         looks_like_path = os.sep in options.python or "/" in options.python
         # Relocatable: a PyTorch swap builds the new runtime beside the old one, then renames it.
@@ -184,6 +191,8 @@ def plan(
     else:
         if new_torch:
             steps.extend(torch_steps)
+        elif vision_step is not None:
+            steps.append(vision_step)
         steps.append(
             Step(
                 "app",

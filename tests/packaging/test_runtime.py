@@ -72,9 +72,15 @@ def test_offline_uses_only_the_wheelhouse_and_an_update_reinstalls_only_the_app(
     assert "--managed-python" not in fresh[0].command  # an interpreter's path is used as it is
 
     update = rt.plan(runtime, bundle, options, torch, fresh=False)
-    assert [s.key for s in update] == ["app", "torch_check", "check", "prune"]
+    # A runtime set up before torchvision came with it gets it (from the wheelhouse here), optionally.
+    assert [s.key for s in update] == ["companions", "app", "torch_check", "check", "prune"]
+    assert update[0].optional and update[0].command[-1] == "torchvision==0.28.0+cpu"
     assert update[-1].command[1:] == ["cache", "prune"] and update[-1].optional  # the cache is tidied
-    assert "--reinstall-package" in update[0].command and "torch" not in " ".join(update[0].command)
+    assert "--reinstall-package" in update[1].command and "torch" not in " ".join(update[1].command)
+    site = runtime.root / ("Lib/site-packages" if rt.WINDOWS else "lib/python3.12/site-packages")
+    (site / "torchvision-0.28.0.dist-info").mkdir(parents=True)
+    (site / "torchvision-0.28.0.dist-info" / "METADATA").write_text("Name: torchvision\nVersion: 0.28.0\n")
+    assert next(s.key for s in rt.plan(runtime, bundle, options, torch, fresh=False)) == "app"  # has it
 
 
 def test_pytorch_choice_follows_the_doctor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
