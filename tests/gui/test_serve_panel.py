@@ -194,7 +194,7 @@ class FakeServeController(ServeController):
     def is_running(self) -> bool:
         return self.running
 
-    def start(self, model, host, port, key="", hosts=(), origins=()) -> None:
+    def start(self, model, host, port, key="", hosts=(), origins=(), remote_pictures=False) -> None:
         self.started.append((model, host, port, key))
         self.allowed.append((list(hosts), list(origins)))
         self.running = True
