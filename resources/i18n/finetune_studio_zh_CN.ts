@@ -7906,6 +7906,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请选择 CSV、TSV、JSONL 或 Excel 文件（视觉语言模型：每行一张图片和一个问题）。</translation>
     </message>
     <message>
+        <source>No picture of the class {name} is left to train on: the model will not learn it.</source>
+        <translation>类别 {name} 已没有可用于训练的图片：模型不会学到这个类别。</translation>
+    </message>
+    <message>
+        <source>No picture of the classes {names} is left to train on: the model will not learn them.</source>
+        <translation>类别 {names} 已没有可用于训练的图片：模型不会学到这些类别。</translation>
+    </message>
+    <message>
         <source>{source}: no row of the column &quot;{column}&quot; is a conversation this task reads.</source>
         <translation>{source}：“{column}”列中没有一行是本任务能读取的对话。</translation>
     </message>

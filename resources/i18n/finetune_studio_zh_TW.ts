@@ -7906,6 +7906,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請選擇 CSV、TSV、JSONL 或 Excel 檔案（視覺語言模型：每列一張圖片和一個問題）。</translation>
     </message>
     <message>
+        <source>No picture of the class {name} is left to train on: the model will not learn it.</source>
+        <translation>類別 {name} 已沒有可用於訓練的圖片：模型不會學到這個類別。</translation>
+    </message>
+    <message>
+        <source>No picture of the classes {names} is left to train on: the model will not learn them.</source>
+        <translation>類別 {names} 已沒有可用於訓練的圖片：模型不會學到這些類別。</translation>
+    </message>
+    <message>
         <source>{source}: no row of the column &quot;{column}&quot; is a conversation this task reads.</source>
         <translation>{source}：「{column}」欄中沒有一列是本任務能讀取的對話。</translation>
     </message>

@@ -88,6 +88,12 @@ def test_each_kind_of_bad_picture_is_named_with_its_rows_before_any_model_loads(
     assert len(checked.train) + len(checked.eval) == 90  # the three left out, the 90 good ones kept
     assert sum("Left out" in note for note in checked.notes) == 3
 
+    for good in (folder / "triangle").glob("*.png"):  # every triangle spoilt: the class is gone, and said
+        good.write_text("not a picture any more", encoding="utf-8")
+    checked = load_and_check(config)
+    gone = "No picture of the class triangle is left to train on: the model will not learn it."
+    assert gone in checked.notes
+
     broken = tmp_path / "broken"  # nothing in it can be read: said of the folder, not of a "column"
     for name in ("a/1.png", "a/2.png", "b/3.png", "b/4.png"):
         (broken / name).parent.mkdir(parents=True, exist_ok=True)

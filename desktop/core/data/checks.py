@@ -126,11 +126,25 @@ def check_data(
 
             messages, images = guess.columns.messages, guess.columns.image
             rows_of = lambda table: chat_picture_rows(table, messages, images)  # noqa: E731
+        label = guess.columns.label if config.task == "image-classification" else ""
+        before = _classes(train, label)
         with progress.part(READING_SHARE + (1 - READING_SHARE) * 0.7, 1.0):
             (train, eval_), image_notes = check_tables(
                 [train, eval_], guess.columns.image, config.data.drop_bad_rows, rows_of
             )
             notes += image_notes
+        if lost := sorted(before - _classes(train, label)):  # every picture of a class left out
+            notes.append(
+                msg(
+                    "No picture of the class {name} is left to train on: the model will not learn it.",
+                    name=lost[0],
+                )
+                if len(lost) == 1
+                else msg(
+                    "No picture of the classes {names} is left to train on: the model will not learn them.",
+                    names=", ".join(lost[:5]),
+                )
+            )
     if config.task in ("classification", "image-classification"):
         if config.data.merge_label_case:
             notes += merge_label_case(train, eval_, guess.columns.label)
@@ -201,6 +215,11 @@ def unknown_share(tokenizer: Any, texts: list[str], sample: int = 500) -> float:
 
 
 # --------------------------------------------------------------------------- labels and schedule
+
+
+def _classes(table: Table, column: str) -> set[str]:
+    """The classes of a table's label column (none without one)."""
+    return {label_key(v) for v in unique_values(table.column(column))} if column else set()
 
 
 def _check_labels(train: Table, eval_: Table | None, column: str, config: RunConfig) -> list[str]:
