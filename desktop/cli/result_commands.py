@@ -280,15 +280,33 @@ def cmd_predict(args: argparse.Namespace) -> int:
         result = predict_file(model, args.file, out, column=args.column, max_new_tokens=args.max_new_tokens)
     for note in result.notes:
         print(say("note: {note}", note=text(note)), file=sys.stderr)
-    print(
-        say(
+    added = ", ".join(result.added)
+    if result.listed:  # pictures of a folder: no column the user named
+        said = say(
+            "{done} of {rows} pictures labelled; written to {file} with {added} added.",
+            done=result.predicted,
+            rows=result.rows,
+            file=result.out,
+            added=added,
+        )
+    elif result.unread:
+        said = say(
+            "{done} of {rows} rows predicted from column {column}; written to {file} with {added} added.",
+            done=result.predicted,
+            rows=result.rows,
+            column=result.column,
+            file=result.out,
+            added=added,
+        )
+    else:
+        said = say(
             "{rows} rows predicted from column {column}; written to {file} with {added} added.",
             rows=result.rows,
             column=result.column,
             file=result.out,
-            added=", ".join(result.added),
+            added=added,
         )
-    )
+    print(said)
     return EXIT_OK
 
 

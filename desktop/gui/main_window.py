@@ -475,9 +475,12 @@ class MainWindow(QMainWindow):
 
     def _on_controller_training_finished(self, result: RunResult) -> None:
         self.export_page.show_result(result)
-        self.statusBar().showMessage(
-            self.tr("Training finished. The model is in {folder}").format(folder=result.model_dir)
+        said = self.tr("Training finished. The model is in {folder}")
+        room = self.statusBar().width() - self.fontMetrics().horizontalAdvance(said) - 40
+        folder = self.fontMetrics().elidedText(
+            str(result.model_dir), Qt.TextElideMode.ElideMiddle, max(room, 200)
         )
+        self.statusBar().showMessage(said.format(folder=folder))  # a long path cut in the middle, not the end
 
     # ------------------------------------------------------------------ state
 

@@ -820,6 +820,10 @@
         <translation>微调后的模型在评估数据上比基础模型还差：请训练更久、降低学习率，或补充更多样本。</translation>
     </message>
     <message>
+        <source>(no text: the model ended its answer at once)</source>
+        <translation>（没有文字：模型立即结束了回答）</translation>
+    </message>
+    <message>
         <source>share of {rows} held-out prompts whose greedy answer earns each reward</source>
         <translation>{rows} 个预留提示词中，贪心解码的回答获得各项奖励的比例</translation>
     </message>
@@ -2505,6 +2509,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在加载模型…</translation>
     </message>
     <message>
+        <source>{done} of {rows} pictures labelled; written to {file} with {added}.</source>
+        <translation>{rows} 张图片中已标注 {done} 张；已写入 {file}，新增列：{added}。</translation>
+    </message>
+    <message>
+        <source>{done} of {rows} rows predicted from column {column}; written to {file} with {added}.</source>
+        <translation>已根据 {column} 列预测 {rows} 行中的 {done} 行；已写入 {file}，新增列：{added}。</translation>
+    </message>
+    <message>
         <source>{rows} rows predicted from column {column}; written to {file} with {added}.</source>
         <translation>已根据 {column} 列预测 {rows} 行；已写入 {file}，新增列：{added}。</translation>
     </message>
@@ -4171,6 +4183,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The conversation is kept: this model answers from the next message on; each answer shows the model that wrote it.</source>
         <translation>对话已保留：从下一条消息起由这个模型回答；每条回答都标明了写出它的模型。</translation>
+    </message>
+    <message>
+        <source>A question about the picture (Ctrl+Enter sends)</source>
+        <translation>关于这张图片的问题（Ctrl+Enter 发送）</translation>
     </message>
     <message>
         <source>Open a model folder</source>
@@ -8606,12 +8622,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>正在使用：{source}；没有任何下载源响应</translation>
     </message>
     <message>
+        <source>{done} of {rows} pictures labelled; written to {file} with {added} added.</source>
+        <translation>{rows} 张图片中已标注 {done} 张；已写入 {file}，新增 {added}。</translation>
+    </message>
+    <message>
         <source>run a trained model over a CSV, TSV, JSONL or Excel file (an image classifier: also a folder of pictures, or one picture) and write its predictions</source>
         <translation>用训练好的模型处理 CSV、TSV、JSONL 或 Excel 文件（图像分类模型还可以处理图片文件夹或单张图片），并写出预测结果</translation>
     </message>
     <message>
         <source>the rows to predict (or the pictures)</source>
         <translation>要预测的行（或图片）</translation>
+    </message>
+    <message>
+        <source>{done} of {rows} rows predicted from column {column}; written to {file} with {added} added.</source>
+        <translation>已根据 {column} 列预测 {rows} 行中的 {done} 行；已写入 {file}，新增 {added}。</translation>
     </message>
     <message>
         <source>Small, fast convolutional network trained on ImageNet; a sound start for photos.</source>

@@ -820,6 +820,10 @@
         <translation>微調後的模型在評估資料上比基礎模型還差：請訓練更久、降低學習率，或補充更多樣本。</translation>
     </message>
     <message>
+        <source>(no text: the model ended its answer at once)</source>
+        <translation>（沒有文字：模型立即結束了回答）</translation>
+    </message>
+    <message>
         <source>share of {rows} held-out prompts whose greedy answer earns each reward</source>
         <translation>{rows} 個預留提示詞中，貪婪解碼的回答獲得各項獎勵的比例</translation>
     </message>
@@ -2505,6 +2509,14 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在載入模型…</translation>
     </message>
     <message>
+        <source>{done} of {rows} pictures labelled; written to {file} with {added}.</source>
+        <translation>{rows} 張圖片中已標註 {done} 張；已寫入 {file}，新增欄位：{added}。</translation>
+    </message>
+    <message>
+        <source>{done} of {rows} rows predicted from column {column}; written to {file} with {added}.</source>
+        <translation>已根據 {column} 欄位預測 {rows} 列中的 {done} 列；已寫入 {file}，新增欄位：{added}。</translation>
+    </message>
+    <message>
         <source>{rows} rows predicted from column {column}; written to {file} with {added}.</source>
         <translation>已根據 {column} 欄位預測 {rows} 列；已寫入 {file}，新增欄位：{added}。</translation>
     </message>
@@ -4171,6 +4183,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The conversation is kept: this model answers from the next message on; each answer shows the model that wrote it.</source>
         <translation>對話已保留：從下一則訊息起由這個模型回答；每則回答都標明了寫出它的模型。</translation>
+    </message>
+    <message>
+        <source>A question about the picture (Ctrl+Enter sends)</source>
+        <translation>關於這張圖片的問題（Ctrl+Enter 傳送）</translation>
     </message>
     <message>
         <source>Open a model folder</source>
@@ -8606,12 +8622,20 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>使用中：{source}；沒有任何下載來源回應</translation>
     </message>
     <message>
+        <source>{done} of {rows} pictures labelled; written to {file} with {added} added.</source>
+        <translation>{rows} 張圖片中已標註 {done} 張；已寫入 {file}，新增 {added}。</translation>
+    </message>
+    <message>
         <source>run a trained model over a CSV, TSV, JSONL or Excel file (an image classifier: also a folder of pictures, or one picture) and write its predictions</source>
         <translation>用訓練好的模型處理 CSV、TSV、JSONL 或 Excel 檔案（影像分類模型還可以處理圖片資料夾或單張圖片），並寫出預測結果</translation>
     </message>
     <message>
         <source>the rows to predict (or the pictures)</source>
         <translation>要預測的列（或圖片）</translation>
+    </message>
+    <message>
+        <source>{done} of {rows} rows predicted from column {column}; written to {file} with {added} added.</source>
+        <translation>已根據 {column} 欄位預測 {rows} 列中的 {done} 列；已寫入 {file}，新增 {added}。</translation>
     </message>
     <message>
         <source>Small, fast convolutional network trained on ImageNet; a sound start for photos.</source>

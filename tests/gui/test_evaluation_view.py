@@ -144,3 +144,8 @@ def test_a_vision_language_models_samples_show_their_pictures(qtbot, samples) ->
 
     assert not view.samples.item(0, 0).icon().isNull()  # the picture the question is about
     assert view.samples.item(1, 0).icon().isNull()  # one held as bytes: its name only
+
+    silent = {**asked, "output": ""}  # a model that ends its answer at once: said, not a blank cell
+    view.show_report(evaluation.GenerationReport("vision-chat", 9, 0.4, samples=[silent]), None)
+    assert view.samples.item(0, 3).text() == "(no text: the model ended its answer at once)"
+    assert view.samples.item(0, 2).text() == ""  # no base model asked: nothing to say there

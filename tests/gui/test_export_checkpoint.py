@@ -110,12 +110,23 @@ def test_a_last_step_made_for_a_run_no_longer_shown_is_dropped_and_export_waits_
     assert page.model_choice.isEnabled() and page.model_choice.currentData() == "best"
 
 
-def test_a_long_model_path_never_widens_the_export_step(window: MainWindow, app_home: Path, qtbot) -> None:
+def test_a_long_model_path_never_widens_the_export_step(
+    window: MainWindow, fake_controller, app_home: Path, qtbot
+) -> None:
     """At 1024 pixels the step scrolled sideways: the model's folder was shown whole on one line."""
     deep = app_home / "runs" / ("a-long-folder-name-of-a-project-" * 4)
     run = _run(deep, "20261206-021433-image-classification-convnext-tiny-224-best", FOUND)
     page = window.export_page
-    page.show_result(RunResult("finished", run.path, run.model_dir, {"eval_loss": 0.5881}))
+    window.resize(1024, 720)
+    fake_controller.training_finished.emit(
+        RunResult("finished", run.path, run.model_dir, {"eval_loss": 0.5881})
+    )
 
     assert page.minimumSizeHint().width() <= 1024 - 200  # the steps' list and the margins beside it
     assert page.model_label.text() == str(run.model_dir)  # whole when copied, cut only where shown
+    said = window.statusBar().currentMessage()  # cut in the middle: the run's own name stays in view
+    assert (
+        said.startswith("Training finished. The model is in ")
+        and said.endswith("-best/model")
+        and "…" in said
+    )

@@ -80,6 +80,7 @@ def test_a_picture_and_a_question_are_answered_by_a_vision_language_model(
     try:
         assert panel.set_folder(run.model_dir, run.config_path)
         assert not panel.picture.isHidden() and not panel.prompt.isHidden()
+        assert panel.prompt.placeholderText() == "A question about the picture (Ctrl+Enter sends)"
         panel.max_tokens.setValue(4)
         assert panel.picture.set_picture(next((samples / "shapes" / "square").glob("*.png")))
         assert "Ask something about the picture" in panel.status.text()  # nothing sent without a question

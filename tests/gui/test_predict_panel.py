@@ -52,10 +52,18 @@ def test_a_folder_of_pictures_is_labelled_by_an_image_classifier(
     pictures = tmp_path / "new pictures"
     shutil.copytree(samples / "shapes" / "triangle", pictures)
 
+    (pictures / "broken.png").write_text("not a picture", encoding="utf-8")
+
     panel.set_input(pictures)
     assert panel.output_edit.text() == str(tmp_path / "new pictures.predicted.csv")
+    assert not panel.column.isEnabled()  # a folder has no column to choose
     with qtbot.waitSignal(panel.predicted, timeout=60_000) as done:
         panel.start_button.click()
-    assert done.args[0].rows == 30
+    assert done.args[0].rows == 31
     lines = (tmp_path / "new pictures.predicted.csv").read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "image,prediction,probability" and len(lines) == 31
+    assert lines[0] == "image,prediction,probability" and len(lines) == 32
+    said = panel.status.text()
+    assert said.startswith("30 of 31 pictures labelled; written to ") and "new pictures/broken.png" in said
+
+    panel.set_input(pictures / "broken.png")  # one picture alone: no columns, no error
+    assert not panel.column.isEnabled() and panel.status.text() == said

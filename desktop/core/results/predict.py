@@ -34,6 +34,8 @@ class Prediction:
         added: The columns added.
         encoding: The encoding of a CSV / TSV written (its input's, where every prediction fits in it).
         notes: What the user should know (an encoding that could not hold the predictions).
+        unread: Rows whose picture could not be read (no prediction).
+        listed: The rows are pictures listed from a folder (or one picture given alone), not a file's.
     """
 
     out: Path
@@ -42,6 +44,13 @@ class Prediction:
     added: list[str]
     encoding: str = "utf-8"
     notes: list[str] = field(default_factory=list)
+    unread: int = 0
+    listed: bool = False
+
+    @property
+    def predicted(self) -> int:
+        """The rows that got a prediction."""
+        return self.rows - self.unread
 
 
 def default_output(path: str | Path) -> Path:
@@ -163,7 +172,9 @@ def predict_file(
             unique = f"{unique}_new"
         frame[unique] = values
         names.append(unique)
-    result = Prediction(out, len(frame), column, names)
+    result = Prediction(
+        out, len(frame), column, names, unread=len(unread), listed=path.is_dir() or one_picture
+    )
     if unread:
         result.notes.append(
             msg(

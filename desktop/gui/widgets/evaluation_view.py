@@ -208,9 +208,11 @@ class EvaluationView(QWidget):
         pictures = any(sample.get("picture") for sample in report.samples)  # a vision-language model's
         self.samples.setIconSize(QSize(THUMBNAIL, THUMBNAIL) if pictures else QSize(16, 16))
         self.samples.setRowCount(len(report.samples))
+        silent = self.tr("(no text: the model ended its answer at once)")
         for row, sample in enumerate(report.samples):
-            then = before[row]["output"] if row < len(before) else ""
-            for column, value in enumerate((sample["prompt"], sample["reference"], then, sample["output"])):
+            then = before[row]["output"] if row < len(before) else None
+            answers = [silent if answer == "" else answer or "" for answer in (then, sample["output"])]
+            for column, value in enumerate((sample["prompt"], sample["reference"], *answers)):
                 self.samples.setItem(row, column, _item(value))
             pixmap = thumbnail_pixmap(sample["picture"]) if sample.get("picture") else None
             if pixmap is not None:

@@ -132,10 +132,14 @@ class PredictPanel(QWidget):
             self.output_edit.setText(path)
 
     def _on_input_chosen(self) -> None:
+        from desktop.core.data.images import is_image
+
         path = Path(self.input_edit.text().strip())
         self.column.clear()
         self.column.addItem(self.tr("(as trained)"), "")
-        if path.is_file():
+        pictures = path.is_dir() or (path.is_file() and is_image(path.name))  # no columns to choose from
+        self.column.setEnabled(not pictures)
+        if path.is_file() and not pictures:
             from desktop.core.data.local_files import read_head
 
             try:
@@ -146,7 +150,7 @@ class PredictPanel(QWidget):
             from desktop.core.results.predict import default_output
 
             self.output_edit.setText(str(default_output(path)))
-        elif path.is_dir():  # pictures: a table of each one's label beside the folder
+        elif pictures:  # a table of each one's label beside the folder (or the picture)
             from desktop.core.results.predict import default_output
 
             self.output_edit.setText(str(default_output(path)))
@@ -215,15 +219,23 @@ class PredictPanel(QWidget):
     def _on_finished(self, result: object) -> None:
         self._task = None
         notes = "\n".join(shown(note) for note in result.notes)
-        self.status.setText(
-            self.tr("{rows} rows predicted from column {column}; written to {file} with {added}.").format(
-                rows=result.rows,
-                column=result.column,
-                file=result.out,
-                added=self.tr(", ").join(column_name(name) for name in result.added),
+        added = self.tr(", ").join(column_name(name) for name in result.added)
+        if result.listed:  # pictures of a folder: no column the user named
+            said = self.tr("{done} of {rows} pictures labelled; written to {file} with {added}.").format(
+                done=result.predicted, rows=result.rows, file=result.out, added=added
             )
-            + (f"\n{notes}" if notes else "")
-        )
+        elif result.unread:
+            said = self.tr(
+                "{done} of {rows} rows predicted from column {column}; written to {file} with {added}."
+            )
+            said = said.format(
+                done=result.predicted, rows=result.rows, column=result.column, file=result.out, added=added
+            )
+        else:
+            said = self.tr(
+                "{rows} rows predicted from column {column}; written to {file} with {added}."
+            ).format(rows=result.rows, column=result.column, file=result.out, added=added)
+        self.status.setText(said + (f"\n{notes}" if notes else ""))
         self.open_button.setVisible(True)
         self._update()
         self.predicted.emit(result)

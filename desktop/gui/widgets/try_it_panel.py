@@ -293,6 +293,7 @@ class TryItPanel(QWidget):
                 "classification": self.tr("A text to classify, e.g. a review (Ctrl+Enter sends)"),
                 "causal-lm": self.tr("An instruction or a question (Ctrl+Enter sends)"),
                 "seq2seq": self.tr("A text to transform, e.g. a sentence to translate (Ctrl+Enter sends)"),
+                "vision-chat": self.tr("A question about the picture (Ctrl+Enter sends)"),
             }.get(task or "", "")
         self.prompt.setPlaceholderText(placeholder)
 
