@@ -36,6 +36,7 @@ from desktop.core.system.events import RunResult
 from desktop.gui.app_support.workers import BackgroundTask
 from desktop.gui.controllers.serve_controller import ServeController
 from desktop.gui.pages.base import WizardPage
+from desktop.gui.pages.export_destination import default_destination
 from desktop.gui.widgets.checkpoint_choice import CheckpointChoice
 from desktop.gui.widgets.choice_combo import ChoiceCombo
 from desktop.gui.widgets.elided_label import ElidedLabel
@@ -43,6 +44,7 @@ from desktop.gui.widgets.gguf_panel import GgufPanel
 from desktop.gui.widgets.metric_text import metrics_line, task_name
 from desktop.gui.widgets.progress_bar import ProgressBar
 from desktop.gui.widgets.publish_panel import PublishPanel
+from desktop.gui.widgets.scrolled import scrolled
 from desktop.gui.widgets.serve_panel import ServePanel
 from desktop.gui.widgets.try_it_panel import TryItPanel
 from desktop.shared_ui import Key, Settings, error_text, sentences, shown
@@ -211,7 +213,7 @@ class ExportPage(WizardPage):
         self.serve = ServePanel(ServeController(self))
         self.tabs.addTab(self.serve, self.tr("Serve"))
         self.tabs.addTab(self.predict, self.tr("Predict on a file"))
-        self.tabs.addTab(export_tab, self.tr("Export a copy"))
+        self.tabs.addTab(scrolled(export_tab), self.tr("Export a copy"))  # the tallest: scrolls alone
         layout = QVBoxLayout(self)
         layout.addWidget(self.empty)
         layout.addLayout(self.form)
@@ -579,22 +581,3 @@ class ExportPage(WizardPage):
     def _copy_path(self) -> None:
         if self.result and self.result.model_dir:
             QGuiApplication.clipboard().setText(self.model_label.text())
-
-
-def default_destination(result: RunResult, beside: Path | None = None) -> Path:
-    """Where "Export a copy" goes unless the user picks a folder: a new folder named after the run in
-    the folder the last export went to (``beside``), else in the user's Documents (not inside the run
-    folder, which the export refuses)."""
-    from PySide6.QtCore import QStandardPaths
-
-    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
-    base = (
-        beside
-        if beside is not None and beside.is_dir()
-        else Path(documents or Path.home()) / "Finetune Studio"
-    )
-    name = Path(result.run_dir).name if result.run_dir else "model"
-    candidate, number = base / name, 2
-    while candidate.exists():
-        candidate, number = base / f"{name}-{number}", number + 1
-    return candidate
