@@ -80,6 +80,7 @@ def open_picture(source: Source) -> Any:
 
     from PIL import Image
 
+    # Each time, not once: a library's (or pytest's) catch_warnings() block restores the filters it found.
     warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
     if isinstance(source, bytes):

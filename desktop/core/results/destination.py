@@ -142,10 +142,12 @@ def replace_folder(new: Path, dest: Path) -> None:
 
 
 def remove_ours(folder: Path) -> bool:
-    """Delete ``folder`` only when it carries the export marker (the app wrote it); whether it went."""
+    """Delete ``folder`` only when it carries the export marker (the app wrote it: a partial export, a
+    set-aside old one, a push's temporary folder); whether it was ours. A folder without the marker is
+    never touched, whatever its name."""
     if not (folder / MARKER_NAME).is_file():
         return False
-    shutil.rmtree(folder, ignore_errors=True)
+    remove_tree(folder)  # marked as the app's own, checked above
     return True
 
 

@@ -108,17 +108,12 @@ def predict_file(
     folder, run_config = model_folder(model)
     info = inspect_folder(folder, run_config)
     one_picture = path.is_file() and is_image(path.name)
-    if one_picture and info.task != "image-classification":
+    listed = path.is_dir() or one_picture  # pictures, not a file's rows: an image classifier's alone
+    if listed and info.task != "image-classification":
         raise InputError(
-            msg("{file} is a picture; this model reads a file of rows.", file=path.name),
-            msg(
-                "Choose a CSV, TSV, JSONL or Excel file (for a vision-language model: a picture and a "
-                "question in each row)."
-            ),
-        )
-    if path.is_dir() and info.task != "image-classification":
-        raise InputError(
-            msg("{folder} is a folder; this model reads a file of rows.", folder=path.name),
+            msg("{file} is a picture; this model reads a file of rows.", file=path.name)
+            if one_picture
+            else msg("{folder} is a folder; this model reads a file of rows.", folder=path.name),
             msg(
                 "Choose a CSV, TSV, JSONL or Excel file (for a vision-language model: a picture and a "
                 "question in each row)."
@@ -152,10 +147,12 @@ def predict_file(
     unread: list[int] = []
     try:
         if info.task == "vision-chat":
-            sources = _sources(table, pictures, path)
+            sources = _sources(table, pictures, path, listed)
             added = {"generated": _describe(playground, sources, texts, max_new_tokens, unread)}
         elif info.task == "image-classification":
-            labels, probabilities = _classify_pictures(playground, _sources(table, column, path), unread)
+            labels, probabilities = _classify_pictures(
+                playground, _sources(table, column, path, listed), unread
+            )
             added = {"prediction": labels, "probability": probabilities}
         elif info.task == "classification":
             labels, probabilities = _classify(playground, texts)
@@ -172,9 +169,7 @@ def predict_file(
             unique = f"{unique}_new"
         frame[unique] = values
         names.append(unique)
-    result = Prediction(
-        out, len(frame), column, names, unread=len(unread), listed=path.is_dir() or one_picture
-    )
+    result = Prediction(out, len(frame), column, names, unread=len(unread), listed=listed)
     if unread:
         result.notes.append(
             msg(
@@ -189,10 +184,11 @@ def predict_file(
     return result
 
 
-def _sources(table: Any, column: str, path: Path) -> list[Any]:
+def _sources(table: Any, column: str, path: Path, listed: bool) -> list[Any]:
     """The pictures a column names, paths made full (relative to the file's folder, as the run read
-    them); the table itself keeps the cells as written. Pictures listed from a folder are full already."""
-    if path.is_dir() or is_image(path.name):
+    them); the table itself keeps the cells as written. Pictures ``listed`` from a folder are full
+    already."""
+    if listed:
         return list(table.column(column))
     import pandas as pd
 
