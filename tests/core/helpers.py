@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -22,6 +23,28 @@ def make_config(task: str, model: Path, files: list[Path], runs_dir: Path, **tra
     t.save_steps = t.eval_steps = 15
     for key, value in training.items():
         setattr(t, key, value)
+    return config
+
+
+def overfitting_classifier(model: Path, samples: Path, runs_dir: Path, **training: object) -> RunConfig:
+    """A classifier whose best checkpoint comes early whatever the machine's arithmetic: it is evaluated on
+    its own reviews with every label swapped, so the more it learns, the worse it scores (its evaluation
+    loss climbs from about 0.69 to over 1.6 in 40 steps at this rate). A too-high rate that makes the loss
+    wander instead left the best at the last step on some machines."""
+    settings: dict[str, object] = {"max_steps": 40, "learning_rate": 1e-2, "eval_steps": 5, "save_steps": 20}
+    reviews = samples / "reviews.csv"
+    config = make_config("classification", model, [reviews], runs_dir, **(settings | training))
+    config.lora.rank, config.lora.alpha, config.lora.dropout = 32, 64, 0.0  # if LoRA: enough to learn
+    swap = {"positive": "negative", "negative": "positive"}
+    with reviews.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    flipped = runs_dir.parent / f"{runs_dir.name}-flipped.csv"
+    with flipped.open("w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["text", "label"])
+        writer.writeheader()
+        writer.writerows({"text": r["text"], "label": swap[r["label"]]} for r in rows[:32])
+    config.validation.files = [str(flipped)]
     return config
 
 

@@ -15,7 +15,7 @@ from desktop.core.runs.folders import RunDir
 from desktop.core.system.errors import InputError
 from desktop.core.system.events import FinishedEvent
 from desktop.core.training.run import run_training
-from tests.core.helpers import Recorder, make_config
+from tests.core.helpers import Recorder, overfitting_classifier
 
 
 def _weights(folder: Path) -> dict:
@@ -31,15 +31,8 @@ def _close(a: dict, b: dict) -> bool:
 
 
 def _run(tiny_bert: Path, samples: Path, runs: Path, lora: bool = False) -> tuple[RunDir, dict]:
-    """A classifier at 1000 times the usual rate: its best checkpoint comes early, the last at step 40."""
-    settings = {
-        "max_steps": 40,
-        "learning_rate": 0.05,
-        "eval_steps": 5,
-        "save_steps": 20,
-        "early_stopping": 0,
-    }
-    config = make_config("classification", tiny_bert, [samples / "reviews.csv"], runs, **settings)
+    """A classifier whose best checkpoint comes early; the last comes at step 40."""
+    config = overfitting_classifier(tiny_bert, samples, runs, early_stopping=0)
     config.lora.enabled = lora
     events = Recorder()
     result = run_training(config, events.append)
