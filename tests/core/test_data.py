@@ -713,6 +713,30 @@ def test_nan_labels_are_no_labels_and_case_only_differences_are_named(tmp_path: 
     assert 'merged into one class each: "Positive" (1) -> "positive"' in " ".join(checked.notes)
 
 
+def test_blank_rows_are_left_out_before_the_hold_out_is_drawn(tmp_path: Path) -> None:
+    """Held-out rows that were all blank refused the data as "empty in every row", though most were fine."""
+    from desktop.core.data.checks import load_and_check
+    from desktop.core.data.train_eval import load_train_eval
+    from desktop.core.settings.config import RunConfig
+
+    config = RunConfig(task="classification")
+    config.model.name, config.validation.fraction = "bundled:all-minilm-l6-v2", 0.1
+    rows = [(f"review {i}", "ab"[i % 2]) for i in range(20)]
+    data = tmp_path / "reviews.csv"
+    config.data.files = [str(data)]
+    data.write_text("text,label\n" + "".join(f"{t},{label}\n" for t, label in rows), encoding="utf-8")
+    _, held = load_train_eval(config)
+    blank = set(held.column("text"))
+    kept = "".join(f"{'' if t in blank else t},{label}\n" for t, label in rows)  # the held-out ones blank
+    data.write_text("text,label\n" + kept, encoding="utf-8")
+    config.data.drop_bad_rows = True
+
+    checked = load_and_check(config)
+
+    assert len(checked.train) == 16 and checked.eval is not None and len(checked.eval) == 2
+    assert all(checked.eval.column("text")) and checked.notes[0].startswith("Left out 2 of 20 rows")
+
+
 def test_a_workbook_whose_first_sheet_is_empty_is_read_from_its_data_sheet(tmp_path: Path) -> None:
     """Today an empty cover sheet first made the whole workbook "have no data rows"."""
     from openpyxl import Workbook

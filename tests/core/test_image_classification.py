@@ -103,6 +103,30 @@ def test_each_kind_of_bad_picture_is_named_with_its_rows_before_any_model_loads(
     assert refused.value.hint == "Check that the folder holds pictures that open in a picture viewer."
 
 
+def test_the_hold_out_is_drawn_from_the_usable_pictures_so_leaving_bad_ones_out_never_empties_it(
+    tmp_path: Path,
+) -> None:
+    from desktop.core.data.train_eval import load_train_eval
+
+    folder = tmp_path / "few"
+    for index in range(5):
+        _picture(folder / "red" / f"{index}.png", "red")
+        _picture(folder / "blue" / f"{index}.png", "blue")
+    config = _config(Path("no-model-needed"), [folder], tmp_path)
+    _, held = load_train_eval(config)
+    spoilt = sorted(Path(p) for p in held.column("image"))  # the two held out, one of each class
+    for path in spoilt:
+        path.write_text("not a picture", encoding="utf-8")
+    config.data.drop_bad_rows = True
+
+    checked = load_and_check(config)  # before, "every picture is bad": the held-out part was all bad
+
+    assert checked.eval is not None and len(checked.eval) == 2 and len(checked.train) == 6
+    assert sorted(set(checked.eval.column("label"))) == ["blue", "red"]  # still one of each class
+    assert not {Path(p) for p in checked.eval.column("image")} & set(spoilt)
+    assert sum("Left out" in note for note in checked.notes) == 1
+
+
 def test_a_text_model_or_a_folder_without_its_image_processor_is_refused(
     tiny_bert: Path, tiny_vit: Path, samples: Path, tmp_path: Path
 ) -> None:

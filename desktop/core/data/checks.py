@@ -16,7 +16,7 @@ from typing import Any
 from desktop.core.data.columns import Guess, check_rows, guess_columns, label_key, unique_values
 from desktop.core.data.model_checks import check_model_folder, length_problems
 from desktop.core.data.tables import Table
-from desktop.core.data.train_eval import load_train_eval, rejoined
+from desktop.core.data.train_eval import hold_out, load_train_eval, rejoined
 from desktop.core.settings.config import RunConfig
 from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.core.system.errors import ConfigError, DataError, ModelError, Problem, Remedy
@@ -93,6 +93,35 @@ def check_data(
     Raises:
         DataError, ConfigError: The data does not fit the task or the schedule.
     """
+    whole = rejoined(train, eval_) if config.data.drop_bad_rows else None
+    if whole is not None:  # a random hold-out is drawn again from the usable rows, so it is never emptied
+        train, _, notes = _usable_rows(config, whole, None, guess)
+        train, eval_ = hold_out(config, train)
+    else:
+        train, eval_, notes = _usable_rows(config, train, eval_, guess)
+    if config.task in ("classification", "image-classification"):
+        if config.data.merge_label_case:
+            notes += merge_label_case(train, eval_, guess.columns.label)
+        notes += _check_labels(train, eval_, guess.columns.label, config)
+    from desktop.core.data.tables import trim_memory
+
+    trim_memory()  # the masks and copies of the checks
+    if schedule:  # the data page leaves the schedule to Memory & speed, which shows it by its field
+        problems = schedule_problems(config, len(train))
+        if problems:
+            raise ConfigError(problems, long_run_remedies(config, len(train)))
+    return CheckedData(train, eval_, guess, notes)
+
+
+def _usable_rows(
+    config: RunConfig, train: Table, eval_: Table | None, guess: Guess
+) -> tuple[Table, Table | None, list]:
+    """The rows of both parts that a run can learn from and be evaluated on (every bad row named, and
+    refused unless ``data.drop_bad_rows``), and the notes on what was left out.
+
+    Raises:
+        DataError: Rows the run cannot use, with ``data.drop_bad_rows`` off or none left.
+    """
     from desktop.core.system import progress
 
     progress.report(READING_SHARE, msg("Checking {rows} rows", rows=len(train)))
@@ -145,18 +174,7 @@ def check_data(
                     names=", ".join(lost[:5]),
                 )
             )
-    if config.task in ("classification", "image-classification"):
-        if config.data.merge_label_case:
-            notes += merge_label_case(train, eval_, guess.columns.label)
-        notes += _check_labels(train, eval_, guess.columns.label, config)
-    from desktop.core.data.tables import trim_memory
-
-    trim_memory()  # the masks and copies of the checks
-    if schedule:  # the data page leaves the schedule to Memory & speed, which shows it by its field
-        problems = schedule_problems(config, len(train))
-        if problems:
-            raise ConfigError(problems, long_run_remedies(config, len(train)))
-    return CheckedData(train, eval_, guess, notes)
+    return train, eval_, notes
 
 
 # --------------------------------------------------------------------------- the tokenizer

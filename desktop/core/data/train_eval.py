@@ -27,11 +27,18 @@ def load_train_eval(config: RunConfig) -> tuple[Table, Table | None]:
         train = read_files(data.files, pictures)
     if val.files:
         return train, read_files(val.files, pictures)
-    if val.fraction <= 0 or len(train) < 2:
-        return train, None
+    return hold_out(config, train)
+
+
+def hold_out(config: RunConfig, table: Table) -> tuple[Table, Table | None]:
+    """``table`` split into training and evaluation rows by ``validation.fraction`` (a classifier's class
+    by class); no evaluation rows when the fraction is 0 or there is a single row."""
+    val = config.validation
+    if val.fraction <= 0 or len(table) < 2:
+        return table, None
     label = config.columns.label or "label"  # a folder of class folders: its "label" column
-    classes = config.task in ("classification", "image-classification") and label in train.columns
-    return split_fraction(train, val.fraction, val.seed, list(train.column(label)) if classes else None)
+    classes = config.task in ("classification", "image-classification") and label in table.columns
+    return split_fraction(table, val.fraction, val.seed, list(table.column(label)) if classes else None)
 
 
 def split_fraction(
