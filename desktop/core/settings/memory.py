@@ -282,13 +282,14 @@ def vision_tokens(model_config: dict[str, Any], resolution: int = 0) -> int:
     """The tokens one picture takes in a vision-language model's sequence, from its ``config.json``
     (at ``resolution`` pixels a side where the model lets it change): LLaVA a token per patch (and the
     class token with the "full" strategy), Gemma 3 its fixed count, Qwen2-VL a token per 28 x 28 pixels,
-    Idefics 3 / SmolVLM a fixed count per 512-pixel tile and one more for the whole picture."""
+    Idefics 3 / SmolVLM a fixed count per 512-pixel tile and one more for the whole picture; with the
+    tokens that frame them."""
     vision = model_config.get("vision_config") or {}
     kind = str(model_config.get("model_type", ""))
     side = int(vision.get("image_size", 0) or 0)
     patch = int(vision.get("patch_size", 0) or 0)
-    if kind == "gemma3":
-        return int(model_config.get("mm_tokens_per_image", 256))
+    if kind == "gemma3":  # framed by "\n\n<start_of_image>" and "<end_of_image>\n\n"
+        return int(model_config.get("mm_tokens_per_image", 256)) + 4
     if kind in ("qwen2_vl", "qwen2_5_vl"):
         merge = int(vision.get("spatial_merge_size", 2) or 2)
         step = (patch or 14) * merge
@@ -298,7 +299,11 @@ def vision_tokens(model_config: dict[str, Any], resolution: int = 0) -> int:
         per_tile = (side // max(patch, 1)) ** 2 // (scale * scale) if side and patch else 64
         # The processors of SmolVLM (256M to 2B) and Idefics 3 scale a picture to four tiles a side.
         across = -(-resolution // side) if resolution and side else IDEFICS_DEFAULT_TILES
-        return per_tile * (across * across + 1 if across > 1 else 1)
+        if across == 1:  # the whole picture alone: <fake_token_around_image><global-img> ... <fake_...>
+            return per_tile + 3
+        # Each tile framed by <fake_token_around_image><row_R_col_C>, a new line after each row of tiles,
+        # and the whole picture after them by "\n<fake_token_around_image><global-img>" ... "<fake_...>".
+        return per_tile * (across * across + 1) + 2 * across * across + across + 4
     if side and patch:
         full = model_config.get("vision_feature_select_strategy") == "full"
         return (side // patch) ** 2 + (1 if full else 0)
