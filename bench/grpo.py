@@ -16,25 +16,23 @@ steps, the same system prompt.
   ``report_to=[]``, no tqdm, the same checkpoint at the last step, ``trainer.save_model`` at the end.
 
 Each run is a fresh process; the sides alternate which goes first, after one short warm-up of each. The
-clocks are those of ``bench/preference.py``. Target: ours / plain <= 1.05 for the steps and the whole run.
+clocks are ``bench/pairing.py``'s. Target: ours / plain <= 1.05 for the steps and the whole run.
 
     python bench/grpo.py [--repeats 3] [--steps 20] [--threads 1]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import preference  # the model and the clocks of the preference bench
+import pairing  # the clocks and the pairing of the paired benches
+import preference  # the model of the preference bench
 
 LR, SEED, BATCH, LOGGING, SAVE_STEPS = 1e-5, 42, 8, 5, 100_000
 GENERATIONS, COMPLETION, TEMPERATURE, PROMPTS = 4, 32, 0.9, 200
@@ -64,7 +62,6 @@ def _settings() -> object:
 
 def ours(model: Path, prompts: Path, out: Path, steps: int) -> dict:
     from desktop.core.settings.config import RunConfig
-    from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
     from desktop.core.training.run import run_training
 
     config = RunConfig(task="grpo")
@@ -77,17 +74,8 @@ def ours(model: Path, prompts: Path, out: Path, steps: int) -> dict:
     t = config.training
     t.max_steps, t.batch_size, t.learning_rate, t.seed = steps, BATCH, LR, SEED
     t.save_steps, t.logging_steps = SAVE_STEPS, LOGGING
-    clock: dict = {"steps": [], "logs": []}
-
-    def seen(event: object) -> None:
-        if isinstance(event, StartedEvent):
-            clock["begin"] = time.time()
-        elif isinstance(event, ProgressEvent):
-            clock["steps"].append((time.time(), time.process_time()))
-        elif isinstance(event, LogEvent):
-            clock["logs"].append(event.metrics)
-
-    result = run_training(config, seen)
+    clock = pairing.Clock()
+    result = run_training(config, clock.seen)
     assert result.status == "finished", result.failure
     checkpoints = len(list(Path(result.run_dir).glob("checkpoints/checkpoint-*")))
     return _figures(clock, checkpoints)
@@ -96,23 +84,13 @@ def ours(model: Path, prompts: Path, out: Path, steps: int) -> dict:
 def plain(model_dir: Path, prompts: Path, out: Path, steps: int) -> dict:
     """What TRL's docs write for GRPO, with our run's settings."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
     from desktop.core.data.rewards import answer_reward, format_pattern, format_reward
     from desktop.core.settings.config_sections import GRPO_SYSTEM_PROMPT
 
-    clock: dict = {"steps": [], "logs": []}
-
-    class Clock(TrainerCallback):
-        def on_train_begin(self, args, state, control, **kwargs):
-            clock["begin"] = time.time()
-
-        def on_step_end(self, args, state, control, **kwargs):
-            clock["steps"].append((time.time(), time.process_time()))
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            clock["logs"].append(dict(logs or {}))
+    clock = pairing.Clock()
 
     rows = [json.loads(line) for line in prompts.read_text(encoding="utf-8").splitlines()]
     dataset = Dataset.from_dict(
@@ -152,7 +130,7 @@ def plain(model_dir: Path, prompts: Path, out: Path, steps: int) -> dict:
         args=args,
         train_dataset=dataset,
         processing_class=AutoTokenizer.from_pretrained(model_dir),
-        callbacks=[Clock()],
+        callbacks=[clock.callback()],
     )
     trainer.train()
     trainer.save_model(str(out / "model"))
@@ -160,36 +138,20 @@ def plain(model_dir: Path, prompts: Path, out: Path, steps: int) -> dict:
     return _figures(clock, checkpoints)
 
 
-def _figures(clock: dict, checkpoints: int) -> dict:
-    rewards = [m["reward"] for m in clock["logs"] if "reward" in m]
-    lengths = [m["completions/mean_length"] for m in clock["logs"] if "completions/mean_length" in m]
-    figures = preference._figures(
-        clock, float(statistics.mean(rewards)) if rewards else float("nan"), checkpoints
-    )
-    figures["reward_accuracy"] = statistics.mean(lengths) if lengths else float("nan")  # printed as "length"
-    return figures
-
-
-def child(args: argparse.Namespace) -> None:
-    import transformers
-
-    transformers.logging.set_verbosity_error()
-    run = ours if args.side == "ours" else plain
-    figures = run(Path(args.model), Path(args.data), Path(args.out), args.steps)
-    print(preference.MARK + json.dumps(figures), flush=True)
+def _figures(clock: pairing.Clock, checkpoints: int) -> dict:
+    """The mean reward as the "loss" column, the mean answer length as the last."""
+    return pairing.figures(clock, clock.mean("reward"), checkpoints, clock.mean("completions/mean_length"))
 
 
 def main() -> None:
-    args = preference.arguments(__doc__, 20).parse_args()
+    args = pairing.arguments(__doc__, 20).parse_args()
     if args.side:
-        child(args)
+        pairing.child(args, ours, plain)
         return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         model, _ = preference.build(root)
-        _, ratio = preference.paired(
-            model, data(root), root, args, "RSS MiB  reward  length  ckpts", __file__
-        )
+        _, ratio = pairing.paired(model, data(root), root, args, "RSS MiB  reward  length  ckpts", __file__)
     print(
         f"ours / plain, median of the {args.repeats} paired ratios, {args.steps} steps: "
         f"median step {ratio['step_ms']:.3f}, steps {ratio['steps']:.3f}, loop {ratio['loop']:.3f}, "

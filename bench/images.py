@@ -20,7 +20,7 @@ tokens, random weights, an ImageNet-sized head the run replaces; no network) on 
   label2id, id2label, ignore_mismatched_sizes=True)``, ``Trainer(...).train()``, ``report_to=[]``, no
   tqdm, ``remove_unused_columns=False``, the same checkpoint at the last step, ``save_model`` at the end.
 
-The clocks, the pairing and the printed ratios are ``bench/preference.py``'s. Target: ours / plain <= 1.05
+The clocks, the pairing and the printed ratios are ``bench/pairing.py``'s. Target: ours / plain <= 1.05
 for the steps and the whole run.
 
     python bench/images.py [--count 100000]
@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,7 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import preference  # the clocks and the pairing of the preference bench
+import pairing  # the clocks and the pairing of the paired benches
 
 LR, SEED, BATCH, LOGGING, SAVE_STEPS, SIDE = 1e-3, 42, 16, 10, 100_000, 64
 SHAPES = Path(__file__).resolve().parents[1] / "resources" / "samples" / "shapes"
@@ -104,7 +103,6 @@ def build(folder: Path) -> Path:
 
 def ours(model: Path, data: Path, out: Path, steps: int) -> dict:
     from desktop.core.settings.config import RunConfig
-    from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
     from desktop.core.training.run import run_training
 
     config = RunConfig(task="image-classification")
@@ -115,20 +113,11 @@ def ours(model: Path, data: Path, out: Path, steps: int) -> dict:
     t = config.training
     t.max_steps, t.batch_size, t.learning_rate, t.seed = steps, BATCH, LR, SEED
     t.save_steps, t.logging_steps = SAVE_STEPS, LOGGING
-    clock: dict = {"steps": [], "logs": []}
-
-    def seen(event: object) -> None:
-        if isinstance(event, StartedEvent):
-            clock["begin"] = time.time()
-        elif isinstance(event, ProgressEvent):
-            clock["steps"].append((time.time(), time.process_time()))
-        elif isinstance(event, LogEvent):
-            clock["logs"].append(event.metrics)
-
-    result = run_training(config, seen)
+    clock = pairing.Clock()
+    result = run_training(config, clock.seen)
     assert result.status == "finished", result.failure
     checkpoints = len(list(Path(result.run_dir).glob("checkpoints/checkpoint-*")))
-    return preference._figures(clock, float(result.metrics["train_loss"]), checkpoints)
+    return pairing.figures(clock, float(result.metrics["train_loss"]), checkpoints)
 
 
 def plain(model_dir: Path, data: Path, out: Path, steps: int) -> dict:
@@ -139,22 +128,11 @@ def plain(model_dir: Path, data: Path, out: Path, steps: int) -> dict:
         AutoImageProcessor,
         AutoModelForImageClassification,
         Trainer,
-        TrainerCallback,
         TrainingArguments,
         set_seed,
     )
 
-    clock: dict = {"steps": [], "logs": []}
-
-    class Clock(TrainerCallback):
-        def on_train_begin(self, args, state, control, **kwargs):
-            clock["begin"] = time.time()
-
-        def on_step_end(self, args, state, control, **kwargs):
-            clock["steps"].append((time.time(), time.process_time()))
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            clock["logs"].append(dict(logs or {}))
+    clock = pairing.Clock()
 
     set_seed(SEED)
     dataset = load_dataset("imagefolder", data_dir=str(data), split="train")
@@ -197,45 +175,30 @@ def plain(model_dir: Path, data: Path, out: Path, steps: int) -> dict:
         train_dataset=dataset.with_transform(transform),
         data_collator=collate,
         processing_class=processor,
-        callbacks=[Clock()],
+        callbacks=[clock.callback()],
     )
     output = trainer.train()
     trainer.save_model(str(out / "model"))
     checkpoints = len(list((out / "checkpoints").glob("checkpoint-*")))
-    return preference._figures(clock, float(output.training_loss), checkpoints)
+    return pairing.figures(clock, float(output.training_loss), checkpoints)
 
 
 def training(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         model = build(root)
-        runs, ratio = preference.paired(model, SHAPES, root, args, "RSS MiB    loss  (n/a)  ckpts", __file__)
-    median = {side: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for side, rs in runs.items()}
-    for side, m in median.items():
-        print(f"{side + ' med':10}{preference._row(m, preference.COLUMNS)}")
-    print(
-        f"ours / plain, median of the {args.repeats} paired ratios, {args.steps} steps: "
-        f"median step {ratio['step_ms']:.3f}, fast step (p10) {ratio['fast_ms']:.3f}, "
-        f"steps {ratio['steps']:.3f} (CPU time {ratio['cpu']:.3f}), "
-        f"loop {ratio['loop']:.3f}, whole run {ratio['wall']:.3f} (target <= 1.05); before training "
-        f"{median['ours']['before'] - median['plain']['before']:+.2f} s, "
-        f"after {median['ours']['after'] - median['plain']['after']:+.2f} s"
-    )
+        runs, ratio = pairing.paired(model, SHAPES, root, args, "RSS MiB    loss  (n/a)  ckpts", __file__)
+    print(pairing.summary(ratio, pairing.medians(runs), args) + " (target <= 1.05)")
 
 
 def main() -> None:
-    parser = preference.arguments(__doc__, 40)
+    parser = pairing.arguments(__doc__, 40)
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--training", action="store_true", help="the training throughput instead")
     parser.add_argument("--root", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side:
-        import transformers
-
-        transformers.logging.set_verbosity_error()
-        run = ours if args.side == "ours" else plain
-        figures = run(Path(args.model), Path(args.data), Path(args.out), args.steps)
-        print(preference.MARK + json.dumps(figures), flush=True)
+        pairing.child(args, ours, plain)
         return
     if args.training:
         training(args)

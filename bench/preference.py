@@ -17,34 +17,28 @@ reference model), fp32, no gradient checkpointing, batch 8, the same learning ra
   ``report_to=[]``, the same checkpoint at the last step, ``trainer.save_model`` at the end.
 
 Each run is a fresh process (this file with ``--side``), the two sides alternating which goes first,
-after one short warm-up of each (the page cache). Clocks: "wall" from process start to the model saved;
-"before" until the trainer's train begins (imports, data, models, trainer); "loop" from train begin to
-the last step's end; "steps" from the first step's end to the last's (the first step's warm-up left
-out), "cpu" the process's CPU time over the same steps; "step" the median time of one step and "p10"
-its 10th percentile (on a machine others share, the least disturbed steps); "after" from the last step
-to the end (the checkpoint, the model saved). Printed: a line per run, the medians per side with peak
-RSS, the final training loss and the reward accuracy of the last logging window (both sides doing the
-same work show the same figures), and the medians of the paired ratios ours / plain. Target: <= 1.03
-for the steps and the whole run. Figures on a shared 2-core CPU (3 repeats, 40 steps): step 0.94,
-whole run 0.94; ours' own work per step (events, summary, token count) about 0.6 ms of 430 ms.
+after one short warm-up of each (the page cache); the clocks are ``bench/pairing.py``'s. Printed: a line
+per run, the medians per side with peak RSS, the final training loss and the reward accuracy of the
+last logging window (both sides doing the same work show the same figures), and the medians of the
+paired ratios ours / plain. Target: <= 1.03 for the steps and the whole run. Figures on a shared 2-core
+CPU (3 repeats, 40 steps): step 0.94, whole run 0.94; ours' own work per step (events, summary, token
+count) about 0.6 ms of 430 ms.
 
     python bench/preference.py [--repeats 3] [--steps 40] [--threads 1]
 """
 
 from __future__ import annotations
 
-import argparse
-import itertools
 import json
-import os
 import random
-import resource
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pairing  # the clocks and the pairing of the paired benches
 
 LR, SEED, BATCH, MAX_LENGTH, LOGGING, PAIRS, SAVE_STEPS = 5e-4, 42, 8, 128, 10, 400, 100_000
 KIND = "good great kind thanks lovely helpful clear gentle warm bright calm glad fine nice sure happy".split()  # noqa: SIM905
@@ -94,7 +88,7 @@ def build(folder: Path, hidden: int = 384, layers: int = 4) -> tuple[Path, Path]
         intermediate_size=hidden * 8 // 3 // 8 * 8,
         num_hidden_layers=layers,
         num_attention_heads=hidden // 64,
-        num_key_value_heads=2,
+        num_key_value_heads=min(2, hidden // 64),  # no more than the heads (--hidden 64: one)
         max_position_embeddings=MAX_LENGTH * 2,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
@@ -109,7 +103,6 @@ def build(folder: Path, hidden: int = 384, layers: int = 4) -> tuple[Path, Path]
 
 def ours(model: Path, data: Path, out: Path, steps: int) -> dict:
     from desktop.core.settings.config import RunConfig
-    from desktop.core.system.events import LogEvent, ProgressEvent, StartedEvent
     from desktop.core.training.run import run_training
 
     config = RunConfig(task="preference")
@@ -122,40 +115,20 @@ def ours(model: Path, data: Path, out: Path, steps: int) -> dict:
     t = config.training
     t.max_steps, t.batch_size, t.max_length, t.learning_rate, t.seed = steps, BATCH, MAX_LENGTH, LR, SEED
     t.save_steps, t.logging_steps = SAVE_STEPS, LOGGING
-    clock: dict = {"steps": [], "logs": []}
-
-    def seen(event: object) -> None:  # called in on_train_begin / on_step_end: the plain side's instants
-        if isinstance(event, StartedEvent):
-            clock["begin"] = time.time()
-        elif isinstance(event, ProgressEvent):
-            clock["steps"].append((time.time(), time.process_time()))
-        elif isinstance(event, LogEvent):
-            clock["logs"].append(event.metrics)
-
-    result = run_training(config, seen)
+    clock = pairing.Clock()
+    result = run_training(config, clock.seen)
     assert result.status == "finished", result.failure
     checkpoints = len(list(Path(result.run_dir).glob("checkpoints/checkpoint-*")))
-    return _figures(clock, float(result.metrics["train_loss"]), checkpoints)
+    return pairing.figures(clock, float(result.metrics["train_loss"]), checkpoints, _accuracy(clock))
 
 
 def plain(model_dir: Path, data: Path, out: Path, steps: int) -> dict:
     """What TRL's docs write for DPO, with our run's settings."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import DPOConfig, DPOTrainer
 
-    clock: dict = {"steps": [], "logs": []}
-
-    class Clock(TrainerCallback):  # the bench's instrument, the same instants as our events
-        def on_train_begin(self, args, state, control, **kwargs):
-            clock["begin"] = time.time()
-
-        def on_step_end(self, args, state, control, **kwargs):
-            clock["steps"].append((time.time(), time.process_time()))
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            clock["logs"].append(dict(logs or {}))
-
+    clock = pairing.Clock()
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
     dataset = Dataset.from_dict(
         {
@@ -182,135 +155,36 @@ def plain(model_dir: Path, data: Path, out: Path, steps: int) -> dict:
         report_to=[],
     )
     trainer = DPOTrainer(
-        model=model, args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[Clock()]
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=[clock.callback()],
     )
     output = trainer.train()
     trainer.save_model(str(out / "model"))
     checkpoints = len(list((out / "checkpoints").glob("checkpoint-*")))
-    return _figures(clock, float(output.training_loss), checkpoints)
+    return pairing.figures(clock, float(output.training_loss), checkpoints, _accuracy(clock))
 
 
-def _figures(clock: dict, loss: float, checkpoints: int) -> dict:
-    accuracies = [m["rewards/accuracies"] for m in clock["logs"] if "rewards/accuracies" in m]
-    return {
-        "begin": clock["begin"],
-        "first_step": clock["steps"][0][0],
-        "last_step": clock["steps"][-1][0],
-        "step_s": sorted(b[0] - a[0] for a, b in itertools.pairwise(clock["steps"])),
-        "steps_cpu": clock["steps"][-1][1] - clock["steps"][0][1],
-        "end": time.time(),
-        "steps": len(clock["steps"]),
-        "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "loss": loss,
-        "reward_accuracy": accuracies[-1] if accuracies else float("nan"),
-        "checkpoints": checkpoints,
-    }
-
-
-def run_side(
-    side: str, model: Path, data: Path, out: Path, steps: int, threads: int = 0, script: str = __file__
-) -> dict:
-    """One run in a fresh process of ``script`` (this bench's or another's that shares its clocks;
-    ``threads``: PyTorch's, 0 for its default); the clocks as seconds from the process's start."""
-    command = [sys.executable, script, "--side", side, "--model", str(model), "--data", str(data)]
-    command += ["--out", str(out), "--steps", str(steps)]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
-    start = time.time()
-    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
-    lines = [line for line in done.stdout.splitlines() if line.startswith(MARK)]
-    if done.returncode or not lines:
-        sys.exit(f"{side} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    r = json.loads(lines[-1][len(MARK) :])
-    return {
-        "wall": r["end"] - start,
-        "before": r["begin"] - start,
-        "loop": r["last_step"] - r["begin"],
-        "steps": r["last_step"] - r["first_step"],
-        "after": r["end"] - r["last_step"],
-        "step_ms": statistics.median(r["step_s"]) * 1000,
-        "fast_ms": r["step_s"][len(r["step_s"]) // 10] * 1000,  # the 10th percentile: the least disturbed
-        "cpu": r["steps_cpu"],
-        **{k: r[k] for k in ("rss_mib", "loss", "reward_accuracy", "checkpoints")},
-    }
-
-
-def child(args: argparse.Namespace) -> None:
-    import transformers
-
-    transformers.logging.set_verbosity_error()
-    run = ours if args.side == "ours" else plain
-    figures = run(Path(args.model), Path(args.data), Path(args.out), args.steps)
-    print(MARK + json.dumps(figures), flush=True)
-
-
-COLUMNS = ("wall", "before", "loop", "steps", "after", "cpu", "step_ms", "fast_ms")
-NAMES = ("wall s", "before s", "loop s", "steps s", "after s", "cpu s", "step ms", "p10 ms")
-
-
-def arguments(doc: str, steps: int) -> argparse.ArgumentParser:
-    """The options of a paired bench (this one's and ``bench/grpo.py``'s), the children's hidden ones."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=steps)
-    parser.add_argument(
-        "--threads", type=int, default=0, help="PyTorch's threads on both sides (0: its default)"
-    )
-    parser.add_argument("--side", choices=("ours", "plain"), help=argparse.SUPPRESS)
-    for name in ("--model", "--data", "--out"):
-        parser.add_argument(name, help=argparse.SUPPRESS)
-    return parser
-
-
-def paired(
-    model: Path, data: Path, root: Path, args: argparse.Namespace, figures: str, script: str = __file__
-) -> tuple[dict[str, list[dict]], dict[str, float]]:
-    """One short warm-up of each side, then ``args.repeats`` runs of each, alternating which goes first
-    (drift hits both alike); a line per run (``figures``: the header of the last three columns), and the
-    medians of the paired ratios ours / plain per column."""
-    runs: dict[str, list[dict]] = {"ours": [], "plain": []}
-    for side in runs:
-        run_side(side, model, data, root / f"warm-{side}", 2, args.threads, script)
-    print(f"{'run':10}{''.join(f'{name:>9}' for name in NAMES)}  {figures}")
-    for i in range(args.repeats):
-        for side in ("ours", "plain") if i % 2 == 0 else ("plain", "ours"):
-            r = run_side(side, model, data, root / f"{side}{i}", args.steps, args.threads, script)
-            runs[side].append(r)
-            print(f"{side} {i + 1:<5}{_row(r, COLUMNS)}  {r['checkpoints']:5}", flush=True)
-    ratio = {
-        c: statistics.median(o[c] / p[c] for o, p in zip(runs["ours"], runs["plain"], strict=True))
-        for c in COLUMNS
-    }
-    return runs, ratio
+def _accuracy(clock: pairing.Clock) -> float:
+    """The reward accuracy of the last logging window."""
+    return clock.last("rewards/accuracies")
 
 
 def main() -> None:
-    parser = arguments(__doc__, 40)
+    parser = pairing.arguments(__doc__, 40)
     parser.add_argument("--hidden", type=int, default=384)
     parser.add_argument("--layers", type=int, default=4)
     args = parser.parse_args()
     if args.side:
-        child(args)
+        pairing.child(args, ours, plain)
         return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         model, data = build(root, args.hidden, args.layers)
-        runs, ratio = paired(model, data, root, args, "RSS MiB    loss  reward acc  ckpts")
-    median = {side: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for side, rs in runs.items()}
-    for side, m in median.items():
-        print(f"{side + ' med':10}{_row(m, COLUMNS)}")
-    print(
-        f"ours / plain, median of the {args.repeats} paired ratios, {args.steps} steps: "
-        f"median step {ratio['step_ms']:.3f}, fast step (p10) {ratio['fast_ms']:.3f}, "
-        f"steps {ratio['steps']:.3f} (CPU time {ratio['cpu']:.3f}), "
-        f"loop {ratio['loop']:.3f}, whole run {ratio['wall']:.3f} (target <= 1.03); before training "
-        f"{median['ours']['before'] - median['plain']['before']:+.2f} s, "
-        f"after {median['ours']['after'] - median['plain']['after']:+.2f} s"
-    )
-
-
-def _row(figures: dict, columns: tuple[str, ...]) -> str:
-    cells = "".join(f"{figures[c]:9.0f}" if c.endswith("_ms") else f"{figures[c]:9.2f}" for c in columns)
-    return f"{cells}  {figures['rss_mib']:7.0f}  {figures['loss']:.4f}  {figures['reward_accuracy']:10.3f}"
+        runs, ratio = pairing.paired(model, data, root, args, "RSS MiB    loss  reward acc  ckpts", __file__)
+    print(pairing.summary(ratio, pairing.medians(runs), args) + " (target <= 1.03)")
 
 
 if __name__ == "__main__":
