@@ -116,10 +116,16 @@ def test_web_pictures_are_fetched_only_when_allowed(tiny_llava: Path, samples: P
 def test_what_is_not_a_picture_is_refused_and_a_text_model_refuses_pictures(
     served: LocalServer, tiny_chat_models: dict[str, Path]
 ) -> None:
+    import io
     import json
 
+    from PIL import Image
+
+    huge = io.BytesIO()
+    Image.new("1", (20_000, 20_000)).save(huge, "PNG", optimize=True)  # 400 megapixels in 48 KB: was a 500
     for url, said in (
         ("data:image/png;base64," + base64.b64encode(b"not a picture").decode(), "not a picture"),
+        ("data:image/png;base64," + base64.b64encode(huge.getvalue()).decode(), "too large to read"),
         ("data:image/png;base64,@@@", "not valid base64"),
         ("/nowhere/picture.png", "There is no picture at"),
     ):

@@ -106,17 +106,36 @@ def _too_large() -> Refused:
 
 
 def _check(data: bytes) -> None:
-    import io
-
+    """Refuse what is not a picture, and a picture too large to decode (a small file can hold a
+    20000 x 20000 picture: Pillow refuses to open it, and it would fill the memory)."""
     from PIL import Image, UnidentifiedImageError
 
+    from desktop.core.data.images import HUGE_PIXELS, open_picture
+
     try:
-        with Image.open(io.BytesIO(data)) as picture:
+        with open_picture(data) as picture:
+            width, height = picture.size
+            if width * height > HUGE_PIXELS:
+                raise _too_many_pixels(width, height)
             picture.verify()
+    except Image.DecompressionBombError:
+        raise _too_many_pixels(0, 0) from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
         raise Refused(
             400, "A picture in the request is not a picture that can be read.", param="messages"
         ) from None
+
+
+def _too_many_pixels(width: int, height: int) -> Refused:
+    from desktop.core.data.images import HUGE_PIXELS
+
+    size = f" ({width} x {height})" if width else ""
+    return Refused(
+        400,
+        f"A picture in the request is too large to read{size}: send one of at most "
+        f"{HUGE_PIXELS // 1_000_000} megapixels.",
+        param="messages",
+    )
 
 
 def picture_conversation(
