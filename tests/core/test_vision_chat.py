@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
@@ -155,17 +156,18 @@ def test_gguf_export_of_a_vision_language_run_is_refused_in_one_sentence(tmp_pat
     assert "mmproj" in refused.value.message and refused.value.message.count(".") == 1
 
 
-LAYOUTS = ("parts", "images-column", "llama-factory", "llava")
+LAYOUTS = ("parts", "images-column", "llama-factory", "llava", "openai")
 
 
 def _picture_chats(samples: Path, folder: Path, layout: str) -> Path:
     """Conversations about the sample shapes, two turns each, their pictures' paths relative to the file:
     in their image parts (``parts``), in an images column the image parts take in order, as ``<image>``
     in the text with an images column (LLaMA-Factory's), or as LLaVA's ShareGPT turns beside an image
-    column."""
+    column, or OpenAI's ``image_url`` parts (a relative path, a ``file://`` address, a data URL, the
+    address as a bare string)."""
     data = folder / "data" / f"{layout}.jsonl"
     rows = []
-    for path in sorted((samples / "shapes" / "square").glob("*.png"))[:12]:
+    for index, path in enumerate(sorted((samples / "shapes" / "square").glob("*.png"))[:12]):
         relative = Path(os.path.relpath(path, data.parent)).as_posix()
         colour = path.stem.split("-")[0]
         if layout == "llava":
@@ -177,9 +179,18 @@ def _picture_chats(samples: Path, folder: Path, layout: str) -> Path:
             talk = [{"from": who, "value": said} for who, said in [*turns, ("gpt", colour)]]
             rows.append(json.dumps({"id": path.stem, "image": relative, "conversations": talk}))
             continue
+        if layout == "openai":
+            url = [
+                relative,
+                path.resolve().as_uri(),
+                "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode(),
+            ][index % 3]
+            picture = {"type": "image_url", "image_url": {"url": url} if index % 4 else url}
         asked = (
             "<image>What shape is it?"
             if layout == "llama-factory"
+            else [picture, {"type": "text", "text": "What shape is it?"}]
+            if layout == "openai"
             else [
                 {"type": "image", **({"image": relative} if layout == "parts" else {})},
                 {"type": "text", "text": "What shape is it?"},
@@ -193,7 +204,7 @@ def _picture_chats(samples: Path, folder: Path, layout: str) -> Path:
                 {"role": "assistant", "content": [{"type": "text", "text": colour}]},
             ]
         }
-        if layout != "parts":
+        if layout not in ("parts", "openai"):
             row["images"] = [relative]
         rows.append(json.dumps(row))
     data.parent.mkdir(parents=True, exist_ok=True)
@@ -216,12 +227,12 @@ def test_conversations_holding_pictures_train_on_every_answer(
 
     checked = load_and_check(config)
 
-    columns = {"parts": ("messages", ""), "llava": ("conversations", "image")}
+    columns = {"parts": ("messages", ""), "openai": ("messages", ""), "llava": ("conversations", "image")}
     assert (checked.guess.columns.messages, checked.guess.columns.image) == columns.get(
         layout, ("messages", "images")
     )
     rows = _rows(checked.train, checked.guess.columns)
-    assert all(len(pictures) == 1 and Path(pictures[0]).is_file() for pictures in rows.sources)
+    assert all(len(p) == 1 and (isinstance(p[0], bytes) or Path(p[0]).is_file()) for p in rows.sources)
     assert rows.messages[0][0]["content"][0] == {"type": "image"}  # where the picture goes, first
     processor = AutoProcessor.from_pretrained(tiny_llava)
     from desktop.core.data.images import decode

@@ -55,8 +55,9 @@ def is_image(name: str) -> bool:
 
 
 def source_of(value: Any) -> Source | None:
-    """The picture a cell names: a path (text), or the bytes of the file (bytes, or a hub dataset's
-    ``{"bytes": ..., "path": ...}``); ``None`` for a blank cell."""
+    """The picture a cell names: a path (text, or a ``file://`` address), or the bytes of the file
+    (bytes, a ``data:`` URL, or a hub dataset's ``{"bytes": ..., "path": ...}``); ``None`` for a blank
+    cell."""
     if isinstance(value, dict):
         data = value.get("bytes")
         if data:
@@ -67,8 +68,32 @@ def source_of(value: Any) -> Source | None:
     if isinstance(value, Path):
         return value
     if isinstance(value, str) and value.strip():
-        return Path(value.strip()).expanduser()
+        text = value.strip()
+        if text.startswith("data:"):
+            return _data_url(text)
+        if text.startswith("file://"):
+            import urllib.parse
+            import urllib.request
+
+            return Path(urllib.request.url2pathname(urllib.parse.urlparse(text).path))
+        return Path(text).expanduser()
     return None
+
+
+def _data_url(text: str) -> bytes:
+    """A ``data:`` URL's bytes; one that cannot be decoded as its own text, which the checks then name
+    as not a picture."""
+    import base64
+    import binascii
+    import urllib.parse
+
+    header, _, payload = text.partition(",")
+    try:
+        if header.endswith(";base64"):
+            return base64.b64decode(payload, validate=True)
+        return urllib.parse.unquote_to_bytes(payload)
+    except (binascii.Error, ValueError):
+        return text.encode()
 
 
 def open_picture(source: Source) -> Any:

@@ -179,17 +179,28 @@ def resolve_chat_paths(value: Any, folder: Path) -> Any:
             if isinstance(part, dict) and part.get("type") == "image":
                 part = {
                     **part,
-                    **{
-                        key: str(folder / part[key])
-                        for key in PICTURE_KEYS
-                        if isinstance(part.get(key), str)
-                        and is_image(part[key])
-                        and not Path(part[key]).is_absolute()
-                    },
+                    **{key: str(folder / part[key]) for key in PICTURE_KEYS if _relative(part.get(key))},
                 }
+            elif isinstance(part, dict) and part.get("type") == "image_url":  # OpenAI's, a string or {url}
+                url = part.get("image_url")
+                if isinstance(url, dict) and _relative(url.get("url")):
+                    part = {**part, "image_url": {**url, "url": str(folder / url["url"])}}
+                elif _relative(url):
+                    part = {**part, "image_url": str(folder / url)}
             parts.append(part)
         out.append({**message, "content": parts})
     return out
+
+
+def _relative(value: Any) -> bool:
+    """Whether ``value`` is a picture's relative path (not a full one, nor a ``data:`` or web address)."""
+    return (
+        isinstance(value, str)
+        and is_image(value)
+        and "://" not in value
+        and not value.startswith("data:")
+        and not Path(value).is_absolute()
+    )
 
 
 def chat_picture_rows(table: Any, messages: str, images: str = "") -> list[Any]:
