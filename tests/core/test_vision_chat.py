@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -166,6 +167,7 @@ def _picture_chats(samples: Path, folder: Path, layout: str) -> Path:
     column, or OpenAI's ``image_url`` parts (a relative path, a ``file://`` address, a data URL, the
     address as a bare string)."""
     data = folder / "data" / f"{layout}.jsonl"
+    data.parent.mkdir(parents=True, exist_ok=True)
     rows = []
     for index, path in enumerate(sorted((samples / "shapes" / "square").glob("*.png"))[:12]):
         relative = Path(os.path.relpath(path, data.parent)).as_posix()
@@ -179,9 +181,10 @@ def _picture_chats(samples: Path, folder: Path, layout: str) -> Path:
             talk = [{"from": who, "value": said} for who, said in [*turns, ("gpt", colour)]]
             rows.append(json.dumps({"id": path.stem, "image": relative, "conversations": talk}))
             continue
-        if layout == "openai":
+        if layout == "openai":  # the relative paths under the file's own folder, not the app's
+            shutil.copy(path, data.parent / path.name)
             url = [
-                relative,
+                path.name,
                 path.resolve().as_uri(),
                 "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode(),
             ][index % 3]
@@ -207,7 +210,6 @@ def _picture_chats(samples: Path, folder: Path, layout: str) -> Path:
         if layout not in ("parts", "openai"):
             row["images"] = [relative]
         rows.append(json.dumps(row))
-    data.parent.mkdir(parents=True, exist_ok=True)
     data.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return data
 

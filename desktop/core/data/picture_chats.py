@@ -241,13 +241,21 @@ def _nested_pictures(values: list[Any]) -> bool:
         if all(isinstance(v, str) for v in value):
             return looks_like_images(value)
         return any(
-            isinstance(part, dict)
-            and part.get("type") == "image"
-            and any(isinstance(part.get(k), str) for k in PICTURE_KEYS)
+            isinstance(part, dict) and _names_a_path(part)
             for message in value
             if isinstance(message, dict)
             for part in (_as_list(message.get("content")))
         )
+    return False
+
+
+def _names_a_path(part: dict[str, Any]) -> bool:
+    """Whether an image part names its picture by a text: an image part's key, or OpenAI's URL."""
+    if part.get("type") == "image":
+        return any(isinstance(part.get(k), str) for k in PICTURE_KEYS)
+    if part.get("type") == "image_url":
+        url = part.get("image_url")
+        return isinstance(url.get("url") if isinstance(url, dict) else url, str)
     return False
 
 
