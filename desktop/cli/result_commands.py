@@ -281,7 +281,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(say("note: {note}", note=text(note)), file=sys.stderr)
     added = ", ".join(result.added)
-    if result.listed:  # pictures of a folder: no column the user named
+    if result.listed and result.rows == 1:  # a picture alone
+        said = say(
+            "The picture is labelled; written to {file} with {added} added.", file=result.out, added=added
+        )
+    elif result.listed:  # pictures of a folder: no column the user named
         said = say(
             "{done} of {rows} pictures labelled; written to {file} with {added} added.",
             done=result.predicted,

@@ -2509,6 +2509,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在加载模型…</translation>
     </message>
     <message>
+        <source>The picture is labelled; written to {file} with {added}.</source>
+        <translation>图片已标注；已写入 {file}，新增列：{added}。</translation>
+    </message>
+    <message>
         <source>{done} of {rows} pictures labelled; written to {file} with {added}.</source>
         <translation>{rows} 张图片中已标注 {done} 张；已写入 {file}，新增列：{added}。</translation>
     </message>
@@ -4916,12 +4920,24 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>GGUF 导出无法安放张量 {key}。</translation>
     </message>
     <message>
+        <source>{count} of {rows} rows could not be answered (no conversation with a question, or a picture missing, not a picture, cut short or too large); they have no answer: {where}.</source>
+        <translation>{rows} 行中有 {count} 行无法作答（没有含提问的对话，或图片缺失、不是图片、不完整或过大）；这些行没有回答：{where}。</translation>
+    </message>
+    <message>
+        <source>{count} of {rows} pictures could not be read (missing, not a picture, cut short or too large); their rows have no prediction: {where}.</source>
+        <translation>{rows} 张图片中有 {count} 张无法读取（缺失、不是图片、不完整或过大）；这些行没有预测：{where}。</translation>
+    </message>
+    <message>
         <source>{file} has no rows to predict.</source>
         <translation>{file} 中没有可预测的行。</translation>
     </message>
     <message>
         <source>Choose the file with the rows to predict: a header line, then one row per text.</source>
         <translation>请选择包含待预测行的文件：第一行是表头，之后每行一条文本。</translation>
+    </message>
+    <message>
+        <source>Check that the pictures are there (a file&apos;s paths are read from its own folder) and open in a picture viewer.</source>
+        <translation>请检查图片是否存在（文件中的路径相对于该文件所在的文件夹），并能在看图软件中打开。</translation>
     </message>
     <message>
         <source>{file} is inside the run folder {run}, which holds the run&apos;s own record.</source>
@@ -7982,10 +7998,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file} 是一张图片；这个模型读取的是按行组织的数据文件。</translation>
     </message>
     <message>
-        <source>{count} of {rows} pictures could not be read (missing, not a picture, or cut short); their rows have no prediction: {where}.</source>
-        <translation>{rows} 张图片中有 {count} 张无法读取（缺失、不是图片或文件不完整）；这些行没有预测结果：{where}。</translation>
-    </message>
-    <message>
         <source>Reading the files to publish</source>
         <translation>正在读取要发布的文件</translation>
     </message>
@@ -8620,6 +8632,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>in use: {source}; none answers</source>
         <translation>正在使用：{source}；没有任何下载源响应</translation>
+    </message>
+    <message>
+        <source>The picture is labelled; written to {file} with {added} added.</source>
+        <translation>图片已标注；已写入 {file}，新增 {added}。</translation>
     </message>
     <message>
         <source>{done} of {rows} pictures labelled; written to {file} with {added} added.</source>

@@ -2509,6 +2509,10 @@ One machine: run launch.sh there. A Slurm cluster: sbatch job.sbatch. Its README
         <translation>正在載入模型…</translation>
     </message>
     <message>
+        <source>The picture is labelled; written to {file} with {added}.</source>
+        <translation>圖片已標註；已寫入 {file}，新增欄位：{added}。</translation>
+    </message>
+    <message>
         <source>{done} of {rows} pictures labelled; written to {file} with {added}.</source>
         <translation>{rows} 張圖片中已標註 {done} 張；已寫入 {file}，新增欄位：{added}。</translation>
     </message>
@@ -4916,12 +4920,24 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>GGUF 匯出無法安放張量 {key}。</translation>
     </message>
     <message>
+        <source>{count} of {rows} rows could not be answered (no conversation with a question, or a picture missing, not a picture, cut short or too large); they have no answer: {where}.</source>
+        <translation>{rows} 列中有 {count} 列無法作答（沒有含提問的對話，或圖片遺失、不是圖片、不完整或過大）；這些列沒有回答：{where}。</translation>
+    </message>
+    <message>
+        <source>{count} of {rows} pictures could not be read (missing, not a picture, cut short or too large); their rows have no prediction: {where}.</source>
+        <translation>{rows} 張圖片中有 {count} 張無法讀取（遺失、不是圖片、不完整或過大）；這些列沒有預測：{where}。</translation>
+    </message>
+    <message>
         <source>{file} has no rows to predict.</source>
         <translation>{file} 中沒有可預測的資料列。</translation>
     </message>
     <message>
         <source>Choose the file with the rows to predict: a header line, then one row per text.</source>
         <translation>請選擇包含待預測列的檔案：第一列是標題，之後每列一筆文字。</translation>
+    </message>
+    <message>
+        <source>Check that the pictures are there (a file&apos;s paths are read from its own folder) and open in a picture viewer.</source>
+        <translation>請檢查圖片是否存在（檔案中的路徑相對於該檔案所在的資料夾），並能在看圖軟體中開啟。</translation>
     </message>
     <message>
         <source>{file} is inside the run folder {run}, which holds the run&apos;s own record.</source>
@@ -7982,10 +7998,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{file} 是一張圖片；這個模型讀取的是按列組織的資料檔案。</translation>
     </message>
     <message>
-        <source>{count} of {rows} pictures could not be read (missing, not a picture, or cut short); their rows have no prediction: {where}.</source>
-        <translation>{rows} 張圖片中有 {count} 張無法讀取（遺失、不是圖片或檔案不完整）；這些列沒有預測結果：{where}。</translation>
-    </message>
-    <message>
         <source>Reading the files to publish</source>
         <translation>正在讀取要發布的檔案</translation>
     </message>
@@ -8620,6 +8632,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>in use: {source}; none answers</source>
         <translation>使用中：{source}；沒有任何下載來源回應</translation>
+    </message>
+    <message>
+        <source>The picture is labelled; written to {file} with {added} added.</source>
+        <translation>圖片已標註；已寫入 {file}，新增 {added}。</translation>
     </message>
     <message>
         <source>{done} of {rows} pictures labelled; written to {file} with {added} added.</source>

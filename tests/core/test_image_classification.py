@@ -242,7 +242,11 @@ def test_lora_on_an_image_model_trains_the_new_head_whole(
 
 
 def test_predict_labels_a_folder_a_table_or_one_picture_and_names_the_unread(
-    tiny_vit: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_vit: Path,
+    samples: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     import pandas as pd
 
@@ -258,11 +262,11 @@ def test_predict_labels_a_folder_a_table_or_one_picture_and_names_the_unread(
     frame = pd.read_csv(tmp_path / "predicted.csv", keep_default_na=False)
     assert written.rows == 31 and list(frame.columns) == ["image", "prediction", "probability"]
     broken = frame[frame["image"].str.endswith("broken.png")]
-    assert broken["prediction"].tolist() == [""]  # the others are labelled
+    assert broken["prediction"].tolist() == broken["probability"].tolist() == [""]  # the others labelled
     assert set(frame["prediction"]) - {""} <= {"circle", "square", "triangle"}
     assert written.notes == [
-        "1 of 31 pictures could not be read (missing, not a picture, or cut short); their rows have no "
-        "prediction: new/broken.png."
+        "1 of 31 pictures could not be read (missing, not a picture, cut short or too large); their rows "
+        "have no prediction: new/broken.png."
     ]
 
     # A table's paths are read relative to it, and written back as they were (not made full, no "\/").
@@ -279,6 +283,11 @@ def test_predict_labels_a_folder_a_table_or_one_picture_and_names_the_unread(
     one = predict_file(result.run_dir, pictures / square, tmp_path / "one.csv")  # a picture alone
     assert one.rows == 1 and not one.notes
     assert pd.read_csv(tmp_path / "one.csv")["prediction"].tolist()[0] in {"circle", "square", "triangle"}
+    from desktop.cli import main
+
+    alone = ["predict", str(result.run_dir), str(pictures / square), "-o", str(tmp_path / "cli.csv")]
+    assert main(alone) == 0
+    assert capsys.readouterr().out.startswith("The picture is labelled; written to ")  # not "1 of 1 pictures"
 
     # A picture the model cannot take fails its own row, not its batch of 32 (nor the file).
     from desktop.core.results.tryit import Playground

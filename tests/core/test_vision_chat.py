@@ -247,6 +247,60 @@ def test_conversations_holding_pictures_train_on_every_answer(
     assert run_training(config, Recorder().append).status == "finished"
 
 
+def test_predict_answers_the_conversations_a_run_trained_on_and_refuses_when_none_can_be(
+    tiny_llava: Path, samples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """predict read a conversations file as a picture and a question per row: every row unread, and it
+    still wrote the file and said it had (a CLI walk)."""
+    import pandas as pd
+
+    from desktop.core.results.predict import predict_file
+    from desktop.core.system.errors import InputError
+
+    data = _picture_chats(samples, tmp_path, "images-column")
+    config = _config(tiny_llava, samples, tmp_path, max_steps=2, max_length=96)
+    config.data.files, config.validation.fraction = [str(data)], 0.0
+    result = run_training(config, Recorder().append)
+    assert result.status == "finished", result.failure
+    lines = data.read_text(encoding="utf-8").splitlines()[:3]
+    asked = json.loads(lines[0])
+    asked["messages"] = asked["messages"][:1]  # a question alone, not yet answered
+    gone = json.loads(lines[1])
+    gone["images"] = ["gone.png"]
+    table = data.with_name("ask.jsonl")
+    table.write_text("\n".join([json.dumps(asked), json.dumps(gone), lines[2]]) + "\n", encoding="utf-8")
+
+    from desktop.core.results.tryit import Playground
+
+    asked_model, real = [], Playground.converse
+
+    def converse(self: Playground, messages: list, pictures: list, max_new_tokens: int = 128) -> str:
+        asked_model.append((len(messages), len(pictures)))
+        return real(self, messages, pictures, max_new_tokens)
+
+    monkeypatch.setattr(Playground, "converse", converse)
+
+    written = predict_file(result.run_dir, table, tmp_path / "answers.csv", max_new_tokens=4)
+
+    assert asked_model == [(1, 1), (3, 1)]  # each asked up to its last question, with its picture
+    frame = pd.read_csv(tmp_path / "answers.csv", keep_default_na=False)
+    assert written.column == "messages" and written.rows == 3 and written.predicted == 2
+    assert frame["generated"][1] == ""  # (a tiny random model's answers may be empty too)
+    assert "1 of 3 rows could not be answered" in written.notes[0] and "line 2" in written.notes[0]
+    assert json.loads(frame["messages"][0]) == asked["messages"]  # the conversation as JSON, not a repr
+    assert json.loads(frame["images"][1]) == ["gone.png"]  # the cells as written
+    predict_file(result.run_dir, table, tmp_path / "answers.jsonl", max_new_tokens=4)
+    jsonl = (tmp_path / "answers.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in jsonl.splitlines()]
+    assert rows[0]["messages"] == asked["messages"] and rows[1]["images"] == ["gone.png"]
+
+    table.write_text(json.dumps(gone) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as refused:  # nothing to predict: an error, no file of empty cells
+        predict_file(result.run_dir, table, tmp_path / "none.csv", max_new_tokens=4)
+    assert "1 of 1 rows could not be answered" in refused.value.message
+    assert not (tmp_path / "none.csv").exists()
+
+
 def test_a_missing_picture_in_a_conversation_is_named_with_its_row(
     tiny_llava: Path, samples: Path, tmp_path: Path
 ) -> None:

@@ -43,9 +43,10 @@ class PictureChat:
     pictures: list[Source]
 
 
-def parse_picture_chat(value: Any, pictures: Any = None) -> PictureChat | None:
+def parse_picture_chat(value: Any, pictures: Any = None, answered: bool = True) -> PictureChat | None:
     """``value`` as a :class:`PictureChat`, or ``None`` when it is not a conversation with an assistant
-    reply, or its placeholders and its pictures (``pictures``: the row's images column) do not match."""
+    reply (``answered=False``: with or without one), or its placeholders and its pictures (``pictures``:
+    the row's images column) do not match."""
     value = message_list(value)
     if value is None:
         return None
@@ -85,9 +86,22 @@ def parse_picture_chat(value: Any, pictures: Any = None) -> PictureChat | None:
             elif kind == "text" or kind is None:
                 return None
         messages.append({"role": message["role"], "content": parts})
-    if waiting or not any(m["role"] == "assistant" for m in messages):
+    if waiting or (answered and not any(m["role"] == "assistant" for m in messages)):
         return None
     return PictureChat(messages, found)
+
+
+def question_of(chat: PictureChat) -> PictureChat | None:
+    """A conversation up to its last user turn, with the pictures those turns hold: what a model is
+    asked to answer next (``None`` when no user speaks)."""
+    last = max((i for i, m in enumerate(chat.messages) if m["role"] == "user"), default=None)
+    if last is None:
+        return None
+    asked = chat.messages[: last + 1]
+    count = sum(
+        1 for m in asked for part in m["content"] if isinstance(part, dict) and part.get("type") == "image"
+    )
+    return PictureChat(asked, chat.pictures[:count])
 
 
 def _turn(message: Any) -> dict[str, Any] | None:

@@ -133,8 +133,11 @@ def predict_file(
         ) from None
     saved = run_config or folder / "finetune-studio-config.toml"
     pictures = ""
+    chats = _chat_columns(table, column, saved) if info.task == "vision-chat" else None
     if info.task == "image-classification":
         column = _picture_column(table, column, saved)
+    elif chats is not None:  # conversations (and their pictures' column): each answered next
+        column, pictures = chats
     elif info.task == "vision-chat":  # each row's picture, and its question (the column read)
         pictures = _picture_column(table, "", saved)
         column = _text_column([c for c in table.columns if c != pictures], column, saved, info.task)
@@ -146,7 +149,15 @@ def predict_file(
     playground.load()
     unread: list[int] = []
     try:
-        if info.task == "vision-chat":
+        if chats is not None:  # the pictures' paths made full, as the run read them
+            full = read_file(path, pictures=True)
+            listed_pictures = full.column(pictures) if pictures else [None] * len(full)
+            added = {
+                "generated": _converse(
+                    playground, full.column(column), listed_pictures, max_new_tokens, unread
+                )
+            }
+        elif info.task == "vision-chat":
             sources = _sources(table, pictures, path, listed)
             added = {"generated": _describe(playground, sources, texts, max_new_tokens, unread)}
         elif info.task == "image-classification":
@@ -171,15 +182,32 @@ def predict_file(
         names.append(unique)
     result = Prediction(out, len(frame), column, names, unread=len(unread), listed=listed)
     if unread:
-        result.notes.append(
+        note = (
             msg(
-                "{count} of {rows} pictures could not be read (missing, not a picture, or cut short); their "
-                "rows have no prediction: {where}.",
+                "{count} of {rows} rows could not be answered (no conversation with a question, or a picture "
+                "missing, not a picture, cut short or too large); they have no answer: {where}.",
+                count=len(unread),
+                rows=len(frame),
+                where=table.locate_many(unread),
+            )
+            if chats is not None
+            else msg(
+                "{count} of {rows} pictures could not be read (missing, not a picture, cut short or too "
+                "large); their rows have no prediction: {where}.",
                 count=len(unread),
                 rows=len(frame),
                 where=table.locate_many(unread),
             )
         )
+        if len(unread) == len(frame):  # nothing predicted: an error, and no file of empty cells
+            raise InputError(
+                note,
+                msg(
+                    "Check that the pictures are there (a file's paths are read from its own folder) and "
+                    "open in a picture viewer."
+                ),
+            )
+        result.notes.append(note)
     _write(frame, path, out, result)
     return result
 
@@ -300,15 +328,15 @@ def _picture_column(table: Any, given: str, saved: Path) -> str:
 
 def _classify_pictures(
     playground: Any, values: list[Any], unread: list[int]
-) -> tuple[list[str], list[float]]:
+) -> tuple[list[str], list[float | None]]:
     """Each picture's most likely label and its probability, :data:`BATCH` pictures a forward pass (""
-    and 0 for a picture that cannot be read, its row added to ``unread``: not a failure of the whole
-    file)."""
+    and no probability for a picture that cannot be read, its row added to ``unread``: not a failure of
+    the whole file)."""
     from desktop.core.data.images import decode, reading_side, source_of
 
     side = reading_side(playground.tokenizer)
     labels: list[str] = [""] * len(values)
-    probabilities: list[float] = [0.0] * len(values)
+    probabilities: list[float | None] = [None] * len(values)  # an empty cell, not a score of 0
     for start in range(0, len(values), BATCH):
         report(start / len(values), msg("Predicting: {done} of {rows} rows", done=start, rows=len(values)))
         rows, pictures = [], []
@@ -367,6 +395,53 @@ def _describe(
     return out
 
 
+def _chat_columns(table: Any, given: str, saved: Path) -> tuple[str, str] | None:
+    """A vision-language file's column of conversations (the one given, the run's, else the first
+    that holds conversations) and the column of their pictures ("" when they name their own), or
+    ``None`` when the file has no conversations (a picture and a question in each row)."""
+    from desktop.core.data.picture_chats import looks_like_picture_chats
+
+    trained = None
+    if saved.is_file():
+        from desktop.core.settings.config import load_config
+
+        trained = load_config(saved).columns
+    first = [given] if given else [trained.messages] if trained and trained.messages else []
+    for name in [n for n in first if n in table.columns] + [n for n in table.columns if n not in first]:
+        if not looks_like_picture_chats(list(table.head(20).column(name))):
+            continue
+        others = [c for c in table.columns if c != name]
+        for images in ([trained.image] if trained and trained.image else []) + ["images", "image"]:
+            if images in others:
+                return name, images
+        return name, ""
+    return None
+
+
+def _converse(playground: Any, values: Any, listed: Any, max_new_tokens: int, unread: list[int]) -> list[str]:
+    """Each row's next assistant turn after its conversation's last user turn ("" for a row whose
+    conversation cannot be read or whose pictures cannot be, its row added to ``unread``)."""
+    from desktop.core.data.images import decode
+    from desktop.core.data.picture_chats import parse_picture_chat, question_of
+
+    values, listed = list(values), list(listed)
+    out = []
+    for row, (value, given) in enumerate(zip(values, listed, strict=True)):
+        report(row / len(values), msg("Predicting: {done} of {rows} rows", done=row, rows=len(values)))
+        chat = parse_picture_chat(value, given, answered=False)
+        asked = question_of(chat) if chat is not None else None
+        try:
+            if asked is None:
+                raise ValueError
+            pictures = [decode(source) for source in asked.pictures]
+        except Exception:  # no conversation; a picture missing, not a picture, truncated, huge
+            out.append("")
+            unread.append(row)
+            continue
+        out.append(playground.converse(asked.messages, pictures, max_new_tokens))
+    return out
+
+
 def _classify(playground: Any, texts: list[str]) -> tuple[list[str], list[float]]:
     import torch
 
@@ -417,6 +492,8 @@ def _write(frame: Any, source: Path, out: Path, result: Prediction) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
     suffix = out.suffix.lower()
+    if suffix != ".jsonl":  # a CSV's or a workbook's cells are texts
+        frame = _cells_as_text(frame)
     try:
         if suffix in (".csv", ".tsv"):
             same_kind = source.suffix.lower() in (".csv", ".tsv", ".txt")
@@ -450,3 +527,30 @@ def _write(frame: Any, source: Path, out: Path, result: Prediction) -> None:
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def _cells_as_text(frame: Any) -> Any:
+    """``frame`` with the cells a CSV or a workbook cannot hold as they are written as text: a
+    conversation or a list (a JSONL's or a Parquet's) as JSON, a hub dataset's picture as its path (its
+    bytes would fill the file)."""
+    import json
+
+    import numpy as np
+
+    def text(value: Any) -> Any:
+        if isinstance(value, dict) and "bytes" in value:
+            return value.get("path") or ""
+        if isinstance(value, (list, dict, np.ndarray)):
+            return json.dumps(value, ensure_ascii=False, default=plain)
+        return value
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, (bytes, bytearray)):
+            return ""
+        return value.tolist() if hasattr(value, "tolist") else str(value)
+
+    frame = frame.copy()
+    for name in frame.columns:
+        if frame[name].dtype == object:
+            frame[name] = [text(v) for v in frame[name].tolist()]
+    return frame

@@ -288,6 +288,15 @@ class Playground:
             self.model, self.tokenizer, self.device, picture, question, max_new_tokens, on_text, stop
         )
 
+    def converse(self, messages: list[dict[str, Any]], pictures: list[Any], max_new_tokens: int = 128) -> str:
+        """A vision-language model's next turn in a conversation holding ``pictures`` (its image parts
+        bare placeholders, taking the pictures in order), greedy."""
+        from desktop.core.data.tasks.vision_chat import answer_conversation
+
+        return answer_conversation(
+            self.model, self.tokenizer, self.device, messages, pictures, max_new_tokens
+        )[0]
+
     def embed_many(self, texts: Sequence[str], max_length: int = 0) -> tuple[list[list[float]], int]:
         """Each text's embedding by the model's encoder: its last hidden states averaged over the text's
         tokens, scaled to length 1 (as OpenAI's are); and the tokens read. One text at a time (no padding:

@@ -220,7 +220,11 @@ class PredictPanel(QWidget):
         self._task = None
         notes = "\n".join(shown(note) for note in result.notes)
         added = self.tr(", ").join(column_name(name) for name in result.added)
-        if result.listed:  # pictures of a folder: no column the user named
+        if result.listed and result.rows == 1:  # a picture alone
+            said = self.tr("The picture is labelled; written to {file} with {added}.").format(
+                file=result.out, added=added
+            )
+        elif result.listed:  # pictures of a folder: no column the user named
             said = self.tr("{done} of {rows} pictures labelled; written to {file} with {added}.").format(
                 done=result.predicted, rows=result.rows, file=result.out, added=added
             )
