@@ -228,7 +228,7 @@
     </message>
     <message>
         <source>Leave out rows with a missing or unreadable picture, or no label</source>
-        <translation>略过缺少图片、图片无法读取或没有标签的行</translation>
+        <translation>跳过缺少图片、图片无法读取或没有标签的行</translation>
     </message>
     <message>
         <source>The columns are guessed again for {task}; check them below.</source>
@@ -4573,7 +4573,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Left out {bad} of {total} rows of {source} ({rows}).</source>
-        <translation>已略过 {source} 的 {total} 行中的 {bad} 行（{rows}）。</translation>
+        <translation>已跳过 {source} 的 {total} 行中的 {bad} 行（{rows}）。</translation>
     </message>
     <message>
         <source>{source}: 1 row has no chat conversation with an assistant reply in column &quot;{column}&quot; ({rows}).</source>
@@ -5046,10 +5046,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The hub dataset&apos;s split to train on.</source>
         <translation>用于训练的 Hub 数据集划分（split）。</translation>
-    </message>
-    <message>
-        <source>Drop rows with blank texts or missing labels instead of stopping with an error.</source>
-        <translation>略过文本为空或缺少标签的行，而不是报错停止。</translation>
     </message>
     <message>
         <source>Classification: labels that differ only in case (&quot;Positive&quot;, &quot;positive&quot;) are one class, named as most rows write it.</source>
@@ -6539,7 +6535,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>{dropped} of {total} rows of {source} were left out: their prompt alone fills {length} tokens, so no response is left to learn. Raise training.max_length to keep them.</source>
-        <translation>{source} 的 {total} 行中有 {dropped} 行被略过：光是提示词就占满了 {length} 个词元，没有留下可学习的回复。要保留它们，请增大 training.max_length。</translation>
+        <translation>{source} 的 {total} 行中有 {dropped} 行被跳过：光是提示词就占满了 {length} 个词元，没有留下可学习的回复。要保留它们，请增大 training.max_length。</translation>
     </message>
     <message>
         <source>No row of {source} has a response within {length} tokens.</source>
@@ -7515,7 +7511,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Left out: {problem}</source>
-        <translation>已略过：{problem}</translation>
+        <translation>已跳过：{problem}</translation>
     </message>
     <message>
         <source>{folder} holds no pictures.</source>
@@ -7539,7 +7535,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Replace or remove those pictures, or leave them out: tick &quot;Leave out rows with a missing or unreadable picture, or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
-        <translation>请替换或删除这些图片，或略过它们：在“列”下勾选“略过缺少图片、图片无法读取或没有标签的行”（配置中为 data.drop_bad_rows = true）。</translation>
+        <translation>请替换或删除这些图片，或跳过它们：在“列”下勾选“跳过缺少图片、图片无法读取或没有标签的行”（配置中为 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
         <source>The folder {folder} could not be read: {error}</source>
@@ -7635,7 +7631,7 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     </message>
     <message>
         <source>Left out {count} of {total} {part} rows longer than the max length of {limit} tokens with their picture ({where}).</source>
-        <translation>已略过 {total} 行 {part} 数据中的 {count} 行：加上图片后超过最大长度 {limit} 个词元（{where}）。</translation>
+        <translation>已跳过 {total} 行 {part} 数据中的 {count} 行：加上图片后超过最大长度 {limit} 个词元（{where}）。</translation>
     </message>
     <message>
         <source>picture {number}</source>
@@ -7946,6 +7942,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>类别 {names} 已没有可用于训练的图片：模型不会学到这些类别。</translation>
     </message>
     <message>
+        <source>{source}: {count} rows have no conversation that can be read in column &quot;{column}&quot; ({rows}): each needs an assistant reply, and a picture for each of its image parts.</source>
+        <translation>{source}：列“{column}”中有 {count} 行没有可读取的对话（{rows}）：每行都需要一条助手回复，并且每个图片占位都要有一张图片。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has no conversation that can be read in column &quot;{column}&quot; ({rows}): it needs an assistant reply, and a picture for each of its image parts.</source>
+        <translation>{source}：列“{column}”中有 1 行没有可读取的对话（{rows}）：它需要一条助手回复，并且每个图片占位都要有一张图片。</translation>
+    </message>
+    <message>
         <source>{source}: no row of the column &quot;{column}&quot; is a conversation this task reads.</source>
         <translation>{source}：“{column}”列中没有一行是本任务能读取的对话。</translation>
     </message>
@@ -7956,6 +7960,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Each row needs a list of messages with &quot;role&quot; and &quot;content&quot; texts, and an assistant reply.</source>
         <translation>每行需要一个消息列表，每条消息有文本的 &quot;role&quot; 和 &quot;content&quot;，并且有助手的回复。</translation>
+    </message>
+    <message>
+        <source>Give those rows {fix}, or leave them out: tick &quot;Leave out rows with a missing or unreadable picture, or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
+        <translation>请为这些行补上{fix}，或跳过它们：在“列”下勾选“跳过缺少图片、图片无法读取或没有标签的行”（配置文件中为 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
         <source>{source}: {count} pictures are in HEIC (as iPhones save them), which cannot be read here: convert them to JPEG ({rows}).</source>
@@ -8140,6 +8148,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file); for image classification also a folder with one folder of pictures per class.</source>
         <translation>本地数据文件：.csv .tsv .json .jsonl .parquet .txt .xlsx（相对于本文件）；图像分类还可以是每个类别一个图片文件夹的文件夹。</translation>
+    </message>
+    <message>
+        <source>Drop rows with blank texts, missing labels or missing or unreadable pictures instead of stopping with an error.</source>
+        <translation>跳过文本为空、没有标签或图片缺失、无法读取的行，而不是报错停止。</translation>
     </message>
     <message>
         <source>Prompt whose completion is learned; for preference pairs, the prompt both answers reply to.</source>

@@ -5048,10 +5048,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>用於訓練的 Hub 資料集分割（split）。</translation>
     </message>
     <message>
-        <source>Drop rows with blank texts or missing labels instead of stopping with an error.</source>
-        <translation>略過文字為空或缺少標籤的列，而不是報錯停止。</translation>
-    </message>
-    <message>
         <source>Classification: labels that differ only in case (&quot;Positive&quot;, &quot;positive&quot;) are one class, named as most rows write it.</source>
         <translation>分類：只有大小寫不同的標籤（&quot;Positive&quot;、&quot;positive&quot;）視為同一類，名稱取多數列的寫法。</translation>
     </message>
@@ -7946,6 +7942,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>類別 {names} 已沒有可用於訓練的圖片：模型不會學到這些類別。</translation>
     </message>
     <message>
+        <source>{source}: {count} rows have no conversation that can be read in column &quot;{column}&quot; ({rows}): each needs an assistant reply, and a picture for each of its image parts.</source>
+        <translation>{source}：欄位「{column}」中有 {count} 列沒有可讀取的對話（{rows}）：每列都需要一則助理回覆，且每個圖片預留位置都要有一張圖片。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has no conversation that can be read in column &quot;{column}&quot; ({rows}): it needs an assistant reply, and a picture for each of its image parts.</source>
+        <translation>{source}：欄位「{column}」中有 1 列沒有可讀取的對話（{rows}）：它需要一則助理回覆，且每個圖片預留位置都要有一張圖片。</translation>
+    </message>
+    <message>
         <source>{source}: no row of the column &quot;{column}&quot; is a conversation this task reads.</source>
         <translation>{source}：「{column}」欄中沒有一列是本任務能讀取的對話。</translation>
     </message>
@@ -7956,6 +7960,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Each row needs a list of messages with &quot;role&quot; and &quot;content&quot; texts, and an assistant reply.</source>
         <translation>每列需要一個訊息清單，每則訊息有文字的 &quot;role&quot; 和 &quot;content&quot;，並且有助理的回覆。</translation>
+    </message>
+    <message>
+        <source>Give those rows {fix}, or leave them out: tick &quot;Leave out rows with a missing or unreadable picture, or no label&quot; under Columns (data.drop_bad_rows = true in a config).</source>
+        <translation>請為這些列補上{fix}，或略過它們：在「欄位」下勾選「略過缺少圖片、圖片無法讀取或沒有標籤的列」（設定檔中為 data.drop_bad_rows = true）。</translation>
     </message>
     <message>
         <source>{source}: {count} pictures are in HEIC (as iPhones save them), which cannot be read here: convert them to JPEG ({rows}).</source>
@@ -8140,6 +8148,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>Local data files: .csv .tsv .json .jsonl .parquet .txt .xlsx (relative to this file); for image classification also a folder with one folder of pictures per class.</source>
         <translation>本地資料檔案：.csv .tsv .json .jsonl .parquet .txt .xlsx（相對於本檔案）；影像分類還可以是每個類別一個圖片資料夾的資料夾。</translation>
+    </message>
+    <message>
+        <source>Drop rows with blank texts, missing labels or missing or unreadable pictures instead of stopping with an error.</source>
+        <translation>略過文字為空、沒有標籤或圖片遺失、無法讀取的列，而不是報錯停止。</translation>
     </message>
     <message>
         <source>Prompt whose completion is learned; for preference pairs, the prompt both answers reply to.</source>

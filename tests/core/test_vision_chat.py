@@ -448,3 +448,29 @@ def test_conversations_in_a_layout_not_read_are_said_as_such_not_as_empty(tmp_pa
         == 'chats.jsonl: no row of the column "messages" is a conversation this task reads.'
     )
     assert "<image>" in refused.value.hint and '"from"' in refused.value.hint
+
+
+def test_a_conversation_short_of_pictures_is_said_so_and_the_switch_named_is_the_pictures_one(
+    tmp_path: Path,
+) -> None:
+    """A row with two image parts and one picture was "no chat conversation with an assistant reply",
+    and the fix named the text tasks' switch, which the picture tasks do not show."""
+    from desktop.core.data.columns import Columns, check_rows
+    from desktop.core.data.local_files import read_file
+    from desktop.core.system.errors import DataError
+
+    talk = [{"type": "image"}, {"type": "text", "text": "What is it?"}]
+    good = {"messages": [{"role": "user", "content": talk}, {"role": "assistant", "content": "A dot."}]}
+    short = {"messages": [{"role": "user", "content": [{"type": "image"}, *talk]}, good["messages"][1]]}
+    rows = [dict(good, images=["a.png"])] * 3 + [dict(short, images=["a.png"])]
+    data = tmp_path / "chats.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+
+    with pytest.raises(DataError) as refused:
+        check_rows(read_file(data), "vision-chat", Columns(messages="messages", image="images"))
+
+    assert refused.value.message == (
+        'chats.jsonl: 1 row has no conversation that can be read in column "messages" (chats.jsonl line 4): '
+        "it needs an assistant reply, and a picture for each of its image parts."
+    )
+    assert '"Leave out rows with a missing or unreadable picture, or no label"' in refused.value.hint

@@ -11,6 +11,7 @@ from typing import Any
 from desktop.core.data.chats import parse_messages, unusable_chats
 from desktop.core.data.tables import Table, is_blank
 from desktop.core.settings.config import Columns
+from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.core.system.errors import DataError
 from desktop.core.system.messages import msg
 
@@ -411,8 +412,14 @@ def check_rows(
             )
         if rows and not drop_bad_rows:
             raise DataError(
-                _bad_rows(role, len(rows), table.source, column, table.locate_many(rows)),
+                _bad_rows(role, len(rows), table.source, column, table.locate_many(rows), task),
                 msg(
+                    'Give those rows {fix}, or leave them out: tick "Leave out rows with a missing or '
+                    'unreadable picture, or no label" under Columns (data.drop_bad_rows = true in a config).',
+                    fix=_fix(role),
+                )
+                if task in IMAGE_TASKS  # the switch is named for pictures there
+                else msg(
                     'Give those rows {fix}, or leave them out: tick "Leave out rows with a blank text or no '
                     'label" under Columns (data.drop_bad_rows = true in a config).',
                     fix=_fix(role),
@@ -456,9 +463,21 @@ def _no_picture(table: Table, column: str) -> list[int]:
     return [i for i, value in enumerate(table.column(column)) if source_of(value) is None]
 
 
-def _bad_rows(role: str, count: int, source: str, column: str, rows: str) -> str:
+def _bad_rows(role: str, count: int, source: str, column: str, rows: str, task: str = "") -> str:
     """What is wrong with some rows: one whole sentence per problem, singular and plural."""
     values = {"source": source, "count": count, "column": column, "rows": rows}
+    if role == "messages" and task == "vision-chat":  # or its pictures and image parts differ in number
+        if count == 1:
+            return msg(
+                '{source}: 1 row has no conversation that can be read in column "{column}" ({rows}): it '
+                "needs an assistant reply, and a picture for each of its image parts.",
+                **values,
+            )
+        return msg(
+            '{source}: {count} rows have no conversation that can be read in column "{column}" ({rows}): '
+            "each needs an assistant reply, and a picture for each of its image parts.",
+            **values,
+        )
     if role == "messages":
         if count == 1:
             return msg(

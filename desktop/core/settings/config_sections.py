@@ -99,7 +99,9 @@ class DataSource:
     hub_config: str = help_field("The hub dataset's configuration (subset), if it has several.", default="")
     split: str = help_field("The hub dataset's split to train on.", default="train")
     drop_bad_rows: bool = help_field(
-        "Drop rows with blank texts or missing labels instead of stopping with an error.", default=False
+        "Drop rows with blank texts, missing labels or missing or unreadable pictures instead of stopping "
+        "with an error.",
+        default=False,
     )
     merge_label_case: bool = help_field(
         'Classification: labels that differ only in case ("Positive", "positive") are one class, named '
