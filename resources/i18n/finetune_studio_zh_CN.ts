@@ -7970,6 +7970,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source}：{count} 张图片是 HEIC 格式（iPhone 的保存格式），这里无法读取：请转换为 JPEG（{rows}）。</translation>
     </message>
     <message>
+        <source>The first was looked for at {path}: a table&apos;s picture paths are read from the table&apos;s own folder.</source>
+        <translation>第一张是在 {path} 查找的：表格中的图片路径相对于表格自己所在的文件夹。</translation>
+    </message>
+    <message>
         <source>Check that the folder holds pictures that open in a picture viewer.</source>
         <translation>请检查文件夹中的图片能否在看图软件中打开。</translation>
     </message>

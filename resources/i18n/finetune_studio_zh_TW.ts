@@ -7970,6 +7970,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{source}：{count} 張圖片是 HEIC 格式（iPhone 的儲存格式），這裡無法讀取：請轉換為 JPEG（{rows}）。</translation>
     </message>
     <message>
+        <source>The first was looked for at {path}: a table&apos;s picture paths are read from the table&apos;s own folder.</source>
+        <translation>第一張是在 {path} 尋找的：表格中的圖片路徑相對於表格本身所在的資料夾。</translation>
+    </message>
+    <message>
         <source>Check that the folder holds pictures that open in a picture viewer.</source>
         <translation>請檢查資料夾中的圖片能否在看圖軟體中開啟。</translation>
     </message>

@@ -127,6 +127,34 @@ def test_the_hold_out_is_drawn_from_the_usable_pictures_so_leaving_bad_ones_out_
     assert sum("Left out" in note for note in checked.notes) == 1
 
 
+def test_missing_pictures_of_both_parts_are_one_sentence_that_says_where_they_were_looked_for(
+    tmp_path: Path,
+) -> None:
+    """Before: "labels.csv: 2 pictures are missing (...). labels.csv: 1 picture is missing (...)", the
+    training and the held-out rows apart, and nothing said of where a path is read from."""
+    from desktop.core.data.train_eval import load_train_eval
+
+    data = tmp_path / "data"
+    names = [f"{colour}-{i}.png" for colour in ("red", "blue") for i in range(5)]
+    for name in names:
+        _picture(data / "pictures" / name, name.split("-")[0])
+    rows = "".join(f"pictures/{name},{name.split('-')[0]}\n" for name in names)
+    (data / "labels.csv").write_text("file,label\n" + rows, encoding="utf-8")
+    config = _config(Path("no-model-needed"), [data / "labels.csv"], tmp_path)
+    train, held = load_train_eval(config)
+    gone = [Path(p) for p in [*list(train.column("file"))[:2], held.column("file")[0]]]
+    for path in gone:
+        path.unlink()
+
+    with pytest.raises(DataError) as refused:
+        load_and_check(config)
+
+    said = refused.value.message
+    assert said.count("missing") == 1 and said.startswith("labels.csv: 3 pictures are missing (")
+    first = min(gone, key=lambda p: names.index(p.name))
+    assert refused.value.hint.startswith(f"The first was looked for at {first}: a table's picture paths")
+
+
 def test_a_text_model_or_a_folder_without_its_image_processor_is_refused(
     tiny_bert: Path, tiny_vit: Path, samples: Path, tmp_path: Path
 ) -> None:

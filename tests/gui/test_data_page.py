@@ -300,7 +300,7 @@ def test_the_full_check_shows_its_progress_and_can_be_cancelled(
     assert (
         dataset.split_info.text().startswith("Checking every row: ") and ", 60%…" in dataset.split_info.text()
     )
-    qtbot.waitUntil(lambda: dataset.split_info.text() == "Checking every row: Checking 3600 rows, 60%…")
+    qtbot.waitUntil(lambda: dataset.split_info.text() == "Checking every row: Checking 4000 rows, 60%…")
     assert dataset.busy.value() == 600 and page.table.rowCount() > 0  # the first rows are shown meanwhile
     with qtbot.waitSignal(page.preview_loaded, timeout=30_000):
         dataset.cancel_check.click()

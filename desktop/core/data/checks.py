@@ -93,8 +93,10 @@ def check_data(
     Raises:
         DataError, ConfigError: The data does not fit the task or the schedule.
     """
-    whole = rejoined(train, eval_) if config.data.drop_bad_rows else None
-    if whole is not None:  # a random hold-out is drawn again from the usable rows, so it is never emptied
+    whole = rejoined(train, eval_)
+    if whole is not None:  # a random hold-out: the rows checked as one table (each problem said once, for
+        # all its rows), the hold-out drawn again from the usable ones (so leaving bad rows out never
+        # empties it; with none left out it is the same hold-out)
         train, _, notes = _usable_rows(config, whole, None, guess)
         train, eval_ = hold_out(config, train)
     else:

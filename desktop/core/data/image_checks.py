@@ -88,6 +88,15 @@ def check_table(
     named = {item.row: item.path.name for item in rows if isinstance(item.path, Path) and item.path.name}
     locate = table.locate_many if folder or rows_of is not None else _with_names(table, named)
     sentences = found.sentences(table.source, locate)
+    looked = ""  # where a table's first missing picture was looked for: its paths are read from its folder
+    if found.missing and not folder:
+        first = next((item.path for item in rows if item.row == min(found.missing)), None)
+        if isinstance(first, Path):
+            looked = msg(
+                "The first was looked for at {path}: a table's picture paths are read from the table's own "
+                "folder.",
+                path=first,
+            )
     if len(bad) == len(table):
         if folder:
             hint = msg("Check that the folder holds pictures that open in a picture viewer.")
@@ -97,15 +106,13 @@ def check_table(
             )
         else:
             hint = msg("Check that the conversations name their pictures, and that they are there.")
-        raise DataError(joined(*sentences), hint)
+        raise DataError(joined(*sentences), joined(looked, hint))
     if not drop_bad:
-        raise DataError(
-            joined(*sentences),
-            msg(
-                'Replace or remove those pictures, or leave them out: tick "Leave out rows with a missing or '
-                'unreadable picture, or no label" under Columns (data.drop_bad_rows = true in a config).'
-            ),
+        hint = msg(
+            'Replace or remove those pictures, or leave them out: tick "Leave out rows with a missing or '
+            'unreadable picture, or no label" under Columns (data.drop_bad_rows = true in a config).'
         )
+        raise DataError(joined(*sentences), joined(looked, hint))
     import numpy as np
 
     usable = np.ones(len(table), dtype=bool)
