@@ -48,8 +48,11 @@ def quiet_libraries() -> None:
     import transformers
 
     transformers.logging.disable_default_handler()
+    # Python's warnings (a library's FutureWarning, peft's "is_gradient_checkpointing is deprecated")
+    # through logging too, so they reach train.log and not the terminal.
+    logging.captureWarnings(True)
     # Without a handler, Python's last-resort handler would print warnings anyway.
-    for name in ("transformers", "trl"):  # TRL's notes on the pairs go to train.log too
+    for name in ("transformers", "trl", "py.warnings"):  # TRL's notes on the pairs go to train.log too
         logging.getLogger(name).addHandler(logging.NullHandler())
     transformers.logging.disable_progress_bar()
 

@@ -1095,6 +1095,10 @@
         <translation>已导出到 {folder}。</translation>
     </message>
     <message>
+        <source>Verified: reloaded in a fresh process, the outputs are the same.</source>
+        <translation>验证通过：已在新进程中重新载入，输出完全相同。</translation>
+    </message>
+    <message>
         <source>Verified: reloaded in a fresh process, outputs differ by at most {diff:.2g}.</source>
         <translation>验证通过：已在新进程中重新载入，输出差异不超过 {diff:.2g}。</translation>
     </message>
@@ -8652,6 +8656,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The picture is labelled; written to {file} with {added} added.</source>
         <translation>图片已标注；已写入 {file}，新增 {added}。</translation>
+    </message>
+    <message>
+        <source>Verified: reloaded in a fresh process, the outputs on {count} examples are the same.</source>
+        <translation>验证通过：已在新进程中重新载入，{count} 个示例的输出完全相同。</translation>
     </message>
     <message>
         <source>{done} of {rows} pictures labelled; written to {file} with {added} added.</source>

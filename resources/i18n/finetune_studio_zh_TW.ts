@@ -1095,6 +1095,10 @@
         <translation>已匯出到 {folder}。</translation>
     </message>
     <message>
+        <source>Verified: reloaded in a fresh process, the outputs are the same.</source>
+        <translation>驗證通過：已在新的行程中重新載入，輸出完全相同。</translation>
+    </message>
+    <message>
         <source>Verified: reloaded in a fresh process, outputs differ by at most {diff:.2g}.</source>
         <translation>驗證通過：已在新的行程中重新載入，輸出差異不超過 {diff:.2g}。</translation>
     </message>
@@ -8652,6 +8656,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>The picture is labelled; written to {file} with {added} added.</source>
         <translation>圖片已標註；已寫入 {file}，新增 {added}。</translation>
+    </message>
+    <message>
+        <source>Verified: reloaded in a fresh process, the outputs on {count} examples are the same.</source>
+        <translation>驗證通過：已在新的行程中重新載入，{count} 個範例的輸出完全相同。</translation>
     </message>
     <message>
         <source>{done} of {rows} pictures labelled; written to {file} with {added} added.</source>

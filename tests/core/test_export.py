@@ -109,6 +109,7 @@ def test_merged_lora_matches_the_unmerged_model(request, tmp_path: Path) -> None
     merged = export_run(run, tmp_path / "merged").folder
     adapter = export_run(run, tmp_path / "adapter", lora="adapter").folder
     assert (adapter / "adapter_config.json").is_file() and not (adapter / "model.safetensors").exists()
+    assert (run.adapter_dir / "training_args.bin").is_file() and not (adapter / "training_args.bin").exists()
     tokenizer = AutoTokenizer.from_pretrained(merged)
     inputs = tokenizer("What is the capital of Japan?", return_tensors="pt")
     with torch.no_grad():

@@ -263,7 +263,12 @@ def _write(
                 msg("The run's adapter is damaged: {problem}.", problem=problem),
                 msg("Train the run again (a lower learning rate), or resume it from an earlier checkpoint."),
             )
-        shutil.copytree(source, out, dirs_exist_ok=True)
+        from desktop.core.results.last_step import TRAINING_STATE
+
+        # The adapters, not the training's state: training_args.bin is a pickle, which a folder to share
+        # must not hold (loading it runs code), and the optimizer's state is twice the adapters' size.
+        ignored = shutil.ignore_patterns(*TRAINING_STATE, "rng_state*.pth")
+        shutil.copytree(source, out, dirs_exist_ok=True, ignore=ignored)
     else:
         import torch
 

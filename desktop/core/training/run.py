@@ -226,7 +226,8 @@ def _log_to(path: Path) -> Iterator[None]:
     """Copy this package's and transformers' log records into the run's ``train.log``."""
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(_RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    loggers = [logging.getLogger(name) for name in ("desktop", "transformers", "huggingface_hub", "trl")]
+    names = ("desktop", "transformers", "huggingface_hub", "trl", "py.warnings")  # (warnings: the CLI's)
+    loggers = [logging.getLogger(name) for name in names]
     for logger in loggers:
         logger.addHandler(handler)
     try:

@@ -368,7 +368,9 @@ class ExportPage(WizardPage):
         self._export_done()
         check = result.verification
         parts = [self.tr("Exported to {folder}.").format(folder=result.folder)]
-        if check is not None and check.ok:
+        if check is not None and check.ok and check.max_abs_diff == 0:
+            parts.append(self.tr("Verified: reloaded in a fresh process, the outputs are the same."))
+        elif check is not None and check.ok:
             parts.append(
                 self.tr(
                     "Verified: reloaded in a fresh process, outputs differ by at most {diff:.2g}."
