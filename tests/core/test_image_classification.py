@@ -155,6 +155,24 @@ def test_missing_pictures_of_both_parts_are_one_sentence_that_says_where_they_we
     assert refused.value.hint.startswith(f"The first was looked for at {first}: a table's picture paths")
 
 
+def test_a_row_without_a_label_and_bad_pictures_are_named_at_once(tmp_path: Path) -> None:
+    """The missing label hid the pictures' problems, which came after it was fixed: in rounds."""
+    data = tmp_path / "data"
+    rows = []
+    for i in range(10):
+        _picture(data / f"{i}.png", "red" if i % 2 else "blue")
+        rows.append(f"{i}.png,{'red' if i % 2 else 'blue'}" if i != 4 else f"{i}.png,")
+    (data / "7.png").write_text("not a picture", encoding="utf-8")
+    (data / "labels.csv").write_text("file,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+
+    with pytest.raises(DataError) as refused:
+        load_and_check(_config(Path("no-model-needed"), [data / "labels.csv"], tmp_path))
+
+    said = refused.value.message
+    assert said.startswith('labels.csv: 1 row has no label in column "label" (labels.csv row 6).')
+    assert "1 file is not a picture that can be read (labels.csv row 9: 7.png)" in said
+
+
 def test_a_text_model_or_a_folder_without_its_image_processor_is_refused(
     tiny_bert: Path, tiny_vit: Path, samples: Path, tmp_path: Path
 ) -> None:

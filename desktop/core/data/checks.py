@@ -20,7 +20,7 @@ from desktop.core.data.train_eval import hold_out, load_train_eval, rejoined
 from desktop.core.settings.config import RunConfig
 from desktop.core.settings.config_sections import IMAGE_TASKS
 from desktop.core.system.errors import ConfigError, DataError, ModelError, Problem, Remedy
-from desktop.core.system.messages import msg
+from desktop.core.system.messages import joined, msg
 
 UNKNOWN_WARN_SHARE = 0.05
 MIN_VOCABULARY = 100
@@ -129,10 +129,13 @@ def _usable_rows(
     progress.report(READING_SHARE, msg("Checking {rows} rows", rows=len(train)))
     try:
         train, notes = check_rows(train, config.task, guess.columns, config.data.drop_bad_rows)
-    except DataError:
+    except DataError as refused:
         whole = rejoined(train, eval_)
         if whole is not None:  # every bad row named, not only the training part's (those of both parts)
             check_rows(whole, config.task, guess.columns, config.data.drop_bad_rows)
+        if config.task in IMAGE_TASKS:  # and the pictures' problems too: all said at once, not in rounds
+            pictures = _picture_problems(train, eval_, guess)
+            raise DataError(joined(refused.message, pictures), refused.hint) from None
         raise
     progress.report(READING_SHARE + (1 - READING_SHARE) * 0.7, msg("Checking {rows} rows", rows=len(train)))
     if eval_ is not None:
@@ -151,12 +154,7 @@ def _usable_rows(
     if config.task in IMAGE_TASKS:  # every picture opened once, each kind of bad one named
         from desktop.core.data.image_checks import check_tables
 
-        rows_of = None
-        if guess.columns.messages:  # conversations: each picture they hold (or their images column's)
-            from desktop.core.data.picture_chats import chat_picture_rows
-
-            messages, images = guess.columns.messages, guess.columns.image
-            rows_of = lambda table: chat_picture_rows(table, messages, images)  # noqa: E731
+        rows_of = _picture_rows(guess)
         label = guess.columns.label if config.task == "image-classification" else ""
         before = _classes(train, label)
         with progress.part(READING_SHARE + (1 - READING_SHARE) * 0.7, 1.0):
@@ -177,6 +175,34 @@ def _usable_rows(
                 )
             )
     return train, eval_, notes
+
+
+def _picture_rows(guess: Guess) -> Any:
+    """For conversations, how to find each picture they hold (or their images column's), for the
+    picture checks; ``None``: the pictures are the image column's."""
+    if not guess.columns.messages:
+        return None
+    from desktop.core.data.picture_chats import chat_picture_rows
+
+    messages, images = guess.columns.messages, guess.columns.image
+    return lambda table: chat_picture_rows(table, messages, images)
+
+
+def _picture_problems(train: Table, eval_: Table | None, guess: Guess) -> str:
+    """What the picture checks would refuse in rows that were refused for something else ("" when their
+    pictures are fine, or the pictures cannot be found for the rows' own problem: an unmapped column)."""
+    from desktop.core.data.image_checks import check_tables
+
+    rows_of = _picture_rows(guess)
+    if rows_of is None and guess.columns.image not in train.columns:
+        return ""
+    try:
+        check_tables([train, eval_], guess.columns.image, False, rows_of)
+    except DataError as exc:
+        return exc.message
+    except (KeyError, ValueError):  # a column the rows' own problem names
+        return ""
+    return ""
 
 
 # --------------------------------------------------------------------------- the tokenizer
