@@ -7990,6 +7990,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{where}：{picture}</translation>
     </message>
     <message>
+        <source>{folder} is in the Hugging Face imagefolder layout: its labels are in {table}, not in the names of its folders.</source>
+        <translation>{folder} 是 Hugging Face imagefolder 布局：标签在 {table} 中，而不是文件夹的名称。</translation>
+    </message>
+    <message>
+        <source>Choose {table} as the data: its file_name column names the pictures, relative to its folder.</source>
+        <translation>请选择 {table} 作为数据：其中的 file_name 列给出图片，路径相对于该文件所在的文件夹。</translation>
+    </message>
+    <message>
         <source>{model}&apos;s processor needs torchvision, which is not installed.</source>
         <translation>{model} 的处理器需要 torchvision，但尚未安装。</translation>
     </message>

@@ -7990,6 +7990,14 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>{where}：{picture}</translation>
     </message>
     <message>
+        <source>{folder} is in the Hugging Face imagefolder layout: its labels are in {table}, not in the names of its folders.</source>
+        <translation>{folder} 是 Hugging Face imagefolder 配置：標籤在 {table} 中，而不是資料夾的名稱。</translation>
+    </message>
+    <message>
+        <source>Choose {table} as the data: its file_name column names the pictures, relative to its folder.</source>
+        <translation>請選擇 {table} 作為資料：其中的 file_name 欄位指出圖片，路徑相對於該檔案所在的資料夾。</translation>
+    </message>
+    <message>
         <source>{model}&apos;s processor needs torchvision, which is not installed.</source>
         <translation>{model} 的處理器需要 torchvision，但尚未安裝。</translation>
     </message>

@@ -364,6 +364,27 @@ def test_a_folder_of_the_datas_parts_is_not_read_as_two_classes(samples: Path, t
     assert "pets/train" in refused.value.hint
 
 
+def test_the_hugging_face_imagefolder_layout_points_to_its_metadata_table(tmp_path: Path) -> None:
+    """Its train/ folder was read as the one class "train": "a classifier needs at least two classes"."""
+    part = tmp_path / "pets" / "train"
+    for i in range(4):
+        _picture(part / f"{i}.png")
+    (part / "metadata.csv").write_text(
+        "file_name,label\n" + "".join(f"{i}.png,{'ab'[i % 2]}\n" for i in range(4)), encoding="utf-8"
+    )
+
+    with pytest.raises(DataError) as refused:
+        read_file(tmp_path / "pets")
+
+    assert refused.value.message == (
+        "pets is in the Hugging Face imagefolder layout: its labels are in pets/train/metadata.csv, not in "
+        "the names of its folders."
+    )
+    assert str(part / "metadata.csv") in refused.value.hint
+    table = read_file(part / "metadata.csv", pictures=True)  # as the hint says: it reads
+    assert Path(table.column("file_name")[0]) == part / "0.png"
+
+
 def test_a_network_that_cannot_checkpoint_trains_without_and_says_so(samples: Path, tmp_path: Path) -> None:
     """ResNet and ConvNeXt have no gradient checkpointing; the Lowest memory preset turns it on."""
     from transformers import ResNetConfig, ResNetForImageClassification, ViTImageProcessor

@@ -146,6 +146,8 @@ def read_folder(root: Path, labelled: bool = True) -> Any:
     from desktop.core.system.errors import DataError
 
     root = Path(root).absolute()
+    if labelled:
+        _refuse_metadata_folder(root)
     try:
         rows = class_folders(root) if labelled else all_pictures(root)
     except OSError as exc:
@@ -191,6 +193,38 @@ def read_picture(path: Path) -> Any:
 
 SPLIT_NAMES = frozenset(["train", "training", "val", "valid", "validation", "test", "testing", "eval", "dev"])
 """Folder names that say a part of the data (its training or evaluation pictures), not a class."""
+
+
+METADATA_NAMES = ("metadata.csv", "metadata.jsonl", "metadata.parquet")
+"""The table of the Hugging Face ``imagefolder`` layout: a ``file_name`` column and the labels."""
+
+
+def _refuse_metadata_folder(root: Path) -> None:
+    """A folder in the Hugging Face ``imagefolder`` layout keeps its labels in a metadata table (in it,
+    or in each of its parts' folders): its sub-folders (``train/``) are not classes. Said, with the
+    table to choose instead."""
+    try:
+        places = [root, *sorted(entry for entry in root.iterdir() if entry.is_dir())]
+    except OSError:
+        return  # the listing says why
+    tables = [place / name for place in places for name in METADATA_NAMES]
+    found = next((table for table in tables if table.is_file()), None)
+    if found is None:
+        return
+    from desktop.core.system.errors import DataError
+
+    raise DataError(
+        msg(
+            "{folder} is in the Hugging Face imagefolder layout: its labels are in {table}, not in the names "
+            "of its folders.",
+            folder=root.name,
+            table=Path(os.path.relpath(found, root.parent)).as_posix(),
+        ),
+        msg(
+            "Choose {table} as the data: its file_name column names the pictures, relative to its folder.",
+            table=found,
+        ),
+    )
 
 
 def _refuse_split_folders(root: Path, labels: list[str]) -> None:
