@@ -179,3 +179,19 @@ def test_json_text_that_arrow_refuses_is_checked_by_python_a_piece_at_a_time(tmp
     monkeypatch.setattr(chats, "JSON_BYTES", 4096)  # pieces of about 100 cells
     assert chats.unusable_chats(column) == [10, 1500, 2999]
     assert len(by_python) == 3 and sum(by_python) < 400
+
+
+def test_a_refusal_names_only_the_roles_not_found(tmp_path: Path) -> None:
+    """A table with a label but no pictures said "no column was found for image, label"."""
+    from desktop.core.data.columns import check_rows
+    from desktop.core.system.errors import DataError
+
+    path = tmp_path / "labels.csv"
+    path.write_text("id,label\n1,cat\n2,dog\n3,cat\n", encoding="utf-8")
+    table = read_file(path, pictures=True)
+
+    guess = guess_columns(table, "image-classification")
+
+    assert guess.columns.label == "label" and not guess.columns.image
+    with pytest.raises(DataError, match=r"no column was found for image \(columns: id, label\)"):
+        check_rows(table, "image-classification", guess.columns)

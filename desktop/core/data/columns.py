@@ -179,7 +179,8 @@ def guess_columns(table: Table, task: str, given: Columns | None = None) -> Gues
     else:
         formats, options = TASK_ROLES, [task]
     # Names first for every format, so content never overrules a format the names spell out.
-    for use_content in (False, True):
+    partial = None  # with no format complete: the roles found for the task's first, so that a refusal
+    for use_content in (False, True):  # names only the missing ones
         for option in options:
             required, optional = formats[option]
             trial, trial_found = dict(mapped), dict(found_by)
@@ -188,7 +189,9 @@ def guess_columns(table: Table, task: str, given: Columns | None = None) -> Gues
                 _by_content(table, option, trial, trial_found)
             if all(r in trial for r in required):
                 return Guess(Columns(**trial), trial_found)
-    return Guess(Columns(**mapped), found_by)
+            if use_content and partial is None and task not in ("causal-lm", "vision-chat"):
+                partial = Guess(Columns(**trial), trial_found)
+    return partial or Guess(Columns(**mapped), found_by)
 
 
 def _by_name(table: Table, roles: tuple[str, ...], mapped: dict[str, str], found_by: dict[str, str]) -> None:
