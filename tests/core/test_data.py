@@ -736,6 +736,18 @@ def test_blank_rows_are_left_out_before_the_hold_out_is_drawn(tmp_path: Path) ->
     assert len(checked.train) == 16 and checked.eval is not None and len(checked.eval) == 2
     assert all(checked.eval.column("text")) and checked.notes[0].startswith("Left out 2 of 20 rows")
 
+    # A blank row among the training rows: the hold-out stays the one drawn before (a run started on it
+    # resumes on the same evaluation rows), only that row is left out.
+    config.validation.fraction = 0.25
+    data.write_text("text,label\n" + "".join(f"{t},{label}\n" for t, label in rows), encoding="utf-8")
+    train, held = load_train_eval(config)
+    blank = train.column("text")[3]
+    kept = "".join(f"{'' if t == blank else t},{label}\n" for t, label in rows)
+    data.write_text("text,label\n" + kept, encoding="utf-8")
+    checked = load_and_check(config)
+    assert list(checked.eval.column("text")) == list(held.column("text"))
+    assert list(checked.train.column("text")) == [t for t in train.column("text") if t != blank]
+
 
 def test_a_workbook_whose_first_sheet_is_empty_is_read_from_its_data_sheet(tmp_path: Path) -> None:
     """Today an empty cover sheet first made the whole workbook "have no data rows"."""

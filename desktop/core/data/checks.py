@@ -93,14 +93,22 @@ def check_data(
     Raises:
         DataError, ConfigError: The data does not fit the task or the schedule.
     """
-    whole = rejoined(train, eval_)
-    if whole is not None:  # a random hold-out: the rows checked as one table (each problem said once, for
-        # all its rows), the hold-out drawn again from the usable ones (so leaving bad rows out never
-        # empties it; with none left out it is the same hold-out)
+    whole = rejoined(train, eval_)  # a random hold-out: the table it was drawn from
+    if whole is not None and not config.data.drop_bad_rows:
+        # Checked as one table, each problem said once for all its rows; as no row can be left out, the
+        # hold-out drawn again is the same one (same rows, labels and seed).
         train, _, notes = _usable_rows(config, whole, None, guess)
         train, eval_ = hold_out(config, train)
     else:
-        train, eval_, notes = _usable_rows(config, train, eval_, guess)
+        try:
+            train, eval_, notes = _usable_rows(config, train, eval_, guess)
+        except DataError:
+            if whole is None:
+                raise
+            # A part whose rows were all bad (a small hold-out): the hold-out drawn again from the usable
+            # rows. Only here, so that a run's hold-out stays the one it started with when it resumes.
+            train, _, notes = _usable_rows(config, whole, None, guess)
+            train, eval_ = hold_out(config, train)
     if config.task in ("classification", "image-classification"):
         if config.data.merge_label_case:
             notes += merge_label_case(train, eval_, guess.columns.label)
