@@ -366,12 +366,13 @@ def test_a_folder_of_the_datas_parts_is_not_read_as_two_classes(samples: Path, t
 
 def test_the_hugging_face_imagefolder_layout_points_to_its_metadata_table(tmp_path: Path) -> None:
     """Its train/ folder was read as the one class "train": "a classifier needs at least two classes"."""
-    part = tmp_path / "pets" / "train"
-    for i in range(4):
-        _picture(part / f"{i}.png")
-    (part / "metadata.csv").write_text(
-        "file_name,label\n" + "".join(f"{i}.png,{'ab'[i % 2]}\n" for i in range(4)), encoding="utf-8"
-    )
+    for name in ("test", "train"):  # the training part named, though "test" comes first
+        part = tmp_path / "pets" / name
+        for i in range(4):
+            _picture(part / f"{i}.png")
+        (part / "metadata.csv").write_text(
+            "file_name,label\n" + "".join(f"{i}.png,{'ab'[i % 2]}\n" for i in range(4)), encoding="utf-8"
+        )
 
     with pytest.raises(DataError) as refused:
         read_file(tmp_path / "pets")
@@ -383,6 +384,10 @@ def test_the_hugging_face_imagefolder_layout_points_to_its_metadata_table(tmp_pa
     assert str(part / "metadata.csv") in refused.value.hint
     table = read_file(part / "metadata.csv", pictures=True)  # as the hint says: it reads
     assert Path(table.column("file_name")[0]) == part / "0.png"
+    for name in ("cat", "dog"):  # a class folder's own notes: still a folder of class folders
+        _picture(tmp_path / "cls" / name / "1.png")
+    (tmp_path / "cls" / "cat" / "metadata.jsonl").write_text("{}\n", encoding="utf-8")
+    assert sorted(set(read_file(tmp_path / "cls").column("label"))) == ["cat", "dog"]
 
 
 def test_a_network_that_cannot_checkpoint_trains_without_and_says_so(samples: Path, tmp_path: Path) -> None:

@@ -137,3 +137,21 @@ def test_a_large_photo_is_decoded_no_larger_than_the_model_needs(tmp_path: Path)
 
     assert side == 448 and decoded.size == (1000, 750)  # half the pixels a side, both sides over 448
     assert images.decode(_picture(tmp_path / "small.jpg", size=(300, 200)), at_least=side).size == (300, 200)
+
+
+def test_file_addresses_and_data_urls_name_their_pictures_and_stay_as_written(tmp_path: Path) -> None:
+    import base64
+
+    import pandas as pd
+
+    from desktop.core.data.images import source_of
+    from desktop.core.data.picture_chats import resolve_nested_paths
+
+    picture = tmp_path / "a b.png"
+    assert source_of(picture.as_uri()) == picture  # "file:///.../a%20b.png"
+    assert source_of("file://server/share/a.png") == Path("//server/share/a.png")  # a share keeps its host
+    assert source_of("data:image/png;base64," + base64.b64encode(b"PNG").decode()) == b"PNG"
+    assert source_of("data:image/png;base64,@@") == b"data:image/png;base64,@@"  # named as not a picture
+    frame = pd.DataFrame({"images": [[picture.as_uri(), "b.png"]]})
+    resolve_nested_paths(frame, tmp_path / "data")
+    assert frame["images"][0] == [picture.as_uri(), str(tmp_path / "data" / "b.png")]  # not data/file:/...

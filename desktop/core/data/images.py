@@ -72,12 +72,24 @@ def source_of(value: Any) -> Source | None:
         if text.startswith("data:"):
             return _data_url(text)
         if text.startswith("file://"):
-            import urllib.parse
-            import urllib.request
-
-            return Path(urllib.request.url2pathname(urllib.parse.urlparse(text).path))
+            return _file_address(text)
         return Path(text).expanduser()
     return None
+
+
+def _file_address(text: str) -> Path:
+    """The path a ``file://`` address names: ``file:///C:/a.png`` on Windows, a share's
+    ``file://server/share/a.png`` as ``//server/share/a.png``; one that names no path (the checks then
+    say it is missing) as it is written."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlparse(text)
+    path = parts.path if parts.netloc in ("", "localhost") else f"//{parts.netloc}{parts.path}"
+    try:
+        return Path(urllib.request.url2pathname(path))
+    except OSError:  # Windows: a drive or a name it refuses
+        return Path(text)
 
 
 def _data_url(text: str) -> bytes:
@@ -201,12 +213,14 @@ METADATA_NAMES = ("metadata.csv", "metadata.jsonl", "metadata.parquet")
 
 def _refuse_metadata_folder(root: Path) -> None:
     """A folder in the Hugging Face ``imagefolder`` layout keeps its labels in a metadata table (in it,
-    or in each of its parts' folders): its sub-folders (``train/``) are not classes. Said, with the
-    table to choose instead."""
-    try:
-        places = [root, *sorted(entry for entry in root.iterdir() if entry.is_dir())]
+    or in each of its parts' folders, ``train/``, ``test/``): those are not classes. Said, with the
+    table to choose instead (the training part's); a class folder's own notes are not looked at."""
+    try:  # the folder itself, then its parts' folders, the training part first
+        parts = [entry for entry in root.iterdir() if entry.is_dir() and entry.name.casefold() in SPLIT_NAMES]
     except OSError:
         return  # the listing says why
+    parts.sort(key=lambda part: (not part.name.casefold().startswith("train"), part.name))
+    places = [root, *parts]
     tables = [place / name for place in places for name in METADATA_NAMES]
     found = next((table for table in tables if table.is_file()), None)
     if found is None:
@@ -268,7 +282,7 @@ def _full(value: Any, folder: Path) -> Any:
     table written on Windows); a web address and a cell holding the picture's bytes kept as they are."""
     if isinstance(value, dict) and not value.get("bytes") and isinstance(value.get("path"), str):
         return {**value, "path": _full(value["path"], folder)}
-    if not isinstance(value, str) or not value.strip() or "://" in value:
+    if not isinstance(value, str) or not value.strip() or "://" in value or value.startswith("data:"):
         return value
     text = value.strip()
     path = Path(text).expanduser()

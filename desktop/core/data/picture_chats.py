@@ -283,5 +283,5 @@ def _full_nested(value: Any, folder: Path) -> Any:
     if hasattr(value, "tolist"):
         value = value.tolist()
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return [v if not is_image(v) or Path(v).is_absolute() else str(folder / v) for v in value]
+        return [str(folder / v) if _relative(v) else v for v in value]  # file://, data: as they are
     return resolve_chat_paths(value, folder)
