@@ -7554,12 +7554,24 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>请确认列 {column} 指明了图片，并且这些图片确实存在。</translation>
     </message>
     <message>
+        <source>{source}: {count} rows have no conversation that can be read in column &quot;{column}&quot; ({rows}): each needs an assistant reply, and as many pictures as image parts.</source>
+        <translation>{source}：列“{column}”中有 {count} 行没有可读取的对话（{rows}）：每行都需要一条助手回复，且图片数量要与图片占位数量相同。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has no conversation that can be read in column &quot;{column}&quot; ({rows}): it needs an assistant reply, and as many pictures as image parts.</source>
+        <translation>{source}：列“{column}”中有 1 行没有可读取的对话（{rows}）：它需要一条助手回复，且图片数量要与图片占位数量相同。</translation>
+    </message>
+    <message>
         <source>{source}: 1 picture is very large (over 40 megapixels) ({rows}).</source>
         <translation>{source}：1 张图片非常大（超过 4000 万像素）（{rows}）。</translation>
     </message>
     <message>
         <source>row {row}</source>
         <translation>第 {row} 行</translation>
+    </message>
+    <message>
+        <source>The first was looked for at {path} (a relative path in a table is read from the table&apos;s own folder).</source>
+        <translation>第一张是在 {path} 查找的（表格中的相对路径相对于表格自己所在的文件夹）。</translation>
     </message>
     <message>
         <source>{source}: 1 picture is missing ({rows}).</source>
@@ -7946,14 +7958,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>类别 {names} 已没有可用于训练的图片：模型不会学到这些类别。</translation>
     </message>
     <message>
-        <source>{source}: {count} rows have no conversation that can be read in column &quot;{column}&quot; ({rows}): each needs an assistant reply, and a picture for each of its image parts.</source>
-        <translation>{source}：列“{column}”中有 {count} 行没有可读取的对话（{rows}）：每行都需要一条助手回复，并且每个图片占位都要有一张图片。</translation>
-    </message>
-    <message>
-        <source>{source}: 1 row has no conversation that can be read in column &quot;{column}&quot; ({rows}): it needs an assistant reply, and a picture for each of its image parts.</source>
-        <translation>{source}：列“{column}”中有 1 行没有可读取的对话（{rows}）：它需要一条助手回复，并且每个图片占位都要有一张图片。</translation>
-    </message>
-    <message>
         <source>{source}: no row of the column &quot;{column}&quot; is a conversation this task reads.</source>
         <translation>{source}：“{column}”列中没有一行是本任务能读取的对话。</translation>
     </message>
@@ -7972,10 +7976,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{source}: {count} pictures are in HEIC (as iPhones save them), which cannot be read here: convert them to JPEG ({rows}).</source>
         <translation>{source}：{count} 张图片是 HEIC 格式（iPhone 的保存格式），这里无法读取：请转换为 JPEG（{rows}）。</translation>
-    </message>
-    <message>
-        <source>The first was looked for at {path}: a table&apos;s picture paths are read from the table&apos;s own folder.</source>
-        <translation>第一张是在 {path} 查找的：表格中的图片路径相对于表格自己所在的文件夹。</translation>
     </message>
     <message>
         <source>Check that the folder holds pictures that open in a picture viewer.</source>
@@ -8020,6 +8020,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} is a picture; this model reads a file of rows.</source>
         <translation>{file} 是一张图片；这个模型读取的是按行组织的数据文件。</translation>
+    </message>
+    <message>
+        <source>Check that each row holds a conversation ending in a question, and that its pictures are there (a file&apos;s paths are read from its own folder) and open in a picture viewer.</source>
+        <translation>请检查每行是否包含以提问结尾的对话，以及其中的图片是否存在（文件中的路径相对于该文件所在的文件夹）并能在看图软件中打开。</translation>
     </message>
     <message>
         <source>Reading the files to publish</source>

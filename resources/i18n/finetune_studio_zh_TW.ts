@@ -7554,12 +7554,24 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>請確認欄 {column} 指明了圖片，並且這些圖片確實存在。</translation>
     </message>
     <message>
+        <source>{source}: {count} rows have no conversation that can be read in column &quot;{column}&quot; ({rows}): each needs an assistant reply, and as many pictures as image parts.</source>
+        <translation>{source}：欄位「{column}」中有 {count} 列沒有可讀取的對話（{rows}）：每列都需要一則助理回覆，且圖片數量要與圖片預留位置數量相同。</translation>
+    </message>
+    <message>
+        <source>{source}: 1 row has no conversation that can be read in column &quot;{column}&quot; ({rows}): it needs an assistant reply, and as many pictures as image parts.</source>
+        <translation>{source}：欄位「{column}」中有 1 列沒有可讀取的對話（{rows}）：它需要一則助理回覆，且圖片數量要與圖片預留位置數量相同。</translation>
+    </message>
+    <message>
         <source>{source}: 1 picture is very large (over 40 megapixels) ({rows}).</source>
         <translation>{source}：1 張圖片非常大（超過 4000 萬像素）（{rows}）。</translation>
     </message>
     <message>
         <source>row {row}</source>
         <translation>第 {row} 列</translation>
+    </message>
+    <message>
+        <source>The first was looked for at {path} (a relative path in a table is read from the table&apos;s own folder).</source>
+        <translation>第一張是在 {path} 尋找的（表格中的相對路徑相對於表格本身所在的資料夾）。</translation>
     </message>
     <message>
         <source>{source}: 1 picture is missing ({rows}).</source>
@@ -7946,14 +7958,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
         <translation>類別 {names} 已沒有可用於訓練的圖片：模型不會學到這些類別。</translation>
     </message>
     <message>
-        <source>{source}: {count} rows have no conversation that can be read in column &quot;{column}&quot; ({rows}): each needs an assistant reply, and a picture for each of its image parts.</source>
-        <translation>{source}：欄位「{column}」中有 {count} 列沒有可讀取的對話（{rows}）：每列都需要一則助理回覆，且每個圖片預留位置都要有一張圖片。</translation>
-    </message>
-    <message>
-        <source>{source}: 1 row has no conversation that can be read in column &quot;{column}&quot; ({rows}): it needs an assistant reply, and a picture for each of its image parts.</source>
-        <translation>{source}：欄位「{column}」中有 1 列沒有可讀取的對話（{rows}）：它需要一則助理回覆，且每個圖片預留位置都要有一張圖片。</translation>
-    </message>
-    <message>
         <source>{source}: no row of the column &quot;{column}&quot; is a conversation this task reads.</source>
         <translation>{source}：「{column}」欄中沒有一列是本任務能讀取的對話。</translation>
     </message>
@@ -7972,10 +7976,6 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{source}: {count} pictures are in HEIC (as iPhones save them), which cannot be read here: convert them to JPEG ({rows}).</source>
         <translation>{source}：{count} 張圖片是 HEIC 格式（iPhone 的儲存格式），這裡無法讀取：請轉換為 JPEG（{rows}）。</translation>
-    </message>
-    <message>
-        <source>The first was looked for at {path}: a table&apos;s picture paths are read from the table&apos;s own folder.</source>
-        <translation>第一張是在 {path} 尋找的：表格中的圖片路徑相對於表格本身所在的資料夾。</translation>
     </message>
     <message>
         <source>Check that the folder holds pictures that open in a picture viewer.</source>
@@ -8020,6 +8020,10 @@ A run that needs more memory than the card has then stops with an out-of-memory 
     <message>
         <source>{file} is a picture; this model reads a file of rows.</source>
         <translation>{file} 是一張圖片；這個模型讀取的是按列組織的資料檔案。</translation>
+    </message>
+    <message>
+        <source>Check that each row holds a conversation ending in a question, and that its pictures are there (a file&apos;s paths are read from its own folder) and open in a picture viewer.</source>
+        <translation>請檢查每列是否包含以提問結尾的對話，以及其中的圖片是否存在（檔案中的路徑相對於該檔案所在的資料夾）並能在看圖軟體中開啟。</translation>
     </message>
     <message>
         <source>Reading the files to publish</source>

@@ -152,7 +152,7 @@ def test_missing_pictures_of_both_parts_are_one_sentence_that_says_where_they_we
     said = refused.value.message
     assert said.count("missing") == 1 and said.startswith("labels.csv: 3 pictures are missing (")
     first = min(gone, key=lambda p: names.index(p.name))
-    assert refused.value.hint.startswith(f"The first was looked for at {first}: a table's picture paths")
+    assert refused.value.hint.startswith(f"The first was looked for at {first} (a relative path in a table")
 
 
 def test_a_row_without_a_label_and_bad_pictures_are_named_at_once(tmp_path: Path) -> None:

@@ -471,6 +471,6 @@ def test_a_conversation_short_of_pictures_is_said_so_and_the_switch_named_is_the
 
     assert refused.value.message == (
         'chats.jsonl: 1 row has no conversation that can be read in column "messages" (chats.jsonl line 4): '
-        "it needs an assistant reply, and a picture for each of its image parts."
+        "it needs an assistant reply, and as many pictures as image parts."
     )
     assert '"Leave out rows with a missing or unreadable picture, or no label"' in refused.value.hint

@@ -142,7 +142,8 @@ def _usable_rows(
         if whole is not None:  # every bad row named, not only the training part's (those of both parts)
             check_rows(whole, config.task, guess.columns, config.data.drop_bad_rows)
         if config.task in IMAGE_TASKS:  # and the pictures' problems too: all said at once, not in rounds
-            pictures = _picture_problems(train, eval_, guess)
+            with progress.part(READING_SHARE + (1 - READING_SHARE) * 0.7, 1.0):
+                pictures = _picture_problems(train, eval_, guess)
             raise DataError(joined(refused.message, pictures), refused.hint) from None
         raise
     progress.report(READING_SHARE + (1 - READING_SHARE) * 0.7, msg("Checking {rows} rows", rows=len(train)))

@@ -473,12 +473,12 @@ def _bad_rows(role: str, count: int, source: str, column: str, rows: str, task: 
         if count == 1:
             return msg(
                 '{source}: 1 row has no conversation that can be read in column "{column}" ({rows}): it '
-                "needs an assistant reply, and a picture for each of its image parts.",
+                "needs an assistant reply, and as many pictures as image parts.",
                 **values,
             )
         return msg(
             '{source}: {count} rows have no conversation that can be read in column "{column}" ({rows}): '
-            "each needs an assistant reply, and a picture for each of its image parts.",
+            "each needs an assistant reply, and as many pictures as image parts.",
             **values,
         )
     if role == "messages":

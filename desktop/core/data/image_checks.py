@@ -88,13 +88,13 @@ def check_table(
     named = {item.row: item.path.name for item in rows if isinstance(item.path, Path) and item.path.name}
     locate = table.locate_many if folder or rows_of is not None else _with_names(table, named)
     sentences = found.sentences(table.source, locate)
-    looked = ""  # where a table's first missing picture was looked for: its paths are read from its folder
-    if found.missing and not folder:
+    looked = ""  # where a table's first missing picture was looked for (a row's one picture: its column's)
+    if found.missing and not folder and rows_of is None:
         first = next((item.path for item in rows if item.row == min(found.missing)), None)
         if isinstance(first, Path):
             looked = msg(
-                "The first was looked for at {path}: a table's picture paths are read from the table's own "
-                "folder.",
+                "The first was looked for at {path} (a relative path in a table is read from the table's own "
+                "folder).",
                 path=first,
             )
     if len(bad) == len(table):

@@ -203,6 +203,11 @@ def predict_file(
             raise InputError(
                 note,
                 msg(
+                    "Check that each row holds a conversation ending in a question, and that its pictures "
+                    "are there (a file's paths are read from its own folder) and open in a picture viewer."
+                )
+                if chats is not None
+                else msg(
                     "Check that the pictures are there (a file's paths are read from its own folder) and "
                     "open in a picture viewer."
                 ),
@@ -406,8 +411,12 @@ def _chat_columns(table: Any, given: str, saved: Path) -> tuple[str, str] | None
         from desktop.core.settings.config import load_config
 
         trained = load_config(saved).columns
-    first = [given] if given else [trained.messages] if trained and trained.messages else []
-    for name in [n for n in first if n in table.columns] + [n for n in table.columns if n not in first]:
+    if given:  # the column the user named, and only it
+        names = [given] if given in table.columns else []
+    else:
+        first = [trained.messages] if trained and trained.messages in table.columns else []
+        names = first + [n for n in table.columns if n not in first]
+    for name in names:
         if not looks_like_picture_chats(list(table.head(20).column(name))):
             continue
         others = [c for c in table.columns if c != name]
