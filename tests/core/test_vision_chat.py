@@ -262,13 +262,15 @@ def test_predict_answers_the_conversations_a_run_trained_on_and_refuses_when_non
     config.data.files, config.validation.fraction = [str(data)], 0.0
     result = run_training(config, Recorder().append)
     assert result.status == "finished", result.failure
-    lines = data.read_text(encoding="utf-8").splitlines()[:3]
-    asked = json.loads(lines[0])
+    asked, gone, answered = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()[:3]]
+    for row in (asked, answered):  # pictures beside the file, named relative to it: read from its folder
+        picture = data.parent / row["images"][0]
+        shutil.copy(picture, data.parent / picture.name)
+        row["images"] = [picture.name]
     asked["messages"] = asked["messages"][:1]  # a question alone, not yet answered
-    gone = json.loads(lines[1])
     gone["images"] = ["gone.png"]
     table = data.with_name("ask.jsonl")
-    table.write_text("\n".join([json.dumps(asked), json.dumps(gone), lines[2]]) + "\n", encoding="utf-8")
+    table.write_text("\n".join(json.dumps(row) for row in (asked, gone, answered)) + "\n", encoding="utf-8")
 
     from desktop.core.results.tryit import Playground
 

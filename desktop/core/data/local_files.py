@@ -51,12 +51,14 @@ def read_file(path: str | Path, pictures: bool = False) -> Table:
     frame.columns = [str(c).strip() for c in frame.columns]
     frame = nulls_to_none(frame)
     if pictures:  # a table's picture paths are relative to the table
-        _full_picture_paths(frame, path.parent)
+        full_picture_paths(frame, path.parent)
     source = source_name(path)
     return Table(frame, source, [(0, (source, word), numbers, offset)], rows, rows)
 
 
-def _full_picture_paths(frame: object, folder: Path) -> None:
+def full_picture_paths(frame: object, folder: Path) -> None:
+    """Make a table's picture paths full (in place): plain columns' and those inside lists and
+    conversations, relative to ``folder``, the table's own."""
     from desktop.core.data.images import resolve_paths
     from desktop.core.data.picture_chats import resolve_nested_paths
 
@@ -99,7 +101,7 @@ def read_head(path: str | Path, rows: int = 1000, pictures: bool = False) -> Tab
         if head is not None:
             frame, numbers, word, offset, keep = head
             if pictures:
-                _full_picture_paths(frame, path.parent)
+                full_picture_paths(frame, path.parent)
             return Table(frame, path.name, [(0, (path.name, word), numbers, offset)], keep, keep)
     reader = {".jsonl": head_jsonl, ".json": head_json_array, ".xlsx": head_xlsx}.get(suffix)
     head = reader(path, rows) if reader is not None and path.is_file() else None
@@ -108,7 +110,7 @@ def read_head(path: str | Path, rows: int = 1000, pictures: bool = False) -> Tab
         frame.columns = [str(c).strip() for c in frame.columns]
         frame = nulls_to_none(frame)
         if pictures:
-            _full_picture_paths(frame, path.parent)
+            full_picture_paths(frame, path.parent)
         source = source_name(path)
         return Table(frame, source, [(0, (source, word), numbers, offset)], keep, keep)
     table = read_file(path, pictures)

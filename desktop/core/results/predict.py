@@ -143,20 +143,17 @@ def predict_file(
         column = _text_column([c for c in table.columns if c != pictures], column, saved, info.task)
     else:
         column = _text_column(table.columns, column, saved, info.task)
-    texts = ["" if v is None else str(v) for v in table.column(column)]
+    texts = ["" if v is None else str(v) for v in table.column(column)] if chats is None else []
     report(0.0, msg("Loading the model"))
     playground = Playground(info)
     playground.load()
     unread: list[int] = []
     try:
-        if chats is not None:  # the pictures' paths made full, as the run read them
-            full = read_file(path, pictures=True)
-            listed_pictures = full.column(pictures) if pictures else [None] * len(full)
-            added = {
-                "generated": _converse(
-                    playground, full.column(column), listed_pictures, max_new_tokens, unread
-                )
-            }
+        if chats is not None:
+            asked = _full_chats(table, column, pictures, path.parent)
+            listed_pictures = list(asked[pictures]) if pictures else [None] * len(asked)
+            answers = _converse(playground, asked[column], listed_pictures, max_new_tokens, unread)
+            added = {"generated": answers}
         elif info.task == "vision-chat":
             sources = _sources(table, pictures, path, listed)
             added = {"generated": _describe(playground, sources, texts, max_new_tokens, unread)}
@@ -425,6 +422,18 @@ def _chat_columns(table: Any, given: str, saved: Path) -> tuple[str, str] | None
                 return name, images
         return name, ""
     return None
+
+
+def _full_chats(table: Any, column: str, pictures: str, folder: Path) -> Any:
+    """A copy of the conversations and their pictures' column with the pictures' paths made full
+    (relative to the file's folder, as the run read them); the table keeps the cells as written."""
+    import pandas as pd
+
+    from desktop.core.data.local_files import full_picture_paths
+
+    frame = pd.DataFrame({name: list(table.column(name)) for name in (column, pictures) if name})
+    full_picture_paths(frame, folder)
+    return frame
 
 
 def _converse(playground: Any, values: Any, listed: Any, max_new_tokens: int, unread: list[int]) -> list[str]:
